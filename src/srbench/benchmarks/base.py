@@ -1,0 +1,100 @@
+"""The benchmark adapter contract. A benchmark is one module that defines one `Benchmark` subclass.
+
+An adapter declares its pinned upstream source, reads the native files into cases (with a stable
+task id and a stratum), and grades a visible final answer. It never calls a model, never reads the
+clock and never touches the network except in `fetch`, which downloads the pinned files.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from srbench.schemas.dataset import Case
+
+Kind = Literal["mcq", "grid", "judge", "code", "agent"]
+
+
+@dataclass(frozen=True)
+class SourcePin:
+    """Where the upstream data lives and the immutable revision sr-bench reads."""
+
+    url: str                       # e.g. https://huggingface.co/datasets/TIGER-Lab/MMLU-Pro
+    revision: str                  # commit sha
+    files: tuple[str, ...]         # paths inside the repository (globs allowed, e.g. data/evaluation/*.json)
+    license_url: str | None = None
+    access_note: str | None = None
+    gated: bool = False
+
+
+@dataclass
+class Grade:
+    """Outcome of grading one visible final answer."""
+
+    correct: bool
+    status: str                    # correct | incorrect | ambiguous | unparsed | invalid
+    extracted: Any = None
+    strict_format: bool | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark(ABC):
+    id: ClassVar[str]
+    title: ClassVar[str]
+    capability: ClassVar[str]
+    kind: ClassVar[Kind]
+    weight: ClassVar[int]                      # percent of the full sr-bench score (REP-4)
+    profiles: ClassVar[dict[str, int]]         # smoke / quick / standard task counts (CAT-1)
+    source: ClassVar[SourcePin]
+    strata: ClassVar[str] = "all"              # name of the stratification field, recorded in the manifest
+    grader_version: ClassVar[str] = ""
+    adapter_version: ClassVar[str] = "sr-bench-1.0"
+    available: ClassVar[bool] = True
+    unavailable_reason: ClassVar[str | None] = None
+
+    # -- source --------------------------------------------------------------------------------
+    @abstractmethod
+    def locate(self, root: Path) -> dict[str, Path]:
+        """Native files under a local copy laid out like the upstream repository, or a single
+        native file given directly. Keys are repository-relative names. Raises InvalidInput."""
+
+    def fetch(self, cache_dir: Path) -> dict[str, Path]:
+        """Download the pinned files (HTTP through httpx). Raises SourceUnavailable."""
+        from srbench.benchmarks.sources import fetch_pinned
+
+        return fetch_pinned(self.source, cache_dir / self.id)
+
+    @abstractmethod
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        """Every eligible task of the source as a case (metadata.stratum set; split filled later)."""
+
+    # -- grading -------------------------------------------------------------------------------
+    @abstractmethod
+    def grade(self, case: Case, text: str | None) -> Grade:
+        """Grade the visible final answer `text` (None when the call produced no answer)."""
+
+    def notices(self) -> list[str]:
+        """Fixed caveats printed with every dataset of this benchmark (e.g. DS-5 retest)."""
+        return ["Public questions: results cannot be called contamination-free."]
+
+    def catalog_entry(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "capability": self.capability,
+            "kind": self.kind,
+            "weight": self.weight,
+            "profiles": dict(self.profiles),
+            "source": {
+                "url": self.source.url,
+                "revision": self.source.revision,
+                "files": list(self.source.files),
+                "gated": self.source.gated,
+            },
+            "grader_version": self.grader_version or None,
+            "adapter_version": self.adapter_version,
+            "available": self.available,
+            **({"reason": self.unavailable_reason} if not self.available else {}),
+        }

@@ -1,0 +1,69 @@
+"""Digests and canonical JSON: the two primitives every content address is built from.
+
+A digest is BLAKE3 over the exact stored bytes, written ``b3:<64 hex>``. Structured objects are
+canonical JSON: UTF-8, sorted keys, no insignificant whitespace, NaN/Infinity rejected, and floats
+with an integral value written as integers so that ``1.0`` and ``1`` address the same object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+import blake3
+
+PREFIX = "b3:"
+_DIGEST_RE = re.compile(r"^b3:[0-9a-f]{64}$")
+
+
+def digest_bytes(data: bytes) -> str:
+    """BLAKE3 digest of `data` as ``b3:<hex>``."""
+    return PREFIX + blake3.blake3(data).hexdigest()
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Plain SHA-256 hex, used where the external contract names SHA-256 (dataset files, sources)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def is_digest(value: str) -> bool:
+    return isinstance(value, str) and bool(_DIGEST_RE.match(value))
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("canonical JSON cannot hold NaN or Infinity")
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"canonical JSON keys must be strings, got {type(k).__name__}")
+            out[k] = _normalise(v)
+        return out
+    if isinstance(value, list | tuple):
+        return [_normalise(v) for v in value]
+    raise TypeError(f"value of type {type(value).__name__} is not JSON")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON bytes of `value` (sorted keys, compact, UTF-8, integral floats as ints)."""
+    return json.dumps(
+        _normalise(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def digest_json(value: Any) -> str:
+    """Digest of the canonical JSON of `value`."""
+    return digest_bytes(canonical_json(value))
+
+
+def short(digest: str, n: int = 24) -> str:
+    """A short hex prefix of a digest for ids (``run-…``, cell ids)."""
+    return digest.removeprefix(PREFIX)[:n]

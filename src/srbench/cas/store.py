@@ -1,0 +1,124 @@
+"""The object store: immutable, content-addressed objects on any fsspec filesystem.
+
+Layout under the root: ``objects/<2 hex>/<62 hex>``. A put is idempotent (an object that exists is
+not written again). On the local filesystem a write is atomic and durable: a temporary file in the
+same directory, fsync, rename, fsync of the directory. On other backends (NFS through fsspec,
+object storage, ``memory://`` in tests) the backend's own whole-object write is used and every read
+is verified against its digest, because a shared backend may hand back bytes another host wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import fsspec
+
+from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
+from srbench.errors import IntegrityError, InvalidInput, NotFound
+
+import json
+
+
+class ObjectStore:
+    """Put, get and check objects by digest. Safe for many concurrent writers (objects are immutable)."""
+
+    def __init__(self, url: str, *, verify_reads: bool | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.fs, self.root = fsspec.core.url_to_fs(self.url)
+        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        self.verify_reads = (not self.local) if verify_reads is None else verify_reads
+        self.fs.makedirs(self._join("objects"), exist_ok=True)
+
+    # -- paths ---------------------------------------------------------------------------------
+    def _join(self, *parts: str) -> str:
+        return "/".join([self.root.rstrip("/"), *parts])
+
+    def path_of(self, digest: str) -> str:
+        """The backend path of an object (for a local store: a real file path)."""
+        if not is_digest(digest):
+            raise InvalidInput(f"not an object digest: {digest!r}")
+        hexd = digest.removeprefix(PREFIX)
+        return self._join("objects", hexd[:2], hexd[2:])
+
+    # -- writes --------------------------------------------------------------------------------
+    def put_bytes(self, data: bytes, *, durable: bool = True) -> str:
+        digest = digest_bytes(data)
+        path = self.path_of(digest)
+        if self.fs.exists(path):
+            return digest
+        if self.local:
+            _atomic_local_write(path, data, durable=durable)
+        else:
+            self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+            self.fs.pipe_file(path, data)
+        return digest
+
+    def put_json(self, value: Any, *, durable: bool = True) -> str:
+        return self.put_bytes(canonical_json(value), durable=durable)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def has(self, digest: str) -> bool:
+        return self.fs.exists(self.path_of(digest))
+
+    def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
+        path = self.path_of(digest)
+        try:
+            data = self.fs.cat_file(path)
+        except FileNotFoundError:
+            raise NotFound(f"object {digest} is not in the store") from None
+        if (self.verify_reads if verify is None else verify) and digest_bytes(data) != digest:
+            raise IntegrityError(f"object {digest} is corrupt: its bytes hash to {digest_bytes(data)}")
+        return data
+
+    def get_json(self, digest: str, *, verify: bool | None = None) -> Any:
+        return json.loads(self.get_bytes(digest, verify=verify))
+
+    def iter_digests(self) -> Iterator[str]:
+        base = self._join("objects")
+        for path in self.fs.find(base):
+            rel = path[len(base) :].strip("/").split("/")
+            if len(rel) == 2 and len(rel[0]) == 2 and len(rel[1]) == 62:
+                yield PREFIX + rel[0] + rel[1]
+
+    def verify(self, digest: str) -> bool:
+        """True when the stored bytes hash to `digest`."""
+        try:
+            self.get_bytes(digest, verify=True)
+        except (IntegrityError, NotFound):
+            return False
+        return True
+
+    def delete(self, digest: str) -> None:
+        """Remove one object (only garbage collection calls this)."""
+        path = self.path_of(digest)
+        if self.fs.exists(path):
+            self.fs.rm_file(path)
+
+
+def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    if durable:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)

@@ -1,0 +1,14 @@
+"""Memoised pure stages: rule keys, an action cache and an engine that rebuilds only what is stale."""
+
+from srbench.rules.engine import (
+    ActionCache,
+    BuildResult,
+    CacheEntry,
+    Engine,
+    MemoryActionCache,
+    Rule,
+    explain,
+    rule_key,
+)
+
+__all__ = ["ActionCache", "BuildResult", "CacheEntry", "Engine", "MemoryActionCache", "Rule", "explain", "rule_key"]

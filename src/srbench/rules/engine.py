@@ -1,0 +1,145 @@
+"""Memoised pure rules: rule keys, the action cache and "why was this rebuilt".
+
+A rule is a pure function of input digests and parameters. Its key is the digest of the canonical
+JSON of ``{rule, version, inputs, params}``; the action cache maps key → output digest (Bazel's
+action cache in miniature). ``Engine.build`` returns the cached output when the key is known and
+otherwise runs the rule, stores its output as an object and records the key.
+
+For ``--explain`` the cache also remembers, per (rule, subject) — e.g. ("report", run id) — the
+inputs of the last build, so a later build can say which named input changed, or "up to date".
+A rule never calls a model, never reads the clock and never touches the network.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from srbench.cas.digest import digest_json
+from srbench.cas.store import ObjectStore
+
+RuleFn = Callable[[ObjectStore, dict[str, Any], dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named, versioned pure function. Bumping `version` invalidates every cached output."""
+
+    name: str
+    version: str
+    fn: RuleFn
+
+
+@dataclass
+class CacheEntry:
+    key: str
+    output: str
+    inputs: dict[str, Any]
+    params: dict[str, Any]
+    version: str
+
+
+class ActionCache(Protocol):
+    def lookup(self, key: str) -> str | None: ...
+
+    def record(self, rule: str, subject: str, entry: CacheEntry) -> None: ...
+
+    def last(self, rule: str, subject: str) -> CacheEntry | None: ...
+
+
+class MemoryActionCache:
+    """An in-process action cache (tests, and tools that run without the service)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, str] = {}
+        self._last: dict[tuple[str, str], CacheEntry] = {}
+        self._lock = threading.Lock()
+
+    def lookup(self, key: str) -> str | None:
+        return self._keys.get(key)
+
+    def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
+        with self._lock:
+            self._keys[entry.key] = entry.output
+            self._last[(rule, subject)] = entry
+
+    def last(self, rule: str, subject: str) -> CacheEntry | None:
+        return self._last.get((rule, subject))
+
+
+@dataclass
+class BuildResult:
+    output: str
+    hit: bool
+    key: str
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def explanation(self) -> str:
+        if self.hit:
+            return "up to date"
+        return "rebuilt: " + "; ".join(self.reasons)
+
+
+def rule_key(rule: Rule, inputs: dict[str, Any], params: dict[str, Any]) -> str:
+    return digest_json({"rule": rule.name, "version": rule.version, "inputs": inputs, "params": params})
+
+
+def _diff(name: str, old: Any, new: Any) -> list[str]:
+    if old == new:
+        return []
+    if isinstance(old, dict) and isinstance(new, dict):
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        if len(changed) <= 3:
+            return [f"{name}[{k}] changed" for k in changed]
+        return [f"{name}: {len(changed)} of {len(set(old) | set(new))} entries changed"]
+    return [f"{name} changed"]
+
+
+def explain(previous: CacheEntry | None, rule: Rule, inputs: dict[str, Any], params: dict[str, Any]) -> list[str]:
+    """Human-readable reasons why a build with these inputs differs from the previous one."""
+    if previous is None:
+        return ["never built before"]
+    reasons: list[str] = []
+    if previous.version != rule.version:
+        reasons.append(f"rule {rule.name} version {previous.version} -> {rule.version}")
+    for name in sorted(set(previous.inputs) | set(inputs)):
+        reasons += _diff(f"input {name}", previous.inputs.get(name), inputs.get(name))
+    for name in sorted(set(previous.params) | set(params)):
+        reasons += _diff(f"param {name}", previous.params.get(name), params.get(name))
+    return reasons or ["output missing from the action cache"]
+
+
+class Engine:
+    """Runs rules against one object store and one action cache."""
+
+    def __init__(self, store: ObjectStore, cache: ActionCache) -> None:
+        self.store = store
+        self.cache = cache
+
+    def build(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
+              *, subject: str = "") -> BuildResult:
+        params = params or {}
+        key = rule_key(rule, inputs, params)
+        found = self.cache.lookup(key)
+        previous = self.cache.last(rule.name, subject)
+        if found is not None and self.store.has(found):
+            if previous is None or previous.key != key:
+                self.cache.record(rule.name, subject, CacheEntry(key, found, inputs, params, rule.version))
+            return BuildResult(found, True, key)
+        reasons = explain(previous, rule, inputs, params)
+        value = rule.fn(self.store, inputs, params)
+        output = self.store.put_json(value)
+        self.cache.record(rule.name, subject, CacheEntry(key, output, inputs, params, rule.version))
+        return BuildResult(output, False, key, reasons)
+
+    def status(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
+               *, subject: str = "") -> BuildResult | None:
+        """Without building: the cached result, or None with nothing run."""
+        key = rule_key(rule, inputs, params or {})
+        found = self.cache.lookup(key)
+        if found is not None and self.store.has(found):
+            return BuildResult(found, True, key)
+        return None

@@ -1,0 +1,63 @@
+"""Call records: everything one model call left behind (journaled before `completed`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CallStatus = Literal["completed", "failed", "cancelled"]
+
+
+class Usage(BaseModel):
+    """Four mutually exclusive token buckets. The whole object is None when metering is unknown."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: int = Field(ge=0)
+    cached_input: int = Field(ge=0)
+    cache_write: int = Field(ge=0)
+    output: int = Field(ge=0)
+
+    def total_input(self) -> int:
+        return self.input + self.cached_input + self.cache_write
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input=self.input + other.input,
+            cached_input=self.cached_input + other.cached_input,
+            cache_write=self.cache_write + other.cache_write,
+            output=self.output + other.output,
+        )
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    started_at: float = Field(description="unix time the request was sent")
+    ttft_s: float | None = None
+    latency_s: float | None = Field(default=None, description="request start to end of stream")
+
+
+class CallRecord(BaseModel):
+    """Stored in the CAS (kind 'call') before the journal marks the cell completed or failed."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["call"] = "call"
+    schema_: int = Field(default=1, alias="schema")
+    role: Literal["subject", "judge", "simulator"] = "subject"
+    request: str = Field(description="digest of the request object")
+    status: CallStatus
+    error_class: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    headers: dict[str, str] = Field(default_factory=dict, description="content-type and x-vsr-* headers")
+    sse: str | None = Field(default=None, description="digest of the raw SSE transcript blob")
+    text: str | None = Field(default=None, description="visible final text, <think> stripped")
+    reasoning_chars: int = 0
+    finish_reason: str | None = None
+    response_model: str | None = None
+    usage_raw: dict[str, Any] | None = None
+    usage: Usage | None = None
+    timings: Timings
+    bytes_received: int = 0
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
