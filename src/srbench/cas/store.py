@@ -9,6 +9,7 @@ is verified against its digest, because a shared backend may hand back bytes ano
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -18,8 +19,6 @@ import fsspec
 
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
 from srbench.errors import IntegrityError, InvalidInput, NotFound
-
-import json
 
 
 class ObjectStore:

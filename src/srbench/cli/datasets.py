@@ -1,0 +1,77 @@
+"""`dataset prepare | combine | show | list`: manifests are printed as JSON on stdout."""
+
+from __future__ import annotations
+
+import click
+
+from srbench import DEFAULT_SEED
+from srbench.cli.main import Ctx, emit, load_structured
+
+
+@click.group()
+def dataset() -> None:
+    """Freeze, combine and inspect datasets."""
+
+
+@dataset.command()
+@click.option("--benchmark", required=True, help="Benchmark id (see `catalog`).")
+@click.option("--profile", required=True, type=click.Choice(["smoke", "quick", "standard"]))
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
+@click.option("--limit", type=int, default=None, help="Take only the first N tasks (a labelled custom subset).")
+@click.option("--source-path", default=None, help="Import a local copy laid out like the upstream repo (or the one native file).")
+@click.option("--revision", default=None, help="Upstream revision of the local copy (required with --source-path).")
+@click.pass_obj
+def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None, source_path: str | None,
+            revision: str | None) -> None:
+    """Freeze a dataset from the pinned source and print its manifest."""
+    import os
+
+    if source_path is not None:
+        source_path = os.path.abspath(source_path)
+    emit(obj.client.post("/datasets/prepare", {"benchmark": benchmark, "profile": profile, "seed": seed,
+                                               "limit": limit, "source_path": source_path, "revision": revision}))
+
+
+@dataset.command()
+@click.argument("manifests", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.pass_obj
+def combine(obj: Ctx, manifests: tuple[str, ...]) -> None:
+    """Combine dataset manifests of one profile, seed and split into one dataset."""
+    emit(obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]}))
+
+
+@dataset.command(name="list")
+@click.pass_obj
+def list_(obj: Ctx) -> None:
+    """List the frozen datasets of the store."""
+    from rich.console import Console
+    from rich.table import Table
+
+    data = obj.client.get("/datasets", limit=100)
+    table = Table("id", "name", "profile", "split", "cases", "sha256")
+    for d in data["datasets"]:
+        table.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), d["sha256"][:16])
+    Console().print(table)
+    if data["total"] > len(data["datasets"]):
+        click.echo(f"(first {len(data['datasets'])} of {data['total']})")
+
+
+@dataset.command()
+@click.argument("dataset_id")
+@click.option("--cases", "show_cases", is_flag=True, help="List cases (no reference answers), 25 a page.")
+@click.option("--page", type=int, default=1, show_default=True)
+@click.pass_obj
+def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
+    """Show a dataset manifest (by id or manifest file), or a page of its cases."""
+    import os
+
+    if os.path.isfile(dataset_id):
+        dataset_id = load_structured(dataset_id)["id"]
+    if show_cases:
+        emit(obj.client.get(f"/datasets/{dataset_id}/cases", offset=(max(page, 1) - 1) * 25, limit=25))
+    else:
+        emit(obj.client.get(f"/datasets/{dataset_id}"))
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(dataset)

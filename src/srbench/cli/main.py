@@ -1,0 +1,150 @@
+"""The `sr-bench` command group (also `vllm-sr benchmark …`) and the one place errors become lines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from srbench import VERSION
+from srbench.errors import InvalidInput, SrBenchError
+
+
+class Ctx:
+    def __init__(self, store: str | None) -> None:
+        self.store = store
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from srbench.service.client import connect
+
+            self._client = connect(self.store)
+        return self._client
+
+
+def emit(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, sort_keys=True))
+
+
+def load_structured(path: str) -> Any:
+    """Read a JSON or YAML file into Python values; bad files get one clear line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInput(f"{path}: no such file")
+    text = p.read_text(encoding="utf-8-sig")
+    if p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InvalidInput(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+@click.group()
+@click.option("--store", type=click.Path(file_okay=False), default=None,
+              help="Store directory (default: the managed store under ./.sr-bench/<stack>/store).")
+@click.version_option(VERSION, prog_name="sr-bench")
+@click.pass_context
+def cli(ctx: click.Context, store: str | None) -> None:
+    """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers."""
+    ctx.obj = Ctx(store)
+
+
+@cli.command()
+@click.pass_obj
+def catalog(obj: Ctx) -> None:
+    """Print the installed suite and its nine benchmarks (no service needed)."""
+    from srbench.benchmarks import catalog as catalog_doc
+
+    emit(catalog_doc())
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=None, help="Default: 8090 + SR_BENCH_PORT_OFFSET.")
+@click.pass_obj
+def serve(obj: Ctx, host: str, port: int | None) -> None:
+    """Run the service that owns the store (foreground)."""
+    from srbench.service.app import serve as run_service
+    from srbench.service.discovery import default_port, ensure_token, env_token, is_loopback, resolve_store
+
+    store = resolve_store(obj.store)
+    token = env_token()
+    if not token:
+        if not is_loopback(host):
+            raise InvalidInput("a non-loopback listen needs a service token: set SR_BENCH_TOKEN privately")
+        token = ensure_token(store)
+    asyncio.run(run_service(store, host, default_port() if port is None else port, token))
+
+
+@cli.command()
+@click.pass_obj
+def stop(obj: Ctx) -> None:
+    """Stop the local service; every result is kept."""
+    from srbench.service.client import connect
+
+    try:
+        client = connect(obj.store, autostart=False)
+    except SrBenchError as exc:
+        click.echo(f"nothing to stop: {exc.message}")
+        return
+    client.post("/shutdown")
+    click.echo("service stopping; all results are kept")
+
+
+def register_commands() -> None:
+    from srbench.cli import datasets, demo, runs, targets
+
+    for module in (datasets, targets, runs, demo):
+        module.register(cli)
+
+
+register_commands()
+
+
+def _run(group: click.Group, args: list[str] | None = None, prog: str = "sr-bench") -> None:
+    try:
+        group.main(args=args, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except SrBenchError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+
+
+def main(args: list[str] | None = None) -> None:
+    _run(cli, args)
+
+
+@click.group()
+def vllm_sr() -> None:
+    """vllm-sr (sr-bench's commands live under `benchmark`)."""
+
+
+vllm_sr.add_command(cli, name="benchmark")
+
+
+def vllm_sr_main(args: list[str] | None = None) -> None:
+    _run(vllm_sr, args, prog="vllm-sr")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""`plan`, `run`, `runs`, `show`, `report`, `cancel`: freeze a manifest, run it, read it back."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from srbench.cli.main import Ctx, emit, load_structured
+
+TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+
+
+def write_json(path: str, value: Any) -> None:
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
+    tmp.replace(p)
+
+
+@click.command()
+@click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="candidate.yaml or .json")
+@click.option("--output", required=True, type=click.Path(dir_okay=False), help="Where to write the frozen plan.")
+@click.pass_obj
+def plan(obj: Ctx, manifest: str, output: str) -> None:
+    """Validate and freeze a manifest; no model is called."""
+    res = obj.client.post("/plans", {"manifest": load_structured(manifest)})
+    frozen = res["plan"]
+    write_json(output, frozen)
+    table = Table("target", "kind", "model", "effective request parameters")
+    for pt in frozen["targets"]:
+        t = pt["target"]
+        table.add_row(t["id"], t["kind"], t["model"], json.dumps(pt["effective_params"], sort_keys=True))
+    console = Console(stderr=True)
+    console.print(table)
+    for n in frozen.get("notices", []):
+        console.print(f"note: {n}")
+    emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0})
+
+
+def summary_table(report: dict[str, Any]) -> Table:
+    """One row per target: quality with its interval, cost, the four token buckets, latency."""
+    def f(v: Any, fmt: str = "{:.3f}") -> str:
+        return "unknown" if v is None else fmt.format(v)
+    title = f"{report['run_id']} — {report['status']}" + ("" if report["complete"] else " (not complete)")
+    t = Table(title=title)
+    for col in ("target", "correct", "accuracy [95% CI]", "cost USD", "tokens in/cached/write/out", "p50/p95 s",
+                "ttft p50"):
+        t.add_column(col, no_wrap=True)
+    for s in report["summary"]["targets"]:
+        ci = s["accuracy_ci95"]
+        tok = s["tokens"]
+        t.add_row(f"{s['target_id']} ({s['kind']})", f"{s['correct']}/{s['total']}",
+                  f"{f(s['accuracy'], '{:.2f}')} [{f(ci[0], '{:.2f}') if ci else '?'}, {f(ci[1], '{:.2f}') if ci else '?'}]",
+                  f(s["cost_usd"], "{:.5f}"),
+                  "unknown" if tok is None else f"{tok['input']}/{tok['cached_input']}/{tok['cache_write']}/{tok['output']}",
+                  f"{f(s['latency_p50_s'], '{:.2f}')}/{f(s['latency_p95_s'], '{:.2f}')}", f(s["ttft_p50_s"], "{:.3f}"))
+    return t
+
+
+def wait_for(obj: Ctx, run_id: str) -> dict[str, Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task(run_id, total=None)
+            while True:
+                run = obj.client.get(f"/runs/{run_id}")
+                p = run["progress"]
+                done = p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"]
+                bar.update(task, total=p["total"], completed=done,
+                           description=f"{run_id} {run['status']} (failed {p['failed']})")
+                if run["status"] in TERMINAL:
+                    return run
+                time.sleep(0.3)
+    except KeyboardInterrupt:
+        console.print(f"stopped waiting; the run goes on. Follow it with `sr-bench show {run_id}`, "
+                      f"stop it with `sr-bench cancel {run_id}`.")
+        raise SystemExit(130) from None
+
+
+@click.command()
+@click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="A frozen plan (from `plan`).")
+@click.option("--detach", is_flag=True, help="Return at once with the run id.")
+@click.option("--idempotency-key", default=None, help="Re-submitting with the same key binds the same run.")
+@click.pass_obj
+def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
+    """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
+    data = load_structured(manifest)
+    if isinstance(data, dict) and data.get("kind") != "plan":
+        data = obj.client.post("/plans", {"manifest": data})["plan"]
+    res = obj.client.post("/runs", {"plan": data, "idempotency_key": idempotency_key})
+    r = res["run"]
+    if not res["created"]:
+        click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
+    if detach:
+        emit({"run_id": r["id"], "status": r["status"], "created": res["created"]})
+        return
+    final = wait_for(obj, r["id"])
+    rep = obj.client.get(f"/runs/{r['id']}/report")["report"]
+    Console(stderr=True).print(summary_table(rep))
+    emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]})
+    if final["status"] != "completed":
+        raise SystemExit(1)
+
+
+@click.command()
+@click.pass_obj
+def runs(obj: Ctx) -> None:
+    """List runs, newest first."""
+    table = Table("id", "name", "status", "profile", "done/total", "failed", "targets", "updated")
+    for r in obj.client.get("/runs")["runs"]:
+        p = r["progress"]
+        table.add_row(r["id"], r["name"], r["status"], r["profile"] or "", f"{p['completed']}/{p['total']}",
+                      str(p["failed"] + p["ambiguous"]), ",".join(r["targets"]),
+                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["updated_at"])))
+    Console().print(table)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--calls", "what", flag_value="calls", help="Call summaries, 100 a page.")
+@click.option("--results", "what", flag_value="results", help="Per-cell results, 100 a page.")
+@click.option("--events", "what", flag_value="events", help="Events, 100 a page.")
+@click.option("--page", type=int, default=1, show_default=True)
+@click.pass_obj
+def show(obj: Ctx, run_id: str, what: str | None, page: int) -> None:
+    """Show a run, or a page of its calls, results or events."""
+    offset = (max(page, 1) - 1) * 100
+    if what == "calls":
+        emit(obj.client.get(f"/runs/{run_id}/calls", offset=offset, limit=100))
+    elif what == "results":
+        emit(obj.client.get(f"/runs/{run_id}/results", offset=offset, limit=100))
+    elif what == "events":
+        emit(obj.client.get(f"/runs/{run_id}/events", after=0 if page <= 1 else None))
+    else:
+        emit(obj.client.get(f"/runs/{run_id}"))
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--output", type=click.Path(dir_okay=False), default=None)
+@click.option("--explain", is_flag=True, help="Say whether the report was rebuilt and which input changed.")
+@click.pass_obj
+def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
+    """Build (or fetch from the action cache) the report of a run."""
+    res = obj.client.get(f"/runs/{run_id}/report")
+    if explain:
+        click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
+    if output:
+        write_json(output, res["report"])
+        Console(stderr=True).print(summary_table(res["report"]))
+    else:
+        emit(res["report"])
+
+
+@click.command()
+@click.argument("run_id")
+@click.pass_obj
+def cancel(obj: Ctx, run_id: str) -> None:
+    """Stop the work of a run (results so far are kept)."""
+    r = obj.client.post(f"/runs/{run_id}/cancel")
+    emit({"run_id": r["id"], "status": r["status"], "cancel_requested": r["cancel_requested"]})
+
+
+def register(cli: click.Group) -> None:
+    for c in (plan, run, runs, show, report, cancel):
+        cli.add_command(c)

@@ -1,0 +1,37 @@
+"""`target register | list`: the registry of endpoints (keys are read from env vars, never stored)."""
+
+from __future__ import annotations
+
+import click
+
+from srbench.cli.main import Ctx, emit, load_structured
+from srbench.errors import InvalidInput
+
+
+@click.group()
+def target() -> None:
+    """Register and list targets."""
+
+
+@target.command(name="register")
+@click.option("--file", "path", required=True, type=click.Path(dir_okay=False))
+@click.pass_obj
+def register_cmd(obj: Ctx, path: str) -> None:
+    """Register the targets in a JSON/YAML file (a list, or {"targets": [...]})."""
+    data = load_structured(path)
+    if isinstance(data, list):
+        data = {"targets": data}
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path}: expected a list of targets or {{\"targets\": [...]}}")
+    emit(obj.client.post("/targets", data))
+
+
+@target.command(name="list")
+@click.pass_obj
+def list_(obj: Ctx) -> None:
+    """Print the registered targets."""
+    emit(obj.client.get("/targets"))
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(target)

@@ -1,0 +1,100 @@
+"""Run manifests and frozen plans (RUN-1, RUN-6, RUN-7, TG-4)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from srbench.schemas.target import Target, check_generation_params
+
+CostPolicy = Literal["require_priced", "capability_only"]
+
+
+class Limits(BaseModel):
+    """Every limit is finite and > 0; idle ≤ total ≤ max_run_seconds; concurrency is per target."""
+
+    model_config = ConfigDict(extra="forbid")
+    concurrency: int = Field(default=4, ge=1, le=64)
+    total_timeout_s: float = Field(default=180, gt=0)
+    idle_timeout_s: float = Field(default=30, gt=0)
+    case_timeout_s: float = Field(default=600, gt=0)
+    max_run_seconds: float = Field(default=1800, gt=0)
+    max_output_tokens: int = Field(default=4096, ge=1)
+    max_output_chars: int = Field(default=131072, ge=1)
+    repetition_window: int = Field(default=128, ge=1)
+    repetition_limit: int = Field(default=5, ge=2)
+    max_cost_usd: float | None = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _order(self) -> Limits:
+        if self.idle_timeout_s > self.total_timeout_s:
+            raise ValueError("limits.idle_timeout_s must not exceed limits.total_timeout_s")
+        if self.total_timeout_s > self.max_run_seconds:
+            raise ValueError("limits.total_timeout_s must not exceed limits.max_run_seconds")
+        return self
+
+
+class DatasetRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class TargetRef(BaseModel):
+    """A registered target by id (its registered fields are used unchanged)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+
+
+class Manifest(BaseModel):
+    """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: Literal["sr-bench-1.0"]
+    name: str = Field(default="sr-bench", min_length=1, max_length=200)
+    mode: Literal["live"] = "live"
+    profile: Literal["smoke", "quick", "standard"]
+    seed: int
+    cost_policy: CostPolicy = "require_priced"
+    dataset: DatasetRef
+    targets: list[Target | TargetRef] = Field(min_length=1)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("sampling")
+    @classmethod
+    def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return check_generation_params(v, "sampling")
+
+
+class PlannedTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    target: Target
+    effective_params: dict[str, Any]
+    registered: bool
+
+
+class Plan(BaseModel):
+    """A frozen, validated manifest: everything a run needs, addressed by `plan_sha256`."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["plan"] = "plan"
+    version: Literal["sr-bench-1.0"] = "sr-bench-1.0"
+    name: str
+    mode: Literal["live"] = "live"
+    profile: str
+    seed: int
+    cost_policy: CostPolicy
+    dataset: dict[str, Any] = Field(description="path, sha256, object digest, id, case_count, benchmarks, split")
+    case_sha256: str
+    targets: list[PlannedTarget]
+    sampling: dict[str, Any]
+    limits: Limits
+    benchmark_weights: dict[str, int]
+    adapter_versions: dict[str, str]
+    grader_versions: dict[str, str]
+    total: int = Field(description="planned cells = cases × targets")
+    notices: list[str] = Field(default_factory=list)
+    plan_sha256: str | None = None

@@ -1,0 +1,157 @@
+"""The aiohttp service: the JSON API under /api/sr-bench/v1, its OpenAPI document, and the worker.
+
+One service per store (an exclusive lock on ``service.lock``) is the journal's only writer. Every
+route but /health needs the bearer token. Errors are JSON ``{"error": {"code", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import logging
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from srbench import VERSION
+from srbench.cas import ObjectStore
+from srbench.errors import InvalidInput, SrBenchError
+from srbench.rules import Engine
+from srbench.service import handlers
+from srbench.service.auth import token_middleware
+from srbench.service.discovery import API_PREFIX, service_file
+from srbench.service.journal import Journal, JournalActionCache
+from srbench.service.openapi import ROUTES, openapi_document
+from srbench.service.runs import RunManager
+
+log = logging.getLogger("srbench.service")
+MAX_BODY = 8 * 1024 * 1024
+
+
+class Service:
+    """Everything the handlers share: the store, the journal, the rule engine and the runs."""
+
+    def __init__(self, store_dir: Path) -> None:
+        self.store_dir = store_dir
+        store_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(store_dir, 0o700)
+        self.store_id = _store_id(store_dir)
+        self.objects = ObjectStore(os.environ.get("SR_BENCH_OBJECTS_URL") or str(store_dir / "cas"))
+        self.journal = Journal(str(store_dir / "journal.sqlite3"))
+        self.engine = Engine(self.objects, JournalActionCache(self.journal))
+        self.runs = RunManager(self.objects, self.journal, self.engine)
+        self.started_at = time.time()
+        self.stopping = asyncio.Event()
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def _store_id(store_dir: Path) -> str:
+    path = store_dir / "store.json"
+    if path.exists():
+        return json.loads(path.read_text())["store_id"]
+    sid = "store-" + uuid.uuid4().hex[:16]
+    path.write_text(json.dumps({"store_id": sid, "version": VERSION}))
+    return sid
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except SrBenchError as exc:
+        return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.http_status)
+    except web.HTTPRequestEntityTooLarge:
+        return web.json_response({"error": {"code": "too_large", "message": "request body over 8 MiB"}},
+                                 status=413)
+    except web.HTTPException:
+        raise
+    except Exception as exc:
+        log.exception("internal error on %s %s", request.method, request.path)
+        return web.json_response({"error": {"code": "internal", "message": f"internal error: {type(exc).__name__}"}},
+                                 status=500)
+
+
+@web.middleware
+async def no_store_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    resp = await handler(request)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def make_app(service: Service, token: str) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY,
+                          middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
+    app["service"] = service
+    for method, path, name, _summary in ROUTES:
+        app.router.add_route(method, API_PREFIX + path, getattr(handlers, name))
+    app.router.add_get(API_PREFIX + "/openapi.json", lambda r: web.json_response(openapi_document()))
+
+    async def on_shutdown(app: web.Application) -> None:
+        await service.runs.shutdown()
+
+    app.on_shutdown.append(on_shutdown)
+    return app
+
+
+class StoreLock:
+    """Exclusive lock: one service per store."""
+
+    def __init__(self, store_dir: Path) -> None:
+        store_dir.mkdir(parents=True, exist_ok=True)
+        self.fh = open(store_dir / "service.lock", "a+")  # noqa: SIM115 - held for the service lifetime
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.close()
+            raise InvalidInput(f"another sr-bench service already owns the store {store_dir}") from None
+
+    def release(self) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None) -> None:
+    """Run the service until SIGTERM/SIGINT or POST /shutdown."""
+    lock = StoreLock(store_dir)
+    service = Service(store_dir)
+    try:
+        service.runs.recover_after_restart()
+        app = make_app(service, token)
+        runner = web.AppRunner(app, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+        info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time()}
+        tmp = service_file(store_dir).with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, service_file(store_dir))
+        if ready is not None:
+            ready(url, service)
+        loop = asyncio.get_running_loop()
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, service.stopping.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await service.stopping.wait()
+        await runner.cleanup()
+    finally:
+        try:
+            info_now = json.loads(service_file(store_dir).read_text())
+            if info_now.get("pid") == os.getpid():
+                service_file(store_dir).unlink()
+        except (FileNotFoundError, ValueError):
+            pass
+        service.close()
+        lock.release()

@@ -1,0 +1,113 @@
+"""The thin client every CLI command uses: finds (or starts) the service and calls its API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from srbench.errors import (
+    Conflict,
+    IntegrityError,
+    InvalidInput,
+    NotFound,
+    ServiceUnavailable,
+    SourceUnavailable,
+    SrBenchError,
+    Unauthorized,
+)
+from srbench.service.discovery import (
+    API_PREFIX,
+    default_port,
+    ensure_token,
+    env_token,
+    read_service_info,
+    resolve_store,
+    token_env_name,
+)
+
+_BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorized, 404: NotFound, 409: Conflict,
+                                              413: InvalidInput, 422: IntegrityError, 424: SourceUnavailable}
+
+
+class Client:
+    def __init__(self, url: str, token: str, timeout: float = 600) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout,
+                                  headers={"Authorization": f"Bearer {token}"})
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            resp = self._http.request(method, path, **kw)
+        except httpx.TransportError as exc:
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {self.url}: {type(exc).__name__}") from None
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if resp.status_code >= 400:
+            err = (data or {}).get("error", {}) if isinstance(data, dict) else {}
+            cls = _BY_STATUS.get(resp.status_code, SrBenchError)
+            raise cls(err.get("message") or f"service answered HTTP {resp.status_code}", code=err.get("code"))
+        return data
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+
+    def post(self, path: str, json: Any = None) -> Any:
+        return self.request("POST", path, json=json if json is not None else {})
+
+
+def _healthy(url: str, store_id: str | None = None) -> bool:
+    try:
+        r = httpx.get(url + API_PREFIX + "/health", timeout=2)
+        return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
+    except (httpx.HTTPError, ValueError):
+        return False
+
+
+def connect(store: str | None = None, *, autostart: bool = True) -> Client:
+    """SR_BENCH_URL → that external service (no local worker). Else the store's own service."""
+    external = os.environ.get("SR_BENCH_URL")
+    if external:
+        token = env_token()
+        if not token:
+            raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
+        return Client(external, token)
+    store_dir = resolve_store(store)
+    token = env_token() or ensure_token(store_dir)
+    info = read_service_info(store_dir)
+    if info is not None and _healthy(info.url, info.store_id):
+        return Client(info.url, token)
+    if not autostart:
+        raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
+    return Client(start_local_service(store_dir), token)
+
+
+def start_local_service(store_dir: Path, wait_s: float = 20.0) -> str:
+    """Start `sr-bench serve` for a local store in the background and wait until it answers."""
+    store_dir.mkdir(parents=True, exist_ok=True)
+    log = open(store_dir.parent / f"{store_dir.name}.service.log", "ab")  # noqa: SIM115 - handed to the child
+    cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir),
+           "--host", "127.0.0.1", "--port", str(default_port())]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        info = read_service_info(store_dir)
+        if info is not None and info.pid == proc.pid and _healthy(info.url, info.store_id):
+            return info.url
+        if proc.poll() is not None:
+            tail = (store_dir.parent / f"{store_dir.name}.service.log").read_text(errors="replace").strip()
+            last = tail.splitlines()[-1] if tail else "no output"
+            raise ServiceUnavailable(f"the local sr-bench service did not start: {last}")
+        time.sleep(0.05)
+    raise ServiceUnavailable("the local sr-bench service did not answer within 20 s")

@@ -1,0 +1,106 @@
+"""Where the store, its service and its token live (SVC-2, SVC-3, SVC-5, SVC-6).
+
+- Managed store: ``<state-root>/.sr-bench/<stack>/store`` with state-root = the working directory
+  (``SR_BENCH_STATE_ROOT`` overrides) and stack ``default`` (``SR_BENCH_STACK``).
+- The managed service token is a private regular file (0600, never a symlink) beside the store.
+- ``SR_BENCH_URL`` selects an external service; its token comes from ``SR_BENCH_TOKEN`` or from the
+  variable that ``SR_BENCH_TOKEN_ENV`` names.
+- The host API listens on loopback, port 8090 + ``SR_BENCH_PORT_OFFSET`` (``SR_BENCH_PORT`` wins).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from srbench.errors import InvalidInput
+
+BASE_PORT = 8090
+API_PREFIX = "/api/sr-bench/v1"
+
+
+def token_env_name() -> str:
+    return os.environ.get("SR_BENCH_TOKEN_ENV") or "SR_BENCH_TOKEN"
+
+
+def env_token() -> str | None:
+    value = os.environ.get(token_env_name())
+    return value or None
+
+
+def default_port() -> int:
+    if os.environ.get("SR_BENCH_PORT"):
+        return int(os.environ["SR_BENCH_PORT"])
+    return BASE_PORT + int(os.environ.get("SR_BENCH_PORT_OFFSET", "0") or 0)
+
+
+def managed_store() -> Path:
+    root = Path(os.environ.get("SR_BENCH_STATE_ROOT") or os.getcwd())
+    stack = os.environ.get("SR_BENCH_STACK") or "default"
+    return root / ".sr-bench" / stack / "store"
+
+
+def resolve_store(store: str | None) -> Path:
+    if store:
+        return Path(store).expanduser().resolve()
+    if os.environ.get("SR_BENCH_STORE"):
+        return Path(os.environ["SR_BENCH_STORE"]).expanduser().resolve()
+    return managed_store().resolve()
+
+
+def token_path(store: Path) -> Path:
+    return store.parent / f"{store.name}.service-token"
+
+
+def read_private_file(path: Path) -> str | None:
+    """Read a private token file; refuse symlinks and files others can read."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+        raise InvalidInput(f"token file {path} is not a regular file (symlinks are refused)")
+    if st.st_mode & 0o077:
+        raise InvalidInput(f"token file {path} is readable by others; chmod 600 it")
+    return path.read_text().strip() or None
+
+
+def ensure_token(store: Path) -> str:
+    """The managed token of a local store, created (0600, O_EXCL, no symlink follow) if absent."""
+    path = token_path(store)
+    existing = read_private_file(path)
+    if existing:
+        return existing
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(token)
+    return token
+
+
+@dataclass
+class ServiceInfo:
+    url: str
+    pid: int
+    store_id: str
+
+
+def service_file(store: Path) -> Path:
+    return store / "service.json"
+
+
+def read_service_info(store: Path) -> ServiceInfo | None:
+    try:
+        data = json.loads(service_file(store).read_text())
+        return ServiceInfo(url=data["url"], pid=int(data["pid"]), store_id=data["store_id"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")

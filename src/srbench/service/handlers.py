@@ -1,0 +1,330 @@
+"""HTTP handlers: parse and check the request, call a stage or the run manager, return JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from srbench import DEFAULT_SEED, VERSION
+from srbench.benchmarks import catalog as catalog_doc
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.sources import read_files
+from srbench.cas import is_digest
+from srbench.errors import InvalidInput, NotFound
+from srbench.schemas.target import Target
+from srbench.stages.datasets import combine, decode_cases, prepare, with_path
+from srbench.stages.plan import build_plan, fail, pydantic_problems
+
+
+def svc(request: web.Request) -> Any:
+    return request.app["service"]
+
+
+async def body(request: web.Request) -> dict[str, Any]:
+    try:
+        data = await request.json(loads=json.loads)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("request body must be JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidInput("request body must be a JSON object")
+    return data
+
+
+def only(data: dict[str, Any], allowed: set[str]) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise InvalidInput(f"unknown field(s): {', '.join(extra)}")
+
+
+def page(request: web.Request, default: int = 100, maximum: int = 100) -> tuple[int, int]:
+    try:
+        offset = int(request.query.get("offset", "0"))
+        limit = int(request.query.get("limit", str(default)))
+    except ValueError:
+        raise InvalidInput("offset and limit must be integers") from None
+    if offset < 0 or not (1 <= limit <= maximum):
+        raise InvalidInput(f"offset must be >= 0 and limit within 1..{maximum}")
+    return offset, limit
+
+
+def ok(value: Any, status: int = 200) -> web.Response:
+    return web.json_response(value, status=status, dumps=lambda v: json.dumps(v, sort_keys=True))
+
+
+# -- basics --------------------------------------------------------------------------------------
+async def health(request: web.Request) -> web.Response:
+    return ok({"version": VERSION, "status": "ready", "store_id": svc(request).store_id})
+
+
+async def catalog(request: web.Request) -> web.Response:
+    return ok(catalog_doc())
+
+
+async def shutdown(request: web.Request) -> web.Response:
+    asyncio.get_running_loop().call_later(0.05, svc(request).stopping.set)
+    return ok({"status": "stopping", "results": "kept"})
+
+
+async def get_object(request: web.Request) -> web.Response:
+    digest = request.match_info["digest"]
+    if not is_digest(digest):
+        raise InvalidInput("not an object digest (expected b3:<64 hex>)")
+    data = await asyncio.to_thread(svc(request).objects.get_bytes, digest)
+    return web.Response(body=data, content_type="application/octet-stream")
+
+
+# -- targets -------------------------------------------------------------------------------------
+async def list_targets(request: web.Request) -> web.Response:
+    return ok({"targets": [v for _, v in svc(request).journal.list_refs("target")]})
+
+
+async def register_targets(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"targets"})
+    items = data.get("targets")
+    if not isinstance(items, list) or not items:
+        raise InvalidInput("targets must be a non-empty list")
+    problems: list[str] = []
+    parsed: list[Target] = []
+    for i, item in enumerate(items):
+        try:
+            parsed.append(Target.model_validate(item))
+        except ValidationError as exc:
+            problems += pydantic_problems(exc, f"targets[{i}].")
+    ids = [t.id for t in parsed]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        problems.append(f"duplicate target id(s): {', '.join(dupes)}")
+    if problems:
+        raise fail(problems, "targets file")
+    journal = svc(request).journal
+    for t in parsed:
+        journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
+    return ok({"registered": ids})
+
+
+# -- datasets ------------------------------------------------------------------------------------
+def _register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
+    printed = with_path(service.objects, manifest)
+    service.journal.set_ref_sync("dataset", printed["id"], printed)
+    service.journal.set_ref_sync("dataset-sha256", printed["sha256"], printed["id"])
+    return printed
+
+
+def _sources_home() -> Path:
+    home = os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0")
+    return Path(home) / "sources"
+
+
+def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
+    bench = get_benchmark(str(data.get("benchmark")))
+    profile = data.get("profile")
+    seed = data.get("seed", DEFAULT_SEED)
+    limit = data.get("limit")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise InvalidInput("seed must be an integer")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise InvalidInput("limit must be an integer")
+    src, rev = data.get("source_path"), data.get("revision")
+    if (src is None) != (rev is None):
+        raise InvalidInput("--source-path and --revision are required together (DS-7)")
+    if not bench.available:
+        raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
+    if src is not None:
+        if not isinstance(src, str) or not isinstance(rev, str) or not rev.strip():
+            raise InvalidInput("source_path and revision must be non-empty strings")
+        paths = bench.locate(Path(src))
+        origin, revision = "local-import", rev
+    else:
+        paths = bench.fetch(_sources_home())
+        origin, revision = "download", bench.source.revision
+    files = read_files(paths)
+    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, files,
+                             revision=revision, url=bench.source.url, origin=origin)
+    if revision != bench.source.revision:
+        manifest = dict(manifest)
+        manifest["notices"] = [*manifest["notices"], f"imported revision {revision} is not the pinned revision "
+                               f"{bench.source.revision}"]
+    return _register_dataset(service, manifest)
+
+
+async def prepare_dataset(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"benchmark", "profile", "seed", "limit", "source_path", "revision"})
+    return ok(await asyncio.to_thread(_prepare_sync, svc(request), data))
+
+
+def _known_manifest(service: Any, m: Any) -> dict[str, Any]:
+    if not isinstance(m, dict) or "id" not in m or "sha256" not in m:
+        raise InvalidInput("each manifest must be a dataset manifest printed by `dataset prepare`")
+    stored = service.journal.get_ref("dataset", m["id"])
+    if stored is None:
+        raise NotFound(f"dataset {m['id']} is not a dataset of this store")
+    if stored["sha256"] != m["sha256"]:
+        raise InvalidInput(f"dataset {m['id']}: sha256 {m['sha256']} does not match the stored {stored['sha256']}")
+    return stored
+
+
+async def combine_datasets(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"manifests"})
+    service = svc(request)
+    items = data.get("manifests")
+    if not isinstance(items, list):
+        raise InvalidInput("manifests must be a list")
+    stored = [_known_manifest(service, m) for m in items]
+
+    def run() -> dict[str, Any]:
+        manifest, _ = combine(service.engine, stored)
+        return _register_dataset(service, manifest)
+    return ok(await asyncio.to_thread(run))
+
+
+async def list_datasets(request: web.Request) -> web.Response:
+    offset, limit = page(request)
+    items = [v for _, v in svc(request).journal.list_refs("dataset")]
+    return ok({"datasets": items[offset:offset + limit], "total": len(items)})
+
+
+async def get_dataset(request: web.Request) -> web.Response:
+    m = svc(request).journal.get_ref("dataset", request.match_info["dataset_id"])
+    if m is None:
+        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
+    return ok(m)
+
+
+async def dataset_cases(request: web.Request) -> web.Response:
+    service = svc(request)
+    m = service.journal.get_ref("dataset", request.match_info["dataset_id"])
+    if m is None:
+        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
+    offset, limit = page(request, default=25)
+    cases = decode_cases(await asyncio.to_thread(service.objects.get_bytes, m["object"]))
+    bench = request.query.get("benchmark")
+    text = request.query.get("q", "").lower()
+    chosen = [c for c in cases if (not bench or c.benchmark == bench)
+              and (not text or text in c.messages[-1].content.lower())]
+    view = [{"id": c.id, "benchmark": c.benchmark, "messages": [x.model_dump() for x in c.messages],
+             "metadata": {"stratum": c.metadata.stratum, "split": c.metadata.split}}
+            for c in chosen[offset:offset + limit]]
+    return ok({"cases": view, "total": len(chosen), "offset": offset})
+
+
+# -- plans and runs ------------------------------------------------------------------------------
+def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
+    def resolve(tid: str) -> Target | None:
+        v = service.journal.get_ref("target", tid)
+        return None if v is None else Target.model_validate(v)
+
+    def find(sha: str) -> dict[str, Any] | None:
+        did = service.journal.get_ref("dataset-sha256", sha)
+        return None if did is None else service.journal.get_ref("dataset", did)
+    return build_plan(manifest, service.objects, resolve_target=resolve, find_dataset=find)
+
+
+async def make_plan(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"manifest"})
+    plan = await asyncio.to_thread(_plan_sync, svc(request), data.get("manifest"))
+    return ok({"plan": plan, "plan_sha256": plan["plan_sha256"], "total": plan["total"], "status": "validated",
+               "model_requests": 0})
+
+
+async def submit_run(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"plan", "idempotency_key"})
+    service = svc(request)
+    key = data.get("idempotency_key")
+    if key is not None and not isinstance(key, str):
+        raise InvalidInput("idempotency_key must be a string")
+    run, created = await asyncio.to_thread(service.runs.submit, data.get("plan"), key)
+    if created:
+        service.runs.start(run["id"])
+    return ok({"run": run, "created": created}, status=201 if created else 200)
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    return ok({"runs": svc(request).runs.list()})
+
+
+async def get_run(request: web.Request) -> web.Response:
+    return ok(svc(request).runs.get(request.match_info["run_id"]))
+
+
+async def cancel_run(request: web.Request) -> web.Response:
+    return ok(svc(request).runs.cancel(request.match_info["run_id"]))
+
+
+async def run_report(request: web.Request) -> web.Response:
+    service = svc(request)
+    rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
+    return ok({"report": rep, "cache_hit": hit, "explain": why})
+
+
+async def run_results(request: web.Request) -> web.Response:
+    service = svc(request)
+    offset, limit = page(request)
+    rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
+    rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
+    return ok({"results": rows[offset:offset + limit], "total": len(rows), "offset": offset})
+
+
+def _call_summary(service: Any, row: Any) -> dict[str, Any]:
+    out = {"cell_id": row["cell_id"], "seq": row["seq"], "case_id": row["case_id"], "target_id": row["target_id"],
+           "state": row["state"], "error_class": row["error_class"], "error": row["error"],
+           "request": row["request"], "call": row["call"]}
+    if row["call"]:
+        c = service.objects.get_json(row["call"])
+        out.update(status=c["status"], http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
+                   usage=c.get("usage"), latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
+                   response_model=c.get("response_model"),
+                   selected_model=(c.get("headers") or {}).get("x-vsr-selected-model"))
+    return out
+
+
+async def run_calls(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    offset, limit = page(request)
+    rows = service.journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' ORDER BY seq "
+                                 "LIMIT ? OFFSET ?", (run_id, limit, offset))
+    total = service.journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending'",
+                                (run_id,))["n"]
+    calls = await asyncio.to_thread(lambda: [_call_summary(service, r) for r in rows])
+    return ok({"calls": calls, "total": total, "offset": offset})
+
+
+async def run_call(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id, cid = request.match_info["run_id"], request.match_info["cell_id"]
+    row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, cid))
+    if row is None:
+        raise NotFound(f"no cell {cid!r} in run {run_id!r}")
+    out = _call_summary(service, row)
+    if row["call"]:
+        out["record"] = service.objects.get_json(row["call"])
+    if row["request"]:
+        out["request_object"] = service.objects.get_json(row["request"])
+    return ok(out)
+
+
+async def run_events(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    try:
+        after = int(request.query.get("after", "0"))
+    except ValueError:
+        raise InvalidInput("after must be an integer") from None
+    rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT 100",
+                                 (run_id, after))
+    total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
+    return ok({"events": [{"seq": r["seq"], "ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
+                          for r in rows], "total": total})

@@ -1,0 +1,201 @@
+"""The journal: the store's only mutable state (SQLite, WAL), written by one thread of the service.
+
+Tables: `refs` (named things: datasets, targets, benchmark options), `runs`, `cells` (each planned
+case × target and its transitions), `events`, and the action cache of the rule engine.
+
+All writes go through one writer thread that commits in groups: every write queued while a commit
+is in flight lands in the next single transaction, so N concurrent dispatches cost one fsync, not
+N. `submit` returns once the write is durable (synchronous=FULL). Reads use per-thread connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from srbench.rules.engine import CacheEntry
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS refs(
+  kind TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at REAL NOT NULL,
+  PRIMARY KEY(kind, name));
+CREATE TABLE IF NOT EXISTS runs(
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, mode TEXT NOT NULL, profile TEXT, plan TEXT NOT NULL,
+  plan_sha256 TEXT NOT NULL, status TEXT NOT NULL, idem_key TEXT UNIQUE, parent TEXT,
+  total INTEGER NOT NULL, targets TEXT NOT NULL, created_at REAL NOT NULL, started_at REAL,
+  finished_at REAL, updated_at REAL NOT NULL, error TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0,
+  extra TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE IF NOT EXISTS cells(
+  run_id TEXT NOT NULL, cell_id TEXT NOT NULL, seq INTEGER NOT NULL, case_id TEXT NOT NULL,
+  target_id TEXT NOT NULL, state TEXT NOT NULL, request TEXT, call TEXT, error_class TEXT,
+  error TEXT, updated_at REAL NOT NULL, PRIMARY KEY(run_id, cell_id));
+CREATE INDEX IF NOT EXISTS cells_by_seq ON cells(run_id, seq);
+CREATE INDEX IF NOT EXISTS cells_by_state ON cells(run_id, state);
+CREATE TABLE IF NOT EXISTS events(
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, ts REAL NOT NULL, type TEXT NOT NULL,
+  data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, seq);
+CREATE TABLE IF NOT EXISTS action_cache(key TEXT PRIMARY KEY, output TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS action_last(
+  rule TEXT NOT NULL, subject TEXT NOT NULL, key TEXT NOT NULL, output TEXT NOT NULL,
+  inputs TEXT NOT NULL, params TEXT NOT NULL, version TEXT NOT NULL, PRIMARY KEY(rule, subject));
+"""
+
+Write = Callable[[sqlite3.Connection], Any]
+_STOP = object()
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+class Journal:
+    """One writer thread with group commit; any thread may read."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        new = not os.path.exists(path)
+        self._wconn = _connect(path)
+        if new:
+            os.chmod(path, 0o600)
+        self._wconn.executescript(SCHEMA)
+        self._local = threading.local()
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._thread = threading.Thread(target=self._writer, name="journal-writer", daemon=True)
+        self._thread.start()
+        self.commits = 0
+
+    # -- writing -------------------------------------------------------------------------------
+    def _writer(self) -> None:
+        conn = self._wconn
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            batch = [item]
+            while True:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    self._queue.put(_STOP)
+                    break
+                batch.append(nxt)
+            results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, fut in batch:
+                conn.execute("SAVEPOINT w")
+                try:
+                    value = fn(conn)
+                    conn.execute("RELEASE w")
+                    results.append((fut, value, None))
+                except BaseException as exc:  # one bad write must not poison the group
+                    conn.execute("ROLLBACK TO w")
+                    conn.execute("RELEASE w")
+                    results.append((fut, None, exc))
+            try:
+                conn.execute("COMMIT")
+                self.commits += 1
+            except BaseException as exc:
+                conn.execute("ROLLBACK")
+                results = [(f, None, exc) for f, _, _ in results]
+            for fut, value, exc in results:
+                if exc is None:
+                    fut.set_result(value)
+                else:
+                    fut.set_exception(exc)
+
+    def submit_sync(self, fn: Write) -> Any:
+        """Queue a write and block until it is committed; returns fn's result."""
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((fn, fut))
+        return fut.result()
+
+    async def submit(self, fn: Write) -> Any:
+        """Queue a write and await its commit without blocking the event loop."""
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((fn, fut))
+        return await asyncio.wrap_future(fut)
+
+    def close(self) -> None:
+        self._queue.put(_STOP)
+        self._thread.join(timeout=10)
+        self._wconn.close()
+
+    # -- reading -------------------------------------------------------------------------------
+    def reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        return self.reader().execute(sql, args).fetchall()
+
+    def one(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Row | None:
+        return self.reader().execute(sql, args).fetchone()
+
+    # -- refs ----------------------------------------------------------------------------------
+    def get_ref(self, kind: str, name: str) -> Any | None:
+        row = self.one("SELECT value FROM refs WHERE kind=? AND name=?", (kind, name))
+        return None if row is None else json.loads(row["value"])
+
+    def list_refs(self, kind: str) -> list[tuple[str, Any]]:
+        rows = self.query("SELECT name, value FROM refs WHERE kind=? ORDER BY name", (kind,))
+        return [(r["name"], json.loads(r["value"])) for r in rows]
+
+    def set_ref_sync(self, kind: str, name: str, value: Any) -> None:
+        text = json.dumps(value, sort_keys=True)
+        self.submit_sync(lambda c: c.execute(
+            "INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) "
+            "ON CONFLICT(kind,name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+            (kind, name, text, time.time())))
+
+
+def add_event(conn: sqlite3.Connection, run_id: str, type_: str, data: dict[str, Any] | None = None) -> None:
+    conn.execute("INSERT INTO events(run_id, ts, type, data) VALUES(?,?,?,?)",
+                 (run_id, time.time(), type_, json.dumps(data or {}, sort_keys=True)))
+
+
+class JournalActionCache:
+    """The rule engine's action cache, persisted in the journal."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def lookup(self, key: str) -> str | None:
+        row = self.journal.one("SELECT output FROM action_cache WHERE key=?", (key,))
+        return None if row is None else row["output"]
+
+    def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
+        inputs, params = json.dumps(entry.inputs, sort_keys=True), json.dumps(entry.params, sort_keys=True)
+
+        def write(c: sqlite3.Connection) -> None:
+            c.execute("INSERT OR REPLACE INTO action_cache(key, output) VALUES(?,?)", (entry.key, entry.output))
+            c.execute("INSERT OR REPLACE INTO action_last VALUES(?,?,?,?,?,?,?)",
+                      (rule, subject, entry.key, entry.output, inputs, params, entry.version))
+
+        self.journal.submit_sync(write)
+
+    def last(self, rule: str, subject: str) -> CacheEntry | None:
+        row = self.journal.one("SELECT * FROM action_last WHERE rule=? AND subject=?", (rule, subject))
+        if row is None:
+            return None
+        return CacheEntry(row["key"], row["output"], json.loads(row["inputs"]), json.loads(row["params"]),
+                          row["version"])

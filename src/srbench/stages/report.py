@@ -1,0 +1,190 @@
+"""Report: a rule from (plan, every cell's state and call record, grader versions) to a report.
+
+Denominator = every planned cell: a failed, ambiguous or never-dispatched cell counts as not
+correct. Unknown figures are `null`, never 0. A run that is not completed in every cell is never
+called complete. Grades are rules of their own, so a grader bump regrades and nothing else reruns.
+Per-cell rows are a separate object (`results`), paged by the service.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import all_benchmarks
+from srbench.cas import ObjectStore
+from srbench.rules import Engine, Rule
+from srbench.schemas.call import Usage
+from srbench.schemas.target import Target
+from srbench.stages.datasets import decode_cases
+from srbench.stages.grade import grade_cell
+from srbench.stages.stats import percentile, wilson
+from srbench.targets.pricing import cache_neutral_cost_usd, cost_usd
+
+REPORT_VERSION = "sr-bench-report-v1"
+TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
+
+
+def answered_model(target: Target, call: dict[str, Any]) -> str | None:
+    """The model whose prices apply. MoM: the selected model, only for a declared single inference."""
+    headers = call.get("headers") or {}
+    if target.kind == "mom":
+        if headers.get("x-vsr-inference-call-count") == "1":
+            return headers.get("x-vsr-selected-model")
+        return None
+    return call.get("response_model") or target.model
+
+
+def _sum_opt(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+
+
+def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int]) -> dict[str, Any]:
+    total = len(rows)
+    completed = sum(r["state"] == "completed" for r in rows)
+    failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
+    graded = sum(r["correct"] is not None for r in rows)
+    correct = sum(bool(r["correct"]) for r in rows)
+    calls = [r for r in rows if r["has_call"]]
+    usages = [r["usage"] for r in calls]
+    tokens = None
+    if calls and all(u is not None for u in usages) and len(calls) == total:
+        s = sum((Usage(**u) for u in usages), Usage(input=0, cached_input=0, cache_write=0, output=0))
+        tokens = s.model_dump()
+    costs = [r["cost_usd"] for r in rows]
+    lat = [r["latency_s"] for r in calls if r["latency_s"] is not None]
+    ok_lat = [r["latency_s"] for r in rows if r["state"] == "completed" and r["latency_s"] is not None]
+    ttft = [r["ttft_s"] for r in rows if r["state"] == "completed" and r["ttft_s"] is not None]
+    by_bench: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_bench.setdefault(r["benchmark"], []).append(r)
+    accs = {b: sum(bool(x["correct"]) for x in rs) / len(rs) for b, rs in by_bench.items()}
+    wsum = sum(weights[b] for b in accs)
+    macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
+    full = {b.id for b in all_benchmarks()}
+    is_full = set(by_bench) == full and completed == total == graded
+    selected = Counter(r["selected_model"] for r in calls if r["selected_model"])
+    outside = sorted(m for m in selected if target.models and m not in target.models)
+    return {
+        "target_id": target.id, "kind": target.kind, "model": target.model, "total": total,
+        "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
+        "correct": correct, "ambiguous_dispatch": sum(r["state"] == "ambiguous" for r in rows),
+        "accuracy": correct / total if total else None, "accuracy_ci95": wilson(correct, total),
+        "macro_accuracy": macro, "sr_bench_score": macro if is_full else None,
+        "score_scope": "full sr-bench 1.0" if is_full else "selected benchmark subset; renormalized fixed weights",
+        "tokens": tokens,
+        "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
+        "cost_complete": all(c is not None for c in costs),
+        "cache_neutral_cost_usd": _sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
+        "latency_p50_s": percentile(ok_lat, 0.5), "latency_p95_s": percentile(ok_lat, 0.95),
+        "ttft_p50_s": percentile(ttft, 0.5), "request_time_sum_s": float(sum(lat)) if lat else None,
+        "request_count": len(calls),
+        "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
+        "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
+        "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
+        "models_outside_pool": outside,
+    }
+
+
+def make_report_rule(engine: Engine) -> Rule:
+    def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        plan = store.get_json(inputs["plan"])
+        cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
+        targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
+        rows: list[dict[str, Any]] = []
+        for cell_id, (seq, case_id, target_id, state, call_digest, error_class) in sorted(
+                inputs["cells"].items(), key=lambda kv: kv[1][0]):
+            case, target = cases[case_id], targets[target_id]
+            row: dict[str, Any] = {
+                "cell_id": cell_id, "seq": seq, "case_id": case_id, "target_id": target_id,
+                "benchmark": case.benchmark, "stratum": case.metadata.stratum, "state": state,
+                "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
+                "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
+                "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
+                "response_model": None, "finish_reason": None,
+            }
+            if call_digest is not None:
+                call = store.get_json(call_digest)
+                model = answered_model(target, call)
+                prices = target.price_for(model)
+                usage = Usage(**call["usage"]) if call.get("usage") else None
+                row.update(usage=call.get("usage"), cost_usd=cost_usd(usage, prices),
+                           cache_neutral_cost_usd=cache_neutral_cost_usd(usage, prices),
+                           latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
+                           selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
+                           response_model=call.get("response_model"), finish_reason=call.get("finish_reason"))
+                if state == "completed":
+                    case_digest = store.put_json(case.model_dump(mode="json"))
+                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark)
+                    g = store.get_json(g_digest)
+                    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"])
+            rows.append(row)
+        weights = plan["benchmark_weights"]
+        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights)
+                           for tid in targets]
+        bench_rows = []
+        for tid in targets:
+            for b in plan["dataset"]["benchmarks"]:
+                rs = [r for r in rows if r["target_id"] == tid and r["benchmark"] == b]
+                k = sum(bool(r["correct"]) for r in rs)
+                bench_rows.append({"benchmark": b, "target_id": tid, "total": len(rs),
+                                   "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
+                                   "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs))})
+        results = store.put_json({"kind": "results", "schema": 1, "rows": rows})
+        all_done = all(r["state"] == "completed" for r in rows)
+        status = params["status"]
+        spend = [t["cost_usd"] for t in summary_targets]
+        return {
+            "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
+            "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
+            "profile": plan["profile"], "cost_policy": plan["cost_policy"],
+            "complete": bool(status == "completed" and all_done),
+            "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
+                        "known_spend_usd": float(sum(s for s in spend if s is not None)),
+                        "planned_cells": len(rows), "targets": summary_targets},
+            "benchmarks": bench_rows, "results": results,
+            "limitations": limitations(plan, status, rows, summary_targets),
+            "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
+                           "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
+                           "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
+                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
+        }
+
+    return Rule("report", "1", _report)
+
+
+def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
+                targets: list[dict[str, Any]]) -> list[str]:
+    out = list(plan.get("notices", []))
+    out.append(f"{plan['profile']} profile ({plan['dataset']['split']} split): "
+               "not the upstream full-benchmark result.")
+    full = {b.id for b in all_benchmarks()}
+    if set(plan["dataset"]["benchmarks"]) != full:
+        out.append("Not all nine benchmarks: no full sr-bench score; macro accuracy is a subset result.")
+    missing = sum(r["state"] != "completed" for r in rows)
+    if status != "completed" or missing:
+        out.append(f"Partial run (status {status}): {missing} of {len(rows)} planned cells have no complete "
+                   "answer and count as incorrect; this is not a complete evaluation.")
+    amb = sum(r["state"] == "ambiguous" for r in rows)
+    if amb:
+        out.append(f"{amb} cell(s) have an ambiguous dispatch (the service stopped mid-call): they may have been "
+                   "billed; their cost is unknown.")
+    if any(t["cost_usd"] is None for t in targets):
+        out.append("Some cost is unknown (unmetered, unpriced or missing calls): it is null, never zero.")
+    if plan["cost_policy"] == "capability_only":
+        out.append("cost_policy capability_only: prices may be unknown and no savings are claimed.")
+    out.append("Intervals are Wilson 95% intervals over planned cells; they do not cover contamination or "
+               "tuning selection.")
+    return out
+
+
+def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
+                 wall_time_s: float | None) -> tuple[str, bool, str]:
+    """Returns (report digest, cache hit, explanation)."""
+    rule = make_report_rule(engine)
+    r = engine.build(rule, {"plan": plan_digest, "cells": cells},
+                     {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
+                      "grader_versions": {b.id: b.grader_version for b in all_benchmarks()}},
+                     subject=run_id)
+    return r.output, r.hit, r.explanation

@@ -1,0 +1,64 @@
+"""cas: digests, canonical JSON, atomic idempotent puts, verify-on-read from shared backends."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest
+from srbench.errors import IntegrityError, NotFound
+
+
+def test_canonical_json_is_sorted_compact_and_integral_floats_are_ints() -> None:
+    assert canonical_json({"b": 1.0, "a": [2.5, "é"]}) == '{"a":[2.5,"é"],"b":1}'.encode()
+    assert digest_json({"x": 1}) == digest_json({"x": 1.0})
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
+    with pytest.raises(TypeError):
+        canonical_json({1: "non-string key"})
+
+
+def test_digest_format_and_known_value() -> None:
+    d = digest_bytes(b"")
+    assert is_digest(d)
+    # BLAKE3 of the empty input (from the BLAKE3 test vectors)
+    assert d == "b3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+
+
+def test_local_put_get_is_atomic_idempotent_and_read_only(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    d = store.put_json({"kind": "x", "v": 1})
+    assert store.put_json({"v": 1, "kind": "x"}) == d
+    assert store.get_json(d) == {"kind": "x", "v": 1}
+    path = store.path_of(d)
+    assert oct(os.stat(path).st_mode & 0o777) == "0o444"
+    assert not [p for p in os.listdir(os.path.dirname(path)) if p.startswith(".tmp-")]
+    assert list(store.iter_digests()) == [d]
+
+
+def test_missing_object_is_not_found(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    with pytest.raises(NotFound):
+        store.get_bytes("b3:" + "0" * 64)
+
+
+def test_shared_backend_verifies_reads() -> None:
+    store = ObjectStore(f"memory://cas-{uuid.uuid4().hex}")
+    d = store.put_bytes(b"hello")
+    assert store.get_bytes(d) == b"hello"
+    store.fs.pipe_file(store.path_of(d), b"tampered")
+    with pytest.raises(IntegrityError):
+        store.get_bytes(d)
+    assert store.verify(d) is False
+
+
+def test_local_corruption_is_caught_by_verify(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    d = store.put_bytes(b"payload")
+    p = store.path_of(d)
+    os.chmod(p, 0o644)
+    with open(p, "wb") as fh:
+        fh.write(b"other")
+    assert store.verify(d) is False
