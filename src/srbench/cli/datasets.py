@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from srbench import DEFAULT_SEED
-from srbench.cli.main import Ctx, emit, load_structured
+from srbench.cli.common import Ctx, emit, load_structured
 
 
 @click.group()

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from srbench import DEFAULT_SEED
-from srbench.cli.main import Ctx
+from srbench.cli.common import Ctx
 from srbench.cli.runs import summary_table
 from srbench.errors import SrBenchError
 

@@ -3,52 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from pathlib import Path
-from typing import Any
 
 import click
 
 from srbench import VERSION
+from srbench.cli.common import Ctx, emit
 from srbench.errors import InvalidInput, SrBenchError
-
-
-class Ctx:
-    def __init__(self, store: str | None) -> None:
-        self.store = store
-        self._client: Any = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            from srbench.service.client import connect
-
-            self._client = connect(self.store)
-        return self._client
-
-
-def emit(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, sort_keys=True))
-
-
-def load_structured(path: str) -> Any:
-    """Read a JSON or YAML file into Python values; bad files get one clear line."""
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInput(f"{path}: no such file")
-    text = p.read_text(encoding="utf-8-sig")
-    if p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InvalidInput(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
 @click.group()
@@ -71,15 +32,16 @@ def catalog(obj: Ctx) -> None:
 
 
 @cli.command()
+@click.option("--store", "store_opt", type=click.Path(file_okay=False), default=None, help="Store directory.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=None, help="Default: 8090 + SR_BENCH_PORT_OFFSET.")
 @click.pass_obj
-def serve(obj: Ctx, host: str, port: int | None) -> None:
+def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
     """Run the service that owns the store (foreground)."""
     from srbench.service.app import serve as run_service
     from srbench.service.discovery import default_port, ensure_token, env_token, is_loopback, resolve_store
 
-    store = resolve_store(obj.store)
+    store = resolve_store(store_opt or obj.store)
     token = env_token()
     if not token:
         if not is_loopback(host):

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from srbench.cli.main import Ctx, emit, load_structured
+from srbench.cli.common import Ctx, emit, load_structured
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 

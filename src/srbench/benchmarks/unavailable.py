@@ -1,0 +1,150 @@
+"""The six benchmarks listed in the catalog but not built in this release.
+
+Each keeps its real upstream pin, profile sizes and weight so that the catalog, the totals and the
+full-score rule (CAT-2: no full score without all nine) are right; ``available`` is False with the
+reason, and every operation on it raises `InvalidInput` saying so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.errors import InvalidInput
+from srbench.schemas.dataset import Case
+
+JUDGE_GRADER = "sr-bench-reference-judge-v1"
+
+
+class UnavailableBenchmark(Benchmark):
+    """A catalog entry without an adapter: it can be listed, never prepared or graded."""
+
+    available = False
+
+    def _refuse(self) -> NoReturn:
+        raise InvalidInput(f"benchmark {self.id} is not available in this release: {self.unavailable_reason}")
+
+    def locate(self, root: Path) -> dict[str, Path]:
+        self._refuse()
+
+    def fetch(self, cache_dir: Path) -> dict[str, Path]:
+        self._refuse()
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        self._refuse()
+
+    def grade(self, case: Case, text: str | None) -> Grade:
+        self._refuse()
+
+
+class Hle(UnavailableBenchmark):
+    id = "hle"
+    title = "Humanity's Last Exam (text-only)"
+    capability = "HLE text-only reasoning"
+    kind = "judge"
+    weight = 15
+    profiles = {"smoke": 4, "quick": 40, "standard": 200}
+    strata = "category"
+    grader_version = JUDGE_GRADER
+    unavailable_reason = "needs a pinned judge (DEP-1); not built in this release"
+    source = SourcePin(
+        url="https://huggingface.co/datasets/cais/hle",
+        revision="5a81a4c7271a2a2a312b9a690f0c2fde837e4c29",
+        files=("data/test-00000-of-00001.parquet",),
+        license_url="https://huggingface.co/datasets/cais/hle",
+        access_note="MIT; gated: accept the terms at https://huggingface.co/datasets/cais/hle and set HF_TOKEN.",
+        gated=True,
+    )
+
+
+class LiveCodeBench(UnavailableBenchmark):
+    id = "livecodebench"
+    title = "LiveCodeBench (code generation, release_v6)"
+    capability = "v6 cumulative coding"
+    kind = "code"
+    weight = 10
+    profiles = {"smoke": 2, "quick": 30, "standard": 150}
+    strata = "difficulty"
+    unavailable_reason = "needs the offline code-grading sandbox on a worker host (DEP-4, DEP-6); not built in this release"
+    source = SourcePin(
+        url="https://huggingface.co/datasets/livecodebench/code_generation_lite",
+        revision="0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
+        files=("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl"),
+        license_url="https://huggingface.co/datasets/livecodebench/code_generation_lite",
+    )
+
+
+class SciCode(UnavailableBenchmark):
+    id = "scicode"
+    title = "SciCode (whole main problems)"
+    capability = "scientific coding, whole main problems"
+    kind = "code"
+    weight = 10
+    profiles = {"smoke": 1, "quick": 3, "standard": 20}
+    strata = "domain"
+    unavailable_reason = ("needs the code-grading sandbox and the SHA256-pinned test_data.h5 (DEP-4, DEP-5); "
+                          "not built in this release")
+    source = SourcePin(
+        url="https://huggingface.co/datasets/SciCode1/SciCode",
+        revision="4510f6a6aa27c43fad7b43da2c59602a86e88480",
+        files=("problems_test.jsonl",),
+        license_url="https://github.com/scicode-bench/SciCode",
+        access_note="Apache-2.0; numeric targets test_data.h5 sha256 "
+                    "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890.",
+    )
+
+
+class TerminalBench21(UnavailableBenchmark):
+    id = "terminal-bench-2.1"
+    title = "Terminal-Bench 2.1"
+    capability = "isolated terminal tasks"
+    kind = "agent"
+    weight = 10
+    profiles = {"smoke": 1, "quick": 3, "standard": 15}
+    unavailable_reason = "needs Harbor and Docker images pinned by digest on a worker host (DEP-2, DEP-6); not built in this release"
+    source = SourcePin(
+        url="https://github.com/harbor-framework/terminal-bench-2-1",
+        revision="7131e4375048a0e408a8fb404b5f499d726b695b",
+        files=("tasks/*/task.toml",),
+        license_url="https://github.com/harbor-framework/terminal-bench-2-1",
+        access_note="Apache-2.0; open.",
+    )
+
+
+class SimpleQaVerified(UnavailableBenchmark):
+    id = "simpleqa-verified"
+    title = "SimpleQA Verified"
+    capability = "factuality"
+    kind = "judge"
+    weight = 10
+    profiles = {"smoke": 5, "quick": 100, "standard": 500}
+    strata = "topic"
+    grader_version = JUDGE_GRADER
+    unavailable_reason = "needs a pinned judge (DEP-1); not built in this release"
+    source = SourcePin(
+        url="https://huggingface.co/datasets/google/simpleqa-verified",
+        revision="0dc97e0d28d8233463e005cdc4475cc2a13ba2dc",
+        files=("simpleqa_verified.csv",),
+        license_url="https://huggingface.co/datasets/google/simpleqa-verified",
+    )
+
+
+class Tau3(UnavailableBenchmark):
+    id = "tau3"
+    title = "τ³ (tau2-bench v1.0.1, text domains)"
+    capability = "τ³, three text interaction domains"
+    kind = "agent"
+    weight = 10
+    profiles = {"smoke": 3, "quick": 12, "standard": 60}
+    strata = "domain"
+    unavailable_reason = ("needs a pinned user simulator and release 1.0.1 (DEP-1) and the tau2 interpreter "
+                          "(DEP-2); not built in this release")
+    source = SourcePin(
+        url="https://github.com/sierra-research/tau2-bench",
+        revision="fc0055dc4e0a316c3f83133267fbd6faaa770992",
+        files=tuple(f"data/tau2/domains/{d}/{f}" for d in ("airline", "retail", "telecom")
+                    for f in ("tasks.json", "split_tasks.json")),
+        license_url="https://github.com/sierra-research/tau2-bench",
+        access_note="MIT; tag v1.0.1; telecom limited to split_tasks.json['base'].",
+    )

@@ -1,0 +1,198 @@
+"""What the simulated models answer, how many tokens they bill, and where the simulated router sends
+a prompt. Pure and deterministic: every choice is a BLAKE3 hash of (model, prompt), never a random draw.
+
+Answer key
+    Maps a prompt to its correct answer. Keys are :func:`messages_key` digests of a case's messages
+    (``answer_key_from_cases`` / ``load_answer_key`` build them from a frozen dataset JSONL) or the
+    plain text of the last user message. Values are what the dataset stores: an MCQ letter, a list
+    of ARC grids, or free text.
+
+Correctness
+    A model with skill s answers a known prompt correctly iff unit_hash("skill", model, prompt) < s.
+    Otherwise it gives a deterministic wrong answer (another letter among A–D or up to the correct
+    one; the first cell of the first grid changed by +1 mod 10; free text → "I am not sure.").
+    Unknown prompts get a deterministic letter A–D.
+
+Rendering
+    A letter is answered ``Answer: X``; a list or object as compact JSON; other text verbatim.
+    A model with ``think=True`` prefixes ``<think>…</think>`` to the answer.
+
+Tokens (no tokenizer)
+    prompt_tokens = max(1, ceil(prompt chars / 4)) where prompt chars = Σ len(message content);
+    cached_tokens = floor(cached_fraction · prompt_tokens);
+    completion_tokens = max(1, ceil(len(completion text) / 4)), the think block included.
+
+Router rule (:class:`RouterRule`)
+    The strong model when the prompt has more than `long_prompt_chars` characters or the last user
+    message contains one of `keywords` (case-insensitive); otherwise the weak model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from srbench.cas.digest import canonical_json, digest_json
+
+__all__ = ["SimModel", "RouterRule", "Reply", "messages_key", "prompt_chars", "last_user_text",
+           "unit_hash", "answer_key_from_cases", "load_answer_key", "lookup_answer", "wrong_answer",
+           "render_answer", "reply_for", "usage_for"]
+
+MessageList = Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class SimModel:
+    """A simulated model: `skill` is the probability (over prompts) of a correct answer."""
+
+    name: str
+    skill: float
+    latency_s: float = 0.0        # whole response time: half before the first token, half spread
+    cached_fraction: float = 0.0
+    think: bool = False
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.skill <= 1.0 and 0.0 <= self.cached_fraction <= 1.0 and self.latency_s >= 0):
+            raise ValueError("SimModel needs 0 ≤ skill ≤ 1, 0 ≤ cached_fraction ≤ 1, latency_s ≥ 0")
+
+
+@dataclass(frozen=True)
+class RouterRule:
+    """The simulated MoM's documented, deterministic routing rule (see the module docstring)."""
+
+    strong: str
+    weak: str
+    long_prompt_chars: int = 800
+    keywords: tuple[str, ...] = ("prove", "derive", "grid", "step by step", "calculate")
+    strong_decision: str = "complex_reasoning"
+    weak_decision: str = "simple_knowledge"
+    config_hash: str = "sim-config-v1"
+    name: str = "MoM"
+
+    def route(self, messages: MessageList) -> tuple[str, str]:
+        """(selected model, decision name)."""
+        text = last_user_text(messages).lower()
+        if prompt_chars(messages) > self.long_prompt_chars or any(k.lower() in text for k in self.keywords):
+            return self.strong, self.strong_decision
+        return self.weak, self.weak_decision
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str                     # completion text (think block included when the model thinks)
+    correct: bool | None          # None when the prompt is not in the answer key
+    answer: Any                   # the answer given
+
+
+def _content(m: Mapping[str, Any]) -> str:
+    c = m.get("content")
+    return c if isinstance(c, str) else ("" if c is None else json.dumps(c, sort_keys=True))
+
+
+def messages_key(messages: MessageList) -> str:
+    """Digest of the (role, content) pairs of a message list — the answer key's lookup key."""
+    return digest_json([{"role": str(m.get("role", "")), "content": _content(m)} for m in messages])
+
+
+def prompt_chars(messages: MessageList) -> int:
+    return sum(len(_content(m)) for m in messages)
+
+
+def last_user_text(messages: MessageList) -> str:
+    for m in reversed(messages):
+        if m.get("role") == "user":
+            return _content(m)
+    return ""
+
+
+def unit_hash(*parts: Any) -> float:
+    """A deterministic number in [0, 1) from the canonical JSON of `parts`."""
+    h = blake3.blake3(canonical_json(list(parts))).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def answer_key_from_cases(cases: Iterable[Any]) -> dict[str, Any]:
+    """{messages_key(case.messages): case.answer} for dicts or pydantic cases."""
+    key: dict[str, Any] = {}
+    for case in cases:
+        c = case.model_dump() if hasattr(case, "model_dump") else case
+        key[messages_key(c["messages"])] = c.get("answer")
+    return key
+
+
+def load_answer_key(path: str | Path) -> dict[str, Any]:
+    """Answer key of a frozen dataset JSONL (one case per line)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return answer_key_from_cases(json.loads(line) for line in lines if line.strip())
+
+
+def lookup_answer(answer_key: Mapping[str, Any], messages: MessageList) -> tuple[bool, Any]:
+    """(found, answer): by messages digest first, then by the last user message text."""
+    k = messages_key(messages)
+    if k in answer_key:
+        return True, answer_key[k]
+    text = last_user_text(messages)
+    if text in answer_key:
+        return True, answer_key[text]
+    return False, None
+
+
+def _is_letter(answer: Any) -> bool:
+    return isinstance(answer, str) and len(answer) == 1 and answer in string.ascii_uppercase
+
+
+def wrong_answer(answer: Any, salt: float) -> Any:
+    """A deterministic answer different from `answer` (`salt` ∈ [0, 1) picks among the options)."""
+    if _is_letter(answer):
+        top = max(4, string.ascii_uppercase.index(answer) + 1)
+        options = [c for c in string.ascii_uppercase[:top] if c != answer]
+        return options[int(salt * len(options))]
+    if isinstance(answer, list) and answer and isinstance(answer[0], list):
+        grids = json.loads(json.dumps(answer))
+        first = grids[0]
+        if first and isinstance(first[0], list) and first[0] and isinstance(first[0][0], int):
+            first[0][0] = (first[0][0] + 1) % 10          # a list of grids
+            return grids
+        if first and isinstance(first[0], int):
+            first[0] = (first[0] + 1) % 10                # a single grid
+            return grids
+    return "I am not sure."
+
+
+def render_answer(answer: Any) -> str:
+    if _is_letter(answer):
+        return f"Answer: {answer}"
+    if isinstance(answer, list | dict):
+        return json.dumps(answer, separators=(",", ":"))
+    return str(answer)
+
+
+def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, Any]) -> Reply:
+    """The model's deterministic reply to `messages`."""
+    pkey = messages_key(messages)
+    found, answer = lookup_answer(answer_key, messages)
+    if not found:
+        correct, given = None, "ABCD"[int(unit_hash("unknown", model.name, pkey) * 4)]
+    else:
+        correct = unit_hash("skill", model.name, pkey) < model.skill
+        given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))
+    text = render_answer(given)
+    if model.think:
+        text = f"<think>\nThe question asks for one answer. I consider the options.\n</think>\n\n{text}"
+    return Reply(text=text, correct=correct, answer=given)
+
+
+def usage_for(model: SimModel, messages: MessageList, completion_text: str) -> dict[str, Any]:
+    """The OpenAI-shaped usage object the simulator bills (formulas in the module docstring)."""
+    prompt = max(1, math.ceil(prompt_chars(messages) / 4))
+    completion = max(1, math.ceil(len(completion_text) / 4))
+    cached = math.floor(model.cached_fraction * prompt)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached}}

