@@ -11,6 +11,7 @@ import fcntl
 import json
 import logging
 import os
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -120,6 +121,8 @@ class StoreLock:
 async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None) -> None:
     """Run the service until SIGTERM/SIGINT or POST /shutdown."""
     lock = StoreLock(store_dir)
+    # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
+    sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
     service = Service(store_dir)
     try:
         service.runs.recover_after_restart()

@@ -96,8 +96,17 @@ class Journal:
                     break
                 batch.append(nxt)
             results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
+            ready = []
+            for fn, fut, prepare in batch:
+                # durable side effects that must precede the commit (objects the rows will name)
+                try:
+                    if prepare is not None:
+                        prepare()
+                    ready.append((fn, fut))
+                except BaseException as exc:
+                    fut.set_exception(exc)
             conn.execute("BEGIN IMMEDIATE")
-            for fn, fut in batch:
+            for fn, fut in ready:
                 conn.execute("SAVEPOINT w")
                 try:
                     value = fn(conn)
@@ -119,16 +128,20 @@ class Journal:
                 else:
                     fut.set_exception(exc)
 
-    def submit_sync(self, fn: Write) -> Any:
+    def submit_sync(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
         """Queue a write and block until it is committed; returns fn's result."""
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((fn, fut))
+        self._queue.put((fn, fut, prepare))
         return fut.result()
 
-    async def submit(self, fn: Write) -> Any:
-        """Queue a write and await its commit without blocking the event loop."""
+    async def submit(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
+        """Queue a write and await its commit without blocking the event loop.
+
+        `prepare` runs on the writer thread before the transaction (e.g. durable object writes the
+        rows refer to), so one thread hop covers both the objects and the journal row.
+        """
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((fn, fut))
+        self._queue.put((fn, fut, prepare))
         return await asyncio.wrap_future(fut)
 
     def close(self) -> None:

@@ -36,23 +36,29 @@ def cell_id(case_id: str, target_id: str) -> str:
 
 
 class RunJournalAdapter:
-    """The journal writes dispatch needs, for one run."""
+    """The journal writes dispatch needs, for one run. Objects are stored durably before the row."""
 
-    def __init__(self, journal: Journal, run_id: str) -> None:
+    def __init__(self, journal: Journal, run_id: str, store: ObjectStore) -> None:
         self.journal = journal
         self.run_id = run_id
+        self.store = store
 
-    async def dispatching(self, cell: Cell, request: str) -> None:
+    def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
+        return (lambda: [self.store.put_bytes(b, durable=durable) for b in objects]) if objects else None
+
+    async def dispatching(self, cell: Cell, request: str, objects: list[bytes]) -> None:
         now = time.time()
 
         def w(c: sqlite3.Connection) -> None:
             c.execute("UPDATE cells SET state='dispatching', request=?, updated_at=? WHERE run_id=? AND cell_id=?",
                       (request, now, self.run_id, cell.cell_id))
             c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
-        await self.journal.submit(w)
+        # the request object is a pure function of the plan and the case (it can be rebuilt), so it
+        # need not be fsynced before the send; the commit of the row itself is durable
+        await self.journal.submit(w, self._objects(objects, durable=False))
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None) -> None:
+                       error: str | None, objects: list[bytes]) -> None:
         now = time.time()
 
         def w(c: sqlite3.Connection) -> None:
@@ -64,7 +70,7 @@ class RunJournalAdapter:
                 add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                              "target_id": cell.target_id,
                                                              "error_class": error_class, "error": error})
-        await self.journal.submit(w)
+        await self.journal.submit(w, self._objects(objects))
 
     async def event(self, type_: str, data: dict[str, Any]) -> None:
         await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
@@ -171,7 +177,7 @@ class RunManager:
         cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
         self.controls[run_id] = control
-        jr = RunJournalAdapter(self.journal, run_id)
+        jr = RunJournalAdapter(self.journal, run_id, self.store)
         now = time.time()
 
         def start(c: sqlite3.Connection) -> bool:

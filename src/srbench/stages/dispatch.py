@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from srbench.cas import ObjectStore
+from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
@@ -38,10 +38,12 @@ class Cell:
 class RunJournal(Protocol):
     """What dispatch needs from the journal (implemented by the service)."""
 
-    async def dispatching(self, cell: Cell, request: str) -> None: ...
+    async def dispatching(self, cell: Cell, request: str, objects: list[bytes]) -> None:
+        """Durably store `objects`, then commit the cell as dispatching with the request digest."""
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None) -> None: ...
+                       error: str | None, objects: list[bytes]) -> None:
+        """Durably store `objects` (SSE transcript, call record), then commit the terminal state."""
 
     async def event(self, type_: str, data: dict[str, Any]) -> None: ...
 
@@ -134,29 +136,39 @@ class Dispatcher:
         await asyncio.gather(*(self._guarded(c) for c in cells))
 
     async def _guarded(self, cell: Cell) -> None:
+        # the per-target limit bounds requests in flight to the endpoint; storing a finished call
+        # happens after the slot is released
         async with self.sems[cell.target_id]:
             if self.control.stopped():
                 return
-            await self.one(cell)
+            target, req_digest, outcome = await self.call(cell)
+        await self.record(cell, target, req_digest, outcome)
 
-    async def one(self, cell: Cell) -> None:
+    async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome]:
         target, params = self.targets[cell.target_id]
-        case = self.cases[cell.case_id]
-        req = request_object(target, case, params, cell)
-        req_digest = await asyncio.to_thread(self.store.put_json, req)
-        await self.journal.dispatching(cell, req_digest)
+        req = request_object(target, self.cases[cell.case_id], params, cell)
+        req_bytes = canonical_json(req)
+        req_digest = digest_bytes(req_bytes)
+        await self.journal.dispatching(cell, req_digest, [req_bytes])
         outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(target),
                                     body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
+        return target, req_digest, outcome
+
+    async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome) -> None:
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
         problem = config_hash_problem(target, outcome)
         if problem is not None:
             status, error_class, error = "failed", "config_hash_mismatch", problem
-        sse = await asyncio.to_thread(self.store.put_bytes, outcome.sse_raw) if outcome.sse_raw else None
+        objects = []
+        sse = None
+        if outcome.sse_raw:
+            objects.append(outcome.sse_raw)
+            sse = digest_bytes(outcome.sse_raw)
         record = call_record(outcome, req_digest, sse, status=status, error_class=error_class, error=error)
-        call_digest = await asyncio.to_thread(
-            self.store.put_json, record.model_dump(mode="json", by_alias=True))
+        record_bytes = canonical_json(record.model_dump(mode="json", by_alias=True))
+        objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
-        await self.journal.finished(cell, state, call_digest, error_class, error)
+        await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects)
         if state == "failed" and (outcome.systematic or error_class == "config_hash_mismatch"):
             if self.control.stop_reason is None:
                 self.control.stop_reason = f"systematic failure on target {target.id}: {error}"

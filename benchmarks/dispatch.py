@@ -1,0 +1,109 @@
+"""Dispatch throughput: calls/s of an sr-bench run vs a bare httpx streaming loop, same fake server.
+
+Run by hand:  python benchmarks/dispatch.py [--concurrency 8] [--repeat 3]
+
+Both sides stream the same 500 quick-profile requests (synthetic MMLU-Pro in its native parquet
+format) from the same zero-latency simulated endpoint (its own process, so that its CPU does not
+share this process's GIL), with the same concurrency.
+The bare loop only streams and reads every line. The run also journals `dispatching` and
+`completed` (durable SQLite commits, grouped), stores the request, the SSE transcript and the call
+record (fsynced objects) and parses usage. Prints the best of `--repeat` for each side and the
+ratio (goal: >= 0.9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from srbench.service.embedded import EmbeddedService
+from srbench.simulate import samples
+
+
+async def bare_loop(url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
+    sem = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+        async def one(body: dict[str, Any]) -> None:
+            async with sem, client.stream("POST", url, json=body) as resp:
+                async for _line in resp.aiter_lines():
+                    pass
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - t0
+
+
+def run_once(client: Any, plan: dict[str, Any]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    run_id = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
+    while (run := client.get(f"/runs/{run_id}"))["status"] not in ("completed", "failed", "cancelled"):
+        time.sleep(0.01)
+    return time.perf_counter() - t0, run["progress"]["completed"]
+
+
+@contextlib.contextmanager
+def simulator_process() -> Iterator[str]:
+    """A zero-latency simulator in a child process; yields its base URL."""
+    code = ("import time,sys\n"
+            "from srbench.simulate.behaviour import SimModel\n"
+            "from srbench.simulate.server import SimulatorThread\n"
+            "s=SimulatorThread(models=[SimModel('fast', skill=0.5)]).start()\n"
+            "print(s.url, flush=True)\n"
+            "sys.stdin.read()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sr-bench-dispatch-"))
+    src = samples.write_mmlu_pro(work / "src", per_category=40)
+    with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
+        sim = type("Sim", (), {"v1_url": sim_url + "/v1"})
+        c = svc.client
+        ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "quick", "seed": 1,
+                                          "source_path": str(src), "revision": "bench"})
+        c.post("/targets", {"targets": [{"id": "fast", "kind": "single", "base_url": sim.v1_url, "model": "fast"}]})
+        manifest = {"version": "sr-bench-1.0", "name": "dispatch-bench", "profile": "quick", "seed": 1,
+                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
+                    "targets": [{"id": "fast"}], "sampling": {"max_tokens": 256},
+                    "limits": {"concurrency": args.concurrency, "total_timeout_s": 30, "idle_timeout_s": 10}}
+        plan = c.post("/plans", {"manifest": manifest})["plan"]
+        cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
+        bodies = [{"model": "fast", "messages": case["messages"], "stream": True,
+                   "stream_options": {"include_usage": True}, "temperature": 0, "max_tokens": 256}
+                  for case in cases]
+        url = sim.v1_url + "/chat/completions"
+        asyncio.run(bare_loop(url, bodies[:50], args.concurrency))          # warm-up
+        bare = min(asyncio.run(bare_loop(url, bodies, args.concurrency)) for _ in range(args.repeat))
+        commits0 = svc.service.journal.commits
+        timed = [run_once(c, plan) for _ in range(args.repeat)]
+        run_s, done = min(timed)
+        bare_rate, run_rate = len(bodies) / bare, done / run_s
+        print(json.dumps({"calls": len(bodies), "concurrency": args.concurrency,
+                          "bare_httpx_calls_per_s": round(bare_rate, 1), "sr_bench_calls_per_s": round(run_rate, 1),
+                          "ratio": round(run_rate / bare_rate, 3),
+                          "journal_commits_per_run": (svc.service.journal.commits - commits0) // args.repeat}))
+
+
+if __name__ == "__main__":
+    main()
