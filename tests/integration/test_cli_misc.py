@@ -1,0 +1,100 @@
+"""CLI edges: Ctrl-C only stops waiting, SR_BENCH_URL selects an external service, vllm-sr alias,
+one-line errors, the demo, and `stop` keeping every result."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.samples import SAMPLE_REVISION
+from srbench.simulate.server import SimulatorThread
+
+
+def _prepare(cli, sources) -> dict:
+    return cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
+                    "--source-path", str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
+
+
+def test_ctrl_c_stops_only_the_waiting_and_stop_keeps_results(cli, sources) -> None:
+    m = _prepare(cli, sources)
+    with SimulatorThread(models=[SimModel("slow", skill=0.5, latency_s=0.3)]) as sim:
+        cli.run("target", "register", "--file", cli.write("t.json", [
+            {"id": "slow", "kind": "single", "base_url": sim.v1_url, "model": "slow"}]))
+        manifest = {"version": "sr-bench-1.0", "profile": "smoke", "seed": m["seed"], "cost_policy": "capability_only",
+                    "dataset": {"path": m["path"], "sha256": m["sha256"]}, "targets": [{"id": "slow"}],
+                    "limits": {"concurrency": 1, "total_timeout_s": 10, "idle_timeout_s": 5}}
+        cli.run("plan", "--manifest", cli.write("m.json", manifest), "--output", str(cli.cwd / "f.json"))
+        proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", "run", "--manifest", str(cli.cwd / "f.json"),
+                                 "--idempotency-key", "ctrl-c"], cwd=cli.cwd, env=cli.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert "stopped waiting" in err
+        # the same key binds the same run: no new run, and the run goes on
+        again = cli.json("run", "--manifest", str(cli.cwd / "f.json"), "--detach", "--idempotency-key", "ctrl-c")
+        assert again["created"] is False
+        run_id = again["run_id"]
+        status = cli.json("show", run_id)["status"]
+        assert status in ("running", "completed")
+        cli.run("stop")
+        time.sleep(0.5)
+        after = cli.json("show", run_id)  # restarts the service; results are still there
+        assert after["progress"]["completed"] >= 1
+        assert after["status"] in ("interrupted", "completed")
+
+
+def test_external_url_creates_no_local_store(cli, tmp_path) -> None:
+    env = dict(cli.env, SR_BENCH_URL="http://127.0.0.1:9", SR_BENCH_TOKEN="x")
+    proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "runs"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: cannot reach the sr-bench service at http://127.0.0.1:9")
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / ".sr-bench").exists()
+    env.pop("SR_BENCH_TOKEN")
+    proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "runs"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "SR_BENCH_TOKEN" in proc.stderr
+
+
+def test_vllm_sr_alias_and_catalog() -> None:
+    out = subprocess.run([sys.executable, "-c", "from srbench.cli.main import vllm_sr_main; vllm_sr_main()",
+                          "benchmark", "catalog"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    cat = json.loads(out.stdout)
+    assert cat["version"] == "sr-bench-1.0" and len(cat["benchmarks"]) == 9
+    assert cat["totals"]["smoke"] == 36 and cat["totals"]["quick"] == 740 and cat["totals"]["standard"] == 3183
+
+
+def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
+    _prepare(cli, sources)
+    before = cli.json("dataset", "show", _prepare(cli, sources)["id"])
+    bad = cli.cwd / "bad.yaml"
+    bad.write_text("version: sr-bench-1.0\nprofile: smoke\n: : :\n")
+    r = cli.run("plan", "--manifest", str(bad), "--output", str(cli.cwd / "o.json"), ok=False)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in r.stderr and not (cli.cwd / "o.json").exists()
+    r = cli.run("dataset", "prepare", "--benchmark", "nope", "--profile", "smoke", ok=False)
+    assert r.returncode == 2 and "unknown benchmark" in r.stderr.lower() and "mmlu-pro" in r.stderr
+    r = cli.run("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
+                "--source-path", str(sources["mmlu-pro"]), ok=False)
+    assert r.returncode == 2 and "--revision" in r.stderr
+    r = cli.run("dataset", "prepare", "--benchmark", "hle", "--profile", "smoke", ok=False)
+    assert r.returncode == 2 and "not available" in r.stderr
+    assert cli.json("dataset", "show", before["id"]) == before
+
+
+def test_demo_runs_and_says_simulated(tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
+    proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "demo", "--dir", str(tmp_path / "demo")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("SIMULATED ENDPOINTS") == 2
+    assert "completed" in proc.stdout and "mom (mom)" in proc.stdout
