@@ -157,3 +157,108 @@ def write_arc_tasks(directory: Path, ids: list[str], *, pretty: bool = False) ->
         text = json.dumps(arc_task(1 + k % 2), indent=2 if pretty else None)
         (directory / f"{tid}.json").write_text(text, encoding="utf-8")
     return directory
+
+
+# -- HLE ---------------------------------------------------------------------------------------
+HLE_CATEGORIES = ("Math", "Physics", "Computer Science/AI", "Biology/Medicine", "Humanities/Social Science",
+                  "Chemistry", "Engineering", "Other")
+HLE_IMAGE = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAfbLI3wAAAABJRU5ErkJggg=="
+
+
+def hle_row(i: int, *, image: bool = False) -> dict[str, Any]:
+    """One synthetic row with the 12 upstream columns; every fourth is multiple choice."""
+    category = HLE_CATEGORIES[i % len(HLE_CATEGORIES)]
+    choice = i % 4 == 1
+    question = f"Synthetic {category} question {i}: what is the designated value?"
+    if choice:
+        question += "\n\nAnswer Choices:\nA. first synthetic option\nB. second synthetic option\nC. third"
+    answer = "B" if choice else (str(3 * i + 1) if i % 2 == 0 else f"synthetic term {i}")
+    preview = {"bytes": b"\x89PNG synthetic", "path": None} if image else None
+    return {
+        "id": f"{0x5e7000 + i:024x}",
+        "question": question,
+        "image": HLE_IMAGE if image else "",
+        "image_preview": preview,
+        "answer": answer,
+        "answer_type": "multipleChoice" if choice else "exactMatch",
+        "author_name": "Synthetic Author",
+        "rationale": f"synthetic rationale {i}",
+        "rationale_image": None,
+        "raw_subject": category.lower(),
+        "category": category,
+        "canary": "SYNTHETIC FIXTURE - not the real canary",
+    }
+
+
+def hle_rows(n: int = 12, *, image_every: int = 5) -> list[dict[str, Any]]:
+    """`n` rows; row i carries an image when ``i % image_every == 3`` (those must be dropped)."""
+    return [hle_row(i, image=i % image_every == 3) for i in range(n)]
+
+
+def write_hle_parquet(path: Path, rows: list[dict[str, Any]]) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema([
+        ("id", pa.string()), ("question", pa.string()), ("image", pa.string()), ("image_preview", image),
+        ("answer", pa.string()), ("answer_type", pa.string()), ("author_name", pa.string()),
+        ("rationale", pa.string()), ("rationale_image", image), ("raw_subject", pa.string()),
+        ("category", pa.string()), ("canary", pa.string()),
+    ])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return path
+
+
+def write_hle_repo(root: Path, rows: list[dict[str, Any]]) -> Path:
+    write_hle_parquet(root / "data" / "test-00000-of-00001.parquet", rows)
+    return root
+
+
+# -- SimpleQA Verified -------------------------------------------------------------------------
+SIMPLEQA_HEADER = ["original_index", "problem", "answer", "topic", "answer_type", "multi_step",
+                   "requires_reasoning", "urls"]
+SIMPLEQA_TOPICS = ("Politics", "Art", "Sports", "Music", "History", "Geography", "Science and Technology",
+                   "TV Shows", "Video Games", "Other")
+RANGE_ANSWER = "33.7738 (acceptable range: anything between 33.7586 and 33.8022)"
+
+
+def simpleqa_rows_small() -> list[dict[str, str]]:
+    """Five hand-made synthetic rows: person, date, numeric with a range, multi-step place, other."""
+    urls = "['https://example.org/synthetic?a=1,b=2', \"https://example.com/it's-quoted\"]"
+    return [
+        {"original_index": "17", "problem": "Which synthetic person first catalogued the imaginary comet Zed-9?",
+         "answer": "Ada Quillfeather", "topic": "Science and Technology", "answer_type": "Person",
+         "multi_step": "False", "requires_reasoning": "False", "urls": urls},
+        {"original_index": "42", "problem": "On what date did the fictional town of Brindle hold its first fair?",
+         "answer": "March 3, 1911", "topic": "History", "answer_type": "Date",
+         "multi_step": "False", "requires_reasoning": "False", "urls": "['https://example.org/brindle']"},
+        {"original_index": "108", "problem": "What is the synthetic latitude of the made-up Mount Orrin, in degrees?",
+         "answer": RANGE_ANSWER, "topic": "Geography", "answer_type": "Number",
+         "multi_step": "True", "requires_reasoning": "True", "urls": "['https://example.org/orrin', 'https://example.net/x']"},
+        {"original_index": "250", "problem": "In which invented city was the fictional band \"The Quiet Gears\" formed?",
+         "answer": "Port Ellison", "topic": "Music", "answer_type": "Place",
+         "multi_step": "True", "requires_reasoning": "False", "urls": "[]"},
+        {"original_index": "999", "problem": "What colour is the imaginary flag of the synthetic league, \"Nine Rivers\"?",
+         "answer": "teal, with a white border", "topic": "Sports", "answer_type": "Other",
+         "multi_step": "False", "requires_reasoning": "True", "urls": urls},
+    ]
+
+
+def simpleqa_row(i: int) -> dict[str, str]:
+    topic = SIMPLEQA_TOPICS[i % len(SIMPLEQA_TOPICS)]
+    return {"original_index": str(1000 + i), "problem": f"Synthetic {topic} fact question {i}?",
+            "answer": str(7 * i + 3), "topic": topic, "answer_type": "Number",
+            "multi_step": "True" if i % 3 == 0 else "False", "requires_reasoning": "False",
+            "urls": f"['https://example.org/{i}', 'https://example.org/{i}?q=a,b']"}
+
+
+def simpleqa_csv_bytes(rows: list[dict[str, str]] | None = None, *, header: list[str] | None = None,
+                       bom: bool = True) -> bytes:
+    buf = io.StringIO(newline="")
+    writer = csv.DictWriter(buf, fieldnames=header or SIMPLEQA_HEADER, extrasaction="ignore", lineterminator="\r\n")
+    writer.writeheader()
+    for row in simpleqa_rows_small() if rows is None else rows:
+        writer.writerow(row)
+    return (b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8")

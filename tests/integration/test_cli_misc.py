@@ -86,7 +86,7 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
     r = cli.run("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
                 "--source-path", str(sources["mmlu-pro"]), ok=False)
     assert r.returncode == 2 and "--revision" in r.stderr
-    r = cli.run("dataset", "prepare", "--benchmark", "hle", "--profile", "smoke", ok=False)
+    r = cli.run("dataset", "prepare", "--benchmark", "tau3", "--profile", "smoke", ok=False)
     assert r.returncode == 2 and "not available" in r.stderr
     assert cli.json("dataset", "show", before["id"]) == before
 

@@ -31,6 +31,10 @@ def U(i: int, c: int, w: int, o: int) -> Usage:
       "prompt_cache_miss_tokens": 24}, U(24, 40, 0, 2), "openai"),
     ({"prompt_tokens": 64, "completion_tokens": 2, "prompt_cache_hit_tokens": 40,
       "prompt_tokens_details": {"cached_tokens": 40}}, U(24, 40, 0, 2), "openai"),
+    # a gateway reporting OpenAI names plus Anthropic-style cache counts: P is still the whole prompt
+    ({"prompt_tokens": 1300, "completion_tokens": 9, "cache_read_input_tokens": 1000,
+      "cache_creation_input_tokens": 200, "prompt_tokens_details": {"cached_tokens": 1000}},
+     U(100, 1000, 200, 9), "openai"),
     # vLLM without details (or with null details): nothing cached reported
     ({"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}, U(12, 0, 0, 5), "openai-bare"),
     ({"prompt_tokens": 12, "completion_tokens": 5, "prompt_tokens_details": None}, U(12, 0, 0, 5), "openai-bare"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench import VERSION
-from srbench.benchmarks import arc_agi_2, gpqa_diamond, mmlu_pro, unavailable
+from srbench.benchmarks import arc_agi_2, gpqa_diamond, hle, mmlu_pro, simpleqa_verified, unavailable
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import PROFILES
@@ -19,11 +19,11 @@ from srbench.schemas.dataset import PROFILES
 _BENCHMARKS: tuple[Benchmark, ...] = (
     mmlu_pro.MmluPro(),
     gpqa_diamond.GpqaDiamond(),
-    unavailable.Hle(),
+    hle.Hle(),
     unavailable.LiveCodeBench(),
     unavailable.SciCode(),
     unavailable.TerminalBench21(),
-    unavailable.SimpleQaVerified(),
+    simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),
     unavailable.Tau3(),
 )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 
 Kind = Literal["mcq", "grid", "judge", "code", "agent"]
@@ -53,6 +54,8 @@ class Benchmark(ABC):
     adapter_version: ClassVar[str] = "sr-bench-1.0"
     available: ClassVar[bool] = True
     unavailable_reason: ClassVar[str | None] = None
+    needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py
+    judge_template_sha256: ClassVar[str | None] = None   # part of every judged grade key
 
     # -- source --------------------------------------------------------------------------------
     @abstractmethod
@@ -75,6 +78,15 @@ class Benchmark(ABC):
     def grade(self, case: Case, text: str | None) -> Grade:
         """Grade the visible final answer `text` (None when the call produced no answer)."""
 
+    def judge_messages(self, case: Case, answer_text: str | None) -> list[dict[str, str]]:
+        """The judge call for the subject's reply (``[]`` when there is nothing to judge).
+        Only judged benchmarks (``needs_judge``) implement it; the others raise InvalidInput."""
+        raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
+    def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None) -> Grade:
+        """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
+        raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
     def notices(self) -> list[str]:
         """Fixed caveats printed with every dataset of this benchmark (e.g. DS-5 retest)."""
         return ["Public questions: results cannot be called contamination-free."]
@@ -96,5 +108,6 @@ class Benchmark(ABC):
             "grader_version": self.grader_version or None,
             "adapter_version": self.adapter_version,
             "available": self.available,
+            "needs_judge": self.needs_judge,
             **({"reason": self.unavailable_reason} if not self.available else {}),
         }

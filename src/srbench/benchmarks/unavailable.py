@@ -1,4 +1,4 @@
-"""The six benchmarks listed in the catalog but not built in this release.
+"""The four benchmarks listed in the catalog but not built in this release.
 
 Each keeps its real upstream pin, profile sizes and weight so that the catalog, the totals and the
 full-score rule (CAT-2: no full score without all nine) are right; ``available`` is False with the
@@ -13,8 +13,6 @@ from typing import NoReturn
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
-
-JUDGE_GRADER = "sr-bench-reference-judge-v1"
 
 
 class UnavailableBenchmark(Benchmark):
@@ -36,26 +34,6 @@ class UnavailableBenchmark(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         self._refuse()
-
-
-class Hle(UnavailableBenchmark):
-    id = "hle"
-    title = "Humanity's Last Exam (text-only)"
-    capability = "HLE text-only reasoning"
-    kind = "judge"
-    weight = 15
-    profiles = {"smoke": 4, "quick": 40, "standard": 200}
-    strata = "category"
-    grader_version = JUDGE_GRADER
-    unavailable_reason = "needs a pinned judge (DEP-1); not built in this release"
-    source = SourcePin(
-        url="https://huggingface.co/datasets/cais/hle",
-        revision="5a81a4c7271a2a2a312b9a690f0c2fde837e4c29",
-        files=("data/test-00000-of-00001.parquet",),
-        license_url="https://huggingface.co/datasets/cais/hle",
-        access_note="MIT; gated: accept the terms at https://huggingface.co/datasets/cais/hle and set HF_TOKEN.",
-        gated=True,
-    )
 
 
 class LiveCodeBench(UnavailableBenchmark):
@@ -109,24 +87,6 @@ class TerminalBench21(UnavailableBenchmark):
         files=("tasks/*/task.toml",),
         license_url="https://github.com/harbor-framework/terminal-bench-2-1",
         access_note="Apache-2.0; open.",
-    )
-
-
-class SimpleQaVerified(UnavailableBenchmark):
-    id = "simpleqa-verified"
-    title = "SimpleQA Verified"
-    capability = "factuality"
-    kind = "judge"
-    weight = 10
-    profiles = {"smoke": 5, "quick": 100, "standard": 500}
-    strata = "topic"
-    grader_version = JUDGE_GRADER
-    unavailable_reason = "needs a pinned judge (DEP-1); not built in this release"
-    source = SourcePin(
-        url="https://huggingface.co/datasets/google/simpleqa-verified",
-        revision="0dc97e0d28d8233463e005cdc4475cc2a13ba2dc",
-        files=("simpleqa_verified.csv",),
-        license_url="https://huggingface.co/datasets/google/simpleqa-verified",
     )
 
 

@@ -39,13 +39,20 @@ def catalog(obj: Ctx) -> None:
 def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
     """Run the service that owns the store (foreground)."""
     from srbench.service.app import serve as run_service
-    from srbench.service.discovery import default_port, ensure_token, env_token, is_loopback, resolve_store
+    from srbench.service.discovery import (
+        default_port,
+        ensure_token,
+        env_token,
+        is_loopback,
+        resolve_store,
+        token_env_name,
+    )
 
     store = resolve_store(store_opt or obj.store)
     token = env_token()
     if not token:
         if not is_loopback(host):
-            raise InvalidInput("a non-loopback listen needs a service token: set SR_BENCH_TOKEN privately")
+            raise InvalidInput(f"a non-loopback listen needs a service token: set {token_env_name()} privately")
         token = ensure_token(store)
     asyncio.run(run_service(store, host, default_port() if port is None else port, token))
 

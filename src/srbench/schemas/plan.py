@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from srbench.schemas.target import Target, check_generation_params
 
@@ -48,6 +48,19 @@ class TargetRef(BaseModel):
     id: str
 
 
+def _target_entry(value: Any) -> str:
+    """An entry with `kind` is an inline target; one without is a reference to a registered target."""
+    if isinstance(value, dict):
+        return "inline-target" if "kind" in value else "target-ref"
+    return "target-ref" if isinstance(value, TargetRef) else "inline-target"
+
+
+# Tags are stripped from error locations by stages.plan.pydantic_problems (UNION_TAGS).
+TargetEntry = Annotated[Annotated[Target, Tag("inline-target")] | Annotated[TargetRef, Tag("target-ref")],
+                        Discriminator(_target_entry)]
+UNION_TAGS = frozenset({"inline-target", "target-ref"})
+
+
 class Manifest(BaseModel):
     """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan."""
 
@@ -59,7 +72,7 @@ class Manifest(BaseModel):
     seed: int
     cost_policy: CostPolicy = "require_priced"
     dataset: DatasetRef
-    targets: list[Target | TargetRef] = Field(min_length=1)
+    targets: list[TargetEntry] = Field(min_length=1)
     sampling: dict[str, Any] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
 
@@ -98,3 +111,8 @@ class Plan(BaseModel):
     total: int = Field(description="planned cells = cases × targets")
     notices: list[str] = Field(default_factory=list)
     plan_sha256: str | None = None
+
+    @field_validator("sampling")
+    @classmethod
+    def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return check_generation_params(v, "sampling")

@@ -6,7 +6,7 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -113,9 +113,12 @@ class Target(BaseModel):
 
     @field_validator("api_key_env", "preview_api_key_env")
     @classmethod
-    def _env(cls, v: str | None) -> str | None:
+    def _env(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is not None and not _ENV.match(v):
-            raise ValueError("api_key_env must be the NAME of an environment variable, not a key")
+            raise ValueError(f"{info.field_name} must be the NAME of an environment variable, not a key")
+        if v is not None and v.upper().startswith("SR_BENCH_"):
+            raise ValueError(f"{info.field_name} {v} is one of sr-bench's own variables (the service token is "
+                             "never sent to a model endpoint); use the model's own variable (SVC-6)")
         return v
 
     @field_validator("request_params")

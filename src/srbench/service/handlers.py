@@ -71,12 +71,24 @@ async def shutdown(request: web.Request) -> web.Response:
     return ok({"status": "stopping", "results": "kept"})
 
 
+# Objects the API serves: JSON records without reference answers. Frozen datasets, cases and SSE
+# blobs are never returned (UI-3); datasets are browsed through /datasets/{id}/cases.
+SERVED_KINDS = frozenset({"call", "request", "report", "results", "plan", "grade"})
+
+
 async def get_object(request: web.Request) -> web.Response:
     digest = request.match_info["digest"]
     if not is_digest(digest):
         raise InvalidInput("not an object digest (expected b3:<64 hex>)")
     data = await asyncio.to_thread(svc(request).objects.get_bytes, digest)
-    return web.Response(body=data, content_type="application/octet-stream")
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    if not isinstance(value, dict) or value.get("kind") not in SERVED_KINDS:
+        raise NotFound(f"object {digest} is not a record this API serves (datasets and cases, which hold "
+                       "reference answers, are browsed through /datasets/{id}/cases)")
+    return web.Response(body=data, content_type="application/json")
 
 
 # -- targets -------------------------------------------------------------------------------------
@@ -113,8 +125,18 @@ async def register_targets(request: web.Request) -> web.Response:
 def _register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     printed = with_path(service.objects, manifest)
     service.journal.set_ref_sync("dataset", printed["id"], printed)
-    service.journal.set_ref_sync("dataset-sha256", printed["sha256"], printed["id"])
+    # several datasets may share bytes (e.g. `--limit` equal to the profile size): keep every id
+    ids = _ids_with_sha(service, printed["sha256"])
+    if printed["id"] not in ids:
+        service.journal.set_ref_sync("dataset-sha256", printed["sha256"], [*ids, printed["id"]])
     return printed
+
+
+def _ids_with_sha(service: Any, sha: str) -> list[str]:
+    value = service.journal.get_ref("dataset-sha256", sha)
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _sources_home() -> Path:
@@ -222,10 +244,10 @@ def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
         v = service.journal.get_ref("target", tid)
         return None if v is None else Target.model_validate(v)
 
-    def find(sha: str) -> dict[str, Any] | None:
-        did = service.journal.get_ref("dataset-sha256", sha)
-        return None if did is None else service.journal.get_ref("dataset", did)
-    return build_plan(manifest, service.objects, resolve_target=resolve, find_dataset=find)
+    def find(sha: str) -> list[dict[str, Any]]:
+        found = [service.journal.get_ref("dataset", did) for did in _ids_with_sha(service, sha)]
+        return [m for m in found if m is not None]
+    return build_plan(manifest, service.objects, resolve_target=resolve, find_datasets=find)
 
 
 async def make_plan(request: web.Request) -> web.Response:

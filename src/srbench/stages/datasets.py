@@ -141,7 +141,7 @@ def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, 
         raise InvalidInput("combine needs at least two dataset manifests")
     keys = {(m["profile"], m["seed"], m["split"]) for m in manifests}
     if len(keys) > 1:
-        desc = ", ".join(f"{m['name']} (profile {m['profile']}, seed {m['seed']}, split {m['split']})"
+        desc = ", ".join(f"{m['id']} {m['name']} (profile {m['profile']}, seed {m['seed']}, split {m['split']})"
                          for m in manifests)
         raise InvalidInput(f"datasets differ in profile, seed or split and are never merged: {desc}")
     benches = [b for m in manifests for b in m["benchmarks"]]
@@ -172,9 +172,9 @@ def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes
     else:
         p = Path(path)
         if not p.is_file():
-            raise InvalidInput(f"dataset file {path} does not exist on the service host")
+            raise InvalidInput(f"dataset.path: the file {path} does not exist on the service host")
         data = p.read_bytes()
     actual = sha256_bytes(data)
     if actual != sha256:
-        raise IntegrityError(f"dataset {path}: sha256 is {actual}, the manifest says {sha256}")
+        raise IntegrityError(f"dataset.sha256 {sha256} does not match the dataset file {path} (its sha256 is {actual})")
     return data, store.put_bytes(data)

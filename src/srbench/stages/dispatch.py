@@ -137,12 +137,22 @@ class Dispatcher:
 
     async def _guarded(self, cell: Cell) -> None:
         # the per-target limit bounds requests in flight to the endpoint; storing a finished call
-        # happens after the slot is released
+        # happens after the slot is released, but a systematic failure stops dispatch before that
         async with self.sems[cell.target_id]:
             if self.control.stopped():
                 return
             target, req_digest, outcome = await self.call(cell)
-        await self.record(cell, target, req_digest, outcome)
+            problem = config_hash_problem(target, outcome)
+            newly_stopped = False
+            if (outcome.status == "failed" and outcome.systematic) or problem is not None:
+                if self.control.stop_reason is None:
+                    self.control.stop_reason = f"systematic failure on target {target.id}: {problem or outcome.error}"
+                    newly_stopped = True
+        await self.record(cell, target, req_digest, outcome, problem)
+        if newly_stopped:
+            await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": self.control.stop_reason,
+                                                          "error_class": "config_hash_mismatch" if problem
+                                                          else outcome.error_class})
 
     async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome]:
         target, params = self.targets[cell.target_id]
@@ -154,9 +164,9 @@ class Dispatcher:
                                     body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
         return target, req_digest, outcome
 
-    async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome) -> None:
+    async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome,
+                     problem: str | None) -> None:
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
-        problem = config_hash_problem(target, outcome)
         if problem is not None:
             status, error_class, error = "failed", "config_hash_mismatch", problem
         objects = []
@@ -169,8 +179,3 @@ class Dispatcher:
         objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
         await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects)
-        if state == "failed" and (outcome.systematic or error_class == "config_hash_mismatch"):
-            if self.control.stop_reason is None:
-                self.control.stop_reason = f"systematic failure on target {target.id}: {error}"
-                await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": error,
-                                                              "error_class": error_class})

@@ -9,6 +9,7 @@ canonical JSON of the plan without that field.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,20 +17,49 @@ from pydantic import ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
-from srbench.errors import Conflict, InvalidInput
-from srbench.schemas.plan import Manifest, Plan, PlannedTarget, TargetRef
+from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
+from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file
 
+SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif p in UNION_TAGS or str(p).startswith("function-"):
+            continue                      # union member / validator wrappers are not fields
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
 
 def pydantic_problems(exc: ValidationError, prefix: str = "") -> list[str]:
-    out = []
+    """One readable line per validation error: `where: what`, `where` naming the field."""
+    out: list[str] = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"] if not isinstance(p, int) or True)
+        loc = _loc(tuple(err["loc"]))
         msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
+        last = err["loc"][-1] if err["loc"] else None
+        if err["type"] == "extra_forbidden" and last in SECRET_FIELDS:
+            msg = (f"not accepted: a secret is never stored; put the key in an environment variable and give "
+                   f"its NAME in {last}_env (TG-5)")
+        elif err["type"] == "extra_forbidden" and "target-ref" in err["loc"]:
+            msg = ("unknown field: a registered target is referenced by id alone (an inline target needs kind, "
+                   "base_url and model)")
+        elif err["type"] == "extra_forbidden":
             msg = "unknown field"
-        out.append(f"{prefix}{loc}: {msg}" if loc else f"{prefix}{msg}")
+        head, _, last_name = loc.rpartition(".")
+        if loc and msg.startswith((last_name + ".", last_name + " ")):
+            # the message already names the field ("limits.idle_timeout_s must ...")
+            line = f"{prefix}{head + '.' if head else ''}{msg}"
+        else:
+            line = f"{prefix}{loc}: {msg}" if loc else f"{prefix}{msg}"
+        if line not in out:
+            out.append(line)
     return out
 
 
@@ -52,8 +82,13 @@ def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens
 
 
 def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
-               find_dataset: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
-    """Validate `raw` (a parsed manifest) and return the frozen plan as a dict."""
+               find_datasets: Callable[[str], list[dict[str, Any]]]) -> dict[str, Any]:
+    """Validate `raw` (a parsed manifest) and return the frozen plan as a dict.
+
+    `find_datasets(sha256)` gives every registered dataset with those bytes (several may share them,
+    e.g. a `--limit` equal to the profile size); the one matching the manifest's profile and seed is
+    used, a full profile before a custom subset, since the bytes are then the full profile.
+    """
     if not isinstance(raw, dict):
         raise InvalidInput("manifest must be a mapping (YAML or JSON object)")
     try:
@@ -62,18 +97,32 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         raise fail(pydantic_problems(exc)) from None
     problems: list[str] = []
 
-    data, obj = read_dataset_file(store, manifest.dataset.path, manifest.dataset.sha256)
-    cases = decode_cases(data)
-    if not cases:
-        problems.append("dataset has no cases")
-    registered = find_dataset(manifest.dataset.sha256)
-    if registered is None:
-        problems.append("dataset is not a frozen dataset of this store (prepare or combine it first)")
-    else:
-        if registered["profile"] != manifest.profile:
-            problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
-        if registered["seed"] != manifest.seed:
-            problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+    data: bytes | None = None
+    obj = ""
+    try:
+        data, obj = read_dataset_file(store, manifest.dataset.path, manifest.dataset.sha256)
+    except (IntegrityError, InvalidInput, NotFound) as exc:
+        problems.append(exc.message)
+    cases = decode_cases(data) if data is not None else []
+    registered = None
+    if data is not None:
+        if not cases:
+            problems.append("dataset has no cases")
+        candidates = find_datasets(manifest.dataset.sha256)
+        fitting = [d for d in candidates if d["profile"] == manifest.profile and d["seed"] == manifest.seed]
+        ranked = sorted(fitting, key=lambda d: bool(d.get("custom_subset"))) + candidates
+        registered = ranked[0] if ranked else None
+        if registered is None:
+            problems.append("dataset is not a frozen dataset of this store (prepare or combine it first)")
+        else:
+            if registered["profile"] != manifest.profile:
+                problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
+            if registered["seed"] != manifest.seed:
+                problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+    cap = manifest.limits.max_output_tokens
+    if manifest.sampling.get("max_tokens") is not None and manifest.sampling["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {manifest.sampling['max_tokens']} exceeds limits.max_output_tokens "
+                        f"{cap}; raise the cap or lower sampling.max_tokens")
     want_split = "holdout" if manifest.profile == "standard" else "dev"
     bad_split = [c.id for c in cases if c.metadata.split != want_split]
     if bad_split:
@@ -107,7 +156,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         if target.id in seen:
             problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
         seen.add(target.id)
-        problems += target_problems(target, manifest, i)
+        problems += target_problems(target, manifest.limits, manifest.cost_policy, i)
         planned.append(PlannedTarget(target=target, registered=is_ref,
                                      effective_params=effective_params(manifest.sampling, target,
                                                                        manifest.limits.max_output_tokens)))
@@ -136,16 +185,21 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     return plan
 
 
-def target_problems(target: Target, manifest: Manifest, i: int) -> list[str]:
+def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) -> list[str]:
     where = f"targets[{i}] ({target.id})"
     out: list[str] = []
     pinned = target.request_params.get("max_tokens")
-    if pinned is not None and pinned > manifest.limits.max_output_tokens:
+    if pinned is not None and pinned > limits.max_output_tokens:
         out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
-                   f"{manifest.limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
+                   f"{limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
     if target.kind == "mom" and not target.config_hash:
         out.append(f"{where}: a live MoM target must pin config_hash")
-    if manifest.cost_policy == "require_priced":
+    token_env = os.environ.get("SR_BENCH_TOKEN_ENV") or "SR_BENCH_TOKEN"
+    for name in ("api_key_env", "preview_api_key_env"):
+        if getattr(target, name) == token_env:
+            out.append(f"{where}: {name} names the service token variable {token_env}; the service token is "
+                       "never sent to a model endpoint (SVC-6)")
+    if cost_policy == "require_priced":
         if not target.prices:
             out.append(f"{where}: cost_policy require_priced needs prices (or choose capability_only)")
         elif target.kind == "single" and target.model not in target.prices:
@@ -172,5 +226,32 @@ def check_frozen(raw: Any) -> dict[str, Any]:
     if declared != actual:
         raise Conflict(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
                        code="reviewed_plan_changed")
+    problems = frozen_problems(plan)
+    if problems:
+        raise fail(problems, "frozen plan")
     plan["plan_sha256"] = actual
     return plan
+
+
+def frozen_problems(plan: dict[str, Any]) -> list[str]:
+    """What `plan` would have refused, re-checked on a frozen plan (which may have been edited and rehashed)."""
+    limits = Limits.model_validate(plan["limits"])
+    problems: list[str] = []
+    cap = limits.max_output_tokens
+    if plan["sampling"].get("max_tokens") is not None and plan["sampling"]["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {plan['sampling']['max_tokens']} exceeds limits.max_output_tokens {cap}")
+    ids = [pt["target"]["id"] for pt in plan["targets"]]
+    if not ids:
+        problems.append("targets: a plan needs at least one target")
+    for i, pt in enumerate(plan["targets"]):
+        target = Target.model_validate(pt["target"])
+        if ids.count(target.id) > 1 and ids.index(target.id) != i:
+            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
+        problems += target_problems(target, limits, plan["cost_policy"], i)
+        if pt["effective_params"] != effective_params(plan["sampling"], target, cap):
+            problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
+                            "limits and the target's request_params; plan the manifest again")
+    case_count = plan["dataset"].get("case_count")
+    if not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
+        problems.append(f"total {plan['total']} is not dataset.case_count × targets")
+    return problems

@@ -20,20 +20,10 @@ from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
 from srbench.stages.stats import percentile, wilson
-from srbench.targets.pricing import cache_neutral_cost_usd, cost_usd
+from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-
-
-def answered_model(target: Target, call: dict[str, Any]) -> str | None:
-    """The model whose prices apply. MoM: the selected model, only for a declared single inference."""
-    headers = call.get("headers") or {}
-    if target.kind == "mom":
-        if headers.get("x-vsr-inference-call-count") == "1":
-            return headers.get("x-vsr-selected-model")
-        return None
-    return call.get("response_model") or target.model
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -65,7 +55,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     full = {b.id for b in all_benchmarks()}
     is_full = set(by_bench) == full and completed == total == graded
     selected = Counter(r["selected_model"] for r in calls if r["selected_model"])
-    outside = sorted(m for m in selected if target.models and m not in target.models)
+    outside = sorted({m for r in calls for m in r.get("outside_pool", [])}
+                     | {m for m in selected if target.models and m not in target.models})
     return {
         "target_id": target.id, "kind": target.kind, "model": target.model, "total": total,
         "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
@@ -106,11 +97,10 @@ def make_report_rule(engine: Engine) -> Rule:
             }
             if call_digest is not None:
                 call = store.get_json(call_digest)
-                model = answered_model(target, call)
-                prices = target.price_for(model)
-                usage = Usage(**call["usage"]) if call.get("usage") else None
-                row.update(usage=call.get("usage"), cost_usd=cost_usd(usage, prices),
-                           cache_neutral_cost_usd=cache_neutral_cost_usd(usage, prices),
+                cc = call_cost(target, call)
+                row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
+                           cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
+                           cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
                            latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
                            selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
                            response_model=call.get("response_model"), finish_reason=call.get("finish_reason"))

@@ -5,7 +5,8 @@ The input is the ``usage`` object of the LAST SSE event that carried one. Three 
 ``openai`` / ``openai-bare`` (OpenAI, vLLM, most OpenAI-compatible servers)
     P = ``prompt_tokens`` (the WHOLE prompt, cache reads and writes included), O =
     ``completion_tokens``, R = ``prompt_tokens_details.cached_tokens`` (DeepSeek's top-level
-    ``prompt_cache_hit_tokens`` is read too), W = a cache-write count under
+    ``prompt_cache_hit_tokens`` and a gateway's top-level ``cache_read_input_tokens`` are read
+    too; several present must agree), W = a cache-write count under
     ``prompt_tokens_details`` or at the top level: ``cache_write_tokens``, ``cache_creation_tokens``,
     ``created_cache_tokens`` or ``cache_creation_input_tokens``.
     Buckets: input = P − R − W, cached_input = R, cache_write = W, output = O.
@@ -43,6 +44,7 @@ SHAPES = ("absent", "openai", "openai-bare", "responses", "anthropic")
 
 _WRITE_FIELDS = ("cache_write_tokens", "cache_creation_tokens", "created_cache_tokens",
                  "cache_creation_input_tokens")
+_READ_FIELDS = ("cached_tokens", "prompt_cache_hit_tokens", "cache_read_input_tokens")
 _OPENAI_KEYS = ("prompt_tokens", "completion_tokens")
 _INPUT_KEYS = ("input_tokens", "output_tokens")
 _ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
@@ -117,9 +119,8 @@ def usage_shape(raw: dict[str, Any] | None) -> str:
         raise UsageError("usage mixes prompt_tokens/completion_tokens with input_tokens/output_tokens")
     if openai:
         details = _details(raw, "prompt_tokens_details")
-        cache_fields = ("cached_tokens", *_WRITE_FIELDS)
-        has_cache = (_present(details, cache_fields) or _present(raw, _WRITE_FIELDS)
-                     or raw.get("prompt_cache_hit_tokens") is not None)
+        cache_fields = (*_READ_FIELDS, *_WRITE_FIELDS)
+        has_cache = _present(details, cache_fields) or _present(raw, cache_fields)
         return "openai" if has_cache else "openai-bare"
     anthropic = _present(raw, _ANTHROPIC_CACHE)
     responses = raw.get("input_tokens_details") is not None
@@ -136,8 +137,7 @@ def _parse_openai(raw: dict[str, Any]) -> Usage | None:
     details = _details(raw, "prompt_tokens_details")
     prompt = _count(raw, "prompt_tokens", "")
     output = _count(raw, "completion_tokens", "")
-    reads = _agreeing(_collect([(details, "prompt_tokens_details."), (raw, "")],
-                               ("cached_tokens", "prompt_cache_hit_tokens")), "cache-read")
+    reads = _agreeing(_collect([(details, "prompt_tokens_details."), (raw, "")], _READ_FIELDS), "cache-read")
     writes = _agreeing(_collect([(details, "prompt_tokens_details."), (raw, "")], _WRITE_FIELDS),
                        "cache-write")
     return _whole_prompt(prompt, output, reads or 0, writes or 0)

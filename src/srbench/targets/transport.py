@@ -1,7 +1,10 @@
 """Transport: one streamed OpenAI-compatible chat completion, bounded by the run's limits (RUN-7).
 
 `stream_chat` POSTs a body built by `build_body` to ``{base_url}/chat/completions`` through the
-caller's pooled ``httpx.AsyncClient`` and reads the Server-Sent Events stream chunk by chunk. It
+caller's pooled ``httpx.AsyncClient`` and reads the Server-Sent Events stream chunk by chunk
+(``aiter_bytes`` into an incremental SSE decoder, never byte by byte; not ``aiter_lines``, so that
+the kept transcript is byte-exact evidence for REP-2 and the byte cap holds before an over-long
+line is buffered). It
 never raises for anything the endpoint does: every outcome is a :class:`CallOutcome` whose
 ``error_class`` is one of
 
@@ -23,19 +26,24 @@ transcript: every credential value from the request headers is masked as ``***``
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import httpx
 
-from srbench.errors import InvalidInput
 from srbench.schemas.call import Usage
 from srbench.targets.metering import UsageError, parse_usage, usage_shape
+from srbench.targets.outcome import (
+    ALLOWED_EXTRAS,
+    TERMINAL_FINISH_REASONS,
+    CallOutcome,
+    StreamLimits,
+    build_body,
+    chat_url,
+)
 from srbench.targets.sse import (
     SSEDecoder,
     SSEEvent,
@@ -51,86 +59,12 @@ from srbench.targets.sse import (
 __all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "stream_chat", "ALLOWED_EXTRAS",
            "TERMINAL_FINISH_REASONS"]
 
-TERMINAL_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "function_call"})
-ALLOWED_EXTRAS = frozenset({"tools", "tool_choice", "parallel_tool_calls", "response_format", "functions",
-                            "function_call", "metadata"})
 ERROR_BODY_BYTES = 4096
 DONE_GRACE_S = 0.5          # after [DONE], how long to wait for the server to end the body
 _KEPT_PREFIXES = ("x-vsr-", "x-sr-bench-")
 _MODEL_MISSING = re.compile(
     r"model\b.{0,120}?\b(does not exist|not exist|not found|unknown|is not (available|supported|served))"
     r"|\b(unknown|invalid|no such|nonexistent) model\b|model_not_found", re.IGNORECASE | re.DOTALL)
-
-
-@dataclass(frozen=True)
-class StreamLimits:
-    """Per-call limits. `connect_timeout_s` defaults to min(10, total); `max_stream_bytes` to
-    max(30·max_output_chars, 1 MiB). `max_output_tokens` None disables the usage-token cap."""
-
-    total_timeout_s: float = 180.0
-    idle_timeout_s: float = 30.0
-    connect_timeout_s: float | None = None
-    max_output_chars: int = 131072
-    max_output_tokens: int | None = 4096
-    max_stream_bytes: int | None = None
-    repetition_window: int = 128
-    repetition_limit: int = 5
-
-    def __post_init__(self) -> None:
-        for name in ("total_timeout_s", "idle_timeout_s", "max_output_chars"):
-            if not getattr(self, name) > 0:
-                raise InvalidInput(f"stream limit {name} must be > 0")
-        if self.connect_timeout_s is None:
-            object.__setattr__(self, "connect_timeout_s", min(10.0, self.total_timeout_s))
-        if self.max_stream_bytes is None:
-            object.__setattr__(self, "max_stream_bytes", max(30 * self.max_output_chars, 1 << 20))
-
-
-@dataclass
-class CallOutcome:
-    """Everything one call left behind. `sent` is False only when no request byte can have left."""
-
-    status: Literal["completed", "failed", "cancelled"] = "failed"
-    error_class: str | None = None
-    error: str | None = None
-    systematic: bool = False
-    http_status: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    sse_raw: bytes = b""                 # body as received (capped); for HTTP errors ≤ 4 KiB of it
-    text: str | None = None              # visible final text, <think> stripped; None if no content
-    reasoning_chars: int = 0
-    finish_reason: str | None = None
-    response_model: str | None = None
-    usage_raw: dict[str, Any] | None = None
-    usage: Usage | None = None
-    started_at: float = 0.0              # time.time() when the request was handed to httpx
-    ttft_s: float | None = None
-    latency_s: float | None = None       # perf_counter from send to [DONE] (or to the failure)
-    bytes_received: int = 0
-    sent: bool = True
-    think_unclosed: bool = False
-    done: bool = False                   # [DONE] arrived
-    usage_shape: str = "absent"
-
-
-def chat_url(base_url: str) -> str:
-    return base_url.rstrip("/") + "/chat/completions"
-
-
-def build_body(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapping[str, Any],
-               request_params: Mapping[str, Any], extras: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Request body = sampling ⊕ request_params ⊕ extras ⊕ {model, messages, stream, stream_options}.
-
-    Later parts win: the target's pinned `request_params` override the run's sampling (TG-4); the
-    streaming fields are fixed. `extras` may only hold ALLOWED_EXTRAS. Pure: inputs are deep-copied.
-    """
-    unknown = sorted(set(extras or {}) - ALLOWED_EXTRAS)
-    if unknown:
-        raise InvalidInput(f"request extras not allowed: {', '.join(unknown)}")
-    body: dict[str, Any] = {**sampling, **request_params, **(extras or {})}
-    body.update(model=model, messages=[dict(m) for m in messages], stream=True,
-                stream_options={"include_usage": True})
-    return copy.deepcopy(body)
 
 
 class _Stop(Exception):
@@ -254,6 +188,13 @@ class _Call:
             raise _Stop("invalid_usage", e.message) from None
         self._token_cap(self.out.usage)
 
+    def settle(self) -> None:
+        """[DONE] arrived but draining the body was cut short: judge the stream as ended there."""
+        try:
+            self.end_of_stream()
+        except _Stop as stop:
+            self.failure = stop
+
     def outcome(self, secrets: list[str]) -> CallOutcome:
         out = self.out
         if self.t0 is not None:
@@ -271,8 +212,8 @@ class _Call:
             out.usage_shape = "invalid"
         out.sent = not self.connect_failed and (self.response or not self.traced or self.request_started)
         raw = bytes(self.raw)
-        for s in secrets:
-            raw = raw.replace(s.encode(), b"***")
+        for secret in secrets:
+            raw = raw.replace(secret.encode(), b"***")
         out.sse_raw = raw
         if self.cancelled:
             out.status, out.error_class, out.error = "cancelled", "cancelled", "the call was cancelled"
@@ -384,7 +325,10 @@ async def _run(client: httpx.AsyncClient, call: _Call, url: str, headers: Mappin
         async with asyncio.timeout(call.limits.total_timeout_s):
             await _exchange(client, call, url, headers, content)
     except TimeoutError:
-        call.failure = _Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
+        if call.out.done:
+            call.settle()
+        else:
+            call.failure = _Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
     except _Stop as stop:
         call.failure = stop
 
@@ -415,8 +359,11 @@ async def stream_chat(client: httpx.AsyncClient, *, url: str, headers: Mapping[s
             waiter.cancel()
         if not work.done():
             work.cancel()
-            call.cancelled = True
             await asyncio.gather(work, return_exceptions=True)
-    if not call.cancelled:
+            if call.out.done and call.failure is None:    # cancelled while draining after [DONE]
+                call.settle()
+            else:
+                call.cancelled = True
+    if not work.cancelled():
         work.result()               # a bug in this module surfaces; endpoint behaviour never raises
     return call.outcome(secrets)

@@ -1,0 +1,329 @@
+"""Compare: a pure function from two runs (report, result rows, frozen plan) to a paired comparison.
+
+IT-5, REP-3, REP-5, REP-6, REP-7. The lead wraps it in a memoised rule; it reads nothing else.
+
+Eligibility (each refusal raises `NotComparable`, code `not_comparable`, with a stable `reason`):
+- `plan_mismatch`: the report was not made from the plan given.
+- `run_not_finished` (queued, running) / `run_not_comparable` (cancelled, interrupted): only
+  `completed` and `failed` runs compare. A failed run has outcomes for its cells (failures count as
+  incorrect); a cancelled or interrupted one was stopped from outside, so its plan was not carried
+  out as frozen and an interrupted one may hold billed calls of unknown outcome.
+- `not_live`: both runs are live (preview and replay measure no capability).
+- `case_set_mismatch`: equal `case_sha256`, and every target of both runs planned exactly once on
+  the same non-empty case set E.
+- `protocol_mismatch`: equal profile, sampling, limits, benchmark weights, grader and adapter
+  versions, and equal prices for every model priced by both runs.
+- `no_single_baseline`: the baseline run has at least one single target.
+- `cell_pending` / `cell_not_graded`: every cell has exactly one terminal outcome — `completed`
+  with a bool `correct`, or `failed`, `cancelled` or `ambiguous`, which count as incorrect (the
+  report's denominator rule: the plan's every cell). A pending or dispatching cell blocks.
+
+Baseline (REP-5): the single target of the baseline run with the highest exact weighted quality
+Q = Σ W_b·k_b/n_b / Σ W_b; ties go to a complete principal cost, then the lowest, then target id.
+All tied strongest are listed; if one of them has an incomplete principal cost, savings are unknown.
+
+Savings, per scope s ∈ {principal (subject `cost_usd`), total (principal + `judge_cost_usd` +
+`simulator_cost_usd`), cache_neutral (`cache_neutral_cost_usd`, REP-3)}:
+pct = 100·(1 − cand_s/base_s), saving = base_s − cand_s, only when both runs are `require_priced`,
+every tied strongest baseline has a complete principal cost, base_s and cand_s are known (every
+cell's cost known) and base_s > 0; otherwise null with a reason. base_s is the lowest s-cost among
+the tied strongest (for principal that is the chosen baseline), so a tie never inflates a saving.
+An auxiliary cost field absent from every row of both runs means these reports meter no judge or
+simulator calls: it counts as 0 and a limitation says so; present in any row, a row without it (or
+with null) makes that target's total unknown — one run's metered judges are never set against
+another's unmetered ones.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import all_benchmarks
+from srbench.errors import InvalidInput
+from srbench.stages.paired import (
+    claim,
+    exact_weighted_quality,
+    non_inferiority,
+    stratified_bootstrap,
+    weighted_hoeffding,
+)
+from srbench.stages.stats import percentile
+
+COMPARE_VERSION = "sr-bench-compare-v1"
+COMPARABLE_STATUS = ("completed", "failed")
+FINISHING_STATUS = ("queued", "running")
+INCORRECT_STATES = ("failed", "cancelled", "ambiguous")
+PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions")
+AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
+TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
+FORMAL = "formal (standard holdout)"
+DEV = "dev (not a formal conclusion)"
+NO_MARGIN = "no pre-declared margin"
+
+
+class NotComparable(InvalidInput):
+    """Two runs that cannot be compared; `reason` is a stable sub-code, also the message prefix."""
+
+    code = "not_comparable"
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"not comparable ({reason}): {message}")
+        self.reason = reason
+
+
+def _run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
+                plan: dict[str, Any]) -> tuple[set[str], dict[str, dict[str, dict[str, Any]]]]:
+    """One run's own eligibility; returns (case set E, rows by target then case id)."""
+    declared = (report.get("provenance") or {}).get("plan_sha256")
+    if declared is not None and declared != plan.get("plan_sha256"):
+        raise NotComparable("plan_mismatch", f"the {side} report was made from plan {declared}, not the plan given")
+    status = report.get("status")
+    if status in FINISHING_STATUS:
+        raise NotComparable("run_not_finished", f"the {side} run is {status}; wait until it has finished")
+    if status not in COMPARABLE_STATUS:
+        raise NotComparable("run_not_comparable", f"the {side} run is {status}; only completed or failed runs "
+                            "compare (a cancelled or interrupted run did not carry out its plan)")
+    if plan.get("mode") != "live" or report.get("mode", "live") != "live":
+        raise NotComparable("not_live", f"the {side} run is not a live run (mode {plan.get('mode')})")
+    target_ids = [pt["target"]["id"] for pt in plan["targets"]]
+    by_target: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in target_ids}
+    for r in rows:
+        cells = by_target.get(r["target_id"])
+        if cells is None:
+            raise NotComparable("case_set_mismatch", f"the {side} rows name target {r['target_id']!r}, "
+                                "which its plan does not")
+        if r["case_id"] in cells:
+            raise NotComparable("case_set_mismatch", f"the {side} run has two cells for case {r['case_id']!r} "
+                                f"and target {r['target_id']!r}")
+        cells[r["case_id"]] = r
+    cases = set(by_target[target_ids[0]]) if target_ids else set()
+    if not cases:
+        raise NotComparable("case_set_mismatch", f"the {side} run has no planned cases")
+    for t, cells in by_target.items():
+        if set(cells) != cases:
+            raise NotComparable("case_set_mismatch", f"in the {side} run, target {t!r} is not planned on the "
+                                "same cases as the others")
+    if plan["dataset"].get("case_count") not in (None, len(cases)):
+        raise NotComparable("case_set_mismatch", f"the {side} rows cover {len(cases)} cases, its plan "
+                            f"{plan['dataset']['case_count']}")
+    for r in rows:
+        where = f"{side} cell ({r['case_id']}, {r['target_id']})"
+        if r["state"] == "completed":
+            if not isinstance(r.get("correct"), bool):
+                raise NotComparable("cell_not_graded", f"{where} completed without a grade")
+        elif r["state"] not in INCORRECT_STATES:
+            raise NotComparable("cell_pending", f"{where} is {r['state']}: it has no terminal outcome yet")
+    return cases, by_target
+
+
+def _prices(plan: dict[str, Any]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for pt in plan["targets"]:
+        for model, p in (pt["target"].get("prices") or {}).items():
+            if p not in out.setdefault(model, []):
+                out[model].append(p)
+    return out
+
+
+def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
+    if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
+        raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
+                            "(case_sha256 or case ids differ)")
+    differ = [k for k in PROTOCOL_KEYS if bplan.get(k) != cplan.get(k)]
+    bp, cp = _prices(bplan), _prices(cplan)
+    differ += [f"prices[{m}]" for m in sorted(set(bp) & set(cp)) if bp[m] != cp[m]]
+    if differ:
+        raise NotComparable("protocol_mismatch", f"the runs differ in {', '.join(differ)}")
+
+
+def _correct(row: dict[str, Any]) -> int:
+    return int(row["state"] == "completed" and row["correct"] is True)
+
+
+def _quality(cells: dict[str, dict[str, Any]], weights: dict[str, float]) -> Fraction:
+    counts: dict[str, list[int]] = {}
+    for r in cells.values():
+        kn = counts.setdefault(r["benchmark"], [0, 0])
+        kn[0] += _correct(r)
+        kn[1] += 1
+    return exact_weighted_quality({b: (k, n) for b, (k, n) in counts.items()}, weights)
+
+
+def _sum(values: list[Any]) -> float | None:
+    return None if any(v is None for v in values) else float(sum(values))
+
+
+def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, float | None]:
+    rows = list(cells.values())
+    principal = _sum([r.get("cost_usd") for r in rows])
+    aux = [_sum([0.0 if f in aux_absent else r.get(f) for r in rows]) for f in AUX_COST_FIELDS]
+    return {"principal": principal, "total": _sum([principal, *aux]), "auxiliary": _sum(aux),
+            "cache_neutral": _sum([r.get("cache_neutral_cost_usd") for r in rows])}
+
+
+def _operations(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    rows = list(cells.values())
+    done = [r for r in rows if r["state"] == "completed"]
+    lat = [r["latency_s"] for r in done if r.get("latency_s") is not None]
+    ttft = [r["ttft_s"] for r in done if r.get("ttft_s") is not None]
+    tokens = None
+    if all(r.get("usage") is not None for r in rows):
+        tokens = {k: int(sum(r["usage"][k] for r in rows)) for k in TOKEN_KEYS}
+    return {"latency_p50_s": percentile(lat, 0.5), "latency_p95_s": percentile(lat, 0.95),
+            "ttft_p50_s": percentile(ttft, 0.5), "tokens": tokens,
+            "incorrect_by_state": dict(sorted(Counter(r["state"] for r in rows if r["state"] != "completed").items()))}
+
+
+def _choose_baseline(bplan: dict[str, Any], by_target: dict[str, dict[str, dict[str, Any]]],
+                     weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[dict[str, Any]]]:
+    singles = [pt["target"]["id"] for pt in bplan["targets"] if pt["target"]["kind"] == "single"]
+    if not singles:
+        raise NotComparable("no_single_baseline", "the baseline run has no single-model target")
+    scored = {t: (_quality(by_target[t], weights), _costs(by_target[t], aux_absent)) for t in singles}
+    best_q = max(q for q, _ in scored.values())
+    tied = sorted((t for t, (q, _) in scored.items() if q == best_q),
+                  key=lambda t: (scored[t][1]["principal"] is None, scored[t][1]["principal"] or 0.0, t))
+    listed = [{"target_id": t, "quality": float(best_q), "quality_exact": str(best_q), "costs": scored[t][1],
+               "cost_complete": scored[t][1]["principal"] is not None} for t in tied]
+    return tied[0], listed
+
+
+def _savings(scope: str, tied: list[dict[str, Any]], cand: float | None, blocked: str | None) -> dict[str, Any]:
+    known = [(t["costs"][scope], t["target_id"]) for t in tied if t["costs"][scope] is not None]
+    base, base_id = min(known) if len(known) == len(tied) else (None, None)
+    out = {"baseline_target_id": base_id, "baseline_usd": base, "candidate_usd": cand,
+           "saving_usd": None, "saving_pct": None, "reason": blocked}
+    if blocked is None:
+        if base is None:
+            out["reason"] = f"a tied strongest baseline has an unknown {scope} cost"
+        elif cand is None:
+            out["reason"] = f"the candidate's {scope} cost is incomplete (some cell's cost is unknown)"
+        elif base <= 0:
+            out["reason"] = f"the baseline's {scope} cost is 0: no percentage"
+        else:
+            out.update(saving_usd=base - cand, saving_pct=100.0 * (1.0 - cand / base))
+    return out
+
+
+def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
+               best: dict[str, dict[str, Any]], weights: dict[str, float], *, margin: float | None,
+               label: str, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str]) -> dict[str, Any]:
+    diffs: dict[str, list[int]] = {}
+    for case_id in sorted(cells):
+        c, b = cells[case_id], best[case_id]
+        diffs.setdefault(c["benchmark"], []).append(_correct(c) - _correct(b))
+    q_c, q_b = _quality(cells, weights), _quality(best, weights)
+    flat = [d for g in diffs.values() for d in g]
+    both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
+    hoeff = weighted_hoeffding(diffs, weights)
+    per_bench = []
+    for b, g in sorted(diffs.items()):
+        ids = [i for i in cells if cells[i]["benchmark"] == b]
+        kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
+        per_bench.append({"benchmark": b, "n": len(g), "weight": weights[b], "candidate_correct": kc,
+                          "baseline_correct": kb, "candidate_accuracy": kc / len(g),
+                          "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
+                          "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
+    if margin is None:
+        ni = {"margin": None, "non_inferior": None, "label": None, "reason": NO_MARGIN}
+    else:
+        ni = {"margin": margin, "non_inferior": non_inferiority(hoeff["ci"][0], margin), "label": label,
+              "reason": f"Hoeffding lower bound {hoeff['ci'][0]:.4f} vs −{margin}"}
+    costs = _costs(cells, aux_absent)
+    return {
+        "target_id": tid, "kind": kind, "model": model, "n": len(flat),
+        "quality": float(q_c), "quality_exact": str(q_c), "baseline_quality": float(q_b),
+        "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(flat) / len(flat),
+        "wins": flat.count(1), "losses": flat.count(-1), "ties": flat.count(0),
+        "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
+        "interval": hoeff, "bootstrap": stratified_bootstrap(diffs, weights),
+        "claim": claim(hoeff["ci"]), "claim_label": label, "non_inferiority": ni,
+        "savings": {s: _savings(s, tied, costs[s], blocked) for s in ("principal", "total", "cache_neutral")},
+        "operations": {"baseline": _operations(best), "candidate": _operations(cells)},
+    }
+
+
+def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
+    return {f for f in AUX_COST_FIELDS if not any(f in r for r in rows)}
+
+
+def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: dict[str, Any],
+                    candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: dict[str, Any],
+                    *, margin: float | None = None) -> dict[str, Any]:
+    """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
+    if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
+        raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
+                           code="invalid_margin")
+    bcases, bby = _run_checks("baseline", baseline, baseline_rows, baseline_plan)
+    ccases, cby = _run_checks("candidate", candidate, candidate_rows, candidate_plan)
+    _pair_checks(baseline_plan, candidate_plan, bcases, ccases)
+    weights = dict(baseline_plan["benchmark_weights"])
+    aux_absent = _aux_absent(baseline_rows) & _aux_absent(candidate_rows)
+    best_id, tied = _choose_baseline(baseline_plan, bby, weights, aux_absent)
+    formal = baseline_plan["profile"] == "standard" and candidate_plan["profile"] == "standard"
+    label = FORMAL if formal else DEV
+    blocked = None
+    policies = (baseline_plan.get("cost_policy"), candidate_plan.get("cost_policy"))
+    if any(p != "require_priced" for p in policies):
+        blocked = "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
+    elif not all(t["cost_complete"] for t in tied):
+        unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
+        blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
+    models = {pt["target"]["id"]: pt["target"] for pt in candidate_plan["targets"]}
+    candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights,
+                             margin=margin, label=label, tied=tied, blocked=blocked, aux_absent=aux_absent)
+                  for t in models]
+    bmodel = next(pt["target"]["model"] for pt in baseline_plan["targets"] if pt["target"]["id"] == best_id)
+    return {
+        "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
+        "baseline_run": _run_info(baseline, baseline_plan), "candidate_run": _run_info(candidate, candidate_plan),
+        "case_sha256": baseline_plan["case_sha256"], "cases": len(bcases),
+        "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
+        "evidence": {"profile": baseline_plan["profile"], "split": baseline_plan["dataset"].get("split"),
+                     "formal": formal, "label": label},
+        "margin": margin,
+        "baseline": {"target_id": best_id, "model": bmodel, "quality": tied[0]["quality"],
+                     "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied,
+                     "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
+                             "principal cost, then target id (REP-5)"},
+        "savings_blocked": blocked,
+        "candidates": candidates,
+        "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent),
+    }
+
+
+def _run_info(report: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": report.get("run_id"), "status": report["status"], "plan_sha256": plan.get("plan_sha256"),
+            "profile": plan["profile"], "cost_policy": plan.get("cost_policy"),
+            "targets": [pt["target"]["id"] for pt in plan["targets"]]}
+
+
+def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict[str, Any], formal: bool,
+                 tied: list[dict[str, Any]], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
+    out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
+           "targets on these same cases, not the selection of a tuned router or of one candidate among many "
+           "(no multiplicity correction), and not contamination of public questions (REP-6)."]
+    if not formal:
+        out.append(f"{plan['profile']} profile: {DEV}; formal conclusions need the standard holdout not used "
+                   "for tuning (IT-5, REP-7).")
+    out.append("The bootstrap interval is a diagnostic only; claims and non-inferiority use the Hoeffding interval.")
+    if {b.id for b in all_benchmarks()} - set(plan["benchmark_weights"]):
+        out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
+    for side, rep in (("baseline", baseline), ("candidate", candidate)):
+        if rep["status"] != "completed":
+            out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
+                       "and ambiguous cells count as incorrect.")
+    if len(tied) > 1:
+        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t['target_id'] for t in tied)}.")
+    if aux_absent:
+        out.append(f"No row carries {', '.join(sorted(aux_absent))}: no judge/simulator calls are metered in "
+                   "these reports, so total cost equals principal cost.")
+    out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
+               "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
+               "between runs (REP-3).")
+    if any(c["non_inferiority"]["margin"] is None for c in candidates):
+        out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
+    return out

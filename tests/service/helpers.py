@@ -1,0 +1,89 @@
+"""Helpers for the service tests: a raw HTTP client returning (status, body), manifest builders."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from srbench.benchmarks.arc_agi_2 import ArcAgi2
+from srbench.service.discovery import API_PREFIX
+from srbench.simulate import samples
+
+TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
+FAST_LIMITS = {"concurrency": 4, "total_timeout_s": 10, "idle_timeout_s": 5, "case_timeout_s": 10,
+               "max_run_seconds": 30}
+REVISIONS = {"mmlu-pro": samples.SAMPLE_REVISION, "gpqa-diamond": samples.SAMPLE_REVISION,
+             "arc-agi-2": ArcAgi2.source.revision}
+
+
+class Api:
+    """Raw HTTP against the service: every call returns (status, parsed JSON body)."""
+
+    def __init__(self, url: str, token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        self.http = httpx.Client(base_url=url + API_PREFIX, headers=headers, timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        resp = self.http.request(method, path, json=body) if body is not None else self.http.request(method, path)
+        try:
+            return resp.status_code, resp.json()
+        except ValueError:
+            return resp.status_code, resp.content
+
+    def get(self, path: str) -> tuple[int, Any]:
+        return self.call("GET", path)
+
+    def post(self, path: str, body: Any) -> tuple[int, Any]:
+        return self.call("POST", path, body)
+
+    def ok(self, method: str, path: str, body: Any = None) -> Any:
+        status, data = self.call(method, path, body)
+        assert status < 300, (status, data)
+        return data
+
+    def error(self, method: str, path: str, body: Any, status: int, code: str | None = None) -> str:
+        """Assert an error answer; return its message."""
+        got, data = self.call(method, path, body)
+        assert got == status, (got, data)
+        assert isinstance(data, dict) and set(data) == {"error"}, data
+        if code is not None:
+            assert data["error"]["code"] == code, data
+        return data["error"]["message"]
+
+    def run_count(self) -> int:
+        return len(self.ok("GET", "/runs")["runs"])
+
+    def wait(self, run_id: str, timeout: float = 20, until: Callable[[dict[str, Any]], bool] | None = None
+             ) -> dict[str, Any]:
+        until = until or (lambda r: r["status"] in TERMINAL)
+        deadline = time.monotonic() + timeout
+        while True:
+            run = self.ok("GET", f"/runs/{run_id}")
+            if until(run):
+                return run
+            assert time.monotonic() < deadline, f"run {run_id} did not get there in {timeout}s: {run}"
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def single(tid: str, base_url: str, model: str | None = None, **extra: Any) -> dict[str, Any]:
+    model = model or tid
+    return {"id": tid, "kind": "single", "base_url": base_url, "model": model, "prices": {model: PRICE}, **extra}
+
+
+def manifest(dataset: dict[str, Any], targets: list[Any], **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"version": "sr-bench-1.0", "name": "service-test", "profile": dataset["profile"],
+                           "seed": dataset["seed"], "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]},
+                           "targets": targets, "limits": dict(FAST_LIMITS)}
+    out.update(extra)
+    return out
+
+
+def freeze(api: Api, m: dict[str, Any]) -> dict[str, Any]:
+    return api.ok("POST", "/plans", {"manifest": m})["plan"]
