@@ -23,7 +23,7 @@ from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.rules import Engine
-from srbench.service import handlers
+from srbench.service import derived_handlers, handlers
 from srbench.service.auth import token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
 from srbench.service.journal import Journal, JournalActionCache
@@ -91,7 +91,8 @@ def make_app(service: Service, token: str) -> web.Application:
                           middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
     app["service"] = service
     for method, path, name, _summary in ROUTES:
-        app.router.add_route(method, API_PREFIX + path, getattr(handlers, name))
+        handler = getattr(handlers, name, None) or getattr(derived_handlers, name)
+        app.router.add_route(method, API_PREFIX + path, handler)
     app.router.add_get(API_PREFIX + "/openapi.json", lambda r: web.json_response(openapi_document()))
 
     async def on_shutdown(app: web.Application) -> None:

@@ -30,6 +30,9 @@ ROUTES: list[tuple[str, str, str, str]] = [
     ("GET", "/runs/{run_id}/calls/{cell_id}", "run_call", "One full call record"),
     ("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 100 a page"),
     ("GET", "/objects/{digest}", "get_object", "An object by digest (JSON objects only)"),
+    ("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run"),
+    ("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers"),
+    ("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run"),
     ("POST", "/shutdown", "shutdown", "Stop the service; every result is kept"),
 ]
 
@@ -47,6 +50,10 @@ _BODIES: dict[str, dict[str, Any]] = {
                                        "revision": {"type": ["string", "null"]}}},
     "combine_datasets": {"type": "object", "required": ["manifests"], "additionalProperties": False,
                          "properties": {"manifests": {"type": "array", "items": {"type": "object"}}}},
+    "make_comparison": {"type": "object", "required": ["baseline_run_id", "candidate_run_id"],
+                        "additionalProperties": False,
+                        "properties": {"baseline_run_id": {"type": "string"}, "candidate_run_id": {"type": "string"},
+                                       "margin": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}},
     "make_plan": {"type": "object", "required": ["manifest"], "additionalProperties": False,
                   "properties": {"manifest": {"type": "object"}}},
     "submit_run": {"type": "object", "required": ["plan"], "additionalProperties": False,

@@ -225,6 +225,10 @@ class RunManager:
         else:
             status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
         await self.journal.submit(lambda c: _terminal(c, run_id, status, error))
+        try:  # the report as the run ended: what regrade compares against
+            await asyncio.to_thread(self.final_report, run_id)
+        except Exception:  # noqa: BLE001 - a report problem must not change the run's outcome
+            pass
 
     # -- control -------------------------------------------------------------------------------
     def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
@@ -252,6 +256,27 @@ class RunManager:
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=15)
+
+    def final_report(self, run_id: str) -> str:
+        """The report recorded when the run ended (built now for runs that ended before that existed)."""
+        row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
+        if row is None:
+            raise NotFound(f"no run {run_id!r}")
+        digest = json.loads(row["extra"]).get("final_report")
+        if digest and self.store.has(digest):
+            return digest
+        rep, _, _ = self.report(run_id)
+        if row["status"] in TERMINAL:
+            self._set_extra(run_id, "final_report", rep["report"])
+        return rep["report"]
+
+    def _set_extra(self, run_id: str, key: str, value: Any) -> None:
+        def w(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT extra FROM runs WHERE id=?", (run_id,)).fetchone()
+            extra = json.loads(row["extra"])
+            extra[key] = value
+            c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps(extra, sort_keys=True), run_id))
+        self.journal.submit_sync(w)
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, run_id: str) -> dict[str, Any]:

@@ -1,0 +1,63 @@
+"""HTTP handlers for derived results of finished runs: compare, regrade, export."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from srbench.errors import InvalidInput
+from srbench.service.handlers import body, ok, only, svc
+from srbench.stages import derived
+
+
+def _margin(data: dict[str, Any]) -> float | None:
+    m = data.get("margin")
+    if m is None:
+        return None
+    if isinstance(m, bool) or not isinstance(m, int | float) or not 0 <= m <= 1:
+        raise InvalidInput("margin must be a number within [0, 1] (weighted-quality units, declared in advance)")
+    return float(m)
+
+
+async def make_comparison(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"baseline_run_id", "candidate_run_id", "margin"})
+    b, c = data.get("baseline_run_id"), data.get("candidate_run_id")
+    if not isinstance(b, str) or not isinstance(c, str):
+        raise InvalidInput("baseline_run_id and candidate_run_id are required run ids")
+    margin = _margin(data)
+    service = svc(request)
+
+    def run() -> dict[str, Any]:
+        brep, _, _ = service.runs.report(b)
+        crep, _, _ = service.runs.report(c)
+        digest, hit, why = derived.compare(service.engine, brep["report"], crep["report"], margin,
+                                           subject=f"{b}..{c}")
+        return {"comparison": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+    return ok(await asyncio.to_thread(run))
+
+
+async def regrade_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+
+    def go() -> dict[str, Any]:
+        run = service.runs.get(run_id)
+        original = service.runs.final_report(run_id)
+        digest, hit, why = derived.regrade(service.engine, run, original)
+        return {"regrade": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+    return ok(await asyncio.to_thread(go))
+
+
+async def export_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+
+    def go() -> dict[str, Any]:
+        run = service.runs.get(run_id)
+        rep, _, _ = service.runs.report(run_id)
+        digest, hit, why = derived.export(service.engine, run, rep["report"])
+        return {"export": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+    return ok(await asyncio.to_thread(go))
