@@ -73,9 +73,9 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    from srbench.cli import datasets, demo, runs, targets
+    from srbench.cli import datasets, demo, derived, runs, store, targets
 
-    for module in (datasets, targets, runs, demo):
+    for module in (datasets, targets, runs, derived, store, demo):
         module.register(cli)
 
 

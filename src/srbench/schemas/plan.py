@@ -82,6 +82,14 @@ class Manifest(BaseModel):
         return check_generation_params(v, "sampling")
 
 
+class BenchmarkOptions(BaseModel):
+    """One benchmark's entry of the store's benchmark-options.json (DEP-1)."""
+
+    model_config = ConfigDict(extra="forbid")
+    judge: str | None = Field(default=None, description="id of the registered judge target")
+    grader_version: str | None = None
+
+
 class PlannedTarget(BaseModel):
     model_config = ConfigDict(extra="forbid")
     target: Target
@@ -109,6 +117,9 @@ class Plan(BaseModel):
     adapter_versions: dict[str, str]
     grader_versions: dict[str, str]
     total: int = Field(description="planned cells = cases × targets")
+    auxiliary_targets: dict[str, PlannedTarget] = Field(default_factory=dict,
+                                                        description="judges, by id (never scored)")
+    benchmark_options: dict[str, BenchmarkOptions] = Field(default_factory=dict)
     notices: list[str] = Field(default_factory=list)
     plan_sha256: str | None = None
 

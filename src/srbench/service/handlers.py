@@ -239,6 +239,20 @@ async def dataset_cases(request: web.Request) -> web.Response:
 
 
 # -- plans and runs ------------------------------------------------------------------------------
+def read_benchmark_options(store_dir: Path) -> dict[str, Any]:
+    """The operator's `<store>/benchmark-options.json` (DEP-1); absent means no options."""
+    path = store_dir / "benchmark-options.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, OSError) as exc:
+        raise InvalidInput(f"{path.name} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path.name} must be a JSON object keyed by benchmark id")
+    return data
+
+
 def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
     def resolve(tid: str) -> Target | None:
         v = service.journal.get_ref("target", tid)
@@ -247,7 +261,8 @@ def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
     def find(sha: str) -> list[dict[str, Any]]:
         found = [service.journal.get_ref("dataset", did) for did in _ids_with_sha(service, sha)]
         return [m for m in found if m is not None]
-    return build_plan(manifest, service.objects, resolve_target=resolve, find_datasets=find)
+    return build_plan(manifest, service.objects, resolve_target=resolve, find_datasets=find,
+                      options=read_benchmark_options(service.store_dir))
 
 
 async def make_plan(request: web.Request) -> web.Response:
@@ -350,3 +365,32 @@ async def run_events(request: web.Request) -> web.Response:
     total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
     return ok({"events": [{"seq": r["seq"], "ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
                           for r in rows], "total": total})
+
+
+# -- store maintenance ---------------------------------------------------------------------------
+async def store_verify(request: web.Request) -> web.Response:
+    from srbench.service import maintenance
+
+    only(await body(request), set())
+    service = svc(request)
+    return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
+
+
+async def store_gc(request: web.Request) -> web.Response:
+    from srbench.errors import Conflict
+    from srbench.service import maintenance
+
+    data = await body(request)
+    only(data, {"apply", "grace_s"})
+    apply, grace = data.get("apply", False), data.get("grace_s", maintenance.DEFAULT_GRACE_S)
+    if not isinstance(apply, bool):
+        raise InvalidInput("apply must be true or false")
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not grace >= 0:
+        raise InvalidInput("grace_s must be a number of seconds >= 0")
+    service = svc(request)
+    active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
+    if active:
+        raise Conflict(f"store gc refused: {len(active)} run(s) are active ({', '.join(active[:5])}); wait for "
+                       "them to finish or cancel them", code="runs_active")
+    return ok(await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
+                                      grace_s=float(grace)))

@@ -36,7 +36,8 @@ CREATE TABLE IF NOT EXISTS runs(
 CREATE TABLE IF NOT EXISTS cells(
   run_id TEXT NOT NULL, cell_id TEXT NOT NULL, seq INTEGER NOT NULL, case_id TEXT NOT NULL,
   target_id TEXT NOT NULL, state TEXT NOT NULL, request TEXT, call TEXT, error_class TEXT,
-  error TEXT, updated_at REAL NOT NULL, PRIMARY KEY(run_id, cell_id));
+  error TEXT, updated_at REAL NOT NULL, judge_request TEXT, judge_call TEXT, reserved_usd REAL,
+  PRIMARY KEY(run_id, cell_id));
 CREATE INDEX IF NOT EXISTS cells_by_seq ON cells(run_id, seq);
 CREATE INDEX IF NOT EXISTS cells_by_state ON cells(run_id, state);
 CREATE TABLE IF NOT EXISTS events(

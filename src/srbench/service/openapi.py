@@ -34,6 +34,9 @@ ROUTES: list[tuple[str, str, str, str]] = [
     ("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers"),
     ("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run"),
     ("POST", "/shutdown", "shutdown", "Stop the service; every result is kept"),
+    ("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references"),
+    ("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
+     "(dry run unless apply; refused while runs are active)"),
 ]
 
 _PAGE = [{"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
@@ -58,6 +61,9 @@ _BODIES: dict[str, dict[str, Any]] = {
                   "properties": {"manifest": {"type": "object"}}},
     "submit_run": {"type": "object", "required": ["plan"], "additionalProperties": False,
                    "properties": {"plan": {"type": "object"}, "idempotency_key": {"type": ["string", "null"]}}},
+    "store_gc": {"type": "object", "additionalProperties": False,
+                 "properties": {"apply": {"type": "boolean", "default": False},
+                                "grace_s": {"type": "number", "minimum": 0, "default": 3600}}},
 }
 
 

@@ -58,12 +58,27 @@ class RunJournalAdapter:
         await self.journal.submit(w, self._objects(objects, durable=False))
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None, objects: list[bytes]) -> None:
+                       error: str | None, objects: list[bytes], judge_request: str | None = None) -> None:
         now = time.time()
 
         def w(c: sqlite3.Connection) -> None:
-            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (state, call, error_class, error, now, self.run_id,
+            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
+                      "WHERE run_id=? AND cell_id=?", (state, call, error_class, error, judge_request, now,
+                                                       self.run_id, cell.cell_id))
+            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
+            if state not in ("completed", "judge_dispatching"):
+                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                                                             "target_id": cell.target_id,
+                                                             "error_class": error_class, "error": error})
+        await self.journal.submit(w, self._objects(objects))
+
+    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
+                     error: str | None, objects: list[bytes]) -> None:
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE cells SET state=?, judge_call=?, error_class=?, error=?, updated_at=? "
+                      "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
                                                        cell.cell_id))
             c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
             if state != "completed":
@@ -88,14 +103,17 @@ class RunManager:
     def recover_after_restart(self) -> dict[str, int]:
         def w(c: sqlite3.Connection) -> dict[str, int]:
             now = time.time()
-            amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells WHERE state='dispatching'"
-                            ).fetchall()
+            amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells "
+                            "WHERE state IN ('dispatching', 'judge_dispatching')").fetchall()
             for r in amb:
                 add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
                                                              "target_id": r["target_id"]})
             c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', "
                       "error='the service stopped while this call was in flight; it may have been billed', "
                       "updated_at=? WHERE state='dispatching'", (now,))
+            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_judge_dispatch', "
+                      "error='the service stopped while the judge call was in flight; it may have been billed', "
+                      "updated_at=? WHERE state='judge_dispatching'", (now,))
             runs = c.execute("SELECT id FROM runs WHERE status IN ('queued','running')").fetchall()
             for r in runs:
                 add_event(c, r["id"], "interrupted", {"reason": "service restarted"})
@@ -298,7 +316,8 @@ class RunManager:
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)
-        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"]]
+        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
+                                r["judge_call"]]
                  for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
         end = run["finished_at"] or time.time()
         wall = (end - run["started_at"]) if run["started_at"] else None
@@ -319,7 +338,8 @@ def run_view(row: sqlite3.Row, counts: dict[str, int]) -> dict[str, Any]:
     total = row["total"]
     progress = {"total": total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
                 "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
-                "running": counts.get("dispatching", 0), "pending": counts.get("pending", 0)}
+                "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
+                "pending": counts.get("pending", 0)}
     return {"id": row["id"], "name": row["name"], "mode": row["mode"], "profile": row["profile"],
             "status": row["status"], "plan": row["plan"], "plan_sha256": row["plan_sha256"],
             "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),

@@ -22,6 +22,10 @@ Tokens (no tokenizer)
     cached_tokens = floor(cached_fraction · prompt_tokens);
     completion_tokens = max(1, ceil(len(completion text) / 4)), the think block included.
 
+Judge prompts
+    A user message that is JSON with ``reference_answer`` and ``candidate_answer`` gets a JSON
+    verdict (see :func:`judge_reply`), whatever the model.
+
 Router rule (:class:`RouterRule`)
     The strong model when the prompt has more than `long_prompt_chars` characters or the last user
     message contains one of `keywords` (case-insensitive); otherwise the weak model.
@@ -174,8 +178,27 @@ def render_answer(answer: Any) -> str:
     return str(answer)
 
 
+def judge_reply(messages: MessageList) -> Reply | None:
+    """A reference-judge prompt (user message = JSON {question, reference_answer, candidate_answer})
+    gets a JSON verdict: correct when the reference text occurs in the candidate (case-insensitive),
+    not_attempted when the candidate says it is not sure, else incorrect."""
+    try:
+        body = json.loads(last_user_text(messages))
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not {"reference_answer", "candidate_answer"} <= set(body):
+        return None
+    ref, cand = str(body["reference_answer"]).strip().lower(), str(body["candidate_answer"]).lower()
+    verdict = "correct" if ref and ref in cand else "not_attempted" if "not sure" in cand else "incorrect"
+    text = json.dumps({"verdict": verdict, "explanation": "simulated reference judge"})
+    return Reply(text=text, correct=None, answer=verdict)
+
+
 def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, Any]) -> Reply:
-    """The model's deterministic reply to `messages`."""
+    """The model's deterministic reply to `messages` (a reference-judge prompt gets a verdict)."""
+    judged = judge_reply(messages)
+    if judged is not None:
+        return judged
     pkey = messages_key(messages)
     found, answer = lookup_answer(answer_key, messages)
     if not found:

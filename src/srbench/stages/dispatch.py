@@ -42,8 +42,13 @@ class RunJournal(Protocol):
         """Durably store `objects`, then commit the cell as dispatching with the request digest."""
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None, objects: list[bytes]) -> None:
-        """Durably store `objects` (SSE transcript, call record), then commit the terminal state."""
+                       error: str | None, objects: list[bytes], judge_request: str | None = None) -> None:
+        """Durably store `objects` (SSE transcript, call record), then commit the state: terminal, or
+        `judge_dispatching` with the judge's request digest (committed before the judge call is sent)."""
+
+    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
+                     error: str | None, objects: list[bytes]) -> None:
+        """Durably store the judge's objects, then commit the cell's terminal state."""
 
     async def event(self, type_: str, data: dict[str, Any]) -> None: ...
 
@@ -61,15 +66,17 @@ class RunControl:
         return self.cancel.is_set() or self.stop_reason is not None or time.monotonic() >= self.deadline
 
 
-def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell) -> dict[str, Any]:
+def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
+                   messages: list[dict[str, Any]] | None = None, role: str = "subject") -> dict[str, Any]:
     """The stored request: endpoint, body and the *names* of headers (never their values)."""
-    body = build_body(target.model, [m.model_dump() for m in case.messages], params, {})
+    msgs = messages if messages is not None else [m.model_dump() for m in case.messages]
+    body = build_body(target.model, msgs, params, {})
     headers = ["authorization"] if target.api_key_env else []
     if target.kind == "mom":
         headers += ["x-vsr-debug", "x-sr-bench-expected-config-hash"]
     return {"kind": "request", "schema": 1, "url": target.base_url + "/chat/completions", "body": body,
             "header_names": headers, "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
-            "api_key_env": target.api_key_env}
+            "api_key_env": target.api_key_env, "role": role}
 
 
 def request_headers(target: Target) -> dict[str, str]:
@@ -119,8 +126,11 @@ class Dispatcher:
         self.client = client
         self.targets = {pt["target"]["id"]: (Target.model_validate(pt["target"]), pt["effective_params"])
                         for pt in plan["targets"]}
+        self.aux = {tid: (Target.model_validate(pt["target"]), pt["effective_params"])
+                    for tid, pt in plan.get("auxiliary_targets", {}).items()}
+        self.judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
         conc = plan["limits"]["concurrency"]
-        self.sems = {tid: asyncio.Semaphore(conc) for tid in self.targets}
+        self.sems = {tid: asyncio.Semaphore(conc) for tid in [*self.targets, *self.aux]}
 
     def stream_limits(self) -> StreamLimits:
         lim = self.plan["limits"]
@@ -148,7 +158,9 @@ class Dispatcher:
                 if self.control.stop_reason is None:
                     self.control.stop_reason = f"systematic failure on target {target.id}: {problem or outcome.error}"
                     newly_stopped = True
-        await self.record(cell, target, req_digest, outcome, problem)
+        judge = await self.record(cell, target, req_digest, outcome, problem)
+        if judge is not None:
+            await self.run_judge(cell, *judge)
         if newly_stopped:
             await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": self.control.stop_reason,
                                                           "error_class": "config_hash_mismatch" if problem
@@ -164,8 +176,47 @@ class Dispatcher:
                                     body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
         return target, req_digest, outcome
 
+    def judge_plan(self, cell: Cell, outcome: CallOutcome) -> tuple[Target, dict[str, Any], bytes, str] | None:
+        """(judge target, its request, request bytes, digest) when this answer goes to a judge."""
+        case = self.cases[cell.case_id]
+        judge_id = self.judge_for.get(case.benchmark)
+        if judge_id is None:
+            return None
+        from srbench.benchmarks import get as get_benchmark
+
+        messages = get_benchmark(case.benchmark).judge_messages(case, outcome.text)
+        if not messages:            # no visible answer: graded not_attempted without a judge call
+            return None
+        judge, params = self.aux[judge_id]
+        req = request_object(judge, case, params, cell, messages=messages, role="judge")
+        data = canonical_json(req)
+        return judge, req, data, digest_bytes(data)
+
+    async def run_judge(self, cell: Cell, judge: Target, req: dict[str, Any], req_digest: str) -> None:
+        async with self.sems[judge.id]:
+            if self.control.cancel.is_set():
+                await self.journal.judged(cell, "cancelled", None, "cancelled", "cancelled before the judge call", [])
+                return
+            outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(judge),
+                                        body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
+            if outcome.status == "failed" and outcome.systematic and self.control.stop_reason is None:
+                self.control.stop_reason = f"systematic failure on judge {judge.id}: {outcome.error}"
+        objects, sse = [], None
+        if outcome.sse_raw:
+            objects.append(outcome.sse_raw)
+            sse = digest_bytes(outcome.sse_raw)
+        record = call_record(outcome, req_digest, sse)
+        record.role = "judge"
+        data = canonical_json(record.model_dump(mode="json", by_alias=True))
+        objects.append(data)
+        state = {"completed": "completed", "cancelled": "cancelled"}.get(outcome.status, "failed")
+        err_class = None if state == "completed" else f"judge_{outcome.error_class}"
+        await self.journal.judged(cell, state, digest_bytes(data), err_class,
+                                  None if state == "completed" else f"judge: {outcome.error}", objects)
+
     async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome,
-                     problem: str | None) -> None:
+                     problem: str | None) -> tuple[Target, dict[str, Any], str] | None:
+        """Store the subject call; returns the judge step to run next, if any."""
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
         if problem is not None:
             status, error_class, error = "failed", "config_hash_mismatch", problem
@@ -178,4 +229,11 @@ class Dispatcher:
         record_bytes = canonical_json(record.model_dump(mode="json", by_alias=True))
         objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
-        await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects)
+        judge = self.judge_plan(cell, outcome) if state == "completed" else None
+        if judge is None:
+            await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects)
+            return None
+        jt, jreq, jbytes, jdigest = judge
+        await self.journal.finished(cell, "judge_dispatching", digest_bytes(record_bytes), None, None,
+                                    [*objects, jbytes], judge_request=jdigest)
+        return jt, jreq, jdigest

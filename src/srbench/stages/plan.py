@@ -81,8 +81,50 @@ def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens
     return params
 
 
+def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+                   resolve_target: Callable[[str], Target | None], manifest: Manifest,
+                   subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
+    """DEP-1/DEP-3: every judged benchmark needs a pinned judge and grader_version in the store's
+    benchmark-options.json, and that judge a registered target. Returns (problems, aux, options)."""
+    problems: list[str] = []
+    aux: dict[str, PlannedTarget] = {}
+    frozen: dict[str, Any] = {}
+    for b in benchmarks:
+        bench = adapters.get(b)
+        if bench is None or not getattr(bench, "needs_judge", False):
+            continue
+        opt = options.get(b) if isinstance(options, dict) else None
+        hint = (f'add {{"{b}": {{"judge": "<target id>", "grader_version": "{bench.grader_version}"}}}} to the '
+                "store's benchmark-options.json (DEP-1)")
+        if not isinstance(opt, dict) or not opt.get("judge"):
+            problems.append(f"{b} needs a pinned judge: {hint}")
+            continue
+        if opt.get("grader_version") != bench.grader_version:
+            problems.append(f"{b}: benchmark-options grader_version must be {bench.grader_version!r}, "
+                            f"got {opt.get('grader_version')!r}")
+            continue
+        judge_id = str(opt["judge"])
+        if judge_id in subject_ids:
+            problems.append(f"{b}: judge {judge_id!r} is also a subject target; register the judge under its own id")
+            continue
+        judge = resolve_target(judge_id)
+        if judge is None:
+            problems.append(f"{b}: judge {judge_id!r} is not a registered target")
+            continue
+        if judge.kind != "single":
+            problems.append(f"{b}: judge {judge_id!r} must be a single model, not a router")
+            continue
+        problems += [p.replace("targets[-1]", "judge") for p in
+                     target_problems(judge, manifest.limits, manifest.cost_policy, -1)]
+        aux[judge_id] = PlannedTarget(target=judge, registered=True,
+                                      effective_params=effective_params({}, judge, manifest.limits.max_output_tokens))
+        frozen[b] = {"judge": judge_id, "grader_version": bench.grader_version}
+    return problems, aux, frozen
+
+
 def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
-               find_datasets: Callable[[str], list[dict[str, Any]]]) -> dict[str, Any]:
+               find_datasets: Callable[[str], list[dict[str, Any]]],
+               options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Validate `raw` (a parsed manifest) and return the frozen plan as a dict.
 
     `find_datasets(sha256)` gives every registered dataset with those bytes (several may share them,
@@ -160,6 +202,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         planned.append(PlannedTarget(target=target, registered=is_ref,
                                      effective_params=effective_params(manifest.sampling, target,
                                                                        manifest.limits.max_output_tokens)))
+    jp, aux, bench_options = judge_problems(benchmarks, adapters, options or {}, resolve_target, manifest, seen)
+    problems += jp
     if problems:
         raise fail(problems)
 
@@ -179,7 +223,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
         adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
         grader_versions={b: adapters[b].grader_version for b in benchmarks},
-        total=len(cases) * len(planned), notices=notices,
+        total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
     ).model_dump(mode="json", by_alias=True)
     plan["plan_sha256"] = plan_sha256(plan)
     return plan
@@ -251,6 +295,15 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
         if pt["effective_params"] != effective_params(plan["sampling"], target, cap):
             problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
                             "limits and the target's request_params; plan the manifest again")
+    for jid, pt in plan.get("auxiliary_targets", {}).items():
+        judge = Target.model_validate(pt["target"])
+        if judge.id != jid or jid in ids:
+            problems.append(f"auxiliary target {jid!r} does not match its id or collides with a subject target")
+        if pt["effective_params"] != effective_params({}, judge, cap):
+            problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
+    for b, opt in plan.get("benchmark_options", {}).items():
+        if opt.get("judge") and opt["judge"] not in plan.get("auxiliary_targets", {}):
+            problems.append(f"benchmark_options.{b}.judge names no auxiliary target")
     case_count = plan["dataset"].get("case_count")
     if not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
         problems.append(f"total {plan['total']} is not dataset.case_count × targets")

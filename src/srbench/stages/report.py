@@ -66,6 +66,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "score_scope": "full sr-bench 1.0" if is_full else "selected benchmark subset; renormalized fixed weights",
         "tokens": tokens,
         "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
+        "judge_cost_usd": _sum_opt([r["judge_cost_usd"] for r in rows]),
+        "total_cost_usd": _sum_opt([*costs, *[r["judge_cost_usd"] for r in rows]]),
         "cost_complete": all(c is not None for c in costs),
         "cache_neutral_cost_usd": _sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
         "latency_p50_s": percentile(ok_lat, 0.5), "latency_p95_s": percentile(ok_lat, 0.95),
@@ -84,8 +86,11 @@ def make_report_rule(engine: Engine) -> Rule:
         cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
         targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
         rows: list[dict[str, Any]] = []
-        for cell_id, (seq, case_id, target_id, state, call_digest, error_class) in sorted(
-                inputs["cells"].items(), key=lambda kv: kv[1][0]):
+        aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+        judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+        for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
+            seq, case_id, target_id, state, call_digest, error_class = cell[:6]
+            judge_digest = cell[6] if len(cell) > 6 else None
             case, target = cases[case_id], targets[target_id]
             row: dict[str, Any] = {
                 "cell_id": cell_id, "seq": seq, "case_id": case_id, "target_id": target_id,
@@ -93,8 +98,11 @@ def make_report_rule(engine: Engine) -> Rule:
                 "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
                 "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
                 "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
-                "response_model": None, "finish_reason": None,
+                "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
             }
+            if judge_digest is not None:
+                jc = call_cost(aux[judge_for[case.benchmark]], store.get_json(judge_digest))
+                row["judge_cost_usd"] = jc.cost_usd
             if call_digest is not None:
                 call = store.get_json(call_digest)
                 cc = call_cost(target, call)
@@ -106,9 +114,11 @@ def make_report_rule(engine: Engine) -> Rule:
                            response_model=call.get("response_model"), finish_reason=call.get("finish_reason"))
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"))
-                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark)
+                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest)
                     g = store.get_json(g_digest)
                     row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"])
+                    if g["status"] in ("judge_error", "judge_failed"):
+                        row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
         weights = plan["benchmark_weights"]
         summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights)
@@ -124,13 +134,15 @@ def make_report_rule(engine: Engine) -> Rule:
         results = store.put_json({"kind": "results", "schema": 1, "rows": rows})
         all_done = all(r["state"] == "completed" for r in rows)
         status = params["status"]
-        spend = [t["cost_usd"] for t in summary_targets]
+        spend = [t["total_cost_usd"] for t in summary_targets]
         return {
             "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
             "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
             "profile": plan["profile"], "cost_policy": plan["cost_policy"],
             "complete": bool(status == "completed" and all_done),
             "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
+                        "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
+                        "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
             "benchmarks": bench_rows, "results": results,
@@ -175,6 +187,8 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
     rule = make_report_rule(engine)
     r = engine.build(rule, {"plan": plan_digest, "cells": cells},
                      {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
-                      "grader_versions": {b.id: b.grader_version for b in all_benchmarks()}},
+                      "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
+                      "judge_templates": {b.id: b.judge_template_sha256 for b in all_benchmarks()
+                                          if getattr(b, "needs_judge", False)}},
                      subject=run_id)
     return r.output, r.hit, r.explanation

@@ -1,0 +1,72 @@
+"""Judged benchmarks (DEP-1, DEP-3, REP-1): a pinned judge from benchmark-options.json, judge calls
+journaled like subject calls, judge cost reported apart from the principal cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from srbench.benchmarks.judge import JUDGE_GRADER
+from srbench.simulate import samples
+from srbench.simulate.behaviour import SimModel, load_answer_key
+from srbench.simulate.server import SimulatorThread
+
+from .helpers import PRICE, freeze, manifest, single
+
+JUDGE_PRICE = {"input": 0.5, "cached_input": 0.5, "cache_write": 0.5, "output": 2.0}
+
+
+def _prepare_simpleqa(api, tmp_path: Path) -> dict:
+    src = samples.write_simpleqa(tmp_path / "sq")
+    return api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
+                                                "source_path": str(src), "revision": "synthetic"})
+
+
+def test_judged_run_end_to_end(api, service, tmp_path) -> None:
+    ds = _prepare_simpleqa(api, tmp_path)
+    assert ds["case_count"] == 5
+    models = [SimModel("subject", skill=0.6), SimModel("judge-model", skill=1.0)]
+    with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [
+            single("subject", sim.v1_url),
+            {"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "judge-model",
+             "prices": {"judge-model": JUDGE_PRICE}}]})
+        m = manifest(ds, [{"id": "subject"}])
+        # DEP-3: no options → refused before anything is sent
+        msg = api.error("POST", "/plans", {"manifest": m}, 400)
+        assert "simpleqa-verified needs a pinned judge" in msg and "benchmark-options.json" in msg
+        opts = Path(service.store_dir) / "benchmark-options.json"
+        opts.write_text(json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": "v0"}}))
+        assert "grader_version must be" in api.error("POST", "/plans", {"manifest": m}, 400)
+        opts.write_text(json.dumps({"simpleqa-verified": {"judge": "nobody", "grader_version": JUDGE_GRADER}}))
+        assert "not a registered target" in api.error("POST", "/plans", {"manifest": m}, 400)
+        assert sim.log == []
+        opts.write_text(json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+        plan = freeze(api, m)
+        assert list(plan["auxiliary_targets"]) == ["judge"] and plan["total"] == 5
+        run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        run = api.wait(run_id)
+        assert run["status"] == "completed", run
+        log = list(sim.log)
+    subject_calls = [e for e in log if e["model"] == "subject"]
+    judge_calls = [e for e in log if e["model"] == "judge-model"]
+    assert len(subject_calls) == 5 and len(judge_calls) == 5
+    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    t = rep["summary"]["targets"][0]
+    assert t["correct"] == sum(bool(e["correct"]) for e in subject_calls)
+
+    def cost(entries, p):
+        return sum(e["usage"]["prompt_tokens"] * p["input"] + e["usage"]["completion_tokens"] * p["output"]
+                   for e in entries) / 1e6
+    assert abs(t["cost_usd"] - cost(subject_calls, PRICE)) < 1e-12
+    assert abs(t["judge_cost_usd"] - cost(judge_calls, JUDGE_PRICE)) < 1e-12
+    assert abs(rep["summary"]["total_spend_usd"] - t["cost_usd"] - t["judge_cost_usd"]) < 1e-12
+    assert rep["summary"]["principal_cost_usd"] == t["cost_usd"]
+    calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
+    one = api.ok("GET", f"/runs/{run_id}/calls/{calls[0]['cell_id']}")
+    cell = service.service.journal.one("SELECT judge_request, judge_call FROM cells WHERE cell_id=?",
+                                       (calls[0]["cell_id"],))
+    assert cell["judge_request"] and cell["judge_call"]
+    judge_record = api.ok("GET", f"/objects/{cell['judge_call']}")
+    assert judge_record["role"] == "judge" and judge_record["status"] == "completed"
+    assert one["record"]["role"] == "subject"
