@@ -1,0 +1,98 @@
+"""`store verify | gc`: check the object store against the journal, and collect unreachable objects.
+
+Both go through the service (the journal's only writer). Each prints a one-line summary on stdout
+(``--json`` prints the service's full answer instead); the problems `verify` finds are listed one a
+line on stderr, and so are the unreachable objects with `gc --list`. `verify` exits 1 when it finds
+a problem. `gc` is a dry run unless ``--apply`` is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from srbench.cli.common import Ctx, emit
+
+
+def human_bytes(n: int) -> str:
+    """1536 → '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def verify_line(res: dict[str, Any]) -> str:
+    verdict = "ok" if res["ok"] else f"{res['problems']} problem(s)"
+    return (f"store verify: {res['objects']} objects ({human_bytes(res['bytes'])}) re-hashed, "
+            f"{res['reachable']} reachable through {res['references']} references; "
+            f"{len(res['corrupt'])} corrupt, {len(res['missing'])} missing: {verdict}")
+
+
+def gc_line(res: dict[str, Any]) -> str:
+    head = "store gc (dry run)" if res["dry_run"] else "store gc"
+    line = (f"{head}: {res['objects']} objects, {res['reachable']} reachable, {res['unreachable']} unreachable "
+            f"({human_bytes(res['unreachable_bytes'])}); {res['young']} younger than {res['grace_s']:g} s kept; ")
+    if res["dry_run"]:
+        return line + (f"{res['collectable']} ({human_bytes(res['collectable_bytes'])}) would be deleted "
+                       "(use --apply)")
+    rescued = f", {res['rescued']} referenced meanwhile and kept" if res["rescued"] else ""
+    return line + f"deleted {res['deleted']} ({human_bytes(res['deleted_bytes'])}){rescued}"
+
+
+@click.group()
+def store() -> None:
+    """Check the object store and collect garbage."""
+
+
+@store.command(name="verify")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.pass_obj
+def verify_cmd(obj: Ctx, as_json: bool) -> None:
+    """Re-hash every object and check every journal → object reference; exit 1 on a problem."""
+    res = obj.client.post("/store/verify", {})
+    if as_json:
+        emit(res)
+    else:
+        for digest in res["corrupt"]:
+            click.echo(f"corrupt: {digest}", err=True)
+        for m in res["missing"]:
+            more = m["references"] - len(m["referenced_from"])
+            click.echo(f"missing: {m['digest']} referenced from {'; '.join(m['referenced_from'])}"
+                       + (f" (and {more} more)" if more > 0 else ""), err=True)
+        click.echo(verify_line(res))
+    if not res["ok"]:
+        raise SystemExit(1)
+
+
+@store.command(name="gc")
+@click.option("--apply", "apply_", is_flag=True, help="Delete for real (default: a dry run).")
+@click.option("--grace-s", type=click.FloatRange(min=0), default=None,
+              help="Keep unreachable objects younger than this many seconds (default: the service's, 3600).")
+@click.option("--list", "list_", is_flag=True, help="List every unreachable object on stderr.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@click.pass_obj
+def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool, as_json: bool) -> None:
+    """Remove objects no journal reference reaches (dry run unless --apply)."""
+    req: dict[str, Any] = {"apply": apply_}
+    if grace_s is not None:
+        req["grace_s"] = grace_s
+    res = obj.client.post("/store/gc", req)
+    if as_json:
+        emit(res)
+        return
+    if list_:
+        labels = {"delete": "would delete", "deleted": "deleted", "keep_young": "kept (young)",
+                  "rescued": "kept (referenced meanwhile)"}
+        for item in res["items"]:
+            age = "age unknown" if item["age_s"] is None else f"age {item['age_s']:.0f} s"
+            click.echo(f"{labels.get(item['action'], item['action'])}: {item['digest']} "
+                       f"({human_bytes(item['bytes'])}, {age})", err=True)
+    click.echo(gc_line(res))
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(store)
