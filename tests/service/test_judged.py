@@ -62,6 +62,8 @@ def test_judged_run_end_to_end(api, service, tmp_path) -> None:
     assert abs(t["judge_cost_usd"] - cost(judge_calls, JUDGE_PRICE)) < 1e-12
     assert abs(rep["summary"]["total_spend_usd"] - t["cost_usd"] - t["judge_cost_usd"]) < 1e-12
     assert rep["summary"]["principal_cost_usd"] == t["cost_usd"]
+    brow = rep["benchmarks"][0]
+    assert brow["simpleqa"]["n"] == 5 and abs(brow["simpleqa"]["correct"] - t["correct"] / 5) < 1e-12
     calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
     one = api.ok("GET", f"/runs/{run_id}/calls/{calls[0]['cell_id']}")
     cell = service.service.journal.one("SELECT judge_request, judge_call FROM cells WHERE cell_id=?",

@@ -87,6 +87,11 @@ class Benchmark(ABC):
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        """Benchmark-specific report figures over one target's planned cells (a None grade is a
+        cell with no graded answer). Default: none."""
+        return {}
+
     def notices(self) -> list[str]:
         """Fixed caveats printed with every dataset of this benchmark (e.g. DS-5 retest)."""
         return ["Public questions: results cannot be called contamination-free."]

@@ -220,5 +220,15 @@ class Hle(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        return _metrics(grades)
+
 
 __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_confidence", "row_to_case"]
+
+
+def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    pairs = [(float((g.get("details") or {}).get("confidence", 1.0)), bool(g["correct"])) for g in grades if g]
+    return {"calibration_error": calibration_error(pairs),
+            "calibration_note": "RMS calibration error over graded cells; null below 100 graded answers"}
+

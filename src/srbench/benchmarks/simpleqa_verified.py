@@ -18,6 +18,7 @@ import csv
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.judge import VERDICTS, JudgedBenchmark
@@ -155,5 +156,15 @@ class SimpleQaVerified(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        return _metrics(grades)
+
 
 __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_case"]
+
+
+def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    verdicts = [g["status"] if g and g["status"] in VERDICTS else "not_attempted" for g in grades]
+    return {"simpleqa": f1_metrics(verdicts),
+            "simpleqa_note": "cells without a judge verdict (failed, unanswered) count as not_attempted"}
+

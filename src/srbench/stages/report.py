@@ -13,6 +13,7 @@ from typing import Any
 
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
@@ -128,9 +129,11 @@ def make_report_rule(engine: Engine) -> Rule:
             for b in plan["dataset"]["benchmarks"]:
                 rs = [r for r in rows if r["target_id"] == tid and r["benchmark"] == b]
                 k = sum(bool(r["correct"]) for r in rs)
+                extra = get_benchmark(b).metrics([store.get_json(r["grade"]) if r["grade"] else None for r in rs])
                 bench_rows.append({"benchmark": b, "target_id": tid, "total": len(rs),
                                    "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
-                                   "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs))})
+                                   "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
+                                   **extra})
         results = store.put_json({"kind": "results", "schema": 1, "rows": rows})
         all_done = all(r["state"] == "completed" for r in rows)
         status = params["status"]
@@ -153,7 +156,7 @@ def make_report_rule(engine: Engine) -> Rule:
                            "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
         }
 
-    return Rule("report", "1", _report)
+    return Rule("report", "2", _report)
 
 
 def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
