@@ -46,37 +46,52 @@ class RunJournalAdapter:
     def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
         return (lambda: [self.store.put_bytes(b, durable=durable) for b in objects]) if objects else None
 
-    async def dispatching(self, cell: Cell, request: str, objects: list[bytes]) -> None:
+    async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
+                          reserve_usd: float | None = None) -> bool:
         now = time.time()
 
-        def w(c: sqlite3.Connection) -> None:
-            c.execute("UPDATE cells SET state='dispatching', request=?, updated_at=? WHERE run_id=? AND cell_id=?",
-                      (request, now, self.run_id, cell.cell_id))
+        def w(c: sqlite3.Connection) -> bool:
+            if reserve_usd is not None and not _reserve(c, self.run_id, reserve_usd):
+                add_event(c, self.run_id, "budget_refused", {"cell_id": cell.cell_id, "reserve_usd": reserve_usd})
+                return False
+            c.execute("UPDATE cells SET state='dispatching', request=?, reserved_usd=?, updated_at=? "
+                      "WHERE run_id=? AND cell_id=?", (request, reserve_usd, now, self.run_id, cell.cell_id))
             c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
+            return True
         # the request object is a pure function of the plan and the case (it can be rebuilt), so it
         # need not be fsynced before the send; the commit of the row itself is durable
-        await self.journal.submit(w, self._objects(objects, durable=False))
+        return await self.journal.submit(w, self._objects(objects, durable=False))
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None, objects: list[bytes], judge_request: str | None = None) -> None:
+                       error: str | None, objects: list[bytes], judge_request: str | None = None,
+                       cost_usd: float | None = None, judge_reserve_usd: float | None = None) -> bool:
         now = time.time()
 
-        def w(c: sqlite3.Connection) -> None:
+        def w(c: sqlite3.Connection) -> bool:
+            _settle(c, self.run_id, cell.cell_id, cost_usd)
+            st, ec, er, jr, ok = state, error_class, error, judge_request, True
+            if state == "judge_dispatching" and judge_reserve_usd is not None:
+                if _reserve(c, self.run_id, judge_reserve_usd):
+                    c.execute("UPDATE cells SET reserved_usd=? WHERE run_id=? AND cell_id=?",
+                              (judge_reserve_usd, self.run_id, cell.cell_id))
+                else:
+                    st, ec, jr, ok = "failed", "budget_stop", None, False
+                    er = "the judge call's reservation would exceed limits.max_cost_usd; the judge was not called"
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (state, call, error_class, error, judge_request, now,
-                                                       self.run_id, cell.cell_id))
+                      "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
             c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
-            if state not in ("completed", "judge_dispatching"):
-                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                             "target_id": cell.target_id,
-                                                             "error_class": error_class, "error": error})
-        await self.journal.submit(w, self._objects(objects))
+            if st not in ("completed", "judge_dispatching"):
+                add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                                                          "target_id": cell.target_id, "error_class": ec, "error": er})
+            return ok
+        return await self.journal.submit(w, self._objects(objects))
 
     async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
-                     error: str | None, objects: list[bytes]) -> None:
+                     error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         now = time.time()
 
         def w(c: sqlite3.Connection) -> None:
+            _settle(c, self.run_id, cell.cell_id, cost_usd)
             c.execute("UPDATE cells SET state=?, judge_call=?, error_class=?, error=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
                                                        cell.cell_id))
@@ -176,6 +191,8 @@ class RunManager:
                        "queued", idempotency_key, len(rows), json.dumps(target_ids), now, now))
             c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
                           "VALUES(?,?,?,?,?,?,?)", rows)
+            if plan["limits"].get("max_cost_usd") is not None:
+                c.execute("INSERT INTO budgets(run_id, cap_usd) VALUES(?,?)", (run_id, plan["limits"]["max_cost_usd"]))
             add_event(c, run_id, "created", {"plan_sha256": plan["plan_sha256"], "total": len(rows)})
             return run_id
         got = self.journal.submit_sync(w)
@@ -303,7 +320,13 @@ class RunManager:
             raise NotFound(f"no run {run_id!r}")
         counts = {r["state"]: r["n"] for r in self.journal.query(
             "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
-        return run_view(row, counts)
+        view = run_view(row, counts)
+        b = self.journal.one("SELECT * FROM budgets WHERE run_id=?", (run_id,))
+        view["budget"] = None if b is None else {
+            "cap_usd": b["cap_usd"], "spent_usd": b["spent_usd"], "reserved_usd": b["reserved_usd"],
+            "unknown_cost_calls": b["unknown_calls"],
+            "note": "a reservation and actual-cost stop kept in the journal; not a provider-enforced cap"}
+        return view
 
     def list(self, limit: int = 200) -> list[dict[str, Any]]:
         rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,))
@@ -325,6 +348,29 @@ class RunManager:
             wall = round(wall, 3)
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall)
         return self.store.get_json(digest) | {"report": digest}, hit, why
+
+
+def _reserve(c: sqlite3.Connection, run_id: str, amount: float) -> bool:
+    """Hold `amount` against the run's cap; False when spent + reserved + amount would exceed it."""
+    b = c.execute("SELECT cap_usd, spent_usd, reserved_usd FROM budgets WHERE run_id=?", (run_id,)).fetchone()
+    if b is None:
+        return True
+    if b["spent_usd"] + b["reserved_usd"] + amount > b["cap_usd"]:
+        return False
+    c.execute("UPDATE budgets SET reserved_usd=reserved_usd+? WHERE run_id=?", (amount, run_id))
+    return True
+
+
+def _settle(c: sqlite3.Connection, run_id: str, cell_id: str, cost_usd: float | None) -> None:
+    """A known cost is spent and its reservation released; an unknown cost keeps the reservation held."""
+    row = c.execute("SELECT reserved_usd FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id)).fetchone()
+    held = (row["reserved_usd"] or 0.0) if row else 0.0
+    if cost_usd is None:
+        c.execute("UPDATE budgets SET unknown_calls=unknown_calls+1 WHERE run_id=?", (run_id,))
+        return
+    c.execute("UPDATE budgets SET spent_usd=spent_usd+?, reserved_usd=MAX(0, reserved_usd-?) WHERE run_id=?",
+              (cost_usd, held, run_id))
+    c.execute("UPDATE cells SET reserved_usd=0 WHERE run_id=? AND cell_id=?", (run_id, cell_id))
 
 
 def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:

@@ -22,6 +22,8 @@ from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
+from srbench.targets.accounting import call_cost
+from srbench.targets.pricing import reservation_usd
 from srbench.targets.transport import CallOutcome, StreamLimits, build_body, stream_chat
 
 FORWARDED_HEADER_PREFIXES = ("x-vsr-", "x-sr-bench-")
@@ -38,16 +40,23 @@ class Cell:
 class RunJournal(Protocol):
     """What dispatch needs from the journal (implemented by the service)."""
 
-    async def dispatching(self, cell: Cell, request: str, objects: list[bytes]) -> None:
-        """Durably store `objects`, then commit the cell as dispatching with the request digest."""
+    async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
+                          reserve_usd: float | None = None) -> bool:
+        """Durably store `objects`, then commit the cell as dispatching with the request digest.
+
+        With a budget, `reserve_usd` is held against the run's cap in the same transaction; False
+        (nothing committed, nothing to send) when spent + reserved + reserve_usd would exceed it."""
 
     async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None, objects: list[bytes], judge_request: str | None = None) -> None:
+                       error: str | None, objects: list[bytes], judge_request: str | None = None,
+                       cost_usd: float | None = None, judge_reserve_usd: float | None = None) -> bool:
         """Durably store `objects` (SSE transcript, call record), then commit the state: terminal, or
-        `judge_dispatching` with the judge's request digest (committed before the judge call is sent)."""
+        `judge_dispatching` with the judge's request digest (committed before the judge call is sent).
+        The cell's reservation is settled with `cost_usd` (an unknown cost keeps it held). False when
+        the judge's reservation does not fit the budget (the cell then fails with `budget_stop`)."""
 
     async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
-                     error: str | None, objects: list[bytes]) -> None:
+                     error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         """Durably store the judge's objects, then commit the cell's terminal state."""
 
     async def event(self, type_: str, data: dict[str, Any]) -> None: ...
@@ -151,7 +160,10 @@ class Dispatcher:
         async with self.sems[cell.target_id]:
             if self.control.stopped():
                 return
-            target, req_digest, outcome = await self.call(cell)
+            called = await self.call(cell)
+            if called is None:
+                return
+            target, req_digest, outcome = called
             problem = config_hash_problem(target, outcome)
             newly_stopped = False
             if (outcome.status == "failed" and outcome.systematic) or problem is not None:
@@ -166,12 +178,28 @@ class Dispatcher:
                                                           "error_class": "config_hash_mismatch" if problem
                                                           else outcome.error_class})
 
-    async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome]:
+    def reservation(self, target: Target, req: dict[str, Any], req_bytes: bytes) -> float | None:
+        """RUN-8 upper estimate for one call (None without a cap or without prices)."""
+        if self.plan["limits"].get("max_cost_usd") is None or not target.prices:
+            return None
+        return reservation_usd(body_bytes=len(req_bytes), message_count=len(req["body"]["messages"]),
+                               max_tokens=int(req["body"].get("max_tokens") or self.plan["limits"]["max_output_tokens"]),
+                               max_output_chars=self.plan["limits"]["max_output_chars"], prices=target.prices,
+                               max_inference_calls=target.max_inference_calls or 1)
+
+    def budget_stop(self, what: str) -> None:
+        if self.control.stop_reason is None:
+            self.control.stop_reason = (f"budget: reserving the next {what} would exceed limits.max_cost_usd "
+                                        f"{self.plan['limits']['max_cost_usd']} (a reservation, not a provider cap)")
+
+    async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome] | None:
         target, params = self.targets[cell.target_id]
         req = request_object(target, self.cases[cell.case_id], params, cell)
         req_bytes = canonical_json(req)
         req_digest = digest_bytes(req_bytes)
-        await self.journal.dispatching(cell, req_digest, [req_bytes])
+        if not await self.journal.dispatching(cell, req_digest, [req_bytes], self.reservation(target, req, req_bytes)):
+            self.budget_stop("call")
+            return None
         outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(target),
                                     body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
         return target, req_digest, outcome
@@ -212,7 +240,8 @@ class Dispatcher:
         state = {"completed": "completed", "cancelled": "cancelled"}.get(outcome.status, "failed")
         err_class = None if state == "completed" else f"judge_{outcome.error_class}"
         await self.journal.judged(cell, state, digest_bytes(data), err_class,
-                                  None if state == "completed" else f"judge: {outcome.error}", objects)
+                                  None if state == "completed" else f"judge: {outcome.error}", objects,
+                                  cost_usd=call_cost(judge, record.model_dump(mode="json", by_alias=True)).cost_usd)
 
     async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome,
                      problem: str | None) -> tuple[Target, dict[str, Any], str] | None:
@@ -229,11 +258,16 @@ class Dispatcher:
         record_bytes = canonical_json(record.model_dump(mode="json", by_alias=True))
         objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
+        cost = call_cost(target, record.model_dump(mode="json", by_alias=True)).cost_usd
         judge = self.judge_plan(cell, outcome) if state == "completed" else None
         if judge is None:
-            await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects)
+            await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects,
+                                        cost_usd=cost)
             return None
         jt, jreq, jbytes, jdigest = judge
-        await self.journal.finished(cell, "judge_dispatching", digest_bytes(record_bytes), None, None,
-                                    [*objects, jbytes], judge_request=jdigest)
+        if not await self.journal.finished(cell, "judge_dispatching", digest_bytes(record_bytes), None, None,
+                                           [*objects, jbytes], judge_request=jdigest, cost_usd=cost,
+                                           judge_reserve_usd=self.reservation(jt, jreq, jbytes)):
+            self.budget_stop("judge call")
+            return None
         return jt, jreq, jdigest
