@@ -47,6 +47,11 @@ class ObjectStore:
         digest = digest_bytes(data)
         path = self.path_of(digest)
         if self.fs.exists(path):
+            if self.local:  # refresh the age so gc's grace period covers a writer re-putting it
+                try:
+                    os.utime(path)
+                except OSError:
+                    pass
             return digest
         if self.local:
             _atomic_local_write(path, data, durable=durable)

@@ -82,6 +82,56 @@ def export(obj: Ctx, run_id: str, output: str) -> None:
     emit({"run_id": run_id, "cases": len(res["export"]["cases"]), "output": output})
 
 
+@click.command()
+@click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="A preview manifest or frozen plan.")
+@click.option("--detach", is_flag=True)
+@click.option("--idempotency-key", default=None)
+@click.pass_obj
+def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
+    """Ask the router which decision and model each case gets (no inference, no capability score)."""
+    from srbench.cli.common import load_structured
+    from srbench.cli.runs import wait_for
+    from srbench.errors import InvalidInput
+
+    data = load_structured(manifest)
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{manifest}: expected a mapping")
+    if data.get("kind") != "plan":
+        data.setdefault("mode", "preview")
+        data = obj.client.post("/plans", {"manifest": data})["plan"]
+    if data.get("mode") != "preview":
+        raise InvalidInput("preview needs a manifest with mode: preview (use `run` for live runs)")
+    res = obj.client.post("/runs", {"plan": data, "idempotency_key": idempotency_key})
+    run_id = res["run"]["id"]
+    if detach:
+        emit({"run_id": run_id, "status": res["run"]["status"], "created": res["created"]})
+        return
+    final = wait_for(obj, run_id)
+    rep = obj.client.get(f"/runs/{run_id}/report")["report"]
+    t = Table(title=f"preview {run_id} — {final['status']} (routing only; no capability score)")
+    for col in ("target", "models", "decisions", "selection statuses"):
+        t.add_column(col)
+    for s in rep["summary"]["targets"]:
+        t.add_row(s["target_id"], _hist(s.get("models")), _hist(s.get("decisions")), _hist(s.get("selection_statuses")))
+    Console(stderr=True).print(t)
+    emit({"run_id": run_id, "status": final["status"]})
+
+
+def _hist(h: dict[str, int] | None) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in (h or {}).items()) or "-"
+
+
+@click.command()
+@click.option("--baseline", "baseline_id", required=True)
+@click.option("--preview", "preview_id", required=True)
+@click.pass_obj
+def replay(obj: Ctx, baseline_id: str, preview_id: str) -> None:
+    """Estimate a routing change from saved single-model answers (no model call; not a measurement)."""
+    res = obj.client.post("/replays", {"baseline_run_id": baseline_id, "preview_run_id": preview_id})
+    emit({"run_id": res["run"]["id"], "status": res["run"]["status"], "created": res["created"],
+          "model_requests": 0, "evidence_mode": "offline_estimate"})
+
+
 def register(cli: click.Group) -> None:
-    for c in (compare, regrade, export):
+    for c in (compare, regrade, export, preview, replay):
         cli.add_command(c)

@@ -43,7 +43,7 @@ class CallRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["call"] = "call"
     schema_: int = Field(default=1, alias="schema")
-    role: Literal["subject", "judge", "simulator"] = "subject"
+    role: Literal["subject", "judge", "simulator", "preview"] = "subject"
     request: str = Field(description="digest of the request object")
     status: CallStatus
     error_class: str | None = None
@@ -59,5 +59,7 @@ class CallRecord(BaseModel):
     usage: Usage | None = None
     timings: Timings
     bytes_received: int = 0
+    routing: dict[str, Any] | None = Field(default=None, description="preview: decision, model, selection")
+    replayed_from: str | None = Field(default=None, description="replay: the baseline call record reused")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)

@@ -61,13 +61,23 @@ TargetEntry = Annotated[Annotated[Target, Tag("inline-target")] | Annotated[Targ
 UNION_TAGS = frozenset({"inline-target", "target-ref"})
 
 
+class PreviewContext(BaseModel):
+    """Optional session/conversation context for session-dependent routing (IT-3, UI-2)."""
+
+    model_config = ConfigDict(extra="forbid")
+    session_id: str | None = Field(default=None, max_length=200)
+    conversation_id: str | None = Field(default=None, max_length=200)
+    sampling_seed: int | None = Field(default=None, ge=-(2**63), lt=2**63)
+
+
 class Manifest(BaseModel):
     """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan."""
 
     model_config = ConfigDict(extra="forbid")
     version: Literal["sr-bench-1.0"]
     name: str = Field(default="sr-bench", min_length=1, max_length=200)
-    mode: Literal["live"] = "live"
+    mode: Literal["live", "preview"] = "live"
+    preview_context: PreviewContext | None = None
     profile: Literal["smoke", "quick", "standard"]
     seed: int
     cost_policy: CostPolicy = "require_priced"
@@ -104,7 +114,9 @@ class Plan(BaseModel):
     kind: Literal["plan"] = "plan"
     version: Literal["sr-bench-1.0"] = "sr-bench-1.0"
     name: str
-    mode: Literal["live"] = "live"
+    mode: Literal["live", "preview", "replay"] = "live"
+    preview_context: PreviewContext | None = None
+    replay: dict[str, Any] | None = Field(default=None, description="baseline/preview runs and the receipt")
     profile: str
     seed: int
     cost_policy: CostPolicy

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from srbench.errors import InvalidInput
 from srbench.service.handlers import body, ok, only, svc
+from srbench.service.replays import create_replay
 from srbench.stages import derived
 
 
@@ -61,3 +62,13 @@ async def export_run(request: web.Request) -> web.Response:
         digest, hit, why = derived.export(service.engine, run, rep["report"])
         return {"export": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
     return ok(await asyncio.to_thread(go))
+
+
+async def make_replay(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"baseline_run_id", "preview_run_id"})
+    b, p = data.get("baseline_run_id"), data.get("preview_run_id")
+    if not isinstance(b, str) or not isinstance(p, str):
+        raise InvalidInput("baseline_run_id and preview_run_id are required run ids")
+    run, created = await asyncio.to_thread(create_replay, svc(request).runs, b, p)
+    return ok({"run": run, "created": created, "model_requests": 0}, status=201 if created else 200)

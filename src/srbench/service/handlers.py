@@ -371,8 +371,7 @@ async def run_events(request: web.Request) -> web.Response:
 async def store_verify(request: web.Request) -> web.Response:
     from srbench.service import maintenance
 
-    only(await body(request), set())
-    service = svc(request)
+    service = svc(request)   # the body, if any, is ignored: verify takes no options
     return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
 
 
@@ -390,7 +389,12 @@ async def store_gc(request: web.Request) -> web.Response:
     service = svc(request)
     active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
     if active:
-        raise Conflict(f"store gc refused: {len(active)} run(s) are active ({', '.join(active[:5])}); wait for "
-                       "them to finish or cancel them", code="runs_active")
+        raise Conflict(f"store gc refused: {len(active)} run(s) are queued, running or finishing "
+                       f"({', '.join(active[:5])}); wait for them to finish or cancel them", code="runs_active")
+    if apply and service.objects.url != str(service.store_dir / "cas").rstrip("/"):
+        # SR_BENCH_OBJECTS_URL: the objects may be shared with other stores whose journals this one cannot see
+        raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
+                       "where other stores' journals may reference them; only a dry run is allowed",
+                       code="objects_shared")
     return ok(await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
                                       grace_s=float(grace)))

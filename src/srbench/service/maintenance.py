@@ -16,18 +16,25 @@ string value that is a digest is a reference (a plan names its dataset ``object`
 **Why `gc` never collects an object of an in-flight run.** Every writer puts an object *before* the
 journal row that names it commits (dispatch stores the request, SSE and call record on the journal
 writer thread right before the row's transaction; a plan, a report, a grade is stored before its run
-row or action-cache row). So at any instant an object may exist that is referenced by nothing *yet*.
-`gc` marks from a snapshot of the journal and only then lists the objects, and it deletes an
-unreachable object only when its modification time is at least ``grace_s`` (default one hour) in the
-past: an object written after the mark is younger than that, and an object written before the mark
-whose row had not committed yet is younger than that too, because rows commit within moments of
-their objects. Right before deleting, `gc` marks again from the journal as it is then (any row
-committed meanwhile rescues its objects) and refuses if a run has become active. The service also
-refuses `gc` while any run is queued or running (409 ``runs_active``). The one case the grace period
-cannot see is a writer re-putting bytes that already exist as *old garbage*: a re-put is a no-op and
-does not refresh the file's time, so such an object can be deleted between that put and the commit
-of the row naming it. A later `verify` reports it as missing with its referrer; keep a grace period
-well above the longest build, and do not run `gc --apply` during heavy activity.
+row or action-cache row). So at any instant an object may exist that nothing references *yet*. `gc`
+marks from a snapshot of the journal and only then lists the objects, and it deletes an unreachable
+object only when its modification time is at least ``grace_s`` (default one hour) in the past: an
+object written after the mark is younger than that, and so is an object written before the mark
+whose row had not committed yet, because rows commit within moments of their objects. An object
+whose age the backend does not report is never deleted. Right before deleting, `gc` marks again from
+the journal as it is then (a row committed meanwhile rescues its objects) and refuses if a run has
+become active.
+
+The service adds two refusals: no `gc` while a run is queued, running or still finishing (its task
+records the final report after the status turns terminal; 409 ``runs_active``), and no `gc --apply`
+when the objects live outside the store (``SR_BENCH_OBJECTS_URL``), where journals of other stores
+this one cannot see may reference them (409 ``objects_shared``).
+
+The one case the grace period cannot see is a writer re-putting bytes that already exist as *old
+garbage*: a re-put is a no-op that does not refresh the file's time, so such an object can be deleted
+between that put and the commit of the row naming it. A later `verify` reports it as missing with
+its referrer. Keep the grace period well above the longest build, and run `gc --apply` when the
+store is quiet.
 """
 
 from __future__ import annotations
@@ -84,7 +91,7 @@ def digests_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
 
 def references_in(data: bytes) -> list[tuple[str, str]]:
     """The (digest, path) pairs an object's bytes name: only a JSON object names anything."""
-    if b"b3:" not in data or not data.lstrip()[:1] == b"{":
+    if not data[:64].lstrip().startswith(b"{") or b"b3:" not in data:
         return []
     try:
         value = json.loads(data)
@@ -117,11 +124,12 @@ def journal_roots(journal: Journal) -> list[Reference]:
         for table in tables:
             if (table, "*") in NOT_REFERENCES:
                 continue
-            info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+            q = '"' + table.replace('"', '""') + '"'
+            info = conn.execute(f"PRAGMA table_info({q})").fetchall()
             pks = [r["name"] for r in sorted((r for r in info if r["pk"]), key=lambda r: r["pk"])]
             cols = [r["name"] for r in info if (table, r["name"]) not in NOT_REFERENCES]
-            select = ", ".join(f'"{c}"' for c in cols)
-            for row in conn.execute(f'SELECT rowid AS "_rowid_", {select} FROM "{table}"'):
+            select = ", ".join('"' + c.replace('"', '""') + '"' for c in dict.fromkeys([*pks, *cols]))
+            for row in conn.execute(f'SELECT rowid AS "_rowid_", {select} FROM {q}'):
                 key = None
                 for col in cols:
                     value = row[col]

@@ -22,11 +22,13 @@ from srbench.cas import ObjectStore, digest_json, short
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.rules import Engine
 from srbench.schemas.dataset import Case
+from srbench.schemas.target import Target
 from srbench.service.journal import Journal, add_event
 from srbench.stages.datasets import decode_cases, read_dataset_file
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
+from srbench.targets.preview import preview_body, preview_call
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 
@@ -232,7 +234,10 @@ class RunManager:
             conc = plan["limits"]["concurrency"] * len(plan["targets"])
             limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
             async with httpx.AsyncClient(timeout=None, limits=limits) as client:
-                await Dispatcher(self.store, jr, plan, cases, control, client).run(cells)
+                if await self._config_check(client, plan, jr, control, "before"):
+                    await Dispatcher(self.store, jr, plan, cases, control, client).run(cells)
+                    if not control.cancel.is_set():
+                        await self._config_check(client, plan, jr, control, "after")
             await self._finish(run_id, control)
         except asyncio.CancelledError:
             raise
@@ -242,6 +247,28 @@ class RunManager:
         finally:
             self.tasks.pop(run_id, None)
             self.controls.pop(run_id, None)
+
+    async def _config_check(self, client: httpx.AsyncClient, plan: dict[str, Any], jr: RunJournalAdapter,
+                            control: RunControl, phase: str) -> bool:
+        """IT-2: a live MoM target's pinned config_hash must be active before and after the run (each
+        response's header is checked during it). Probed through preview_url, which runs no inference."""
+        if plan["mode"] != "live":
+            return True
+        for pt in plan["targets"]:
+            target = Target.model_validate(pt["target"])
+            if target.kind != "mom" or not target.preview_url:
+                continue
+            body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
+            out = await preview_call(client, target, body, min(10.0, plan["limits"]["total_timeout_s"]))
+            seen = (out.routing or {}).get("config_hash")
+            ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
+            await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
+                                                   "seen": seen, "ok": ok, "probe": out.error_class or "answered"})
+            if not ok and control.stop_reason is None:
+                control.stop_reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
+                                       f"the target pins {target.config_hash}")
+                return False
+        return True
 
     async def _finish(self, run_id: str, control: RunControl) -> None:
         counts = {r["state"]: r["n"] for r in self.journal.query(

@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -36,6 +36,7 @@ from srbench.simulate.behaviour import (
     reply_for,
     usage_for,
 )
+from srbench.simulate.preview import handle_preview
 
 __all__ = ["Fault", "SimServer", "start_simulator", "SimulatorThread", "DEFAULT_MODELS"]
 
@@ -65,7 +66,22 @@ class Fault:
     chunk_chars: int | None = None            # content delta size (default: about 4 deltas)
     raw_sse: bytes | tuple[bytes, ...] | None = None   # send these SSE bytes (chunks) verbatim
     headers: Mapping[str, str] = field(default_factory=dict)
+    echo_authorization: bool = False          # replace "{authorization}" in body/content/raw_sse/headers
+    #                                           with the request's Authorization value (a leaky endpoint)
     label: str = "fault"
+
+    def echoed(self, authorization: str) -> Fault:
+        """This fault with the ``{authorization}`` placeholder filled in (itself when not echoing)."""
+        if not self.echo_authorization:
+            return self
+        fill = lambda s: s.replace("{authorization}", authorization)  # noqa: E731
+        raw: bytes | tuple[bytes, ...] | None = self.raw_sse
+        if isinstance(raw, bytes):
+            raw = raw.replace(b"{authorization}", authorization.encode())
+        elif raw is not None:
+            raw = tuple(r.replace(b"{authorization}", authorization.encode()) for r in raw)
+        return replace(self, body=fill(self.body), content=None if self.content is None else fill(self.content),
+                       raw_sse=raw, headers={k: fill(v) for k, v in self.headers.items()})
 
 
 FaultHook = Callable[[dict[str, Any]], "Fault | None"]
@@ -129,6 +145,7 @@ class SimServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/router/v1/models", self._router_models)
         app.router.add_get("/health", self._health)
+        app.router.add_post("/router/v1/preview", lambda r: handle_preview(self.router, r))
         return app
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> SimServer:
@@ -194,6 +211,8 @@ class SimServer:
         entry["requested_model"] = body.get("model")
         entry["messages_digest"] = messages_key(messages)
         fault = self.fault(body) if self.fault is not None else None
+        if fault is not None:
+            fault = fault.echoed(request.headers.get("Authorization", ""))
         entry["fault"] = fault.label if fault is not None else None
         headers: dict[str, str] = {}
         if routed:

@@ -23,6 +23,7 @@ from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.targets.accounting import call_cost
+from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.pricing import reservation_usd
 from srbench.targets.transport import CallOutcome, StreamLimits, build_body, stream_chat
 
@@ -157,6 +158,11 @@ class Dispatcher:
     async def _guarded(self, cell: Cell) -> None:
         # the per-target limit bounds requests in flight to the endpoint; storing a finished call
         # happens after the slot is released, but a systematic failure stops dispatch before that
+        if self.plan["mode"] == "preview":
+            async with self.sems[cell.target_id]:
+                if not self.control.stopped():
+                    await self.preview_one(cell)
+            return
         async with self.sems[cell.target_id]:
             if self.control.stopped():
                 return
@@ -177,6 +183,29 @@ class Dispatcher:
             await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": self.control.stop_reason,
                                                           "error_class": "config_hash_mismatch" if problem
                                                           else outcome.error_class})
+
+    async def preview_one(self, cell: Cell) -> None:
+        """IT-3: record the router's decision and model for one case; no inference, no score."""
+        target, params = self.targets[cell.target_id]
+        case = self.cases[cell.case_id]
+        body = preview_body(target, [m.model_dump() for m in case.messages], int(params.get("max_tokens", 1)),
+                            self.plan.get("preview_context"))
+        req = {"kind": "request", "schema": 1, "url": target.preview_url, "body": body, "role": "preview",
+               "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
+               "header_names": ["authorization", "x-sr-bench-expected-config-hash"]}
+        req_bytes = canonical_json(req)
+        req_digest = digest_bytes(req_bytes)
+        await self.journal.dispatching(cell, req_digest, [req_bytes])
+        out = await preview_call(self.client, target, body, self.stream_limits().total_timeout_s)
+        if out.status == "failed" and out.systematic and self.control.stop_reason is None:
+            self.control.stop_reason = f"systematic failure on preview of {target.id}: {out.error}"
+        record = CallRecord(role="preview", request=req_digest, status=out.status, error_class=out.error_class,
+                            error=out.error, http_status=out.http_status, headers=out.headers, routing=out.routing,
+                            timings=Timings(started_at=out.started_at, latency_s=out.latency_s),
+                            bytes_received=len(out.raw))
+        data = canonical_json(record.model_dump(mode="json", by_alias=True))
+        await self.journal.finished(cell, "completed" if out.status == "completed" else "failed", digest_bytes(data),
+                                    out.error_class, out.error, [data])
 
     def reservation(self, target: Target, req: dict[str, Any], req_bytes: bytes) -> float | None:
         """RUN-8 upper estimate for one call (None without a cap or without prices)."""

@@ -198,11 +198,15 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         if target.id in seen:
             problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
         seen.add(target.id)
-        problems += target_problems(target, manifest.limits, manifest.cost_policy, i)
+        preview = manifest.mode == "preview"
+        problems += target_problems(target, manifest.limits, "capability_only" if preview else manifest.cost_policy, i)
+        if preview and (target.kind != "mom" or not target.preview_url):
+            problems.append(f"targets[{i}] ({target.id}): preview needs a MoM target with a preview_url (IT-3)")
         planned.append(PlannedTarget(target=target, registered=is_ref,
                                      effective_params=effective_params(manifest.sampling, target,
                                                                        manifest.limits.max_output_tokens)))
-    jp, aux, bench_options = judge_problems(benchmarks, adapters, options or {}, resolve_target, manifest, seen)
+    jp, aux, bench_options = ([], {}, {}) if manifest.mode == "preview" else judge_problems(
+        benchmarks, adapters, options or {}, resolve_target, manifest, seen)
     problems += jp
     if problems:
         raise fail(problems)
@@ -212,8 +216,10 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         notices += [n for n in adapters[b].notices() if n not in notices]
     if registered and registered.get("custom_subset"):
         notices.append("custom task subset: not a full profile result")
+    if manifest.mode == "preview":
+        notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
     plan = Plan(
-        name=manifest.name, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
+        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
         dataset={"path": manifest.dataset.path, "sha256": manifest.dataset.sha256, "object": obj,
                  "id": registered["id"] if registered else None, "case_count": len(cases),
                  "benchmarks": benchmarks, "split": want_split,
@@ -291,7 +297,7 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
         target = Target.model_validate(pt["target"])
         if ids.count(target.id) > 1 and ids.index(target.id) != i:
             problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
-        problems += target_problems(target, limits, plan["cost_policy"], i)
+        problems += target_problems(target, limits, "capability_only" if plan["mode"] != "live" else plan["cost_policy"], i)
         if pt["effective_params"] != effective_params(plan["sampling"], target, cap):
             problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
                             "limits and the target's request_params; plan the manifest again")

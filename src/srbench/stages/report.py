@@ -104,7 +104,11 @@ def make_report_rule(engine: Engine) -> Rule:
             if judge_digest is not None:
                 jc = call_cost(aux[judge_for[case.benchmark]], store.get_json(judge_digest))
                 row["judge_cost_usd"] = jc.cost_usd
-            if call_digest is not None:
+            if call_digest is not None and plan["mode"] == "preview":
+                routing = store.get_json(call_digest).get("routing") or {}
+                row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
+                           cache_neutral_cost_usd=0.0)
+            elif call_digest is not None:
                 call = store.get_json(call_digest)
                 cc = call_cost(target, call)
                 row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
@@ -124,6 +128,8 @@ def make_report_rule(engine: Engine) -> Rule:
         weights = plan["benchmark_weights"]
         summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights)
                            for tid in targets]
+        for t in summary_targets:
+            adjust_for_mode(plan["mode"], t, [r for r in rows if r["target_id"] == t["target_id"]])
         bench_rows = []
         for tid in targets:
             for b in plan["dataset"]["benchmarks"]:
@@ -138,6 +144,8 @@ def make_report_rule(engine: Engine) -> Rule:
         all_done = all(r["state"] == "completed" for r in rows)
         status = params["status"]
         spend = [t["total_cost_usd"] for t in summary_targets]
+        if plan["mode"] == "replay":
+            spend = [0.0 for _ in summary_targets]
         return {
             "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
             "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
@@ -159,9 +167,37 @@ def make_report_rule(engine: Engine) -> Rule:
     return Rule("report", "2", _report)
 
 
+ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
+             "latency_p50_s", "latency_p95_s", "ttft_p50_s")
+
+
+def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
+    if mode == "preview":
+        routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
+        for key in ("accuracy", "accuracy_ci95", "macro_accuracy", "sr_bench_score", "correct", "graded",
+                    "tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd"):
+            t[key] = None
+        for name, key in (("models", "selected_model"), ("decisions", "decision"),
+                          ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):
+            t[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))
+        t["known_cost_usd"] = 0.0
+    elif mode == "replay":
+        for key in ESTIMATED:
+            t["estimated_" + key] = t[key]
+            t[key] = None
+        t["sr_bench_score"] = None
+        t["total_cost_usd"] = 0.0
+        t["known_cost_usd"] = 0.0
+        t["evidence_mode"] = "offline_estimate"
+
+
 def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
                 targets: list[dict[str, Any]]) -> list[str]:
     out = list(plan.get("notices", []))
+    if plan["mode"] == "replay":
+        out.append("Replay: an offline estimate from saved single-model answers along previewed routes; not a "
+                   "measured capability, latency or saving (IT-4). No model was called.")
     out.append(f"{plan['profile']} profile ({plan['dataset']['split']} split): "
                "not the upstream full-benchmark result.")
     full = {b.id for b in all_benchmarks()}

@@ -225,7 +225,23 @@ class _Call:
             out.status = "completed"
         out.error = mask(out.error, secrets) if out.error else out.error
         out.headers = {k: mask(v, secrets) for k, v in out.headers.items()}
+        # an endpoint may echo the key anywhere it writes text: mask every string the outcome keeps
+        if secrets:
+            out.text = mask(out.text, secrets) if out.text else out.text
+            out.response_model = mask(out.response_model, secrets) if out.response_model else out.response_model
+            out.finish_reason = mask(out.finish_reason, secrets) if out.finish_reason else out.finish_reason
+            out.usage_raw = _mask_json(out.usage_raw, secrets)
         return out
+
+
+def _mask_json(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return mask(value, secrets)
+    if isinstance(value, dict):
+        return {mask(str(k), secrets): _mask_json(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_json(v, secrets) for v in value]
+    return value
 
 
 async def _read_some(response: httpx.Response, limit: int, call: _Call, idle: float) -> bytes:

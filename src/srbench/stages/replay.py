@@ -1,0 +1,104 @@
+"""Replay (IT-4): reuse saved single-model answers along previewed routes — a diagnostic estimate.
+
+Pure: from the baseline run (plan + cells) and the preview run (plan + cells + routing records) it
+either refuses with explicit reason codes or returns the cells of a replay run, each pointing at a
+replay record that copies the baseline answer (`replayed_from`). No model is ever called; anything
+that would need one — plugins, state-dependent (learning) selection, an unresolved route, a model
+the baseline did not run, a missing or incomplete saved answer — refuses the replay.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from srbench.errors import InvalidInput
+
+REPLAYABLE_METHODS = ("static", "single", "route_action")
+RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
+
+
+class ReplayRefused(InvalidInput):
+    code = "replay_ineligible"
+
+
+def _refuse(reason: str, detail: str) -> ReplayRefused:
+    return ReplayRefused(f"replay refused ({reason}): {detail}")
+
+
+def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[str, Any], pplan: dict[str, Any]) -> None:
+    if baseline["status"] != "completed" or bplan["mode"] != "live":
+        raise _refuse("baseline_not_completed", f"{baseline['id']} must be a completed live run")
+    if preview["status"] != "completed" or pplan["mode"] != "preview":
+        raise _refuse("preview_not_completed", f"{preview['id']} must be a completed preview run")
+    if bplan["case_sha256"] != pplan["case_sha256"]:
+        raise _refuse("case_set_mismatch", "the baseline and the preview ran different datasets")
+    for key in ("adapter_versions", "benchmark_weights"):
+        if bplan[key] != pplan[key]:
+            raise _refuse("protocol_mismatch", f"{key} differ between the runs")
+    models = Counter(pt["target"]["model"] for pt in bplan["targets"] if pt["target"]["kind"] == "single")
+    dupes = sorted(m for m, n in models.items() if n > 1)
+    if dupes:
+        raise _refuse("ambiguous_baseline_model", f"model(s) {', '.join(dupes)} appear in several baseline targets")
+
+
+def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dict[str, Any],
+                 pcells: list[dict[str, Any]], routing: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
+    preview record's routing. Raises ReplayRefused listing every rejected cell's reason."""
+    singles = {pt["target"]["model"]: pt for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
+    by_case_target = {(c["case_id"], c["target_id"]): c for c in bcells}
+    moms = {pt["target"]["id"]: pt for pt in pplan["targets"]}
+    out, rejected = [], []
+    for cell in sorted(pcells, key=lambda c: c["seq"]):
+        reason, r = None, routing.get(cell["cell_id"]) or {}
+        model = r.get("selected_model")
+        if cell["state"] != "completed":
+            reason = "preview_incomplete"
+        elif r.get("selection_status") != "selected" or not model:
+            reason = "selection_not_resolved"
+        elif r.get("state_dependent"):
+            reason = "learning_dependent"
+        elif r.get("plugins"):
+            reason = "decision_plugins"
+        elif r.get("selection_method") not in REPLAYABLE_METHODS:
+            reason = "route_not_deterministic"
+        elif model not in singles:
+            reason = "model_not_in_baseline"
+        else:
+            base = singles[model]
+            mom_params = {k: v for k, v in moms[cell["target_id"]]["effective_params"].items()}
+            if mom_params != base["effective_params"]:
+                reason = "params_mismatch"
+            else:
+                saved = by_case_target.get((cell["case_id"], base["target"]["id"]))
+                if saved is None or saved["state"] != "completed" or not saved["call"]:
+                    reason = "saved_generation_incomplete"
+                else:
+                    out.append({"cell": cell, "baseline_cell": saved, "model": model, "routing": r})
+        if reason:
+            rejected.append((reason, cell["case_id"]))
+    if rejected:
+        counts = Counter(reason for reason, _ in rejected)
+        summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        raise _refuse(rejected[0][0], f"{len(rejected)} cell(s) cannot be replayed ({summary}); "
+                      f"first: {rejected[0][1]}")
+    return out
+
+
+def replay_record(base_record: dict[str, Any], base_digest: str, routing: dict[str, Any]) -> dict[str, Any]:
+    """The replayed call: the saved answer, attributed to the previewed route, marked as reused."""
+    rec = dict(base_record)
+    headers = dict(rec.get("headers") or {})
+    headers.update({"x-vsr-selected-model": routing["selected_model"], "x-vsr-inference-call-count": "1"})
+    if routing.get("decision"):
+        headers["x-vsr-selected-decision"] = str(routing["decision"])
+    rec.update(headers=headers, replayed_from=base_digest)
+    return rec
+
+
+def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dict[str, Any], n: int) -> dict[str, Any]:
+    return {"version": RECEIPT_VERSION, "baseline_run": baseline_id, "preview_run": preview_id,
+            "baseline_plan_sha256": bplan["plan_sha256"], "preview_plan_sha256": pplan["plan_sha256"],
+            "case_sha256": bplan["case_sha256"], "cells": n, "model_requests": 0,
+            "evidence_mode": "offline_estimate"}

@@ -1,0 +1,112 @@
+"""IT-1..IT-5 on a fake router in front of two fake models: baseline and MoM live runs on the same
+dataset, then preview, replay and compare — checked against hand-computed figures from what the
+fake endpoints really served."""
+
+from __future__ import annotations
+
+import math
+
+from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key, messages_key
+from srbench.simulate.server import SimulatorThread
+from srbench.stages.datasets import decode_cases
+
+from .helpers import freeze, manifest
+
+PRICES = {"strong": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
+          "weak": {"input": 0.2, "cached_input": 0.1, "cache_write": 0.2, "output": 0.8}}
+
+
+def _cost(entries: list[dict]) -> float:
+    total = 0.0
+    for e in entries:
+        p, u = PRICES[e["model"]], e["usage"]
+        cached = u.get("prompt_tokens_details", {}).get("cached_tokens", 0)
+        total += ((u["prompt_tokens"] - cached) * p["input"] + cached * p["cached_input"]
+                  + u["completion_tokens"] * p["output"]) / 1e6
+    return total
+
+
+def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
+    mm, arc = prepare("mmlu-pro"), prepare("arc-agi-2")
+    ds = api.ok("POST", "/datasets/combine", {"manifests": [mm, arc]})
+    cases = decode_cases(open(ds["path"], "rb").read())
+    bench_of = {messages_key([m.model_dump() for m in c.messages]): c.benchmark for c in cases}
+    router = RouterRule(strong="strong", weak="weak", long_prompt_chars=1500,
+                        keywords=("math", "physics", "chemistry", "engineering"), config_hash="cfg-42")
+    models = [SimModel("strong", skill=0.85, cached_fraction=0.5), SimModel("weak", skill=0.45)]
+    with SimulatorThread(models=models, router=router, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [
+            {"id": "strong", "kind": "single", "base_url": sim.v1_url, "model": "strong",
+             "prices": {"strong": PRICES["strong"]}},
+            {"id": "weak", "kind": "single", "base_url": sim.v1_url, "model": "weak", "prices": {"weak": PRICES["weak"]}},
+            {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": PRICES,
+             "config_hash": "cfg-42", "preview_url": sim.router_url + "/preview", "max_inference_calls": 1,
+             "models": ["strong", "weak"]}]})
+        base_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "strong"}, {"id": "weak"}]))})["run"]["id"]
+        assert api.wait(base_id)["status"] == "completed"
+        n_base = len(sim.log)
+        mom_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "mom"}]))})["run"]["id"]
+        assert api.wait(mom_id)["status"] == "completed"
+        log = list(sim.log)
+        prev = manifest(ds, [{"id": "mom"}], mode="preview", preview_context={"session_id": "s-1"})
+        prev_id = api.ok("POST", "/runs", {"plan": freeze(api, prev)})["run"]["id"]
+        assert api.wait(prev_id)["status"] == "completed"
+        assert len(sim.log) == len(log), "preview must not run an inference"
+    base_log = [e for e in log[:n_base] if e["completed"]]
+    mom_log = [e for e in log[n_base:] if e["completed"] and e["endpoint"] == "router"]
+    assert len(base_log) == 32 and len(mom_log) == 16
+
+    # IT-2: the config hash was checked before and after the MoM run
+    events = api.ok("GET", f"/runs/{mom_id}/events")["events"]
+    checks = [e["data"]["phase"] for e in events if e["type"] == "config_hash_checked"]
+    assert checks == ["before", "after"]
+
+    # preview: decisions and models, no capability score
+    prep = api.ok("GET", f"/runs/{prev_id}/report")["report"]["summary"]["targets"][0]
+    assert prep["accuracy"] is None and prep["sr_bench_score"] is None
+    routed = {e["messages_digest"]: e["model"] for e in mom_log}
+    assert prep["models"] == {m: list(routed.values()).count(m) for m in set(routed.values())}
+
+    # replay reproduces the live MoM answers from the saved single-model answers (deterministic fakes)
+    rep_run = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
+    assert rep_run["created"] and rep_run["model_requests"] == 0
+    again = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
+    assert again["created"] is False and again["run"]["id"] == rep_run["run"]["id"]
+    replay = api.ok("GET", f"/runs/{rep_run['run']['id']}/report")["report"]
+    mom_rep = api.ok("GET", f"/runs/{mom_id}/report")["report"]
+    rt, mt = replay["summary"]["targets"][0], mom_rep["summary"]["targets"][0]
+    assert rt["accuracy"] is None and rt["estimated_accuracy"] == mt["accuracy"]
+    assert abs(rt["estimated_cost_usd"] - mt["cost_usd"]) < 1e-12
+    assert replay["summary"]["total_spend_usd"] == 0.0
+
+    # compare by hand
+    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": mom_id,
+                                          "margin": 0.05})["comparison"]
+    by = {m: {e["messages_digest"]: bool(e["correct"]) for e in base_log if e["model"] == m} for m in ("strong", "weak")}
+    mom_ok = {e["messages_digest"]: bool(e["correct"]) for e in mom_log}
+    benches = {"mmlu-pro": [], "arc-agi-2": []}
+    quality = {}
+    for m in ("strong", "weak"):
+        acc = {b: sum(by[m][k] for k in by[m] if bench_of[k] == b) / sum(1 for k in by[m] if bench_of[k] == b)
+               for b in benches}
+        quality[m] = (acc["mmlu-pro"] + acc["arc-agi-2"]) / 2       # weights 10 and 10
+    best = max(("strong", "weak"), key=lambda m: (quality[m], m == "strong"))
+    assert cmp["baseline"]["target_id"] == best
+    for k, b in bench_of.items():
+        benches[b].append(int(mom_ok[k]) - int(by[best][k]))
+    delta = 0.5 * sum(benches["mmlu-pro"]) / 14 + 0.5 * sum(benches["arc-agi-2"]) / 2
+    r = math.sqrt(2 * math.log(2 / 0.05) * (0.25 / 14 + 0.25 / 2))
+    c = cmp["candidates"][0]
+    assert abs(c["delta"] - delta) < 1e-12
+    assert abs(c["interval"]["ci"][0] - max(-1, delta - r)) < 1e-9 and abs(c["interval"]["ci"][1] - min(1, delta + r)) < 1e-9
+    assert c["claim"] == ("improvement" if delta - r > 0 else "regression" if delta + r < 0 else "inconclusive")
+    base_cost = _cost([e for e in base_log if e["model"] == best])
+    mom_cost = _cost(mom_log)
+    s = c["savings"]["principal"]
+    assert abs(s["baseline_usd"] - base_cost) < 1e-12 and abs(s["candidate_usd"] - mom_cost) < 1e-12
+    assert abs(s["saving_pct"] - 100 * (1 - mom_cost / base_cost)) < 1e-9
+    assert cmp["evidence"]["label"].startswith("dev")
+    assert c["non_inferiority"]["margin"] == 0.05
+    # asked twice: served from the action cache
+    assert api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": mom_id,
+                                           "margin": 0.05})["cache_hit"] is True
