@@ -132,6 +132,19 @@ def replay(obj: Ctx, baseline_id: str, preview_id: str) -> None:
           "model_requests": 0, "evidence_mode": "offline_estimate"})
 
 
+@click.command(name="reconcile-usage")
+@click.argument("run_id")
+@click.pass_obj
+def reconcile_usage(obj: Ctx, run_id: str) -> None:
+    """Re-derive usage and cost from the retained SSE metering; append an idempotent correction."""
+    res = obj.client.post(f"/runs/{run_id}/reconcile-usage")
+    c = res["correction"]
+    emit({"run_id": run_id, "correction": c["digest"], "appended": res["appended"], "verified": c["verified_count"],
+          "changed": c["changed_count"], "unverifiable": c["unverifiable_count"],
+          "old_known_cost_usd": c["old_known_cost_usd"], "new_known_cost_usd": c["new_known_cost_usd"],
+          "model_requests": 0})
+
+
 def register(cli: click.Group) -> None:
-    for c in (compare, regrade, export, preview, replay):
+    for c in (compare, regrade, export, preview, replay, reconcile_usage):
         cli.add_command(c)

@@ -72,3 +72,9 @@ async def make_replay(request: web.Request) -> web.Response:
         raise InvalidInput("baseline_run_id and preview_run_id are required run ids")
     run, created = await asyncio.to_thread(create_replay, svc(request).runs, b, p)
     return ok({"run": run, "created": created, "model_requests": 0}, status=201 if created else 200)
+
+
+async def reconcile_usage(request: web.Request) -> web.Response:
+    service = svc(request)
+    body_, hit, why, appended = await asyncio.to_thread(service.runs.reconcile, request.match_info["run_id"])
+    return ok({"correction": body_, "cache_hit": hit, "explain": why, "appended": appended, "model_requests": 0})

@@ -32,6 +32,7 @@ ROUTES: list[tuple[str, str, str, str]] = [
     ("GET", "/objects/{digest}", "get_object", "An object by digest (JSON objects only)"),
     ("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run"),
     ("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes"),
+    ("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage", "Append a usage correction from retained SSE"),
     ("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers"),
     ("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run"),
     ("POST", "/shutdown", "shutdown", "Stop the service; every result is kept"),

@@ -319,6 +319,26 @@ class RunManager:
         if tasks:
             await asyncio.wait(tasks, timeout=15)
 
+    def reconcile(self, run_id: str) -> tuple[dict[str, Any], bool, str, bool]:
+        """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended)."""
+        from srbench.stages.reconcile import reconcile
+
+        run = self.get(run_id)
+        plan = self.store.get_json(run["plan"])
+        cases = {c.id: c.benchmark for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
+        cells = [dict(r) for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
+        digest, hit, why = reconcile(self.engine, run, cells, cases)
+        body = self.store.get_json(digest)
+        history = self.journal.get_ref("correction", run_id) or []
+        appended = not any(h["digest"] == digest for h in history)
+        if appended:
+            history.append({"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
+                            "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
+                            "old_known_cost_usd": body["old_known_cost_usd"],
+                            "new_known_cost_usd": body["new_known_cost_usd"]})
+            self.journal.set_ref_sync("correction", run_id, history)
+        return body | {"digest": digest}, hit, why, appended
+
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
         row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
@@ -373,7 +393,9 @@ class RunManager:
         wall = (end - run["started_at"]) if run["started_at"] else None
         if run["status"] not in TERMINAL and wall is not None:
             wall = round(wall, 3)
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall)
+        corrections = self.journal.get_ref("correction", run_id) or []
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
+                                        corrections[-1] if corrections else None)
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
 

@@ -20,6 +20,7 @@ from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
+from srbench.stages.reconcile import corrected_usage
 from srbench.stages.stats import percentile, wilson
 from srbench.targets.accounting import call_cost
 
@@ -88,6 +89,12 @@ def make_report_rule(engine: Engine) -> Rule:
         targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
         rows: list[dict[str, Any]] = []
         aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+        correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
+        fixed = corrected_usage(correction) if correction else {}
+
+        def load_call(digest: str) -> dict[str, Any]:
+            rec = store.get_json(digest)
+            return {**rec, "usage": fixed[digest].model_dump()} if digest in fixed else rec
         judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
         for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
             seq, case_id, target_id, state, call_digest, error_class = cell[:6]
@@ -102,14 +109,14 @@ def make_report_rule(engine: Engine) -> Rule:
                 "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
             }
             if judge_digest is not None:
-                jc = call_cost(aux[judge_for[case.benchmark]], store.get_json(judge_digest))
+                jc = call_cost(aux[judge_for[case.benchmark]], load_call(judge_digest))
                 row["judge_cost_usd"] = jc.cost_usd
             if call_digest is not None and plan["mode"] == "preview":
                 routing = store.get_json(call_digest).get("routing") or {}
                 row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
                            cache_neutral_cost_usd=0.0)
             elif call_digest is not None:
-                call = store.get_json(call_digest)
+                call = load_call(call_digest)
                 cc = call_cost(target, call)
                 row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
                            cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
@@ -157,6 +164,12 @@ def make_report_rule(engine: Engine) -> Rule:
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
             "benchmarks": bench_rows, "results": results,
+            "accounting_correction": None if correction is None else {
+                "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
+                "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
+                "unverifiable_count": correction["unverifiable_count"],
+                "old_known_cost_usd": correction["old_known_cost_usd"],
+                "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"]},
             "limitations": limitations(plan, status, rows, summary_targets),
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
@@ -221,11 +234,16 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
 
 
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
-                 wall_time_s: float | None) -> tuple[str, bool, str]:
-    """Returns (report digest, cache hit, explanation)."""
+                 wall_time_s: float | None, correction: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+    """Returns (report digest, cache hit, explanation). `correction` is the latest appended
+    usage correction ({digest, at, ...}) of the run, or None."""
     rule = make_report_rule(engine)
-    r = engine.build(rule, {"plan": plan_digest, "cells": cells},
+    inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
+    if correction is not None:
+        inputs["correction"] = correction["digest"]
+    r = engine.build(rule, inputs,
                      {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
+                      "correction_at": correction["at"] if correction else None,
                       "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
                       "judge_templates": {b.id: b.judge_template_sha256 for b in all_benchmarks()
                                           if getattr(b, "needs_judge", False)}},
