@@ -145,6 +145,45 @@ def reconcile_usage(obj: Ctx, run_id: str) -> None:
           "model_requests": 0})
 
 
+@click.command(name="recover-plan")
+@click.argument("run_id")
+@click.option("--mode", required=True, type=click.Choice(["undispatched", "failed"]))
+@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.pass_obj
+def recover_plan(obj: Ctx, run_id: str, mode: str, output: str) -> None:
+    """Review which cells of a terminated run a recovery may continue (edit selected_cells to narrow)."""
+    plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})
+    write_json(output, plan)
+    emit({"parent": run_id, "mode": mode, "eligible": len(plan["eligible"]), "excluded": plan["excluded_counts"],
+          "output": output, "plan_sha256": plan["plan_sha256"]})
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--plan", "plan_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--idempotency-key", required=True)
+@click.option("--acknowledge-new-attempt", is_flag=True, help="Mode failed: new attempts cost extra.")
+@click.option("--detach", is_flag=True)
+@click.pass_obj
+def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowledge_new_attempt: bool,
+            detach: bool) -> None:
+    """Create a recovery child run over the plan's selected cells (the parent is kept as it is)."""
+    from srbench.cli.common import load_structured
+    from srbench.cli.runs import wait_for
+
+    res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),
+                                                      "idempotency_key": idempotency_key,
+                                                      "acknowledge_new_attempt": acknowledge_new_attempt})
+    child = res["run"]
+    if not res["created"]:
+        click.echo(f"idempotency key already bound to {child['id']}: nothing new submitted", err=True)
+    if detach:
+        emit({"run_id": child["id"], "parent": run_id, "status": child["status"], "created": res["created"]})
+        return
+    final = wait_for(obj, child["id"])
+    emit({"run_id": final["id"], "parent": run_id, "status": final["status"], "progress": final["progress"]})
+
+
 def register(cli: click.Group) -> None:
-    for c in (compare, regrade, export, preview, replay, reconcile_usage):
+    for c in (compare, regrade, export, preview, replay, reconcile_usage, recover_plan, recover):
         cli.add_command(c)

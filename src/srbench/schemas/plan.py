@@ -117,6 +117,8 @@ class Plan(BaseModel):
     mode: Literal["live", "preview", "replay"] = "live"
     preview_context: PreviewContext | None = None
     replay: dict[str, Any] | None = Field(default=None, description="baseline/preview runs and the receipt")
+    recovery: dict[str, Any] | None = Field(default=None, description="parent, mode, cells, cells_sha256, snapshot")
+    execution_cells: list[list[str]] | None = Field(default=None, description="(case id, target id) pairs to run")
     profile: str
     seed: int
     cost_policy: CostPolicy

@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from srbench.errors import InvalidInput
+from srbench.service import recovery
 from srbench.service.handlers import body, ok, only, svc
 from srbench.service.replays import create_replay
 from srbench.stages import derived
@@ -78,3 +79,27 @@ async def reconcile_usage(request: web.Request) -> web.Response:
     service = svc(request)
     body_, hit, why, appended = await asyncio.to_thread(service.runs.reconcile, request.match_info["run_id"])
     return ok({"correction": body_, "cache_hit": hit, "explain": why, "appended": appended, "model_requests": 0})
+
+
+async def recover_plan(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"mode"})
+    mode = data.get("mode")
+    if not isinstance(mode, str):
+        raise InvalidInput("mode is required: undispatched or failed")
+    return ok(await asyncio.to_thread(recovery.recovery_plan, svc(request).runs, request.match_info["run_id"], mode))
+
+
+async def recover_run(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"plan", "idempotency_key", "acknowledge_new_attempt"})
+    ack = data.get("acknowledge_new_attempt", False)
+    key = data.get("idempotency_key")
+    if not isinstance(ack, bool) or (key is not None and not isinstance(key, str)):
+        raise InvalidInput("acknowledge_new_attempt must be a boolean and idempotency_key a string")
+    service = svc(request)
+    run, created = await asyncio.to_thread(recovery.recover, service.runs, request.match_info["run_id"],
+                                           data.get("plan"), key, ack)
+    if created:
+        service.runs.start(run["id"])
+    return ok({"run": run, "created": created}, status=201 if created else 200)

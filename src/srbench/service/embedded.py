@@ -42,6 +42,9 @@ class EmbeddedService:
             loop.close()
 
     def start(self) -> EmbeddedService:
+        self._ready.clear()
+        self._error = None
+        self.url = ""
         self._thread = threading.Thread(target=self._main, name="sr-bench-service", daemon=True)
         self._thread.start()
         self._ready.wait(timeout=30)

@@ -47,6 +47,9 @@ CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, seq);
 CREATE TABLE IF NOT EXISTS budgets(
   run_id TEXT PRIMARY KEY, cap_usd REAL NOT NULL, spent_usd REAL NOT NULL DEFAULT 0,
   reserved_usd REAL NOT NULL DEFAULT 0, unknown_calls INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS recovery_claims(
+  parent TEXT NOT NULL, cell_id TEXT NOT NULL, child TEXT NOT NULL, mode TEXT NOT NULL,
+  PRIMARY KEY(parent, cell_id));
 CREATE TABLE IF NOT EXISTS action_cache(key TEXT PRIMARY KEY, output TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS action_last(
   rule TEXT NOT NULL, subject TEXT NOT NULL, key TEXT NOT NULL, output TEXT NOT NULL,

@@ -163,6 +163,13 @@ class RunManager:
                     raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
                                    "plan; use a new key", code="idempotency_conflict")
                 return self.get(row["id"]), False
+        return self.create_run(plan, idempotency_key)
+
+    def create_run(self, plan: dict[str, Any], idempotency_key: str | None, *, parent: str | None = None,
+                   claim: Any = None) -> tuple[dict[str, Any], bool]:
+        """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
+        narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
+        transaction (recovery claims) and may raise to abort it."""
         data, obj = read_dataset_file(self.store, plan["dataset"]["path"], plan["dataset"]["sha256"])
         if obj != plan["dataset"]["object"]:
             raise Conflict("the dataset file does not match the frozen plan's dataset object")
@@ -172,12 +179,9 @@ class RunManager:
         run_id = "run-" + uuid.uuid4().hex[:20]
         now = time.time()
         target_ids = [pt["target"]["id"] for pt in plan["targets"]]
-        rows = []
-        seq = 0
-        for case in cases:
-            for tid in target_ids:
-                rows.append((run_id, cell_id(case.id, tid), seq, case.id, tid, "pending", now))
-                seq += 1
+        pairs = ([tuple(p) for p in plan["execution_cells"]] if plan.get("execution_cells") is not None
+                 else [(case.id, tid) for case in cases for tid in target_ids])
+        rows = [(run_id, cell_id(cid, tid), seq, cid, tid, "pending", now) for seq, (cid, tid) in enumerate(pairs)]
 
         def w(c: sqlite3.Connection) -> str:
             if idempotency_key:
@@ -187,10 +191,12 @@ class RunManager:
                         raise Conflict(f"idempotency key {idempotency_key!r} is bound to another plan",
                                        code="idempotency_conflict")
                     return row["id"]
-            c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,total,targets,"
-                      "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+            c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
+                      "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
                       (run_id, plan["name"], plan["mode"], plan["profile"], plan_digest, plan["plan_sha256"],
-                       "queued", idempotency_key, len(rows), json.dumps(target_ids), now, now))
+                       "queued", idempotency_key, parent, len(rows), json.dumps(target_ids), now, now))
+            if claim is not None:
+                claim(c, run_id)
             c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
                           "VALUES(?,?,?,?,?,?,?)", rows)
             if plan["limits"].get("max_cost_usd") is not None:
@@ -368,6 +374,12 @@ class RunManager:
         counts = {r["state"]: r["n"] for r in self.journal.query(
             "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
         view = run_view(row, counts)
+        children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
+                                                        (run_id,))]
+        view["lineage"] = {"parent": row["parent"], "children": children}
+        if row["parent"]:
+            snap = (self.store.get_json(row["plan"]).get("recovery") or {}).get("snapshot", {})
+            view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
         b = self.journal.one("SELECT * FROM budgets WHERE run_id=?", (run_id,))
         view["budget"] = None if b is None else {
             "cap_usd": b["cap_usd"], "spent_usd": b["spent_usd"], "reserved_usd": b["reserved_usd"],

@@ -55,6 +55,7 @@ class Fault:
     content_type: str | None = None           # e.g. "application/json" on a 200 (not SSE)
     close_before_first_byte: bool = False     # drop the connection before any response byte
     close_after_chunks: int | None = None     # drop the connection after N SSE chunks
+    headers_delay_s: float = 0.0              # a pause before the response headers (any answer)
     stall_s: float = 0.0                      # go silent this long ...
     stall_after_chunks: int = 1               # ... after this many SSE chunks
     chunk_delay_s: float | None = None        # a pause before every SSE chunk (a steady trickle)
@@ -229,6 +230,8 @@ class SimServer:
         model = self.models[name]
         if fault is not None:
             headers.update(fault.headers)
+            if fault.headers_delay_s:
+                await asyncio.sleep(fault.headers_delay_s)
             if fault.close_before_first_byte:
                 self._drop(request)          # aiohttp then fails to write this response, silently
                 return web.Response()
@@ -293,18 +296,21 @@ class SimServer:
         resp.content_type = "text/event-stream"
         await resp.prepare(request)
         entry["status"] = 200
-        for i, data in enumerate(chunks):
-            if fault.close_after_chunks is not None and i == fault.close_after_chunks:
-                self._drop(request)
-                return resp
-            if fault.stall_s and i == fault.stall_after_chunks:
-                await asyncio.sleep(fault.stall_s)
-            if i < len(delays) and delays[i] > 0:
-                await asyncio.sleep(delays[i])
-            if i == len(chunks) - 1:     # set before the client can see the end of the stream
-                entry["completed"] = not (fault.omit_done or fault.omit_finish or fault.raw_sse is not None)
-            await resp.write(data)
-        await resp.write_eof()
+        try:
+            for i, data in enumerate(chunks):
+                if fault.close_after_chunks is not None and i == fault.close_after_chunks:
+                    self._drop(request)
+                    return resp
+                if fault.stall_s and i == fault.stall_after_chunks:
+                    await asyncio.sleep(fault.stall_s)
+                if i < len(delays) and delays[i] > 0:
+                    await asyncio.sleep(delays[i])
+                if i == len(chunks) - 1:     # set before the client can see the end of the stream
+                    entry["completed"] = not (fault.omit_done or fault.omit_finish or fault.raw_sse is not None)
+                await resp.write(data)
+            await resp.write_eof()
+        except ConnectionResetError:     # the client went away (its timeout, a cancel, a guard): not an error
+            pass
         return resp
 
 

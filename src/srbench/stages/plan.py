@@ -311,6 +311,12 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
         if opt.get("judge") and opt["judge"] not in plan.get("auxiliary_targets", {}):
             problems.append(f"benchmark_options.{b}.judge names no auxiliary target")
     case_count = plan["dataset"].get("case_count")
-    if not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
+    if plan.get("execution_cells") is not None:
+        cells = [tuple(c) for c in plan["execution_cells"]]
+        if len(set(cells)) != len(cells) or any(len(c) != 2 or c[1] not in ids for c in cells):
+            problems.append("execution_cells must be distinct (case id, planned target id) pairs")
+        if plan["total"] != len(cells):
+            problems.append(f"total {plan['total']} is not the number of execution_cells")
+    elif not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
         problems.append(f"total {plan['total']} is not dataset.case_count × targets")
     return problems

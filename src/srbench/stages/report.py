@@ -149,6 +149,11 @@ def make_report_rule(engine: Engine) -> Rule:
                                    **extra})
         results = store.put_json({"kind": "results", "schema": 1, "rows": rows})
         all_done = all(r["state"] == "completed" for r in rows)
+        if plan.get("recovery"):
+            all_done = False                     # a child never completes the parent's evaluation
+            for t in summary_targets:
+                t["sr_bench_score"] = None
+                t["score_scope"] = "recovery child: its selected cells only"
         status = params["status"]
         spend = [t["total_cost_usd"] for t in summary_targets]
         if plan["mode"] == "replay":
@@ -163,7 +168,7 @@ def make_report_rule(engine: Engine) -> Rule:
                         "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
-            "benchmarks": bench_rows, "results": results,
+            "benchmarks": bench_rows, "results": results, "recovery": plan.get("recovery"),
             "accounting_correction": None if correction is None else {
                 "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
                 "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
@@ -208,6 +213,11 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
 def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
                 targets: list[dict[str, Any]]) -> list[str]:
     out = list(plan.get("notices", []))
+    if plan.get("recovery"):
+        rec = plan["recovery"]
+        out.append(f"Recovery child of {rec['parent']} (mode {rec['mode']}): its denominator, progress and cost "
+                   f"cover only its {len(rec['cells'])} selected cells; the parent's known cost "
+                   f"({rec['snapshot'].get('known_cost_usd')}) is shown apart. It never completes the parent.")
     if plan["mode"] == "replay":
         out.append("Replay: an offline estimate from saved single-model answers along previewed routes; not a "
                    "measured capability, latency or saving (IT-4). No model was called.")

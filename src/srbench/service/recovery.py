@@ -1,0 +1,160 @@
+"""Explicit recovery (REC-1..REC-4): a reviewed plan, then a child run over the selected cells only.
+
+`recovery_plan` decides from the persisted dispatch and call records alone. Each parent cell is
+excluded for the first reason that applies, in this order:
+
+1. ``completed`` — it already has a complete answer;
+2. ``claimed`` — another recovery child holds it;
+3. ``ambiguous_dispatch`` — a call was in flight when the service stopped (it may have been billed);
+4. ``already_dispatched`` — mode `undispatched`, but a call was made for it;
+5. ``never_dispatched`` — mode `failed`, but no call was made (use mode `undispatched`);
+6. ``unknown_usage_or_cost`` — mode `failed`, and a call it made has unknown usage or cost or no
+   terminal finish (it may have been billed). An HTTP error answer (status >= 400, no stream) and
+   a connection that never opened count as known: they produced no tokens.
+
+`plan_sha256` covers everything but `selected_cells`, which the user may narrow to a reviewed
+subset. `recover` recomputes the plan, requires the same hash, `selected_cells` ⊆ eligible, and in
+mode `failed` an explicit `acknowledge_new_attempt`; the idempotency key binds parent + mode + cells.
+Claims are inserted in the same transaction as the child, so two recoveries never share a cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from typing import Any
+
+from srbench.cas import canonical_json
+from srbench.errors import Conflict, InvalidInput
+from srbench.schemas.target import Target
+from srbench.service.runs import TERMINAL, RunManager
+from srbench.stages.plan import plan_sha256
+from srbench.targets.accounting import call_cost
+
+MODES = ("undispatched", "failed")
+VERSION = "sr-bench-recovery-v1"
+
+
+def _hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json({k: v for k, v in body.items()
+                                          if k not in ("plan_sha256", "selected_cells")})).hexdigest()
+
+
+def _unknown(manager: RunManager, target: Target, digest: str) -> bool:
+    """Could this failed call have been billed without us knowing what? An HTTP error answer
+    (status >= 400, no stream) and a connection that never opened produced no tokens."""
+    rec = manager.store.get_json(digest)
+    if (rec.get("http_status") or 0) >= 400 or rec.get("error_class") == "connect_error":
+        return False
+    return (rec.get("usage") is None or call_cost(target, rec).cost_usd is None
+            or rec.get("finish_reason") not in ("stop", "length", "tool_calls", "function_call"))
+
+
+def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+    if mode not in MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
+    run = manager.get(run_id)
+    if run["status"] not in TERMINAL:
+        raise InvalidInput(f"run {run_id} is {run['status']}; recover only a terminated run", code="run_not_finished")
+    if run["mode"] != "live":
+        raise InvalidInput("recovery applies to live runs only", code="not_live")
+    plan = manager.store.get_json(run["plan"])
+    targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
+    claims = {r["cell_id"]: r["child"] for r in manager.journal.query(
+        "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (run_id,))}
+    eligible, excluded = [], []
+    for c in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,)):
+        has_call = c["call"] is not None or c["judge_call"] is not None
+        if c["state"] == "completed":
+            reason = "completed"
+        elif c["cell_id"] in claims:
+            reason = "claimed"
+        elif c["state"] in ("ambiguous", "dispatching", "judge_dispatching"):
+            reason = "ambiguous_dispatch"
+        elif mode == "undispatched" and (has_call or c["state"] != "pending"):
+            reason = "already_dispatched"
+        elif mode == "failed" and not has_call:
+            reason = "never_dispatched"
+        elif mode == "failed" and c["call"] and _unknown(manager, targets[c["target_id"]], c["call"]):
+            reason = "unknown_usage_or_cost"
+        else:
+            reason = None
+        entry = {"cell_id": c["cell_id"], "case_id": c["case_id"], "target_id": c["target_id"], "state": c["state"]}
+        if reason is None:
+            eligible.append(entry)
+        else:
+            excluded.append({**entry, "reason": reason, **({"claimed_by": claims[c["cell_id"]]}
+                                                         if reason == "claimed" else {})})
+    rep, _, _ = manager.report(run_id)
+    known = sum(t["known_cost_usd"] for t in rep["summary"]["targets"])
+    body = {"kind": "recovery-plan", "version": VERSION, "parent": run_id, "mode": mode,
+            "parent_snapshot": {"status": run["status"], "plan_sha256": run["plan_sha256"],
+                                "total": run["progress"]["total"], "known_cost_usd": known},
+            "eligible": eligible, "excluded": excluded,
+            "excluded_counts": {r: sum(e["reason"] == r for e in excluded) for r in sorted({e["reason"] for e in excluded})},
+            "requires_acknowledgement": mode == "failed",
+            "note": ("new attempts of known-failed cells cost extra; confirm with --acknowledge-new-attempt"
+                     if mode == "failed" else "continues only cells that never dispatched a model call")}
+    body["plan_sha256"] = _hash(body)
+    body["selected_cells"] = [e["cell_id"] for e in eligible]
+    return body
+
+
+def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool
+            ) -> tuple[dict[str, Any], bool]:
+    if not key:
+        raise InvalidInput("recover needs --idempotency-key (repeat an uncertain submission with the same key)",
+                           code="recovery_plan_required")
+    if not isinstance(submitted, dict) or submitted.get("kind") != "recovery-plan":
+        raise InvalidInput("not a recovery plan: run `sr-bench recover-plan RUN_ID --mode M --output F` first",
+                           code="recovery_plan_required")
+    if submitted.get("parent") != run_id:
+        raise InvalidInput(f"the recovery plan is for {submitted.get('parent')}, not {run_id}")
+    mode = submitted.get("mode")
+    cells = submitted.get("selected_cells")
+    if not isinstance(cells, list) or not cells or not all(isinstance(c, str) for c in cells):
+        raise InvalidInput("selected_cells must be a non-empty list of cell ids")
+    if len(set(cells)) != len(cells):
+        raise InvalidInput("selected_cells has duplicates")
+    bound = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
+    binding = {"parent": run_id, "mode": mode, "cells": sorted(cells)}
+    if bound is not None:
+        if json.loads(bound["extra"]).get("recovery_binding") == binding:
+            return manager.get(bound["id"]), False
+        raise Conflict(f"idempotency key {key!r} is bound to another recovery (parent, mode or cells differ)",
+                       code="idempotency_conflict")
+    if mode == "failed" and not acknowledge:
+        raise InvalidInput("mode failed makes new, paid attempts: pass --acknowledge-new-attempt",
+                           code="acknowledgement_required")
+    fresh = recovery_plan(manager, run_id, str(mode))
+    if fresh["plan_sha256"] != submitted.get("plan_sha256"):
+        raise Conflict("the parent's cells changed since this recovery plan was made (e.g. another recovery "
+                       "claimed some); make a new plan", code="reviewed_plan_changed")
+    eligible = {e["cell_id"]: e for e in fresh["eligible"]}
+    outside = [c for c in cells if c not in eligible]
+    if outside:
+        raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]})")
+    parent = manager.get(run_id)
+    plan = dict(manager.store.get_json(parent["plan"]))
+    chosen = [eligible[c] for c in cells]
+    pairs = [[e["case_id"], e["target_id"]] for e in chosen]
+    used = {t for _, t in pairs}
+    plan["targets"] = [pt for pt in plan["targets"] if pt["target"]["id"] in used]
+    plan.update(name=f"{plan['name']} (recovery of {run_id}, {mode})", execution_cells=pairs, total=len(pairs),
+                recovery={"parent": run_id, "mode": mode, "cells": sorted(cells),
+                          "cells_sha256": hashlib.sha256(canonical_json(sorted(cells))).hexdigest(),
+                          "snapshot": fresh["parent_snapshot"], "recovery_plan_sha256": fresh["plan_sha256"]})
+    plan["notices"] = [*plan.get("notices", []), f"recovery child of {run_id}: covers {len(pairs)} of "
+                       f"{fresh['parent_snapshot']['total']} cells; never a complete evaluation on its own"]
+    plan["plan_sha256"] = plan_sha256(plan)
+
+    def claim(c: sqlite3.Connection, child: str) -> None:
+        for cid in cells:
+            try:
+                c.execute("INSERT INTO recovery_claims(parent, cell_id, child, mode) VALUES(?,?,?,?)",
+                          (run_id, cid, child, mode))
+            except sqlite3.IntegrityError:
+                raise Conflict(f"cell {cid} was claimed by another recovery meanwhile", code="claimed") from None
+        c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps({"recovery_binding": binding}), child))
+    return manager.create_run(plan, key, parent=run_id, claim=claim)
