@@ -1,7 +1,9 @@
 """SIGKILL the service mid-run: no completed call lost, no cell sent twice, in-flight cells ambiguous.
 
-The number of kills is SR_BENCH_KILLS (default 3); each kill lands at a random instant of a run
-against a slow simulated endpoint, then the next CLI command restarts the service.
+The number of kills is SR_BENCH_KILLS (default 20); each kill lands at a random instant of a run
+against a slow simulated endpoint, then the next CLI command restarts the service. Afterwards the
+store verifies (objects re-hashed, journal → CAS references resolved) and an `undispatched`
+recovery of every run completes it: parent completed + child completed + ambiguous = every cell.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
 
-KILLS = int(os.environ.get("SR_BENCH_KILLS", "3"))
+KILLS = int(os.environ.get("SR_BENCH_KILLS", "20"))
 
 
 def _service(cli) -> dict:
@@ -101,4 +103,24 @@ def test_sigkill_mid_run_loses_nothing_and_sends_nothing_twice(cli, sources) -> 
                 assert c["state"] in ("completed", "ambiguous"), (e, c)
         total_ambiguous = sum(api.get(f"/runs/{r}").json()["progress"]["ambiguous"] for r in runs)
         assert total_ambiguous >= 1
+        check = api.post("/store/verify", json={}).json()
+        assert check["ok"] is True and check["corrupt"] == [] and check["missing"] == [], check
+        # recovery of `undispatched` then completes every run (ambiguous cells stay excluded)
+        children = {}
+        for k, run_id in enumerate(runs):
+            plan = api.post(f"/runs/{run_id}/recover-plan", json={"mode": "undispatched"}).json()
+            assert set(plan["excluded_counts"]) <= {"completed", "ambiguous_dispatch", "already_dispatched"}
+            if plan["eligible"]:
+                r = api.post(f"/runs/{run_id}/recover", json={"plan": plan, "idempotency_key": f"rec-{k}"})
+                assert r.status_code == 201, r.text
+                children[run_id] = (r.json()["run"]["id"], len(plan["eligible"]))
+        deadline = time.monotonic() + 120
+        for run_id, (child, n) in children.items():
+            while (c := api.get(f"/runs/{child}").json())["status"] not in ("completed", "failed"):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            assert c["status"] == "completed" and c["progress"]["completed"] == n
+            p = api.get(f"/runs/{run_id}").json()["progress"]
+            failed_before = p["failed"] + p["cancelled"]
+            assert p["completed"] + n + p["ambiguous"] + failed_before == p["total"]
         api.close()
