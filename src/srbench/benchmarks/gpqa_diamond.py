@@ -14,13 +14,12 @@ simple-evals template (last line ``Answer: $LETTER``). Grading: `sr-bench-mcq-fi
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
+from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.cas.digest import digest_json, short
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -52,20 +51,7 @@ def permutation(digest: str, n: int = 4) -> list[int]:
 
 
 def _rows(data: bytes) -> list[dict[str, str]]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{CSV_FILE} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise InvalidInput(f"{CSV_FILE} is missing columns: {', '.join(missing)}")
-        reader.fieldnames = header
-        return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
-    except csv.Error as exc:
-        raise InvalidInput(f"{CSV_FILE} is not valid CSV (line {reader.line_num}: {exc})") from exc
+    return read_csv_rows(data, CSV_FILE, REQUIRED)
 
 
 class GpqaDiamond(Benchmark):
@@ -87,15 +73,7 @@ class GpqaDiamond(Benchmark):
     )
 
     def locate(self, root: Path) -> dict[str, Path]:
-        root = Path(root)
-        if root.is_file():
-            if root.suffix.lower() != ".csv":
-                raise InvalidInput(f"{root} is not a CSV file; give gpqa_diamond.csv or a directory holding it")
-            return {CSV_FILE: root}
-        for candidate in (root / CSV_FILE, root / "dataset" / CSV_FILE):
-            if candidate.is_file():
-                return {CSV_FILE: candidate}
-        raise InvalidInput(f"{CSV_FILE} not found under {root} (nor under {root / 'dataset'})")
+        return locate_single(root, CSV_FILE, also=("dataset/" + CSV_FILE,))
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         if CSV_FILE not in files:

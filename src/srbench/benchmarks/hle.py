@@ -25,6 +25,7 @@ from typing import Any
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.judge import JudgedBenchmark
+from srbench.benchmarks.native import locate_single
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -186,15 +187,7 @@ class Hle(JudgedBenchmark):
     )
 
     def locate(self, root: Path) -> dict[str, Path]:
-        root = Path(root)
-        if root.is_file():
-            if root.suffix != ".parquet":
-                raise InvalidInput(f"{root} is not a parquet file; give the HLE test parquet or its repo dir")
-            return {TEST_FILE: root}
-        for candidate in (root / TEST_FILE, root / Path(TEST_FILE).name):
-            if candidate.is_file():
-                return {TEST_FILE: candidate}
-        raise InvalidInput(f"{TEST_FILE} not found under {root} (give a copy of the HLE repo or the file)")
+        return locate_single(root, TEST_FILE)
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         if TEST_FILE not in files:

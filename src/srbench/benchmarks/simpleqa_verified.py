@@ -14,14 +14,13 @@ Grading: the reference judge ``sr-bench-reference-judge-v1`` (judge.py); the hea
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.judge import VERDICTS, JudgedBenchmark
+from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -70,20 +69,7 @@ def _flag(value: str, column: str, line: int) -> bool:
 
 
 def _rows(data: bytes) -> list[dict[str, str]]:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{CSV_FILE} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in REQUIRED if c not in header]
-        if missing:
-            raise InvalidInput(f"{CSV_FILE} is missing columns: {', '.join(missing)}")
-        reader.fieldnames = header
-        return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
-    except csv.Error as exc:
-        raise InvalidInput(f"{CSV_FILE} is not valid CSV (line {reader.line_num}: {exc})") from exc
+    return read_csv_rows(data, CSV_FILE, REQUIRED)
 
 
 def row_to_case(row: dict[str, str], line: int, revision: str) -> Case:
@@ -127,15 +113,7 @@ class SimpleQaVerified(JudgedBenchmark):
     )
 
     def locate(self, root: Path) -> dict[str, Path]:
-        root = Path(root)
-        if root.is_file():
-            if root.suffix.lower() != ".csv":
-                raise InvalidInput(f"{root} is not a CSV file; give {CSV_FILE} or a directory holding it")
-            return {CSV_FILE: root}
-        candidate = root / CSV_FILE
-        if candidate.is_file():
-            return {CSV_FILE: candidate}
-        raise InvalidInput(f"{CSV_FILE} not found under {root}")
+        return locate_single(root, CSV_FILE)
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         if CSV_FILE not in files:

@@ -39,9 +39,16 @@ def load_structured(path: str) -> Any:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            value = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise InvalidInput(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        except RecursionError:
+            raise InvalidInput(f"{path}: YAML nested too deeply") from None
+        try:  # only what JSON can hold: no dates, sets, binary or NaN
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{path}: holds a value JSON cannot represent ({exc})") from None
+        return value
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,7 +14,7 @@ CostPolicy = Literal["require_priced", "capability_only"]
 class Limits(BaseModel):
     """Every limit is finite and > 0; idle ≤ total ≤ max_run_seconds; concurrency is per target."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     concurrency: int = Field(default=4, ge=1, le=64)
     total_timeout_s: float = Field(default=180, gt=0)
     idle_timeout_s: float = Field(default=30, gt=0)

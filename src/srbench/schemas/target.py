@@ -24,7 +24,7 @@ REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 class Prices(BaseModel):
     """USD per million tokens for each of the four mutually exclusive buckets."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     input: float = Field(ge=0)
     cached_input: float = Field(ge=0)
     cache_write: float = Field(ge=0)

@@ -71,8 +71,11 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     except web.HTTPRequestEntityTooLarge:
         return web.json_response({"error": {"code": "too_large", "message": "request body over 8 MiB"}},
                                  status=413)
-    except web.HTTPException:
-        raise
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
+        return web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
     except Exception as exc:
         log.exception("internal error on %s %s", request.method, request.path)
         return web.json_response({"error": {"code": "internal", "message": f"internal error: {type(exc).__name__}"}},

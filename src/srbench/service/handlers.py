@@ -26,11 +26,29 @@ def svc(request: web.Request) -> Any:
     return request.app["service"]
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return value
+
+
+def strict_loads(text: str) -> Any:
+    """JSON without NaN/Infinity and without numbers that overflow to infinity."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
 async def body(request: web.Request) -> dict[str, Any]:
     try:
-        data = await request.json(loads=json.loads)
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidInput("request body must be JSON") from None
+        data = await request.json(loads=strict_loads)
+    except RecursionError:
+        raise InvalidInput("request body is nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"request body must be JSON ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(data, dict):
         raise InvalidInput("request body must be a JSON object")
     return data
@@ -50,7 +68,7 @@ def page(request: web.Request, default: int = 100, maximum: int = 100) -> tuple[
         raise InvalidInput("offset and limit must be integers") from None
     if offset < 0 or not (1 <= limit <= maximum):
         raise InvalidInput(f"offset must be >= 0 and limit within 1..{maximum}")
-    return offset, limit
+    return min(offset, 10**12), limit   # beyond any page: an empty page (and within SQLite's integers)
 
 
 def ok(value: Any, status: int = 200) -> web.Response:
@@ -183,7 +201,7 @@ async def prepare_dataset(request: web.Request) -> web.Response:
 
 
 def _known_manifest(service: Any, m: Any) -> dict[str, Any]:
-    if not isinstance(m, dict) or "id" not in m or "sha256" not in m:
+    if not isinstance(m, dict) or not isinstance(m.get("id"), str) or not isinstance(m.get("sha256"), str):
         raise InvalidInput("each manifest must be a dataset manifest printed by `dataset prepare`")
     stored = service.journal.get_ref("dataset", m["id"])
     if stored is None:
@@ -360,6 +378,8 @@ async def run_events(request: web.Request) -> web.Response:
         after = int(request.query.get("after", "0"))
     except ValueError:
         raise InvalidInput("after must be an integer") from None
+    if not 0 <= after <= 2**62:
+        raise InvalidInput("after must be a non-negative event sequence number")
     rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT 100",
                                  (run_id, after))
     total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]

@@ -1,0 +1,45 @@
+"""Readers shared by adapters whose pinned source is one native file (CSV or parquet)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from srbench.errors import InvalidInput
+
+
+def locate_single(root: Path, name: str, *, also: Sequence[str] = ()) -> dict[str, Path]:
+    """`name` (a repository-relative path) given directly as the file, or found under `root` at
+    `name`, at its base name, or at one of `also` (other relative places it is known to live)."""
+    root = Path(root)
+    suffix = Path(name).suffix.lower()
+    if root.is_file():
+        if root.suffix.lower() != suffix:
+            kind = {'.csv': 'CSV', '.parquet': 'parquet'}.get(suffix, suffix.lstrip('.'))
+            raise InvalidInput(f"{root} is not a {kind} file; give {name} or a directory holding it")
+        return {name: root}
+    for rel in (name, Path(name).name, *also):
+        candidate = root / rel
+        if candidate.is_file():
+            return {name: candidate}
+    raise InvalidInput(f"{name} not found under {root}")
+
+
+def read_csv_rows(data: bytes, name: str, required: Sequence[str]) -> list[dict[str, str]]:
+    """Rows of a UTF-8 CSV (BOM tolerated, multi-line cells); the header must hold `required`."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise InvalidInput(f"{name} is missing columns: {', '.join(missing)}")
+        reader.fieldnames = header
+        return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
+    except csv.Error as exc:
+        raise InvalidInput(f"{name} is not valid CSV (line {reader.line_num}: {exc})") from exc
