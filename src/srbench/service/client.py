@@ -95,7 +95,9 @@ def connect(store: str | None = None, *, autostart: bool = True) -> Client:
 def start_local_service(store_dir: Path, wait_s: float = 20.0) -> str:
     """Start `sr-bench serve` for a local store in the background and wait until it answers."""
     store_dir.mkdir(parents=True, exist_ok=True)
-    log = open(store_dir.parent / f"{store_dir.name}.service.log", "ab")  # noqa: SIM115 - handed to the child
+    log_path = store_dir.parent / f"{store_dir.name}.service.log"
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    log = os.fdopen(fd, "ab")
     cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir),
            "--host", "127.0.0.1", "--port", str(default_port())]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)

@@ -66,6 +66,8 @@ def read_private_file(path: Path) -> str | None:
         raise InvalidInput(f"token file {path} is not a regular file (symlinks are refused)")
     if st.st_mode & 0o077:
         raise InvalidInput(f"token file {path} is readable by others; chmod 600 it")
+    if st.st_uid != os.getuid():
+        raise InvalidInput(f"token file {path} belongs to another user")
     return path.read_text().strip() or None
 
 
