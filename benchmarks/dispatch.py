@@ -97,13 +97,17 @@ def main() -> None:
         asyncio.run(bare_loop(url, bodies[:50], args.concurrency))          # warm-up
         bare = min(asyncio.run(bare_loop(url, bodies, args.concurrency)) for _ in range(args.repeat))
         commits0 = svc.service.journal.commits
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
         timed = [run_once(c, plan) for _ in range(args.repeat)]
+        cpu_share = (time.process_time() - cpu0) / (time.perf_counter() - t0)
         run_s, done = min(timed)
         bare_rate, run_rate = len(bodies) / bare, done / run_s
         print(json.dumps({"calls": len(bodies), "concurrency": args.concurrency,
                           "bare_httpx_calls_per_s": round(bare_rate, 1), "sr_bench_calls_per_s": round(run_rate, 1),
                           "ratio": round(run_rate / bare_rate, 3),
-                          "journal_commits_per_run": (svc.service.journal.commits - commits0) // args.repeat}))
+                          "journal_commits_per_run": (svc.service.journal.commits - commits0) // args.repeat,
+                          "service_process_cpu_cores": round(cpu_share, 2)}))
 
 
 if __name__ == "__main__":

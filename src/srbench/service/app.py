@@ -43,7 +43,7 @@ class Service:
         os.chmod(store_dir, 0o700)
         self.store_id = _store_id(store_dir)
         self.objects = ObjectStore(os.environ.get("SR_BENCH_OBJECTS_URL") or str(store_dir / "cas"))
-        self.journal = Journal(str(store_dir / "journal.sqlite3"))
+        self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
         self.started_at = time.time()

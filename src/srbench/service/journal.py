@@ -72,8 +72,11 @@ def _connect(path: str) -> sqlite3.Connection:
 class Journal:
     """One writer thread with group commit; any thread may read."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, barrier: Callable[[], None] | None = None) -> None:
+        """`barrier` makes the objects that a batch's `prepare` steps wrote durable, once per batch
+        (the object store's `sync`); a prepare step that returns True asks for it."""
         self.path = path
+        self.barrier = barrier
         new = not os.path.exists(path)
         self._wconn = _connect(path)
         if new:
@@ -104,14 +107,22 @@ class Journal:
                 batch.append(nxt)
             results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
             ready = []
+            need_barrier = False
             for fn, fut, prepare in batch:
-                # durable side effects that must precede the commit (objects the rows will name)
+                # side effects that must be durable before the commit (objects the rows will name)
                 try:
-                    if prepare is not None:
-                        prepare()
+                    if prepare is not None and prepare():
+                        need_barrier = True
                     ready.append((fn, fut))
                 except BaseException as exc:
                     fut.set_exception(exc)
+            if need_barrier and self.barrier is not None:
+                try:
+                    self.barrier()
+                except BaseException as exc:
+                    for _, fut in ready:
+                        fut.set_exception(exc)
+                    ready = []
             conn.execute("BEGIN IMMEDIATE")
             for fn, fut in ready:
                 conn.execute("SAVEPOINT w")

@@ -46,7 +46,16 @@ class RunJournalAdapter:
         self.store = store
 
     def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
-        return (lambda: [self.store.put_bytes(b, durable=durable) for b in objects]) if objects else None
+        """A prepare step for the journal writer: write the objects; ask for the batch's durability
+        barrier when they must be on disk before the row commits."""
+        if not objects:
+            return None
+
+        def prepare() -> bool:
+            for b in objects:
+                self.store.put_bytes(b, durable=False)
+            return durable
+        return prepare
 
     async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
                           reserve_usd: float | None = None) -> bool:
@@ -58,7 +67,6 @@ class RunJournalAdapter:
                 return False
             c.execute("UPDATE cells SET state='dispatching', request=?, reserved_usd=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (request, reserve_usd, now, self.run_id, cell.cell_id))
-            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
             return True
         # the request object is a pure function of the plan and the case (it can be rebuilt), so it
         # need not be fsynced before the send; the commit of the row itself is durable
@@ -81,7 +89,6 @@ class RunJournalAdapter:
                     er = "the judge call's reservation would exceed limits.max_cost_usd; the judge was not called"
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
-            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
             if st not in ("completed", "judge_dispatching"):
                 add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                           "target_id": cell.target_id, "error_class": ec, "error": er})
@@ -97,7 +104,6 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state=?, judge_call=?, error_class=?, error=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
                                                        cell.cell_id))
-            c.execute("UPDATE runs SET updated_at=? WHERE id=?", (now, self.run_id))
             if state != "completed":
                 add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                              "target_id": cell.target_id,
@@ -373,7 +379,7 @@ class RunManager:
             raise NotFound(f"no run {run_id!r}")
         counts = {r["state"]: r["n"] for r in self.journal.query(
             "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
-        view = run_view(row, counts)
+        view = run_view(row, counts, self._last_change(run_id))
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
@@ -393,8 +399,12 @@ class RunManager:
         for row in rows:
             counts = {r["state"]: r["n"] for r in self.journal.query(
                 "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (row["id"],))}
-            out.append(run_view(row, counts))
+            out.append(run_view(row, counts, self._last_change(row["id"])))
         return out
+
+    def _last_change(self, run_id: str) -> float:
+        """Cells carry the latest persisted change (a cell update does not touch the run row)."""
+        return self.journal.one("SELECT MAX(updated_at) AS t FROM cells WHERE run_id=?", (run_id,))["t"] or 0.0
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)
@@ -441,7 +451,7 @@ def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None
     add_event(c, run_id, status, {"error": error} if error else {})
 
 
-def run_view(row: sqlite3.Row, counts: dict[str, int]) -> dict[str, Any]:
+def run_view(row: sqlite3.Row, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
     total = row["total"]
     progress = {"total": total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
                 "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
@@ -451,5 +461,5 @@ def run_view(row: sqlite3.Row, counts: dict[str, int]) -> dict[str, Any]:
             "status": row["status"], "plan": row["plan"], "plan_sha256": row["plan_sha256"],
             "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),
             "created_at": row["created_at"], "started_at": row["started_at"], "finished_at": row["finished_at"],
-            "updated_at": row["updated_at"], "error": row["error"],
+            "updated_at": max(row["updated_at"], last_change), "error": row["error"],
             "cancel_requested": bool(row["cancel_requested"]), "progress": progress}
