@@ -139,7 +139,13 @@ def show(obj: Ctx, run_id: str, what: str | None, page: int) -> None:
     elif what == "results":
         emit(obj.client.get(f"/runs/{run_id}/results", offset=offset, limit=100))
     elif what == "events":
-        emit(obj.client.get(f"/runs/{run_id}/events", after=0 if page <= 1 else None))
+        after, res = 0, {"events": [], "total": 0}
+        for _ in range(max(page, 1)):          # pages of 100, oldest first, by sequence number
+            res = obj.client.get(f"/runs/{run_id}/events", after=after)
+            if not res["events"]:
+                break
+            after = res["events"][-1]["seq"]
+        emit(res)
     else:
         emit(obj.client.get(f"/runs/{run_id}"))
 

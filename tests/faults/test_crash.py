@@ -16,12 +16,21 @@ import time
 from collections import Counter
 
 import httpx
+import pytest
 
+from integration.conftest import Cli
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
 
 KILLS = int(os.environ.get("SR_BENCH_KILLS", "20"))
+
+
+@pytest.fixture
+def crash_cli(tmp_path):  # the CLI as a subprocess, discovering the managed store in tmp_path
+    c = Cli(tmp_path)
+    yield c
+    c.run("stop", ok=False)
 
 
 def _service(cli) -> dict:
@@ -38,7 +47,8 @@ def _wait_dead(pid: int) -> None:
     raise AssertionError(f"service {pid} did not die")
 
 
-def test_sigkill_mid_run_loses_nothing_and_sends_nothing_twice(cli, sources) -> None:
+def test_sigkill_mid_run_loses_nothing_and_sends_nothing_twice(crash_cli, sources) -> None:
+    cli = crash_cli
     rng = random.Random(20260918)
     m = cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
                  "--source-path", str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
