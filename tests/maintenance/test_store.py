@@ -29,7 +29,9 @@ HOUR = 3600.0
 
 
 def _files(service: EmbeddedService) -> set[Path]:
-    return {p for p in (service.store_dir / "cas" / "objects").rglob("*") if p.is_file()}
+    # stored objects only: a `.tmp-*` file is a write in flight that becomes an object by rename
+    return {p for p in (service.store_dir / "cas" / "objects").rglob("*")
+            if p.is_file() and not p.name.startswith(".tmp-")}
 
 
 def _junk(service: EmbeddedService, label: str, age_s: float = 0.0) -> str:
