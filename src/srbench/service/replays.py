@@ -28,25 +28,21 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str) -> tup
     baseline, preview = manager.get(baseline_id), manager.get(preview_id)
     bplan, pplan = store.get_json(baseline["plan"]), store.get_json(preview["plan"])
     rp.check_runs(baseline, bplan, preview, pplan)
-    pcells = _cells(manager, preview_id)
-    routing = {c["cell_id"]: (store.get_json(c["call"]).get("routing") or {}) for c in pcells if c["call"]}
-    chosen = rp.replay_cells(bplan, _cells(manager, baseline_id), pplan, pcells, routing)
+    digest, _hit, _why = rp.build_replay(manager.engine, baseline, _cells(manager, baseline_id), preview,
+                                         _cells(manager, preview_id))
+    result = store.get_json(digest)
     plan = dict(pplan)
     plan.update(mode="replay", name=f"replay of {preview_id} on {baseline_id}",
                 auxiliary_targets=bplan.get("auxiliary_targets", {}),
                 benchmark_options=bplan.get("benchmark_options", {}),
-                replay=rp.receipt(baseline_id, preview_id, bplan, pplan, len(chosen)))
+                replay={**result["receipt"], "object": digest})
     plan["notices"] = [*pplan.get("notices", []), "replay: an offline estimate, not a measurement (IT-4)"]
     plan["plan_sha256"] = plan_sha256(plan)
     plan_digest = store.put_json(plan)
     run_id = "run-" + uuid.uuid4().hex[:20]
     now = time.time()
-    rows = []
-    for seq, item in enumerate(chosen):
-        cell, saved = item["cell"], item["baseline_cell"]
-        record = rp.replay_record(store.get_json(saved["call"]), saved["call"], item["routing"])
-        rows.append((run_id, cell_id(cell["case_id"], cell["target_id"]), seq, cell["case_id"], cell["target_id"],
-                     "completed", saved["request"], store.put_json(record), saved["judge_call"], now))
+    rows = [(run_id, cell_id(c["case_id"], c["target_id"]), seq, c["case_id"], c["target_id"], "completed",
+             c["request"], c["call"], c["judge_call"], now) for seq, c in enumerate(result["cells"])]
     target_ids = [pt["target"]["id"] for pt in plan["targets"]]
 
     def w(c: sqlite3.Connection) -> str:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
+from srbench.rules import Engine, Rule
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
@@ -102,3 +104,43 @@ def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dic
             "baseline_plan_sha256": bplan["plan_sha256"], "preview_plan_sha256": pplan["plan_sha256"],
             "case_sha256": bplan["case_sha256"], "cells": n, "model_requests": 0,
             "evidence_mode": "offline_estimate"}
+
+
+def _cell_view(row: dict[str, Any]) -> list[Any]:
+    return [row["seq"], row["case_id"], row["target_id"], row["state"], row["request"], row["call"], row["judge_call"]]
+
+
+def _from_view(cell_id: str, v: list[Any]) -> dict[str, Any]:
+    return {"cell_id": cell_id, "seq": v[0], "case_id": v[1], "target_id": v[2], "state": v[3], "request": v[4],
+            "call": v[5], "judge_call": v[6]}
+
+
+def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    bplan, pplan = store.get_json(inputs["baseline_plan"]), store.get_json(inputs["preview_plan"])
+    bcells = [_from_view(k, v) for k, v in inputs["baseline_cells"].items()]
+    pcells = [_from_view(k, v) for k, v in inputs["preview_cells"].items()]
+    routing = {c["cell_id"]: (store.get_json(c["call"]).get("routing") or {}) for c in pcells if c["call"]}
+    chosen = replay_cells(bplan, bcells, pplan, pcells, routing)
+    cells = []
+    for item in chosen:
+        cell, saved = item["cell"], item["baseline_cell"]
+        record = replay_record(store.get_json(saved["call"]), saved["call"], item["routing"])
+        cells.append({"case_id": cell["case_id"], "target_id": cell["target_id"], "request": saved["request"],
+                      "call": store.put_json(record), "judge_call": saved["judge_call"]})
+    return {"kind": "replay", "schema": 1,
+            "receipt": receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
+            "cells": cells}
+
+
+REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
+
+
+def build_replay(engine: Engine, baseline: dict[str, Any], bcells: list[dict[str, Any]], preview: dict[str, Any],
+                 pcells: list[dict[str, Any]]) -> tuple[str, bool, str]:
+    """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
+    r = engine.build(REPLAY, {"baseline_plan": baseline["plan"], "preview_plan": preview["plan"],
+                              "baseline_cells": {c["cell_id"]: _cell_view(c) for c in bcells},
+                              "preview_cells": {c["cell_id"]: _cell_view(c) for c in pcells}},
+                     {"baseline_run": baseline["id"], "preview_run": preview["id"]},
+                     subject=f"{baseline['id']}..{preview['id']}")
+    return r.output, r.hit, r.explanation
