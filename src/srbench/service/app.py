@@ -23,7 +23,7 @@ from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.rules import Engine
-from srbench.service import derived_handlers, handlers
+from srbench.service import dataset_handlers, derived_handlers, handlers
 from srbench.service.auth import token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
 from srbench.service.journal import Journal, JournalActionCache
@@ -94,7 +94,7 @@ def make_app(service: Service, token: str) -> web.Application:
                           middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
     app["service"] = service
     for method, path, name, _summary in ROUTES:
-        handler = getattr(handlers, name, None) or getattr(derived_handlers, name)
+        handler = next(getattr(m, name) for m in (handlers, dataset_handlers, derived_handlers) if hasattr(m, name))
         app.router.add_route(method, API_PREFIX + path, handler)
     app.router.add_get(API_PREFIX + "/openapi.json", lambda r: web.json_response(openapi_document()))
 

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from srbench.errors import InvalidInput
 from srbench.service import recovery
-from srbench.service.handlers import body, ok, only, svc
+from srbench.service.http import body, ok, only, svc
 from srbench.service.replays import create_replay
 from srbench.stages import derived
 

@@ -8,7 +8,7 @@ from typing import Any
 from srbench import VERSION
 from srbench.schemas.target import Target
 
-# (method, path under the API prefix, handler name in service.handlers, summary)
+# (method, path under the API prefix, handler name in a service.*handlers module, summary)
 ROUTES: list[tuple[str, str, str, str]] = [
     ("GET", "/health", "health", "Liveness and store identity (no token needed)"),
     ("GET", "/catalog", "catalog", "The installed suite and its nine benchmarks"),

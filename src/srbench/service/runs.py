@@ -18,11 +18,12 @@ from typing import Any
 
 import httpx
 
-from srbench.cas import ObjectStore, digest_json, short
+from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.rules import Engine
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
+from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.journal import Journal, add_event
 from srbench.stages.datasets import decode_cases, read_dataset_file
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl
@@ -31,87 +32,6 @@ from srbench.stages.report import build_report
 from srbench.targets.preview import preview_body, preview_call
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
-
-
-def cell_id(case_id: str, target_id: str) -> str:
-    return short(digest_json([case_id, target_id]), 24)
-
-
-class RunJournalAdapter:
-    """The journal writes dispatch needs, for one run. Objects are stored durably before the row."""
-
-    def __init__(self, journal: Journal, run_id: str, store: ObjectStore) -> None:
-        self.journal = journal
-        self.run_id = run_id
-        self.store = store
-
-    def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
-        """A prepare step for the journal writer: write the objects; ask for the batch's durability
-        barrier when they must be on disk before the row commits."""
-        if not objects:
-            return None
-
-        def prepare() -> bool:
-            for b in objects:
-                self.store.put_bytes(b, durable=False)
-            return durable
-        return prepare
-
-    async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
-                          reserve_usd: float | None = None) -> bool:
-        now = time.time()
-
-        def w(c: sqlite3.Connection) -> bool:
-            if reserve_usd is not None and not _reserve(c, self.run_id, reserve_usd):
-                add_event(c, self.run_id, "budget_refused", {"cell_id": cell.cell_id, "reserve_usd": reserve_usd})
-                return False
-            c.execute("UPDATE cells SET state='dispatching', request=?, reserved_usd=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (request, reserve_usd, now, self.run_id, cell.cell_id))
-            return True
-        # the request object is a pure function of the plan and the case (it can be rebuilt), so it
-        # need not be fsynced before the send; the commit of the row itself is durable
-        return await self.journal.submit(w, self._objects(objects, durable=False))
-
-    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
-                       error: str | None, objects: list[bytes], judge_request: str | None = None,
-                       cost_usd: float | None = None, judge_reserve_usd: float | None = None) -> bool:
-        now = time.time()
-
-        def w(c: sqlite3.Connection) -> bool:
-            _settle(c, self.run_id, cell.cell_id, cost_usd)
-            st, ec, er, jr, ok = state, error_class, error, judge_request, True
-            if state == "judge_dispatching" and judge_reserve_usd is not None:
-                if _reserve(c, self.run_id, judge_reserve_usd):
-                    c.execute("UPDATE cells SET reserved_usd=? WHERE run_id=? AND cell_id=?",
-                              (judge_reserve_usd, self.run_id, cell.cell_id))
-                else:
-                    st, ec, jr, ok = "failed", "budget_stop", None, False
-                    er = "the judge call's reservation would exceed limits.max_cost_usd; the judge was not called"
-            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
-            if st not in ("completed", "judge_dispatching"):
-                add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                          "target_id": cell.target_id, "error_class": ec, "error": er})
-            return ok
-        return await self.journal.submit(w, self._objects(objects))
-
-    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
-                     error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
-        now = time.time()
-
-        def w(c: sqlite3.Connection) -> None:
-            _settle(c, self.run_id, cell.cell_id, cost_usd)
-            c.execute("UPDATE cells SET state=?, judge_call=?, error_class=?, error=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
-                                                       cell.cell_id))
-            if state != "completed":
-                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                             "target_id": cell.target_id,
-                                                             "error_class": error_class, "error": error})
-        await self.journal.submit(w, self._objects(objects))
-
-    async def event(self, type_: str, data: dict[str, Any]) -> None:
-        await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
 
 
 class RunManager:
@@ -419,29 +339,6 @@ class RunManager:
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
                                         corrections[-1] if corrections else None)
         return self.store.get_json(digest) | {"report": digest}, hit, why
-
-
-def _reserve(c: sqlite3.Connection, run_id: str, amount: float) -> bool:
-    """Hold `amount` against the run's cap; False when spent + reserved + amount would exceed it."""
-    b = c.execute("SELECT cap_usd, spent_usd, reserved_usd FROM budgets WHERE run_id=?", (run_id,)).fetchone()
-    if b is None:
-        return True
-    if b["spent_usd"] + b["reserved_usd"] + amount > b["cap_usd"]:
-        return False
-    c.execute("UPDATE budgets SET reserved_usd=reserved_usd+? WHERE run_id=?", (amount, run_id))
-    return True
-
-
-def _settle(c: sqlite3.Connection, run_id: str, cell_id: str, cost_usd: float | None) -> None:
-    """A known cost is spent and its reservation released; an unknown cost keeps the reservation held."""
-    row = c.execute("SELECT reserved_usd FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id)).fetchone()
-    held = (row["reserved_usd"] or 0.0) if row else 0.0
-    if cost_usd is None:
-        c.execute("UPDATE budgets SET unknown_calls=unknown_calls+1 WHERE run_id=?", (run_id,))
-        return
-    c.execute("UPDATE budgets SET spent_usd=spent_usd+?, reserved_usd=MAX(0, reserved_usd-?) WHERE run_id=?",
-              (cost_usd, held, run_id))
-    c.execute("UPDATE cells SET reserved_usd=0 WHERE run_id=? AND cell_id=?", (run_id, cell_id))
 
 
 def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:

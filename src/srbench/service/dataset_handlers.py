@@ -1,0 +1,133 @@
+"""HTTP handlers for datasets: prepare (on the service host), combine, list, show, public case view."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from srbench import DEFAULT_SEED
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.sources import read_files
+from srbench.errors import InvalidInput, NotFound
+from srbench.service.http import body, ok, only, page, svc
+from srbench.stages.datasets import combine, decode_cases, prepare, with_path
+
+
+def _register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
+    printed = with_path(service.objects, manifest)
+    service.journal.set_ref_sync("dataset", printed["id"], printed)
+    # several datasets may share bytes (e.g. `--limit` equal to the profile size): keep every id
+    ids = _ids_with_sha(service, printed["sha256"])
+    if printed["id"] not in ids:
+        service.journal.set_ref_sync("dataset-sha256", printed["sha256"], [*ids, printed["id"]])
+    return printed
+
+
+def _ids_with_sha(service: Any, sha: str) -> list[str]:
+    value = service.journal.get_ref("dataset-sha256", sha)
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _sources_home() -> Path:
+    home = os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0")
+    return Path(home) / "sources"
+
+
+def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
+    bench = get_benchmark(str(data.get("benchmark")))
+    profile = data.get("profile")
+    seed = data.get("seed", DEFAULT_SEED)
+    limit = data.get("limit")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise InvalidInput("seed must be an integer")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        raise InvalidInput("limit must be an integer")
+    src, rev = data.get("source_path"), data.get("revision")
+    if (src is None) != (rev is None):
+        raise InvalidInput("--source-path and --revision are required together (DS-7)")
+    if not bench.available:
+        raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
+    if src is not None:
+        if not isinstance(src, str) or not isinstance(rev, str) or not rev.strip():
+            raise InvalidInput("source_path and revision must be non-empty strings")
+        paths = bench.locate(Path(src))
+        origin, revision = "local-import", rev
+    else:
+        paths = bench.fetch(_sources_home())
+        origin, revision = "download", bench.source.revision
+    files = read_files(paths)
+    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, files,
+                             revision=revision, url=bench.source.url, origin=origin)
+    if revision != bench.source.revision:
+        manifest = dict(manifest)
+        manifest["notices"] = [*manifest["notices"], f"imported revision {revision} is not the pinned revision "
+                               f"{bench.source.revision}"]
+    return _register_dataset(service, manifest)
+
+
+async def prepare_dataset(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"benchmark", "profile", "seed", "limit", "source_path", "revision"})
+    return ok(await asyncio.to_thread(_prepare_sync, svc(request), data))
+
+
+def _known_manifest(service: Any, m: Any) -> dict[str, Any]:
+    if not isinstance(m, dict) or not isinstance(m.get("id"), str) or not isinstance(m.get("sha256"), str):
+        raise InvalidInput("each manifest must be a dataset manifest printed by `dataset prepare`")
+    stored = service.journal.get_ref("dataset", m["id"])
+    if stored is None:
+        raise NotFound(f"dataset {m['id']} is not a dataset of this store")
+    if stored["sha256"] != m["sha256"]:
+        raise InvalidInput(f"dataset {m['id']}: sha256 {m['sha256']} does not match the stored {stored['sha256']}")
+    return stored
+
+
+async def combine_datasets(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"manifests"})
+    service = svc(request)
+    items = data.get("manifests")
+    if not isinstance(items, list):
+        raise InvalidInput("manifests must be a list")
+    stored = [_known_manifest(service, m) for m in items]
+
+    def run() -> dict[str, Any]:
+        manifest, _ = combine(service.engine, stored)
+        return _register_dataset(service, manifest)
+    return ok(await asyncio.to_thread(run))
+
+
+async def list_datasets(request: web.Request) -> web.Response:
+    offset, limit = page(request)
+    items = [v for _, v in svc(request).journal.list_refs("dataset")]
+    return ok({"datasets": items[offset:offset + limit], "total": len(items)})
+
+
+async def get_dataset(request: web.Request) -> web.Response:
+    m = svc(request).journal.get_ref("dataset", request.match_info["dataset_id"])
+    if m is None:
+        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
+    return ok(m)
+
+
+async def dataset_cases(request: web.Request) -> web.Response:
+    service = svc(request)
+    m = service.journal.get_ref("dataset", request.match_info["dataset_id"])
+    if m is None:
+        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
+    offset, limit = page(request, default=25)
+    cases = decode_cases(await asyncio.to_thread(service.objects.get_bytes, m["object"]))
+    bench = request.query.get("benchmark")
+    text = request.query.get("q", "").lower()
+    chosen = [c for c in cases if (not bench or c.benchmark == bench)
+              and (not text or text in c.messages[-1].content.lower())]
+    view = [{"id": c.id, "benchmark": c.benchmark, "messages": [x.model_dump() for x in c.messages],
+             "metadata": {"stratum": c.metadata.stratum, "split": c.metadata.split}}
+            for c in chosen[offset:offset + limit]]
+    return ok({"cases": view, "total": len(chosen), "offset": offset})
