@@ -21,13 +21,13 @@ def _register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     printed = with_path(service.objects, manifest)
     service.journal.set_ref_sync("dataset", printed["id"], printed)
     # several datasets may share bytes (e.g. `--limit` equal to the profile size): keep every id
-    ids = _ids_with_sha(service, printed["sha256"])
+    ids = dataset_ids_with_sha256(service, printed["sha256"])
     if printed["id"] not in ids:
         service.journal.set_ref_sync("dataset-sha256", printed["sha256"], [*ids, printed["id"]])
     return printed
 
 
-def _ids_with_sha(service: Any, sha: str) -> list[str]:
+def dataset_ids_with_sha256(service: Any, sha: str) -> list[str]:
     value = service.journal.get_ref("dataset-sha256", sha)
     if value is None:
         return []

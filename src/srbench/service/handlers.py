@@ -15,7 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.target import Target
-from srbench.service.dataset_handlers import _ids_with_sha
+from srbench.service.dataset_handlers import dataset_ids_with_sha256
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.plan import build_plan, fail, pydantic_problems
 
@@ -105,7 +105,7 @@ def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
         return None if v is None else Target.model_validate(v)
 
     def find(sha: str) -> list[dict[str, Any]]:
-        found = [service.journal.get_ref("dataset", did) for did in _ids_with_sha(service, sha)]
+        found = [service.journal.get_ref("dataset", did) for did in dataset_ids_with_sha256(service, sha)]
         return [m for m in found if m is not None]
     return build_plan(manifest, service.objects, resolve_target=resolve, find_datasets=find,
                       options=read_benchmark_options(service.store_dir))
