@@ -70,6 +70,7 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     # replay reproduces the live MoM answers from the saved single-model answers (deterministic fakes)
     rep_run = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
     assert rep_run["created"] and rep_run["model_requests"] == 0
+    assert mom_rep_pool_ok(api, mom_id)
     again = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
     assert again["created"] is False and again["run"]["id"] == rep_run["run"]["id"]
     replay = api.ok("GET", f"/runs/{rep_run['run']['id']}/report")["report"]
@@ -110,3 +111,28 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     # asked twice: served from the action cache
     assert api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": mom_id,
                                            "margin": 0.05})["cache_hit"] is True
+
+
+def mom_rep_pool_ok(api, run_id: str) -> bool:
+    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    t = rep["summary"]["targets"][0]
+    return t["models_outside_pool"] == [] and set(t["selected_models"]) <= {"strong", "weak"} \
+        and not any("outside its declared pool" in x for x in rep["limitations"])
+
+
+def test_served_model_outside_the_pool_is_flagged(api, prepare) -> None:
+    ds = prepare("mmlu-pro")
+    models = [SimModel("strong", skill=0.8), SimModel("rogue", skill=0.5)]
+    router = RouterRule(strong="strong", weak="rogue", long_prompt_chars=10**6, keywords=(), config_hash="cfg-1")
+    with SimulatorThread(models=models, router=router) as sim:
+        api.ok("POST", "/targets", {"targets": [
+            {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "config_hash": "cfg-1",
+             "max_inference_calls": 1, "models": ["strong"], "prices": {"strong": PRICES["strong"]}}]})
+        m = manifest(ds, [{"id": "mom"}], cost_policy="capability_only")
+        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    t = rep["summary"]["targets"][0]
+    assert t["models_outside_pool"] == ["rogue"]
+    assert any("outside its declared pool: rogue" in x for x in rep["limitations"])
+    assert t["cost_usd"] is None          # the rogue model has no price: unknown, never zero

@@ -234,6 +234,10 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
     if amb:
         out.append(f"{amb} cell(s) have an ambiguous dispatch (the service stopped mid-call): they may have been "
                    "billed; their cost is unknown.")
+    for t in targets:
+        if t.get("models_outside_pool"):
+            out.append(f"Target {t['target_id']} was answered by model(s) outside its declared pool: "
+                       f"{', '.join(t['models_outside_pool'])}.")
     if any(t["cost_usd"] is None for t in targets):
         out.append("Some cost is unknown (unmetered, unpriced or missing calls): it is null, never zero.")
     if plan["cost_policy"] == "capability_only":
