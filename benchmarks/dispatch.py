@@ -44,12 +44,15 @@ async def bare_loop(url: str, bodies: list[dict[str, Any]], concurrency: int) ->
         return time.perf_counter() - t0
 
 
-def run_once(client: Any, plan: dict[str, Any]) -> tuple[float, int]:
+def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     """Seconds from the run's start to its end as the journal recorded them (polling stays rare so
-    that this process's own polling does not compete with the run for the GIL)."""
+    that this process's own polling does not compete with the run for the GIL). Waits until the
+    run's task is done (it builds the end-of-run report) so that runs never overlap."""
     run_id = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
     while (run := client.get(f"/runs/{run_id}"))["status"] not in ("completed", "failed", "cancelled"):
         time.sleep(0.25)
+    while svc.service.runs.tasks:
+        time.sleep(0.05)
     return run["finished_at"] - run["started_at"], run["progress"]["completed"]
 
 
@@ -99,7 +102,7 @@ def main() -> None:
         commits0 = svc.service.journal.commits
         cpu0 = time.process_time()
         t0 = time.perf_counter()
-        timed = [run_once(c, plan) for _ in range(args.repeat)]
+        timed = [run_once(c, plan, svc) for _ in range(args.repeat)]
         cpu_share = (time.process_time() - cpu0) / (time.perf_counter() - t0)
         run_s, done = min(timed)
         bare_rate, run_rate = len(bodies) / bare, done / run_s
