@@ -145,6 +145,21 @@ def reconcile_usage(obj: Ctx, run_id: str) -> None:
           "model_requests": 0})
 
 
+@click.command()
+@click.argument("run_id")
+@click.option("--prices", "prices_path", required=True, type=click.Path(dir_okay=False),
+              help='JSON/YAML: {target id: {model: {input, cached_input, cache_write, output}}} (USD per 1M).')
+@click.option("--reason", default=None)
+@click.pass_obj
+def reprice(obj: Ctx, run_id: str, prices_path: str, reason: str | None) -> None:
+    """Reprice a finished run from its stored calls (zero model calls); reports then use the new prices."""
+    from srbench.cli.common import load_structured
+
+    res = obj.client.post(f"/runs/{run_id}/reprice", {"prices": load_structured(prices_path), "reason": reason})
+    emit({"run_id": run_id, "correction": res["correction"]["digest"], "appended": res["appended"],
+          "targets": sorted(res["correction"]["prices"]), "model_requests": 0})
+
+
 @click.command(name="recover-plan")
 @click.argument("run_id")
 @click.option("--mode", required=True, type=click.Choice(["undispatched", "failed"]))
@@ -185,5 +200,5 @@ def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowl
 
 
 def register(cli: click.Group) -> None:
-    for c in (compare, regrade, export, preview, replay, reconcile_usage, recover_plan, recover):
+    for c in (compare, regrade, export, preview, replay, reconcile_usage, reprice, recover_plan, recover):
         cli.add_command(c)

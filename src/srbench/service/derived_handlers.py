@@ -103,3 +103,14 @@ async def recover_run(request: web.Request) -> web.Response:
     if created:
         service.runs.start(run["id"])
     return ok({"run": run, "created": created}, status=201 if created else 200)
+
+
+async def reprice_run(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"prices", "reason"})
+    reason = data.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
+        raise InvalidInput("reason must be text of at most 500 characters")
+    correction, appended = await asyncio.to_thread(svc(request).runs.reprice, request.match_info["run_id"],
+                                                   data.get("prices"), reason)
+    return ok({"correction": correction, "appended": appended, "model_requests": 0})

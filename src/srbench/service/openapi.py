@@ -32,6 +32,7 @@ ROUTES: list[tuple[str, str, str, str]] = [
     ("GET", "/objects/{digest}", "get_object", "An object by digest (JSON objects only)"),
     ("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run"),
     ("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes"),
+    ("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)"),
     ("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage", "Append a usage correction from retained SSE"),
     ("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue"),
     ("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells"),

@@ -271,6 +271,20 @@ class RunManager:
             self.journal.set_ref_sync("correction", run_id, history)
         return body | {"digest": digest}, hit, why, appended
 
+    def reprice(self, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
+        """Append a price correction once per distinct content. Returns (correction, appended)."""
+        from srbench.stages.reprice import price_correction
+
+        run = self.get(run_id)
+        body = price_correction(run, self.store.get_json(run["plan"]), prices, reason)
+        digest = self.store.put_json(body)
+        history = self.journal.get_ref("price-correction", run_id) or []
+        appended = not history or history[-1]["digest"] != digest
+        if appended:
+            history.append({"digest": digest, "at": time.time()})
+            self.journal.set_ref_sync("price-correction", run_id, history)
+        return body | {"digest": digest}, appended
+
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
         row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
@@ -341,8 +355,10 @@ class RunManager:
         if run["status"] not in TERMINAL and wall is not None:
             wall = round(wall, 3)
         corrections = self.journal.get_ref("correction", run_id) or []
+        prices = self.journal.get_ref("price-correction", run_id) or []
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
-                                        corrections[-1] if corrections else None)
+                                        corrections[-1] if corrections else None,
+                                        prices[-1]["digest"] if prices else None)
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
 

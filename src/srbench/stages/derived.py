@@ -17,6 +17,7 @@ from srbench.schemas.dataset import Case
 from srbench.stages.compare import COMPARE_VERSION, compare_reports
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
+from srbench.stages.reprice import apply_prices
 
 OFFLINE_KINDS = ("mcq", "grid")
 EXPORT_VERSION = "sr-bench-export-v1"
@@ -27,15 +28,22 @@ def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
     return store.get_json(report["results"])["rows"]
 
 
+def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:
+    """The plan with the prices the report used (a price correction replaces them)."""
+    plan = store.get_json(report["provenance"]["plan"])
+    fix = report.get("price_correction")
+    return apply_prices(plan, store.get_json(fix["digest"]) if fix else None)
+
+
 def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
-    out = compare_reports(b, _rows(store, b), store.get_json(b["provenance"]["plan"]),
-                          c, _rows(store, c), store.get_json(c["provenance"]["plan"]), margin=params["margin"])
+    out = compare_reports(b, _rows(store, b), _priced_plan(store, b),
+                          c, _rows(store, c), _priced_plan(store, c), margin=params["margin"])
     out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
     return out
 
 
-COMPARE = Rule("compare", COMPARE_VERSION, _compare)
+COMPARE = Rule("compare", COMPARE_VERSION + "+prices", _compare)
 
 
 def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,

@@ -21,6 +21,7 @@ from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
 from srbench.stages.reconcile import corrected_usage
+from srbench.stages.reprice import apply_prices
 from srbench.stages.stats import percentile, wilson
 from srbench.targets.accounting import call_cost
 
@@ -84,7 +85,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
 
 def make_report_rule(engine: Engine) -> Rule:
     def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        plan = store.get_json(inputs["plan"])
+        price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
+        plan = apply_prices(store.get_json(inputs["plan"]), price_fix)
         cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
         targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
         rows: list[dict[str, Any]] = []
@@ -169,6 +171,9 @@ def make_report_rule(engine: Engine) -> Rule:
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
             "benchmarks": bench_rows, "results": results, "recovery": plan.get("recovery"),
+            "price_correction": None if price_fix is None else {
+                "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
+                "targets": sorted(price_fix["prices"])},
             "accounting_correction": None if correction is None else {
                 "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
                 "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
@@ -182,7 +187,7 @@ def make_report_rule(engine: Engine) -> Rule:
                            "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
         }
 
-    return Rule("report", "2", _report)
+    return Rule("report", "3", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
@@ -248,13 +253,16 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
 
 
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
-                 wall_time_s: float | None, correction: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+                 wall_time_s: float | None, correction: dict[str, Any] | None = None,
+                 price_correction: str | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None."""
     rule = make_report_rule(engine)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:
         inputs["correction"] = correction["digest"]
+    if price_correction is not None:
+        inputs["prices"] = price_correction
     r = engine.build(rule, inputs,
                      {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
                       "correction_at": correction["at"] if correction else None,

@@ -1,0 +1,60 @@
+"""Reprice: a price correction for a finished run — new four-bucket prices per target and model,
+applied to the stored call records by the report rule (zero model calls; TG-2, REP-2).
+
+The correction is a versioned, content-addressed object; the service appends it once per distinct
+content. The frozen plan and the raw call records stay as they were; reports, comparisons and
+exports then use the corrected prices, and the report names the correction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from srbench.errors import InvalidInput
+from srbench.schemas.target import Prices
+
+PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
+
+
+def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, reason: str | None) -> dict[str, Any]:
+    """Validate `prices` = {target id: {model: {input, cached_input, cache_write, output}}}."""
+    if run["status"] not in ("completed", "failed", "cancelled", "interrupted"):
+        raise InvalidInput(f"run {run['id']} is {run['status']}; reprice a terminated run", code="run_not_finished")
+    if not isinstance(prices, dict) or not prices:
+        raise InvalidInput("prices must be a non-empty object keyed by target id")
+    known = {pt["target"]["id"] for pt in plan["targets"]} | set(plan.get("auxiliary_targets", {}))
+    out: dict[str, dict[str, Any]] = {}
+    problems = []
+    for tid, models in prices.items():
+        if tid not in known:
+            problems.append(f"{tid}: not a target of run {run['id']}")
+            continue
+        if not isinstance(models, dict) or not models:
+            problems.append(f"{tid}: expected {{model: prices}}")
+            continue
+        out[tid] = {}
+        for model, p in models.items():
+            try:
+                out[tid][str(model)] = Prices.model_validate(p).model_dump()
+            except ValidationError as exc:
+                problems.append(f"{tid}.{model}: {exc.errors()[0]['msg']}")
+    if problems:
+        raise InvalidInput("prices: " + "; ".join(problems))
+    return {"kind": "price-correction", "schema": 1, "version": PRICE_CORRECTION_VERSION, "run_id": run["id"],
+            "plan_sha256": plan["plan_sha256"], "prices": out, "reason": reason, "model_requests": 0}
+
+
+def apply_prices(plan: dict[str, Any], correction: dict[str, Any] | None) -> dict[str, Any]:
+    """The plan as the report prices it: each corrected target's prices replaced (others untouched)."""
+    if not correction:
+        return plan
+    out = dict(plan)
+
+    def fix(pt: dict[str, Any]) -> dict[str, Any]:
+        new = correction["prices"].get(pt["target"]["id"])
+        return pt if new is None else {**pt, "target": {**pt["target"], "prices": new}}
+    out["targets"] = [fix(pt) for pt in plan["targets"]]
+    out["auxiliary_targets"] = {k: fix(v) for k, v in plan.get("auxiliary_targets", {}).items()}
+    return out
