@@ -156,7 +156,7 @@ def test_stall_hits_the_idle_timeout_quickly(sim):
     t = time.perf_counter()
     out = call(sim, fault=Fault(stall_s=5, stall_after_chunks=2),
                limits=StreamLimits(total_timeout_s=4, idle_timeout_s=0.2))
-    assert out.error_class == "timeout_idle" and time.perf_counter() - t < 1.5
+    assert out.error_class == "timeout_idle" and time.perf_counter() - t < 3.5   # well before total (4 s)
     assert out.text is not None and out.sent
 
 
@@ -171,7 +171,7 @@ def test_total_timeout_with_a_steady_trickle(sim):
     out = call(sim, fault=Fault(content="y" * 100, chunk_chars=1, chunk_delay_s=0.02),
                limits=StreamLimits(total_timeout_s=0.3, idle_timeout_s=0.25))
     elapsed = time.perf_counter() - t
-    assert out.error_class == "timeout_total" and 0.25 < elapsed < 1.5
+    assert out.error_class == "timeout_total" and 0.25 < elapsed < 1.9   # before the 2 s trickle ends
     assert out.text and set(out.text) == {"y"}
 
 
@@ -250,8 +250,10 @@ def test_cancel_mid_stream_and_before_dispatch(sim):
     out = call(sim, fault=Fault(stall_s=5), cancel_after=0.1,
                limits=StreamLimits(total_timeout_s=10, idle_timeout_s=10))
     assert (out.status, out.error_class, out.sent) == ("cancelled", "cancelled", True)
-    assert time.perf_counter() - t < 1.5
-    time.sleep(0.2)                      # the simulator logs the dropped request when it notices
+    assert time.perf_counter() - t < 4.0          # the cancel did not wait out the 5 s stall
+    deadline = time.monotonic() + 5               # the simulator logs the dropped request when it notices
+    while not (sim.log and sim.log[-1]["fault"] == "fault") and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert sim.log[-1]["fault"] == "fault" and not sim.log[-1]["completed"]
     n, seen = len(sim.log), []
 
