@@ -72,3 +72,18 @@ def test_judged_run_end_to_end(api, service, tmp_path) -> None:
     judge_record = api.ok("GET", f"/objects/{cell['judge_call']}")
     assert judge_record["role"] == "judge" and judge_record["status"] == "completed"
     assert one["record"]["role"] == "subject"
+
+
+def test_setup_reports_what_is_missing(api, service, sim) -> None:
+    res = api.ok("GET", "/setup")
+    rows = {r["benchmark"]: r for r in res["benchmarks"]}
+    assert len(rows) == 9 and res["note"].startswith("check only")
+    assert rows["tau3"]["available"] is False and rows["tau3"]["ready"] is False
+    assert rows["arc-agi-2"]["offline_mirror"] is True and rows["arc-agi-2"]["ready"] is True
+    assert any("pinned judge" in m for m in rows["hle"]["missing"])
+    api.ok("POST", "/targets", {"targets": [
+        {"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "sim-strong"}]})
+    (service.store_dir / "benchmark-options.json").write_text(json.dumps(
+        {"hle": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+    rows = {r["benchmark"]: r for r in api.ok("GET", "/setup")["benchmarks"]}
+    assert rows["hle"]["ready"] is True and rows["simpleqa-verified"]["ready"] is False

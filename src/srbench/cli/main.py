@@ -58,6 +58,26 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
 
 
 @cli.command()
+@click.option("--benchmark", default="all", show_default=True, help="A benchmark id or all.")
+@click.option("--install", is_flag=True, help="Install pinned optional interpreters and sources.")
+@click.option("--build-sandbox", is_flag=True, help="Build the offline code-grading image.")
+@click.pass_obj
+def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
+    """Check what each benchmark needs on the service host (no install, no model call)."""
+    if install or build_sandbox:
+        raise InvalidInput("--install and --build-sandbox are not available in this release: no benchmark here "
+                           "needs a pinned interpreter or a sandbox yet; run `setup` to check")
+    res = obj.client.get("/setup")
+    if benchmark != "all":
+        res["benchmarks"] = [b for b in res["benchmarks"] if b["benchmark"] == benchmark]
+        if not res["benchmarks"]:
+            raise InvalidInput(f"unknown benchmark {benchmark!r}")
+    emit(res)
+    if any(not b["ready"] for b in res["benchmarks"] if b["available"]):
+        sys.exit(1)
+
+
+@cli.command()
 @click.pass_obj
 def stop(obj: Ctx) -> None:
     """Stop the local service; every result is kept."""

@@ -54,6 +54,14 @@ async def get_object(request: web.Request) -> web.Response:
     return web.Response(body=data, content_type="application/json")
 
 
+async def setup_check(request: web.Request) -> web.Response:
+    from srbench.service.setup_checks import checks
+
+    service = svc(request)
+    registered = {name for name, _ in service.journal.list_refs("target")}
+    return ok(checks(service.store_dir, registered))
+
+
 # -- targets -------------------------------------------------------------------------------------
 async def list_targets(request: web.Request) -> web.Response:
     return ok({"targets": [v for _, v in svc(request).journal.list_refs("target")]})

@@ -12,6 +12,7 @@ from srbench.schemas.target import Target
 ROUTES: list[tuple[str, str, str, str]] = [
     ("GET", "/health", "health", "Liveness and store identity (no token needed)"),
     ("GET", "/catalog", "catalog", "The installed suite and its nine benchmarks"),
+    ("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)"),
     ("GET", "/targets", "list_targets", "The target registry"),
     ("POST", "/targets", "register_targets", "Register or replace targets"),
     ("GET", "/datasets", "list_datasets", "Frozen datasets of this store"),

