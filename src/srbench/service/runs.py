@@ -259,7 +259,8 @@ class RunManager:
         plan = self.store.get_json(run["plan"])
         cases = {c.id: c.benchmark for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
         cells = [dict(r) for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
-        digest, hit, why = reconcile(self.engine, run, cells, cases)
+        prices = self.journal.get_ref("price-correction", run_id) or []
+        digest, hit, why = reconcile(self.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
         body = self.store.get_json(digest)
         history = self.journal.get_ref("correction", run_id) or []
         appended = not any(h["digest"] == digest for h in history)
@@ -348,7 +349,7 @@ class RunManager:
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)
         cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                r["judge_call"]]
+                                r["judge_call"], r["judge_request"]]
                  for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
         end = run["finished_at"] or time.time()
         wall = (end - run["started_at"]) if run["started_at"] else None

@@ -56,7 +56,8 @@ COMPARE_VERSION = "sr-bench-compare-v1"
 COMPARABLE_STATUS = ("completed", "failed")
 FINISHING_STATUS = ("queued", "running")
 INCORRECT_STATES = ("failed", "cancelled", "ambiguous")
-PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions")
+PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
+                 "benchmark_options")
 AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
 TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
 FORMAL = "formal (standard holdout)"
@@ -128,11 +129,32 @@ def _prices(plan: dict[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
+def _aux(plan: dict[str, Any]) -> dict[str, Any]:
+    """What grading depends on in a judge: its model, prices and effective request parameters."""
+    return {tid: (pt["target"].get("model"), pt["target"].get("prices"), pt.get("effective_params"))
+            for tid, pt in (plan.get("auxiliary_targets") or {}).items()}
+
+
+def _params_by_model(plan: dict[str, Any]) -> dict[str, list[Any]]:
+    """Effective request parameters of each single model (a model run two ways is compared as such)."""
+    out: dict[str, list[Any]] = {}
+    for pt in plan["targets"]:
+        if pt["target"].get("kind") == "single":
+            p = pt.get("effective_params")
+            if p not in out.setdefault(pt["target"]["model"], []):
+                out[pt["target"]["model"]].append(p)
+    return out
+
+
 def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
     if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
         raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
                             "(case_sha256 or case ids differ)")
-    differ = [k for k in PROTOCOL_KEYS if bplan.get(k) != cplan.get(k)]
+    differ = [k for k in PROTOCOL_KEYS if (bplan.get(k) or None) != (cplan.get(k) or None)]
+    if _aux(bplan) != _aux(cplan):
+        differ.append("auxiliary_targets (judges)")
+    bparams, cparams = _params_by_model(bplan), _params_by_model(cplan)
+    differ += [f"request parameters of {m}" for m in sorted(set(bparams) & set(cparams)) if bparams[m] != cparams[m]]
     bp, cp = _prices(bplan), _prices(cplan)
     differ += [f"prices[{m}]" for m in sorted(set(bp) & set(cp)) if bp[m] != cp[m]]
     if differ:
@@ -229,6 +251,9 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
     if margin is None:
         ni = {"margin": None, "non_inferior": None, "label": None, "reason": NO_MARGIN}
+    elif label != FORMAL:
+        ni = {"margin": margin, "non_inferior": None, "label": label,
+              "reason": "dev profile: no parity conclusion; a formal one needs the standard holdout (REP-7)"}
     else:
         ni = {"margin": margin, "non_inferior": non_inferiority(hoeff["ci"][0], margin), "label": label,
               "reason": f"Hoeffding lower bound {hoeff['ci'][0]:.4f} vs −{margin}"}

@@ -110,6 +110,8 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
     plan = store.get_json(rep["provenance"]["plan"])
     if run["status"] != "completed":
         raise InvalidInput(f"export needs a completed run; {run['id']} is {run['status']}", code="export_refused")
+    if plan["mode"] != "live":
+        raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan['mode']} run", code="export_refused")
     if plan["profile"] == "standard" or plan["dataset"]["split"] != "dev":
         raise InvalidInput("export refuses holdout data: only explicitly dev-labelled runs are exported (IT-7)",
                            code="export_refused")

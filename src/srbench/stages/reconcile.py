@@ -22,6 +22,7 @@ from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
+from srbench.stages.reprice import apply_prices
 from srbench.targets.accounting import call_cost
 from srbench.targets.metering import UsageError, parse_usage
 from srbench.targets.sse import decode_transcript
@@ -76,6 +77,8 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
     raw = store.get_bytes(record["sse"], verify=True)
     row["sse_sha256"] = hashlib.sha256(raw).hexdigest()
     raw_usage, problem = _evidence(raw, record)
+    if problem is None and record.get("usage_raw") is not None and raw_usage != record["usage_raw"]:
+        problem = "the transcript's usage differs from the recorded raw usage (conflicting evidence)"
     if problem is not None:
         row["reason"] = problem
         return row
@@ -94,7 +97,8 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
 
 
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    plan = store.get_json(inputs["plan"])
+    plan = apply_prices(store.get_json(inputs["plan"]),
+                        store.get_json(inputs["prices"]) if inputs.get("prices") else None)
     targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
     aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
@@ -122,15 +126,19 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
 RECONCILE = Rule("reconcile-usage", ACCOUNTING_VERSION, _reconcile)
 
 
-def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], cases: dict[str, str]
-              ) -> tuple[str, bool, str]:
+def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], cases: dict[str, str],
+              price_correction: str | None = None) -> tuple[str, bool, str]:
+    """`price_correction`: the run's latest price correction digest; costs are priced with it."""
     if run["status"] not in ("completed", "failed", "cancelled", "interrupted"):
         raise InvalidInput(f"run {run['id']} is {run['status']}; reconcile a terminated run", code="run_not_finished")
     if run["mode"] != "live":
         raise InvalidInput("reconcile-usage applies to live runs only", code="not_live")
     calls = {c["cell_id"]: [c["target_id"], cases[c["case_id"]], c["call"], c["judge_call"]]
              for c in cells if c["call"]}
-    r = engine.build(RECONCILE, {"plan": run["plan"], "calls": calls},
+    inputs: dict[str, Any] = {"plan": run["plan"], "calls": calls}
+    if price_correction:
+        inputs["prices"] = price_correction
+    r = engine.build(RECONCILE, inputs,
                      {"metering": METERING_VERSION, "run_id": run["id"]}, subject=run["id"])
     return r.output, r.hit, r.explanation
 

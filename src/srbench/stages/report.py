@@ -113,6 +113,8 @@ def make_report_rule(engine: Engine) -> Rule:
             if judge_digest is not None:
                 jc = call_cost(aux[judge_for[case.benchmark]], load_call(judge_digest))
                 row["judge_cost_usd"] = jc.cost_usd
+            elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
+                row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
             if call_digest is not None and plan["mode"] == "preview":
                 routing = store.get_json(call_digest).get("routing") or {}
                 row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
@@ -145,10 +147,17 @@ def make_report_rule(engine: Engine) -> Rule:
                 rs = [r for r in rows if r["target_id"] == tid and r["benchmark"] == b]
                 k = sum(bool(r["correct"]) for r in rs)
                 extra = get_benchmark(b).metrics([store.get_json(r["grade"]) if r["grade"] else None for r in rs])
-                bench_rows.append({"benchmark": b, "target_id": tid, "total": len(rs),
-                                   "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
-                                   "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
-                                   **extra})
+                brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs),
+                                        "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
+                                        "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
+                                        **extra}
+                if plan["mode"] == "preview":         # routing only: no capability figures
+                    brow.update(correct=None, accuracy=None, accuracy_ci95=None)
+                    brow = {key: v for key, v in brow.items() if key not in extra}
+                elif plan["mode"] == "replay":        # an offline estimate, never a measurement
+                    for key in ("correct", "accuracy", "accuracy_ci95", *extra):
+                        brow["estimated_" + key] = brow.pop(key)
+                bench_rows.append(brow)
         results = store.put_json({"kind": "results", "schema": 1, "rows": rows})
         all_done = all(r["state"] == "completed" for r in rows)
         if plan.get("recovery"):
@@ -164,7 +173,7 @@ def make_report_rule(engine: Engine) -> Rule:
             "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
             "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
             "profile": plan["profile"], "cost_policy": plan["cost_policy"],
-            "complete": bool(status == "completed" and all_done),
+            "complete": bool(status == "completed" and all_done and plan["mode"] == "live"),
             "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
                         "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
                         "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
@@ -187,11 +196,11 @@ def make_report_rule(engine: Engine) -> Rule:
                            "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
         }
 
-    return Rule("report", "3", _report)
+    return Rule("report", "4", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
-             "latency_p50_s", "latency_p95_s", "ttft_p50_s")
+             "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
 
 
 def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) -> None:
@@ -212,6 +221,7 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
         t["sr_bench_score"] = None
         t["total_cost_usd"] = 0.0
         t["known_cost_usd"] = 0.0
+        t["judge_cost_usd"] = 0.0             # nothing was called: the saved judge verdicts are reused
         t["evidence_mode"] = "offline_estimate"
 
 

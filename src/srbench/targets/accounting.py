@@ -64,7 +64,7 @@ def call_cost(target: Target, call: dict[str, Any]) -> CallCost:
         models = [m for m, _ in children]
         outside = sorted({m for m in models if target.models and m not in target.models})
         total_usage: Usage | None = None
-        if all(u is not None for _, u in children):
+        if complete and all(u is not None for _, u in children):   # an incomplete list undercounts
             total_usage = sum((u for _, u in children if u), Usage(input=0, cached_input=0, cache_write=0, output=0))
         costs = [cost_usd(u, target.price_for(m)) for m, u in children]
         neutral = [cache_neutral_cost_usd(u, target.price_for(m)) for m, u in children]
