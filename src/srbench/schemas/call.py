@@ -59,6 +59,7 @@ class CallRecord(BaseModel):
     usage: Usage | None = None
     timings: Timings
     bytes_received: int = 0
+    sent: bool = Field(default=True, description="False only when no request byte can have left this host")
     routing: dict[str, Any] | None = Field(default=None, description="preview: decision, model, selection")
     replayed_from: str | None = Field(default=None, description="replay: the baseline call record reused")
 

@@ -149,7 +149,7 @@ async def get_run(request: web.Request) -> web.Response:
 
 
 async def cancel_run(request: web.Request) -> web.Response:
-    return ok(svc(request).runs.cancel(request.match_info["run_id"]))
+    return ok(await svc(request).runs.cancel(request.match_info["run_id"]))
 
 
 async def run_report(request: web.Request) -> web.Response:

@@ -84,6 +84,7 @@ class Journal:
         self._wconn.executescript(SCHEMA)
         self._local = threading.local()
         self._queue: queue.Queue[Any] = queue.Queue()
+        self._closed = False
         self._thread = threading.Thread(target=self._writer, name="journal-writer", daemon=True)
         self._thread.start()
         self.commits = 0
@@ -94,6 +95,7 @@ class Journal:
         while True:
             item = self._queue.get()
             if item is _STOP:
+                self._fail_pending()
                 return
             batch = [item]
             while True:
@@ -123,7 +125,12 @@ class Journal:
                     for _, fut in ready:
                         fut.set_exception(exc)
                     ready = []
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except BaseException as exc:    # e.g. another process holds the write lock too long
+                for _, fut in ready:
+                    fut.set_exception(exc)
+                continue
             for fn, fut in ready:
                 conn.execute("SAVEPOINT w")
                 try:
@@ -138,7 +145,11 @@ class Journal:
                 conn.execute("COMMIT")
                 self.commits += 1
             except BaseException as exc:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
                 results = [(f, None, exc) for f, _, _ in results]
             for fut, value, exc in results:
                 if exc is None:
@@ -146,8 +157,22 @@ class Journal:
                 else:
                     fut.set_exception(exc)
 
+    def _fail_pending(self) -> None:
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP:
+                item[1].set_exception(RuntimeError("the journal is closed"))
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the journal is closed")
+
     def submit_sync(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
         """Queue a write and block until it is committed; returns fn's result."""
+        self._check_open()
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._queue.put((fn, fut, prepare))
         return fut.result()
@@ -158,11 +183,13 @@ class Journal:
         `prepare` runs on the writer thread before the transaction (e.g. durable object writes the
         rows refer to), so one thread hop covers both the objects and the journal row.
         """
+        self._check_open()
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._queue.put((fn, fut, prepare))
         return await asyncio.wrap_future(fut)
 
     def close(self) -> None:
+        self._closed = True
         self._queue.put(_STOP)
         self._thread.join(timeout=10)
         self._wconn.close()

@@ -45,10 +45,16 @@ def _unknown(manager: RunManager, target: Target, digest: str) -> bool:
     """Could this failed call have been billed without us knowing what? An HTTP error answer
     (status >= 400, no stream) and a connection that never opened produced no tokens."""
     rec = manager.store.get_json(digest)
-    if (rec.get("http_status") or 0) >= 400 or rec.get("error_class") == "connect_error":
+    if rec.get("sent") is False or (rec.get("http_status") or 0) >= 400 or rec.get("error_class") == "connect_error":
         return False
     return (rec.get("usage") is None or call_cost(target, rec).cost_usd is None
             or rec.get("finish_reason") not in ("stop", "length", "tool_calls", "function_call"))
+
+
+def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
+    from srbench.stages.datasets import decode_cases
+
+    return decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))
 
 
 def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
@@ -61,22 +67,29 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
         raise InvalidInput("recovery applies to live runs only", code="not_live")
     plan = manager.store.get_json(run["plan"])
     targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
+    judges = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+    judge_of = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+    judged = set(judge_of) and {c.id: c.benchmark for c in _cases(manager, plan)}
     claims = {r["cell_id"]: r["child"] for r in manager.journal.query(
         "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (run_id,))}
     eligible, excluded = [], []
     for c in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,)):
-        has_call = c["call"] is not None or c["judge_call"] is not None
+        never_sent = c["call"] is not None and manager.store.get_json(c["call"]).get("sent") is False
+        has_call = (c["call"] is not None and not never_sent) or c["judge_call"] is not None
         if c["state"] == "completed":
             reason = "completed"
         elif c["cell_id"] in claims:
             reason = "claimed"
         elif c["state"] in ("ambiguous", "dispatching", "judge_dispatching"):
             reason = "ambiguous_dispatch"
-        elif mode == "undispatched" and (has_call or c["state"] != "pending"):
+        elif mode == "undispatched" and (has_call or (c["state"] != "pending" and not never_sent)):
             reason = "already_dispatched"
         elif mode == "failed" and not has_call:
             reason = "never_dispatched"
         elif mode == "failed" and c["call"] and _unknown(manager, targets[c["target_id"]], c["call"]):
+            reason = "unknown_usage_or_cost"
+        elif mode == "failed" and c["judge_call"] and judged and _unknown(
+                manager, judges[judge_of[judged[c["case_id"]]]], c["judge_call"]):
             reason = "unknown_usage_or_cost"
         else:
             reason = None

@@ -139,6 +139,19 @@ class RunManager:
 
     # -- execute -------------------------------------------------------------------------------
     async def _execute(self, run_id: str) -> None:
+        """Run one run to a terminal state, whatever fails (a missing object, a decode error)."""
+        try:
+            await self._execute_run(run_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            msg = f"internal error before dispatch: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
+        finally:
+            self.tasks.pop(run_id, None)
+            self.controls.pop(run_id, None)
+
+    async def _execute_run(self, run_id: str) -> None:
         run = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
         if run is None or run["status"] != "queued":
             return
@@ -225,7 +238,8 @@ class RunManager:
             pass
 
     # -- control -------------------------------------------------------------------------------
-    def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
+    async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
+        """Record the request (durably, off the event loop), then stop the run's work."""
         run = self.get(run_id)
         if run["status"] in TERMINAL:
             return run
@@ -233,13 +247,13 @@ class RunManager:
         def w(c: sqlite3.Connection) -> None:
             c.execute("UPDATE runs SET cancel_requested=1, updated_at=? WHERE id=?", (time.time(), run_id))
             add_event(c, run_id, "cancellation_requested", {"reason": reason})
-        self.journal.submit_sync(w)
+        await self.journal.submit(w)
         control = self.controls.get(run_id)
         if control is not None:
             control.cancel_reason = reason
             control.cancel.set()
         elif run["status"] == "queued" and run_id not in self.tasks:
-            self.journal.submit_sync(lambda c: _terminal(c, run_id, "cancelled", reason))
+            await self.journal.submit(lambda c: _terminal(c, run_id, "cancelled", reason))
         return self.get(run_id)
 
     async def shutdown(self) -> None:
@@ -262,15 +276,27 @@ class RunManager:
         prices = self.journal.get_ref("price-correction", run_id) or []
         digest, hit, why = reconcile(self.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
         body = self.store.get_json(digest)
-        history = self.journal.get_ref("correction", run_id) or []
-        appended = not any(h["digest"] == digest for h in history)
-        if appended:
-            history.append({"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
-                            "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
-                            "old_known_cost_usd": body["old_known_cost_usd"],
-                            "new_known_cost_usd": body["new_known_cost_usd"]})
-            self.journal.set_ref_sync("correction", run_id, history)
+        entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
+                 "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
+                 "old_known_cost_usd": body["old_known_cost_usd"], "new_known_cost_usd": body["new_known_cost_usd"]}
+        appended = self._append_once("correction", run_id, entry, anywhere=True)
         return body | {"digest": digest}, hit, why, appended
+
+    def _append_once(self, kind: str, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
+        """Append `entry` to the ref's history in one transaction unless its digest is already there
+        (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
+        def w(c: sqlite3.Connection) -> bool:
+            row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, run_id)).fetchone()
+            history = json.loads(row["value"]) if row else []
+            digests = [h["digest"] for h in history]
+            if (entry["digest"] in digests) if anywhere else (digests[-1:] == [entry["digest"]]):
+                return False
+            history.append(entry)
+            c.execute("INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) ON CONFLICT(kind,name) "
+                      "DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+                      (kind, run_id, json.dumps(history, sort_keys=True), time.time()))
+            return True
+        return self.journal.submit_sync(w)
 
     def reprice(self, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
         """Append a price correction once per distinct content. Returns (correction, appended)."""
@@ -279,11 +305,8 @@ class RunManager:
         run = self.get(run_id)
         body = price_correction(run, self.store.get_json(run["plan"]), prices, reason)
         digest = self.store.put_json(body)
-        history = self.journal.get_ref("price-correction", run_id) or []
-        appended = not history or history[-1]["digest"] != digest
-        if appended:
-            history.append({"digest": digest, "at": time.time()})
-            self.journal.set_ref_sync("price-correction", run_id, history)
+        appended = self._append_once("price-correction", run_id, {"digest": digest, "at": time.time()},
+                                     anywhere=False)
         return body | {"digest": digest}, appended
 
     def final_report(self, run_id: str) -> str:

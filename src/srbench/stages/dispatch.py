@@ -119,7 +119,7 @@ def call_record(outcome: CallOutcome, request: str, sse: str | None, *, status: 
         text=outcome.text, reasoning_chars=outcome.reasoning_chars, finish_reason=outcome.finish_reason,
         response_model=outcome.response_model, usage_raw=outcome.usage_raw, usage=outcome.usage,
         timings=Timings(started_at=outcome.started_at, ttft_s=outcome.ttft_s, latency_s=outcome.latency_s),
-        bytes_received=outcome.bytes_received,
+        bytes_received=outcome.bytes_received, sent=outcome.sent,
     )
 
 
@@ -153,7 +153,26 @@ class Dispatcher:
         )
 
     async def run(self, cells: list[Cell]) -> None:
-        await asyncio.gather(*(self._guarded(c) for c in cells))
+        """Every cell settles before this returns; an internal error in one cell stops new dispatches
+        (the others in flight still finish and are recorded) and is raised afterwards."""
+        results = await asyncio.gather(*(self._safe(c) for c in cells), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+        if errors:
+            raise errors[0]
+
+    async def _safe(self, cell: Cell) -> None:
+        try:
+            await self._guarded(cell)
+        except Exception as exc:
+            msg = f"internal error on cell {cell.cell_id}: {type(exc).__name__}: {exc}"
+            if self.control.stop_reason is None:
+                self.control.stop_reason = msg
+            # its call may have been sent and billed, and its outcome is lost: ambiguous, never retried
+            try:
+                await self.journal.finished(cell, "ambiguous", None, "internal_error", msg, [])
+            except Exception:  # noqa: BLE001 - the journal itself failing: restart recovery decides
+                pass
+            raise
 
     async def _guarded(self, cell: Cell) -> None:
         # the per-target limit bounds requests in flight to the endpoint; storing a finished call
@@ -251,8 +270,11 @@ class Dispatcher:
 
     async def run_judge(self, cell: Cell, judge: Target, req: dict[str, Any], req_digest: str) -> None:
         async with self.sems[judge.id]:
-            if self.control.cancel.is_set():
-                await self.journal.judged(cell, "cancelled", None, "cancelled", "cancelled before the judge call", [])
+            if self.control.stopped():
+                why = ("cancelled" if self.control.cancel.is_set() else
+                       "run_time_limit" if time.monotonic() >= self.control.deadline else "stopped")
+                await self.journal.judged(cell, "cancelled" if why == "cancelled" else "failed", None, why,
+                                          f"{why}: the judge was not called", [], cost_usd=0.0)
                 return
             outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(judge),
                                         body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
@@ -288,6 +310,8 @@ class Dispatcher:
         objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
         cost = call_cost(target, record.model_dump(mode="json", by_alias=True)).cost_usd
+        if not outcome.sent:
+            cost = 0.0                              # nothing left this host: nothing can be billed
         judge = self.judge_plan(cell, outcome) if state == "completed" else None
         if judge is None:
             await self.journal.finished(cell, state, digest_bytes(record_bytes), error_class, error, objects,
