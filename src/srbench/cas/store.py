@@ -48,12 +48,17 @@ class ObjectStore:
         digest = digest_bytes(data)
         path = self.path_of(digest)
         if self.local:
-            if os.path.exists(path):
+            try:
+                size = os.stat(path).st_size
+            except FileNotFoundError:
+                size = -1
+            if size == len(data):
                 try:  # refresh the age so gc's grace period covers a writer re-putting it
                     os.utime(path)
                 except OSError:
                     pass
                 return digest
+            # absent, or cut short by a power loss before a barrier: (re)write it whole
             _atomic_local_write(path, data, durable=durable)
         elif self.fs.exists(path):
             return digest
