@@ -142,6 +142,9 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
                            code="acknowledgement_required")
     fresh = recovery_plan(manager, run_id, str(mode))
     if fresh["plan_sha256"] != submitted.get("plan_sha256"):
+        again = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
+        if again is not None and json.loads(again["extra"]).get("recovery_binding") == binding:
+            return manager.get(again["id"]), False      # the same submission raced itself: bind it
         raise Conflict("the parent's cells changed since this recovery plan was made (e.g. another recovery "
                        "claimed some); make a new plan", code="reviewed_plan_changed")
     eligible = {e["cell_id"]: e for e in fresh["eligible"]}

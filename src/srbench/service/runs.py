@@ -234,8 +234,12 @@ class RunManager:
         await self.journal.submit(lambda c: _terminal(c, run_id, status, error))
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
-        except Exception:  # noqa: BLE001 - a report problem must not change the run's outcome
-            pass
+        except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
+            detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            try:
+                await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
+            except Exception:  # noqa: BLE001 - the journal is closing
+                pass
 
     # -- control -------------------------------------------------------------------------------
     async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
