@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from srbench.errors import InvalidInput
-from srbench.service import recovery
+from srbench.service import corrections, recovery
 from srbench.service.http import body, ok, only, svc
 from srbench.service.replays import create_replay
 from srbench.stages import derived
@@ -77,7 +77,8 @@ async def make_replay(request: web.Request) -> web.Response:
 
 async def reconcile_usage(request: web.Request) -> web.Response:
     service = svc(request)
-    body_, hit, why, appended = await asyncio.to_thread(service.runs.reconcile, request.match_info["run_id"])
+    body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
+                                                        request.match_info["run_id"])
     return ok({"correction": body_, "cache_hit": hit, "explain": why, "appended": appended, "model_requests": 0})
 
 
@@ -111,6 +112,6 @@ async def reprice_run(request: web.Request) -> web.Response:
     reason = data.get("reason")
     if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
         raise InvalidInput("reason must be text of at most 500 characters")
-    correction, appended = await asyncio.to_thread(svc(request).runs.reprice, request.match_info["run_id"],
+    correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],
                                                    data.get("prices"), reason)
     return ok({"correction": correction, "appended": appended, "model_requests": 0})

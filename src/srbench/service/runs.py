@@ -269,50 +269,6 @@ class RunManager:
         if tasks:
             await asyncio.wait(tasks, timeout=15)
 
-    def reconcile(self, run_id: str) -> tuple[dict[str, Any], bool, str, bool]:
-        """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended)."""
-        from srbench.stages.reconcile import reconcile
-
-        run = self.get(run_id)
-        plan = self.store.get_json(run["plan"])
-        cases = {c.id: c.benchmark for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
-        cells = [dict(r) for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
-        prices = self.journal.get_ref("price-correction", run_id) or []
-        digest, hit, why = reconcile(self.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
-        body = self.store.get_json(digest)
-        entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
-                 "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
-                 "old_known_cost_usd": body["old_known_cost_usd"], "new_known_cost_usd": body["new_known_cost_usd"]}
-        appended = self._append_once("correction", run_id, entry, anywhere=True)
-        return body | {"digest": digest}, hit, why, appended
-
-    def _append_once(self, kind: str, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
-        """Append `entry` to the ref's history in one transaction unless its digest is already there
-        (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
-        def w(c: sqlite3.Connection) -> bool:
-            row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, run_id)).fetchone()
-            history = json.loads(row["value"]) if row else []
-            digests = [h["digest"] for h in history]
-            if (entry["digest"] in digests) if anywhere else (digests[-1:] == [entry["digest"]]):
-                return False
-            history.append(entry)
-            c.execute("INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) ON CONFLICT(kind,name) "
-                      "DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
-                      (kind, run_id, json.dumps(history, sort_keys=True), time.time()))
-            return True
-        return self.journal.submit_sync(w)
-
-    def reprice(self, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
-        """Append a price correction once per distinct content. Returns (correction, appended)."""
-        from srbench.stages.reprice import price_correction
-
-        run = self.get(run_id)
-        body = price_correction(run, self.store.get_json(run["plan"]), prices, reason)
-        digest = self.store.put_json(body)
-        appended = self._append_once("price-correction", run_id, {"digest": digest, "at": time.time()},
-                                     anywhere=False)
-        return body | {"digest": digest}, appended
-
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
         row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
