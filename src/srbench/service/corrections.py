@@ -11,18 +11,18 @@ from typing import Any
 
 from srbench.service.runs import RunManager
 from srbench.stages.datasets import decode_cases
+from srbench.stages.reconcile import reconcile as build_correction
+from srbench.stages.reprice import price_correction
 
 
 def reconcile(manager: RunManager, run_id: str) -> tuple[dict[str, Any], bool, str, bool]:
     """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended)."""
-    from srbench.stages.reconcile import reconcile
-
     run = manager.get(run_id)
     plan = manager.store.get_json(run["plan"])
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
     cells = [dict(r) for r in manager.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
     prices = manager.journal.get_ref("price-correction", run_id) or []
-    digest, hit, why = reconcile(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
+    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
     body = manager.store.get_json(digest)
     entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
              "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
@@ -48,8 +48,6 @@ def append_once(manager: RunManager, kind: str, run_id: str, entry: dict[str, An
 
 def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
     """Append a price correction once per distinct content. Returns (correction, appended)."""
-    from srbench.stages.reprice import price_correction
-
     run = manager.get(run_id)
     body = price_correction(run, manager.store.get_json(run["plan"]), prices, reason)
     digest = manager.store.put_json(body)
