@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from service.conftest import sources  # noqa: F401  (session fixture: native-format smoke sources)
-from service.helpers import REVISIONS, Api
+from service.helpers import REVISIONS, Api, single
 from srbench.service.embedded import EmbeddedService
 
 _SERVICE_ENV = ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV", "SR_BENCH_STORE")
@@ -167,3 +167,16 @@ def cli_env(**extra: str) -> dict[str, str]:
 def run_cli(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "srbench.cli.main", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def real_ids(api: Api, dataset: dict[str, Any]) -> dict[str, str]:
+    """Ids of a real (failed, fast) run, its dataset, one cell and its call record."""
+    api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1", "m")]})
+    plan = api.ok("POST", "/plans", {"manifest": {
+        "version": "sr-bench-1.0", "profile": "smoke", "seed": dataset["seed"],
+        "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["plan"]
+    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    api.wait(run_id)
+    cell = api.ok("GET", f"/runs/{run_id}/calls")["calls"][0]
+    return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"]}

@@ -15,7 +15,6 @@ import pytest
 import schemathesis  # the `dev` extra pins schemathesis>=4.32,<5 (its v4 Python API)
 from hypothesis import HealthCheck, settings
 
-from service.helpers import Api, single
 from srbench.service.discovery import API_PREFIX
 
 from .conftest import store_snapshot
@@ -25,18 +24,6 @@ CASES: Counter[str] = Counter()
 STATUSES: Counter[int] = Counter()
 # aiohttp's own answers for a path that no longer matches a route (see test_bad_input): plain text 404/405
 PLAIN_TEXT_OK = {404, 405}
-
-
-@pytest.fixture(scope="module")
-def real_ids(api: Api, dataset: dict[str, Any]) -> dict[str, str]:
-    api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1", "m")]})
-    plan = api.ok("POST", "/plans", {"manifest": {
-        "version": "sr-bench-1.0", "profile": "smoke", "seed": dataset["seed"],
-        "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["plan"]
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
-    api.wait(run_id)
-    cell = api.ok("GET", f"/runs/{run_id}/calls")["calls"][0]
-    return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"]}
 
 
 @pytest.fixture(scope="module")

@@ -29,16 +29,9 @@ from .conftest import cli_env, run_cli, settled_snapshot, store_snapshot
 
 # -- the token on every route ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def ids(api: Api, dataset: dict[str, Any]) -> dict[str, str]:
+def ids(real_ids: dict[str, str]) -> dict[str, str]:
     """Real ids for the path parameters, so that a 401 can only be the token's doing."""
-    api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1", "m")]})
-    plan = api.ok("POST", "/plans", {"manifest": {
-        "version": "sr-bench-1.0", "profile": "smoke", "seed": dataset["seed"],
-        "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["plan"]
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
-    api.wait(run_id)
-    cell = api.ok("GET", f"/runs/{run_id}/calls")["calls"][0]
-    return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"]}
+    return real_ids
 
 
 def _fill(path: str, ids: dict[str, str]) -> str:
