@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from srbench.benchmarks.gpqa_diamond import NATIVE_HEADER as GPQA_HEADER
+
 MMLU_CATEGORIES = (
     "biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
     "history", "law", "math", "other", "philosophy", "physics", "psychology",
@@ -83,25 +85,6 @@ def write_mmlu_repo(root: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 # -- GPQA --------------------------------------------------------------------------------------
-_VALIDATOR = ("Feedback", "Validator Revision Suggestion", "Is First Validation", "Post hoc agreement",
-              "Sufficient Expertise?", "Understand the question?", "Question Difficulty",
-              "Validator Answered Correctly", "Self-reported time (minutes)", "Probability Correct",
-              "Manual Correctness Adjustment", "Expert Validator")
-_NON_EXPERT = ("Feedback", "Validator Answered Correctly", "Explanation", "Self-reported time (minutes)",
-               "Websites visited", "Probability Correct", "Manual Correctness Adjustment", "Non-Expert Validator")
-GPQA_HEADER = [
-    "Pre-Revision Question", "Pre-Revision Correct Answer", "Pre-Revision Incorrect Answer 1",
-    "Pre-Revision Incorrect Answer 2", "Pre-Revision Incorrect Answer 3", "Pre-Revision Explanation",
-    "Self-reported question-writing time (minutes)", "Question", "Correct Answer", "Incorrect Answer 1",
-    "Incorrect Answer 2", "Incorrect Answer 3", "Explanation", "Revision Comments (from Question Writer)",
-    "Subdomain", "Writer's Difficulty Estimate", "Extra Revised Question", "Extra Revised Explanation",
-    "Extra Revised Correct Answer", "Extra Revised Incorrect Answer 1", "Extra Revised Incorrect Answer 2",
-    "Extra Revised Incorrect Answer 3", "Non-Expert Validator Accuracy", "Majority Non-Expert Vals Incorrect",
-    "Expert Validator Accuracy", "Record ID", "High-level domain", "Question Writer",
-    *[f"{c}_EV_{k}" for k in (1, 2) for c in _VALIDATOR],
-    *[f"{c}_NEV_{k}" for k in (1, 2, 3) for c in _NON_EXPERT],
-    "Expert Validator Disagreement Category", "Canary String",
-]
 GPQA_SUBDOMAINS = (("Physics", "Quantum Mechanics"), ("Physics", "Physics (general)"),
                    ("Chemistry", "Organic Chemistry"), ("Biology", "Molecular Biology"),
                    ("Chemistry", "Chemistry (general)"), ("Biology", "Genetics"))

@@ -28,6 +28,26 @@ CSV_FILE = "gpqa_diamond.csv"
 SHUFFLE = "b3-permutation-v1"
 CHOICE_COLUMNS = ("Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 REQUIRED = ("Question", *CHOICE_COLUMNS, "Subdomain")
+_VALIDATOR = ("Feedback", "Validator Revision Suggestion", "Is First Validation", "Post hoc agreement",
+              "Sufficient Expertise?", "Understand the question?", "Question Difficulty",
+              "Validator Answered Correctly", "Self-reported time (minutes)", "Probability Correct",
+              "Manual Correctness Adjustment", "Expert Validator")
+_NON_EXPERT = ("Feedback", "Validator Answered Correctly", "Explanation", "Self-reported time (minutes)",
+               "Websites visited", "Probability Correct", "Manual Correctness Adjustment", "Non-Expert Validator")
+# Every column of the upstream gpqa_diamond.csv (research notes §2); the loader needs only REQUIRED.
+NATIVE_HEADER = [
+    "Pre-Revision Question", "Pre-Revision Correct Answer", "Pre-Revision Incorrect Answer 1",
+    "Pre-Revision Incorrect Answer 2", "Pre-Revision Incorrect Answer 3", "Pre-Revision Explanation",
+    "Self-reported question-writing time (minutes)", "Question", "Correct Answer", "Incorrect Answer 1",
+    "Incorrect Answer 2", "Incorrect Answer 3", "Explanation", "Revision Comments (from Question Writer)",
+    "Subdomain", "Writer's Difficulty Estimate", "Extra Revised Question", "Extra Revised Explanation",
+    "Extra Revised Correct Answer", "Extra Revised Incorrect Answer 1", "Extra Revised Incorrect Answer 2",
+    "Extra Revised Incorrect Answer 3", "Non-Expert Validator Accuracy", "Majority Non-Expert Vals Incorrect",
+    "Expert Validator Accuracy", "Record ID", "High-level domain", "Question Writer",
+    *[f"{c}_EV_{k}" for k in (1, 2) for c in _VALIDATOR],
+    *[f"{c}_NEV_{k}" for k in (1, 2, 3) for c in _NON_EXPERT],
+    "Expert Validator Disagreement Category", "Canary String",
+]
 URL = "https://huggingface.co/datasets/Idavidrein/gpqa"
 
 PROMPT = (

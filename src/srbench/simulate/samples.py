@@ -11,23 +11,11 @@ import csv
 import io
 from pathlib import Path
 
+from srbench.benchmarks.gpqa_diamond import NATIVE_HEADER
+
 MMLU_CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering",
                    "health", "history", "law", "math", "other", "philosophy", "physics", "psychology")
 SAMPLE_REVISION = "synthetic-sample-v1"
-GPQA_HEADER = [
-    "Pre-Revision Question", "Pre-Revision Correct Answer", "Pre-Revision Incorrect Answer 1",
-    "Pre-Revision Incorrect Answer 2", "Pre-Revision Incorrect Answer 3", "Pre-Revision Explanation",
-    "Self-reported question-writing time (minutes)", "Question", "Correct Answer", "Incorrect Answer 1",
-    "Incorrect Answer 2", "Incorrect Answer 3", "Explanation", "Revision Comments (from Question Writer)",
-    "Subdomain", "Writer's Difficulty Estimate", "Extra Revised Question", "Extra Revised Explanation",
-    "Extra Revised Correct Answer", "Extra Revised Incorrect Answer 1", "Extra Revised Incorrect Answer 2",
-    "Extra Revised Incorrect Answer 3", "Non-Expert Validator Accuracy", "Majority Non-Expert Vals Incorrect",
-    "Expert Validator Accuracy", "Record ID", "High-level domain", "Question Writer", "Feedback_EV_1",
-    "Validator Revision Suggestion_EV_1", "Is First Validation_EV_1", "Post hoc agreement_EV_1",
-    "Sufficient Expertise?_EV_1", "Understand the question?_EV_1", "Question Difficulty_EV_1",
-    "Validator Answered Correctly_EV_1", "Self-reported time (minutes)_EV_1", "Probability Correct_EV_1",
-    "Manual Correctness Adjustment_EV_1", "Expert Validator_EV_1", "Canary String",
-]
 GPQA_SUBDOMAINS = (("Physics", "Quantum Mechanics"), ("Chemistry", "Organic Chemistry"),
                    ("Biology", "Molecular Biology"), ("Physics", "Electromagnetism and Photonics"))
 
@@ -70,10 +58,10 @@ def write_gpqa(root: Path, rows: int = 8) -> Path:
     """`gpqa_diamond.csv` with the full upstream header, multi-line cells and a UTF-8 BOM."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(GPQA_HEADER)
+    w.writerow(NATIVE_HEADER)
     for i in range(rows):
         domain, sub = GPQA_SUBDOMAINS[i % len(GPQA_SUBDOMAINS)]
-        rec = {h: "" for h in GPQA_HEADER}
+        rec = {h: "" for h in NATIVE_HEADER}
         rec.update({
             "Question": f"[synthetic sample] Item {i}: which statement is the designated answer?\nSecond line.",
             "Correct Answer": f"designated answer {i}", "Incorrect Answer 1": f"distractor {i}a",
@@ -82,7 +70,7 @@ def write_gpqa(root: Path, rows: int = 8) -> Path:
             "Record ID": f"recSynthetic{i:04d}", "Non-Expert Validator Accuracy": "0.5",
             "Canary String": "synthetic sample, not GPQA data",
         })
-        w.writerow([rec[h] for h in GPQA_HEADER])
+        w.writerow([rec[h] for h in NATIVE_HEADER])
     path = root / "gpqa_diamond.csv"
     root.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\xef\xbb\xbf" + buf.getvalue().encode("utf-8"))
