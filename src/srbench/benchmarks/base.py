@@ -52,6 +52,8 @@ class Benchmark(ABC):
     strata: ClassVar[str] = "all"              # name of the stratification field, recorded in the manifest
     grader_version: ClassVar[str] = ""
     adapter_version: ClassVar[str] = "sr-bench-1.0"
+    requires: ClassVar[tuple[str, ...]] = ()   # optional packages the native loader imports (DS-6)
+    offline_mirror: ClassVar[str | None] = None  # a package that ships the pinned data, if any
     available: ClassVar[bool] = True
     unavailable_reason: ClassVar[str | None] = None
     needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py

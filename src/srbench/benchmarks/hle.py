@@ -25,7 +25,7 @@ from typing import Any
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.judge import JudgedBenchmark
-from srbench.benchmarks.native import locate_single
+from srbench.benchmarks.native import locate_single, pyarrow_modules
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -52,13 +52,8 @@ NOTICES = (
 # -- reading the parquet -----------------------------------------------------------------------
 def _read_parquet(data: bytes) -> tuple[list[dict[str, Any]], int]:
     """The text-only rows (without ``image``) and the number of image rows dropped."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise InvalidInput("reading the HLE parquet needs pyarrow: install sr-bench[bench] on the "
-                           "preparing host (DS-6)") from exc
+    pa, pq = pyarrow_modules("HLE")
+    import pyarrow.compute as pc
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))
         missing = [c for c in COLUMNS if c not in parquet.schema_arrow.names]
@@ -177,6 +172,7 @@ class Hle(JudgedBenchmark):
     weight = 15
     profiles = {"smoke": 4, "quick": 40, "standard": 200}
     strata = "category"
+    requires = ("pyarrow",)
     source = SourcePin(
         url=URL,
         revision="5a81a4c7271a2a2a312b9a690f0c2fde837e4c29",

@@ -17,7 +17,7 @@ from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
-from srbench.benchmarks.native import locate_single
+from srbench.benchmarks.native import locate_single, pyarrow_modules
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -36,12 +36,7 @@ PROMPT = (
 
 
 def _read_parquet(data: bytes) -> list[dict[str, Any]]:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise InvalidInput("reading the MMLU-Pro parquet needs pyarrow: install sr-bench[bench] on the "
-                           "preparing host (DS-6)") from exc
+    pa, pq = pyarrow_modules("MMLU-Pro")
     try:
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as exc:
@@ -106,6 +101,7 @@ class MmluPro(Benchmark):
     profiles = {"smoke": 14, "quick": 500, "standard": 2000}
     strata = "category"
     grader_version = MCQ_GRADER
+    requires = ("pyarrow",)
     source = SourcePin(
         url="https://huggingface.co/datasets/TIGER-Lab/MMLU-Pro",
         revision="b189ec765aa7ed75c8acfea42df31fdae71f97be",

@@ -6,8 +6,20 @@ import csv
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from srbench.errors import InvalidInput
+
+
+def pyarrow_modules(what: str) -> tuple[Any, Any]:
+    """(pyarrow, pyarrow.parquet), or the DS-6 message naming `what` needs the bench extra."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise InvalidInput(f"reading the {what} parquet needs pyarrow: install sr-bench[bench] on the "
+                           "preparing host (DS-6)") from exc
+    return pa, pq
 
 
 def locate_single(root: Path, name: str, *, also: Sequence[str] = ()) -> dict[str, Path]:

