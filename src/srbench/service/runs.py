@@ -295,9 +295,11 @@ class RunManager:
         row = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        counts = {r["state"]: r["n"] for r in self.journal.query(
-            "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
-        view = run_view(row, counts, self._last_change(run_id))
+        rows = self.journal.query("SELECT state, COUNT(*) AS n, MAX(updated_at) AS t FROM cells WHERE run_id=? "
+                                  "GROUP BY state", (run_id,))
+        counts = {r["state"]: r["n"] for r in rows}
+        # cells carry the latest persisted change (a cell update does not touch the run row)
+        view = run_view(row, counts, max((r["t"] or 0.0 for r in rows), default=0.0))
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
@@ -324,10 +326,6 @@ class RunManager:
                 counts[r["run_id"]][r["state"]] = r["n"]
                 last[r["run_id"]] = max(last[r["run_id"]], r["t"] or 0.0)
         return [run_view(row, counts[row["id"]], last[row["id"]]) for row in rows]
-
-    def _last_change(self, run_id: str) -> float:
-        """Cells carry the latest persisted change (a cell update does not touch the run row)."""
-        return self.journal.one("SELECT MAX(updated_at) AS t FROM cells WHERE run_id=?", (run_id,))["t"] or 0.0
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)
