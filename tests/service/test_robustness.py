@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -53,6 +54,10 @@ def test_a_run_that_fails_before_dispatch_is_terminal(api, service, sim, prepare
     run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
     run = api.wait(run_id)
     assert run["status"] == "failed" and "before dispatch" in run["error"] and sim.log == []
+    # the task ends right after its terminal write, which a poll may observe first: give it a moment
+    deadline = time.monotonic() + 5
+    while run_id in runs.tasks and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert run_id not in runs.tasks
     monkeypatch.setattr(runs, "_execute_run", real)
 
