@@ -7,13 +7,19 @@ import json
 import socket
 import time
 
-import httpx
 import pytest
 
 from srbench.errors import InvalidInput
 from srbench.schemas.call import Usage
 from srbench.simulate import Fault, SimModel, SimulatorThread, messages_key
-from srbench.targets.transport import CallOutcome, StreamLimits, build_body, chat_url, stream_chat
+from srbench.targets.transport import (
+    CallOutcome,
+    StreamLimits,
+    build_body,
+    chat_url,
+    new_session,
+    stream_chat,
+)
 
 PROMPT = "x" * 40                                  # 40 chars → 10 prompt tokens
 MESSAGES = [{"role": "user", "content": PROMPT}]
@@ -50,7 +56,7 @@ def call(sim, model="good", *, limits=FAST, fault=None, headers=None, cancel_aft
             cancel.set()
         if cancel_after is not None:
             asyncio.get_running_loop().call_later(cancel_after, cancel.set)
-        async with httpx.AsyncClient() as client:
+        async with new_session() as client:
             return await stream_chat(client, url=chat_url(base), headers=headers or {},
                                      body=build_body(model, MESSAGES, {"temperature": 0}, {}),
                                      limits=limits, cancel=cancel, on_dispatch=on_dispatch)
@@ -195,7 +201,7 @@ def test_connect_error_means_not_sent():
         port = s.getsockname()[1]
 
     async def go() -> CallOutcome:
-        async with httpx.AsyncClient() as client:
+        async with new_session() as client:
             return await stream_chat(client, url=f"http://127.0.0.1:{port}/v1/chat/completions",
                                      headers={"authorization": f"Bearer {KEY}"}, body={"model": "m"}, limits=FAST)
     out = asyncio.run(go())

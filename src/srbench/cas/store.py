@@ -150,20 +150,24 @@ _tmp_counter = itertools.count()
 
 
 def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
+    """Temp file (created read-only: the open descriptor still writes), optional fsync, rename."""
     directory = os.path.dirname(path)
     tmp = f"{directory}/.tmp-{os.getpid()}-{threading.get_ident()}-{next(_tmp_counter)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, flags, 0o444)
     except FileNotFoundError:
         os.makedirs(directory, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, flags, 0o444)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, 0o444)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         try:

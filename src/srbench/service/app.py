@@ -26,6 +26,7 @@ from srbench.rules import Engine
 from srbench.service import dataset_handlers, derived_handlers, handlers
 from srbench.service.auth import token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
+from srbench.service.http import SERVICE
 from srbench.service.journal import Journal, JournalActionCache
 from srbench.service.openapi import ROUTES, openapi_document
 from srbench.service.runs import RunManager
@@ -92,11 +93,14 @@ async def no_store_middleware(request: web.Request, handler: Any) -> web.StreamR
 def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
-    app["service"] = service
+    app[SERVICE] = service
     for method, path, name, _summary in ROUTES:
         handler = next(getattr(m, name) for m in (handlers, dataset_handlers, derived_handlers) if hasattr(m, name))
         app.router.add_route(method, API_PREFIX + path, handler)
-    app.router.add_get(API_PREFIX + "/openapi.json", lambda r: web.json_response(openapi_document()))
+    async def openapi(request: web.Request) -> web.Response:
+        return web.json_response(openapi_document())
+
+    app.router.add_get(API_PREFIX + "/openapi.json", openapi)
 
     async def on_shutdown(app: web.Application) -> None:
         await service.runs.shutdown()

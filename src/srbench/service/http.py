@@ -9,9 +9,11 @@ from aiohttp import web
 
 from srbench.errors import InvalidInput
 
+SERVICE: web.AppKey[Any] = web.AppKey("service", object)
+
 
 def svc(request: web.Request) -> Any:
-    return request.app["service"]
+    return request.app[SERVICE]
 
 
 def _no_constant(name: str) -> Any:

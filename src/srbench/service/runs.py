@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-import httpx
+import aiohttp
 
 from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound
@@ -30,6 +30,7 @@ from srbench.stages.dispatch import Cell, Dispatcher, RunControl
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
 from srbench.targets.preview import preview_body, preview_call
+from srbench.targets.transport import new_session
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 
@@ -177,8 +178,7 @@ class RunManager:
             cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
                 "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
             conc = plan["limits"]["concurrency"] * len(plan["targets"])
-            limits = httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4)
-            async with httpx.AsyncClient(timeout=None, limits=limits) as client:
+            async with new_session(conc + 4) as client:
                 if await self._config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, jr, plan, cases, control, client).run(cells)
                     if not control.cancel.is_set():
@@ -193,7 +193,7 @@ class RunManager:
             self.tasks.pop(run_id, None)
             self.controls.pop(run_id, None)
 
-    async def _config_check(self, client: httpx.AsyncClient, plan: dict[str, Any], jr: RunJournalAdapter,
+    async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
                             control: RunControl, phase: str) -> bool:
         """IT-2: a live MoM target's pinned config_hash must be active before and after the run (each
         response's header is checked during it). Probed through preview_url, which runs no inference."""

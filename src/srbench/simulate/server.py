@@ -146,8 +146,11 @@ class SimServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/router/v1/models", self._router_models)
         app.router.add_get("/health", self._health)
-        app.router.add_post("/router/v1/preview", lambda r: handle_preview(self.router, r))
+        app.router.add_post("/router/v1/preview", self._preview)
         return app
+
+    async def _preview(self, request: web.Request) -> web.Response:
+        return await handle_preview(self.router, request)
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> SimServer:
         self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True,

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import httpx
+import aiohttp
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.schemas.call import CallRecord, Timings
@@ -127,7 +127,7 @@ class Dispatcher:
     """Runs the cells of one live run with a concurrency limit per target."""
 
     def __init__(self, store: ObjectStore, journal: RunJournal, plan: dict[str, Any],
-                 cases: dict[str, Case], control: RunControl, client: httpx.AsyncClient) -> None:
+                 cases: dict[str, Case], control: RunControl, client: aiohttp.ClientSession) -> None:
         self.store = store
         self.journal = journal
         self.plan = plan

@@ -9,13 +9,14 @@ The preview never updates router state; sr-bench records exactly what the router
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import aiohttp
 
 from srbench.schemas.target import Target
 
@@ -57,30 +58,40 @@ def preview_headers(target: Target) -> dict[str, str]:
     return headers
 
 
-async def preview_call(client: httpx.AsyncClient, target: Target, body: dict[str, Any],
+async def preview_call(client: aiohttp.ClientSession, target: Target, body: dict[str, Any],
                        timeout_s: float) -> PreviewOutcome:
     out = PreviewOutcome(status="failed", started_at=time.time())
     t0 = time.perf_counter()
     assert target.preview_url is not None
     try:
-        resp = await client.post(target.preview_url, json=body, headers=preview_headers(target),
-                                 timeout=httpx.Timeout(timeout_s))
-    except httpx.TimeoutException:
+        async with asyncio.timeout(timeout_s):
+            async with client.post(target.preview_url, data=json.dumps(body).encode(),
+                                   headers=preview_headers(target), allow_redirects=False) as resp:
+                buf = bytearray()
+                async for chunk in resp.content.iter_any():
+                    buf += chunk
+                    if len(buf) > MAX_BODY:
+                        break
+                content, status, headers = bytes(buf), resp.status, resp.headers
+    except TimeoutError:
         out.error_class, out.error = "timeout_total", f"no preview answer within {timeout_s}s"
         return out
-    except httpx.HTTPError as exc:
+    except aiohttp.ClientError as exc:
         out.error_class, out.error = "connect_error", f"preview request failed: {type(exc).__name__}"
         return out
     out.latency_s = time.perf_counter() - t0
-    out.http_status = resp.status_code
-    out.raw = resp.content[:MAX_BODY]
-    out.headers = {k.lower(): v for k, v in resp.headers.items() if k.lower().startswith(("x-vsr-", "content-type"))}
-    if resp.status_code >= 400:
-        out.error_class, out.error = f"http_{resp.status_code}", f"preview answered HTTP {resp.status_code}"
-        out.systematic = resp.status_code in (401, 403, 404)
+    out.http_status = status
+    out.raw = content[:MAX_BODY]
+    out.headers = {k.lower(): v for k, v in headers.items() if k.lower().startswith(("x-vsr-", "content-type"))}
+    if status >= 400:
+        out.error_class, out.error = f"http_{status}", f"preview answered HTTP {status}"
+        out.systematic = status in (401, 403, 404)
+        return out
+    if len(content) > MAX_BODY:
+        out.error_class, out.error = "bad_preview", f"preview answer is larger than {MAX_BODY} bytes"
         return out
     try:
-        data = json.loads(resp.content)
+        data = json.loads(content)
         if not isinstance(data, dict):
             raise ValueError
     except ValueError:

@@ -1,12 +1,11 @@
 """Transport: one streamed OpenAI-compatible chat completion, bounded by the run's limits (RUN-7).
 
 `stream_chat` POSTs a body built by `build_body` to ``{base_url}/chat/completions`` through the
-caller's pooled ``httpx.AsyncClient`` and reads the Server-Sent Events stream chunk by chunk
-(``aiter_bytes`` into an incremental SSE decoder, never byte by byte; not ``aiter_lines``, so that
-the kept transcript is byte-exact evidence for REP-2 and the byte cap holds before an over-long
-line is buffered). It
-never raises for anything the endpoint does: every outcome is a :class:`CallOutcome` whose
-``error_class`` is one of
+caller's pooled ``aiohttp.ClientSession`` (made by :func:`new_session`) and reads the Server-Sent
+Events stream chunk by chunk (``iter_any`` into an incremental SSE decoder, never line by line, so
+that the kept transcript is byte-exact evidence for REP-2 and the byte cap holds before an
+over-long line is buffered). It never raises for anything the endpoint does: every outcome is a
+:class:`CallOutcome` whose ``error_class`` is one of
 
     connect_error, connection_reset, timeout_total, timeout_idle, http_<status>, bad_content_type,
     bad_event, stream_error, truncated_stream, output_too_long, stream_too_large, repetition,
@@ -16,7 +15,11 @@ Limits: an absolute deadline (``asyncio.timeout`` around the whole call) and, se
 timeout between received chunks (also bounding the wait for response headers); a connect timeout;
 caps on output characters (content + reasoning), usage output tokens and raw stream bytes; and the
 repetition guard of :func:`srbench.targets.sse.repeats`. Cancellation is an ``asyncio.Event``: the
-streaming task is cancelled and httpx closes the connection (no private socket internals).
+streaming task is cancelled and the response's connection is closed, never reused.
+
+The client is aiohttp rather than httpx because a streamed call costs several times less CPU in it
+(measured by ``benchmarks/dispatch.py``); the session's trace hooks tell whether request bytes left
+this host (a call that never left cannot have been billed).
 
 A call is ``completed`` only when ``[DONE]`` arrived AND the last finish_reason is one of stop,
 length, tool_calls, function_call. The API key never appears in an error, a header kept or the
@@ -32,7 +35,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import httpx
+import aiohttp
+import yarl
 
 from srbench.schemas.call import Usage
 from srbench.targets.metering import UsageError, parse_usage, usage_shape
@@ -56,7 +60,7 @@ from srbench.targets.sse import (
     visible_text,
 )
 
-__all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "stream_chat", "ALLOWED_EXTRAS",
+__all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "new_session", "stream_chat", "ALLOWED_EXTRAS",
            "TERMINAL_FINISH_REASONS"]
 
 ERROR_BODY_BYTES = 4096
@@ -71,6 +75,30 @@ class _Stop(Exception):
     def __init__(self, error_class: str, message: str, *, systematic: bool = False) -> None:
         super().__init__(message)
         self.error_class, self.systematic = error_class, systematic
+
+
+def new_session(connections: int = 64) -> aiohttp.ClientSession:
+    """A pooled session for :func:`stream_chat` (call it inside the event loop that will use it).
+
+    Its trace hooks mark, per call, whether the request started and whether its bytes were sent.
+    Proxy variables and ~/.netrc are not read (trust_env=False: reading them costs every request)."""
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(_traced)
+    trace.on_request_headers_sent.append(_bytes_sent)
+    trace.on_request_chunk_sent.append(_bytes_sent)
+    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=0)
+    return aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False,
+                                 timeout=aiohttp.ClientTimeout(total=None))
+
+
+async def _traced(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
+    if isinstance(call := getattr(ctx, "trace_request_ctx", None), _Call):
+        call.traced = True
+
+
+async def _bytes_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
+    if isinstance(call := getattr(ctx, "trace_request_ctx", None), _Call):
+        call.request_started = True
 
 
 class _Call:
@@ -92,11 +120,6 @@ class _Call:
         self.failure: _Stop | None = None
         self.cancelled = False
 
-    async def trace(self, name: str, info: Mapping[str, Any]) -> None:
-        """httpx `trace` extension: tells whether request bytes may have left."""
-        self.traced = True
-        if ".send_request_headers." in name or ".send_request_body." in name:
-            self.request_started = True
 
     def receive(self, chunk: bytes) -> None:
         cap = self.limits.max_stream_bytes or 0
@@ -244,66 +267,70 @@ def _mask_json(value: Any, secrets: list[str]) -> Any:
     return value
 
 
-async def _read_some(response: httpx.Response, limit: int, call: _Call, idle: float) -> bytes:
+async def _read_some(response: aiohttp.ClientResponse, limit: int, call: _Call, idle: float) -> bytes:
     buf = bytearray()
     try:
         async with asyncio.timeout(idle):
-            async for chunk in response.aiter_bytes():
+            async for chunk in response.content.iter_any():
                 call.out.bytes_received += len(chunk)
                 buf += chunk
                 if len(buf) >= limit:
                     break
-    except (TimeoutError, httpx.HTTPError):
+    except (TimeoutError, aiohttp.ClientError):
         pass
     return bytes(buf[:limit])
 
 
-async def _exchange(client: httpx.AsyncClient, call: _Call, url: str, headers: Mapping[str, str],
+async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, headers: Mapping[str, str],
                     content: bytes) -> None:
     lim = call.limits
-    timeout = httpx.Timeout(connect=lim.connect_timeout_s, read=lim.idle_timeout_s,
-                            write=lim.idle_timeout_s, pool=lim.connect_timeout_s)
+    # sock_read bounds the wait for the response head and every later read (the idle timeout)
+    timeout = aiohttp.ClientTimeout(total=None, connect=lim.connect_timeout_s, sock_connect=lim.connect_timeout_s,
+                                    sock_read=lim.idle_timeout_s)
     hdrs = {"content-type": "application/json", "accept": "text/event-stream", **headers}
-    request = client.build_request("POST", url, content=content, headers=hdrs, timeout=timeout,
-                                   extensions={"trace": call.trace})
-    host = request.url.host
+    host = yarl.URL(url).host or url
     try:
-        response = await client.send(request, stream=True, follow_redirects=False)
-    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol) as e:
+        response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
+                                        allow_redirects=False, trace_request_ctx=call)
+    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
         call.connect_failed = True
         raise _Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
-    except httpx.TimeoutException:
+    except aiohttp.ServerTimeoutError:
         raise _Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
-    except httpx.TransportError as e:
+    except aiohttp.ClientError as e:
         raise _Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
     call.response = True
     try:
         await _read(response, call)
     finally:
-        await response.aclose()
+        # a body read to its end gives the connection back to the pool; anything else closes it
+        if response.content.at_eof():
+            response.release()
+        else:
+            response.close()
 
 
-async def _read(response: httpx.Response, call: _Call) -> None:
+async def _read(response: aiohttp.ClientResponse, call: _Call) -> None:
     lim, out = call.limits, call.out
-    out.http_status = response.status_code
-    for k, v in response.headers.multi_items():
+    out.http_status = response.status
+    for k, v in response.headers.items():
         k = k.lower()
         if k == "content-type" or k.startswith(_KEPT_PREFIXES):
             out.headers[k] = f"{out.headers[k]}, {v}" if k in out.headers else v
-    if not 200 <= response.status_code < 300:
+    if not 200 <= response.status < 300:
         body = await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
         call.raw += body
-        status, text = response.status_code, error_message(body)
+        status, text = response.status, error_message(body)
         systematic = status in (401, 403, 404) or 300 <= status < 400 or (
             status == 400 and bool(_MODEL_MISSING.search(text)))
-        raise _Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason_phrase}",
+        raise _Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason or ''}",
                     systematic=systematic)
     ctype = response.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "text/event-stream":
         call.raw += await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
         raise _Stop("bad_content_type", f"expected text/event-stream, got {ctype or 'no content type'!r}")
     decoder = SSEDecoder(lim.max_stream_bytes or 0)
-    chunks = response.aiter_bytes()
+    chunks = response.content.iter_any()
     while True:
         wait = min(lim.idle_timeout_s, DONE_GRACE_S) if out.done else lim.idle_timeout_s
         try:
@@ -311,16 +338,21 @@ async def _read(response: httpx.Response, call: _Call) -> None:
                 chunk = await anext(chunks)
         except StopAsyncIteration:
             break
-        except (TimeoutError, httpx.TimeoutException):
+        except TimeoutError:        # ours, or the session's sock_read (a ServerTimeoutError is one too)
             if out.done:
                 break
             raise _Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
-        except httpx.TransportError as e:
+        except aiohttp.ClientPayloadError as e:
+            if out.done:
+                break
+            cause = e.__cause__ or e
+            if "encoding" in type(cause).__name__.lower() and "transfer" not in type(cause).__name__.lower():
+                raise _Stop("bad_event", f"the stream cannot be decoded: {cause}") from None
+            raise _Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
+        except aiohttp.ClientError as e:
             if out.done:
                 break
             raise _Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
-        except httpx.DecodingError as e:
-            raise _Stop("bad_event", f"the stream cannot be decoded: {e}") from None
         call.receive(chunk)
         try:
             events = decoder.feed(chunk)
@@ -333,7 +365,7 @@ async def _read(response: httpx.Response, call: _Call) -> None:
     call.end_of_stream()
 
 
-async def _run(client: httpx.AsyncClient, call: _Call, url: str, headers: Mapping[str, str],
+async def _run(client: aiohttp.ClientSession, call: _Call, url: str, headers: Mapping[str, str],
                content: bytes) -> None:
     call.out.started_at = time.time()
     call.t0 = time.perf_counter()
@@ -349,12 +381,12 @@ async def _run(client: httpx.AsyncClient, call: _Call, url: str, headers: Mappin
         call.failure = stop
 
 
-async def stream_chat(client: httpx.AsyncClient, *, url: str, headers: Mapping[str, str],
+async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mapping[str, str],
                       body: Mapping[str, Any], limits: StreamLimits, cancel: asyncio.Event | None = None,
                       on_dispatch: Callable[[], Awaitable[None]] | None = None) -> CallOutcome:
     """Stream one chat completion and return its outcome (never raises for endpoint behaviour).
 
-    `on_dispatch` is awaited right before the request is handed to httpx (the journal commits
+    `on_dispatch` is awaited right before the request is handed to aiohttp (the journal commits
     `dispatching` there); if it raises, nothing is sent and the exception propagates. When
     `cancel` is already set, nothing is sent and the outcome is `cancelled` with sent=False.
     """
