@@ -272,6 +272,21 @@ def test_failed_cancelled_and_ambiguous_cells_count_as_incorrect():
     assert c["quality_exact"] == "3/10"                        # (10·0 + 15·1/2)/25
 
 
+def test_run_level_limits_may_differ_and_are_named():
+    base = run({"B": ("single", rows_for("B", ALL))})
+    cand = copy.deepcopy(run({"mom": ("mom", rows_for("mom", ALL))}))
+    cand[2]["limits"].update(concurrency=16, max_cost_usd=2.5)
+    out = compare(base, cand)
+    note = [x for x in out["limitations"] if "run-level limits" in x]
+    assert len(note) == 1 and "limits.concurrency None (baseline) vs 16 (candidate)" in note[0]
+    assert "limits.max_cost_usd" in note[0] and "max_run_seconds" not in note[0]
+    assert not [x for x in compare(base, run({"mom": ("mom", rows_for("mom", ALL))}))["limitations"]
+                if "run-level" in x]
+    timeout = copy.deepcopy(cand)
+    timeout[2]["limits"]["idle_timeout_s"] = 5                 # how one question is asked: still refused
+    assert "limits" in refusal(base, timeout, "protocol_mismatch").message
+
+
 def test_refuses_protocol_differences_and_other_mismatches():
     base = run({"B": ("single", rows_for("B", ALL))})
     err = refusal(base, run({"mom": ("mom", rows_for("mom", ALL))}, sampling={"temperature": 0.7}),

@@ -11,8 +11,12 @@ Eligibility (each refusal raises `NotComparable`, code `not_comparable`, with a 
 - `not_live`: both runs are live (preview and replay measure no capability).
 - `case_set_mismatch`: equal `case_sha256`, and every target of both runs planned exactly once on
   the same non-empty case set E.
-- `protocol_mismatch`: equal profile, sampling, limits, benchmark weights, grader and adapter
-  versions, and equal prices for every model priced by both runs.
+- `protocol_mismatch`: equal profile, sampling, per-call limits (timeouts, output caps, repetition
+  guard), benchmark weights, grader and adapter versions, and equal prices for every model priced by
+  both runs. The run-level limits (`OPERATIONAL_LIMITS`: concurrency, the run time limit, the budget)
+  decide how fast and how far a run goes, not how one question is asked or graded: they may differ
+  (every cell must still be terminal), and a limitation names each difference because latency and
+  wall time then were measured under different load.
 - `no_single_baseline`: the baseline run has at least one single target.
 - `cell_pending` / `cell_not_graded`: every cell has exactly one terminal outcome — `completed`
   with a bool `correct`, or `failed`, `cancelled` or `ambiguous`, which count as incorrect (the
@@ -58,6 +62,7 @@ FINISHING_STATUS = ("queued", "running")
 INCORRECT_STATES = ("failed", "cancelled", "ambiguous")
 PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
                  "benchmark_options")
+OPERATIONAL_LIMITS = ("concurrency", "max_run_seconds", "max_cost_usd")
 AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
 TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
 FORMAL = "formal (standard holdout)"
@@ -146,11 +151,24 @@ def _params_by_model(plan: dict[str, Any]) -> dict[str, list[Any]]:
     return out
 
 
+def _protocol(plan: dict[str, Any], key: str) -> Any:
+    value = plan.get(key)
+    if key == "limits" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in OPERATIONAL_LIMITS}
+    return value
+
+
+def _operational_differences(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
+    bl, cl = bplan.get("limits") or {}, cplan.get("limits") or {}
+    return [f"limits.{k} {bl.get(k)!r} (baseline) vs {cl.get(k)!r} (candidate)"
+            for k in OPERATIONAL_LIMITS if bl.get(k) != cl.get(k)]
+
+
 def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
     if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
         raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
                             "(case_sha256 or case ids differ)")
-    differ = [k for k in PROTOCOL_KEYS if (bplan.get(k) or None) != (cplan.get(k) or None)]
+    differ = [k for k in PROTOCOL_KEYS if (_protocol(bplan, k) or None) != (_protocol(cplan, k) or None)]
     if _aux(bplan) != _aux(cplan):
         differ.append("auxiliary_targets (judges)")
     bparams, cparams = _params_by_model(bplan), _params_by_model(cplan)
@@ -316,8 +334,17 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                              "principal cost, then target id (REP-5)"},
         "savings_blocked": blocked,
         "candidates": candidates,
-        "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent),
+        "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
+        + _operational_limitations(baseline_plan, candidate_plan),
     }
+
+
+def _operational_limitations(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
+    differ = _operational_differences(bplan, cplan)
+    if not differ:
+        return []
+    return [f"The runs differ in run-level limits ({'; '.join(differ)}): quality, tokens and cost compare as "
+            "usual, but latency and wall time were measured under different load."]
 
 
 def _run_info(report: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
