@@ -299,6 +299,13 @@ def test_router_headers_are_kept(sim):
     assert "x-other" not in out.headers and "x-vsr-config-hash" in out.headers
 
 
+def test_a_long_router_header_is_kept(sim):
+    usage = json.dumps([{"model": f"child-{i}", "prompt_tokens": i, "completion_tokens": i} for i in range(600)])
+    assert len(usage) > 20_000
+    out = call(sim, "MoM", router=True, fault=Fault(headers={"x-vsr-model-usage": usage}))
+    assert out.status == "completed" and out.headers["x-vsr-model-usage"] == usage
+
+
 def test_build_body_precedence_and_purity():
     sampling = {"temperature": 0, "max_tokens": 100, "chat_template_kwargs": {"a": 1}}
     body = build_body("m", MESSAGES, sampling, {"temperature": 0.7, "stream": False},

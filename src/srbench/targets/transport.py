@@ -64,6 +64,7 @@ __all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "new_session
            "TERMINAL_FINISH_REASONS"]
 
 ERROR_BODY_BYTES = 4096
+MAX_HEADER_BYTES = 256 * 1024
 DONE_GRACE_S = 0.5          # after [DONE], how long to wait for the server to end the body
 _KEPT_PREFIXES = ("x-vsr-", "x-sr-bench-")
 _MODEL_MISSING = re.compile(
@@ -87,8 +88,10 @@ def new_session(connections: int = 64) -> aiohttp.ClientSession:
     trace.on_request_headers_sent.append(_bytes_sent)
     trace.on_request_chunk_sent.append(_bytes_sent)
     connector = aiohttp.TCPConnector(limit=connections, limit_per_host=0)
+    # a router's x-vsr-model-usage header lists every child call: allow long header lines
     return aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False,
-                                 timeout=aiohttp.ClientTimeout(total=None))
+                                 timeout=aiohttp.ClientTimeout(total=None),
+                                 max_line_size=MAX_HEADER_BYTES, max_field_size=MAX_HEADER_BYTES)
 
 
 async def _traced(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
