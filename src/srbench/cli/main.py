@@ -93,9 +93,9 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    from srbench.cli import datasets, demo, derived, runs, store, targets
+    from srbench.cli import dashboard, datasets, demo, derived, runs, store, targets
 
-    for module in (datasets, targets, runs, derived, store, demo):
+    for module in (datasets, targets, runs, derived, store, demo, dashboard):
         module.register(cli)
 
 

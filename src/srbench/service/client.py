@@ -38,6 +38,7 @@ _BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorize
 class Client:
     def __init__(self, url: str, token: str, timeout: float = 600) -> None:
         self.url = url.rstrip("/")
+        self.token = token
         self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout,
                                   headers={"Authorization": f"Bearer {token}"})
 

@@ -1,0 +1,53 @@
+"""`sr-bench dashboard`: run the Dashboard process in front of the service (found or started like the CLI's)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from srbench.cli.common import Ctx
+from srbench.errors import InvalidInput
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(dashboard)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=None, help="Default: the service's port + 1.")
+@click.pass_obj
+def dashboard(obj: Ctx, host: str, port: int | None) -> None:
+    """Serve the web Dashboard (foreground). Browsers sign in with the Dashboard key; they never
+    reach the service or see its token. Stopping the Dashboard never stops a run."""
+    from aiohttp import web
+
+    from srbench.dashboard import make_dashboard
+    from srbench.dashboard.auth import dashboard_key
+    from srbench.service.discovery import default_port, is_loopback, resolve_store
+
+    if not 0 <= (port if port is not None else 0) <= 65535:
+        raise InvalidInput(f"--port must be within 0..65535, got {port}")
+    client = obj.client
+    key, where = dashboard_key(resolve_store(obj.store).parent)
+    port = default_port() + 1 if port is None else port
+    app = make_dashboard(client.url, client.token, key)
+    shown = host if is_loopback(host) else host + " (not loopback: anyone who reaches it still needs the key)"
+    click.echo(f"sr-bench Dashboard on http://{shown}:{port}/ for the service at {client.url}")
+    click.echo(f"sign-in key kept in {where}; open http://{'127.0.0.1' if is_loopback(host) else host}:{port}/login "
+               "and paste it (Ctrl-C stops the Dashboard, never the runs)")
+
+    async def main() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
+            raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(main())

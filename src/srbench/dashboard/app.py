@@ -1,0 +1,163 @@
+"""The Dashboard's aiohttp app: sign-in, the static single page, and the allowlisted API proxy.
+
+Routes: ``/login`` (GET with ``?key=`` or a form POST), ``/logout``, ``/`` (the page),
+``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
+``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES` and the
+model-free comparison; a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
+cannot). Every answer has a strict Content-Security-Policy and ``Cache-Control: no-store``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from importlib import resources
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
+from srbench.service.discovery import API_PREFIX
+
+_SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
+READ_ROUTES = [re.compile(p) for p in (
+    r"/catalog", r"/targets", r"/datasets", rf"/datasets/{_SEG}", rf"/datasets/{_SEG}/cases",
+    r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)", rf"/runs/{_SEG}/calls/{_SEG}")]
+WRITE_ROUTES = [re.compile(r"/comparisons")]
+CSRF_HEADER = "X-SR-Bench-Dashboard"
+MAX_BODY = 64 * 1024
+STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+
+SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
+UPSTREAM: web.AppKey[dict[str, str]] = web.AppKey("upstream", dict)
+HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("srbench.dashboard").joinpath("static", name).read_bytes()
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    resp = await handler(request)
+    resp.headers.update({"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                         "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"})
+    return resp
+
+
+def _signed_in(request: web.Request) -> bool:
+    return request.app[SESSIONS].valid(request.cookies.get(COOKIE))
+
+
+def _login_page(message: str = "") -> web.Response:
+    note = f'<p class="error">{html.escape(message)}</p>' if message else ""
+    body = ("<!doctype html><html><head><meta charset='utf-8'><title>sr-bench — sign in</title>"
+            "<link rel='stylesheet' href='/static/style.css'></head><body class='login'>"
+            "<h1>sr-bench Dashboard</h1>" + note +
+            "<form method='post' action='/login'><label>Dashboard key "
+            "<input name='key' type='password' autocomplete='current-password' autofocus></label>"
+            "<button type='submit'>Sign in</button></form>"
+            "<p class='hint'>The key is in the file <code>dashboard.key</code> beside the store, or in "
+            "<code>SR_BENCH_DASHBOARD_KEY</code>; <code>sr-bench dashboard</code> says which.</p>"
+            "</body></html>")
+    return web.Response(text=body, content_type="text/html", status=401 if message else 200)
+
+
+def _session_response(request: web.Request) -> web.Response:
+    resp = web.Response(status=303, headers={"Location": "/"})
+    resp.set_cookie(COOKIE, request.app[SESSIONS].open(), httponly=True, samesite="Strict", path="/",
+                    max_age=SESSION_TTL_S, secure=request.secure)
+    return resp
+
+
+async def login_get(request: web.Request) -> web.Response:
+    key = request.query.get("key")
+    if key is None:
+        return _login_page()
+    if request.app[SESSIONS].key_ok(key):
+        return _session_response(request)
+    return _login_page("That is not the key of this Dashboard.")
+
+
+async def login_post(request: web.Request) -> web.Response:
+    form = await request.post()
+    key = form.get("key")
+    if isinstance(key, str) and request.app[SESSIONS].key_ok(key):
+        return _session_response(request)
+    return _login_page("That is not the key of this Dashboard.")
+
+
+async def logout(request: web.Request) -> web.Response:
+    request.app[SESSIONS].close(request.cookies.get(COOKIE))
+    resp = web.Response(status=303, headers={"Location": "/login"})
+    resp.del_cookie(COOKIE, path="/")
+    return resp
+
+
+async def index(request: web.Request) -> web.Response:
+    if not _signed_in(request):
+        raise web.HTTPSeeOther("/login")
+    return web.Response(body=_asset("index.html"), content_type="text/html")
+
+
+async def static(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in STATIC:
+        raise web.HTTPNotFound()
+    return web.Response(body=_asset(name), content_type=STATIC[name])
+
+
+def _error(status: int, code: str, message: str) -> web.Response:
+    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+
+
+async def proxy(request: web.Request) -> web.Response:
+    if not _signed_in(request):
+        return _error(401, "unauthorized", "sign in to the Dashboard first")
+    path = "/" + request.match_info["path"]
+    routes = READ_ROUTES if request.method == "GET" else WRITE_ROUTES
+    if not any(r.fullmatch(path) for r in routes):
+        return _error(404, "not_found", f"the Dashboard does not offer {request.method} {path}")
+    data = None
+    if request.method == "POST":
+        if request.headers.get(CSRF_HEADER) != "1":
+            return _error(403, "forbidden", f"a Dashboard POST needs the {CSRF_HEADER} header")
+        data = await request.read()
+        if len(data) > MAX_BODY:
+            return _error(413, "too_large", "request body too large")
+    up = request.app[UPSTREAM]
+    try:
+        async with request.app[HTTP].request(
+                request.method, up["url"] + API_PREFIX + path, params=request.rel_url.query, data=data,
+                headers={"Authorization": f"Bearer {up['token']}", "Content-Type": "application/json"},
+                allow_redirects=False) as resp:
+            body = await resp.read()
+            status, ctype = resp.status, resp.headers.get("Content-Type", "application/json")
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return _error(502, "service_unavailable", f"the sr-bench service does not answer: {type(exc).__name__}")
+    return web.Response(body=body, status=status, content_type=ctype.split(";")[0])
+
+
+def make_dashboard(service_url: str, service_token: str, key: str) -> web.Application:
+    """The Dashboard app for one service; `key` signs browsers in."""
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
+    app[SESSIONS] = Sessions(key)
+    app[UPSTREAM] = {"url": service_url.rstrip("/"), "token": service_token}
+
+    async def open_http(app: web.Application) -> Any:
+        app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        yield
+        await app[HTTP].close()
+
+    app.cleanup_ctx.append(open_http)
+    app.router.add_get("/login", login_get)
+    app.router.add_post("/login", login_post)
+    app.router.add_post("/logout", logout)
+    app.router.add_get("/", index)
+    app.router.add_get("/static/{name}", static)
+    app.router.add_route("GET", "/api/{path:.+}", proxy)
+    app.router.add_route("POST", "/api/{path:.+}", proxy)
+    return app
