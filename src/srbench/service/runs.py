@@ -42,6 +42,15 @@ class RunManager:
         self.engine = engine
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.controls: dict[str, RunControl] = {}
+        self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
+
+    def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
+        """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
+        if plan_digest not in self._plan_targets:
+            plan = self.store.get_json(plan_digest)
+            self._plan_targets[plan_digest] = [{k: pt["target"].get(k) for k in ("id", "kind", "model")}
+                                               for pt in plan["targets"]]
+        return self._plan_targets[plan_digest]
 
     # -- start-up ------------------------------------------------------------------------------
     def recover_after_restart(self) -> dict[str, int]:
@@ -300,6 +309,7 @@ class RunManager:
         counts = {r["state"]: r["n"] for r in rows}
         # cells carry the latest persisted change (a cell update does not touch the run row)
         view = run_view(row, counts, max((r["t"] or 0.0 for r in rows), default=0.0))
+        view["target_info"] = self.plan_targets(row["plan"])
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
@@ -325,7 +335,8 @@ class RunManager:
                                         f"WHERE run_id IN ({marks}) GROUP BY run_id, state", tuple(ids)):
                 counts[r["run_id"]][r["state"]] = r["n"]
                 last[r["run_id"]] = max(last[r["run_id"]], r["t"] or 0.0)
-        return [run_view(row, counts[row["id"]], last[row["id"]]) for row in rows]
+        return [run_view(row, counts[row["id"]], last[row["id"]]) | {"target_info": self.plan_targets(row["plan"])}
+                for row in rows]
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)

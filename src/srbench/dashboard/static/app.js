@@ -72,9 +72,13 @@ function poll(fn) {
   tick();
 }
 
+function put(el, ...nodes) {
+  el.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined));
+}
+
 function show(...nodes) {
   const view = document.getElementById("view");
-  view.replaceChildren(...nodes);
+  put(view, ...nodes);
   return view;
 }
 
@@ -103,11 +107,11 @@ function runsView(q) {
   poll(async () => {
     const runs = (await api("/runs")).runs.filter((r) =>
       (!q.get("name") || r.name.toLowerCase().includes(q.get("name").toLowerCase())) &&
-      (!q.get("model") || r.targets.some((t) => (t.model || "").toLowerCase().includes(q.get("model").toLowerCase()))) &&
+      (!q.get("model") || r.target_info.some((t) => (t.model || "").toLowerCase().includes(q.get("model").toLowerCase()))) &&
       (!q.get("status") || r.status === q.get("status")) && (!q.get("mode") || r.mode === q.get("mode")));
-    body.replaceChildren(...runs.map((r) => h("tr", { class: "link", on: { click: () => go(["run", r.id]) } },
+    put(body, ...runs.map((r) => h("tr", { class: "link", on: { click: () => go(["run", r.id]) } },
       h("td", {}, r.name), h("td", {}, r.id), h("td", {}, r.mode), h("td", {}, r.status),
-      h("td", {}, r.targets.map((t) => t.id + " (" + t.kind + ")").join(", ")),
+      h("td", {}, r.target_info.map((t) => t.id + " (" + t.kind + ", " + t.model + ")").join(", ")),
       h("td", {}, r.progress.completed + " / " + r.progress.total), h("td", {}, r.progress.failed),
       h("td", {}, r.progress.ambiguous), h("td", {}, fmt.time(r.updated_at)))));
     status.textContent = runs.length + " run(s) shown; the list is read-only and refreshes every " + POLL_MS / 1000 + " s";
@@ -128,14 +132,14 @@ function runView(id, q) {
   poll(async () => {
     const run = await api("/runs/" + encodeURIComponent(id));
     const p = run.progress;
-    head.replaceChildren(h("h2", {}, run.name + " — " + run.status),
+    put(head, h("h2", {}, run.name + " — " + run.status),
       h("p", {}, run.id + " · " + run.mode + " · profile " + (run.profile || "?") + " · " + p.completed + " / " +
         p.total + " completed, " + p.failed + " failed, " + p.ambiguous + " ambiguous, " + p.running + " running, " +
         p.pending + " pending"), run.error ? h("p", { class: "error" }, run.error) : null);
     const key = run.status + ":" + run.updated_at;
     if (key !== reported) {
       reported = key;
-      summary.replaceChildren(reportView((await api("/runs/" + encodeURIComponent(id) + "/report")).report));
+      put(summary, reportView((await api("/runs/" + encodeURIComponent(id) + "/report")).report));
     }
     if (TERMINAL.includes(run.status)) clearTimeout(timer);
   });
@@ -144,7 +148,7 @@ function runView(id, q) {
   else if (tab === "calls") pagedView(content, id, q, "calls", ["#", "case", "target", "state", "error", "HTTP", "latency s", "model"],
     (c) => [c.seq, c.case_id, c.target_id, c.state, c.error_class || "", c.http_status || "", fmt.num(c.latency_s), c.selected_model || c.response_model || ""],
     (c, row) => callDetail(id, c, row));
-  else eventsView(content, id).catch((e) => content.replaceChildren(h("p", { class: "error" }, e.message)));
+  else eventsView(content, id).catch((e) => put(content, h("p", { class: "error" }, e.message)));
 }
 
 function reportView(rep) {
@@ -165,7 +169,7 @@ async function pagedView(box, id, q, what, head, cells, onOpen) {
   const offset = Number(q.get("offset") || 0);
   let data;
   try { data = await api("/runs/" + encodeURIComponent(id) + "/" + what + "?offset=" + offset + "&limit=100"); }
-  catch (e) { box.replaceChildren(h("p", { class: "error" }, e.message)); return; }
+  catch (e) { put(box, h("p", { class: "error" }, e.message)); return; }
   const items = data[what];
   const rows = items.map((item) => {
     const row = h("tr", { class: onOpen ? "link" : null }, cells(item).map((v) => h("td", {}, v)));
@@ -173,7 +177,7 @@ async function pagedView(box, id, q, what, head, cells, onOpen) {
     return row;
   });
   const nav = (label, to) => h("button", { disabled: to < 0 || to >= data.total, on: { click: () => { q.set("offset", to); go(["run", id], q); } } }, label);
-  box.replaceChildren(h("p", { class: "muted" }, (data.total ? offset + 1 : 0) + "–" + (offset + items.length) + " of " + data.total),
+  put(box, h("p", { class: "muted" }, (data.total ? offset + 1 : 0) + "–" + (offset + items.length) + " of " + data.total),
     nav("← previous 100", offset - 100), nav("next 100 →", offset + 100), table(head, rows));
 }
 
@@ -184,8 +188,8 @@ async function callDetail(id, call, row) {
   row.after(h("tr", { class: "detail" }, cell));
   try {
     const full = await api("/runs/" + encodeURIComponent(id) + "/calls/" + encodeURIComponent(call.cell_id));
-    cell.replaceChildren(h("pre", {}, JSON.stringify(full, null, 2)));
-  } catch (e) { cell.replaceChildren(h("span", { class: "error" }, e.message)); }
+    put(cell, h("pre", {}, JSON.stringify(full, null, 2)));
+  } catch (e) { put(cell, h("span", { class: "error" }, e.message)); }
 }
 
 async function eventsView(box, id) {
@@ -200,7 +204,7 @@ async function eventsView(box, id) {
   let shown = 100;
   const render = () => {
     const slice = all.slice(Math.max(0, all.length - shown)).reverse();
-    box.replaceChildren(h("p", { class: "muted" }, "latest " + slice.length + " of " + all.length + " events"),
+    put(box, h("p", { class: "muted" }, "latest " + slice.length + " of " + all.length + " events"),
       shown < all.length ? h("button", { on: { click: () => { shown += 100; render(); } } }, "load older") : null,
       table(["#", "time", "type", "data"], slice.map((e) => h("tr", {}, h("td", {}, e.seq), h("td", {}, fmt.time(e.ts)),
         h("td", {}, e.type), h("td", {}, JSON.stringify(e.data))))));
@@ -217,7 +221,7 @@ async function compareView(q) {
   const chosen = new Set((q.get("candidates") || "").split(",").filter(Boolean));
   const pick = h("select", { on: { change: (e) => { q.set("baseline", e.target.value); go(["compare"], q); } } },
     h("option", { value: "" }, "— baseline run (with a single model) —"),
-    runs.filter((r) => r.targets.some((t) => t.kind === "single")).map((r) =>
+    runs.filter((r) => r.target_info.some((t) => t.kind === "single")).map((r) =>
       h("option", { value: r.id, selected: r.id === baseline }, r.name + " · " + r.id)));
   const boxes = runs.filter((r) => r.id !== baseline).map((r) => h("label", { class: "muted" },
     h("input", { type: "checkbox", checked: chosen.has(r.id), on: { change: (e) => {
