@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+from aiohttp import web
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.service.discovery import API_PREFIX
@@ -87,3 +90,37 @@ def manifest(dataset: dict[str, Any], targets: list[Any], **extra: Any) -> dict[
 
 def freeze(api: Api, m: dict[str, Any]) -> dict[str, Any]:
     return api.ok("POST", "/plans", {"manifest": m})["plan"]
+
+
+class DashboardThread:
+    """The Dashboard app on its own loop in a thread, on a free loopback port."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app, self.url = app, ""
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+
+    def _main(self) -> None:
+        async def go() -> None:
+            self._stop = asyncio.Event()
+            runner = web.AppRunner(self.app)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+            self._ready.set()
+            await self._stop.wait()
+            await runner.cleanup()
+        self.loop = asyncio.new_event_loop()
+        self.loop.run_until_complete(go())
+
+    def __enter__(self) -> DashboardThread:
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._stop is not None
+        self.loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)

@@ -2,62 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from aiohttp import web
 
 from srbench.dashboard import make_dashboard
 from srbench.dashboard.auth import COOKIE, dashboard_key
 from srbench.errors import InvalidInput
 
-from .helpers import freeze, manifest, single
+from .helpers import DashboardThread, freeze, manifest, single
 
 KEY = "dash-key-0123456789abcdef"
-
-
-class DashboardThread:
-    """The Dashboard app on its own loop in a thread, on a free loopback port."""
-
-    def __init__(self, app: web.Application) -> None:
-        self.app, self.url = app, ""
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-
-    def _main(self) -> None:
-        async def go() -> None:
-            self._stop = asyncio.Event()
-            runner = web.AppRunner(self.app)
-            await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-            self._ready.set()
-            await self._stop.wait()
-            await runner.cleanup()
-        self.loop = asyncio.new_event_loop()
-        self.loop.run_until_complete(go())
-
-    def __enter__(self) -> DashboardThread:
-        self._thread = threading.Thread(target=self._main, daemon=True)
-        self._thread.start()
-        assert self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._stop is not None
-        self.loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(10)
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 Routes: ``/login`` (GET with ``?key=`` or a form POST), ``/logout``, ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
-``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES` and the
-model-free comparison; a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
+``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES`, the
+model-free comparison and the recovery review and start of UI-8; a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
 cannot). Every answer has a strict Content-Security-Policy and ``Cache-Control: no-store``.
 """
 
@@ -24,7 +24,8 @@ _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
     r"/catalog", r"/targets", r"/datasets", rf"/datasets/{_SEG}", rf"/datasets/{_SEG}/cases",
     r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)", rf"/runs/{_SEG}/calls/{_SEG}")]
-WRITE_ROUTES = [re.compile(r"/comparisons")]
+# model-free (comparison, recovery review) or explicitly confirmed in the page (a recovery child run)
+WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
 CSRF_HEADER = "X-SR-Bench-Dashboard"
 MAX_BODY = 64 * 1024
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}

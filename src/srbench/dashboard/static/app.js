@@ -43,7 +43,11 @@ async function api(path, options) {
   connection(true);
   if (resp.status === 401) { location.href = "/login"; throw new Error("signed out"); }
   const data = await resp.json().catch(() => null);
-  if (!resp.ok) throw new Error((data && data.error && data.error.message) || "HTTP " + resp.status);
+  if (!resp.ok) {
+    const err = new Error((data && data.error && data.error.message) || "HTTP " + resp.status);
+    err.status = resp.status;
+    throw err;
+  }
   return data;
 }
 
@@ -126,9 +130,11 @@ function runView(id, q) {
   const content = h("div");
   const tabs = h("div", { class: "tabs" }, ["results", "calls", "events"].map((t) =>
     h("button", { class: t === tab ? "active" : null, on: { click: () => { q.set("tab", t); q.delete("offset"); go(["run", id], q); } } }, t)));
-  show(h("p", {}, h("a", { href: "#/runs" }, "← Runs")), head, summary, tabs, content,
+  const recovery = h("div", { id: "recovery" });
+  show(h("p", {}, h("a", { href: "#/runs" }, "← Runs")), head, summary, recovery, tabs, content,
     h("p", { class: "muted" }, "Questions, Evidence and Recipe tabs are not built yet."));
   let reported = null;
+  let recoveryShown = false;
   poll(async () => {
     const run = await api("/runs/" + encodeURIComponent(id));
     const p = run.progress;
@@ -141,7 +147,10 @@ function runView(id, q) {
       reported = key;
       put(summary, reportView((await api("/runs/" + encodeURIComponent(id) + "/report")).report));
     }
-    if (TERMINAL.includes(run.status)) clearTimeout(timer);
+    if (TERMINAL.includes(run.status)) {
+      clearTimeout(timer);
+      if (!recoveryShown && run.mode === "live" && run.status !== "completed") { recoveryShown = true; recoveryView(recovery, run); }
+    }
   });
   if (tab === "results") pagedView(content, id, q, "results", ["case", "target", "benchmark", "state", "correct", "cost USD", "latency s"],
     (r) => [r.case_id, r.target_id, r.benchmark, r.state, r.correct === null ? "—" : String(r.correct), fmt.usd(r.cost_usd), fmt.num(r.latency_s)]);
@@ -149,6 +158,68 @@ function runView(id, q) {
     (c) => [c.seq, c.case_id, c.target_id, c.state, c.error_class || "", c.http_status || "", fmt.num(c.latency_s), c.selected_model || c.response_model || ""],
     (c, row) => callDetail(id, c, row));
   else eventsView(content, id).catch((e) => put(content, h("p", { class: "error" }, e.message)));
+}
+
+// -- Recovery (UI-8, REC-1..4) --------------------------------------------------------------------
+// The pending request is kept in this tab (sessionStorage) before it is sent, so that a lost response
+// is re-sent with the same idempotency key and binds the same child run, never a second one.
+const pendingKey = (runId) => "srbench.recovery." + runId;
+
+function recoveryView(box, run) {
+  const mode = h("select", {}, h("option", { value: "undispatched" }, "undispatched — cells that never sent a call"),
+    h("option", { value: "failed" }, "failed — new attempts of known-failed cells (extra cost)"));
+  const review = h("div");
+  put(box, h("h3", {}, "Recovery"), h("p", {}, mode, " ",
+    h("button", { on: { click: () => reviewRecovery(review, run, mode.value) } }, "Review recovery plan")), review);
+  const pending = sessionStorage.getItem(pendingKey(run.id));
+  if (pending) showPending(review, run, JSON.parse(pending), "A recovery request from this tab may not have been answered.");
+}
+
+async function reviewRecovery(box, run, mode) {
+  let plan;
+  try {
+    plan = await api("/runs/" + encodeURIComponent(run.id) + "/recover-plan", { method: "POST", body: JSON.stringify({ mode }) });
+  } catch (e) { put(box, h("p", { class: "error" }, e.message)); return; }
+  const checks = plan.eligible.map((c) => h("input", { type: "checkbox", checked: true, value: c.cell_id }));
+  const ack = h("input", { type: "checkbox", id: "ack" });
+  const start = h("button", { disabled: !plan.eligible.length, on: { click: () => {
+    const cells = checks.filter((c) => c.checked).map((c) => c.value);
+    if (!cells.length) { alert("Select at least one cell."); return; }
+    if (plan.requires_acknowledgement && !ack.checked) { alert("Acknowledge the new attempts first."); return; }
+    const request = { plan: Object.assign({}, plan, { selected_cells: cells }), acknowledge_new_attempt: ack.checked,
+      idempotency_key: "dashboard-" + crypto.randomUUID() };
+    sessionStorage.setItem(pendingKey(run.id), JSON.stringify(request));
+    sendRecovery(box, run, request);
+  } } }, "Start recovery run");
+  put(box, h("p", {}, plan.note), h("p", {}, plan.eligible.length + " eligible cell(s); excluded: " +
+      (Object.entries(plan.excluded_counts).map(([r, n]) => r + " " + n).join(", ") || "none") +
+      "; the parent's known cost so far " + fmt.usd(plan.parent_snapshot.known_cost_usd) + " USD"),
+    plan.eligible.length ? table(["", "cell", "case", "target", "state"], plan.eligible.map((c, i) =>
+      h("tr", {}, h("td", {}, checks[i]), h("td", {}, c.cell_id), h("td", {}, c.case_id), h("td", {}, c.target_id), h("td", {}, c.state)))) : null,
+    plan.requires_acknowledgement ? h("p", {}, ack, h("label", { for: "ack" }, " I acknowledge new attempts of these cells (extra cost)")) : null,
+    start);
+}
+
+async function sendRecovery(box, run, request) {
+  try {
+    const out = await api("/runs/" + encodeURIComponent(run.id) + "/recover", { method: "POST", body: JSON.stringify(request) });
+    sessionStorage.removeItem(pendingKey(run.id));
+    go(["run", out.run.id]);
+  } catch (e) {
+    if (e.status && e.status < 500) {          // answered and refused: re-sending would not change that
+      sessionStorage.removeItem(pendingKey(run.id));
+      put(box, h("p", { class: "error" }, "The service refused the recovery: " + e.message));
+    } else {
+      showPending(box, run, request, "The recovery request got no clear answer: " + e.message);
+    }
+  }
+}
+
+function showPending(box, run, request, why) {
+  put(box, h("p", { class: "error" }, why), h("p", {}, "Re-sending repeats the same plan, cells and idempotency key " +
+      request.idempotency_key + ": it binds the same child run, never a second one."),
+    h("button", { on: { click: () => sendRecovery(box, run, request) } }, "Re-send the same request"),
+    h("button", { on: { click: () => { sessionStorage.removeItem(pendingKey(run.id)); put(box); } } }, "Forget it"));
 }
 
 function reportView(rep) {

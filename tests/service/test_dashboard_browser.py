@@ -1,0 +1,97 @@
+"""The Dashboard in a real Chromium (Playwright driving the system's browser): sign-in, Runs with a
+network loss, a run page, and UI-8 recovery whose response is lost and re-sent with the same key.
+
+Skipped (with the reason) where no Chromium is installed; `.ci/run` installs Debian's package.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from srbench.dashboard import make_dashboard
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.server import SimulatorThread
+
+from .helpers import DashboardThread, freeze, manifest, single
+
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = os.environ.get("SR_BENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+KEY = "browser-key-0123456789abcdef"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api, prepare) -> None:
+    ds = prepare("mmlu-pro")
+    with SimulatorThread(models=[SimModel("slow", skill=0.6, latency_s=0.3)]) as sim, \
+            DashboardThread(make_dashboard(service.url, service.token, KEY)) as dash:
+        api.ok("POST", "/targets", {"targets": [single("slow", sim.v1_url)]})
+        m = manifest(ds, [{"id": "slow"}], name="browser-run")
+        m["limits"]["concurrency"] = 1
+        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        api.wait(run_id, until=lambda r: r["progress"]["completed"] >= 2)
+        api.ok("POST", f"/runs/{run_id}/cancel")
+        parent = api.wait(run_id)
+        pending = parent["progress"]["pending"]
+        assert parent["status"] == "cancelled" and pending >= 5
+
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(dash.url + "/")                                      # not signed in: the sign-in page
+        assert page.url.endswith("/login")
+        page.fill("input[name=key]", "wrong-key-0000000000")
+        page.click("button[type=submit]")
+        assert page.locator("p.error").inner_text().startswith("That is not the key")
+        page.fill("input[name=key]", KEY)
+        page.click("button[type=submit]")
+        row = page.locator("tr.link", has_text="browser-run")
+        row.wait_for()
+        assert "cancelled" in row.inner_text() and "slow (single, slow)" in row.inner_text()
+        assert service.token not in page.content() and page.evaluate("document.cookie") == ""   # HttpOnly
+
+        context.set_offline(True)                                      # UI-1: polling survives a network loss
+        page.locator("#conn.lost").wait_for(timeout=10_000)
+        context.set_offline(False)
+        page.locator("#conn:not(.lost)").wait_for(timeout=10_000)
+
+        row.click()
+        page.locator("h2", has_text="browser-run — cancelled").wait_for()
+        page.locator("#recovery button", has_text="Review recovery plan").click()
+        page.locator("#recovery table tbody tr").first.wait_for()
+        assert page.locator("#recovery table tbody tr").count() == pending
+
+        sent = len(sim.log)
+        lost = []
+
+        def lose_the_answer(route: object) -> None:                   # the service answers; the tab never sees it
+            lost.append(route.fetch().status)
+            route.abort()
+        page.route("**/api/runs/*/recover", lose_the_answer)
+        page.locator("#recovery button", has_text="Start recovery run").click()
+        page.locator("#recovery button", has_text="Re-send the same request").wait_for()
+        assert lost == [201]
+        page.unroute("**/api/runs/*/recover")
+        key = page.evaluate(f"JSON.parse(sessionStorage.getItem('srbench.recovery.{run_id}')).idempotency_key")
+        assert key.startswith("dashboard-")
+        page.locator("#recovery button", has_text="Re-send the same request").click()
+        page.wait_for_function(f"!location.hash.includes('{run_id}')")
+        child_id = page.evaluate("decodeURIComponent(location.hash.split('/')[2].split('?')[0])")
+        assert api.wait(child_id)["status"] == "completed"
+        assert api.ok("GET", f"/runs/{run_id}")["lineage"]["children"] == [child_id]   # one child, not two
+        assert len(sim.log) - sent == pending                         # each pending cell sent once
+        assert page.evaluate(f"sessionStorage.getItem('srbench.recovery.{run_id}')") is None
+        page.locator("h2", has_text="completed").wait_for(timeout=20_000)
+        context.close()
