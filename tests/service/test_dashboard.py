@@ -83,15 +83,16 @@ def test_runs_created_elsewhere_show_up_and_the_service_token_never_does(dash, s
 
 def test_only_the_allowlist_passes(dash, api, service) -> None:
     with signed_in(dash) as c:
-        for method, path in [("GET", "/api/store/verify"), ("POST", "/api/runs"), ("POST", "/api/shutdown"),
+        for method, path in [("GET", "/api/store/verify"), ("POST", "/api/runs/x/cancel"), ("POST", "/api/shutdown"),
                              ("POST", "/api/targets"), ("GET", "/api/runs/..%2Fshutdown"),
                              ("GET", "/api/runs/%2E%2E/targets"), ("GET", "/api/objects/b3:00")]:
             r = c.request(method, path, headers={"X-SR-Bench-Dashboard": "1"}, json={})
             assert r.status_code == 404, (method, path, r.status_code)
-        assert c.post("/api/comparisons", json={}).status_code == 403      # no CSRF header: refused here
+        for path in ("/api/comparisons", "/api/runs", "/api/plans", "/api/runs/x/recover"):
+            assert c.post(path, json={}).status_code == 403               # no CSRF header: refused here
         r = c.post("/api/comparisons", json={}, headers={"X-SR-Bench-Dashboard": "1"})
         assert r.status_code == 400 and "baseline_run_id" in r.json()["error"]["message"]   # the service's answer
-    assert api.ok("GET", "/health")["status"] == "ready"                                     # still running
+    assert api.ok("GET", "/health")["status"] == "ready" and api.run_count() == 0        # still running, no run
 
 
 def test_a_stopped_service_is_a_clear_502(tmp_path) -> None:

@@ -95,3 +95,24 @@ def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api
         assert page.evaluate(f"sessionStorage.getItem('srbench.recovery.{run_id}')") is None
         page.locator("h2", has_text="completed").wait_for(timeout=20_000)
         context.close()
+
+
+def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service, api, prepare, sim) -> None:
+    prepare("mmlu-pro")
+    prepare("arc-agi-2")
+    api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url, "sim-strong", request_params={"max_tokens": 512})]})
+    with DashboardThread(make_dashboard(service.url, service.token, KEY)) as dash:
+        page = browser.new_page()
+        page.goto(dash.url + f"/login?key={KEY}")
+        page.goto(dash.url + "/#/create?profile=smoke")
+        page.get_by_label("Select all benchmarks").check()
+        page.locator("tr", has_text="sim-strong").locator("input[type=checkbox]").check()
+        page.get_by_role("button", name="Review plan").click()
+        review = page.locator("#review")
+        review.get_by_role("button", name="Launch run (16 model calls planned)").wait_for()
+        assert '"max_tokens":512' in review.inner_text()                   # the pinned parameter, read-only
+        assert api.run_count() == 0 and sim.log == []                      # reviewing sends nothing
+        review.get_by_role("button", name="Launch run (16 model calls planned)").click()
+        page.locator("h2", has_text="completed").wait_for(timeout=20_000)
+        runs = api.ok("GET", "/runs")["runs"]
+        assert len(runs) == 1 and runs[0]["progress"]["completed"] == 16 and len(sim.log) == 16

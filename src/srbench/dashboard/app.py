@@ -2,8 +2,8 @@
 
 Routes: ``/login`` (GET with ``?key=`` or a form POST), ``/logout``, ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
-``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES`, the
-model-free comparison and the recovery review and start of UI-8; a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
+``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES` and the
+writes in `WRITE_ROUTES` (UI-2 create evaluation, UI-6 compare, UI-8 recovery); a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
 cannot). Every answer has a strict Content-Security-Policy and ``Cache-Control: no-store``.
 """
 
@@ -24,8 +24,10 @@ _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
     r"/catalog", r"/targets", r"/datasets", rf"/datasets/{_SEG}", rf"/datasets/{_SEG}/cases",
     r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)", rf"/runs/{_SEG}/calls/{_SEG}")]
-# model-free (comparison, recovery review) or explicitly confirmed in the page (a recovery child run)
-WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
+# model-free (comparison, combining frozen datasets, freezing a plan, recovery review) or started by an
+# explicit click after review (a run, a recovery child run)
+WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r"/plans", r"/runs",
+                                        rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
 CSRF_HEADER = "X-SR-Bench-Dashboard"
 MAX_BODY = 64 * 1024
 STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
