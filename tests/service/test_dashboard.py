@@ -52,7 +52,7 @@ def test_nothing_without_signing_in(dash) -> None:
         assert "not the key of this Dashboard" in bad.text
         page = c.get("/login")
         assert page.status_code == 200 and "frame-ancestors 'none'" in page.headers["content-security-policy"]
-        assert c.get("/static/app.js").status_code == 200           # public assets, no data in them
+        assert c.get("/static/core.js").status_code == 200           # public assets, no data in them
         assert c.get("/static/../auth.py").status_code == 404
 
 
@@ -63,7 +63,7 @@ def test_runs_created_elsewhere_show_up_and_the_service_token_never_does(dash, s
     api.wait(run_id)
     with signed_in(dash) as c:
         page = c.get("/")
-        assert page.status_code == 200 and "/static/app.js" in page.text
+        assert page.status_code == 200 and "/static/core.js" in page.text
         runs = c.get("/api/runs").json()["runs"]
         assert [r["id"] for r in runs] == [run_id] and runs[0]["progress"]["completed"] == 14
         assert runs[0]["target_info"] == [{"id": "m", "kind": "single", "model": "sim-strong"}]
@@ -74,7 +74,9 @@ def test_runs_created_elsewhere_show_up_and_the_service_token_never_does(dash, s
         assert one["record"]["status"] == "completed"
         cases = c.get(f"/api/datasets/{ds['id']}/cases", params={"limit": 25}).json()
         assert cases["total"] == 14 and all("answer" not in x for x in cases["cases"])
-        bodies = [c.get(p).text for p in ("/", "/static/app.js", "/api/runs", f"/api/runs/{run_id}/events",
+        scripts = [f"/static/{m}.js" for m in ("core", "runs", "tabs", "create", "browse", "main")]
+        assert all(c.get(p).status_code == 200 for p in scripts) and all(p in page.text for p in scripts)
+        bodies = [c.get(p).text for p in ("/", *scripts, "/api/runs", f"/api/runs/{run_id}/events",
                                           "/api/targets", f"/api/runs/{run_id}/report")]
         assert not any(service.token in b for b in bodies)
         assert c.post("/logout").status_code == 303

@@ -116,3 +116,13 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.locator("h2", has_text="completed").wait_for(timeout=20_000)
         runs = api.ok("GET", "/runs")["runs"]
         assert len(runs) == 1 and runs[0]["progress"]["completed"] == 16 and len(sim.log) == 16
+        page.get_by_role("button", name="questions").click()            # UI-5: tasks × targets, answers on demand
+        first = page.locator("tr.link").first
+        first.wait_for()
+        assert page.locator("tr.link").count() == 16 and ("correct" in first.inner_text() or "wrong" in first.inner_text())
+        first.click()
+        assert "Answer" in page.locator("tr.detail pre").first.inner_text(timeout=10_000)
+        page.get_by_role("button", name="evidence").click()
+        page.locator("summary", has_text="Config-hash checks").wait_for()
+        page.get_by_role("button", name="recipe").click()
+        assert "unavailable" in page.locator("#view").inner_text()

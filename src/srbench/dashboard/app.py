@@ -30,7 +30,7 @@ WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r
                                         rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
 CSRF_HEADER = "X-SR-Bench-Dashboard"
 MAX_BODY = 64 * 1024
-STATIC = {"app.js": "text/javascript", "style.css": "text/css"}
+STATIC = {**{f"{m}.js": "text/javascript" for m in ("core", "runs", "tabs", "create", "browse", "main")}, "style.css": "text/css"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 

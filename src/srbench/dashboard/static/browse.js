@@ -1,0 +1,103 @@
+// sr-bench Dashboard — Compare iterations (UI-6) and Datasets (UI-3, UI-4).
+// Every value is put into the page as text, never as HTML.
+"use strict";
+
+// -- Compare iterations (UI-6) -------------------------------------------------------------------
+async function compareView(q) {
+  clearTimeout(timer);
+  const runs = (await api("/runs")).runs.filter((r) => r.mode === "live" && ["completed", "failed"].includes(r.status))
+    .sort((a, b) => a.created_at - b.created_at);
+  const baseline = q.get("baseline") || "";
+  const chosen = new Set((q.get("candidates") || "").split(",").filter(Boolean));
+  const pick = h("select", { on: { change: (e) => { q.set("baseline", e.target.value); go(["compare"], q); } } },
+    h("option", { value: "" }, "— baseline run (with a single model) —"),
+    runs.filter((r) => r.target_info.some((t) => t.kind === "single")).map((r) =>
+      h("option", { value: r.id, selected: r.id === baseline }, r.name + " · " + r.id)));
+  const boxes = runs.filter((r) => r.id !== baseline).map((r) => h("label", { class: "muted" },
+    h("input", { type: "checkbox", checked: chosen.has(r.id), on: { change: (e) => {
+      if (e.target.checked) chosen.add(r.id); else chosen.delete(r.id);
+      q.set("candidates", [...chosen].join(",")); go(["compare"], q);
+    } } }), " " + r.name + " · " + r.id + " · " + fmt.time(r.created_at), h("br")));
+  const out = h("div");
+  show(h("h2", {}, "Compare iterations"), h("p", {}, pick), h("div", {}, boxes), out);
+  if (!baseline || !chosen.size) { out.append(h("p", { class: "muted" }, "Pick a baseline and one or more candidates.")); return; }
+  const lines = [];
+  const rows = [];
+  for (const cid of runs.map((r) => r.id).filter((r) => chosen.has(r))) {
+    let cmp;
+    try {
+      cmp = (await api("/comparisons", { method: "POST", body: JSON.stringify({ baseline_run_id: baseline, candidate_run_id: cid }) })).comparison;
+    } catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 9, class: "error" }, e.message))); continue; }
+    for (const c of cmp.candidates) {
+      const s = c.savings;
+      const line = { candidate_run: cid, target: c.target_id, kind: c.kind, quality: c.quality, baseline: cmp.baseline.target_id,
+        delta: c.delta, ci_low: c.interval.ci[0], ci_high: c.interval.ci[1], claim: c.claim, label: cmp.evidence.label,
+        saving_principal_pct: s.principal.saving_pct, saving_total_pct: s.total.saving_pct,
+        saving_cache_neutral_pct: s.cache_neutral.saving_pct, latency_p50_s: c.operations.candidate.latency_p50_s };
+      lines.push(line);
+      rows.push(h("tr", {}, h("td", {}, cid), h("td", {}, c.target_id + " (" + c.kind + ")"), h("td", {}, fmt.num(c.quality)),
+        h("td", {}, (c.delta >= 0 ? "+" : "") + fmt.num(c.delta) + " " + fmt.ci(c.interval.ci)),
+        h("td", { class: "claim-" + c.claim }, c.claim), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties),
+        h("td", {}, fmt.pct(s.principal.saving_pct)), h("td", {}, fmt.pct(s.total.saving_pct)),
+        h("td", {}, fmt.pct(s.cache_neutral.saving_pct)), h("td", {}, fmt.num(c.operations.candidate.latency_p50_s))));
+    }
+  }
+  const download = (name, type, text) => {
+    const a = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
+    document.body.append(a); a.click(); a.remove();
+  };
+  const csv = () => {
+    const keys = Object.keys(lines[0] || {});
+    const cell = (v) => (v === null || v === undefined ? "" : /[",\n]/.test(String(v)) ? '"' + String(v).replace(/"/g, '""') + '"' : String(v));
+    return [keys.join(","), ...lines.map((l) => keys.map((k) => cell(l[k])).join(","))].join("\n") + "\n";
+  };
+  out.append(table(["candidate run", "target", "quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
+    "saving cache-neutral", "latency p50 s"], rows),
+    h("p", { class: "muted" }, "\"improvement\" only when the whole interval is above zero; savings need complete metering. " +
+      "Compared on the same cases against the strongest single model of the baseline run."),
+    h("button", { disabled: !lines.length, on: { click: () => download("comparison.csv", "text/csv", csv()) } }, "Export CSV"),
+    h("button", { disabled: !lines.length, on: { click: () => download("comparison.json", "application/json", JSON.stringify(lines, null, 2)) } }, "Export JSON"));
+}
+
+// -- Datasets (UI-3, UI-4) -----------------------------------------------------------------------
+async function datasetsView(q) {
+  clearTimeout(timer);
+  const all = (await api("/datasets?limit=100")).datasets;
+  const text = (q.get("q") || "").toLowerCase();
+  const list = all.filter((d) => (!q.get("profile") || d.profile === q.get("profile")) &&
+    (!text || JSON.stringify([d.name, d.id, d.benchmarks]).toLowerCase().includes(text)));
+  const search = h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => { q.set("q", e.target.value); go(["datasets"], q); } } });
+  const profile = h("select", { on: { change: (e) => { q.set("profile", e.target.value); go(["datasets"], q); } } },
+    ["", "smoke", "quick", "standard"].map((p) => h("option", { value: p, selected: p === (q.get("profile") || "") }, p || "any profile")));
+  const totals = {};
+  for (const d of all) totals[d.profile] = (totals[d.profile] || 0) + d.case_count;
+  show(h("h2", {}, "Datasets"), h("div", { class: "filters" }, h("label", {}, "search", search), h("label", {}, "profile", profile)),
+    h("p", { class: "muted" }, "Tasks prepared per profile (a sum over prepared sets that may overlap: not a distinct count " +
+      "and not a run's denominator): " + Object.entries(totals).map(([p, n]) => p + " " + n).join(", ")),
+    table(["name", "profile", "split", "benchmarks", "tasks"], list.map((d) => h("tr", { class: "link", on: { click: () => go(["dataset", d.id]) } },
+      h("td", {}, d.name), h("td", {}, d.profile), h("td", {}, d.split), h("td", {}, (d.benchmarks || []).join(", ")), h("td", {}, d.case_count)))));
+}
+
+async function datasetView(id, q) {
+  clearTimeout(timer);
+  const d = await api("/datasets/" + encodeURIComponent(id));
+  const offset = Number(q.get("offset") || 0);
+  const params = new URLSearchParams({ offset, limit: 25 });
+  if (q.get("benchmark")) params.set("benchmark", q.get("benchmark"));
+  if (q.get("q")) params.set("q", q.get("q"));
+  const page = await api("/datasets/" + encodeURIComponent(id) + "/cases?" + params);
+  const set = (k, v) => { q.set(k, v); q.delete("offset"); go(["dataset", id], q); };
+  show(h("p", {}, h("a", { href: "#/datasets" }, "← Datasets")), h("h2", {}, d.name + " (" + d.profile + ", " + d.split + ")"),
+    h("p", { class: "muted" }, "Public questions may have been seen by a model; standard (holdout) tasks must not be used for tuning."),
+    h("details", {}, h("summary", {}, "Provenance and hashes"), h("pre", {}, JSON.stringify(d, null, 2))),
+    h("p", {}, h("button", { on: { click: () => go(["create"], new URLSearchParams({ profile: d.profile, dataset: d.id })) } }, "Evaluate dataset")),
+    h("div", { class: "filters" },
+      h("label", {}, "benchmark", h("select", { on: { change: (e) => set("benchmark", e.target.value) } },
+        ["", ...(d.benchmarks || [])].map((b) => h("option", { value: b, selected: b === (q.get("benchmark") || "") }, b || "all")))),
+      h("label", {}, "text", h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => set("q", e.target.value) } }))),
+    h("p", { class: "muted" }, (page.total ? offset + 1 : 0) + "–" + (offset + page.cases.length) + " of " + page.total + " tasks"),
+    h("button", { disabled: offset === 0, on: { click: () => { q.set("offset", Math.max(0, offset - 25)); go(["dataset", id], q); } } }, "← previous 25"),
+    h("button", { disabled: offset + 25 >= page.total, on: { click: () => { q.set("offset", offset + 25); go(["dataset", id], q); } } }, "next 25 →"),
+    table(["task", "benchmark", "subject", "instructions"], page.cases.map((c) => h("tr", {}, h("td", {}, c.id), h("td", {}, c.benchmark),
+      h("td", {}, c.metadata.stratum), h("td", {}, h("pre", {}, c.messages.map((m) => m.role + ": " + m.content).join("\n\n")))))));
+}

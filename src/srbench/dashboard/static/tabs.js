@@ -1,0 +1,124 @@
+// sr-bench Dashboard — a run's report summary and its tabs (UI-5): results, questions, calls,
+// evidence, events. Full call content loads on demand; summary figures come from the full report.
+// Every value is put into the page as text, never as HTML.
+"use strict";
+
+function reportView(rep) {
+  const rows = rep.summary.targets.map((t) => h("tr", {},
+    h("td", {}, t.target_id + " (" + t.kind + ")"), h("td", {}, (t.correct ?? "?") + " / " + t.total),
+    h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci(t.accuracy_ci95)), h("td", {}, fmt.usd(t.cost_usd)),
+    h("td", {}, fmt.tokens(t.tokens)), h("td", {}, fmt.num(t.latency_p50_s) + " / " + fmt.num(t.latency_p95_s)),
+    h("td", {}, fmt.num(t.ttft_p50_s))));
+  return h("div", {},
+    h("p", {}, "Report (all " + rep.summary.planned_cells + " planned cells, whatever the pages below show) · wall time " +
+      fmt.num(rep.summary.wall_time_s, 1) + " s · total spend " + fmt.usd(rep.summary.total_spend_usd) + " USD"),
+    table(["target", "correct / planned", "accuracy [95% CI]", "cost USD", "tokens in/cached/write/out", "latency p50/p95 s", "TTFT p50 s"], rows),
+    h("details", {}, h("summary", {}, "Limitations and provenance"),
+      h("ul", {}, (rep.limitations || []).map((l) => h("li", {}, l))), h("pre", {}, JSON.stringify(rep.provenance, null, 2))));
+}
+
+async function pagedView(box, id, q, what, head, cells, onOpen) {
+  const offset = Number(q.get("offset") || 0);
+  let data;
+  try { data = await api("/runs/" + encodeURIComponent(id) + "/" + what + "?offset=" + offset + "&limit=100"); }
+  catch (e) { put(box, h("p", { class: "error" }, e.message)); return; }
+  const items = data[what];
+  const rows = items.map((item) => {
+    const row = h("tr", { class: onOpen ? "link" : null }, cells(item).map((v) => h("td", {}, v)));
+    if (onOpen) row.addEventListener("click", () => onOpen(item, row));
+    return row;
+  });
+  const nav = (label, to) => h("button", { disabled: to < 0 || to >= data.total, on: { click: () => { q.set("offset", to); go(["run", id], q); } } }, label);
+  put(box, h("p", { class: "muted" }, (data.total ? offset + 1 : 0) + "–" + (offset + items.length) + " of " + data.total),
+    nav("← previous 100", offset - 100), nav("next 100 →", offset + 100), table(head, rows));
+}
+
+// Questions: the cells of one page (100) grouped by task, every target side by side.
+async function questionsView(box, id, q) {
+  const offset = Number(q.get("offset") || 0);
+  let data;
+  try { data = await api("/runs/" + encodeURIComponent(id) + "/results?offset=" + offset + "&limit=100"); }
+  catch (e) { put(box, h("p", { class: "error" }, e.message)); return; }
+  const targets = [...new Set(data.results.map((r) => r.target_id))];
+  const byCase = new Map();
+  for (const r of data.results) {
+    if (!byCase.has(r.case_id)) byCase.set(r.case_id, { benchmark: r.benchmark, stratum: r.stratum, cells: {} });
+    byCase.get(r.case_id).cells[r.target_id] = r;
+  }
+  const mark = (r) => !r ? "" : r.state !== "completed" ? r.state : r.correct === true ? "✓ correct" : r.correct === false ? "✗ wrong" : "not graded";
+  const rows = [...byCase.entries()].map(([caseId, c]) => {
+    const row = h("tr", { class: "link" }, h("td", {}, caseId), h("td", {}, c.benchmark), h("td", {}, c.stratum || ""),
+      targets.map((t) => h("td", {}, mark(c.cells[t]), c.cells[t] && c.cells[t].selected_model ? h("div", { class: "muted" }, "→ " + c.cells[t].selected_model) : null)));
+    row.addEventListener("click", () => answersDetail(id, row, targets.map((t) => c.cells[t]).filter(Boolean), targets.length + 3));
+    return row;
+  });
+  const nav = (label, to) => h("button", { disabled: to < 0 || to >= data.total, on: { click: () => { q.set("offset", to); go(["run", id], q); } } }, label);
+  put(box, h("p", { class: "muted" }, "cells " + (data.total ? offset + 1 : 0) + "–" + (offset + data.results.length) + " of " + data.total +
+      ", grouped by task; click a task for every target's visible answer"), nav("← previous 100", offset - 100), nav("next 100 →", offset + 100),
+    table(["task", "benchmark", "subject", ...targets], rows));
+}
+
+async function answersDetail(id, row, cells, span) {
+  const next = row.nextElementSibling;
+  if (next && next.classList.contains("detail")) { next.remove(); return; }
+  const cell = h("td", { colspan: span }, "loading…");
+  row.after(h("tr", { class: "detail" }, cell));
+  try {
+    const calls = await Promise.all(cells.map((c) => api("/runs/" + encodeURIComponent(id) + "/calls/" + encodeURIComponent(c.cell_id))));
+    put(cell, calls.map((c) => h("div", {}, h("strong", {}, c.target_id + " · " + c.state + (c.error_class ? " · " + c.error_class : "")),
+      h("pre", {}, c.record ? (c.record.text ?? "(no visible answer)") : "(no call recorded)"))));
+  } catch (e) { put(cell, h("span", { class: "error" }, e.message)); }
+}
+
+// Evidence: what the figures rest on — provenance, corrections, budget, lineage, config-hash checks.
+async function evidenceView(box, id) {
+  const run = await api("/runs/" + encodeURIComponent(id));
+  const rep = (await api("/runs/" + encodeURIComponent(id) + "/report")).report;
+  const checks = [];
+  let after = 0;
+  for (let i = 0; i < 200; i++) {
+    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
+    checks.push(...page.filter((e) => ["config_hash_checked", "dispatch_stopped", "budget_refused"].includes(e.type)));
+    if (page.length < 100) break;
+    after = page[page.length - 1].seq;
+  }
+  const block = (title, value, open = true) => h("details", { open }, h("summary", {}, title),
+    typeof value === "string" ? h("p", {}, value) : h("pre", {}, JSON.stringify(value, null, 2)));
+  put(box, block("Provenance (plan, dataset, graders, hashes)", rep.provenance, false),
+    block("Usage correction (reconcile-usage)", rep.accounting_correction || "none"),
+    block("Price correction (reprice)", rep.price_correction || "none"),
+    block("Budget (a reservation and actual-cost stop, not a provider cap)", run.budget || "no budget"),
+    block("Lineage", run.lineage),
+    block("Config-hash checks, dispatch stops and budget refusals (" + checks.length + ")", checks));
+}
+
+async function callDetail(id, call, row) {
+  const next = row.nextElementSibling;
+  if (next && next.classList.contains("detail")) { next.remove(); return; }
+  const cell = h("td", { colspan: 8 }, "loading…");
+  row.after(h("tr", { class: "detail" }, cell));
+  try {
+    const full = await api("/runs/" + encodeURIComponent(id) + "/calls/" + encodeURIComponent(call.cell_id));
+    put(cell, h("pre", {}, JSON.stringify(full, null, 2)));
+  } catch (e) { put(cell, h("span", { class: "error" }, e.message)); }
+}
+
+async function eventsView(box, id) {
+  const all = [];
+  let after = 0;
+  for (let i = 0; i < 200; i++) {
+    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
+    all.push(...page);
+    if (page.length < 100) break;
+    after = page[page.length - 1].seq;
+  }
+  let shown = 100;
+  const render = () => {
+    const slice = all.slice(Math.max(0, all.length - shown)).reverse();
+    put(box, h("p", { class: "muted" }, "latest " + slice.length + " of " + all.length + " events"),
+      shown < all.length ? h("button", { on: { click: () => { shown += 100; render(); } } }, "load older") : null,
+      table(["#", "time", "type", "data"], slice.map((e) => h("tr", {}, h("td", {}, e.seq), h("td", {}, fmt.time(e.ts)),
+        h("td", {}, e.type), h("td", {}, JSON.stringify(e.data))))));
+  };
+  render();
+}
