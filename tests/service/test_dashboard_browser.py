@@ -126,3 +126,13 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.locator("summary", has_text="Config-hash checks").wait_for()
         page.get_by_role("button", name="recipe").click()
         assert "unavailable" in page.locator("#view").inner_text()
+
+        rid = runs[0]["id"]                                              # UI-6, the run against itself
+        page.goto(dash.url + f"/#/compare?baseline={rid}&candidates={rid}")
+        page.locator(".charts svg").nth(1).wait_for()
+        row = page.locator("tbody tr", has_text="m (single)")
+        assert "+0.000" in row.inner_text() and "inconclusive" in row.inner_text()   # never an improvement
+        with page.expect_download() as got:
+            page.get_by_role("button", name="Export CSV").click()
+        csv = open(got.value.path()).read().splitlines()
+        assert csv[0].startswith("candidate_run,target,kind,quality") and len(csv) == 2 and ",inconclusive," in csv[1]

@@ -27,19 +27,23 @@ async function compareView(q) {
     let cmp;
     try {
       cmp = (await api("/comparisons", { method: "POST", body: JSON.stringify({ baseline_run_id: baseline, candidate_run_id: cid }) })).comparison;
-    } catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 9, class: "error" }, e.message))); continue; }
+    } catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 11, class: "error" }, e.message))); continue; }
+    const wall = (await api("/runs/" + encodeURIComponent(cid) + "/report")).report.summary.wall_time_s;
     for (const c of cmp.candidates) {
       const s = c.savings;
       const line = { candidate_run: cid, target: c.target_id, kind: c.kind, quality: c.quality, baseline: cmp.baseline.target_id,
         delta: c.delta, ci_low: c.interval.ci[0], ci_high: c.interval.ci[1], claim: c.claim, label: cmp.evidence.label,
         saving_principal_pct: s.principal.saving_pct, saving_total_pct: s.total.saving_pct,
-        saving_cache_neutral_pct: s.cache_neutral.saving_pct, latency_p50_s: c.operations.candidate.latency_p50_s };
+        saving_cache_neutral_pct: s.cache_neutral.saving_pct, latency_p50_s: c.operations.candidate.latency_p50_s,
+        principal_cost_usd: s.principal.candidate_usd, baseline_quality: c.baseline_quality,
+        baseline_cost_usd: s.principal.baseline_usd, tokens: fmt.tokens(c.operations.candidate.tokens), wall_time_s: wall };
       lines.push(line);
       rows.push(h("tr", {}, h("td", {}, cid), h("td", {}, c.target_id + " (" + c.kind + ")"), h("td", {}, fmt.num(c.quality)),
         h("td", {}, (c.delta >= 0 ? "+" : "") + fmt.num(c.delta) + " " + fmt.ci(c.interval.ci)),
         h("td", { class: "claim-" + c.claim }, c.claim), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties),
         h("td", {}, fmt.pct(s.principal.saving_pct)), h("td", {}, fmt.pct(s.total.saving_pct)),
-        h("td", {}, fmt.pct(s.cache_neutral.saving_pct)), h("td", {}, fmt.num(c.operations.candidate.latency_p50_s))));
+        h("td", {}, fmt.pct(s.cache_neutral.saving_pct)), h("td", {}, line.tokens),
+        h("td", {}, fmt.num(c.operations.candidate.latency_p50_s)), h("td", {}, fmt.num(wall, 1))));
     }
   }
   const download = (name, type, text) => {
@@ -51,12 +55,65 @@ async function compareView(q) {
     const cell = (v) => (v === null || v === undefined ? "" : /[",\n]/.test(String(v)) ? '"' + String(v).replace(/"/g, '""') + '"' : String(v));
     return [keys.join(","), ...lines.map((l) => keys.map((k) => cell(l[k])).join(","))].join("\n") + "\n";
   };
+  if (lines.length) out.append(h("div", { class: "charts" }, qualityCostChart(lines), iterationChart(lines)));
   out.append(table(["candidate run", "target", "quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
-    "saving cache-neutral", "latency p50 s"], rows),
+    "saving cache-neutral", "tokens in/cached/write/out", "latency p50 s", "run wall time s"], rows),
     h("p", { class: "muted" }, "\"improvement\" only when the whole interval is above zero; savings need complete metering. " +
       "Compared on the same cases against the strongest single model of the baseline run."),
     h("button", { disabled: !lines.length, on: { click: () => download("comparison.csv", "text/csv", csv()) } }, "Export CSV"),
     h("button", { disabled: !lines.length, on: { click: () => download("comparison.json", "application/json", JSON.stringify(lines, null, 2)) } }, "Export JSON"));
+}
+
+// Charts: plain SVG, no library. Unknown costs are left out of the cost axis and say so.
+const SVG = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs, text) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}
+
+function frame(title, w, hgt) {
+  const svg = svgEl("svg", { width: w, height: hgt, viewBox: "0 0 " + w + " " + hgt, role: "img", "aria-label": title });
+  svg.append(svgEl("text", { x: 8, y: 14, class: "chart-title" }, title));
+  return svg;
+}
+
+function qualityCostChart(lines) {
+  const W = 460, H = 300, L = 50, R = 20, T = 30, B = 40;
+  const svg = frame("Quality vs principal cost (USD)", W, H);
+  const pts = lines.filter((l) => l.principal_cost_usd !== null && l.principal_cost_usd !== undefined);
+  const base = lines.find((l) => l.baseline_cost_usd !== null && l.baseline_cost_usd !== undefined);
+  const all = pts.map((l) => ({ x: l.principal_cost_usd, y: l.quality, label: l.target, cls: "pt" }));
+  if (base) all.push({ x: base.baseline_cost_usd, y: base.baseline_quality, label: "baseline " + base.baseline, cls: "pt-base" });
+  const maxX = Math.max(1e-9, ...all.map((p) => p.x)) * 1.1;
+  const X = (v) => L + (v / maxX) * (W - L - R), Y = (v) => H - B - v * (H - T - B);
+  svg.append(svgEl("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, class: "axis" }), svgEl("line", { x1: L, y1: T, x2: L, y2: H - B, class: "axis" }),
+    svgEl("text", { x: L - 6, y: Y(1) + 4, "text-anchor": "end", class: "tick" }, "1"), svgEl("text", { x: L - 6, y: Y(0) + 4, "text-anchor": "end", class: "tick" }, "0"),
+    svgEl("text", { x: W - R, y: H - B + 16, "text-anchor": "end", class: "tick" }, maxX.toFixed(4)));
+  for (const p of all) {
+    svg.append(svgEl("circle", { cx: X(p.x), cy: Y(p.y), r: 5, class: p.cls }), svgEl("text", { x: X(p.x) + 7, y: Y(p.y) - 6, class: "tick" }, p.label));
+  }
+  const missing = lines.length - pts.length;
+  if (missing) svg.append(svgEl("text", { x: L, y: H - 8, class: "tick" }, missing + " candidate(s) with unknown cost not drawn"));
+  return svg;
+}
+
+function iterationChart(lines) {
+  const W = 460, H = 300, L = 50, R = 20, T = 30, B = 40;
+  const svg = frame("Δ quality vs baseline with 95% Hoeffding interval, by iteration", W, H);
+  const Y = (v) => T + (1 - (v + 1) / 2) * (H - T - B);
+  const step = (W - L - R) / Math.max(1, lines.length);
+  svg.append(svgEl("line", { x1: L, y1: Y(0), x2: W - R, y2: Y(0), class: "zero" }),
+    svgEl("text", { x: L - 6, y: Y(1) + 4, "text-anchor": "end", class: "tick" }, "+1"), svgEl("text", { x: L - 6, y: Y(0) + 4, "text-anchor": "end", class: "tick" }, "0"),
+    svgEl("text", { x: L - 6, y: Y(-1) + 4, "text-anchor": "end", class: "tick" }, "−1"));
+  lines.forEach((l, i) => {
+    const x = L + step * (i + 0.5);
+    svg.append(svgEl("line", { x1: x, y1: Y(l.ci_high), x2: x, y2: Y(l.ci_low), class: "ci" }),
+      svgEl("circle", { cx: x, cy: Y(l.delta), r: 4, class: "pt claim-" + l.claim }),
+      svgEl("text", { x, y: H - B + 16, "text-anchor": "middle", class: "tick" }, l.target));
+  });
+  return svg;
 }
 
 // -- Datasets (UI-3, UI-4) -----------------------------------------------------------------------
