@@ -104,6 +104,14 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
     with DashboardThread(make_dashboard(service.url, service.token, KEY)) as dash:
         page = browser.new_page()
         page.goto(dash.url + f"/login?key={KEY}")
+        page.goto(dash.url + "/#/datasets")                             # UI-3: filter, open, tasks by 25
+        page.locator("tr.link").nth(1).wait_for()
+        assert page.locator("tr.link").count() == 2 and "smoke 16" in page.locator("#view").inner_text()
+        page.get_by_label("benchmark").select_option("arc-agi-2")
+        page.wait_for_function("document.querySelectorAll('tr.link').length === 1")
+        page.locator("tr.link").click()
+        page.get_by_role("button", name="Evaluate dataset").wait_for()
+        assert "of 2 tasks" in page.locator("#view").inner_text()
         page.goto(dash.url + "/#/create?profile=smoke")
         page.get_by_label("Select all benchmarks").check()
         page.locator("tr", has_text="sim-strong").locator("input[type=checkbox]").check()

@@ -117,21 +117,39 @@ function iterationChart(lines) {
 }
 
 // -- Datasets (UI-3, UI-4) -----------------------------------------------------------------------
+async function allDatasets() {
+  const out = [];
+  for (let offset = 0; ; offset += 100) {
+    const page = await api("/datasets?limit=100&offset=" + offset);
+    out.push(...page.datasets);
+    if (!page.datasets.length || out.length >= page.total) return out;
+  }
+}
+
 async function datasetsView(q) {
   clearTimeout(timer);
-  const all = (await api("/datasets?limit=100")).datasets;
+  const all = await allDatasets();
   const text = (q.get("q") || "").toLowerCase();
   const list = all.filter((d) => (!q.get("profile") || d.profile === q.get("profile")) &&
+    (!q.get("benchmark") || (d.benchmarks || []).includes(q.get("benchmark"))) &&
     (!text || JSON.stringify([d.name, d.id, d.benchmarks]).toLowerCase().includes(text)));
-  const search = h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => { q.set("q", e.target.value); go(["datasets"], q); } } });
-  const profile = h("select", { on: { change: (e) => { q.set("profile", e.target.value); go(["datasets"], q); } } },
-    ["", "smoke", "quick", "standard"].map((p) => h("option", { value: p, selected: p === (q.get("profile") || "") }, p || "any profile")));
+  const offset = Number(q.get("offset") || 0);
+  const set = (k, v) => { q.set(k, v); if (!v) q.delete(k); q.delete("offset"); go(["datasets"], q); };
+  const search = h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => set("q", e.target.value) } });
+  const choice = (key, values, any) => h("select", { on: { change: (e) => set(key, e.target.value) } },
+    ["", ...values].map((v) => h("option", { value: v, selected: v === (q.get(key) || "") }, v || any)));
+  const benchmarks = [...new Set(all.flatMap((d) => d.benchmarks || []))].sort();
   const totals = {};
   for (const d of all) totals[d.profile] = (totals[d.profile] || 0) + d.case_count;
-  show(h("h2", {}, "Datasets"), h("div", { class: "filters" }, h("label", {}, "search", search), h("label", {}, "profile", profile)),
+  const nav = (label, to) => h("button", { disabled: to < 0 || to >= list.length, on: { click: () => { q.set("offset", to); go(["datasets"], q); } } }, label);
+  show(h("h2", {}, "Datasets"), h("div", { class: "filters" }, h("label", {}, "search", search),
+      h("label", {}, "profile", choice("profile", ["smoke", "quick", "standard"], "any profile")),
+      h("label", {}, "benchmark", choice("benchmark", benchmarks, "any benchmark"))),
     h("p", { class: "muted" }, "Tasks prepared per profile (a sum over prepared sets that may overlap: not a distinct count " +
       "and not a run's denominator): " + Object.entries(totals).map(([p, n]) => p + " " + n).join(", ")),
-    table(["name", "profile", "split", "benchmarks", "tasks"], list.map((d) => h("tr", { class: "link", on: { click: () => go(["dataset", d.id]) } },
+    h("p", { class: "muted" }, (list.length ? offset + 1 : 0) + "–" + Math.min(list.length, offset + 25) + " of " + list.length + " datasets"),
+    nav("← previous 25", offset - 25), nav("next 25 →", offset + 25),
+    table(["name", "profile", "split", "benchmarks", "tasks"], list.slice(offset, offset + 25).map((d) => h("tr", { class: "link", on: { click: () => go(["dataset", d.id]) } },
       h("td", {}, d.name), h("td", {}, d.profile), h("td", {}, d.split), h("td", {}, (d.benchmarks || []).join(", ")), h("td", {}, d.case_count)))));
 }
 

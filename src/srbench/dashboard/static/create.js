@@ -10,9 +10,9 @@ const LIMIT_FIELDS = [["concurrency", "concurrency per target", 4], ["total_time
 
 async function createView(q) {
   clearTimeout(timer);
-  const [dsets, regs] = await Promise.all([api("/datasets?limit=100"), api("/targets")]);
+  const [dsets, regs] = await Promise.all([allDatasets(), api("/targets")]);
   const profile = q.get("profile") || "quick";
-  const datasets = dsets.datasets.filter((d) => d.profile === profile);
+  const datasets = dsets.filter((d) => d.profile === profile);
   const preset = q.get("dataset");
   const dsChecks = datasets.map((d) => h("input", { type: "checkbox", value: d.id, checked: d.id === preset }));
   const all = h("input", { type: "checkbox", on: { change: (e) => dsChecks.forEach((c, i) => {
