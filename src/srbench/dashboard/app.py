@@ -29,7 +29,7 @@ READ_ROUTES = [re.compile(p) for p in (
 WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r"/plans", r"/runs",
                                         rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
 CSRF_HEADER = "X-SR-Bench-Dashboard"
-MAX_BODY = 64 * 1024
+MAX_BODY = 8 * 1024 * 1024      # as the service's: a recovery plan lists every cell of a large run
 STATIC = {**{f"{m}.js": "text/javascript" for m in ("core", "runs", "tabs", "create", "browse", "main")}, "style.css": "text/css"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
