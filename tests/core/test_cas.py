@@ -73,3 +73,15 @@ def test_a_truncated_object_is_rewritten_by_the_next_put(tmp_path) -> None:
         fh.write(b"")                      # what a power loss before the barrier can leave
     assert store.put_bytes(b"complete payload") == d
     assert store.get_bytes(d, verify=True) == b"complete payload"
+
+
+def test_a_garbled_object_of_the_right_size_is_rewritten_by_the_next_put(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    d = store.put_bytes(b"complete payload")
+    p = store.path_of(d)
+    os.chmod(p, 0o644)
+    with open(p, "wb") as fh:
+        fh.write(b"\0" * len(b"complete payload"))   # blocks allocated, data never written
+    assert store.verify(d) is False
+    assert store.put_bytes(b"complete payload") == d
+    assert store.get_bytes(d, verify=True) == b"complete payload"

@@ -52,13 +52,13 @@ class ObjectStore:
                 size = os.stat(path).st_size
             except FileNotFoundError:
                 size = -1
-            if size == len(data):
+            if size == len(data) and _same_bytes(path, data):
                 try:  # refresh the age so gc's grace period covers a writer re-putting it
                     os.utime(path)
                 except OSError:
                     pass
                 return digest
-            # absent, or cut short by a power loss before a barrier: (re)write it whole
+            # absent, or cut short or garbled by a power loss before a barrier: (re)write it whole
             _atomic_local_write(path, data, durable=durable)
         elif self.fs.exists(path):
             return digest
@@ -127,6 +127,16 @@ class ObjectStore:
         path = self.path_of(digest)
         if self.fs.exists(path):
             self.fs.rm_file(path)
+
+
+def _same_bytes(path: str, data: bytes) -> bool:
+    """A re-put compares the stored bytes (cheap for the small objects re-put in practice): a file
+    renamed into place without a sync may hold the right size but not the right bytes after a crash."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() == data
+    except OSError:
+        return False
 
 
 def _load_syncfs() -> Any:

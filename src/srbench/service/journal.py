@@ -242,12 +242,16 @@ class JournalActionCache:
         return None if row is None else row["output"]
 
     def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
-        inputs, params = json.dumps(entry.inputs, sort_keys=True), json.dumps(entry.params, sort_keys=True)
+        self.record_many([(rule, subject, entry)])
+
+    def record_many(self, entries: list[tuple[str, str, CacheEntry]]) -> None:
+        """All entries in one transaction (the rule engine flushes an outer build's entries at once)."""
+        rows = [(rule, subject, e.key, e.output, json.dumps(e.inputs, sort_keys=True),
+                 json.dumps(e.params, sort_keys=True), e.version) for rule, subject, e in entries]
 
         def write(c: sqlite3.Connection) -> None:
-            c.execute("INSERT OR REPLACE INTO action_cache(key, output) VALUES(?,?)", (entry.key, entry.output))
-            c.execute("INSERT OR REPLACE INTO action_last VALUES(?,?,?,?,?,?,?)",
-                      (rule, subject, entry.key, entry.output, inputs, params, entry.version))
+            c.executemany("INSERT OR REPLACE INTO action_cache(key, output) VALUES(?,?)", [(r[2], r[3]) for r in rows])
+            c.executemany("INSERT OR REPLACE INTO action_last VALUES(?,?,?,?,?,?,?)", rows)
 
         self.journal.submit_sync(write)
 

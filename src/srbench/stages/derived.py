@@ -77,7 +77,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
             new_correct, status = False, row["grade_status"] or row["state"]
             if row["state"] == "completed" and row["call"]:
                 case: Case = cases[row["case_id"]]
-                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json")), row["call"], case.benchmark)
+                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"], case.benchmark)
                 grade = st.get_json(g)
                 new_correct, status = grade["correct"], grade["status"]
             was = bool(row["correct"])
