@@ -34,9 +34,9 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
-import yarl
 
 from srbench.schemas.call import Usage
 from srbench.targets.metering import UsageError, parse_usage, usage_shape
@@ -122,7 +122,6 @@ class _Call:
         self.request_started = False
         self.failure: _Stop | None = None
         self.cancelled = False
-
 
     def receive(self, chunk: bytes) -> None:
         cap = self.limits.max_stream_bytes or 0
@@ -291,7 +290,7 @@ async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, header
     timeout = aiohttp.ClientTimeout(total=None, connect=lim.connect_timeout_s, sock_connect=lim.connect_timeout_s,
                                     sock_read=lim.idle_timeout_s)
     hdrs = {"content-type": "application/json", "accept": "text/event-stream", **headers}
-    host = yarl.URL(url).host or url
+    host = urlsplit(url).hostname or url
     try:
         response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
                                         allow_redirects=False, trace_request_ctx=call)
