@@ -34,18 +34,18 @@ def dashboard(obj: Ctx, host: str, port: int | None) -> None:
     port = default_port() + 1 if port is None else port
     app = make_dashboard(client.url, client.token, key)
     shown = host if is_loopback(host) else host + " (not loopback: anyone who reaches it still needs the key)"
-    click.echo(f"sr-bench Dashboard on http://{shown}:{port}/ for the service at {client.url}")
-    click.echo(f"sign-in key kept in {where}; open http://{'127.0.0.1' if is_loopback(host) else host}:{port}/login "
-               "and paste it (Ctrl-C stops the Dashboard, never the runs)")
 
     async def main() -> None:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         try:
-            await web.TCPSite(runner, host, port).start()
-        except OSError as exc:
-            raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-        try:
+            try:
+                await web.TCPSite(runner, host, port).start()
+            except OSError as exc:
+                raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            click.echo(f"sr-bench Dashboard on http://{shown}:{port}/ for the service at {client.url}")
+            click.echo(f"sign-in key kept in {where}; open http://{'127.0.0.1' if is_loopback(host) else host}:{port}"
+                       "/login and paste it (Ctrl-C stops the Dashboard, never the runs)")
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()
