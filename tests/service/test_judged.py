@@ -87,3 +87,7 @@ def test_setup_reports_what_is_missing(api, service, sim) -> None:
         {"hle": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
     rows = {r["benchmark"]: r for r in api.ok("GET", "/setup")["benchmarks"]}
     assert rows["hle"]["ready"] is True and rows["simpleqa-verified"]["ready"] is False
+    (service.store_dir / "benchmark-options.json").write_text("{not json")
+    rows = {r["benchmark"]: r for r in api.ok("GET", "/setup")["benchmarks"]}
+    assert any("benchmark-options.json is not valid JSON" in m for m in rows["hle"]["missing"])
+    assert rows["mmlu-pro"]["ready"] is True                  # only judged benchmarks depend on it

@@ -11,11 +11,11 @@ from __future__ import annotations
 import hmac
 import os
 import secrets
-import stat
 import time
 from pathlib import Path
 
 from srbench.errors import InvalidInput
+from srbench.service.discovery import ensure_private_secret
 
 KEY_ENV = "SR_BENCH_DASHBOARD_KEY"
 COOKIE = "srbench_dashboard"
@@ -30,18 +30,7 @@ def dashboard_key(state_dir: Path) -> tuple[str, str]:
             raise InvalidInput(f"{KEY_ENV} must hold at least 16 characters")
         return env, f"the environment variable {KEY_ENV}"
     path = state_dir / "dashboard.key"
-    state_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(24) + "\n")
-    st = os.lstat(path)
-    if not stat.S_ISREG(st.st_mode) or stat.S_IMODE(st.st_mode) & 0o077 or st.st_uid != os.getuid():
-        raise InvalidInput(f"{path} must be a regular file of yours with mode 0600 (not a symlink)")
-    key = path.read_text().strip()
+    key = ensure_private_secret(path, "dashboard key file")
     if len(key) < 16:
         raise InvalidInput(f"{path} must hold a key of at least 16 characters")
     return key, str(path)

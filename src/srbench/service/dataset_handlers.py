@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from srbench import DEFAULT_SEED
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.sources import read_files
 from srbench.errors import InvalidInput, NotFound
+from srbench.service.discovery import cache_home
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.datasets import combine, decode_cases, prepare, with_path
 
@@ -32,11 +32,6 @@ def dataset_ids_with_sha256(service: Any, sha: str) -> list[str]:
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
-
-
-def _sources_home() -> Path:
-    home = os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0")
-    return Path(home) / "sources"
 
 
 def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +54,7 @@ def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
         paths = bench.locate(Path(src))
         origin, revision = "local-import", rev
     else:
-        paths = bench.fetch(_sources_home())
+        paths = bench.fetch(cache_home() / "sources")
         origin, revision = "download", bench.source.revision
     files = read_files(paths)
     manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, files,

@@ -6,6 +6,7 @@
 - ``SR_BENCH_URL`` selects an external service; its token comes from ``SR_BENCH_TOKEN`` or from the
   variable that ``SR_BENCH_TOKEN_ENV`` names.
 - The host API listens on loopback, port 8090 + ``SR_BENCH_PORT_OFFSET`` (``SR_BENCH_PORT`` wins).
+- The cache root (DEP-5) and the store's ``benchmark-options.json`` (DEP-1).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from srbench.errors import InvalidInput
 
@@ -56,33 +58,56 @@ def token_path(store: Path) -> Path:
     return store.parent / f"{store.name}.service-token"
 
 
-def read_private_file(path: Path) -> str | None:
-    """Read a private token file; refuse symlinks and files others can read."""
+def read_private_file(path: Path, what: str = "token file") -> str | None:
+    """Read a private secret file; refuse symlinks and files others can read."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-        raise InvalidInput(f"token file {path} is not a regular file (symlinks are refused)")
+        raise InvalidInput(f"{what} {path} is not a regular file (symlinks are refused)")
     if st.st_mode & 0o077:
-        raise InvalidInput(f"token file {path} is readable by others; chmod 600 it")
+        raise InvalidInput(f"{what} {path} is readable by others; chmod 600 it")
     if st.st_uid != os.getuid():
-        raise InvalidInput(f"token file {path} belongs to another user")
+        raise InvalidInput(f"{what} {path} belongs to another user")
     return path.read_text().strip() or None
 
 
-def ensure_token(store: Path) -> str:
-    """The managed token of a local store, created (0600, O_EXCL, no symlink follow) if absent."""
-    path = token_path(store)
-    existing = read_private_file(path)
+def ensure_private_secret(path: Path, what: str = "token file") -> str:
+    """The secret kept in `path`, created (random, 0600, O_EXCL, no symlink follow) if absent."""
+    existing = read_private_file(path, what)
     if existing:
         return existing
     path.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_urlsafe(32)
+    secret = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as fh:
-        fh.write(token)
-    return token
+        fh.write(secret)
+    return secret
+
+
+def ensure_token(store: Path) -> str:
+    """The managed token of a local store."""
+    return ensure_private_secret(token_path(store))
+
+
+def cache_home() -> Path:
+    """DEP-5: the cache root, ``~/.cache/vllm-sr/sr-bench-1.0`` unless ``SR_BENCH_HOME`` says otherwise."""
+    return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
+
+
+def read_benchmark_options(store_dir: Path) -> dict[str, Any]:
+    """The operator's `<store>/benchmark-options.json` (DEP-1); absent means no options."""
+    path = store_dir / "benchmark-options.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (ValueError, OSError) as exc:
+        raise InvalidInput(f"{path.name} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path.name} must be a JSON object keyed by benchmark id")
+    return data
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -16,6 +15,7 @@ from srbench.cas import is_digest
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service.dataset_handlers import dataset_ids_with_sha256
+from srbench.service.discovery import read_benchmark_options
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.plan import build_plan, fail, pydantic_problems
 
@@ -93,20 +93,6 @@ async def register_targets(request: web.Request) -> web.Response:
 
 
 # -- plans and runs ------------------------------------------------------------------------------
-def read_benchmark_options(store_dir: Path) -> dict[str, Any]:
-    """The operator's `<store>/benchmark-options.json` (DEP-1); absent means no options."""
-    path = store_dir / "benchmark-options.json"
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (ValueError, OSError) as exc:
-        raise InvalidInput(f"{path.name} is not valid JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise InvalidInput(f"{path.name} must be a JSON object keyed by benchmark id")
-    return data
-
-
 def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
     def resolve(tid: str) -> Target | None:
         v = service.journal.get_ref("target", tid)

@@ -10,23 +10,19 @@ registered judge with the right grader_version.
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
-
-
-def _home() -> Path:
-    return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
+from srbench.errors import InvalidInput
+from srbench.service.discovery import cache_home, read_benchmark_options
 
 
 def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
     try:
-        options = json.loads((store_dir / "benchmark-options.json").read_text())
-    except (FileNotFoundError, ValueError):
-        options = {}
+        options, options_problem = read_benchmark_options(store_dir), None
+    except InvalidInput as exc:          # a judged benchmark then misses exactly that
+        options, options_problem = {}, exc.message
     out = []
     for b in all_benchmarks():
         missing: list[str] = []
@@ -36,15 +32,17 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
         for pkg in b.requires:
             if importlib.util.find_spec(pkg) is None:
                 missing.append(f"{pkg} (install sr-bench[bench]) to read the native source (DS-6)")
-        cached = (_home() / "sources" / b.id / b.source.revision).is_dir()
+        cached = (cache_home() / "sources" / b.id / b.source.revision).is_dir()
         entry["source"] = {"url": b.source.url, "revision": b.source.revision, "cached": cached,
                            "gated": b.source.gated}
         if b.offline_mirror:
             entry["offline_mirror"] = importlib.util.find_spec(b.offline_mirror) is not None
         if getattr(b, "needs_judge", False):
-            opt = options.get(b.id) if isinstance(options, dict) else None
+            opt = options.get(b.id)
             judge = opt.get("judge") if isinstance(opt, dict) else None
-            if not judge:
+            if options_problem:
+                missing.append(options_problem)
+            elif not judge:
                 missing.append("a pinned judge in benchmark-options.json (DEP-1)")
             elif judge not in registered_targets:
                 missing.append(f"judge {judge!r} is not a registered target")
@@ -53,5 +51,5 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
         entry["missing"] = missing
         entry["ready"] = not missing
         out.append(entry)
-    return {"version": "sr-bench-1.0", "home": str(_home()), "benchmarks": out,
+    return {"version": "sr-bench-1.0", "home": str(cache_home()), "benchmarks": out,
             "note": "check only: nothing was installed and no model was called"}
