@@ -2,5 +2,6 @@
 
 VERSION = "sr-bench-1.0"
 DEFAULT_SEED = 20260918
+TERMINAL_STATUSES = ("completed", "failed", "cancelled", "interrupted")   # a run's end: nothing more happens
 
-__all__ = ["VERSION", "DEFAULT_SEED"]
+__all__ = ["VERSION", "DEFAULT_SEED", "TERMINAL_STATUSES"]

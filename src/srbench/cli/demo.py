@@ -17,7 +17,7 @@ import click
 from rich.console import Console
 from rich.panel import Panel
 
-from srbench import DEFAULT_SEED
+from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.cli.common import Ctx
 from srbench.cli.runs import summary_table
 from srbench.errors import SrBenchError
@@ -105,7 +105,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
 
             while True:
                 r = client.get(f"/runs/{run['id']}")
-                if r["status"] in ("completed", "failed", "cancelled", "interrupted"):
+                if r["status"] in TERMINAL_STATUSES:
                     break
                 time.sleep(0.1)
         report = client.get(f"/runs/{run['id']}/report")["report"]

@@ -11,9 +11,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli.common import Ctx, emit, load_structured
-
-TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 
 
 def write_json(path: str, value: Any) -> None:

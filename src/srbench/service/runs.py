@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.rules import Engine
@@ -31,8 +32,6 @@ from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
-
-TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 
 
 class RunManager:
@@ -155,7 +154,7 @@ class RunManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            msg = f"internal error before dispatch: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            msg = f"internal error before dispatch: {_exc_line(exc)}"
             await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
         finally:
             self.tasks.pop(run_id, None)
@@ -196,11 +195,8 @@ class RunManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an internal error must still leave a terminal, explained run
-            msg = f"internal error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            msg = f"internal error: {_exc_line(exc)}"
             await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
-        finally:
-            self.tasks.pop(run_id, None)
-            self.controls.pop(run_id, None)
 
     async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
                             control: RunControl, phase: str) -> bool:
@@ -244,7 +240,7 @@ class RunManager:
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
-            detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            detail = _exc_line(exc)
             try:
                 await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
             except Exception:  # noqa: BLE001 - the journal is closing
@@ -304,12 +300,7 @@ class RunManager:
         row = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        rows = self.journal.query("SELECT state, COUNT(*) AS n, MAX(updated_at) AS t FROM cells WHERE run_id=? "
-                                  "GROUP BY state", (run_id,))
-        counts = {r["state"]: r["n"] for r in rows}
-        # cells carry the latest persisted change (a cell update does not touch the run row)
-        view = run_view(row, counts, max((r["t"] or 0.0 for r in rows), default=0.0))
-        view["target_info"] = self.plan_targets(row["plan"])
+        view = self._views([row])[0]
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
@@ -325,7 +316,11 @@ class RunManager:
 
     def list(self, limit: int = 200) -> list[dict[str, Any]]:
         """Newest runs first, with progress, from two queries (not one query per run)."""
-        rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,))
+        return self._views(self.journal.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)))
+
+    def _views(self, rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
+        """Run views with progress from one grouped query over their cells; the cells carry the latest
+        persisted change (a cell update does not touch the run row)."""
         ids = [r["id"] for r in rows]
         counts: dict[str, dict[str, int]] = {i: {} for i in ids}
         last: dict[str, float] = dict.fromkeys(ids, 0.0)
@@ -360,6 +355,11 @@ def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None
     c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
               "('completed','failed','cancelled','interrupted')", (status, error, now, now, run_id))
     add_event(c, run_id, status, {"error": error} if error else {})
+
+
+def _exc_line(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def run_view(row: sqlite3.Row, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:

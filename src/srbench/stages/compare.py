@@ -158,12 +158,6 @@ def _protocol(plan: dict[str, Any], key: str) -> Any:
     return value
 
 
-def _operational_differences(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
-    bl, cl = bplan.get("limits") or {}, cplan.get("limits") or {}
-    return [f"limits.{k} {bl.get(k)!r} (baseline) vs {cl.get(k)!r} (candidate)"
-            for k in OPERATIONAL_LIMITS if bl.get(k) != cl.get(k)]
-
-
 def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
     if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
         raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
@@ -340,7 +334,9 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
 
 
 def _operational_limitations(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
-    differ = _operational_differences(bplan, cplan)
+    bl, cl = bplan.get("limits") or {}, cplan.get("limits") or {}
+    differ = [f"limits.{k} {bl.get(k)!r} (baseline) vs {cl.get(k)!r} (candidate)"
+              for k in OPERATIONAL_LIMITS if bl.get(k) != cl.get(k)]
     if not differ:
         return []
     return [f"The runs differ in run-level limits ({'; '.join(differ)}): quality, tokens and cost compare as "

@@ -17,6 +17,7 @@ import hashlib
 import json
 from typing import Any
 
+from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
@@ -129,7 +130,7 @@ RECONCILE = Rule("reconcile-usage", ACCOUNTING_VERSION, _reconcile)
 def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], cases: dict[str, str],
               price_correction: str | None = None) -> tuple[str, bool, str]:
     """`price_correction`: the run's latest price correction digest; costs are priced with it."""
-    if run["status"] not in ("completed", "failed", "cancelled", "interrupted"):
+    if run["status"] not in TERMINAL_STATUSES:
         raise InvalidInput(f"run {run['id']} is {run['status']}; reconcile a terminated run", code="run_not_finished")
     if run["mode"] != "live":
         raise InvalidInput("reconcile-usage applies to live runs only", code="not_live")

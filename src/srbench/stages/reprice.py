@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
 from srbench.schemas.target import Prices
 
@@ -20,7 +21,7 @@ PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
 
 def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, reason: str | None) -> dict[str, Any]:
     """Validate `prices` = {target id: {model: {input, cached_input, cache_write, output}}}."""
-    if run["status"] not in ("completed", "failed", "cancelled", "interrupted"):
+    if run["status"] not in TERMINAL_STATUSES:
         raise InvalidInput(f"run {run['id']} is {run['status']}; reprice a terminated run", code="run_not_finished")
     if not isinstance(prices, dict) or not prices:
         raise InvalidInput("prices must be a non-empty object keyed by target id")
