@@ -23,40 +23,47 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import httpx
 
+from srbench import TERMINAL_STATUSES
 from srbench.service.embedded import EmbeddedService
 from srbench.simulate import samples
 
 
-async def bare_loop(url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
+async def _timed(bodies: list[dict[str, Any]], concurrency: int,
+                 one: Callable[[dict[str, Any]], Awaitable[None]]) -> float:
     sem = asyncio.Semaphore(concurrency)
+
+    async def limited(body: dict[str, Any]) -> None:
+        async with sem:
+            await one(body)
+    t0 = time.perf_counter()
+    await asyncio.gather(*(limited(b) for b in bodies))
+    return time.perf_counter() - t0
+
+
+async def bare_loop(url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
     limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         async def one(body: dict[str, Any]) -> None:
-            async with sem, client.stream("POST", url, json=body) as resp:
+            async with client.stream("POST", url, json=body) as resp:
                 async for _chunk in resp.aiter_bytes():
                     pass
-        t0 = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
-        return time.perf_counter() - t0
+        return await _timed(bodies, concurrency, one)
 
 
 async def bare_aiohttp_loop(url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
-    sem = asyncio.Semaphore(concurrency)
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency + 4)) as session:
         async def one(body: dict[str, Any]) -> None:
-            async with sem, session.post(url, json=body) as resp:
+            async with session.post(url, json=body) as resp:
                 async for _chunk in resp.content.iter_any():
                     pass
-        t0 = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
-        return time.perf_counter() - t0
+        return await _timed(bodies, concurrency, one)
 
 
 def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
@@ -64,7 +71,7 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     that this process's own polling does not compete with the run for the GIL). Waits until the
     run's task is done (it builds the end-of-run report) so that runs never overlap."""
     run_id = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
-    while (run := client.get(f"/runs/{run_id}"))["status"] not in ("completed", "failed", "cancelled"):
+    while (run := client.get(f"/runs/{run_id}"))["status"] not in TERMINAL_STATUSES:
         time.sleep(0.25)
     while svc.service.runs.tasks:
         time.sleep(0.05)

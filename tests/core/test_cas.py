@@ -54,34 +54,27 @@ def test_shared_backend_verifies_reads() -> None:
     assert store.verify(d) is False
 
 
-def test_local_corruption_is_caught_by_verify(tmp_path) -> None:
+def _stored_then_damaged(tmp_path, data: bytes, damaged: bytes) -> tuple[ObjectStore, str]:
+    """An object put whole, then its file overwritten as a crash or a disk fault could leave it."""
     store = ObjectStore(str(tmp_path / "cas"))
-    d = store.put_bytes(b"payload")
-    p = store.path_of(d)
-    os.chmod(p, 0o644)
-    with open(p, "wb") as fh:
-        fh.write(b"other")
+    d = store.put_bytes(data)
+    os.chmod(store.path_of(d), 0o644)
+    with open(store.path_of(d), "wb") as fh:
+        fh.write(damaged)
+    return store, d
+
+
+def test_local_corruption_is_caught_by_verify(tmp_path) -> None:
+    store, d = _stored_then_damaged(tmp_path, b"payload", b"other")
     assert store.verify(d) is False
 
 
-def test_a_truncated_object_is_rewritten_by_the_next_put(tmp_path) -> None:
-    store = ObjectStore(str(tmp_path / "cas"))
-    d = store.put_bytes(b"complete payload")
-    p = store.path_of(d)
-    os.chmod(p, 0o644)
-    with open(p, "wb") as fh:
-        fh.write(b"")                      # what a power loss before the barrier can leave
-    assert store.put_bytes(b"complete payload") == d
-    assert store.get_bytes(d, verify=True) == b"complete payload"
-
-
-def test_a_garbled_object_of_the_right_size_is_rewritten_by_the_next_put(tmp_path) -> None:
-    store = ObjectStore(str(tmp_path / "cas"))
-    d = store.put_bytes(b"complete payload")
-    p = store.path_of(d)
-    os.chmod(p, 0o644)
-    with open(p, "wb") as fh:
-        fh.write(b"\0" * len(b"complete payload"))   # blocks allocated, data never written
+@pytest.mark.parametrize("damaged", [
+    b"",                                   # cut short: what a power loss before the barrier can leave
+    b"\0" * len(b"complete payload"),      # the right size, blocks allocated, data never written
+])
+def test_a_damaged_object_is_rewritten_by_the_next_put(tmp_path, damaged: bytes) -> None:
+    store, d = _stored_then_damaged(tmp_path, b"complete payload", damaged)
     assert store.verify(d) is False
     assert store.put_bytes(b"complete payload") == d
     assert store.get_bytes(d, verify=True) == b"complete payload"

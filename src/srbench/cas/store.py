@@ -1,8 +1,9 @@
 """The object store: immutable, content-addressed objects on any fsspec filesystem.
 
-Layout under the root: ``objects/<2 hex>/<62 hex>``. A put is idempotent (an object that exists is
-not written again). On the local filesystem a write is atomic and durable: a temporary file in the
-same directory, fsync, rename, fsync of the directory. On other backends (NFS through fsspec,
+Layout under the root: ``objects/<2 hex>/<62 hex>``. A put is idempotent (an object whose stored
+bytes match is not written again; one cut short or garbled by a crash is). On the local filesystem a
+write is atomic: a temporary file in the same directory, then a rename; it is durable either by its
+own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
 object storage, ``memory://`` in tests) the backend's own whole-object write is used and every read
 is verified against its digest, because a shared backend may hand back bytes another host wrote.
 """
@@ -48,11 +49,7 @@ class ObjectStore:
         digest = digest_bytes(data)
         path = self.path_of(digest)
         if self.local:
-            try:
-                size = os.stat(path).st_size
-            except FileNotFoundError:
-                size = -1
-            if size == len(data) and _same_bytes(path, data):
+            if _same_bytes(path, data):
                 try:  # refresh the age so gc's grace period covers a writer re-putting it
                     os.utime(path)
                 except OSError:
@@ -134,8 +131,8 @@ def _same_bytes(path: str, data: bytes) -> bool:
     renamed into place without a sync may hold the right size but not the right bytes after a crash."""
     try:
         with open(path, "rb") as fh:
-            return fh.read() == data
-    except OSError:
+            return os.fstat(fh.fileno()).st_size == len(data) and fh.read() == data
+    except OSError:                 # absent (or unreadable): write it
         return False
 
 
