@@ -28,12 +28,6 @@ from .conftest import cli_env, run_cli, settled_snapshot, store_snapshot
 
 
 # -- the token on every route ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ids(real_ids: dict[str, str]) -> dict[str, str]:
-    """Real ids for the path parameters, so that a 401 can only be the token's doing."""
-    return real_ids
-
-
 def _fill(path: str, ids: dict[str, str]) -> str:
     return re.sub(r"{(\w+)}", lambda m: ids.get(m.group(1), "dummy-" + m.group(1)), path)
 
@@ -56,13 +50,14 @@ def _bad_auth(token: str) -> dict[str, dict[str, str] | None]:
     }
 
 
-def test_every_route_but_health_needs_the_token(service, api, ids) -> None:
+def test_every_route_but_health_needs_the_token(service, api, real_ids) -> None:
+    """Real ids fill the path parameters, so that a 401 can only be the token's doing."""
     before = settled_snapshot(service.store_dir)
     refused = 0
     with httpx.Client(base_url=service.url + API_PREFIX, timeout=10) as anon:
         for label, headers in _bad_auth(service.token).items():
             for method, path, name, _ in ROUTES:
-                url = _fill(path, ids) + (f"?token={service.token}" if label == "none" else "")
+                url = _fill(path, real_ids) + (f"?token={service.token}" if label == "none" else "")
                 resp = anon.request(method, url, headers=headers, json={} if method == "POST" else None)
                 if name == "health":
                     assert resp.status_code == 200 and resp.json()["status"] == "ready", (label, resp.text)
@@ -78,7 +73,7 @@ def test_every_route_but_health_needs_the_token(service, api, ids) -> None:
     # positive control: with the token every GET route is served
     for method, path, _name, _ in ROUTES:
         if method == "GET":
-            status, data = api.get(_fill(path, ids))
+            status, data = api.get(_fill(path, real_ids))
             assert status == 200, (path, status, data)
 
 

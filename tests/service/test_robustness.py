@@ -90,7 +90,7 @@ def test_a_closed_journal_refuses_writes(tmp_path) -> None:
         j.set_ref_sync("k", "b", 2)
 
 
-def test_concurrent_reprices_are_all_kept(api, sim, prepare) -> None:
+def test_concurrent_reprices_are_all_kept(api, service, sim, prepare) -> None:
     ds = prepare("mmlu-pro")
     api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url, "sim-strong")]})
     run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "m"}]))})["run"]["id"]
@@ -106,7 +106,8 @@ def test_concurrent_reprices_are_all_kept(api, sim, prepare) -> None:
     for t in threads:
         t.join()
     assert results == [True] * 6
+    history = service.service.journal.get_ref("price-correction", run_id)
+    assert len(history) == 6 and len({h["digest"] for h in history}) == 6      # no append lost to a race
     rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
-    assert rep["price_correction"] is not None
-    history = api.ok("GET", f"/runs/{run_id}")  # the run is untouched
-    assert history["status"] == "completed"
+    assert rep["price_correction"]["digest"] == history[-1]["digest"]
+    assert api.ok("GET", f"/runs/{run_id}")["status"] == "completed"          # the run is untouched
