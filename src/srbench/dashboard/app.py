@@ -19,6 +19,7 @@ from aiohttp import web
 
 from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
 from srbench.service.discovery import API_PREFIX
+from srbench.service.http import MAX_BODY
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
@@ -29,18 +30,21 @@ READ_ROUTES = [re.compile(p) for p in (
 WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r"/plans", r"/runs",
                                         rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
 CSRF_HEADER = "X-SR-Bench-Dashboard"
-MAX_BODY = 8 * 1024 * 1024      # as the service's: a recovery plan lists every cell of a large run
-STATIC = {**{f"{m}.js": "text/javascript" for m in ("core", "runs", "tabs", "create", "browse", "main")}, "style.css": "text/css"}
+_TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
 SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
 UPSTREAM: web.AppKey[dict[str, str]] = web.AppKey("upstream", dict)
 HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
+ASSETS: web.AppKey[dict[str, tuple[bytes, str]]] = web.AppKey("assets", dict)
 
 
-def _asset(name: str) -> bytes:
-    return resources.files("srbench.dashboard").joinpath("static", name).read_bytes()
+def _assets() -> dict[str, tuple[bytes, str]]:
+    """Every file of the package's static folder, read once: name → (bytes, content type)."""
+    folder = resources.files("srbench.dashboard").joinpath("static")
+    return {f.name: (f.read_bytes(), _TYPES[f.name[f.name.rfind("."):]]) for f in folder.iterdir()
+            if f.name[f.name.rfind("."):] in _TYPES}
 
 
 @web.middleware
@@ -103,14 +107,16 @@ async def logout(request: web.Request) -> web.Response:
 async def index(request: web.Request) -> web.Response:
     if not _signed_in(request):
         raise web.HTTPSeeOther("/login")
-    return web.Response(body=_asset("index.html"), content_type="text/html")
+    data, ctype = request.app[ASSETS]["index.html"]
+    return web.Response(body=data, content_type=ctype)
 
 
 async def static(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    if name not in STATIC:
+    if name == "index.html" or name not in request.app[ASSETS]:
         raise web.HTTPNotFound()
-    return web.Response(body=_asset(name), content_type=STATIC[name])
+    data, ctype = request.app[ASSETS][name]
+    return web.Response(body=data, content_type=ctype)
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
@@ -149,6 +155,7 @@ def make_dashboard(service_url: str, service_token: str, key: str) -> web.Applic
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
     app[SESSIONS] = Sessions(key)
     app[UPSTREAM] = {"url": service_url.rstrip("/"), "token": service_token}
+    app[ASSETS] = _assets()
 
     async def open_http(app: web.Application) -> Any:
         app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))

@@ -3,11 +3,12 @@
 The key comes from ``SR_BENCH_DASHBOARD_KEY`` or from a private file beside the store
 (``dashboard.key``: a regular file, mode 0600, never a symlink), created on first use. The browser
 exchanges it once for a random session id (HttpOnly, SameSite=Strict); the service token never
-reaches the browser. Keys and session ids are compared in constant time.
+reaches the browser. Keys are compared in constant time; session ids are kept only as hashes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import secrets
@@ -37,31 +38,30 @@ def dashboard_key(state_dir: Path) -> tuple[str, str]:
 
 
 class Sessions:
-    """Signed-in browsers: random ids with an expiry, kept in this process only."""
+    """Signed-in browsers, kept in this process only. A session id is stored as its SHA-256: a lookup
+    by that hash reveals nothing usable through timing, and the ids themselves are never kept."""
 
     def __init__(self, key: str) -> None:
         self._key = key
-        self._ids: dict[str, float] = {}
+        self._expiry: dict[str, float] = {}
 
     def key_ok(self, candidate: str | None) -> bool:
         return bool(candidate) and hmac.compare_digest(candidate.encode(), self._key.encode())
 
     def open(self) -> str:
+        now = time.time()
+        self._expiry = {h: t for h, t in self._expiry.items() if t >= now}
         sid = secrets.token_urlsafe(32)
-        self._ids[sid] = time.time() + SESSION_TTL_S
+        self._expiry[_hash(sid)] = now + SESSION_TTL_S
         return sid
 
     def valid(self, sid: str | None) -> bool:
-        if not sid:
-            return False
-        now = time.time()
-        for known, expires in list(self._ids.items()):
-            if expires < now:
-                del self._ids[known]
-            elif hmac.compare_digest(known.encode(), sid.encode()):
-                return True
-        return False
+        return bool(sid) and self._expiry.get(_hash(sid), 0.0) >= time.time()
 
     def close(self, sid: str | None) -> None:
         if sid:
-            self._ids.pop(sid, None)
+            self._expiry.pop(_hash(sid), None)
+
+
+def _hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode()).hexdigest()

@@ -26,13 +26,12 @@ from srbench.rules import Engine
 from srbench.service import dataset_handlers, derived_handlers, handlers
 from srbench.service.auth import token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
-from srbench.service.http import SERVICE
+from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
 from srbench.service.openapi import ROUTES, openapi_document
 from srbench.service.runs import RunManager
 
 log = logging.getLogger("srbench.service")
-MAX_BODY = 8 * 1024 * 1024
 
 
 class Service:

@@ -10,6 +10,7 @@ from aiohttp import web
 from srbench.errors import InvalidInput
 
 SERVICE: web.AppKey[Any] = web.AppKey("service", object)
+MAX_BODY = 8 * 1024 * 1024          # a request body (a recovery plan lists every cell of a large run)
 
 
 def svc(request: web.Request) -> Any:

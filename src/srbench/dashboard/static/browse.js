@@ -134,6 +134,7 @@ async function datasetsView(q) {
     (!q.get("benchmark") || (d.benchmarks || []).includes(q.get("benchmark"))) &&
     (!text || JSON.stringify([d.name, d.id, d.benchmarks]).toLowerCase().includes(text)));
   const offset = Number(q.get("offset") || 0);
+  const shown = list.slice(offset, offset + 25);
   const set = (k, v) => { q.set(k, v); if (!v) q.delete(k); q.delete("offset"); go(["datasets"], q); };
   const search = h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => set("q", e.target.value) } });
   const choice = (key, values, any) => h("select", { on: { change: (e) => set(key, e.target.value) } },
@@ -141,15 +142,13 @@ async function datasetsView(q) {
   const benchmarks = [...new Set(all.flatMap((d) => d.benchmarks || []))].sort();
   const totals = {};
   for (const d of all) totals[d.profile] = (totals[d.profile] || 0) + d.case_count;
-  const nav = (label, to) => h("button", { disabled: to < 0 || to >= list.length, on: { click: () => { q.set("offset", to); go(["datasets"], q); } } }, label);
   show(h("h2", {}, "Datasets"), h("div", { class: "filters" }, h("label", {}, "search", search),
       h("label", {}, "profile", choice("profile", ["smoke", "quick", "standard"], "any profile")),
       h("label", {}, "benchmark", choice("benchmark", benchmarks, "any benchmark"))),
     h("p", { class: "muted" }, "Tasks prepared per profile (a sum over prepared sets that may overlap: not a distinct count " +
       "and not a run's denominator): " + Object.entries(totals).map(([p, n]) => p + " " + n).join(", ")),
-    h("p", { class: "muted" }, (list.length ? offset + 1 : 0) + "–" + Math.min(list.length, offset + 25) + " of " + list.length + " datasets"),
-    nav("← previous 25", offset - 25), nav("next 25 →", offset + 25),
-    table(["name", "profile", "split", "benchmarks", "tasks"], list.slice(offset, offset + 25).map((d) => h("tr", { class: "link", on: { click: () => go(["dataset", d.id]) } },
+    pager(["datasets"], q, offset, 25, shown.length, list.length, "datasets"),
+    table(["name", "profile", "split", "benchmarks", "tasks"], shown.map((d) => h("tr", { class: "link", on: { click: () => go(["dataset", d.id]) } },
       h("td", {}, d.name), h("td", {}, d.profile), h("td", {}, d.split), h("td", {}, (d.benchmarks || []).join(", ")), h("td", {}, d.case_count)))));
 }
 
@@ -170,9 +169,7 @@ async function datasetView(id, q) {
       h("label", {}, "benchmark", h("select", { on: { change: (e) => set("benchmark", e.target.value) } },
         ["", ...(d.benchmarks || [])].map((b) => h("option", { value: b, selected: b === (q.get("benchmark") || "") }, b || "all")))),
       h("label", {}, "text", h("input", { type: "search", value: q.get("q") || "", on: { change: (e) => set("q", e.target.value) } }))),
-    h("p", { class: "muted" }, (page.total ? offset + 1 : 0) + "–" + (offset + page.cases.length) + " of " + page.total + " tasks"),
-    h("button", { disabled: offset === 0, on: { click: () => { q.set("offset", Math.max(0, offset - 25)); go(["dataset", id], q); } } }, "← previous 25"),
-    h("button", { disabled: offset + 25 >= page.total, on: { click: () => { q.set("offset", offset + 25); go(["dataset", id], q); } } }, "next 25 →"),
+    pager(["dataset", id], q, offset, 25, page.cases.length, page.total, "tasks"),
     table(["task", "benchmark", "subject", "instructions"], page.cases.map((c) => h("tr", {}, h("td", {}, c.id), h("td", {}, c.benchmark),
       h("td", {}, c.metadata.stratum), h("td", {}, h("pre", {}, c.messages.map((m) => m.role + ": " + m.content).join("\n\n")))))));
 }

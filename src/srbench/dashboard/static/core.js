@@ -87,6 +87,25 @@ function show(...nodes) {
   return view;
 }
 
+// "first–last of total" and the previous/next buttons that move `offset` in the route's query.
+function pager(parts, q, offset, size, shown, total, noun) {
+  const move = (to) => () => { q.set("offset", to); go(parts, q); };
+  return [h("p", { class: "muted" }, (total ? offset + 1 : 0) + "–" + (offset + shown) + " of " + total + (noun ? " " + noun : "")),
+    h("button", { disabled: offset <= 0, on: { click: move(Math.max(0, offset - size)) } }, "← previous " + size),
+    h("button", { disabled: offset + size >= total, on: { click: move(offset + size) } }, "next " + size + " →")];
+}
+
+// Every event of a run, oldest first (the service pages them by 100 after a sequence number).
+async function allEvents(id) {
+  const all = [];
+  for (let after = 0; ;) {
+    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
+    all.push(...page);
+    if (page.length < 100) return all;
+    after = page[page.length - 1].seq;
+  }
+}
+
 function table(head, rows) {
   return h("table", {}, h("thead", {}, h("tr", {}, head.map((c) => h("th", {}, c)))), h("tbody", {}, rows));
 }
@@ -94,6 +113,7 @@ function table(head, rows) {
 // A request that starts paid work: kept in the tab (sessionStorage) before it is sent; an answer
 // that never arrived is re-sent with the same idempotency key, which binds the same run.
 async function sendKept(box, storageKey, path, request, what) {
+  sessionStorage.setItem(storageKey, JSON.stringify(request));     // kept before anything is sent
   try {
     const out = await api(path, { method: "POST", body: JSON.stringify(request) });
     sessionStorage.removeItem(storageKey);

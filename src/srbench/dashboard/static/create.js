@@ -73,7 +73,6 @@ function showPlan(box, plan) {
   const storageKey = "srbench.launch." + plan.plan_sha256;
   const launch = h("button", { on: { click: () => {
     const request = { plan, idempotency_key: "dashboard-" + crypto.randomUUID() };
-    sessionStorage.setItem(storageKey, JSON.stringify(request));
     sendKept(box, storageKey, "/runs", request, "launch");
   } } }, "Launch run (" + plan.total + " model calls planned)");
   put(box, h("h3", {}, "Frozen plan " + plan.plan_sha256.slice(0, 16) + "…"),

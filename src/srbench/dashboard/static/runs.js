@@ -80,6 +80,7 @@ function runView(id, q) {
 // The pending request is kept in this tab (sessionStorage) before it is sent, so that a lost response
 // is re-sent with the same idempotency key and binds the same child run, never a second one.
 const pendingKey = (runId) => "srbench.recovery." + runId;
+const recoverPath = (runId) => "/runs/" + encodeURIComponent(runId) + "/recover";
 
 function recoveryView(box, run) {
   const mode = h("select", {}, h("option", { value: "undispatched" }, "undispatched — cells that never sent a call"),
@@ -88,7 +89,8 @@ function recoveryView(box, run) {
   put(box, h("h3", {}, "Recovery"), h("p", {}, mode, " ",
     h("button", { on: { click: () => reviewRecovery(review, run, mode.value) } }, "Review recovery plan")), review);
   const pending = sessionStorage.getItem(pendingKey(run.id));
-  if (pending) showPending(review, run, JSON.parse(pending), "A recovery request from this tab may not have been answered.");
+  if (pending) showKept(review, pendingKey(run.id), recoverPath(run.id), JSON.parse(pending),
+    "A recovery request from this tab may not have been answered.", "recovery");
 }
 
 async function reviewRecovery(box, run, mode) {
@@ -104,8 +106,7 @@ async function reviewRecovery(box, run, mode) {
     if (plan.requires_acknowledgement && !ack.checked) { alert("Acknowledge the new attempts first."); return; }
     const request = { plan: Object.assign({}, plan, { selected_cells: cells }), acknowledge_new_attempt: ack.checked,
       idempotency_key: "dashboard-" + crypto.randomUUID() };
-    sessionStorage.setItem(pendingKey(run.id), JSON.stringify(request));
-    sendRecovery(box, run, request);
+    sendKept(box, pendingKey(run.id), recoverPath(run.id), request, "recovery");
   } } }, "Start recovery run");
   put(box, h("p", {}, plan.note), h("p", {}, plan.eligible.length + " eligible cell(s); excluded: " +
       (Object.entries(plan.excluded_counts).map(([r, n]) => r + " " + n).join(", ") || "none") +
@@ -114,12 +115,4 @@ async function reviewRecovery(box, run, mode) {
       h("tr", {}, h("td", {}, checks[i]), h("td", {}, c.cell_id), h("td", {}, c.case_id), h("td", {}, c.target_id), h("td", {}, c.state)))) : null,
     plan.requires_acknowledgement ? h("p", {}, ack, h("label", { for: "ack" }, " I acknowledge new attempts of these cells (extra cost)")) : null,
     start);
-}
-
-async function sendRecovery(box, run, request) {
-  await sendKept(box, pendingKey(run.id), "/runs/" + encodeURIComponent(run.id) + "/recover", request, "recovery");
-}
-
-function showPending(box, run, request, why) {
-  showKept(box, pendingKey(run.id), "/runs/" + encodeURIComponent(run.id) + "/recover", request, why, "recovery");
 }

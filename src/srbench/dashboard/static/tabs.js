@@ -28,9 +28,7 @@ async function pagedView(box, id, q, what, head, cells, onOpen) {
     if (onOpen) row.addEventListener("click", () => onOpen(item, row));
     return row;
   });
-  const nav = (label, to) => h("button", { disabled: to < 0 || to >= data.total, on: { click: () => { q.set("offset", to); go(["run", id], q); } } }, label);
-  put(box, h("p", { class: "muted" }, (data.total ? offset + 1 : 0) + "–" + (offset + items.length) + " of " + data.total),
-    nav("← previous 100", offset - 100), nav("next 100 →", offset + 100), table(head, rows));
+  put(box, pager(["run", id], q, offset, 100, items.length, data.total), table(head, rows));
 }
 
 // Questions: the cells of one page (100) grouped by task, every target side by side.
@@ -52,9 +50,7 @@ async function questionsView(box, id, q) {
     row.addEventListener("click", () => answersDetail(id, row, targets.map((t) => c.cells[t]).filter(Boolean), targets.length + 3));
     return row;
   });
-  const nav = (label, to) => h("button", { disabled: to < 0 || to >= data.total, on: { click: () => { q.set("offset", to); go(["run", id], q); } } }, label);
-  put(box, h("p", { class: "muted" }, "cells " + (data.total ? offset + 1 : 0) + "–" + (offset + data.results.length) + " of " + data.total +
-      ", grouped by task; click a task for every target's visible answer"), nav("← previous 100", offset - 100), nav("next 100 →", offset + 100),
+  put(box, pager(["run", id], q, offset, 100, data.results.length, data.total, "cells, grouped by task; click a task for every target's visible answer"),
     table(["task", "benchmark", "subject", ...targets], rows));
 }
 
@@ -74,14 +70,7 @@ async function answersDetail(id, row, cells, span) {
 async function evidenceView(box, id) {
   const run = await api("/runs/" + encodeURIComponent(id));
   const rep = (await api("/runs/" + encodeURIComponent(id) + "/report")).report;
-  const checks = [];
-  let after = 0;
-  for (let i = 0; i < 200; i++) {
-    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
-    checks.push(...page.filter((e) => ["config_hash_checked", "dispatch_stopped", "budget_refused"].includes(e.type)));
-    if (page.length < 100) break;
-    after = page[page.length - 1].seq;
-  }
+  const checks = (await allEvents(id)).filter((e) => ["config_hash_checked", "dispatch_stopped", "budget_refused"].includes(e.type));
   const block = (title, value, open = true) => h("details", { open }, h("summary", {}, title),
     typeof value === "string" ? h("p", {}, value) : h("pre", {}, JSON.stringify(value, null, 2)));
   put(box, block("Provenance (plan, dataset, graders, hashes)", rep.provenance, false),
@@ -104,14 +93,7 @@ async function callDetail(id, call, row) {
 }
 
 async function eventsView(box, id) {
-  const all = [];
-  let after = 0;
-  for (let i = 0; i < 200; i++) {
-    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
-    all.push(...page);
-    if (page.length < 100) break;
-    after = page[page.length - 1].seq;
-  }
+  const all = await allEvents(id);
   let shown = 100;
   const render = () => {
     const slice = all.slice(Math.max(0, all.length - shown)).reverse();
