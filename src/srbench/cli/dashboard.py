@@ -16,7 +16,7 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=None, help="Default: the service's port + 1.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Default: the service's port + 1.")
 @click.pass_obj
 def dashboard(obj: Ctx, host: str, port: int | None) -> None:
     """Serve the web Dashboard (foreground). Browsers sign in with the Dashboard key; they never
@@ -27,8 +27,6 @@ def dashboard(obj: Ctx, host: str, port: int | None) -> None:
     from srbench.dashboard.auth import dashboard_key
     from srbench.service.discovery import default_port, is_loopback, resolve_store
 
-    if not 0 <= (port if port is not None else 0) <= 65535:
-        raise InvalidInput(f"--port must be within 0..65535, got {port}")
     client = obj.client
     key, where = dashboard_key(resolve_store(obj.store).parent)
     port = default_port() + 1 if port is None else port
