@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 
 import click
 
@@ -16,7 +18,8 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Default: the service's port + 1.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Default: the service's default port + 1 (a free port if that one is taken).")
 @click.pass_obj
 def dashboard(obj: Ctx, host: str, port: int | None) -> None:
     """Serve the web Dashboard (foreground). Browsers sign in with the Dashboard key; they never
@@ -29,6 +32,7 @@ def dashboard(obj: Ctx, host: str, port: int | None) -> None:
 
     client = obj.client
     key, where = dashboard_key(resolve_store(obj.store).parent)
+    fallback = port is None
     port = default_port() + 1 if port is None else port
     app = make_dashboard(client.url, client.token, key)
     shown = host if is_loopback(host) else host + " (not loopback: anyone who reaches it still needs the key)"
@@ -37,12 +41,18 @@ def dashboard(obj: Ctx, host: str, port: int | None) -> None:
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         try:
+            site = web.TCPSite(runner, host, port)
             try:
-                await web.TCPSite(runner, host, port).start()
+                await site.start()
             except OSError as exc:
-                raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-            click.echo(f"sr-bench Dashboard on http://{shown}:{port}/ for the service at {client.url}")
-            click.echo(f"sign-in key kept in {where}; open http://{'127.0.0.1' if is_loopback(host) else host}:{port}"
+                if not (fallback and exc.errno == errno.EADDRINUSE):
+                    raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
+                               ) from None
+                site = web.TCPSite(runner, host, 0)      # another store's Dashboard holds the default
+                await site.start()
+            bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+            click.echo(f"sr-bench Dashboard on http://{shown}:{bound}/ for the service at {client.url}")
+            click.echo(f"sign-in key kept in {where}; open http://{'127.0.0.1' if is_loopback(host) else host}:{bound}"
                        "/login and paste it (Ctrl-C stops the Dashboard, never the runs)")
             await asyncio.Event().wait()
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 import click
@@ -34,7 +35,9 @@ def catalog(obj: Ctx) -> None:
 @cli.command()
 @click.option("--store", "store_opt", type=click.Path(file_okay=False), default=None, help="Store directory.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=None, help="Default: 8090 + SR_BENCH_PORT_OFFSET.")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Default: SR_BENCH_PORT, else 8090 + SR_BENCH_PORT_OFFSET; a default port that is taken "
+                   "(e.g. by another store's service) is replaced by a free one.")
 @click.pass_obj
 def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
     """Run the service that owns the store (foreground)."""
@@ -54,7 +57,8 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
         if not is_loopback(host):
             raise InvalidInput(f"a non-loopback listen needs a service token: set {token_env_name()} privately")
         token = ensure_token(store)
-    asyncio.run(run_service(store, host, default_port() if port is None else port, token))
+    asyncio.run(run_service(store, host, default_port() if port is None else port, token,
+                            port_fallback=port is None and not os.environ.get("SR_BENCH_PORT")))
 
 
 @cli.command()

@@ -7,6 +7,7 @@ route but /health needs the bearer token. Errors are JSON ``{"error": {"code", "
 from __future__ import annotations
 
 import asyncio
+import errno
 import fcntl
 import json
 import logging
@@ -108,6 +109,19 @@ def make_app(service: Service, token: str) -> web.Application:
     return app
 
 
+async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool) -> web.TCPSite:
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as exc:
+        if not (fallback and port != 0 and exc.errno == errno.EADDRINUSE):
+            raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
+                               ) from None
+        site = web.TCPSite(runner, host, 0)
+        await site.start()
+    return site
+
+
 class StoreLock:
     """Exclusive lock: one service per store."""
 
@@ -125,8 +139,13 @@ class StoreLock:
         self.fh.close()
 
 
-async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None) -> None:
-    """Run the service until SIGTERM/SIGINT or POST /shutdown."""
+async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None,
+                port_fallback: bool = False) -> None:
+    """Run the service until SIGTERM/SIGINT or POST /shutdown.
+
+    With `port_fallback` (the default port, not one the user asked for), a port another program or
+    another store's service holds is replaced by a free one; the URL is recorded in the store's
+    ``service.json``, where clients find it. An explicit port that is taken is a one-line error."""
     lock = StoreLock(store_dir)
     # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
@@ -136,8 +155,7 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         app = make_app(service, token)
         runner = web.AppRunner(app, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, host, port)
-        await site.start()
+        site = await _listen(runner, host, port, port_fallback)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
         info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time()}

@@ -99,14 +99,17 @@ def start_local_service(store_dir: Path, wait_s: float = 20.0) -> str:
     log_path = store_dir.parent / f"{store_dir.name}.service.log"
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     log = os.fdopen(fd, "ab")
-    cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir),
-           "--host", "127.0.0.1", "--port", str(default_port())]
+    default_port()                          # a bad SR_BENCH_PORT is one line here, not in the log
+    cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir), "--host", "127.0.0.1"]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         info = read_service_info(store_dir)
         if info is not None and info.pid == proc.pid and _healthy(info.url, info.store_id):
+            print(f"sr-bench: started the service for the store {store_dir} at {info.url} (pid {proc.pid}); "
+                  f"it keeps running in the background: `sr-bench --store {store_dir} stop` stops it",
+                  file=sys.stderr)
             return info.url
         if proc.poll() is not None:
             tail = (store_dir.parent / f"{store_dir.name}.service.log").read_text(errors="replace").strip()

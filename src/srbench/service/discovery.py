@@ -5,7 +5,9 @@
 - The managed service token is a private regular file (0600, never a symlink) beside the store.
 - ``SR_BENCH_URL`` selects an external service; its token comes from ``SR_BENCH_TOKEN`` or from the
   variable that ``SR_BENCH_TOKEN_ENV`` names.
-- The host API listens on loopback, port 8090 + ``SR_BENCH_PORT_OFFSET`` (``SR_BENCH_PORT`` wins).
+- The host API listens on loopback, port 8090 + ``SR_BENCH_PORT_OFFSET`` (``SR_BENCH_PORT`` wins); a
+  default port already taken (another store's service) is replaced by a free one, and the service
+  records where it listens in ``<store>/service.json``, where the CLI finds it.
 - The cache root (DEP-5) and the store's ``benchmark-options.json`` (DEP-1).
 """
 
@@ -35,9 +37,20 @@ def env_token() -> str | None:
 
 
 def default_port() -> int:
-    if os.environ.get("SR_BENCH_PORT"):
-        return int(os.environ["SR_BENCH_PORT"])
-    return BASE_PORT + int(os.environ.get("SR_BENCH_PORT_OFFSET", "0") or 0)
+    """``SR_BENCH_PORT`` (exact; 0 = any free port), else 8090 + ``SR_BENCH_PORT_OFFSET``."""
+    for name in ("SR_BENCH_PORT", "SR_BENCH_PORT_OFFSET"):
+        raw = os.environ.get(name, "").strip()
+        if not raw:
+            continue
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InvalidInput(f"{name} must be a whole number, got {raw!r}") from None
+        port = value if name == "SR_BENCH_PORT" else BASE_PORT + value
+        if not 0 <= port <= 65535:
+            raise InvalidInput(f"{name}={raw} gives port {port}, outside 0-65535")
+        return port
+    return BASE_PORT
 
 
 def managed_store() -> Path:

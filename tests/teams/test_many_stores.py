@@ -1,0 +1,59 @@
+"""Many stores on one host (SVC-2): each store's service takes the default port if free, else a free
+one; it records where it listens in the store's service.json and the CLI finds it there."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from tests.integration.conftest import Cli
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_second_store_gets_its_own_port_and_is_found(tmp_path: Path) -> None:
+    base = _free_port()
+    env = {"SR_BENCH_PORT": "", "SR_BENCH_PORT_OFFSET": str(base - 8090)}
+    one, two = Cli(tmp_path / "one", env), Cli(tmp_path / "two", env)
+    for c in (one, two):
+        c.cwd.mkdir()
+        c.env.pop("SR_BENCH_PORT")
+    try:
+        first = one.run("runs")
+        assert f"127.0.0.1:{base}" in first.stderr and "sr-bench --store" in first.stderr
+        assert first.stderr.count("started the service") == 1
+        second = two.run("runs")                       # the default port is taken by the first store
+        info_one = json.loads((one.cwd / ".sr-bench/default/store/service.json").read_text())
+        info_two = json.loads((two.cwd / ".sr-bench/default/store/service.json").read_text())
+        assert info_one["url"] == f"http://127.0.0.1:{base}"
+        assert info_two["url"] != info_one["url"] and info_two["store_id"] != info_one["store_id"]
+        assert info_two["url"] in second.stderr
+        # later commands find each store's own service, and say nothing about starting one
+        again = two.run("runs")
+        assert "started the service" not in again.stderr
+    finally:
+        one.run("stop", ok=False)
+        two.run("stop", ok=False)
+
+
+def test_an_explicit_port_that_is_taken_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        cli = Cli(tmp_path)
+        proc = cli.run("serve", "--store", str(tmp_path / "s"), "--port", str(port), ok=False, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_a_bad_port_variable_is_one_line(tmp_path: Path) -> None:
+    cli = Cli(tmp_path, {"SR_BENCH_PORT": "eighty"})
+    proc = cli.run("runs", ok=False, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: SR_BENCH_PORT must be a whole number, got 'eighty'"
