@@ -115,7 +115,9 @@ MANIFESTS: dict[str, tuple[Callable[[dict[str, Any]], Any], list[str]]] = {
     "sha256 not hex": (_edit("dataset.sha256", "xyz"), ["dataset.sha256"]),
     "sha256 of other bytes": (_edit("dataset.sha256", "0" * 64), ["dataset.sha256", "0" * 64]),
     "sha256 upper case": (lambda m: _edit("dataset.sha256", m["dataset"]["sha256"].upper())(m), ["dataset.sha256"]),
-    "dataset path missing": (_edit("dataset.path", "/nonexistent/ds.jsonl"), ["dataset.path", "does not exist"]),
+    # a registered sha256 is read from the store (the path is only a hint); an unknown one from the path
+    "dataset path missing": (lambda m: _edit("dataset.path", "/nonexistent/ds.jsonl")(_edit("dataset.sha256", "d" * 64)(m)),
+                             ["dataset.path", "does not exist"]),
     "dataset path is the journal": (None, ["dataset.sha256", "does not match"]),       # filled in below
     "profile not the dataset's": (_edit("profile", "quick"), ["profile quick", "smoke"]),
     "seed not the dataset's": (_edit("seed", 7), ["seed 7", "does not match"]),
@@ -134,6 +136,7 @@ def test_malformed_manifest_is_a_clear_400(api, base, service, unchanged, case) 
     m = copy.deepcopy(base["manifest"])
     if case == "dataset path is the journal":
         m["dataset"]["path"] = str(service.store_dir / "journal.sqlite3")
+        m["dataset"]["sha256"] = "e" * 64
     else:
         m = edit(m)
     # allow_nan: the NaN cases send the NaN literal, as Python's and JavaScript's encoders may

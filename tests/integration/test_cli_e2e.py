@@ -38,7 +38,7 @@ def test_prepare_combine_plan_run_report(cli, sources) -> None:
     assert (m1["case_count"], m2["case_count"]) == (14, 2)
     assert m1["sources"]["mmlu-pro"]["files"][0]["name"] == "data/test-00000-of-00001.parquet"
     combined = cli.json("dataset", "combine", cli.write("a.json", m1), cli.write("b.json", m2))
-    assert combined["case_count"] == 16 and combined["benchmarks"] == ["mmlu-pro", "arc-agi-2"]
+    assert combined["case_count"] == 16 and combined["benchmarks"] == ["arc-agi-2", "mmlu-pro"]
 
     models = [SimModel("big", skill=0.8, cached_fraction=0.5), SimModel("tiny", skill=0.3)]
     with SimulatorThread(models=models, answer_key=_key(combined["path"])) as sim:

@@ -70,7 +70,26 @@ def test_combine_refuses_an_edited_manifest_and_combines_a_clean_pair(api, prepa
     assert "sha256" in msg and b["id"] in msg, msg
     combined = api.ok("POST", "/datasets/combine", {"manifests": [a, b]})
     assert combined["case_count"] == a["case_count"] + b["case_count"] == 16
-    assert combined["benchmarks"] == ["mmlu-pro", "arc-agi-2"] and combined["seed"] == a["seed"]
+    assert combined["benchmarks"] == ["arc-agi-2", "mmlu-pro"] and combined["seed"] == a["seed"]
+
+
+def test_combine_is_order_free(api, prepare) -> None:
+    """The same cases give the same dataset whatever order the inputs come in, at once or in steps."""
+    a, b, c = prepare("mmlu-pro"), prepare("arc-agi-2"), prepare("gpqa-diamond")
+    abc = api.ok("POST", "/datasets/combine", {"manifests": [a, b, c]})
+    cba = api.ok("POST", "/datasets/combine", {"manifests": [c, b, a]})
+    ab = api.ok("POST", "/datasets/combine", {"manifests": [b, a]})
+    stepwise = api.ok("POST", "/datasets/combine", {"manifests": [c, ab]})
+    for other in (cba, stepwise):
+        assert (other["id"], other["sha256"], other["object"], other["name"]) == \
+            (abc["id"], abc["sha256"], abc["object"], abc["name"])
+    assert abc["benchmarks"] == ["arc-agi-2", "gpqa-diamond", "mmlu-pro"]
+    cases = api.ok("GET", f"/datasets/{abc['id']}/cases?limit=100")["cases"]
+    order = [x["benchmark"] for x in cases]
+    assert order == sorted(order)
+    # each benchmark keeps its own selection order
+    mmlu = [x["id"] for x in api.ok("GET", f"/datasets/{a['id']}/cases?limit=100")["cases"]]
+    assert [x["id"] for x in cases if x["benchmark"] == "mmlu-pro"] == mmlu
 
 
 def test_case_view_never_returns_answers(api, prepare) -> None:

@@ -160,3 +160,21 @@ def test_the_service_token_variable_is_never_a_model_credential(api, base, monke
     m["targets"] = [single("a", URL, api_key_env="SRB_TEST_SERVICE_TOKEN")]
     msg = api.error("POST", "/plans", {"manifest": m}, 400)
     assert "targets[0] (a): api_key_env" in msg and "SRB_TEST_SERVICE_TOKEN" in msg, msg
+
+
+def test_a_plan_names_its_dataset_by_digest_and_the_path_is_only_a_hint(api, base, tmp_path) -> None:
+    """DS-2: the frozen plan holds no path; a manifest without one, or with one that does not exist on
+    this host (a colleague's), plans to the same plan_sha256."""
+    first = api.ok("POST", "/plans", {"manifest": base})["plan"]
+    assert "path" not in first["dataset"] and first["dataset"]["object"].startswith("b3:")
+    no_path = copy.deepcopy(base)
+    del no_path["dataset"]["path"]
+    elsewhere = copy.deepcopy(base)
+    elsewhere["dataset"]["path"] = str(tmp_path / "someone-elses-host" / "dataset.jsonl")
+    for m in (no_path, elsewhere):
+        assert api.ok("POST", "/plans", {"manifest": m})["plan_sha256"] == first["plan_sha256"]
+    unknown = copy.deepcopy(no_path)
+    unknown["dataset"]["sha256"] = "c" * 64
+    msg = api.error("POST", "/plans", {"manifest": unknown}, 400, "invalid_input")
+    assert msg == (f"manifest: dataset.sha256 {'c' * 64} is not a frozen dataset of this store (prepare or "
+                   "combine it first, or `sr-bench pull` the run that used it)")

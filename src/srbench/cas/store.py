@@ -1,6 +1,8 @@
 """The object store: immutable, content-addressed objects on any fsspec filesystem.
 
-Layout under the root: ``objects/<2 hex>/<62 hex>``. A put is idempotent (an object whose stored
+Layout under the root: ``objects/<2 hex>/<62 hex>``, and ``names/<kind>/<...>``: small files, each
+bound once to an object digest (create-if-absent), for what a team must find by name (a pushed run,
+a registered dataset). A put is idempotent (an object whose stored
 bytes match is not written again; one cut short or garbled by a crash is). On the local filesystem a
 write is atomic: a temporary file in the same directory, then a rename; it is durable either by its
 own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
@@ -13,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -85,7 +88,10 @@ class ObjectStore:
     # -- reads ---------------------------------------------------------------------------------
     def has(self, digest: str) -> bool:
         path = self.path_of(digest)
-        return os.path.exists(path) if self.local else self.fs.exists(path)
+        if self.local:
+            return os.path.exists(path)
+        self.fs.invalidate_cache(path)           # another host may have written it since a listing
+        return self.fs.exists(path)
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
         path = self.path_of(digest)
@@ -119,11 +125,105 @@ class ObjectStore:
             return False
         return True
 
+    # -- names: claimed once ------------------------------------------------------------------
+    def claim_name(self, name: str, digest: str) -> str:
+        """Bind `name` to `digest` if it is unbound (create-if-absent: O_EXCL locally, If-None-Match
+        on S3); returns the digest the name is bound to, which may be another writer's."""
+        if not is_digest(digest):
+            raise InvalidInput(f"not an object digest: {digest!r}")
+        path = self._name_path(name)
+        data = digest.encode()
+        try:
+            if self.local:
+                _exclusive_local_write(path, data)
+            else:
+                self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+                self.fs.pipe_file(path, data, mode="create")
+            return digest
+        except FileExistsError:
+            bound = self.read_name(name)
+            if bound is None:
+                raise IntegrityError(f"name {name} exists but does not hold an object digest") from None
+            return bound
+
+    def read_name(self, name: str) -> str | None:
+        """The digest `name` is bound to, or None when it is unbound."""
+        path = self._name_path(name)
+        try:
+            if self.local:
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+            else:
+                raw = self.fs.cat_file(path)
+        except FileNotFoundError:
+            return None
+        value = raw.decode("ascii", "replace").strip()
+        if not is_digest(value):
+            raise IntegrityError(f"name {name} does not hold an object digest")
+        return value
+
+    def list_names(self, prefix: str) -> list[str]:
+        """The bound names directly under `prefix/`."""
+        base = self._name_path(prefix)
+        try:
+            if not self.local:
+                self.fs.invalidate_cache(base)
+            entries = self.fs.ls(base, detail=False)
+        except FileNotFoundError:
+            return []
+        return sorted(prefix + "/" + e.rstrip("/").rsplit("/", 1)[-1] for e in entries
+                      if not e.rstrip("/").rsplit("/", 1)[-1].startswith("."))
+
+    def iter_names(self) -> Iterator[tuple[str, str]]:
+        """Every bound (name, digest): garbage collection's roots besides the journal."""
+        base = self._join("names")
+        try:
+            paths = self.fs.find(base)
+        except FileNotFoundError:
+            return
+        for path in paths:
+            name = path[len(base):].strip("/")
+            if _NAME.fullmatch(name):
+                digest = self.read_name(name)
+                if digest is not None:
+                    yield name, digest
+
+    def _name_path(self, name: str) -> str:
+        if not _NAME.fullmatch(name):
+            raise InvalidInput(f"not a valid object-store name: {name[:80]!r}")
+        return self._join("names", name)
+
     def delete(self, digest: str) -> None:
         """Remove one object (only garbage collection calls this)."""
         path = self.path_of(digest)
         if self.fs.exists(path):
             self.fs.rm_file(path)
+
+
+_NAME = re.compile(r"[a-z][a-z0-9-]{0,40}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,4}")
+
+
+def _exclusive_local_write(path: str, data: bytes) -> None:
+    """Write a whole file under a name nobody holds yet: a durable temp file, then a hard link,
+    which fails with FileExistsError when another writer got there first."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{directory}/.tmp-{os.getpid()}-{threading.get_ident()}-{next(_tmp_counter)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+    try:
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
+    dfd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
 def _same_bytes(path: str, data: bytes) -> bool:

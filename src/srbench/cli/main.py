@@ -97,9 +97,9 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    from srbench.cli import dashboard, datasets, demo, derived, runs, store, targets
+    from srbench.cli import dashboard, datasets, demo, derived, runs, store, targets, team
 
-    for module in (datasets, targets, runs, derived, store, demo, dashboard):
+    for module in (datasets, targets, runs, derived, store, team, demo, dashboard):
         module.register(cli)
 
 

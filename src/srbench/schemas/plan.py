@@ -36,8 +36,11 @@ class Limits(BaseModel):
 
 
 class DatasetRef(BaseModel):
+    """A frozen dataset named by the SHA-256 of its bytes; `path` is only a hint for reading (the
+    store's registered copy is used when there is one), so a plan never depends on where it is."""
+
     model_config = ConfigDict(extra="forbid")
-    path: str
+    path: str | None = Field(default=None, max_length=4096)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
@@ -122,7 +125,8 @@ class Plan(BaseModel):
     profile: str
     seed: int
     cost_policy: CostPolicy
-    dataset: dict[str, Any] = Field(description="path, sha256, object digest, id, case_count, benchmarks, split")
+    dataset: dict[str, Any] = Field(description="sha256, object digest, id, case_count, benchmarks, split "
+                                                "(never a path: a plan is the same on every host)")
     case_sha256: str
     targets: list[PlannedTarget]
     sampling: dict[str, Any]

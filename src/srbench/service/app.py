@@ -24,7 +24,7 @@ from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.rules import Engine
-from srbench.service import dataset_handlers, derived_handlers, handlers
+from srbench.service import dataset_handlers, derived_handlers, handlers, team_handlers
 from srbench.service.auth import token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
 from srbench.service.http import MAX_BODY, SERVICE
@@ -43,7 +43,9 @@ class Service:
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
         self.store_id = _store_id(store_dir)
-        self.objects = ObjectStore(os.environ.get("SR_BENCH_OBJECTS_URL") or str(store_dir / "cas"))
+        objects_url = objects_location(store_dir)
+        self.objects_shared = objects_url is not None      # a team object store other journals may use
+        self.objects = ObjectStore(objects_url or str(store_dir / "cas"))
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
@@ -61,6 +63,28 @@ def _store_id(store_dir: Path) -> str:
     sid = "store-" + uuid.uuid4().hex[:16]
     path.write_text(json.dumps({"store_id": sid, "version": VERSION}))
     return sid
+
+
+def objects_location(store_dir: Path) -> str | None:
+    """Where the store's objects live when not in its own ``cas/``: ``SR_BENCH_OBJECTS_URL``, recorded
+    in ``store.json`` on first use so that later starts without the variable find the same objects."""
+    path = store_dir / "store.json"
+    info = json.loads(path.read_text())
+    recorded, wanted = info.get("objects_url"), os.environ.get("SR_BENCH_OBJECTS_URL") or None
+    if wanted is None or wanted == recorded:
+        return recorded
+    if recorded is not None:
+        raise InvalidInput(f"the store {store_dir} keeps its objects at {recorded}; SR_BENCH_OBJECTS_URL names "
+                           f"{wanted} (unset it, or use another store for that object store)")
+    if (store_dir / "journal.sqlite3").exists() and (store_dir / "cas").exists():
+        raise InvalidInput(f"the store {store_dir} keeps its objects in its own cas/; SR_BENCH_OBJECTS_URL would "
+                           "hide them (use a new store for the team object store, or push runs to it)")
+    if not wanted.startswith("memory://"):        # memory:// lives as long as one process: never recorded
+        info["objects_url"] = wanted
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, path)
+    return wanted
 
 
 @web.middleware
@@ -95,7 +119,8 @@ def make_app(service: Service, token: str) -> web.Application:
                           middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
     app[SERVICE] = service
     for method, path, name, _summary in ROUTES:
-        handler = next(getattr(m, name) for m in (handlers, dataset_handlers, derived_handlers) if hasattr(m, name))
+        handler = next(getattr(m, name) for m in (handlers, dataset_handlers, derived_handlers, team_handlers)
+                       if hasattr(m, name))
         app.router.add_route(method, API_PREFIX + path, handler)
     async def openapi(request: web.Request) -> web.Response:
         return web.json_response(openapi_document())

@@ -12,26 +12,10 @@ from srbench import DEFAULT_SEED
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.sources import read_files
 from srbench.errors import InvalidInput, NotFound
+from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
 from srbench.service.http import body, ok, only, page, svc
-from srbench.stages.datasets import combine, decode_cases, prepare, with_path
-
-
-def _register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
-    printed = with_path(service.objects, manifest)
-    service.journal.set_ref_sync("dataset", printed["id"], printed)
-    # several datasets may share bytes (e.g. `--limit` equal to the profile size): keep every id
-    ids = dataset_ids_with_sha256(service, printed["sha256"])
-    if printed["id"] not in ids:
-        service.journal.set_ref_sync("dataset-sha256", printed["sha256"], [*ids, printed["id"]])
-    return printed
-
-
-def dataset_ids_with_sha256(service: Any, sha: str) -> list[str]:
-    value = service.journal.get_ref("dataset-sha256", sha)
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
+from srbench.stages.datasets import combine, decode_cases, prepare
 
 
 def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -63,7 +47,7 @@ def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
         manifest = dict(manifest)
         manifest["notices"] = [*manifest["notices"], f"imported revision {revision} is not the pinned revision "
                                f"{bench.source.revision}"]
-    return _register_dataset(service, manifest)
+    return register_dataset(service, manifest)
 
 
 async def prepare_dataset(request: web.Request) -> web.Response:
@@ -94,7 +78,7 @@ async def combine_datasets(request: web.Request) -> web.Response:
 
     def run() -> dict[str, Any]:
         manifest, _ = combine(service.engine, stored)
-        return _register_dataset(service, manifest)
+        return register_dataset(service, manifest)
     return ok(await asyncio.to_thread(run))
 
 

@@ -14,7 +14,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.target import Target
-from srbench.service.dataset_handlers import dataset_ids_with_sha256
+from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.plan import build_plan, fail, pydantic_problems
@@ -98,10 +98,8 @@ def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
         v = service.journal.get_ref("target", tid)
         return None if v is None else Target.model_validate(v)
 
-    def find(sha: str) -> list[dict[str, Any]]:
-        found = [service.journal.get_ref("dataset", did) for did in dataset_ids_with_sha256(service, sha)]
-        return [m for m in found if m is not None]
-    return build_plan(manifest, service.objects, resolve_target=resolve, find_datasets=find,
+    return build_plan(manifest, service.objects, resolve_target=resolve,
+                      find_datasets=lambda sha: find_datasets(service, sha),
                       options=read_benchmark_options(service.store_dir))
 
 

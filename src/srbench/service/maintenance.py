@@ -144,6 +144,11 @@ def journal_roots(journal: Journal) -> list[Reference]:
     return out
 
 
+def name_roots(objects: ObjectStore) -> list[Reference]:
+    """The object store's bound names (a pushed run's bundle, a shared dataset): roots too."""
+    return [Reference(digest, f"names/{name}") for name, digest in objects.iter_names()]
+
+
 def active_runs(journal: Journal) -> list[str]:
     """Ids of runs that are queued or running (their objects may not be referenced yet)."""
     marks = ",".join("?" for _ in ACTIVE_RUN_STATUSES)
@@ -162,7 +167,7 @@ def verify(objects: ObjectStore, journal: Journal) -> dict[str, Any]:
     corrupt objects too (best effort), so what a corrupt object names is still checked.
     """
     started = time.monotonic()
-    roots = journal_roots(journal)       # first, so every object a root names was put before the listing
+    roots = journal_roots(journal) + name_roots(objects)      # first, so every object a root names was put before the listing
     present: set[str] = set()
     children: dict[str, list[tuple[str, str]]] = {}
     corrupt: list[str] = []
@@ -294,7 +299,7 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
                 continue
             stack.extend(child for child, _ in references_in(data))
 
-    mark(journal_roots(journal))
+    mark(journal_roots(journal) + name_roots(objects))
     now = time.time()
     counts = {k: 0 for k in ("objects", "bytes", "reachable", "reachable_bytes", "unreachable",
                              "unreachable_bytes", "collectable", "collectable_bytes", "young", "young_bytes",
@@ -322,7 +327,7 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
                       "action": "delete" if old else "keep_young"})
     if not dry_run and counts["collectable"]:
         # rows committed since the first mark rescue their objects; a run that started meanwhile stops gc
-        mark(journal_roots(journal))
+        mark(journal_roots(journal) + name_roots(objects))
         _refuse_if_active(journal)
         for item in items:
             if item["action"] != "delete":

@@ -39,6 +39,10 @@ ROUTES: list[tuple[str, str, str, str]] = [
     ("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells"),
     ("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers"),
     ("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run"),
+    ("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team object "
+     "store (idempotent)"),
+    ("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
+     "checked on arrival"),
     ("POST", "/shutdown", "shutdown", "Stop the service; every result is kept"),
     ("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references"),
     ("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
@@ -74,6 +78,10 @@ _BODIES: dict[str, dict[str, Any]] = {
                   "properties": {"manifest": {"type": "object"}}},
     "submit_run": {"type": "object", "required": ["plan"], "additionalProperties": False,
                    "properties": {"plan": {"type": "object"}, "idempotency_key": {"type": ["string", "null"]}}},
+    "push_run": {"type": "object", "additionalProperties": False,
+                 "properties": {"remote": {"type": ["string", "null"], "maxLength": 2048}}},
+    "pull_run": {"type": "object", "additionalProperties": False,
+                 "properties": {"remote": {"type": ["string", "null"], "maxLength": 2048}}},
     "store_gc": {"type": "object", "additionalProperties": False,
                  "properties": {"apply": {"type": "boolean", "default": False},
                                 "grace_s": {"type": "number", "minimum": 0, "default": 3600}}},

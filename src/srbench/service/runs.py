@@ -26,7 +26,7 @@ from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.journal import Journal, add_event
-from srbench.stages.datasets import decode_cases, read_dataset_file
+from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
@@ -105,9 +105,7 @@ class RunManager:
         """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
         narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
         transaction (recovery claims) and may raise to abort it."""
-        data, obj = read_dataset_file(self.store, plan["dataset"]["path"], plan["dataset"]["sha256"])
-        if obj != plan["dataset"]["object"]:
-            raise Conflict("the dataset file does not match the frozen plan's dataset object")
+        data = read_dataset_object(self.store, plan["dataset"]["object"], plan["dataset"]["sha256"])
         self.preflight(plan)
         cases = decode_cases(data)
         plan_digest = self.store.put_json(plan)

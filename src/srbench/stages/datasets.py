@@ -100,6 +100,9 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
 
 
 def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Order-free: cases are grouped by benchmark id (sorted), each benchmark's cases keeping their
+    selection order, so the same cases give the same bytes whatever order the inputs came in (and
+    whether they were combined at once or in steps)."""
     manifests = [store.get_json(d) for d in inputs["manifests"]]
     cases: list[Case] = []
     seen: set[str] = set()
@@ -109,6 +112,8 @@ def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
                 raise InvalidInput(f"case {case.id} appears in more than one dataset; combine refuses duplicates")
             seen.add(case.id)
             cases.append(case)
+    cases.sort(key=lambda c: c.benchmark)          # stable: each benchmark keeps its selection order
+    manifests.sort(key=lambda m: sorted(m["benchmarks"]))
     data = encode_cases(cases)
     obj = store.put_bytes(data)
     sha = sha256_bytes(data)
@@ -121,7 +126,7 @@ def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
         notices += [n for n in m.get("notices", []) if n not in notices]
     first = manifests[0]
     custom = any(m.get("custom_subset") for m in manifests)
-    benchmarks = [b for m in manifests for b in m["benchmarks"]]
+    benchmarks = sorted(b for m in manifests for b in m["benchmarks"])
     return {
         "version": VERSION,
         "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection),
@@ -132,7 +137,7 @@ def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     }
 
 
-COMBINE = Rule("combine", "1", _combine)
+COMBINE = Rule("combine", "2", _combine)
 
 
 def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
@@ -148,8 +153,8 @@ def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, 
     dupes = sorted({b for b in benches if benches.count(b) > 1})
     if dupes:
         raise InvalidInput(f"benchmark(s) {', '.join(dupes)} appear in more than one dataset")
-    digests = [engine.store.put_json(_strip_path(m)) for m in manifests]
-    result = engine.build(COMBINE, {"manifests": digests}, {}, subject="+".join(benches))
+    digests = sorted(engine.store.put_json(_strip_path(m)) for m in manifests)
+    result = engine.build(COMBINE, {"manifests": digests}, {}, subject="+".join(sorted(benches)))
     return engine.store.get_json(result.output), result.hit
 
 
@@ -174,7 +179,16 @@ def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes
         if not p.is_file():
             raise InvalidInput(f"dataset.path: the file {path} does not exist on the service host")
         data = p.read_bytes()
+    return _checked(data, sha256, f"the dataset file {path}"), store.put_bytes(data)
+
+
+def read_dataset_object(store: ObjectStore, digest: str, sha256: str) -> bytes:
+    """The bytes of a frozen dataset kept in the store, checked against the sha256 that names it."""
+    return _checked(store.get_bytes(digest, verify=True), sha256, f"the stored dataset {digest}")
+
+
+def _checked(data: bytes, sha256: str, what: str) -> bytes:
     actual = sha256_bytes(data)
     if actual != sha256:
-        raise IntegrityError(f"dataset.sha256 {sha256} does not match the dataset file {path} (its sha256 is {actual})")
-    return data, store.put_bytes(data)
+        raise IntegrityError(f"dataset.sha256 {sha256} does not match {what} (its sha256 is {actual})")
+    return data

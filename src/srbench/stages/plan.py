@@ -20,7 +20,7 @@ from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
-from srbench.stages.datasets import decode_cases, read_dataset_file
+from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
 
 SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
 
@@ -139,24 +139,12 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         raise fail(pydantic_problems(exc)) from None
     problems: list[str] = []
 
-    data: bytes | None = None
-    obj = ""
-    try:
-        data, obj = read_dataset_file(store, manifest.dataset.path, manifest.dataset.sha256)
-    except (IntegrityError, InvalidInput, NotFound) as exc:
-        problems.append(exc.message)
+    data, obj, registered = _dataset(store, manifest, find_datasets, problems)
     cases = decode_cases(data) if data is not None else []
-    registered = None
     if data is not None:
         if not cases:
             problems.append("dataset has no cases")
-        candidates = find_datasets(manifest.dataset.sha256)
-        fitting = [d for d in candidates if d["profile"] == manifest.profile and d["seed"] == manifest.seed]
-        ranked = sorted(fitting, key=lambda d: bool(d.get("custom_subset"))) + candidates
-        registered = ranked[0] if ranked else None
-        if registered is None:
-            problems.append("dataset is not a frozen dataset of this store (prepare or combine it first)")
-        else:
+        if registered is not None:
             if registered["profile"] != manifest.profile:
                 problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
             if registered["seed"] != manifest.seed:
@@ -220,7 +208,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
     plan = Plan(
         name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
-        dataset={"path": manifest.dataset.path, "sha256": manifest.dataset.sha256, "object": obj,
+        dataset={"sha256": manifest.dataset.sha256, "object": obj,
                  "id": registered["id"] if registered else None, "case_count": len(cases),
                  "benchmarks": benchmarks, "split": want_split,
                  "custom_subset": bool(registered and registered.get("custom_subset"))},
@@ -233,6 +221,31 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     ).model_dump(mode="json", by_alias=True)
     plan["plan_sha256"] = plan_sha256(plan)
     return plan
+
+
+def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[str], list[dict[str, Any]]],
+             problems: list[str]) -> tuple[bytes | None, str, dict[str, Any] | None]:
+    """The dataset the manifest names by sha256: the store's registered copy when there is one (the
+    path is then not read: it is only a hint), else the file at the path, to say what is wrong."""
+    ref = manifest.dataset
+    candidates = find_datasets(ref.sha256)
+    fitting = [d for d in candidates if d["profile"] == manifest.profile and d["seed"] == manifest.seed]
+    ranked = sorted(fitting, key=lambda d: bool(d.get("custom_subset"))) + candidates
+    registered = ranked[0] if ranked else None
+    try:
+        if registered is not None:
+            return read_dataset_object(store, registered["object"], ref.sha256), registered["object"], registered
+        if ref.path is not None:
+            data, obj = read_dataset_file(store, ref.path, ref.sha256)
+            problems.append("dataset is not a frozen dataset of this store (prepare or combine it first, or "
+                            "`sr-bench pull` the run that used it)")
+            return data, obj, None
+    except (IntegrityError, InvalidInput, NotFound) as exc:
+        problems.append(exc.message)
+        return None, "", None
+    problems.append(f"dataset.sha256 {ref.sha256} is not a frozen dataset of this store (prepare or combine it "
+                    "first, or `sr-bench pull` the run that used it)")
+    return None, "", None
 
 
 def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) -> list[str]:

@@ -20,6 +20,7 @@ from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
+from srbench.stages.identity import content_digest
 from srbench.stages.reconcile import corrected_usage
 from srbench.stages.reprice import apply_prices
 from srbench.stages.stats import percentile, wilson
@@ -169,7 +170,7 @@ def make_report_rule(engine: Engine) -> Rule:
         spend = [t["total_cost_usd"] for t in summary_targets]
         if plan["mode"] == "replay":
             spend = [0.0 for _ in summary_targets]
-        return {
+        report = {
             "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
             "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
             "profile": plan["profile"], "cost_policy": plan["cost_policy"],
@@ -195,8 +196,11 @@ def make_report_rule(engine: Engine) -> Rule:
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
                            "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
         }
+        # the same work in another store gives the same content digest (rows included, timings not)
+        report["content_digest"] = content_digest(report | {"results": rows})
+        return report
 
-    return Rule("report", "4", _report)
+    return Rule("report", "5", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",

@@ -1,0 +1,50 @@
+"""A run bundle: what a run needs beyond its objects (its journal rows), as one content-addressed object.
+
+`sr-bench push RUN_ID` writes the run's objects and its bundle to a team object store and binds the
+name ``runs/<run id>`` to the bundle once; `sr-bench pull RUN_ID` on another host reads the name,
+checks every digest on arrival and imports the rows into its own journal. Reports, regrades and
+comparisons of the pulled run are then built from the shared answers with zero model calls.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RUN_COLUMNS = ("id", "name", "mode", "profile", "plan", "plan_sha256", "status", "idem_key", "parent", "total",
+               "targets", "created_at", "started_at", "finished_at", "updated_at", "error", "cancel_requested",
+               "extra")
+CELL_COLUMNS = ("cell_id", "seq", "case_id", "target_id", "state", "request", "call", "error_class", "error",
+                "updated_at", "judge_request", "judge_call", "reserved_usd")
+
+
+class BundledEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ts: float
+    type: str
+    data: dict[str, Any]
+
+
+class BundledBudget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cap_usd: float
+    spent_usd: float
+    reserved_usd: float
+    unknown_calls: int
+
+
+class RunBundle(BaseModel):
+    """The journal rows of one finished run; every object they name travels beside it."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["run-bundle"] = "run-bundle"
+    schema_: int = Field(default=1, alias="schema")
+    run: dict[str, Any] = Field(description="the runs row (the idempotency key is not carried)")
+    cells: list[dict[str, Any]]
+    events: list[BundledEvent]
+    budget: BundledBudget | None = None
+    corrections: dict[str, list[dict[str, Any]]] = Field(default_factory=dict,
+                                                         description="usage and price correction histories")
+    datasets: list[dict[str, Any]] = Field(default_factory=list, description="dataset manifests, without path")
+    objects: list[str] = Field(description="every object digest the rows reach, sorted")

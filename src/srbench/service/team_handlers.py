@@ -1,0 +1,24 @@
+"""HTTP handlers for team workflows: push a finished run to a team object store, pull one from it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from srbench.service import team
+from srbench.service.http import body, ok, only, svc
+
+
+async def push_run(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"remote"})
+    service = svc(request)
+    return ok(await asyncio.to_thread(team.push, service, request.match_info["run_id"], data.get("remote")))
+
+
+async def pull_run(request: web.Request) -> web.Response:
+    data = await body(request)
+    only(data, {"remote"})
+    service = svc(request)
+    return ok(await asyncio.to_thread(team.pull, service, request.match_info["run_id"], data.get("remote")))

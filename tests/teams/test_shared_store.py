@@ -1,0 +1,144 @@
+"""One object store for a team (DC-5), on a real S3 protocol (moto on loopback, through s3fs):
+two services with separate journals share the objects; host B plans A's manifest to the same plan
+digest, and after `pull` re-reports and regrades A's run with zero model calls. Runs travel between
+private stores as content-addressed bundles (`push`/`pull`), checked on arrival."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.service.helpers import Api, manifest, single
+
+from srbench.service.embedded import EmbeddedService
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.samples import SAMPLE_REVISION
+from srbench.simulate.server import SimulatorThread
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def sim() -> Any:
+    with SimulatorThread(models=[SimModel("sim-strong", skill=0.8, cached_fraction=0.5)]) as s:
+        yield s
+
+
+class Host:
+    """One service (its own journal) and a raw API client."""
+
+    def __init__(self, store: Path) -> None:
+        self.svc = EmbeddedService(store).start()
+        self.api = Api(self.svc.url, self.svc.token)
+
+    def close(self) -> None:
+        self.api.close()
+        self.svc.stop()
+
+
+def _run_on(host: Host, sources: dict[str, Path], sim: SimulatorThread) -> tuple[dict[str, Any], dict[str, Any]]:
+    ds = host.api.ok("POST", "/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke",
+                                                   "source_path": str(sources["mmlu-pro"]),
+                                                   "revision": SAMPLE_REVISION})
+    host.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
+    m = manifest(ds, [{"id": "strong"}])
+    plan = host.api.ok("POST", "/plans", {"manifest": m})
+    run = host.api.ok("POST", "/runs", {"plan": plan["plan"]})["run"]
+    assert host.api.wait(run["id"])["status"] == "completed"
+    return m, host.api.ok("GET", f"/runs/{run['id']}") | {"plan_sha256": plan["plan_sha256"]}
+
+
+def test_two_services_share_one_s3_object_store(env, s3, sources, sim, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SR_BENCH_OBJECTS_URL", f"{s3}/objects")
+    a, b = Host(tmp_path / "host-a" / "store"), Host(tmp_path / "host-b" / "store")
+    try:
+        m, run = _run_on(a, sources, sim)
+        report_a = a.api.ok("GET", f"/runs/{run['id']}/report")["report"]
+        served = len(sim.log)
+        # host B: its own journal, the same objects; the same manifest plans to the same digest
+        b.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
+        assert b.api.ok("POST", "/plans", {"manifest": m})["plan_sha256"] == run["plan_sha256"]
+        b.api.error("GET", f"/runs/{run['id']}", None, 404)
+        b.api.error("POST", f"/runs/{run['id']}/pull", {}, 404)          # not pushed yet
+        pushed = a.api.ok("POST", f"/runs/{run['id']}/push", {})
+        assert pushed["copied"] == 0 and pushed["model_requests"] == 0   # the objects are already shared
+        assert a.api.ok("POST", f"/runs/{run['id']}/push", {})["bundle"] == pushed["bundle"]   # idempotent
+        pulled = b.api.ok("POST", f"/runs/{run['id']}/pull", {})
+        assert pulled["imported"] is True and pulled["bundle"] == pushed["bundle"]
+        assert b.api.ok("POST", f"/runs/{run['id']}/pull", {})["imported"] is False            # idempotent
+        report_b = b.api.ok("GET", f"/runs/{run['id']}/report")["report"]
+        assert report_b["content_digest"] == report_a["content_digest"]
+        regrade = b.api.ok("POST", f"/runs/{run['id']}/regrade", {})["regrade"]
+        assert regrade["kind"] == "offline-regrade"
+        assert len(sim.log) == served                                    # zero model calls on B
+        assert b.api.ok("GET", f"/runs/{run['id']}")["progress"] == run["progress"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_push_and_pull_between_private_stores(env, s3, sources, sim, tmp_path) -> None:
+    remote = f"{s3}/team-{uuid.uuid4().hex[:6]}"
+    a, b = Host(tmp_path / "a" / "store"), Host(tmp_path / "b" / "store")
+    try:
+        m, run = _run_on(a, sources, sim)
+        rid = run["id"]
+        report_a = a.api.ok("GET", f"/runs/{rid}/report")["report"]
+        msg = a.api.error("POST", f"/runs/{rid}/push", {}, 400, "invalid_input")
+        assert "--remote" in msg
+        pushed = a.api.ok("POST", f"/runs/{rid}/push", {"remote": remote})
+        assert pushed["copied"] == pushed["objects"] > 0
+        again = a.api.ok("POST", f"/runs/{rid}/push", {"remote": remote})
+        assert (again["bundle"], again["copied"]) == (pushed["bundle"], 0)
+        served = len(sim.log)
+        pulled = b.api.ok("POST", f"/runs/{rid}/pull", {"remote": remote})
+        assert pulled["copied"] == pushed["objects"] and pulled["imported"] is True
+        assert b.api.ok("GET", f"/runs/{rid}/report")["report"]["content_digest"] == report_a["content_digest"]
+        b.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
+        assert b.api.ok("POST", "/plans", {"manifest": m})["plan_sha256"] == run["plan_sha256"]
+        assert len(sim.log) == served
+        # a correction on A changes its rows: the bound name keeps the first bundle
+        a.api.ok("POST", f"/runs/{rid}/reconcile-usage", {})
+        a.api.error("POST", f"/runs/{rid}/push", {"remote": remote}, 409, "bundle_conflict")
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_damaged_object_in_the_remote_refuses_the_pull(env, s3, sources, sim, tmp_path) -> None:
+    import s3fs
+
+    remote = f"{s3}/team"
+    a, c = Host(tmp_path / "a" / "store"), Host(tmp_path / "c" / "store")
+    try:
+        _, run = _run_on(a, sources, sim)
+        rid = run["id"]
+        a.api.ok("POST", f"/runs/{rid}/push", {"remote": remote})
+        call = a.api.ok("GET", f"/runs/{rid}/calls")["calls"][0]["call"]
+        fs = s3fs.S3FileSystem(skip_instance_cache=True)
+        key = f"{remote.removeprefix('s3://')}/objects/{call[3:5]}/{call[5:]}"
+        fs.pipe_file(key, fs.cat_file(key).replace(b"sim-strong", b"sim-strung"))
+        msg = c.api.error("POST", f"/runs/{rid}/pull", {"remote": remote}, 422)
+        assert msg.startswith("pull refused:") and call in msg and "nothing was imported" in msg, msg
+        c.api.error("GET", f"/runs/{rid}", None, 404)
+        assert c.api.ok("GET", "/runs")["runs"] == []
+    finally:
+        a.close()
+        c.close()
+
+
+@pytest.mark.parametrize("remote, status", [("", 400), ("x" * 3000, 400), ("nosuchproto://bucket/x", 400)])
+def test_bad_remotes_are_one_line(env, tmp_path, remote, status) -> None:
+    host = Host(tmp_path / "store")
+    try:
+        msg = host.api.error("POST", "/runs/run-0123/pull", {"remote": remote}, status)
+        assert "\n" not in msg and len(msg) < 400
+    finally:
+        host.close()
