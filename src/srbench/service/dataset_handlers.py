@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from srbench import DEFAULT_SEED
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.sources import read_files
+from srbench.benchmarks.acquire import acquire
 from srbench.errors import InvalidInput, NotFound
 from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
@@ -32,27 +31,25 @@ def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput("--source-path and --revision are required together (DS-7)")
     if not bench.available:
         raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
-    if src is not None:
-        if not isinstance(src, str) or not isinstance(rev, str) or not rev.strip():
-            raise InvalidInput("source_path and revision must be non-empty strings")
-        paths = bench.locate(Path(src))
-        origin, revision = "local-import", rev
-    else:
-        paths = bench.fetch(cache_home() / "sources")
-        origin, revision = "download", bench.source.revision
-    files = read_files(paths)
-    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, files,
-                             revision=revision, url=bench.source.url, origin=origin)
-    if revision != bench.source.revision:
+    if src is not None and (not isinstance(src, str) or not isinstance(rev, str) or not rev.strip()):
+        raise InvalidInput("source_path and revision must be non-empty strings")
+    got = acquire(bench, mode=str(data.get("source") or "auto"), cache_dir=cache_home() / "sources",
+                  source_path=src, revision=rev)
+    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
+                             revision=got.revision, url=bench.source.url, origin=got.origin)
+    notices = list(got.notices)
+    if got.revision != bench.source.revision:
+        what = "imported" if got.origin == "local-import" else "source"
+        notices.append(f"{what} revision {got.revision} is not the pinned revision {bench.source.revision}")
+    if notices:
         manifest = dict(manifest)
-        manifest["notices"] = [*manifest["notices"], f"imported revision {revision} is not the pinned revision "
-                               f"{bench.source.revision}"]
+        manifest["notices"] = [*manifest["notices"], *notices]
     return register_dataset(service, manifest)
 
 
 async def prepare_dataset(request: web.Request) -> web.Response:
     data = await body(request)
-    only(data, {"benchmark", "profile", "seed", "limit", "source_path", "revision"})
+    only(data, {"benchmark", "profile", "seed", "limit", "source_path", "revision", "source"})
     return ok(await asyncio.to_thread(_prepare_sync, svc(request), data))
 
 

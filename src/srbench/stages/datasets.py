@@ -56,7 +56,7 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     record = SourceRecord(
         url=params["url"], revision=params["revision"], origin=params["origin"],
         files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
-        license_url=bench.source.license_url, access_note=bench.source.access_note,
+        license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
     ).model_dump(mode="json")
     sel = Selection(algorithm=ALGORITHM, version=ALGORITHM_VERSION, strata=bench.strata,
                     limit=params["limit"], custom_subset=custom).model_dump(mode="json")
@@ -93,7 +93,7 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
         raise InvalidInput(f"no source files for {benchmark}")
     digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
     params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
-              "limit": limit, "revision": revision, "url": url, "origin": origin,
+              "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
               "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
     result = engine.build(PREPARE, {"sources": digests}, params, subject=f"{bench.id}/{profile}/{seed}")
     return engine.store.get_json(result.output), result.hit
