@@ -97,3 +97,13 @@ def test_embedded_runs_one_command_and_leaves_nothing_behind(tmp_path: Path) -> 
     listed = cli.run("--embedded", "dataset", "list")
     assert "arc-agi-2/smoke" in listed.stdout
     assert processes_under(tmp_path) == []
+
+
+def test_embedded_output_reads_a_non_local_object_store(tmp_path: Path) -> None:
+    """With objects on a non-file backend the manifest's path is not a file here; --embedded reads the bytes
+    from its own in-process store instead."""
+    cli = Cli(tmp_path, env={**_offline_env(), "SR_BENCH_OBJECTS_URL": "memory://sr-bench-embedded"})
+    m = cli.json("--embedded", "dataset", "prepare", "--benchmark", "arc-agi-2", "--profile", "smoke",
+                 "--source", "mirror", "--output", "out/arc.json")
+    data = (tmp_path / "out" / "arc.jsonl").read_bytes()
+    assert m["path"] == "arc.jsonl" and hashlib.sha256(data).hexdigest() == m["sha256"]

@@ -56,6 +56,17 @@ class Ctx:
         self._service = svc
         return svc.client
 
+    def dataset_bytes(self, manifest: dict[str, Any]) -> bytes:
+        """A prepared dataset's frozen bytes: from the in-process store when embedded (any backend),
+        else from the manifest's `path` on this host."""
+        if self._service is not None:
+            return self._service.service.objects.get_bytes(manifest["object"], verify=True)
+        try:
+            return Path(manifest["path"]).read_bytes()
+        except OSError:
+            raise InvalidInput(f"the dataset file {manifest['path']} is not readable on this host (a remote service "
+                               "or object store): run with --embedded, or on the service host") from None
+
     def refuse_detach(self, detach: bool) -> None:
         """An embedded service ends with the command, so nothing can run on after it."""
         if detach and self.embedded:

@@ -46,20 +46,14 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
     if source_mode != "auto":
         body["source"] = source_mode
     manifest = obj.client.post("/datasets/prepare", body)
-    emit(write_dataset(manifest, Path(output)) if output else manifest)
+    emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest)
 
 
-def write_dataset(manifest: dict[str, Any], output: Path) -> dict[str, Any]:
+def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[str, Any]:
     """Write the frozen dataset beside `output` (checked against its sha256) and the manifest to `output`,
     its `path` naming the dataset file relative to the manifest. Returns the manifest as written."""
-    src = Path(manifest["path"])
-    try:
-        data = src.read_bytes()
-    except OSError:
-        raise InvalidInput(f"--output needs the dataset file on this host, but {manifest['path']} is not readable "
-                           "here (a remote service or object store)") from None
     if sha256_bytes(data) != manifest["sha256"]:
-        raise IntegrityError(f"the dataset file {src} does not match the manifest's sha256 {manifest['sha256']}")
+        raise IntegrityError(f"the dataset {manifest['id']} read here does not match its sha256 {manifest['sha256']}")
     dataset_file = output.with_name(output.stem + ".jsonl")
     if dataset_file == output:
         raise InvalidInput(f"--output {output}: name the manifest file (e.g. {output.stem}.json), not the .jsonl")
