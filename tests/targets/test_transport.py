@@ -291,12 +291,18 @@ def test_a_failing_on_dispatch_sends_nothing(sim):
     assert len(sim.log) == n
 
 
-def test_router_headers_are_kept(sim):
-    out = call(sim, "MoM", router=True, fault=Fault(headers={"x-sr-bench-config-hash": "h", "x-other": "no"}))
+def test_every_response_header_is_kept_with_credentials_masked(sim):
+    fault = Fault(headers={"x-sr-bench-config-hash": "h", "x-litellm-model-id": "dep-1", "x-other": f"echo {KEY}",
+                           "set-cookie": "session=abcdef123456", "x-api-key": "sk-their-own-key-0000"})
+    out = call(sim, "MoM", router=True, fault=fault, headers={"authorization": f"Bearer {KEY}"})
     assert out.status == "completed"
     assert out.headers["x-vsr-selected-model"] == out.response_model == "bad"
     assert out.headers["x-vsr-inference-call-count"] == "1" and out.headers["x-sr-bench-config-hash"] == "h"
-    assert "x-other" not in out.headers and "x-vsr-config-hash" in out.headers
+    assert "x-vsr-config-hash" in out.headers and out.headers["x-litellm-model-id"] == "dep-1"
+    # evidence for any later router adapter: every header, the request's key and credential headers masked
+    assert out.headers["x-other"] == "echo ***"
+    assert out.headers["set-cookie"] == "***" and out.headers["x-api-key"] == "***"
+    assert KEY not in repr(out.headers) and "abcdef123456" not in repr(out.headers)
 
 
 def test_a_long_router_header_is_kept(sim):
