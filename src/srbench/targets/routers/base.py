@@ -97,3 +97,12 @@ def header_usd(headers: Mapping[str, str], name: str) -> float | None:
     except ValueError:
         return None
     return value if value is not None and math.isfinite(value) and value >= 0 else None
+
+
+def usage_cost(usage_raw: dict[str, Any] | None) -> float | None:
+    """A ``cost`` a router or gateway adds to the usage object (OpenRouter, LiteLLM), when it is a
+    finite non-negative number: its own figure, kept as evidence."""
+    cost = (usage_raw or {}).get("cost") if isinstance(usage_raw, dict) else None
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
+        return float(cost)
+    return None

@@ -10,12 +10,11 @@ not reported: they stay unknown.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from srbench.schemas.target import Target
-from srbench.targets.routers.base import Attribution, RouterAdapter
+from srbench.targets.routers.base import Attribution, RouterAdapter, usage_cost
 
 
 class BodyModel(RouterAdapter):
@@ -26,9 +25,7 @@ class BodyModel(RouterAdapter):
                   usage_raw: dict[str, Any] | None) -> Attribution:
         model = (response_model or "").strip() or None
         out = Attribution(self.name, evidence={"model": model} if model else {})
-        cost = (usage_raw or {}).get("cost")
-        if isinstance(cost, int | float) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0:
-            out.reported_cost_usd = float(cost)
+        out.reported_cost_usd = usage_cost(usage_raw)
         if model is None:
             out.unknown_reason = "the response body named no model"
         elif model == target.model and model not in (target.models or []) and model not in target.prices:

@@ -7,7 +7,8 @@
   is an inference attempt besides the one that answered: inference calls = 1 + retries + fallbacks.
   Only the answering call is metered (the stream's usage), so a call with a retry or fallback has an
   unknown cost — its failed attempts' usage is not reported — and never the answer's price alone.
-- the proxy's own figure ``x-litellm-response-cost`` is kept as evidence, never used as the price.
+- the proxy's own figure — ``x-litellm-response-cost``, or for a stream (whose headers leave before
+  the cost is known) the ``cost`` it adds to the usage object — is kept as evidence, never the price.
 A response without ``x-litellm-model-name``, or without either attempt count, is unattributed.
 LiteLLM reports no configuration hash: a pinned ``config_hash`` cannot be checked (the plan says so).
 """
@@ -18,7 +19,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from srbench.schemas.target import Target
-from srbench.targets.routers.base import Attribution, RouterAdapter, header_count, header_usd, lower
+from srbench.targets.routers.base import (
+    Attribution,
+    RouterAdapter,
+    header_count,
+    header_usd,
+    lower,
+    usage_cost,
+)
 
 PREFIX = "x-litellm-"
 
@@ -33,7 +41,7 @@ class LiteLLM(RouterAdapter):
         out = Attribution(self.name, selected_model=(h.get("x-litellm-model-name") or "").strip() or None,
                           deployment=h.get("x-litellm-model-id") or None,
                           group=h.get("x-litellm-model-group") or None,
-                          reported_cost_usd=header_usd(h, "x-litellm-response-cost"),
+                          reported_cost_usd=header_usd(h, "x-litellm-response-cost") or usage_cost(usage_raw),
                           evidence={k: v for k, v in h.items() if k.startswith(PREFIX)})
         out.retries, bad_r = header_count(h, "x-litellm-attempted-retries")
         out.fallbacks, bad_f = header_count(h, "x-litellm-attempted-fallbacks")
