@@ -14,7 +14,7 @@ from srbench.simulate.behaviour import SimModel, answer_key_from_cases
 from srbench.simulate.server import Fault, SimulatorThread
 from srbench.stages.datasets import decode_cases
 
-from .helpers import Api, freeze, manifest, single
+from .helpers import PRICE, Api, freeze, manifest, single
 
 
 def _cas_files(store: Path) -> list[Path]:
@@ -117,6 +117,22 @@ def test_stop_on_systematic_run_stops_every_target(api, sim, ds) -> None:
     assert run["progress"]["pending"] >= 28 - 6 and run["progress"]["completed"] <= 4
     events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
     assert [e["data"]["scope"] for e in events if e["type"] == "dispatch_stopped"] == ["run"]
+
+
+def test_a_config_hash_mismatch_stops_only_that_router(api, sim, ds) -> None:
+    mom = {"kind": "mom", "base_url": sim.router_url, "model": "MoM", "max_inference_calls": 1,
+           "prices": {"sim-strong": PRICE, "sim-weak": PRICE}}
+    api.ok("POST", "/targets", {"targets": [{"id": "pinned", "config_hash": "sim-config-v1", **mom},
+                                            {"id": "drifted", "config_hash": "cfg-other", **mom}]})
+    m = manifest(ds, [{"id": "pinned"}, {"id": "drifted"}])
+    m["limits"]["concurrency"] = 1
+    run = api.wait(api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"])
+    assert run["status"] == "failed" and "drifted (config_hash_mismatch)" in run["error"], run
+    assert "sim-config-v1" in run["error"] and "the other targets went on" in run["error"]
+    calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
+    by = {t: [c for c in calls if c["target_id"] == t] for t in ("pinned", "drifted")}
+    assert [c["state"] for c in by["drifted"]] == ["failed"] and by["drifted"][0]["error_class"] == "config_hash_mismatch"
+    assert len(by["pinned"]) == 14 and all(c["state"] == "completed" for c in by["pinned"])
 
 
 def test_a_plan_without_stop_on_systematic_keeps_its_sha256(api, sim, ds) -> None:
