@@ -142,6 +142,9 @@ def test_404_unknown_model_is_systematic(sim):
 @pytest.mark.parametrize("status, body, systematic", [
     (400, '{"error": {"message": "The model `m` does not exist"}}', True),
     (400, '{"error": {"message": "max_tokens is too large"}}', False),
+    (400, '{"error":{"message":"No connected db.","type":"no_db_connection","param":null,"code":"400"}}', True),
+    (429, '{"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}', True),
+    (429, '{"error": {"message": "Rate limit reached"}}', False),
     (403, "forbidden", True),
     (500, '{"error": {"message": "boom"}}', False),
     (503, "", False),
