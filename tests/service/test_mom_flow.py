@@ -132,3 +132,41 @@ def test_served_model_outside_the_pool_is_flagged(api, prepare) -> None:
     assert t["models_outside_pool"] == ["rogue"]
     assert any("outside its declared pool: rogue" in x for x in rep["limitations"])
     assert t["cost_usd"] is None          # the rogue model has no price: unknown, never zero
+
+
+def test_body_model_router_is_priced_per_served_model_and_compared(api, prepare) -> None:
+    """An OpenRouter-style router names the served model in the body: priced per model, mix in report
+    and compare, and the same calls read as vLLM Semantic Router are priced identically."""
+    ds = prepare("mmlu-pro")
+    router = RouterRule(strong="strong", weak="weak", long_prompt_chars=1500, keywords=("math", "physics"),
+                        config_hash="cfg-7")
+    models = [SimModel("strong", skill=0.85, cached_fraction=0.5), SimModel("weak", skill=0.45)]
+    with SimulatorThread(models=models, router=router) as sim:
+        api.ok("POST", "/targets", {"targets": [
+            {"id": "strong", "kind": "single", "base_url": sim.v1_url, "model": "strong",
+             "prices": {"strong": PRICES["strong"]}},
+            {"id": "auto", "kind": "mom", "router": "body-model", "base_url": sim.router_url, "model": "MoM",
+             "prices": PRICES, "max_inference_calls": 1, "models": ["strong", "weak"]},
+            {"id": "vsr", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": PRICES,
+             "config_hash": "cfg-7", "max_inference_calls": 1, "models": ["strong", "weak"]}]})
+        base_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "strong"}]))})["run"]["id"]
+        assert api.wait(base_id)["status"] == "completed"
+        n_base = len(sim.log)
+        run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "auto"}, {"id": "vsr"}]))})["run"]["id"]
+        assert api.wait(run_id)["status"] == "completed"
+        served = [e for e in sim.log[n_base:] if e["completed"] and e["endpoint"] == "router"]
+    assert len(served) == 28
+    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    t = {x["target_id"]: x for x in rep["summary"]["targets"]}
+    # the router routes by the question alone: both targets saw every case served by the same model
+    mix = {m: sum(e["model"] == m for e in served) // 2 for m in ("strong", "weak")}
+    mix = {m: n for m, n in mix.items() if n}
+    assert t["auto"]["routing"]["router"] == "body-model" and t["auto"]["routing"]["model_mix"] == mix
+    assert t["vsr"]["routing"]["router"] == "vllm-sr" and t["vsr"]["routing"]["model_mix"] == mix
+    assert t["auto"]["routing"]["retries"] is None and t["auto"]["routing"]["unattributed_calls"] == 0
+    assert abs(t["auto"]["cost_usd"] - _cost(served) / 2) < 1e-12
+    assert abs(t["auto"]["cost_usd"] - t["vsr"]["cost_usd"]) < 1e-12
+    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": run_id})["comparison"]
+    routing = {c["target_id"]: c["routing"] for c in cmp["candidates"]}
+    assert routing["auto"]["model_mix"] == mix and routing["auto"]["router"] == "body-model"
+    assert routing["vsr"]["router"] == "vllm-sr"

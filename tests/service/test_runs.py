@@ -14,7 +14,7 @@ from srbench.simulate.behaviour import SimModel, answer_key_from_cases
 from srbench.simulate.server import Fault, SimulatorThread
 from srbench.stages.datasets import decode_cases
 
-from .helpers import Api, freeze, manifest, single
+from .helpers import PRICE, Api, freeze, manifest, single
 
 
 def _cas_files(store: Path) -> list[Path]:
@@ -84,30 +84,63 @@ def test_a_frozen_plan_edited_after_review_is_refused(api, sim, ds) -> None:
 
 
 # -- RUN-5 failures ----------------------------------------------------------------------------------------
-def _run_with_weak_401(api: Api, sim: SimulatorThread, ds: dict[str, Any]) -> dict[str, Any]:
+def _run_with_weak_401(api: Api, sim: SimulatorThread, ds: dict[str, Any], **extra: Any) -> dict[str, Any]:
     sim.set_fault(lambda body: Fault(status=401, body='{"error": {"message": "invalid api key"}}', label="401")
                   if body.get("model") == "sim-weak" else None)
     m = _two_targets(api, sim, ds, concurrency=1)
+    m.update(extra)
     run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
     return api.wait(run_id)
 
 
-def test_systematic_401_stops_dispatch(api, sim, ds) -> None:
+def test_systematic_401_stops_only_its_target(api, sim, ds) -> None:
     run = _run_with_weak_401(api, sim, ds)
     assert run["status"] == "failed", run
-    assert "weak" in run["error"] and "401" in run["error"], run["error"]
-    assert _model_requests(sim, "sim-weak") <= 3, [e["requested_model"] for e in sim.log]     # of 14 cells
-    assert run["progress"]["pending"] >= 28 - 6 and run["progress"]["completed"] <= 3
+    assert "weak" in run["error"] and "401" in run["error"] and "(auth)" in run["error"], run["error"]
+    assert "the other targets went on" in run["error"], run["error"]
+    assert _model_requests(sim, "sim-weak") == 1, [e["requested_model"] for e in sim.log]     # of 14 cells
+    assert _model_requests(sim, "sim-strong") == 14
+    assert run["progress"]["pending"] == 13 and run["progress"]["completed"] == 14 and run["progress"]["failed"] == 1
     events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
-    assert any(e["type"] == "dispatch_stopped" and e["data"]["target_id"] == "weak" for e in events), events
+    stops = [e["data"] for e in events if e["type"] == "dispatch_stopped"]
+    assert [(d["target_id"], d["scope"], d["error_class"]) for d in stops] == [("weak", "target", "http_401")], stops
     assert not any(e["type"] == "cell_pending" for e in events)
 
 
-def test_no_request_after_a_systematic_failure_came_back(api, sim, ds) -> None:
-    _run_with_weak_401(api, sim, ds)
+def test_stop_on_systematic_run_stops_every_target(api, sim, ds) -> None:
+    run = _run_with_weak_401(api, sim, ds, stop_on_systematic="run")
+    assert run["status"] == "failed" and "weak" in run["error"] and "401" in run["error"], run
+    assert "the other targets went on" not in run["error"]
     # concurrency 1: one request in flight per target when the 401 came back; nothing new sent after it
     assert _model_requests(sim, "sim-weak") == 1, [e["requested_model"] for e in sim.log]
     assert _model_requests(sim, "sim-strong") <= 4
+    assert run["progress"]["pending"] >= 28 - 6 and run["progress"]["completed"] <= 4
+    events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
+    assert [e["data"]["scope"] for e in events if e["type"] == "dispatch_stopped"] == ["run"]
+
+
+def test_a_config_hash_mismatch_stops_only_that_router(api, sim, ds) -> None:
+    mom = {"kind": "mom", "base_url": sim.router_url, "model": "MoM", "max_inference_calls": 1,
+           "prices": {"sim-strong": PRICE, "sim-weak": PRICE}}
+    api.ok("POST", "/targets", {"targets": [{"id": "pinned", "config_hash": "sim-config-v1", **mom},
+                                            {"id": "drifted", "config_hash": "cfg-other", **mom}]})
+    m = manifest(ds, [{"id": "pinned"}, {"id": "drifted"}])
+    m["limits"]["concurrency"] = 1
+    run = api.wait(api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"])
+    assert run["status"] == "failed" and "drifted (config_hash_mismatch)" in run["error"], run
+    assert "sim-config-v1" in run["error"] and "the other targets went on" in run["error"]
+    calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
+    by = {t: [c for c in calls if c["target_id"] == t] for t in ("pinned", "drifted")}
+    assert [c["state"] for c in by["drifted"]] == ["failed"] and by["drifted"][0]["error_class"] == "config_hash_mismatch"
+    assert len(by["pinned"]) == 14 and all(c["state"] == "completed" for c in by["pinned"])
+
+
+def test_a_plan_without_stop_on_systematic_keeps_its_sha256(api, sim, ds) -> None:
+    plain = freeze(api, _two_targets(api, sim, ds))
+    assert "stop_on_systematic" not in plain
+    scoped = freeze(api, dict(_two_targets(api, sim, ds), stop_on_systematic="target"))
+    assert scoped["stop_on_systematic"] == "target" and scoped["plan_sha256"] != plain["plan_sha256"]
+    api.error("POST", "/plans", {"manifest": dict(_two_targets(api, sim, ds), stop_on_systematic="all")}, 400)
 
 
 def test_a_500_on_one_case_fails_that_cell_and_the_run_goes_on(api, keyed_sim, ds) -> None:
@@ -227,5 +260,5 @@ def test_report_of_a_systematically_failed_run_is_partial(api, sim, ds) -> None:
     for x in t.values():                   # never-dispatched cells stay in the denominator as not correct
         assert x["total"] == 14 and x["accuracy"] == x["correct"] / 14 and x["sr_bench_score"] is None
     assert t["weak"]["failed"] == 1 and t["weak"]["correct"] == 0 and t["weak"]["pending"] == 13
-    assert t["weak"]["failure_classes"] == {"http_403": 1} and t["strong"]["pending"] >= 10
+    assert t["weak"]["failure_classes"] == {"http_403": 1} and t["strong"]["pending"] == 0
     assert any("Partial run (status failed)" in x for x in rep["limitations"]), rep["limitations"]

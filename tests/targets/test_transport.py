@@ -142,6 +142,9 @@ def test_404_unknown_model_is_systematic(sim):
 @pytest.mark.parametrize("status, body, systematic", [
     (400, '{"error": {"message": "The model `m` does not exist"}}', True),
     (400, '{"error": {"message": "max_tokens is too large"}}', False),
+    (400, '{"error":{"message":"No connected db.","type":"no_db_connection","param":null,"code":"400"}}', True),
+    (429, '{"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}', True),
+    (429, '{"error": {"message": "Rate limit reached"}}', False),
     (403, "forbidden", True),
     (500, '{"error": {"message": "boom"}}', False),
     (503, "", False),
@@ -291,12 +294,18 @@ def test_a_failing_on_dispatch_sends_nothing(sim):
     assert len(sim.log) == n
 
 
-def test_router_headers_are_kept(sim):
-    out = call(sim, "MoM", router=True, fault=Fault(headers={"x-sr-bench-config-hash": "h", "x-other": "no"}))
+def test_every_response_header_is_kept_with_credentials_masked(sim):
+    fault = Fault(headers={"x-sr-bench-config-hash": "h", "x-litellm-model-id": "dep-1", "x-other": f"echo {KEY}",
+                           "set-cookie": "session=abcdef123456", "x-api-key": "sk-their-own-key-0000"})
+    out = call(sim, "MoM", router=True, fault=fault, headers={"authorization": f"Bearer {KEY}"})
     assert out.status == "completed"
     assert out.headers["x-vsr-selected-model"] == out.response_model == "bad"
     assert out.headers["x-vsr-inference-call-count"] == "1" and out.headers["x-sr-bench-config-hash"] == "h"
-    assert "x-other" not in out.headers and "x-vsr-config-hash" in out.headers
+    assert "x-vsr-config-hash" in out.headers and out.headers["x-litellm-model-id"] == "dep-1"
+    # evidence for any later router adapter: every header, the request's key and credential headers masked
+    assert out.headers["x-other"] == "echo ***"
+    assert out.headers["set-cookie"] == "***" and out.headers["x-api-key"] == "***"
+    assert KEY not in repr(out.headers) and "abcdef123456" not in repr(out.headers)
 
 
 def test_a_long_router_header_is_kept(sim):

@@ -135,15 +135,23 @@ def replay(obj: Ctx, baseline_id: str, preview_id: str) -> None:
 
 @click.command(name="reconcile-usage")
 @click.argument("run_id")
+@click.option("--router", "router_opts", multiple=True, metavar="TARGET=ROUTER",
+              help="re-attribute a MoM target's calls with another router adapter (from the stored headers)")
 @click.pass_obj
-def reconcile_usage(obj: Ctx, run_id: str) -> None:
+def reconcile_usage(obj: Ctx, run_id: str, router_opts: tuple[str, ...]) -> None:
     """Re-derive usage and cost from the retained SSE metering; append an idempotent correction."""
-    res = obj.client.post(f"/runs/{run_id}/reconcile-usage")
+    chosen = {}
+    for opt in router_opts:
+        tid, sep, name = opt.partition("=")
+        if not sep or not tid or not name:
+            raise click.BadParameter(f"{opt!r} is not TARGET=ROUTER", param_hint="--router")
+        chosen[tid] = name
+    res = obj.client.post(f"/runs/{run_id}/reconcile-usage", {"routers": chosen} if chosen else None)
     c = res["correction"]
     emit({"run_id": run_id, "correction": c["digest"], "appended": res["appended"], "verified": c["verified_count"],
           "changed": c["changed_count"], "unverifiable": c["unverifiable_count"],
           "old_known_cost_usd": c["old_known_cost_usd"], "new_known_cost_usd": c["new_known_cost_usd"],
-          "model_requests": 0})
+          "routers": c.get("routers"), "model_requests": 0})
 
 
 @click.command()

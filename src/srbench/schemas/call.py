@@ -49,7 +49,7 @@ class CallRecord(BaseModel):
     error_class: str | None = None
     error: str | None = None
     http_status: int | None = None
-    headers: dict[str, str] = Field(default_factory=dict, description="content-type and x-vsr-* headers")
+    headers: dict[str, str] = Field(default_factory=dict, description="every response header, credentials masked")
     sse: str | None = Field(default=None, description="digest of the raw SSE transcript blob")
     text: str | None = Field(default=None, description="visible final text, <think> stripped")
     reasoning_chars: int = 0

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 from srbench.schemas.target import Target, check_generation_params
 
 CostPolicy = Literal["require_priced", "capability_only"]
+# what a systematic failure (auth, unknown model, config-hash mismatch) stops: its target (absent) or the run
+StopScope = Literal["target", "run"]
 
 
 class Limits(BaseModel):
@@ -84,6 +86,7 @@ class Manifest(BaseModel):
     profile: Literal["smoke", "quick", "standard"]
     seed: int
     cost_policy: CostPolicy = "require_priced"
+    stop_on_systematic: StopScope | None = Field(default=None, exclude_if=lambda v: v is None)
     dataset: DatasetRef
     targets: list[TargetEntry] = Field(min_length=1)
     sampling: dict[str, Any] = Field(default_factory=dict)
@@ -125,6 +128,8 @@ class Plan(BaseModel):
     profile: str
     seed: int
     cost_policy: CostPolicy
+    stop_on_systematic: StopScope | None = Field(default=None, exclude_if=lambda v: v is None,
+                                                 description="target (absent) or run")
     dataset: dict[str, Any] = Field(description="sha256, object digest, id, case_count, benchmarks, split "
                                                 "(never a path: a plan is the same on every host)")
     case_sha256: str

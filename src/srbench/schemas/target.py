@@ -93,6 +93,10 @@ class Target(BaseModel):
     models: list[str] | None = Field(default=None, description="declared pool of models a MoM may serve")
     capture_recipe: bool = False
     expected_response_model: str | None = None
+    # absent means vLLM Semantic Router; left out of the dump then, so earlier plans keep their sha256
+    router: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", exclude_if=lambda v: v is None,
+                               description="MoM only: the router adapter that attributes served models "
+                                           "(vllm-sr when absent; litellm, body-model)")
 
     @field_validator("id")
     @classmethod
@@ -129,7 +133,7 @@ class Target(BaseModel):
     @model_validator(mode="after")
     def _kind_rules(self) -> Target:
         if self.kind == "single":
-            for name in ("config_hash", "preview_url", "max_inference_calls", "models"):
+            for name in ("config_hash", "preview_url", "max_inference_calls", "models", "router"):
                 if getattr(self, name) is not None:
                     raise ValueError(f"{name} applies only to kind 'mom'")
             if self.capture_recipe:

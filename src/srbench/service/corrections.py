@@ -15,14 +15,16 @@ from srbench.stages.reconcile import reconcile as build_correction
 from srbench.stages.reprice import price_correction
 
 
-def reconcile(manager: RunManager, run_id: str) -> tuple[dict[str, Any], bool, str, bool]:
-    """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended)."""
+def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[dict[str, Any], bool, str, bool]:
+    """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended).
+    `routers` ({MoM target id: router kind}) re-attributes those targets' calls from their stored headers."""
     run = manager.get(run_id)
     plan = manager.store.get_json(run["plan"])
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
     cells = [dict(r) for r in manager.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
     prices = manager.journal.get_ref("price-correction", run_id) or []
-    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None)
+    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None,
+                                        routers)
     body = manager.store.get_json(digest)
     entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
              "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],

@@ -77,8 +77,10 @@ async def make_replay(request: web.Request) -> web.Response:
 
 async def reconcile_usage(request: web.Request) -> web.Response:
     service = svc(request)
+    data = await body(request) if request.can_read_body else {}
+    only(data, {"routers"})
     body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
-                                                        request.match_info["run_id"])
+                                                        request.match_info["run_id"], data.get("routers"))
     return ok({"correction": body_, "cache_hit": hit, "explain": why, "appended": appended, "model_requests": 0})
 
 

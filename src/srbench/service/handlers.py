@@ -18,6 +18,7 @@ from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.plan import build_plan, fail, pydantic_problems
+from srbench.targets import routers
 
 
 # -- basics --------------------------------------------------------------------------------------
@@ -80,6 +81,9 @@ async def register_targets(request: web.Request) -> web.Response:
             parsed.append(Target.model_validate(item))
         except ValidationError as exc:
             problems += pydantic_problems(exc, f"targets[{i}].")
+            continue
+        if (bad_router := routers.router_problem(parsed[-1])) is not None:
+            problems.append(f"targets[{i}].router: {bad_router}")
     ids = [t.id for t in parsed]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:

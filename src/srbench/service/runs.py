@@ -27,7 +27,7 @@ from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.journal import Journal, add_event
 from srbench.stages.datasets import decode_cases, read_dataset_object
-from srbench.stages.dispatch import Cell, Dispatcher, RunControl
+from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
 from srbench.targets.preview import preview_body, preview_call
@@ -212,9 +212,9 @@ class RunManager:
             ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
             await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
                                                    "seen": seen, "ok": ok, "probe": out.error_class or "answered"})
-            if not ok and control.stop_reason is None:
-                control.stop_reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
-                                       f"the target pins {target.config_hash}")
+            reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
+                      f"the target pins {target.config_hash}")
+            if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:
                 return False
         return True
 
@@ -226,8 +226,8 @@ class RunManager:
             status, error = "interrupted", "service stopped during the run"
         elif control.cancel.is_set():
             status, error = "cancelled", control.cancel_reason or "cancelled by the user"
-        elif control.stop_reason:
-            status, error = "failed", control.stop_reason
+        elif control.ended_reason:
+            status, error = "failed", control.ended_reason
         elif counts.get("completed", 0) == total:
             status, error = "completed", None
         elif counts.get("pending", 0):

@@ -54,7 +54,9 @@ from srbench.stages.paired import (
     stratified_bootstrap,
     weighted_hoeffding,
 )
+from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile
+from srbench.targets.routers import DEFAULT_ROUTER
 
 COMPARE_VERSION = "sr-bench-compare-v1"
 COMPARABLE_STATUS = ("completed", "failed")
@@ -313,6 +315,10 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights,
                              margin=margin, label=label, tied=tied, blocked=blocked, aux_absent=aux_absent)
                   for t in models]
+    for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
+        t = models[c["target_id"]]
+        c["routing"] = (routing_summary(t.get("router") or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
+                                        t.get("max_inference_calls")) if t["kind"] == "mom" else None)
     bmodel = next(pt["target"]["model"] for pt in baseline_plan["targets"] if pt["target"]["id"] == best_id)
     return {
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,

@@ -4,8 +4,10 @@ For each cell (case × target): (1) the request object is stored and the journal
 `dispatching` with its digest before any byte is sent; (2) the call streams; (3) the raw SSE
 transcript and the call record go to the object store; (4) the journal commits `completed` or
 `failed` with the call-record digest. A cell left at `dispatching` after a crash is ambiguous and is
-never resent by itself. A systematic failure (401/403, unknown model, config-hash mismatch) stops
-new dispatches; other failures are recorded and the run goes on.
+never resent by itself. A systematic failure (auth, unknown model or deployment, config-hash
+mismatch: :mod:`srbench.targets.failures`) stops new dispatches to its target and the other targets go
+on — or the whole run when the plan says ``stop_on_systematic: run``; a judge's stops the run. Other
+failures are recorded and the run goes on. A MoM target's request headers come from its router adapter.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import aiohttp
@@ -22,12 +24,18 @@ from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
+from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.pricing import reservation_usd
 from srbench.targets.transport import CallOutcome, StreamLimits, build_body, stream_chat
 
 FORWARDED_HEADER_PREFIXES = ("x-vsr-", "x-sr-bench-")
+
+
+def stop_scope(plan: dict[str, Any]) -> str:
+    """What a target's systematic failure stops: "target" (the default) or "run"."""
+    return plan.get("stop_on_systematic") or "target"
 
 
 @dataclass(frozen=True)
@@ -71,9 +79,29 @@ class RunControl:
     deadline: float                 # time.monotonic() deadline of the whole run
     stop_reason: str | None = None
     cancel_reason: str | None = None
+    target_stops: dict[str, str] = field(default_factory=dict)    # target id → why its dispatch stopped
 
     def stopped(self) -> bool:
         return self.cancel.is_set() or self.stop_reason is not None or time.monotonic() >= self.deadline
+
+    def target_stopped(self, target_id: str) -> bool:
+        return target_id in self.target_stops
+
+    def stop_target(self, target_id: str, reason: str, scope: str) -> bool:
+        """Stop dispatching to `target_id` (and everything when `scope` is "run"); True the first time."""
+        if target_id in self.target_stops or self.stop_reason is not None:
+            return False
+        self.target_stops[target_id] = reason
+        if scope == "run":
+            self.stop_reason = reason
+        return True
+
+    @property
+    def ended_reason(self) -> str | None:
+        """Why the run did not carry out its whole plan: the run's stop, else every stopped target's."""
+        if self.stop_reason is not None or not self.target_stops:
+            return self.stop_reason
+        return "; ".join(self.target_stops.values()) + " (the other targets went on)"
 
 
 def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
@@ -83,7 +111,7 @@ def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cel
     body = build_body(target.model, msgs, params, {})
     headers = ["authorization"] if target.api_key_env else []
     if target.kind == "mom":
-        headers += ["x-vsr-debug", "x-sr-bench-expected-config-hash"]
+        headers += list(routers.for_target(target).header_names)
     return {"kind": "request", "schema": 1, "url": target.base_url + "/chat/completions", "body": body,
             "header_names": headers, "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
             "api_key_env": target.api_key_env, "role": role}
@@ -96,16 +124,15 @@ def request_headers(target: Target) -> dict[str, str]:
         if key:
             headers["authorization"] = f"Bearer {key}"
     if target.kind == "mom":
-        headers["x-vsr-debug"] = "true"
-        if target.config_hash:
-            headers["x-sr-bench-expected-config-hash"] = target.config_hash
+        headers.update(routers.for_target(target).request_headers(target))
     return headers
 
 
 def config_hash_problem(target: Target, outcome: CallOutcome) -> str | None:
     if target.kind != "mom" or not target.config_hash:
         return None
-    seen = outcome.headers.get("x-vsr-config-hash") or outcome.headers.get("x-sr-bench-config-hash")
+    seen = routers.for_target(target).attribute(target, outcome.headers, outcome.response_model,
+                                                outcome.usage_raw).config_hash
     if seen is not None and seen != target.config_hash:
         return f"router answered with config_hash {seen}, the target pins {target.config_hash}"
     return None
@@ -179,11 +206,11 @@ class Dispatcher:
         # happens after the slot is released, but a systematic failure stops dispatch before that
         if self.plan["mode"] == "preview":
             async with self.sems[cell.target_id]:
-                if not self.control.stopped():
+                if not self.control.stopped() and not self.control.target_stopped(cell.target_id):
                     await self.preview_one(cell)
             return
         async with self.sems[cell.target_id]:
-            if self.control.stopped():
+            if self.control.stopped() or self.control.target_stopped(cell.target_id):
                 return
             called = await self.call(cell)
             if called is None:
@@ -192,14 +219,16 @@ class Dispatcher:
             problem = config_hash_problem(target, outcome)
             newly_stopped = False
             if (outcome.status == "failed" and outcome.systematic) or problem is not None:
-                if self.control.stop_reason is None:
-                    self.control.stop_reason = f"systematic failure on target {target.id}: {problem or outcome.error}"
-                    newly_stopped = True
+                kind = "config_hash_mismatch" if problem else outcome.systematic_kind
+                newly_stopped = self.control.stop_target(
+                    target.id, f"systematic failure on target {target.id} ({kind}): {problem or outcome.error}",
+                    stop_scope(self.plan))
         judge = await self.record(cell, target, req_digest, outcome, problem)
         if judge is not None:
             await self.run_judge(cell, *judge)
         if newly_stopped:
-            await self.journal.event("dispatch_stopped", {"target_id": target.id, "reason": self.control.stop_reason,
+            await self.journal.event("dispatch_stopped", {"target_id": target.id, "scope": stop_scope(self.plan),
+                                                          "reason": self.control.target_stops[target.id],
                                                           "error_class": "config_hash_mismatch" if problem
                                                           else outcome.error_class})
 
@@ -216,8 +245,9 @@ class Dispatcher:
         req_digest = digest_bytes(req_bytes)
         await self.journal.dispatching(cell, req_digest, [req_bytes])
         out = await preview_call(self.client, target, body, self.stream_limits().total_timeout_s)
-        if out.status == "failed" and out.systematic and self.control.stop_reason is None:
-            self.control.stop_reason = f"systematic failure on preview of {target.id}: {out.error}"
+        if out.status == "failed" and out.systematic:
+            self.control.stop_target(target.id, f"systematic failure on preview of {target.id}: {out.error}",
+                                     stop_scope(self.plan))
         record = CallRecord(role="preview", request=req_digest, status=out.status, error_class=out.error_class,
                             error=out.error, http_status=out.http_status, headers=out.headers, routing=out.routing,
                             timings=Timings(started_at=out.started_at, latency_s=out.latency_s),

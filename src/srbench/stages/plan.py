@@ -21,6 +21,7 @@ from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
+from srbench.targets import routers
 
 SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
 
@@ -206,8 +207,13 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         notices.append("custom task subset: not a full profile result")
     if manifest.mode == "preview":
         notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
+    for pt in planned:
+        if pt.target.kind == "mom" and not routers.for_target(pt.target).reports_config_hash:
+            notices.append(f"target {pt.target.id}: router {pt.target.router} reports no configuration hash, so its "
+                           "configuration is not checked before, during or after the run (IT-2)")
     plan = Plan(
         name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
+        stop_on_systematic=manifest.stop_on_systematic,
         dataset={"sha256": manifest.dataset.sha256, "object": obj,
                  "id": registered["id"] if registered else None, "case_count": len(cases),
                  "benchmarks": benchmarks, "split": want_split,
@@ -255,7 +261,10 @@ def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) ->
     if pinned is not None and pinned > limits.max_output_tokens:
         out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
                    f"{limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
-    if target.kind == "mom" and not target.config_hash:
+    bad_router = routers.router_problem(target)
+    if bad_router:
+        out.append(f"{where}: {bad_router}")
+    elif target.kind == "mom" and not target.config_hash and routers.for_target(target).reports_config_hash:
         out.append(f"{where}: a live MoM target must pin config_hash")
     token_env = os.environ.get("SR_BENCH_TOKEN_ENV") or "SR_BENCH_TOKEN"
     for name in ("api_key_env", "preview_api_key_env"):

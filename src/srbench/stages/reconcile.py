@@ -5,10 +5,16 @@ the transcript object (verified against its digest), requires exactly one ``[DON
 finish reason equal to the recorded one, takes the usage of the last event that carries usage,
 parses it with the current metering and prices it at the frozen plan prices. A row is
 `verified` (same buckets), `changed` (new buckets from the evidence) or `unverifiable` (missing or
-conflicting evidence stays unknown). A MoM call is supported only as a proven direct single call
-(``x-vsr-inference-call-count: 1`` and no ``x-vsr-model-usage``): multi-call costs are never inferred
-from a final response stream. The correction is versioned and content-addressed; the service
-appends it once (idempotent) and reports, comparisons and exports then use it.
+conflicting evidence stays unknown). A MoM call is supported only as a proven direct single call,
+as its router adapter reads the stored response headers (vLLM Semantic Router:
+``x-vsr-inference-call-count: 1`` and no ``x-vsr-model-usage``; LiteLLM: no retry and no fallback):
+multi-call costs are never inferred from a final response stream.
+
+``routers`` ({target id: router kind}) re-attributes a MoM target's calls with another adapter, from
+the headers stored with every call (zero model calls): e.g. a run planned with the default
+``vllm-sr`` against a LiteLLM proxy. The correction records it and reports then price that target's
+calls with it. The correction is versioned and content-addressed; the service appends it once
+(idempotent) and reports, comparisons and exports then use it.
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.reprice import apply_prices
+from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.metering import UsageError, parse_usage
 from srbench.targets.sse import decode_transcript
 
-ACCOUNTING_VERSION = "sr-bench-accounting-v1"
+ACCOUNTING_VERSION = "sr-bench-accounting-v2"
 METERING_VERSION = "sr-bench-metering-v1"
 
 
@@ -68,10 +75,16 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
     row: dict[str, Any] = {"cell_id": cell_id, "role": role, "call": digest, "old_usage": record.get("usage"),
                            "old_cost_usd": old.cost_usd, "new_usage": None, "new_cost_usd": None,
                            "sse_sha256": None, "status": "unverifiable", "reason": None}
-    headers = {k.lower(): v for k, v in (record.get("headers") or {}).items()}
-    if target.kind == "mom" and ("x-vsr-model-usage" in headers or headers.get("x-vsr-inference-call-count") != "1"):
-        row["reason"] = "not a proven direct single call: multi-call costs are never inferred from the final stream"
-        return row
+    if target.kind == "mom":
+        attr = old.attribution
+        assert attr is not None
+        row.update(router=attr.router, served_models=attr.served_models(), retries=attr.retries,
+                   fallbacks=attr.fallbacks)
+        if attr.problem or attr.children is not None or attr.inference_calls != 1 or attr.selected_model is None:
+            row["reason"] = ("not a proven direct single call: multi-call costs are never inferred from the final "
+                             "stream" + (f" ({attr.problem or attr.unknown_reason})"
+                                         if attr.problem or attr.unknown_reason else ""))
+            return row
     if not record.get("sse"):
         row["reason"] = "no retained SSE transcript"
         return row
@@ -100,7 +113,8 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     plan = apply_prices(store.get_json(inputs["plan"]),
                         store.get_json(inputs["prices"]) if inputs.get("prices") else None)
-    targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
+    targets = with_routers({pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]},
+                           params.get("routers"))
     aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
     rows = []
@@ -120,6 +134,8 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
             "new_known_cost_usd": float(sum((r["new_cost_usd"] if r["status"] != "unverifiable" else r["old_cost_usd"])
                                             or 0.0 for r in rows)),
             "qualified": count["unverifiable"] == 0, "model_requests": 0}
+    if params.get("routers"):
+        body["routers"] = dict(sorted(params["routers"].items()))
     body["evidence"] = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
     return body
 
@@ -127,9 +143,30 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
 RECONCILE = Rule("reconcile-usage", ACCOUNTING_VERSION, _reconcile)
 
 
+def with_routers(targets: dict[str, Target], chosen: dict[str, str] | None) -> dict[str, Target]:
+    """`targets` with the router kinds of `chosen` ({target id: router}) in place of the planned ones."""
+    return {tid: t.model_copy(update={"router": chosen[tid]}) if chosen and tid in chosen else t
+            for tid, t in targets.items()}
+
+
+def check_routers(plan: dict[str, Any], chosen: Any) -> dict[str, str]:
+    """`chosen` as {MoM target id: registered router}; InvalidInput naming what is wrong."""
+    if chosen is None:
+        return {}
+    if not isinstance(chosen, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in chosen.items()):
+        raise InvalidInput("routers must map target ids to router kinds", code="invalid_routers")
+    kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
+    for tid, name in chosen.items():
+        if kinds.get(tid) != "mom":
+            raise InvalidInput(f"routers: {tid!r} is not a MoM target of this run", code="invalid_routers")
+        routers.get(name)
+    return dict(chosen)
+
+
 def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], cases: dict[str, str],
-              price_correction: str | None = None) -> tuple[str, bool, str]:
-    """`price_correction`: the run's latest price correction digest; costs are priced with it."""
+              price_correction: str | None = None, chosen_routers: Any = None) -> tuple[str, bool, str]:
+    """`price_correction`: the run's latest price correction digest; costs are priced with it.
+    `chosen_routers`: {MoM target id: router kind} to re-attribute those targets' calls with."""
     if run["status"] not in TERMINAL_STATUSES:
         raise InvalidInput(f"run {run['id']} is {run['status']}; reconcile a terminated run", code="run_not_finished")
     if run["mode"] != "live":
@@ -139,8 +176,11 @@ def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], 
     inputs: dict[str, Any] = {"plan": run["plan"], "calls": calls}
     if price_correction:
         inputs["prices"] = price_correction
-    r = engine.build(RECONCILE, inputs,
-                     {"metering": METERING_VERSION, "run_id": run["id"]}, subject=run["id"])
+    params: dict[str, Any] = {"metering": METERING_VERSION, "run_id": run["id"]}
+    chosen = check_routers(engine.store.get_json(run["plan"]), chosen_routers)
+    if chosen:
+        params["routers"] = chosen
+    r = engine.build(RECONCILE, inputs, params, subject=run["id"])
     return r.output, r.hit, r.explanation
 
 

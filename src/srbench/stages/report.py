@@ -21,9 +21,11 @@ from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
 from srbench.stages.grade import grade_cell
 from srbench.stages.identity import content_digest
-from srbench.stages.reconcile import corrected_usage
+from srbench.stages.reconcile import corrected_usage, with_routers
 from srbench.stages.reprice import apply_prices
+from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
+from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
@@ -80,6 +82,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
         "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
         "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
+        "routing": routing_summary(routers.for_target(target).name, rows, target.max_inference_calls)
+        if target.kind == "mom" else None,
         "models_outside_pool": outside,
     }
 
@@ -94,6 +98,7 @@ def make_report_rule(engine: Engine) -> Rule:
         aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
         correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
         fixed = corrected_usage(correction) if correction else {}
+        targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
 
         def load_call(digest: str) -> dict[str, Any]:
             rec = store.get_json(digest)
@@ -128,7 +133,13 @@ def make_report_rule(engine: Engine) -> Rule:
                            cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
                            latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
                            selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
-                           response_model=call.get("response_model"), finish_reason=call.get("finish_reason"))
+                           response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
+                           http_status=call.get("http_status"))
+                if cc.attribution is not None:          # MoM: what its router adapter read from the call
+                    a = cc.attribution
+                    row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
+                               deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
+                               fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd)
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
                     g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest)
@@ -189,7 +200,8 @@ def make_report_rule(engine: Engine) -> Rule:
                 "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
                 "unverifiable_count": correction["unverifiable_count"],
                 "old_known_cost_usd": correction["old_known_cost_usd"],
-                "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"]},
+                "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
+                "routers": correction.get("routers")},
             "limitations": limitations(plan, status, rows, summary_targets),
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
@@ -200,7 +212,7 @@ def make_report_rule(engine: Engine) -> Rule:
         report["content_digest"] = content_digest(report | {"results": rows})
         return report
 
-    return Rule("report", "5", _report)
+    return Rule("report", "6", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
@@ -257,6 +269,15 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
         if t.get("models_outside_pool"):
             out.append(f"Target {t['target_id']} was answered by model(s) outside its declared pool: "
                        f"{', '.join(t['models_outside_pool'])}.")
+    for t in targets:
+        r = t.get("routing") or {}
+        if r.get("calls_over_max_inference_calls"):
+            out.append(f"Target {t['target_id']} made more inference calls than its max_inference_calls in "
+                       f"{r['calls_over_max_inference_calls']} call(s) (retries or fallbacks): the budget reservation "
+                       "was too low for them.")
+        if r.get("unattributed_calls"):
+            out.append(f"Target {t['target_id']} (router {r['router']}): {r['unattributed_calls']} answered call(s) "
+                       "name no served model; they are left out of the model mix and their cost is unknown.")
     if any(t["cost_usd"] is None for t in targets):
         out.append("Some cost is unknown (unmetered, unpriced or missing calls): it is null, never zero.")
     if plan["cost_policy"] == "capability_only":

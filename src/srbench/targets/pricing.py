@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Prices, Target
+from srbench.targets import routers
 
 __all__ = [
     "cost_usd", "cache_neutral_cost_usd", "sum_or_none", "sum_known", "max_rates",
@@ -93,13 +94,14 @@ def priced_model(target: Target, response_model: str | None, headers: Mapping[st
     """Name of the model a call is priced at, or None when it cannot be priced from one stream.
 
     - single: the model the response names, else the target's model;
-    - mom: ``x-vsr-selected-model`` only when ``x-vsr-inference-call-count`` is exactly "1" (a
-      direct one-inference route). A composite route (``x-vsr-model-usage`` present, another call
-      count, or no count) is None: the final model never stands in for unmetered calls (TG-3).
+    - mom: the model that answered, as the target's router adapter reads it, only for a proven direct
+      route of exactly one inference call (for vLLM Semantic Router: ``x-vsr-selected-model`` when
+      ``x-vsr-inference-call-count`` is exactly "1"). A composite route, retries, fallbacks or an
+      undeclared count give None: the final model never stands in for unmetered calls (TG-3).
     """
-    h = {k.lower(): v for k, v in headers.items()}
     if target.kind == "single":
         return response_model or target.model
-    if "x-vsr-model-usage" in h or h.get("x-vsr-inference-call-count", "").strip() != "1":
+    attr = routers.for_target(target).attribute(target, headers, response_model, None)
+    if attr.problem or attr.children is not None or attr.unknown_reason or attr.inference_calls != 1:
         return None
-    return h.get("x-vsr-selected-model") or None
+    return attr.selected_model

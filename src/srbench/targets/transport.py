@@ -22,15 +22,16 @@ The client is aiohttp rather than httpx because a streamed call costs several ti
 this host (a call that never left cannot have been billed).
 
 A call is ``completed`` only when ``[DONE]`` arrived AND the last finish_reason is one of stop,
-length, tool_calls, function_call. The API key never appears in an error, a header kept or the
-transcript: every credential value from the request headers is masked as ``***``.
+length, tool_calls, function_call. Every response header is kept (evidence for router attribution).
+The API key never appears in an error, a header kept or the transcript: every credential value from
+the request headers is masked as ``***``, and so is every credential-bearing response header
+(set-cookie, authorization, api-key). Which HTTP errors are systematic: :mod:`srbench.targets.failures`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -39,6 +40,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from srbench.schemas.call import Usage
+from srbench.targets.failures import systematic_kind
 from srbench.targets.metering import UsageError, parse_usage, usage_shape
 from srbench.targets.outcome import (
     ALLOWED_EXTRAS,
@@ -66,16 +68,14 @@ __all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "new_session
 ERROR_BODY_BYTES = 4096
 MAX_HEADER_BYTES = 256 * 1024
 DONE_GRACE_S = 0.5          # after [DONE], how long to wait for the server to end the body
-_KEPT_PREFIXES = ("x-vsr-", "x-sr-bench-")
-_MODEL_MISSING = re.compile(
-    r"model\b.{0,120}?\b(does not exist|not exist|not found|unknown|is not (available|supported|served))"
-    r"|\b(unknown|invalid|no such|nonexistent) model\b|model_not_found", re.IGNORECASE | re.DOTALL)
+# response headers kept as evidence: all of them; the values of these are credentials and are masked
+_MASKED_RESPONSE_HEADERS = frozenset({"set-cookie", "authorization", "proxy-authorization", "api-key", "x-api-key"})
 
 
 class _Stop(Exception):
-    def __init__(self, error_class: str, message: str, *, systematic: bool = False) -> None:
+    def __init__(self, error_class: str, message: str, *, systematic: str | None = None) -> None:
         super().__init__(message)
-        self.error_class, self.systematic = error_class, systematic
+        self.error_class, self.systematic = error_class, systematic     # the systematic kind, if any
 
 
 def new_session(connections: int = 64) -> aiohttp.ClientSession:
@@ -244,7 +244,8 @@ class _Call:
             out.status, out.error_class, out.error = "cancelled", "cancelled", "the call was cancelled"
         elif self.failure is not None:
             out.status, out.error_class = "failed", self.failure.error_class
-            out.systematic = self.failure.systematic
+            out.systematic = self.failure.systematic is not None
+            out.systematic_kind = self.failure.systematic
             out.error = one_line(str(self.failure))
         else:
             out.status = "completed"
@@ -315,18 +316,17 @@ async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, header
 async def _read(response: aiohttp.ClientResponse, call: _Call) -> None:
     lim, out = call.limits, call.out
     out.http_status = response.status
-    for k, v in response.headers.items():
+    for k, v in response.headers.items():       # every header is evidence (a later router adapter reads it)
         k = k.lower()
-        if k == "content-type" or k.startswith(_KEPT_PREFIXES):
-            out.headers[k] = f"{out.headers[k]}, {v}" if k in out.headers else v
+        v = "***" if k in _MASKED_RESPONSE_HEADERS else v
+        out.headers[k] = f"{out.headers[k]}, {v}" if k in out.headers else v
     if not 200 <= response.status < 300:
         body = await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
         call.raw += body
         status, text = response.status, error_message(body)
-        systematic = status in (401, 403, 404) or 300 <= status < 400 or (
-            status == 400 and bool(_MODEL_MISSING.search(text)))
+        kind = systematic_kind(status, text + "\n" + body.decode("utf-8", errors="replace"))
         raise _Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason or ''}",
-                    systematic=systematic)
+                    systematic=kind)
     ctype = response.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "text/event-stream":
         call.raw += await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
