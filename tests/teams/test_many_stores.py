@@ -57,3 +57,12 @@ def test_a_bad_port_variable_is_one_line(tmp_path: Path) -> None:
     proc = cli.run("runs", ok=False, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "error: SR_BENCH_PORT must be a whole number, got 'eighty'"
+
+
+def test_a_proxy_in_the_environment_never_carries_loopback_calls(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{_free_port()}"
+    cli = Cli(tmp_path, {"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "NO_PROXY": ""})
+    try:
+        assert cli.run("runs").returncode == 0
+    finally:
+        cli.run("stop", ok=False)

@@ -39,7 +39,7 @@ class Client:
     def __init__(self, url: str, token: str, timeout: float = 600) -> None:
         self.url = url.rstrip("/")
         self.token = token
-        self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout,
+        self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout, trust_env=not _is_local(self.url),
                                   headers={"Authorization": f"Bearer {token}"})
 
     def close(self) -> None:
@@ -67,9 +67,15 @@ class Client:
         return self.request("POST", path, json=json if json is not None else {})
 
 
+def _is_local(url: str) -> bool:
+    """A loopback service is never reached through HTTP(S)_PROXY (a proxy cannot reach it)."""
+    host = httpx.URL(url).host
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def _healthy(url: str, store_id: str | None = None) -> bool:
     try:
-        r = httpx.get(url + API_PREFIX + "/health", timeout=2)
+        r = httpx.get(url + API_PREFIX + "/health", timeout=2, trust_env=not _is_local(url))
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
     except (httpx.HTTPError, ValueError):
         return False
