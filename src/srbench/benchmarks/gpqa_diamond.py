@@ -9,17 +9,20 @@ Shuffle ``b3-permutation-v1``: the choices are ``[Correct, Incorrect 1, Incorrec
 system, most significant digit first) that picks, for letters A..D in turn, one of the choices not
 yet placed. ``metadata.permutation[j]`` is the index of the native choice shown at letter j. Python's
 ``random`` is not used, so the shuffle cannot change with the interpreter. The prompt follows the
-simple-evals template (last line ``Answer: $LETTER``). Grading: `sr-bench-mcq-final-v2`, letters A–D.
+simple-evals template (last line ``Answer: $LETTER``). Grading: `sr-bench-mcq-final-v2`, letters A–D;
+beside it simple-evals' own regex (`gpqa-simple-evals-regex-v1`, published.py) as a diagnostic.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
 from srbench.benchmarks.native import locate_single, read_csv_rows
+from srbench.benchmarks.published import GPQA_RULE, gpqa_grade
 from srbench.cas.digest import digest_json, short
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -83,6 +86,7 @@ class GpqaDiamond(Benchmark):
     profiles = {"smoke": 4, "quick": 40, "standard": 158}
     strata = "Subdomain"
     grader_version = MCQ_GRADER
+    published_rule = GPQA_RULE
     source = SourcePin(
         url=URL,
         revision="633f5ee89ab8ad4522a9f850766b73f62147ffdd",
@@ -131,6 +135,10 @@ class GpqaDiamond(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         return grade_mcq(text, case.answer, getattr(case.metadata, "option_count", 4))
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any]:
+        return gpqa_grade(text, case.answer)
 
     def notices(self) -> list[str]:
         return [*super().notices(), RETEST_NOTICE]

@@ -10,8 +10,10 @@ the HF revision. The source is gated (DS-10): accept the terms at the dataset pa
 
 Case id ``hle/<id>``; stratum = ``category``; messages = the HLE response-format system prompt
 (``Explanation:`` / ``Answer:`` / ``Confidence: N%``) and the bare question; answer = the reference
-text. Grading: the reference judge ``sr-bench-reference-judge-v1`` (judge.py), not the official
-o3-mini judge. The grade details carry the stated confidence for `calibration_error`.
+text. Grading: the reference judge ``sr-bench-reference-judge-v1`` (judge.py), or the official HLE
+judge prompt when the plan pins ``hle-official-judge-v1`` (official_judges.py; the judge model is the
+operator's pinned judge, not necessarily o3-mini). The grade details carry the stated confidence for
+`calibration_error` (with the official judge: the confidence the judge extracted).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from typing import Any
 
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.graders import visible_text
-from srbench.benchmarks.judge import JudgedBenchmark
+from srbench.benchmarks.judge import JUDGE_GRADER, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, pyarrow_modules
+from srbench.benchmarks.official_judges import HLE_OFFICIAL
+from srbench.benchmarks.published import HLE_RULE
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -42,8 +46,9 @@ SYSTEM_PROMPT = (
     "Confidence: {your confidence score between 0% and 100% for your answer}"
 )
 NOTICES = (
-    "HLE is graded by sr-bench's pinned reference judge (sr-bench-reference-judge-v1), not the official "
-    "HLE judge: compare with published HLE numbers only as a plausibility band.",
+    "HLE is graded by sr-bench's pinned reference judge (sr-bench-reference-judge-v1) unless "
+    f"benchmark-options.json pins grader_version {HLE_OFFICIAL} (the official HLE judge prompt): under the "
+    "reference judge, compare with published HLE numbers only as a plausibility band.",
     "HLE is a rolling dataset: results hold for the pinned revision only.",
     f"HLE calibration error needs at least {CALIBRATION_BIN} judged answers; smaller runs report it as unknown.",
 )
@@ -173,6 +178,8 @@ class Hle(JudgedBenchmark):
     profiles = {"smoke": 4, "quick": 40, "standard": 200}
     strata = "category"
     requires = ("pyarrow",)
+    judge_graders = (JUDGE_GRADER, HLE_OFFICIAL)
+    published_rule = HLE_RULE
     source = SourcePin(
         url=URL,
         revision="5a81a4c7271a2a2a312b9a690f0c2fde837e4c29",
@@ -211,6 +218,14 @@ class Hle(JudgedBenchmark):
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         return _metrics(grades)
+
+    def published_rule_for(self, grader: str | None) -> str | None:
+        """HLE's published accuracy exists only with its official judge prompt."""
+        return HLE_RULE if self.judge_grader(grader) == HLE_OFFICIAL else None
+
+    def published_unavailable(self) -> str:
+        return (f"HLE's published accuracy needs its official judge prompt: pin grader_version {HLE_OFFICIAL} "
+                "in benchmark-options.json (sr-bench's reference judge is a different prompt)")
 
 
 __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_confidence", "row_to_case"]

@@ -1,4 +1,6 @@
-"""The reference judge ``sr-bench-reference-judge-v1``, shared by HLE and SimpleQA Verified (DEP-1).
+"""The reference judge ``sr-bench-reference-judge-v1``, shared by HLE and SimpleQA Verified (DEP-1),
+and the judged-benchmark base class, which also accepts a benchmark's official judge template when the
+plan pins it (official_judges.py).
 
 A judged case takes two model calls: the subject answers the case's messages, then the one pinned
 ``judge`` target compares that answer with the reference. The judge sees a fixed system instruction
@@ -25,6 +27,8 @@ from typing import Any, ClassVar, NoReturn
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.benchmarks.graders import visible_text
+from srbench.benchmarks.official_judges import SPECS, JudgeReplyError
+from srbench.benchmarks.published import verdict_grade
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import SrBenchError
 from srbench.schemas.dataset import Case
@@ -134,43 +138,94 @@ def question_text(case: Case) -> str:
 
 
 class JudgedBenchmark(Benchmark):
-    """A benchmark graded by the reference judge: `grade` alone refuses, the dispatcher must judge."""
+    """A benchmark graded by a judge: `grade` alone refuses, the dispatcher must judge.
+
+    ``judge_graders`` lists the judge templates the benchmark accepts, the reference judge first
+    (the default); the plan pins one (benchmark-options ``grader_version``) and every method takes
+    it as ``grader`` (None: the default)."""
 
     needs_judge: ClassVar[bool] = True
     judge_template_sha256: ClassVar[str | None] = JUDGE_TEMPLATE_SHA256
     grader_version: ClassVar[str] = JUDGE_GRADER
+    judge_graders: ClassVar[tuple[str, ...]] = (JUDGE_GRADER,)
 
     def grade(self, case: Case, text: str | None) -> Grade:
         raise JudgeError(f"{self.id} is graded by the reference judge: dispatch a judge call "
                          "(judge_messages) and grade with grade_judged")
+
+    def judge_grader(self, grader: str | None) -> str:
+        """The grader version in force: `grader` when this benchmark accepts it, else the default."""
+        return grader if grader in self.judge_graders else self.grader_version
+
+    def template_sha256_for(self, grader: str | None) -> str:
+        """SHA-256 of the judge template of `grader` (part of every judged grade key)."""
+        version = self.judge_grader(grader)
+        return JUDGE_TEMPLATE_SHA256 if version == JUDGE_GRADER else SPECS[version].sha256
 
     def candidate(self, answer_text: str | None) -> str | None:
         """The visible part of the subject's reply, or None when it gave no final text."""
         visible = visible_text(answer_text)
         return visible if visible else None
 
-    def judge_messages(self, case: Case, answer_text: str | None) -> list[dict[str, str]]:
+    def judge_messages(self, case: Case, answer_text: str | None,
+                       grader: str | None = None) -> list[dict[str, str]]:
         """The judge call for this answer, or ``[]`` when there is nothing to judge."""
         candidate = self.candidate(answer_text)
         if candidate is None:
             return []
-        return judge_messages(question_text(case), str(case.answer), candidate)
+        version = self.judge_grader(grader)
+        if version == JUDGE_GRADER:
+            return judge_messages(question_text(case), str(case.answer), candidate)
+        return SPECS[version].ask(question_text(case), str(case.answer), candidate)
 
     def judged_details(self, case: Case, candidate: str | None) -> dict[str, Any]:
         """Benchmark-specific grade details (HLE adds the stated confidence)."""
         return {}
 
-    def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None) -> Grade:
+    def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None,
+                     grader: str | None = None) -> Grade:
         """The grade from the judge's reply; `JudgeError` when the reply is not a valid verdict."""
+        version = self.judge_grader(grader)
         candidate = self.candidate(answer_text)
-        details: dict[str, Any] = {"grader": JUDGE_GRADER, "judge_template_sha256": JUDGE_TEMPLATE_SHA256,
+        details: dict[str, Any] = {"grader": version, "judge_template_sha256": self.template_sha256_for(version),
                                    **self.judged_details(case, candidate)}
         if candidate is None:
             details["reason"] = "no final answer text: not judged"
             return Grade(correct=False, status="not_attempted", details=details)
-        verdict, explanation = parse_judgement(judge_text)
+        if version == JUDGE_GRADER:
+            verdict, explanation = parse_judgement(judge_text)
+        else:
+            if judge_text is None:
+                _fail("no reply text")
+            try:
+                verdict, explanation, extra = SPECS[version].read(judge_text)
+            except JudgeReplyError as exc:
+                _fail(str(exc))
+            details.update(extra)
         details["explanation"] = explanation
         return Grade(correct=verdict == "correct", status=verdict, details=details)
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any] | None:
+        """The published rule reads the same judge verdict (no second judge call)."""
+        rule = self.published_rule_for(grader)
+        if rule is None:
+            return None
+        return verdict_grade(rule, grade.status if grade is not None else None)
+
+    def published_rule_for(self, grader: str | None) -> str | None:
+        """The published rule this plan's judge supports (None: not with this judge)."""
+        return self.published_rule
+
+    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
+                          grader: str | None = None) -> dict[str, Any]:
+        from srbench.benchmarks.published import summarize
+
+        rule = self.published_rule_for(grader)
+        return summarize(rule, cells, reason=None if rule else self.published_unavailable())
+
+    def published_unavailable(self) -> str:
+        return "no published-rule diagnostic for this benchmark"
 
 
 __all__ = [

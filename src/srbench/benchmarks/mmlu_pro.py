@@ -6,7 +6,8 @@ Options equal to ``N/A`` (legacy padding) are dropped and the answer letter is r
 options; the reference is the ``answer`` letter (``answer_index`` only fills in when it is empty).
 A row whose answer is one of the dropped options, or with fewer than two options left, is not a task.
 The prompt adapts the official header to zero-shot: one user message, question, lettered options and
-"The answer is (X)" at the end. Grading: `sr-bench-mcq-final-v2`, letters limited to the case's options.
+"The answer is (X)" at the end. Grading: `sr-bench-mcq-final-v2`, letters limited to the case's options;
+beside it the official extraction chain (`mmlu-pro-official-chain-v1`, published.py) as a diagnostic.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
 from srbench.benchmarks.native import locate_single, pyarrow_modules
+from srbench.benchmarks.published import MMLU_PRO_RULE, mmlu_pro_grade
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -101,6 +103,7 @@ class MmluPro(Benchmark):
     profiles = {"smoke": 14, "quick": 500, "standard": 2000}
     strata = "category"
     grader_version = MCQ_GRADER
+    published_rule = MMLU_PRO_RULE
     requires = ("pyarrow",)
     source = SourcePin(
         url="https://huggingface.co/datasets/TIGER-Lab/MMLU-Pro",
@@ -133,6 +136,10 @@ class MmluPro(Benchmark):
     def grade(self, case: Case, text: str | None) -> Grade:
         count = getattr(case.metadata, "option_count", None)
         return grade_mcq(text, case.answer, count)
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any]:
+        return mmlu_pro_grade(text, case.answer, int(getattr(case.metadata, "option_count", 10)))
 
     def notices(self) -> list[str]:
         return [*super().notices(),

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.base import SourcePin
-from srbench.benchmarks.judge import VERDICTS, JudgedBenchmark
+from srbench.benchmarks.judge import JUDGE_GRADER, VERDICTS, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, read_csv_rows
+from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
+from srbench.benchmarks.published import SIMPLEQA_RULE
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -31,8 +33,10 @@ URL = "https://huggingface.co/datasets/google/simpleqa-verified"
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 NOTICES = (
-    "SimpleQA Verified is graded by sr-bench's pinned reference judge (sr-bench-reference-judge-v1), not "
-    "the paper's A/B/C autorater: compare F1 with published numbers only as a plausibility band.",
+    "SimpleQA Verified is graded by sr-bench's pinned reference judge (sr-bench-reference-judge-v1) unless "
+    f"benchmark-options.json pins grader_version {SIMPLEQA_AUTORATER} (the paper's A/B/C autorater prompt); "
+    "its published headline is F1, shown beside accuracy. Under the reference judge, compare F1 with "
+    "published numbers only as a plausibility band.",
 )
 
 
@@ -104,6 +108,8 @@ class SimpleQaVerified(JudgedBenchmark):
     weight = 10
     profiles = {"smoke": 5, "quick": 100, "standard": 500}
     strata = "topic"
+    judge_graders = (JUDGE_GRADER, SIMPLEQA_AUTORATER)
+    published_rule = SIMPLEQA_RULE
     source = SourcePin(
         url=URL,
         revision="0dc97e0d28d8233463e005cdc4475cc2a13ba2dc",
@@ -136,6 +142,20 @@ class SimpleQaVerified(JudgedBenchmark):
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         return _metrics(grades)
+
+    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
+                          grader: str | None = None) -> dict[str, Any]:
+        """F1 over the judge's verdicts (a cell without one counts as not attempted), accuracy beside."""
+        out = super().published_summary(cells, grader)
+        verdicts = [v if (v := (p or {}).get("verdict")) in VERDICTS else "not_attempted" for _, p in cells]
+        m = f1_metrics(verdicts)
+        judge = self.judge_grader(grader)
+        out.update(metric="f1", score=m["f1"], accuracy=m["correct"],
+                   correct_given_attempted=m["correct_given_attempted"], not_attempted=m["not_attempted"],
+                   judge=judge,
+                   note="the paper's A/B/C autorater prompt" if judge == SIMPLEQA_AUTORATER else
+                   "verdicts of sr-bench's reference judge, not the paper's autorater prompt")
+        return out
 
 
 __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_case"]

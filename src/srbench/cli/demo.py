@@ -19,9 +19,15 @@ from rich.panel import Panel
 
 from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.cli.common import Ctx
-from srbench.cli.runs import summary_table
+from srbench.cli.runs import benchmark_table, summary_table
 from srbench.errors import SrBenchError
 
+DEMO_NOTES = (
+    "How to read this: the baseline run measures the two single models; the candidate run measures the router on "
+    "the same frozen questions; compare pairs the router with the strongest single model of the baseline run.",
+    "This is the smoke profile (a few tasks per benchmark): its intervals are wide by design, so 'inconclusive' is "
+    "the expected verdict; a formal conclusion needs the standard holdout (IT-5, REP-7).",
+)
 BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local simulators, not real models. "
           "The figures exercise sr-bench end to end; they measure nothing about any real model.")
 
@@ -70,8 +76,9 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
             manifests.append(m)
         combined = client.post("/datasets/combine", {"manifests": manifests})
         cases = [json.loads(line) for line in Path(combined["path"]).read_bytes().splitlines()]
-        models = [SimModel("sim-large", skill=0.85, latency_s=0.02, cached_fraction=0.25),
-                  SimModel("sim-small", skill=0.45, latency_s=0.01)]
+        styles = ("answer_colon", "answer_is", "answer_colon", "option", "second_thought")  # real replies vary
+        models = [SimModel("sim-large", skill=0.85, latency_s=0.02, cached_fraction=0.25, mcq_styles=styles),
+                  SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
         router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
                             keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
         with SimulatorThread(models=models, answer_key=answer_key_from_cases(cases), router=router) as sim:
@@ -84,6 +91,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                  "prices": {"sim-small": prices["sim-small"]}},
                 {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": prices,
                  "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
+                 "preview_url": sim.router_url + "/preview",
                  "models": ["sim-large", "sim-small"]},
             ]
             targets.append({"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
@@ -92,33 +100,48 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
             judged = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
                       for b in ("hle", "simpleqa-verified")}
             (store / "benchmark-options.json").write_text(json.dumps(judged, indent=2))
-            manifest = {"version": "sr-bench-1.0", "name": "demo (simulated endpoints)", "profile": "smoke",
-                        "seed": DEFAULT_SEED, "cost_policy": "require_priced",
-                        "dataset": {"path": combined["path"], "sha256": combined["sha256"]},
-                        "targets": [{"id": "large"}, {"id": "small"}, {"id": "mom"}],
-                        "limits": {"concurrency": 4, "total_timeout_s": 30, "idle_timeout_s": 10}}
-            plan = client.post("/plans", {"manifest": manifest})["plan"]
-            run = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]
-            console.print(f"run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × 3 targets; "
-                          "hle and simpleqa answers also go to the simulated judge)")
-            import time
+            runs = {}
+            for role, ids in (("baseline", ["large", "small"]), ("candidate", ["mom"])):
+                manifest = {"version": "sr-bench-1.0", "name": f"demo {role} (simulated endpoints)",
+                            "profile": "smoke", "seed": DEFAULT_SEED, "cost_policy": "require_priced",
+                            "dataset": {"path": combined["path"], "sha256": combined["sha256"]},
+                            "targets": [{"id": i} for i in ids],
+                            "limits": {"concurrency": 4, "total_timeout_s": 30, "idle_timeout_s": 10}}
+                plan = client.post("/plans", {"manifest": manifest})["plan"]
+                run = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]
+                console.print(f"{role} run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × "
+                              f"{len(ids)} target(s): {', '.join(ids)}; hle and simpleqa answers also go to the "
+                              "simulated judge)")
+                _wait(client, run["id"])
+                runs[role] = run["id"]
+        reports = {role: client.get(f"/runs/{rid}/report")["report"] for role, rid in runs.items()}
+        for role in ("baseline", "candidate"):
+            rep = reports[role]
+            console.print(summary_table(rep))
+            judge = rep["summary"].get("judge_cost_usd")
+            console.print(f"judge cost of the {role} run (apart from the principal cost): "
+                          f"{'unknown' if judge is None else f'{judge:.5f}'} USD")
+        console.print(benchmark_table(reports["baseline"]))
+        console.print(benchmark_table(reports["candidate"]))
+        from srbench.cli.derived import comparison_notes, comparison_table, published_table
 
-            while True:
-                r = client.get(f"/runs/{run['id']}")
-                if r["status"] in TERMINAL_STATUSES:
-                    break
-                time.sleep(0.1)
-        report = client.get(f"/runs/{run['id']}/report")["report"]
-        console.print(summary_table(report))
-        judge = report["summary"].get("judge_cost_usd")
-        console.print(f"judge cost (apart from the principal cost): {'unknown' if judge is None else f'{judge:.5f}'} USD")
-        from srbench.cli.derived import comparison_table
-
-        cmp = client.post("/comparisons", {"baseline_run_id": run["id"], "candidate_run_id": run["id"]})["comparison"]
+        cmp = client.post("/comparisons", {"baseline_run_id": runs["baseline"],
+                                           "candidate_run_id": runs["candidate"]})["comparison"]
         console.print(comparison_table(cmp))
+        console.print(published_table(cmp))
+        for line in [*DEMO_NOTES, *comparison_notes(cmp)]:
+            console.print(f"• {line}")
+        report = reports["candidate"]
         console.print(Panel(BANNER, style="bold yellow", width=100))
         console.print(f"store kept at {store}")
         return report
+
+
+def _wait(client: Any, run_id: str) -> None:
+    import time
+
+    while client.get(f"/runs/{run_id}")["status"] not in TERMINAL_STATUSES:
+        time.sleep(0.1)
 
 
 @click.command()

@@ -22,8 +22,10 @@ def _pct(v: Any) -> str:
 
 def comparison_table(cmp: dict[str, Any]) -> Table:
     base = cmp["baseline"]
-    t = Table(title=f"baseline {base['target_id']} (quality {base['quality']:.3f}) — {cmp['evidence']['label']}")
-    for col in ("candidate", "quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
+    t = Table(title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']}",
+              caption="macro quality = weighted mean of per-benchmark accuracies; Δ = candidate − baseline "
+                      "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied")
+    for col in ("candidate", "macro quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
                 "saving cache-neutral"):
         t.add_column(col, no_wrap=True)
     for c in cmp["candidates"]:
@@ -32,6 +34,46 @@ def comparison_table(cmp: dict[str, Any]) -> Table:
         t.add_row(c["target_id"], f"{c['quality']:.3f}", f"{c['delta']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]", c["claim"],
                   f"{c['wins']}/{c['losses']}/{c['ties']}", _pct(s["principal"]["saving_pct"]),
                   _pct(s["total"]["saving_pct"]), _pct(s["cache_neutral"]["saving_pct"]))
+    return t
+
+
+def comparison_notes(cmp: dict[str, Any]) -> list[str]:
+    """Plain sentences a first-time reader needs: why a claim is inconclusive or blocked, how many
+    cases would tell, and what the savings columns mean."""
+    out = []
+    for c in cmp["candidates"]:
+        d = c.get("detectability")
+        if d:
+            tail = (f"about {d['cases_per_benchmark']} cases per benchmark ({d['total_cases']} in all, now "
+                    f"{sum(d['cases_now'].values())}) would make a difference of this size ({abs(d['observed_delta']):.3f}) "
+                    "detectable" if d.get("cases_per_benchmark") else d["note"])
+            out.append(f"{c['target_id']}: inconclusive — the interval's half-width is ±{d['half_width']:.3f}, "
+                       f"so Δ {c['delta']:+.3f} cannot be told from zero; {tail}.")
+        if c["claim"] == "blocked":
+            ev = c.get("config_hash_evidence") or {}
+            out.append(f"{c['target_id']}: claim blocked — its pinned config_hash was not confirmed ({ev.get('reason')}).")
+    out.append("saving = principal (subject) cost; saving total also counts judge/simulator calls; cache-neutral "
+               "prices every input token as uncached (REP-3).")
+    return out
+
+
+def published_table(cmp: dict[str, Any]) -> Table:
+    t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
+    for col in ("candidate", "benchmark", "published metric", "candidate sr-bench / published",
+                "baseline sr-bench / published", "graded differently (cand. / base.)"):
+        t.add_column(col)
+
+    def f(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.3f}"
+
+    def g(v: Any) -> str:
+        return "-" if v is None else str(v)
+    for p in cmp.get("published", []):
+        c, b = p["candidate_rules"], p["baseline_rules"] or {}
+        t.add_row(p["candidate"], p["benchmark"], c["published_metric"] if c["published_rule"] else "unavailable",
+                  f"{f(c['sr_bench_accuracy'])} / {f(c['published'])}",
+                  f"{f(b.get('sr_bench_accuracy'))} / {f(b.get('published'))}",
+                  f"{g(c['graded_differently'])} / {g(b.get('graded_differently'))}")
     return t
 
 
@@ -51,7 +93,11 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
         _explain(res, "comparison")
     if output:
         write_json(output, res["comparison"])
-        Console(stderr=True).print(comparison_table(res["comparison"]))
+        console = Console(stderr=True)
+        console.print(comparison_table(res["comparison"]))
+        console.print(published_table(res["comparison"]))
+        for line in comparison_notes(res["comparison"]):
+            console.print(line)
     else:
         emit(res["comparison"])
 

@@ -42,23 +42,48 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0})
 
 
+def _f(v: Any, fmt: str = "{:.3f}") -> str:
+    return "unknown" if v is None else fmt.format(v)
+
+
 def summary_table(report: dict[str, Any]) -> Table:
-    """One row per target: quality with its interval, cost, the four token buckets, latency."""
-    def f(v: Any, fmt: str = "{:.3f}") -> str:
-        return "unknown" if v is None else fmt.format(v)
+    """One row per target: micro and macro accuracy, cost, the four token buckets, latency."""
+    f = _f
     title = f"{report['run_id']} — {report['status']}" + ("" if report["complete"] else " (not complete)")
-    t = Table(title=title)
-    for col in ("target", "correct", "accuracy [95% CI]", "cost USD", "tokens in/cached/write/out", "p50/p95 s",
-                "ttft p50"):
+    t = Table(title=title, caption="micro = correct / all planned cells pooled; macro = weighted mean of the "
+                                   "per-benchmark accuracies (REP-4 weights)")
+    for col in ("target", "correct", "micro accuracy [95% Wilson]", "macro", "cost USD",
+                "tokens in/cached/write/out", "p50/p95 s", "ttft p50"):
         t.add_column(col, no_wrap=True)
     for s in report["summary"]["targets"]:
         ci = s["accuracy_ci95"]
         tok = s["tokens"]
         t.add_row(f"{s['target_id']} ({s['kind']})", f"{s['correct']}/{s['total']}",
                   f"{f(s['accuracy'], '{:.2f}')} [{f(ci[0], '{:.2f}') if ci else '?'}, {f(ci[1], '{:.2f}') if ci else '?'}]",
-                  f(s["cost_usd"], "{:.5f}"),
+                  f(s.get("macro_accuracy"), "{:.3f}"), f(s["cost_usd"], "{:.5f}"),
                   "unknown" if tok is None else f"{tok['input']}/{tok['cached_input']}/{tok['cache_write']}/{tok['output']}",
                   f"{f(s['latency_p50_s'], '{:.2f}')}/{f(s['latency_p95_s'], '{:.2f}')}", f(s["ttft_p50_s"], "{:.3f}"))
+    return t
+
+
+def benchmark_table(report: dict[str, Any]) -> Table:
+    """One row per benchmark and target: sr-bench's score beside the published rule's, and how many
+    answers the two grade differently."""
+    t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)",
+                  caption="published = the benchmark's upstream rule on the same answers (a diagnostic); "
+                          "SimpleQA's published headline is F1")
+    for col in ("benchmark", "target", "sr-bench acc. [95% CI]", "published rule", "published", "graded differently"):
+        t.add_column(col)
+    for b in report.get("benchmarks", []):
+        if "accuracy" not in b:           # preview / replay rows carry no measured score
+            continue
+        ci, pub = b.get("accuracy_ci95"), b.get("published") or {}
+        acc = f"{_f(b['accuracy'])} [{_f(ci[0], '{:.2f}')}, {_f(ci[1], '{:.2f}')}]" if ci else "unknown"
+        differ = pub.get("graded_differently")
+        metric = pub.get("metric", "accuracy")
+        t.add_row(b["benchmark"], b["target_id"], acc, pub.get("rule") or "unavailable",
+                  "n/a" if pub.get("score") is None else f"{metric} {_f(pub['score'])}",
+                  "-" if differ is None else f"{differ} of {pub.get('n')}")
     return t
 
 
@@ -106,6 +131,7 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
     final = wait_for(obj, r["id"])
     rep = obj.client.get(f"/runs/{r['id']}/report")["report"]
     Console(stderr=True).print(summary_table(rep))
+    Console(stderr=True).print(benchmark_table(rep))
     emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]})
     if final["status"] != "completed":
         raise SystemExit(1)
@@ -163,6 +189,7 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
     if output:
         write_json(output, res["report"])
         Console(stderr=True).print(summary_table(res["report"]))
+        Console(stderr=True).print(benchmark_table(res["report"]))
     else:
         emit(res["report"])
 

@@ -46,8 +46,9 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
                 missing.append("a pinned judge in benchmark-options.json (DEP-1)")
             elif judge not in registered_targets:
                 missing.append(f"judge {judge!r} is not a registered target")
-            elif opt.get("grader_version") != b.grader_version:
-                missing.append(f"grader_version {b.grader_version!r} in benchmark-options.json")
+            elif opt.get("grader_version") not in b.judge_graders:
+                missing.append(f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in "
+                               "benchmark-options.json")
         entry["missing"] = missing
         entry["ready"] = not missing
         out.append(entry)

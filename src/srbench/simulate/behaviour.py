@@ -14,7 +14,8 @@ Correctness
     Unknown prompts get a deterministic letter A–D.
 
 Rendering
-    A letter is answered ``Answer: X``; a list or object as compact JSON; other text verbatim.
+    A letter is answered ``Answer: X`` (or, for a model with ``mcq_styles``, in one of `MCQ_STYLES`
+    picked by unit_hash("style", model, prompt)); a list or object as compact JSON; other text verbatim.
     A model with ``think=True`` prefixes ``<think>…</think>`` to the answer.
 
 Tokens (no tokenizer)
@@ -24,7 +25,8 @@ Tokens (no tokenizer)
 
 Judge prompts
     A user message that is JSON with ``reference_answer`` and ``candidate_answer`` gets a JSON
-    verdict (see :func:`judge_reply`), whatever the model.
+    verdict (see :func:`judge_reply`), whatever the model; the official SimpleQA autorater and HLE
+    judge prompts get replies in their own formats (:func:`official_judge_reply`).
 
 Router rule (:class:`RouterRule`)
     The strong model when the prompt has more than `long_prompt_chars` characters or the last user
@@ -61,6 +63,7 @@ class SimModel:
     latency_s: float = 0.0        # whole response time: half before the first token, half spread
     cached_fraction: float = 0.0
     think: bool = False
+    mcq_styles: tuple[str, ...] = ()   # how letters are written (see MCQ_STYLES); () = always "Answer: X"
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.skill <= 1.0 and 0.0 <= self.cached_fraction <= 1.0 and self.latency_s >= 0):
@@ -170,9 +173,19 @@ def wrong_answer(answer: Any, salt: float) -> Any:
     return "I am not sure."
 
 
-def render_answer(answer: Any) -> str:
+MCQ_STYLES = {
+    "answer_colon": "Reasoning done.\nAnswer: {x}",
+    "answer_is": "Let me work through it. The answer is ({x})",
+    "option": "The correct option is {x}.",
+    "second_thought": "I first thought the answer is {y}, but checking again, the answer is ({x}).",
+}
+
+
+def render_answer(answer: Any, style: str | None = None, other: str = "A") -> str:
+    """The reply text for `answer`; a letter in one of `MCQ_STYLES` (`other` is the letter a
+    'second_thought' reply first names), by default ``Answer: X``."""
     if _is_letter(answer):
-        return f"Answer: {answer}"
+        return MCQ_STYLES[style].format(x=answer, y=other) if style else f"Answer: {answer}"
     if isinstance(answer, list | dict):
         return json.dumps(answer, separators=(",", ":"))
     return str(answer)
@@ -182,6 +195,9 @@ def judge_reply(messages: MessageList) -> Reply | None:
     """A reference-judge prompt (user message = JSON {question, reference_answer, candidate_answer})
     gets a JSON verdict: correct when the reference text occurs in the candidate (case-insensitive),
     not_attempted when the candidate says it is not sure, else incorrect."""
+    official = official_judge_reply(last_user_text(messages))
+    if official is not None:
+        return official
     try:
         body = json.loads(last_user_text(messages))
     except ValueError:
@@ -192,6 +208,35 @@ def judge_reply(messages: MessageList) -> Reply | None:
     verdict = "correct" if ref and ref in cand else "not_attempted" if "not sure" in cand else "incorrect"
     text = json.dumps({"verdict": verdict, "explanation": "simulated reference judge"})
     return Reply(text=text, correct=None, answer=verdict)
+
+
+def _between(text: str, start: str, end: str) -> str | None:
+    i = text.rfind(start)
+    j = text.find(end, i + len(start)) if i >= 0 else -1
+    return text[i + len(start):j] if j >= 0 else None
+
+
+def _verdict(reference: str, candidate: str) -> str:
+    ref, cand = reference.strip().lower(), candidate.lower()
+    return "correct" if ref and ref in cand else "not_attempted" if "not sure" in cand else "incorrect"
+
+
+def official_judge_reply(prompt: str) -> Reply | None:
+    """The official SimpleQA autorater prompt gets a letter (A/B/C), the official HLE judge prompt
+    the fields it asks for as JSON; same verdict rule as the reference judge."""
+    gold = _between(prompt, "\nGold target: ", "\nPredicted answer: ")
+    predicted = _between(prompt, "\nPredicted answer: ", "\n```\n\nGrade the predicted answer")
+    if gold is not None and predicted is not None:
+        v = _verdict(gold, predicted)
+        return Reply(text={"correct": "A", "incorrect": "B"}.get(v, "C"), correct=None, answer=v)
+    response = _between(prompt, "[response]: ", "\n\nYour judgement must be")
+    reference = _between(prompt, "[correct_answer]: ", "\n\nreasoning:")
+    if response is not None and reference is not None:
+        v = _verdict(reference, response)
+        text = json.dumps({"extracted_final_answer": response.strip()[:80], "reasoning": "simulated official judge",
+                           "correct": "yes" if v == "correct" else "no", "confidence": 100})
+        return Reply(text=text, correct=None, answer=v)
+    return None
 
 
 def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, Any]) -> Reply:
@@ -206,7 +251,10 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
     else:
         correct = unit_hash("skill", model.name, pkey) < model.skill
         given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))
-    text = render_answer(given)
+    style = None
+    if model.mcq_styles and _is_letter(given):
+        style = model.mcq_styles[int(unit_hash("style", model.name, pkey) * len(model.mcq_styles))]
+    text = render_answer(given, style, wrong_answer(given, 0.5) if _is_letter(given) else "A")
     if model.think:
         text = f"<think>\nThe question asks for one answer. I consider the options.\n</think>\n\n{text}"
     return Reply(text=text, correct=correct, answer=given)

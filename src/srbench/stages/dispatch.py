@@ -290,7 +290,8 @@ class Dispatcher:
             return None
         from srbench.benchmarks import get as get_benchmark
 
-        messages = get_benchmark(case.benchmark).judge_messages(case, outcome.text)
+        messages = get_benchmark(case.benchmark).judge_messages(case, outcome.text,
+                                                                self.plan["grader_versions"].get(case.benchmark))
         if not messages:            # no visible answer: graded not_attempted without a judge call
             return None
         judge, params = self.aux[judge_id]

@@ -1,8 +1,13 @@
 """Grade: a rule from (grader@version, case, call record[, judge call record]) to a grade object.
 
-For judged benchmarks the judge template digest is part of the key, so a template change regrades.
+For judged benchmarks the judge template digest is part of the key, so a template change regrades;
+the grader is the one the plan pinned (the reference judge or the benchmark's official template).
 A truncated answer (finish_reason `length`) is never credited. A judge reply that is not valid
-JSON with a known verdict fails the case (status `judge_error`).
+under the pinned template fails the case (status `judge_error`).
+
+Beside sr-bench's own verdict every grade carries ``published``: the benchmark's upstream rule
+applied to the same reply (published.py; None when the benchmark has none), a diagnostic that
+costs no model call. Its rule id is part of the key, so changing that rule regrades too.
 """
 
 from __future__ import annotations
@@ -16,45 +21,63 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case
 
 
+def _failed(params: dict[str, Any], status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
+    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": False, "status": status,
+            "extracted": None, "strict_format": None, "details": details, "published": published}
+
+
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     case = Case.model_validate(store.get_json(inputs["case"]))
     call = store.get_json(inputs["call"])
     bench = get_benchmark(params["benchmark"])
+    grader = params["grader"]
     text = call.get("text") if call.get("status") == "completed" else None
     details: dict[str, Any] = {}
     if getattr(bench, "needs_judge", False):
         judge = store.get_json(inputs["judge"]) if inputs.get("judge") else None
         judge_text = judge.get("text") if judge and judge.get("status") == "completed" else None
         if judge is not None and judge_text is None:
-            return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": False,
-                    "status": "judge_failed", "extracted": None, "strict_format": None, "details": {}}
+            return _failed(params, "judge_failed", {}, bench.published_grade(case, text, None, grader))
         try:
-            g = bench.grade_judged(case, text, judge_text)
+            g = bench.grade_judged(case, text, judge_text, grader)
         except SrBenchError as exc:
-            return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": False,
-                    "status": "judge_error", "extracted": None, "strict_format": None,
-                    "details": {"error": exc.message}}
+            return _failed(params, "judge_error", {"error": exc.message},
+                           bench.published_grade(case, text, None, grader))
         details = g.details
     else:
         g = bench.grade(case, text)
+    published = bench.published_grade(case, text, g, grader)     # before the output-limit rule below
     if call.get("finish_reason") == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
-    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": bool(g.correct),
+    return {"kind": "grade", "schema": 1, "grader": grader, "correct": bool(g.correct),
             "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
-            "details": details}
+            "details": details, "published": published}
 
 
-GRADE = Rule("grade", "2", _grade)
+GRADE = Rule("grade", "3", _grade)
+
+
+def grader_for(benchmark: str, pinned: str | None = None) -> str:
+    """The grader version a cell of `benchmark` is graded with: for a judged benchmark the plan's
+    pinned template when the benchmark accepts it, else (and for every other benchmark) the
+    installed grader, so a grader bump regrades old runs too."""
+    bench = get_benchmark(benchmark)
+    if getattr(bench, "needs_judge", False):
+        return bench.judge_grader(pinned)
+    return bench.grader_version
 
 
 def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
-               judge_digest: str | None = None) -> tuple[str, bool]:
-    """Returns (grade digest, cache hit)."""
+               judge_digest: str | None = None, grader: str | None = None) -> tuple[str, bool]:
+    """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any."""
     bench = get_benchmark(benchmark)
     inputs = {"case": case_digest, "call": call_digest}
-    params: dict[str, Any] = {"benchmark": benchmark, "grader": bench.grader_version}
+    version = grader_for(benchmark, grader)
+    params: dict[str, Any] = {"benchmark": benchmark, "grader": version,
+                              "published": bench.published_rule_for(version) if getattr(bench, "needs_judge", False)
+                              else bench.published_rule}
     if getattr(bench, "needs_judge", False):
         inputs["judge"] = judge_digest
-        params["judge_template_sha256"] = bench.judge_template_sha256
+        params["judge_template_sha256"] = bench.template_sha256_for(version)
     r = engine.build(GRADE, inputs, params)
     return r.output, r.hit

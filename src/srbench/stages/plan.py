@@ -100,9 +100,10 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
         if not isinstance(opt, dict) or not opt.get("judge"):
             problems.append(f"{b} needs a pinned judge: {hint}")
             continue
-        if opt.get("grader_version") != bench.grader_version:
-            problems.append(f"{b}: benchmark-options grader_version must be {bench.grader_version!r}, "
-                            f"got {opt.get('grader_version')!r}")
+        accepted = getattr(bench, "judge_graders", (bench.grader_version,))
+        if opt.get("grader_version") not in accepted:
+            problems.append(f"{b}: benchmark-options grader_version must be one of "
+                            f"{', '.join(repr(g) for g in accepted)}, got {opt.get('grader_version')!r}")
             continue
         judge_id = str(opt["judge"])
         if judge_id in subject_ids:
@@ -119,7 +120,7 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
                      target_problems(judge, manifest.limits, manifest.cost_policy, -1)]
         aux[judge_id] = PlannedTarget(target=judge, registered=True,
                                       effective_params=effective_params({}, judge, manifest.limits.max_output_tokens))
-        frozen[b] = {"judge": judge_id, "grader_version": bench.grader_version}
+        frozen[b] = {"judge": judge_id, "grader_version": opt["grader_version"]}
     return problems, aux, frozen
 
 
@@ -222,7 +223,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
         adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
-        grader_versions={b: adapters[b].grader_version for b in benchmarks},
+        grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
+                         for b in benchmarks},
         total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
     ).model_dump(mode="json", by_alias=True)
     plan["plan_sha256"] = plan_sha256(plan)

@@ -19,8 +19,15 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
-from srbench.stages.grade import grade_cell
+from srbench.stages.grade import grade_cell, grader_for
 from srbench.stages.identity import content_digest
+from srbench.stages.published_report import (
+    AGGREGATION,
+    PUBLISHED_NOTE,
+    headline,
+    published_figure,
+    published_limitations,
+)
 from srbench.stages.reconcile import corrected_usage, with_routers
 from srbench.stages.reprice import apply_prices
 from srbench.stages.routing import routing_summary
@@ -115,6 +122,7 @@ def make_report_rule(engine: Engine) -> Rule:
                 "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
                 "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
                 "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
+                "published_score": None,
             }
             if judge_digest is not None:
                 jc = call_cost(aux[judge_for[case.benchmark]], load_call(judge_digest))
@@ -142,9 +150,11 @@ def make_report_rule(engine: Engine) -> Rule:
                                fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd)
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
-                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest)
+                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
+                                             grader=plan["grader_versions"].get(case.benchmark))
                     g = store.get_json(g_digest)
-                    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"])
+                    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
+                               published_score=(g.get("published") or {}).get("score"))
                     if g["status"] in ("judge_error", "judge_failed"):
                         row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
@@ -158,11 +168,14 @@ def make_report_rule(engine: Engine) -> Rule:
             for b in plan["dataset"]["benchmarks"]:
                 rs = [r for r in rows if r["target_id"] == tid and r["benchmark"] == b]
                 k = sum(bool(r["correct"]) for r in rs)
-                extra = get_benchmark(b).metrics([store.get_json(r["grade"]) if r["grade"] else None for r in rs])
+                grades = [store.get_json(r["grade"]) if r["grade"] else None for r in rs]
+                extra = get_benchmark(b).metrics(grades)
+                extra["published"] = published_figure(b, plan, rs, grades, cases)
                 brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs),
                                         "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
                                         "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
-                                        **extra}
+                                        "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
+                extra["headline"] = brow["headline"] = headline(brow)
                 if plan["mode"] == "preview":         # routing only: no capability figures
                     brow.update(correct=None, accuracy=None, accuracy_ci95=None)
                     brow = {key: v for key, v in brow.items() if key not in extra}
@@ -191,7 +204,8 @@ def make_report_rule(engine: Engine) -> Rule:
                         "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
-            "benchmarks": bench_rows, "results": results, "recovery": plan.get("recovery"),
+            "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": results,
+            "recovery": plan.get("recovery"),
             "price_correction": None if price_fix is None else {
                 "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
                 "targets": sorted(price_fix["prices"])},
@@ -202,7 +216,7 @@ def make_report_rule(engine: Engine) -> Rule:
                 "old_known_cost_usd": correction["old_known_cost_usd"],
                 "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
                 "routers": correction.get("routers")},
-            "limitations": limitations(plan, status, rows, summary_targets),
+            "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows),
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
@@ -284,6 +298,7 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
         out.append("cost_policy capability_only: prices may be unknown and no savings are claimed.")
     out.append("Intervals are Wilson 95% intervals over planned cells; they do not cover contamination or "
                "tuning selection.")
+    out.append(PUBLISHED_NOTE)
     return out
 
 
@@ -302,7 +317,8 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
                      {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
                       "correction_at": correction["at"] if correction else None,
                       "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
-                      "judge_templates": {b.id: b.judge_template_sha256 for b in all_benchmarks()
-                                          if getattr(b, "needs_judge", False)}},
+                      "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
+                                          for b in all_benchmarks() if getattr(b, "needs_judge", False)},
+                      "published_rules": {b.id: b.published_rule for b in all_benchmarks()}},
                      subject=run_id)
     return r.output, r.hit, r.explanation

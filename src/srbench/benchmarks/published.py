@@ -1,0 +1,172 @@
+"""Published-rule diagnostics: each benchmark's own upstream grading rule, applied to the stored answer.
+
+sr-bench grades with its own strict rules (graders.py, judge.py) so that a router and a model are
+compared fairly. Users also hold their figures against published ones, which come from the upstream
+scripts. These pure functions re-grade the *same visible final text* (closed ``<think>`` blocks
+removed, as sr-bench sees it) under the upstream rule, with zero model calls. They are diagnostics
+shown beside sr-bench's score, never its replacement. Each rule has a versioned id; its outputs on
+the golden corpora are pinned by a test, so a change in behaviour needs a new id.
+
+``mmlu-pro-official-chain-v1`` (TIGER-AI-Lab/MMLU-Pro ``evaluate_from_api.py``)
+    ``**`` is removed from the reply, then the first match of this chain wins:
+    1. ``re.search(r"answer is \\(?([A-J])\\)?", text)``;
+    2. ``re.search(r".*[aA]nswer:\\s*([A-J])", text)``;
+    3. ``re.search(r"\\b[A-J]\\b(?!.*\\b[A-J]\\b)", text, re.DOTALL)`` — the last standalone letter.
+    Letters are A–J whatever the option count (a letter beyond the options is simply wrong). No
+    letter at all: the script's fallback ``random.seed(12345); random.randint(0, n - 1)`` with n
+    options is credited when it hits the answer — the published numbers include it, so the score
+    does too (``fallback`` marks those cells). A cell whose call gave no reply is wrong (the script
+    would have skipped it; sr-bench's denominator keeps every planned cell).
+
+``gpqa-simple-evals-regex-v1`` (openai/simple-evals ``gpqa_eval.py``)
+    ``re.search(r"(?i)Answer[ \\t]*:[ \\t]*\\$?([A-D])\\$?", text)``; the captured letter must equal
+    the reference *as captured* (``(?i)`` also captures a lower-case letter, which then never
+    equals the upper-case reference). No match scores 0.
+
+``arc-agi-2-per-test-input-v1`` (arcprize ``arc-agi-benchmarking`` scoring, one attempt)
+    The JSON answer is found as sr-bench finds it (graders.extract_json_answer; the harness's own
+    parser is not pinned here). A bare grid answers a one-input puzzle. Test input i is solved iff
+    grid i of the answer equals expected output i exactly; the cell's score is solved / inputs and
+    the benchmark's is the mean over puzzles. This is pass@1 per test input: the published pass@2
+    needs two journaled attempts per cell, which sr-bench does not make.
+
+``simpleqa-f1-v1`` / ``hle-official-accuracy-v1`` (judged benchmarks)
+    The per-answer verdict is the judge's (no second judge call): SimpleQA's published headline is
+    F1 over the verdicts (accuracy beside it); HLE's is accuracy over all questions, which equals
+    sr-bench's score when the plan pins the official judge prompt (``hle-official-judge-v1``) and
+    is unavailable (null, with the reason) under sr-bench's reference judge.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
+
+MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
+GPQA_RULE = "gpqa-simple-evals-regex-v1"
+ARC_RULE = "arc-agi-2-per-test-input-v1"
+SIMPLEQA_RULE = "simpleqa-f1-v1"
+HLE_RULE = "hle-official-accuracy-v1"
+
+SOURCES = {
+    MMLU_PRO_RULE: "TIGER-AI-Lab/MMLU-Pro evaluate_from_api.py: extraction chain and seed-12345 random fallback",
+    GPQA_RULE: "openai/simple-evals gpqa_eval.py: ANSWER_PATTERN_MULTICHOICE, first match",
+    ARC_RULE: "ARC Prize scoring: each test input scored on its own, puzzle = mean of its inputs (1 attempt, "
+              "not the published pass@2)",
+    SIMPLEQA_RULE: "SimpleQA Verified paper / simple-evals: F1 of accuracy and accuracy-given-attempted",
+    HLE_RULE: "centerforaisafety/hle run_judge_results.py: accuracy over all questions with the official judge",
+}
+
+_MMLU_1 = re.compile(r"answer is \(?([A-J])\)?")
+_MMLU_2 = re.compile(r".*[aA]nswer:\s*([A-J])")
+_MMLU_3 = re.compile(r"\b[A-J]\b(?!.*\b[A-J]\b)", re.DOTALL)
+_GPQA = re.compile(r"(?i)Answer[ \t]*:[ \t]*\$?([A-D])\$?")
+MMLU_FALLBACK_SEED = 12345
+
+
+def _text(text: str | None) -> str | None:
+    """The visible text the rules read; '' when the call answered with no final text."""
+    if text is None:
+        return None
+    visible = visible_text(text)
+    return "" if visible is None else visible
+
+
+def mmlu_pro_extract(text: str) -> tuple[str | None, str | None]:
+    """(letter, step) under the official chain; step is answer_is | answer_colon | last_letter."""
+    text = text.replace("**", "")
+    for step, pattern in (("answer_is", _MMLU_1), ("answer_colon", _MMLU_2)):
+        m = pattern.search(text)
+        if m:
+            return m.group(1), step
+    m = _MMLU_3.search(text)
+    return (m.group(0), "last_letter") if m else (None, None)
+
+
+def mmlu_pro_fallback_index(option_count: int) -> int:
+    """The official script's guess for an unextracted answer: ``random.seed(12345); randint(0, n-1)``."""
+    return random.Random(MMLU_FALLBACK_SEED).randint(0, option_count - 1)
+
+
+def mmlu_pro_grade(text: str | None, answer: str, option_count: int) -> dict[str, Any]:
+    """Published-rule grade of one MMLU-Pro reply (None = the call gave no reply)."""
+    visible = _text(text)
+    if visible is None:
+        return {"rule": MMLU_PRO_RULE, "score": 0.0, "extracted": None, "step": None, "fallback": False,
+                "reason": "no reply"}
+    letter, step = mmlu_pro_extract(visible)
+    if letter is not None:
+        return {"rule": MMLU_PRO_RULE, "score": float(letter == answer), "extracted": letter, "step": step,
+                "fallback": False}
+    guess = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[mmlu_pro_fallback_index(option_count)]
+    return {"rule": MMLU_PRO_RULE, "score": float(guess == answer), "extracted": None, "step": None,
+            "fallback": True, "fallback_guess": guess}
+
+
+def gpqa_grade(text: str | None, answer: str) -> dict[str, Any]:
+    """Published-rule grade of one GPQA reply (simple-evals regex, first match, exact letter)."""
+    visible = _text(text)
+    m = _GPQA.search(visible) if visible else None
+    letter = m.group(1) if m else None
+    return {"rule": GPQA_RULE, "score": float(letter is not None and letter == answer), "extracted": letter}
+
+
+def arc_grade(text: str | None, expected: list[Any]) -> dict[str, Any]:
+    """Published-rule grade of one ARC-AGI-2 reply: each test input on its own, one attempt."""
+    inputs = len(expected)
+    visible = _text(text)
+    found, value, _ = extract_json_answer(visible) if visible else (False, None, "")
+    if found and inputs == 1 and grid_problem(value) is None:
+        value = [value]                         # a bare grid answers a one-input puzzle
+    grids = value if found and isinstance(value, list) else []
+    solved = [i < len(grids) and grids[i] == expected[i] for i in range(inputs)]
+    return {"rule": ARC_RULE, "score": sum(solved) / inputs, "solved_inputs": sum(solved), "test_inputs": inputs,
+            "solved": solved}
+
+
+def verdict_grade(rule: str, verdict: str | None) -> dict[str, Any]:
+    """Judged benchmarks: the published per-answer verdict is the judge's own."""
+    return {"rule": rule, "score": float(verdict == "correct"), "verdict": verdict}
+
+
+# -- summaries over a benchmark's planned cells -------------------------------------------------
+def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | None]], *,
+              reason: str | None = None) -> dict[str, Any]:
+    """The published-rule figure of one target on one benchmark, beside sr-bench's.
+
+    `cells` holds, per planned cell, (sr-bench correct, published grade or None); a cell without a
+    published grade (no answer, failed call) scores 0 under both rules. ``score`` = mean published
+    score over the planned cells; ``graded_differently`` = cells whose published score differs from
+    sr-bench's 0/1 (``published_higher`` / ``published_lower`` split it). With ``rule`` None the
+    published figure is unavailable and ``reason`` says why.
+    """
+    n = len(cells)
+    if rule is None:
+        return {"rule": None, "score": None, "n": n, "graded_differently": None, "reason": reason,
+                "source": None}
+    scores = [float((p or {}).get("score") or 0.0) for _, p in cells]
+    higher = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s > float(bool(c)))
+    lower = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s < float(bool(c)))
+    out: dict[str, Any] = {"rule": rule, "source": SOURCES.get(rule), "n": n,
+                           "score": sum(scores) / n if n else None, "graded_differently": higher + lower,
+                           "published_higher": higher, "published_lower": lower}
+    if rule == MMLU_PRO_RULE:
+        fb = [p for _, p in cells if p and p.get("fallback")]
+        out["unextracted"] = len(fb)
+        out["fallback_credited"] = sum(1 for p in fb if p.get("score"))
+        out["score_without_fallback"] = ((sum(scores) - out["fallback_credited"]) / n) if n else None
+    if rule == ARC_RULE:
+        out["test_inputs"] = sum(int((p or {}).get("test_inputs") or 0) for _, p in cells)
+        out["solved_inputs"] = sum(int((p or {}).get("solved_inputs") or 0) for _, p in cells)
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+__all__ = ["ARC_RULE", "GPQA_RULE", "HLE_RULE", "MMLU_PRO_RULE", "SIMPLEQA_RULE", "SOURCES", "arc_grade",
+           "gpqa_grade", "mmlu_pro_extract", "mmlu_pro_fallback_index", "mmlu_pro_grade", "summarize",
+           "verdict_grade"]

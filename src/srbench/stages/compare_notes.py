@@ -1,0 +1,113 @@
+"""What a comparison must say beside its numbers (a pure post-step of `compare_reports`, issue 12).
+
+- ``published``: per candidate and benchmark, sr-bench's accuracy and the published rule's figure
+  for the candidate and the baseline, from the two reports' benchmark rows (no model call).
+- Self-comparison: comparing a run with itself lists every target as a candidate, the baseline
+  included; that row (Δ = 0 by construction) is dropped and a limitation says so.
+- Evidence: a candidate MoM whose pinned ``config_hash`` was not confirmed by evidence in its report
+  (``config_hash_evidence.confirmed`` false) can never be called an improvement or non-inferior:
+  an ``improvement`` claim becomes ``blocked`` (the interval's verdict kept as ``interval_claim``), a
+  non-inferiority verdict becomes null (kept as ``interval_non_inferior``), and a limitation names it.
+- Detectability: for an inconclusive claim, the half-width r of the Hoeffding interval and the
+  cases per benchmark that would make a difference of the observed size |Δ| detectable by the same
+  formula. With n cases in each of the B benchmarks present and renormalised weights w_b,
+  r(n) = √(2·ln(2/α)·Σ_b w_b²/n), so |Δ| > r(n) ⇔ n > 2·ln(2/α)·Σ_b w_b² / Δ²; the report gives the
+  smallest such integer n (none when Δ = 0: no sample size makes a zero difference detectable).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+BLOCKED = "blocked"
+
+
+def _rules(report: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
+    """Per benchmark of `target` in `report`: sr-bench's score and the published rule's figure."""
+    out = {}
+    for row in report.get("benchmarks", []):
+        if row.get("target_id") != target:
+            continue
+        pub = row.get("published") or {}
+        out[row["benchmark"]] = {"sr_bench_rule": row.get("sr_bench_rule"), "sr_bench_accuracy": row.get("accuracy"),
+                                 "published_rule": pub.get("rule"), "published_metric": pub.get("metric", "accuracy"),
+                                 "published": pub.get("score"), "graded_differently": pub.get("graded_differently"),
+                                 "reason": pub.get("reason")}
+    return out
+
+
+def published_side_by_side(cmp: dict[str, Any], baseline: dict[str, Any],
+                           candidate: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per candidate and benchmark: both rules for the candidate and for the baseline target, read
+    from the two reports' benchmark rows (the same stored answers; no model call)."""
+    base = _rules(baseline, cmp["baseline"]["target_id"])
+    out = []
+    for c in cmp["candidates"]:
+        for b, rules in sorted(_rules(candidate, c["target_id"]).items()):
+            out.append({"candidate": c["target_id"], "benchmark": b, "candidate_rules": rules,
+                        "baseline_rules": base.get(b)})
+    return out
+
+
+def hoeffding_detectability(cmp: dict[str, Any], c: dict[str, Any], alpha: float = 0.05) -> dict[str, Any]:
+    """Half-width and the cases per benchmark that make |Δ| detectable (module docstring formula)."""
+    benches = [b["benchmark"] for b in c["benchmarks"]]
+    weights = {b: float(cmp["benchmark_weights"][b]) for b in benches}
+    total = sum(weights.values())
+    w = {b: v / total for b, v in weights.items()}
+    n = {b["benchmark"]: b["n"] for b in c["benchmarks"]}
+    k = 2.0 * math.log(2.0 / alpha)
+    radius = math.sqrt(k * sum(w[b] ** 2 / n[b] for b in benches))
+    delta = abs(float(c["delta"]))
+    out: dict[str, Any] = {"half_width": radius, "observed_delta": float(c["delta"]), "alpha": alpha,
+                           "cases_now": n, "rule": "weighted-paired-hoeffding, equal n per benchmark"}
+    if delta == 0:
+        out.update(cases_per_benchmark=None, total_cases=None,
+                   note="no difference was observed: no number of cases makes a zero difference detectable")
+        return out
+    need = k * sum(v * v for v in w.values()) / (delta * delta)
+    per = math.floor(need) + 1
+    out.update(cases_per_benchmark=per, total_cases=per * len(benches),
+               note=f"with {per} cases in each of the {len(benches)} benchmark(s) a difference of "
+                    f"{delta:.3f} would exceed the Hoeffding half-width (if it held up)")
+    return out
+
+
+def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+    """Add the published figures, drop a self-comparison, block unconfirmed claims, explain
+    inconclusive ones. Returns `cmp` (changed in place)."""
+    extra: list[str] = []
+    same_run = baseline.get("run_id") is not None and baseline.get("run_id") == candidate.get("run_id")
+    if same_run:
+        best = cmp["baseline"]["target_id"]
+        kept = [c for c in cmp["candidates"] if c["target_id"] != best]
+        if len(kept) != len(cmp["candidates"]):
+            extra.append(f"Baseline and candidate are the same run: the baseline target {best} is not compared "
+                         "with itself (that difference is zero by construction).")
+        cmp["candidates"] = kept
+    evidence = {t["target_id"]: t.get("config_hash_evidence") for t in (candidate.get("summary") or {}).get("targets", [])}
+    for c in cmp["candidates"]:
+        ev = evidence.get(c["target_id"])
+        c["config_hash_evidence"] = ev
+        if ev is not None and not ev.get("confirmed"):
+            said = c["claim"]
+            if said == "improvement":
+                c["interval_claim"], c["claim"] = said, BLOCKED
+            ni = c.get("non_inferiority")
+            if isinstance(ni, dict):
+                if ni.get("non_inferior"):
+                    ni["interval_non_inferior"], ni["non_inferior"] = True, None
+                ni["blocked"] = f"config_hash unconfirmed: {ev.get('reason')}"
+            extra.append(f"Candidate {c['target_id']}: its pinned config_hash {ev.get('pinned')} was not confirmed "
+                         f"by evidence ({ev.get('reason')}); no improvement or non-inferiority is claimed for it "
+                         f"(the interval alone says {said}).")
+        if c["claim"] == "inconclusive":
+            c["detectability"] = hoeffding_detectability(cmp, c)
+    cmp["published"] = published_side_by_side(cmp, baseline, candidate)
+    cmp["aggregation"] = {
+        "quality": "macro: weighted mean of per-benchmark accuracies (REP-4 weights renormalised over the "
+                   "benchmarks present)",
+        "micro_delta": "micro: mean of the per-case differences, every case weighted equally"}
+    cmp["limitations"] = [*cmp["limitations"], *extra]
+    return cmp
