@@ -26,7 +26,8 @@ the golden corpora are pinned by a test, so a change in behaviour needs a new id
 ``arc-agi-2-per-test-input-v1`` (arcprize ``arc-agi-benchmarking`` scoring, one attempt)
     The JSON answer is found as sr-bench finds it (graders.extract_json_answer; the harness's own
     parser is not pinned here). A bare grid answers a one-input puzzle. Test input i is solved iff
-    grid i of the answer equals expected output i exactly; the cell's score is solved / inputs and
+    grid i of the answer (by position; extra grids are ignored) is a valid grid (integers 0–9, so
+    ``true`` or ``1.0`` never pass for 1) equal to expected output i; the cell's score is solved / inputs and
     the benchmark's is the mean over puzzles. This is pass@1 per test input: the published pass@2
     needs two journaled attempts per cell, which sr-bench does not make.
 
@@ -123,7 +124,7 @@ def arc_grade(text: str | None, expected: list[Any]) -> dict[str, Any]:
     if found and inputs == 1 and grid_problem(value) is None:
         value = [value]                         # a bare grid answers a one-input puzzle
     grids = value if found and isinstance(value, list) else []
-    solved = [i < len(grids) and grids[i] == expected[i] for i in range(inputs)]
+    solved = [i < len(grids) and grid_problem(grids[i]) is None and grids[i] == expected[i] for i in range(inputs)]
     return {"rule": ARC_RULE, "score": sum(solved) / inputs, "solved_inputs": sum(solved), "test_inputs": inputs,
             "solved": solved}
 
