@@ -198,25 +198,45 @@ class RunManager:
 
     async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
                             control: RunControl, phase: str) -> bool:
-        """IT-2: a live MoM target's pinned config_hash must be active before and after the run (each
-        response's header is checked during it). Probed through preview_url, which runs no inference."""
+        """IT-2: a live MoM target's pinned config_hash is probed before and after the run through
+        preview_url (no inference; each response's header is checked during it). Each probe is an
+        event with its evidence: confirmed, mismatch (stops the run), missing (failed probe or no hash
+        reported) or unavailable (no preview_url). Only confirmed counts as evidence in the report."""
         if plan["mode"] != "live":
             return True
         for pt in plan["targets"]:
             target = Target.model_validate(pt["target"])
-            if target.kind != "mom" or not target.preview_url:
+            if target.kind != "mom" or not target.config_hash:
+                continue
+            if not target.preview_url:
+                await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id,
+                                                       "expected": target.config_hash, "seen": None, "ok": True,
+                                                       "probe": "no preview_url", "evidence": "unavailable"})
                 continue
             body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
             out = await preview_call(client, target, body, min(10.0, plan["limits"]["total_timeout_s"]))
             seen = (out.routing or {}).get("config_hash")
             ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
+            evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")
             await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
-                                                   "seen": seen, "ok": ok, "probe": out.error_class or "answered"})
+                                                   "seen": seen, "ok": ok, "probe": out.error_class or "answered",
+                                                   "evidence": evidence})
             reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
                       f"the target pins {target.config_hash}")
             if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:
                 return False
         return True
+
+    def config_probes(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
+        out: dict[str, dict[str, Any]] = {}
+        for row in self.journal.query("SELECT data FROM events WHERE run_id=? AND type='config_hash_checked' "
+                                      "ORDER BY seq", (run_id,)):
+            d = json.loads(row["data"])
+            out.setdefault(d["target_id"], {})[d["phase"]] = {
+                "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
+                "seen": d.get("seen"), "probe": d.get("probe")}
+        return out
 
     async def _finish(self, run_id: str, control: RunControl) -> None:
         counts = {r["state"]: r["n"] for r in self.journal.query(
@@ -344,7 +364,8 @@ class RunManager:
         prices = self.journal.get_ref("price-correction", run_id) or []
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
                                         corrections[-1] if corrections else None,
-                                        prices[-1]["digest"] if prices else None)
+                                        prices[-1]["digest"] if prices else None,
+                                        config_probes=self.config_probes(run_id))
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
 

@@ -82,6 +82,7 @@ class RouterRule:
     weak_decision: str = "simple_knowledge"
     config_hash: str = "sim-config-v1"
     name: str = "MoM"
+    reports_config_hash: bool = True      # False: a router that gives no config-hash evidence at all
 
     def route(self, messages: MessageList) -> tuple[str, str]:
         """(selected model, decision name)."""

@@ -16,10 +16,11 @@ def preview_payload(router: RouterRule, body: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("messages must be a non-empty list")
     model, decision = router.route(messages)
     ctx = body.get("preview_context") or {}
+    shown = router.config_hash if router.reports_config_hash else None
     return {"selected_model": model, "decision": decision, "selection_status": "selected",
             "selection_reason": "static rule: prompt length and keywords", "selection_method": "static",
-            "plugins": [], "state_dependent": False, "config_hash": router.config_hash,
-            "selection_provenance": {"config_hash": router.config_hash, "state_hash": None,
+            "plugins": [], "state_dependent": False, "config_hash": shown,
+            "selection_provenance": {"config_hash": shown, "state_hash": None,
                                      "captured_at": "simulated", "local_sampling": False,
                                      "seed": ctx.get("sampling_seed")}}
 
@@ -30,6 +31,7 @@ async def handle_preview(router: RouterRule, request: web.Request) -> web.Respon
         payload = preview_payload(router, body)
     except (ValueError, TypeError, AttributeError) as exc:
         return web.json_response({"error": {"message": str(exc), "code": "invalid_body"}}, status=400)
-    return web.json_response(payload, headers={"x-vsr-config-hash": router.config_hash,
-                                               "x-vsr-selected-model": payload["selected_model"],
-                                               "x-vsr-selected-decision": payload["decision"]})
+    headers = {"x-vsr-selected-model": payload["selected_model"], "x-vsr-selected-decision": payload["decision"]}
+    if router.reports_config_hash:
+        headers["x-vsr-config-hash"] = router.config_hash
+    return web.json_response(payload, headers=headers)

@@ -223,7 +223,9 @@ class SimServer:
             name, decision = self.router.route(messages)
             entry["decision"] = decision
             headers = {"x-vsr-selected-model": name, "x-vsr-selected-decision": decision,
-                       "x-vsr-config-hash": self.router.config_hash, "x-vsr-inference-call-count": "1"}
+                       "x-vsr-inference-call-count": "1"}
+            if self.router.reports_config_hash:
+                headers["x-vsr-config-hash"] = self.router.config_hash
         else:
             name = body.get("model")
             if name not in self.models:

@@ -74,6 +74,14 @@ def hoeffding_detectability(cmp: dict[str, Any], c: dict[str, Any], alpha: float
     return out
 
 
+def _evidence(t: dict[str, Any]) -> dict[str, Any] | None:
+    """A target's config-hash evidence; a router in a report made before evidence was recorded has none,
+    which is not a confirmation."""
+    if "config_hash_evidence" not in t and t.get("kind") == "mom":
+        return {"pinned": None, "confirmed": False, "reason": "the report records no config-hash evidence"}
+    return t.get("config_hash_evidence")
+
+
 def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
     """Add the published figures, drop a self-comparison, block unconfirmed claims, explain
     inconclusive ones. Returns `cmp` (changed in place)."""
@@ -86,7 +94,7 @@ def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str,
             extra.append(f"Baseline and candidate are the same run: the baseline target {best} is not compared "
                          "with itself (that difference is zero by construction).")
         cmp["candidates"] = kept
-    evidence = {t["target_id"]: t.get("config_hash_evidence") for t in (candidate.get("summary") or {}).get("targets", [])}
+    evidence = {t["target_id"]: _evidence(t) for t in (candidate.get("summary") or {}).get("targets", [])}
     for c in cmp["candidates"]:
         ev = evidence.get(c["target_id"])
         c["config_hash_evidence"] = ev

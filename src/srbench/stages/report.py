@@ -4,6 +4,10 @@ Denominator = every planned cell: a failed, ambiguous or never-dispatched cell c
 correct. Unknown figures are `null`, never 0. A run that is not completed in every cell is never
 called complete. Grades are rules of their own, so a grader bump regrades and nothing else reruns.
 Per-cell rows are a separate object (`results`), paged by the service.
+
+Each benchmark row also carries the published rule's figure (published_report.py); each live MoM
+target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
+is a limitation on that target's summary and every one of its benchmark rows.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
+from srbench.stages.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.grade import grade_cell, grader_for
 from srbench.stages.identity import content_digest
 from srbench.stages.published_report import (
@@ -122,7 +127,7 @@ def make_report_rule(engine: Engine) -> Rule:
                 "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
                 "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
                 "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
-                "published_score": None,
+                "published_score": None, "config_hash_seen": None,
             }
             if judge_digest is not None:
                 jc = call_cost(aux[judge_for[case.benchmark]], load_call(judge_digest))
@@ -147,7 +152,8 @@ def make_report_rule(engine: Engine) -> Rule:
                     a = cc.attribution
                     row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
                                deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
-                               fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd)
+                               fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
+                               config_hash_seen=a.config_hash)
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
                     g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
@@ -161,8 +167,14 @@ def make_report_rule(engine: Engine) -> Rule:
         weights = plan["benchmark_weights"]
         summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights)
                            for tid in targets]
+        probes = params.get("config_probes") or {}
         for t in summary_targets:
-            adjust_for_mode(plan["mode"], t, [r for r in rows if r["target_id"] == t["target_id"]])
+            trows = [r for r in rows if r["target_id"] == t["target_id"]]
+            adjust_for_mode(plan["mode"], t, trows)
+            t["config_hash_evidence"] = config_hash_evidence(targets[t["target_id"]], trows,
+                                                             probes.get(t["target_id"]), plan["mode"])
+        unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
+                       for t in summary_targets}
         bench_rows = []
         for tid in targets:
             for b in plan["dataset"]["benchmarks"]:
@@ -176,6 +188,8 @@ def make_report_rule(engine: Engine) -> Rule:
                                         "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
                                         "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
                 extra["headline"] = brow["headline"] = headline(brow)
+                if unconfirmed.get(tid):
+                    brow["limitations"] = [unconfirmed[tid]]
                 if plan["mode"] == "preview":         # routing only: no capability figures
                     brow.update(correct=None, accuracy=None, accuracy_ci95=None)
                     brow = {key: v for key, v in brow.items() if key not in extra}
@@ -216,7 +230,8 @@ def make_report_rule(engine: Engine) -> Rule:
                 "old_known_cost_usd": correction["old_known_cost_usd"],
                 "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
                 "routers": correction.get("routers")},
-            "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows),
+            "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows)
+            + [x for x in unconfirmed.values() if x],
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
@@ -304,9 +319,11 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
 
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
                  wall_time_s: float | None, correction: dict[str, Any] | None = None,
-                 price_correction: str | None = None) -> tuple[str, bool, str]:
+                 price_correction: str | None = None, *,
+                 config_probes: dict[str, Any] | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
-    usage correction ({digest, at, ...}) of the run, or None."""
+    usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
+    probe evidence per MoM target and phase (stages/evidence.py)."""
     rule = make_report_rule(engine)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:
@@ -315,6 +332,7 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
         inputs["prices"] = price_correction
     r = engine.build(rule, inputs,
                      {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
+                      "config_probes": config_probes or {},
                       "correction_at": correction["at"] if correction else None,
                       "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
                       "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
