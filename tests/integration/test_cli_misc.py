@@ -98,3 +98,11 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.count("SIMULATED ENDPOINTS") == 2
     assert "completed" in proc.stdout and "mom (mom)" in proc.stdout
+    out = " ".join(proc.stdout.split())         # rich wraps long lines
+    # issue 12: no self-comparison, micro/macro named, both grading rules, inconclusive explained
+    assert "+0.000 [" not in out and "baseline large" in out
+    assert "micro accuracy" in out and "macro quality" in out and "macro = weighted mean" in out
+    assert "mmlu-pro-official-chain-v1" in out and "graded differently" in out
+    assert "inconclusive — the interval's half-width is ±" in out and "cases per benchmark" in out
+    assert "smoke profile" in out and "its pinned config_hash sim-config-v1 was confirmed" in out
+    assert "total and principal costs (and their savings) differ" in out

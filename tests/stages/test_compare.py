@@ -131,6 +131,18 @@ def test_savings_by_hand_in_three_scopes():
     assert s["cache_neutral"]["saving_pct"] == pytest.approx(200 / 3)
     assert s["total"]["baseline_usd"] == pytest.approx(0.24) and s["total"]["candidate_usd"] == pytest.approx(0.12)
     assert s["total"]["saving_pct"] == pytest.approx(50.0)
+    # the caveat is true to the rows: simulator costs are absent, the metered judge costs make total ≠ principal
+    notes = [x for x in compare(base, cand)["limitations"] if x.startswith("No row carries")]
+    assert notes == ["No row carries simulator_cost_usd: those calls are not metered in these reports (counted 0); "
+                     "the total cost adds the metered judge_cost_usd, so total and principal costs (and their "
+                     "savings) differ."]
+
+
+def test_zero_judge_costs_leave_total_equal_to_principal():
+    base = run({"B": ("single", rows_for("B", ALL, cost=0.05, judge_cost_usd=0.0))})
+    cand = run({"mom": ("mom", rows_for("mom", ALL, cost=0.0125, judge_cost_usd=0.0))})
+    notes = [x for x in compare(base, cand)["limitations"] if x.startswith("No row carries")]
+    assert notes and notes[0].endswith("the metered judge_cost_usd add nothing: total cost equals principal cost.")
 
 
 def test_total_cost_without_judge_fields_equals_principal_and_says_so():
@@ -139,7 +151,8 @@ def test_total_cost_without_judge_fields_equals_principal_and_says_so():
     out = compare(base, cand)
     s = out["candidates"][0]["savings"]
     assert s["total"]["saving_pct"] == pytest.approx(75.0) == s["principal"]["saving_pct"]
-    assert any("judge_cost_usd" in x for x in out["limitations"])
+    assert any("judge_cost_usd" in x and x.endswith("nothing else is metered: total cost equals principal cost.")
+               for x in out["limitations"])
 
 
 def test_total_cost_unknown_when_a_judge_field_is_missing_in_some_rows():

@@ -131,6 +131,9 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
         console.print(published_table(cmp))
         for line in [*DEMO_NOTES, *comparison_notes(cmp)]:
             console.print(f"• {line}")
+        console.print("What the comparison does not cover (its limitations):")
+        for line in cmp["limitations"]:
+            console.print(f"  – {line}")
         report = reports["candidate"]
         console.print(Panel(BANNER, style="bold yellow", width=100))
         console.print(f"store kept at {store}")

@@ -49,6 +49,10 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
                     "detectable" if d.get("cases_per_benchmark") else d["note"])
             out.append(f"{c['target_id']}: inconclusive — the interval's half-width is ±{d['half_width']:.3f}, "
                        f"so Δ {c['delta']:+.3f} cannot be told from zero; {tail}.")
+        ev = c.get("config_hash_evidence")
+        if ev and ev.get("confirmed"):
+            out.append(f"{c['target_id']}: its pinned config_hash {ev['pinned']} was confirmed (probe before and after "
+                       f"the run; header on {ev['responses_with_header']} of {ev['responses']} responses).")
         if c["claim"] == "blocked":
             ev = c.get("config_hash_evidence") or {}
             out.append(f"{c['target_id']}: claim blocked — its pinned config_hash was not confirmed ({ev.get('reason')}).")

@@ -372,12 +372,27 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict
                        "and ambiguous cells count as incorrect.")
     if len(tied) > 1:
         out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t['target_id'] for t in tied)}.")
-    if aux_absent:
-        out.append(f"No row carries {', '.join(sorted(aux_absent))}: no judge/simulator calls are metered in "
-                   "these reports, so total cost equals principal cost.")
+    out += _aux_limitation(aux_absent, tied, candidates)
     out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
                "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
                "between runs (REP-3).")
     if any(c["non_inferiority"]["margin"] is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
     return out
+
+
+def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates: list[dict[str, Any]]) -> list[str]:
+    """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
+    total equals principal only when no metered auxiliary cost adds to it."""
+    if not aux_absent:
+        return []
+    metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
+    pairs = [(t["costs"]["total"], t["costs"]["principal"]) for t in tied]
+    pairs += [(c["savings"]["total"]["candidate_usd"], c["savings"]["principal"]["candidate_usd"]) for c in candidates]
+    adds = any(total != principal for total, principal in pairs)
+    head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
+    if adds:
+        return [f"{head}; the total cost adds the metered {', '.join(metered)}, so total and principal costs (and "
+                "their savings) differ."]
+    what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
+    return [f"{head}, and {what}: total cost equals principal cost."]

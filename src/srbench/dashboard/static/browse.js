@@ -56,7 +56,7 @@ async function compareView(q) {
     return [keys.join(","), ...lines.map((l) => keys.map((k) => cell(l[k])).join(","))].join("\n") + "\n";
   };
   if (lines.length) out.append(h("div", { class: "charts" }, qualityCostChart(lines), iterationChart(lines)));
-  out.append(table(["candidate run", "target", "quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
+  out.append(table(["candidate run", "target", "macro quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
     "saving cache-neutral", "tokens in/cached/write/out", "latency p50 s", "run wall time s"], rows),
     h("p", { class: "muted" }, "\"improvement\" only when the whole interval is above zero; savings need complete metering. " +
       "Compared on the same cases against the strongest single model of the baseline run."),

@@ -6,15 +6,30 @@
 function reportView(rep) {
   const rows = rep.summary.targets.map((t) => h("tr", {},
     h("td", {}, t.target_id + " (" + t.kind + ")"), h("td", {}, (t.correct ?? "?") + " / " + t.total),
-    h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci(t.accuracy_ci95)), h("td", {}, fmt.usd(t.cost_usd)),
+    h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci(t.accuracy_ci95)), h("td", {}, fmt.num(t.macro_accuracy)),
+    h("td", {}, fmt.usd(t.cost_usd)),
     h("td", {}, fmt.tokens(t.tokens)), h("td", {}, fmt.num(t.latency_p50_s) + " / " + fmt.num(t.latency_p95_s)),
     h("td", {}, fmt.num(t.ttft_p50_s))));
   return h("div", {},
     h("p", {}, "Report (all " + rep.summary.planned_cells + " planned cells, whatever the pages below show) · wall time " +
       fmt.num(rep.summary.wall_time_s, 1) + " s · total spend " + fmt.usd(rep.summary.total_spend_usd) + " USD"),
-    table(["target", "correct / planned", "accuracy [95% CI]", "cost USD", "tokens in/cached/write/out", "latency p50/p95 s", "TTFT p50 s"], rows),
+    table(["target", "correct / planned", "micro accuracy [95% CI]", "macro accuracy", "cost USD", "tokens in/cached/write/out", "latency p50/p95 s", "TTFT p50 s"], rows),
+    h("p", { class: "muted" }, "micro = correct / all planned cells pooled; macro = weighted mean of the per-benchmark accuracies (REP-4 weights)."),
+    benchmarkView(rep),
     h("details", {}, h("summary", {}, "Limitations and provenance"),
       h("ul", {}, (rep.limitations || []).map((l) => h("li", {}, l))), h("pre", {}, JSON.stringify(rep.provenance, null, 2))));
+}
+
+// Per benchmark: sr-bench's own rule beside the benchmark's published rule on the same answers.
+function benchmarkView(rep) {
+  const rows = (rep.benchmarks || []).filter((b) => "accuracy" in b).map((b) => {
+    const p = b.published || {};
+    return h("tr", {}, h("td", {}, b.benchmark), h("td", {}, b.target_id),
+      h("td", {}, fmt.num(b.accuracy) + " " + fmt.ci(b.accuracy_ci95)), h("td", {}, p.rule || "unavailable"),
+      h("td", {}, p.score === null || p.score === undefined ? "n/a" : (p.metric || "accuracy") + " " + fmt.num(p.score)),
+      h("td", {}, p.graded_differently === null || p.graded_differently === undefined ? "-" : p.graded_differently + " of " + p.n));
+  });
+  return table(["benchmark", "target", "sr-bench accuracy [95% CI]", "published rule", "published (diagnostic)", "graded differently"], rows);
 }
 
 async function pagedView(box, id, q, what, head, cells, onOpen) {
