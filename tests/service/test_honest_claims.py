@@ -159,3 +159,34 @@ def test_published_figures_in_report_and_compare_with_the_official_autorater(api
     cb = next(b for b in api.ok("GET", f"/runs/{cand}/report")["report"]["benchmarks"] if b["benchmark"] == "mmlu-pro")
     assert pm["candidate_rules"]["published"] == cb["published"]["score"]
     assert c["aggregation"]["quality"].startswith("macro")
+
+
+def test_margin_and_primary_benchmarks_declared_in_the_manifest(api, prepare) -> None:
+    mm, arc = prepare("mmlu-pro"), prepare("arc-agi-2")
+    ds = api.ok("POST", "/datasets/combine", {"manifests": [mm, arc]})
+    models = [SimModel("strong", skill=0.8), SimModel("weak", skill=0.4)]
+    with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url), single("weak", sim.v1_url)]})
+        bad = manifest(ds, [{"id": "weak"}], statistics={"margin": 0.02, "primary_benchmarks": ["hle"]})
+        assert "primary_benchmarks names hle" in api.error("POST", "/plans", {"manifest": bad}, 400)
+        assert api.error("POST", "/plans", {"manifest": manifest(ds, [{"id": "weak"}], statistics={"margin": 2})}, 400)
+        declared = manifest(ds, [{"id": "weak"}], statistics={"margin": 0.02, "primary_benchmarks": ["mmlu-pro"]})
+        plan = freeze(api, declared)
+        assert plan["statistics"] == {"margin": 0.02, "primary_benchmarks": ["mmlu-pro"]}
+        assert "statistics" not in freeze(api, manifest(ds, [{"id": "weak"}]))     # absent: not in the plan
+        base = _run(api, ds, [{"id": "strong"}])
+        cand = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        api.wait(cand)
+        plain = _run(api, ds, [{"id": "weak"}])
+    c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand})["comparison"]
+    assert c["margin"] == 0.02 and c["margin_source"] == "declared in the plan"
+    p = c["candidates"][0]["primary"]
+    mm_row = next(b for b in c["candidates"][0]["benchmarks"] if b["benchmark"] == "mmlu-pro")
+    assert p["benchmarks"] == ["mmlu-pro"] and p["delta"] == mm_row["delta"]
+    assert any("arc-agi-2 are secondary" in x for x in c["limitations"])
+    assert api.error("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand, "margin": 0.05},
+                     400, "margin_conflict")
+    post = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": plain,
+                                           "margin": 0.05})["comparison"]
+    ni = post["candidates"][0]["non_inferiority"]
+    assert post["margin_source"].startswith("post hoc") and ni["label"] == "post hoc" and ni["non_inferior"] is None

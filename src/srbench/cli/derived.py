@@ -84,7 +84,9 @@ def published_table(cmp: dict[str, Any]) -> Table:
 @click.command()
 @click.argument("baseline_id")
 @click.argument("candidate_id")
-@click.option("--margin", type=float, default=None, help="Pre-declared non-inferiority margin (quality units).")
+@click.option("--margin", type=float, default=None,
+              help="Non-inferiority margin (quality units). The candidate plan's declared statistics.margin is "
+                   "used by default; a margin given only here is post hoc and never yields a claim (REP-7).")
 @click.option("--output", type=click.Path(dir_okay=False), default=None)
 @click.option("--explain", is_flag=True)
 @click.pass_obj

@@ -39,6 +39,10 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
     console.print(table)
     for n in frozen.get("notices", []):
         console.print(f"note: {n}")
+    stats = frozen.get("statistics") or {}
+    console.print("declared in advance (REP-7): non-inferiority margin "
+                  f"{stats.get('margin') if stats.get('margin') is not None else 'none (no parity can be claimed)'}; "
+                  f"primary benchmarks {', '.join(stats.get('primary_benchmarks') or []) or 'all'}")
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0})
 
 

@@ -1,10 +1,20 @@
-"""Run manifests and frozen plans (RUN-1, RUN-6, RUN-7, TG-4)."""
+"""Run manifests and frozen plans (RUN-1, RUN-6, RUN-7, TG-4; the `statistics` block: REP-7)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from srbench.schemas.target import Target, check_generation_params
 
@@ -75,6 +85,23 @@ class PreviewContext(BaseModel):
     sampling_seed: int | None = Field(default=None, ge=-(2**63), lt=2**63)
 
 
+class Statistics(BaseModel):
+    """What the claims rest on, declared before the run (REP-7): the non-inferiority margin and the
+    primary benchmarks whose weighted difference makes the formal claim (the others are secondary)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    margin: float | None = Field(default=None, ge=0, le=1, description="non-inferiority margin (REP-7)")
+    primary_benchmarks: list[str] | None = Field(default=None, min_length=1,
+                                                 description="benchmarks of the primary claim (default: all)")
+
+    @field_validator("primary_benchmarks")
+    @classmethod
+    def _primary(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(set(v)) != len(v):
+            raise ValueError("primary_benchmarks lists a benchmark twice")
+        return sorted(v) if v is not None else None
+
+
 class Manifest(BaseModel):
     """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan."""
 
@@ -91,6 +118,7 @@ class Manifest(BaseModel):
     targets: list[TargetEntry] = Field(min_length=1)
     sampling: dict[str, Any] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
+    statistics: Statistics | None = None
 
     @field_validator("sampling")
     @classmethod
@@ -144,9 +172,18 @@ class Plan(BaseModel):
                                                         description="judges, by id (never scored)")
     benchmark_options: dict[str, BenchmarkOptions] = Field(default_factory=dict)
     notices: list[str] = Field(default_factory=list)
+    statistics: Statistics | None = Field(default=None, description="absent: no margin declared in advance")
     plan_sha256: str | None = None
 
     @field_validator("sampling")
     @classmethod
     def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
         return check_generation_params(v, "sampling")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A plan without a statistics block serialises (and hashes) as before the block existed."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("statistics") is None:
+            data.pop("statistics", None)
+        return data

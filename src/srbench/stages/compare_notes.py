@@ -102,6 +102,11 @@ def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str,
             said = c["claim"]
             if said == "improvement":
                 c["interval_claim"], c["claim"] = said, BLOCKED
+            primary = c.get("primary")
+            if isinstance(primary, dict) and primary.get("claim") == "improvement":
+                primary["interval_claim"], primary["claim"] = "improvement", BLOCKED
+            if isinstance(primary, dict) and primary.get("non_inferior"):
+                primary["interval_non_inferior"], primary["non_inferior"] = True, None
             ni = c.get("non_inferiority")
             if isinstance(ni, dict):
                 if ni.get("non_inferior"):

@@ -17,6 +17,7 @@ from srbench.schemas.dataset import Case
 from srbench.stages.compare import COMPARE_VERSION, compare_reports
 from srbench.stages.compare_notes import annotate
 from srbench.stages.datasets import decode_cases
+from srbench.stages.declared import apply_declared, resolve_margin
 from srbench.stages.grade import grade_cell
 from srbench.stages.reprice import apply_prices
 
@@ -38,14 +39,16 @@ def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:
 
 def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
-    out = compare_reports(b, _rows(store, b), _priced_plan(store, b),
-                          c, _rows(store, c), _priced_plan(store, c), margin=params["margin"])
+    cplan = _priced_plan(store, c)
+    margin, source = resolve_margin(params["margin"], cplan)
+    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
+    apply_declared(out, source, cplan)
     annotate(out, b, c)
     out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
     return out
 
 
-COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v1", _compare)
+COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v1+declared-v1", _compare)
 
 
 def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,

@@ -198,6 +198,9 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     jp, aux, bench_options = ([], {}, {}) if manifest.mode == "preview" else judge_problems(
         benchmarks, adapters, options or {}, resolve_target, manifest, seen)
     problems += jp
+    primary = (manifest.statistics.primary_benchmarks or []) if manifest.statistics else []
+    problems += [f"statistics.primary_benchmarks names {b}, which the dataset does not hold"
+                 for b in primary if b not in benchmarks]
     if problems:
         raise fail(problems)
 
@@ -226,6 +229,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
                          for b in benchmarks},
         total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
+        statistics=manifest.statistics,
     ).model_dump(mode="json", by_alias=True)
     plan["plan_sha256"] = plan_sha256(plan)
     return plan
@@ -331,6 +335,9 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
             problems.append(f"auxiliary target {jid!r} does not match its id or collides with a subject target")
         if pt["effective_params"] != effective_params({}, judge, cap):
             problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
+    primary = (plan.get("statistics") or {}).get("primary_benchmarks") or []
+    problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"
+                 for b in primary if b not in plan["dataset"].get("benchmarks", [])]
     for b, opt in plan.get("benchmark_options", {}).items():
         if opt.get("judge") and opt["judge"] not in plan.get("auxiliary_targets", {}):
             problems.append(f"benchmark_options.{b}.judge names no auxiliary target")
