@@ -49,6 +49,12 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
                     "detectable" if d.get("cases_per_benchmark") else d["note"])
             out.append(f"{c['target_id']}: inconclusive — the interval's half-width is ±{d['half_width']:.3f}, "
                        f"so Δ {c['delta']:+.3f} cannot be told from zero; {tail}.")
+        p = c.get("primary")
+        if p and p.get("claim") is not None:
+            ci = p["interval"]["ci"]
+            out.append(f"{c['target_id']}: declared primary benchmarks {', '.join(p['benchmarks'])}: Δ {p['delta']:+.3f} "
+                       f"[{ci[0]:+.3f}, {ci[1]:+.3f}] → {p['claim']}"
+                       + ("" if p.get("non_inferior") is None else f"; non-inferior: {p['non_inferior']}") + ".")
         ev = c.get("config_hash_evidence")
         if ev and ev.get("confirmed"):
             out.append(f"{c['target_id']}: its pinned config_hash {ev['pinned']} was confirmed (probe before and after "
