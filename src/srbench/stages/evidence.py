@@ -22,6 +22,7 @@ from typing import Any
 
 from srbench.schemas.target import Target
 
+
 def config_hash_evidence(target: Target, rows: list[dict[str, Any]], probes: dict[str, Any] | None,
                          mode: str) -> dict[str, Any] | None:
     """The evidence record of one target (None: not a live MoM target with a pinned config_hash)."""

@@ -241,7 +241,7 @@ def make_report_rule(engine: Engine) -> Rule:
         report["content_digest"] = content_digest(report | {"results": rows})
         return report
 
-    return Rule("report", "6", _report)
+    return Rule("report", "7", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
