@@ -134,11 +134,17 @@ def test_a_damaged_object_in_the_remote_refuses_the_pull(env, s3, sources, sim, 
         c.close()
 
 
-@pytest.mark.parametrize("remote, status", [("", 400), ("x" * 3000, 400), ("nosuchproto://bucket/x", 400)])
-def test_bad_remotes_are_one_line(env, tmp_path, remote, status) -> None:
+@pytest.mark.parametrize("remote, status", [("", 400), ("x" * 3000, 400), ("nosuchproto://bucket/x", 400),
+                                            ("relative/dir", 400), ("/no/such/team/store", 404)])
+def test_bad_remotes_are_one_line_and_create_nothing(env, tmp_path, monkeypatch, remote, status) -> None:
+    monkeypatch.chdir(tmp_path)
     host = Host(tmp_path / "store")
     try:
         msg = host.api.error("POST", "/runs/run-0123/pull", {"remote": remote}, status)
         assert "\n" not in msg and len(msg) < 400
+        host.api.error("POST", "/runs/run-0123/push", {"remote": remote}, 404)    # no such run: no remote opened
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "store", "store.service-token"] or \
+            sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+        assert not Path("/no/such/team/store").exists()
     finally:
         host.close()

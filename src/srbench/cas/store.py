@@ -29,12 +29,16 @@ from srbench.errors import IntegrityError, InvalidInput, NotFound
 class ObjectStore:
     """Put, get and check objects by digest. Safe for many concurrent writers (objects are immutable)."""
 
-    def __init__(self, url: str, *, verify_reads: bool | None = None) -> None:
+    def __init__(self, url: str, *, verify_reads: bool | None = None, create: bool = True) -> None:
+        """`create=False` opens an existing store only (NotFound when its objects/ is absent)."""
         self.url = url.rstrip("/")
         self.fs, self.root = fsspec.core.url_to_fs(self.url)
         self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
         self.verify_reads = (not self.local) if verify_reads is None else verify_reads
-        self.fs.makedirs(self._join("objects"), exist_ok=True)
+        if create:
+            self.fs.makedirs(self._join("objects"), exist_ok=True)
+        elif not self.fs.exists(self._join("objects")) and not self.fs.exists(self._join("names")):
+            raise NotFound(f"no object store at {self.url}")
 
     # -- paths ---------------------------------------------------------------------------------
     def _join(self, *parts: str) -> str:

@@ -36,12 +36,17 @@ COPY_THREADS = 8
 FINISHING_WAIT_S = 30.0
 
 
-def open_remote(url: Any) -> ObjectStore:
-    """An object store at `url`, or one clear line saying why it cannot be used."""
+def open_remote(url: Any, *, create: bool) -> ObjectStore:
+    """An object store at `url` (an absolute path or a URL with a protocol; `create` only for a
+    push), or one clear line saying why it cannot be used."""
     if not isinstance(url, str) or not url.strip() or len(url) > 2048 or "\x00" in url:
         raise InvalidInput("remote must be an object-store URL (e.g. s3://bucket/prefix) of at most 2048 characters")
+    url = url.strip()
+    if "://" not in url and not url.startswith("/"):
+        raise InvalidInput("remote must be a URL with a protocol (s3://bucket/prefix, file:///path …) or an "
+                           "absolute path, never a path relative to the service")
     try:
-        return ObjectStore(url.strip())
+        return ObjectStore(url, create=create)
     except (ImportError, ValueError) as exc:
         raise InvalidInput(f"cannot use the remote object store: {str(exc).splitlines()[0][:200]}") from None
     except OSError as exc:
@@ -49,10 +54,10 @@ def open_remote(url: Any) -> ObjectStore:
                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
 
 
-def remote_for(service: Any, url: Any) -> ObjectStore:
+def remote_for(service: Any, url: Any, *, create: bool) -> ObjectStore:
     """The remote a push/pull names, else the store's own objects when they are shared."""
     if url is not None:
-        return open_remote(url)
+        return open_remote(url, create=create)
     if service.objects_shared:
         return service.objects
     raise InvalidInput("this store's objects are private to it: name a team object store with --remote URL "
@@ -161,8 +166,8 @@ def _copy(source: ObjectStore, dest: ObjectStore, digests: list[str]) -> int:
 
 
 def push(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
-    remote = remote_for(service, remote_url)
-    bundle = make_bundle(service, run_id)
+    bundle = make_bundle(service, run_id)          # an unknown or unfinished run touches no remote
+    remote = remote_for(service, remote_url, create=True)
     copied = _copy(service.objects, remote, bundle.objects)
     for manifest in bundle.datasets:
         publish_dataset(remote, manifest)
@@ -181,7 +186,7 @@ def push(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
 def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
     if not isinstance(run_id, str) or not run_id.startswith("run-") or len(run_id) > 64:
         raise InvalidInput("run id must look like run-<hex>")
-    remote = remote_for(service, remote_url)
+    remote = remote_for(service, remote_url, create=False)
     digest = remote.read_name(f"runs/{run_id}")
     if digest is None:
         raise NotFound(f"run {run_id} was not pushed to that object store")
