@@ -2,16 +2,17 @@
 
 Form (checked on Debian bookworm, as root and unprivileged)::
 
-    sh -c 'join cgroups; exec "$@"' setpriv --reuid U --regid U --clear-groups --
-      prlimit --cpu=C --fsize=F --nofile=N [--as=A] --
-      bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL
-            --ro-bind ROOTFS / --proc /proc --dev /dev --size S --tmpfs /tmp
-            [--tmpfs DIR --ro-bind HOST DIR/FILE] --uid U --gid U --clearenv --setenv PATH …
-            -- python3 -I -c BOOT
+    sh -c 'join cgroups; exec "$@"' prlimit --cpu=C --fsize=F --nofile=N [--as=A] --
+      bwrap --unshare-{ipc,pid,net,uts,cgroup} --die-with-parent --new-session
+            --cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID
+            --ro-bind ROOTFS / --proc /proc --dev /dev --perms 1777 --size S --tmpfs /tmp
+            [--tmpfs DIR --ro-bind HOST DIR/FILE] --clearenv --setenv PATH … --chdir /tmp
+            -- setpriv --reuid 10001 --regid 10001 --clear-groups -- python3 -I -c BOOT
 
-``--unshare-all`` includes the network namespace (only a loopback, down), so nothing can be reached.
-When this process is root the sandbox still runs as the unprivileged host uid 10001 (``setpriv``),
-so a namespace escape would not be root. Memory, pids and CPU quota come from a per-execution
+The network namespace holds only a loopback that is down, so nothing can be reached. As root there
+is no user namespace: bwrap mounts as root and the program runs as the real host uid 10001 with no
+capabilities and ``no_new_privs`` (bwrap always sets it). Unprivileged, ``--unshare-all --uid 10001``
+maps the sandbox uid onto the calling (unprivileged) user. Memory, pids and CPU quota come from a per-execution
 cgroup where one is writable (`cgroups`); otherwise only the rlimits hold and `facts` says so.
 """
 
@@ -27,7 +28,16 @@ from pathlib import Path
 from typing import IO
 
 from srbench.sandbox import cgroups
-from srbench.sandbox.base import BOOT, SANDBOX_UID, Execution, Limits, Receipt, Sandbox, SandboxUnavailable, harness_digest
+from srbench.sandbox.base import (
+    BOOT,
+    SANDBOX_UID,
+    Execution,
+    Limits,
+    Receipt,
+    Sandbox,
+    SandboxUnavailable,
+    harness_digest,
+)
 
 OUTPUT_CAP = 4 << 20
 _JOIN = 'for f in "$@"; do case "$f" in --) break;; esac; echo $$ > "$f" || exit 97; shift; done; shift; exec "$@"'
@@ -59,6 +69,8 @@ class BwrapSandbox(Sandbox):
             raise SandboxUnavailable(f"{receipt} is missing: run `sr-bench setup --build-sandbox`")
         self._build = json.loads(receipt.read_text("utf-8"))
         self.root = os.geteuid() == 0
+        if self.root and shutil.which("setpriv", path=str(self.rootfs / "usr" / "bin")) is None:
+            raise SandboxUnavailable(f"the rootfs at {self.rootfs} has no setpriv (util-linux): rebuild it")
 
     def receipt(self, limits: Limits | None = None) -> Receipt:
         b = self._build
@@ -73,20 +85,23 @@ class BwrapSandbox(Sandbox):
                f"--nofile={limits.open_files}"]
         if limits.address_space_mb:
             prl.append(f"--as={(limits.address_space_mb + 256) << 20}")
-        bw = [self.bwrap or "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        if self.root:       # no user namespace: mounts made as root, the program runs as host uid 10001
+            ns = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+            drop = ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--"]
+        else:               # unprivileged: a user namespace maps uid 10001 to this (unprivileged) user
+            ns = ["--unshare-all", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
+            drop = []
+        bw = [self.bwrap or "bwrap", *ns, "--die-with-parent", "--new-session",
               "--ro-bind", str(self.rootfs), "/", "--proc", "/proc", "--dev", "/dev",
-              "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp"]
-        dirs = sorted({str(Path(p).parent) for p in mounts})
-        for d in dirs:
+              "--perms", "1777", "--size", str(limits.scratch_mb << 20), "--tmpfs", "/tmp"]
+        for d in sorted({str(Path(p).parent) for p in mounts}):
             bw += ["--size", str(1 << 20), "--tmpfs", d]
         for inside, host in sorted(mounts.items()):
             bw += ["--ro-bind", host, inside]
-        bw += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--clearenv",
-               "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-               "--setenv", "LANG", "C.UTF-8", "--chdir", "/tmp", "--", "python3", "-I", "-c", BOOT]
-        user = (["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--"]
-                if self.root else [])
-        return [*user, *prl, "--", *bw]
+        bw += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+               "--setenv", "LANG", "C.UTF-8", "--chdir", "/tmp", "--", *drop, "python3", "-I", "-c", BOOT]
+        return [*prl, "--", *bw]
 
     def execute(self, stdin: bytes, limits: Limits, *, mounts: dict[str, str] | None = None) -> Execution:
         mounts = dict(mounts or {})

@@ -18,7 +18,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srbench.sandbox.base import BOOT, SANDBOX_UID, Execution, Limits, Receipt, Sandbox, SandboxUnavailable, harness_digest
+from srbench.sandbox.base import (
+    BOOT,
+    SANDBOX_UID,
+    Execution,
+    Limits,
+    Receipt,
+    Sandbox,
+    SandboxUnavailable,
+    harness_digest,
+)
 
 LABEL = "sr-bench.sandbox"
 

@@ -111,7 +111,7 @@ def outputs_match(got, want):
     a, b = stripped_lines(got), stripped_lines(want)
     if len(a) != len(b):
         return False, "Wrong answer: mismatched output length"
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x == y:
             continue
         ok_x, dx = as_decimals(x)
@@ -141,14 +141,14 @@ def run_stdin(job, emit):
         raise RuntimeError("the program defines no wrapped_function")
     results = []
     real_open, real_stdin, real_stdout = builtins.open, sys.stdin, sys.stdout
-    for i, (given, want) in enumerate(zip(job["inputs"], job["outputs"])):
+    for i, (given, want) in enumerate(zip(job["inputs"], job["outputs"], strict=False)):
         text = "\n".join(given) if isinstance(given, list) else given
         captured = io.StringIO()
         signal.alarm(job["timeout"])
         try:
             sys.stdout = captured
             sys.stdin = io.StringIO(text)
-            builtins.open = lambda *a, **k: io.StringIO(text)
+            builtins.open = lambda *a, _text=text, **k: io.StringIO(_text)
             try:
                 method()
             except SystemExit:
@@ -179,7 +179,7 @@ def run_functional(job, emit):
     args_list = [[json.loads(line) for line in given.split("\n")] for given in job["inputs"]]
     wants = [json.loads(out) for out in job["outputs"]]
     results = []
-    for i, (args, want) in enumerate(zip(args_list, wants)):
+    for i, (args, want) in enumerate(zip(args_list, wants, strict=False)):
         signal.alarm(job["timeout"])
         try:
             got = method(*args)

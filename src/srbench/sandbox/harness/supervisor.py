@@ -59,6 +59,23 @@ def _kill_group(proc):
         pass
 
 
+OOM_FILES = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+
+
+def oom_kills():
+    """The memory group's OOM-kill count where the sandbox shows it (Docker does; bwrap has no /sys)."""
+    for path in OOM_FILES:
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def run_child(module_name, module, job, limits, cwd):
     """Run one job; returns what happened (exit, signal, timed_out, results, output sizes)."""
     cap = int(limits.get("output_bytes") or 65536)
@@ -67,6 +84,7 @@ def run_child(module_name, module, job, limits, cwd):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": cwd, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
     started = time.monotonic()
+    oom_before = oom_kills()
     try:
         proc = subprocess.Popen([sys.executable, "-I", "-c", CHILD_BOOT], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(wfd,), cwd=cwd,
@@ -149,7 +167,9 @@ def run_child(module_name, module, job, limits, cwd):
         except ValueError:
             results.append({"garbled": True})
     code = proc.returncode
-    return {"exit": code if code is not None and code >= 0 else None,
+    oom_after = oom_kills()
+    return {"oom_killed": None if oom_after is None else oom_after > (oom_before or 0),
+            "exit": code if code is not None and code >= 0 else None,
             "signal": -code if code is not None and code < 0 else None, "timed_out": timed_out,
             "wall_s": round(time.monotonic() - started, 4), "results": results,
             "stdout_tail": bytes(bufs["stdout"][-2000:]).decode("utf-8", "replace"),
