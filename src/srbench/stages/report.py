@@ -15,7 +15,9 @@ from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
-from srbench.rules import Engine, Rule
+from srbench.cas.digest import digest_json
+from srbench.rules import Engine, Rule, Volatile
+from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
@@ -104,6 +106,8 @@ def make_report_rule(engine: Engine) -> Rule:
             rec = store.get_json(digest)
             return {**rec, "usage": fixed[digest].model_dump()} if digest in fixed else rec
         judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+        volatile = False
+        receipts: dict[str, Any] = {}
         for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
             seq, case_id, target_id, state, call_digest, error_class = cell[:6]
             judge_digest = cell[6] if len(cell) > 6 else None
@@ -142,9 +146,19 @@ def make_report_rule(engine: Engine) -> Rule:
                                fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd)
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
-                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest)
+                    try:
+                        g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
+                                                 (plan.get("benchmark_options", {}).get(case.benchmark) or {}).get("grading"))
+                    except SandboxFault as exc:     # not the model's failure: the cell is not graded
+                        volatile = True
+                        row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
+                                   grade_error=exc.message)
+                        rows.append(row)
+                        continue
                     g = store.get_json(g_digest)
                     row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"])
+                    if g.get("sandbox"):
+                        receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
                     if g["status"] in ("judge_error", "judge_failed"):
                         row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
@@ -206,10 +220,13 @@ def make_report_rule(engine: Engine) -> Rule:
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
-                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
+                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
+                           **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
         }
         # the same work in another store gives the same content digest (rows included, timings not)
         report["content_digest"] = content_digest(report | {"results": rows})
+        if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
+            raise Volatile(report)
         return report
 
     return Rule("report", "6", _report)
