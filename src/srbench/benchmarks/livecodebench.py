@@ -34,7 +34,7 @@ from typing import Any
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark
 from srbench.cas.digest import sha256_bytes
-from srbench.errors import InvalidInput, IntegrityError
+from srbench.errors import IntegrityError, InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 FILES = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl")
