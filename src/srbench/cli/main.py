@@ -67,14 +67,24 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
 
 @cli.command()
 @click.option("--benchmark", default="all", show_default=True, help="A benchmark id or all.")
-@click.option("--install", is_flag=True, help="Install pinned optional interpreters and sources.")
-@click.option("--build-sandbox", is_flag=True, help="Build the offline code-grading image.")
+@click.option("--install", is_flag=True, help="Install the pinned grading packages into the sandbox and fetch "
+              "SciCode's sha256-checked test data (this host).")
+@click.option("--build-sandbox", is_flag=True, help="Build the offline code-grading sandbox on this host (Debian "
+              "packages; Docker image when DOCKER_HOST answers) and write its receipt.")
 @click.pass_obj
 def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
-    """Check what each benchmark needs on the service host (no install, no model call)."""
+    """Check what each benchmark needs on the service host (no model call). --build-sandbox builds the
+    offline grading sandbox on this host; --install adds the pinned grading packages and SciCode's data."""
     if install or build_sandbox:
-        raise InvalidInput("--install and --build-sandbox are not available in this release: no benchmark here "
-                           "needs a pinned interpreter or a sandbox yet; run `setup` to check")
+        from srbench.benchmarks import REGISTRY
+        from srbench.sandbox.install import setup_sandbox
+
+        if benchmark != "all" and benchmark not in REGISTRY:
+            raise InvalidInput(f"unknown benchmark {benchmark!r}")
+        chosen = set(REGISTRY) if benchmark == "all" else {benchmark}
+        emit(setup_sandbox(install=install, build_sandbox=build_sandbox, benchmarks=chosen,
+                           log=lambda line: click.echo(line, err=True)))
+        return
     res = obj.client.get("/setup")
     if benchmark != "all":
         res["benchmarks"] = [b for b in res["benchmarks"] if b["benchmark"] == benchmark]

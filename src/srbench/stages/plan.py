@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
-from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
+from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
@@ -92,6 +92,12 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
     frozen: dict[str, Any] = {}
     for b in benchmarks:
         bench = adapters.get(b)
+        if bench is not None and getattr(bench, "needs_sandbox", False):    # code grading options, frozen
+            try:
+                frozen[b] = {"grader_version": bench.grader_version, "grading": bench.options((options or {}).get(b))}
+            except SrBenchError as exc:
+                problems.append(exc.message)
+            continue
         if bench is None or not getattr(bench, "needs_judge", False):
             continue
         opt = options.get(b) if isinstance(options, dict) else None

@@ -19,7 +19,9 @@ from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
-from srbench.rules import Engine, Rule
+from srbench.cas.digest import digest_json
+from srbench.rules import Engine, Rule, Volatile
+from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases
@@ -116,6 +118,8 @@ def make_report_rule(engine: Engine) -> Rule:
             rec = store.get_json(digest)
             return {**rec, "usage": fixed[digest].model_dump()} if digest in fixed else rec
         judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+        volatile = False
+        receipts: dict[str, Any] = {}
         for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
             seq, case_id, target_id, state, call_digest, error_class = cell[:6]
             judge_digest = cell[6] if len(cell) > 6 else None
@@ -156,11 +160,22 @@ def make_report_rule(engine: Engine) -> Rule:
                                config_hash_seen=a.config_hash)
                 if state == "completed":
                     case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
-                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
-                                             grader=plan["grader_versions"].get(case.benchmark))
+                    try:
+                        g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
+                                                 grader=plan["grader_versions"].get(case.benchmark),
+                                                 options=(plan.get("benchmark_options", {}).get(case.benchmark)
+                                                          or {}).get("grading"))
+                    except SandboxFault as exc:     # not the model's failure: the cell is not graded
+                        volatile = True
+                        row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
+                                   grade_error=exc.message)
+                        rows.append(row)
+                        continue
                     g = store.get_json(g_digest)
                     row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
                                published_score=(g.get("published") or {}).get("score"))
+                    if g.get("sandbox"):
+                        receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
                     if g["status"] in ("judge_error", "judge_failed"):
                         row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
@@ -235,13 +250,16 @@ def make_report_rule(engine: Engine) -> Rule:
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
-                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"]},
+                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
+                           **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
         }
         # the same work in another store gives the same content digest (rows included, timings not)
         report["content_digest"] = content_digest(report | {"results": rows})
+        if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
+            raise Volatile(report)
         return report
 
-    return Rule("report", "7", _report)
+    return Rule("report", "8", _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",

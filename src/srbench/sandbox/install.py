@@ -1,0 +1,100 @@
+"""`setup --install` / `--build-sandbox` on this (worker) host: offline grading environment and assets.
+
+- ``--build-sandbox``: the grading rootfs from Debian's packages (debootstrap minbase + python3) and, on
+  a reachable Docker engine, its image; receipt in ``<home>/sandbox/receipt.json``.
+- ``--install``: additionally the pinned grading wheels from PyPI (numpy, scipy, h5py, sympy) in the
+  rootfs/image, and SciCode's ``test_data.h5`` at ``SR_BENCH_SCICODE_TEST_DATA`` (default
+  ``<home>/assets/scicode/test_data.h5``) with its sha256 checked against the pin, baked into the
+  image so a remote Docker engine has it too. The file is fetched only when it is not there.
+An up-to-date build (same pins, rootfs re-hashed to the receipt's digest, image present) is reused.
+Neither step calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from srbench.errors import IntegrityError, SourceUnavailable
+from srbench.sandbox import build as builder
+from srbench.sandbox.paths import sandbox_dir, scicode_test_data
+
+SCICODE_H5_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
+SCICODE_H5_URL = "https://drive.google.com/uc?export=download&id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW"
+
+
+def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callable[[str], None] = print) -> Path:
+    """The SciCode test data at `dest`, downloaded when absent; its sha256 must equal the pin."""
+    if not dest.is_file():
+        log(f"fetching SciCode test_data.h5 to {dest}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(dest.name + ".part")
+        try:
+            with httpx.stream("GET", SCICODE_H5_URL, follow_redirects=True, timeout=60) as resp:
+                if resp.status_code != 200:
+                    raise SourceUnavailable(f"SciCode test data: HTTP {resp.status_code} from the authors' folder")
+                with part.open("wb") as fh:
+                    for chunk in resp.iter_bytes(1 << 20):
+                        fh.write(chunk)
+        except httpx.HTTPError as exc:
+            part.unlink(missing_ok=True)
+            raise SourceUnavailable(
+                f"cannot download SciCode's test_data.h5 ({type(exc).__name__}); put the file at {dest} (or name it "
+                "with SR_BENCH_SCICODE_TEST_DATA) and rerun: its sha256 is checked") from exc
+        part.replace(dest)
+    got = builder.sha256_file(dest)
+    if got != sha256:
+        raise IntegrityError(f"{dest} has sha256 {got}; SciCode's pinned test_data.h5 is {sha256}")
+    return dest
+
+
+def up_to_date(directory: Path, deps: bool, h5_sha: str | None) -> bool:
+    try:
+        receipt = json.loads((directory / "receipt.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    if (receipt.get("python_packages") or {}) != (dict(builder.PYTHON_PINS) if deps else {}):
+        return False
+    if h5_sha is not None and receipt.get("scicode_test_data_sha256") != h5_sha:
+        return False
+    if not (directory / "rootfs").is_dir() or builder.tree_digest(directory / "rootfs") != receipt.get("rootfs_digest"):
+        return False
+    image = receipt.get("docker") or {}
+    try:
+        import docker
+
+        api = docker.from_env(timeout=30).api
+        api.ping()
+    except Exception:  # noqa: BLE001 - no engine now: the rootfs alone is what there is to check
+        return True
+    if not image:
+        return False
+    try:
+        return api.inspect_image(image["image_id"])["Id"] == image["image_id"]
+    except Exception:  # noqa: BLE001 - missing image
+        return False
+
+
+def setup_sandbox(*, install: bool, build_sandbox: bool, benchmarks: set[str],
+                  log: Callable[[str], None] = print) -> dict[str, Any]:
+    """What `setup --install/--build-sandbox` did: the receipt and the assets, as a JSON document."""
+    out: dict[str, Any] = {"sandbox_dir": str(sandbox_dir())}
+    h5 = None
+    if install and "scicode" in benchmarks:
+        h5 = fetch_scicode_data(scicode_test_data(), log=log)
+        out["scicode_test_data"] = {"path": str(h5), "sha256": SCICODE_H5_SHA256}
+    directory = sandbox_dir()
+    h5_sha = SCICODE_H5_SHA256 if h5 else None
+    if up_to_date(directory, install, h5_sha):
+        log(f"the grading sandbox in {directory} is up to date (reused)")
+        out["reused"] = True
+    else:
+        builder.build(directory, deps=install, scicode_h5=h5, scicode_sha256=h5_sha, log=log)
+        out["reused"] = False
+    out["receipt"] = json.loads((directory / "receipt.json").read_text("utf-8"))
+    out["note"] = "no model was called"
+    return out

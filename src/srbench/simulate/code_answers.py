@@ -1,0 +1,32 @@
+"""Simulated answers to code benchmarks (clearly not real solutions).
+
+LiveCodeBench (answer = {mode, fn_name, tests}): a right answer is a program that looks each test's
+input up in a table of the expected outputs; a wrong one prints (or returns) something else. Both
+are fenced like a model's reply, so the real extraction and the sandboxed grading run on them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def is_code_answer(answer: Any) -> bool:
+    return isinstance(answer, dict) and isinstance(answer.get("tests"), list) and "mode" in answer
+
+
+def lcb_program(answer: dict[str, Any], correct: bool) -> str:
+    tests = answer["tests"]
+    if answer["mode"] == "functional":
+        table = {json.dumps([json.loads(x) for x in t["input"].split("\n")]): json.loads(t["output"]) for t in tests}
+        body = (f"import json\nTABLE = {json.dumps(table)!r}\n"
+                "class Solution:\n"
+                f"    def {answer['fn_name']}(self, *args):\n"
+                + ("        return json.loads(TABLE)[json.dumps(list(args))]\n" if correct else
+                   "        return None\n"))
+    else:
+        table = {t["input"].strip(): t["output"] for t in tests}
+        body = (f"import sys, json\nTABLE = json.loads({json.dumps(json.dumps(table))})\n"
+                "data = sys.stdin.read().strip()\n"
+                + ("print(TABLE[data], end='')\n" if correct else "print('simulated wrong answer')\n"))
+    return f"A simulated solution.\n```python\n{body}```\n"

@@ -1,0 +1,100 @@
+"""Code grades: a rule from (case, the cell's call record or turns, grading options, sandbox receipt)
+to a grade, computed by running the benchmark's jobs in the sandbox.
+
+The sandbox receipt's digest is part of the key (DEP-6), so another environment regrades; the full
+receipt is kept in the grade. A sandbox fault raises `SandboxFault`: nothing is cached and the
+report shows the cell as a grading failure (``sandbox_error``), never as the model's wrong answer.
+The sandbox used is the process's (`current_sandbox`), opened on first use and reopened after a
+failure.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore
+from srbench.rules import Engine, Rule
+from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
+from srbench.schemas.dataset import Case
+
+_LOCK = threading.Lock()
+_SANDBOX: Sandbox | None = None
+
+
+def current_sandbox() -> Sandbox:
+    global _SANDBOX
+    with _LOCK:
+        if _SANDBOX is None:
+            try:
+                _SANDBOX = open_sandbox()
+            except SandboxUnavailable as exc:
+                raise SandboxFault(f"cannot grade code: {exc.message}", code="sandbox_error") from exc
+        return _SANDBOX
+
+
+def use_sandbox(sandbox: Sandbox | None) -> None:
+    """Set (or with None, forget) the process's sandbox: tests and the benchmark script pick backends."""
+    global _SANDBOX
+    with _LOCK:
+        _SANDBOX = sandbox
+
+
+def base_limits(options: dict[str, Any]) -> Limits:
+    return Limits(memory_mb=int(options.get("memory_mb", 1024)), wall_s=float(options.get("grade_timeout_s", 300)),
+                  job_wall_s=float(options.get("step_timeout_s", options.get("grade_timeout_s", 60))),
+                  cpu_s=int(options.get("grade_timeout_s", 300)))
+
+
+def call_texts(store: ObjectStore, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    """Each call's visible text (None when it did not complete) and the last finish reason."""
+    calls = [store.get_json(c["call"]) if c.get("call") else {} for c in record["calls"]] \
+        if record.get("kind") == "turns" else [record]
+    texts = [c.get("text") if c.get("status") == "completed" else None for c in calls]
+    return texts, (calls[-1].get("finish_reason") if calls else None)
+
+
+def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    case = Case.model_validate(store.get_json(inputs["case"]))
+    bench = get_benchmark(params["benchmark"])
+    options = params["options"]
+    texts, finish = call_texts(store, store.get_json(inputs["call"]))
+    jobs, context = bench.jobs(case, texts, options)
+    receipt = None
+    verdicts: list[tuple[str, dict[str, Any]]] = []
+    if jobs:
+        sandbox = current_sandbox()
+        limits = base_limits(options)
+        got = sandbox.receipt(limits)
+        if got.digest() != params["receipt"]:
+            raise SandboxFault("the grading sandbox changed while grading; rebuild the report")
+        receipt = got.model_dump(mode="json", by_alias=True)
+        total = sum(float(j.get("wall_s") or limits.job_wall_s) for j in jobs) + 15
+        run = limits.model_copy(update={"wall_s": total})
+        reports = sandbox.run_jobs([{"module": j["module"], "input": j["input"],
+                                     "limits": run.child(float(j.get("wall_s") or limits.job_wall_s))} for j in jobs],
+                                   run, mounts=bench.mounts(options))
+        for i, job in enumerate(jobs):       # jobs after an outer wall-limit stop have no report
+            verdicts.append(bench.verdict({**reports[i], "module": job["module"]}) if i < len(reports) else
+                            ("time_limit", {"reason": "the sandbox's wall limit ended the execution"}))
+    g = bench.judge(case, verdicts, context)
+    if finish == "length" and g.correct:
+        g.correct, g.status = False, "output_limit"
+    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": bool(g.correct),
+            "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
+            "details": g.details, "sandbox": receipt}
+
+
+CODE_GRADE = Rule("code-grade", "1", _grade)
+
+
+def grade_code_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
+                    options: dict[str, Any] | None) -> tuple[str, bool]:
+    """(grade digest, cache hit); raises SandboxFault when the sandbox cannot grade."""
+    bench = get_benchmark(benchmark)
+    effective = bench.options(options)
+    receipt = current_sandbox().receipt(base_limits(effective)).digest()
+    r = engine.build(CODE_GRADE, {"case": case_digest, "call": call_digest},
+                     {"benchmark": benchmark, "grader": bench.grader_version, "options": effective, "receipt": receipt})
+    return r.output, r.hit
