@@ -1,0 +1,78 @@
+"""The claims of one paired comparison: both intervals, labelled; the declared rule's claim and
+non-inferiority verdict; and, for an inconclusive result, what the sample could detect.
+
+- `hoeffding` (`paired.weighted_hoeffding`, REP-6's rule and the default): valid at the planned size;
+  after an early stop it is shown for reference only (a fixed-size interval at a size chosen from
+  the data is not valid).
+- `betting` (`betting.betting_interval`): anytime-valid and tighter when pairs tie.
+The plan's `statistics.claim_rule` names the rule that makes the claim (`claim`), the
+non-inferiority verdict (lower bound > −margin, REP-7) and the planning; the other rule's interval
+and claim are shown beside it (`intervals`, `claims_by_rule`). An inconclusive claim carries
+`planning`: `power.power_plan` at the planned sizes, once at the observed tie rate and once at the
+plan's assumed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from srbench.stages.betting import Design, betting_interval
+from srbench.stages.paired import claim, non_inferiority, weighted_hoeffding
+from srbench.stages.power import power_plan
+
+LABELS = {"hoeffding": "weighted Hoeffding (REP-6): fixed size, ignores ties",
+          "betting": "stratified betting confidence sequence: anytime-valid, tighter when pairs tie"}
+NOT_AFTER_STOP = ("not valid after an early stop (a fixed-size interval at a size the data chose): shown for "
+                  "reference, never used for a claim")
+MAX_TIE_RATE = 0.99
+
+__all__ = ["assess", "LABELS"]
+
+
+def _counts(design: Design) -> dict[str, int]:
+    return {b: int(n) for b, n in zip(design.names, design.counts, strict=True)}
+
+
+def _planning(design: Design, weights: Mapping[str, float], rule: str, tie_rate: float,
+              planning: Mapping[str, Any], margin: float | None) -> dict[str, Any]:
+    counts = _counts(design)
+    tie = min(MAX_TIE_RATE, tie_rate)
+    return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning["effect"]), 1 - tie),
+                      margin=margin, power=float(planning["power"]))
+
+
+def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
+           weights: Mapping[str, float], *, rule: str, margin: float | None, formal: bool, label: str,
+           stopped: bool, planning: Mapping[str, Any]) -> dict[str, Any]:
+    """Both intervals and the declared rule's verdicts for one candidate."""
+    hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
+    bet = betting_interval(ordered, design)
+    intervals = {"hoeffding": {**hoeff, "rule": "hoeffding", "label": LABELS["hoeffding"],
+                               "valid": not stopped, "note": NOT_AFTER_STOP if stopped else None},
+                 "betting": {**bet, "rule": "betting", "label": LABELS["betting"], "valid": True}}
+    for name, iv in intervals.items():
+        iv["makes_claim"] = name == rule
+    declared = intervals[rule]
+    verdict = claim(declared["ci"])
+    low = declared["ci"][0]
+    if margin is None:
+        ni: dict[str, Any] = {"margin": None, "non_inferior": None, "label": None, "rule": rule,
+                              "reason": "no pre-declared margin"}
+    elif not formal:
+        ni = {"margin": margin, "non_inferior": None, "label": label, "rule": rule,
+              "reason": "dev profile: no parity conclusion; a formal one needs the standard holdout (REP-7)"}
+    else:
+        ni = {"margin": margin, "non_inferior": non_inferiority(low, margin), "label": label, "rule": rule,
+              "reason": f"{rule} lower bound {low:.4f} vs −{margin}"}
+    flat = [int(v) for v in ordered]
+    observed_tie = flat.count(0) / len(flat)
+    plan_info = None
+    if verdict == "inconclusive":
+        plan_info = {"rule": rule, "observed_tie_rate": observed_tie, "planned_tie_rate": planning["tie_rate"],
+                     "at_observed_ties": _planning(design, weights, rule, observed_tie, planning, margin),
+                     "at_planned_ties": _planning(design, weights, rule, float(planning["tie_rate"]), planning,
+                                                  margin)}
+    return {"interval": declared, "intervals": intervals, "claim_rule": rule, "claim_method": declared["method"],
+            "claim": verdict, "claims_by_rule": {k: claim(v["ci"]) for k, v in intervals.items()},
+            "non_inferiority": ni, "planning": plan_info}
