@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from srbench.errors import InvalidInput
-from srbench.stages.betting import METHOD as BETTING, THETA_MAX
+from srbench.stages.betting import METHOD as BETTING
+from srbench.stages.betting import THETA_MAX
 from srbench.stages.paired import HOEFFDING
 
 RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
