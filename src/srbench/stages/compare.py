@@ -454,3 +454,7 @@ def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates
                 "their savings) differ."]
     what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
     return [f"{head}, and {what}: total cost equals principal cost."]
+
+
+# Public names for the service's early-stop monitor, which pairs a run with its baseline the same way.
+run_checks, pair_checks, choose_baseline = _run_checks, _pair_checks, _choose_baseline
