@@ -177,3 +177,31 @@ def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
         out["power_non_inferiority"] = power_at(rule, counts, weights, tie_rate, 0.0, -margin, alpha)
         out["needed_for_margin"] = cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha)
     return out
+
+
+TIE_RATES = (0.0, 0.5, 0.8, 0.9)
+
+
+def planning_for(plan: Mapping[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+    """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
+    beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates."""
+    from srbench.stages.stopping import statistics_of
+
+    stats = statistics_of(plan)
+    declared = stats["claim_rule"]
+    other = "betting" if declared == "hoeffding" else "hoeffding"
+    weights = plan["benchmark_weights"]
+    p = stats["planning"]
+    args = {"tie_rate": p["tie_rate"], "effect": min(p["effect"], 1 - p["tie_rate"]), "margin": stats["margin"],
+            "power": p["power"]}
+    return {
+        "claim_rule": declared, "assumptions": {**p, "model": "every benchmark: the same tie rate and difference"},
+        "counts": dict(sorted(counts.items())), "margin": stats["margin"],
+        "declared": power_plan(counts, weights, rule=declared, **args),
+        "other": power_plan(counts, weights, rule=other, **args),
+        "detectable_by_tie_rate": [{"tie_rate": t,
+                                    declared: detectable_effect(declared, counts, weights, t, p["power"]),
+                                    other: detectable_effect(other, counts, weights, t, p["power"])}
+                                   for t in TIE_RATES],
+        "early_stop": stats["early_stop"],
+    }
