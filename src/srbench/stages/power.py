@@ -12,7 +12,7 @@ L = ln(2/α), Φ the standard normal distribution function.
 
 Hoeffding (`paired.weighted_hoeffding`): the radius is fixed, r_H = √(2·L·S).
 Betting (`betting`): with the bet the plug-in settles on, q = 1 − τ,
-    θ = min(θ_max, c_max·√(2L/(q·S))),   λ_b = θ·c_b/c_max,   g_b = p₊·ln(1 + λ_b) + p₋·ln(1 − λ_b)
+    θ = θ*(q) (`betting.best_theta`),   λ_b = θ·c_b/c_max,   g_b = p₊·ln(1 + λ_b) + p₋·ln(1 − λ_b)
     r_B(δ) = c_max·(L + Σ_b n_b·(λ_b·δ − g_b)) / θ
 This is the lower bound's distance below Δ̂ when the wealth Σ ln(1 + λ d) is replaced by
 θΔ̂/c_max plus its expected curvature Σ_b n_b(g_b − λ_b δ) (ln(1+x) − x summed): the same formula
@@ -31,9 +31,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from srbench.errors import InvalidInput
 from srbench.stages.betting import METHOD as BETTING
-from srbench.stages.betting import THETA_MAX
+from srbench.stages.betting import best_theta
 from srbench.stages.paired import HOEFFDING
 
 RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
@@ -85,7 +87,7 @@ def radius(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, f
     c = [wb / nb for wb, nb in zip(w, n, strict=True)]
     c_max = max(c)
     q = 1.0 - tie_rate
-    theta = min(THETA_MAX, c_max * math.sqrt(2.0 * big_l / (q * s)))
+    theta = float(best_theta(q, np.asarray(w), np.asarray(n), alpha))
     p_win, p_loss = (q + delta) / 2.0, (q - delta) / 2.0
     curvature = 0.0
     for cb, nb in zip(c, n, strict=True):
