@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages import power
-from srbench.stages import betting
+from srbench.stages import betting, power
 from srbench.stages.betting import (
     THETA_MAX,
     best_theta,
-    betting_interval,
     bets,
+    betting_interval,
     bounds,
     interleave,
     make_design,
