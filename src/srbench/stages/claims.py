@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from srbench.stages.betting import Design, betting_interval
+from srbench.errors import InvalidInput
+from srbench.stages.betting import ORDER, Design, betting_interval
 from srbench.stages.paired import claim, non_inferiority, weighted_hoeffding
 from srbench.stages.power import power_plan
 
@@ -27,7 +28,7 @@ NOT_AFTER_STOP = ("not valid after an early stop (a fixed-size interval at a siz
                   "reference, never used for a claim")
 MAX_TIE_RATE = 0.99
 
-__all__ = ["assess", "LABELS"]
+__all__ = ["assess", "declared_margin", "statistics_limitations", "LABELS"]
 
 
 def _counts(design: Design) -> dict[str, int]:
@@ -76,3 +77,30 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
     return {"interval": declared, "intervals": intervals, "claim_rule": rule, "claim_method": declared["method"],
             "claim": verdict, "claims_by_rule": {k: claim(v["ci"]) for k, v in intervals.items()},
             "non_inferiority": ni, "planning": plan_info}
+
+
+def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None:
+    """The non-inferiority margin: the one the candidate plan declared; one given later must equal it."""
+    declared = stats["margin"]
+    if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
+        raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
+                           code="invalid_margin")
+    if margin is None:
+        return declared
+    if declared is not None and float(margin) != float(declared):
+        raise InvalidInput(f"the candidate plan declared the non-inferiority margin {declared} in advance; "
+                           f"compare cannot use {margin} (REP-7)", code="margin_conflict")
+    return float(margin)
+
+
+def statistics_limitations(stats: dict[str, Any], bstats: dict[str, Any], stop: dict[str, Any] | None) -> list[str]:
+    """What the statistics block and an early stop mean for reading a comparison."""
+    out = []
+    if bstats["claim_rule"] != stats["claim_rule"]:
+        out.append(f"The baseline plan declares claim rule {bstats['claim_rule']}; the candidate plan's "
+                   f"{stats['claim_rule']} makes the claims here.")
+    if stop is not None:
+        out.append(f"A run stopped early by its plan's rule: compared on the first {stop['compared_cases']} of "
+                   f"{stop['planned_cases']} cases of the plan order ({ORDER}). The betting interval is valid at "
+                   "that data-chosen size; the Hoeffding interval is not and is shown for reference only.")
+    return out

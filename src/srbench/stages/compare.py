@@ -59,7 +59,7 @@ from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
 from srbench.stages.betting import ORDER, Design, make_design
-from srbench.stages.claims import assess
+from srbench.stages.claims import assess, declared_margin, statistics_limitations
 from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile
@@ -295,19 +295,6 @@ def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
     return {f for f in AUX_COST_FIELDS if not any(f in r for r in rows)}
 
 
-def _margin(margin: float | None, stats: dict[str, Any]) -> float | None:
-    declared = stats["margin"]
-    if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
-        raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
-                           code="invalid_margin")
-    if margin is None:
-        return declared
-    if declared is not None and float(margin) != float(declared):
-        raise InvalidInput(f"the candidate plan declared the non-inferiority margin {declared} in advance; "
-                           f"compare cannot use {margin} (REP-7)", code="margin_conflict")
-    return float(margin)
-
-
 def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -> dict[str, dict[str, dict[str, Any]]]:
     return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
 
@@ -317,7 +304,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                     *, margin: float | None = None) -> dict[str, Any]:
     """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
     stats = statistics_of(candidate_plan)
-    margin = _margin(margin, stats)
+    margin = declared_margin(margin, stats)
     bcases, bby = _run_checks("baseline", baseline, baseline_rows, baseline_plan)
     ccases, cby = _run_checks("candidate", candidate, candidate_rows, candidate_plan)
     _pair_checks(baseline_plan, candidate_plan, bcases, ccases)
@@ -379,20 +366,8 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "candidates": candidates,
         "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
         + _operational_limitations(baseline_plan, candidate_plan)
-        + _statistics_limitations(stats, statistics_of(baseline_plan), stop_info),
+        + statistics_limitations(stats, statistics_of(baseline_plan), stop_info),
     }
-
-
-def _statistics_limitations(stats: dict[str, Any], bstats: dict[str, Any], stop: dict[str, Any] | None) -> list[str]:
-    out = []
-    if bstats["claim_rule"] != stats["claim_rule"]:
-        out.append(f"The baseline plan declares claim rule {bstats['claim_rule']}; the candidate plan's "
-                   f"{stats['claim_rule']} makes the claims here.")
-    if stop is not None:
-        out.append(f"A run stopped early by its plan's rule: compared on the first {stop['compared_cases']} of "
-                   f"{stop['planned_cases']} cases of the plan order ({ORDER}). The betting interval is valid at "
-                   "that data-chosen size; the Hoeffding interval is not and is shown for reference only.")
-    return out
 
 
 def _operational_limitations(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
