@@ -77,6 +77,7 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
     assert "early_stop" in types and "early_stop_recorded" in types and types[-1] == "stopped_early"
     rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
     stop = rep["early_stop"]
+    assert api.ok("GET", f"/runs/{run_id}")["early_stop"] == stop               # `show` says it too
     assert stop["reason"] == "settled" and stop["decisions"][0]["verdict"] == "regression"
     assert stop["cells_not_sent"] == p["pending"] and sum(stop["cells_not_sent_by_target"].values()) == p["pending"]
     # the estimate: each target's known cost per settled cell × its cells not sent (by hand from the report)
@@ -94,6 +95,9 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
     assert cand["claim"] == "regression" and cand["claim_method"] == "stratified-betting-cs"
     assert cand["intervals"]["hoeffding"]["valid"] is False and "early stop" in cand["intervals"]["hoeffding"]["note"]
     assert cand["interval"]["ci"][1] < 0 <= stop["decisions"][0]["upper"] + 1
+    # the cells not sent can still be continued explicitly (REC-2)
+    rec = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
+    assert len(rec["eligible"]) == p["pending"] and rec["parent_snapshot"]["status"] == "stopped_early"
 
 
 def test_declared_baseline_run_and_compare_on_the_prefix(api, dataset) -> None:

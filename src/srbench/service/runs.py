@@ -331,6 +331,7 @@ class RunManager:
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
+        view["early_stop"] = json.loads(row["extra"]).get("early_stop")
         if row["parent"]:
             snap = (self.store.get_json(row["plan"]).get("recovery") or {}).get("snapshot", {})
             view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
