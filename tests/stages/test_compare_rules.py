@@ -124,3 +124,18 @@ def test_a_stopped_run_is_compared_on_its_measured_prefix():
     with pytest.raises(NotComparable) as exc:
         compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp, "failed"), c_rows, cp)
     assert exc.value.reason == "cell_pending"
+
+
+def test_the_declared_rule_also_makes_the_primary_claim():
+    from srbench.stages.declared import DECLARED, apply_declared
+
+    stats = {"claim_rule": "betting", "primary_benchmarks": ["mmlu-pro"]}
+    bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
+    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp)
+    apply_declared(out, DECLARED, cp)
+    p = out["candidates"][0]["primary"]
+    # mmlu-pro alone: 20 wins in 200 cases, in their own (plan) order, weight 1
+    m = [c for c, b in CS if b == "mmlu-pro"]
+    expected = betting_interval([int(not BASE_OK[c]) for c in m], make_design(["mmlu-pro"] * 200, WEIGHTS))
+    assert p["claim_rule"] == "betting" and p["interval"]["ci"] == expected["ci"]
+    assert p["claim"] == "improvement" and p["hoeffding_interval"]["ci"][0] < 0       # Hoeffding: r = 0.192 > 0.1

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from srbench.errors import InvalidInput
-from srbench.stages.betting import ORDER, Design, betting_interval
+from srbench.stages.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.paired import claim, non_inferiority, weighted_hoeffding
 from srbench.stages.power import power_plan
 
@@ -45,7 +45,7 @@ def _planning(design: Design, weights: Mapping[str, float], rule: str, tie_rate:
 
 def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
            weights: Mapping[str, float], *, rule: str, margin: float | None, formal: bool, label: str,
-           stopped: bool, planning: Mapping[str, Any]) -> dict[str, Any]:
+           stopped: bool, planning: Mapping[str, Any], primary: Sequence[str] | None = None) -> dict[str, Any]:
     """Both intervals and the declared rule's verdicts for one candidate."""
     hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
     bet = betting_interval(ordered, design)
@@ -76,7 +76,21 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
                                                   margin)}
     return {"interval": declared, "intervals": intervals, "claim_rule": rule, "claim_method": declared["method"],
             "claim": verdict, "claims_by_rule": {k: claim(v["ci"]) for k, v in intervals.items()},
-            "non_inferiority": ni, "planning": plan_info}
+            "non_inferiority": ni, "planning": plan_info,
+            "primary_betting": _primary_betting(ordered, design, weights, primary)}
+
+
+def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[str, float],
+                     primary: Sequence[str] | None) -> dict[str, Any] | None:
+    """The betting interval over the declared primary benchmarks only: their planned cases in analysis
+    order, their weights renormalised (`declared` uses it when betting is the claim rule)."""
+    if not primary or not set(primary) <= set(design.names):
+        return None
+    names = [design.names[k] for k in design.strata]
+    keep = [i for i, b in enumerate(names) if b in primary]
+    sub = make_design([names[i] for i in keep], {b: weights[b] for b in primary}, design.alpha)
+    seen = [ordered[i] for i in keep if i < len(ordered)]
+    return betting_interval(seen, sub) if seen else None
 
 
 def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None:

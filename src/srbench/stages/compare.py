@@ -277,7 +277,7 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                           "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
     verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
-                      label=label, stopped=stopped, planning=stats["planning"])
+                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"])
     costs = _costs(cells, aux_absent)
     return {
         "target_id": tid, "kind": kind, "model": model, "n": len(ordered),
