@@ -139,3 +139,16 @@ def test_the_declared_rule_also_makes_the_primary_claim():
     expected = betting_interval([int(not BASE_OK[c]) for c in m], make_design(["mmlu-pro"] * 200, WEIGHTS))
     assert p["claim_rule"] == "betting" and p["interval"]["ci"] == expected["ci"]
     assert p["claim"] == "improvement" and p["hoeffding_interval"]["ci"][0] < 0       # Hoeffding: r = 0.192 > 0.1
+
+
+def test_statistics_leave_defaults_out_so_older_plans_hash_the_same():
+    from srbench.schemas.plan import Statistics
+    from srbench.stages.stopping import statistics_of
+
+    # the form a plan declaring only a margin had before claim_rule, planning and early_stop existed
+    assert Statistics.model_validate({"margin": 0.02}).model_dump(mode="json") == {"margin": 0.02,
+                                                                                  "primary_benchmarks": None}
+    full = Statistics.model_validate({"claim_rule": "betting", "early_stop": {}}).model_dump(mode="json")
+    assert full["claim_rule"] == "betting" and full["early_stop"] == {"baseline_run": None} and "planning" not in full
+    assert statistics_of({})["planning"] == {"effect": 0.05, "tie_rate": 0.5, "power": 0.8}
+    assert statistics_of({"statistics": {"margin": 0.02}})["claim_rule"] == "hoeffding"
