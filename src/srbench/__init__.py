@@ -2,6 +2,7 @@
 
 VERSION = "sr-bench-1.0"
 DEFAULT_SEED = 20260918
-TERMINAL_STATUSES = ("completed", "failed", "cancelled", "interrupted")   # a run's end: nothing more happens
+# a run's end: nothing more happens (`stopped_early`: its plan's stopping rule settled the claim)
+TERMINAL_STATUSES = ("completed", "failed", "cancelled", "interrupted", "stopped_early")
 
 __all__ = ["VERSION", "DEFAULT_SEED", "TERMINAL_STATUSES"]

@@ -15,7 +15,7 @@ from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.service.discovery import API_PREFIX
 from srbench.simulate import samples
 
-TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+TERMINAL = ("completed", "failed", "cancelled", "interrupted", "stopped_early")
 PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
 FAST_LIMITS = {"concurrency": 4, "total_timeout_s": 10, "idle_timeout_s": 5, "case_timeout_s": 10,
                "max_run_seconds": 30}

@@ -199,7 +199,11 @@ def test_paired_delta_and_interval_by_hand():
     assert c["both_correct"] == 2 and c["both_wrong"] == 0
     assert c["interval"]["radius"] == pytest.approx(math.sqrt(2 * math.log(40) * 0.26))
     assert c["interval"]["ci"] == [-1.0, 1.0] and c["claim"] == "inconclusive"
-    assert c["interval"] == weighted_hoeffding({"mmlu-pro": [0, 1], "gpqa-diamond": [0, -1]}, WEIGHTS)
+    hoeff = weighted_hoeffding({"mmlu-pro": [0, 1], "gpqa-diamond": [0, -1]}, WEIGHTS)
+    assert {k: c["interval"][k] for k in hoeff} == hoeff         # the declared (default) rule's interval
+    assert c["claim_rule"] == "hoeffding" and c["interval"]["makes_claim"] is True
+    assert c["intervals"]["hoeffding"] is c["interval"] or c["intervals"]["hoeffding"] == c["interval"]
+    assert c["intervals"]["betting"]["makes_claim"] is False and c["claims_by_rule"]["betting"] == "inconclusive"
     assert c["bootstrap"]["diagnostic"] is True
     by = {b["benchmark"]: b for b in c["benchmarks"]}
     assert by["gpqa-diamond"]["candidate_correct"] == 1 and by["gpqa-diamond"]["baseline_correct"] == 2
@@ -216,7 +220,8 @@ def test_margin_given_or_not_and_dev_versus_holdout():
     base = run({"B": ("single", rows_for("B", ALL))})
     cand = run({"mom": ("mom", rows_for("mom", ALL))})
     c = compare(base, cand)["candidates"][0]
-    assert c["non_inferiority"] == {"margin": None, "non_inferior": None, "label": None, "reason": NO_MARGIN}
+    assert c["non_inferiority"] == {"margin": None, "non_inferior": None, "label": None, "reason": NO_MARGIN,
+                                    "rule": "hoeffding"}
     out = compare(base, cand, margin=0.05)
     ni = out["candidates"][0]["non_inferiority"]
     # REP-7: a dev run never yields a parity conclusion, whatever the interval

@@ -94,7 +94,7 @@ def test_bootstrap_is_deterministic_by_seed():
     assert stratified_bootstrap(diffs, W, seed=1) != one
     assert one["method"] == BOOTSTRAP and one["diagnostic"] is True and one["label"] == "diagnostic"
     assert one["seed"] == 20260918 and one["draws"] == 2000 and one["quantile_method"] == "linear"
-    assert one["ci"][0] <= one["estimate"] <= one["ci"][1] and one["note"] is None
+    assert one["ci"][0] <= one["estimate"] <= one["ci"][1] and one["note"] is None and one["degenerate"] is False
     # Δ = 0.4·(2/8) + 0.6·(1/6) = 0.1 + 0.1
     assert one["estimate"] == pytest.approx(0.2)
 
@@ -121,13 +121,19 @@ def test_bootstrap_quantiles_are_type7_at_rank_b_minus_1_q():
     assert out["ci"] == pytest.approx([type7(0.025), type7(0.975)], abs=1e-12)
 
 
-def test_bootstrap_zero_zero_carries_a_note():
+def test_bootstrap_zero_width_is_degenerate_never_an_interval():
     out = stratified_bootstrap({"a": [0] * 6, "b": [0] * 3}, W)
-    assert out["ci"] == [0.0, 0.0]
-    assert out["note"] is not None and "proves no parity" in out["note"]
-    # every pair a win: every resample is 1, the interval [1, 1] is degenerate too and says so
+    assert out["ci"] is None and out["degenerate"] is True and out["degenerate_at"] == 0.0
+    assert out["note"].startswith("degenerate") and "proves no parity" in out["note"]
+    # every pair a win: every resample is 1 — degenerate too, at 1.0, and says so
     ones = stratified_bootstrap({"a": [1] * 3}, W)
-    assert ones["ci"] == [1.0, 1.0] and "proves no parity" in ones["note"]
+    assert ones["ci"] is None and ones["degenerate"] is True and ones["degenerate_at"] == 1.0
+    assert "no interval" in ones["note"]
+    # n = 10 with one win: the resampled win count is Binomial(10, 0.1); P(0) = 0.349 and
+    # P(≤ 3) = 0.987, so the 2.5 % quantile is 0 and the 97.5 % one 0.3 (w_a = 1: only a is present)
+    some = stratified_bootstrap({"a": [1] + [0] * 9}, W)
+    assert some["degenerate"] is False and some["note"] is None
+    assert some["ci"] == pytest.approx([0.0, 0.3])
 
 
 def test_exact_weighted_quality_by_hand():

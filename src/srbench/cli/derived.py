@@ -21,18 +21,25 @@ def _pct(v: Any) -> str:
 
 
 def comparison_table(cmp: dict[str, Any]) -> Table:
+    """One row per candidate: Δ with the claim rule's interval and the other rule's beside it."""
     base = cmp["baseline"]
-    t = Table(title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']}",
+    rule = cmp.get("claim_rule", "hoeffding")
+    other = "betting" if rule == "hoeffding" else "hoeffding"
+    t = Table(title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']} — "
+                    f"claims by {rule}" + (f" — {cmp['cases']} of {cmp['planned_cases']} cases (stopped early)"
+                                           if cmp.get("early_stop") else ""),
               caption="macro quality = weighted mean of per-benchmark accuracies; Δ = candidate − baseline "
                       "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied")
-    for col in ("candidate", "macro quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
-                "saving cache-neutral"):
+    for col in ("candidate", "macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T", "saving",
+                "saving total", "saving cache-neutral"):
         t.add_column(col, no_wrap=True)
     for c in cmp["candidates"]:
         ci = c["interval"]["ci"]
+        oi = (c.get("intervals") or {}).get(other)
         s = c["savings"]
-        t.add_row(c["target_id"], f"{c['quality']:.3f}", f"{c['delta']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]", c["claim"],
-                  f"{c['wins']}/{c['losses']}/{c['ties']}", _pct(s["principal"]["saving_pct"]),
+        t.add_row(c["target_id"], f"{c['quality']:.3f}", f"{c['delta']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]",
+                  "—" if oi is None else f"[{oi['ci'][0]:+.3f}, {oi['ci'][1]:+.3f}]" + ("" if oi["valid"] else " (invalid)"),
+                  c["claim"], f"{c['wins']}/{c['losses']}/{c['ties']}", _pct(s["principal"]["saving_pct"]),
                   _pct(s["total"]["saving_pct"]), _pct(s["cache_neutral"]["saving_pct"]))
     return t
 
@@ -87,6 +94,23 @@ def published_table(cmp: dict[str, Any]) -> Table:
     return t
 
 
+def inconclusive_lines(cmp: dict[str, Any]) -> list[str]:
+    """For each inconclusive candidate: what the sample could detect (the declared rule)."""
+    out = []
+    for c in cmp["candidates"]:
+        p = c.get("planning")
+        if not p:
+            continue
+        at = p["at_observed_ties"]
+        mde = at["detectable_effect"]
+        need = at["needed_for_effect"]
+        out.append(f"{c['target_id']}: inconclusive — at the observed tie rate {100 * p['observed_tie_rate']:.0f}% "
+                   f"the {p['rule']} rule detects {('no effect' if mde is None else f'{100 * mde:.1f} pts')} with "
+                   f"{100 * at['power']:.0f}% power at these sizes; +{100 * at['effect']:.1f} pts needs "
+                   f"{'more than 10⁴× the cases' if need is None else str(need['total']) + ' cases'}")
+    return out
+
+
 @click.command()
 @click.argument("baseline_id")
 @click.argument("candidate_id")
@@ -108,7 +132,7 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
         console = Console(stderr=True)
         console.print(comparison_table(res["comparison"]))
         console.print(published_table(res["comparison"]))
-        for line in comparison_notes(res["comparison"]):
+        for line in comparison_notes(res["comparison"]) + inconclusive_lines(res["comparison"]):
             console.print(line)
     else:
         emit(res["comparison"])

@@ -43,7 +43,46 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
     console.print("declared in advance (REP-7): non-inferiority margin "
                   f"{stats.get('margin') if stats.get('margin') is not None else 'none (no parity can be claimed)'}; "
                   f"primary benchmarks {', '.join(stats.get('primary_benchmarks') or []) or 'all'}")
-    emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0})
+    if res.get("planning"):
+        for t in planning_tables(res["planning"]):
+            console.print(t)
+    emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
+          "planning": res.get("planning")})
+
+
+def _pts(v: Any) -> str:
+    return "not reachable" if v is None else f"{100 * v:.1f} pts"
+
+
+def _needed(n: dict[str, Any] | None) -> str:
+    if n is None:
+        return "more than 10⁴× the plan"
+    return f"{n['total']} ({', '.join(f'{b} {k}' for b, k in n['per_benchmark'].items())})"
+
+
+def planning_tables(p: dict[str, Any]) -> list[Table]:
+    """Sample-size planning as `plan` prints it: the declared rule first, the other beside it."""
+    a = p["assumptions"]
+    t = Table(title=f"planning at {100 * a['power']:.0f}% power, tie rate {100 * a['tie_rate']:.0f}% "
+                    f"(assumed; the claim rule is {p['claim_rule']})")
+    for col in ("rule", "radius at Δ=0", "smallest detectable effect", f"power at +{100 * a['effect']:.1f} pts",
+                f"cases for +{100 * a['effect']:.1f} pts", "non-inferiority: power / cases"):
+        t.add_column(col)
+    for key in ("declared", "other"):
+        r = p[key]
+        ni = "no margin declared" if r["margin"] is None else (
+            f"margin {r['margin']}: {100 * (r['power_non_inferiority'] or 0):.0f}% / {_needed(r['needed_for_margin'])}")
+        t.add_row(f"{r['rule']}{' (makes claims)' if key == 'declared' else ''}", f"±{r['radius_at_zero']:.4f}",
+                  _pts(r["detectable_effect"]),
+                  "n/a" if r["power_at_effect"] is None else f"{100 * r['power_at_effect']:.0f}%",
+                  _needed(r["needed_for_effect"]), ni)
+    ties = Table(title="smallest detectable effect by tie rate (share of cases where both agree)")
+    rules = [p["claim_rule"], p["other"]["rule"]]
+    for col in ("tie rate", *rules):
+        ties.add_column(col)
+    for row in p["detectable_by_tie_rate"]:
+        ties.add_row(f"{100 * row['tie_rate']:.0f}%", *(_pts(row[r]) for r in rules))
+    return [t, ties]
 
 
 def _f(v: Any, fmt: str = "{:.3f}") -> str:
@@ -136,9 +175,18 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
     rep = obj.client.get(f"/runs/{r['id']}/report")["report"]
     Console(stderr=True).print(summary_table(rep))
     Console(stderr=True).print(benchmark_table(rep))
+    if rep.get("early_stop"):
+        Console(stderr=True).print(stop_line(rep["early_stop"]))
     emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]})
-    if final["status"] != "completed":
+    if final["status"] not in ("completed", "stopped_early"):
         raise SystemExit(1)
+
+
+def stop_line(stop: dict[str, Any]) -> str:
+    saved = stop.get("estimated_saving_usd")
+    return (f"stopped early ({stop['reason']}: {stop['summary']}) after {stop['decided_at_cases']} of "
+            f"{stop['planned_cases']} cases: {stop.get('cells_not_sent')} cells not sent, estimated USD "
+            f"{'unknown' if saved is None else f'{saved:.4f}'} not spent")
 
 
 @click.command()
@@ -194,6 +242,8 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
         write_json(output, res["report"])
         Console(stderr=True).print(summary_table(res["report"]))
         Console(stderr=True).print(benchmark_table(res["report"]))
+        if res["report"].get("early_stop"):
+            Console(stderr=True).print(stop_line(res["report"]["early_stop"]))
     else:
         emit(res["report"])
 

@@ -1,4 +1,4 @@
-"""Run manifests and frozen plans (RUN-1, RUN-6, RUN-7, TG-4; the `statistics` block: REP-7)."""
+"""Run manifests and frozen plans (RUN-1, RUN-6, RUN-7, TG-4; the `statistics` block: REP-6, REP-7)."""
 
 from __future__ import annotations
 
@@ -85,14 +85,39 @@ class PreviewContext(BaseModel):
     sampling_seed: int | None = Field(default=None, ge=-(2**63), lt=2**63)
 
 
-class Statistics(BaseModel):
-    """What the claims rest on, declared before the run (REP-7): the non-inferiority margin and the
-    primary benchmarks whose weighted difference makes the formal claim (the others are secondary)."""
+class Planning(BaseModel):
+    """What sample-size planning assumes: the effect to detect, the share of tied pairs, the power."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    effect: float = Field(default=0.05, gt=0, le=1, description="improvement to detect (weighted-quality units)")
+    tie_rate: float = Field(default=0.5, ge=0, lt=1, description="assumed share of cases where both agree")
+    power: float = Field(default=0.8, ge=0.5, lt=1)
+
+
+class EarlyStop(BaseModel):
+    """Stop dispatch once the claim is settled or unreachable (needs the anytime-valid `betting` rule).
+
+    The baseline is the strongest single target of this run (`baseline_run` absent), or the strongest
+    single target of a finished run on the same cases (`baseline_run`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    baseline_run: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class Statistics(BaseModel):
+    """What the claims rest on, declared before the run (REP-6, REP-7): the rule whose interval makes
+    the claim, the non-inferiority margin, the primary benchmarks whose weighted difference makes the
+    formal claim (the others are secondary), what sample-size planning assumes, and early stopping.
+    Fields left at their defaults (claim_rule hoeffding, planning, no early stop) are not serialised,
+    so a plan that declares only a margin or primary benchmarks hashes as before they existed."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    claim_rule: Literal["hoeffding", "betting"] = "hoeffding"
     margin: float | None = Field(default=None, ge=0, le=1, description="non-inferiority margin (REP-7)")
     primary_benchmarks: list[str] | None = Field(default=None, min_length=1,
                                                  description="benchmarks of the primary claim (default: all)")
+    planning: Planning = Field(default_factory=Planning)
+    early_stop: EarlyStop | None = None
 
     @field_validator("primary_benchmarks")
     @classmethod
@@ -100,6 +125,25 @@ class Statistics(BaseModel):
         if v is not None and len(set(v)) != len(v):
             raise ValueError("primary_benchmarks lists a benchmark twice")
         return sorted(v) if v is not None else None
+
+    @model_validator(mode="after")
+    def _anytime(self) -> Statistics:
+        if self.early_stop is not None and self.claim_rule != "betting":
+            raise ValueError("statistics.early_stop needs claim_rule betting (anytime-valid); the Hoeffding "
+                             "interval holds only at the planned size")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_defaults_of_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("claim_rule") == "hoeffding":
+                data.pop("claim_rule")
+            if data.get("planning") == Planning().model_dump(mode="json"):
+                data.pop("planning")
+            if data.get("early_stop") is None:
+                data.pop("early_stop", None)
+        return data
 
 
 class Manifest(BaseModel):
@@ -174,7 +218,8 @@ class Plan(BaseModel):
                                                         description="judges, by id (never scored)")
     benchmark_options: dict[str, BenchmarkOptions] = Field(default_factory=dict)
     notices: list[str] = Field(default_factory=list)
-    statistics: Statistics | None = Field(default=None, description="absent: no margin declared in advance")
+    statistics: Statistics | None = Field(default=None, description="absent: no margin declared in advance, "
+                                                                   "Hoeffding makes claims, no early stop")
     plan_sha256: str | None = None
 
     @field_validator("sampling")

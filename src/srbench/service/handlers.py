@@ -107,12 +107,29 @@ def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
                       options=read_benchmark_options(service.store_dir))
 
 
+def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
+    from srbench.service.early_stop import check_baseline_run
+    from srbench.stages.datasets import decode_cases
+    from srbench.stages.power import planning_for
+
+    if plan["mode"] != "live":
+        return None
+    check_baseline_run(service.runs, plan)
+    counts: dict[str, int] = {}
+    for case in decode_cases(service.objects.get_bytes(plan["dataset"]["object"])):
+        counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
+    return planning_for(plan, counts)
+
+
 async def make_plan(request: web.Request) -> web.Response:
     data = await body(request)
     only(data, {"manifest"})
-    plan = await asyncio.to_thread(_plan_sync, svc(request), data.get("manifest"))
+    service = svc(request)
+    plan = await asyncio.to_thread(_plan_sync, service, data.get("manifest"))
+    planning = await asyncio.to_thread(_planning_sync, service, plan)
     return ok({"plan": plan, "plan_sha256": plan["plan_sha256"], "total": plan["total"], "status": "validated",
-               "model_requests": 0})
+               "model_requests": 0, "planning": planning})
 
 
 async def submit_run(request: web.Request) -> web.Response:

@@ -25,11 +25,13 @@ from srbench.rules import Engine
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
+from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
 from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report
+from srbench.stages.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
@@ -89,6 +91,7 @@ class RunManager:
     def submit(self, raw_plan: Any, idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
         """Create a run (or return the one bound to the key). Returns (run, created)."""
         plan = check_frozen(raw_plan)
+        check_baseline_run(self, plan)
         if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
             raise InvalidInput("idempotency key must be 1-200 characters")
         if idempotency_key:
@@ -107,7 +110,7 @@ class RunManager:
         transaction (recovery claims) and may raise to abort it."""
         data = read_dataset_object(self.store, plan["dataset"]["object"], plan["dataset"]["sha256"])
         self.preflight(plan)
-        cases = decode_cases(data)
+        cases = dispatch_order(plan, decode_cases(data))
         plan_digest = self.store.put_json(plan)
         run_id = "run-" + uuid.uuid4().hex[:20]
         now = time.time()
@@ -168,6 +171,7 @@ class RunManager:
         self.controls[run_id] = control
         jr = RunJournalAdapter(self.journal, run_id, self.store)
         now = time.time()
+        monitor = await StopMonitor.start(self, run_id, plan, list(cases.values()), control)
 
         def start(c: sqlite3.Connection) -> bool:
             r = c.execute("SELECT status, cancel_requested FROM runs WHERE id=?", (run_id,)).fetchone()
@@ -186,10 +190,11 @@ class RunManager:
             conc = plan["limits"]["concurrency"] * len(plan["targets"])
             async with new_session(conc + 4) as client:
                 if await self._config_check(client, plan, jr, control, "before"):
-                    await Dispatcher(self.store, jr, plan, cases, control, client).run(cells)
+                    await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
+                                     client).run(cells)
                     if not control.cancel.is_set():
                         await self._config_check(client, plan, jr, control, "after")
-            await self._finish(run_id, control)
+            await self._finish(run_id, control, monitor)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an internal error must still leave a terminal, explained run
@@ -238,7 +243,7 @@ class RunManager:
                 "seen": d.get("seen"), "probe": d.get("probe")}
         return out
 
-    async def _finish(self, run_id: str, control: RunControl) -> None:
+    async def _finish(self, run_id: str, control: RunControl, monitor: StopMonitor | None = None) -> None:
         counts = {r["state"]: r["n"] for r in self.journal.query(
             "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
         total = sum(counts.values())
@@ -248,12 +253,16 @@ class RunManager:
             status, error = "cancelled", control.cancel_reason or "cancelled by the user"
         elif control.ended_reason:
             status, error = "failed", control.ended_reason
+        elif control.early_stop is not None and counts.get("pending", 0):
+            status, error = "stopped_early", None
         elif counts.get("completed", 0) == total:
             status, error = "completed", None
         elif counts.get("pending", 0):
             status, error = "failed", "run time limit (max_run_seconds) reached"
         else:
             status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
+        if monitor is not None:
+            await monitor.close()
         await self.journal.submit(lambda c: _terminal(c, run_id, status, error))
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
@@ -322,6 +331,7 @@ class RunManager:
         children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
                                                         (run_id,))]
         view["lineage"] = {"parent": row["parent"], "children": children}
+        view["early_stop"] = json.loads(row["extra"]).get("early_stop")
         if row["parent"]:
             snap = (self.store.get_json(row["plan"]).get("recovery") or {}).get("snapshot", {})
             view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
@@ -362,17 +372,18 @@ class RunManager:
             wall = round(wall, 3)
         corrections = self.journal.get_ref("correction", run_id) or []
         prices = self.journal.get_ref("price-correction", run_id) or []
+        stop = json.loads(self.journal.one("SELECT extra FROM runs WHERE id=?", (run_id,))["extra"]).get("early_stop")
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
                                         corrections[-1] if corrections else None,
                                         prices[-1]["digest"] if prices else None,
-                                        config_probes=self.config_probes(run_id))
+                                        config_probes=self.config_probes(run_id), early_stop=stop)
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
 
 def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
     now = time.time()
     c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
-              "('completed','failed','cancelled','interrupted')", (status, error, now, now, run_id))
+              f"({','.join('?' * len(TERMINAL))})", (status, error, now, now, run_id, *TERMINAL))
     add_event(c, run_id, status, {"error": error} if error else {})
 
 

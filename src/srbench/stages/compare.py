@@ -20,11 +20,22 @@ Eligibility (each refusal raises `NotComparable`, code `not_comparable`, with a 
 - `no_single_baseline`: the baseline run has at least one single target.
 - `cell_pending` / `cell_not_graded`: every cell has exactly one terminal outcome — `completed`
   with a bool `correct`, or `failed`, `cancelled` or `ambiguous`, which count as incorrect (the
-  report's denominator rule: the plan's every cell). A pending or dispatching cell blocks.
+  report's denominator rule: the plan's every cell). A pending or dispatching cell blocks — except
+  in a run that `stopped_early` by its plan's rule: such a run is compared on its measured prefix
+  (`stopping.measured_prefix` of the `benchmark-interleave-v1` order), and both runs on the shorter
+  prefix. `nothing_measured`: that prefix is empty. `early_stop_needs_betting`: a run stopped early
+  and the candidate's claim rule is `hoeffding`, which is not valid at a size the data chose.
+
+Claims (`claims.assess`): the candidate plan's `statistics.claim_rule` (default `hoeffding`, REP-6)
+makes the claim and the non-inferiority verdict; the other rule's interval is shown beside it. The
+margin is the one the candidate plan declared (`statistics.margin`); one given to compare must equal
+it (`margin_conflict`) — REP-7 wants it declared in advance.
 
 Baseline (REP-5): the single target of the baseline run with the highest exact weighted quality
-Q = Σ W_b·k_b/n_b / Σ W_b; ties go to a complete principal cost, then the lowest, then target id.
-All tied strongest are listed; if one of them has an incomplete principal cost, savings are unknown.
+Q = Σ W_b·k_b/n_b / Σ W_b on the cases that run measured (all of them unless it stopped early); ties
+go to a complete principal cost, then the lowest, then target id. All tied strongest are listed;
+if one of them has an incomplete principal cost, savings are unknown. Qualities, differences and
+costs of the comparison itself are on the compared cases.
 
 Savings, per scope s ∈ {principal (subject `cost_usd`), total (principal + `judge_cost_usd` +
 `simulator_cost_usd`), cache_neutral (`cache_neutral_cost_usd`, REP-3)}:
@@ -47,19 +58,17 @@ from typing import Any
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
-from srbench.stages.paired import (
-    claim,
-    exact_weighted_quality,
-    non_inferiority,
-    stratified_bootstrap,
-    weighted_hoeffding,
-)
+from srbench.stages.betting import ORDER, Design, make_design
+from srbench.stages.claims import assess, declared_margin, statistics_limitations
+from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile
+from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
 
-COMPARE_VERSION = "sr-bench-compare-v1"
-COMPARABLE_STATUS = ("completed", "failed")
+COMPARE_VERSION = "sr-bench-compare-v2"
+STOPPED = "stopped_early"
+COMPARABLE_STATUS = ("completed", "failed", STOPPED)
 FINISHING_STATUS = ("queued", "running")
 INCORRECT_STATES = ("failed", "cancelled", "ambiguous")
 PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
@@ -122,6 +131,8 @@ def _run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
         if r["state"] == "completed":
             if not isinstance(r.get("correct"), bool):
                 raise NotComparable("cell_not_graded", f"{where} completed without a grade")
+        elif r["state"] == "pending" and status == STOPPED:
+            continue                                   # never sent: after the measured prefix
         elif r["state"] not in INCORRECT_STATES:
             raise NotComparable("cell_pending", f"{where} is {r['state']}: it has no terminal outcome yet")
     return cases, by_target
@@ -245,16 +256,18 @@ def _savings(scope: str, tied: list[dict[str, Any]], cand: float | None, blocked
 
 
 def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
-               best: dict[str, dict[str, Any]], weights: dict[str, float], *, margin: float | None,
-               label: str, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str]) -> dict[str, Any]:
+               best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
+               design: Design, stats: dict[str, Any], margin: float | None, formal: bool, label: str,
+               stopped: bool, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str]) -> dict[str, Any]:
+    """One candidate target against the baseline on the compared cases `order` (analysis order)."""
     diffs: dict[str, list[int]] = {}
-    for case_id in sorted(cells):
-        c, b = cells[case_id], best[case_id]
-        diffs.setdefault(c["benchmark"], []).append(_correct(c) - _correct(b))
+    ordered = []
+    for case_id, bench in order:
+        d = _correct(cells[case_id]) - _correct(best[case_id])
+        diffs.setdefault(bench, []).append(d)
+        ordered.append(d)
     q_c, q_b = _quality(cells, weights), _quality(best, weights)
-    flat = [d for g in diffs.values() for d in g]
     both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
-    hoeff = weighted_hoeffding(diffs, weights)
     per_bench = []
     for b, g in sorted(diffs.items()):
         ids = [i for i in cells if cells[i]["benchmark"] == b]
@@ -263,23 +276,16 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                           "baseline_correct": kb, "candidate_accuracy": kc / len(g),
                           "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
-    if margin is None:
-        ni = {"margin": None, "non_inferior": None, "label": None, "reason": NO_MARGIN}
-    elif label != FORMAL:
-        ni = {"margin": margin, "non_inferior": None, "label": label,
-              "reason": "dev profile: no parity conclusion; a formal one needs the standard holdout (REP-7)"}
-    else:
-        ni = {"margin": margin, "non_inferior": non_inferiority(hoeff["ci"][0], margin), "label": label,
-              "reason": f"Hoeffding lower bound {hoeff['ci'][0]:.4f} vs −{margin}"}
+    verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
+                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"])
     costs = _costs(cells, aux_absent)
     return {
-        "target_id": tid, "kind": kind, "model": model, "n": len(flat),
+        "target_id": tid, "kind": kind, "model": model, "n": len(ordered),
         "quality": float(q_c), "quality_exact": str(q_c), "baseline_quality": float(q_b),
-        "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(flat) / len(flat),
-        "wins": flat.count(1), "losses": flat.count(-1), "ties": flat.count(0),
+        "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(ordered) / len(ordered),
+        "wins": ordered.count(1), "losses": ordered.count(-1), "ties": ordered.count(0),
         "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
-        "interval": hoeff, "bootstrap": stratified_bootstrap(diffs, weights),
-        "claim": claim(hoeff["ci"]), "claim_label": label, "non_inferiority": ni,
+        **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
         "savings": {s: _savings(s, tied, costs[s], blocked) for s in ("principal", "total", "cache_neutral")},
         "operations": {"baseline": _operations(best), "candidate": _operations(cells)},
     }
@@ -289,19 +295,38 @@ def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
     return {f for f in AUX_COST_FIELDS if not any(f in r for r in rows)}
 
 
+def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
+
+
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: dict[str, Any],
                     candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: dict[str, Any],
                     *, margin: float | None = None) -> dict[str, Any]:
     """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
-    if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
-        raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
-                           code="invalid_margin")
+    stats = statistics_of(candidate_plan)
+    margin = declared_margin(margin, stats)
     bcases, bby = _run_checks("baseline", baseline, baseline_rows, baseline_plan)
     ccases, cby = _run_checks("candidate", candidate, candidate_rows, candidate_plan)
     _pair_checks(baseline_plan, candidate_plan, bcases, ccases)
     weights = dict(baseline_plan["benchmark_weights"])
+    order = analysis_order(candidate_rows)
+    design = make_design([b for _, b in order], weights)
+    b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
+    if (b_stop or c_stop) and stats["claim_rule"] != "betting":
+        raise NotComparable("early_stop_needs_betting", "a run stopped early; only the anytime-valid betting rule "
+                            "makes claims after an early stop, and the candidate plan declares hoeffding")
+    b_pre = measured_prefix(order, bby) if b_stop else len(order)
+    n_cmp = min(b_pre, measured_prefix(order, cby) if c_stop else len(order))
+    if n_cmp == 0:
+        raise NotComparable("nothing_measured", "a run stopped early before any case had an outcome for every target")
+    compared = order[:n_cmp]
+    keep = {c for c, _ in compared}
     aux_absent = _aux_absent(baseline_rows) & _aux_absent(candidate_rows)
-    best_id, tied = _choose_baseline(baseline_plan, bby, weights, aux_absent)
+    best_id, tied = _choose_baseline(baseline_plan, _restrict(bby, {c for c, _ in order[:b_pre]}), weights, aux_absent)
+    bby, cby = _restrict(bby, keep), _restrict(cby, keep)
+    if n_cmp < b_pre:           # chosen on all it measured; costs for savings on the compared cases only
+        tied = [{**t, "costs": _costs(bby[t["target_id"]], aux_absent)} for t in tied]
+        tied = [{**t, "cost_complete": t["costs"]["principal"] is not None} for t in tied]
     formal = baseline_plan["profile"] == "standard" and candidate_plan["profile"] == "standard"
     label = FORMAL if formal else DEV
     blocked = None
@@ -312,30 +337,36 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
         blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
     models = {pt["target"]["id"]: pt["target"] for pt in candidate_plan["targets"]}
-    candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights,
-                             margin=margin, label=label, tied=tied, blocked=blocked, aux_absent=aux_absent)
+    candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights, order=compared,
+                             design=design, stats=stats, margin=margin, formal=formal, label=label,
+                             stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent)
                   for t in models]
     for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
         t = models[c["target_id"]]
         c["routing"] = (routing_summary(t.get("router") or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
                                         t.get("max_inference_calls")) if t["kind"] == "mom" else None)
     bmodel = next(pt["target"]["model"] for pt in baseline_plan["targets"] if pt["target"]["id"] == best_id)
+    stop_info = None
+    if b_stop or c_stop:
+        stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
+                     "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
     return {
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
         "baseline_run": _run_info(baseline, baseline_plan), "candidate_run": _run_info(candidate, candidate_plan),
-        "case_sha256": baseline_plan["case_sha256"], "cases": len(bcases),
+        "case_sha256": baseline_plan["case_sha256"], "cases": n_cmp, "planned_cases": len(order),
         "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
         "evidence": {"profile": baseline_plan["profile"], "split": baseline_plan["dataset"].get("split"),
                      "formal": formal, "label": label},
-        "margin": margin,
+        "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
         "baseline": {"target_id": best_id, "model": bmodel, "quality": tied[0]["quality"],
-                     "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied,
+                     "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied, "chosen_on_cases": b_pre,
                      "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
                              "principal cost, then target id (REP-5)"},
         "savings_blocked": blocked,
         "candidates": candidates,
         "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
-        + _operational_limitations(baseline_plan, candidate_plan),
+        + _operational_limitations(baseline_plan, candidate_plan)
+        + statistics_limitations(stats, statistics_of(baseline_plan), stop_info),
     }
 
 
@@ -363,7 +394,9 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict
     if not formal:
         out.append(f"{plan['profile']} profile: {DEV}; formal conclusions need the standard holdout not used "
                    "for tuning (IT-5, REP-7).")
-    out.append("The bootstrap interval is a diagnostic only; claims and non-inferiority use the Hoeffding interval.")
+    rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
+    out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
+               "interval is shown beside it. The bootstrap interval is a diagnostic only.")
     if {b.id for b in all_benchmarks()} - set(plan["benchmark_weights"]):
         out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
     for side, rep in (("baseline", baseline), ("candidate", candidate)):
@@ -396,3 +429,7 @@ def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates
                 "their savings) differ."]
     what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
     return [f"{head}, and {what}: total cost equals principal cost."]
+
+
+# Public names for the service's early-stop monitor, which pairs a run with its baseline the same way.
+run_checks, pair_checks, choose_baseline = _run_checks, _pair_checks, _choose_baseline

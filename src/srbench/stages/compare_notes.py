@@ -115,8 +115,8 @@ def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str,
             extra.append(f"Candidate {c['target_id']}: its pinned config_hash {ev.get('pinned')} was not confirmed "
                          f"by evidence ({ev.get('reason')}); no improvement or non-inferiority is claimed for it "
                          f"(the interval alone says {said}).")
-        if c["claim"] == "inconclusive":
-            c["detectability"] = hoeffding_detectability(cmp, c)
+        if c["claim"] == "inconclusive" and c.get("claim_rule", "hoeffding") == "hoeffding":
+            c["detectability"] = hoeffding_detectability(cmp, c)     # betting's is the candidate's `planning`
     cmp["published"] = published_side_by_side(cmp, baseline, candidate)
     cmp["aggregation"] = {
         "quality": "macro: weighted mean of per-benchmark accuracies (REP-4 weights renormalised over the "

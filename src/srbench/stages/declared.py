@@ -12,7 +12,9 @@ The manifest's ``statistics`` block (frozen into the plan) may declare the non-i
   the primary benchmarks only, with the weights renormalised over them, and its Hoeffding interval
   from the per-benchmark figures (Δ_P = Σ_{b∈P} w_b·Δ_b, r_P = √(2·ln(2/α)·Σ_{b∈P} w_b²/n_b),
   CI = [max(−1, Δ_P − r_P), min(1, Δ_P + r_P)]), its claim, and its non-inferiority verdict against
-  the declared margin (formal holdout only).
+  the declared margin (formal holdout only). When the plan's claim rule is `betting`, the betting
+  interval over the primary benchmarks' cases (`claims.assess`: `primary_betting`) makes that claim
+  and verdict instead, the Hoeffding one kept beside it as `hoeffding_interval`.
 """
 
 from __future__ import annotations
@@ -52,8 +54,13 @@ def _primary(c: dict[str, Any], primary: list[str], weights: dict[str, Any], mar
     delta = sum(w[b["benchmark"]] * b["delta"] for b in rows)
     r = math.sqrt(2.0 * math.log(2.0 / alpha) * sum(w[b["benchmark"]] ** 2 / b["n"] for b in rows))
     ci = [max(-1.0, delta - r), min(1.0, delta + r)]
-    out: dict[str, Any] = {"benchmarks": primary, "delta": delta, "interval": {"method": "weighted-paired-hoeffding",
-                           "alpha": alpha, "radius": r, "ci": ci}, "claim": claim(ci), "non_inferior": None}
+    hoeffding = {"method": "weighted-paired-hoeffding", "alpha": alpha, "radius": r, "ci": ci}
+    out: dict[str, Any] = {"benchmarks": primary, "delta": delta, "interval": hoeffding, "claim": claim(ci),
+                           "non_inferior": None, "claim_rule": "hoeffding"}
+    bet = c.get("primary_betting")
+    if c.get("claim_rule") == "betting" and bet:    # the plan's claim rule makes the primary claim too
+        ci = bet["ci"]
+        out.update(interval=bet, hoeffding_interval=hoeffding, claim=claim(ci), claim_rule="betting")
     if margin is not None and formal:
         out["non_inferior"] = non_inferiority(ci[0], margin)
     return out

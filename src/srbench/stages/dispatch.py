@@ -80,6 +80,7 @@ class RunControl:
     stop_reason: str | None = None
     cancel_reason: str | None = None
     target_stops: dict[str, str] = field(default_factory=dict)    # target id → why its dispatch stopped
+    early_stop: dict[str, Any] | None = None    # the plan's stopping rule decided: no new subject call
 
     def stopped(self) -> bool:
         return self.cancel.is_set() or self.stop_reason is not None or time.monotonic() >= self.deadline
@@ -102,6 +103,10 @@ class RunControl:
         if self.stop_reason is not None or not self.target_stops:
             return self.stop_reason
         return "; ".join(self.target_stops.values()) + " (the other targets went on)"
+
+    def dispatch_closed(self) -> bool:
+        """No new subject call: stopped, or stopped early (judges of answered calls still run)."""
+        return self.stopped() or self.early_stop is not None
 
 
 def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
@@ -210,7 +215,7 @@ class Dispatcher:
                     await self.preview_one(cell)
             return
         async with self.sems[cell.target_id]:
-            if self.control.stopped() or self.control.target_stopped(cell.target_id):
+            if self.control.dispatch_closed() or self.control.target_stopped(cell.target_id):
                 return
             called = await self.call(cell)
             if called is None:

@@ -32,6 +32,7 @@ VOLATILE: dict[str, str] = {
     "request_time_sum_s": "measured",
     "at": "the clock time a correction was appended",
     "correction_at": "as at",
+    "decided_at": "the clock time an early stop was decided",
 }
 
 

@@ -19,8 +19,9 @@ side to α gives t = r. It assumes only independence across cases, not a varianc
 stays conservative when every pair agrees (where a plug-in variance would be 0).
 
 Diagnostic interval (`stratified_bootstrap`): a percentile bootstrap stratified by benchmark. It
-is not a formal interval: on a small sample where all pairs agree it collapses to [0, 0], which
-proves no parity.
+is not a formal interval: on a small sample where all pairs agree every resample is the same value.
+Such a zero-width result is reported as `degenerate` (with `ci: null` and the value it sat on),
+never as an interval: [0, 0] would read as proof of parity, which it is not.
 
 Claims (`claim`): improvement only when the lower bound is > 0, regression only when the upper
 bound is < 0, otherwise inconclusive — a positive point estimate whose interval spans zero is never
@@ -42,10 +43,10 @@ from srbench.errors import InvalidInput
 HOEFFDING = "weighted-paired-hoeffding"
 BOOTSTRAP = "stratified-percentile-bootstrap"
 QUANTILE_METHOD = "linear"
-ZERO_WIDTH_NOTE = ("a zero-width bootstrap interval proves no parity: every resample agreed because the "
-                   "sample is small or uniform; use the Hoeffding interval")
-ZERO_ZERO_NOTE = ("[0, 0] proves no parity: every resample agreed (e.g. all pairs tie) on this sample; "
-                  "use the Hoeffding interval")
+ZERO_WIDTH_NOTE = ("degenerate: every resample gave the same value because the sample is small or "
+                   "uniform; this is no interval and proves no parity; use the claim rule's interval")
+ZERO_ZERO_NOTE = ("degenerate: every resample gave 0 (e.g. all pairs tie) on this sample; this is no "
+                  "interval and proves no parity; use the claim rule's interval")
 
 __all__ = ["HOEFFDING", "BOOTSTRAP", "weighted_hoeffding", "stratified_bootstrap", "exact_weighted_quality",
            "non_inferiority", "claim"]
@@ -133,13 +134,15 @@ def stratified_bootstrap(diffs_by_benchmark: Mapping[str, Sequence[int]], weight
         picks = rng.multinomial(n, counts / n, size=draws)
         total += float(w) * (picks[:, 0] - picks[:, 2]) / n
     lo, hi = (float(x) for x in np.quantile(total, [a / 2, 1 - a / 2], method=QUANTILE_METHOD))
-    note = None
-    if hi - lo <= 0:
-        note = ZERO_ZERO_NOTE if lo == 0 and hi == 0 else ZERO_WIDTH_NOTE
     estimate = float(sum((w * Fraction(sum(g), len(g)) for _, g, w in strata), Fraction(0)))
-    return {"method": BOOTSTRAP, "label": "diagnostic", "diagnostic": True, "alpha": a, "seed": seed,
-            "draws": draws, "quantile_method": QUANTILE_METHOD, "estimate": estimate, "ci": [lo, hi],
-            "note": note}
+    out = {"method": BOOTSTRAP, "label": "diagnostic", "diagnostic": True, "alpha": a, "seed": seed,
+           "draws": draws, "quantile_method": QUANTILE_METHOD, "estimate": estimate, "ci": [lo, hi],
+           "degenerate": False, "degenerate_at": None, "note": None}
+    if hi - lo <= 0:
+        # every resample gave the same value: that is no interval, and it is never shown as one
+        out.update(ci=None, degenerate=True, degenerate_at=lo,
+                   note=ZERO_ZERO_NOTE if lo == 0 and hi == 0 else ZERO_WIDTH_NOTE)
+    return out
 
 
 def exact_weighted_quality(correct_by_benchmark: Mapping[str, tuple[int, int]],

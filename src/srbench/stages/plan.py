@@ -21,6 +21,7 @@ from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SrB
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
+from srbench.stages.stopping import statistics_problems
 from srbench.targets import routers
 
 SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
@@ -237,6 +238,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
         statistics=manifest.statistics,
     ).model_dump(mode="json", by_alias=True)
+    if statistics_problems(plan):
+        raise fail(statistics_problems(plan))
     plan["plan_sha256"] = plan_sha256(plan)
     return plan
 
@@ -347,6 +350,7 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
     for b, opt in plan.get("benchmark_options", {}).items():
         if opt.get("judge") and opt["judge"] not in plan.get("auxiliary_targets", {}):
             problems.append(f"benchmark_options.{b}.judge names no auxiliary target")
+    problems += statistics_problems(plan)
     case_count = plan["dataset"].get("case_count")
     if plan.get("execution_cells") is not None:
         cells = [tuple(c) for c in plan["execution_cells"]]

@@ -8,6 +8,11 @@ Per-cell rows are a separate object (`results`), paged by the service.
 Each benchmark row also carries the published rule's figure (published_report.py); each live MoM
 target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
 is a limitation on that target's summary and every one of its benchmark rows.
+
+A live run with a router (mom) and a single target also gets `paired` (`in_run`): each router
+against the strongest single of the same run, both claim rules shown, the declared one making the
+claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
+never sent and the money estimated not spent) and says so in its limitations.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from srbench.stages.datasets import decode_cases
 from srbench.stages.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.grade import grade_cell, grader_for
 from srbench.stages.identity import content_digest
+from srbench.stages.in_run import paired_in_run
 from srbench.stages.published_report import (
     AGGREGATION,
     PUBLISHED_NOTE,
@@ -245,8 +251,10 @@ def make_report_rule(engine: Engine) -> Rule:
                 "old_known_cost_usd": correction["old_known_cost_usd"],
                 "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
                 "routers": correction.get("routers")},
+            "early_stop": params.get("early_stop"),
+            "paired": paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop")),
             "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows)
-            + [x for x in unconfirmed.values() if x],
+            + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop")),
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
@@ -335,13 +343,27 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
     return out
 
 
+def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
+    """What an early stop means for reading the report."""
+    if not stop:
+        return []
+    saved = stop.get("estimated_saving_usd")
+    money = "unknown" if saved is None else f"{saved:.4f}"
+    return [f"Stopped early by the plan's rule ({stop.get('reason')}: {stop.get('summary')}) after "
+            f"{stop.get('decided_at_cases')} of {stop.get('planned_cases')} cases: {stop.get('cells_not_sent')} cells "
+            f"were never sent (estimated USD {money} not spent). Accuracies over the planned denominator count them "
+            "as not correct; the paired section compares the measured prefix, where the betting interval is "
+            "valid (the Hoeffding one is shown for reference only)."]
+
+
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
                  wall_time_s: float | None, correction: dict[str, Any] | None = None,
                  price_correction: str | None = None, *,
-                 config_probes: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+                 config_probes: dict[str, Any] | None = None,
+                 early_stop: dict[str, Any] | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
-    probe evidence per MoM target and phase (stages/evidence.py)."""
+    probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record."""
     rule = make_report_rule(engine)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:
@@ -349,7 +371,7 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
     if price_correction is not None:
         inputs["prices"] = price_correction
     r = engine.build(rule, inputs,
-                     {"run_id": run_id, "status": status, "wall_time_s": wall_time_s,
+                     {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
                       "config_probes": config_probes or {},
                       "correction_at": correction["at"] if correction else None,
                       "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},

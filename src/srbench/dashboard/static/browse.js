@@ -5,7 +5,7 @@
 // -- Compare iterations (UI-6) -------------------------------------------------------------------
 async function compareView(q) {
   clearTimeout(timer);
-  const runs = (await api("/runs")).runs.filter((r) => r.mode === "live" && ["completed", "failed"].includes(r.status))
+  const runs = (await api("/runs")).runs.filter((r) => r.mode === "live" && ["completed", "failed", "stopped_early"].includes(r.status))
     .sort((a, b) => a.created_at - b.created_at);
   const baseline = q.get("baseline") || "";
   const chosen = new Set((q.get("candidates") || "").split(",").filter(Boolean));
@@ -23,24 +23,27 @@ async function compareView(q) {
   if (!baseline || !chosen.size) { out.append(h("p", { class: "muted" }, "Pick a baseline and one or more candidates.")); return; }
   const lines = [];
   const rows = [];
+  const notes = [];
   for (const cid of runs.map((r) => r.id).filter((r) => chosen.has(r))) {
     let cmp;
     try {
       cmp = (await api("/comparisons", { method: "POST", body: JSON.stringify({ baseline_run_id: baseline, candidate_run_id: cid }) })).comparison;
-    } catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 11, class: "error" }, e.message))); continue; }
+    } catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 12, class: "error" }, e.message))); continue; }
     const wall = (await api("/runs/" + encodeURIComponent(cid) + "/report")).report.summary.wall_time_s;
     for (const c of cmp.candidates) {
       const s = c.savings;
       const line = { candidate_run: cid, target: c.target_id, kind: c.kind, quality: c.quality, baseline: cmp.baseline.target_id,
-        delta: c.delta, ci_low: c.interval.ci[0], ci_high: c.interval.ci[1], claim: c.claim, label: cmp.evidence.label,
+        delta: c.delta, ci_low: c.interval.ci[0], ci_high: c.interval.ci[1], claim: c.claim, claim_rule: c.claim_rule,
+        other_ci: c.intervals ? JSON.stringify(c.intervals[c.claim_rule === "betting" ? "hoeffding" : "betting"].ci) : null,
+        cases: cmp.cases, label: cmp.evidence.label,
         saving_principal_pct: s.principal.saving_pct, saving_total_pct: s.total.saving_pct,
         saving_cache_neutral_pct: s.cache_neutral.saving_pct, latency_p50_s: c.operations.candidate.latency_p50_s,
         principal_cost_usd: s.principal.candidate_usd, baseline_quality: c.baseline_quality,
         baseline_cost_usd: s.principal.baseline_usd, tokens: fmt.tokens(c.operations.candidate.tokens), wall_time_s: wall };
       lines.push(line);
+      notes.push(plannedLine(c));
       rows.push(h("tr", {}, h("td", {}, cid), h("td", {}, c.target_id + " (" + c.kind + ")"), h("td", {}, fmt.num(c.quality)),
-        h("td", {}, (c.delta >= 0 ? "+" : "") + fmt.num(c.delta) + " " + fmt.ci(c.interval.ci)),
-        h("td", { class: "claim-" + c.claim }, c.claim), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties),
+        ...claimCells(c), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties),
         h("td", {}, fmt.pct(s.principal.saving_pct)), h("td", {}, fmt.pct(s.total.saving_pct)),
         h("td", {}, fmt.pct(s.cache_neutral.saving_pct)), h("td", {}, line.tokens),
         h("td", {}, fmt.num(c.operations.candidate.latency_p50_s)), h("td", {}, fmt.num(wall, 1))));
@@ -56,8 +59,9 @@ async function compareView(q) {
     return [keys.join(","), ...lines.map((l) => keys.map((k) => cell(l[k])).join(","))].join("\n") + "\n";
   };
   if (lines.length) out.append(h("div", { class: "charts" }, qualityCostChart(lines), iterationChart(lines)));
-  out.append(table(["candidate run", "target", "macro quality", "Δ [95% Hoeffding]", "claim", "W/L/T", "saving", "saving total",
+  out.append(table(["candidate run", "target", "macro quality", "Δ [95%] (claim rule)", "other rule", "claim", "W/L/T", "saving", "saving total",
     "saving cache-neutral", "tokens in/cached/write/out", "latency p50 s", "run wall time s"], rows),
+    ...notes.filter(Boolean),
     h("p", { class: "muted" }, "\"improvement\" only when the whole interval is above zero; savings need complete metering. " +
       "Compared on the same cases against the strongest single model of the baseline run."),
     h("button", { disabled: !lines.length, on: { click: () => download("comparison.csv", "text/csv", csv()) } }, "Export CSV"),
@@ -101,7 +105,7 @@ function qualityCostChart(lines) {
 
 function iterationChart(lines) {
   const W = 460, H = 300, L = 50, R = 20, T = 30, B = 40;
-  const svg = frame("Δ quality vs baseline with 95% Hoeffding interval, by iteration", W, H);
+  const svg = frame("Δ quality vs baseline with the claim rule's 95% interval, by iteration", W, H);
   const Y = (v) => T + (1 - (v + 1) / 2) * (H - T - B);
   const step = (W - L - R) / Math.max(1, lines.length);
   svg.append(svgEl("line", { x1: L, y1: Y(0), x2: W - R, y2: Y(0), class: "zero" }),

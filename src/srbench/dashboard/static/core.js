@@ -5,7 +5,7 @@
 "use strict";
 
 const POLL_MS = 3000;
-const TERMINAL = ["completed", "failed", "cancelled", "interrupted"];
+const TERMINAL = ["completed", "failed", "cancelled", "interrupted", "stopped_early"];
 let timer = null;
 
 function h(tag, attrs, ...children) {

@@ -27,6 +27,12 @@ async function createView(q) {
   const temperature = h("input", { type: "number", step: "0.1", min: "0", value: "0" });
   const maxTokens = h("input", { type: "number", min: "1", placeholder: "model default" });
   const limits = LIMIT_FIELDS.map(([k, label, v]) => [k, h("label", {}, label, h("input", { type: "number", min: "0", step: "any", value: v }))]);
+  const rule = h("select", {}, h("option", { value: "hoeffding" }, "hoeffding (REP-6, fixed size)"),
+    h("option", { value: "betting" }, "betting (anytime-valid, tighter when pairs tie)"));
+  const margin = h("input", { type: "number", min: "0", max: "1", step: "0.005", placeholder: "none" });
+  const effect = h("input", { type: "number", min: "0.001", max: "1", step: "0.01", value: "0.05" });
+  const ties = h("input", { type: "number", min: "0", max: "0.99", step: "0.05", value: "0.5" });
+  const stopEarly = h("input", { type: "checkbox" });
   const review = h("div", { id: "review" });
   const profiles = ["smoke", "quick", "standard"].map((p) => h("label", { class: "inline" }, h("input", { type: "radio", name: "profile", checked: p === profile,
     on: { change: () => { q.set("profile", p); q.delete("dataset"); go(["create"], q); } } }), " " + p + (p === "standard" ? " (holdout)" : p === "quick" ? " (dev)" : "")));
@@ -42,6 +48,10 @@ async function createView(q) {
     h("div", { class: "filters" }, h("label", {}, "name", name), h("label", {}, "mode", mode), h("label", {}, "cost policy", policy),
       h("label", {}, "preview session id", session), h("label", {}, "preview conversation id", conversation)),
     h("div", { class: "filters" }, h("label", {}, "temperature", temperature), h("label", {}, "max output tokens", maxTokens), limits.map(([, el]) => el)),
+    h("h3", {}, "Statistics"),
+    h("div", { class: "filters" }, h("label", {}, "claim rule", rule), h("label", {}, "non-inferiority margin (declared in advance)", margin),
+      h("label", {}, "planning: effect to detect", effect), h("label", {}, "planning: assumed tie rate", ties),
+      h("label", {}, stopEarly, " stop early once the claim is settled (betting; router vs the strongest single model of this run)")),
     h("button", { on: { click: () => reviewPlan() } }, "Review plan"), review);
 
   async function reviewPlan() {
@@ -60,16 +70,38 @@ async function createView(q) {
       }
       const manifest = { version: "sr-bench-1.0", name: name.value, mode: mode.value, profile, seed: dataset.seed,
         cost_policy: policy.value, dataset: { path: dataset.path, sha256: dataset.sha256 }, targets: ids, sampling, limits: lim };
+      if (mode.value === "live" && (rule.value !== "hoeffding" || margin.value !== "" || stopEarly.checked ||
+          Number(effect.value) !== 0.05 || Number(ties.value) !== 0.5)) {
+        manifest.statistics = { claim_rule: rule.value, margin: margin.value === "" ? null : Number(margin.value),
+          planning: { effect: Number(effect.value), tie_rate: Number(ties.value) }, early_stop: stopEarly.checked ? {} : null };
+      }
       if (mode.value === "preview" && (session.value || conversation.value)) {
         manifest.preview_context = { session_id: session.value || null, conversation_id: conversation.value || null };
       }
       const out = await api("/plans", { method: "POST", body: JSON.stringify({ manifest }) });
-      showPlan(review, out.plan);
+      showPlan(review, out.plan, out.planning);
     } catch (e) { put(review, h("p", { class: "error" }, e.message)); }
   }
 }
 
-function showPlan(box, plan) {
+// Sample-size planning of the plan response: the declared rule first, the other beside it.
+function planningView(p) {
+  if (!p) return null;
+  const pts = (v) => (v === null || v === undefined ? "not reachable" : fmt.num(100 * v, 1) + " pts");
+  const need = (n) => (n ? n.total + " (" + Object.entries(n.per_benchmark).map(([b, k]) => b + " " + k).join(", ") + ")" : "more than 10⁴× the plan");
+  const a = p.assumptions;
+  const row = (r, label) => h("tr", {}, h("td", {}, r.rule + label), h("td", {}, "±" + fmt.num(r.radius_at_zero, 4)), h("td", {}, pts(r.detectable_effect)),
+    h("td", {}, r.power_at_effect === null ? "n/a" : fmt.pct(100 * r.power_at_effect)), h("td", {}, need(r.needed_for_effect)),
+    h("td", {}, r.margin === null ? "no margin declared" : "margin " + r.margin + ": " + fmt.pct(100 * (r.power_non_inferiority || 0)) + " / " + need(r.needed_for_margin)));
+  return h("div", {}, h("h4", {}, "Planning at " + fmt.num(100 * a.power, 0) + "% power, assumed tie rate " + fmt.num(100 * a.tie_rate, 0) + "%"),
+    table(["rule", "radius at Δ=0", "smallest detectable effect", "power at +" + fmt.num(100 * a.effect, 1) + " pts",
+      "cases for +" + fmt.num(100 * a.effect, 1) + " pts", "non-inferiority: power / cases"], [row(p.declared, " (makes claims)"), row(p.other, "")]),
+    table(["tie rate", p.claim_rule + " detects", p.other.rule + " detects"], p.detectable_by_tie_rate.map((t) =>
+      h("tr", {}, h("td", {}, fmt.num(100 * t.tie_rate, 0) + "%"), h("td", {}, pts(t[p.claim_rule])), h("td", {}, pts(t[p.other.rule]))))),
+    p.early_stop ? h("p", {}, "Early stopping: dispatch stops once the claim is settled or unreachable (cases interleaved across benchmarks).") : null);
+}
+
+function showPlan(box, plan, planning) {
   const storageKey = "srbench.launch." + plan.plan_sha256;
   const launch = h("button", { on: { click: () => {
     const request = { plan, idempotency_key: "dashboard-" + crypto.randomUUID() };
@@ -82,6 +114,7 @@ function showPlan(box, plan) {
       h("td", {}, pt.target.kind), h("td", {}, pt.target.model), h("td", {}, JSON.stringify(pt.effective_params))))),
     h("p", {}, "limits: " + JSON.stringify(plan.limits)),
     (plan.notices || []).length ? h("ul", {}, plan.notices.map((n) => h("li", {}, n))) : null,
+    planningView(planning),
     h("p", { class: "muted" }, "Nothing has been sent to a model yet. Launching starts paid calls."), launch);
   const kept = sessionStorage.getItem(storageKey);
   if (kept) showKept(box, storageKey, "/runs", JSON.parse(kept), "A launch of this plan from this tab may not have been answered.", "launch");

@@ -10,12 +10,18 @@ function reportView(rep) {
     h("td", {}, fmt.usd(t.cost_usd)),
     h("td", {}, fmt.tokens(t.tokens)), h("td", {}, fmt.num(t.latency_p50_s) + " / " + fmt.num(t.latency_p95_s)),
     h("td", {}, fmt.num(t.ttft_p50_s))));
+  const stop = rep.early_stop;
+  const paired = rep.paired;
   return h("div", {},
     h("p", {}, "Report (all " + rep.summary.planned_cells + " planned cells, whatever the pages below show) · wall time " +
       fmt.num(rep.summary.wall_time_s, 1) + " s · total spend " + fmt.usd(rep.summary.total_spend_usd) + " USD"),
+    stop ? h("p", { class: "early-stop" }, "Stopped early (" + stop.reason + ": " + stop.summary + ") after " + stop.decided_at_cases +
+      " of " + stop.planned_cases + " cases: " + stop.cells_not_sent + " cells never sent, estimated " + fmt.usd(stop.estimated_saving_usd) +
+      " USD not spent (an estimate, not a bill).") : null,
     table(["target", "correct / planned", "micro accuracy [95% CI]", "macro accuracy", "cost USD", "tokens in/cached/write/out", "latency p50/p95 s", "TTFT p50 s"], rows),
     h("p", { class: "muted" }, "micro = correct / all planned cells pooled; macro = weighted mean of the per-benchmark accuracies (REP-4 weights)."),
     benchmarkView(rep),
+    paired ? pairedView(paired) : null,
     h("details", {}, h("summary", {}, "Limitations and provenance"),
       h("ul", {}, (rep.limitations || []).map((l) => h("li", {}, l))), h("pre", {}, JSON.stringify(rep.provenance, null, 2))));
 }
@@ -30,6 +36,34 @@ function benchmarkView(rep) {
       h("td", {}, p.graded_differently === null || p.graded_differently === undefined ? "-" : p.graded_differently + " of " + p.n));
   });
   return table(["benchmark", "target", "sr-bench accuracy [95% CI]", "published rule", "published (diagnostic)", "graded differently"], rows);
+}
+
+// The claim columns of one paired candidate: Δ with the claim rule's interval, the other rule's beside it.
+function claimCells(c) {
+  const other = c.claim_rule === "betting" ? "hoeffding" : "betting";
+  const oi = (c.intervals || {})[other];
+  return [h("td", {}, (c.delta >= 0 ? "+" : "") + fmt.num(c.delta) + " " + fmt.ci(c.interval.ci) + " " + c.claim_rule),
+    h("td", { class: "muted" }, oi ? fmt.ci(oi.ci) + " " + other + (oi.valid ? "" : " (not valid after the stop)") : "—"),
+    h("td", { class: "claim-" + c.claim }, c.claim + " (" + c.claim_rule + ")")];
+}
+
+function plannedLine(c) {
+  const p = c.planning;
+  if (!p) return null;
+  const at = p.at_observed_ties;
+  const mde = at.detectable_effect === null ? "no effect up to 1 − tie rate" : fmt.num(100 * at.detectable_effect, 1) + " pts";
+  return h("p", { class: "muted" }, c.target_id + ": inconclusive — at the observed tie rate " + fmt.num(100 * p.observed_tie_rate, 0) +
+    "% the " + p.rule + " rule detects " + mde + " with " + fmt.num(100 * at.power, 0) + "% power at the planned sizes; +" +
+    fmt.num(100 * at.effect, 1) + " pts needs " + (at.needed_for_effect ? at.needed_for_effect.total + " cases" : "more than 10⁴× the cases") + ".");
+}
+
+function pairedView(paired) {
+  if (!paired.available) return h("p", { class: "muted" }, "Paired comparison within the run: not available (" + paired.reason + ").");
+  return h("div", {}, h("h4", {}, "Router vs the strongest single model of this run (" + paired.baseline.target_id + ", " +
+      paired.cases + " of " + paired.planned_cases + " cases; claims by " + paired.claim_rule + ")"),
+    table(["candidate", "Δ [95%] (claim rule)", "other rule", "claim", "W/L/T"], paired.candidates.map((c) =>
+      h("tr", {}, h("td", {}, c.target_id), ...claimCells(c), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties)))),
+    paired.candidates.map(plannedLine));
 }
 
 async function pagedView(box, id, q, what, head, cells, onOpen) {

@@ -1,0 +1,209 @@
+"""Sample-size planning for the paired comparison: the smallest effect each claim rule detects with
+the wanted power at the planned sizes, and the cases per benchmark a chosen effect or margin needs.
+
+Assumption (stated in every answer): every benchmark has the same tie rate τ (share of cases where
+candidate and baseline are both right or both wrong) and the same true difference δ, so a case is
+a win with p₊ = (1 − τ + δ)/2 and a loss with p₋ = (1 − τ − δ)/2 (|δ| ≤ 1 − τ). Notation as in
+`paired` and `betting`: w_b = W_b/ΣW, n_b planned cases, c_b = w_b/n_b, S = Σ_b w_b²/n_b,
+L = ln(2/α), Φ the standard normal distribution function.
+
+    σ²(δ) = (1 − τ) − δ²                      variance of one d
+    s(δ)  = σ(δ)·√S                           standard deviation of Δ̂ = Σ_b w_b·mean(G_b)
+
+Hoeffding (`paired.weighted_hoeffding`): the radius is fixed, r_H = √(2·L·S).
+Betting (`betting`): with the bet the plug-in settles on, q = 1 − τ,
+    θ = θ*(q) (`betting.best_theta`),   λ_b = θ·c_b/c_max,   g_b = p₊·ln(1 + λ_b) + p₋·ln(1 − λ_b)
+    r_B(δ) = c_max·(L + Σ_b n_b·(λ_b·δ − g_b)) / θ
+This is the lower bound's distance below Δ̂ when the wealth Σ ln(1 + λ d) is replaced by
+θΔ̂/c_max plus its expected curvature Σ_b n_b(g_b − λ_b δ) (ln(1+x) − x summed): the same formula
+as the interval, at its expected value.
+
+Power of an improvement claim (lower bound > 0) at δ:  P(δ) = Φ((δ − r(δ)) / s(δ)).
+Non-inferiority at margin m (lower bound > −m) when the true difference is 0: Φ((m − r(0)) / s(0)).
+The detectable effect is the smallest δ ∈ (0, 1 − τ] with P(δ) ≥ the wanted power (bisection; null
+when even δ = 1 − τ falls short). Cases needed: every benchmark scaled by one factor k,
+n_b' = ⌈k·n_b⌉, the smallest k (bisection over [1/max n_b, 10⁴]) whose sizes reach the wanted power.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from srbench.errors import InvalidInput
+from srbench.stages.betting import METHOD as BETTING
+from srbench.stages.betting import best_theta
+from srbench.stages.paired import HOEFFDING
+
+RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
+ALPHA = 0.05
+MAX_SCALE = 1e4
+
+__all__ = ["RULES", "radius", "power_at", "detectable_effect", "cases_needed", "power_plan", "normal_cdf"]
+
+
+def normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _shape(counts: Mapping[str, int | float], weights: Mapping[str, float]) -> tuple[list[float], list[float]]:
+    if not counts:
+        raise InvalidInput("planning needs at least one benchmark with cases", code="invalid_counts")
+    ws, ns = [], []
+    for b in sorted(counts):
+        w, n = weights.get(b), counts[b]
+        if w is None or not math.isfinite(w) or w <= 0:
+            raise InvalidInput(f"benchmark {b} needs a positive finite weight, got {w!r}", code="invalid_weights")
+        if not n > 0:
+            raise InvalidInput(f"benchmark {b} needs at least one planned case", code="invalid_counts")
+        ws.append(float(w))
+        ns.append(float(n))
+    total = sum(ws)
+    return [w / total for w in ws], ns
+
+
+def _check(tie_rate: float, delta: float) -> None:
+    if not 0 <= tie_rate < 1:
+        raise InvalidInput(f"tie_rate must be in [0, 1), got {tie_rate!r}", code="invalid_planning")
+    if abs(delta) > 1 - tie_rate + 1e-12:
+        raise InvalidInput(f"an effect of {delta} is impossible with a tie rate of {tie_rate} (|δ| ≤ 1 − τ)",
+                           code="invalid_planning")
+
+
+def radius(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+           delta: float = 0.0, alpha: float = ALPHA) -> float:
+    """r_H, or r_B(δ), as in the module docstring."""
+    _check(tie_rate, delta)
+    w, n = _shape(counts, weights)
+    s = sum(wb * wb / nb for wb, nb in zip(w, n, strict=True))
+    big_l = math.log(2.0 / alpha)
+    if rule == "hoeffding":
+        return math.sqrt(2.0 * big_l * s)
+    if rule != "betting":
+        raise InvalidInput(f"unknown claim rule {rule!r}; choose hoeffding or betting", code="invalid_rule")
+    c = [wb / nb for wb, nb in zip(w, n, strict=True)]
+    c_max = max(c)
+    q = 1.0 - tie_rate
+    theta = float(best_theta(q, np.asarray(w), np.asarray(n), alpha))
+    p_win, p_loss = (q + delta) / 2.0, (q - delta) / 2.0
+    curvature = 0.0
+    for cb, nb in zip(c, n, strict=True):
+        lam = theta * cb / c_max
+        g = p_win * math.log1p(lam) + p_loss * math.log1p(-lam)
+        curvature += nb * (lam * delta - g)
+    return c_max * (big_l + curvature) / theta
+
+
+def _sd(counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float, delta: float) -> float:
+    w, n = _shape(counts, weights)
+    s = sum(wb * wb / nb for wb, nb in zip(w, n, strict=True))
+    return math.sqrt(max(0.0, (1.0 - tie_rate) - delta * delta) * s)
+
+
+def power_at(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+             delta: float, threshold: float = 0.0, alpha: float = ALPHA) -> float:
+    """P(lower bound > threshold) when the true difference is δ: Φ((δ − threshold − r(δ))/s(δ))."""
+    r = radius(rule, counts, weights, tie_rate, delta, alpha)
+    sd = _sd(counts, weights, tie_rate, delta)
+    gap = delta - threshold - r
+    if sd == 0:
+        return 1.0 if gap > 0 else 0.0
+    return normal_cdf(gap / sd)
+
+
+def detectable_effect(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+                      power: float = 0.8, alpha: float = ALPHA) -> float | None:
+    """The smallest δ ∈ (0, 1 − τ] whose improvement claim has at least `power`; None if none has."""
+    top = 1.0 - tie_rate
+    if power_at(rule, counts, weights, tie_rate, top, 0.0, alpha) < power:
+        return None
+    lo, hi = 0.0, top
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if power_at(rule, counts, weights, tie_rate, mid, 0.0, alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def cases_needed(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+                 delta: float, threshold: float = 0.0, power: float = 0.8, alpha: float = ALPHA
+                 ) -> dict[str, Any] | None:
+    """The smallest common scale k (n_b' = ⌈k·n_b⌉) with P(lower bound > threshold | δ) ≥ power."""
+    def sizes(k: float) -> dict[str, int]:
+        return {b: max(1, math.ceil(k * counts[b] - 1e-9)) for b in counts}
+
+    def ok(k: float) -> bool:
+        return power_at(rule, sizes(k), weights, tie_rate, delta, threshold, alpha) >= power
+
+    lo, hi = 1.0 / max(counts.values()), MAX_SCALE
+    if not ok(hi):
+        return None
+    if ok(lo):
+        hi = lo
+    for _ in range(80):
+        if hi / lo < 1 + 1e-6:
+            break
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    per = sizes(hi)
+    return {"scale": hi, "per_benchmark": dict(sorted(per.items())), "total": sum(per.values()),
+            "power": power_at(rule, per, weights, tie_rate, delta, threshold, alpha)}
+
+
+def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule: str, tie_rate: float,
+               effect: float, margin: float | None = None, power: float = 0.8, alpha: float = ALPHA
+               ) -> dict[str, Any]:
+    """Planning for one claim rule at the planned sizes `counts` (one line of the plan's answer)."""
+    if rule not in RULES:
+        raise InvalidInput(f"unknown claim rule {rule!r}; choose hoeffding or betting", code="invalid_rule")
+    _check(tie_rate, min(effect, 1 - tie_rate))
+    out: dict[str, Any] = {
+        "rule": rule, "method": RULES[rule], "tie_rate": tie_rate, "power": power, "alpha": alpha,
+        "radius_at_zero": radius(rule, counts, weights, tie_rate, 0.0, alpha),
+        "detectable_effect": detectable_effect(rule, counts, weights, tie_rate, power, alpha),
+        "effect": effect, "power_at_effect": None, "needed_for_effect": None,
+        "margin": margin, "power_non_inferiority": None, "needed_for_margin": None,
+    }
+    if effect <= 1 - tie_rate:
+        out["power_at_effect"] = power_at(rule, counts, weights, tie_rate, effect, 0.0, alpha)
+        out["needed_for_effect"] = cases_needed(rule, counts, weights, tie_rate, effect, 0.0, power, alpha)
+    if margin is not None and margin > 0:
+        out["power_non_inferiority"] = power_at(rule, counts, weights, tie_rate, 0.0, -margin, alpha)
+        out["needed_for_margin"] = cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha)
+    return out
+
+
+TIE_RATES = (0.0, 0.5, 0.8, 0.9)
+
+
+def planning_for(plan: Mapping[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+    """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
+    beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates."""
+    from srbench.stages.stopping import statistics_of
+
+    stats = statistics_of(plan)
+    declared = stats["claim_rule"]
+    other = "betting" if declared == "hoeffding" else "hoeffding"
+    weights = plan["benchmark_weights"]
+    p = stats["planning"]
+    args = {"tie_rate": p["tie_rate"], "effect": min(p["effect"], 1 - p["tie_rate"]), "margin": stats["margin"],
+            "power": p["power"]}
+    return {
+        "claim_rule": declared, "assumptions": {**p, "model": "every benchmark: the same tie rate and difference"},
+        "counts": dict(sorted(counts.items())), "margin": stats["margin"],
+        "declared": power_plan(counts, weights, rule=declared, **args),
+        "other": power_plan(counts, weights, rule=other, **args),
+        "detectable_by_tie_rate": [{"tie_rate": t,
+                                    declared: detectable_effect(declared, counts, weights, t, p["power"]),
+                                    other: detectable_effect(other, counts, weights, t, p["power"])}
+                                   for t in TIE_RATES],
+        "early_stop": stats["early_stop"],
+    }
