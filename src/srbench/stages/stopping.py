@@ -60,7 +60,20 @@ def statistics_problems(plan: Mapping[str, Any]) -> list[str]:
                    "baseline_run)")
     if plan.get("execution_cells") is not None:
         out.append("statistics.early_stop does not apply to a recovery child (its cells are a selection)")
+    sandboxed = sorted(b for b in (plan.get("dataset") or {}).get("benchmarks", [])
+                       if getattr(_benchmark(b), "needs_sandbox", False))
+    if sandboxed:   # the monitor grades as cells settle; a sandbox fault must never count as a wrong answer
+        out.append(f"statistics.early_stop is not available yet with sandbox-graded benchmarks ({', '.join(sandboxed)})")
     return out
+
+
+def _benchmark(benchmark_id: str) -> Any:
+    from srbench.benchmarks import get
+
+    try:
+        return get(benchmark_id)
+    except Exception:  # noqa: BLE001 - an unknown benchmark is reported by the plan's own checks
+        return None
 
 
 def dispatch_order(plan: Mapping[str, Any], cases: Sequence[Any]) -> list[Any]:
