@@ -44,7 +44,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +98,26 @@ def references_in(data: bytes) -> list[tuple[str, str]]:
     except (ValueError, UnicodeDecodeError):   # JSON Lines, or not JSON at all: a blob
         return []
     return list(digests_in(value)) if isinstance(value, dict) else []
+
+
+def reach(objects: ObjectStore, roots: list[str], seen: set[str], *, verify: bool = False,
+          missing: Callable[[str], None] | None = None) -> set[str]:
+    """Add to `seen` every digest reachable from `roots` through the JSON objects of `objects`;
+    `missing(digest)` is told of each absent one (default: skip it). Returns `seen`."""
+    stack = list(roots)
+    while stack:
+        digest = stack.pop()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        try:
+            data = objects.get_bytes(digest, verify=verify)
+        except NotFound:
+            if missing is not None:
+                missing(digest)
+            continue
+        stack.extend(child for child, _ in references_in(data))
+    return seen
 
 
 def _text_references(text: str) -> Iterator[tuple[str, str]]:
@@ -287,17 +307,7 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
     marked: set[str] = set()
 
     def mark(roots: list[Reference]) -> None:
-        stack = [r.digest for r in roots]
-        while stack:
-            digest = stack.pop()
-            if digest in marked:
-                continue
-            marked.add(digest)
-            try:
-                data = objects.get_bytes(digest, verify=False)
-            except NotFound:
-                continue
-            stack.extend(child for child, _ in references_in(data))
+        reach(objects, [r.digest for r in roots], marked)
 
     mark(journal_roots(journal) + name_roots(objects))
     now = time.time()
@@ -346,4 +356,4 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
 
 
 __all__ = ["DEFAULT_GRACE_S", "NOT_REFERENCES", "Reference", "active_runs", "digests_in", "gc",
-           "journal_roots", "references_in", "verify"]
+           "journal_roots", "name_roots", "reach", "references_in", "verify"]

@@ -28,7 +28,7 @@ from srbench.cas.digest import is_digest
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
 from srbench.schemas.bundle import CELL_COLUMNS, RUN_COLUMNS, RunBundle
 from srbench.service.journal import add_event
-from srbench.service.maintenance import digests_in, references_in
+from srbench.service.maintenance import digests_in, reach
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 CORRECTION_KINDS = ("correction", "price-correction")
@@ -88,21 +88,11 @@ def shared_datasets(objects: ObjectStore, sha256: str) -> list[dict[str, Any]]:
 
 # -- push ----------------------------------------------------------------------------------------
 def _closure(objects: ObjectStore, roots: set[str]) -> list[str]:
-    """Every digest reachable from `roots` through the JSON objects of `objects`."""
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        digest = stack.pop()
-        if digest in seen:
-            continue
-        seen.add(digest)
-        try:
-            data = objects.get_bytes(digest, verify=True)
-        except NotFound:
-            raise IntegrityError(f"object {digest} that the run names is not in this store; run "
-                                 "`sr-bench store verify`") from None
-        stack.extend(child for child, _ in references_in(data))
-    return sorted(seen)
+    """Every digest reachable from `roots` through the JSON objects of `objects`, each read verified."""
+    def missing(digest: str) -> None:
+        raise IntegrityError(f"object {digest} that the run names is not in this store; run "
+                             "`sr-bench store verify`")
+    return sorted(reach(objects, sorted(roots), set(), verify=True, missing=missing))
 
 
 def make_bundle(service: Any, run_id: str) -> RunBundle:
