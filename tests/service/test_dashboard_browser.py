@@ -135,8 +135,10 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.get_by_role("button", name="recipe").click()
         assert "unavailable" in page.locator("#view").inner_text()
 
-        rid = runs[0]["id"]                                              # UI-6, the run against itself
-        page.goto(dash.url + f"/#/compare?baseline={rid}&candidates={rid}")
+        rid = runs[0]["id"]              # UI-6: the same plan run again (never compared with itself)
+        again = api.ok("POST", "/runs", {"plan": api.ok("GET", f"/objects/{runs[0]['plan']}")})["run"]["id"]
+        api.wait(again)
+        page.goto(dash.url + f"/#/compare?baseline={rid}&candidates={again}")
         page.locator(".charts svg").nth(1).wait_for()
         row = page.locator("tbody tr", has_text="m (single)")
         assert "+0.000" in row.inner_text() and "inconclusive" in row.inner_text()   # never an improvement
