@@ -9,6 +9,7 @@ import os
 import re
 import secrets
 import stat
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -264,3 +265,34 @@ def _wait_gone(pid: int, timeout: float = 10) -> None:
         except FileNotFoundError:
             return
         time.sleep(0.05)
+
+
+# -- a non-loopback listen needs a strong token (SVC-6) ----------------------------------------------------
+@pytest.mark.parametrize("token", ["x", "short-token-15c", "a" * 40, "abab" * 10])
+def test_a_non_loopback_listen_refuses_a_weak_token(tmp_path, token) -> None:
+    """`SR_BENCH_TOKEN=x sr-bench serve --host 0.0.0.0` is one line saying how to make a token, before any
+    socket is bound (a listening service would run into the timeout instead)."""
+    env = cli_env(SR_BENCH_HOME=str(tmp_path / "home"), SR_BENCH_TOKEN=token)
+    try:
+        proc = run_cli(["serve", "--store", str(tmp_path / "store"), "--host", "0.0.0.0", "--port", "0"],
+                       tmp_path, env, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the service listened on 0.0.0.0 with the weak token {token!r}")
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "strong service token" in lines[0] and "SR_BENCH_TOKEN" in lines[0], proc.stderr
+    assert "secrets.token_urlsafe" in lines[0]
+    assert token not in lines[0]                       # the refused secret is not echoed
+    assert not (tmp_path / "store" / "service.json").exists()
+
+
+def test_token_strength_rule() -> None:
+    from srbench.errors import InvalidInput
+    from srbench.service.auth import check_listen_token
+
+    check_listen_token("127.0.0.1", "x")                    # loopback: any token
+    check_listen_token("0.0.0.0", secrets.token_urlsafe(12))  # 16 characters, random
+    check_listen_token("::", "correct-horse-battery")
+    for weak in ("", "x", "123456789012345", "1111111111111111", "12341234123412341234"):
+        with pytest.raises(InvalidInput, match="strong service token"):
+            check_listen_token("0.0.0.0", weak)

@@ -25,7 +25,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.rules import Engine
 from srbench.service import dataset_handlers, derived_handlers, handlers, team_handlers
-from srbench.service.auth import token_middleware
+from srbench.service.auth import check_listen_token, token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
 from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
@@ -171,6 +171,7 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
     With `port_fallback` (the default port, not one the user asked for), a port another program or
     another store's service holds is replaced by a free one; the URL is recorded in the store's
     ``service.json``, where clients find it. An explicit port that is taken is a one-line error."""
+    check_listen_token(host, token)
     lock = StoreLock(store_dir)
     # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))

@@ -1,4 +1,5 @@
-"""Bearer-token middleware: every route but /health needs the token (compared in constant time)."""
+"""Bearer-token middleware: every route but /health needs the token (compared in constant time); a
+non-loopback listen needs a strong one (`check_listen_token`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,12 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from srbench.service.discovery import API_PREFIX
+from srbench.errors import InvalidInput
+from srbench.service.discovery import API_PREFIX, is_loopback, token_env_name
+
+MIN_TOKEN_CHARS = 16
+MIN_TOKEN_DISTINCT = 8       # "aaaa…", "abab…" or "12341234…" are long but guessable
+MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 OPEN_PATHS = frozenset({API_PREFIX + "/health"})
 
@@ -28,3 +34,16 @@ def token_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]
         return await handler(request)
 
     return middleware
+
+
+def check_listen_token(host: str, token: str) -> None:
+    """A non-loopback listen refuses a token shorter than 16 characters or with fewer than 8 different
+    characters (low entropy), saying how to make a good one. A loopback listen takes any token."""
+    if is_loopback(host):
+        return
+    weak = (f"has {len(token)} characters (at least {MIN_TOKEN_CHARS} are needed)" if len(token) < MIN_TOKEN_CHARS
+            else f"uses only {len(set(token))} different characters (at least {MIN_TOKEN_DISTINCT} are needed)"
+            if len(set(token)) < MIN_TOKEN_DISTINCT else None)
+    if weak is not None:
+        raise InvalidInput(f"a non-loopback listen on {host} needs a strong service token: {token_env_name()} "
+                           f"{weak}; make one with {MAKE_TOKEN}", code="weak_token")
