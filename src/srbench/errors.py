@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 
 class SrBenchError(Exception):
     """Base class: a problem the user can read and act on. `code` is stable for API clients."""
@@ -44,6 +47,65 @@ class IntegrityError(SrBenchError):
 
     code = "integrity_error"
     http_status = 422
+
+
+class DamagedObject(IntegrityError):
+    """A stored object whose bytes no longer hash to its name (a disk fault, a truncated copy): it is
+    never served as good. `store verify --repair` can fetch a good copy from a second store."""
+
+    code = "damaged_object"
+    http_status = 503
+
+    def __init__(self, digest: str, detail: str = "") -> None:
+        super().__init__(f"damaged object {digest}{detail}; run `sr-bench store verify` (with `--repair` "
+                         "to fetch a good copy from SR_BENCH_REPAIR_FROM)")
+        self.digest = digest
+
+
+class StorageFull(SrBenchError):
+    """The store's disk or quota is full: nothing more can be written until space is freed."""
+
+    code = "insufficient_storage"
+    http_status = 507
+
+
+class StorageFailed(SrBenchError):
+    """The store cannot be written (an I/O error, a read-only filesystem); reads may still work."""
+
+    code = "storage_unavailable"
+    http_status = 503
+
+
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_FAILED_ERRNOS = {errno.EIO, errno.EROFS}
+
+
+def storage_fault(exc: BaseException) -> SrBenchError | None:
+    """The typed error for a resource-exhaustion or storage fault (ENOSPC, EDQUOT, EIO, a read-only
+    filesystem, SQLite's "database or disk is full"/"disk I/O error"/"readonly database"), else None."""
+    if isinstance(exc, StorageFull | StorageFailed):
+        return exc
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS | _FAILED_ERRNOS:
+        where = f" ({exc.filename})" if exc.filename else ""
+        what = os_strerror(exc.errno)
+        if exc.errno in _FULL_ERRNOS:
+            return StorageFull(f"the store is out of space: {what}{where}; free space (e.g. `sr-bench store gc`), "
+                               "then recover the failed runs")
+        return StorageFailed(f"the store cannot be written: {what}{where}; reads still work")
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        if "full" in text:
+            return StorageFull(f"the store is out of space: the journal says '{exc}'; free space (e.g. "
+                               "`sr-bench store gc`), then recover the failed runs")
+        if "disk i/o" in text or "readonly" in text or "read-only" in text:
+            return StorageFailed(f"the store cannot be written: the journal says '{exc}'; reads still work")
+    return None
+
+
+def os_strerror(code: int | None) -> str:
+    import os
+
+    return os.strerror(code) if code else "storage error"
 
 
 class SourceUnavailable(SrBenchError):

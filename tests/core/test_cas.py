@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest
-from srbench.errors import IntegrityError, NotFound
+from srbench.errors import DamagedObject, IntegrityError, NotFound
 
 
 def test_canonical_json_is_sorted_compact_and_integral_floats_are_ints() -> None:
@@ -78,3 +78,14 @@ def test_a_damaged_object_is_rewritten_by_the_next_put(tmp_path, damaged: bytes)
     assert store.verify(d) is False
     assert store.put_bytes(b"complete payload") == d
     assert store.get_bytes(d, verify=True) == b"complete payload"
+
+
+@pytest.mark.parametrize("damaged", [b'{"status":"complated"}', b'{"status":"compl'])
+def test_local_reads_are_verified(tmp_path, damaged: bytes) -> None:
+    """A local store never hands back bytes that do not hash to their name (valid JSON or not)."""
+    store, d = _stored_then_damaged(tmp_path, b'{"status":"completed"}', damaged)
+    with pytest.raises(DamagedObject, match=f"damaged object {d}.*sr-bench store verify"):
+        store.get_bytes(d)
+    with pytest.raises(DamagedObject):
+        store.get_json(d)
+    assert store.get_bytes(d, verify=False) == damaged      # maintenance reads raw bytes on purpose

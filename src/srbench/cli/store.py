@@ -49,14 +49,20 @@ def store() -> None:
 
 
 @store.command(name="verify")
+@click.option("--repair", is_flag=True, help="Replace each damaged or missing object with a good copy from the "
+              "second stores the service names in SR_BENCH_REPAIR_FROM.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.pass_obj
-def verify_cmd(obj: Ctx, as_json: bool) -> None:
+def verify_cmd(obj: Ctx, repair: bool, as_json: bool) -> None:
     """Re-hash every object and check every journal → object reference; exit 1 on a problem."""
-    res = obj.client.post("/store/verify", {})
+    res = obj.client.post("/store/verify", {"repair": True} if repair else {})
     if as_json:
         emit(res)
     else:
+        for digest in res.get("repaired", []):
+            click.echo(f"repaired: {digest}", err=True)
+        for item in res.get("unrepaired", []):
+            click.echo(f"not repaired: {item['digest']}: {item['reason']}", err=True)
         for digest in res["corrupt"]:
             click.echo(f"corrupt: {digest}", err=True)
         for m in res["missing"]:

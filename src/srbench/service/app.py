@@ -22,11 +22,12 @@ from aiohttp import web
 
 from srbench import VERSION
 from srbench.cas import ObjectStore
-from srbench.errors import InvalidInput, SrBenchError
+from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fault
 from srbench.rules import Engine
 from srbench.service import dataset_handlers, derived_handlers, handlers, team_handlers
 from srbench.service.auth import check_listen_token, token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
+from srbench.service.faults import DamageLog, record_damage
 from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
 from srbench.service.openapi import ROUTES, openapi_document
@@ -51,6 +52,7 @@ class Service:
         self.runs = RunManager(self.objects, self.journal, self.engine)
         self.started_at = time.time()
         self.stopping = asyncio.Event()
+        self.damage = DamageLog()
 
     def close(self) -> None:
         self.journal.close()
@@ -92,7 +94,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
     try:
         return await handler(request)
     except SrBenchError as exc:
-        return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.http_status)
+        if isinstance(exc, DamagedObject):
+            record_damage(request.app[SERVICE], exc, request.match_info.get("run_id"),
+                          f"{request.method} {request.path}")
+        return _error(exc)
     except web.HTTPRequestEntityTooLarge:
         return web.json_response({"error": {"code": "too_large", "message": "request body over 8 MiB"}},
                                  status=413)
@@ -102,9 +107,17 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
         return web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
     except Exception as exc:
+        fault = storage_fault(exc)
+        if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
+            log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
+            return _error(fault)
         log.exception("internal error on %s %s", request.method, request.path)
         return web.json_response({"error": {"code": "internal", "message": f"internal error: {type(exc).__name__}"}},
                                  status=500)
+
+
+def _error(exc: SrBenchError) -> web.Response:
+    return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.http_status)
 
 
 @web.middleware

@@ -12,10 +12,11 @@ from pydantic import ValidationError
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
-from srbench.errors import InvalidInput, NotFound
+from srbench.errors import DamagedObject, InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
+from srbench.service.faults import record_damage
 from srbench.service.http import body, ok, only, page, svc
 from srbench.stages.plan import build_plan, fail, pydantic_problems
 from srbench.targets import routers
@@ -174,9 +175,15 @@ async def run_results(request: web.Request) -> web.Response:
 def _call_summary(service: Any, row: Any) -> dict[str, Any]:
     out = {"cell_id": row["cell_id"], "seq": row["seq"], "case_id": row["case_id"], "target_id": row["target_id"],
            "state": row["state"], "error_class": row["error_class"], "error": row["error"],
-           "request": row["request"], "call": row["call"]}
+           "request": row["request"], "call": row["call"], "damaged": False}
     if row["call"]:
-        c = service.objects.get_json(row["call"])
+        try:
+            c = service.objects.get_json(row["call"])
+        except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
+            if isinstance(exc, DamagedObject):
+                record_damage(service, exc, row["run_id"], f"call of cell {row['cell_id']}")
+            out.update(damaged=True, damage=exc.message)
+            return out
         out.update(status=c["status"], http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
                    usage=c.get("usage"), latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
                    response_model=c.get("response_model"),
@@ -232,8 +239,19 @@ async def run_events(request: web.Request) -> web.Response:
 async def store_verify(request: web.Request) -> web.Response:
     from srbench.service import maintenance
 
-    service = svc(request)   # the body, if any, is ignored: verify takes no options
-    return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
+    service = svc(request)
+    data = await body(request) if request.can_read_body else {}
+    only(data, {"repair"})
+    repair = data.get("repair", False)
+    if not isinstance(repair, bool):
+        raise InvalidInput("repair must be true or false")
+    if not repair:
+        return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
+    res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
+                                  maintenance.repair_sources())
+    for digest in res["repaired"]:
+        service.damage.forget(digest)
+    return ok(res)
 
 
 async def store_gc(request: web.Request) -> web.Response:

@@ -170,6 +170,13 @@ class Journal:
         if self._closed:
             raise RuntimeError("the journal is closed")
 
+    def submit_nowait(self, fn: Write) -> concurrent.futures.Future[Any]:
+        """Queue a write from any thread and return at once (its future says how it went)."""
+        self._check_open()
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((fn, fut, None))
+        return fut
+
     def submit_sync(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
         """Queue a write and block until it is committed; returns fn's result."""
         self._check_open()

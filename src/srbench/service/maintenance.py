@@ -42,6 +42,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,7 +51,7 @@ from typing import Any
 
 from srbench.cas.digest import digest_bytes, is_digest
 from srbench.cas.store import ObjectStore
-from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
 from srbench.service.journal import Journal
 
 DEFAULT_GRACE_S = 3600.0
@@ -232,6 +233,49 @@ def verify(objects: ObjectStore, journal: Journal) -> dict[str, Any]:
             "elapsed_s": round(time.monotonic() - started, 3)}
 
 
+# -- repair ------------------------------------------------------------------------------------------
+REPAIR_ENV = "SR_BENCH_REPAIR_FROM"
+
+
+def repair_sources() -> list[ObjectStore]:
+    """The second stores `verify --repair` may copy good objects from: the fsspec URLs in
+    ``SR_BENCH_REPAIR_FROM`` (space- or comma-separated; e.g. the team's shared object store or a backup)."""
+    urls = [u for u in os.environ.get(REPAIR_ENV, "").replace(",", " ").split() if u]
+    return [ObjectStore(u) for u in urls]
+
+
+def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[ObjectStore]) -> dict[str, Any]:
+    """`verify`, then for each corrupt or missing object a copy from the first source whose bytes hash
+    to its name is written in its place; the answer is a fresh `verify` of the repaired store, plus
+    ``repaired`` (digests) and ``unrepaired`` (``{"digest", "reason"}``), and the ``sources`` asked."""
+    first = verify(objects, journal)
+    wanted = [*first["corrupt"], *(m["digest"] for m in first["missing"])]
+    repaired: list[str] = []
+    unrepaired: list[dict[str, str]] = []
+    for digest in wanted:
+        data = _good_copy(sources, digest)
+        if data is None:
+            unrepaired.append({"digest": digest, "reason": "no configured source holds a good copy"
+                               if sources else f"no second store configured ({REPAIR_ENV})"})
+            continue
+        if objects.local:
+            objects.put_bytes(data)          # a damaged local file is rewritten whole (temp file + rename)
+        else:
+            objects.fs.pipe_file(objects.path_of(digest), data)
+        repaired.append(digest)
+    res = verify(objects, journal) if repaired else first
+    return {**res, "repaired": repaired, "unrepaired": unrepaired, "sources": [s.url for s in sources]}
+
+
+def _good_copy(sources: list[ObjectStore], digest: str) -> bytes | None:
+    for source in sources:
+        try:
+            return source.get_bytes(digest, verify=True)
+        except (NotFound, IntegrityError, OSError):
+            continue
+    return None
+
+
 # -- gc ----------------------------------------------------------------------------------------------
 def _mtime(info: dict[str, Any]) -> float | None:
     """The modification time an fsspec `info()` reports (backends name it differently), or None."""
@@ -355,5 +399,5 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
             "elapsed_s": round(time.monotonic() - started, 3)}
 
 
-__all__ = ["DEFAULT_GRACE_S", "NOT_REFERENCES", "Reference", "active_runs", "digests_in", "gc",
-           "journal_roots", "name_roots", "reach", "references_in", "verify"]
+__all__ = ["DEFAULT_GRACE_S", "NOT_REFERENCES", "REPAIR_ENV", "Reference", "active_runs", "digests_in", "gc",
+           "journal_roots", "name_roots", "reach", "references_in", "repair_sources", "verify", "verify_and_repair"]

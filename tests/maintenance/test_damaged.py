@@ -1,0 +1,112 @@
+"""Damaged objects on a local store (issue 10, item 2): bytes that no longer hash to their name are never
+served as good. A flipped byte that keeps the JSON valid and a truncated call object each answer a clear
+`damaged_object` error on the routes that need them, one damaged call marks only its row of a calls page,
+the first sighting is an ``object_damaged`` event, and `store verify --repair` copies a good object from
+the second store named in SR_BENCH_REPAIR_FROM."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from srbench.cli.main import cli
+
+from .helpers import settled
+
+
+def _damage(service: Any, digest: str, how: str) -> None:
+    path = Path(service.service.objects.path_of(digest))
+    data = path.read_bytes()
+    path.chmod(0o644)
+    if how == "flipped":                # one byte changed, the JSON still valid
+        assert b'"completed"' in data
+        path.write_bytes(data.replace(b'"completed"', b'"complated"', 1))
+    else:                               # cut short: not JSON any more
+        path.write_bytes(data[: len(data) // 2])
+
+
+def _events(api: Any, run_id: str, kind: str, timeout: float = 20) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [e for e in api.ok("GET", f"/runs/{run_id}/events")["events"] if e["type"] == kind]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _assert_damaged(status: int, body: Any, digest: str) -> None:
+    assert status == 503, (status, body)
+    assert set(body) == {"error"} and body["error"]["code"] == "damaged_object", body
+    msg = body["error"]["message"]
+    assert f"damaged object {digest}" in msg and "sr-bench store verify" in msg, msg
+
+
+@pytest.mark.parametrize("how", ["flipped", "truncated"])
+def test_a_damaged_call_is_never_served_as_good(api, ran, service, how) -> None:
+    run_id, calls = ran["run_id"], ran["calls"]
+    bad = calls[1]
+    _damage(service, bad["call"], how)
+    # the object itself and the one full call record: a clear error, not 200 and not a misleading 404
+    _assert_damaged(*api.get(f"/objects/{bad['call']}"), bad["call"])
+    _assert_damaged(*api.get(f"/runs/{run_id}/calls/{bad['cell_id']}"), bad["call"])
+    # the calls page still answers: that row says damaged, the others are whole
+    page = api.ok("GET", f"/runs/{run_id}/calls")
+    assert page["total"] == len(calls)
+    rows = {r["cell_id"]: r for r in page["calls"]}
+    assert rows[bad["cell_id"]]["damaged"] is True
+    assert f"damaged object {bad['call']}" in rows[bad["cell_id"]]["damage"]
+    assert "status" not in rows[bad["cell_id"]]
+    good = [r for cid, r in rows.items() if cid != bad["cell_id"]]
+    assert good and all(r["damaged"] is False and r["status"] == "completed" for r in good), good
+    # the other calls are still served
+    assert api.get(f"/runs/{run_id}/calls/{good[0]['cell_id']}")[0] == 200
+    # one event per damaged digest (not one per read); it is written without holding up the read
+    damaged = _events(api, run_id, "object_damaged")
+    assert len(damaged) == 1 and damaged[0]["data"]["digest"] == bad["call"], damaged
+    # and verify names it
+    res = api.ok("POST", "/store/verify", {})
+    assert res["corrupt"] == [bad["call"]]
+
+
+def test_verify_repair_copies_a_good_object_from_a_second_store(api, ran, service, tmp_path, monkeypatch) -> None:
+    settled(service)
+    backup = tmp_path / "team-remote"
+    shutil.copytree(service.store_dir / "cas", backup)
+    run_id, bad, gone = ran["run_id"], ran["calls"][0], ran["calls"][2]
+    _damage(service, bad["call"], "truncated")
+    service.service.objects.delete(gone["call"])
+    # without a second store: found, not repaired, and said why
+    res = api.ok("POST", "/store/verify", {"repair": True})
+    assert res["ok"] is False and res["repaired"] == []
+    assert {u["digest"] for u in res["unrepaired"]} == {bad["call"], gone["call"]}
+    assert "SR_BENCH_REPAIR_FROM" in res["unrepaired"][0]["reason"]
+    monkeypatch.setenv("SR_BENCH_REPAIR_FROM", f"memory://nothing-here {backup}")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--store", str(service.store_dir), "store", "verify", "--repair"],
+                        env={"SR_BENCH_URL": service.url, "SR_BENCH_TOKEN": service.token})
+    assert out.exit_code == 0, out.output
+    assert f"repaired: {bad['call']}" in out.output and f"repaired: {gone['call']}" in out.output
+    assert "0 corrupt, 0 missing: ok" in out.output
+    record = api.ok("GET", f"/runs/{run_id}/calls/{bad['cell_id']}")["record"]
+    assert record["status"] == "completed"
+    assert api.get(f"/objects/{gone['call']}")[0] == 200
+
+
+def test_a_damaged_copy_in_the_second_store_is_not_used(api, ran, service, tmp_path, monkeypatch) -> None:
+    settled(service)
+    backup = tmp_path / "backup"
+    shutil.copytree(service.store_dir / "cas", backup)
+    digest = ran["calls"][0]["call"]
+    _damage(service, digest, "flipped")
+    copy = backup / "objects" / digest[3:5] / digest[5:]
+    copy.chmod(0o644)
+    copy.write_bytes(b"{}")
+    monkeypatch.setenv("SR_BENCH_REPAIR_FROM", str(backup))
+    res = api.ok("POST", "/store/verify", {"repair": True})
+    assert res["repaired"] == [] and res["unrepaired"][0]["digest"] == digest
+    assert res["corrupt"] == [digest] and res["ok"] is False
