@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from srbench.schemas.target import Target, check_generation_params
+from srbench.schemas.text import LocalPath
 
 CostPolicy = Literal["require_priced", "capability_only"]
 # what a systematic failure (auth, unknown model, config-hash mismatch) stops: its target (absent) or the run
@@ -52,7 +53,7 @@ class DatasetRef(BaseModel):
     store's registered copy is used when there is one), so a plan never depends on where it is."""
 
     model_config = ConfigDict(extra="forbid")
-    path: str | None = Field(default=None, max_length=4096)
+    path: LocalPath | None = Field(default=None)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 

@@ -10,7 +10,8 @@ from aiohttp import web
 from srbench import DEFAULT_SEED
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.acquire import acquire
-from srbench.errors import InvalidInput, NotFound
+from srbench.errors import InvalidInput, NotFound, storage_fault
+from srbench.schemas.text import check_local_path, shorten
 from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
 from srbench.service.http import body, ok, only, page, svc
@@ -33,8 +34,19 @@ def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
     if src is not None and (not isinstance(src, str) or not isinstance(rev, str) or not rev.strip()):
         raise InvalidInput("source_path and revision must be non-empty strings")
-    got = acquire(bench, mode=str(data.get("source") or "auto"), cache_dir=cache_home() / "sources",
-                  source_path=src, revision=rev)
+    if src is not None:
+        try:
+            check_local_path(src)
+        except ValueError as exc:
+            raise InvalidInput(f"source_path {exc}") from None
+    try:
+        got = acquire(bench, mode=str(data.get("source") or "auto"), cache_dir=cache_home() / "sources",
+                      source_path=src, revision=rev)
+    except (OSError, ValueError) as exc:     # a local copy the filesystem refuses or cannot read
+        if src is None or storage_fault(exc) is not None:
+            raise
+        raise InvalidInput(f"source_path: cannot read {shorten(src)}: {getattr(exc, 'strerror', None) or exc}"
+                           ) from None
     manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
                              revision=got.revision, url=bench.source.url, origin=got.origin)
     notices = list(got.notices)

@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from srbench.errors import InvalidInput
+from srbench.schemas.text import lone_surrogate_at
 
 SERVICE: web.AppKey[Any] = web.AppKey("service", object)
 MAX_BODY = 8 * 1024 * 1024          # a request body (a recovery plan lists every cell of a large run)
@@ -42,6 +43,10 @@ async def body(request: web.Request) -> dict[str, Any]:
         raise InvalidInput(f"request body must be JSON ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(data, dict):
         raise InvalidInput("request body must be a JSON object")
+    where = lone_surrogate_at(data)
+    if where is not None:
+        raise InvalidInput(f"request body: {where} is not valid Unicode text (it holds a lone surrogate such as "
+                           "\\ud800); send UTF-8 text")
     return data
 
 

@@ -19,6 +19,7 @@ from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, 
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case, DatasetManifest, Selection, SourceFile, SourceRecord, split_of
+from srbench.schemas.text import shorten
 
 
 def encode_cases(cases: list[Case]) -> bytes:
@@ -176,9 +177,13 @@ def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes
         data = store.get_bytes(path.split("#", 1)[1], verify=True)
     else:
         p = Path(path)
-        if not p.is_file():
-            raise InvalidInput(f"dataset.path: the file {path} does not exist on the service host")
-        data = p.read_bytes()
+        try:
+            if not p.is_file():
+                raise InvalidInput(f"dataset.path: the file {path} does not exist on the service host")
+            data = p.read_bytes()
+        except (OSError, ValueError) as exc:        # a path the filesystem refuses, or cannot read
+            raise InvalidInput(f"dataset.path: cannot read {shorten(path)}: {getattr(exc, 'strerror', None) or exc}"
+                               ) from None
     return _checked(data, sha256, f"the dataset file {path}"), store.put_bytes(data)
 
 
