@@ -89,14 +89,14 @@ def storage_fault(exc: BaseException) -> SrBenchError | None:
         where = f" ({exc.filename})" if exc.filename else ""
         what = os_strerror(exc.errno)
         if exc.errno in _FULL_ERRNOS:
-            return StorageFull(f"the store is out of space: {what}{where}; free space (e.g. `sr-bench store gc`), "
-                               "then recover the failed runs")
+            return StorageFull(f"the store is out of space: {what}{where}; free space on its disk, then "
+                               "continue a stopped run with `sr-bench recover-plan RUN_ID --mode undispatched`")
         return StorageFailed(f"the store cannot be written: {what}{where}; reads still work")
     if isinstance(exc, sqlite3.OperationalError):
         text = str(exc).lower()
         if "full" in text:
-            return StorageFull(f"the store is out of space: the journal says '{exc}'; free space (e.g. "
-                               "`sr-bench store gc`), then recover the failed runs")
+            return StorageFull(f"the store is out of space: the journal says '{exc}'; free space on its disk, then "
+                               "continue a stopped run with `sr-bench recover-plan RUN_ID --mode undispatched`")
         if "disk i/o" in text or "readonly" in text or "read-only" in text:
             return StorageFailed(f"the store cannot be written: the journal says '{exc}'; reads still work")
     return None

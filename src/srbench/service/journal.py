@@ -83,6 +83,7 @@ class Journal:
             os.chmod(path, 0o600)
         self._wconn.executescript(SCHEMA)
         self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []   # closed with the journal (no file stays open)
         self._queue: queue.Queue[Any] = queue.Queue()
         self._closed = False
         self._thread = threading.Thread(target=self._writer, name="journal-writer", daemon=True)
@@ -107,55 +108,75 @@ class Journal:
                     self._queue.put(_STOP)
                     break
                 batch.append(nxt)
-            results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
-            ready = []
-            need_barrier = False
-            for fn, fut, prepare in batch:
-                # side effects that must be durable before the commit (objects the rows will name)
-                try:
-                    if prepare is not None and prepare():
-                        need_barrier = True
-                    ready.append((fn, fut))
-                except BaseException as exc:
-                    fut.set_exception(exc)
-            if need_barrier and self.barrier is not None:
-                try:
-                    self.barrier()
-                except BaseException as exc:
-                    for _, fut in ready:
-                        fut.set_exception(exc)
-                    ready = []
             try:
-                conn.execute("BEGIN IMMEDIATE")
-            except BaseException as exc:    # e.g. another process holds the write lock too long
-                for _, fut in ready:
-                    fut.set_exception(exc)
-                continue
-            for fn, fut in ready:
-                conn.execute("SAVEPOINT w")
-                try:
-                    value = fn(conn)
-                    conn.execute("RELEASE w")
-                    results.append((fut, value, None))
-                except BaseException as exc:  # one bad write must not poison the group
-                    conn.execute("ROLLBACK TO w")
-                    conn.execute("RELEASE w")
-                    results.append((fut, None, exc))
-            try:
-                conn.execute("COMMIT")
-                self.commits += 1
-            except BaseException as exc:
+                self._commit(conn, batch)
+            except BaseException as exc:    # never let the writer die: a dead writer hangs every later write
                 if conn.in_transaction:
                     try:
                         conn.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass
-                results = [(f, None, exc) for f, _, _ in results]
-            for fut, value, exc in results:
-                if exc is None:
-                    fut.set_result(value)
-                else:
+                for _, fut, _ in batch:
+                    if not fut.done():
+                        fut.set_exception(exc)
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        """One group commit. A write that fails is rolled back alone; a failure that takes the whole
+        transaction with it (SQLite rolls back by itself on SQLITE_FULL or an I/O error, e.g. a full
+        disk) fails every write of the batch: none of them committed."""
+        results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
+        ready = []
+        need_barrier = False
+        for fn, fut, prepare in batch:
+            # side effects that must be durable before the commit (objects the rows will name)
+            try:
+                if prepare is not None and prepare():
+                    need_barrier = True
+                ready.append((fn, fut))
+            except BaseException as exc:
+                fut.set_exception(exc)
+        if need_barrier and self.barrier is not None:
+            try:
+                self.barrier()
+            except BaseException as exc:
+                for _, fut in ready:
                     fut.set_exception(exc)
+                ready = []
+        if not ready:
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:    # e.g. another process holds the write lock too long
+            for _, fut in ready:
+                fut.set_exception(exc)
+            return
+        for fn, fut in ready:
+            conn.execute("SAVEPOINT w")
+            try:
+                value = fn(conn)
+                conn.execute("RELEASE w")
+                results.append((fut, value, None))
+            except BaseException as exc:  # one bad write must not poison the group
+                if not conn.in_transaction:
+                    raise                 # the transaction is gone: the caller fails the whole batch
+                conn.execute("ROLLBACK TO w")
+                conn.execute("RELEASE w")
+                results.append((fut, None, exc))
+        try:
+            conn.execute("COMMIT")
+            self.commits += 1
+        except BaseException as exc:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            results = [(f, None, exc) for f, _, _ in results]
+        for fut, value, exc in results:
+            if exc is None:
+                fut.set_result(value)
+            else:
+                fut.set_exception(exc)
 
     def _fail_pending(self) -> None:
         while True:
@@ -200,6 +221,8 @@ class Journal:
         self._queue.put(_STOP)
         self._thread.join(timeout=10)
         self._wconn.close()
+        for conn in self._readers:
+            conn.close()
 
     # -- reading -------------------------------------------------------------------------------
     def reader(self) -> sqlite3.Connection:
@@ -208,6 +231,7 @@ class Journal:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.row_factory = sqlite3.Row
             self._local.conn = conn
+            self._readers.append(conn)
         return conn
 
     def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -20,13 +21,14 @@ import aiohttp
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
-from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
+from srbench.service.run_end import Endings, terminal
 from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
@@ -34,6 +36,8 @@ from srbench.stages.report import build_report
 from srbench.stages.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
+
+log = logging.getLogger("srbench.service")
 
 
 class RunManager:
@@ -44,6 +48,7 @@ class RunManager:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.controls: dict[str, RunControl] = {}
         self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
+        self.endings = Endings()
 
     def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
         """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
@@ -155,8 +160,12 @@ class RunManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            msg = f"internal error before dispatch: {_exc_line(exc)}"
-            await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
+            fault = storage_fault(exc)
+            msg = fault.message if fault else f"internal error before dispatch: {_exc_line(exc)}"
+            try:
+                await self.endings.record(self.journal, run_id, "failed", msg, fault)
+            except Exception:   # noqa: BLE001 - the journal itself is broken: the restart recovery ends it
+                log.exception("run %s: its end could not be recorded", run_id)
         finally:
             self.tasks.pop(run_id, None)
             self.controls.pop(run_id, None)
@@ -192,14 +201,15 @@ class RunManager:
                 if await self._config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
                                      client).run(cells)
-                    if not control.cancel.is_set():
+                    if not control.cancel.is_set() and control.fault is None:
                         await self._config_check(client, plan, jr, control, "after")
             await self._finish(run_id, control, monitor)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an internal error must still leave a terminal, explained run
-            msg = f"internal error: {_exc_line(exc)}"
-            await self.journal.submit(lambda c: _terminal(c, run_id, "failed", msg))
+            fault = storage_fault(exc)
+            msg = fault.message if fault else f"internal error: {_exc_line(exc)}"
+            await self.endings.record(self.journal, run_id, "failed", msg, fault)
 
     async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
                             control: RunControl, phase: str) -> bool:
@@ -251,6 +261,8 @@ class RunManager:
             status, error = "interrupted", "service stopped during the run"
         elif control.cancel.is_set():
             status, error = "cancelled", control.cancel_reason or "cancelled by the user"
+        elif control.fault is not None:
+            status, error = "failed", f"dispatch stopped: {control.fault.message}"
         elif control.ended_reason:
             status, error = "failed", control.ended_reason
         elif control.early_stop is not None and counts.get("pending", 0):
@@ -263,7 +275,8 @@ class RunManager:
             status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
         if monitor is not None:
             await monitor.close()
-        await self.journal.submit(lambda c: _terminal(c, run_id, status, error))
+        if not await self.endings.record(self.journal, run_id, status, error, control.fault):
+            return
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
@@ -289,11 +302,12 @@ class RunManager:
             control.cancel_reason = reason
             control.cancel.set()
         elif run["status"] == "queued" and run_id not in self.tasks:
-            await self.journal.submit(lambda c: _terminal(c, run_id, "cancelled", reason))
+            await self.journal.submit(lambda c: terminal(c, run_id, "cancelled", reason))
         return self.get(run_id)
 
     async def shutdown(self) -> None:
         """Stop every active run: in-flight calls are cancelled and recorded; runs end interrupted."""
+        self.endings.closing = True
         for control in self.controls.values():
             control.cancel_reason = "service stopped"
             control.cancel.set()
@@ -358,8 +372,8 @@ class RunManager:
                                         f"WHERE run_id IN ({marks}) GROUP BY run_id, state", tuple(ids)):
                 counts[r["run_id"]][r["state"]] = r["n"]
                 last[r["run_id"]] = max(last[r["run_id"]], r["t"] or 0.0)
-        return [run_view(row, counts[row["id"]], last[row["id"]]) | {"target_info": self.plan_targets(row["plan"])}
-                for row in rows]
+        return [self.endings.overlay(run_view(row, counts[row["id"]], last[row["id"]])
+                                     | {"target_info": self.plan_targets(row["plan"])}) for row in rows]
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         run = self.get(run_id)
@@ -380,13 +394,6 @@ class RunManager:
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
 
-def _terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
-    now = time.time()
-    c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
-              f"({','.join('?' * len(TERMINAL))})", (status, error, now, now, run_id, *TERMINAL))
-    add_event(c, run_id, status, {"error": error} if error else {})
-
-
 def _exc_line(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
@@ -403,4 +410,4 @@ def run_view(row: sqlite3.Row, counts: dict[str, int], last_change: float = 0.0)
             "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),
             "created_at": row["created_at"], "started_at": row["started_at"], "finished_at": row["finished_at"],
             "updated_at": max(row["updated_at"], last_change), "error": row["error"],
-            "cancel_requested": bool(row["cancel_requested"]), "progress": progress}
+            "cancel_requested": bool(row["cancel_requested"]), "progress": progress, "end_recorded": True}

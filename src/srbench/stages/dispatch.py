@@ -8,6 +8,10 @@ never resent by itself. A systematic failure (auth, unknown model or deployment,
 mismatch: :mod:`srbench.targets.failures`) stops new dispatches to its target and the other targets go
 on — or the whole run when the plan says ``stop_on_systematic: run``; a judge's stops the run. Other
 failures are recorded and the run goes on. A MoM target's request headers come from its router adapter.
+A storage fault (a full disk or quota, an I/O error, a read-only store) stops every dispatch and is
+kept in `RunControl.fault`: a cell whose `dispatching` did not commit was never sent (it stays
+pending: not dispatched), one whose outcome could not be recorded stays `dispatching` until the
+run's end marks it ambiguous.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
+from srbench.errors import SrBenchError, storage_fault
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
@@ -81,6 +86,7 @@ class RunControl:
     cancel_reason: str | None = None
     target_stops: dict[str, str] = field(default_factory=dict)    # target id → why its dispatch stopped
     early_stop: dict[str, Any] | None = None    # the plan's stopping rule decided: no new subject call
+    fault: SrBenchError | None = None      # the storage fault that stopped dispatch (StorageFull/StorageFailed)
 
     def stopped(self) -> bool:
         return self.cancel.is_set() or self.stop_reason is not None or time.monotonic() >= self.deadline
@@ -196,6 +202,15 @@ class Dispatcher:
         try:
             await self._guarded(cell)
         except Exception as exc:
+            fault = storage_fault(exc)
+            if fault is not None:
+                # the store cannot take writes: no more dispatches, and no per-cell write that would fail
+                # too; the run's end classifies what is left (RunManager)
+                if self.control.fault is None:
+                    self.control.fault = fault
+                if self.control.stop_reason is None:
+                    self.control.stop_reason = fault.message
+                return
             msg = f"internal error on cell {cell.cell_id}: {type(exc).__name__}: {exc}"
             if self.control.stop_reason is None:
                 self.control.stop_reason = msg
