@@ -57,7 +57,7 @@ def test_every_route_but_health_needs_the_token(service, api, real_ids) -> None:
     refused = 0
     with httpx.Client(base_url=service.url + API_PREFIX, timeout=10) as anon:
         for label, headers in _bad_auth(service.token).items():
-            for method, path, name, _ in ROUTES:
+            for method, path, name, *_ in ROUTES:
                 url = _fill(path, real_ids) + (f"?token={service.token}" if label == "none" else "")
                 resp = anon.request(method, url, headers=headers, json={} if method == "POST" else None)
                 if name == "health":
@@ -72,7 +72,7 @@ def test_every_route_but_health_needs_the_token(service, api, real_ids) -> None:
     # nothing written by the refused POSTs, and the refused /shutdown stopped nothing
     assert store_snapshot(service.store_dir) == before
     # positive control: with the token every GET route is served
-    for method, path, _name, _ in ROUTES:
+    for method, path, *_ in ROUTES:
         if method == "GET":
             status, data = api.get(_fill(path, real_ids))
             assert status == 200, (path, status, data)

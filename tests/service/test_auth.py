@@ -27,7 +27,7 @@ def _fill(path: str) -> str:
 def test_every_route_but_health_needs_the_token(service, token) -> None:
     anon = Api(service.url, token)
     try:
-        for method, path, name, _ in ROUTES:
+        for method, path, name, *_ in ROUTES:
             status, data = anon.call(method, _fill(path), {} if method == "POST" else None)
             if name == "health":
                 assert status == 200 and data["status"] == "ready", (path, data)
@@ -50,8 +50,8 @@ def test_openapi_lists_every_route(api) -> None:
     doc = api.ok("GET", "/openapi.json")
     assert doc["openapi"].startswith("3.")
     listed = {(m.upper(), p) for p, ops in doc["paths"].items() for m in ops}
-    assert listed == {(method, API_PREFIX + path) for method, path, _, _ in ROUTES}
-    for method, path, name, _ in ROUTES:
+    assert listed == {(method, API_PREFIX + path) for method, path, *_ in ROUTES}
+    for method, path, name, *_ in ROUTES:
         op = doc["paths"][API_PREFIX + path][method.lower()]
         assert op["operationId"] == name
         assert ("security" in op) is (name != "health"), name

@@ -131,10 +131,10 @@ def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
     app[SERVICE] = service
-    for method, path, name, _summary in ROUTES:
-        handler = next(getattr(m, name) for m in (handlers, dataset_handlers, derived_handlers, team_handlers)
-                       if hasattr(m, name))
-        app.router.add_route(method, API_PREFIX + path, handler)
+    for route in ROUTES:
+        handler = next(getattr(m, route.name) for m in (handlers, dataset_handlers, derived_handlers, team_handlers)
+                       if hasattr(m, route.name))
+        app.router.add_route(route.method, API_PREFIX + route.path, handler)
     async def openapi(request: web.Request) -> web.Response:
         return web.json_response(openapi_document())
 

@@ -7,40 +7,28 @@ from typing import Any
 
 from aiohttp import web
 
-from srbench import DEFAULT_SEED
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.acquire import acquire
 from srbench.errors import InvalidInput, NotFound, storage_fault
-from srbench.schemas.text import check_local_path, shorten
+from srbench.schemas.text import shorten
+from srbench.service import api_requests as rq
 from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
-from srbench.service.http import body, ok, only, page, svc
+from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
 from srbench.stages.datasets import combine, decode_cases, prepare
 
 
-def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
-    bench = get_benchmark(str(data.get("benchmark")))
-    profile = data.get("profile")
-    seed = data.get("seed", DEFAULT_SEED)
-    limit = data.get("limit")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise InvalidInput("seed must be an integer")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-        raise InvalidInput("limit must be an integer")
-    src, rev = data.get("source_path"), data.get("revision")
+def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
+    bench = get_benchmark(req.benchmark)
+    profile, seed, limit, src, rev = req.profile, req.seed, req.limit, req.source_path, req.revision
     if (src is None) != (rev is None):
         raise InvalidInput("--source-path and --revision are required together (DS-7)")
     if not bench.available:
         raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
-    if src is not None and (not isinstance(src, str) or not isinstance(rev, str) or not rev.strip()):
-        raise InvalidInput("source_path and revision must be non-empty strings")
-    if src is not None:
-        try:
-            check_local_path(src)
-        except ValueError as exc:
-            raise InvalidInput(f"source_path {exc}") from None
+    if rev is not None and not rev.strip():
+        raise InvalidInput("revision must not be blank")
     try:
-        got = acquire(bench, mode=str(data.get("source") or "auto"), cache_dir=cache_home() / "sources",
+        got = acquire(bench, mode=req.source or "auto", cache_dir=cache_home() / "sources",
                       source_path=src, revision=rev)
     except (OSError, ValueError) as exc:     # a local copy the filesystem refuses or cannot read
         if src is None or storage_fault(exc) is not None:
@@ -60,30 +48,23 @@ def _prepare_sync(service: Any, data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def prepare_dataset(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"benchmark", "profile", "seed", "limit", "source_path", "revision", "source"})
-    return ok(await asyncio.to_thread(_prepare_sync, svc(request), data))
+    req = await parse(request, rq.PrepareDataset)
+    return ok(await asyncio.to_thread(_prepare_sync, svc(request), req))
 
 
-def _known_manifest(service: Any, m: Any) -> dict[str, Any]:
-    if not isinstance(m, dict) or not isinstance(m.get("id"), str) or not isinstance(m.get("sha256"), str):
-        raise InvalidInput("each manifest must be a dataset manifest printed by `dataset prepare`")
-    stored = service.journal.get_ref("dataset", m["id"])
+def _known_manifest(service: Any, m: rq.PrintedManifest) -> dict[str, Any]:
+    stored = service.journal.get_ref("dataset", m.id)
     if stored is None:
-        raise NotFound(f"dataset {m['id']} is not a dataset of this store")
-    if stored["sha256"] != m["sha256"]:
-        raise InvalidInput(f"dataset {m['id']}: sha256 {m['sha256']} does not match the stored {stored['sha256']}")
+        raise NotFound(f"dataset {m.id} is not a dataset of this store")
+    if stored["sha256"] != m.sha256:
+        raise InvalidInput(f"dataset {m.id}: sha256 {m.sha256} does not match the stored {stored['sha256']}")
     return stored
 
 
 async def combine_datasets(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"manifests"})
+    req = await parse(request, rq.CombineDatasets)
     service = svc(request)
-    items = data.get("manifests")
-    if not isinstance(items, list):
-        raise InvalidInput("manifests must be a list")
-    stored = [_known_manifest(service, m) for m in items]
+    stored = [_known_manifest(service, m) for m in req.manifests]
 
     def run() -> dict[str, Any]:
         manifest, _ = combine(service.engine, stored)
@@ -92,7 +73,8 @@ async def combine_datasets(request: web.Request) -> web.Response:
 
 
 async def list_datasets(request: web.Request) -> web.Response:
-    offset, limit = page(request)
+    q = query(request, rq.Page)
+    offset, limit = min(q.offset, MAX_OFFSET), q.limit
     items = [v for _, v in svc(request).journal.list_refs("dataset")]
     return ok({"datasets": items[offset:offset + limit], "total": len(items)})
 
@@ -109,10 +91,11 @@ async def dataset_cases(request: web.Request) -> web.Response:
     m = service.journal.get_ref("dataset", request.match_info["dataset_id"])
     if m is None:
         raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
-    offset, limit = page(request, default=25)
+    q = query(request, rq.CasesPage)
+    offset, limit = min(q.offset, MAX_OFFSET), q.limit
     cases = decode_cases(await asyncio.to_thread(service.objects.get_bytes, m["object"]))
-    bench = request.query.get("benchmark")
-    text = request.query.get("q", "").lower()
+    bench = q.benchmark
+    text = (q.q or "").lower()
     chosen = [c for c in cases if (not bench or c.benchmark == bench)
               and (not text or text in c.messages[-1].content.lower())]
     view = [{"id": c.id, "benchmark": c.benchmark, "messages": [x.model_dump() for x in c.messages],

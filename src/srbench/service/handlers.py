@@ -7,18 +7,18 @@ import json
 from typing import Any
 
 from aiohttp import web
-from pydantic import ValidationError
 
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.errors import DamagedObject, InvalidInput, NotFound
 from srbench.schemas.target import Target
+from srbench.service import api_requests as rq
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
 from srbench.service.faults import record_damage
-from srbench.service.http import body, ok, only, page, svc
-from srbench.stages.plan import build_plan, fail, pydantic_problems
+from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
+from srbench.stages.plan import build_plan, fail
 from srbench.targets import routers
 
 
@@ -70,21 +70,9 @@ async def list_targets(request: web.Request) -> web.Response:
 
 
 async def register_targets(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"targets"})
-    items = data.get("targets")
-    if not isinstance(items, list) or not items:
-        raise InvalidInput("targets must be a non-empty list")
-    problems: list[str] = []
-    parsed: list[Target] = []
-    for i, item in enumerate(items):
-        try:
-            parsed.append(Target.model_validate(item))
-        except ValidationError as exc:
-            problems += pydantic_problems(exc, f"targets[{i}].")
-            continue
-        if (bad_router := routers.router_problem(parsed[-1])) is not None:
-            problems.append(f"targets[{i}].router: {bad_router}")
+    parsed = (await parse(request, rq.RegisterTargets)).targets
+    problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
+                if (bad := routers.router_problem(t)) is not None]
     ids = [t.id for t in parsed]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
@@ -124,23 +112,18 @@ def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def make_plan(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"manifest"})
+    req = await parse(request, rq.MakePlan)
     service = svc(request)
-    plan = await asyncio.to_thread(_plan_sync, service, data.get("manifest"))
+    plan = await asyncio.to_thread(_plan_sync, service, req.manifest)
     planning = await asyncio.to_thread(_planning_sync, service, plan)
     return ok({"plan": plan, "plan_sha256": plan["plan_sha256"], "total": plan["total"], "status": "validated",
                "model_requests": 0, "planning": planning})
 
 
 async def submit_run(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"plan", "idempotency_key"})
+    req = await parse(request, rq.SubmitRun)
     service = svc(request)
-    key = data.get("idempotency_key")
-    if key is not None and not isinstance(key, str):
-        raise InvalidInput("idempotency_key must be a string")
-    run, created = await asyncio.to_thread(service.runs.submit, data.get("plan"), key)
+    run, created = await asyncio.to_thread(service.runs.submit, req.plan, req.idempotency_key)
     if created:
         service.runs.start(run["id"])
     return ok({"run": run, "created": created}, status=201 if created else 200)
@@ -166,7 +149,8 @@ async def run_report(request: web.Request) -> web.Response:
 
 async def run_results(request: web.Request) -> web.Response:
     service = svc(request)
-    offset, limit = page(request)
+    q = query(request, rq.Page)
+    offset, limit = min(q.offset, MAX_OFFSET), q.limit
     rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
     rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
     return ok({"results": rows[offset:offset + limit], "total": len(rows), "offset": offset})
@@ -195,7 +179,8 @@ async def run_calls(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
-    offset, limit = page(request)
+    q = query(request, rq.Page)
+    offset, limit = min(q.offset, MAX_OFFSET), q.limit
     rows = service.journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' ORDER BY seq "
                                  "LIMIT ? OFFSET ?", (run_id, limit, offset))
     total = service.journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending'",
@@ -222,12 +207,7 @@ async def run_events(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
-    try:
-        after = int(request.query.get("after", "0"))
-    except ValueError:
-        raise InvalidInput("after must be an integer") from None
-    if not 0 <= after <= 2**62:
-        raise InvalidInput("after must be a non-negative event sequence number")
+    after = query(request, rq.EventsAfter).after
     rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT 100",
                                  (run_id, after))
     total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
@@ -240,12 +220,7 @@ async def store_verify(request: web.Request) -> web.Response:
     from srbench.service import maintenance
 
     service = svc(request)
-    data = await body(request) if request.can_read_body else {}
-    only(data, {"repair"})
-    repair = data.get("repair", False)
-    if not isinstance(repair, bool):
-        raise InvalidInput("repair must be true or false")
-    if not repair:
+    if not (await parse(request, rq.StoreVerify, optional=True)).repair:
         return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
     res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
                                   maintenance.repair_sources())
@@ -258,13 +233,8 @@ async def store_gc(request: web.Request) -> web.Response:
     from srbench.errors import Conflict
     from srbench.service import maintenance
 
-    data = await body(request)
-    only(data, {"apply", "grace_s"})
-    apply, grace = data.get("apply", False), data.get("grace_s", maintenance.DEFAULT_GRACE_S)
-    if not isinstance(apply, bool):
-        raise InvalidInput("apply must be true or false")
-    if isinstance(grace, bool) or not isinstance(grace, int | float) or not grace >= 0:
-        raise InvalidInput("grace_s must be a number of seconds >= 0")
+    req = await parse(request, rq.StoreGc, optional=True)
+    apply, grace = req.apply, req.grace_s
     service = svc(request)
     active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
     if active:

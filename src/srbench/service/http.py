@@ -1,17 +1,21 @@
-"""Request/response helpers every handler module shares: strict JSON bodies, field checks, pages."""
+"""Request/response helpers every handler module shares: strict JSON bodies validated by the contract's
+pydantic models (`service.api_requests`), query strings likewise, and JSON answers."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel, ValidationError
 
 from srbench.errors import InvalidInput
 from srbench.schemas.text import lone_surrogate_at
 
 SERVICE: web.AppKey[Any] = web.AppKey("service", object)
 MAX_BODY = 8 * 1024 * 1024          # a request body (a recovery plan lists every cell of a large run)
+MAX_OFFSET = 10**12                 # beyond any page: an empty page (and within SQLite's integers)
+M = TypeVar("M", bound=BaseModel)
 
 
 def svc(request: web.Request) -> Any:
@@ -50,21 +54,28 @@ async def body(request: web.Request) -> dict[str, Any]:
     return data
 
 
-def only(data: dict[str, Any], allowed: set[str]) -> None:
-    extra = sorted(set(data) - allowed)
-    if extra:
-        raise InvalidInput(f"unknown field(s): {', '.join(extra)}")
+def _invalid(exc: ValidationError, what: str) -> InvalidInput:
+    from srbench.stages.plan import fail, pydantic_problems
+
+    return fail(pydantic_problems(exc), what)
 
 
-def page(request: web.Request, default: int = 100, maximum: int = 100) -> tuple[int, int]:
+async def parse(request: web.Request, model: type[M], *, optional: bool = False) -> M:
+    """The request body as `model` (every field checked by it); with `optional`, no body means {}."""
+    data = await body(request) if request.can_read_body or not optional else {}
     try:
-        offset = int(request.query.get("offset", "0"))
-        limit = int(request.query.get("limit", str(default)))
-    except ValueError:
-        raise InvalidInput("offset and limit must be integers") from None
-    if offset < 0 or not (1 <= limit <= maximum):
-        raise InvalidInput(f"offset must be >= 0 and limit within 1..{maximum}")
-    return min(offset, 10**12), limit   # beyond any page: an empty page (and within SQLite's integers)
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc, "request body") from None
+
+
+def query(request: web.Request, model: type[M]) -> M:
+    """The query string as `model` (a repeated name keeps its first value)."""
+    values = {k: request.query.get(k) for k in request.query}
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise _invalid(exc, "query") from None
 
 
 def ok(value: Any, status: int = 200) -> web.Response:

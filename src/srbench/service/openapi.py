@@ -1,125 +1,141 @@
-"""The route table and the OpenAPI 3.1 document the service serves (built from the same table)."""
+"""The route table and the OpenAPI 3.1 document, generated from the contract's pydantic models.
+
+Each route names its handler, its request body model and query model (`service.api_requests`: the
+handlers validate with exactly these) and its answer model (`service.api_responses`). The document's
+schemas are those models' `model_json_schema()`, so what is checked and what is documented are one
+source and cannot drift; schemathesis fuzzes the service against this document.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel
 
 from srbench import VERSION
-from srbench.schemas.target import Target
+from srbench.schemas.dataset import DatasetManifest
+from srbench.service import api_requests as rq
+from srbench.service import api_responses as rs
 
-# (method, path under the API prefix, handler name in a service.*handlers module, summary)
-ROUTES: list[tuple[str, str, str, str]] = [
-    ("GET", "/health", "health", "Liveness and store identity (no token needed)"),
-    ("GET", "/catalog", "catalog", "The installed suite and its nine benchmarks"),
-    ("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)"),
-    ("GET", "/targets", "list_targets", "The target registry"),
-    ("POST", "/targets", "register_targets", "Register or replace targets"),
-    ("GET", "/datasets", "list_datasets", "Frozen datasets of this store"),
-    ("POST", "/datasets/prepare", "prepare_dataset", "Freeze a dataset from a pinned or local source"),
-    ("POST", "/datasets/combine", "combine_datasets", "Combine datasets of one profile, seed and split"),
-    ("GET", "/datasets/{dataset_id}", "get_dataset", "One dataset manifest"),
-    ("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers"),
-    ("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)"),
-    ("GET", "/runs", "list_runs", "Run summaries, newest first"),
-    ("POST", "/runs", "submit_run", "Start a run from a frozen plan (idempotent by key)"),
-    ("GET", "/runs/{run_id}", "get_run", "One run with progress"),
-    ("POST", "/runs/{run_id}/cancel", "cancel_run", "Stop the work of a run"),
-    ("GET", "/runs/{run_id}/report", "run_report", "The report (a cached rule output)"),
-    ("GET", "/runs/{run_id}/results", "run_results", "Per-cell results, 100 a page"),
-    ("GET", "/runs/{run_id}/calls", "run_calls", "Call summaries, 100 a page"),
-    ("GET", "/runs/{run_id}/calls/{cell_id}", "run_call", "One full call record"),
-    ("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 100 a page"),
-    ("GET", "/objects/{digest}", "get_object", "An object by digest (JSON objects only)"),
-    ("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run"),
-    ("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes"),
-    ("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)"),
-    ("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage", "Append a usage correction from retained SSE"),
-    ("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue"),
-    ("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells"),
-    ("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers"),
-    ("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run"),
-    ("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team object "
-     "store (idempotent)"),
-    ("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
-     "checked on arrival"),
-    ("POST", "/shutdown", "shutdown", "Stop the service; every result is kept"),
-    ("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references"),
-    ("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
-     "(dry run unless apply; refused while runs are active)"),
+
+class Route(NamedTuple):
+    method: str
+    path: str                       # under the API prefix
+    name: str                       # handler in a service.*handlers module, and the operationId
+    summary: str
+    body: type[BaseModel] | None = None
+    query: type[BaseModel] | None = None
+    answer: type[BaseModel] | None = None       # None: any JSON object (a stored record)
+    created: bool = False           # 201 when it creates, 200 when it binds an existing one
+
+
+ROUTES: list[Route] = [
+    Route("GET", "/health", "health", "Liveness and store identity (no token needed)", answer=rs.Health),
+    Route("GET", "/catalog", "catalog", "The installed suite and its nine benchmarks", answer=rs.Catalog),
+    Route("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)",
+          answer=rs.SetupChecks),
+    Route("GET", "/targets", "list_targets", "The target registry", answer=rs.Targets),
+    Route("POST", "/targets", "register_targets", "Register or replace targets", rq.RegisterTargets,
+          answer=rs.Registered),
+    Route("GET", "/datasets", "list_datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets),
+    Route("POST", "/datasets/prepare", "prepare_dataset", "Freeze a dataset from a pinned or local source",
+          rq.PrepareDataset, answer=DatasetManifest),
+    Route("POST", "/datasets/combine", "combine_datasets", "Combine datasets of one profile, seed and split",
+          rq.CombineDatasets, answer=DatasetManifest),
+    Route("GET", "/datasets/{dataset_id}", "get_dataset", "One dataset manifest", answer=DatasetManifest),
+    Route("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers",
+          query=rq.CasesPage, answer=rs.Cases),
+    Route("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)", rq.MakePlan,
+          answer=rs.PlanAnswer),
+    Route("GET", "/runs", "list_runs", "Run summaries, newest first", answer=rs.Runs),
+    Route("POST", "/runs", "submit_run", "Start a run from a frozen plan (idempotent by key)", rq.SubmitRun,
+          answer=rs.RunCreated, created=True),
+    Route("GET", "/runs/{run_id}", "get_run", "One run with progress", answer=rs.RunView),
+    Route("POST", "/runs/{run_id}/cancel", "cancel_run", "Stop the work of a run", answer=rs.RunView),
+    Route("GET", "/runs/{run_id}/report", "run_report", "The report (a cached rule output)", answer=rs.Report),
+    Route("GET", "/runs/{run_id}/results", "run_results", "Per-cell results, 100 a page", query=rq.Page,
+          answer=rs.Results),
+    Route("GET", "/runs/{run_id}/calls", "run_calls", "Call summaries, 100 a page (a damaged call marks its row)",
+          query=rq.Page, answer=rs.Calls),
+    Route("GET", "/runs/{run_id}/calls/{cell_id}", "run_call", "One full call record", answer=rs.CallDetail),
+    Route("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 100 a page",
+          query=rq.EventsAfter, answer=rs.Events),
+    Route("GET", "/objects/{digest}", "get_object", "An object by digest (JSON records only; verified)"),
+    Route("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run",
+          rq.MakeComparison, answer=rs.Derived),
+    Route("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes",
+          rq.MakeReplay, answer=rs.ReplayCreated, created=True),
+    Route("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)",
+          rq.RepriceRun, answer=rs.Repriced),
+    Route("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage",
+          "Append a usage correction from retained SSE", rq.ReconcileUsage, answer=rs.Reconciled),
+    Route("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue",
+          rq.RecoverPlan),
+    Route("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells",
+          rq.RecoverRun, answer=rs.RunCreated, created=True),
+    Route("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers",
+          answer=rs.Derived),
+    Route("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run",
+          answer=rs.Derived),
+    Route("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team "
+          "object store (idempotent)", rq.TeamRemote, answer=rs.Pushed),
+    Route("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
+          "checked on arrival", rq.TeamRemote, answer=rs.Pulled),
+    Route("POST", "/shutdown", "shutdown", "Stop the service; every result is kept", answer=rs.Stopping),
+    Route("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references "
+          "(repair: copy good objects from SR_BENCH_REPAIR_FROM)", rq.StoreVerify, answer=rs.Verified),
+    Route("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
+          "(dry run unless apply; refused while runs are active)", rq.StoreGc, answer=rs.Collected),
 ]
 
-_PAGE = [{"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-         {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}}]
+_REF = "#/components/schemas/{model}"
 
-_BODIES: dict[str, dict[str, Any]] = {
-    "register_targets": {"type": "object", "required": ["targets"], "additionalProperties": False,
-                         "properties": {"targets": {"type": "array", "items": {"$ref": "#/components/schemas/Target"}}}},
-    "prepare_dataset": {"type": "object", "required": ["benchmark", "profile"], "additionalProperties": False,
-                        "properties": {"benchmark": {"type": "string"},
-                                       "profile": {"type": "string", "enum": ["smoke", "quick", "standard"]},
-                                       "seed": {"type": "integer"}, "limit": {"type": ["integer", "null"]},
-                                       "source_path": {"type": ["string", "null"]},
-                                       "revision": {"type": ["string", "null"]},
-                                       "source": {"type": ["string", "null"], "enum": ["auto", "download", "mirror", None]}}},
-    "combine_datasets": {"type": "object", "required": ["manifests"], "additionalProperties": False,
-                         "properties": {"manifests": {"type": "array", "items": {"type": "object"}}}},
-    "make_comparison": {"type": "object", "required": ["baseline_run_id", "candidate_run_id"],
-                        "additionalProperties": False,
-                        "properties": {"baseline_run_id": {"type": "string"}, "candidate_run_id": {"type": "string"},
-                                       "margin": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}},
-    "make_replay": {"type": "object", "required": ["baseline_run_id", "preview_run_id"], "additionalProperties": False,
-                    "properties": {"baseline_run_id": {"type": "string"}, "preview_run_id": {"type": "string"}}},
-    "recover_plan": {"type": "object", "required": ["mode"], "additionalProperties": False,
-                     "properties": {"mode": {"type": "string", "enum": ["undispatched", "failed"]}}},
-    "recover_run": {"type": "object", "required": ["plan", "idempotency_key"], "additionalProperties": False,
-                    "properties": {"plan": {"type": "object"}, "idempotency_key": {"type": "string"},
-                                   "acknowledge_new_attempt": {"type": "boolean"}}},
-    "make_plan": {"type": "object", "required": ["manifest"], "additionalProperties": False,
-                  "properties": {"manifest": {"type": "object"}}},
-    "submit_run": {"type": "object", "required": ["plan"], "additionalProperties": False,
-                   "properties": {"plan": {"type": "object"}, "idempotency_key": {"type": ["string", "null"]}}},
-    "push_run": {"type": "object", "additionalProperties": False,
-                 "properties": {"remote": {"type": ["string", "null"], "maxLength": 2048}}},
-    "pull_run": {"type": "object", "additionalProperties": False,
-                 "properties": {"remote": {"type": ["string", "null"], "maxLength": 2048}}},
-    "store_gc": {"type": "object", "additionalProperties": False,
-                 "properties": {"apply": {"type": "boolean", "default": False},
-                                "grace_s": {"type": "number", "minimum": 0, "default": 3600}}},
-}
+
+def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any]:
+    """A `$ref` to the model's schema, which is added (with the models it uses) to `components`."""
+    schema = model.model_json_schema(ref_template=_REF)
+    components.update(schema.pop("$defs", {}))
+    components[model.__name__] = schema
+    return {"$ref": _REF.format(model=model.__name__)}
+
+
+def _query(model: type[BaseModel]) -> list[dict[str, Any]]:
+    schema = model.model_json_schema()
+    required = set(schema.get("required", []))
+    return [{"name": name, "in": "query", "required": name in required, "schema": prop}
+            for name, prop in schema["properties"].items()]
 
 
 def openapi_document() -> dict[str, Any]:
+    components: dict[str, Any] = {}
+    error = _schema(rs.Error, components)
     paths: dict[str, Any] = {}
-    for method, path, name, summary in ROUTES:
-        op: dict[str, Any] = {"operationId": name, "summary": summary,
-                              "responses": {"200": {"description": "OK"}, "4XX": {"description": "client error",
-                                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+    for r in ROUTES:
+        answer = _schema(r.answer, components) if r.answer else {"type": "object"}
+        ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
+        responses: dict[str, Any] = {"201": {**ok, "description": "Created"}, "200": ok} if r.created else {"200": ok}
+        responses["4XX"] = {"description": "client error", "content": {"application/json": {"schema": error}}}
+        responses["5XX"] = {"description": "a storage fault (507 insufficient_storage, 503 storage_unavailable) "
+                                           "or a damaged object (503 damaged_object)",
+                            "content": {"application/json": {"schema": error}}}
+        op: dict[str, Any] = {"operationId": r.name, "summary": r.summary, "responses": responses}
         params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
-                  for p in re.findall(r"{(\w+)}", path)]
-        if name in ("run_results", "run_calls", "dataset_cases", "list_datasets"):
-            params += _PAGE
-        if name == "run_events":
-            params += [{"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}}]
-        if name == "run_report":
-            params += [{"name": "explain", "in": "query", "schema": {"type": "boolean"}}]
+                  for p in re.findall(r"{(\w+)}", r.path)]
+        if r.query is not None:
+            params += _query(r.query)
         if params:
             op["parameters"] = params
-        if name in _BODIES:
-            op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _BODIES[name]}}}
-        if name != "health":
+        if r.body is not None:
+            required = bool(r.body.model_json_schema().get("required"))
+            op["requestBody"] = {"required": required,
+                                 "content": {"application/json": {"schema": _schema(r.body, components)}}}
+        if r.name != "health":
             op["security"] = [{"bearer": []}]
-        paths.setdefault("/api/sr-bench/v1" + path, {})[method.lower()] = op
+        paths.setdefault("/api/sr-bench/v1" + r.path, {})[r.method.lower()] = op
     return {
         "openapi": "3.1.0",
         "info": {"title": "sr-bench service", "version": VERSION},
         "paths": paths,
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {
-                "Target": Target.model_json_schema(),
-                "Error": {"type": "object", "properties": {"error": {"type": "object", "properties": {
-                    "code": {"type": "string"}, "message": {"type": "string"}}}}},
-            },
-        },
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}, "schemas": components},
     }

@@ -6,19 +6,18 @@ import asyncio
 
 from aiohttp import web
 
+from srbench.service import api_requests as rq
 from srbench.service import team
-from srbench.service.http import body, ok, only, svc
+from srbench.service.http import ok, parse, svc
 
 
 async def push_run(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"remote"})
+    remote = (await parse(request, rq.TeamRemote)).remote
     service = svc(request)
-    return ok(await asyncio.to_thread(team.push, service, request.match_info["run_id"], data.get("remote")))
+    return ok(await asyncio.to_thread(team.push, service, request.match_info["run_id"], remote))
 
 
 async def pull_run(request: web.Request) -> web.Response:
-    data = await body(request)
-    only(data, {"remote"})
+    remote = (await parse(request, rq.TeamRemote)).remote
     service = svc(request)
-    return ok(await asyncio.to_thread(team.pull, service, request.match_info["run_id"], data.get("remote")))
+    return ok(await asyncio.to_thread(team.pull, service, request.match_info["run_id"], remote))
