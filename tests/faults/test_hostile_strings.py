@@ -174,6 +174,7 @@ def test_an_unreadable_dataset_path_is_a_400_not_a_storage_fault(api, bases) -> 
     _, _, base = bases["make_plan"]
     m = copy.deepcopy(base["manifest"])
     m["dataset"]["path"] = "/proc/self/mem"                     # a regular file whose read fails with EIO
+    m["dataset"]["sha256"] = "1" * 64                           # no registered dataset: the path is read
     resp = api.http.post("/plans", json={"manifest": m})
     assert resp.status_code == 400, resp.text
     assert "dataset.path: cannot read /proc/self/mem" in resp.json()["error"]["message"]
