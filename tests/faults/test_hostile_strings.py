@@ -118,6 +118,7 @@ def _assert_clean(resp: httpx.Response, what: Any) -> None:
         assert isinstance(msg, str) and msg.strip() and "\n" not in msg, data
 
 
+TEAM = ("push_run", "pull_run")
 OPERATIONS = ["register_targets", "prepare_dataset", "combine_datasets", "make_plan", "submit_run",
               "make_comparison", "make_replay", "recover_plan", "recover_run", "reprice_run", "store_gc",
               "store_verify", "push_run", "pull_run"]
@@ -133,6 +134,10 @@ def test_a_hostile_string_anywhere_in_a_body_is_never_a_5xx(api, bases, operatio
     text = data.draw(HOSTILE, label="text")
     as_key = data.draw(st.booleans(), label="as a key")
     body = _set(base, spot, text, as_key)
+    if operation in TEAM and isinstance(body, dict) and isinstance(body.get("remote"), str) \
+            and body["remote"].startswith("/"):
+        # an absolute path is a valid remote and push writes there: keep the fuzz off the real filesystem
+        body["remote"] = "memory://hostile" + body["remote"]
     # json.dumps escapes a lone surrogate as \udXXX: valid JSON whose string is not valid Unicode
     resp = api.http.request(method, path, content=json.dumps(body).encode(),
                             headers={"content-type": "application/json"})
@@ -178,6 +183,15 @@ def test_an_unreadable_dataset_path_is_a_400_not_a_storage_fault(api, bases) -> 
     resp = api.http.post("/plans", json={"manifest": m})
     assert resp.status_code == 400, resp.text
     assert "dataset.path: cannot read /proc/self/mem" in resp.json()["error"]["message"]
+
+
+def test_a_relative_remote_is_a_400_and_writes_nothing(api, bases, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for op in TEAM:
+        _, path, _ = bases[op]
+        resp = api.http.post(path, json={"remote": "team-store"})
+        assert resp.status_code == 400 and "remote" in resp.json()["error"]["message"], resp.text
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_invalid_utf8_bytes_are_a_400(api) -> None:

@@ -64,6 +64,14 @@ def check_local_path(value: str) -> str:
 LocalPath = Annotated[str, AfterValidator(check_local_path)]
 
 
+def one_line(text: str) -> str:
+    """`text` with every control character (newline, NUL, …) and lone surrogate escaped: one printable line."""
+    if text.isprintable() and _utf8(text):
+        return text
+    return "".join(c if c.isprintable() and _utf8(c) else c.encode("unicode_escape", "backslashreplace")
+                   .decode("ascii") for c in text)
+
+
 def shorten(text: str, n: int = 120) -> str:
     """`text` for a one-line message: at most `n` characters, control characters escaped."""
     shown = text if len(text) <= n else text[: n - 1] + "…"

@@ -8,13 +8,13 @@ no lone surrogates anywhere (`http.body`), paths the filesystem can hold (`Local
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from srbench import DEFAULT_SEED
 from srbench.schemas.target import Target
-from srbench.schemas.text import LocalPath
+from srbench.schemas.text import LocalPath, check_local_path
 
 RunId = str   # checked by lookup: an unknown id is a 404 naming it
 KEY = "idempotency key: the same key binds the same work"
@@ -100,9 +100,23 @@ class RepriceRun(Body):
     reason: str | None = Field(default=None, max_length=500)
 
 
+def _remote(value: str | None) -> str | None:
+    """An object-store URL or an absolute path: a relative one would land in the service's working folder."""
+    if value is None:
+        return None
+    if "://" in value:
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            raise ValueError("must not contain control characters")
+        return value
+    if not value.startswith("/"):
+        raise ValueError("must be an object-store URL (e.g. s3://bucket/prefix) or an absolute path")
+    return check_local_path(value)
+
+
 class TeamRemote(Body):
-    remote: str | None = Field(default=None, max_length=2048,
-                               description="the team object store's URL (default: the store's shared objects)")
+    remote: Annotated[str | None, AfterValidator(_remote)] = Field(
+        default=None, max_length=2048, description="the team object store: a URL or an absolute path "
+                                                   "(default: the store's shared objects)")
 
 
 class ReconcileUsage(Body):

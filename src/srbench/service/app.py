@@ -24,6 +24,7 @@ from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fault
 from srbench.rules import Engine
+from srbench.schemas.text import one_line
 from srbench.service import dataset_handlers, derived_handlers, handlers, team_handlers
 from srbench.service.auth import check_listen_token, token_middleware
 from srbench.service.discovery import API_PREFIX, service_file
@@ -117,7 +118,9 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
 
 
 def _error(exc: SrBenchError) -> web.Response:
-    return web.json_response({"error": {"code": exc.code, "message": exc.message}}, status=exc.http_status)
+    # one line, whatever the request put into it (a field name with a newline, say)
+    return web.json_response({"error": {"code": exc.code, "message": one_line(exc.message)}},
+                             status=exc.http_status)
 
 
 @web.middleware
