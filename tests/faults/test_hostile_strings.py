@@ -121,7 +121,7 @@ def _assert_clean(resp: httpx.Response, what: Any) -> None:
 TEAM = ("push_run", "pull_run")
 OPERATIONS = ["register_targets", "prepare_dataset", "combine_datasets", "make_plan", "submit_run",
               "make_comparison", "make_replay", "recover_plan", "recover_run", "reprice_run", "store_gc",
-              "store_verify", "push_run", "pull_run"]
+              "store_verify", "push_run", "pull_run", "reconcile_usage"]
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)

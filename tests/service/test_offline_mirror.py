@@ -159,7 +159,7 @@ def test_download_only_or_no_mirror_says_what_is_missing(api, tmp_path, monkeypa
     assert "mmlu-pro has no offline mirror" in msg
     msg = api.error("POST", "/datasets/prepare", {"benchmark": "arc-agi-2", "profile": "smoke", "source": "nearby"},
                     400, "invalid_input")
-    assert "auto, download, mirror" in msg
+    assert "source" in msg and "'auto', 'download' or 'mirror'" in msg
 
 
 def test_a_download_or_local_copy_that_differs_from_the_pin_is_refused(api, tmp_path, monkeypatch) -> None:
