@@ -85,6 +85,7 @@ class PlanAnswer(Answer):
     total: int
     status: Literal["validated"]
     model_requests: Literal[0]
+    planning: Document | None = Field(default=None, description="sample-size planning of a live plan")
 
 
 class Progress(Answer):
@@ -108,7 +109,7 @@ class RunView(Answer):
     name: str
     mode: str
     profile: str | None
-    status: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
+    status: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
     plan: str
     plan_sha256: str
     idempotency_key: str | None
@@ -126,6 +127,7 @@ class RunView(Answer):
     target_info: list[TargetInfo]
     lineage: Document | None = Field(default=None, description="parent, children (one run only)")
     budget: Document | None = Field(default=None, description="RUN-8 reservation state (one run only)")
+    early_stop: Document | None = Field(default=None, description="the stopping rule's decision (one run only)")
 
 
 class Runs(Answer):
