@@ -135,7 +135,8 @@ def test_a_damaged_object_in_the_remote_refuses_the_pull(env, s3, sources, sim, 
 
 
 @pytest.mark.parametrize("remote, status", [("", 400), ("x" * 3000, 400), ("nosuchproto://bucket/x", 400),
-                                            ("relative/dir", 400), ("/no/such/team/store", 404)])
+                                            ("relative/dir", 400), ("/no/such/team/store", 404), ("file://", 400),
+                                            ("file://x", 400), ("/", 400), ("s3://", 400), ("memory://", 400)])
 def test_bad_remotes_are_one_line_and_create_nothing(env, tmp_path, monkeypatch, remote, status) -> None:
     monkeypatch.chdir(tmp_path)
     host = Host(tmp_path / "store")

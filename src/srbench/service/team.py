@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import fsspec
 from pydantic import ValidationError
 
 from srbench.cas import ObjectStore
@@ -45,7 +46,14 @@ def open_remote(url: Any, *, create: bool) -> ObjectStore:
     if "://" not in url and not url.startswith("/"):
         raise InvalidInput("remote must be a URL with a protocol (s3://bucket/prefix, file:///path …) or an "
                            "absolute path, never a path relative to the service")
+    local = url.startswith("/") or url.lower().startswith("file://")
+    if local and not (url.startswith("/") or url.lower().startswith("file:///")):
+        raise InvalidInput("a file:// remote needs an absolute path (file:///path): file://x would be relative "
+                           "to the service's working folder")
     try:
+        _fs, root = fsspec.core.url_to_fs(url)
+        if not root.strip("/"):
+            raise InvalidInput("remote must name a bucket or folder below the root (e.g. s3://bucket/prefix)")
         return ObjectStore(url, create=create)
     except (ImportError, ValueError) as exc:
         raise InvalidInput(f"cannot use the remote object store: {str(exc).splitlines()[0][:200]}") from None
