@@ -133,7 +133,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.get_by_role("button", name="evidence").click()
         page.locator("summary", has_text="Config-hash checks").wait_for()
         page.get_by_role("button", name="recipe").click()
-        assert "unavailable" in page.locator("#view").inner_text()
+        page.locator("#view", has_text="unavailable").wait_for()           # the tab renders after the click
 
         rid = runs[0]["id"]              # UI-6: the same plan run again (never compared with itself)
         again = api.ok("POST", "/runs", {"plan": api.ok("GET", f"/objects/{runs[0]['plan']}")})["run"]["id"]
