@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from tests.service.helpers import free_port, processes_under
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 
@@ -19,28 +18,10 @@ from .conftest import Cli
 
 def _offline_env() -> dict[str, str]:
     """Every proxy variable points at a closed loopback port; loopback itself goes direct."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    closed = f"http://127.0.0.1:{free_port()}"
     return {"HTTPS_PROXY": closed, "HTTP_PROXY": closed, "ALL_PROXY": closed, "https_proxy": closed,
             "http_proxy": closed, "all_proxy": closed, "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost"}
-
-
-def processes_under(root: Path) -> list[str]:
-    """Command lines of the live processes whose working directory is inside `root` (Linux /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(cmd)
-    return found
 
 
 def test_fresh_offline_machine_prepares_arc_quick(tmp_path: Path) -> None:

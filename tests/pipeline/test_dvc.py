@@ -14,14 +14,13 @@ import importlib.util
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.service.helpers import free_port, loopback_process, processes_under
 
 from srbench.simulate import samples
 
@@ -44,9 +43,7 @@ pytestmark = [
 
 
 def _closed_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture(scope="module")
@@ -94,21 +91,6 @@ def dvc(where: Path, env: dict[str, str], *args: str, timeout: float = 180) -> s
 
 def ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
-
-
-def processes_under(root: Path) -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append(cmd)
-    return found
 
 
 def repro(where: Path, env: dict[str, str]) -> set[str]:
@@ -160,23 +142,14 @@ def test_a_clone_elsewhere_gives_the_same_lock(built: dict[str, Path], env: dict
 
 @pytest.fixture
 def s3(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    """A moto S3 emulator on a free loopback port (`moto_server -H 127.0.0.1 -p 0`); its endpoint URL."""
+    """A moto S3 emulator on a free loopback port; its endpoint URL."""
     server = shutil.which("moto_server", path=str(BIN))
     if server is None or importlib.util.find_spec("dvc_s3") is None or importlib.util.find_spec("boto3") is None:
         pytest.skip("push/pull needs dvc-s3 and moto[server]: pip install dvc-s3 'moto[server]' (see .ci/run)")
-    log = tmp_path / "moto.log"
-    with log.open("wb") as fh:
-        proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", "0"], stdout=fh, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=tmp_path, env=env)
-    try:
-        deadline = time.monotonic() + 30
-        while not (m := re.search(rb"Running on (http://127\.0\.0\.1:\d+)", log.read_bytes())):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.05)
-        yield m.group(1).decode()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    url = f"http://127.0.0.1:{free_port()}"
+    with loopback_process([server, "-H", "127.0.0.1", "-p", url.rsplit(":", 1)[1]], url + "/moto-api/",
+                          tmp_path / "moto.log", cwd=tmp_path, env=env):
+        yield url
 
 
 def test_push_and_pull_through_an_s3_remote(built: dict[str, Path], env: dict[str, str], s3: str,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
+import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,6 +26,57 @@ FAST_LIMITS = {"concurrency": 4, "total_timeout_s": 10, "idle_timeout_s": 5, "ca
                "max_run_seconds": 30}
 REVISIONS = {"mmlu-pro": samples.SAMPLE_REVISION, "gpqa-diamond": samples.SAMPLE_REVISION,
              "arc-agi-2": ArcAgi2.source.revision}
+
+
+def free_port() -> int:
+    """A loopback port free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout: float = 30,
+                     **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """Start a server process (output to `log_path`), wait until `ready_url` answers 200, stop it after."""
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **popen)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"{cmd[0]} exited: " + log_path.read_text(errors="replace")[-2000:])
+            try:
+                if httpx.get(ready_url, timeout=2, trust_env=False).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, f"{cmd[0]} did not start: " + log_path.read_text(errors="replace")[-2000:]
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def processes_under(root: Path) -> list[str]:
+    """Command lines of the live processes whose working directory is inside `root` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            found.append(cmd)
+    return found
 
 
 class Api:

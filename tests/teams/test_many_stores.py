@@ -8,16 +8,11 @@ import socket
 from pathlib import Path
 
 from tests.integration.conftest import Cli
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.service.helpers import free_port
 
 
 def test_a_second_store_gets_its_own_port_and_is_found(tmp_path: Path) -> None:
-    base = _free_port()
+    base = free_port()
     env = {"SR_BENCH_PORT": "", "SR_BENCH_PORT_OFFSET": str(base - 8090)}
     one, two = Cli(tmp_path / "one", env), Cli(tmp_path / "two", env)
     for c in (one, two):
@@ -60,7 +55,7 @@ def test_a_bad_port_variable_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_proxy_in_the_environment_never_carries_loopback_calls(tmp_path: Path) -> None:
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     cli = Cli(tmp_path, {"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "NO_PROXY": ""})
     try:
         assert cli.run("runs").returncode == 0

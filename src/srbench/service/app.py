@@ -44,8 +44,9 @@ class Service:
         self.store_dir = store_dir
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
-        self.store_id = _store_id(store_dir)
-        objects_url = objects_location(store_dir)
+        info = _store_info(store_dir)
+        self.store_id = info["store_id"]
+        objects_url = objects_location(store_dir, info)
         self.objects_shared = objects_url is not None      # a team object store other journals may use
         self.objects = ObjectStore(objects_url or str(store_dir / "cas"))
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
@@ -59,20 +60,20 @@ class Service:
         self.journal.close()
 
 
-def _store_id(store_dir: Path) -> str:
+def _store_info(store_dir: Path) -> dict[str, Any]:
+    """The store's ``store.json`` (its id, and where its objects live), made on first start."""
     path = store_dir / "store.json"
     if path.exists():
-        return json.loads(path.read_text())["store_id"]
-    sid = "store-" + uuid.uuid4().hex[:16]
-    path.write_text(json.dumps({"store_id": sid, "version": VERSION}))
-    return sid
+        return dict(json.loads(path.read_text()))
+    info = {"store_id": "store-" + uuid.uuid4().hex[:16], "version": VERSION}
+    path.write_text(json.dumps(info))
+    return info
 
 
-def objects_location(store_dir: Path) -> str | None:
+def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
     """Where the store's objects live when not in its own ``cas/``: ``SR_BENCH_OBJECTS_URL``, recorded
-    in ``store.json`` on first use so that later starts without the variable find the same objects."""
+    in ``store.json`` (`info`) on first use so that later starts without the variable find the same objects."""
     path = store_dir / "store.json"
-    info = json.loads(path.read_text())
     recorded, wanted = info.get("objects_url"), os.environ.get("SR_BENCH_OBJECTS_URL") or None
     if wanted is None or wanted == recorded:
         return recorded

@@ -24,6 +24,7 @@ from typing import Any
 import fsspec
 from pydantic import ValidationError
 
+from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
 from srbench.cas.digest import is_digest
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
@@ -31,7 +32,6 @@ from srbench.schemas.bundle import CELL_COLUMNS, RUN_COLUMNS, RunBundle
 from srbench.service.journal import add_event
 from srbench.service.maintenance import digests_in, reach
 
-TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 CORRECTION_KINDS = ("correction", "price-correction")
 COPY_THREADS = 8
 FINISHING_WAIT_S = 30.0
@@ -108,7 +108,7 @@ def make_bundle(service: Any, run_id: str) -> RunBundle:
     row = journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
     if row is None:
         raise NotFound(f"no run {run_id!r}")
-    if row["status"] not in TERMINAL:
+    if row["status"] not in TERMINAL_STATUSES:
         raise Conflict(f"run {run_id} is {row['status']}: push it once it has ended", code="run_active")
     deadline = time.monotonic() + FINISHING_WAIT_S
     while run_id in service.runs.tasks:          # terminal, and recording its final report
