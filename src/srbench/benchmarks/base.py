@@ -10,10 +10,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case
+
+if TYPE_CHECKING:
+    from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 
 Kind = Literal["mcq", "grid", "judge", "code", "agent"]
 
@@ -62,6 +65,11 @@ class Benchmark(ABC):
     needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py
     judge_template_sha256: ClassVar[str | None] = None   # part of every judged grade key
     published_rule: ClassVar[str | None] = None  # the upstream rule's diagnostic (published.py), if any
+    # a cell is a conversation of several journaled calls (benchmarks/conversation.py): `converse` drives it
+    multi_call: ClassVar[bool] = False
+    # auxiliary roles a multi-call benchmark calls (e.g. "user_simulator", "judge"); the plan's
+    # benchmark_options[<id>][<role>] names the pinned target of each
+    conversation_roles: ClassVar[tuple[str, ...]] = ()
 
     # -- source --------------------------------------------------------------------------------
     @abstractmethod
@@ -104,6 +112,16 @@ class Benchmark(ABC):
                      grader: str | None = None) -> Grade:
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
+    # -- multi-call cells (benchmarks/conversation.py) ---------------------------------------------
+    async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
+        """Drive one multi-call cell through `session` (every model call journaled by it)."""
+        raise InvalidInput(f"benchmark {self.id} is answered in one call")
+
+    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
+        """Grade a stored conversation record (``final_text``, ``outputs``, ``calls``). Default: the
+        plain grade of the final text."""
+        return self.grade(case, conversation.get("final_text"))
 
     # -- the published rule (a diagnostic beside sr-bench's grade, zero model calls) ---------------
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,

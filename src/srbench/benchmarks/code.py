@@ -18,7 +18,6 @@ from srbench.schemas.dataset import Case
 
 class CodeBenchmark(Benchmark):
     needs_sandbox: ClassVar[bool] = True
-    multi_call: ClassVar[bool] = False                 # one cell = several model calls (see stages/turns.py)
     default_options: ClassVar[dict[str, Any]] = {}
 
     def grade(self, case: Case, text: str | None) -> Grade:

@@ -1,0 +1,93 @@
+"""The contract of a multi-call cell: one cell (case × target) that is a conversation of model calls.
+
+A benchmark whose ``multi_call`` is True (SciCode's steps, ARC-AGI-2's second attempt, an agent's
+turns, a user simulator's turns) does not hand dispatch one request: dispatch gives its
+``converse(case, session)`` a :class:`CellSession`, and every model call goes through
+``session.call``, which journals the call ``dispatching`` (its request object stored) before any
+byte is sent and stores the call record before it is marked done — exactly as a single call is
+journaled. The session also holds the budget reservation, the run's deadline and stop flags: when no
+further call may be sent, ``call`` raises :class:`CellStopped` and the benchmark returns what it has
+(or lets the exception end the cell). A restart turns a cell whose conversation did not finish
+ambiguous; a conversation is never resumed or resent by itself.
+
+When ``converse`` returns, its :class:`ConversationOutcome` and the list of the cell's calls are
+stored as one *conversation record* (``kind: conversation``), and the cell's ``call`` names it.
+Grading reads that record (``Benchmark.grade_conversation``), so a grade stays a pure function of
+stored objects. Costs are per call and per role: the role's cost goes to the row's principal cost
+(``subject``) or to an auxiliary cost apart (``user_simulator``, ``judge``, ``scaffolding``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from srbench.schemas.dataset import Case
+
+Role = Literal["subject", "user_simulator", "judge", "scaffolding"]
+ROLES: tuple[str, ...] = ("subject", "user_simulator", "judge", "scaffolding")
+# the report's per-row cost field of each role; subject is the principal cost
+ROLE_COST_FIELDS: dict[str, str] = {"subject": "cost_usd", "user_simulator": "simulator_cost_usd",
+                                    "judge": "judge_cost_usd", "scaffolding": "scaffolding_cost_usd"}
+
+
+class CellStopped(Exception):
+    """No further call of this cell may be sent (run cancelled or stopped, deadline, budget, the
+    target's systematic stop). `reason` is one line; `error_class` names the kind."""
+
+    def __init__(self, error_class: str, reason: str) -> None:
+        super().__init__(reason)
+        self.error_class = error_class
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One journaled call of a conversation, as the benchmark sees it."""
+
+    index: int                               # 0-based order of the call within the cell
+    role: str                                # one of ROLES
+    target_id: str                           # the target that answered (the cell's target for "subject")
+    status: str                              # completed | failed | cancelled
+    text: str | None                         # the visible final text (reasoning stripped)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # each: {"id": str, "type": "function", "function": {"name": str, "arguments": str}}
+    finish_reason: str | None = None
+    error_class: str | None = None
+    error: str | None = None
+    record: str | None = None                # digest of the stored call record
+    selected_model: str | None = None        # a router's choice for this turn (MoM targets)
+
+
+@dataclass
+class ConversationOutcome:
+    """What `converse` returns; stored with the list of calls as the cell's conversation record."""
+
+    final_text: str | None                   # the answer a plain grader would see (e.g. joined code)
+    outputs: dict[str, Any] = field(default_factory=dict)   # JSON: per-benchmark (step codes, reward…)
+    trajectory: str | None = None            # digest of a stored trajectory object, if any
+    error_class: str | None = None           # set: the cell failed for this reason (e.g. trial_error)
+    error: str | None = None                 # one line, with error_class
+
+
+class CellSession(Protocol):
+    """What a conversation benchmark may do inside one cell (implemented by dispatch)."""
+
+    cell_id: str
+    case: Case
+    target_id: str
+    seed: int
+
+    async def call(self, messages: list[dict[str, Any]], *, role: str = "subject",
+                   tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
+                   max_tokens: int | None = None) -> Reply:
+        """Send one journaled call to the cell's target (role "subject") or to the auxiliary target the
+        plan pins for `role`; returns its reply (a failed call is a Reply with status "failed", not an
+        exception). Raises CellStopped when no further call may be sent."""
+
+    def store(self, value: bytes | dict[str, Any]) -> str:
+        """Put a JSON object or bytes (a trajectory, a verifier log) in the object store; returns its
+        digest. It is durable before the cell's end is committed."""
+
+    def remaining_s(self) -> float:
+        """Seconds left before the cell's own deadline (case timeout, run deadline)."""
