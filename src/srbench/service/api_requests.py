@@ -140,6 +140,18 @@ class Page(Query):
     limit: int = Field(default=100, ge=1, le=100)
 
 
+class SeqPage(Page):
+    after: int | None = Field(default=None, ge=-1, le=2**62,
+                              description="keyset cursor: the last seq seen (an answer's next_cursor); "
+                                          "O(page) wherever it points, unlike offset")
+
+
+class RunsPage(Query):
+    limit: int = Field(default=200, ge=1, le=500)
+    after: str | None = Field(default=None, max_length=200,
+                              description="keyset cursor: an answer's next_cursor (runs older than it)")
+
+
 class CasesPage(Query):
     offset: int = Field(default=0, ge=0)
     limit: int = Field(default=25, ge=1, le=100)

@@ -132,6 +132,7 @@ class RunView(Answer):
 
 class Runs(Answer):
     runs: list[RunView]
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
 class RunCreated(Answer):
@@ -153,6 +154,7 @@ class Results(Answer):
     results: list[Document]
     total: int
     offset: int
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
 class CallSummary(Answer):
@@ -181,6 +183,7 @@ class Calls(Answer):
     calls: list[CallSummary]
     total: int
     offset: int
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
 class CallDetail(CallSummary):
@@ -198,6 +201,7 @@ class Event(Answer):
 class Events(Answer):
     events: list[Event]
     total: int
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
 class Derived(Answer):

@@ -33,6 +33,7 @@ from srbench.stages.betting import METHOD, ORDER, make_design
 from srbench.stages.compare import AUX_COST_FIELDS, NotComparable, choose_baseline, pair_checks, run_checks
 from srbench.stages.dispatch import Cell, RunControl
 from srbench.stages.grade import grade_cell
+from srbench.stages.results import all_rows
 from srbench.stages.stopping import decide, dispatch_order, look_step, statistics_of
 
 __all__ = ["StopMonitor", "check_baseline_run"]
@@ -50,7 +51,7 @@ def _baseline_rows(manager: Any, plan: dict[str, Any]) -> tuple[str, dict[str, d
         raise InvalidInput(f"statistics.early_stop.baseline_run {run_id} is {run['status']}: it must be a finished "
                            "run with an outcome for every cell", code="invalid_baseline_run")
     report = manager.store.get_json(manager.final_report(run_id))
-    rows = manager.store.get_json(report["results"])["rows"]
+    rows = all_rows(manager.store, report["results"])
     bplan = manager.store.get_json(run["plan"])
     try:
         bcases, bby = run_checks("baseline", report, rows, bplan)

@@ -14,11 +14,13 @@ from srbench.cas import is_digest
 from srbench.errors import DamagedObject, InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service import api_requests as rq
+from srbench.service import pages
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
 from srbench.service.faults import record_damage
 from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
 from srbench.stages.plan import build_plan, fail
+from srbench.stages.results import page as results_page
 from srbench.targets import routers
 
 
@@ -38,7 +40,7 @@ async def shutdown(request: web.Request) -> web.Response:
 
 # Objects the API serves: JSON records without reference answers. Frozen datasets, cases and SSE
 # blobs are never returned (UI-3); datasets are browsed through /datasets/{id}/cases.
-SERVED_KINDS = frozenset({"call", "request", "report", "results", "plan", "grade"})
+SERVED_KINDS = frozenset({"call", "request", "report", "results", "results_page", "plan", "grade"})
 
 
 async def get_object(request: web.Request) -> web.Response:
@@ -130,7 +132,9 @@ async def submit_run(request: web.Request) -> web.Response:
 
 
 async def list_runs(request: web.Request) -> web.Response:
-    return ok({"runs": svc(request).runs.list()})
+    q = query(request, rq.RunsPage)
+    runs = svc(request).runs.list(q.limit, pages.runs_before(q.after))
+    return ok({"runs": runs, "next_cursor": pages.runs_cursor(runs, q.limit)})
 
 
 async def get_run(request: web.Request) -> web.Response:
@@ -149,11 +153,12 @@ async def run_report(request: web.Request) -> web.Response:
 
 async def run_results(request: web.Request) -> web.Response:
     service = svc(request)
-    q = query(request, rq.Page)
+    q = query(request, rq.SeqPage)
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
-    rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
-    return ok({"results": rows[offset:offset + limit], "total": len(rows), "offset": offset})
+    digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
+    rows, total = await asyncio.to_thread(results_page, service.objects, digest, after=q.after, offset=offset,
+                                          limit=limit)
+    return ok({"results": rows, "total": total, "offset": offset, "next_cursor": pages.seq_cursor(rows, limit)})
 
 
 def _call_summary(service: Any, row: Any) -> dict[str, Any]:
@@ -179,14 +184,11 @@ async def run_calls(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
-    q = query(request, rq.Page)
+    q = query(request, rq.SeqPage)
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    rows = service.journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' ORDER BY seq "
-                                 "LIMIT ? OFFSET ?", (run_id, limit, offset))
-    total = service.journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending'",
-                                (run_id,))["n"]
+    rows, total = pages.calls(service.journal, service.runs.counts(run_id), run_id, q.after, offset, limit)
     calls = await asyncio.to_thread(lambda: [_call_summary(service, r) for r in rows])
-    return ok({"calls": calls, "total": total, "offset": offset})
+    return ok({"calls": calls, "total": total, "offset": offset, "next_cursor": pages.seq_cursor(calls, limit)})
 
 
 async def run_call(request: web.Request) -> web.Response:
@@ -208,11 +210,8 @@ async def run_events(request: web.Request) -> web.Response:
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
     after = query(request, rq.EventsAfter).after
-    rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT 100",
-                                 (run_id, after))
-    total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
-    return ok({"events": [{"seq": r["seq"], "ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
-                          for r in rows], "total": total})
+    events, total = pages.events(service.journal, run_id, after, 100)
+    return ok({"events": events, "total": total, "next_cursor": pages.seq_cursor(events, 100)})
 
 
 # -- store maintenance ---------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srbench.rules.engine import CacheEntry
+from srbench.service import journal_counters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS refs(
@@ -82,6 +83,7 @@ class Journal:
         if new:
             os.chmod(path, 0o600)
         self._wconn.executescript(SCHEMA)
+        journal_counters.install(self._wconn)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []   # closed with the journal (no file stays open)
         self._queue: queue.Queue[Any] = queue.Queue()

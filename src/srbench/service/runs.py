@@ -32,7 +32,7 @@ from srbench.service.run_end import Endings, terminal
 from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
-from srbench.stages.report import build_report
+from srbench.stages.report import build_report, report_signature
 from srbench.stages.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
@@ -254,8 +254,7 @@ class RunManager:
         return out
 
     async def _finish(self, run_id: str, control: RunControl, monitor: StopMonitor | None = None) -> None:
-        counts = {r["state"]: r["n"] for r in self.journal.query(
-            "SELECT state, COUNT(*) AS n FROM cells WHERE run_id=? GROUP BY state", (run_id,))}
+        counts = self.counts(run_id)
         total = sum(counts.values())
         if control.cancel.is_set() and control.cancel_reason == "service stopped":
             status, error = "interrupted", "service stopped during the run"
@@ -356,42 +355,92 @@ class RunManager:
             "note": "a reservation and actual-cost stop kept in the journal; not a provider-enforced cap"}
         return view
 
-    def list(self, limit: int = 200) -> list[dict[str, Any]]:
-        """Newest runs first, with progress, from two queries (not one query per run)."""
-        return self._views(self.journal.query("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)))
+    def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[dict[str, Any]]:
+        """Newest runs first (keyset: strictly older than `before` = (created_at, id)), with progress
+        from the maintained counters: O(page), whatever the store holds."""
+        if before is None:
+            rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
+        else:
+            rows = self.journal.query("SELECT * FROM runs WHERE (created_at, id) < (?, ?) "
+                                      "ORDER BY created_at DESC, id DESC LIMIT ?", (*before, limit))
+        return self._views(rows)
 
     def _views(self, rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
-        """Run views with progress from one grouped query over their cells; the cells carry the latest
-        persisted change (a cell update does not touch the run row)."""
+        """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
+        service/journal_counters.py); the cells carry the latest persisted change (a cell update
+        does not touch the run row)."""
         ids = [r["id"] for r in rows]
         counts: dict[str, dict[str, int]] = {i: {} for i in ids}
         last: dict[str, float] = dict.fromkeys(ids, 0.0)
         if ids:
             marks = ",".join("?" * len(ids))
-            for r in self.journal.query(f"SELECT run_id, state, COUNT(*) AS n, MAX(updated_at) AS t FROM cells "
-                                        f"WHERE run_id IN ({marks}) GROUP BY run_id, state", tuple(ids)):
-                counts[r["run_id"]][r["state"]] = r["n"]
-                last[r["run_id"]] = max(last[r["run_id"]], r["t"] or 0.0)
+            for r in self.journal.query(f"SELECT run_id, state, n FROM cell_counts WHERE run_id IN ({marks})",
+                                        tuple(ids)):
+                if r["n"]:
+                    counts[r["run_id"]][r["state"]] = r["n"]
+            for r in self.journal.query(f"SELECT run_id, last_change FROM run_stats WHERE run_id IN ({marks})",
+                                        tuple(ids)):
+                last[r["run_id"]] = r["last_change"] or 0.0
         return [self.endings.overlay(run_view(row, counts[row["id"]], last[row["id"]])
                                      | {"target_info": self.plan_targets(row["plan"])}) for row in rows]
 
+    def counts(self, run_id: str) -> dict[str, int]:
+        """The run's cells by state, from the maintained counters (no scan of its cells)."""
+        return {r["state"]: r["n"] for r in self.journal.query(
+            "SELECT state, n FROM cell_counts WHERE run_id=? AND n > 0", (run_id,))}
+
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
+        digest, hit, why = self.report_digest(run_id)
+        return self.store.get_json(digest) | {"report": digest}, hit, why
+
+    def _report_args(self, run_id: str) -> tuple[dict[str, Any], tuple[Any, ...], dict[str, Any]]:
+        """The run view and build_report's arguments, except the cells (all O(1) reads)."""
         run = self.get(run_id)
-        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                r["judge_call"], r["judge_request"]]
-                 for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
         end = run["finished_at"] or time.time()
         wall = (end - run["started_at"]) if run["started_at"] else None
         if run["status"] not in TERMINAL and wall is not None:
             wall = round(wall, 3)
         corrections = self.journal.get_ref("correction", run_id) or []
         prices = self.journal.get_ref("price-correction", run_id) or []
-        stop = json.loads(self.journal.one("SELECT extra FROM runs WHERE id=?", (run_id,))["extra"]).get("early_stop")
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, run["status"], wall,
-                                        corrections[-1] if corrections else None,
-                                        prices[-1]["digest"] if prices else None,
-                                        config_probes=self.config_probes(run_id), early_stop=stop)
-        return self.store.get_json(digest) | {"report": digest}, hit, why
+        args = (run["status"], wall, corrections[-1] if corrections else None, prices[-1]["digest"] if prices else None)
+        return run, args, {"config_probes": self.config_probes(run_id), "early_stop": run["early_stop"]}
+
+    def _cells_version(self, run_id: str) -> int:
+        row = self.journal.one("SELECT cell_writes FROM run_stats WHERE run_id=?", (run_id,))
+        return 0 if row is None else row["cell_writes"]
+
+    def report_digest(self, run_id: str) -> tuple[str, bool, str]:
+        """(report digest, cache hit, explanation). The run's report head (the last report built,
+        with its signature: service/journal_counters.py) answers without reading a cell when
+        nothing the report depends on changed; otherwise the report rule is built (O(run))."""
+        run, args, kw = self._report_args(run_id)
+        version = self._cells_version(run_id)
+        sig, rsig = report_signature(run_id, run["plan"], version, *args, **kw)
+        head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
+        if head is not None and head["sig"] == sig and self.store.has(head["report"]):
+            return head["report"], True, "up to date"
+        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
+                                r["judge_call"], r["judge_request"]]
+                 for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, *args, **kw)
+        if self._cells_version(run_id) != version:      # a cell changed while they were read: no head
+            return digest, hit, why
+        results = self.store.get_json(digest)["results"]
+        self.journal.submit_sync(lambda c: c.execute(
+            "INSERT INTO report_heads(run_id, sig, results_sig, report, results) VALUES(?,?,?,?,?) "
+            "ON CONFLICT(run_id) DO UPDATE SET sig=excluded.sig, results_sig=excluded.results_sig, "
+            "report=excluded.report, results=excluded.results", (run_id, sig, rsig, digest, results)))
+        return digest, hit, why
+
+    def results_digest(self, run_id: str) -> str:
+        """The current results object: the head's when only the summary changed since (a running
+        run's wall time), else the report is rebuilt."""
+        run, args, kw = self._report_args(run_id)
+        _, rsig = report_signature(run_id, run["plan"], self._cells_version(run_id), *args, **kw)
+        head = self.journal.one("SELECT results_sig, results FROM report_heads WHERE run_id=?", (run_id,))
+        if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
+            return head["results"]
+        return self.store.get_json(self.report_digest(run_id)[0])["results"]
 
 
 def _exc_line(exc: BaseException) -> str:

@@ -20,6 +20,7 @@ from srbench.stages.datasets import decode_cases
 from srbench.stages.declared import apply_declared, resolve_margin
 from srbench.stages.grade import grade_cell
 from srbench.stages.reprice import apply_prices
+from srbench.stages.results import all_rows
 
 OFFLINE_KINDS = ("mcq", "grid")
 EXPORT_VERSION = "sr-bench-export-v1"
@@ -27,7 +28,7 @@ REGRADE_VERSION = "sr-bench-regrade-v1"
 
 
 def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
-    return store.get_json(report["results"])["rows"]
+    return all_rows(store, report["results"])
 
 
 def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:

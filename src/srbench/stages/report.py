@@ -43,6 +43,7 @@ from srbench.stages.published_report import (
 )
 from srbench.stages.reconcile import corrected_usage, with_routers
 from srbench.stages.reprice import apply_prices
+from srbench.stages.results import write_results
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
@@ -50,6 +51,7 @@ from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
+REPORT_RULE_VERSION = "9"     # 9: results as pages (stages/results.py)
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -218,7 +220,7 @@ def make_report_rule(engine: Engine) -> Rule:
                     for key in ("correct", "accuracy", "accuracy_ci95", *extra):
                         brow["estimated_" + key] = brow.pop(key)
                 bench_rows.append(brow)
-        results = store.put_json({"kind": "results", "schema": 1, "rows": rows}, durable=False)
+        results = write_results(store, rows)
         all_done = all(r["state"] == "completed" for r in rows)
         if plan.get("recovery"):
             all_done = False                     # a child never completes the parent's evaluation
@@ -267,7 +269,7 @@ def make_report_rule(engine: Engine) -> Rule:
             raise Volatile(report)
         return report
 
-    return Rule("report", "8", _report)
+    return Rule("report", REPORT_RULE_VERSION, _report)
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
@@ -356,6 +358,33 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
             "valid (the Hoeffding one is shown for reference only)."]
 
 
+def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
+                 config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None) -> dict[str, Any]:
+    return {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
+            "config_probes": config_probes or {},
+            "correction_at": correction["at"] if correction else None,
+            "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
+            "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
+                                for b in all_benchmarks() if getattr(b, "needs_judge", False)},
+            "published_rules": {b.id: b.published_rule for b in all_benchmarks()}}
+
+
+def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: str, wall_time_s: float | None,
+                     correction: dict[str, Any] | None = None, price_correction: str | None = None, *,
+                     config_probes: dict[str, Any] | None = None,
+                     early_stop: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(report signature, results signature): build_report's inputs with the cells replaced by an
+    exact version of them (the journal counts every write of a run's cells). Equal signatures mean
+    the same rule key, so a report built under one serves the other without reading a cell; the
+    results signature leaves out what only the summary depends on (status, wall time, probes)."""
+    params = _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop)
+    base = {"rule": make_report_rule.__name__, "version": REPORT_RULE_VERSION, "plan": plan_digest,
+            "cells_version": cells_version, "correction": correction["digest"] if correction else None,
+            "prices": price_correction}
+    rows_only = {k: params[k] for k in ("run_id", "grader_versions", "judge_templates", "published_rules")}
+    return digest_json(base | {"params": params}), digest_json(base | {"params": rows_only})
+
+
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
                  wall_time_s: float | None, correction: dict[str, Any] | None = None,
                  price_correction: str | None = None, *,
@@ -370,13 +399,6 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
         inputs["correction"] = correction["digest"]
     if price_correction is not None:
         inputs["prices"] = price_correction
-    r = engine.build(rule, inputs,
-                     {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
-                      "config_probes": config_probes or {},
-                      "correction_at": correction["at"] if correction else None,
-                      "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
-                      "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
-                                          for b in all_benchmarks() if getattr(b, "needs_judge", False)},
-                      "published_rules": {b.id: b.published_rule for b in all_benchmarks()}},
+    r = engine.build(rule, inputs, _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop),
                      subject=run_id)
     return r.output, r.hit, r.explanation

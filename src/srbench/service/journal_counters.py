@@ -1,0 +1,94 @@
+"""Counters the journal maintains itself, so that a read never recounts a run (issue 11).
+
+SQLite triggers keep, per run, the number of cells in each state (`cell_counts`) and, in
+`run_stats`, the latest cell change, an exact version of the run's cells (`cell_writes`: one more
+on every insert, update or delete of one of its cells) and its number of events. They run inside
+the transaction that changes the cell, so a counter is never ahead of or behind the rows it counts,
+whichever code path wrote them (dispatch, recovery, a pulled run, the restart sweep).
+
+A store made before these existed is counted once, when the journal is opened, in the same
+transaction that creates the triggers. `report_heads` keeps each run's last built report with the
+signature of its inputs (stages/report.py `report_signature`). Also here: the indexes the paged reads use (runs newest
+first, a run's children, events by type).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+COUNTERS = """
+CREATE TABLE IF NOT EXISTS cell_counts(
+  run_id TEXT NOT NULL, state TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(run_id, state));
+CREATE TABLE IF NOT EXISTS run_stats(
+  run_id TEXT PRIMARY KEY, last_change REAL NOT NULL DEFAULT 0, cell_writes INTEGER NOT NULL DEFAULT 0,
+  events INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS report_heads(
+  run_id TEXT PRIMARY KEY, sig TEXT NOT NULL, results_sig TEXT NOT NULL, report TEXT NOT NULL,
+  results TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS cells_counted_insert AFTER INSERT ON cells BEGIN
+  INSERT INTO cell_counts(run_id, state, n) VALUES(new.run_id, new.state, 1)
+    ON CONFLICT(run_id, state) DO UPDATE SET n = n + 1;
+  INSERT INTO run_stats(run_id, last_change, cell_writes) VALUES(new.run_id, new.updated_at, 1)
+    ON CONFLICT(run_id) DO UPDATE SET last_change = MAX(last_change, excluded.last_change),
+                                      cell_writes = cell_writes + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_counted_update AFTER UPDATE ON cells BEGIN
+  UPDATE cell_counts SET n = n - 1 WHERE old.state IS NOT new.state AND run_id = old.run_id AND state = old.state;
+  INSERT INTO cell_counts(run_id, state, n) SELECT new.run_id, new.state, 1 WHERE old.state IS NOT new.state
+    ON CONFLICT(run_id, state) DO UPDATE SET n = n + 1;
+  INSERT INTO run_stats(run_id, last_change, cell_writes) VALUES(new.run_id, new.updated_at, 1)
+    ON CONFLICT(run_id) DO UPDATE SET last_change = MAX(last_change, excluded.last_change),
+                                      cell_writes = cell_writes + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_counted_delete AFTER DELETE ON cells BEGIN
+  UPDATE cell_counts SET n = n - 1 WHERE run_id = old.run_id AND state = old.state;
+  UPDATE run_stats SET cell_writes = cell_writes + 1 WHERE run_id = old.run_id;
+END;
+CREATE TRIGGER IF NOT EXISTS events_counted AFTER INSERT ON events BEGIN
+  INSERT INTO run_stats(run_id, events) VALUES(new.run_id, 1)
+    ON CONFLICT(run_id) DO UPDATE SET events = events + 1;
+END;
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs(created_at, id);
+CREATE INDEX IF NOT EXISTS runs_by_parent ON runs(parent);
+CREATE INDEX IF NOT EXISTS events_by_type ON events(run_id, type, seq);
+"""
+
+BACKFILL = """
+DELETE FROM cell_counts;
+DELETE FROM run_stats;
+INSERT INTO cell_counts(run_id, state, n) SELECT run_id, state, COUNT(*) FROM cells GROUP BY run_id, state;
+INSERT INTO run_stats(run_id, last_change, cell_writes)
+  SELECT run_id, MAX(updated_at), COUNT(*) FROM cells GROUP BY run_id;
+INSERT INTO run_stats(run_id, events) SELECT run_id, COUNT(*) FROM events GROUP BY run_id
+  ON CONFLICT(run_id) DO UPDATE SET events = excluded.events;
+"""
+
+
+def install(conn: sqlite3.Connection) -> None:
+    """Create the counters, their triggers and indexes; count an older store's runs once."""
+    have = conn.execute("SELECT 1 FROM sqlite_master WHERE type='trigger' AND name='events_counted'").fetchone()
+    if have is not None:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='trigger' AND name='events_counted'").fetchone():
+            conn.execute("ROLLBACK")
+            return
+        for stmt in _statements(COUNTERS + BACKFILL):
+            conn.execute(stmt)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into statements (a trigger's body holds semicolons: complete_statement knows)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return [s for s in out if s]

@@ -1,0 +1,101 @@
+"""The per-cell results of a report as pages of rows, so that reading one page costs O(page).
+
+A results object (schema 2) is an index: the total, the rows a page holds, each page's first seq
+and each page's digest. A page (`results_page`) holds up to `PAGE_ROWS` consecutive rows in seq
+order. Reading rows after a seq reads the index and at most two pages, whatever the run's size;
+building streams: a page is written as soon as it is full. Schema 1 (every row inline, written
+before pages existed) is still read.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from srbench.cas import ObjectStore
+
+PAGE_ROWS = 128
+
+
+class ResultsWriter:
+    """Collects rows in seq order and writes each full page at once (objects without a sync each:
+    the rule engine's build ends with one barrier)."""
+
+    def __init__(self, store: ObjectStore, page_rows: int = PAGE_ROWS) -> None:
+        self.store = store
+        self.page_rows = page_rows
+        self.pages: list[str] = []
+        self.starts: list[int] = []
+        self.total = 0
+        self._buf: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._buf.append(row)
+        self.total += 1
+        if len(self._buf) >= self.page_rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buf:
+            return
+        self.starts.append(self._buf[0]["seq"])
+        self.pages.append(self.store.put_json({"kind": "results_page", "schema": 1, "rows": self._buf},
+                                              durable=False))
+        self._buf = []
+
+    def finish(self) -> str:
+        self._flush()
+        return self.store.put_json({"kind": "results", "schema": 2, "total": self.total,
+                                    "page_rows": self.page_rows, "starts": self.starts, "pages": self.pages},
+                                   durable=False)
+
+
+def write_results(store: ObjectStore, rows: Iterable[dict[str, Any]]) -> str:
+    w = ResultsWriter(store)
+    for r in rows:
+        w.add(r)
+    return w.finish()
+
+
+def iter_rows(store: ObjectStore, digest: str) -> Iterator[dict[str, Any]]:
+    """Every row in seq order, one page in memory at a time."""
+    index = store.get_json(digest)
+    if index.get("schema", 1) == 1:
+        yield from index["rows"]
+        return
+    for page in index["pages"]:
+        yield from store.get_json(page)["rows"]
+
+
+def all_rows(store: ObjectStore, digest: str) -> list[dict[str, Any]]:
+    return list(iter_rows(store, digest))
+
+
+def page(store: ObjectStore, digest: str, *, after: int | None = None, offset: int = 0,
+         limit: int = 100) -> tuple[list[dict[str, Any]], int]:
+    """(rows, total): `limit` rows with seq > `after` (keyset), else from position `offset`."""
+    index = store.get_json(digest)
+    if index.get("schema", 1) == 1:
+        rows = index["rows"]
+        if after is not None:
+            rows = [r for r in rows if r["seq"] > after]
+            return rows[:limit], len(index["rows"])
+        return rows[offset:offset + limit], len(rows)
+    starts, pages, size = index["starts"], index["pages"], index["page_rows"]
+    if after is not None:
+        i = max(0, bisect.bisect_right(starts, after) - 1)
+    else:
+        i = offset // size if size else 0
+    out: list[dict[str, Any]] = []
+    skip = 0 if after is not None else offset - i * size
+    while i < len(pages) and len(out) < limit:
+        rows = store.get_json(pages[i])["rows"]
+        if after is not None:
+            rows = [r for r in rows if r["seq"] > after]
+        else:
+            rows = rows[skip:]
+            skip = 0
+        out.extend(rows[:limit - len(out)])
+        i += 1
+    return out, index["total"]
