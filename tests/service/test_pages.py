@@ -1,0 +1,130 @@
+"""Paged reads (issue 11, item 1): keyset cursors over results, calls, events and the runs list; the
+journal's maintained counters agree with a recount; the report head answers an unchanged report and
+is replaced when anything it depends on changes; results are pages of rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from srbench.cas import ObjectStore
+from srbench.service.journal import Journal
+from srbench.stages.results import PAGE_ROWS, all_rows, page, write_results
+
+from .helpers import PRICE, Api, freeze, manifest, single
+
+
+def _run(api: Api, sim: Any, ds: dict[str, Any], name: str = "pages") -> str:
+    api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong", prices={"sim-strong": PRICE}),
+                                            single("weak", sim.v1_url, "sim-weak", prices={"sim-weak": PRICE})]})
+    m = manifest(ds, [{"id": "strong"}, {"id": "weak"}])
+    m["name"] = name
+    rid = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+    assert api.wait(rid)["status"] == "completed"
+    return rid
+
+
+def _walk(api: Api, path: str, key: str, limit: int) -> list[dict[str, Any]]:
+    out, cursor = [], None
+    while True:
+        q = f"?limit={limit}" + (f"&after={cursor}" if cursor is not None else "")
+        body = api.ok("GET", path + q)
+        out += body[key]
+        cursor = body["next_cursor"]
+        assert len(body[key]) <= limit
+        if cursor is None:
+            return out
+
+
+def test_cursors_walk_every_row_once_in_order(api, sim, prepare) -> None:
+    ds = prepare("mmlu-pro")
+    rid = _run(api, sim, ds)
+    full = api.ok("GET", f"/runs/{rid}/results?limit=100")
+    assert full["total"] == 28 and full["next_cursor"] is None
+    walked = _walk(api, f"/runs/{rid}/results", "results", 5)
+    assert [r["seq"] for r in walked] == list(range(28))
+    assert walked == full["results"]
+    calls = _walk(api, f"/runs/{rid}/calls", "calls", 3)
+    assert [c["seq"] for c in calls] == list(range(28))
+    assert api.ok("GET", f"/runs/{rid}/calls?limit=3&offset=3")["calls"] == calls[3:6]
+    after = api.ok("GET", f"/runs/{rid}/results?limit=4&after=9")["results"]
+    assert [r["seq"] for r in after] == [10, 11, 12, 13]
+    ev = api.ok("GET", f"/runs/{rid}/events")
+    assert ev["total"] == len(ev["events"]) and ev["next_cursor"] is None
+
+
+def test_runs_list_pages_newest_first(api, sim, prepare) -> None:
+    ds = prepare("mmlu-pro", limit=2)
+    ids = [_run(api, sim, ds, name=f"r{i}") for i in range(3)]
+    walked = _walk(api, "/runs", "runs", 2)
+    assert [r["id"] for r in walked] == ids[::-1]
+    assert api.ok("GET", "/runs")["runs"][0]["progress"]["completed"] == 4
+    status, body = api.get("/runs?after=not-a-cursor")
+    assert status == 400
+
+
+def test_counters_match_a_recount_and_an_old_store_is_counted(api, sim, prepare, service, tmp_path) -> None:
+    ds = prepare("mmlu-pro")
+    rid = _run(api, sim, ds)
+    db = service.service.journal.path
+    conn = sqlite3.connect(db)
+    recount = dict(conn.execute("SELECT state, COUNT(*) FROM cells WHERE run_id=? GROUP BY state", (rid,)).fetchall())
+    kept = dict(conn.execute("SELECT state, n FROM cell_counts WHERE run_id=? AND n>0", (rid,)).fetchall())
+    assert kept == recount == {"completed": 28}
+    events = conn.execute("SELECT COUNT(*) FROM events WHERE run_id=?", (rid,)).fetchone()[0]
+    assert conn.execute("SELECT events FROM run_stats WHERE run_id=?", (rid,)).fetchone()[0] == events
+    conn.close()
+    # a journal made before the counters: drop them, reopen, and they are counted once
+    copy = tmp_path / "old.sqlite"
+    src = sqlite3.connect(db)
+    dst = sqlite3.connect(copy)
+    src.backup(dst)
+    src.close()
+    for name in ("cells_counted_insert", "cells_counted_update", "cells_counted_delete", "events_counted"):
+        dst.execute(f"DROP TRIGGER {name}")
+    dst.execute("DROP TABLE cell_counts")
+    dst.execute("DROP TABLE run_stats")
+    dst.commit()
+    dst.close()
+    j = Journal(str(copy))
+    try:
+        assert {r["state"]: r["n"] for r in j.query("SELECT state, n FROM cell_counts WHERE run_id=?", (rid,))} \
+            == {"completed": 28}
+        j.submit_sync(lambda c: c.execute("UPDATE cells SET state='failed' WHERE run_id=? AND seq=0", (rid,)))
+        assert {r["state"]: r["n"] for r in j.query("SELECT state, n FROM cell_counts WHERE run_id=? AND n>0",
+                                                    (rid,))} == {"completed": 27, "failed": 1}
+    finally:
+        j.close()
+
+
+def test_report_head_answers_unchanged_and_follows_a_change(api, sim, prepare, service) -> None:
+    ds = prepare("mmlu-pro")
+    rid = _run(api, sim, ds)
+    first = api.ok("GET", f"/runs/{rid}/report")
+    again = api.ok("GET", f"/runs/{rid}/report")
+    assert again["cache_hit"] is True and again["report"]["report"] == first["report"]["report"]
+    # a cell changes (here by hand, as no route changes a finished run's cells): the head is stale
+    service.service.journal.submit_sync(lambda c: c.execute(
+        "UPDATE cells SET state='failed', error_class='x' WHERE run_id=? AND seq=0", (rid,)))
+    changed = api.ok("GET", f"/runs/{rid}/report")
+    assert changed["cache_hit"] is False and changed["report"]["report"] != first["report"]["report"]
+    assert api.ok("GET", f"/runs/{rid}/results?limit=1")["results"][0]["state"] == "failed"
+    # a price correction is an input too
+    api.ok("POST", f"/runs/{rid}/reprice", {"prices": {"strong": {"sim-strong": PRICE | {"output": 8.0}}},
+                                             "reason": "new list price"})
+    assert api.ok("GET", f"/runs/{rid}/report")["report"]["report"] != changed["report"]["report"]
+
+
+def test_results_pages_round_trip(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    rows = [{"seq": i, "v": i * i} for i in range(PAGE_ROWS * 2 + 7)]
+    digest = write_results(store, iter(rows))
+    assert all_rows(store, digest) == rows
+    got, total = page(store, digest, after=PAGE_ROWS - 3, limit=10)
+    assert total == len(rows) and [r["seq"] for r in got] == list(range(PAGE_ROWS - 2, PAGE_ROWS + 8))
+    got, _ = page(store, digest, offset=PAGE_ROWS * 2 + 5, limit=10)
+    assert [r["seq"] for r in got] == [PAGE_ROWS * 2 + 5, PAGE_ROWS * 2 + 6]
+    assert page(store, digest, after=10**9, limit=10)[0] == []
+    old = store.put_json({"kind": "results", "schema": 1, "rows": rows[:5]})   # written before pages
+    assert page(store, old, after=1, limit=2)[0] == rows[2:4] and all_rows(store, old) == rows[:5]
