@@ -143,7 +143,7 @@ def test_cli_dashboard_serves_the_external_service(service, api, tmp_path) -> No
         assert r.status_code == 303
         with httpx.Client(cookies={COOKIE: r.cookies[COOKIE]}) as c:
             runs = c.get(f"http://127.0.0.1:{port}/api/runs")
-        assert runs.status_code == 200 and runs.json() == {"runs": []}
+        assert runs.status_code == 200 and runs.json()["runs"] == []
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=10)

@@ -30,6 +30,9 @@ from srbench.cas.store import ObjectStore
 RuleFn = Callable[[ObjectStore, dict[str, Any], dict[str, Any]], Any]
 
 
+VOLATILE_REASON = "not cached: it depends on a passing fault"
+
+
 class Volatile(Exception):  # noqa: N818 - a signal with a value, not an error
     """Raised by a rule whose output depends on a passing fault (e.g. a sandbox that was down for
     one cell): the output is stored and returned, but never recorded in the action cache, so the
@@ -179,7 +182,7 @@ class Engine:
         except Volatile as v:
             output = self.store.put_json(v.value, durable=False)
             batch.wrote = True
-            return BuildResult(output, False, key, [*reasons, "not cached: it depends on a passing fault"])
+            return BuildResult(output, False, key, [*reasons, VOLATILE_REASON])
         output = self.store.put_json(value, durable=False)
         batch.wrote = True
         self._hold(batch, rule.name, subject, CacheEntry(key, output, inputs, params, rule.version))

@@ -23,6 +23,7 @@ from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
+from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
@@ -423,8 +424,8 @@ class RunManager:
                                 r["judge_call"], r["judge_request"]]
                  for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, *args, **kw)
-        if self._cells_version(run_id) != version:      # a cell changed while they were read: no head
-            return digest, hit, why
+        if self._cells_version(run_id) != version or VOLATILE_REASON in why:
+            return digest, hit, why     # a cell changed while they were read, or a passing fault: no head
         results = self.store.get_json(digest)["results"]
         self.journal.submit_sync(lambda c: c.execute(
             "INSERT INTO report_heads(run_id, sig, results_sig, report, results) VALUES(?,?,?,?,?) "
