@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +18,16 @@ from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 
 from .helpers import DashboardThread, freeze, manifest, single
+
+
+def poll(page, expression: str, timeout_s: float = 30.0) -> None:
+    """Wait until `expression` is true in the page. Not `wait_for_function`: its polling evaluates a
+    string inside the page, which the Dashboard's CSP (script-src 'self') refuses when the first
+    check is false (seen under load)."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"still false after {timeout_s} s: {expression}"
+        time.sleep(0.05)
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = os.environ.get("SR_BENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -87,7 +98,7 @@ def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api
         key = page.evaluate(f"JSON.parse(sessionStorage.getItem('srbench.recovery.{run_id}')).idempotency_key")
         assert key.startswith("dashboard-")
         page.locator("#recovery button", has_text="Re-send the same request").click()
-        page.wait_for_function(f"!location.hash.includes('{run_id}')")
+        poll(page, f"!location.hash.includes('{run_id}')")
         child_id = page.evaluate("decodeURIComponent(location.hash.split('/')[2].split('?')[0])")
         assert api.wait(child_id)["status"] == "completed"
         assert api.ok("GET", f"/runs/{run_id}")["lineage"]["children"] == [child_id]   # one child, not two
@@ -108,7 +119,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.locator("tr.link").nth(1).wait_for()
         assert page.locator("tr.link").count() == 2 and "smoke 16" in page.locator("#view").inner_text()
         page.get_by_label("benchmark").select_option("arc-agi-2")
-        page.wait_for_function("document.querySelectorAll('tr.link').length === 1")
+        poll(page, "document.querySelectorAll('tr.link').length === 1")
         page.locator("tr.link").click()
         page.get_by_role("button", name="Evaluate dataset").wait_for()
         assert "of 2 tasks" in page.locator("#view").inner_text()
