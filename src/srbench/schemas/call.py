@@ -43,7 +43,8 @@ class CallRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["call"] = "call"
     schema_: int = Field(default=1, alias="schema")
-    role: Literal["subject", "judge", "simulator", "preview"] = "subject"
+    # subject/judge/user_simulator/scaffolding: benchmarks/conversation.py ROLES ("simulator": older records)
+    role: Literal["subject", "judge", "user_simulator", "scaffolding", "simulator", "preview"] = "subject"
     request: str = Field(description="digest of the request object")
     status: CallStatus
     error_class: str | None = None
@@ -52,6 +53,10 @@ class CallRecord(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, description="every response header, credentials masked")
     sse: str | None = Field(default=None, description="digest of the raw SSE transcript blob")
     text: str | None = Field(default=None, description="visible final text, <think> stripped")
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, exclude_if=lambda v: not v,
+        description="tool calls of the reply, OpenAI shape [{id, type: function, function: {name, arguments}}]; "
+                    "absent when there are none (a record without them hashes as before they existed)")
     reasoning_chars: int = 0
     finish_reason: str | None = None
     response_model: str | None = None

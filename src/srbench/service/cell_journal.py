@@ -1,5 +1,11 @@
 """The journal writes of one run's cells: dispatching, finished, judged, and the budget they hold.
 
+A multi-call cell (a conversation) writes one `calls` row per model call instead:
+`call_dispatching` (request stored, row committed `dispatching` with its reservation, the cell
+`dispatching` too, before any byte is sent), `call_finished` (SSE transcript and call record stored,
+then the row's state and cost, the reservation settled), and at the end `conversation_finished`
+(the conversation record stored, then the cell's terminal state naming it).
+
 Each write is one transaction on the journal's single writer. Objects a row names are written by
 the writer first (durable ones behind one barrier per group commit), so a committed row never names
 a missing object. The budget (RUN-8) is held in the same transactions: a reservation before a
@@ -94,6 +100,59 @@ class RunJournalAdapter:
                                                              "error_class": error_class, "error": error})
         await self.journal.submit(w, self._objects(objects))
 
+    # -- multi-call cells (stages/conversation_dispatch.py) ---------------------------------------
+    async def call_dispatching(self, cell: Cell, index: int, role: str, target_id: str, request: str,
+                               objects: list[bytes], reserve_usd: float | None = None) -> bool:
+        """Store the request, then commit call `index` of the cell `dispatching` (the cell too) with its
+        reservation; False (nothing committed) when the reservation does not fit the budget."""
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> bool:
+            if reserve_usd is not None and not _reserve(c, self.run_id, reserve_usd):
+                add_event(c, self.run_id, "budget_refused", {"cell_id": cell.cell_id, "call_index": index,
+                                                             "role": role, "reserve_usd": reserve_usd})
+                return False
+            c.execute("INSERT INTO calls(run_id, cell_id, idx, role, target_id, state, request, reserved_usd, "
+                      "updated_at) VALUES(?,?,?,?,?,'dispatching',?,?,?)",
+                      (self.run_id, cell.cell_id, index, role, target_id, request, reserve_usd, now))
+            c.execute("UPDATE cells SET state='dispatching', request=COALESCE(request, ?), updated_at=? "
+                      "WHERE run_id=? AND cell_id=?", (request, now, self.run_id, cell.cell_id))
+            return True
+        return await self.journal.submit(w, self._objects(objects, durable=False))
+
+    async def call_finished(self, cell: Cell, index: int, state: str, call: str, error_class: str | None,
+                            objects: list[bytes], cost_usd: float | None = None) -> None:
+        """Store the call's objects durably, then commit its state and cost (its reservation settled;
+        an unknown cost keeps it held)."""
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT reserved_usd FROM calls WHERE run_id=? AND cell_id=? AND idx=?",
+                            (self.run_id, cell.cell_id, index)).fetchone()
+            if _settle_held(c, self.run_id, (row["reserved_usd"] or 0.0) if row else 0.0, cost_usd):
+                c.execute("UPDATE calls SET reserved_usd=0 WHERE run_id=? AND cell_id=? AND idx=?",
+                          (self.run_id, cell.cell_id, index))
+            c.execute("UPDATE calls SET state=?, call=?, error_class=?, cost_usd=?, updated_at=? "
+                      "WHERE run_id=? AND cell_id=? AND idx=?",
+                      (state, call, error_class, cost_usd, now, self.run_id, cell.cell_id, index))
+            c.execute("UPDATE cells SET updated_at=? WHERE run_id=? AND cell_id=?", (now, self.run_id, cell.cell_id))
+        await self.journal.submit(w, self._objects(objects))
+
+    async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
+                                    error: str | None, objects: list[bytes]) -> None:
+        """Store the conversation record (and make every object the cell stored durable), then commit
+        the cell's terminal state with `call` naming the record."""
+        now = time.time()
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, updated_at=? WHERE run_id=? "
+                      "AND cell_id=?", (state, call, error_class, error, now, self.run_id, cell.cell_id))
+            if state != "completed":
+                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                                                             "target_id": cell.target_id, "error_class": error_class,
+                                                             "error": error})
+        await self.journal.submit(w, self._objects(objects))
+
     async def event(self, type_: str, data: dict[str, Any]) -> None:
         await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
 
@@ -112,10 +171,16 @@ def _reserve(c: sqlite3.Connection, run_id: str, amount: float) -> bool:
 def _settle(c: sqlite3.Connection, run_id: str, cell_id: str, cost_usd: float | None) -> None:
     """A known cost is spent and its reservation released; an unknown cost keeps the reservation held."""
     row = c.execute("SELECT reserved_usd FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id)).fetchone()
-    held = (row["reserved_usd"] or 0.0) if row else 0.0
+    if _settle_held(c, run_id, (row["reserved_usd"] or 0.0) if row else 0.0, cost_usd):
+        c.execute("UPDATE cells SET reserved_usd=0 WHERE run_id=? AND cell_id=?", (run_id, cell_id))
+
+
+def _settle_held(c: sqlite3.Connection, run_id: str, held: float, cost_usd: float | None) -> bool:
+    """Spend a known cost and release `held`; True then (the holder's reservation is cleared). An
+    unknown cost counts an unknown call and keeps `held` reserved (False)."""
     if cost_usd is None:
         c.execute("UPDATE budgets SET unknown_calls=unknown_calls+1 WHERE run_id=?", (run_id,))
-        return
+        return False
     c.execute("UPDATE budgets SET spent_usd=spent_usd+?, reserved_usd=MAX(0, reserved_usd-?) WHERE run_id=?",
               (cost_usd, held, run_id))
-    c.execute("UPDATE cells SET reserved_usd=0 WHERE run_id=? AND cell_id=?", (run_id, cell_id))
+    return True

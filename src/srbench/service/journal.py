@@ -1,7 +1,9 @@
 """The journal: the store's only mutable state (SQLite, WAL), written by one thread of the service.
 
 Tables: `refs` (named things: datasets, targets, benchmark options), `runs`, `cells` (each planned
-case × target and its transitions), `events`, and the action cache of the rule engine.
+case × target and its transitions), `calls` (each model call of a multi-call cell, a conversation:
+its role, target, state, request and call-record digests, cost and budget reservation), `events`,
+and the action cache of the rule engine.
 
 All writes go through one writer thread that commits in groups: every write queued while a commit
 is in flight lands in the next single transaction, so N concurrent dispatches cost one fsync, not
@@ -41,6 +43,12 @@ CREATE TABLE IF NOT EXISTS cells(
   PRIMARY KEY(run_id, cell_id));
 CREATE INDEX IF NOT EXISTS cells_by_seq ON cells(run_id, seq);
 CREATE INDEX IF NOT EXISTS cells_by_state ON cells(run_id, state);
+CREATE TABLE IF NOT EXISTS calls(
+  run_id TEXT NOT NULL, cell_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL,
+  target_id TEXT NOT NULL, state TEXT NOT NULL, request TEXT NOT NULL, call TEXT, error_class TEXT,
+  cost_usd REAL, reserved_usd REAL, updated_at REAL NOT NULL,
+  PRIMARY KEY(run_id, cell_id, idx));
+CREATE INDEX IF NOT EXISTS calls_by_state ON calls(run_id, state);
 CREATE TABLE IF NOT EXISTS events(
   seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, ts REAL NOT NULL, type TEXT NOT NULL,
   data TEXT NOT NULL);

@@ -2,7 +2,7 @@
 
 `end_write` is that transaction: the run's terminal status and error, and every cell still
 `dispatching`/`judge_dispatching` made ambiguous (its call may have been sent and billed; its
-outcome was not recorded), each with an event. Pending cells stay pending: they were never sent,
+outcome was not recorded), each with an event; so is every call of a conversation still in flight. Pending cells stay pending: they were never sent,
 and `recover-plan --mode undispatched` continues them.
 
 `Endings` keeps the ends that could not be written because of a storage fault (a full disk, an
@@ -50,6 +50,8 @@ def end_write(run_id: str, status: str, error: str | None, fault: SrBenchError |
         c.execute("UPDATE cells SET error_class=CASE state WHEN 'dispatching' THEN 'ambiguous_dispatch' "
                   "ELSE 'ambiguous_judge_dispatch' END, state='ambiguous', error=?, updated_at=? "
                   "WHERE run_id=? AND state IN ('dispatching', 'judge_dispatching')", (why, now, run_id))
+        c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
+                  "WHERE run_id=? AND state='dispatching'", (now, run_id))
         if fault is not None:
             pending = c.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND state='pending'",
                                 (run_id,)).fetchone()[0]

@@ -2,8 +2,9 @@
 
 Statuses — run: queued, running, completed, failed, cancelled, interrupted (the last four are
 terminal); cell: pending, dispatching, completed, failed, cancelled, ambiguous. On start-up every
-cell left `dispatching` becomes `ambiguous` (it may have been billed) and every unfinished run
-becomes `interrupted`; nothing is resent or resumed by itself (RUN-5, REC-1).
+cell left `dispatching` becomes `ambiguous` (it may have been billed) — a conversation that did not
+finish too, with every one of its calls still in flight — and every unfinished run becomes
+`interrupted`; nothing is resent or resumed by itself (RUN-5, REC-1).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
 log = logging.getLogger("srbench.service")
+# SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
+CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
 
 
 class RunManager:
@@ -68,9 +71,12 @@ class RunManager:
             for r in amb:
                 add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
                                                              "target_id": r["target_id"]})
-            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', "
-                      "error='the service stopped while this call was in flight; it may have been billed', "
-                      "updated_at=? WHERE state='dispatching'", (now,))
+            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', error=CASE WHEN "
+                      f"{CONVERSATION} THEN 'the service stopped during this conversation; a call may have been "
+                      "billed; it is never resumed' ELSE 'the service stopped while this call was in flight; it "
+                      "may have been billed' END, updated_at=? WHERE state='dispatching'", (now,))
+            c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
+                      "WHERE state='dispatching'", (now,))
             c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_judge_dispatch', "
                       "error='the service stopped while the judge call was in flight; it may have been billed', "
                       "updated_at=? WHERE state='judge_dispatching'", (now,))

@@ -13,9 +13,11 @@ from srbench.simulate.behaviour import (
     reply_for,
     usage_for,
 )
+from srbench.simulate.scripted import Scripted, tool_call
 from srbench.simulate.server import DEFAULT_MODELS, Fault, SimServer, SimulatorThread, start_simulator
 
 __all__ = [
-    "DEFAULT_MODELS", "Fault", "Reply", "RouterRule", "SimModel", "SimServer", "SimulatorThread",
-    "answer_key_from_cases", "load_answer_key", "messages_key", "reply_for", "start_simulator", "usage_for",
+    "DEFAULT_MODELS", "Fault", "Reply", "RouterRule", "Scripted", "SimModel", "SimServer", "SimulatorThread",
+    "answer_key_from_cases", "load_answer_key", "messages_key", "reply_for", "start_simulator", "tool_call",
+    "usage_for",
 ]

@@ -12,13 +12,22 @@ A streamed answer is: a role delta, the content in a few deltas, a chunk with fi
 "stop" (or "length" when the request's max_tokens cuts it), a usage chunk (``choices: []``), then
 ``data: [DONE]``. ``stream: false`` gets one JSON completion. Every request answered is appended
 to ``SimServer.log``. Per-request faults for tests come from the ``fault`` hook (see :class:`Fault`).
+
+Scripted replies (agents, user simulators)
+    The ``script`` hook ``script(body) -> Scripted | None`` is asked for every request (after the
+    fault hook, on both endpoints; None: the model answers as usual). A :class:`Scripted` reply
+    streams its ``content`` and then its ``tool_calls``: per tool call one delta with ``index``,
+    ``id``, ``type: function`` and ``function.name`` (arguments ""), then the arguments in a few
+    ``function.arguments`` pieces; the finish reason is ``tool_calls`` when there are tool calls,
+    else ``stop`` (``finish_reason`` overrides it). Usage follows the usual formulas over the content
+    and the tool calls' names and arguments. The body carries the whole conversation (``messages``,
+    ``tools``), so a script is a pure function of it: e.g. "no tool result yet → call the tool; a tool
+    result → answer; a simulated user's prompt → reply ``###STOP###``". :func:`tool_call` builds one.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import socket
 import threading
 import time
@@ -37,8 +46,12 @@ from srbench.simulate.behaviour import (
     usage_for,
 )
 from srbench.simulate.preview import handle_preview
+from srbench.simulate.scripted import Scripted, ScriptHook, tool_call
+from srbench.simulate.scripted import chunk as _chunk
+from srbench.simulate.scripted import pieces as _pieces
+from srbench.simulate.scripted import tool_chunks as _tool_chunks
 
-__all__ = ["Fault", "SimServer", "start_simulator", "SimulatorThread", "DEFAULT_MODELS"]
+__all__ = ["Fault", "Scripted", "SimServer", "start_simulator", "SimulatorThread", "DEFAULT_MODELS", "tool_call"]
 
 DEFAULT_MODELS = (
     SimModel("sim-strong", skill=0.9, cached_fraction=0.5),
@@ -88,23 +101,6 @@ class Fault:
 FaultHook = Callable[[dict[str, Any]], "Fault | None"]
 
 
-def _chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
-           usage: Any = None, with_usage: bool = False) -> bytes:
-    obj: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
-                           "choices": [] if delta is None else
-                           [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    if with_usage:
-        obj["usage"] = usage
-    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
-
-
-def _pieces(text: str, size: int | None) -> list[str]:
-    if not text:
-        return []
-    size = size or max(1, math.ceil(len(text) / 4))
-    return [text[i:i + size] for i in range(0, len(text), size)]
-
-
 def _error(status: int, message: str, code: str) -> web.Response:
     return web.json_response({"error": {"message": message, "type": "invalid_request_error", "code": code}},
                              status=status)
@@ -115,7 +111,8 @@ class SimServer:
 
     def __init__(self, models: tuple[SimModel, ...] | list[SimModel] = DEFAULT_MODELS, *,
                  answer_key: Mapping[str, Any] | None = None, router: RouterRule | None = None,
-                 api_key: str | None = None, fault: FaultHook | None = None) -> None:
+                 api_key: str | None = None, fault: FaultHook | None = None,
+                 script: ScriptHook | None = None) -> None:
         self.models = {m.name: m for m in models}
         if not self.models:
             raise ValueError("the simulator needs at least one model")
@@ -127,6 +124,7 @@ class SimServer:
         self.answer_key = dict(answer_key or {})
         self.api_key = api_key
         self.fault = fault
+        self.script = script
         self.log: list[dict[str, Any]] = []
         self.url = ""
         self._runner: web.AppRunner | None = None
@@ -248,6 +246,10 @@ class SimServer:
                 entry["status"] = 200
                 return web.Response(status=200, text=fault.body or "{}", headers=headers,
                                     content_type=fault.content_type)
+        scripted = self.script(body) if self.script is not None else None
+        if scripted is not None:
+            entry["scripted"] = True
+            return await self._scripted(request, body, entry, model, scripted, headers, fault or Fault())
         reply = reply_for(model, messages, self.answer_key)
         text = fault.content if fault is not None and fault.content is not None else reply.text
         entry["correct"] = reply.correct if fault is None or fault.content is None else None
@@ -261,6 +263,19 @@ class SimServer:
         if not body.get("stream"):
             return self._plain(entry, name, text, finish, usage, headers)
         return await self._stream(request, entry, model, text, finish, usage, headers, fault or Fault())
+
+    async def _scripted(self, request: web.Request, body: dict[str, Any], entry: dict[str, Any], model: SimModel,
+                        scripted: Scripted, headers: dict[str, str], fault: Fault) -> web.StreamResponse:
+        cid = "chatcmpl-" + entry["messages_digest"][3:27]
+        tools, tool_text = _tool_chunks(cid, model.name, scripted.tool_calls)
+        finish = scripted.finish_reason or ("tool_calls" if scripted.tool_calls else "stop")
+        usage = scripted.usage if scripted.usage is not None else usage_for(model, body["messages"],
+                                                                           scripted.content + tool_text)
+        entry["tool_calls"] = [str(tc["name"]) for tc in scripted.tool_calls]
+        if not body.get("stream"):
+            return self._plain(entry, model.name, scripted.content, finish, usage, headers)
+        return await self._stream(request, entry, model, scripted.content, finish, usage, headers, fault,
+                                  extra=tools)
 
     def _plain(self, entry: dict[str, Any], name: str, text: str, finish: str, usage: Any,
                headers: dict[str, str]) -> web.Response:
@@ -276,7 +291,8 @@ class SimServer:
             request.transport.close()
 
     async def _stream(self, request: web.Request, entry: dict[str, Any], model: SimModel, text: str,
-                      finish: str, usage: Any, headers: dict[str, str], fault: Fault) -> web.StreamResponse:
+                      finish: str, usage: Any, headers: dict[str, str], fault: Fault,
+                      extra: list[bytes] | None = None) -> web.StreamResponse:
         cid = "chatcmpl-" + entry["messages_digest"][3:27]
         if fault.raw_sse is not None:
             chunks = [fault.raw_sse] if isinstance(fault.raw_sse, bytes) else list(fault.raw_sse)
@@ -284,6 +300,7 @@ class SimServer:
             pieces = _pieces(text, fault.chunk_chars)
             chunks = [_chunk(cid, model.name, {"role": "assistant", "content": ""})]
             chunks += [_chunk(cid, model.name, {"content": p}) for p in pieces]
+            chunks += extra or []
             if not fault.omit_finish:
                 chunks.append(_chunk(cid, model.name, {}, finish))
                 entry["finish_reason"] = finish
@@ -322,9 +339,10 @@ class SimServer:
 async def start_simulator(host: str = "127.0.0.1", port: int = 0, *,
                           models: tuple[SimModel, ...] | list[SimModel] = DEFAULT_MODELS,
                           answer_key: Mapping[str, Any] | None = None, router: RouterRule | None = None,
-                          api_key: str | None = None, fault: FaultHook | None = None) -> SimServer:
+                          api_key: str | None = None, fault: FaultHook | None = None,
+                          script: ScriptHook | None = None) -> SimServer:
     """Start a simulator on the running loop; `server.url` is the bound base URL (no /v1)."""
-    server = SimServer(models, answer_key=answer_key, router=router, api_key=api_key, fault=fault)
+    server = SimServer(models, answer_key=answer_key, router=router, api_key=api_key, fault=fault, script=script)
     return await server.start(host, port)
 
 
@@ -362,6 +380,10 @@ class SimulatorThread:
     def set_fault(self, fault: FaultHook | None) -> None:
         assert self.server is not None, "the simulator is not running"
         self.server.fault = fault
+
+    def set_script(self, script: ScriptHook | None) -> None:
+        assert self.server is not None, "the simulator is not running"
+        self.server.script = script
 
     def start(self) -> SimulatorThread:
         loop = asyncio.new_event_loop()

@@ -154,7 +154,8 @@ def call_record(outcome: CallOutcome, request: str, sse: str | None, *, status: 
     return CallRecord(
         request=request, status=status or outcome.status, error_class=error_class or outcome.error_class,
         error=error or outcome.error, http_status=outcome.http_status, headers=dict(outcome.headers), sse=sse,
-        text=outcome.text, reasoning_chars=outcome.reasoning_chars, finish_reason=outcome.finish_reason,
+        text=outcome.text, tool_calls=outcome.tool_calls or None, reasoning_chars=outcome.reasoning_chars,
+        finish_reason=outcome.finish_reason,
         response_model=outcome.response_model, usage_raw=outcome.usage_raw, usage=outcome.usage,
         timings=Timings(started_at=outcome.started_at, ttft_s=outcome.ttft_s, latency_s=outcome.latency_s),
         bytes_received=outcome.bytes_received, sent=outcome.sent,

@@ -58,6 +58,9 @@ class CallOutcome:
     headers: dict[str, str] = field(default_factory=dict)
     sse_raw: bytes = b""                 # body as received (capped); for HTTP errors ≤ 4 KiB of it
     text: str | None = None              # visible final text, <think> stripped; None if no content
+    # tool calls accumulated from the stream's deltas, OpenAI shape, in index order:
+    # [{"id": str, "type": "function", "function": {"name": str, "arguments": str}}]
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
     reasoning_chars: int = 0
     finish_reason: str | None = None
     response_model: str | None = None

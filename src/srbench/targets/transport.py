@@ -21,6 +21,11 @@ The client is aiohttp rather than httpx because a streamed call costs several ti
 (measured by ``benchmarks/dispatch.py``); the session's trace hooks tell whether request bytes left
 this host (a call that never left cannot have been billed).
 
+Tool calls (``delta.tool_calls``: per ``index`` an ``id``, ``type``, ``function.name`` once and
+``function.arguments`` in pieces) are accumulated into ``CallOutcome.tool_calls`` in the OpenAI shape
+``[{id, type: function, function: {name, arguments}}]``; their argument text counts as output for
+the character cap, the repetition guard and the time to first token.
+
 A call is ``completed`` only when ``[DONE]`` arrived AND the last finish_reason is one of stop,
 length, tool_calls, function_call. Every response header is kept (evidence for router attribution).
 The API key never appears in an error, a header kept or the transcript: every credential value from
@@ -112,6 +117,7 @@ class _Call:
         self.out = CallOutcome()
         self.raw = bytearray()
         self.content: list[str] = []
+        self.tools: dict[int, dict[str, Any]] = {}     # tool-call index → {id, type, name, arguments[]}
         self.chars = 0
         self.tail = ""
         self.t0: float | None = None
@@ -169,10 +175,36 @@ class _Call:
             if isinstance(reasoning, str) and reasoning:
                 self.out.reasoning_chars += len(reasoning)
                 new.append(reasoning)
+            if delta.get("tool_calls") is not None:
+                new += self._tool_deltas(delta["tool_calls"])
             if isinstance(ch, dict) and ch.get("finish_reason") is not None:
                 self.out.finish_reason = str(ch["finish_reason"])
         if new:
             self._generated("".join(new))
+
+    def _tool_deltas(self, deltas: Any) -> list[str]:
+        """Accumulate one event's tool-call deltas; returns the generated text (names, arguments)."""
+        if not isinstance(deltas, list):
+            raise _Stop("bad_event", "an SSE event has non-list tool_calls")
+        text = []
+        for d in deltas:
+            if not isinstance(d, dict):
+                raise _Stop("bad_event", "an SSE event has a malformed tool call")
+            index = d.get("index", len(self.tools))
+            fn = d.get("function") or {}
+            if not isinstance(index, int) or isinstance(index, bool) or not isinstance(fn, dict):
+                raise _Stop("bad_event", "an SSE event has a malformed tool call")
+            slot = self.tools.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": []})
+            for key in ("id", "type"):
+                if isinstance(d.get(key), str) and d[key]:
+                    slot[key] = d[key]
+            if isinstance(fn.get("name"), str) and fn["name"]:
+                slot["name"] += fn["name"]
+                text.append(fn["name"])
+            if isinstance(fn.get("arguments"), str) and fn["arguments"]:
+                slot["arguments"].append(fn["arguments"])
+                text.append(fn["arguments"])
+        return text
 
     def _usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):
@@ -226,6 +258,9 @@ class _Call:
             out.latency_s = (self.t_end or time.perf_counter()) - self.t0
         if self.content or (self.failure is None and not self.cancelled):
             out.text, out.think_unclosed = visible_text("".join(self.content))
+        out.tool_calls = [{"id": t["id"] or f"call_{i}", "type": t["type"],
+                           "function": {"name": t["name"], "arguments": "".join(t["arguments"])}}
+                          for i, t in sorted(self.tools.items())]
         if out.usage is None and out.usage_raw is not None:
             try:
                 out.usage = parse_usage(out.usage_raw)   # evidence of what a failed call cost
@@ -257,6 +292,7 @@ class _Call:
             out.response_model = mask(out.response_model, secrets) if out.response_model else out.response_model
             out.finish_reason = mask(out.finish_reason, secrets) if out.finish_reason else out.finish_reason
             out.usage_raw = _mask_json(out.usage_raw, secrets)
+            out.tool_calls = _mask_json(out.tool_calls, secrets)
         return out
 
 
