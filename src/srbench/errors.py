@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+from typing import Any
 
 
 class SrBenchError(Exception):
@@ -12,10 +13,11 @@ class SrBenchError(Exception):
     code = "error"
     http_status = 400
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
+        self.details: dict[str, Any] = dict(details or {})   # extra fields of the API's error body
 
     @property
     def message(self) -> str:
@@ -118,6 +120,13 @@ class SourceUnavailable(SrBenchError):
 class Unauthorized(SrBenchError):
     code = "unauthorized"
     http_status = 401
+
+
+class Forbidden(SrBenchError):
+    """The caller may not do this (a wrong token, the read role, another actor's experiment)."""
+
+    code = "forbidden"
+    http_status = 403
 
 
 class ServiceUnavailable(SrBenchError):

@@ -176,7 +176,7 @@ def real_ids(api: Api, dataset: dict[str, Any]) -> dict[str, str]:
     plan = api.ok("POST", "/plans", {"manifest": {
         "version": "sr-bench-1.0", "profile": "smoke", "seed": dataset["seed"],
         "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["plan"]
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     api.wait(run_id)
     cell = api.ok("GET", f"/runs/{run_id}/calls")["calls"][0]
     return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"]}

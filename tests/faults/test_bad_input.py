@@ -49,8 +49,8 @@ def base(api: Api, service, dataset: dict[str, Any], sources: dict[str, Path]) -
     another seed; all made before any snapshot is taken."""
     api.ok("POST", "/targets", {"targets": [single("dead", DEAD_URL, "m")]})
     m = manifest(dataset, [{"id": "dead"}])
-    plan = api.ok("POST", "/plans", {"manifest": m})["plan"]
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    plan = api.ok("POST", "/plans", {"manifest": m})["manifest"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     run = api.wait(run_id)
     assert run["status"] == "failed" and run["progress"]["failed"] == 14, run
     other = api.ok("POST", "/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": 7,
@@ -256,10 +256,10 @@ def test_wrong_field_types_are_a_400(api, base, unchanged, route) -> None:
 def test_edited_plan_and_mismatched_combine_are_refused(api, base, unchanged) -> None:
     edited = copy.deepcopy(base["plan"])
     edited["limits"]["concurrency"] = 64
-    _error(api.http.post("/runs", json={"plan": edited}), 409, "reviewed_plan_changed")
+    _error(api.http.post("/runs", json={"manifest": edited}), 400, "reviewed_plan_changed")
     plan = copy.deepcopy(base["plan"])
     plan["plan_sha256"] = "0" * 64
-    _error(api.http.post("/runs", json={"plan": plan}), 409, "reviewed_plan_changed")
+    _error(api.http.post("/runs", json={"manifest": plan}), 400, "reviewed_plan_changed")
     # DS-9: sources with different seeds are rejected, never merged silently
     msg = _error(api.http.post("/datasets/combine", json={"manifests": [base["dataset"], base["other"]]}), 400)
     assert "seed" in msg, msg

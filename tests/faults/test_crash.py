@@ -123,7 +123,7 @@ def test_sigkill_mid_run_loses_nothing_and_sends_nothing_twice(crash_cli, source
             if plan["eligible"]:
                 r = api.post(f"/runs/{run_id}/recover", json={"plan": plan, "idempotency_key": f"rec-{k}"})
                 assert r.status_code == 201, r.text
-                children[run_id] = (r.json()["run"]["id"], len(plan["eligible"]))
+                children[run_id] = (r.json()["id"], len(plan["eligible"]))
         deadline = time.monotonic() + 120
         for run_id, (child, n) in children.items():
             while (c := api.get(f"/runs/{child}").json())["status"] not in ("completed", "failed"):

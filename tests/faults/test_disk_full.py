@@ -86,7 +86,7 @@ def _start_and_fill(api: Api, sim: SimulatorThread, dataset: dict[str, Any], fil
     m["limits"] = dict(LIMITS)
     plan = freeze(api, m)
     sim.server.log.clear()
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     at_fill = _wait(api, run_id, lambda r: r["progress"]["completed"] >= 2 and r["progress"]["running"] >= 2)
     fill()
     return run_id, at_fill
@@ -111,7 +111,7 @@ def _check_recovered(api: Api, sim: SimulatorThread, store: Path, run_id: str, d
     recorded = _journal(store, "SELECT status, error FROM runs WHERE id=?", (run_id,))[0]
     assert recorded["status"] == "failed" and "out of space" in recorded["error"], dict(recorded)
     events = api.ok("GET", f"/runs/{run_id}/events")["events"]
-    fault = [e for e in events if e["type"] == "storage_fault"]
+    fault = [e for e in events if e["kind"] == "storage_fault"]
     assert len(fault) == 1 and fault[0]["data"]["code"] == "insufficient_storage", fault
     assert fault[0]["data"]["ambiguous"] == states["ambiguous"]
     assert fault[0]["data"]["not_dispatched"] == states["pending"]
@@ -123,7 +123,7 @@ def _check_recovered(api: Api, sim: SimulatorThread, store: Path, run_id: str, d
     review = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
     assert len(review["eligible"]) == states["pending"], review["excluded_counts"]
     assert review["excluded_counts"].get("ambiguous_dispatch") == states["ambiguous"], review["excluded_counts"]
-    child = api.ok("POST", f"/runs/{run_id}/recover", {"plan": review, "idempotency_key": f"after-{run_id}"})["run"]
+    child = api.ok("POST", f"/runs/{run_id}/recover", {"plan": review, "idempotency_key": f"after-{run_id}"})
     done = _wait(api, child["id"], lambda r: r["status"] in ("completed", "failed", "cancelled", "interrupted"))
     assert done["status"] == "completed" and done["progress"]["completed"] == states["pending"], done
     sent = Counter(entry["messages_digest"] for entry in sim.log)
@@ -143,11 +143,11 @@ def test_a_full_disk_stops_the_run_and_it_recovers_once_space_is_back(api, servi
         status, body = api.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": 99,
                                                       "source_path": str(sources["mmlu-pro"]),
                                                       "revision": REVISIONS["mmlu-pro"]})
-        assert status == 507 and body["error"]["code"] == "insufficient_storage", (status, body)
-        assert "No space left on device" in body["error"]["message"], body
+        assert status == 507 and body["code"] == "insufficient_storage", (status, body)
+        assert "No space left on device" in body["error"], body
         status, body = api.post("/targets", {"targets": [single("other", sim.v1_url, "sim-strong")]})
-        assert status == 507 and body["error"]["code"] == "insufficient_storage", (status, body)
-        assert "out of space" in body["error"]["message"] and "database or disk is full" in body["error"]["message"]
+        assert status == 507 and body["code"] == "insufficient_storage", (status, body)
+        assert "out of space" in body["error"] and "database or disk is full" in body["error"]
         status, body = api.post("/runs/" + run_id + "/recover-plan", {"mode": "undispatched"})
         assert status in (200, 507), (status, body)
         assert disk.refused["object"] >= 1 and disk.refused["journal"] >= 1, disk.refused
@@ -165,12 +165,12 @@ def test_a_full_disk_on_a_write_route_is_a_named_507(api, dataset, monkeypatch) 
                            ("/runs", {"plan": plan, "idempotency_key": "while-full"})]:
             status, answer = api.post(path, body)
             assert status == 507 and set(answer) == {"error"}, (path, status, answer)
-            assert answer["error"]["code"] == "insufficient_storage"
+            assert answer["code"] == "insufficient_storage"
         assert api.ok("GET", "/runs")["runs"]                   # reads still answer
     finally:
         disk.full = False
     assert api.ok("GET", "/health")["status"] == "ready"
-    created = api.ok("POST", "/runs", {"plan": plan, "idempotency_key": "while-full"})
+    created = api.ok("POST", "/runs", {"manifest": plan, "idempotency_key": "while-full"})
     assert created["created"] is True                          # nothing was half-recorded under that key
 
 
@@ -240,7 +240,7 @@ def test_a_really_full_filesystem_stops_the_run_and_it_recovers(small_fs, source
             status, body = api.post("/datasets/prepare", {
                 "benchmark": "mmlu-pro", "profile": "smoke", "seed": 99, "source_path": str(sources["mmlu-pro"]),
                 "revision": REVISIONS["mmlu-pro"]})
-            assert status in (507, 503) and body["error"]["code"] in ("insufficient_storage", "storage_unavailable"), \
+            assert status in (507, 503) and body["code"] in ("insufficient_storage", "storage_unavailable"), \
                 (status, body)
             holder["filler"].unlink()                    # space is back: no restart follows
             _check_recovered(api, sim, store, run_id, dataset)

@@ -110,7 +110,7 @@ def _run(api: Api, sim: SimulatorThread, dataset: dict[str, Any], target: str, l
     sim.set_fault(hook)
     try:
         t0 = time.monotonic()
-        run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
         run = api.wait(run_id, timeout=wait)
         elapsed = time.monotonic() - t0
     finally:
@@ -165,10 +165,10 @@ def test_fault_fails_only_its_cells_and_the_run_goes_on(api, sim, dataset, targe
 
     # ... as do the events and the report's failure_classes
     events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
-    failed_ev = [e["data"] for e in events if e["type"] == "cell_failed"]
+    failed_ev = [e["data"] for e in events if e["kind"] == "cell_failed"]
     assert sorted(e["error_class"] for e in failed_ev) == [expected] * n_bad, failed_ev
-    assert not any(e["type"] == "dispatch_stopped" for e in events), "a non-systematic fault stopped dispatch"
-    rep = api.ok("GET", f"/runs/{run['id']}/report")["report"]
+    assert not any(e["kind"] == "dispatch_stopped" for e in events), "a non-systematic fault stopped dispatch"
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
     t = rep["summary"]["targets"][0]
     assert t["failure_classes"] == {expected: n_bad}, t["failure_classes"]
     assert (t["total"], t["completed"], t["failed"], t["pending"]) == (14, 14 - n_bad, n_bad, 0)
@@ -204,7 +204,7 @@ def test_no_run_outlives_max_run_seconds(api, sim, dataset, target) -> None:
     calls = _calls(api, run["id"])
     assert {c["error_class"] for c in calls} == {"timeout_total"}
     assert all(c["latency_s"] <= limits["total_timeout_s"] + 0.3 for c in calls), calls
-    rep = api.ok("GET", f"/runs/{run['id']}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
     assert rep["summary"]["targets"][0]["failure_classes"] == {"timeout_total": p["failed"]}
 
 

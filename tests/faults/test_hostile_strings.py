@@ -70,7 +70,7 @@ def bases(api: Api, dataset: dict[str, Any], real_ids: dict[str, str], sources: 
           ) -> dict[str, tuple[str, str, dict[str, Any]]]:
     """operationId → (method, path, a valid body)."""
     m = manifest(dataset, [{"id": "dead"}])
-    plan = api.ok("POST", "/plans", {"manifest": m})["plan"]
+    plan = api.ok("POST", "/plans", {"manifest": m})["manifest"]
     run = real_ids["run_id"]
     recovery = api.ok("POST", f"/runs/{run}/recover-plan", {"mode": "failed"})
     price = {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}
@@ -81,7 +81,7 @@ def bases(api: Api, dataset: dict[str, Any], real_ids: dict[str, str], sources: 
                                                           "revision": REVISIONS["mmlu-pro"]}),
         "combine_datasets": ("POST", "/datasets/combine", {"manifests": [dataset]}),
         "make_plan": ("POST", "/plans", {"manifest": m}),
-        "submit_run": ("POST", "/runs", {"plan": plan, "idempotency_key": "hostile-1"}),
+        "submit_run": ("POST", "/runs", {"manifest": plan, "idempotency_key": "hostile-1"}),
         "make_comparison": ("POST", "/comparisons", {"baseline_run_id": run, "candidate_run_id": run,
                                                      "margin": 0.02}),
         "make_replay": ("POST", "/replays", {"baseline_run_id": run, "preview_run_id": run}),
@@ -114,7 +114,7 @@ def _assert_clean(resp: httpx.Response, what: Any) -> None:
     if resp.status_code >= 400:
         data = resp.json()
         assert set(data) == {"error"}, data
-        msg = data["error"]["message"]
+        msg = data["error"]
         assert isinstance(msg, str) and msg.strip() and "\n" not in msg, data
 
 
@@ -155,7 +155,7 @@ def test_a_lone_surrogate_in_the_idempotency_key_is_a_400(api, bases) -> None:
     assert "\\ud800" in body
     resp = _raw(api, "/runs", body)
     _assert_clean(resp, "idempotency_key")
-    assert resp.status_code == 400 and "idempotency_key" in resp.json()["error"]["message"]
+    assert resp.status_code == 400 and "idempotency_key" in resp.json()["error"]
 
 
 def test_a_lone_surrogate_in_a_plan_name_is_a_400(api, bases) -> None:
@@ -163,7 +163,7 @@ def test_a_lone_surrogate_in_a_plan_name_is_a_400(api, bases) -> None:
     plan = dict(base["plan"], name="sr-bench \ud800")
     resp = _raw(api, "/runs", json.dumps({"plan": plan}))
     assert resp.status_code == 400, resp.text
-    assert "plan.name" in resp.json()["error"]["message"]
+    assert "plan.name" in resp.json()["error"]
 
 
 @pytest.mark.parametrize("source_path", ["a" * 5000, "/" + "b" * 300 + "/x", "src\x00dir", "/" + "a/" * 3000],
@@ -172,7 +172,7 @@ def test_an_impossible_source_path_is_a_400(api, source_path) -> None:
     resp = api.http.post("/datasets/prepare", json={"benchmark": "mmlu-pro", "profile": "smoke",
                                                     "source_path": source_path, "revision": "r1"})
     _assert_clean(resp, source_path[:40])
-    assert resp.status_code == 400 and "source_path" in resp.json()["error"]["message"], resp.text
+    assert resp.status_code == 400 and "source_path" in resp.json()["error"], resp.text
 
 
 def test_an_unreadable_dataset_path_is_a_400_not_a_storage_fault(api, bases) -> None:
@@ -182,7 +182,7 @@ def test_an_unreadable_dataset_path_is_a_400_not_a_storage_fault(api, bases) -> 
     m["dataset"]["sha256"] = "1" * 64                           # no registered dataset: the path is read
     resp = api.http.post("/plans", json={"manifest": m})
     assert resp.status_code == 400, resp.text
-    assert "dataset.path: cannot read /proc/self/mem" in resp.json()["error"]["message"]
+    assert "dataset.path: cannot read /proc/self/mem" in resp.json()["error"]
 
 
 def test_a_relative_remote_is_a_400_and_writes_nothing(api, bases, tmp_path, monkeypatch) -> None:
@@ -190,7 +190,7 @@ def test_a_relative_remote_is_a_400_and_writes_nothing(api, bases, tmp_path, mon
     for op in TEAM:
         _, path, _ = bases[op]
         resp = api.http.post(path, json={"remote": "team-store"})
-        assert resp.status_code == 400 and "remote" in resp.json()["error"]["message"], resp.text
+        assert resp.status_code == 400 and "remote" in resp.json()["error"], resp.text
     assert list(tmp_path.iterdir()) == []
 
 

@@ -26,10 +26,10 @@ def ran(api: Api, prepare: Any, sim: Any, service: Any) -> dict[str, Any]:
     ds = prepare("mmlu-pro", limit=4)
     api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
     plan = freeze(api, manifest(ds, [{"id": "strong"}]))
-    run = api.ok("POST", "/runs", {"plan": plan})["run"]
+    run = api.ok("POST", "/runs", {"manifest": plan})
     final = api.wait(run["id"])
     assert final["status"] == "completed", final
     settled(service)
-    report = api.ok("GET", f"/runs/{run['id']}/report")["report"]
+    report = api.ok("GET", f"/runs/{run['id']}/report")
     calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
     return {"run_id": run["id"], "plan": final["plan"], "dataset": ds, "report": report, "calls": calls}

@@ -33,7 +33,7 @@ def _damage(service: Any, digest: str, how: str) -> None:
 def _events(api: Any, run_id: str, kind: str, timeout: float = 20) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while True:
-        found = [e for e in api.ok("GET", f"/runs/{run_id}/events")["events"] if e["type"] == kind]
+        found = [e for e in api.ok("GET", f"/runs/{run_id}/events")["events"] if e["kind"] == kind]
         if found or time.monotonic() > deadline:
             return found
         time.sleep(0.05)
@@ -41,8 +41,8 @@ def _events(api: Any, run_id: str, kind: str, timeout: float = 20) -> list[dict[
 
 def _assert_damaged(status: int, body: Any, digest: str) -> None:
     assert status == 503, (status, body)
-    assert set(body) == {"error"} and body["error"]["code"] == "damaged_object", body
-    msg = body["error"]["message"]
+    assert set(body) == {"error"} and body["code"] == "damaged_object", body
+    msg = body["error"]
     assert f"damaged object {digest}" in msg and "sr-bench store verify" in msg, msg
 
 

@@ -42,9 +42,9 @@ def test_livecodebench_run_is_graded_in_the_sandbox(api: Api, tmp_path: Path, ba
                                                 single("bad", sim.v1_url, "coder-bad")]})
         plan = freeze(api, manifest(ds, [{"id": "good"}, {"id": "bad"}]))
         assert plan["benchmark_options"]["livecodebench"]["grading"]["test_timeout_s"] == 6
-        run = api.wait(api.ok("POST", "/runs", {"plan": plan})["run"]["id"], timeout=60)
+        run = api.wait(api.ok("POST", "/runs", {"manifest": plan})["id"], timeout=60)
         assert run["status"] == "completed", run
-    rep = api.ok("GET", f"/runs/{run['id']}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
     by = {t["target_id"]: t for t in rep["summary"]["targets"]}
     assert by["good"]["correct"] == 2 and by["bad"]["correct"] == 0
     assert by["good"]["cost_usd"] > 0 and by["bad"]["grade_statuses"] == {"incorrect": 2}
@@ -66,7 +66,7 @@ def test_without_a_sandbox_the_cells_are_ungraded_not_wrong(api: Api, tmp_path: 
                                              "source_path": str(src), "revision": "synthetic"})
     with SimulatorThread(models=[SimModel("coder", skill=1.0)], answer_key=load_answer_key(ds["path"])) as sim:
         api.ok("POST", "/targets", {"targets": [single("coder", sim.v1_url)]})
-        run = api.wait(api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "coder"}]))})["run"]["id"],
+        run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "coder"}]))})["id"],
                        timeout=60)
     got = api.ok("GET", f"/runs/{run['id']}/report")
     t = got["report"]["summary"]["targets"][0]

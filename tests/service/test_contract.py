@@ -47,8 +47,8 @@ def finished(api: Api, prepare: Any, sim: Any) -> dict[str, Any]:
     ds = prepare("mmlu-pro", limit=4)
     api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
     plan = freeze(api, manifest(ds, [{"id": "strong"}]))
-    created = api.ok("POST", "/runs", {"plan": plan})
-    run = api.wait(created["run"]["id"])
+    created = api.ok("POST", "/runs", {"manifest": plan})
+    run = api.wait(created["id"])
     assert run["status"] == "completed", run
     calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
     return {"run_id": run["id"], "dataset_id": ds["id"], "cell_id": calls[0]["cell_id"], "digest": calls[0]["call"],

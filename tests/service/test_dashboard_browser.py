@@ -52,7 +52,7 @@ def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api
         api.ok("POST", "/targets", {"targets": [single("slow", sim.v1_url)]})
         m = manifest(ds, [{"id": "slow"}], name="browser-run")
         m["limits"]["concurrency"] = 1
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         api.wait(run_id, until=lambda r: r["progress"]["completed"] >= 2)
         api.ok("POST", f"/runs/{run_id}/cancel")
         parent = api.wait(run_id)
@@ -147,7 +147,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.locator("#view", has_text="unavailable").wait_for()           # the tab renders after the click
 
         rid = runs[0]["id"]              # UI-6: the same plan run again (never compared with itself)
-        again = api.ok("POST", "/runs", {"plan": api.ok("GET", f"/objects/{runs[0]['plan']}")})["run"]["id"]
+        again = api.ok("POST", "/runs", {"manifest": api.ok("GET", f"/objects/{runs[0]['plan']}")})["id"]
         api.wait(again)
         page.goto(dash.url + f"/#/compare?baseline={rid}&candidates={again}")
         page.locator(".charts svg").nth(1).wait_for()

@@ -58,7 +58,7 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
         planned = api.ok("POST", "/plans", {"manifest": m})
         assert planned["planning"]["claim_rule"] == "betting" and planned["planning"]["early_stop"] == {
             "baseline_run": None}
-        run_id = api.ok("POST", "/runs", {"plan": planned["plan"]})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": planned["plan"]})["id"]
         run = api.wait(run_id, timeout=60)
         served = [e for e in sim.log if e["completed"]]
     cases = decode_cases(open(dataset["path"], "rb").read())
@@ -73,9 +73,9 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
     assert seq_cases == [cases[i].id for i in interleave([c.benchmark for c in cases])]
     assert {r["case_id"] for r in rows[:8]} & {c.id for c in cases if c.benchmark == "gpqa-diamond"}
 
-    types = [e["type"] for e in _events(api, run_id)]
+    types = [e["kind"] for e in _events(api, run_id)]
     assert "early_stop" in types and "early_stop_recorded" in types and types[-1] == "stopped_early"
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     stop = rep["early_stop"]
     assert api.ok("GET", f"/runs/{run_id}")["early_stop"] == stop               # `show` says it too
     assert stop["reason"] == "settled" and stop["decisions"][0]["verdict"] == "regression"
@@ -104,16 +104,16 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
 def test_declared_baseline_run_and_compare_on_the_prefix(api, dataset) -> None:
     with _sim(dataset) as sim:
         api.ok("POST", "/targets", {"targets": _targets(sim)})
-        base_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(dataset, [{"id": "strong"}]))})["run"]["id"]
+        base_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(dataset, [{"id": "strong"}]))})["id"]
         assert api.wait(base_id, timeout=60)["status"] == "completed"
         n_base = len(sim.log)
         stats = {"claim_rule": "betting", "early_stop": {"baseline_run": base_id}}
-        cand_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(dataset, [{"id": "mom"}],
-                                                                          statistics=stats))})["run"]["id"]
+        cand_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(dataset, [{"id": "mom"}],
+                                                                          statistics=stats))})["id"]
         run = api.wait(cand_id, timeout=60)
         sent = len(sim.log) - n_base
     assert run["status"] == "stopped_early" and sent < run["progress"]["total"]
-    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": cand_id})["comparison"]
+    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": cand_id})
     assert cmp["early_stop"]["candidate"]["reason"] == "settled" and cmp["cases"] < cmp["planned_cases"]
     assert cmp["claim_rule"] == "betting" and cmp["candidates"][0]["claim"] == "regression"
     assert any("stopped early" in x for x in cmp["limitations"])

@@ -25,7 +25,7 @@ def _mom(tid: str, url: str, pin: str, preview: bool) -> dict:
 
 
 def _run(api, ds, targets) -> str:
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, targets))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, targets))})["id"]
     api.wait(run_id)
     return run_id
 
@@ -54,7 +54,7 @@ def test_config_hash_needs_evidence_and_blocks_the_claim(api, prepare) -> None:
     expect = {"mom": (True, None), "mom-no-probe": (False, "no preview_url"),
               "mom-silent": (False, "probe before: missing")}
     for tid, (confirmed, reason) in expect.items():
-        rep = api.ok("GET", f"/runs/{runs[tid]}/report")["report"]
+        rep = api.ok("GET", f"/runs/{runs[tid]}/report")
         ev = rep["summary"]["targets"][0]["config_hash_evidence"]
         assert ev["confirmed"] is confirmed and ev["pinned"] == "cfg-1", ev
         assert ev["responses"] == 14
@@ -66,7 +66,7 @@ def test_config_hash_needs_evidence_and_blocks_the_claim(api, prepare) -> None:
         else:
             assert reason in ev["reason"] and len(named) == 1
             assert all(named[0] in b["limitations"] for b in rows)
-        c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": runs[tid]})["comparison"]
+        c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": runs[tid]})
         cand = c["candidates"][0]
         assert cand["delta"] == 1.0                     # every answer right against every answer wrong
         if confirmed:
@@ -75,7 +75,7 @@ def test_config_hash_needs_evidence_and_blocks_the_claim(api, prepare) -> None:
             assert cand["claim"] == "blocked" and cand["interval_claim"] == "improvement"
             assert any(f"Candidate {tid}" in x and "no improvement" in x for x in c["limitations"])
     events = api.ok("GET", f"/runs/{runs['mom-no-probe']}/events")["events"]
-    assert [e["data"]["evidence"] for e in events if e["type"] == "config_hash_checked"] == ["unavailable"] * 2
+    assert [e["data"]["evidence"] for e in events if e["kind"] == "config_hash_checked"] == ["unavailable"] * 2
 
 
 def _style(text: str) -> str:
@@ -107,7 +107,7 @@ def test_published_figures_in_report_and_compare_with_the_official_autorater(api
         cand = _run(api, ds, [{"id": "b"}])
         log = list(sim.log)
     assert len([e for e in log if e["model"] == "judge-model"]) == 2 * 5
-    rep = api.ok("GET", f"/runs/{base}/report")["report"]
+    rep = api.ok("GET", f"/runs/{base}/report")
     rows = api.ok("GET", f"/runs/{base}/results?offset=0&limit=100")["results"]
     calls = {r["cell_id"]: api.ok("GET", f"/objects/{r['call']}") for r in rows if r["call"]}
     # the judge saw the official template and answered with a letter
@@ -153,10 +153,10 @@ def test_published_figures_in_report_and_compare_with_the_official_autorater(api
     assert srow["accuracy"] == acc
 
     # compare shows both rules for both sides
-    c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand})["comparison"]
+    c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand})
     pm = next(p for p in c["published"] if p["benchmark"] == "mmlu-pro")
     assert pm["baseline_rules"]["published"] == pub["score"] and pm["baseline_rules"]["graded_differently"] == differ
-    cb = next(b for b in api.ok("GET", f"/runs/{cand}/report")["report"]["benchmarks"] if b["benchmark"] == "mmlu-pro")
+    cb = next(b for b in api.ok("GET", f"/runs/{cand}/report")["benchmarks"] if b["benchmark"] == "mmlu-pro")
     assert pm["candidate_rules"]["published"] == cb["published"]["score"]
     assert c["aggregation"]["quality"].startswith("macro")
 
@@ -175,10 +175,10 @@ def test_margin_and_primary_benchmarks_declared_in_the_manifest(api, prepare) ->
         assert plan["statistics"] == {"margin": 0.02, "primary_benchmarks": ["mmlu-pro"]}
         assert "statistics" not in freeze(api, manifest(ds, [{"id": "weak"}]))     # absent: not in the plan
         base = _run(api, ds, [{"id": "strong"}])
-        cand = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        cand = api.ok("POST", "/runs", {"manifest": plan})["id"]
         api.wait(cand)
         plain = _run(api, ds, [{"id": "weak"}])
-    c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand})["comparison"]
+    c = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand})
     assert c["margin"] == 0.02 and c["margin_source"] == "declared in the plan"
     p = c["candidates"][0]["primary"]
     mm_row = next(b for b in c["candidates"][0]["benchmarks"] if b["benchmark"] == "mmlu-pro")
@@ -187,6 +187,6 @@ def test_margin_and_primary_benchmarks_declared_in_the_manifest(api, prepare) ->
     assert api.error("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": cand, "margin": 0.05},
                      400, "margin_conflict")
     post = api.ok("POST", "/comparisons", {"baseline_run_id": base, "candidate_run_id": plain,
-                                           "margin": 0.05})["comparison"]
+                                           "margin": 0.05})
     ni = post["candidates"][0]["non_inferiority"]
     assert post["margin_source"].startswith("post hoc") and ni["label"] == "post hoc" and ni["non_inferior"] is None

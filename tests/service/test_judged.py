@@ -44,14 +44,14 @@ def test_judged_run_end_to_end(api, service, tmp_path) -> None:
         opts.write_text(json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
         plan = freeze(api, m)
         assert list(plan["auxiliary_targets"]) == ["judge"] and plan["total"] == 5
-        run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
         run = api.wait(run_id)
         assert run["status"] == "completed", run
         log = list(sim.log)
     subject_calls = [e for e in log if e["model"] == "subject"]
     judge_calls = [e for e in log if e["model"] == "judge-model"]
     assert len(subject_calls) == 5 and len(judge_calls) == 5
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     t = rep["summary"]["targets"][0]
     assert t["correct"] == sum(bool(e["correct"]) for e in subject_calls)
 

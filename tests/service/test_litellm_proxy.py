@@ -133,14 +133,14 @@ def test_litellm_router_group_fallbacks_bad_key_and_offline_reattribution(api, p
                        max_cost_usd=None)
     plan = freeze(api, m)
     assert any("router litellm reports no configuration hash" in n for n in plan["notices"]), plan["notices"]
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     run = api.wait(run_id, timeout=240)
 
     # the bad key (LiteLLM: 400 "No connected db.") stops its own target; the others went on
     assert run["status"] == "failed" and "ll-badkey (auth)" in run["error"] and "No connected db" in run["error"], run
     events = api.ok("GET", f"/runs/{run_id}/events")["events"]
-    assert [e["data"]["target_id"] for e in events if e["type"] == "dispatch_stopped"] == ["ll-badkey"]
-    report = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    assert [e["data"]["target_id"] for e in events if e["kind"] == "dispatch_stopped"] == ["ll-badkey"]
+    report = api.ok("GET", f"/runs/{run_id}/report")
     summary = {t["target_id"]: t for t in report["summary"]["targets"]}
     assert summary["ll-badkey"]["failure_classes"] == {"http_400": summary["ll-badkey"]["failed"]}
     assert 1 <= summary["ll-badkey"]["failed"] <= 4 and summary["ll-badkey"]["pending"] >= 10   # ≤ concurrency in flight
@@ -205,7 +205,7 @@ def test_litellm_router_group_fallbacks_bad_key_and_offline_reattribution(api, p
     again = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {"routers": {"ll-vsr": "litellm"}})
     assert again["cache_hit"] is True and again["appended"] is False
     assert len(proxy.entries()) == n_probe
-    fixed = {t["target_id"]: t for t in api.ok("GET", f"/runs/{run_id}/report")["report"]["summary"]["targets"]}
+    fixed = {t["target_id"]: t for t in api.ok("GET", f"/runs/{run_id}/report")["summary"]["targets"]}
     assert fixed["ll-vsr"]["cost_usd"] == pytest.approx(sum(s["response_cost"] for _, s, _ in by_target["ll-vsr"]),
                                                         rel=1e-9)
     assert fixed["ll-vsr"]["routing"]["router"] == "litellm"

@@ -42,14 +42,14 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
             {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": PRICES,
              "config_hash": "cfg-42", "preview_url": sim.router_url + "/preview", "max_inference_calls": 1,
              "models": ["strong", "weak"]}]})
-        base_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "strong"}, {"id": "weak"}]))})["run"]["id"]
+        base_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "strong"}, {"id": "weak"}]))})["id"]
         assert api.wait(base_id)["status"] == "completed"
         n_base = len(sim.log)
-        mom_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "mom"}]))})["run"]["id"]
+        mom_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "mom"}]))})["id"]
         assert api.wait(mom_id)["status"] == "completed"
         log = list(sim.log)
         prev = manifest(ds, [{"id": "mom"}], mode="preview", preview_context={"session_id": "s-1"})
-        prev_id = api.ok("POST", "/runs", {"plan": freeze(api, prev)})["run"]["id"]
+        prev_id = api.ok("POST", "/runs", {"manifest": freeze(api, prev)})["id"]
         assert api.wait(prev_id)["status"] == "completed"
         assert len(sim.log) == len(log), "preview must not run an inference"
     base_log = [e for e in log[:n_base] if e["completed"]]
@@ -58,11 +58,11 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
 
     # IT-2: the config hash was checked before and after the MoM run
     events = api.ok("GET", f"/runs/{mom_id}/events")["events"]
-    checks = [e["data"]["phase"] for e in events if e["type"] == "config_hash_checked"]
+    checks = [e["data"]["phase"] for e in events if e["kind"] == "config_hash_checked"]
     assert checks == ["before", "after"]
 
     # preview: decisions and models, no capability score
-    prep = api.ok("GET", f"/runs/{prev_id}/report")["report"]["summary"]["targets"][0]
+    prep = api.ok("GET", f"/runs/{prev_id}/report")["summary"]["targets"][0]
     assert prep["accuracy"] is None and prep["sr_bench_score"] is None
     routed = {e["messages_digest"]: e["model"] for e in mom_log}
     assert prep["models"] == {m: list(routed.values()).count(m) for m in set(routed.values())}
@@ -70,14 +70,14 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     # replay reproduces the live MoM answers from the saved single-model answers (deterministic fakes)
     rep_run = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
     assert rep_run["created"] and rep_run["model_requests"] == 0
-    mom_rep = api.ok("GET", f"/runs/{mom_id}/report")["report"]
+    mom_rep = api.ok("GET", f"/runs/{mom_id}/report")
     mt = mom_rep["summary"]["targets"][0]
     assert mt["models_outside_pool"] == [] and set(mt["selected_models"]) <= {"strong", "weak"}
     assert not any("outside its declared pool" in x for x in mom_rep["limitations"])
     again = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
-    assert again["created"] is False and again["run"]["id"] == rep_run["run"]["id"]
-    replay = api.ok("GET", f"/runs/{rep_run['run']['id']}/report")["report"]
-    mom_rep = api.ok("GET", f"/runs/{mom_id}/report")["report"]
+    assert again["created"] is False and again["id"] == rep_run["id"]
+    replay = api.ok("GET", f"/runs/{rep_run['run']['id']}/report")
+    mom_rep = api.ok("GET", f"/runs/{mom_id}/report")
     rt, mt = replay["summary"]["targets"][0], mom_rep["summary"]["targets"][0]
     assert rt["accuracy"] is None and rt["estimated_accuracy"] == mt["accuracy"]
     assert abs(rt["estimated_cost_usd"] - mt["cost_usd"]) < 1e-12
@@ -85,7 +85,7 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
 
     # compare by hand
     cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": mom_id,
-                                          "margin": 0.05})["comparison"]
+                                          "margin": 0.05})
     by = {m: {e["messages_digest"]: bool(e["correct"]) for e in base_log if e["model"] == m} for m in ("strong", "weak")}
     mom_ok = {e["messages_digest"]: bool(e["correct"]) for e in mom_log}
     benches = {"mmlu-pro": [], "arc-agi-2": []}
@@ -125,9 +125,9 @@ def test_served_model_outside_the_pool_is_flagged(api, prepare) -> None:
             {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "config_hash": "cfg-1",
              "max_inference_calls": 1, "models": ["strong"], "prices": {"strong": PRICES["strong"]}}]})
         m = manifest(ds, [{"id": "mom"}], cost_policy="capability_only")
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         assert api.wait(run_id)["status"] == "completed"
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     t = rep["summary"]["targets"][0]
     assert t["models_outside_pool"] == ["rogue"]
     assert any("outside its declared pool: rogue" in x for x in rep["limitations"])
@@ -149,14 +149,14 @@ def test_body_model_router_is_priced_per_served_model_and_compared(api, prepare)
              "prices": PRICES, "max_inference_calls": 1, "models": ["strong", "weak"]},
             {"id": "vsr", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": PRICES,
              "config_hash": "cfg-7", "max_inference_calls": 1, "models": ["strong", "weak"]}]})
-        base_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "strong"}]))})["run"]["id"]
+        base_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "strong"}]))})["id"]
         assert api.wait(base_id)["status"] == "completed"
         n_base = len(sim.log)
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "auto"}, {"id": "vsr"}]))})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "auto"}, {"id": "vsr"}]))})["id"]
         assert api.wait(run_id)["status"] == "completed"
         served = [e for e in sim.log[n_base:] if e["completed"] and e["endpoint"] == "router"]
     assert len(served) == 28
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     t = {x["target_id"]: x for x in rep["summary"]["targets"]}
     # the router routes by the question alone: both targets saw every case served by the same model
     mix = {m: sum(e["model"] == m for e in served) // 2 for m in ("strong", "weak")}
@@ -166,7 +166,7 @@ def test_body_model_router_is_priced_per_served_model_and_compared(api, prepare)
     assert t["auto"]["routing"]["retries"] is None and t["auto"]["routing"]["unattributed_calls"] == 0
     assert abs(t["auto"]["cost_usd"] - _cost(served) / 2) < 1e-12
     assert abs(t["auto"]["cost_usd"] - t["vsr"]["cost_usd"]) < 1e-12
-    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": run_id})["comparison"]
+    cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": run_id})
     routing = {c["target_id"]: c["routing"] for c in cmp["candidates"]}
     assert routing["auto"]["model_mix"] == mix and routing["auto"]["router"] == "body-model"
     assert routing["vsr"]["router"] == "vllm-sr"

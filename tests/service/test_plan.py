@@ -116,7 +116,7 @@ def test_effective_params_target_over_sampling_over_defaults(api, prepare) -> No
     limits = {"max_output_tokens": 512, "total_timeout_s": 10, "idle_timeout_s": 5}
     plan = freeze(api, manifest(ds, [{"id": "pinned"}, {"id": "plain"}], limits=limits,
                                 sampling={"temperature": 0.3, "top_p": 0.9}))
-    eff = {pt["target"]["id"]: pt["effective_params"] for pt in plan["targets"]}
+    eff = {p["id"]: p["effective_params"] for p in plan["target_profiles"]}
     assert eff["pinned"] == {"temperature": 0.7, "max_tokens": 100, "reasoning_effort": "low", "top_p": 0.9}
     assert eff["plain"] == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 512}
     plan = freeze(api, manifest(ds, [{"id": "plain"}], limits=limits))
@@ -135,7 +135,7 @@ def test_plan_refuses_an_edited_then_rehashed_frozen_plan_at_submit(api, base) -
     plan = freeze(api, base)
     plan["targets"][0]["effective_params"]["max_tokens"] = 999999
     plan["plan_sha256"] = plan_sha256(plan)
-    msg = api.error("POST", "/runs", {"plan": plan}, 400, "invalid_input")
+    msg = api.error("POST", "/runs", {"manifest": plan}, 400, "invalid_input")
     assert "effective_params" in msg and "strong" in msg, msg
     assert api.run_count() == 0
 
@@ -165,7 +165,7 @@ def test_the_service_token_variable_is_never_a_model_credential(api, base, monke
 def test_a_plan_names_its_dataset_by_digest_and_the_path_is_only_a_hint(api, base, tmp_path) -> None:
     """DS-2: the frozen plan holds no path; a manifest without one, or with one that does not exist on
     this host (a colleague's), plans to the same plan_sha256."""
-    first = api.ok("POST", "/plans", {"manifest": base})["plan"]
+    first = api.ok("POST", "/plans", {"manifest": base})["manifest"]
     assert "path" not in first["dataset"] and first["dataset"]["object"].startswith("b3:")
     no_path = copy.deepcopy(base)
     del no_path["dataset"]["path"]

@@ -14,7 +14,7 @@ def test_undispatched_recovery_after_a_stop(api, service, prepare) -> None:
         api.ok("POST", "/targets", {"targets": [single("slow", sim.v1_url)]})
         m = manifest(ds, [{"id": "slow"}])
         m["limits"]["concurrency"] = 2
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         api.wait(run_id, until=lambda r: r["progress"]["completed"] >= 2)
         service.stop()                                      # SVC-4: stop keeps every result
         service.start()
@@ -31,13 +31,13 @@ def test_undispatched_recovery_after_a_stop(api, service, prepare) -> None:
         n0 = len(sim.log)
         child = a.ok("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "rec-1"})
         assert child["created"]
-        cid = child["run"]["id"]
+        cid = child["id"]
         done = a.wait(cid)
         assert done["status"] == "completed" and done["progress"]["total"] == 3
         assert len(sim.log) - n0 == 3
         # the same key again: the same child, no new request
         again = a.ok("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "rec-1"})
-        assert again["created"] is False and again["run"]["id"] == cid and len(sim.log) - n0 == 3
+        assert again["created"] is False and again["id"] == cid and len(sim.log) - n0 == 3
         # other cells with the same key: refused
         other = dict(plan, selected_cells=plan["eligible"][3:4] and [plan["eligible"][3]["cell_id"]])
         a.error("POST", f"/runs/{run_id}/recover", {"plan": other, "idempotency_key": "rec-1"}, 409,
@@ -52,7 +52,7 @@ def test_undispatched_recovery_after_a_stop(api, service, prepare) -> None:
         assert parent2["status"] == "interrupted" and parent2["lineage"]["children"] == [cid]
         child_view = a.ok("GET", f"/runs/{cid}")
         assert child_view["lineage"]["parent"] == run_id and child_view["lineage"]["parent_known_cost_usd"] is not None
-        rep = a.ok("GET", f"/runs/{cid}/report")["report"]
+        rep = a.ok("GET", f"/runs/{cid}/report")
         t = rep["summary"]["targets"][0]
         assert t["total"] == 3 and rep["complete"] is False and t["sr_bench_score"] is None
         assert any("Recovery child" in x for x in rep["limitations"])
@@ -65,7 +65,7 @@ def test_failed_recovery_needs_acknowledgement(api, prepare) -> None:
     with SimulatorThread(models=[SimModel("m", skill=0.6)]) as sim:
         sim.set_fault(lambda body: boom if "math" in body["messages"][-1]["content"] else None)
         api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "m"}]))})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
         run = api.wait(run_id)
         failed = run["progress"]["failed"]
         assert run["status"] == "failed" and failed >= 1
@@ -77,6 +77,6 @@ def test_failed_recovery_needs_acknowledgement(api, prepare) -> None:
                   "acknowledgement_required")
         sim.set_fault(None)
         child = api.ok("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "f-1",
-                                                           "acknowledge_new_attempt": True})["run"]
+                                                           "acknowledge_new_attempt": True})
         assert api.wait(child["id"])["status"] == "completed"
         assert api.ok("GET", f"/runs/{run_id}")["status"] == "failed"     # the parent is kept as it was

@@ -9,7 +9,7 @@ from .helpers import freeze, manifest, single
 
 def _run(api, sim, ds, tid="strong", model="sim-strong") -> str:
     api.ok("POST", "/targets", {"targets": [single(tid, sim.v1_url, model)]})
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": tid}]))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": tid}]))})["id"]
     assert api.wait(run_id)["status"] == "completed"
     return run_id
 
@@ -20,7 +20,7 @@ def test_regrade_is_offline_and_reports_changes(api, sim, prepare, monkeypatch) 
     first = api.ok("POST", f"/runs/{run_id}/regrade", {})
     assert first["regrade"]["changed_count"] == 0 and first["regrade"]["model_requests"] == 0
     assert api.ok("POST", f"/runs/{run_id}/regrade", {})["cache_hit"] is True
-    original = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    original = api.ok("GET", f"/runs/{run_id}/report")
     # a new grader version that marks everything wrong: regrade sees the changes, the run's
     # original report (recorded when it ended) is unchanged
     monkeypatch.setattr(MmluPro, "grader_version", "sr-bench-mcq-final-test")
@@ -57,7 +57,7 @@ def test_regrade_refuses_judged_benchmarks(api, service, sim, tmp_path) -> None:
 
 def test_export_dev_only(api, sim, prepare, sources) -> None:
     run_id = _run(api, sim, prepare("mmlu-pro"))
-    ex = api.ok("POST", f"/runs/{run_id}/export", {})["export"]
+    ex = api.ok("POST", f"/runs/{run_id}/export", {})
     assert ex["split"] == "dev" and len(ex["cases"]) == 14
     row = ex["cases"][0]
     assert set(row) >= {"case_id", "messages", "targets"} and "answer" not in row

@@ -31,7 +31,7 @@ def test_an_internal_error_in_one_cell_ends_the_run_with_every_cell_settled(api,
     monkeypatch.setattr(dispatch, "call_cost", flaky)
     ds = prepare("mmlu-pro")
     api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url, "sim-strong")]})
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "m"}]))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
     run = api.wait(run_id)
     assert run["status"] == "failed" and "internal error" in run["error"]
     p = run["progress"]
@@ -51,7 +51,7 @@ def test_a_run_that_fails_before_dispatch_is_terminal(api, service, sim, prepare
     async def broken(run_id: str) -> None:
         raise ValueError("the plan object cannot be read")
     monkeypatch.setattr(runs, "_execute_run", broken)
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     run = api.wait(run_id)
     assert run["status"] == "failed" and "before dispatch" in run["error"] and sim.log == []
     # the task ends right after its terminal write, which a poll may observe first: give it a moment
@@ -75,7 +75,7 @@ def test_recovery_excludes_a_cell_whose_judge_call_cost_is_unknown(api, service,
             {"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
         m = manifest(ds, [{"id": "subject"}])
         m["limits"].update(idle_timeout_s=0.3, total_timeout_s=2)
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         run = api.wait(run_id)
     assert run["status"] == "failed" and run["progress"]["failed"] == 5
     plan = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "failed"})
@@ -93,7 +93,7 @@ def test_a_closed_journal_refuses_writes(tmp_path) -> None:
 def test_concurrent_reprices_are_all_kept(api, service, sim, prepare) -> None:
     ds = prepare("mmlu-pro")
     api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url, "sim-strong")]})
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "m"}]))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
     assert api.wait(run_id)["status"] == "completed"
     results: list[bool] = []
 
@@ -108,6 +108,6 @@ def test_concurrent_reprices_are_all_kept(api, service, sim, prepare) -> None:
     assert results == [True] * 6
     history = service.service.journal.get_ref("price-correction", run_id)
     assert len(history) == 6 and len({h["digest"] for h in history}) == 6      # no append lost to a race
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     assert rep["price_correction"]["digest"] == history[-1]["digest"]
     assert api.ok("GET", f"/runs/{run_id}")["status"] == "completed"          # the run is untouched

@@ -49,22 +49,22 @@ def _two_targets(api: Api, sim: SimulatorThread, ds: dict[str, Any], **limits: A
 # -- RUN-2 idempotency and the reviewed plan ---------------------------------------------------------------
 def test_same_key_same_plan_binds_the_same_run_and_sends_nothing(api, keyed_sim, ds, service) -> None:
     plan = freeze(api, _two_targets(api, keyed_sim, ds))
-    status, first = api.post("/runs", {"plan": plan, "idempotency_key": "k-1"})
+    status, first = api.post("/runs", {"manifest": plan, "idempotency_key": "k-1"})
     assert status == 201 and first["created"] is True
-    run_id = first["run"]["id"]
+    run_id = first["id"]
     assert api.wait(run_id)["status"] == "completed"
     sent = len(keyed_sim.log)
     assert sent == 28
-    status, again = api.post("/runs", {"plan": copy.deepcopy(plan), "idempotency_key": "k-1"})
-    assert status == 200 and again["created"] is False and again["run"]["id"] == run_id
-    assert again["run"]["status"] == "completed"
+    status, again = api.post("/runs", {"manifest": copy.deepcopy(plan), "idempotency_key": "k-1"})
+    assert status == 200 and again["created"] is False and again["id"] == run_id
+    assert again["status"] == "completed"
     time.sleep(0.2)
     assert len(keyed_sim.log) == sent and api.run_count() == 1
 
     other = freeze(api, dict(_two_targets(api, keyed_sim, ds), name="another plan"))
     assert other["plan_sha256"] != plan["plan_sha256"]
     files_before = _cas_files(service.store_dir)
-    msg = api.error("POST", "/runs", {"plan": other, "idempotency_key": "k-1"}, 409, "idempotency_conflict")
+    msg = api.error("POST", "/runs", {"manifest": other, "idempotency_key": "k-1"}, 409, "idempotency_conflict")
     assert "k-1" in msg and run_id in msg, msg
     assert api.run_count() == 1 and _cas_files(service.store_dir) == files_before
     time.sleep(0.1)
@@ -74,12 +74,12 @@ def test_same_key_same_plan_binds_the_same_run_and_sends_nothing(api, keyed_sim,
 def test_a_frozen_plan_edited_after_review_is_refused(api, sim, ds) -> None:
     plan = freeze(api, _two_targets(api, sim, ds))
     edited = copy.deepcopy(plan)
-    edited["targets"][1]["target"]["model"] = "sim-strong"             # plan_sha256 left alone
-    msg = api.error("POST", "/runs", {"plan": edited, "idempotency_key": "k-2"}, 409, "reviewed_plan_changed")
+    edited["targets"][1]["model"] = "sim-strong"             # plan_sha256 left alone
+    msg = api.error("POST", "/runs", {"manifest": edited, "idempotency_key": "k-2"}, 400, "reviewed_plan_changed")
     assert plan["plan_sha256"] in msg, msg
     edited = copy.deepcopy(plan)
     edited["limits"]["concurrency"] = 64
-    api.error("POST", "/runs", {"plan": edited}, 409, "reviewed_plan_changed")
+    api.error("POST", "/runs", {"manifest": edited}, 400, "reviewed_plan_changed")
     assert api.run_count() == 0 and sim.log == []
 
 
@@ -89,7 +89,7 @@ def _run_with_weak_401(api: Api, sim: SimulatorThread, ds: dict[str, Any], **ext
                   if body.get("model") == "sim-weak" else None)
     m = _two_targets(api, sim, ds, concurrency=1)
     m.update(extra)
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
     return api.wait(run_id)
 
 
@@ -102,9 +102,9 @@ def test_systematic_401_stops_only_its_target(api, sim, ds) -> None:
     assert _model_requests(sim, "sim-strong") == 14
     assert run["progress"]["pending"] == 13 and run["progress"]["completed"] == 14 and run["progress"]["failed"] == 1
     events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
-    stops = [e["data"] for e in events if e["type"] == "dispatch_stopped"]
+    stops = [e["data"] for e in events if e["kind"] == "dispatch_stopped"]
     assert [(d["target_id"], d["scope"], d["error_class"]) for d in stops] == [("weak", "target", "http_401")], stops
-    assert not any(e["type"] == "cell_pending" for e in events)
+    assert not any(e["kind"] == "cell_pending" for e in events)
 
 
 def test_stop_on_systematic_run_stops_every_target(api, sim, ds) -> None:
@@ -116,7 +116,7 @@ def test_stop_on_systematic_run_stops_every_target(api, sim, ds) -> None:
     assert _model_requests(sim, "sim-strong") <= 4
     assert run["progress"]["pending"] >= 28 - 6 and run["progress"]["completed"] <= 4
     events = api.ok("GET", f"/runs/{run['id']}/events")["events"]
-    assert [e["data"]["scope"] for e in events if e["type"] == "dispatch_stopped"] == ["run"]
+    assert [e["data"]["scope"] for e in events if e["kind"] == "dispatch_stopped"] == ["run"]
 
 
 def test_a_config_hash_mismatch_stops_only_that_router(api, sim, ds) -> None:
@@ -126,7 +126,7 @@ def test_a_config_hash_mismatch_stops_only_that_router(api, sim, ds) -> None:
                                             {"id": "drifted", "config_hash": "cfg-other", **mom}]})
     m = manifest(ds, [{"id": "pinned"}, {"id": "drifted"}])
     m["limits"]["concurrency"] = 1
-    run = api.wait(api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"])
+    run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"])
     assert run["status"] == "failed" and "drifted (config_hash_mismatch)" in run["error"], run
     assert "sim-config-v1" in run["error"] and "the other targets went on" in run["error"]
     calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
@@ -150,7 +150,7 @@ def test_a_500_on_one_case_fails_that_cell_and_the_run_goes_on(api, keyed_sim, d
     keyed_sim.set_fault(lambda body: Fault(status=500, body='{"error": {"message": "boom"}}', label="500")
                         if body.get("messages") == bad_messages else None)
     api.ok("POST", "/targets", {"targets": [single("strong", keyed_sim.v1_url, "sim-strong")]})
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "strong"}]))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "strong"}]))})["id"]
     run = api.wait(run_id)
     assert run["status"] == "failed" and run["progress"]["completed"] == 13 and run["progress"]["failed"] == 1
     assert len(keyed_sim.log) == 14                    # every case sent once, nothing retried
@@ -159,7 +159,7 @@ def test_a_500_on_one_case_fails_that_cell_and_the_run_goes_on(api, keyed_sim, d
     assert [(c["case_id"], c["error_class"], c["http_status"]) for c in failed] == [(bad.id, "http_500", 500)]
 
     # REP-1: the denominator is every planned cell, the failed one included
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     t = rep["summary"]["targets"][0]
     assert (t["total"], t["completed"], t["failed"]) == (14, 13, 1)
     assert 0 < t["correct"] <= 13 and t["accuracy"] == t["correct"] / 14
@@ -175,7 +175,7 @@ def test_cancel_stops_the_work(api, ds) -> None:
         api.ok("POST", "/targets", {"targets": [single("slow", slow.v1_url, "sim-slow")]})
         m = manifest(ds, [{"id": "slow"}])
         m["limits"]["concurrency"] = 1
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         api.wait(run_id, until=lambda r: r["progress"]["running"] == 1 and len(slow.log) == 1)
         t0 = time.monotonic()
         api.ok("POST", f"/runs/{run_id}/cancel")
@@ -197,15 +197,15 @@ def test_unset_api_key_env_fails_preflight(api, sim, ds, monkeypatch) -> None:
     api.ok("POST", "/targets", {"targets": [single("keyed", sim.v1_url, "sim-strong",
                                                    api_key_env="SRB_TEST_UNSET_KEY")]})
     plan = freeze(api, manifest(ds, [{"id": "keyed"}]))
-    msg = api.error("POST", "/runs", {"plan": plan, "idempotency_key": "k-pre"}, 400, "preflight_failed")
+    msg = api.error("POST", "/runs", {"manifest": plan, "idempotency_key": "k-pre"}, 400, "preflight_failed")
     assert "keyed" in msg and "SRB_TEST_UNSET_KEY" in msg, msg
     time.sleep(0.1)
     assert api.run_count() == 0 and sim.log == []
     # the key was not consumed by the refusal: once the variable is set the same key creates the run
     monkeypatch.setenv("SRB_TEST_UNSET_KEY", "now-set")
-    status, res = api.post("/runs", {"plan": plan, "idempotency_key": "k-pre"})
+    status, res = api.post("/runs", {"manifest": plan, "idempotency_key": "k-pre"})
     assert status == 201 and res["created"] is True
-    api.wait(res["run"]["id"])
+    api.wait(res["id"])
 
 
 def test_api_key_is_sent_as_bearer_and_never_stored(api, ds, service, monkeypatch) -> None:
@@ -214,7 +214,7 @@ def test_api_key_is_sent_as_bearer_and_never_stored(api, ds, service, monkeypatc
     with SimulatorThread(models=[SimModel("sim-strong", skill=0.9)], api_key=key) as keyed:
         api.ok("POST", "/targets", {"targets": [single("keyed", keyed.v1_url, "sim-strong",
                                                        api_key_env="SRB_TEST_SIM_KEY")]})
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "keyed"}]))})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "keyed"}]))})["id"]
         run = api.wait(run_id)
         assert run["status"] == "completed", run          # the simulator answers 401 without the right key
         assert len(keyed.log) == 14 and all(e["status"] == 200 for e in keyed.log)
@@ -233,16 +233,16 @@ def test_api_key_is_sent_as_bearer_and_never_stored(api, ds, service, monkeypatc
 
 # -- REP-1 reports -----------------------------------------------------------------------------------------
 def test_report_of_a_terminal_run_is_cached(api, keyed_sim, ds) -> None:
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, _two_targets(api, keyed_sim, ds))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, _two_targets(api, keyed_sim, ds))})["id"]
     assert api.wait(run_id)["status"] == "completed"
     first = api.ok("GET", f"/runs/{run_id}/report")
     second = api.ok("GET", f"/runs/{run_id}/report")
     assert second["cache_hit"] is True and second["explain"] == "up to date", second["explain"]
-    assert second["report"] == first["report"] and second["report"]["complete"] is True
-    served = api.http.get(f"/objects/{second['report']['report']}")
+    assert second["report_digest"] == first["report_digest"] and second["complete"] is True
+    served = api.http.get(f"/objects/{second['report_digest']}")
     assert served.status_code == 200 and served.json()["kind"] == "report"
     assert api.get(f"/objects/{ds['object']}")[0] == 404          # the dataset holds the answers
-    s = {t["target_id"]: t for t in second["report"]["summary"]["targets"]}
+    s = {t["target_id"]: t for t in second["summary"]["targets"]}
     for tid, model in (("strong", "sim-strong"), ("weak", "sim-weak")):
         served = [e for e in keyed_sim.log if e["model"] == model]
         assert s[tid]["total"] == len(served) == 14
@@ -252,9 +252,9 @@ def test_report_of_a_terminal_run_is_cached(api, keyed_sim, ds) -> None:
 
 def test_report_of_a_systematically_failed_run_is_partial(api, sim, ds) -> None:
     sim.set_fault(lambda body: Fault(status=403, body="{}", label="403") if body.get("model") == "sim-weak" else None)
-    run_id = api.ok("POST", "/runs", {"plan": freeze(api, _two_targets(api, sim, ds, concurrency=1))})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": freeze(api, _two_targets(api, sim, ds, concurrency=1))})["id"]
     assert api.wait(run_id)["status"] == "failed"
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     assert rep["complete"] is False and rep["summary"]["planned_cells"] == 28
     t = {x["target_id"]: x for x in rep["summary"]["targets"]}
     for x in t.values():                   # never-dispatched cells stay in the denominator as not correct

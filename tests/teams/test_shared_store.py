@@ -50,7 +50,7 @@ def _run_on(host: Host, sources: dict[str, Path], sim: SimulatorThread) -> tuple
     host.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
     m = manifest(ds, [{"id": "strong"}])
     plan = host.api.ok("POST", "/plans", {"manifest": m})
-    run = host.api.ok("POST", "/runs", {"plan": plan["plan"]})["run"]
+    run = host.api.ok("POST", "/runs", {"manifest": plan["plan"]})
     assert host.api.wait(run["id"])["status"] == "completed"
     return m, host.api.ok("GET", f"/runs/{run['id']}") | {"plan_sha256": plan["plan_sha256"]}
 
@@ -60,7 +60,7 @@ def test_two_services_share_one_s3_object_store(env, s3, sources, sim, tmp_path,
     a, b = Host(tmp_path / "host-a" / "store"), Host(tmp_path / "host-b" / "store")
     try:
         m, run = _run_on(a, sources, sim)
-        report_a = a.api.ok("GET", f"/runs/{run['id']}/report")["report"]
+        report_a = a.api.ok("GET", f"/runs/{run['id']}/report")
         served = len(sim.log)
         # host B: its own journal, the same objects; the same manifest plans to the same digest
         b.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
@@ -73,9 +73,9 @@ def test_two_services_share_one_s3_object_store(env, s3, sources, sim, tmp_path,
         pulled = b.api.ok("POST", f"/runs/{run['id']}/pull", {})
         assert pulled["imported"] is True and pulled["bundle"] == pushed["bundle"]
         assert b.api.ok("POST", f"/runs/{run['id']}/pull", {})["imported"] is False            # idempotent
-        report_b = b.api.ok("GET", f"/runs/{run['id']}/report")["report"]
+        report_b = b.api.ok("GET", f"/runs/{run['id']}/report")
         assert report_b["content_digest"] == report_a["content_digest"]
-        regrade = b.api.ok("POST", f"/runs/{run['id']}/regrade", {})["regrade"]
+        regrade = b.api.ok("POST", f"/runs/{run['id']}/regrade", {})
         assert regrade["kind"] == "offline-regrade"
         assert len(sim.log) == served                                    # zero model calls on B
         assert b.api.ok("GET", f"/runs/{run['id']}")["progress"] == run["progress"]
@@ -90,7 +90,7 @@ def test_push_and_pull_between_private_stores(env, s3, sources, sim, tmp_path) -
     try:
         m, run = _run_on(a, sources, sim)
         rid = run["id"]
-        report_a = a.api.ok("GET", f"/runs/{rid}/report")["report"]
+        report_a = a.api.ok("GET", f"/runs/{rid}/report")
         msg = a.api.error("POST", f"/runs/{rid}/push", {}, 400, "invalid_input")
         assert "--remote" in msg
         pushed = a.api.ok("POST", f"/runs/{rid}/push", {"remote": remote})
@@ -100,7 +100,7 @@ def test_push_and_pull_between_private_stores(env, s3, sources, sim, tmp_path) -
         served = len(sim.log)
         pulled = b.api.ok("POST", f"/runs/{rid}/pull", {"remote": remote})
         assert pulled["copied"] == pushed["objects"] and pulled["imported"] is True
-        assert b.api.ok("GET", f"/runs/{rid}/report")["report"]["content_digest"] == report_a["content_digest"]
+        assert b.api.ok("GET", f"/runs/{rid}/report")["content_digest"] == report_a["content_digest"]
         b.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
         assert b.api.ok("POST", "/plans", {"manifest": m})["plan_sha256"] == run["plan_sha256"]
         assert len(sim.log) == served

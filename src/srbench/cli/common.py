@@ -15,9 +15,12 @@ class Ctx:
     """The command's context: the store named by ``--store`` and, made on first use, its client. With
     ``embedded`` the client talks to an in-process service that `close` stops (no background process)."""
 
-    def __init__(self, store: str | None, embedded: bool = False) -> None:
+    def __init__(self, store: str | None, embedded: bool = False, *, url: str | None = None,
+                 autostart: bool = True) -> None:
         self.store = store
         self.embedded = embedded
+        self.url = url
+        self.autostart = autostart
         self._client: Any = None
         self._service: Any = None
 
@@ -29,7 +32,7 @@ class Ctx:
             else:
                 from srbench.service.client import connect
 
-                self._client = connect(self.store)
+                self._client = connect(self.store, autostart=self.autostart, url=self.url)
         return self._client
 
     def _start_embedded(self) -> Any:
@@ -39,8 +42,9 @@ class Ctx:
         from srbench.service.discovery import ensure_token, read_service_info, resolve_store
         from srbench.service.embedded import EmbeddedService
 
-        if os.environ.get("SR_BENCH_URL"):
-            raise InvalidInput("--embedded runs the command against its own in-process service: unset SR_BENCH_URL")
+        if self.url or os.environ.get("SR_BENCH_URL"):
+            raise InvalidInput("--embedded runs the command against its own in-process service: drop --url and "
+                               "unset SR_BENCH_URL")
         store = resolve_store(self.store)
         svc = EmbeddedService(store, token=ensure_token(store))
         try:

@@ -104,7 +104,7 @@ def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
     if show_cases:
         emit(obj.client.get(f"/datasets/{dataset_id}/cases", offset=(max(page, 1) - 1) * 25, limit=25))
     else:
-        emit(obj.client.get(f"/datasets/{dataset_id}"))
+        emit(obj.client.get(f"/datasets/{dataset_id}")["manifest"])
 
 
 def register(cli: click.Group) -> None:

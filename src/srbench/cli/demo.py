@@ -115,14 +115,14 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                             "dataset": {"path": combined["path"], "sha256": combined["sha256"]},
                             "targets": [{"id": i} for i in ids],
                             "limits": {"concurrency": 4, "total_timeout_s": 30, "idle_timeout_s": 10}}
-                plan = client.post("/plans", {"manifest": manifest})["plan"]
-                run = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]
+                plan = client.post("/plans", {"manifest": manifest})["manifest"]
+                run = client.post("/runs", {"manifest": plan, "idempotency_key": None})
                 console.print(f"{role} run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × "
                               f"{len(ids)} target(s): {', '.join(ids)}; hle and simpleqa answers also go to the "
                               "simulated judge)")
                 _wait(client, run["id"])
                 runs[role] = run["id"]
-        reports = {role: client.get(f"/runs/{rid}/report")["report"] for role, rid in runs.items()}
+        reports = {role: client.get(f"/runs/{rid}/report") for role, rid in runs.items()}
         for role in ("baseline", "candidate"):
             rep = reports[role]
             console.print(summary_table(rep))
@@ -134,7 +134,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
         from srbench.cli.derived import comparison_notes, comparison_table, published_table
 
         cmp = client.post("/comparisons", {"baseline_run_id": runs["baseline"],
-                                           "candidate_run_id": runs["candidate"]})["comparison"]
+                                           "candidate_run_id": runs["candidate"]})
         console.print(comparison_table(cmp))
         console.print(published_table(cmp))
         for line in [*DEMO_NOTES, *comparison_notes(cmp)]:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from srbench.cli.common import Ctx, emit
-from srbench.cli.runs import write_json
+from srbench.cli.runs import without_volatile, write_json
 
 
 def _explain(res: dict[str, Any], what: str) -> None:
@@ -128,14 +128,14 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
     if explain:
         _explain(res, "comparison")
     if output:
-        write_json(output, res["comparison"])
+        write_json(output, without_volatile(res))
         console = Console(stderr=True)
-        console.print(comparison_table(res["comparison"]))
-        console.print(published_table(res["comparison"]))
-        for line in comparison_notes(res["comparison"]) + inconclusive_lines(res["comparison"]):
+        console.print(comparison_table(res))
+        console.print(published_table(res))
+        for line in comparison_notes(res) + inconclusive_lines(res):
             console.print(line)
     else:
-        emit(res["comparison"])
+        emit(res)
 
 
 @click.command()
@@ -148,9 +148,8 @@ def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
     res = obj.client.post(f"/runs/{run_id}/regrade")
     if explain:
         _explain(res, "regrade")
-    write_json(output, res["regrade"])
-    emit({"run_id": run_id, "changed_count": res["regrade"]["changed_count"], "output": output,
-          "model_requests": 0})
+    write_json(output, without_volatile(res))
+    emit({"run_id": run_id, "changed_count": res["changed_count"], "output": output, "model_requests": 0})
 
 
 @click.command()
@@ -160,8 +159,8 @@ def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
 def export(obj: Ctx, run_id: str, output: str) -> None:
     """Export a dev run as a training matrix (holdout and unknown splits are refused)."""
     res = obj.client.post(f"/runs/{run_id}/export")
-    write_json(output, res["export"])
-    emit({"run_id": run_id, "cases": len(res["export"]["cases"]), "output": output})
+    write_json(output, without_volatile(res))
+    emit({"run_id": run_id, "cases": len(res["cases"]), "output": output})
 
 
 @click.command()
@@ -181,16 +180,15 @@ def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) 
         raise InvalidInput(f"{manifest}: expected a mapping")
     if data.get("kind") != "plan":
         data.setdefault("mode", "preview")
-        data = obj.client.post("/plans", {"manifest": data})["plan"]
     if data.get("mode") != "preview":
         raise InvalidInput("preview needs a manifest with mode: preview (use `run` for live runs)")
-    res = obj.client.post("/runs", {"plan": data, "idempotency_key": idempotency_key})
-    run_id = res["run"]["id"]
+    res = obj.client.post("/runs", {"manifest": data, "idempotency_key": idempotency_key})
+    run_id = res["id"]
     if detach:
-        emit({"run_id": run_id, "status": res["run"]["status"], "created": res["created"]})
+        emit({"run_id": run_id, "status": res["status"], "created": res["created"]})
         return
     final = wait_for(obj, run_id)
-    rep = obj.client.get(f"/runs/{run_id}/report")["report"]
+    rep = obj.client.get(f"/runs/{run_id}/report")
     t = Table(title=f"preview {run_id} — {final['status']} (routing only; no capability score)")
     for col in ("target", "models", "decisions", "selection statuses"):
         t.add_column(col)
@@ -207,11 +205,14 @@ def _hist(h: dict[str, int] | None) -> str:
 @click.command()
 @click.option("--baseline", "baseline_id", required=True)
 @click.option("--preview", "preview_id", required=True)
+@click.option("--idempotency-key", default=None, help="Accepted for upstream's CLI: the (baseline, preview) pair "
+              "binds one replay run by itself.")
 @click.pass_obj
-def replay(obj: Ctx, baseline_id: str, preview_id: str) -> None:
+def replay(obj: Ctx, baseline_id: str, preview_id: str, idempotency_key: str | None) -> None:
     """Estimate a routing change from saved single-model answers (no model call; not a measurement)."""
-    res = obj.client.post("/replays", {"baseline_run_id": baseline_id, "preview_run_id": preview_id})
-    emit({"run_id": res["run"]["id"], "status": res["run"]["status"], "created": res["created"],
+    res = obj.client.post("/replays", {"baseline_run_id": baseline_id, "preview_run_id": preview_id,
+                                       "idempotency_key": idempotency_key})
+    emit({"run_id": res["id"], "status": res["status"], "created": res["created"],
           "model_requests": 0, "evidence_mode": "offline_estimate"})
 
 
@@ -228,9 +229,8 @@ def reconcile_usage(obj: Ctx, run_id: str, router_opts: tuple[str, ...]) -> None
         if not sep or not tid or not name:
             raise click.BadParameter(f"{opt!r} is not TARGET=ROUTER", param_hint="--router")
         chosen[tid] = name
-    res = obj.client.post(f"/runs/{run_id}/reconcile-usage", {"routers": chosen} if chosen else None)
-    c = res["correction"]
-    emit({"run_id": run_id, "correction": c["digest"], "appended": res["appended"], "verified": c["verified_count"],
+    c = obj.client.post(f"/runs/{run_id}/reconcile-usage", {"routers": chosen} if chosen else None)
+    emit({"run_id": run_id, "correction": c["digest"], "appended": c["appended"], "verified": c["verified_count"],
           "changed": c["changed_count"], "unverifiable": c["unverifiable_count"],
           "old_known_cost_usd": c["old_known_cost_usd"], "new_known_cost_usd": c["new_known_cost_usd"],
           "routers": c.get("routers"), "model_requests": 0})
@@ -281,7 +281,7 @@ def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowl
     res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),
                                                       "idempotency_key": idempotency_key,
                                                       "acknowledge_new_attempt": acknowledge_new_attempt})
-    child = res["run"]
+    child = res
     if not res["created"]:
         click.echo(f"idempotency key already bound to {child['id']}: nothing new submitted", err=True)
     if detach:

@@ -19,11 +19,15 @@ from srbench.errors import InvalidInput, SrBenchError
 @click.option("--embedded", is_flag=True, envvar="SR_BENCH_EMBEDDED",
               help="Run this one command against an in-process service on the store that stops with it (no "
                    "background service; refused while another service owns the store). Env: SR_BENCH_EMBEDDED=1.")
+@click.option("--url", default=None, envvar="SR_BENCH_URL",
+              help="An sr-bench service's URL (no local service is started); its token comes from SR_BENCH_TOKEN "
+                   "(or the variable SR_BENCH_TOKEN_ENV names). Env: SR_BENCH_URL.")
+@click.option("--no-autostart", is_flag=True, help="Require a running service: never start the store's own.")
 @click.version_option(VERSION, prog_name="sr-bench")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None, embedded: bool) -> None:
+def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, no_autostart: bool) -> None:
     """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers."""
-    ctx.obj = Ctx(store, embedded)
+    ctx.obj = Ctx(store, embedded, url=url, autostart=not no_autostart)
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -42,9 +46,13 @@ def catalog(obj: Ctx) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="Default: SR_BENCH_PORT, else 8090 + SR_BENCH_PORT_OFFSET; a default port that is taken "
                    "(e.g. by another store's service) is replaced by a free one.")
+@click.option("--store-identity", default=None,
+              help="The store identity /health reports (the SHA-256 of the store's path on the host), for a "
+                   "service in a container where the store is mounted at another path.")
 @click.pass_obj
-def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
+def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_identity: str | None) -> None:
     """Run the service that owns the store (foreground)."""
+    from srbench.service.app import check_store_identity
     from srbench.service.app import serve as run_service
     from srbench.service.discovery import (
         default_port,
@@ -61,8 +69,10 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None) -> None:
         if not is_loopback(host):
             raise InvalidInput(f"a non-loopback listen needs a service token: set {token_env_name()} privately")
         token = ensure_token(store)
+    identity = check_store_identity(store_identity) if store_identity is not None else None
     asyncio.run(run_service(store, host, default_port() if port is None else port, token,
-                            port_fallback=port is None and not os.environ.get("SR_BENCH_PORT")))
+                            port_fallback=port is None and not os.environ.get("SR_BENCH_PORT"),
+                            store_identity=identity))
 
 
 @cli.command()
@@ -102,7 +112,7 @@ def stop(obj: Ctx) -> None:
     from srbench.service.client import connect
 
     try:
-        client = connect(obj.store, autostart=False)
+        client = connect(obj.store, autostart=False, url=obj.url)
     except SrBenchError as exc:
         click.echo(f"nothing to stop: {exc.message}")
         return
@@ -111,9 +121,9 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    from srbench.cli import dashboard, datasets, demo, derived, runs, store, targets, team
+    from srbench.cli import dashboard, datasets, demo, derived, experiments, runs, store, targets, team
 
-    for module in (datasets, targets, runs, derived, store, team, demo, dashboard):
+    for module in (datasets, targets, runs, derived, store, team, demo, dashboard, experiments):
         module.register(cli)
 
 

@@ -13,6 +13,13 @@ from rich.table import Table
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.errors import InvalidInput
+from srbench.service.wire import epoch
+
+
+def without_volatile(value: dict[str, Any]) -> dict[str, Any]:
+    """A derived document as written to a file: without whether this read was a cache hit, and why."""
+    return {k: v for k, v in value.items() if k not in ("cache_hit", "explain")}
 
 
 def write_json(path: str, value: Any) -> None:
@@ -29,12 +36,12 @@ def write_json(path: str, value: Any) -> None:
 def plan(obj: Ctx, manifest: str, output: str) -> None:
     """Validate and freeze a manifest; no model is called."""
     res = obj.client.post("/plans", {"manifest": load_structured(manifest)})
-    frozen = res["plan"]
+    frozen = res["manifest"]
     write_json(output, frozen)
     table = Table("target", "kind", "model", "effective request parameters")
-    for pt in frozen["targets"]:
-        t = pt["target"]
-        table.add_row(t["id"], t["kind"], t["model"], json.dumps(pt["effective_params"], sort_keys=True))
+    params = {p["id"]: p["effective_params"] for p in frozen.get("target_profiles", [])}
+    for t in frozen["targets"]:
+        table.add_row(t["id"], t["kind"], t["model"], json.dumps(params.get(t["id"]), sort_keys=True))
     console = Console(stderr=True)
     console.print(table)
     for n in frozen.get("notices", []):
@@ -161,18 +168,14 @@ def wait_for(obj: Ctx, run_id: str) -> dict[str, Any]:
 def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
     obj.refuse_detach(detach)
-    data = load_structured(manifest)
-    if isinstance(data, dict) and data.get("kind") != "plan":
-        data = obj.client.post("/plans", {"manifest": data})["plan"]
-    res = obj.client.post("/runs", {"plan": data, "idempotency_key": idempotency_key})
-    r = res["run"]
+    r = res = obj.client.post("/runs", {"manifest": load_structured(manifest), "idempotency_key": idempotency_key})
     if not res["created"]:
         click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
     if detach:
         emit({"run_id": r["id"], "status": r["status"], "created": res["created"]})
         return
     final = wait_for(obj, r["id"])
-    rep = obj.client.get(f"/runs/{r['id']}/report")["report"]
+    rep = obj.client.get(f"/runs/{r['id']}/report")
     Console(stderr=True).print(summary_table(rep))
     Console(stderr=True).print(benchmark_table(rep))
     if rep.get("early_stop"):
@@ -198,32 +201,35 @@ def runs(obj: Ctx) -> None:
         p = r["progress"]
         table.add_row(r["id"], r["name"], r["status"], r["profile"] or "", f"{p['completed']}/{p['total']}",
                       str(p["failed"] + p["ambiguous"]), ",".join(r["targets"]),
-                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["updated_at"])))
+                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch(r["updated_at"]))))
     Console().print(table)
 
 
 @click.command()
 @click.argument("run_id")
-@click.option("--calls", "what", flag_value="calls", help="Call summaries, 100 a page.")
-@click.option("--results", "what", flag_value="results", help="Per-cell results, 100 a page.")
-@click.option("--events", "what", flag_value="events", help="Events, 100 a page.")
-@click.option("--page", type=int, default=1, show_default=True)
+@click.option("--calls", "what", flag_value="calls", help="A page of call summaries.")
+@click.option("--results", "what", flag_value="results", help="A page of per-cell results.")
+@click.option("--events", "what", flag_value="events", help="Events after --after (1000 a page).")
+@click.option("--active", is_flag=True, help="Only calls in flight (with --calls).")
+@click.option("--after", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The next_cursor of the previous page (events: the last sequence number seen).")
+@click.option("--limit", type=click.IntRange(1, 500), default=100, show_default=True, help="Calls/results a page.")
+@click.option("--call-id", default=None, help="One full call (prompt, answer and metering).")
 @click.pass_obj
-def show(obj: Ctx, run_id: str, what: str | None, page: int) -> None:
-    """Show a run, or a page of its calls, results or events."""
-    offset = (max(page, 1) - 1) * 100
-    if what == "calls":
-        emit(obj.client.get(f"/runs/{run_id}/calls", offset=offset, limit=100))
+def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limit: int, call_id: str | None) -> None:
+    """Show a run, a page of its calls, results or events, or one call."""
+    if call_id and what:
+        raise InvalidInput("choose one view: --call-id or --calls/--results/--events")
+    if active and what != "calls":
+        raise InvalidInput("--active needs --calls")
+    if call_id:
+        emit(obj.client.get(f"/runs/{run_id}/calls/{call_id}"))
+    elif what == "calls":
+        emit(obj.client.get(f"/runs/{run_id}/calls", after=after, limit=limit, active="true" if active else None))
     elif what == "results":
-        emit(obj.client.get(f"/runs/{run_id}/results", offset=offset, limit=100))
+        emit(obj.client.get(f"/runs/{run_id}/results", after=after, limit=limit))
     elif what == "events":
-        after, res = 0, {"events": [], "total": 0}
-        for _ in range(max(page, 1)):          # pages of 100, oldest first, by sequence number
-            res = obj.client.get(f"/runs/{run_id}/events", after=after)
-            if not res["events"]:
-                break
-            after = res["events"][-1]["seq"]
-        emit(res)
+        emit(obj.client.get(f"/runs/{run_id}/events", after=after))
     else:
         emit(obj.client.get(f"/runs/{run_id}"))
 
@@ -239,13 +245,13 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
     if explain:
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
     if output:
-        write_json(output, res["report"])
-        Console(stderr=True).print(summary_table(res["report"]))
-        Console(stderr=True).print(benchmark_table(res["report"]))
-        if res["report"].get("early_stop"):
-            Console(stderr=True).print(stop_line(res["report"]["early_stop"]))
+        write_json(output, without_volatile(res))
+        Console(stderr=True).print(summary_table(res))
+        Console(stderr=True).print(benchmark_table(res))
+        if res.get("early_stop"):
+            Console(stderr=True).print(stop_line(res["early_stop"]))
     else:
-        emit(res["report"])
+        emit(res)
 
 
 @click.command()

@@ -38,6 +38,9 @@ class Limits(BaseModel):
     repetition_window: int = Field(default=128, ge=1)
     repetition_limit: int = Field(default=5, ge=2)
     max_cost_usd: float | None = Field(default=5.0, gt=0)
+    max_calls_per_case: int | None = Field(default=None, ge=1, le=256, exclude_if=lambda v: v is None,
+                                           description="the most model calls one case may make (upstream's "
+                                                       "limit; absent: no cap beyond the benchmark's own)")
 
     @model_validator(mode="after")
     def _order(self) -> Limits:
@@ -221,6 +224,10 @@ class Plan(BaseModel):
     notices: list[str] = Field(default_factory=list)
     statistics: Statistics | None = Field(default=None, description="absent: no margin declared in advance, "
                                                                    "Hoeffding makes claims, no early stop")
+    experiment: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None,
+                                              description="the experiment the run joins: {id, role, hypothesis}")
+    baseline_run_id: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                        description="the baseline run a candidate plan was derived from")
     plan_sha256: str | None = None
 
     @field_validator("sampling")

@@ -68,8 +68,26 @@ class MakePlan(Body):
 
 
 class SubmitRun(Body):
-    plan: Any = Field(description="a frozen plan printed by `plan` (schemas.plan.Plan, checked by its hash)")
+    manifest: Any = Field(description="the frozen manifest `POST /plans` answered (checked by its plan_sha256), "
+                                      "or a manifest to freeze now (a plan_sha256 it carries must still match)")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, description=KEY)
+
+
+class Experiment(BaseModel):
+    """A run's experiment membership (upstream's `experiment` manifest field)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    id: str = Field(pattern=r"^exp-[0-9a-f]{32}$")
+    role: Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
+    hypothesis: str = Field(default="", max_length=2000)
+
+
+class CandidatePlan(Body):
+    target_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        min_length=1, max_length=32, description="registered MoM targets that replace the baseline's subjects")
+    mode: Literal["live", "preview"] = "live"
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    experiment: Experiment | None = None
 
 
 class MakeComparison(Body):
@@ -82,14 +100,28 @@ class MakeComparison(Body):
 class MakeReplay(Body):
     baseline_run_id: RunId = Field(min_length=1, max_length=200)
     preview_run_id: RunId = Field(min_length=1, max_length=200)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200,
+                                        description="accepted for upstream clients; the (baseline, preview) pair "
+                                                    "itself binds one replay run")
 
 
 class RecoverPlan(Body):
     mode: Literal["undispatched", "failed"]
 
 
+class Cell(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    case_id: str = Field(min_length=1, max_length=512)
+    target_id: str = Field(min_length=1, max_length=200)
+
+
 class RecoverRun(Body):
-    plan: Any = Field(description="the reviewed recovery plan (`recover-plan`), checked by its hash")
+    """Upstream's form (mode, plan_sha256, cells) or sr-bench's (the reviewed plan sent back whole)."""
+
+    plan: Any = Field(default=None, description="the reviewed recovery plan (`recover-plan`), checked by its hash")
+    mode: Literal["undispatched", "failed"] | None = None
+    plan_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    cells: list[Cell] | None = Field(default=None, min_length=1, max_length=10**6)
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200,
                                         description=KEY + " (required: recover refuses without one)")
     acknowledge_new_attempt: bool = False
@@ -134,10 +166,45 @@ class StoreGc(Body):
     grace_s: float = Field(default=3600.0, ge=0, le=10**9)
 
 
+class CreateExperiment(Body):
+    name: str = Field(min_length=1, max_length=160)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=128,
+                                        description="binds one experiment of this name, never reusable")
+
+
+class AttachRun(Body):
+    run_id: RunId = Field(min_length=1, max_length=200)
+    role: Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
+    hypothesis: str = Field(default="", max_length=2000)
+
+
+class PrepareJob(Body):
+    benchmark: str = Field(min_length=1, max_length=64)
+    profile: Literal["smoke", "quick", "standard"] = "quick"
+    seed: int = Field(default=DEFAULT_SEED, ge=0, le=2**53 - 1)
+    limit: int | None = Field(default=None, ge=1, le=10**6)
+
+
+class ComposeDatasets(Body):
+    dataset_ids: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(min_length=1, max_length=32)
+    benchmarks: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(min_length=1, max_length=32)
+
+
 # -- query strings -----------------------------------------------------------------------------------
 class Page(Query):
     offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=100, ge=1, le=100)
+    limit: int = Field(default=1000, ge=1, le=4096)
+
+
+class After(Query):
+    """Upstream's evidence page: rows after the cursor a previous page answered as `next_cursor`."""
+
+    after: int = Field(default=0, ge=0, le=2**62, description="`next_cursor` of the previous page (0: the start)")
+    limit: int = Field(default=100, ge=1, le=500)
+
+
+class CallsAfter(After):
+    active: Literal["true", "false"] = Field(default="false", description="only calls in flight")
 
 
 class SeqPage(Page):
@@ -153,11 +220,29 @@ class RunsPage(Query):
 
 
 class CasesPage(Query):
-    offset: int = Field(default=0, ge=0)
+    cursor: str | None = Field(default=None, pattern=r"^[0-9]{1,12}$", description="`next_cursor` of the last page")
+    offset: int = Field(default=0, ge=0, description="sr-bench's position (used when no cursor is given)")
     limit: int = Field(default=25, ge=1, le=100)
     benchmark: str | None = Field(default=None, max_length=64)
-    q: str | None = Field(default=None, max_length=500, description="text the last message contains")
+    category: str | None = Field(default=None, max_length=200)
+    q: str | None = Field(default=None, max_length=500, description="text the case's id or messages contain")
 
 
 class EventsAfter(Query):
     after: int = Field(default=0, ge=0, le=2**62, description="the last event sequence number seen")
+    limit: int = Field(default=1000, ge=1, le=1000)
+
+
+class ExperimentPage(Query):
+    after: int = Field(default=0, ge=0, le=2**62)
+    limit: int = Field(default=20, ge=1, le=50)
+
+
+class Selection(Query):
+    profile: Literal["smoke", "quick", "standard"]
+
+
+class RunOptions(Query):
+    baseline_run_id: str | None = Field(default=None, min_length=1, max_length=200)
+    after: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$", description="`next_cursor` of the last page")
+    limit: int = Field(default=10, ge=1, le=25)

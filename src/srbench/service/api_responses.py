@@ -1,10 +1,12 @@
 """The response side of the API contract: one pydantic model per answer the routes give.
 
-The shapes are the ones the CLI and the Dashboard read today (issue 13 reshapes them to the upstream
-wire format later). Top-level fields are closed (`extra="forbid"`): a field added to a handler but not
-here fails the contract tests (`tests/service/test_contract.py`, schemathesis). Stored documents the
-answers carry whole — plans, reports, comparisons, corrections, call records — are objects with
-their own kinds and schema versions, typed `dict[str, Any]` here.
+The shapes are upstream's wire format (vLLM Semantic Router's sr-bench 1.0 API, `service.wire`) with
+sr-bench's own fields beside upstream's: an upstream client reads them unchanged, sr-bench's CLI and
+Dashboard read the extras. Top-level fields are closed (`extra="forbid"`) where the answer is
+sr-bench's: a field added to a handler but not here fails the contract tests
+(`tests/service/test_contract.py`, schemathesis, `tests/service/test_upstream_wire.py`). Answers that
+are stored documents themselves (a report, a comparison, a regrade, an export, a correction) are
+open (`extra="allow"`) with their upstream fields required.
 """
 
 from __future__ import annotations
@@ -23,14 +25,18 @@ class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ErrorDetail(Answer):
-    code: str = Field(description="stable for clients, e.g. invalid_input, not_found, damaged_object, "
-                                  "insufficient_storage")
-    message: str = Field(description="one line a person can act on")
+class Error(BaseModel):
+    """Upstream's error body; some codes add fields (reviewed_plan_changed: dispatch_started and
+    model_requests; replay_ineligible: reasons)."""
+
+    model_config = ConfigDict(extra="allow")
+    error: str = Field(description="one line a person can act on")
+    code: str = Field(description="stable for clients, e.g. invalid_input, not_found, unauthorized, read_only, "
+                                  "reviewed_plan_changed, replay_ineligible, damaged_object, insufficient_storage")
 
 
-class Error(Answer):
-    error: ErrorDetail
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
 
 
 class Health(Answer):
@@ -39,9 +45,16 @@ class Health(Answer):
     store_id: str
 
 
+class Profile(Answer):
+    id: str
+    purpose: str
+
+
 class Catalog(Answer):
     version: str
     benchmarks: list[Document]
+    profiles: list[Profile]
+    modes: list[str]
     totals: Document
     weights_note: str
 
@@ -66,21 +79,72 @@ class Datasets(Answer):
     total: int
 
 
+class DatasetBenchmark(Answer):
+    id: str
+    title: str
+    count: int
+    categories: list[Document]
+
+
+class DatasetDetail(Answer):
+    id: str
+    name: str | None = None
+    profile: str | None = None
+    split: str | None = None
+    custom_subset: bool | None = None
+    case_count: int
+    benchmarks: list[DatasetBenchmark]
+    categories: list[Document]
+    provenance: Document
+    manifest: DatasetManifest = Field(description="sr-bench's full dataset manifest")
+
+
 class CaseView(Answer):
     id: str
     benchmark: str
+    category: str
+    question: str
     messages: list[Document]
+    input_status: Literal["available", "unavailable"]
+    input_notice: str | None = None
     metadata: Document = Field(description="stratum and split; never the reference answer")
 
 
 class Cases(Answer):
+    dataset_id: str
     cases: list[CaseView]
     total: int
+    dataset_total: int
+    next_cursor: str | None
+    limit: int
     offset: int
 
 
+class BenchmarkSelection(Answer):
+    id: str
+    title: str
+    eligible: bool
+    case_count: int
+    source_ids: list[str]
+    reason_code: str | None
+    reason: str | None
+
+
+class DatasetSelection(Answer):
+    profile: str
+    split: Literal["dev", "holdout"]
+    seed: int | None
+    benchmarks: list[BenchmarkSelection]
+    model_requests: Literal[0]
+
+
+class Composed(Answer):
+    dataset: DatasetManifest
+
+
 class PlanAnswer(Answer):
-    plan: Document
+    manifest: Document = Field(description="the frozen manifest (POST it to /runs): sr-bench's plan with "
+                                           "targets as plain target objects and their target_profiles")
     plan_sha256: str
     total: int
     status: Literal["validated"]
@@ -106,19 +170,23 @@ class TargetInfo(Answer):
 
 class RunView(Answer):
     id: str
+    owner: str = Field(description="the actor that created the run (local: the operator)")
     name: str
     mode: str
     profile: str | None
     status: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
-    plan: str
+    manifest: Document = Field(description="the frozen manifest (a run list carries its summary)")
+    manifest_summary: bool | None = None
+    experiment_roles: list[str]
+    plan: str = Field(description="the plan object's digest")
     plan_sha256: str
     idempotency_key: str | None
     parent: str | None
     targets: list[str]
-    created_at: float
-    started_at: float | None
-    finished_at: float | None
-    updated_at: float
+    created_at: str = Field(description="ISO-8601, UTC")
+    started_at: str | None
+    finished_at: str | None
+    updated_at: str
     error: str | None
     cancel_requested: bool
     progress: Progress
@@ -135,17 +203,23 @@ class Runs(Answer):
     next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
-class RunCreated(Answer):
-    run: RunView
-    created: bool
+class RunCreated(RunView):
+    created: bool = Field(description="false: the idempotency key was bound to this run already (200)")
 
 
 class ReplayCreated(RunCreated):
     model_requests: Literal[0]
 
 
-class Report(Answer):
-    report: Document
+class Report(Open):
+    version: str
+    run_id: str
+    status: str
+    summary: Document
+    benchmarks: list[Document]
+    limitations: list[str]
+    provenance: Document
+    report_digest: str
     cache_hit: bool
     explain: str
 
@@ -153,15 +227,18 @@ class Report(Answer):
 class Results(Answer):
     results: list[Document]
     total: int
-    offset: int
-    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
+    limit: int
+    next_cursor: int | None
 
 
 class CallSummary(Answer):
-    cell_id: str
-    seq: int
+    id: str = Field(description="call-<32 hex>")
     case_id: str
     target_id: str
+    role: Literal["subject", "judge", "simulator"]
+    status: str = Field(description="sent, completed, failed, cancelled, sent_unknown")
+    cell_id: str
+    seq: int
     state: str
     error_class: str | None
     error: str | None
@@ -169,7 +246,6 @@ class CallSummary(Answer):
     call: str | None
     damaged: bool = Field(description="the call object is damaged or missing: `damage` says which and why")
     damage: str | None = None
-    status: str | None = None
     http_status: int | None = None
     finish_reason: str | None = None
     usage: Document | None = None
@@ -182,8 +258,8 @@ class CallSummary(Answer):
 class Calls(Answer):
     calls: list[CallSummary]
     total: int
-    offset: int
-    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
+    limit: int
+    next_cursor: int | None
 
 
 class CallDetail(CallSummary):
@@ -193,8 +269,8 @@ class CallDetail(CallSummary):
 
 class Event(Answer):
     seq: int
-    ts: float
-    type: str
+    at: str = Field(description="ISO-8601, UTC")
+    kind: str
     data: Document
 
 
@@ -204,13 +280,121 @@ class Events(Answer):
     next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 
-class Derived(Answer):
-    """A derived result (comparison, regrade, export) with its digest and why it was (re)built."""
+class Derived(Open):
+    """A derived document itself (regrade, export) with its digest and why it was (re)built."""
 
-    model_config = ConfigDict(extra="allow")
+    kind: str
     digest: str
     cache_hit: bool
     explain: str
+
+
+class Comparison(Open):
+    """sr-bench's comparison with upstream's fields beside it."""
+
+    version: str
+    baseline_run_id: str
+    candidate_run_id: str
+    baseline_targets: list[Document]
+    candidate_targets: list[Document]
+    comparisons: list[Document]
+    comparison_digest: str
+    cache_hit: bool
+    explain: str
+
+
+class RecoveryPlan(Open):
+    parent_run_id: str
+    mode: Literal["undispatched", "failed"]
+    eligible_cells: list[Document]
+    excluded: list[Document]
+    counts: Document
+    parent: Document
+    plan_sha256: str
+
+
+class Experiment(Answer):
+    id: str
+    name: str
+    owner: str
+    created_at: str
+    updated_at: str
+    run_count: int | None = None
+    active_run_count: int | None = None
+
+
+class Experiments(Answer):
+    experiments: list[Experiment]
+    next_cursor: int | None
+    has_more: bool
+
+
+class ExperimentMember(Answer):
+    run_id: str
+    role: str
+    hypothesis: str
+    linked_at: str
+
+
+class ExperimentRuns(Answer):
+    experiment: Experiment
+    members: list[ExperimentMember]
+    next_cursor: int | None
+    has_more: bool
+
+
+class ExperimentDeleted(Answer):
+    id: str
+    deleted: Literal[True]
+    unlinked_runs: int
+    deleted_at: str
+    runs_deleted: Literal[0]
+    model_requests: Literal[0]
+
+
+class Preparation(Answer):
+    id: str
+    benchmark: str
+    profile: str
+    seed: int
+    limit: int | None = None
+    request: Document
+    status: Literal["queued", "running", "completed", "failed"]
+    phase: str
+    created_at: str
+    updated_at: str
+    owner: str
+    dataset: DatasetManifest | None = None
+    error: str | None = None
+
+
+class Preparations(Answer):
+    preparations: list[Preparation]
+
+
+class PreparationOptions(Answer):
+    benchmarks: list[Document]
+
+
+class RunChoice(Answer):
+    run_id: str
+    name: str
+    profile: str | None
+    case_count: int
+
+
+class RunOptions(Answer):
+    baseline: RunChoice | None
+    baselines: list[RunChoice]
+    options: list[RunChoice]
+    next_cursor: str | None
+    has_more: bool
+    scanned_pairs: int
+    scan_limited: bool
+    unverified_pairs: int
+    unverified_baselines: int
+    model_requests: Literal[0]
+    empty_reason: str | None = None
 
 
 class Repriced(Answer):
@@ -219,9 +403,18 @@ class Repriced(Answer):
     model_requests: Literal[0]
 
 
-class Reconciled(Repriced):
+class Reconciled(Open):
+    """The usage correction itself (upstream's receipt fields beside sr-bench's)."""
+
+    id: str
+    version: str
+    evidence_sha256: str
+    qualified: bool
+    digest: str
+    appended: bool
     cache_hit: bool
     explain: str
+    model_requests: Literal[0]
 
 
 class Pushed(Answer):

@@ -1,7 +1,8 @@
 """The aiohttp service: the JSON API under /api/sr-bench/v1, its OpenAPI document, and the worker.
 
 One service per store (an exclusive lock on ``service.lock``) is the journal's only writer. Every
-route but /health needs the bearer token. Errors are JSON ``{"error": {"code", "message"}}``.
+route but /health needs the bearer token (`service.actors`: the token, actor headers, roles and
+scope). Errors are upstream's JSON ``{"error": message, "code": code}`` (`service.wire`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import sys
 import time
 import uuid
@@ -25,14 +27,28 @@ from srbench.cas import ObjectStore
 from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fault
 from srbench.rules import Engine
 from srbench.schemas.text import one_line
-from srbench.service import dataset_handlers, derived_handlers, handlers, team_handlers
-from srbench.service.auth import check_listen_token, token_middleware
-from srbench.service.discovery import API_PREFIX, service_file
+from srbench.service import (
+    dataset_handlers,
+    derived_handlers,
+    evidence_handlers,
+    experiment_handlers,
+    experiments,
+    handlers,
+    preparations,
+    run_options,
+    team_handlers,
+)
+from srbench.service.actors import access_middleware
+from srbench.service.actors import ensure_schema as ensure_actor_schema
+from srbench.service.auth import check_listen_token
+from srbench.service.discovery import API_PREFIX, service_file, store_identity_of
 from srbench.service.faults import DamageLog, record_damage
 from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
 from srbench.service.openapi import ROUTES, openapi_document
 from srbench.service.runs import RunManager
+from srbench.service.views import RunViews
+from srbench.service.wire import error_body
 
 log = logging.getLogger("srbench.service")
 
@@ -40,24 +56,34 @@ log = logging.getLogger("srbench.service")
 class Service:
     """Everything the handlers share: the store, the journal, the rule engine and the runs."""
 
-    def __init__(self, store_dir: Path) -> None:
+    def __init__(self, store_dir: Path, store_identity: str | None = None) -> None:
         self.store_dir = store_dir
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
         info = _store_info(store_dir)
-        self.store_id = info["store_id"]
+        self.store_id = store_identity or store_identity_of(store_dir)
         objects_url = objects_location(store_dir, info)
         self.objects_shared = objects_url is not None      # a team object store other journals may use
         self.objects = ObjectStore(objects_url or str(store_dir / "cas"))
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
+        ensure_actor_schema(self.journal)
+        experiments.ensure_schema(self.journal)
+        self.views = RunViews(self.runs)
+        self.preparing: dict[str, asyncio.Task[None]] = {}
         self.started_at = time.time()
         self.stopping = asyncio.Event()
         self.damage = DamageLog()
 
     def close(self) -> None:
         self.journal.close()
+
+
+def check_store_identity(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise InvalidInput("--store-identity must be a SHA-256 digest (64 lower-case hex characters)")
+    return value
 
 
 def _store_info(store_dir: Path) -> dict[str, Any]:
@@ -101,27 +127,24 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
                           f"{request.method} {request.path}")
         return _error(exc)
     except web.HTTPRequestEntityTooLarge:
-        return web.json_response({"error": {"code": "too_large", "message": "request body over 8 MiB"}},
-                                 status=413)
+        return web.json_response(error_body("request body over 8 MiB", "too_large"), status=413)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
-        return web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
+        return web.json_response(error_body(exc.reason, code), status=exc.status)
     except Exception as exc:
         fault = storage_fault(exc)
         if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
             log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
             return _error(fault)
         log.exception("internal error on %s %s", request.method, request.path)
-        return web.json_response({"error": {"code": "internal", "message": f"internal error: {type(exc).__name__}"}},
-                                 status=500)
+        return web.json_response(error_body(f"internal error: {type(exc).__name__}", "internal"), status=500)
 
 
 def _error(exc: SrBenchError) -> web.Response:
     # one line, whatever the request put into it (a field name with a newline, say)
-    return web.json_response({"error": {"code": exc.code, "message": one_line(exc.message)}},
-                             status=exc.http_status)
+    return web.json_response(error_body(one_line(exc.message), exc.code, **exc.details), status=exc.http_status)
 
 
 @web.middleware
@@ -133,18 +156,23 @@ async def no_store_middleware(request: web.Request, handler: Any) -> web.StreamR
 
 def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
-                          middlewares=[no_store_middleware, error_middleware, token_middleware(token)])
+                          middlewares=[no_store_middleware, error_middleware, access_middleware(token)])
     app[SERVICE] = service
+    modules = (handlers, dataset_handlers, derived_handlers, team_handlers, evidence_handlers, experiment_handlers,
+               preparations, run_options)
     for route in ROUTES:
-        handler = next(getattr(m, route.name) for m in (handlers, dataset_handlers, derived_handlers, team_handlers)
-                       if hasattr(m, route.name))
+        handler = next(getattr(m, route.name) for m in modules if hasattr(m, route.name))
         app.router.add_route(route.method, API_PREFIX + route.path, handler)
+        for alias in route.aliases:
+            app.router.add_route(route.method, alias, handler)
     async def openapi(request: web.Request) -> web.Response:
         return web.json_response(openapi_document())
 
     app.router.add_get(API_PREFIX + "/openapi.json", openapi)
 
     async def on_shutdown(app: web.Application) -> None:
+        for task in list(service.preparing.values()):
+            task.cancel()
         await service.runs.shutdown()
 
     app.on_shutdown.append(on_shutdown)
@@ -182,7 +210,7 @@ class StoreLock:
 
 
 async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None,
-                port_fallback: bool = False) -> None:
+                port_fallback: bool = False, store_identity: str | None = None) -> None:
     """Run the service until SIGTERM/SIGINT or POST /shutdown.
 
     With `port_fallback` (the default port, not one the user asked for), a port another program or
@@ -192,9 +220,10 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
     lock = StoreLock(store_dir)
     # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
-    service = Service(store_dir)
+    service = Service(store_dir, store_identity)
     try:
         service.runs.recover_after_restart()
+        preparations.fail_interrupted(service.journal)
         app = make_app(service, token)
         runner = web.AppRunner(app, handle_signals=False)
         await runner.setup()

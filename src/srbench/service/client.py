@@ -13,6 +13,7 @@ import httpx
 
 from srbench.errors import (
     Conflict,
+    Forbidden,
     IntegrityError,
     InvalidInput,
     NotFound,
@@ -28,19 +29,27 @@ from srbench.service.discovery import (
     env_token,
     read_service_info,
     resolve_store,
+    store_identity_of,
     token_env_name,
 )
 
-_BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorized, 404: NotFound, 409: Conflict,
-                                              413: InvalidInput, 422: IntegrityError, 424: SourceUnavailable}
+_BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound,
+                                              409: Conflict, 413: InvalidInput, 422: IntegrityError,
+                                              424: SourceUnavailable}
 
 
 class Client:
-    def __init__(self, url: str, token: str, timeout: float = 600) -> None:
+    """The API over HTTP; errors (upstream's ``{"error": message, "code": code}``) become typed errors.
+    `actor` (id, role) sends the actor headers, as a trusted proxy does."""
+
+    def __init__(self, url: str, token: str, timeout: float = 600, actor: tuple[str, str] | None = None) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        headers = {"Authorization": f"Bearer {token}"}
+        if actor is not None:
+            headers |= {"X-SR-Bench-Actor-ID": actor[0], "X-SR-Bench-Actor-Role": actor[1]}
         self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout, trust_env=not _is_local(self.url),
-                                  headers={"Authorization": f"Bearer {token}"})
+                                  headers=headers)
 
     def close(self) -> None:
         self._http.close()
@@ -55,9 +64,14 @@ class Client:
         except ValueError:
             data = None
         if resp.status_code >= 400:
-            err = (data or {}).get("error", {}) if isinstance(data, dict) else {}
+            body = data if isinstance(data, dict) else {}
+            message = body.get("error")
+            if isinstance(message, dict):      # a proxy in front may answer {"error": {"message": …}}
+                message = message.get("message")
             cls = _BY_STATUS.get(resp.status_code, SrBenchError)
-            raise cls(err.get("message") or f"service answered HTTP {resp.status_code}", code=err.get("code"))
+            raise cls(message if isinstance(message, str) and message else f"service answered HTTP {resp.status_code}",
+                      code=body.get("code") if isinstance(body.get("code"), str) else None,
+                      details={k: v for k, v in body.items() if k not in ("error", "code")})
         return data
 
     def get(self, path: str, **params: Any) -> Any:
@@ -65,6 +79,19 @@ class Client:
 
     def post(self, path: str, json: Any = None) -> Any:
         return self.request("POST", path, json=json if json is not None else {})
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+    def pages(self, path: str, kind: str, *, after: int = 0, limit: int = 500, **params: Any) -> list[Any]:
+        """Every item of a cursor-paged route (`after` / `next_cursor`)."""
+        items: list[Any] = []
+        while True:
+            page = self.get(path, after=after, limit=limit, **params)
+            items += page[kind]
+            if page.get("next_cursor") is None:
+                return items
+            after = page["next_cursor"]
 
 
 def _is_local(url: str) -> bool:
@@ -75,19 +102,24 @@ def _is_local(url: str) -> bool:
 
 def _healthy(url: str, store_id: str | None = None) -> bool:
     try:
-        r = httpx.get(url + API_PREFIX + "/health", timeout=2, trust_env=not _is_local(url))
+        r = httpx.get(url + "/health", timeout=2, trust_env=not _is_local(url))
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
     except (httpx.HTTPError, ValueError):
         return False
 
 
-def connect(store: str | None = None, *, autostart: bool = True) -> Client:
-    """SR_BENCH_URL → that external service (no local worker). Else the store's own service."""
-    external = os.environ.get("SR_BENCH_URL")
+def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None) -> Client:
+    """`url` (``--url``) or SR_BENCH_URL → that external service (no local worker). Else the store's own
+    service, started when none runs unless `autostart` is off (``--no-autostart``)."""
+    external = url or os.environ.get("SR_BENCH_URL")
     if external:
         token = env_token()
         if not token:
             raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
+        if store is not None and _is_local(external):    # upstream's check: the URL serves this store
+            if not _healthy(external.rstrip("/"), store_identity_of(resolve_store(store))):
+                raise InvalidInput(f"{external} is not the service of the store {store} (or does not answer): "
+                                   "select its --store or another --url")
         return Client(external, token)
     store_dir = resolve_store(store)
     token = env_token() or ensure_token(store_dir)

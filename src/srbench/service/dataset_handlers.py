@@ -1,4 +1,5 @@
-"""HTTP handlers for datasets: prepare (on the service host), combine, list, show, public case view."""
+"""HTTP handlers for datasets: prepare (on the service host), combine, list, and upstream's detail,
+public case page, selection and compose (`service.dataset_views`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from srbench.benchmarks.acquire import acquire
 from srbench.errors import InvalidInput, NotFound, storage_fault
 from srbench.schemas.text import shorten
 from srbench.service import api_requests as rq
+from srbench.service import dataset_views
 from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
 from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
-from srbench.stages.datasets import combine, decode_cases, prepare
+from srbench.stages.datasets import combine, prepare
 
 
 def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
@@ -80,25 +82,23 @@ async def list_datasets(request: web.Request) -> web.Response:
 
 
 async def get_dataset(request: web.Request) -> web.Response:
-    m = svc(request).journal.get_ref("dataset", request.match_info["dataset_id"])
-    if m is None:
-        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
-    return ok(m)
+    return ok(await asyncio.to_thread(dataset_views.detail, svc(request), request.match_info["dataset_id"]))
 
 
 async def dataset_cases(request: web.Request) -> web.Response:
-    service = svc(request)
-    m = service.journal.get_ref("dataset", request.match_info["dataset_id"])
-    if m is None:
-        raise NotFound(f"no dataset {request.match_info['dataset_id']!r}")
     q = query(request, rq.CasesPage)
-    offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    cases = decode_cases(await asyncio.to_thread(service.objects.get_bytes, m["object"]))
-    bench = q.benchmark
-    text = (q.q or "").lower()
-    chosen = [c for c in cases if (not bench or c.benchmark == bench)
-              and (not text or text in c.messages[-1].content.lower())]
-    view = [{"id": c.id, "benchmark": c.benchmark, "messages": [x.model_dump() for x in c.messages],
-             "metadata": {"stratum": c.metadata.stratum, "split": c.metadata.split}}
-            for c in chosen[offset:offset + limit]]
-    return ok({"cases": view, "total": len(chosen), "offset": offset})
+    start = min(int(q.cursor) if q.cursor is not None else q.offset, MAX_OFFSET)
+    return ok(await asyncio.to_thread(dataset_views.cases_page, svc(request), request.match_info["dataset_id"],
+                                      start=start, limit=q.limit, benchmark=q.benchmark, category=q.category,
+                                      text=q.q))
+
+
+async def dataset_selection(request: web.Request) -> web.Response:
+    q = query(request, rq.Selection)
+    return ok(await asyncio.to_thread(dataset_views.selection, svc(request), q.profile))
+
+
+async def compose_datasets(request: web.Request) -> web.Response:
+    req = await parse(request, rq.ComposeDatasets)
+    composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)
+    return ok({"dataset": composed})

@@ -1,4 +1,6 @@
-"""HTTP handlers for derived results of finished runs: compare, regrade, export."""
+"""HTTP handlers for derived results of finished runs: compare, regrade, export, replay, reconcile,
+recover, reprice — bare documents in upstream's shape (`service.wire`), run ids in bodies scoped to
+the caller (`service.actors`)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ from typing import Any
 
 from aiohttp import web
 
+from srbench.errors import InvalidInput
 from srbench.service import api_requests as rq
-from srbench.service import corrections, recovery
+from srbench.service import corrections, recovery, upstream, wire
+from srbench.service.actors import actor_of, check_visible
+from srbench.service.cell_journal import cell_id
 from srbench.service.http import ok, parse, svc
 from srbench.service.replays import create_replay
 from srbench.stages import derived
@@ -17,14 +22,16 @@ from srbench.stages import derived
 async def make_comparison(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakeComparison)
     b, c, margin = req.baseline_run_id, req.candidate_run_id, req.margin
-    service = svc(request)
+    service, actor = svc(request), actor_of(request)
+    for run_id in (b, c):
+        check_visible(service.journal, actor, run_id)
 
     def run() -> dict[str, Any]:
         brep, _, _ = service.runs.report(b)
         crep, _, _ = service.runs.report(c)
         digest, hit, why = derived.compare(service.engine, brep["report"], crep["report"], margin,
                                            subject=f"{b}..{c}")
-        return {"comparison": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+        return wire.wire_comparison(service.objects.get_json(digest), brep, crep, digest, hit, why)
     return ok(await asyncio.to_thread(run))
 
 
@@ -36,7 +43,7 @@ async def regrade_run(request: web.Request) -> web.Response:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
         digest, hit, why = derived.regrade(service.engine, run, original)
-        return {"regrade": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
     return ok(await asyncio.to_thread(go))
 
 
@@ -48,15 +55,18 @@ async def export_run(request: web.Request) -> web.Response:
         run = service.runs.get(run_id)
         rep, _, _ = service.runs.report(run_id)
         digest, hit, why = derived.export(service.engine, run, rep["report"])
-        return {"export": service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
     return ok(await asyncio.to_thread(go))
 
 
 async def make_replay(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakeReplay)
     b, p = req.baseline_run_id, req.preview_run_id
-    run, created = await asyncio.to_thread(create_replay, svc(request).runs, b, p)
-    return ok({"run": run, "created": created, "model_requests": 0}, status=201 if created else 200)
+    service, actor = svc(request), actor_of(request)
+    for run_id in (b, p):
+        check_visible(service.journal, actor, run_id)
+    run, created = await asyncio.to_thread(create_replay, service.runs, b, p, actor.owner)
+    return ok({**service.views.one(run), "created": created, "model_requests": 0}, status=201 if created else 200)
 
 
 async def reconcile_usage(request: web.Request) -> web.Response:
@@ -64,22 +74,45 @@ async def reconcile_usage(request: web.Request) -> web.Response:
     routers = (await parse(request, rq.ReconcileUsage, optional=True)).routers
     body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
                                                         request.match_info["run_id"], routers)
-    return ok({"correction": body_, "cache_hit": hit, "explain": why, "appended": appended, "model_requests": 0})
+    return ok({**wire.wire_correction(body_), "cache_hit": hit, "explain": why, "appended": appended,
+               "model_requests": 0})
 
 
 async def recover_plan(request: web.Request) -> web.Response:
     mode = (await parse(request, rq.RecoverPlan)).mode
-    return ok(await asyncio.to_thread(recovery.recovery_plan, svc(request).runs, request.match_info["run_id"], mode))
+    service, run_id = svc(request), request.match_info["run_id"]
+
+    def go() -> dict[str, Any]:
+        plan = recovery.recovery_plan(service.runs, run_id, mode)
+        parent = service.runs.get(run_id)
+        return wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {}).get("cap_usd"))
+    return ok(await asyncio.to_thread(go))
+
+
+def _submitted_recovery(service: Any, run_id: str, req: rq.RecoverRun) -> Any:
+    """sr-bench's whole reviewed plan, or upstream's (mode, plan_sha256, cells) as that plan."""
+    if req.plan is not None:
+        return req.plan
+    if req.mode is None or req.plan_sha256 is None or not req.cells:
+        raise InvalidInput("recover needs the reviewed recovery plan: mode, plan_sha256 and cells (or plan)",
+                           code="recovery_plan_required", details={"dispatch_started": False})
+    return {"kind": "recovery-plan", "parent": run_id, "mode": req.mode, "plan_sha256": req.plan_sha256,
+            "selected_cells": [cell_id(c.case_id, c.target_id) for c in req.cells]}
 
 
 async def recover_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.RecoverRun)
-    service = svc(request)
-    run, created = await asyncio.to_thread(recovery.recover, service.runs, request.match_info["run_id"],
-                                           req.plan, req.idempotency_key, req.acknowledge_new_attempt)
+    service, actor = svc(request), actor_of(request)
+    run_id = request.match_info["run_id"]
+    submitted = _submitted_recovery(service, run_id, req)
+    parent_plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    hook = upstream.derived_hook(service, actor, parent_plan, "recovery")
+    run, created = await asyncio.to_thread(recovery.recover, service.runs, run_id, submitted,
+                                           wire.scoped_key(actor.owner, req.idempotency_key),
+                                           req.acknowledge_new_attempt, hook)
     if created:
         service.runs.start(run["id"])
-    return ok({"run": run, "created": created}, status=201 if created else 200)
+    return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
 
 
 async def reprice_run(request: web.Request) -> web.Response:

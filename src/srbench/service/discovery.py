@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -65,6 +66,12 @@ def resolve_store(store: str | None) -> Path:
     if os.environ.get("SR_BENCH_STORE"):
         return Path(os.environ["SR_BENCH_STORE"]).expanduser().resolve()
     return managed_store().resolve()
+
+
+def store_identity_of(store_dir: Path) -> str:
+    """The store's identity as upstream clients check it: the SHA-256 of its canonical path. A service
+    in a container whose path differs from the host's is given the host's with ``--store-identity``."""
+    return hashlib.sha256(str(store_dir.expanduser().resolve()).encode()).hexdigest()
 
 
 def token_path(store: Path) -> Path:

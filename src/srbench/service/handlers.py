@@ -1,4 +1,4 @@
-"""HTTP handlers: parse and check the request, call a stage or the run manager, return JSON."""
+"""HTTP handlers: the basics, targets, plans and runs (upstream's wire shapes, `service.wire`)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,20 @@ import json
 from typing import Any
 
 from aiohttp import web
+from pydantic import ValidationError
 
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
-from srbench.errors import DamagedObject, InvalidInput, NotFound
+from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service import api_requests as rq
-from srbench.service import pages
+from srbench.service import policy, upstream, wire
+from srbench.service.actors import Actor, actor_of
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
-from srbench.service.faults import record_damage
-from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
-from srbench.stages.plan import build_plan, fail
-from srbench.stages.results import page as results_page
+from srbench.service.http import ok, parse, svc
+from srbench.stages.plan import build_plan, check_frozen, fail, pydantic_problems
 from srbench.targets import routers
 
 
@@ -30,7 +30,7 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def catalog(request: web.Request) -> web.Response:
-    return ok(catalog_doc())
+    return ok({**catalog_doc(), "profiles": wire.PROFILES, "modes": wire.MODES})
 
 
 async def shutdown(request: web.Request) -> web.Response:
@@ -88,14 +88,26 @@ async def register_targets(request: web.Request) -> web.Response:
 
 
 # -- plans and runs ------------------------------------------------------------------------------
-def _plan_sync(service: Any, manifest: Any) -> dict[str, Any]:
+def _plan_sync(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
+    """Freeze a manifest (sr-bench's fields and upstream's, `service.upstream`) for this actor."""
+    if actor.named and isinstance(manifest, dict):
+        manifest = policy.resolve_inline(manifest, policy.registry(service))
+    manifest, extras = upstream.split_manifest(manifest)
+    manifest, options, aux = upstream.prepare_inputs(service, manifest, extras, actor)
+
     def resolve(tid: str) -> Target | None:
+        if isinstance(aux.get(tid), dict):
+            try:
+                return Target.model_validate({**aux[tid], "id": tid})
+            except ValidationError as exc:
+                raise fail(pydantic_problems(exc, f"auxiliary_targets.{tid}.")) from None
         v = service.journal.get_ref("target", tid)
         return None if v is None else Target.model_validate(v)
 
-    return build_plan(manifest, service.objects, resolve_target=resolve,
+    plan = build_plan(manifest, service.objects, resolve_target=resolve,
                       find_datasets=lambda sha: find_datasets(service, sha),
-                      options=read_benchmark_options(service.store_dir))
+                      options=read_benchmark_options(service.store_dir) if options is None else options)
+    return upstream.apply_extras(service, plan, extras, actor)
 
 
 def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
@@ -113,105 +125,70 @@ def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
     return planning_for(plan, counts)
 
 
+async def plan_answer(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
+    planning = await asyncio.to_thread(_planning_sync, service, plan)
+    return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan["plan_sha256"], "total": plan["total"],
+            "status": "validated", "model_requests": 0, "planning": planning}
+
+
 async def make_plan(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakePlan)
     service = svc(request)
-    plan = await asyncio.to_thread(_plan_sync, service, req.manifest)
-    planning = await asyncio.to_thread(_planning_sync, service, plan)
-    return ok({"plan": plan, "plan_sha256": plan["plan_sha256"], "total": plan["total"], "status": "validated",
-               "model_requests": 0, "planning": planning})
+    plan = await asyncio.to_thread(_plan_sync, service, req.manifest, actor_of(request))
+    return ok(await plan_answer(service, plan))
+
+
+def _submitted_plan(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
+    """A frozen manifest as it was reviewed (its hash checked), or a manifest frozen now; a reviewed
+    plan_sha256 the manifest carries must match what it freezes to (upstream's reviewed_plan_changed)."""
+    if not isinstance(manifest, dict):
+        raise InvalidInput("manifest must be an object")
+    if manifest.get("kind") == "plan":
+        plan = check_frozen(wire.plan_from_wire(manifest))
+        if actor.named:
+            policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
+        return plan
+    reviewed = manifest.get("plan_sha256")
+    plan = _plan_sync(service, {k: v for k, v in manifest.items() if k != "plan_sha256"}, actor)
+    if reviewed is not None and reviewed != plan["plan_sha256"]:
+        raise InvalidInput(f"the reviewed plan changed: it freezes to {plan['plan_sha256']} now, the manifest says "
+                           f"{reviewed}; review the plan again (nothing was dispatched)", code="reviewed_plan_changed",
+                           details={"dispatch_started": False, "model_requests": 0})
+    return plan
 
 
 async def submit_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.SubmitRun)
-    service = svc(request)
-    run, created = await asyncio.to_thread(service.runs.submit, req.plan, req.idempotency_key)
+    service, actor = svc(request), actor_of(request)
+    plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
+    hook = upstream.creation_hook(service, plan, actor)
+    run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
+                                                                                      req.idempotency_key), hook)
     if created:
         service.runs.start(run["id"])
-    return ok({"run": run, "created": created}, status=201 if created else 200)
+    return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
 
 
 async def list_runs(request: web.Request) -> web.Response:
-    q = query(request, rq.RunsPage)
-    runs = svc(request).runs.list(q.limit, pages.runs_before(q.after))
-    return ok({"runs": runs, "next_cursor": pages.runs_cursor(runs, q.limit)})
+    service = svc(request)
+    return ok({"runs": await asyncio.to_thread(service.views.list, actor_of(request))})
 
 
 async def get_run(request: web.Request) -> web.Response:
-    return ok(svc(request).runs.get(request.match_info["run_id"]))
+    service = svc(request)
+    return ok(service.views.one(service.runs.get(request.match_info["run_id"])))
 
 
 async def cancel_run(request: web.Request) -> web.Response:
-    return ok(await svc(request).runs.cancel(request.match_info["run_id"]))
+    service = svc(request)
+    return ok(service.views.one(await service.runs.cancel(request.match_info["run_id"])))
 
 
 async def run_report(request: web.Request) -> web.Response:
     service = svc(request)
     rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
-    return ok({"report": rep, "cache_hit": hit, "explain": why})
-
-
-async def run_results(request: web.Request) -> web.Response:
-    service = svc(request)
-    q = query(request, rq.SeqPage)
-    offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
-    rows, total = await asyncio.to_thread(results_page, service.objects, digest, after=q.after, offset=offset,
-                                          limit=limit)
-    return ok({"results": rows, "total": total, "offset": offset, "next_cursor": pages.seq_cursor(rows, limit)})
-
-
-def _call_summary(service: Any, row: Any) -> dict[str, Any]:
-    out = {"cell_id": row["cell_id"], "seq": row["seq"], "case_id": row["case_id"], "target_id": row["target_id"],
-           "state": row["state"], "error_class": row["error_class"], "error": row["error"],
-           "request": row["request"], "call": row["call"], "damaged": False}
-    if row["call"]:
-        try:
-            c = service.objects.get_json(row["call"])
-        except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
-            if isinstance(exc, DamagedObject):
-                record_damage(service, exc, row["run_id"], f"call of cell {row['cell_id']}")
-            out.update(damaged=True, damage=exc.message)
-            return out
-        out.update(status=c["status"], http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
-                   usage=c.get("usage"), latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
-                   response_model=c.get("response_model"),
-                   selected_model=(c.get("headers") or {}).get("x-vsr-selected-model"))
-    return out
-
-
-async def run_calls(request: web.Request) -> web.Response:
-    service = svc(request)
-    run_id = request.match_info["run_id"]
-    service.runs.get(run_id)
-    q = query(request, rq.SeqPage)
-    offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    rows, total = pages.calls(service.journal, service.runs.counts(run_id), run_id, q.after, offset, limit)
-    calls = await asyncio.to_thread(lambda: [_call_summary(service, r) for r in rows])
-    return ok({"calls": calls, "total": total, "offset": offset, "next_cursor": pages.seq_cursor(calls, limit)})
-
-
-async def run_call(request: web.Request) -> web.Response:
-    service = svc(request)
-    run_id, cid = request.match_info["run_id"], request.match_info["cell_id"]
-    row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, cid))
-    if row is None:
-        raise NotFound(f"no cell {cid!r} in run {run_id!r}")
-    out = _call_summary(service, row)
-    if row["call"]:
-        out["record"] = service.objects.get_json(row["call"])
-    if row["request"]:
-        out["request_object"] = service.objects.get_json(row["request"])
-    return ok(out)
-
-
-async def run_events(request: web.Request) -> web.Response:
-    service = svc(request)
-    run_id = request.match_info["run_id"]
-    service.runs.get(run_id)
-    after = query(request, rq.EventsAfter).after
-    events, total = pages.events(service.journal, run_id, after, 100)
-    return ok({"events": events, "total": total, "next_cursor": pages.seq_cursor(events, 100)})
+    digest = rep.pop("report")
+    return ok(wire.wire_report(rep, digest, hit, why))
 
 
 # -- store maintenance ---------------------------------------------------------------------------

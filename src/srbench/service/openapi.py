@@ -1,5 +1,8 @@
 """The route table and the OpenAPI 3.1 document, generated from the contract's pydantic models.
 
+The routes are upstream's (vLLM Semantic Router's sr-bench 1.0 API, the shapes in `service.wire`) plus
+sr-bench's own (setup, dataset prepare/combine, objects, reprice, push/pull, store maintenance).
+
 Each route names its handler, its request body model and query model (`service.api_requests`: the
 handlers validate with exactly these) and its answer model (`service.api_responses`). The document's
 schemas are those models' `model_json_schema()`, so what is checked and what is documented are one
@@ -28,69 +31,104 @@ class Route(NamedTuple):
     query: type[BaseModel] | None = None
     answer: type[BaseModel] | None = None       # None: any JSON object (a stored record)
     created: bool = False           # 201 when it creates, 200 when it binds an existing one
+    aliases: tuple[str, ...] = ()   # full paths answering the same (upstream's bare /health)
 
 
+R = Route
 ROUTES: list[Route] = [
-    Route("GET", "/health", "health", "Liveness and store identity (no token needed)", answer=rs.Health),
-    Route("GET", "/catalog", "catalog", "The installed suite and its nine benchmarks", answer=rs.Catalog),
-    Route("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)",
-          answer=rs.SetupChecks),
-    Route("GET", "/targets", "list_targets", "The target registry", answer=rs.Targets),
-    Route("POST", "/targets", "register_targets", "Register or replace targets", rq.RegisterTargets,
-          answer=rs.Registered),
-    Route("GET", "/datasets", "list_datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets),
-    Route("POST", "/datasets/prepare", "prepare_dataset", "Freeze a dataset from a pinned or local source",
-          rq.PrepareDataset, answer=DatasetManifest),
-    Route("POST", "/datasets/combine", "combine_datasets", "Combine datasets of one profile, seed and split",
-          rq.CombineDatasets, answer=DatasetManifest),
-    Route("GET", "/datasets/{dataset_id}", "get_dataset", "One dataset manifest", answer=DatasetManifest),
-    Route("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers",
-          query=rq.CasesPage, answer=rs.Cases),
-    Route("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)", rq.MakePlan,
-          answer=rs.PlanAnswer),
-    Route("GET", "/runs", "list_runs", "Run summaries, newest first", query=rq.RunsPage,
-          answer=rs.Runs),
-    Route("POST", "/runs", "submit_run", "Start a run from a frozen plan (idempotent by key)", rq.SubmitRun,
-          answer=rs.RunCreated, created=True),
-    Route("GET", "/runs/{run_id}", "get_run", "One run with progress", answer=rs.RunView),
-    Route("POST", "/runs/{run_id}/cancel", "cancel_run", "Stop the work of a run", answer=rs.RunView),
-    Route("GET", "/runs/{run_id}/report", "run_report", "The report (a cached rule output)", answer=rs.Report),
-    Route("GET", "/runs/{run_id}/results", "run_results", "Per-cell results, 100 a page", query=rq.SeqPage,
-          answer=rs.Results),
-    Route("GET", "/runs/{run_id}/calls", "run_calls", "Call summaries, 100 a page (a damaged call marks its row)",
-          query=rq.SeqPage, answer=rs.Calls),
-    Route("GET", "/runs/{run_id}/calls/{cell_id}", "run_call", "One full call record", answer=rs.CallDetail),
-    Route("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 100 a page",
-          query=rq.EventsAfter, answer=rs.Events),
-    Route("GET", "/objects/{digest}", "get_object", "An object by digest (JSON records only; verified)"),
-    Route("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run",
-          rq.MakeComparison, answer=rs.Derived),
-    Route("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes",
-          rq.MakeReplay, answer=rs.ReplayCreated, created=True),
-    Route("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)",
-          rq.RepriceRun, answer=rs.Repriced),
-    Route("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage",
-          "Append a usage correction from retained SSE", rq.ReconcileUsage, answer=rs.Reconciled),
-    Route("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue",
-          rq.RecoverPlan),
-    Route("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells",
-          rq.RecoverRun, answer=rs.RunCreated, created=True),
-    Route("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers",
-          answer=rs.Derived),
-    Route("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run",
-          answer=rs.Derived),
-    Route("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team "
-          "object store (idempotent)", rq.TeamRemote, answer=rs.Pushed),
-    Route("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
-          "checked on arrival", rq.TeamRemote, answer=rs.Pulled),
-    Route("POST", "/shutdown", "shutdown", "Stop the service; every result is kept", answer=rs.Stopping),
-    Route("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references "
-          "(repair: copy good objects from SR_BENCH_REPAIR_FROM)", rq.StoreVerify, answer=rs.Verified),
-    Route("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
-          "(dry run unless apply; refused while runs are active)", rq.StoreGc, answer=rs.Collected),
+    R("GET", "/health", "health", "Readiness and store identity (no token needed)", answer=rs.Health,
+      aliases=("/health",)),
+    R("GET", "/catalog", "catalog", "The installed suite, its nine benchmarks, profiles and modes", answer=rs.Catalog),
+    R("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)",
+      answer=rs.SetupChecks),
+    R("GET", "/targets", "list_targets", "The target registry", answer=rs.Targets),
+    R("POST", "/targets", "register_targets", "Register or replace targets (the operator)", rq.RegisterTargets,
+      answer=rs.Registered),
+    R("GET", "/datasets", "list_datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets),
+    R("GET", "/datasets/selection", "dataset_selection", "Per benchmark: the one prepared source a profile "
+      "would use, or why none", query=rq.Selection, answer=rs.DatasetSelection),
+    R("POST", "/datasets/compose", "compose_datasets", "One dataset from chosen benchmarks of prepared datasets",
+      rq.ComposeDatasets, answer=rs.Composed),
+    R("POST", "/datasets/prepare", "prepare_dataset", "Freeze a dataset from a pinned or local source",
+      rq.PrepareDataset, answer=DatasetManifest),
+    R("POST", "/datasets/combine", "combine_datasets", "Combine datasets of one profile, seed and split",
+      rq.CombineDatasets, answer=DatasetManifest),
+    R("GET", "/datasets/{dataset_id}", "get_dataset", "One dataset: coverage, categories, provenance",
+      answer=rs.DatasetDetail),
+    R("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers",
+      query=rq.CasesPage, answer=rs.Cases),
+    R("GET", "/dataset-preparations", "list_preparations", "Dataset preparation jobs, newest first",
+      answer=rs.Preparations),
+    R("POST", "/dataset-preparations", "submit_preparation", "Prepare a dataset in the background (deduplicated)",
+      rq.PrepareJob, answer=rs.Preparation, created=True),
+    R("GET", "/dataset-preparations/options", "preparation_options", "What can be prepared, per profile",
+      answer=rs.PreparationOptions),
+    R("GET", "/dataset-preparations/{prep_id}", "get_preparation", "One preparation job", answer=rs.Preparation),
+    R("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)", rq.MakePlan,
+      answer=rs.PlanAnswer),
+    R("GET", "/runs", "list_runs", "Run summaries, newest first", answer=rs.Runs),
+    R("POST", "/runs", "submit_run", "Start a run of a frozen manifest (idempotent by key)", rq.SubmitRun,
+      answer=rs.RunCreated, created=True),
+    R("GET", "/runs/{run_id}", "get_run", "One run with progress", answer=rs.RunView),
+    R("POST", "/runs/{run_id}/cancel", "cancel_run", "Stop the work of a run", answer=rs.RunView),
+    R("GET", "/runs/{run_id}/report", "run_report", "The report (a cached rule output)", answer=rs.Report),
+    R("GET", "/runs/{run_id}/results", "run_results", "Per-cell results, by cursor", query=rq.After,
+      answer=rs.Results),
+    R("GET", "/runs/{run_id}/calls", "run_calls", "Call summaries, by cursor (a damaged call marks its row)",
+      query=rq.CallsAfter, answer=rs.Calls),
+    R("GET", "/runs/{run_id}/calls/{call_id}", "run_call", "One full call record", answer=rs.CallDetail),
+    R("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 1000 a page",
+      query=rq.EventsAfter, answer=rs.Events),
+    R("POST", "/runs/{run_id}/candidate-plan", "candidate_plan", "A plan that swaps registered MoM targets into "
+      "a finished baseline's protocol", rq.CandidatePlan, answer=rs.PlanAnswer),
+    R("GET", "/objects/{digest}", "get_object", "An object by digest (JSON records only; verified)"),
+    R("POST", "/comparisons", "make_comparison", "Paired comparison of a baseline and a candidate run",
+      rq.MakeComparison, answer=rs.Comparison),
+    R("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes",
+      rq.MakeReplay, answer=rs.ReplayCreated, created=True),
+    R("GET", "/replay-options", "replay_options", "Baselines, or previews a baseline can be replayed with",
+      query=rq.RunOptions, answer=rs.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",)),
+    R("GET", "/comparison-options", "comparison_options", "Baselines, or runs a baseline can be compared with",
+      query=rq.RunOptions, answer=rs.RunOptions),
+    R("GET", "/experiments", "list_experiments", "Experiments, oldest first", query=rq.ExperimentPage,
+      answer=rs.Experiments),
+    R("POST", "/experiments", "create_experiment", "Create an experiment (idempotent by key)",
+      rq.CreateExperiment, answer=rs.Experiment, created=True),
+    R("GET", "/experiments/{experiment_id}", "get_experiment", "One experiment", answer=rs.Experiment),
+    R("DELETE", "/experiments/{experiment_id}", "delete_experiment", "Delete an experiment; its runs stay",
+      answer=rs.ExperimentDeleted),
+    R("GET", "/experiments/{experiment_id}/runs", "experiment_runs", "The runs of an experiment, by role",
+      query=rq.ExperimentPage, answer=rs.ExperimentRuns),
+    R("POST", "/experiments/{experiment_id}/runs", "attach_run", "Attach a run to an experiment in a role",
+      rq.AttachRun, answer=rs.Experiment),
+    R("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)",
+      rq.RepriceRun, answer=rs.Repriced),
+    R("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage",
+      "Append a usage correction from retained SSE", rq.ReconcileUsage, answer=rs.Reconciled),
+    R("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue",
+      rq.RecoverPlan, answer=rs.RecoveryPlan),
+    R("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells",
+      rq.RecoverRun, answer=rs.RunCreated, created=True),
+    R("POST", "/runs/{run_id}/regrade", "regrade_run", "Offline regrade of saved MCQ/grid answers",
+      answer=rs.Derived),
+    R("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run",
+      answer=rs.Derived),
+    R("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team "
+      "object store (idempotent)", rq.TeamRemote, answer=rs.Pushed),
+    R("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
+      "checked on arrival", rq.TeamRemote, answer=rs.Pulled),
+    R("POST", "/shutdown", "shutdown", "Stop the service; every result is kept", answer=rs.Stopping),
+    R("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references "
+      "(repair: copy good objects from SR_BENCH_REPAIR_FROM)", rq.StoreVerify, answer=rs.Verified),
+    R("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
+      "(dry run unless apply; refused while runs are active)", rq.StoreGc, answer=rs.Collected),
 ]
 
 _REF = "#/components/schemas/{model}"
+ACTORS = ("A caller holding the token may act for an actor: X-SR-Bench-Actor-ID (1-256 characters) and "
+          "X-SR-Bench-Actor-Role (admin, write or read; read may only GET and POST /comparisons). admin sees "
+          "everything, write and read only their own runs and experiments; without the headers the caller is "
+          "the local operator.")
 
 
 def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +154,8 @@ def openapi_document() -> dict[str, Any]:
         answer = _schema(r.answer, components) if r.answer else {"type": "object"}
         ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
         responses: dict[str, Any] = {"201": {**ok, "description": "Created"}, "200": ok} if r.created else {"200": ok}
-        responses["4XX"] = {"description": "client error", "content": {"application/json": {"schema": error}}}
+        responses["4XX"] = {"description": "client error (403: a wrong token, the read role, another actor's "
+                                           "operator route)", "content": {"application/json": {"schema": error}}}
         responses["5XX"] = {"description": "a storage fault (507 insufficient_storage, 503 storage_unavailable) "
                                            "or a damaged object (503 damaged_object)",
                             "content": {"application/json": {"schema": error}}}
@@ -138,5 +177,6 @@ def openapi_document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "sr-bench service", "version": VERSION},
         "paths": paths,
-        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}, "schemas": components},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": ACTORS}},
+                       "schemas": components},
     }

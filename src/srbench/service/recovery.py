@@ -114,16 +114,18 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
     return body
 
 
-def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool
-            ) -> tuple[dict[str, Any], bool]:
+def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
+            on_create: Any = None) -> tuple[dict[str, Any], bool]:
+    """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
     if not key:
         raise InvalidInput("recover needs --idempotency-key (repeat an uncertain submission with the same key)",
                            code="recovery_plan_required")
     if not isinstance(submitted, dict) or submitted.get("kind") != "recovery-plan":
         raise InvalidInput("not a recovery plan: run `sr-bench recover-plan RUN_ID --mode M --output F` first",
                            code="recovery_plan_required")
-    if submitted.get("parent") != run_id:
-        raise InvalidInput(f"the recovery plan is for {submitted.get('parent')}, not {run_id}")
+    parent_id = submitted.get("parent_run_id", submitted.get("parent"))
+    if parent_id != run_id:
+        raise InvalidInput(f"the recovery plan is for {parent_id}, not {run_id}")
     mode = submitted.get("mode")
     cells = submitted.get("selected_cells")
     if not isinstance(cells, list) or not cells or not all(isinstance(c, str) for c in cells):
@@ -153,6 +155,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
         raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]})")
     parent = manager.get(run_id)
     plan = dict(manager.store.get_json(parent["plan"]))
+    plan.pop("experiment", None)          # the child joins the parent's experiment as recovery (on_create)
     chosen = [eligible[c] for c in cells]
     pairs = [[e["case_id"], e["target_id"]] for e in chosen]
     used = {t for _, t in pairs}
@@ -173,4 +176,6 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
             except sqlite3.IntegrityError:
                 raise Conflict(f"cell {cid} was claimed by another recovery meanwhile", code="claimed") from None
         c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps({"recovery_binding": binding}), child))
+        if on_create is not None:
+            on_create(c, child)
     return manager.create_run(plan, key, parent=run_id, claim=claim)

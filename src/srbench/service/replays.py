@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from srbench.service.actors import record_owner
 from srbench.service.journal import add_event
 from srbench.service.runs import RunManager, cell_id
 from srbench.stages import replay as rp
@@ -18,9 +19,11 @@ def _cells(manager: RunManager, run_id: str) -> list[dict[str, Any]]:
     return [dict(r) for r in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
 
 
-def create_replay(manager: RunManager, baseline_id: str, preview_id: str) -> tuple[dict[str, Any], bool]:
-    """Returns (run, created). The same (baseline, preview) pair always binds the same replay run."""
-    key = f"replay:{baseline_id}:{preview_id}"
+def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner: str = "local"
+                  ) -> tuple[dict[str, Any], bool]:
+    """Returns (run, created). The same (baseline, preview) pair always binds the same replay run (per
+    owner: `owner` owns the replay it creates)."""
+    key = f"replay:{baseline_id}:{preview_id}" if owner == "local" else f"replay:{owner}\x1f{baseline_id}:{preview_id}"
     existing = manager.journal.one("SELECT id FROM runs WHERE idem_key=?", (key,))
     if existing is not None:
         return manager.get(existing["id"]), False
@@ -59,6 +62,7 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str) -> tup
         add_event(c, run_id, "created", {"replay_of": {"baseline": baseline_id, "preview": preview_id},
                                          "model_requests": 0})
         add_event(c, run_id, "completed", {})
+        record_owner(c, run_id, owner)
         return run_id
     got = manager.journal.submit_sync(w)
     return manager.get(got), got == run_id

@@ -100,8 +100,9 @@ class RunManager:
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
-    def submit(self, raw_plan: Any, idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
-        """Create a run (or return the one bound to the key). Returns (run, created)."""
+    def submit(self, raw_plan: Any, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
+        """Create a run (or return the one bound to the key). Returns (run, created). `on_create(conn,
+        run_id)` runs in the run's insert transaction (its owner, its experiment link)."""
         plan = check_frozen(raw_plan)
         check_baseline_run(self, plan)
         if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
@@ -113,7 +114,7 @@ class RunManager:
                     raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
                                    "plan; use a new key", code="idempotency_conflict")
                 return self.get(row["id"]), False
-        return self.create_run(plan, idempotency_key)
+        return self.create_run(plan, idempotency_key, claim=on_create)
 
     def create_run(self, plan: dict[str, Any], idempotency_key: str | None, *, parent: str | None = None,
                    claim: Any = None) -> tuple[dict[str, Any], bool]:
@@ -371,6 +372,12 @@ class RunManager:
             rows = self.journal.query("SELECT * FROM runs WHERE (created_at, id) < (?, ?) "
                                       "ORDER BY created_at DESC, id DESC LIMIT ?", (*before, limit))
         return self._views(rows)
+
+    def list_owned(self, owner: str, limit: int = 200) -> list[dict[str, Any]]:
+        """An actor's own runs, newest first (`service.actors`: the run_owners table)."""
+        return self._views(self.journal.query("SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id "
+                                              "WHERE run_owners.owner=? ORDER BY runs.created_at DESC LIMIT ?",
+                                              (owner, limit)))
 
     def _views(self, rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
-from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SrBenchError
+from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
@@ -311,8 +311,8 @@ def check_frozen(raw: Any) -> dict[str, Any]:
     declared = raw.get("plan_sha256")
     actual = plan_sha256(plan)
     if declared != actual:
-        raise Conflict(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
-                       code="reviewed_plan_changed")
+        raise InvalidInput(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
+                           code="reviewed_plan_changed", details={"dispatch_started": False, "model_requests": 0})
     problems = frozen_problems(plan)
     if problems:
         raise fail(problems, "frozen plan")

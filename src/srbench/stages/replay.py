@@ -25,7 +25,8 @@ class ReplayRefused(InvalidInput):
 
 
 def _refuse(reason: str, detail: str) -> ReplayRefused:
-    return ReplayRefused(f"replay refused ({reason}): {detail}")
+    return ReplayRefused(f"replay refused ({reason}): {detail}",
+                         details={"reasons": [reason], "model_requests": 0, "dispatch_started": False})
 
 
 def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[str, Any], pplan: dict[str, Any]) -> None:

@@ -1,0 +1,134 @@
+"""HTTP handlers for a run's evidence pages: results, calls (and one call), events — upstream's cursors.
+
+Results follow the report's rows (the cursor is a row's 1-based position). A cell makes a subject
+call and, for judged benchmarks, a judge call; each is one row of the calls page, named by
+`wire.call_id`, and the cursor is ``seq * 8 + role + 1`` (a keyset over the cells' sequence numbers).
+`/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. Events are ≤ 1000
+a page after a sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aiohttp import web
+
+from srbench.errors import DamagedObject, NotFound
+from srbench.service import api_requests as rq
+from srbench.service import wire
+from srbench.service.faults import record_damage
+from srbench.service.http import ok, query, svc
+
+STRIDE = wire.CURSOR_STRIDE
+
+
+async def run_results(request: web.Request) -> web.Response:
+    service = svc(request)
+    q = query(request, rq.After)
+    rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
+    rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
+    chunk = rows[q.after:q.after + q.limit]
+    end = q.after + len(chunk)
+    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], len(rows), q.limit,
+                        end if end < len(rows) else None))
+
+
+def _roles(row: Any) -> list[str]:
+    roles = ["subject"]
+    if (row["judge_request"] or row["judge_call"] or row["state"] == "judge_dispatching"
+            or row["error_class"] == "ambiguous_judge_dispatch"):
+        roles.append("judge")
+    return roles
+
+
+def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
+    request_d, call_d = (row["request"], row["call"]) if role == "subject" else (row["judge_request"], row["judge_call"])
+    out: dict[str, Any] = {"id": wire.call_id(run_id, row["seq"], role), "case_id": row["case_id"],
+                           "target_id": row["target_id"], "role": role, "cell_id": row["cell_id"], "seq": row["seq"],
+                           "state": row["state"], "error_class": row["error_class"], "error": row["error"],
+                           "request": request_d, "call": call_d, "damaged": False}
+    record_status = None
+    if call_d:
+        try:
+            c = service.objects.get_json(call_d)
+        except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
+            if isinstance(exc, DamagedObject):
+                record_damage(service, exc, run_id, f"{role} call of cell {row['cell_id']}")
+            out.update(damaged=True, damage=exc.message)
+        else:
+            record_status = c["status"]
+            out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
+                       latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
+                       response_model=c.get("response_model"),
+                       selected_model=(c.get("headers") or {}).get("x-vsr-selected-model"))
+    out["status"] = wire.call_status(row["state"], row["error_class"], record_status, role)
+    return out
+
+
+def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
+    journal = service.journal
+    seq = max(0, (after - 1) // STRIDE)
+    picked: list[tuple[int, dict[str, Any]]] = []
+    while len(picked) <= limit:
+        rows = journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
+                             "LIMIT ?", (run_id, seq, limit + 1))
+        for row in rows:
+            for role in _roles(row):
+                pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
+                if pos <= after:
+                    continue
+                item = _summary(service, run_id, row, role)
+                if not active or item["status"] == "sent":
+                    picked.append((pos, item))
+        if len(rows) <= limit:
+            break
+        seq = rows[-1]["seq"] + 1
+    total = journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending'", (run_id,))["n"]
+    total += journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending' AND (judge_request "
+                         "IS NOT NULL OR judge_call IS NOT NULL OR state='judge_dispatching' OR "
+                         "error_class='ambiguous_judge_dispatch')", (run_id,))["n"]
+    more = len(picked) > limit
+    return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
+
+
+async def run_calls(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    q = query(request, rq.CallsAfter)
+    return ok(await asyncio.to_thread(_calls_page, service, run_id, q.after, q.limit, q.active == "true"))
+
+
+async def run_call(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id, given = request.match_info["run_id"], request.match_info["call_id"]
+    service.runs.get(run_id)
+    parsed = wire.parse_call_id(run_id, given)
+    if parsed is not None:
+        row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND seq=?", (run_id, parsed[0]))
+        role = parsed[1]
+    else:           # sr-bench's own name: a cell id stands for the cell's subject call
+        row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, given))
+        role = "subject"
+    if row is None or role not in _roles(row) or row["state"] == "pending":
+        raise NotFound(f"no call {given!r} in run {run_id!r}")
+    out = _summary(service, run_id, row, role)
+    call_d, request_d = out["call"], out["request"]
+    if call_d and not out["damaged"]:
+        out["record"] = service.objects.get_json(call_d)
+    if request_d:
+        out["request_object"] = service.objects.get_json(request_d)
+    return ok(out)
+
+
+async def run_events(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    q = query(request, rq.EventsAfter)
+    rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
+                                 (run_id, q.after, q.limit))
+    total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
+    return ok({"events": [wire.wire_event(r, json.loads(r["data"])) for r in rows], "total": total})

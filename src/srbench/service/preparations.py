@@ -1,0 +1,125 @@
+"""Dataset preparation jobs (upstream's `/dataset-preparations`): prepare in the background, shared.
+
+A job (``prep-<32 hex>``) prepares one benchmark × profile × seed (× limit) from its pinned source,
+as `dataset prepare` does, on the service host; its record is kept in the journal (`refs`, kind
+``preparation``) and read by every client. The same request while a job is active, or after one
+completed whose dataset is still registered, answers that job (200); one job runs at a time (409
+``preparation_busy`` otherwise). Jobs still active when the service stops are failed on the next
+start ("retry explicitly"): a preparation is never resumed by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from srbench.benchmarks import all_benchmarks
+from srbench.errors import Conflict, NotFound, SrBenchError
+from srbench.schemas.dataset import PROFILES
+from srbench.service import api_requests as rq
+from srbench.service.actors import actor_of
+from srbench.service.http import ok, parse, svc
+from srbench.service.wire import iso
+
+log = logging.getLogger("srbench.service")
+KIND = "preparation"
+ACTIVE = ("queued", "running")
+
+
+def fail_interrupted(journal: Any) -> int:
+    """At start-up: jobs a stopped service left active are failed (never resumed)."""
+    n = 0
+    for name, job in journal.list_refs(KIND):
+        if job["status"] in ACTIVE:
+            journal.set_ref_sync(KIND, name, {**job, "status": "failed", "phase": "failed", "updated_at": iso(time.time()),
+                                              "error": "Service restarted before preparation completed. Retry "
+                                                       "explicitly."})
+            n += 1
+    return n
+
+
+def options() -> dict[str, Any]:
+    return {"benchmarks": [{
+        "id": b.id, "name": b.title, "profiles": {p: b.profiles.get(p) for p in PROFILES},
+        "source_url": b.source.url, "revision": b.source.revision, "available": b.available,
+        "unavailable_reason": None if b.available else b.unavailable_reason,
+        "access_note": ("Downloads the pinned source revision (or reads the offline mirror). Source access and "
+                        "license terms apply; set HF_TOKEN on the service for gated sources." if b.source.gated else
+                        "Downloads the pinned source revision (or reads the offline mirror)."),
+        "dependencies": []} for b in all_benchmarks()]}
+
+
+def _jobs(journal: Any) -> list[dict[str, Any]]:
+    return sorted((job for _, job in journal.list_refs(KIND)), key=lambda j: j["created_at"], reverse=True)
+
+
+def _still_there(journal: Any, job: dict[str, Any]) -> bool:
+    ds = job.get("dataset") or {}
+    return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
+
+
+async def _work(service: Any, job_id: str, req: rq.PrepareJob) -> None:
+    from srbench.service.dataset_handlers import _prepare_sync
+
+    journal = service.journal
+
+    def update(**changes: Any) -> None:
+        job = journal.get_ref(KIND, job_id)
+        journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
+    try:
+        await asyncio.to_thread(update, status="running", phase="downloading")
+        manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
+            benchmark=req.benchmark, profile=req.profile, seed=req.seed, limit=req.limit))
+        await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest)
+    except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
+        message = exc.message if isinstance(exc, SrBenchError) else "Dataset preparation failed; see the service log."
+        if not isinstance(exc, SrBenchError):
+            log.exception("preparation %s failed", job_id)
+        try:
+            await asyncio.to_thread(update, status="failed", phase="failed", error=message)
+        except Exception:  # noqa: BLE001 - the journal is closing: the next start fails the job
+            pass
+
+
+async def list_preparations(request: web.Request) -> web.Response:
+    return ok({"preparations": _jobs(svc(request).journal)[:100]})
+
+
+async def preparation_options(request: web.Request) -> web.Response:
+    return ok(options())
+
+
+async def get_preparation(request: web.Request) -> web.Response:
+    job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
+    if job is None:
+        raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
+    return ok(job)
+
+
+async def submit_preparation(request: web.Request) -> web.Response:
+    from srbench.benchmarks import get as get_benchmark
+
+    req = await parse(request, rq.PrepareJob)
+    bench = get_benchmark(req.benchmark)
+    service = svc(request)
+    wanted = {"benchmark": bench.id, "profile": req.profile, "seed": req.seed,
+              **({"limit": req.limit} if req.limit is not None else {})}
+    jobs = _jobs(service.journal)
+    for job in jobs:
+        if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
+            return ok(job)
+    if any(job["status"] in ACTIVE for job in jobs):
+        raise Conflict("Another dataset is being prepared; wait for it to finish", code="preparation_busy")
+    now = iso(time.time())
+    job = {"id": "prep-" + uuid.uuid4().hex, **wanted, "request": wanted, "status": "queued", "phase": "queued",
+           "created_at": now, "updated_at": now, "owner": actor_of(request).owner}
+    await asyncio.to_thread(service.journal.set_ref_sync, KIND, job["id"], job)
+    tasks = service.preparing
+    tasks[job["id"]] = asyncio.get_running_loop().create_task(_work(service, job["id"], req))
+    tasks[job["id"]].add_done_callback(lambda _t, jid=job["id"]: tasks.pop(jid, None))
+    return ok(job, status=201)
