@@ -175,8 +175,10 @@ def real_ids(api: Api, dataset: dict[str, Any]) -> dict[str, str]:
     api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1", "m")]})
     plan = api.ok("POST", "/plans", {"manifest": {
         "version": "sr-bench-1.0", "profile": "smoke", "seed": dataset["seed"],
-        "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["plan"]
+        "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]}, "targets": [{"id": "dead"}]}})["manifest"]
     run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     api.wait(run_id)
     cell = api.ok("GET", f"/runs/{run_id}/calls")["calls"][0]
-    return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"]}
+    experiment = api.ok("POST", "/experiments", {"name": "fuzz"})
+    return {"run_id": run_id, "dataset_id": dataset["id"], "cell_id": cell["cell_id"], "digest": cell["call"],
+            "call_id": cell["id"], "experiment_id": experiment["id"]}

@@ -162,9 +162,9 @@ def test_a_full_disk_on_a_write_route_is_a_named_507(api, dataset, monkeypatch) 
     disk.full = True
     try:
         for path, body in [("/targets", {"targets": [single("x", "http://127.0.0.1:9/v1", "m")]}),
-                           ("/runs", {"plan": plan, "idempotency_key": "while-full"})]:
+                           ("/runs", {"manifest": plan, "idempotency_key": "while-full"})]:
             status, answer = api.post(path, body)
-            assert status == 507 and set(answer) == {"error"}, (path, status, answer)
+            assert status == 507 and set(answer) == {"error", "code"}, (path, status, answer)
             assert answer["code"] == "insufficient_storage"
         assert api.ok("GET", "/runs")["runs"]                   # reads still answer
     finally:

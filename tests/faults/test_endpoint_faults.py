@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from service.helpers import Api, freeze, manifest, single
+from srbench.service.wire import epoch
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.server import Fault, SimulatorThread
 from srbench.stages.datasets import decode_cases
@@ -182,7 +183,7 @@ def test_fault_fails_only_its_cells_and_the_run_goes_on(api, sim, dataset, targe
                if by_case[cid]["state"] == "completed"), name
 
     # bounded: 5 faulty cells on 4 slots take at most two total timeouts, plus slack
-    wall = run["finished_at"] - run["started_at"]
+    wall = epoch(run["finished_at"]) - epoch(run["started_at"])
     assert wall < LIMITS["max_run_seconds"] and elapsed < 2 * LIMITS["total_timeout_s"] + 3, (wall, elapsed)
     if expected not in ("timeout_idle", "timeout_total"):
         assert elapsed < 3, f"{name} took {elapsed:.2f}s: something waited (a Retry-After, a retry?)"
@@ -199,7 +200,7 @@ def test_no_run_outlives_max_run_seconds(api, sim, dataset, target) -> None:
     assert p["completed"] == 0 and 2 <= p["failed"] <= 3 and p["pending"] == 14 - p["failed"], p
     assert p["running"] == 0 and p["ambiguous"] == 0
     assert len(log) == p["failed"]                     # pending cells were never sent
-    assert run["finished_at"] - run["started_at"] < limits["max_run_seconds"] + 1.0, run
+    assert epoch(run["finished_at"]) - epoch(run["started_at"]) < limits["max_run_seconds"] + 1.0, run
     assert elapsed < limits["max_run_seconds"] + 2.0
     calls = _calls(api, run["id"])
     assert {c["error_class"] for c in calls} == {"timeout_total"}

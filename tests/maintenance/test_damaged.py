@@ -41,7 +41,7 @@ def _events(api: Any, run_id: str, kind: str, timeout: float = 20) -> list[dict[
 
 def _assert_damaged(status: int, body: Any, digest: str) -> None:
     assert status == 503, (status, body)
-    assert set(body) == {"error"} and body["code"] == "damaged_object", body
+    assert set(body) == {"error", "code"} and body["code"] == "damaged_object", body
     msg = body["error"]
     assert f"damaged object {digest}" in msg and "sr-bench store verify" in msg, msg
 
@@ -60,7 +60,7 @@ def test_a_damaged_call_is_never_served_as_good(api, ran, service, how) -> None:
     rows = {r["cell_id"]: r for r in page["calls"]}
     assert rows[bad["cell_id"]]["damaged"] is True
     assert f"damaged object {bad['call']}" in rows[bad["cell_id"]]["damage"]
-    assert "status" not in rows[bad["cell_id"]]
+    assert "http_status" not in rows[bad["cell_id"]] and "usage" not in rows[bad["cell_id"]]   # nothing read from it
     good = [r for cid, r in rows.items() if cid != bad["cell_id"]]
     assert good and all(r["damaged"] is False and r["status"] == "completed" for r in good), good
     # the other calls are still served

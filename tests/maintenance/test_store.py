@@ -139,14 +139,14 @@ def test_gc_apply_deletes_only_old_unreachable_objects_and_the_store_stays_whole
 
     assert _verify(api)["ok"] is True
     again = api.ok("GET", f"/runs/{ran['run_id']}/report")
-    assert again["report_digest"] == ran["report_digest"]
+    assert again["report_digest"] == ran["report"]["report_digest"]
     assert api.ok("GET", f"/runs/{ran['run_id']}/results")["total"] == 4
     # and from scratch: a fresh action cache rebuilds the same report from what gc kept
     svc = service.service
     svc.journal.submit_sync(lambda c: c.execute("DELETE FROM report_heads"))   # no report head to answer from
     fresh_engine = Engine(svc.objects, MemoryActionCache())
     rebuilt, hit, _ = RunManager(svc.objects, svc.journal, fresh_engine).report(ran["run_id"])
-    assert hit is False and rebuilt["report"] == ran["report_digest"]
+    assert hit is False and rebuilt["report"] == ran["report"]["report_digest"]
 
 
 def test_gc_is_refused_while_a_run_is_active(api, prepare, service) -> None:

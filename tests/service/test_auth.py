@@ -32,14 +32,14 @@ def test_every_route_but_health_needs_the_token(service, token) -> None:
             if name == "health":
                 assert status == 200 and data["status"] == "ready", (path, data)
             else:
-                assert status == 401, (method, path, status, data)
+                assert status == 403, (method, path, status, data)
                 assert data["code"] == "unauthorized", data
-        assert anon.get("/openapi.json")[0] == 401
+        assert anon.get("/openapi.json")[0] == 403
         # a wrong token with the right prefix or the token without "Bearer " is refused too
         raw = anon.http.get("/runs", headers={"Authorization": service.token})
-        assert raw.status_code == 401
+        assert raw.status_code == 403
         raw = anon.http.get("/runs", headers={"Authorization": f"Bearer {service.token}x"})
-        assert raw.status_code == 401
+        assert raw.status_code == 403
     finally:
         anon.close()
     # the service survived the unauthenticated POST /shutdown

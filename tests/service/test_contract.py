@@ -51,8 +51,10 @@ def finished(api: Api, prepare: Any, sim: Any) -> dict[str, Any]:
     run = api.wait(created["id"])
     assert run["status"] == "completed", run
     calls = api.ok("GET", f"/runs/{run['id']}/calls")["calls"]
-    return {"run_id": run["id"], "dataset_id": ds["id"], "cell_id": calls[0]["cell_id"], "digest": calls[0]["call"],
-            "created": created, "plan": plan}
+    exp = api.ok("POST", "/experiments", {"name": "contract"})
+    api.ok("POST", f"/experiments/{exp['id']}/runs", {"run_id": run["id"], "role": "baseline"})
+    return {"run_id": run["id"], "dataset_id": ds["id"], "call_id": calls[0]["id"], "digest": calls[0]["call"],
+            "created": created, "plan": plan, "experiment_id": exp["id"]}
 
 
 def _fill(path: str, ids: dict[str, str]) -> str:
@@ -61,8 +63,10 @@ def _fill(path: str, ids: dict[str, str]) -> str:
 
 def _post_bodies(api: Api, f: dict[str, Any]) -> dict[str, Any]:
     """A valid body for each POST route whose answer is checked (None: the route takes no body)."""
-    ds = api.ok("GET", f"/datasets/{f['dataset_id']}")
+    ds = api.ok("GET", f"/datasets/{f['dataset_id']}")["manifest"]
     return {
+        "create_experiment": {"name": "another"},
+        "attach_run": {"run_id": f["run_id"], "role": "baseline"},
         "make_comparison": {"baseline_run_id": f["run_id"], "candidate_run_id": f["run_id"]},
         "reprice_run": {"prices": {"strong": {"sim-strong": PRICE}}, "reason": "contract test"},
         "store_verify": {}, "store_gc": {"apply": False},
@@ -76,8 +80,10 @@ def test_every_answer_validates_against_its_model(api: Api, finished: dict[str, 
     bodies = _post_bodies(api, finished)
     checked = []
     for r in ROUTES:
-        if r.answer is None or (r.method == "POST" and r.name not in bodies):
+        if r.answer is None or (r.method == "POST" and r.name not in bodies) or r.method == "DELETE":
             continue
+        if r.name == "get_preparation" or (r.name == "dataset_selection"):
+            continue                      # a preparation would download; selection needs ?profile= (below)
         path = _fill(r.path, finished)
         status, body = (api.get(path) if r.method == "GET" else
                         api.call("POST", path, bodies[r.name]) if bodies[r.name] is not None else
@@ -86,7 +92,11 @@ def test_every_answer_validates_against_its_model(api: Api, finished: dict[str, 
         r.answer.model_validate(body)
         checked.append(r.name)
     next(r for r in ROUTES if r.name == "submit_run").answer.model_validate(finished["created"])
-    assert len(checked) == 24, checked
+    selection = next(r for r in ROUTES if r.name == "dataset_selection")
+    selection.answer.model_validate(api.ok("GET", "/datasets/selection?profile=smoke"))
+    deleted = next(r for r in ROUTES if r.name == "delete_experiment")
+    deleted.answer.model_validate(api.ok("DELETE", f"/experiments/{finished['experiment_id']}"))
+    assert len(checked) == 33, checked
 
 
 @pytest.mark.parametrize("path,body,needle", [
@@ -96,8 +106,11 @@ def test_every_answer_validates_against_its_model(api: Api, finished: dict[str, 
     ("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": "1"}, "seed"),
     ("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "limit": True}, "limit"),
     ("/comparisons", {"baseline_run_id": "a", "candidate_run_id": "b", "margin": 2}, "margin"),
-    ("/runs", {"plan": {}, "idempotency_key": ""}, "idempotency_key"),
-    ("/runs", {"plan": {}, "idempotency_key": "k" * 201}, "idempotency_key"),
+    ("/runs", {"manifest": {}, "idempotency_key": ""}, "idempotency_key"),
+    ("/runs", {"manifest": {}, "idempotency_key": "k" * 201}, "idempotency_key"),
+    ("/runs", {"plan": {}}, "plan: unknown field"),
+    ("/experiments", {"name": ""}, "name"),
+    ("/dataset-preparations", {"benchmark": "mmlu-pro", "seed": -1}, "seed"),
     ("/targets", {"targets": []}, "targets"),
     ("/datasets/combine", {"manifests": [{"id": "x"}]}, "manifests[0].sha256"),
 ])

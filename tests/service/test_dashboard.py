@@ -67,7 +67,7 @@ def test_runs_created_elsewhere_show_up_and_the_service_token_never_does(dash, s
         runs = c.get("/api/runs").json()["runs"]
         assert [r["id"] for r in runs] == [run_id] and runs[0]["progress"]["completed"] == 14
         assert runs[0]["target_info"] == [{"id": "m", "kind": "single", "model": "sim-strong"}]
-        assert c.get(f"/api/runs/{run_id}/report").json()["report"]["summary"]["planned_cells"] == 14
+        assert c.get(f"/api/runs/{run_id}/report").json()["summary"]["planned_cells"] == 14
         calls = c.get(f"/api/runs/{run_id}/calls", params={"offset": 10, "limit": 100}).json()
         assert calls["total"] == 14 and len(calls["calls"]) == 4
         one = c.get(f"/api/runs/{run_id}/calls/{calls['calls'][0]['cell_id']}").json()

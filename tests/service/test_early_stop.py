@@ -58,7 +58,7 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
         planned = api.ok("POST", "/plans", {"manifest": m})
         assert planned["planning"]["claim_rule"] == "betting" and planned["planning"]["early_stop"] == {
             "baseline_run": None}
-        run_id = api.ok("POST", "/runs", {"manifest": planned["plan"]})["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": planned["manifest"]})["id"]
         run = api.wait(run_id, timeout=60)
         served = [e for e in sim.log if e["completed"]]
     cases = decode_cases(open(dataset["path"], "rb").read())

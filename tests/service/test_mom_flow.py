@@ -76,7 +76,7 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     assert not any("outside its declared pool" in x for x in mom_rep["limitations"])
     again = api.ok("POST", "/replays", {"baseline_run_id": base_id, "preview_run_id": prev_id})
     assert again["created"] is False and again["id"] == rep_run["id"]
-    replay = api.ok("GET", f"/runs/{rep_run['run']['id']}/report")
+    replay = api.ok("GET", f"/runs/{rep_run['id']}/report")
     mom_rep = api.ok("GET", f"/runs/{mom_id}/report")
     rt, mt = replay["summary"]["targets"][0], mom_rep["summary"]["targets"][0]
     assert rt["accuracy"] is None and rt["estimated_accuracy"] == mt["accuracy"]

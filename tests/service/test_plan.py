@@ -120,19 +120,20 @@ def test_effective_params_target_over_sampling_over_defaults(api, prepare) -> No
     assert eff["pinned"] == {"temperature": 0.7, "max_tokens": 100, "reasoning_effort": "low", "top_p": 0.9}
     assert eff["plain"] == {"temperature": 0.3, "top_p": 0.9, "max_tokens": 512}
     plan = freeze(api, manifest(ds, [{"id": "plain"}], limits=limits))
-    assert plan["targets"][0]["effective_params"] == {"temperature": 0, "max_tokens": 512}
-    assert plan["targets"][0]["registered"] is True and plan["total"] == ds["case_count"] == 14
+    assert plan["target_profiles"][0]["effective_params"] == {"temperature": 0, "max_tokens": 512}
+    assert plan["target_profiles"][0]["registered"] is True and plan["total"] == ds["case_count"] == 14
     # the cap may be raised to fit a pinned max_tokens; the model profile is not rewritten
     plan = freeze(api, manifest(ds, [{"id": "pinned"}], limits=dict(limits, max_output_tokens=100)))
-    assert plan["targets"][0]["effective_params"]["max_tokens"] == 100
+    assert plan["target_profiles"][0]["effective_params"]["max_tokens"] == 100
 
 
 def test_plan_refuses_an_edited_then_rehashed_frozen_plan_at_submit(api, base) -> None:
     """A frozen plan whose effective parameters were edited and whose plan_sha256 was recomputed is not a
     reviewed plan: submit re-derives the parameters and refuses it."""
+    from srbench.service.wire import plan_from_wire
     from srbench.stages.plan import plan_sha256
 
-    plan = freeze(api, base)
+    plan = plan_from_wire(freeze(api, base))          # sr-bench's own plan form is accepted too
     plan["targets"][0]["effective_params"]["max_tokens"] = 999999
     plan["plan_sha256"] = plan_sha256(plan)
     msg = api.error("POST", "/runs", {"manifest": plan}, 400, "invalid_input")

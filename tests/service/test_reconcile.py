@@ -17,7 +17,7 @@ def test_reconcile_verifies_appends_once_and_reports_use_the_correction(api, sim
     assert api.wait(run_id)["status"] == "completed"
     before = api.ok("GET", f"/runs/{run_id}/report")
     first = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {})
-    c = first["correction"]
+    c = first
     assert first["appended"] and first["model_requests"] == 0
     assert (c["verified_count"], c["changed_count"], c["unverifiable_count"]) == (14, 0, 0) and c["qualified"]
     assert abs(c["old_known_cost_usd"] - before["summary"]["targets"][0]["cost_usd"]) < 1e-12
@@ -38,7 +38,7 @@ def test_reconcile_verifies_appends_once_and_reports_use_the_correction(api, sim
     monkeypatch.setattr(rc, "METERING_VERSION", "sr-bench-metering-test")
     calls_before = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
     changed = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {})
-    cc = changed["correction"]
+    cc = changed
     assert changed["appended"] and cc["changed_count"] == 14 and cc["digest"] != c["digest"]
     assert abs(cc["new_known_cost_usd"] - cc["old_known_cost_usd"] - 14 * PRICE["output"] / 1e6) < 1e-12
     rep2 = api.ok("GET", f"/runs/{run_id}/report")

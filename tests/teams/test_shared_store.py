@@ -50,7 +50,7 @@ def _run_on(host: Host, sources: dict[str, Path], sim: SimulatorThread) -> tuple
     host.api.ok("POST", "/targets", {"targets": [single("strong", sim.v1_url, "sim-strong")]})
     m = manifest(ds, [{"id": "strong"}])
     plan = host.api.ok("POST", "/plans", {"manifest": m})
-    run = host.api.ok("POST", "/runs", {"manifest": plan["plan"]})
+    run = host.api.ok("POST", "/runs", {"manifest": plan["manifest"]})
     assert host.api.wait(run["id"])["status"] == "completed"
     return m, host.api.ok("GET", f"/runs/{run['id']}") | {"plan_sha256": plan["plan_sha256"]}
 

@@ -120,7 +120,7 @@ async def static(request: web.Request) -> web.Response:
 
 
 def _error(status: int, code: str, message: str) -> web.Response:
-    return web.json_response({"error": {"code": code, "message": message}}, status=status)
+    return web.json_response({"error": message, "code": code}, status=status)     # the service's error shape
 
 
 async def proxy(request: web.Request) -> web.Response:

@@ -201,6 +201,8 @@ class After(Query):
 
     after: int = Field(default=0, ge=0, le=2**62, description="`next_cursor` of the previous page (0: the start)")
     limit: int = Field(default=100, ge=1, le=500)
+    offset: int | None = Field(default=None, ge=0,
+                               description="sr-bench's own: skip this many rows (used when no `after` is given)")
 
 
 class CallsAfter(After):

@@ -19,7 +19,7 @@ from srbench.errors import DamagedObject, NotFound
 from srbench.service import api_requests as rq
 from srbench.service import wire
 from srbench.service.faults import record_damage
-from srbench.service.http import ok, query, svc
+from srbench.service.http import MAX_OFFSET, ok, query, svc
 
 STRIDE = wire.CURSOR_STRIDE
 
@@ -29,8 +29,9 @@ async def run_results(request: web.Request) -> web.Response:
     q = query(request, rq.After)
     rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
     rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
-    chunk = rows[q.after:q.after + q.limit]
-    end = q.after + len(chunk)
+    start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
+    chunk = rows[start:start + q.limit]
+    end = start + len(chunk)
     return ok(wire.page("results", [wire.wire_result(r) for r in chunk], len(rows), q.limit,
                         end if end < len(rows) else None))
 
@@ -67,6 +68,20 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
     return out
 
 
+def _cursor_at(journal: Any, run_id: str, offset: int) -> int:
+    """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
+    if offset == 0:
+        return 0
+    seen = 0
+    for row in journal.query("SELECT seq, state, judge_request, judge_call, error_class FROM cells WHERE run_id=? "
+                             "AND state!='pending' ORDER BY seq", (run_id,)):
+        for role in _roles(row):
+            seen += 1
+            if seen == offset:
+                return int(row["seq"]) * STRIDE + wire.ROLES.index(role) + 1
+    return 2**62
+
+
 def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
@@ -98,7 +113,10 @@ async def run_calls(request: web.Request) -> web.Response:
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
     q = query(request, rq.CallsAfter)
-    return ok(await asyncio.to_thread(_calls_page, service, run_id, q.after, q.limit, q.active == "true"))
+    after = q.after
+    if after == 0 and q.offset:
+        after = await asyncio.to_thread(_cursor_at, service.journal, run_id, min(q.offset, MAX_OFFSET))
+    return ok(await asyncio.to_thread(_calls_page, service, run_id, after, q.limit, q.active == "true"))
 
 
 async def run_call(request: web.Request) -> web.Response:
@@ -116,7 +134,7 @@ async def run_call(request: web.Request) -> web.Response:
         raise NotFound(f"no call {given!r} in run {run_id!r}")
     out = _summary(service, run_id, row, role)
     call_d, request_d = out["call"], out["request"]
-    if call_d and not out["damaged"]:
+    if call_d:              # the one full call: a damaged record is an error (503), never a row marked damaged
         out["record"] = service.objects.get_json(call_d)
     if request_d:
         out["request_object"] = service.objects.get_json(request_d)

@@ -21,6 +21,7 @@ VOLATILE: dict[str, str] = {
     "judge_call": "as call, for the judge's call",
     "results": "the digest of the per-cell rows, which name call records",
     "report": "the digest of a report object, which names its run",
+    "report_digest": "the same digest, as the API's report answer names it",
     "content_digest": "this digest itself",
     "wall_time_s": "measured",
     "latency_s": "measured",
