@@ -69,7 +69,7 @@ def test_without_a_sandbox_the_cells_are_ungraded_not_wrong(api: Api, tmp_path: 
         run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "coder"}]))})["id"],
                        timeout=60)
     got = api.ok("GET", f"/runs/{run['id']}/report")
-    t = got["report"]["summary"]["targets"][0]
+    t = got["summary"]["targets"][0]
     assert t["failure_classes"] == {"sandbox_error": 2} and t["correct"] == 0
-    assert got["report"]["complete"] is False
+    assert got["complete"] is False
     assert api.ok("GET", f"/runs/{run['id']}/report")["cache_hit"] is False      # graded again next time

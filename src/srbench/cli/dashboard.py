@@ -27,14 +27,14 @@ def dashboard(obj: Ctx, host: str, port: int | None) -> None:
     from aiohttp import web
 
     from srbench.dashboard import make_dashboard
-    from srbench.dashboard.auth import dashboard_key
+    from srbench.dashboard.auth import dashboard_key, dashboard_users
     from srbench.service.discovery import default_port, is_loopback, resolve_store
 
     client = obj.client
     key, where = dashboard_key(resolve_store(obj.store).parent)
     fallback = port is None
     port = default_port() + 1 if port is None else port
-    app = make_dashboard(client.url, client.token, key)
+    app = make_dashboard(client.url, client.token, key, dashboard_users())
     shown = host if is_loopback(host) else host + " (not loopback: anyone who reaches it still needs the key)"
 
     async def main() -> None:

@@ -2,8 +2,10 @@
 
 Routes: ``/login`` (GET with ``?key=`` or a form POST), ``/logout``, ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
-``/api/sr-bench/v1/*`` with the service token — only the read routes in `READ_ROUTES` and the
-writes in `WRITE_ROUTES` (UI-2 create evaluation, UI-6 compare, UI-8 recovery); a POST must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
+``/api/sr-bench/v1/*`` with the service token and the signed-in user as the actor headers
+(``X-SR-Bench-Actor-ID`` / ``-Role``) — only the read routes in `READ_ROUTES`, the writes in
+`WRITE_ROUTES` (UI-2 create evaluation, UI-6 compare, UI-8 recovery, experiments) and the deletes in
+`DELETE_ROUTES`; a POST or DELETE must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
 cannot). Every answer has a strict Content-Security-Policy and ``Cache-Control: no-store``.
 """
 
@@ -23,12 +25,19 @@ from srbench.service.http import MAX_BODY
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
-    r"/catalog", r"/targets", r"/datasets", rf"/datasets/{_SEG}", rf"/datasets/{_SEG}/cases",
-    r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)", rf"/runs/{_SEG}/calls/{_SEG}")]
-# model-free (comparison, combining frozen datasets, freezing a plan, recovery review) or started by an
-# explicit click after review (a run, a recovery child run)
-WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r"/plans", r"/runs",
+    r"/health", r"/catalog", r"/targets", r"/datasets", r"/datasets/selection", rf"/datasets/{_SEG}",
+    rf"/datasets/{_SEG}/cases", r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)",
+    rf"/runs/{_SEG}/calls/{_SEG}", r"/replay-options", r"/comparison-options", r"/dataset-preparations",
+    r"/dataset-preparations/options", rf"/dataset-preparations/{_SEG}", r"/experiments", rf"/experiments/{_SEG}",
+    rf"/experiments/{_SEG}/runs")]
+# model-free (comparison, combining or composing frozen datasets, freezing a plan, a candidate plan, a
+# replay, recovery review, experiments, preparing a dataset) or started by an explicit click after review
+# (a run, a recovery child run)
+WRITE_ROUTES = [re.compile(p) for p in (r"/comparisons", r"/datasets/combine", r"/datasets/compose", r"/plans",
+                                        r"/runs", r"/replays", r"/experiments", rf"/experiments/{_SEG}/runs",
+                                        r"/dataset-preparations", rf"/runs/{_SEG}/candidate-plan",
                                         rf"/runs/{_SEG}/recover-plan", rf"/runs/{_SEG}/recover")]
+DELETE_ROUTES = [re.compile(rf"/experiments/{_SEG}")]         # an experiment; its runs are kept
 CSRF_HEADER = "X-SR-Bench-Dashboard"
 _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -73,9 +82,9 @@ def _login_page(message: str = "") -> web.Response:
     return web.Response(text=body, content_type="text/html", status=401 if message else 200)
 
 
-def _session_response(request: web.Request) -> web.Response:
+def _session_response(request: web.Request, user: tuple[str, str]) -> web.Response:
     resp = web.Response(status=303, headers={"Location": "/"})
-    resp.set_cookie(COOKIE, request.app[SESSIONS].open(), httponly=True, samesite="Strict", path="/",
+    resp.set_cookie(COOKIE, request.app[SESSIONS].open(user), httponly=True, samesite="Strict", path="/",
                     max_age=SESSION_TTL_S, secure=request.secure)
     return resp
 
@@ -84,16 +93,18 @@ async def login_get(request: web.Request) -> web.Response:
     key = request.query.get("key")
     if key is None:
         return _login_page()
-    if request.app[SESSIONS].key_ok(key):
-        return _session_response(request)
+    user = request.app[SESSIONS].user_of_key(key)
+    if user is not None:
+        return _session_response(request, user)
     return _login_page("That is not the key of this Dashboard.")
 
 
 async def login_post(request: web.Request) -> web.Response:
     form = await request.post()
     key = form.get("key")
-    if isinstance(key, str) and request.app[SESSIONS].key_ok(key):
-        return _session_response(request)
+    user = request.app[SESSIONS].user_of_key(key) if isinstance(key, str) else None
+    if user is not None:
+        return _session_response(request, user)
     return _login_page("That is not the key of this Dashboard.")
 
 
@@ -124,24 +135,26 @@ def _error(status: int, code: str, message: str) -> web.Response:
 
 
 async def proxy(request: web.Request) -> web.Response:
-    if not _signed_in(request):
+    user = request.app[SESSIONS].user(request.cookies.get(COOKIE))
+    if user is None:
         return _error(401, "unauthorized", "sign in to the Dashboard first")
     path = "/" + request.match_info["path"]
-    routes = READ_ROUTES if request.method == "GET" else WRITE_ROUTES
+    routes = {"GET": READ_ROUTES, "POST": WRITE_ROUTES, "DELETE": DELETE_ROUTES}[request.method]
     if not any(r.fullmatch(path) for r in routes):
         return _error(404, "not_found", f"the Dashboard does not offer {request.method} {path}")
     data = None
-    if request.method == "POST":
+    if request.method in ("POST", "DELETE"):
         if request.headers.get(CSRF_HEADER) != "1":
-            return _error(403, "forbidden", f"a Dashboard POST needs the {CSRF_HEADER} header")
-        data = await request.read()
-        if len(data) > MAX_BODY:
+            return _error(403, "forbidden", f"a Dashboard {request.method} needs the {CSRF_HEADER} header")
+        data = await request.read() or None
+        if data is not None and len(data) > MAX_BODY:
             return _error(413, "too_large", "request body too large")
     up = request.app[UPSTREAM]
     try:
         async with request.app[HTTP].request(
                 request.method, up["url"] + API_PREFIX + path, params=request.rel_url.query, data=data,
-                headers={"Authorization": f"Bearer {up['token']}", "Content-Type": "application/json"},
+                headers={"Authorization": f"Bearer {up['token']}", "Content-Type": "application/json",
+                         "X-SR-Bench-Actor-ID": user[0], "X-SR-Bench-Actor-Role": user[1]},
                 allow_redirects=False) as resp:
             body = await resp.read()
             status, ctype = resp.status, resp.headers.get("Content-Type", "application/json")
@@ -150,10 +163,12 @@ async def proxy(request: web.Request) -> web.Response:
     return web.Response(body=body, status=status, content_type=ctype.split(";")[0])
 
 
-def make_dashboard(service_url: str, service_token: str, key: str) -> web.Application:
-    """The Dashboard app for one service; `key` signs browsers in."""
+def make_dashboard(service_url: str, service_token: str, key: str,
+                   users: list[tuple[str, str, str]] | None = None) -> web.Application:
+    """The Dashboard app for one service; `key` signs browsers in as the operator's user, `users`
+    ((key, actor id, role)) as further users."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
-    app[SESSIONS] = Sessions(key)
+    app[SESSIONS] = Sessions(key, users)
     app[UPSTREAM] = {"url": service_url.rstrip("/"), "token": service_token}
     app[ASSETS] = _assets()
 
@@ -170,4 +185,5 @@ def make_dashboard(service_url: str, service_token: str, key: str) -> web.Applic
     app.router.add_get("/static/{name}", static)
     app.router.add_route("GET", "/api/{path:.+}", proxy)
     app.router.add_route("POST", "/api/{path:.+}", proxy)
+    app.router.add_route("DELETE", "/api/{path:.+}", proxy)
     return app

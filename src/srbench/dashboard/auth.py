@@ -4,6 +4,11 @@ The key comes from ``SR_BENCH_DASHBOARD_KEY`` or from a private file beside the 
 (``dashboard.key``: a regular file, mode 0600, never a symlink), created on first use. The browser
 exchanges it once for a random session id (HttpOnly, SameSite=Strict); the service token never
 reaches the browser. Keys are compared in constant time; session ids are kept only as hashes.
+
+Each session is a user: the Dashboard key signs in the operator's user (``SR_BENCH_DASHBOARD_ACTOR``,
+default ``dashboard``, role admin: it sees every run); ``SR_BENCH_DASHBOARD_USERS`` may name a private
+JSON file ``{"users": [{"id", "role": admin|write|read, "key"}]}`` with one key per further user. The
+proxy sends the signed-in user as the service's actor headers.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from srbench.errors import InvalidInput
 from srbench.service.discovery import ensure_private_secret
 
 KEY_ENV = "SR_BENCH_DASHBOARD_KEY"
+ACTOR_ENV = "SR_BENCH_DASHBOARD_ACTOR"
+USERS_ENV = "SR_BENCH_DASHBOARD_USERS"
+ROLES = ("admin", "write", "read")
 COOKIE = "srbench_dashboard"
 SESSION_TTL_S = 12 * 3600
 
@@ -37,30 +45,67 @@ def dashboard_key(state_dir: Path) -> tuple[str, str]:
     return key, str(path)
 
 
+def dashboard_users() -> list[tuple[str, str, str]]:
+    """(key, actor id, role) of every Dashboard user beyond the operator's (``SR_BENCH_DASHBOARD_USERS``)."""
+    import json
+
+    from srbench.service.discovery import read_private_file
+
+    where = os.environ.get(USERS_ENV)
+    if not where:
+        return []
+    text = read_private_file(Path(where), "Dashboard users file")
+    try:
+        users = json.loads(text or "")["users"]
+        out = [(str(u["key"]), str(u["id"]), str(u["role"])) for u in users]
+    except (ValueError, KeyError, TypeError):
+        raise InvalidInput(f"{USERS_ENV}: {where} must hold {{\"users\": [{{\"id\", \"role\", \"key\"}}]}}") from None
+    for key, actor, role in out:
+        if len(key) < 16 or role not in ROLES or not 1 <= len(actor) <= 256:
+            raise InvalidInput(f"{USERS_ENV}: user {actor!r} needs a key of at least 16 characters and a role of "
+                               "admin, write or read")
+    return out
+
+
 class Sessions:
     """Signed-in browsers, kept in this process only. A session id is stored as its SHA-256: a lookup
-    by that hash reveals nothing usable through timing, and the ids themselves are never kept."""
+    by that hash reveals nothing usable through timing, and the ids themselves are never kept. Each
+    session remembers its user (actor id, role)."""
 
-    def __init__(self, key: str) -> None:
-        self._key = key
-        self._expiry: dict[str, float] = {}
+    def __init__(self, key: str, users: list[tuple[str, str, str]] | None = None) -> None:
+        self._keys = [(key, os.environ.get(ACTOR_ENV) or "dashboard", "admin"), *(users or [])]
+        self._open: dict[str, tuple[float, tuple[str, str]]] = {}
+
+    def user_of_key(self, candidate: str | None) -> tuple[str, str] | None:
+        """The (actor, role) the key signs in, or None (every key is compared, in constant time)."""
+        found = None
+        for key, actor, role in self._keys:
+            if candidate and hmac.compare_digest(candidate.encode(), key.encode()) and found is None:
+                found = (actor, role)
+        return found
 
     def key_ok(self, candidate: str | None) -> bool:
-        return bool(candidate) and hmac.compare_digest(candidate.encode(), self._key.encode())
+        return self.user_of_key(candidate) is not None
 
-    def open(self) -> str:
+    def open(self, user: tuple[str, str] | None = None) -> str:
         now = time.time()
-        self._expiry = {h: t for h, t in self._expiry.items() if t >= now}
+        self._open = {h: v for h, v in self._open.items() if v[0] >= now}
         sid = secrets.token_urlsafe(32)
-        self._expiry[_hash(sid)] = now + SESSION_TTL_S
+        self._open[_hash(sid)] = (now + SESSION_TTL_S, user or (self._keys[0][1], "admin"))
         return sid
 
+    def user(self, sid: str | None) -> tuple[str, str] | None:
+        if not sid:
+            return None
+        entry = self._open.get(_hash(sid))
+        return entry[1] if entry is not None and entry[0] >= time.time() else None
+
     def valid(self, sid: str | None) -> bool:
-        return bool(sid) and self._expiry.get(_hash(sid), 0.0) >= time.time()
+        return self.user(sid) is not None
 
     def close(self, sid: str | None) -> None:
         if sid:
-            self._expiry.pop(_hash(sid), None)
+            self._open.pop(_hash(sid), None)
 
 
 def _hash(sid: str) -> str:

@@ -31,8 +31,10 @@ const fmt = {
 
 async function api(path, options) {
   const init = Object.assign({ credentials: "same-origin" }, options || {});
+  const method = init.method || "GET";
   if (init.method === "POST") {
     init.headers = { "Content-Type": "application/json", "X-SR-Bench-Dashboard": "1" };
+    if (init.body) init.body = JSON.stringify(wire.toWire(method, path, JSON.parse(init.body)));
   }
   let resp;
   try {
@@ -45,11 +47,11 @@ async function api(path, options) {
   if (resp.status === 401) { location.href = "/login"; throw new Error("signed out"); }
   const data = await resp.json().catch(() => null);
   if (!resp.ok) {
-    const err = new Error((data && data.error && data.error.message) || "HTTP " + resp.status);
+    const err = new Error(wire.message(data) || "HTTP " + resp.status);
     err.status = resp.status;
     throw err;
   }
-  return data;
+  return wire.fromWire(method, path, data);
 }
 
 function connection(ok) {
