@@ -183,6 +183,8 @@ class PrepareJob(Body):
     profile: Literal["smoke", "quick", "standard"] = "quick"
     seed: int = Field(default=DEFAULT_SEED, ge=0, le=2**53 - 1)
     limit: int | None = Field(default=None, ge=1, le=10**6)
+    source: Literal["auto", "download", "mirror"] | None = Field(
+        default=None, description="sr-bench's own: where the pinned files come from (default auto)")
 
 
 class ComposeDatasets(Body):

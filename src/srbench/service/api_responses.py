@@ -358,6 +358,7 @@ class Preparation(Answer):
     profile: str
     seed: int
     limit: int | None = None
+    source: str | None = None
     request: Document
     status: Literal["queued", "running", "completed", "failed"]
     phase: str

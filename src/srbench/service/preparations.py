@@ -74,7 +74,7 @@ async def _work(service: Any, job_id: str, req: rq.PrepareJob) -> None:
     try:
         await asyncio.to_thread(update, status="running", phase="downloading")
         manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
-            benchmark=req.benchmark, profile=req.profile, seed=req.seed, limit=req.limit))
+            benchmark=req.benchmark, profile=req.profile, seed=req.seed, limit=req.limit, source=req.source))
         await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest)
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
         message = exc.message if isinstance(exc, SrBenchError) else "Dataset preparation failed; see the service log."
@@ -108,7 +108,8 @@ async def submit_preparation(request: web.Request) -> web.Response:
     bench = get_benchmark(req.benchmark)
     service = svc(request)
     wanted = {"benchmark": bench.id, "profile": req.profile, "seed": req.seed,
-              **({"limit": req.limit} if req.limit is not None else {})}
+              **({"limit": req.limit} if req.limit is not None else {}),
+              **({"source": req.source} if req.source is not None else {})}
     jobs = _jobs(service.journal)
     for job in jobs:
         if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):

@@ -1,0 +1,254 @@
+"""Issue 13, items 1 and 5: sr-bench's service answers upstream's sr-bench 1.0 wire format.
+
+- Every exchange of `upstream_wire.json` (examples written from upstream's Dashboard types, CLI client
+  and handlers) is replayed against the real service on a store with a finished baseline and a router
+  candidate: status, error code and response shape.
+- A client that follows upstream's client protocol (`upstream_client.py`: bare /health readiness, the
+  store identity check, never-retried requests, cursor pages) runs the whole loop: prepare (a
+  background preparation job) → select → compose → plan → run → show → report → candidate plan →
+  compare → recover, with nothing sr-bench-specific in its requests but the source of the preparation.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
+from srbench.simulate.server import SimulatorThread
+
+from .helpers import Api, freeze, manifest
+from .upstream_client import UpstreamClient, UpstreamError
+
+EXAMPLES = json.loads((Path(__file__).parent / "upstream_wire.json").read_text())["exchanges"]
+PRICES = {"strong": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
+          "weak": {"input": 0.2, "cached_input": 0.1, "cache_write": 0.2, "output": 0.8}}
+PATTERNS = {"str": lambda v: isinstance(v, str), "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+            "bool": lambda v: isinstance(v, bool), "object": lambda v: isinstance(v, dict),
+            "list": lambda v: isinstance(v, list),
+            "iso": lambda v: isinstance(v, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00", v),
+            "sha256": lambda v: isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v),
+            "run-id": lambda v: isinstance(v, str) and re.fullmatch(r"run-[0-9a-f]{20}", v),
+            "call-id": lambda v: isinstance(v, str) and re.fullmatch(r"call-[0-9a-f]{32}", v),
+            "exp-id": lambda v: isinstance(v, str) and re.fullmatch(r"exp-[0-9a-f]{32}", v),
+            "prep-id": lambda v: isinstance(v, str) and re.fullmatch(r"prep-[0-9a-f]{32}", v)}
+
+
+def mismatch(shape: Any, value: Any, where: str, ctx: dict[str, Any]) -> str | None:
+    """Where `value` does not have `shape` (see upstream_wire.json's `about`), or None."""
+    if isinstance(shape, str) and shape.startswith("<") and shape.endswith(">"):
+        kinds = shape[1:-1].split("|")
+        if value is None and "null" in kinds:
+            return None
+        return None if any(PATTERNS[k](value) for k in kinds if k != "null") else f"{where}: {value!r} is not {shape}"
+    if isinstance(shape, str) and re.fullmatch(r"{\w+}", shape):
+        shape = ctx[shape[1:-1]]
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return f"{where}: {type(value).__name__}, not an object"
+        for key, sub in shape.items():
+            if key not in value:
+                return f"{where}.{key}: missing"
+            bad = mismatch(sub, value[key], f"{where}.{key}", ctx)
+            if bad:
+                return bad
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return f"{where}: {type(value).__name__}, not a list"
+        if not shape:
+            return None if not value else f"{where}: {len(value)} items, none expected"
+        if not value:
+            return f"{where}: empty"
+        return next((b for i, v in enumerate(value) if (b := mismatch(shape[0], v, f"{where}[{i}]", ctx))), None)
+    return None if shape == value else f"{where}: {value!r} != {shape!r}"
+
+
+def _fill(value: Any, ctx: dict[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("$"):
+        return ctx[value[1:]]
+    if isinstance(value, dict):
+        return {k: _fill(v, ctx) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, ctx) for v in value]
+    return value
+
+
+@pytest.fixture
+def world(api: Api, prepare: Any) -> Iterator[dict[str, Any]]:
+    """A finished two-model baseline and a finished router candidate on the same smoke questions."""
+    ds = prepare("mmlu-pro")
+    router = RouterRule(strong="strong", weak="weak", long_prompt_chars=1500, keywords=("math", "physics"),
+                        config_hash="cfg-7")
+    models = [SimModel("strong", skill=0.85, cached_fraction=0.5), SimModel("weak", skill=0.45)]
+    with SimulatorThread(models=models, router=router, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": _targets(sim)})
+        base = manifest(ds, [{"id": "strong"}, {"id": "weak"}])
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, base)})["id"]
+        cand_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "mom"}]))})["id"]
+        assert api.wait(run_id)["status"] == api.wait(cand_id)["status"] == "completed"
+        frozen = freeze(api, base)
+        edited = copy.deepcopy(frozen)
+        edited["limits"]["concurrency"] = 3                      # its plan_sha256 left as reviewed
+        calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
+        yield {"dataset_id": ds["id"], "run_id": run_id, "candidate_run_id": cand_id, "call_id": calls[0]["id"],
+               "baseline_manifest": base, "frozen_manifest": frozen, "edited_manifest": edited, "sim": sim}
+
+
+def _targets(sim: SimulatorThread) -> list[dict[str, Any]]:
+    return [{"id": "strong", "kind": "single", "base_url": sim.v1_url, "model": "strong",
+             "prices": {"strong": PRICES["strong"]}},
+            {"id": "weak", "kind": "single", "base_url": sim.v1_url, "model": "weak", "prices": {"weak": PRICES["weak"]}},
+            {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": PRICES,
+             "config_hash": "cfg-7", "preview_url": sim.router_url + "/preview", "max_inference_calls": 1,
+             "models": ["strong", "weak"]}]
+
+
+def test_every_upstream_example_is_answered_in_upstream_shape(api: Api, service: Any, world: dict[str, Any]) -> None:
+    import httpx
+
+    ctx = dict(world)
+    problems = []
+    for ex in EXAMPLES:
+        headers = {"Authorization": "Bearer " + ex.get("token", service.token)}
+        if ex.get("actor"):
+            headers |= {"X-SR-Bench-Actor-ID": ex["actor"][0], "X-SR-Bench-Actor-Role": ex["actor"][1]}
+        url = service.url + ("" if ex.get("bare") else "/api/sr-bench/v1") + re.sub(
+            r"{(\w+)}", lambda m: ctx[m.group(1)], ex["path"])
+        resp = httpx.request(ex["method"], url, headers=headers, json=_fill(ex["body"], ctx) if "body" in ex else None,
+                             timeout=30, trust_env=False)
+        body = resp.json()
+        if resp.status_code != ex["status"]:
+            problems.append(f"{ex['name']}: HTTP {resp.status_code}, expected {ex['status']}: {str(body)[:300]}")
+            continue
+        bad = mismatch(ex["response"], body, "answer", ctx)
+        if bad:
+            problems.append(f"{ex['name']}: {bad}")
+        for name, key in (ex.get("save") or {}).items():
+            ctx[name] = body[key]
+    assert not problems, "\n".join(problems)
+    assert len(EXAMPLES) >= 50
+
+
+def _wait(client: UpstreamClient, path: str, done: Any, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = client.request("GET", path)
+        if done(value):
+            return value
+        assert time.monotonic() < deadline, value
+        time.sleep(0.05)
+
+
+TERMINAL = ("completed", "failed", "cancelled", "interrupted")
+
+
+def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path: Path) -> None:
+    client = UpstreamClient(service.url, service.store_dir, service.token)
+    # readiness and store identity, as upstream's client checks them
+    assert client.ready()
+    with pytest.raises(ValueError, match="different sr-bench store"):
+        UpstreamClient(service.url, tmp_path / "another-store", service.token).ready()
+    with pytest.raises(ValueError, match="authentication failed"):
+        UpstreamClient(service.url, service.store_dir, "wrong-token").request("GET", "/runs")
+
+    # prepare: a background job (ARC-AGI-2 from its offline mirror: no network in tests)
+    job = client.request("POST", "/dataset-preparations", {"benchmark": "arc-agi-2", "profile": "smoke",
+                                                           "source": "mirror"})
+    assert re.fullmatch(r"prep-[0-9a-f]{32}", job["id"]) and job["status"] in ("queued", "running", "completed")
+    job = _wait(client, f"/dataset-preparations/{job['id']}", lambda j: j["status"] in ("completed", "failed"))
+    assert job["status"] == "completed", job
+    again = client.request("POST", "/dataset-preparations", {"benchmark": "arc-agi-2", "profile": "smoke",
+                                                             "source": "mirror"})
+    assert again["id"] == job["id"]                                    # deduplicated
+    assert [p["id"] for p in client.request("GET", "/dataset-preparations")["preparations"]] == [job["id"]]
+    selection = client.request("GET", "/datasets/selection?profile=smoke")
+    arc = next(b for b in selection["benchmarks"] if b["id"] == "arc-agi-2")
+    assert arc["eligible"] and arc["source_ids"] == [job["dataset"]["id"]] and arc["case_count"] == 2
+    dataset = client.request("POST", "/datasets/compose", {"dataset_ids": arc["source_ids"],
+                                                           "benchmarks": ["arc-agi-2"]})["dataset"]
+
+    router = RouterRule(strong="strong", weak="weak", long_prompt_chars=10**6, keywords=(), config_hash="cfg-7")
+    with SimulatorThread(models=[SimModel("strong", skill=0.9), SimModel("weak", skill=0.3)], router=router,
+                         answer_key=load_answer_key(dataset["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [*_targets(sim), {"id": "dead", "kind": "single", "model": "dead",
+                                                                 "base_url": "http://127.0.0.1:9/v1",
+                                                                 "prices": {"dead": PRICES["weak"]}}]})
+        base = {"version": "sr-bench-1.0", "name": "upstream loop", "profile": "smoke", "seed": dataset["seed"],
+                "dataset": {"path": dataset["path"], "sha256": dataset["sha256"]},
+                "targets": [{"id": "strong"}, {"id": "weak"}],
+                "limits": {"concurrency": 2, "total_timeout_s": 10, "idle_timeout_s": 5, "max_run_seconds": 30}}
+        plan = client.request("POST", "/plans", {"manifest": base})
+        assert plan["status"] == "validated" and plan["model_requests"] == 0 and plan["total"] == 4
+        run = client.request("POST", "/runs", {"manifest": plan["manifest"], "idempotency_key": "loop-1"})
+        assert run["status"] in ("queued", "running", "completed") and run["manifest"]["plan_sha256"] == plan["plan_sha256"]
+        assert client.request("POST", "/runs", {"manifest": plan["manifest"], "idempotency_key": "loop-1"})["id"] == run["id"]
+        run = _wait(client, f"/runs/{run['id']}", lambda r: r["status"] in TERMINAL)
+        assert run["status"] == "completed" and run["progress"] == {**run["progress"], "total": 4, "completed": 4}
+
+        # show: every page by cursor, one full call, the events
+        results = client.pages(f"/runs/{run['id']}/results", "results", limit=3)
+        calls = client.pages(f"/runs/{run['id']}/calls", "calls", limit=3)
+        assert len(results) == len(calls) == 4 and len({c["id"] for c in calls}) == 4
+        assert {(r["case_id"], r["target_id"]) for r in results} == {(c["case_id"], c["target_id"]) for c in calls}
+        one = client.request("GET", f"/runs/{run['id']}/calls/{calls[-1]['id']}")
+        assert one["role"] == "subject" and one["record"]["status"] == "completed"
+        events = client.request("GET", f"/runs/{run['id']}/events?after=0")["events"]
+        assert events[0]["kind"] == "created" and [e["seq"] for e in events] == sorted(e["seq"] for e in events)
+        assert client.request("GET", f"/runs/{run['id']}/events?after={events[-1]['seq']}")["events"] == []
+
+        report = client.request("GET", f"/runs/{run['id']}/report")
+        assert {t["id"] for t in report["summary"]["targets"]} == {"strong", "weak"} and report["status"] == "completed"
+
+        # a candidate on the baseline's protocol, then compare
+        cand_plan = client.request("POST", f"/runs/{run['id']}/candidate-plan", {"target_ids": ["mom"],
+                                                                                 "name": "router candidate"})
+        assert cand_plan["manifest"]["baseline_run_id"] == run["id"]
+        cand = client.request("POST", "/runs", {"manifest": cand_plan["manifest"], "idempotency_key": "loop-2"})
+        assert _wait(client, f"/runs/{cand['id']}", lambda r: r["status"] in TERMINAL)["status"] == "completed"
+        cmp = client.request("POST", "/comparisons", {"baseline_run_id": run["id"], "candidate_run_id": cand["id"]})
+        row = cmp["comparisons"][0]
+        assert row["candidate_target_id"] == "mom" and row["baseline_target_id"] == cmp["baseline_selection"]
+        assert row["paired_cases"] == 2 and row["wins"] + row["losses"] + row["ties"] == 2
+
+        # recover: a run whose target cannot be reached, continued by a child over the reviewed cells
+        dead = client.request("POST", "/plans", {"manifest": {**base, "name": "unreachable", "targets": [{"id": "dead"}]}})
+        parent = client.request("POST", "/runs", {"manifest": dead["manifest"], "idempotency_key": "loop-3"})
+        parent = _wait(client, f"/runs/{parent['id']}", lambda r: r["status"] in TERMINAL)
+        assert parent["status"] == "failed"
+        review = client.request("POST", f"/runs/{parent['id']}/recover-plan", {"mode": "failed"})
+        if not review["eligible_cells"]:
+            review = client.request("POST", f"/runs/{parent['id']}/recover-plan", {"mode": "undispatched"})
+        assert review["eligible_cells"] and review["counts"]["eligible"] == len(review["eligible_cells"])
+        submission = {"mode": review["mode"], "plan_sha256": review["plan_sha256"], "cells": review["eligible_cells"],
+                      "idempotency_key": "loop-recovery", "acknowledge_new_attempt": True}
+        child = client.request("POST", f"/runs/{parent['id']}/recover", submission)
+        assert child["manifest"]["recovery"]["parent"] == parent["id"] and child["experiment_roles"] == ["recovery"]
+        assert client.request("POST", f"/runs/{parent['id']}/recover", submission)["id"] == child["id"]
+        with pytest.raises(UpstreamError) as refused:
+            client.request("POST", f"/runs/{parent['id']}/recover", {**submission, "plan_sha256": "0" * 64,
+                                                                     "idempotency_key": "loop-recovery-2"})
+        assert refused.value.status in (400, 409) and refused.value.body["code"] == "reviewed_plan_changed"
+        _wait(client, f"/runs/{child['id']}", lambda r: r["status"] in TERMINAL)
+    client.close()
+
+
+def test_the_shape_matcher_fails_where_it_should() -> None:
+    ctx = {"run_id": "run-" + "a" * 20}
+    assert mismatch({"a": "<int>", "b": ["<str>"]}, {"a": 1, "b": ["x", "y"], "extra": 0}, "x", ctx) is None
+    assert mismatch({"a": "<int>"}, {"a": True}, "x", ctx) == "x.a: True is not <int>"
+    assert mismatch({"a": "<int|null>"}, {"a": None}, "x", ctx) is None
+    assert mismatch({"a": "<int>"}, {}, "x", ctx) == "x.a: missing"
+    assert mismatch(["<str>"], [], "x", ctx) == "x: empty"
+    assert mismatch([], [1], "x", ctx) == "x: 1 items, none expected"
+    assert mismatch({"id": "{run_id}"}, {"id": "run-" + "b" * 20}, "x", ctx) is not None
+    assert mismatch("<iso>", "2026-01-02T03:04:05.123456+00:00", "x", ctx) is None
+    assert mismatch("<iso>", "2026-01-02 03:04:05", "x", ctx) is not None

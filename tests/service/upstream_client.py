@@ -1,0 +1,77 @@
+"""A test client that speaks upstream's sr-bench client protocol (vllm-project/semantic-router's
+`cli/sr_bench/client.py`, re-written here from its behaviour): it knows nothing of sr-bench.
+
+- readiness: ``GET <url>/health`` (bare, not under the API prefix) with the bearer token; 401/403 is an
+  authentication failure; ready means 200 and ``version == "sr-bench-1.0"``; on a loopback URL the
+  answer's ``store_id`` must be the SHA-256 of the store's resolved path (else it is another store);
+- requests: ``<url>/api/sr-bench/v1<path>`` with JSON bodies, never retried; an answer >= 400 raises
+  with the body's ``error`` string;
+- pages: ``after``/``limit`` and the answer's ``next_cursor``, until it is null.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx
+
+VERSION = "sr-bench-1.0"
+PREFIX = "/api/sr-bench/v1"
+
+
+class UpstreamError(Exception):
+    def __init__(self, status: int, body: Any) -> None:
+        self.status, self.body = status, body
+        super().__init__(body.get("error", f"HTTP {status}") if isinstance(body, dict) else f"HTTP {status}")
+
+
+class UpstreamClient:
+    def __init__(self, url: str, store: Path, token: str | None, actor: tuple[str, str] | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.store = Path(store).expanduser().resolve()
+        self.headers = {"Authorization": "Bearer " + token} if token else {}
+        if actor is not None:               # what the Dashboard's proxy adds for its signed-in user
+            self.headers |= {"X-SR-Bench-Actor-ID": actor[0], "X-SR-Bench-Actor-Role": actor[1]}
+        self.http = httpx.Client(timeout=30, trust_env=False)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def ready(self) -> bool:
+        try:
+            resp = self.http.get(self.url + "/health", headers=self.headers, timeout=2)
+        except httpx.TransportError:
+            return False
+        if resp.status_code in (401, 403):
+            raise ValueError("Service authentication failed; set SR_BENCH_TOKEN")
+        if resp.status_code != 200 or resp.json().get("version") != VERSION:
+            return False
+        if urlparse(self.url).hostname in ("127.0.0.1", "localhost") and \
+                resp.json().get("store_id") != hashlib.sha256(str(self.store).encode()).hexdigest():
+            raise ValueError("This URL belongs to a different sr-bench store; select its --store or a different --url")
+        return True
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        if not self.ready():
+            raise ValueError("sr-bench service is unavailable; start vllm-sr benchmark serve")
+        resp = self.http.request(method, self.url + PREFIX + path, headers=self.headers, json=body)
+        data = resp.json()
+        if resp.status_code >= 400:
+            raise UpstreamError(resp.status_code, data)
+        return data
+
+    def pages(self, path: str, kind: str, limit: int) -> list[Any]:
+        """Every item of an evidence page route, following `next_cursor`."""
+        items: list[Any] = []
+        after: Any = 0
+        while True:
+            page = self.request("GET", f"{path}?after={after}&limit={limit}")
+            assert page["limit"] == limit and len(page[kind]) <= limit, page
+            items += page[kind]
+            if page["next_cursor"] is None:
+                return items
+            assert len(page[kind]) == limit          # a page that says "more" is full
+            after = page["next_cursor"]
