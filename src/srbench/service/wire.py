@@ -127,8 +127,8 @@ def wire_run(view: dict[str, Any], manifest: dict[str, Any], owner: str, roles: 
     for key in ("created_at", "started_at", "finished_at", "updated_at"):
         out[key] = iso(view.get(key))
     key = view.get("idempotency_key")
-    if isinstance(key, str) and key.startswith(OWNER_KEY_PREFIX):
-        out["idempotency_key"] = key.split("\x1f", 1)[1] if "\x1f" in key else key
+    if isinstance(key, str) and key.startswith(OWNER_KEY_PREFIX):      # actor ids are printable: no \x1f
+        out["idempotency_key"] = key[len(OWNER_KEY_PREFIX):].partition("\x1f")[2]
     out.update(owner=owner, manifest=manifest, experiment_roles=roles)
     return out
 
