@@ -11,11 +11,10 @@ import sys
 
 import httpx
 
+from service.helpers import free_port, loopback_process
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
-
-from service.helpers import free_port, loopback_process
 
 PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
 
