@@ -198,7 +198,7 @@ def test_litellm_router_group_fallbacks_bad_key_and_offline_reattribution(api, p
     n_probe = len(proxy.entries())
     api.error("POST", f"/runs/{run_id}/reconcile-usage", {"routers": {"ll-vsr": "nope"}}, 400, "unknown_router")
     res = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {"routers": {"ll-vsr": "litellm"}})
-    c = res["correction"]
+    c = res                                     # the correction itself (upstream wire: a bare answer)
     assert res["model_requests"] == 0 and c["routers"] == {"ll-vsr": "litellm"}
     assert c["verified_count"] == 28 and c["changed_count"] == 0                          # ll and ll-vsr
     assert c["unverifiable_count"] == 14 + summary["ll-badkey"]["failed"]                  # fallbacks, the bad key
