@@ -74,12 +74,13 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     """Seconds from the run's start to its end as the journal recorded them (polling stays rare so
     that this process's own polling does not compete with the run for the GIL). Waits until the
     run's task is done (it builds the end-of-run report) so that runs never overlap."""
-    run_id = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
+    run_id = client.post("/runs", {"manifest": plan, "idempotency_key": None})["id"]
     while (run := client.get(f"/runs/{run_id}"))["status"] not in TERMINAL_STATUSES:
         time.sleep(0.25)
     while svc.service.runs.tasks:
         time.sleep(0.05)
-    return run["finished_at"] - run["started_at"], run["progress"]["completed"]
+    view = svc.service.runs.get(run_id)          # epoch times (the wire answers ISO-8601)
+    return view["finished_at"] - view["started_at"], view["progress"]["completed"]
 
 
 @contextlib.contextmanager
@@ -119,7 +120,7 @@ def measure(name: str, work: Path, src: Path, repeat: int) -> dict[str, Any]:
                     "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
                     "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 256},
                     "limits": {"concurrency": per_target, "total_timeout_s": 30, "idle_timeout_s": 10}}
-        plan = c.post("/plans", {"manifest": manifest})["plan"]
+        plan = c.post("/plans", {"manifest": manifest})["manifest"]
         cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
         bodies = [{"model": "fast", "messages": case["messages"], "stream": True,
                    "stream_options": {"include_usage": True}, "temperature": 0, "max_tokens": 256}

@@ -100,6 +100,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
     while len(picked) <= limit:
         rows = journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
                              "LIMIT ?", (run_id, seq, limit + 1))
+        service.objects.prefetch([d for r in rows for d in (r["call"], r["judge_call"]) if d])
         for row in rows:
             for role in _roles(row):
                 pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
