@@ -1,16 +1,19 @@
-"""Dispatch throughput: calls/s of an sr-bench run vs bare streaming loops, same fake server.
+"""Dispatch throughput: calls/s of an sr-bench run vs a bare streaming loop, same simulated endpoint.
 
-Run by hand:  python benchmarks/dispatch.py [--concurrency 8] [--repeat 3]
+Run by hand:  python benchmarks/dispatch.py [--repeat 3]            (both goals of issue 11, item 4)
+              python benchmarks/dispatch.py --only zero              (zero latency, concurrency 8)
 
-Both sides stream the same 500 quick-profile requests (synthetic MMLU-Pro in its native parquet
-format) from the same zero-latency simulated endpoint (its own process, so that its CPU does not
-share this process's GIL), with the same concurrency.
-The bare loops only stream and read every chunk: one with httpx (the baseline the goal names), one
-with aiohttp (the client sr-bench's transport uses, so that its ratio is sr-bench's own
-bookkeeping). The run also journals `dispatching` and `completed` (durable SQLite commits,
-grouped), stores the request, the SSE transcript and the call record (objects behind one
-durability barrier per group commit), parses usage and checks every limit. Prints the best of
-`--repeat` for each side and both ratios (goal: >= 0.9 against bare httpx).
+Two configurations, each against its own simulator in a child process (so that its CPU does not
+share this process's GIL): `zero` — 500 quick-profile requests (synthetic MMLU-Pro, native parquet)
+at zero latency, concurrency 8 (goal: >= 0.5x the bare aiohttp loop); `latency` — 2,000 requests
+(the same 500 cases x 4 targets) at 200 ms a response, concurrency 256 in all (64 a target; goal:
+>= 0.9x). The bare loops only stream and read every chunk: aiohttp (the client sr-bench's transport
+uses: the goal's baseline) and, for `zero`, httpx too. The run keeps every durability guarantee:
+`dispatching` committed before the send, the request, SSE transcript and call record stored, the
+objects durable before `completed` commits (one barrier per group commit), usage parsed, every
+limit checked. Bare and sr-bench repeats alternate (a shared machine's load changes between them);
+the best of `--repeat` of each is compared. Prints one JSON line per configuration with the ratios
+and the load average.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -70,21 +74,22 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     """Seconds from the run's start to its end as the journal recorded them (polling stays rare so
     that this process's own polling does not compete with the run for the GIL). Waits until the
     run's task is done (it builds the end-of-run report) so that runs never overlap."""
-    run_id = client.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
+    run_id = client.post("/runs", {"manifest": plan, "idempotency_key": None})["id"]
     while (run := client.get(f"/runs/{run_id}"))["status"] not in TERMINAL_STATUSES:
         time.sleep(0.25)
     while svc.service.runs.tasks:
         time.sleep(0.05)
-    return run["finished_at"] - run["started_at"], run["progress"]["completed"]
+    view = svc.service.runs.get(run_id)          # epoch times (the wire answers ISO-8601)
+    return view["finished_at"] - view["started_at"], view["progress"]["completed"]
 
 
 @contextlib.contextmanager
-def simulator_process() -> Iterator[str]:
-    """A zero-latency simulator in a child process; yields its base URL."""
+def simulator_process(latency_s: float = 0.0) -> Iterator[str]:
+    """A simulator in a child process (every answer takes `latency_s`); yields its base URL."""
     code = ("import time,sys\n"
             "from srbench.simulate.behaviour import SimModel\n"
             "from srbench.simulate.server import SimulatorThread\n"
-            "s=SimulatorThread(models=[SimModel('fast', skill=0.5)]).start()\n"
+            f"s=SimulatorThread(models=[SimModel('fast', skill=0.5, latency_s={latency_s!r})]).start()\n"
             "print(s.url, flush=True)\n"
             "sys.stdin.read()\n")
     proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -96,46 +101,68 @@ def simulator_process() -> Iterator[str]:
         proc.wait()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="sr-bench-dispatch-"))
-    src = samples.write_mmlu_pro(work / "src", per_category=40)
-    with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
-        sim = type("Sim", (), {"v1_url": sim_url + "/v1"})
+CONFIGS = {"zero": {"latency_s": 0.0, "concurrency": 8, "targets": 1, "goal": 0.5},
+           "latency": {"latency_s": 0.2, "concurrency": 256, "targets": 4, "goal": 0.9}}
+
+
+def measure(name: str, work: Path, src: Path, repeat: int) -> dict[str, Any]:
+    cfg = CONFIGS[name]
+    ntargets = cfg["targets"]
+    per_target = cfg["concurrency"] // ntargets
+    with simulator_process(cfg["latency_s"]) as sim_url, EmbeddedService(work / f"store-{name}") as svc:
+        v1 = sim_url + "/v1"
         c = svc.client
         ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "quick", "seed": 1,
                                           "source_path": str(src), "revision": "bench"})
-        c.post("/targets", {"targets": [{"id": "fast", "kind": "single", "base_url": sim.v1_url, "model": "fast"}]})
+        ids = [f"fast{i}" for i in range(ntargets)]
+        c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": v1, "model": "fast"} for t in ids]})
         manifest = {"version": "sr-bench-1.0", "name": "dispatch-bench", "profile": "quick", "seed": 1,
                     "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
-                    "targets": [{"id": "fast"}], "sampling": {"max_tokens": 256},
-                    "limits": {"concurrency": args.concurrency, "total_timeout_s": 30, "idle_timeout_s": 10}}
-        plan = c.post("/plans", {"manifest": manifest})["plan"]
+                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 256},
+                    "limits": {"concurrency": per_target, "total_timeout_s": 30, "idle_timeout_s": 10}}
+        plan = c.post("/plans", {"manifest": manifest})["manifest"]
         cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
         bodies = [{"model": "fast", "messages": case["messages"], "stream": True,
                    "stream_options": {"include_usage": True}, "temperature": 0, "max_tokens": 256}
-                  for case in cases]
-        url = sim.v1_url + "/chat/completions"
-        asyncio.run(bare_loop(url, bodies[:50], args.concurrency))          # warm-up
-        asyncio.run(bare_aiohttp_loop(url, bodies[:50], args.concurrency))
-        bare = min(asyncio.run(bare_loop(url, bodies, args.concurrency)) for _ in range(args.repeat))
-        bare_aio = min(asyncio.run(bare_aiohttp_loop(url, bodies, args.concurrency)) for _ in range(args.repeat))
+                  for case in cases] * ntargets
+        url = v1 + "/chat/completions"
+        conc = per_target * ntargets
+        asyncio.run(bare_aiohttp_loop(url, bodies[:50], conc))          # warm-up
+        load0 = os.getloadavg()
+        bare_aio, bare, timed = [], [], []
         commits0 = svc.service.journal.commits
-        cpu0 = time.process_time()
-        t0 = time.perf_counter()
-        timed = [run_once(c, plan, svc) for _ in range(args.repeat)]
-        cpu_share = (time.process_time() - cpu0) / (time.perf_counter() - t0)
+        cpu, wall = 0.0, 0.0
+        for _ in range(repeat):
+            bare_aio.append(asyncio.run(bare_aiohttp_loop(url, bodies, conc)))
+            if name == "zero":
+                bare.append(asyncio.run(bare_loop(url, bodies, conc)))
+            cpu0, t0 = time.process_time(), time.perf_counter()
+            timed.append(run_once(c, plan, svc))
+            cpu, wall = cpu + time.process_time() - cpu0, wall + time.perf_counter() - t0
         run_s, done = min(timed)
-        bare_rate, aio_rate, run_rate = len(bodies) / bare, len(bodies) / bare_aio, done / run_s
-        print(json.dumps({"calls": len(bodies), "concurrency": args.concurrency,
-                          "bare_httpx_calls_per_s": round(bare_rate, 1), "bare_aiohttp_calls_per_s": round(aio_rate, 1),
-                          "sr_bench_calls_per_s": round(run_rate, 1),
-                          "ratio": round(run_rate / bare_rate, 3), "ratio_vs_bare_aiohttp": round(run_rate / aio_rate, 3),
-                          "journal_commits_per_run": (svc.service.journal.commits - commits0) // args.repeat,
-                          "service_process_cpu_cores": round(cpu_share, 2)}))
+        aio_rate, run_rate = len(bodies) / min(bare_aio), done / run_s
+        out = {"config": name, "calls": len(bodies), "latency_s": cfg["latency_s"], "concurrency": conc,
+               "bare_aiohttp_calls_per_s": round(aio_rate, 1), "sr_bench_calls_per_s": round(run_rate, 1),
+               "ratio_vs_bare_aiohttp": round(run_rate / aio_rate, 3), "goal": cfg["goal"],
+               "all_ratios": [round((d / t) / aio_rate, 3) for t, d in timed],
+               "journal_commits_per_run": (svc.service.journal.commits - commits0) // repeat,
+               "service_process_cpu_cores": round(cpu / wall, 2),
+               "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
+        if bare:
+            out["bare_httpx_calls_per_s"] = round(len(bodies) / min(bare), 1)
+            out["ratio_vs_bare_httpx"] = round(run_rate / (len(bodies) / min(bare)), 3)
+        return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", choices=sorted(CONFIGS))
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sr-bench-dispatch-"))
+    src = samples.write_mmlu_pro(work / "src", per_category=40)
+    for name in [args.only] if args.only else list(CONFIGS):
+        print(json.dumps(measure(name, work, src, args.repeat)), flush=True)
 
 
 if __name__ == "__main__":

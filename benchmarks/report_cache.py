@@ -43,8 +43,8 @@ def main() -> None:
                 m = {"version": "sr-bench-1.0", "profile": "quick", "seed": 1, "cost_policy": "capability_only",
                      "dataset": {"path": ds["path"], "sha256": ds["sha256"]}, "targets": [{"id": tid}],
                      "limits": {"concurrency": 16}}
-                plan = c.post("/plans", {"manifest": m})["plan"]
-                rid = c.post("/runs", {"plan": plan})["run"]["id"]
+                plan = c.post("/plans", {"manifest": m})["manifest"]
+                rid = c.post("/runs", {"manifest": plan})["id"]
                 while c.get(f"/runs/{rid}")["status"] not in ("completed", "failed"):
                     time.sleep(0.2)
                 ids.append(rid)

@@ -67,10 +67,10 @@ def build(store_dir: Path, calls: int, targets: int = 20, concurrency: int = 16,
                         "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
                         "limits": {"concurrency": concurrency, "total_timeout_s": 30, "idle_timeout_s": 10,
                                    "max_run_seconds": 86400}}
-            plan = c.post("/plans", {"manifest": manifest})["plan"]
+            plan = c.post("/plans", {"manifest": manifest})["manifest"]
             while (have := journal_calls(svc)) < calls:
                 t0 = time.perf_counter()
-                run_id = c.post("/runs", {"plan": plan, "idempotency_key": None})["run"]["id"]
+                run_id = c.post("/runs", {"manifest": plan, "idempotency_key": None})["id"]
                 while c.get(f"/runs/{run_id}")["status"] not in TERMINAL_STATUSES:
                     time.sleep(0.5)
                 while svc.service.runs.tasks:          # its end-of-run report

@@ -33,7 +33,22 @@ def is_digest(value: str) -> bool:
     return isinstance(value, str) and bool(_DIGEST_RE.match(value))
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def _normalise(value: Any) -> Any:
+    t = type(value)
+    if t in _PLAIN:                     # the common case first: exact types, no isinstance chain
+        return value
+    if t is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str and not isinstance(k, str):
+                raise TypeError(f"canonical JSON keys must be strings, got {type(k).__name__}")
+            out[k] = v if type(v) in _PLAIN else _normalise(v)
+        return out
+    if t is list or t is tuple:
+        return [v if type(v) in _PLAIN else _normalise(v) for v in value]
     if isinstance(value, bool) or value is None or isinstance(value, str | int):
         return value
     if isinstance(value, float):
@@ -41,12 +56,7 @@ def _normalise(value: Any) -> Any:
             raise ValueError("canonical JSON cannot hold NaN or Infinity")
         return int(value) if value.is_integer() and abs(value) < 2**53 else value
     if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(f"canonical JSON keys must be strings, got {type(k).__name__}")
-            out[k] = _normalise(v)
-        return out
+        return _normalise(dict(value))
     if isinstance(value, list | tuple):
         return [_normalise(v) for v in value]
     raise TypeError(f"value of type {type(value).__name__} is not JSON")

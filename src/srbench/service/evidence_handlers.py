@@ -1,6 +1,7 @@
 """HTTP handlers for a run's evidence pages: results, calls (and one call), events — upstream's cursors.
 
-Results follow the report's rows (the cursor is a row's 1-based position). A cell makes a subject
+Results follow the report's rows (the cursor is a row's 1-based position), read from the results'
+fixed-size pages (stages/results.py); totals come from the journal's counters: every page is O(page). A cell makes a subject
 call and, for judged benchmarks, a judge call; each is one row of the calls page, named by
 `wire.call_id`, and the cursor is ``seq * 8 + role + 1`` (a keyset over the cells' sequence numbers).
 `/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. Events are ≤ 1000
@@ -20,20 +21,22 @@ from srbench.service import api_requests as rq
 from srbench.service import wire
 from srbench.service.faults import record_damage
 from srbench.service.http import MAX_OFFSET, ok, query, svc
+from srbench.stages.results import page as results_page
 
 STRIDE = wire.CURSOR_STRIDE
 
 
 async def run_results(request: web.Request) -> web.Response:
+    """O(page): the run's current results object (its report head's when nothing changed) is an index
+    of fixed-size pages, so the rows at a position are read from at most two pages."""
     service = svc(request)
     q = query(request, rq.After)
-    rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
-    rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
+    digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
     start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
-    chunk = rows[start:start + q.limit]
+    chunk, total = await asyncio.to_thread(results_page, service.objects, digest, offset=start, limit=q.limit)
     end = start + len(chunk)
-    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], len(rows), q.limit,
-                        end if end < len(rows) else None))
+    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], total, q.limit,
+                        end if end < total else None))
 
 
 def _roles(row: Any) -> list[str]:
@@ -68,6 +71,14 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
     return out
 
 
+def call_total(journal: Any, run_id: str) -> int:
+    """Subject calls (cells that left pending) plus judge calls, from the maintained counters
+    (journal_counters.py), never a count over the run's cells."""
+    row = journal.one("SELECT (SELECT COALESCE(SUM(n), 0) FROM cell_counts WHERE run_id=? AND state!='pending') AS n, "
+                      "(SELECT judge_calls FROM run_stats WHERE run_id=?) AS j", (run_id, run_id))
+    return int(row["n"]) + int(row["j"] or 0)
+
+
 def _cursor_at(journal: Any, run_id: str, offset: int) -> int:
     """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
     if offset == 0:
@@ -89,6 +100,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
     while len(picked) <= limit:
         rows = journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
                              "LIMIT ?", (run_id, seq, limit + 1))
+        service.objects.prefetch([d for r in rows for d in (r["call"], r["judge_call"]) if d])
         for row in rows:
             for role in _roles(row):
                 pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
@@ -100,10 +112,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
         if len(rows) <= limit:
             break
         seq = rows[-1]["seq"] + 1
-    total = journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending'", (run_id,))["n"]
-    total += journal.one("SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state!='pending' AND (judge_request "
-                         "IS NOT NULL OR judge_call IS NOT NULL OR state='judge_dispatching' OR "
-                         "error_class='ambiguous_judge_dispatch')", (run_id,))["n"]
+    total = call_total(journal, run_id)
     more = len(picked) > limit
     return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
 
@@ -148,5 +157,6 @@ async def run_events(request: web.Request) -> web.Response:
     q = query(request, rq.EventsAfter)
     rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
                                  (run_id, q.after, q.limit))
-    total = service.journal.one("SELECT COUNT(*) AS n FROM events WHERE run_id=?", (run_id,))["n"]
+    stat = service.journal.one("SELECT events FROM run_stats WHERE run_id=?", (run_id,))
+    total = 0 if stat is None else stat["events"]
     return ok({"events": [wire.wire_event(r, json.loads(r["data"])) for r in rows], "total": total})

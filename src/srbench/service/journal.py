@@ -94,7 +94,7 @@ class Journal:
         journal_counters.install(self._wconn)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []   # closed with the journal (no file stays open)
-        self._queue: queue.Queue[Any] = queue.Queue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()   # C-level: no Condition per put
         self._closed = False
         self._thread = threading.Thread(target=self._writer, name="journal-writer", daemon=True)
         self._thread.start()
@@ -129,31 +129,38 @@ class Journal:
                 for _, fut, _ in batch:
                     if not fut.done():
                         fut.set_exception(exc)
+            _deliver([fut for _, fut, _ in batch])
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         """One group commit. A write that fails is rolled back alone; a failure that takes the whole
         transaction with it (SQLite rolls back by itself on SQLITE_FULL or an I/O error, e.g. a full
-        disk) fails every write of the batch: none of them committed."""
-        results: list[tuple[concurrent.futures.Future[Any], Any, BaseException | None]] = []
-        ready = []
-        need_barrier = False
+        disk) fails every write of the batch: none of them committed.
+
+        Writes whose objects need the durability barrier commit after it; the others (a cell's
+        `dispatching`, which holds up a send) commit first, in their own transaction, so that they
+        never wait for a barrier over other cells' objects."""
+        plain: list[tuple[Write, Any]] = []
+        synced: list[tuple[Write, Any]] = []
         for fn, fut, prepare in batch:
             # side effects that must be durable before the commit (objects the rows will name)
             try:
-                if prepare is not None and prepare():
-                    need_barrier = True
-                ready.append((fn, fut))
+                needs = prepare is not None and prepare()
+                (synced if needs and self.barrier is not None else plain).append((fn, fut))
             except BaseException as exc:
                 fut.set_exception(exc)
-        if need_barrier and self.barrier is not None:
+        if plain:
+            self._transact(conn, plain)
+        if synced:
             try:
-                self.barrier()
+                self.barrier()  # type: ignore[misc]
             except BaseException as exc:
-                for _, fut in ready:
+                for _, fut in synced:
                     fut.set_exception(exc)
-                ready = []
-        if not ready:
-            return
+                return
+            self._transact(conn, synced)
+
+    def _transact(self, conn: sqlite3.Connection, ready: list[tuple[Write, Any]]) -> None:
+        results: list[tuple[Any, Any, BaseException | None]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
         except BaseException as exc:    # e.g. another process holds the write lock too long
@@ -196,6 +203,7 @@ class Journal:
                 return
             if item is not _STOP:
                 item[1].set_exception(RuntimeError("the journal is closed"))
+                _deliver([item[1]])
 
     def _check_open(self) -> None:
         if self._closed:
@@ -219,12 +227,14 @@ class Journal:
         """Queue a write and await its commit without blocking the event loop.
 
         `prepare` runs on the writer thread before the transaction (e.g. durable object writes the
-        rows refer to), so one thread hop covers both the objects and the journal row.
+        rows refer to), so one thread hop covers both the objects and the journal row. The writer
+        wakes the loop once per group commit for all of the group's waiters, not once per write.
         """
         self._check_open()
-        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((fn, fut, prepare))
-        return await asyncio.wrap_future(fut)
+        loop = asyncio.get_running_loop()
+        waiter = _LoopWaiter(loop, loop.create_future())
+        self._queue.put((fn, waiter, prepare))
+        return await waiter.future
 
     def close(self) -> None:
         self._closed = True
@@ -265,6 +275,50 @@ class Journal:
             "INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) "
             "ON CONFLICT(kind,name) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
             (kind, name, text, time.time())))
+
+
+class _LoopWaiter:
+    """An event-loop future the writer thread settles: the outcome is kept on the writer and handed
+    to the loop in one call per group commit (`_deliver`)."""
+
+    __slots__ = ("loop", "future", "outcome")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]) -> None:
+        self.loop, self.future = loop, future
+        self.outcome: tuple[Any, BaseException | None] | None = None
+
+    def done(self) -> bool:
+        return self.outcome is not None
+
+    def set_result(self, value: Any) -> None:
+        self.outcome = (value, None)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self.outcome = (None, exc)
+
+
+def _settle(waiters: list[_LoopWaiter]) -> None:
+    for w in waiters:
+        if w.future.done() or w.outcome is None:     # cancelled by its awaiter meanwhile
+            continue
+        value, exc = w.outcome
+        if exc is None:
+            w.future.set_result(value)
+        else:
+            w.future.set_exception(exc)
+
+
+def _deliver(futures: list[Any]) -> None:
+    """Hand the settled loop waiters of one group to their loops, one wake-up per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[_LoopWaiter]] = {}
+    for f in futures:
+        if isinstance(f, _LoopWaiter) and f.outcome is not None:
+            by_loop.setdefault(f.loop, []).append(f)
+    for loop, waiters in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, waiters)
+        except RuntimeError:        # the loop is closed: nobody awaits these any more
+            pass
 
 
 def add_event(conn: sqlite3.Connection, run_id: str, type_: str, data: dict[str, Any] | None = None) -> None:

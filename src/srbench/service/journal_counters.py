@@ -1,7 +1,7 @@
 """Counters the journal maintains itself, so that a read never recounts a run (issue 11).
 
 SQLite triggers keep, per run, the number of cells in each state (`cell_counts`) and, in
-`run_stats`, the latest cell change, an exact version of the run's cells (`cell_writes`: one more
+`run_stats`, the latest cell change, its judge calls (`judge_calls`), an exact version of the run's cells (`cell_writes`: one more
 on every insert, update or delete of one of its cells) and its number of events. They run inside
 the transaction that changes the cell, so a counter is never ahead of or behind the rows it counts,
 whichever code path wrote them (dispatch, recovery, a pulled run, the restart sweep).
@@ -64,8 +64,50 @@ INSERT INTO run_stats(run_id, events) SELECT run_id, COUNT(*) FROM events GROUP 
 """
 
 
+JUDGED = ("({x}.state != 'pending' AND ({x}.judge_request IS NOT NULL OR {x}.judge_call IS NOT NULL OR "
+          "{x}.state = 'judge_dispatching' OR IFNULL({x}.error_class, '') = 'ambiguous_judge_dispatch'))")
+JUDGE_COUNTER = f"""
+CREATE TRIGGER IF NOT EXISTS cells_judge_counted AFTER UPDATE ON cells
+  WHEN {JUDGED.format(x="old")} IS NOT {JUDGED.format(x="new")} BEGIN
+  UPDATE run_stats SET judge_calls = judge_calls + (CASE WHEN {JUDGED.format(x="new")} THEN 1 ELSE -1 END)
+    WHERE run_id = new.run_id;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_judge_counted_insert AFTER INSERT ON cells WHEN {JUDGED.format(x="new")} BEGIN
+  INSERT INTO run_stats(run_id, judge_calls) VALUES(new.run_id, 1)
+    ON CONFLICT(run_id) DO UPDATE SET judge_calls = judge_calls + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_judge_counted_delete AFTER DELETE ON cells WHEN {JUDGED.format(x="old")} BEGIN
+  UPDATE run_stats SET judge_calls = judge_calls - 1 WHERE run_id = old.run_id;
+END;
+UPDATE run_stats SET judge_calls = (SELECT COUNT(*) FROM cells c WHERE c.run_id = run_stats.run_id
+  AND {JUDGED.format(x="c")});
+"""
+
+
 def install(conn: sqlite3.Connection) -> None:
     """Create the counters, their triggers and indexes; count an older store's runs once."""
+    _install_base(conn)
+    _migrate(conn, "cells_judge_counted", "ALTER TABLE run_stats ADD COLUMN judge_calls INTEGER NOT NULL DEFAULT 0;\n"
+             + JUDGE_COUNTER)
+
+
+def _migrate(conn: sqlite3.Connection, trigger: str, script: str) -> None:
+    """One later step: applied once, in one transaction, when its trigger is absent."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type='trigger' AND name=?", (trigger,)).fetchone():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type='trigger' AND name=?", (trigger,)).fetchone():
+            for stmt in _statements(script):
+                conn.execute(stmt)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _install_base(conn: sqlite3.Connection) -> None:
     have = conn.execute("SELECT 1 FROM sqlite_master WHERE type='trigger' AND name='events_counted'").fetchone()
     if have is not None:
         return

@@ -358,10 +358,11 @@ class Dispatcher:
             objects.append(outcome.sse_raw)
             sse = digest_bytes(outcome.sse_raw)
         record = call_record(outcome, req_digest, sse, status=status, error_class=error_class, error=error)
-        record_bytes = canonical_json(record.model_dump(mode="json", by_alias=True))
+        dumped = record.model_dump(mode="json", by_alias=True)     # once: for the bytes and the cost
+        record_bytes = canonical_json(dumped)
         objects.append(record_bytes)
         state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
-        cost = call_cost(target, record.model_dump(mode="json", by_alias=True)).cost_usd
+        cost = call_cost(target, dumped).cost_usd
         if not outcome.sent:
             cost = 0.0                              # nothing left this host: nothing can be billed
         judge = self.judge_plan(cell, outcome) if state == "completed" else None
