@@ -50,7 +50,7 @@ def _snapshot(store: Path) -> dict[str, Any]:
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in sorted(tables)
-                if t not in ("action_cache", "action_last")}
+                if t not in ("action_cache", "action_last", "report_heads")}   # caches of derived output
     finally:
         conn.close()
 
