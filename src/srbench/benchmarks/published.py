@@ -29,7 +29,13 @@ the golden corpora are pinned by a test, so a change in behaviour needs a new id
     grid i of the answer (by position; extra grids are ignored) is a valid grid (integers 0–9, so
     ``true`` or ``1.0`` never pass for 1) equal to expected output i; the cell's score is solved / inputs and
     the benchmark's is the mean over puzzles. This is pass@1 per test input: the published pass@2
-    needs two journaled attempts per cell, which sr-bench does not make.
+    needs two journaled attempts per cell, made when the plan asks for them (next rule).
+
+``arc-agi-2-pass-at-2-v1`` (ARC Prize scoring with its two attempts; the plan asks for ``attempts: 2``)
+    Two journaled attempts of the same prompt (a multi-call cell). Test input i is solved iff grid i
+    of attempt 1 *or* of attempt 2 is right, each read as in the one-attempt rule above; the cell's
+    score is solved / inputs, the benchmark's the mean over puzzles. An attempt without a reply
+    solves nothing. sr-bench's own score stays the first attempt, all-or-nothing.
 
 ``simpleqa-f1-v1`` / ``hle-official-accuracy-v1`` (judged benchmarks)
     The per-answer verdict is the judge's (no second judge call): SimpleQA's published headline is
@@ -50,6 +56,7 @@ from srbench.benchmarks.graders import extract_json_answer, grid_problem, visibl
 MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
 GPQA_RULE = "gpqa-simple-evals-regex-v1"
 ARC_RULE = "arc-agi-2-per-test-input-v1"
+ARC_PASS2_RULE = "arc-agi-2-pass-at-2-v1"
 SIMPLEQA_RULE = "simpleqa-f1-v1"
 HLE_RULE = "hle-official-accuracy-v1"
 
@@ -58,6 +65,8 @@ SOURCES = {
     GPQA_RULE: "openai/simple-evals gpqa_eval.py: ANSWER_PATTERN_MULTICHOICE, first match",
     ARC_RULE: "ARC Prize scoring: each test input scored on its own, puzzle = mean of its inputs (1 attempt, "
               "not the published pass@2)",
+    ARC_PASS2_RULE: "ARC Prize scoring: each test input solved by either of two attempts (pass@2), puzzle = mean "
+                    "of its inputs",
     SIMPLEQA_RULE: "SimpleQA Verified paper / simple-evals: F1 of accuracy and accuracy-given-attempted",
     HLE_RULE: "centerforaisafety/hle run_judge_results.py: accuracy over all questions with the official judge",
 }
@@ -129,6 +138,15 @@ def arc_grade(text: str | None, expected: list[Any]) -> dict[str, Any]:
             "solved": solved}
 
 
+def arc_pass2_grade(texts: Sequence[str | None], expected: list[Any]) -> dict[str, Any]:
+    """Published-rule grade of two ARC-AGI-2 attempts (pass@2 per test input)."""
+    each = [arc_grade(t, expected)["solved"] for t in texts]
+    inputs = len(expected)
+    solved = [any(s[i] for s in each) for i in range(inputs)]
+    return {"rule": ARC_PASS2_RULE, "score": sum(solved) / inputs, "solved_inputs": sum(solved),
+            "test_inputs": inputs, "solved": solved, "attempts": len(texts), "solved_by_attempt": each}
+
+
 def verdict_grade(rule: str, verdict: str | None) -> dict[str, Any]:
     """Judged benchmarks: the published per-answer verdict is the judge's own."""
     return {"rule": rule, "score": float(verdict == "correct"), "verdict": verdict}
@@ -160,7 +178,7 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | Non
         out["unextracted"] = len(fb)
         out["fallback_credited"] = sum(1 for p in fb if p.get("score"))
         out["score_without_fallback"] = ((sum(scores) - out["fallback_credited"]) / n) if n else None
-    if rule == ARC_RULE:
+    if rule in (ARC_RULE, ARC_PASS2_RULE):
         out["test_inputs"] = sum(int((p or {}).get("test_inputs") or 0) for _, p in cells)
         out["solved_inputs"] = sum(int((p or {}).get("solved_inputs") or 0) for _, p in cells)
     if reason:
@@ -168,6 +186,6 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | Non
     return out
 
 
-__all__ = ["ARC_RULE", "GPQA_RULE", "HLE_RULE", "MMLU_PRO_RULE", "SIMPLEQA_RULE", "SOURCES", "arc_grade",
-           "gpqa_grade", "mmlu_pro_extract", "mmlu_pro_fallback_index", "mmlu_pro_grade", "summarize",
+__all__ = ["ARC_PASS2_RULE", "ARC_RULE", "GPQA_RULE", "HLE_RULE", "MMLU_PRO_RULE", "SIMPLEQA_RULE", "SOURCES",
+           "arc_grade", "arc_pass2_grade", "gpqa_grade", "mmlu_pro_extract", "mmlu_pro_fallback_index", "mmlu_pro_grade", "summarize",
            "verdict_grade"]

@@ -19,8 +19,8 @@ ambiguous (service/runs.py) and recovery reruns a whole cell in a child run.
 
 ``CellStopped`` ends the conversation when no further call may be sent: the run cancelled
 (``cancelled``), stopped (``run_stopped``; ``budget_stop`` when a reservation did not fit),
-``run_time_limit``, ``case_timeout``, or its target stopped after a systematic failure
-(``target_stopped``). The call that fails systematically (auth, unknown model, a router's config-hash
+``run_time_limit``, ``case_timeout``, ``call_limit`` (``limits.max_calls_per_case`` calls made), or its
+target stopped after a systematic failure (``target_stopped``). The call that fails systematically (auth, unknown model, a router's config-hash
 mismatch) stops its target (or the run, ``stop_on_systematic: run``; an auxiliary target's always
 stops the run, as a judge's does) and ends its own cell with its error class. A conversation that
 was stopped before any call was journaled stays `pending` (nothing was sent). An exception from
@@ -202,6 +202,9 @@ class Conversations:
         if max_tokens is not None:
             params = {**params, "max_tokens": max(1, min(int(max_tokens), int(d.plan["limits"]["max_output_tokens"])))}
         extras = {k: v for k, v in (("tools", tools), ("tool_choice", tool_choice)) if v is not None}
+        cap = d.plan["limits"].get("max_calls_per_case")
+        if cap is not None and s.next_index >= cap:
+            raise CellStopped("call_limit", f"limits.max_calls_per_case {cap} reached: no further call of this case")
         index = s.next_index
         s.next_index += 1
         req = request_object(target, s.case, params, s.cell, messages=messages, role=role, extras=extras)

@@ -19,12 +19,13 @@ from srbench.stages.compare_notes import annotate
 from srbench.stages.datasets import decode_cases
 from srbench.stages.declared import apply_declared, resolve_margin
 from srbench.stages.grade import grade_cell
+from srbench.stages.published_report import published_figure
 from srbench.stages.reprice import apply_prices
 from srbench.stages.results import all_rows
 
 OFFLINE_KINDS = ("mcq", "grid")
 EXPORT_VERSION = "sr-bench-export-v1"
-REGRADE_VERSION = "sr-bench-regrade-v1"
+REGRADE_VERSION = "sr-bench-regrade-v2"
 
 
 def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -73,24 +74,34 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
         raise InvalidInput(f"run {run['id']} is still {run['status']}; regrade a terminated run",
                            code="run_not_finished")
     graders = {b: get_benchmark(b).grader_version for b in kinds}
+    # the published rules are part of the key: a changed rule regrades (before, a cache hit kept the old figures)
+    published = {b: [get_benchmark(b).published_rule, getattr(get_benchmark(b), "published_conversation_rule", None)]
+                 for b in kinds}
 
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         report = st.get_json(inputs["report"])
         p = st.get_json(report["provenance"]["plan"])
         cases = {c.id: c for c in decode_cases(st.get_bytes(p["dataset"]["object"]))}
-        out, changed = [], 0
+        out, changed, published_changed = [], 0, 0
+        grades: dict[str, dict[str, Any] | None] = {}
         for row in _rows(st, report):
-            new_correct, status = False, row["grade_status"] or row["state"]
+            new_correct, status, grade = False, row["grade_status"] or row["state"], None
             if row["state"] == "completed" and row["call"]:
                 case: Case = cases[row["case_id"]]
-                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"], case.benchmark)
+                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
+                                  case.benchmark, conversation=bool(row.get("conversation")))
                 grade = st.get_json(g)
                 new_correct, status = grade["correct"], grade["status"]
+            grades[row["cell_id"]] = grade
             was = bool(row["correct"])
             changed += was != new_correct
+            score = (grade or {}).get("published", {}) or {}
+            new_pub = score.get("score") if grade else row.get("published_score")
+            published_changed += new_pub != row.get("published_score")
             out.append({"cell_id": row["cell_id"], "case_id": row["case_id"], "target_id": row["target_id"],
                         "benchmark": row["benchmark"], "correct": new_correct, "status": status,
-                        "previous_correct": was, "changed": was != new_correct})
+                        "previous_correct": was, "changed": was != new_correct, "published_score": new_pub,
+                        "previous_published_score": row.get("published_score")})
         totals = {}
         for r in out:
             t = totals.setdefault(r["target_id"], {"target_id": r["target_id"], "total": 0, "correct": 0})
@@ -98,14 +109,25 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
             t["correct"] += r["correct"]
         for t in totals.values():
             t["accuracy"] = t["correct"] / t["total"] if t["total"] else None
+        benchmarks = []
+        for tid in totals:
+            for b in p["dataset"]["benchmarks"]:
+                rs = [r for r in out if r["target_id"] == tid and r["benchmark"] == b]
+                k = sum(bool(r["correct"]) for r in rs)
+                benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
+                                   "accuracy": k / len(rs) if rs else None,
+                                   "published": published_figure(b, p, rs, [grades[r["cell_id"]] for r in rs], cases)})
         return {"kind": "offline-regrade", "schema": 1, "version": VERSION, "regrade_version": REGRADE_VERSION,
                 "run_id": report["run_id"], "grader_versions": params["graders"],
+                "published_rules": params["published"],
                 "original_grader_versions": p["grader_versions"], "original_report": inputs["report"],
-                "results": out, "changed_count": changed, "targets": list(totals.values()), "model_requests": 0,
-                "note": "offline regrade of the saved final answers; the original results are unchanged"}
+                "results": out, "changed_count": changed, "published_changed_count": published_changed,
+                "targets": list(totals.values()), "benchmarks": benchmarks, "model_requests": 0,
+                "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
+                        "benchmark's published rule; the original results are unchanged"}
 
-    r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report}, {"graders": graders},
-                     subject=run["id"])
+    r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
+                     {"graders": graders, "published": published}, subject=run["id"])
     return r.output, r.hit, r.explanation
 
 

@@ -99,7 +99,8 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
         conversation = engine.store.get_json(call_digest).get("kind") == "conversation"
     if conversation and not getattr(bench, "needs_sandbox", False):
         r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest},
-                         {"benchmark": benchmark, "grader": bench.grader_version, "published": bench.published_rule})
+                         {"benchmark": benchmark, "grader": bench.grader_version, "published": bench.published_rule,
+                          "published_conversation": getattr(bench, "published_conversation_rule", None)})
         return r.output, r.hit
     if getattr(bench, "needs_sandbox", False):
         from srbench.stages.code_grade import grade_code_cell
