@@ -39,6 +39,12 @@ def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[st
     for key in ("adapter_versions", "benchmark_weights"):
         if bplan[key] != pplan[key]:
             raise _refuse("protocol_mismatch", f"{key} differ between the runs")
+    from srbench.stages.conversation_dispatch import multi_call_benchmarks
+
+    multi = sorted(multi_call_benchmarks(bplan)) if bplan["mode"] == "live" else []
+    if multi:   # a router picks a model per turn of a conversation: a saved single answer cannot stand in
+        raise _refuse("multi_call", f"{', '.join(multi)} cells are conversations of several calls; replay reuses "
+                                    "single-call answers only")
     models = Counter(pt["target"]["model"] for pt in bplan["targets"] if pt["target"]["kind"] == "single")
     dupes = sorted(m for m, n in models.items() if n > 1)
     if dupes:
