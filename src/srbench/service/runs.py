@@ -286,6 +286,7 @@ class RunManager:
             return
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
+            release_memory()
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = _exc_line(exc)
             try:
@@ -455,6 +456,17 @@ class RunManager:
         if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
             return head["results"]
         return self.store.get_json(self.report_digest(run_id)[0])["results"]
+
+
+def release_memory() -> None:
+    """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
+    that the service's footprint between runs does not keep the high-water mark of the last one."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _exc_line(exc: BaseException) -> str:
