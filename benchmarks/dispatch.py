@@ -75,7 +75,7 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     that this process's own polling does not compete with the run for the GIL). Waits until the
     run's task is done (it builds the end-of-run report) so that runs never overlap."""
     run_id = client.post("/runs", {"manifest": plan, "idempotency_key": None})["id"]
-    while (run := client.get(f"/runs/{run_id}"))["status"] not in TERMINAL_STATUSES:
+    while client.get(f"/runs/{run_id}")["status"] not in TERMINAL_STATUSES:
         time.sleep(0.25)
     while svc.service.runs.tasks:
         time.sleep(0.05)

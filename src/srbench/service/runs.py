@@ -286,6 +286,7 @@ class RunManager:
             return
         try:  # the report as the run ended: what regrade compares against
             await asyncio.to_thread(self.final_report, run_id)
+            release_memory()
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = _exc_line(exc)
             try:
@@ -436,7 +437,15 @@ class RunManager:
         cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
                                 r["judge_call"], r["judge_request"]]
                  for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells, *args, **kw)
+        if run["status"] in TERMINAL and self._cells_version(run_id) == version:
+            # a finished run's cells as one object: the rule key, the action cache entry and its explain
+            # hold a digest, not a copy of every cell (tens of MB for a big run)
+            cells_in: Any = self.store.put_json(cells)
+            del cells
+        else:
+            cells_in = cells
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw)
+        del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head
         results = self.store.get_json(digest)["results"]
@@ -455,6 +464,20 @@ class RunManager:
         if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
             return head["results"]
         return self.store.get_json(self.report_digest(run_id)[0])["results"]
+
+
+def release_memory() -> None:
+    """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
+    that the service's footprint between runs does not keep the high-water mark of the last one."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _exc_line(exc: BaseException) -> str:

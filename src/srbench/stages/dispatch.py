@@ -199,8 +199,29 @@ class Dispatcher:
     async def run(self, cells: list[Cell]) -> None:
         """Every cell settles before this returns; an internal error in one cell stops new dispatches
         (the others in flight still finish and are recorded) and is raised afterwards."""
-        results = await asyncio.gather(*(self._safe(c) for c in cells), return_exceptions=True)
-        errors = [r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)]
+        # a bounded pool per target (its concurrency limit), each worker taking the target's next cell
+        # in plan order: memory stays flat in the run's size (not one task per planned cell)
+        queues: dict[str, list[Cell]] = {}
+        for c in cells:
+            queues.setdefault(c.target_id, []).append(c)
+        errors: list[BaseException] = []
+
+        async def worker(todo: list[Cell], at: list[int]) -> None:
+            while at[0] < len(todo):
+                cell = todo[at[0]]
+                at[0] += 1
+                try:
+                    await self._safe(cell)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - raised after every cell settled
+                    errors.append(exc)
+        conc = self.plan["limits"]["concurrency"]
+        workers = []
+        for todo in queues.values():
+            at = [0]
+            workers += [worker(todo, at) for _ in range(min(conc, len(todo)))]
+        await asyncio.gather(*workers)
         if errors:
             raise errors[0]
 

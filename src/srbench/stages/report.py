@@ -142,7 +142,10 @@ def make_report_rule(engine: Engine) -> Rule:
         turns: dict[str, list[dict[str, Any]]] = {}       # conversation cell → its subject turns
         volatile = False
         receipts: dict[str, Any] = {}
-        for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
+        cells_in = inputs["cells"]
+        if isinstance(cells_in, str):       # a finished run's cells, as one object (service/runs.py)
+            cells_in = store.get_json(cells_in)
+        for cell_id, cell in sorted(cells_in.items(), key=lambda kv: kv[1][0]):
             seq, case_id, target_id, state, call_digest, error_class = cell[:6]
             judge_digest = cell[6] if len(cell) > 6 else None
             case, target = cases[case_id], targets[target_id]
@@ -406,14 +409,16 @@ def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: 
     return digest_json(base | {"params": params}), digest_json(base | {"params": rows_only})
 
 
-def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]], status: str,
+def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]] | str, status: str,
                  wall_time_s: float | None, correction: dict[str, Any] | None = None,
                  price_correction: str | None = None, *,
                  config_probes: dict[str, Any] | None = None,
                  early_stop: dict[str, Any] | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
-    probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record."""
+    probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record.
+    `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
+    key, the action cache and --explain then hold one digest, not every cell)."""
     rule = make_report_rule(engine)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:

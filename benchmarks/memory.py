@@ -1,0 +1,135 @@
+"""Service memory during and after a big run vs its idle baseline (issue 11, item 2; goal: +100 MiB).
+
+Run by hand:  python benchmarks/memory.py [--targets 50]      (50 targets x 2,000 cases = 100k cells)
+
+The service runs in its own process (the real app, RunManager and Dispatcher) with the network left
+out as in benchmarks/scale_store.py: `stream_chat` answers at once with a synthetic completed call.
+Its RSS (/proc/PID/status VmRSS) is sampled every 0.2 s: idle (started, one dataset and the targets
+registered), during the run, during its end-of-run report, and after (30 s later). Prints each in
+MiB, the growth over idle and its ratio to the 100 MiB budget (<= 1 meets the goal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from srbench import TERMINAL_STATUSES
+from srbench.service.discovery import API_PREFIX
+from srbench.simulate import samples
+
+SERVER = """
+import asyncio, sys
+sys.path.insert(0, {bench!r})
+from scale_store import synthetic_stream_chat
+from srbench.stages import dispatch
+from srbench.service.app import serve
+dispatch.stream_chat = synthetic_stream_chat
+asyncio.run(serve(__import__("pathlib").Path({store!r}), "127.0.0.1", {port}, {token!r}))
+"""
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--targets", type=int, default=50)
+    ap.add_argument("--after-s", type=float, default=30.0)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sr-bench-memory-"))
+    src = samples.write_mmlu_pro(work / "src", per_category=200)
+    token = secrets.token_urlsafe(24)
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = SERVER.format(bench=str(Path(__file__).parent), store=str(work / "store"), port=port, token=token)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    c = httpx.Client(base_url=f"http://127.0.0.1:{port}{API_PREFIX}", headers={"authorization": f"Bearer {token}"},
+                     timeout=600, trust_env=False)
+    samples_: list[tuple[float, str, float]] = []
+    phase = ["idle"]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples_.append((time.time(), phase[0], rss_mib(proc.pid)))
+            time.sleep(0.2)
+    try:
+        for _ in range(300):
+            try:
+                if c.get("/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        ds = c.post("/datasets/prepare", json={"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
+                                               "source_path": str(src), "revision": "bench"}).json()
+        ids = [f"t{i:02d}" for i in range(args.targets)]
+        c.post("/targets", json={"targets": [{"id": t, "kind": "single", "base_url": "http://127.0.0.1:9/v1",
+                                              "model": t} for t in ids]}).raise_for_status()
+        manifest = {"version": "sr-bench-1.0", "name": "memory", "profile": "standard", "seed": 1,
+                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
+                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
+                    "limits": {"concurrency": 8, "total_timeout_s": 30, "idle_timeout_s": 10,
+                               "max_run_seconds": 86400}}
+        plan = c.post("/plans", json={"manifest": manifest}).json()["manifest"]
+        c.get("/runs")
+        time.sleep(2)
+        idle = rss_mib(proc.pid)
+        threading.Thread(target=sample, daemon=True).start()
+        phase[0] = "run"
+        run_id = c.post("/runs", json={"manifest": plan}).json()["id"]
+        while c.get(f"/runs/{run_id}").json()["status"] not in TERMINAL_STATUSES:
+            time.sleep(0.5)
+        phase[0] = "report"
+        t0 = time.perf_counter()
+        busy = cpu_s(proc.pid)
+        while True:                      # the end-of-run report: until the service's CPU time stops moving
+            time.sleep(1.0)
+            now = cpu_s(proc.pid)
+            if now - busy < 0.05:
+                break
+            busy = now
+        report_s = time.perf_counter() - t0 - 1.0
+        assert c.get(f"/runs/{run_id}/report").json()["cache_hit"] is True
+        phase[0] = "after"
+        time.sleep(args.after_s)
+        stop.set()
+        total = c.get(f"/runs/{run_id}").json()["progress"]["total"]
+    finally:
+        stop.set()
+        c.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    peak = {p: max((r for _, ph, r in samples_ if ph == p), default=0.0) for p in ("run", "report", "after")}
+    growth = max(peak.values()) - idle
+    print(json.dumps({"cells": total, "idle_rss_mib": round(idle, 1),
+                      **{f"peak_{p}_rss_mib": round(v, 1) for p, v in peak.items()},
+                      "after_rss_mib": round(samples_[-1][2], 1) if samples_ else None,
+                      "growth_mib": round(growth, 1), "ratio_to_budget": round(growth / 100.0, 3),
+                      "report_wait_s": round(report_s, 1), "loadavg": [round(x, 2) for x in os.getloadavg()]}))
+
+
+if __name__ == "__main__":
+    main()
