@@ -150,3 +150,16 @@ def answer_key() -> dict[str, Any]:
     """{the user turn of a step: {"scicode_step", "right", "wrong"}} for the simulated models."""
     return {step_prompt(s["row"]): {"scicode_step": s["row"]["step_number"], "right": reply(s["right"]),
                                     "wrong": reply(s["wrong"])} for p in PROBLEMS for s in p["steps"]}
+
+
+def for_demo(root: Path) -> tuple[str, dict[str, Any]]:
+    """The demo's SciCode source: (source path, benchmark-options entry). The in-process service grades
+    against this sample's test_data.h5 (SR_BENCH_SCICODE_TEST_DATA is set for this process), and the
+    options name its sha256 instead of the real file's; ImportError without h5py."""
+    import os
+
+    from srbench.sandbox.scicode_data import file_sha256
+
+    src = write_scicode(root)
+    os.environ["SR_BENCH_SCICODE_TEST_DATA"] = str(src / "test_data.h5")
+    return str(src), {"test_data_sha256": file_sha256(src / "test_data.h5")}
