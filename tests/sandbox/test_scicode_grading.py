@@ -101,3 +101,10 @@ def test_missing_or_foreign_test_data_is_a_sandbox_fault(env, monkeypatch: pytes
     monkeypatch.setenv("SR_BENCH_SCICODE_TEST_DATA", str(h5))
     g, hit = _grade(store, engine, cases[0], conv, options)           # nothing was cached meanwhile
     assert not hit and g["correct"]
+
+
+def test_a_single_call_record_is_not_graded_as_the_models_failure(env) -> None:
+    store, engine, cases, h5 = env
+    call = store.put_json({"kind": "call", "status": "completed", "text": "```python\npass\n```", "finish_reason": "stop"})
+    with pytest.raises(SandboxFault, match="must be a conversation record"):
+        _grade(store, engine, cases[0], call, {"test_data_sha256": scicode_data.file_sha256(h5)})

@@ -53,6 +53,9 @@ def call_texts(store: ObjectStore, record: dict[str, Any], bench: Any = None) ->
     cell's conversation record is read by its benchmark (`conversation_texts`)."""
     if record.get("kind") == "conversation" and bench is not None:
         return bench.conversation_texts(record)
+    if bench is not None and getattr(bench, "multi_call", False):
+        raise SandboxFault(f"a {bench.id} cell must be a conversation record (one call per step), not one call: "
+                           "this build's dispatch did not drive the conversation; nothing was graded")
     calls = [store.get_json(c["call"]) if c.get("call") else {} for c in record["calls"]] \
         if record.get("kind") == "turns" else [record]
     texts = [c.get("text") if c.get("status") == "completed" else None for c in calls]
