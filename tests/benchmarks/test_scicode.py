@@ -296,3 +296,21 @@ def test_the_plain_grader_is_refused() -> None:
         BENCH.grade(_cases()[0], "anything")
     with pytest.raises(InvalidInput, match="graded in the sandbox"):
         BENCH.grade_conversation(_cases()[0], {"final_text": "x"})
+
+
+def test_the_simulated_models_answer_every_step_of_the_sample() -> None:
+    from srbench.simulate.behaviour import SimModel, answer_key_from_cases, reply_for
+
+    cases = _cases()
+    key = {**answer_key_from_cases(cases), **scicode_samples.answer_key()}
+    good, bad = SimModel("good", skill=1.0), SimModel("bad", skill=0.0)
+    for case in cases:
+        messages = [m.model_dump() for m in case.messages]
+        for i, step in enumerate(case.metadata.model_extra["source_record"]["sub_steps"]):
+            if i:
+                messages += [{"role": "assistant", "content": "earlier"}, {"role": "user", "content": step_prompt(step)}]
+            right, wrong = reply_for(good, messages, key), reply_for(bad, messages, key)
+            gold = next(s for p in scicode_samples.PROBLEMS for s in p["steps"] if s["row"] is not None
+                        and s["row"]["step_number"] == step["step_number"])
+            assert right.correct is True and gold["right"] in right.text and "```python" in right.text
+            assert wrong.correct is False and gold["wrong"] in wrong.text

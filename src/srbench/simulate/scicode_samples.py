@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from srbench.benchmarks.scicode_protocol import step_prompt
+from srbench.benchmarks.scicode_protocol import step_prompt, system_prompt
 
 SAMPLE_REVISION = "synthetic-sample-v1"
 CMP = "from scicode.compare.cmp import cmp_tuple_or_list\n"
@@ -147,9 +147,20 @@ def reply(code: str) -> str:
 
 
 def answer_key() -> dict[str, Any]:
-    """{the user turn of a step: {"scicode_step", "right", "wrong"}} for the simulated models."""
-    return {step_prompt(s["row"]): {"scicode_step": s["row"]["step_number"], "right": reply(s["right"]),
-                                    "wrong": reply(s["wrong"])} for p in PROBLEMS for s in p["steps"]}
+    """{the user turn of a step: {"scicode_step", "right", "wrong"}} for the simulated models, plus the
+    first request of each problem by its messages digest (which would otherwise find the case's own
+    grading answer first)."""
+    from srbench.simulate.behaviour import messages_key
+
+    key: dict[str, Any] = {}
+    for p in PROBLEMS:
+        for i, s in enumerate(p["steps"]):
+            entry = {"scicode_step": s["row"]["step_number"], "right": reply(s["right"]), "wrong": reply(s["wrong"])}
+            key[step_prompt(s["row"])] = entry
+            if i == 0:
+                key[messages_key([{"role": "system", "content": system_prompt(p["deps"])},
+                                  {"role": "user", "content": step_prompt(s["row"])}])] = entry
+    return key
 
 
 def for_demo(root: Path) -> tuple[str, dict[str, Any]]:
