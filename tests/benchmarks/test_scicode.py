@@ -314,3 +314,13 @@ def test_the_simulated_models_answer_every_step_of_the_sample() -> None:
                         and s["row"]["step_number"] == step["step_number"])
             assert right.correct is True and gold["right"] in right.text and "```python" in right.text
             assert wrong.correct is False and gold["wrong"] in wrong.text
+
+
+def test_the_test_data_is_found_under_sr_bench_home_by_default(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SR_BENCH_SCICODE_TEST_DATA", raising=False)
+    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path))
+    h5 = tmp_path / "assets" / "scicode" / "test_data.h5"
+    h5.parent.mkdir(parents=True)
+    h5.write_bytes(b"data")
+    options = BENCH.options({"test_data_sha256": scicode_data.file_sha256(h5)})
+    assert BENCH.mounts(options, _receipt()) == {scicode_data.INSIDE: str(h5)}
