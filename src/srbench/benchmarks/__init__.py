@@ -16,6 +16,7 @@ from srbench.benchmarks import (
     hle,
     livecodebench,
     mmlu_pro,
+    scicode,
     simpleqa_verified,
     unavailable,
 )
@@ -29,7 +30,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     gpqa_diamond.GpqaDiamond(),
     hle.Hle(),
     livecodebench.LiveCodeBench(),
-    unavailable.SciCode(),
+    scicode.SciCode(),
     unavailable.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),

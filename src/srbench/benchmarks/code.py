@@ -55,6 +55,12 @@ class CodeBenchmark(Benchmark):
 
         return (script_verdict if job_report.get("module") == "script_child.py" else lcb_verdict)(job_report)
 
-    def mounts(self, options: dict[str, Any]) -> dict[str, str]:
-        """Host files the sandbox needs read-only (SciCode's test data)."""
+    def mounts(self, options: dict[str, Any], receipt: Any = None) -> dict[str, str]:
+        """Host files the sandbox (whose `receipt` is given) needs read-only, {sandbox path: host path}
+        (SciCode's test data); raises SandboxFault when a needed file is not there."""
         return {}
+
+    def conversation_texts(self, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
+        """(each reply's text, the finish reason that matters) from a multi-call cell's conversation
+        record (``kind: conversation``); only multi-call code benchmarks have one."""
+        raise InvalidInput(f"benchmark {self.id} is answered in one call")

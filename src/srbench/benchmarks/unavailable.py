@@ -36,26 +36,6 @@ class UnavailableBenchmark(Benchmark):
         self._refuse()
 
 
-class SciCode(UnavailableBenchmark):
-    id = "scicode"
-    title = "SciCode (whole main problems)"
-    capability = "scientific coding, whole main problems"
-    kind = "code"
-    weight = 10
-    profiles = {"smoke": 1, "quick": 3, "standard": 20}
-    strata = "domain"
-    unavailable_reason = ("needs the code-grading sandbox and the SHA256-pinned test_data.h5 (DEP-4, DEP-5); "
-                          "not built in this release")
-    source = SourcePin(
-        url="https://huggingface.co/datasets/SciCode1/SciCode",
-        revision="4510f6a6aa27c43fad7b43da2c59602a86e88480",
-        files=("problems_test.jsonl",),
-        license_url="https://github.com/scicode-bench/SciCode",
-        access_note="Apache-2.0; numeric targets test_data.h5 sha256 "
-                    "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890.",
-    )
-
-
 class TerminalBench21(UnavailableBenchmark):
     id = "terminal-bench-2.1"
     title = "Terminal-Bench 2.1"

@@ -28,6 +28,7 @@ DEMO_NOTES = (
     "This is the smoke profile (a few tasks per benchmark): its intervals are wide by design, so 'inconclusive' is "
     "the expected verdict; a formal conclusion needs the standard holdout (IT-5, REP-7).",
 )
+SCICODE_OPTIONS: dict[str, Any] = {}     # the demo's SciCode grading options (its sample's test data)
 BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local simulators, not real models. "
           "The figures exercise sr-bench end to end; they measure nothing about any real model.")
 
@@ -35,9 +36,10 @@ BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local sim
 def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | None, str]]:
     """(benchmark, source_path, revision, label) for each available benchmark."""
     from srbench.benchmarks.arc_agi_2 import ArcAgi2
-    from srbench.simulate import samples
+    from srbench.simulate import samples, scicode_samples
 
     out: list[tuple[str, str | None, str | None, str]] = []
+    SCICODE_OPTIONS.clear()
     if download:
         out += [("mmlu-pro", None, None, "pinned source"), ("gpqa-diamond", None, None, "pinned source")]
     else:
@@ -55,6 +57,9 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
             backend = open_sandbox().name
             out.append(("livecodebench", str(samples.write_livecodebench(root / "lcb")), samples.SAMPLE_REVISION,
                         f"synthetic sample in the native JSONL format; graded in the {backend} sandbox"))
+            path, SCICODE_OPTIONS["scicode"] = scicode_samples.for_demo(root / "scicode")
+            out.append(("scicode", path, scicode_samples.SAMPLE_REVISION, "synthetic sample in the native JSONL "
+                        f"format, one call per step; graded against its own test_data.h5 in the {backend} sandbox"))
         except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
             pass
     try:
@@ -67,9 +72,16 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
     return out
 
 
+def _answer_key(cases: list[dict[str, Any]]) -> dict[str, Any]:
+    from srbench.simulate.behaviour import answer_key_from_cases
+    from srbench.simulate.scicode_samples import answer_key as scicode_steps
+
+    return {**answer_key_from_cases(cases), **(scicode_steps() if SCICODE_OPTIONS else {})}
+
+
 def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
     from srbench.service.embedded import EmbeddedService
-    from srbench.simulate.behaviour import RouterRule, SimModel, answer_key_from_cases
+    from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.server import SimulatorThread
 
     console.print(Panel(BANNER, style="bold yellow", width=100))
@@ -89,7 +101,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                   SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
         router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
                             keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
-        with SimulatorThread(models=models, answer_key=answer_key_from_cases(cases), router=router) as sim:
+        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router) as sim:
             prices = {"sim-large": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
                       "sim-small": {"input": 0.15, "cached_input": 0.075, "cache_write": 0.15, "output": 0.6}}
             targets = [
@@ -107,7 +119,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
             client.post("/targets", {"targets": targets})
             judged = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
                       for b in ("hle", "simpleqa-verified")}
-            (store / "benchmark-options.json").write_text(json.dumps(judged, indent=2))
+            (store / "benchmark-options.json").write_text(json.dumps({**judged, **SCICODE_OPTIONS}, indent=2))
             runs = {}
             for role, ids in (("baseline", ["large", "small"]), ("candidate", ["mom"])):
                 manifest = {"version": "sr-bench-1.0", "name": f"demo {role} (simulated endpoints)",

@@ -25,7 +25,7 @@ from srbench.errors import SrBenchError
 BOOT = ("import sys,json;p=json.loads(sys.stdin.buffer.read());"
         "exec(compile(p['supervisor'],'supervisor.py','exec'),{'__name__':'__srbench__','PAYLOAD':p})")
 SANDBOX_UID = 10001
-HARNESS_FILES = ("supervisor.py", "lcb_child.py", "script_child.py", "scicode_h5.py")
+HARNESS_FILES = ("supervisor.py", "lcb_child.py", "script_child.py", "scicode_h5.py", "scicode_cmp.py")
 
 
 class SandboxFault(SrBenchError):

@@ -33,10 +33,14 @@ from srbench.sandbox.base import harness_digest
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("SR_BENCH_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-# SciCode's upstream grading image pins these (numpy 1.26.4, scipy 1.13.1, sympy 1.12.1, h5py 3.11.0);
-# mpmath is sympy's one dependency. matplotlib (also pinned upstream) is left out: graded code only
-# imports it for plots, which the grader strips, as upstream's rm_comments does.
-PYTHON_PINS = {"numpy": "1.26.4", "scipy": "1.13.1", "h5py": "3.11.0", "sympy": "1.12.1", "mpmath": "1.3.0"}
+# SciCode's upstream grading image pins these (numpy 1.26.4, scipy 1.13.1, sympy 1.12.1, h5py 3.11.0,
+# matplotlib 3.9.4); mpmath is sympy's one dependency, the rest matplotlib's (the pin list is complete:
+# wheels are installed without dependency resolution). matplotlib is needed because one SciCode
+# problem's required dependencies import mpl_toolkits.mplot3d.
+PYTHON_PINS = {"numpy": "1.26.4", "scipy": "1.13.1", "h5py": "3.11.0", "sympy": "1.12.1", "mpmath": "1.3.0",
+               "matplotlib": "3.9.4", "contourpy": "1.3.1", "cycler": "0.12.1", "fonttools": "4.55.3",
+               "kiwisolver": "1.4.7", "packaging": "24.2", "pillow": "11.0.0", "pyparsing": "3.2.0",
+               "python-dateutil": "2.9.0.post0", "six": "1.17.0"}
 SITE = "usr/local/lib/python3.11/dist-packages"
 H5_INSIDE = "/opt/sr-bench/scicode/test_data.h5"
 

@@ -2,10 +2,12 @@
 
 - ``--build-sandbox``: the grading rootfs from Debian's packages (debootstrap minbase + python3) and, on
   a reachable Docker engine, its image; receipt in ``<home>/sandbox/receipt.json``.
-- ``--install``: additionally the pinned grading wheels from PyPI (numpy, scipy, h5py, sympy) in the
-  rootfs/image, and SciCode's ``test_data.h5`` at ``SR_BENCH_SCICODE_TEST_DATA`` (default
+- ``--install``: additionally the pinned grading wheels from PyPI (numpy, scipy, h5py, sympy, matplotlib)
+  in the rootfs/image, and SciCode's ``test_data.h5`` at ``SR_BENCH_SCICODE_TEST_DATA`` (default
   ``<home>/assets/scicode/test_data.h5``) with its sha256 checked against the pin, baked into the
-  image so a remote Docker engine has it too. The file is fetched only when it is not there.
+  image so a remote Docker engine has it too. The file is fetched only when it is not there, from the
+  pinned URL (``SR_BENCH_SCICODE_TEST_DATA_URL`` names another, e.g. a file:// copy); a download whose
+  sha256 is not the pin is deleted.
 An up-to-date build (same pins, rootfs re-hashed to the receipt's digest, image present) is reused.
 Neither step calls a model.
 """
@@ -13,6 +15,9 @@ Neither step calls a model.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,29 +27,59 @@ import httpx
 from srbench.errors import IntegrityError, SourceUnavailable
 from srbench.sandbox import build as builder
 from srbench.sandbox.paths import sandbox_dir, scicode_test_data
+from srbench.sandbox.scicode_data import PINNED_SHA256
 
-SCICODE_H5_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
-SCICODE_H5_URL = "https://drive.google.com/uc?export=download&id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW"
+SCICODE_H5_SHA256 = PINNED_SHA256
+# the authors' Google Drive file (README step 3), in the direct-download form the nvidia-scicode wheel uses
+SCICODE_H5_URL = "https://drive.usercontent.google.com/download?id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW&confirm=y"
 
 
-def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callable[[str], None] = print) -> Path:
-    """The SciCode test data at `dest`, downloaded when absent; its sha256 must equal the pin."""
+def scicode_data_url() -> str:
+    """The pinned URL, or ``SR_BENCH_SCICODE_TEST_DATA_URL`` (a mirror, a file:// URL): the sha256 pin holds."""
+    return os.environ.get("SR_BENCH_SCICODE_TEST_DATA_URL") or SCICODE_H5_URL
+
+
+def _download(url: str, part: Path) -> None:
+    if url.startswith("file://"):
+        src = Path(urllib.parse.unquote(urllib.parse.urlsplit(url).path))
+        try:
+            shutil.copyfile(src, part)
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot read SciCode's test data at {url}: {exc.strerror or exc}") from exc
+        return
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=httpx.Timeout(60, connect=15)) as resp:
+            if resp.status_code != 200:
+                raise SourceUnavailable(f"SciCode test data: HTTP {resp.status_code} from {urllib.parse.urlsplit(url).netloc}")
+            with part.open("wb") as fh:
+                for chunk in resp.iter_bytes(1 << 20):
+                    fh.write(chunk)
+    except httpx.HTTPError as exc:
+        raise SourceUnavailable(f"cannot download SciCode's test_data.h5 ({type(exc).__name__})") from exc
+
+
+def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callable[[str], None] = print,
+                       url: str | None = None) -> Path:
+    """The SciCode test data at `dest`, downloaded when absent; its sha256 must equal the pin. A download
+    that does not match is deleted, never left at `dest`."""
     if not dest.is_file():
+        url = url or scicode_data_url()
         log(f"fetching SciCode test_data.h5 to {dest}")
         dest.parent.mkdir(parents=True, exist_ok=True)
         part = dest.with_name(dest.name + ".part")
         try:
-            with httpx.stream("GET", SCICODE_H5_URL, follow_redirects=True, timeout=60) as resp:
-                if resp.status_code != 200:
-                    raise SourceUnavailable(f"SciCode test data: HTTP {resp.status_code} from the authors' folder")
-                with part.open("wb") as fh:
-                    for chunk in resp.iter_bytes(1 << 20):
-                        fh.write(chunk)
-        except httpx.HTTPError as exc:
+            _download(url, part)
+            got = builder.sha256_file(part)
+            if got != sha256:
+                raise IntegrityError(f"the SciCode test data from {urllib.parse.urlsplit(url).netloc or url} has sha256 "
+                                     f"{got}; the pinned test_data.h5 is {sha256} (nothing was kept)")
+        except SourceUnavailable as exc:
             part.unlink(missing_ok=True)
-            raise SourceUnavailable(
-                f"cannot download SciCode's test_data.h5 ({type(exc).__name__}); put the file at {dest} (or name it "
-                "with SR_BENCH_SCICODE_TEST_DATA) and rerun: its sha256 is checked") from exc
+            raise SourceUnavailable(f"{exc.message}; put the file at {dest} (or name it with "
+                                    "SR_BENCH_SCICODE_TEST_DATA) and rerun: its sha256 is checked") from None
+        except BaseException:
+            part.unlink(missing_ok=True)
+            raise
         part.replace(dest)
     got = builder.sha256_file(dest)
     if got != sha256:

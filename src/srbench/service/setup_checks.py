@@ -19,7 +19,7 @@ from srbench.errors import InvalidInput
 from srbench.service.discovery import cache_home, read_benchmark_options
 
 
-def sandbox_needs(b: Any, entry: dict[str, Any]) -> list[str]:
+def sandbox_needs(b: Any, entry: dict[str, Any], options: dict[str, Any] | None = None) -> list[str]:
     """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing."""
     from srbench.sandbox import SandboxUnavailable, open_sandbox
 
@@ -31,7 +31,7 @@ def sandbox_needs(b: Any, entry: dict[str, Any]) -> list[str]:
     receipt = sb.receipt()
     entry["sandbox"] = {"backend": receipt.backend, "rootfs_digest": receipt.rootfs_digest,
                         "image_id": receipt.image_id, "python_packages": receipt.python_packages}
-    return [f"{need}" for need in b.setup_needs(receipt)] if hasattr(b, "setup_needs") else []
+    return [f"{need}" for need in b.setup_needs(receipt, options)] if hasattr(b, "setup_needs") else []
 
 
 def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
@@ -66,7 +66,8 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
                 missing.append(f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in "
                                "benchmark-options.json")
         if getattr(b, "needs_sandbox", False):
-            missing += sandbox_needs(b, entry)
+            opt = options.get(b.id) if isinstance(options, dict) else None
+            missing += sandbox_needs(b, entry, opt if isinstance(opt, dict) else None)
         entry["missing"] = missing
         entry["ready"] = not missing
         out.append(entry)

@@ -14,7 +14,8 @@ Correctness
     Unknown prompts get a deterministic letter A–D.
 
 Code answers
-    A LiveCodeBench case gets a fenced program (see :mod:`code_answers`): right or wrong as above.
+    A LiveCodeBench case gets a fenced program, a SciCode step (keyed by its user turn) a fenced
+    solution of that step (see :mod:`code_answers`): right or wrong as above.
 
 Rendering
     A letter is answered ``Answer: X`` (or, for a model with ``mcq_styles``, in one of `MCQ_STYLES`
@@ -258,6 +259,9 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
         given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))
     if found and code_answers.is_code_answer(answer):
         text = code_answers.lcb_program(answer, bool(correct))
+        given = None
+    elif found and code_answers.is_scicode_step(answer):
+        text = code_answers.scicode_reply(answer, bool(correct))
         given = None
     else:
         style = None

@@ -3,6 +3,9 @@
 LiveCodeBench (answer = {mode, fn_name, tests}): a right answer is a program that looks each test's
 input up in a table of the expected outputs; a wrong one prints (or returns) something else. Both
 are fenced like a model's reply, so the real extraction and the sandboxed grading run on them.
+
+SciCode (an answer-key entry per step's user turn, {scicode_step, right, wrong}, from
+``scicode_samples.answer_key``): the right or the wrong fenced solution of that step.
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ from typing import Any
 
 def is_code_answer(answer: Any) -> bool:
     return isinstance(answer, dict) and isinstance(answer.get("tests"), list) and "mode" in answer
+
+
+def is_scicode_step(answer: Any) -> bool:
+    return isinstance(answer, dict) and "scicode_step" in answer and "right" in answer
+
+
+def scicode_reply(answer: dict[str, Any], correct: bool) -> str:
+    return str(answer["right" if correct else "wrong"])
 
 
 def lcb_program(answer: dict[str, Any], correct: bool) -> str:

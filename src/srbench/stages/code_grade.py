@@ -42,13 +42,20 @@ def use_sandbox(sandbox: Sandbox | None) -> None:
 
 
 def base_limits(options: dict[str, Any]) -> Limits:
+    extra = {"output_bytes": int(options["output_bytes"])} if "output_bytes" in options else {}
     return Limits(memory_mb=int(options.get("memory_mb", 1024)), wall_s=float(options.get("grade_timeout_s", 300)),
                   job_wall_s=float(options.get("step_timeout_s", options.get("grade_timeout_s", 60))),
-                  cpu_s=int(options.get("grade_timeout_s", 300)))
+                  cpu_s=int(options.get("grade_timeout_s", 300)), **extra)
 
 
-def call_texts(store: ObjectStore, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
-    """Each call's visible text (None when it did not complete) and the last finish reason."""
+def call_texts(store: ObjectStore, record: dict[str, Any], bench: Any = None) -> tuple[list[str | None], str | None]:
+    """Each call's visible text (None when it did not complete) and the last finish reason. A multi-call
+    cell's conversation record is read by its benchmark (`conversation_texts`)."""
+    if record.get("kind") == "conversation" and bench is not None:
+        return bench.conversation_texts(record)
+    if bench is not None and getattr(bench, "multi_call", False):
+        raise SandboxFault(f"a {bench.id} cell must be a conversation record (one call per step), not one call: "
+                           "this build's dispatch did not drive the conversation; nothing was graded")
     calls = [store.get_json(c["call"]) if c.get("call") else {} for c in record["calls"]] \
         if record.get("kind") == "turns" else [record]
     texts = [c.get("text") if c.get("status") == "completed" else None for c in calls]
@@ -59,7 +66,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     case = Case.model_validate(store.get_json(inputs["case"]))
     bench = get_benchmark(params["benchmark"])
     options = params["options"]
-    texts, finish = call_texts(store, store.get_json(inputs["call"]))
+    texts, finish = call_texts(store, store.get_json(inputs["call"]), bench)
     jobs, context = bench.jobs(case, texts, options)
     receipt = None
     verdicts: list[tuple[str, dict[str, Any]]] = []
@@ -74,7 +81,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
         run = limits.model_copy(update={"wall_s": total})
         reports = sandbox.run_jobs([{"module": j["module"], "input": j["input"],
                                      "limits": run.child(float(j.get("wall_s") or limits.job_wall_s))} for j in jobs],
-                                   run, mounts=bench.mounts(options))
+                                   run, mounts=bench.mounts(options, got))
         for i, job in enumerate(jobs):       # jobs after an outer wall-limit stop have no report
             verdicts.append(bench.verdict({**reports[i], "module": job["module"]}) if i < len(reports) else
                             ("time_limit", {"reason": "the sandbox's wall limit ended the execution"}))

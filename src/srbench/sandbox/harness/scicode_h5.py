@@ -67,12 +67,15 @@ def read_group(group):
     return None
 
 
-def _item(node):
-    if isinstance(node, h5py.Dataset):
-        return _value(node)
-    if isinstance(node, h5py.Group):
-        return read_group(node)
-    return None
+def _items(nodes):
+    """The values of the datasets and groups among `nodes` (anything else is skipped, as upstream)."""
+    out = []
+    for node in nodes:
+        if isinstance(node, h5py.Dataset):
+            out.append(_value(node))
+        elif isinstance(node, h5py.Group):
+            out.append(read_group(node))
+    return out
 
 
 def process_hdf5_to_tuple(step_id, test_num, h5py_file=DEFAULT_H5):
@@ -86,7 +89,7 @@ def process_hdf5_to_tuple(step_id, test_num, h5py_file=DEFAULT_H5):
             group = f[path]
             keys = list(group.keys())
             if len(keys) == 1:
-                values.append(_item(group[keys[0]]))
+                values.extend(_items([group[keys[0]]]))
             else:
-                values.append(tuple(_item(group[key]) for key in keys))
+                values.append(tuple(_items([group[key] for key in keys])))
     return values

