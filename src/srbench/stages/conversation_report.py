@@ -108,9 +108,10 @@ def role_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         complete = all(v is not None for v in values) and not any(r["state"] == "ambiguous" for r in rows)
         tokens[role] = (sum((Usage(**v) for v in values), ZERO).model_dump() if complete else None)
     out["tokens_by_role"] = tokens
-    out["call_count"] = sum(r.get("calls", 1 if r["has_call"] else 0) for r in rows)
+    # recorded calls (an ambiguous conversation has no record: its calls are on the calls page only)
+    out["call_count"] = sum((r.get("calls") or 0) if r.get("conversation") else int(r["has_call"]) for r in rows)
     counts: Counter[str] = Counter()
     for r in conv:
-        counts.update(r["calls_by_role"])
+        counts.update(r.get("calls_by_role") or {})
     out["calls_by_role"] = dict(sorted(counts.items()))
     return out
