@@ -53,7 +53,7 @@ def test_sigkill_mid_conversation_sends_nothing_twice(tmp_path: Path) -> None:
             (store / "benchmark-options.json").write_text('{"toy-agent": {"user_simulator": "user-sim"}}')
             m = manifest(ds, [{"id": "agent"}])
             m["limits"]["concurrency"] = 2
-            run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+            run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
             deadline = time.monotonic() + 20
             while not _mid_conversation(api.ok("GET", f"/runs/{run_id}/calls")):
                 assert time.monotonic() < deadline, "no conversation got under way"
@@ -82,7 +82,7 @@ def test_sigkill_mid_conversation_sends_nothing_twice(tmp_path: Path) -> None:
             assert len(keys) == len(set(keys))
             rows = sum(len(c.get("calls") or []) for c in page["calls"])
             assert rows >= len(sent) >= sum(k["state"] == "completed" for c in page["calls"] for k in c["calls"])
-            rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+            rep = api.ok("GET", f"/runs/{run_id}/report")
             t = rep["summary"]["targets"][0]
             assert t["ambiguous_dispatch"] == states["ambiguous"] and t["cost_usd"] is None
             assert t["simulator_cost_usd"] is None         # an ambiguous conversation may have billed it
@@ -94,7 +94,7 @@ def test_sigkill_mid_conversation_sends_nothing_twice(tmp_path: Path) -> None:
             assert len(plan["eligible"]) == pending
             if pending:
                 child = api.ok("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "rec-1"})
-                done = api.wait(child["run"]["id"], timeout=30)
+                done = api.wait(child["id"], timeout=30)
                 assert done["status"] == "completed", done
                 cpage = api.ok("GET", f"/runs/{done['id']}/calls")
                 assert all([k["index"] for k in c["calls"]] == [0, 1, 2, 3, 4] for c in cpage["calls"])

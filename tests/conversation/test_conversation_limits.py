@@ -26,7 +26,7 @@ def _calls(service, run_id: str) -> list[sqlite3.Row]:
 
 
 def _run(api, plan) -> tuple[str, dict]:
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     return run_id, api.wait(run_id, timeout=30)
 
 
@@ -58,9 +58,9 @@ def test_budget_refusal_mid_conversation(api, service, toy_dataset, agent_sim) -
     rows = _calls(service, run_id)
     assert [r["idx"] for r in rows] == list(range(k)) and {r["state"] for r in rows} == {"completed"}
     events = api.ok("GET", f"/runs/{run_id}/events")["events"]
-    refused = [e for e in events if e["type"] == "budget_refused"]
+    refused = [e for e in events if e["kind"] == "budget_refused"]
     assert len(refused) == 1 and refused[0]["data"]["call_index"] == k
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     res = api.ok("GET", f"/runs/{run_id}/results")["results"][0]
     assert res["state"] == "failed" and res["error_class"] == "budget_stop" and res["calls"] == k
     assert abs(rep["summary"]["total_spend_usd"] - sum(r["cost_usd"] for r in rows)) < 1e-12
@@ -92,7 +92,7 @@ def test_cancel_mid_conversation(api, service, toy_dataset) -> None:
         pin_simulator(service.store_dir)
         m = manifest(ds, [{"id": "agent"}])
         m["limits"]["concurrency"] = 1
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         deadline = time.monotonic() + 10
         while not any(r["state"] == "completed" for r in _calls(service, run_id)):
             assert time.monotonic() < deadline
@@ -122,7 +122,7 @@ def test_router_is_called_once_per_turn_and_its_choices_are_recorded(api, servic
     assert len(routed) == 3 and [e["model"] for e in routed] == ["other-model", "agent-model", "agent-model"]
     res = api.ok("GET", f"/runs/{run_id}/results")["results"][0]
     assert res["turn_models"] == ["other-model", "agent-model", "agent-model"] and res["router"] == "vllm-sr"
-    t = api.ok("GET", f"/runs/{run_id}/report")["report"]["summary"]["targets"][0]
+    t = api.ok("GET", f"/runs/{run_id}/report")["summary"]["targets"][0]
     assert t["selected_models"] == {"agent-model": 2, "other-model": 1}
     assert t["routing"]["model_mix"] == {"agent-model": 2, "other-model": 1} and t["routing"]["answered_calls"] == 3
     assert t["cost_usd"] is not None and t["simulator_cost_usd"] > 0
@@ -137,15 +137,15 @@ def test_reconcile_and_reprice_per_call(api, service, toy_dataset, agent_sim) ->
     pin_simulator(service.store_dir)
     run_id, run = _run(api, freeze(api, manifest(ds, [{"id": "agent"}])))
     assert run["status"] == "completed"
-    before = api.ok("GET", f"/runs/{run_id}/report")["report"]["summary"]["targets"][0]
-    rec = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {})["correction"]
+    before = api.ok("GET", f"/runs/{run_id}/report")["summary"]["targets"][0]
+    rec = api.ok("POST", f"/runs/{run_id}/reconcile-usage", {})
     assert rec["verified_count"] == 10 and rec["unverifiable_count"] == 0 and rec["qualified"]
     assert sorted({(r["role"], r["index"]) for r in rec["rows"]}) == [
         ("subject", 0), ("subject", 1), ("subject", 3), ("user_simulator", 2), ("user_simulator", 4)]
     assert abs(rec["old_known_cost_usd"] - before["total_cost_usd"]) < 1e-12
     double = {k: 2 * v for k, v in SIM_PRICE.items()}
     api.ok("POST", f"/runs/{run_id}/reprice", {"prices": {"user-sim": {"sim-user": double}}, "reason": "test"})
-    after = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    after = api.ok("GET", f"/runs/{run_id}/report")
     t = after["summary"]["targets"][0]
     assert abs(t["simulator_cost_usd"] - 2 * before["simulator_cost_usd"]) < 1e-12
     assert abs(t["cost_usd"] - before["cost_usd"]) < 1e-12                       # the principal untouched

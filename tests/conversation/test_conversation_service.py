@@ -47,7 +47,7 @@ def test_conversation_end_to_end(api, service, toy_dataset, agent_sim) -> None:
     assert list(plan["auxiliary_targets"]) == ["user-sim"]
     assert plan["benchmark_options"]["toy-agent"] == {"user_simulator": "user-sim", "judge": None,
                                                       "grader_version": None, "grading": None}
-    run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+    run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
     run = api.wait(run_id)
     assert run["status"] == "completed", run
     log = list(agent_sim.log)
@@ -85,7 +85,7 @@ def test_conversation_end_to_end(api, service, toy_dataset, agent_sim) -> None:
         assert second[1]["tool_calls"] == first["tool_calls"] and second[2]["role"] == "tool"
 
     # the report: principal = subject calls, the simulator apart, tokens per role
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     t = rep["summary"]["targets"][0]
     agent_cost, sim_cost = _usd([e for e in log if e["model"] == "agent-model"], PRICE), \
         _usd([e for e in log if e["model"] == "sim-user"], SIM_PRICE)
@@ -117,5 +117,5 @@ def test_conversation_end_to_end(api, service, toy_dataset, agent_sim) -> None:
 
     # a report built again is a cache hit, the same digest
     again = api.ok("GET", f"/runs/{run_id}/report")
-    assert again["cache_hit"] and again["report"]["report"] == rep["report"]
+    assert again["cache_hit"] and again["report_digest"] == rep["report_digest"]
     assert messages_key([{"role": "user", "content": "x"}])    # the helper the log keys use

@@ -23,6 +23,7 @@ from srbench.service import wire
 from srbench.service.call_pages import call_rows, conversation_calls
 from srbench.service.faults import record_damage
 from srbench.service.http import MAX_OFFSET, ok, query, svc
+from srbench.stages.results import page as results_page
 
 STRIDE = wire.CURSOR_STRIDE
 
@@ -31,12 +32,12 @@ async def run_results(request: web.Request) -> web.Response:
     service = svc(request)
     q = query(request, rq.After)
     rep, _, _ = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
-    rows = (await asyncio.to_thread(service.objects.get_json, rep["results"]))["rows"]
     start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
-    chunk = rows[start:start + q.limit]
+    # results are pages of rows (stages/results.py, schema 2; schema 1 is one list): read only this page
+    chunk, total = await asyncio.to_thread(results_page, service.objects, rep["results"], offset=start, limit=q.limit)
     end = start + len(chunk)
-    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], len(rows), q.limit,
-                        end if end < len(rows) else None))
+    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], total, q.limit,
+                        end if end < total else None))
 
 
 def _roles(row: Any) -> list[str]:
