@@ -8,6 +8,7 @@ clock and never touches the network except in `fetch`, which downloads the pinne
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -114,6 +115,16 @@ class Benchmark(ABC):
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
     # -- multi-call cells (benchmarks/conversation.py) ---------------------------------------------
+    def is_multi_call(self, options: Mapping[str, Any] | None = None) -> bool:
+        """Whether a cell is a conversation under the plan's frozen ``benchmark_options[<id>]``
+        (default: `multi_call`; ARC-AGI-2 is one only when the plan asks for two attempts)."""
+        return self.multi_call
+
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The benchmark's own entries of the store's benchmark-options.json to freeze into the plan
+        (each a `BenchmarkOptions` field; nothing by default). Raises InvalidInput naming a bad one."""
+        return {}
+
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
         """Drive one multi-call cell through `session` (every model call journaled by it)."""
         raise InvalidInput(f"benchmark {self.id} is answered in one call")
@@ -122,6 +133,12 @@ class Benchmark(ABC):
         """Grade a stored conversation record (``final_text``, ``outputs``, ``calls``). Default: the
         plain grade of the final text."""
         return self.grade(case, conversation.get("final_text"))
+
+    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+                               grader: str | None = None) -> dict[str, Any] | None:
+        """The published rule's grade of a stored conversation record. Default: `published_grade` of
+        its final text."""
+        return self.published_grade(case, conversation.get("final_text"), grade, grader)
 
     # -- the published rule (a diagnostic beside sr-bench's grade, zero model calls) ---------------
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,

@@ -182,6 +182,14 @@ class BenchmarkOptions(BaseModel):
     grader_version: str | None = None
     grading: dict[str, Any] | None = Field(default=None, description="code benchmarks: the frozen sandbox "
                                            "grading options (timeouts, memory, test-data sha256)")
+    # multi-call benchmarks (benchmarks/conversation.py): the pinned target of each auxiliary role, and
+    # benchmark settings; absent when unset, so a plan without them hashes as before they existed
+    user_simulator: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                       description="id of the registered user-simulator target")
+    scaffolding: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                    description="id of the registered agent-scaffolding target")
+    attempts: int | None = Field(default=None, ge=1, le=2, exclude_if=lambda v: v is None,
+                                 description="ARC-AGI-2: attempts per puzzle (2: pass@2, each a journaled call)")
 
 
 class PlannedTarget(BaseModel):

@@ -231,6 +231,30 @@ class Results(Answer):
     next_cursor: int | None
 
 
+class ConversationCall(Answer):
+    """One call of a multi-call cell (service/call_pages.py)."""
+
+    index: int
+    role: str
+    target_id: str
+    state: str | None
+    request: str | None
+    call: str | None
+    error_class: str | None
+    cost_usd: float | None
+    damaged: bool
+    damage: str | None = None
+    status: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    usage: Document | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    response_model: str | None = None
+    selected_model: str | None = None
+    tool_calls: int | None = None
+
+
 class CallSummary(Answer):
     id: str = Field(description="call-<32 hex>")
     case_id: str
@@ -253,6 +277,8 @@ class CallSummary(Answer):
     ttft_s: float | None = None
     response_model: str | None = None
     selected_model: str | None = None
+    calls: list[ConversationCall] | None = Field(default=None, description="a multi-call cell: every call of its "
+                                                 "conversation in order, with its role")
 
 
 class Calls(Answer):

@@ -139,9 +139,10 @@ class RunJournalAdapter:
         await self.journal.submit(w, self._objects(objects))
 
     async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
-                                    error: str | None, objects: list[bytes]) -> None:
-        """Store the conversation record (and make every object the cell stored durable), then commit
-        the cell's terminal state with `call` naming the record."""
+                                    error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
+        """Store the conversation record (and make every object the cell stored durably), then commit
+        the cell's terminal state with `call` naming the record. `cost_usd` (the calls' total, None when
+        one is unknown) is for observers (early stop); the calls' costs were settled one by one."""
         now = time.time()
 
         def w(c: sqlite3.Connection) -> None:

@@ -91,6 +91,12 @@ class _Journal:
             await self._monitor.settled(cell, "failed" if state == "judge_dispatching" else state, call, None)
         return ok
 
+    async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
+                                    error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
+        await self._inner.conversation_finished(cell, state, call, error_class, error, objects, cost_usd=cost_usd)
+        self._monitor.cost(cell, cost_usd)
+        await self._monitor.settled(cell, state, call, None)
+
     async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         await self._inner.judged(cell, state, judge_call, error_class, error, objects, cost_usd)

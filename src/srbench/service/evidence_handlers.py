@@ -4,8 +4,10 @@ Results follow the report's rows (the cursor is a row's 1-based position), read 
 fixed-size pages (stages/results.py); totals come from the journal's counters: every page is O(page). A cell makes a subject
 call and, for judged benchmarks, a judge call; each is one row of the calls page, named by
 `wire.call_id`, and the cursor is ``seq * 8 + role + 1`` (a keyset over the cells' sequence numbers).
-`/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. Events are ≤ 1000
-a page after a sequence number.
+`/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. A multi-call cell
+(a conversation) is one row whose ``calls`` lists every call of it, in order, with its role
+(service/call_pages.py); its ``call`` is the conversation record. Events are ≤ 1000 a page after a
+sequence number.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from aiohttp import web
 from srbench.errors import DamagedObject, NotFound
 from srbench.service import api_requests as rq
 from srbench.service import wire
+from srbench.service.call_pages import call_rows, conversation_calls
 from srbench.service.faults import record_damage
 from srbench.service.http import MAX_OFFSET, ok, query, svc
 from srbench.stages.results import page as results_page
@@ -54,6 +57,10 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
                            "state": row["state"], "error_class": row["error_class"], "error": row["error"],
                            "request": request_d, "call": call_d, "damaged": False}
     record_status = None
+    if role == "subject" and not call_d and row["state"] in ("dispatching", "ambiguous"):
+        rows = call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"])
+        if rows:                    # a conversation in flight, or left ambiguous by a restart
+            out["calls"] = conversation_calls(service, run_id, row["cell_id"], rows, None)
     if call_d:
         try:
             c = service.objects.get_json(call_d)
@@ -62,6 +69,11 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
                 record_damage(service, exc, run_id, f"{role} call of cell {row['cell_id']}")
             out.update(damaged=True, damage=exc.message)
         else:
+            if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
+                out["calls"] = conversation_calls(service, run_id, row["cell_id"],
+                                                  call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"], []), c)
+                out["status"] = wire.call_status(row["state"], row["error_class"], row["state"], role)
+                return out
             record_status = c["status"]
             out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
                        latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),

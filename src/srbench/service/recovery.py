@@ -12,6 +12,10 @@ excluded for the first reason that applies, in this order:
    terminal finish (it may have been billed). An HTTP error answer (status >= 400, no stream) and
    a connection that never opened count as known: they produced no tokens.
 
+A multi-call cell (a conversation) counts as one: dispatched when one of its calls was sent, of
+unknown cost when one of its calls is, ambiguous when the service stopped during it. A child run
+reruns a selected conversation whole, from its first call; nothing of it is resumed.
+
 `plan_sha256` covers everything but `selected_cells`, which the user may narrow to a reviewed
 subset. `recover` recomputes the plan, requires the same hash, `selected_cells` ⊆ eligible, and in
 mode `failed` an explicit `acknowledge_new_attempt`; the idempotency key binds parent + mode + cells.
@@ -51,6 +55,21 @@ def _unknown(manager: RunManager, target: Target, digest: str) -> bool:
             or rec.get("finish_reason") not in ("stop", "length", "tool_calls", "function_call"))
 
 
+def _conversation(manager: RunManager, digest: str | None) -> dict[str, Any] | None:
+    """The cell's conversation record (a multi-call cell), else None."""
+    if digest is None:
+        return None
+    rec = manager.store.get_json(digest)
+    return rec if rec.get("kind") == "conversation" else None
+
+
+def _conversation_unknown(manager: RunManager, conv: dict[str, Any], subject: Target,
+                          aux: dict[str, Target]) -> bool:
+    """A conversation may have been billed unknowingly when one of its calls may have been."""
+    return any(_unknown(manager, subject if c["role"] == "subject" else aux[c["target_id"]], c["record"])
+               for c in conv["calls"])
+
+
 def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
     from srbench.stages.datasets import decode_cases
 
@@ -74,7 +93,11 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
         "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (run_id,))}
     eligible, excluded = [], []
     for c in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,)):
-        never_sent = c["call"] is not None and manager.store.get_json(c["call"]).get("sent") is False
+        conv = _conversation(manager, c["call"])
+        if conv is not None:        # a conversation was sent iff one of its calls was
+            never_sent = not any(manager.store.get_json(x["record"]).get("sent") is not False for x in conv["calls"])
+        else:
+            never_sent = c["call"] is not None and manager.store.get_json(c["call"]).get("sent") is False
         has_call = (c["call"] is not None and not never_sent) or c["judge_call"] is not None
         if c["state"] == "completed":
             reason = "completed"
@@ -86,7 +109,10 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
             reason = "already_dispatched"
         elif mode == "failed" and not has_call:
             reason = "never_dispatched"
-        elif mode == "failed" and c["call"] and _unknown(manager, targets[c["target_id"]], c["call"]):
+        elif mode == "failed" and conv is not None and _conversation_unknown(manager, conv, targets[c["target_id"]],
+                                                                             judges):
+            reason = "unknown_usage_or_cost"
+        elif mode == "failed" and conv is None and c["call"] and _unknown(manager, targets[c["target_id"]], c["call"]):
             reason = "unknown_usage_or_cost"
         elif mode == "failed" and c["judge_call"] and judged and _unknown(
                 manager, judges[judge_of[judged[c["case_id"]]]], c["judge_call"]):

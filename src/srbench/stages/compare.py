@@ -207,6 +207,7 @@ def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, 
     rows = list(cells.values())
     principal = _sum([r.get("cost_usd") for r in rows])
     aux = [_sum([0.0 if f in aux_absent else r.get(f) for r in rows]) for f in AUX_COST_FIELDS]
+    aux.append(_sum([r.get("scaffolding_cost_usd", 0.0) for r in rows]))   # only multi-call rows carry it
     return {"principal": principal, "total": _sum([principal, *aux]), "auxiliary": _sum(aux),
             "cache_neutral": _sum([r.get("cache_neutral_cost_usd") for r in rows])}
 

@@ -8,6 +8,7 @@ never resent by itself. A systematic failure (auth, unknown model or deployment,
 mismatch: :mod:`srbench.targets.failures`) stops new dispatches to its target and the other targets go
 on — or the whole run when the plan says ``stop_on_systematic: run``; a judge's stops the run. Other
 failures are recorded and the run goes on. A MoM target's request headers come from its router adapter.
+A cell of a multi-call benchmark is a conversation of journaled calls: stages/conversation_dispatch.py.
 A storage fault (a full disk or quota, an I/O error, a read-only store) stops every dispatch and is
 kept in `RunControl.fault`: a cell whose `dispatching` did not commit was never sent (it stays
 pending: not dispatched), one whose outcome could not be recorded stays `dispatching` until the
@@ -29,6 +30,7 @@ from srbench.errors import SrBenchError, storage_fault
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
+from srbench.stages.conversation_dispatch import Conversations, multi_call_benchmarks
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.preview import preview_body, preview_call
@@ -116,10 +118,11 @@ class RunControl:
 
 
 def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
-                   messages: list[dict[str, Any]] | None = None, role: str = "subject") -> dict[str, Any]:
+                   messages: list[dict[str, Any]] | None = None, role: str = "subject",
+                   extras: dict[str, Any] | None = None) -> dict[str, Any]:
     """The stored request: endpoint, body and the *names* of headers (never their values)."""
     msgs = messages if messages is not None else [m.model_dump() for m in case.messages]
-    body = build_body(target.model, msgs, params, {})
+    body = build_body(target.model, msgs, params, {}, extras)
     headers = ["authorization"] if target.api_key_env else []
     if target.kind == "mom":
         headers += list(routers.for_target(target).header_names)
@@ -180,6 +183,8 @@ class Dispatcher:
         self.judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
         conc = plan["limits"]["concurrency"]
         self.sems = {tid: asyncio.Semaphore(conc) for tid in [*self.targets, *self.aux]}
+        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
+        self.conversations = Conversations(self, multi) if multi else None
 
     def stream_limits(self) -> StreamLimits:
         lim = self.plan["limits"]
@@ -229,6 +234,9 @@ class Dispatcher:
             async with self.sems[cell.target_id]:
                 if not self.control.stopped() and not self.control.target_stopped(cell.target_id):
                     await self.preview_one(cell)
+            return
+        if self.conversations is not None and self.conversations.handles(cell):
+            await self.conversations.run_cell(cell)         # a multi-call cell: conversation_dispatch.py
             return
         async with self.sems[cell.target_id]:
             if self.control.dispatch_closed() or self.control.target_stopped(cell.target_id):

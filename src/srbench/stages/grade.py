@@ -5,6 +5,9 @@ the grader is the one the plan pinned (the reference judge or the benchmark's of
 A truncated answer (finish_reason `length`) is never credited. A judge reply that is not valid
 under the pinned template fails the case (status `judge_error`).
 
+A multi-call cell (a conversation record, stages/conversation_dispatch.py) is graded by the
+benchmark's ``grade_conversation`` and ``published_conversation`` (rule ``grade-conversation``).
+
 Beside sr-bench's own verdict every grade carries ``published``: the benchmark's upstream rule
 applied to the same reply (published.py; None when the benchmark has none), a diagnostic that
 costs no model call. Its rule id is part of the key, so changing that rule regrades too.
@@ -57,6 +60,21 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
 GRADE = Rule("grade", "3", _grade)
 
 
+def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
+    case = Case.model_validate(store.get_json(inputs["case"]))
+    conversation = store.get_json(inputs["conversation"])
+    bench = get_benchmark(params["benchmark"])
+    g = bench.grade_conversation(case, conversation)
+    published = bench.published_conversation(case, conversation, g, params["grader"])
+    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": bool(g.correct),
+            "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
+            "details": g.details, "published": published}
+
+
+GRADE_CONVERSATION = Rule("grade-conversation", "1", _grade_conversation)
+
+
 def grader_for(benchmark: str, pinned: str | None = None) -> str:
     """The grader version a cell of `benchmark` is graded with: for a judged benchmark the plan's
     pinned template when the benchmark accepts it, else (and for every other benchmark) the
@@ -69,11 +87,20 @@ def grader_for(benchmark: str, pinned: str | None = None) -> str:
 
 def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
                judge_digest: str | None = None, grader: str | None = None,
-               options: dict[str, Any] | None = None) -> tuple[str, bool]:
+               options: dict[str, Any] | None = None, conversation: bool | None = None) -> tuple[str, bool]:
     """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any. Code
     benchmarks are graded in the sandbox (stages/code_grade.py, with the plan's frozen `options`);
-    that raises SandboxFault when the sandbox cannot grade."""
+    that raises SandboxFault when the sandbox cannot grade. A multi-call cell's `call_digest` names its
+    conversation record (`conversation` True; None: read the object to know), graded by the
+    benchmark's `grade_conversation` (rule ``grade-conversation``) unless the benchmark grades code
+    in the sandbox, whose grader then receives the conversation record."""
     bench = get_benchmark(benchmark)
+    if conversation is None:
+        conversation = engine.store.get_json(call_digest).get("kind") == "conversation"
+    if conversation and not getattr(bench, "needs_sandbox", False):
+        r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest},
+                         {"benchmark": benchmark, "grader": bench.grader_version, "published": bench.published_rule})
+        return r.output, r.hit
     if getattr(bench, "needs_sandbox", False):
         from srbench.stages.code_grade import grade_code_cell
 

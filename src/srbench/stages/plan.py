@@ -21,6 +21,7 @@ from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
+from srbench.stages.plan_roles import role_problems
 from srbench.stages.stopping import statistics_problems
 from srbench.targets import routers
 
@@ -205,6 +206,13 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     jp, aux, bench_options = ([], {}, {}) if manifest.mode == "preview" else judge_problems(
         benchmarks, adapters, options or {}, resolve_target, manifest, seen)
     problems += jp
+    if manifest.mode != "preview":
+        rp, role_aux, role_options = role_problems(benchmarks, adapters, options or {}, resolve_target,
+                                                   manifest.limits, manifest.cost_policy, seen, target_problems)
+        problems += rp
+        aux.update(role_aux)
+        for b, entry in role_options.items():
+            bench_options[b] = {**bench_options.get(b, {}), **entry}
     primary = (manifest.statistics.primary_benchmarks or []) if manifest.statistics else []
     problems += [f"statistics.primary_benchmarks names {b}, which the dataset does not hold"
                  for b in primary if b not in benchmarks]
@@ -348,8 +356,9 @@ def frozen_problems(plan: dict[str, Any]) -> list[str]:
     problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"
                  for b in primary if b not in plan["dataset"].get("benchmarks", [])]
     for b, opt in plan.get("benchmark_options", {}).items():
-        if opt.get("judge") and opt["judge"] not in plan.get("auxiliary_targets", {}):
-            problems.append(f"benchmark_options.{b}.judge names no auxiliary target")
+        for role in ("judge", "user_simulator", "scaffolding"):
+            if opt.get(role) and opt[role] not in plan.get("auxiliary_targets", {}):
+                problems.append(f"benchmark_options.{b}.{role} names no auxiliary target")
     problems += statistics_problems(plan)
     case_count = plan["dataset"].get("case_count")
     if plan.get("execution_cells") is not None:

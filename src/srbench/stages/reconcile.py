@@ -14,7 +14,9 @@ multi-call costs are never inferred from a final response stream.
 the headers stored with every call (zero model calls): e.g. a run planned with the default
 ``vllm-sr`` against a LiteLLM proxy. The correction records it and reports then price that target's
 calls with it. The correction is versioned and content-addressed; the service appends it once
-(idempotent) and reports, comparisons and exports then use it.
+(idempotent) and reports, comparisons and exports then use it. A multi-call cell's conversation
+record is reconciled call by call (each row names its ``role`` and ``index``), each call at its
+own target's prices; the report applies the corrected buckets call by call.
 """
 
 from __future__ import annotations
@@ -119,7 +121,12 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
     judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
     rows = []
     for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):
-        if call:
+        record = store.get_json(call) if call else None
+        if record is not None and record.get("kind") == "conversation":     # every call of it, one by one
+            for c in record["calls"]:
+                target = targets[target_id] if c["role"] == "subject" else aux[c["target_id"]]
+                rows.append({**_row(store, target, cell_id, c["role"], c["record"]), "index": c["index"]})
+        elif call:
             rows.append(_row(store, targets[target_id], cell_id, "subject", call))
         if judge_call:
             rows.append(_row(store, aux[judge_for[benchmark]], cell_id, "judge", judge_call))

@@ -5,6 +5,9 @@ correct. Unknown figures are `null`, never 0. A run that is not completed in eve
 called complete. Grades are rules of their own, so a grader bump regrades and nothing else reruns.
 Per-cell rows are a separate object (`results`), paged by the service.
 
+A multi-call cell's row sums its subject calls as the principal figures and reports its auxiliary
+calls' costs apart per role (stages/conversation_report.py); it is graded from its conversation record.
+
 Each benchmark row also carries the published rule's figure (published_report.py); each live MoM
 target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
 is a limitation on that target's summary and every one of its benchmark rows.
@@ -29,6 +32,8 @@ from srbench.rules import Engine, Rule, Volatile
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
+from srbench.stages.conversation_dispatch import multi_call_benchmarks
+from srbench.stages.conversation_report import AUX_FIELDS, conversation_row, role_totals
 from srbench.stages.datasets import decode_cases
 from srbench.stages.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.grade import grade_cell, grader_for
@@ -58,7 +63,8 @@ def _sum_opt(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
 
 
-def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int]) -> dict[str, Any]:
+def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int],
+                    turns: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     total = len(rows)
     completed = sum(r["state"] == "completed" for r in rows)
     failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
@@ -82,7 +88,11 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
     full = {b.id for b in all_benchmarks()}
     is_full = set(by_bench) == full and completed == total == graded
-    selected = Counter(r["selected_model"] for r in calls if r["selected_model"])
+    turns = turns or {}
+    # a conversation's router choices count per turn (turn_models), a single call's once
+    selected = Counter(m for r in calls for m in (r.get("turn_models") or [r["selected_model"]]) if m)
+    routed = [t for r in rows for t in turns.get(r["cell_id"], [r])]
+    roles = role_totals(rows)
     outside = sorted({m for r in calls for m in r.get("outside_pool", [])}
                      | {m for m in selected if target.models and m not in target.models})
     return {
@@ -95,7 +105,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "tokens": tokens,
         "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
         "judge_cost_usd": _sum_opt([r["judge_cost_usd"] for r in rows]),
-        "total_cost_usd": _sum_opt([*costs, *[r["judge_cost_usd"] for r in rows]]),
+        "total_cost_usd": _sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
+                                    *[roles[f] for f in AUX_FIELDS if f in roles]]),
         "cost_complete": all(c is not None for c in costs),
         "cache_neutral_cost_usd": _sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
         "latency_p50_s": percentile(ok_lat, 0.5), "latency_p95_s": percentile(ok_lat, 0.95),
@@ -104,9 +115,10 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
         "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
         "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
-        "routing": routing_summary(routers.for_target(target).name, rows, target.max_inference_calls)
+        "routing": routing_summary(routers.for_target(target).name, routed, target.max_inference_calls)
         if target.kind == "mom" else None,
         "models_outside_pool": outside,
+        **roles,
     }
 
 
@@ -126,6 +138,8 @@ def make_report_rule(engine: Engine) -> Rule:
             rec = store.get_json(digest)
             return {**rec, "usage": fixed[digest].model_dump()} if digest in fixed else rec
         judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
+        turns: dict[str, list[dict[str, Any]]] = {}       # conversation cell → its subject turns
         volatile = False
         receipts: dict[str, Any] = {}
         for cell_id, cell in sorted(inputs["cells"].items(), key=lambda kv: kv[1][0]):
@@ -150,6 +164,11 @@ def make_report_rule(engine: Engine) -> Rule:
                 routing = store.get_json(call_digest).get("routing") or {}
                 row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
                            cache_neutral_cost_usd=0.0)
+            elif call_digest is not None and case.benchmark in multi:
+                turns[cell_id] = conversation_row(row, load_call(call_digest), target, aux, load_call)
+            elif case.benchmark in multi:           # no conversation record: ambiguous, or never sent
+                row.update(conversation=True, calls=None, tokens_by_role={},
+                           **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS})
             elif call_digest is not None:
                 call = load_call(call_digest)
                 cc = call_cost(target, call)
@@ -166,29 +185,29 @@ def make_report_rule(engine: Engine) -> Rule:
                                deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
                                fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
                                config_hash_seen=a.config_hash)
-                if state == "completed":
-                    case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
-                    try:
-                        g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
-                                                 grader=plan["grader_versions"].get(case.benchmark),
-                                                 options=(plan.get("benchmark_options", {}).get(case.benchmark)
-                                                          or {}).get("grading"))
-                    except SandboxFault as exc:     # not the model's failure: the cell is not graded
-                        volatile = True
-                        row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
-                                   grade_error=exc.message)
-                        rows.append(row)
-                        continue
-                    g = store.get_json(g_digest)
-                    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
-                               published_score=(g.get("published") or {}).get("score"))
-                    if g.get("sandbox"):
-                        receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
-                    if g["status"] in ("judge_error", "judge_failed"):
-                        row.update(state="failed", error_class=g["status"], correct=False)
+            if call_digest is not None and plan["mode"] != "preview" and state == "completed":
+                case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
+                try:
+                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
+                                             grader=plan["grader_versions"].get(case.benchmark),
+                                             options=(plan.get("benchmark_options", {}).get(case.benchmark)
+                                                      or {}).get("grading"), conversation=case.benchmark in multi)
+                except SandboxFault as exc:     # not the model's failure: the cell is not graded
+                    volatile = True
+                    row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
+                               grade_error=exc.message)
+                    rows.append(row)
+                    continue
+                g = store.get_json(g_digest)
+                row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
+                           published_score=(g.get("published") or {}).get("score"))
+                if g.get("sandbox"):
+                    receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
+                if g["status"] in ("judge_error", "judge_failed"):
+                    row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
         weights = plan["benchmark_weights"]
-        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights)
+        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights, turns)
                            for tid in targets]
         probes = params.get("config_probes") or {}
         for t in summary_targets:
@@ -239,6 +258,8 @@ def make_report_rule(engine: Engine) -> Rule:
             "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
                         "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
                         "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
+                        **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
+                           if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
                         "known_spend_usd": float(sum(s for s in spend if s is not None)),
                         "planned_cells": len(rows), "targets": summary_targets},
             "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": results,

@@ -1,0 +1,70 @@
+"""Plan-time checks of multi-call benchmarks (benchmarks/conversation.py): their frozen options and
+the pinned target of every auxiliary role.
+
+A benchmark's own settings (e.g. ARC-AGI-2's ``attempts``) come from the store's
+benchmark-options.json through ``Benchmark.freeze_options``. A benchmark that is multi-call under
+those options needs, for each of its ``conversation_roles`` (``user_simulator``, ``judge``,
+``scaffolding``), ``benchmark_options[<id>][<role>]`` naming a registered single-model target that is
+not a subject of the plan; it becomes an auxiliary target of the plan (its effective parameters
+are its own pinned ones, as a judge's). A missing role is one line naming the benchmark and the role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from srbench.errors import SrBenchError
+from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget
+from srbench.schemas.target import Target
+
+
+def role_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+                  resolve_target: Callable[[str], Target | None], limits: Limits, cost_policy: str,
+                  subject_ids: set[str], check_target: Callable[..., list[str]]
+                  ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
+    """(problems, auxiliary targets by id, frozen option entries by benchmark) for the plan."""
+    from srbench.stages.plan import effective_params
+
+    problems: list[str] = []
+    aux: dict[str, PlannedTarget] = {}
+    frozen: dict[str, dict[str, Any]] = {}
+    for b in benchmarks:
+        bench = adapters.get(b)
+        if bench is None:
+            continue
+        raw = options.get(b) if isinstance(options, dict) else None
+        raw = raw if isinstance(raw, dict) else {}
+        try:
+            own = bench.freeze_options(raw)
+        except SrBenchError as exc:
+            problems.append(exc.message)
+            continue
+        if own:
+            frozen[b] = dict(own)
+        if not bench.is_multi_call(own):
+            continue
+        for role in bench.conversation_roles:
+            if role not in BenchmarkOptions.model_fields:
+                problems.append(f"{b}: conversation role {role!r} has no benchmark-options field")
+                continue
+            tid = raw.get(role)
+            if not isinstance(tid, str) or not tid:
+                problems.append(f'{b} needs a pinned {role}: add {{"{b}": {{"{role}": "<target id>"}}}} to the '
+                                "store's benchmark-options.json (DEP-1)")
+                continue
+            if tid in subject_ids:
+                problems.append(f"{b}: {role} {tid!r} is also a subject target; register it under its own id")
+                continue
+            target = resolve_target(tid)
+            if target is None:
+                problems.append(f"{b}: {role} {tid!r} is not a registered target")
+                continue
+            if target.kind != "single":
+                problems.append(f"{b}: {role} {tid!r} must be a single model, not a router")
+                continue
+            problems += [p.replace("targets[-1]", role) for p in check_target(target, limits, cost_policy, -1)]
+            aux[tid] = PlannedTarget(target=target, registered=True,
+                                     effective_params=effective_params({}, target, limits.max_output_tokens))
+            frozen.setdefault(b, {})[role] = tid
+    return problems, aux, frozen
