@@ -17,6 +17,7 @@ from srbench.benchmarks import (
     livecodebench,
     mmlu_pro,
     simpleqa_verified,
+    tau3,
     unavailable,
 )
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
@@ -33,7 +34,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     unavailable.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),
-    unavailable.Tau3(),
+    tau3.Tau3(),
 )
 
 REGISTRY: dict[str, Benchmark] = {b.id: b for b in _BENCHMARKS}

@@ -184,7 +184,7 @@ class Tau2Environment(TauEnvironment):
             proc.stdin.write(json.dumps(op).encode() + b"\n")
             await proc.stdin.drain()
             line = await asyncio.wait_for(proc.stdout.readline(), timeout)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise EnvironmentError_("environment_timeout", f"tau2 child: no answer to {op['op']} in {timeout:.0f}s"
                                     ) from None
         except (BrokenPipeError, ConnectionResetError):
@@ -242,7 +242,7 @@ class Tau2Environment(TauEnvironment):
                     await proc.stdin.drain()
                     proc.stdin.close()
                 await asyncio.wait_for(proc.wait(), 5)
-            except (asyncio.TimeoutError, TimeoutError, BrokenPipeError, ConnectionResetError, ProcessLookupError):
+            except (TimeoutError, BrokenPipeError, ConnectionResetError, ProcessLookupError):
                 try:
                     proc.kill()
                 except ProcessLookupError:

@@ -8,7 +8,7 @@ domains'; a dataset holding it is a fixture, never a τ³ result.
 Database (``db.json``): ``{"users": {id: {"name", "email", "orders": [ids]}},
 "orders": {id: {"user_id", "status", "items": [{"name", "price"}], "total"}}}``.
 Assistant tools: ``find_user_by_email``, ``get_order_details``, ``cancel_pending_order`` (only a
-``pending`` order; it becomes ``cancelled`` with ``refund`` = total), ``transfer_to_human_agents``.
+``pending`` order; it becomes ``cancelled`` with ``refund`` = total; the reason is not kept), ``transfer_to_human_agents``.
 Assertion functions (``env_assertions``): ``order_has_status(order_id, status)``. No user tools.
 The database hash is the SHA-256 of its canonical JSON.
 """
@@ -81,7 +81,6 @@ class MiniShop:
             raise ToolError(f"order {order_id} is {order.get('status')} and cannot be cancelled")
         order["status"] = "cancelled"
         order["refund"] = order.get("total")
-        order["cancel_reason"] = reason
         return {"order_id": order_id, **order}
 
     def transfer_to_human_agents(self, summary: str) -> str:
