@@ -115,6 +115,10 @@ class Tau3(Benchmark):
                 problems.append(f"tau3: {why}")
         return problems
 
+    def host_needs(self) -> list[str]:
+        """`setup`: what this host misses to run the real domains (the tau2 interpreter, DEP-2)."""
+        return tau_env.interpreter_problems()
+
     def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
         """The fixed upstream settings the plan freezes; the release must be pinned (DEP-1)."""
         release = (raw or {}).get("release")

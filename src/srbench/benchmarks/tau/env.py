@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,25 @@ def interpreter() -> str | None:
         return None
     path = shutil.which(value) if os.sep not in value else value
     return path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def interpreter_problems() -> list[str]:
+    """`setup`'s check of the tau2 interpreter: set, and able to import every text domain's environment."""
+    reason = unavailable_reason(TEXT_DOMAINS[0])
+    if reason is not None:
+        return [reason]
+    python = interpreter()
+    assert python is not None
+    probe = "; ".join(f"import tau2.domains.{d}.environment" for d in TEXT_DOMAINS)
+    try:
+        done = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [f"{PYTHON_ENV}={python} cannot be run: {type(exc).__name__}"]
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        return [f"{PYTHON_ENV}={python} cannot import tau2's domain environments: {last}"]
+    return []
 
 
 def unavailable_reason(domain: str) -> str | None:
