@@ -296,3 +296,24 @@ def test_reward_rules_directly() -> None:
                                                "gold": {"agent": "a", "user": "u2"}}}
     assert reward.reward({"reward_basis": ["DB"]}, out)["reward"] == 0.0        # the user DB counts too
     assert reward.reward({"reward_basis": ["NL_ASSERTION"], "nl_assertions": []}, out)["success"]
+
+
+def test_the_scripted_roles_of_the_demo_solve_the_toy_domain(cases: dict[str, Case]) -> None:
+    from srbench.simulate.tau_script import role_of, tau_reply
+
+    def scripted(careful: bool) -> Any:
+        def reply(messages: list[dict[str, Any]]) -> Any:
+            got = tau_reply(messages, careful)
+            assert got is not None, role_of(messages)
+            text, calls = got
+            if calls:
+                fn = calls[0]["function"]
+                return {"tool": fn["name"], "args": json.loads(fn["arguments"])}
+            return text
+        return reply
+
+    for careful, want in ((True, {"cancel_pending": True, "refuse_delivered": True, "status_question": True}),
+                          (False, {"cancel_pending": False, "refuse_delivered": True, "status_question": True})):
+        roles = {r: [scripted(careful)] for r in ("subject", "user_simulator", "judge")}
+        got = {tid: graded(c, converse(c, roles)[0]).correct for tid, c in cases.items()}
+        assert got == want, (careful, got)
