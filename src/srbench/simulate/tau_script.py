@@ -123,3 +123,25 @@ def tau_reply(messages: Sequence[Message], careful: bool = True) -> tuple[str | 
     if role == "judge":
         return judge_reply(messages)
     return None
+
+
+def script_hook(careful_models: frozenset[str] | set[str], router: Any = None) -> Any:
+    """The simulator's ``script`` hook (simulate/scripted.py) playing every τ role; the agent is careful
+    when the request's model is one of `careful_models` — for the simulated router (`router`, a
+    RouterRule), when the model its rule picks for these messages is."""
+    from srbench.simulate.scripted import Scripted, tool_call
+
+    def hook(body: dict[str, Any]) -> Scripted | None:
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return None
+        model = str(body.get("model"))
+        if router is not None and model == router.name:
+            model = router.route(messages)[0]
+        got = tau_reply(messages, careful=model in careful_models)
+        if got is None:
+            return None
+        text, calls = got
+        return Scripted(content=text or "", tool_calls=tuple(
+            tool_call(c["function"]["name"], c["function"]["arguments"], c["id"]) for c in calls))
+    return hook
