@@ -262,12 +262,18 @@ class Tau2Environment(TauEnvironment):
                     await proc.stdin.drain()
                     proc.stdin.close()
                 await asyncio.wait_for(proc.wait(), 5)
-            except (TimeoutError, BrokenPipeError, ConnectionResetError, ProcessLookupError):
-                try:
-                    proc.kill()
-                except ProcessLookupError:
-                    pass
-                await proc.wait()
+            except (TimeoutError, OSError):      # no clean exit: killed below
+                pass
+            finally:                              # also on the cell's cancellation
+                _kill(proc)
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        try:
+            proc.kill()            # its own session: the child has nothing of its own running
+        except ProcessLookupError:
+            pass
