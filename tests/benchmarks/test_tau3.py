@@ -317,3 +317,17 @@ def test_the_scripted_roles_of_the_demo_solve_the_toy_domain(cases: dict[str, Ca
         roles = {r: [scripted(careful)] for r in ("subject", "user_simulator", "judge")}
         got = {tid: graded(c, converse(c, roles)[0]).correct for tid, c in cases.items()}
         assert got == want, (careful, got)
+
+
+def test_a_broken_tau2_interpreter_is_an_environment_error_before_any_call(
+        cases: dict[str, Case], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'tau2 is not installed here' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(tau_env.PYTHON_ENV, str(fake))
+    real = cases["cancel_pending"].model_copy(deep=True)
+    (real.metadata.model_extra or {})["domain"] = "retail"
+    outcome, s = converse(real, {"subject": GOOD_CANCEL})
+    assert outcome.error_class == "environment_error" and "tau2 is not installed here" in outcome.error
+    assert s.calls == []
+    assert "cannot import tau2" in tau_env.interpreter_problems()[0]
