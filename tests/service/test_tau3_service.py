@@ -46,8 +46,10 @@ def test_plan_needs_the_pinned_roles_and_the_release(api, service, sim, tmp_path
                                             single("user", sim.v1_url, "sim-weak"),
                                             single("judge", sim.v1_url, "sim-weak")]})
     m = manifest(ds, [{"id": "agent"}])
+    assert '"release": "1.0.1"' in api.error("POST", "/plans", {"manifest": m}, 400)
+    options(service, release="1.0.1")
     msg = api.error("POST", "/plans", {"manifest": m}, 400)
-    assert "tau3 needs a pinned user_simulator" in msg and '"release": "1.0.1"' in msg
+    assert "tau3 needs a pinned user_simulator" in msg and "tau3 needs a pinned judge" in msg
     options(service, user_simulator="user", judge="nobody", release="1.0.1")
     assert "judge 'nobody' is not a registered target" in api.error("POST", "/plans", {"manifest": m}, 400)
     options(service, user_simulator="agent", judge="judge", release="1.0.1")
