@@ -97,3 +97,111 @@ def test_offline_wheel_data_is_named_tau2_era_and_never_release(api, service) ->
     assert all(c["metadata"]["release"] is None for c in cases)
     telecom = next(c for c in cases if c["metadata"]["domain"] == "telecom")
     assert telecom["metadata"]["user_tools"] is True and "<main_policy>" in telecom["messages"][0]["content"]
+
+
+# -- conversations through the real service against a fake OpenAI server playing every role ---------
+SIM_PRICE = {"input": 0.5, "cached_input": 0.5, "cache_write": 0.5, "output": 2.0}
+JUDGE_PRICE = {"input": 0.25, "cached_input": 0.25, "cache_write": 0.25, "output": 1.0}
+
+
+def _usd(entries: list[dict[str, Any]], price: dict[str, float]) -> float:
+    return sum(e["usage"]["prompt_tokens"] * price["input"] + e["usage"]["completion_tokens"] * price["output"]
+               for e in entries) / 1e6
+
+
+def _tau_targets(url: str) -> list[dict[str, Any]]:
+    return [single("careful", url, "agent-strong"), single("careless", url, "agent-weak"),
+            {**single("user", url, "sim-user"), "prices": {"sim-user": SIM_PRICE}},
+            {**single("judge", url, "judge-model"), "prices": {"judge-model": JUDGE_PRICE}}]
+
+
+def _tau_sim(script: Any) -> Any:
+    from srbench.simulate.behaviour import SimModel
+    from srbench.simulate.server import SimulatorThread
+
+    models = [SimModel(n, skill=1.0) for n in ("agent-strong", "agent-weak", "sim-user", "judge-model")]
+    return SimulatorThread(models=models, script=script)
+
+
+def test_tau3_conversations_end_to_end(api, service, tmp_path) -> None:
+    import sqlite3
+
+    from srbench.simulate.tau_script import script_hook
+
+    ds = prepare_mini(api, tmp_path)
+    with _tau_sim(script_hook({"agent-strong"})) as sim:
+        api.ok("POST", "/targets", {"targets": _tau_targets(sim.v1_url)})
+        options(service, user_simulator="user", judge="judge", release="1.0.1")
+        plan = freeze(api, manifest(ds, [{"id": "careful"}, {"id": "careless"}]))
+        assert sorted(plan["auxiliary_targets"]) == ["judge", "user"]
+        run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        run = api.wait(run_id, timeout=60)
+        assert run["status"] == "completed", run
+        log = list(sim.log)
+    assert all(e["completed"] for e in log)
+    store = service.service.objects
+    with sqlite3.connect(Path(service.store_dir) / "journal.sqlite3") as conn:
+        conn.row_factory = sqlite3.Row
+        cells = conn.execute("SELECT * FROM cells WHERE run_id=?", (run_id,)).fetchall()
+        calls = conn.execute("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (run_id,)).fetchall()
+    assert len(cells) == 6 and {c["state"] for c in cells} == {"completed"} and len(calls) == len(log)   # one request per journaled call
+    for c in cells:
+        mine = [k for k in calls if k["cell_id"] == c["cell_id"]]
+        roles = [k["role"] for k in mine]
+        assert roles[0] == "user_simulator" and roles.count("subject") >= 2 and {k["state"] for k in mine} == {"completed"}
+        conv = store.get_json(c["call"])
+        assert conv["kind"] == "conversation" and [x["record"] for x in conv["calls"]] == [k["call"] for k in mine]
+        traj = store.get_json(conv["trajectory"])
+        assert traj["kind"] == "tau3_trajectory" and traj["termination"] == "user_stop"
+        assert traj["messages"][0]["content"] == "Hi! How can I help you today?"
+        judged = c["case_id"].endswith("status_question")
+        assert ("judge" in roles) == judged and (roles[-1] == "judge") == judged
+        tool_call = next(store.get_json(k["call"]) for k in mine if k["role"] == "subject")
+        assert tool_call["finish_reason"] == "tool_calls" and tool_call["tool_calls"]
+        req = store.get_json(mine[1]["request"])
+        assert {t["function"]["name"] for t in req["body"]["tools"]} >= {"find_user_by_email", "cancel_pending_order"}
+    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    by = {t["target_id"]: t for t in rep["summary"]["targets"]}
+    assert by["careful"]["correct"] == 3 and by["careless"]["correct"] == 2      # the refund never said
+    tau = {b["target_id"]: b for b in rep["benchmarks"]}
+    assert tau["careful"]["pass_hat_1"] == 1.0 and abs(tau["careless"]["pass_hat_1"] - 2 / 3) < 1e-12
+    assert tau["careless"]["pass_hat_1_by_domain"] == {"mini": 2 / 3}
+    assert tau["careful"]["terminations"] == {"user_stop": 3}
+    for tid, model in (("careful", "agent-strong"), ("careless", "agent-weak")):
+        cell_ids = {c["cell_id"] for c in cells if c["target_id"] == tid}
+        mine = [k for k in calls if k["cell_id"] in cell_ids]
+        sent = {k["role"]: sum(1 for x in mine if x["role"] == k["role"]) for k in mine}
+        assert by[tid]["calls_by_role"] == sent
+        agent = [e for e in log if e["model"] == model]
+        assert abs(by[tid]["cost_usd"] - _usd(agent, {"input": 1.0, "output": 4.0})) < 1e-12
+    users, judges = [e for e in log if e["model"] == "sim-user"], [e for e in log if e["model"] == "judge-model"]
+    assert len(judges) == 2
+    assert abs(rep["summary"]["simulator_cost_usd"] - _usd(users, SIM_PRICE)) < 1e-12
+    assert abs(rep["summary"]["judge_cost_usd"] - _usd(judges, JUDGE_PRICE)) < 1e-12
+    assert all(t["sr_bench_score"] is None and "tau3" not in t["missing_benchmarks"] for t in by.values())
+
+
+def test_tau3_max_steps_through_the_service_is_reward_zero(api, service, tmp_path) -> None:
+    from srbench.simulate.scripted import Scripted
+    from srbench.simulate.tau_script import role_of
+
+    def endless(body: dict[str, Any]) -> Any:
+        role = role_of(body["messages"])
+        return Scripted(content={"user": "Hmm, tell me more.", "agent": "What else can I do?"}.get(role, ""))
+
+    src = write_mini_domain(tmp_path / "tau-src")
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "tau3", "profile": "smoke", "limit": 1,
+                                              "source_path": str(src), "revision": REVISION})
+    with _tau_sim(endless) as sim:
+        api.ok("POST", "/targets", {"targets": _tau_targets(sim.v1_url)})
+        options(service, user_simulator="user", judge="judge", release="1.0.1")
+        m = manifest(ds, [{"id": "careful"}])
+        m["limits"].update(case_timeout_s=60, max_run_seconds=120, total_timeout_s=30)
+        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        assert api.wait(run_id, timeout=120)["status"] == "completed"
+        log = list(sim.log)
+    assert len(log) == 100 and sum(e["model"] == "sim-user" for e in log) == 50      # max_steps 100
+    (row,) = api.ok("GET", f"/runs/{run_id}/results")["results"]
+    assert row["state"] == "completed" and row["correct"] is False
+    grade = service.service.objects.get_json(row["grade"])
+    assert grade["extracted"]["termination"] == "max_steps" and grade["details"]["reward"] == 0.0
