@@ -125,7 +125,7 @@ def score_lines(report: dict[str, Any]) -> list[str]:
             out.append(f"{s['target_id']}: sr-bench score {s['sr_bench_score']:.3f} [95% {ci[0]:.3f}, {ci[1]:.3f}] "
                        f"— {s.get('score_scope')}")
         else:
-            out.append(f"{s['target_id']}: no full sr-bench score — {s.get('score_scope')}")
+            out.append(f"{s['target_id']}: {s.get('score_scope')}")
     return out
 
 

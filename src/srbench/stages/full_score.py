@@ -52,7 +52,7 @@ def full_score(rows_by_bench: Mapping[str, list[dict[str, Any]]],
         parts = ([f"missing: {', '.join(missing)}"] if missing else []) + \
             ([f"incomplete: {', '.join(incomplete)}"] if incomplete else [])
         head = "selected benchmark subset; renormalized fixed weights" if missing else "not every benchmark complete"
-        out["score_scope"] = f"{head}; no full sr-bench score ({'; '.join(parts)})"
+        out["score_scope"] = f"{head}, no full sr-bench score ({'; '.join(parts)})"
         return out
     counts = {b: (sum(bool(r["correct"]) for r in rs), len(rs)) for b, rs in rows_by_bench.items()}
     score, ci = score_interval(counts, weights)
