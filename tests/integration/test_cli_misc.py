@@ -108,4 +108,7 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "mmlu-pro-official-chain-v1" in out and "graded differently" in out
     assert "inconclusive — the interval's half-width is ±" in out and "cases per benchmark" in out
     assert "smoke profile" in out and "its pinned config_hash sim-config-v1 was confirmed" in out
-    assert "total and principal costs (and their savings) differ" in out
+    # every row meters the auxiliary costs now (τ³'s user simulator): the total-cost scope says what it adds
+    assert "saving total also counts judge/simulator calls" in out
+    assert "user simulator cost of the candidate run" in out and "tau3@mini-fixture-v1/smoke" in out
+    assert "Full sr-bench score (SIMULATED" in out and "SIMULATED mom:" in out
