@@ -78,7 +78,8 @@ def test_setup_reports_what_is_missing(api, service, sim) -> None:
     res = api.ok("GET", "/setup")
     rows = {r["benchmark"]: r for r in res["benchmarks"]}
     assert len(rows) == 9 and res["note"].startswith("check only")
-    assert rows["tau3"]["available"] is False and rows["tau3"]["ready"] is False
+    assert rows["tau3"]["available"] is True and rows["tau3"]["ready"] is False
+    assert any("pinned user_simulator" in m for m in rows["tau3"]["missing"])
     assert rows["arc-agi-2"]["offline_mirror"] is True and rows["arc-agi-2"]["ready"] is True
     assert any("pinned judge" in m for m in rows["hle"]["missing"])
     api.ok("POST", "/targets", {"targets": [

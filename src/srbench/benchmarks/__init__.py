@@ -18,6 +18,7 @@ from srbench.benchmarks import (
     mmlu_pro,
     scicode,
     simpleqa_verified,
+    tau3,
     unavailable,
 )
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
@@ -34,7 +35,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     unavailable.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),
-    unavailable.Tau3(),
+    tau3.Tau3(),
 )
 
 REGISTRY: dict[str, Benchmark] = {b.id: b for b in _BENCHMARKS}

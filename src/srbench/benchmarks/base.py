@@ -66,6 +66,8 @@ class Benchmark(ABC):
     needs_judge: ClassVar[bool] = False         # graded by the reference judge (DEP-1), see judge.py
     judge_template_sha256: ClassVar[str | None] = None   # part of every judged grade key
     published_rule: ClassVar[str | None] = None  # the upstream rule's diagnostic (published.py), if any
+    # how `dataset prepare` orders the cases before the profile cuts (benchmarks/selection.py)
+    selection_algorithm: ClassVar[str] = "stratified-hash-v1"
     # a cell is a conversation of several journaled calls (benchmarks/conversation.py): `converse` drives it
     multi_call: ClassVar[bool] = False
     # auxiliary roles a multi-call benchmark calls (e.g. "user_simulator", "judge"); the plan's
@@ -94,6 +96,11 @@ class Benchmark(ABC):
         ``{repository-relative name: bytes}``). Raises SourceUnavailable when it is not installed."""
         raise SourceUnavailable(f"benchmark {self.id} has no offline mirror")
 
+    def dataset_label(self, revision: str, origin: str) -> tuple[str | None, list[str]]:
+        """(a tag for the dataset's name, extra notices) for data read at `revision` from `origin`;
+        a benchmark whose non-pinned data must never pass for the pinned release says so here."""
+        return None, []
+
     @abstractmethod
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         """Every eligible task of the source as a case (metadata.stratum set; split filled later)."""
@@ -113,6 +120,11 @@ class Benchmark(ABC):
                      grader: str | None = None) -> Grade:
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
+    # -- planning (no model call) -----------------------------------------------------------------
+    def plan_problems(self, cases: list[Case]) -> list[str]:
+        """What this host misses to run these cases (DEP-3, before any paid dispatch). Default: nothing."""
+        return []
 
     # -- multi-call cells (benchmarks/conversation.py) ---------------------------------------------
     def is_multi_call(self, options: Mapping[str, Any] | None = None) -> bool:

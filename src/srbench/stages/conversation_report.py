@@ -90,6 +90,10 @@ def conversation_row(row: dict[str, Any], conversation: dict[str, Any], subject:
     if subject.kind == "mom":
         row["turn_models"] = [t["selected_model"] for t in turns]
         row["router"] = next((c.attribution.router for _, c in subj if c and c.attribution), None)
+        # the config hash evidence (evidence.py): every turn's header; one missing or differing decides
+        seen = [c.attribution.config_hash if c and c.attribution else None for _, c in subj]
+        row["config_hash_seen"] = None if None in seen else next(
+            (h for h in seen if h != subject.config_hash), seen[0] if seen else None)
     return turns
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.selection import ALGORITHM, select
 from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
+from srbench.benchmarks.selection import select
 from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.rules import Engine, Rule
@@ -50,7 +50,7 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     files = {name: store.get_bytes(d, verify=True) for name, d in inputs["sources"].items()}
     all_cases = bench.load(files, seed=params["seed"], revision=params["revision"])
     chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
-                    benchmark=bench.id)
+                    benchmark=bench.id, algorithm=bench.selection_algorithm)
     data = encode_cases(chosen)
     obj = store.put_bytes(data)
     custom = params["limit"] is not None
@@ -59,15 +59,17 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
         files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
         license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
     ).model_dump(mode="json")
-    sel = Selection(algorithm=ALGORITHM, version=ALGORITHM_VERSION, strata=bench.strata,
+    sel = Selection(algorithm=bench.selection_algorithm, version=ALGORITHM_VERSION, strata=bench.strata,
                     limit=params["limit"], custom_subset=custom).model_dump(mode="json")
     sha = sha256_bytes(data)
     profile, seed = params["profile"], params["seed"]
     notices = list(bench.notices())
+    tag, labels = bench.dataset_label(params["revision"], params["origin"])
+    notices += labels
     if custom:
         notices.append(f"custom subset: the first {params['limit']} tasks of the {profile} profile, "
                        "not the full profile")
-    name = f"{bench.id}/{profile}" + (f"/limit-{params['limit']}" if custom else "")
+    name = f"{bench.id}{'@' + tag if tag else ''}/{profile}" + (f"/limit-{params['limit']}" if custom else "")
     return {
         "version": VERSION,
         "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}),

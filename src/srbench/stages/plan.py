@@ -180,6 +180,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
             continue
         if not bench.available:
             problems.append(f"benchmark {b} is not available: {bench.unavailable_reason}")
+        elif manifest.mode == "live":
+            problems += bench.plan_problems([c for c in cases if c.benchmark == b])
         adapters[b] = bench
 
     planned: list[PlannedTarget] = []

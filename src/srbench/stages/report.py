@@ -36,6 +36,7 @@ from srbench.stages.conversation_dispatch import multi_call_benchmarks
 from srbench.stages.conversation_report import AUX_FIELDS, conversation_row, role_totals
 from srbench.stages.datasets import decode_cases
 from srbench.stages.evidence import config_hash_evidence, evidence_limitation
+from srbench.stages.full_score import full_score
 from srbench.stages.grade import grade_cell, grader_for
 from srbench.stages.identity import content_digest
 from srbench.stages.in_run import paired_in_run
@@ -56,7 +57,7 @@ from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "9"     # 9: results as pages (stages/results.py)
+REPORT_RULE_VERSION = "10"    # 9: results as pages (stages/results.py); 10: the full score and its interval
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -64,7 +65,8 @@ def _sum_opt(values: list[float | None]) -> float | None:
 
 
 def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int],
-                    turns: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+                    turns: dict[str, list[dict[str, Any]]] | None = None,
+                    revisions: dict[str, set[str | None]] | None = None) -> dict[str, Any]:
     total = len(rows)
     completed = sum(r["state"] == "completed" for r in rows)
     failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
@@ -86,8 +88,6 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     accs = {b: sum(bool(x["correct"]) for x in rs) / len(rs) for b, rs in by_bench.items()}
     wsum = sum(weights[b] for b in accs)
     macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
-    full = {b.id for b in all_benchmarks()}
-    is_full = set(by_bench) == full and completed == total == graded
     turns = turns or {}
     # a conversation's router choices count per turn (turn_models), a single call's once
     selected = Counter(m for r in calls for m in (r.get("turn_models") or [r["selected_model"]]) if m)
@@ -100,8 +100,7 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
         "correct": correct, "ambiguous_dispatch": sum(r["state"] == "ambiguous" for r in rows),
         "accuracy": correct / total if total else None, "accuracy_ci95": wilson(correct, total),
-        "macro_accuracy": macro, "sr_bench_score": macro if is_full else None,
-        "score_scope": "full sr-bench 1.0" if is_full else "selected benchmark subset; renormalized fixed weights",
+        "macro_accuracy": macro, **full_score(by_bench, revisions),
         "tokens": tokens,
         "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
         "judge_cost_usd": _sum_opt([r["judge_cost_usd"] for r in rows]),
@@ -210,8 +209,11 @@ def make_report_rule(engine: Engine) -> Rule:
                     row.update(state="failed", error_class=g["status"], correct=False)
             rows.append(row)
         weights = plan["benchmark_weights"]
-        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights, turns)
-                           for tid in targets]
+        revisions: dict[str, set[str | None]] = {}
+        for c in cases.values():
+            revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights, turns,
+                                           revisions) for tid in targets]
         probes = params.get("config_probes") or {}
         for t in summary_targets:
             trows = [r for r in rows if r["target_id"] == t["target_id"]]
@@ -247,7 +249,7 @@ def make_report_rule(engine: Engine) -> Rule:
         if plan.get("recovery"):
             all_done = False                     # a child never completes the parent's evaluation
             for t in summary_targets:
-                t["sr_bench_score"] = None
+                t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
                 t["score_scope"] = "recovery child: its selected cells only"
         status = params["status"]
         spend = [t["total_cost_usd"] for t in summary_targets]
@@ -304,7 +306,8 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
         routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
-        for key in ("accuracy", "accuracy_ci95", "macro_accuracy", "sr_bench_score", "correct", "graded",
+        for key in ("accuracy", "accuracy_ci95", "macro_accuracy", "sr_bench_score", "sr_bench_score_ci95",
+                    "correct", "graded",
                     "tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd"):
             t[key] = None
         for name, key in (("models", "selected_model"), ("decisions", "decision"),
@@ -315,7 +318,7 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
         for key in ESTIMATED:
             t["estimated_" + key] = t[key]
             t[key] = None
-        t["sr_bench_score"] = None
+        t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
         t["total_cost_usd"] = 0.0
         t["known_cost_usd"] = 0.0
         t["judge_cost_usd"] = 0.0             # nothing was called: the saved judge verdicts are reused

@@ -1,0 +1,185 @@
+"""One τ³ conversation: the agent under test, the pinned user simulator and the environment.
+
+It follows tau2's orchestrator. The agent opens with the fixed greeting ("Hi! How can I help you
+today?"), then messages pass AGENT → USER → AGENT …; a message with tool calls goes to the
+environment, whose results go back to whoever called (the user's tools: telecom's dual control).
+Every step counts (agent turn, user turn, environment step); after a step that is not addressed to
+the environment the run ends with ``max_steps`` when ``steps >= max_steps`` and with
+``too_many_errors`` when ``tool errors >= max_errors`` (checked even after a stop, as tau2 does). The
+user ends it with ``###STOP###``, ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` (``user_stop``). An
+empty message (no text, no tool call) ends it with ``agent_error`` / ``user_error`` (reward 0).
+
+Views: the agent sees its system prompt, its own messages (text and tool calls), the user's text
+messages and its own tools' results; the user simulator sees its system prompt, the agent's text
+messages as ``user`` turns, its own messages as ``assistant`` turns and its own tools' results.
+Tool-call arguments that are not a JSON object are a tool error (tau2 would crash the simulation).
+
+Every model call goes through ``session.call`` (journaled by dispatch). A failed call ends the cell
+as an error (`ConversationFailed`), not as a zero.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from srbench.benchmarks.conversation import CellSession, Reply
+from srbench.benchmarks.tau.env import EnvInfo, TauEnvironment
+from srbench.benchmarks.tau.reward import is_stop
+
+GREETING = "Hi! How can I help you today?"
+
+
+class ConversationFailed(Exception):
+    """A model call of the conversation failed: the cell is an error (error_class, one line)."""
+
+    def __init__(self, error_class: str, message: str) -> None:
+        super().__init__(message)
+        self.error_class = error_class
+        self.message = message
+
+
+@dataclass
+class Conversation:
+    """The trajectory so far and the counters of one cell."""
+
+    agent_system: str
+    user_system: str
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    steps: int = 0
+    errors: int = 0
+    termination: str | None = None
+    calls: dict[str, int] = field(default_factory=lambda: {"subject": 0, "user_simulator": 0, "judge": 0})
+    selected_models: list[str | None] = field(default_factory=list)
+
+    def agent_view(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{"role": "system", "content": self.agent_system}]
+        for m in self.trajectory:
+            if m["role"] == "assistant":
+                out.append(_chat("assistant", m))
+            elif m["role"] == "user" and not m.get("tool_calls"):
+                out.append({"role": "user", "content": m["content"]})
+            elif m["role"] == "tool" and m["requestor"] == "assistant":
+                out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+        return out
+
+    def user_view(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [{"role": "system", "content": self.user_system}]
+        for m in self.trajectory:
+            if m["role"] == "assistant" and not m.get("tool_calls"):
+                out.append({"role": "user", "content": m["content"]})
+            elif m["role"] == "user":
+                out.append(_chat("assistant", m))
+            elif m["role"] == "tool" and m["requestor"] == "user":
+                out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+        return out
+
+    def outputs(self) -> dict[str, Any]:
+        """The facts the reward is computed from (stored in the conversation record)."""
+        texts = [m["content"] for m in self.trajectory if m["role"] == "assistant" and m.get("content")]
+        calls = [{"requestor": "assistant" if m["role"] == "assistant" else "user",
+                  "name": (tc.get("function") or {}).get("name"), "arguments": _arguments(tc)[0]}
+                 for m in self.trajectory if m["role"] in ("assistant", "user") for tc in m.get("tool_calls") or []]
+        return {"termination": self.termination, "steps": self.steps, "tool_errors": self.errors,
+                "assistant_texts": texts, "tool_calls": calls, "calls": dict(self.calls),
+                "selected_models": list(self.selected_models)}
+
+
+def _chat(role: str, m: dict[str, Any]) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": role, "content": m.get("content")}
+    if m.get("tool_calls"):
+        msg["tool_calls"] = m["tool_calls"]
+    elif msg["content"] is None:
+        msg["content"] = ""
+    return msg
+
+
+def _arguments(tc: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    raw = (tc.get("function") or {}).get("arguments")
+    if isinstance(raw, dict):
+        return raw, None
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+    except (ValueError, RecursionError):
+        return None, "arguments are not valid JSON"
+    if not isinstance(value, dict):
+        return None, "arguments are not a JSON object"
+    return value, None
+
+
+def _tool_calls(reply: Reply, step: int) -> list[dict[str, Any]]:
+    out = []
+    for i, tc in enumerate(reply.tool_calls or []):
+        fn = tc.get("function") or {}
+        out.append({"id": tc.get("id") or f"call_{step}_{i}", "type": "function",
+                    "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"}})
+    return out
+
+
+def _message(role: str, reply: Reply, step: int) -> dict[str, Any]:
+    text = reply.text if reply.text and reply.text.strip() else None
+    msg: dict[str, Any] = {"role": role, "content": text, "call": reply.index}
+    calls = _tool_calls(reply, step)
+    if calls:
+        msg["tool_calls"] = calls
+    if role == "assistant" and reply.selected_model:
+        msg["selected_model"] = reply.selected_model
+    return msg
+
+
+async def _call(session: CellSession, conv: Conversation, role: str, messages: list[dict[str, Any]],
+                tools: list[dict[str, Any]] | None) -> Reply:
+    reply = await session.call(messages, role=role, tools=tools or None)
+    conv.calls[role] = conv.calls.get(role, 0) + 1
+    if reply.status != "completed":
+        who = "agent" if role == "subject" else role.replace("_", " ")
+        cls = reply.error_class or "call_failed"
+        raise ConversationFailed(cls if role == "subject" else f"{role}_{cls}",
+                                 f"{who} call {reply.index} {reply.status}: {reply.error or cls}")
+    return reply
+
+
+async def run(session: CellSession, env: TauEnvironment, info: EnvInfo, conv: Conversation, *,
+              max_steps: int, max_errors: int) -> None:
+    """Drive the conversation until it terminates; `conv` holds everything on return or raise."""
+    conv.trajectory.append({"role": "assistant", "content": GREETING, "call": None})
+    to_role, from_role = "user", "agent"
+    while conv.termination is None:
+        last = conv.trajectory[-1]
+        if to_role == "user":
+            reply = await _call(session, conv, "user_simulator", conv.user_view(), info.user_tools)
+            msg = _message("user", reply, conv.steps)
+            conv.trajectory.append(msg)
+            if not msg.get("tool_calls") and not msg["content"]:
+                conv.termination = "user_error"
+            elif not msg.get("tool_calls") and is_stop(msg["content"]):
+                conv.termination = "user_stop"
+            from_role, to_role = "user", ("env" if msg.get("tool_calls") else "agent")
+        elif to_role == "agent":
+            reply = await _call(session, conv, "subject", conv.agent_view(), info.tools)
+            msg = _message("assistant", reply, conv.steps)
+            conv.trajectory.append(msg)
+            conv.selected_models.append(reply.selected_model)
+            if not msg.get("tool_calls") and not msg["content"]:
+                conv.termination = "agent_error"
+            from_role, to_role = "agent", ("env" if msg.get("tool_calls") else "user")
+        else:
+            requestor = "assistant" if from_role == "agent" else "user"
+            for tc in last["tool_calls"]:
+                args, problem = _arguments(tc)
+                if problem is not None or args is None:
+                    content, error = f"Error: {problem}", True
+                else:
+                    content, error = await env.tool(requestor, tc["function"]["name"], args)
+                conv.errors += bool(error)
+                conv.trajectory.append({"role": "tool", "requestor": requestor, "tool_call_id": tc["id"],
+                                        "name": tc["function"]["name"], "content": content, "error": error})
+            from_role, to_role = "env", from_role
+        conv.steps += 1
+        if to_role == "env":
+            continue
+        if conv.steps >= max_steps:
+            conv.termination = "max_steps"
+        if conv.errors >= max_errors:
+            conv.termination = "too_many_errors"

