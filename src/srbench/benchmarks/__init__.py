@@ -17,6 +17,7 @@ from srbench.benchmarks import (
     livecodebench,
     mmlu_pro,
     simpleqa_verified,
+    terminal_bench,
     unavailable,
 )
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
@@ -30,7 +31,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     hle.Hle(),
     livecodebench.LiveCodeBench(),
     unavailable.SciCode(),
-    unavailable.TerminalBench21(),
+    terminal_bench.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),
     unavailable.Tau3(),

@@ -56,23 +56,6 @@ class SciCode(UnavailableBenchmark):
     )
 
 
-class TerminalBench21(UnavailableBenchmark):
-    id = "terminal-bench-2.1"
-    title = "Terminal-Bench 2.1"
-    capability = "isolated terminal tasks"
-    kind = "agent"
-    weight = 10
-    profiles = {"smoke": 1, "quick": 3, "standard": 15}
-    unavailable_reason = "needs Harbor and Docker images pinned by digest on a worker host (DEP-2, DEP-6); not built in this release"
-    source = SourcePin(
-        url="https://github.com/harbor-framework/terminal-bench-2-1",
-        revision="7131e4375048a0e408a8fb404b5f499d726b695b",
-        files=("tasks/*/task.toml",),
-        license_url="https://github.com/harbor-framework/terminal-bench-2-1",
-        access_note="Apache-2.0; open.",
-    )
-
-
 class Tau3(UnavailableBenchmark):
     id = "tau3"
     title = "τ³ (tau2-bench v1.0.1, text domains)"
