@@ -190,7 +190,7 @@ def ensure_image(api: Any, env_files: dict[str, bytes], *, where: str, executabl
         try:
             stream = api.build(fileobj=io.BytesIO(context), custom_context=True, tag=tag, pull=False, rm=True,
                                forcerm=True, network_mode=network, decode=True, timeout=int(build_timeout_s) + 5,
-                               labels={OWNED: "task-image", IMAGE_KEY: key})
+                               labels={OWNED: "task-image", IMAGE_KEY: key, SCOPE: current_scope()})
             for chunk in stream:
                 if "error" in chunk:
                     raise TaskBuildFailed(f"{where}: the image build failed: {str(chunk['error']).strip()[:400]}")
@@ -212,10 +212,12 @@ def ensure_image(api: Any, env_files: dict[str, bytes], *, where: str, executabl
         return ImageInfo(tag, info["Id"], key, bases, True, network, round(time.monotonic() - started, 3))
 
 
-def remove_images(api: Any) -> list[str]:
-    """Delete every cached task image (containers using one are removed first by the caller)."""
+def remove_images(api: Any, scope: str | None = None) -> list[str]:
+    """Delete the cached task images (those first built for `scope`, or all); containers using one
+    are removed first by the caller."""
     removed = []
-    for img in api.images(filters={"label": f"{OWNED}=task-image"}):
+    labels = [f"{OWNED}=task-image"] + ([f"{SCOPE}={scope}"] if scope else [])
+    for img in api.images(filters={"label": labels}):
         try:
             api.remove_image(img["Id"], force=True)
             removed.append(img["Id"])
