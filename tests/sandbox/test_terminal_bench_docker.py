@@ -16,8 +16,6 @@ from srbench.benchmarks.terminal_bench.tasks import executable
 from srbench.sandbox import task_container as tc
 from srbench.simulate.terminal_tasks import SCRIPTS, write_terminal_bench
 
-from .tbench_docker import docker_api, local_base, tb_scope  # noqa: F401 - fixtures
-
 TB = get("terminal-bench-2.1")
 
 
