@@ -239,7 +239,8 @@ def test_partial_rewards_and_verifier_timeouts(cases) -> None:
 
 
 def test_max_steps_ends_the_agent_phase_then_the_verifier_runs(cases) -> None:
-    session = FakeSession([reply(i, f"echo {i}") for i in range(10)], options={"max_steps": 3})
+    session = FakeSession([reply(i, f"echo {i}") for i in range(10)],
+                          options=TB.freeze_options({"max_steps": 3}))
     env = FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"0"})
     out = trial(cases["hello-file"], session, env)
     assert out.outputs["stop_reason"] == "max_steps" and out.outputs["turns"] == 3 and len(session.sent) == 3
@@ -287,8 +288,15 @@ def test_failed_calls_and_stops_end_the_cell_without_a_verifier(cases) -> None:
                                  ).status == "trial_error"
 
 
-def test_no_time_for_the_agent_means_no_call(cases) -> None:
-    session = FakeSession(scripted(["ls"]), remaining=30.0)       # less than the verifier's 60 s: no agent time
+def test_the_cell_time_is_shared_and_none_left_means_no_call(cases) -> None:
+    # 36 s left for a task with 300 s agent + 60 s verifier timeouts: the agent gets 30 s
+    session = FakeSession(scripted(["ls"]), remaining=36.0)
+    env = FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"0"})
+    out = trial(cases["hello-file"], session, env)
+    assert out.outputs["environment"]["time_shared"] == {"cell_remaining_s": 36.0, "agent_s": 30.0}
+    assert len(session.sent) == 2 and env.commands[-1] == ("bash /tests/test.sh", 36.0,
+                                                           {"EXPECTED_GREETING": "Hello, sr-bench!"})
+    session = FakeSession(scripted(["ls"]), remaining=0.0)
     out = trial(cases["hello-file"], session, FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"0"}))
     assert session.sent == [] and out.outputs["stop_reason"] == "agent_timeout" and out.outputs["reward"] == 0.0
 
@@ -307,8 +315,13 @@ def test_an_environment_that_cannot_start_costs_no_call(cases) -> None:
     assert session.objects[out.trajectory]["error_class"] == "base_image_missing"
 
 
-def test_options_are_checked() -> None:
+def test_options_are_checked_and_frozen() -> None:
     assert options_from(None) == TerminalOptions() and TerminalOptions().max_steps == 100
+    assert TB.freeze_options({}) == {"grading": TerminalOptions().model_dump()}
+    frozen = TB.freeze_options({"max_steps": 5, "grader_version": "x"})
+    assert frozen["grading"]["max_steps"] == 5 and TB.freeze_options(frozen) == frozen     # idempotent
+    with pytest.raises(InvalidInput, match="terminal-bench options"):
+        TB.freeze_options({"cpus_cap": -1})
     assert options_from({"max_steps": 5}).max_steps == 5
     with pytest.raises(InvalidInput, match="terminal-bench options"):
         options_from({"max_stepz": 5})

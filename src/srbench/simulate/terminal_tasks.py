@@ -10,13 +10,18 @@ environment/Dockerfile + assets, tests/test.sh + a test file, solution/solve.sh)
 
 Every Dockerfile starts ``FROM base_image``, which must already be on the Docker engine; the tests
 need no network (bash and python3 from the base image). `SCRIPTS` are the tool-call scripts a fake
-agent plays per task: ``solve`` solves it, ``fail`` does something useless and stops.
+agent plays per task: ``solve`` solves it, ``fail`` does something useless and stops, ``slow`` runs one
+long command (to be interrupted). `agent_script` makes the simulated OpenAI endpoint play them.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+from srbench.simulate.scripted import Scripted, ScriptHook
+from srbench.simulate.scripted import tool_call as scripted_call
 
 TASK_21 = """schema_version = "1.1"
 
@@ -176,6 +181,30 @@ def write_terminal_bench(root: Path, base_image: str) -> Path:
     for name in TASKS:
         write_task(Path(root) / "tasks", name, base_image)
     return Path(root)
+
+
+def agent_script(plays: dict[str, str], slow_command: str = "sleep 25") -> ScriptHook:
+    """A script hook for the simulated endpoint: a request to model M with tools gets the next
+    command of `SCRIPTS[task][plays[M]]` (the task found from the instruction, the position from the
+    tool results so far) as a ``terminal`` tool call, then a final answer without tool calls."""
+    by_instruction = {spec["instruction"]: name for name, spec in TASKS.items()}
+
+    def hook(body: dict[str, Any]) -> Scripted | None:
+        play = plays.get(str(body.get("model")))
+        if play is None or not body.get("tools"):
+            return None
+        messages = body.get("messages") or []
+        task = next((by_instruction.get(m.get("content")) for m in messages if m.get("role") == "user"), None)
+        if task is None:
+            return Scripted(content="I do not know this task.")
+        commands = [slow_command] if play == "slow" else SCRIPTS[task][play]
+        done = sum(1 for m in messages if m.get("role") == "tool")
+        if done < len(commands):
+            return Scripted(content="", tool_calls=(scripted_call("terminal", {"command": commands[done]},
+                                                                  f"call_{done}"),))
+        return Scripted(content=f"Done with {task}.")
+
+    return hook
 
 
 def tool_call(call_id: str, command: str) -> dict[str, object]:

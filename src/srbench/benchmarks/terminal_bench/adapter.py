@@ -14,6 +14,7 @@ Available when the ``docker`` package is installed and an engine answers at ``DO
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -121,8 +122,17 @@ class TerminalBench21(Benchmark):
             raise IntegrityError(f"case {case.id}: the task tree digest is {got}, the case pins {meta.get('tree_sha256')}")
         return environment.TaskSpec(name=meta["task"], tree_sha256=got, config=config, files=files)
 
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The agent settings and caps (options.py) from the store's benchmark-options.json entry,
+        frozen into the plan as ``benchmark_options["terminal-bench-2.1"]["grading"]``."""
+        given = {k: v for k, v in (raw or {}).items() if k not in ("grader_version", "grading")}
+        if isinstance((raw or {}).get("grading"), dict):
+            given = {**raw["grading"], **given}      # type: ignore[index]
+        return {"grading": options_from(given).model_dump()}
+
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
-        options = options_from(getattr(session, "options", None))
+        frozen = getattr(session, "options", None) or {}        # the plan's benchmark_options entry
+        options = options_from(frozen.get("grading") if isinstance(frozen, Mapping) else None)
         return await agent.run_trial(self.task_of(case), session, options)
 
     def preflight(self, cases: list[Case]) -> list[str]:

@@ -7,7 +7,8 @@
    container (a fresh bash, the image's working directory) under the per-command timeout, and its
    exit code and stdout/stderr tails go back as the tool result. The phase ends when a reply has
    no tool call (``agent_done``), after ``max_steps`` turns, when the agent time is up (the task's
-   ``[agent] timeout_sec`` capped, and never eating into the verifier's time), or when a call fails
+   ``[agent] timeout_sec`` capped; when the cell's time left cannot hold both the agent and the
+   verifier timeouts it is shared between them in proportion), or when a call fails
    or the session stops (the cell then fails with that error class; no verifier run).
 3. Verifier phase: ``/tests`` and ``/logs/verifier`` are emptied, ``tests/`` is copied to ``/tests``,
    ``bash /tests/test.sh`` runs under the verifier timeout with ``[verifier.env]``; the reward is
@@ -132,8 +133,12 @@ class Trial:
         self.error_class, self.error, self.stop_reason = error_class, " ".join(error.split())[:500], stop_reason
 
     async def agent_phase(self, env: TerminalEnvironment) -> None:
-        budget = min(self.limits["agent_timeout_s"],
-                     max(0.0, self.session.remaining_s() - self.limits["verifier_timeout_s"]))
+        agent_s, verifier_s = self.limits["agent_timeout_s"], self.limits["verifier_timeout_s"]
+        remaining = max(0.0, self.session.remaining_s())
+        budget = agent_s
+        if remaining < agent_s + verifier_s:     # the cell's time cannot hold both: share it in proportion
+            budget = remaining * agent_s / (agent_s + verifier_s)
+            self.facts["time_shared"] = {"cell_remaining_s": round(remaining, 3), "agent_s": round(budget, 3)}
         deadline = time.monotonic() + budget
         while True:
             if self.turns >= self.options.max_steps:
