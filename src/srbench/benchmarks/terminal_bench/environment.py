@@ -102,8 +102,12 @@ class DockerTaskEnvironment:
         return await asyncio.to_thread(self.container.read_file, path, max_bytes)
 
     async def close(self) -> None:
-        # synchronous on purpose: it must happen even when the cell's task is being cancelled
-        self.container.remove()
+        # in a thread, shielded; when the cell's task is cancelled meanwhile, removed right here (idempotent)
+        try:
+            await asyncio.shield(asyncio.to_thread(self.container.remove))
+        except asyncio.CancelledError:
+            self.container.remove()
+            raise
 
 
 _factory: Factory = DockerTaskEnvironment.open
