@@ -5,6 +5,10 @@ the three toy tasks driven by a scripted fake session. Skipped, saying why, with
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +133,16 @@ def test_a_missing_base_fails_preflight_and_the_trial_before_any_call(docker_api
     assert len(problems) == 1 and absent in problems[0] and "never pulls" in problems[0]
     session, out = run_trial(case, ["ls"])
     assert session.sent == [] and out.error_class == "base_image_missing" and absent in out.error
+
+
+def test_the_catalog_command_follows_the_engine(docker_api, tmp_path: Path) -> None:
+    def entry(docker_host: str) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
+        env.update(DOCKER_HOST=docker_host, SR_BENCH_HOME=str(tmp_path / "home"))
+        out = subprocess.run([sys.executable, "-m", "srbench.cli.main", "catalog"], env=env, cwd=tmp_path,
+                             capture_output=True, timeout=120, check=True).stdout
+        return next(b for b in json.loads(out)["benchmarks"] if b["id"] == "terminal-bench-2.1")
+
+    assert entry(os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"))["available"] is True
+    gone = entry(f"unix://{tmp_path}/no-engine.sock")
+    assert gone["available"] is False and "no Docker engine reachable" in gone["reason"]
