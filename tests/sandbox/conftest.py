@@ -14,6 +14,8 @@ import pytest
 
 from srbench.sandbox import Sandbox, SandboxUnavailable, open_sandbox, sandbox_dir
 
+from .tbench_docker import docker_api, local_base, tb_scope  # noqa: F401 - Terminal-Bench's Docker fixtures
+
 _CACHE: dict[str, Sandbox | str] = {}
 
 

@@ -19,7 +19,7 @@ from srbench.benchmarks import (
     scicode,
     simpleqa_verified,
     tau3,
-    unavailable,
+    terminal_bench,
 )
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
@@ -32,7 +32,7 @@ _BENCHMARKS: tuple[Benchmark, ...] = (
     hle.Hle(),
     livecodebench.LiveCodeBench(),
     scicode.SciCode(),
-    unavailable.TerminalBench21(),
+    terminal_bench.TerminalBench21(),
     simpleqa_verified.SimpleQaVerified(),
     arc_agi_2.ArcAgi2(),
     tau3.Tau3(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NoReturn
 
-from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 
@@ -34,20 +34,3 @@ class UnavailableBenchmark(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         self._refuse()
-
-
-class TerminalBench21(UnavailableBenchmark):
-    id = "terminal-bench-2.1"
-    title = "Terminal-Bench 2.1"
-    capability = "isolated terminal tasks"
-    kind = "agent"
-    weight = 10
-    profiles = {"smoke": 1, "quick": 3, "standard": 15}
-    unavailable_reason = "needs Harbor and Docker images pinned by digest on a worker host (DEP-2, DEP-6); not built in this release"
-    source = SourcePin(
-        url="https://github.com/harbor-framework/terminal-bench-2-1",
-        revision="7131e4375048a0e408a8fb404b5f499d726b695b",
-        files=("tasks/*/task.toml",),
-        license_url="https://github.com/harbor-framework/terminal-bench-2-1",
-        access_note="Apache-2.0; open.",
-    )

@@ -31,6 +31,7 @@ from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
 from srbench.service.run_end import Endings, terminal
+from srbench.service.task_resources import benchmark_preflight
 from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
@@ -124,6 +125,10 @@ class RunManager:
         data = read_dataset_object(self.store, plan["dataset"]["object"], plan["dataset"]["sha256"])
         self.preflight(plan)
         cases = dispatch_order(plan, decode_cases(data))
+        if plan["mode"] == "live":                 # hosts of agent tasks: engine, base images (task_resources)
+            problems = benchmark_preflight(cases)
+            if problems:
+                raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
         plan_digest = self.store.put_json(plan)
         run_id = "run-" + uuid.uuid4().hex[:20]
         now = time.time()

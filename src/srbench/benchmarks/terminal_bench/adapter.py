@@ -1,0 +1,176 @@
+"""Terminal-Bench 2.1: native task directories → one case per task, each cell one agent trial.
+
+Case id ``terminal-bench-2.1/<task dir>``; stratum = ``[metadata] difficulty``. The case carries the
+whole task tree (``answer.files``, base64 by relative path) and its pin ``metadata.tree_sha256``,
+so a frozen dataset is self-contained: a run needs no checkout, and every trial re-checks the
+digest before it starts. The case's messages are the trial's opening (system prompt + the task's
+``instruction.md``). The cell is a conversation (`multi_call`): `converse` runs the pinned agent
+and the verifier (agent.py); `grade_conversation` reads the stored outcome: correct iff reward = 1.
+
+Available when the ``docker`` package is installed and an engine answers at ``DOCKER_HOST``;
+`preflight` also checks that every base image of the planned tasks is on that engine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from srbench.benchmarks.base import Benchmark, Grade, SourcePin
+from srbench.benchmarks.conversation import CellSession, ConversationOutcome
+from srbench.benchmarks.terminal_bench import agent, environment, tasks
+from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
+from srbench.benchmarks.terminal_bench.source import fetch_tasks, locate_tasks
+from srbench.errors import InvalidInput
+from srbench.schemas.dataset import Case, CaseMetadata, Message
+
+GRADER = "sr-bench-terminal-reward-v1"
+_AVAILABILITY: dict[str, Any] = {"at": -1e9, "reason": None}
+_CHECK_EVERY_S = 30.0
+
+
+def availability() -> str | None:
+    """None when task containers can run here, else why not (checked at most every 30 s)."""
+    now = time.monotonic()
+    if now - _AVAILABILITY["at"] > _CHECK_EVERY_S:
+        from srbench.sandbox.base import SandboxFault
+        from srbench.sandbox.task_container import engine
+
+        try:
+            engine(timeout_s=5)
+            reason = None
+        except SandboxFault as exc:
+            reason = f"needs a Docker engine for its task containers: {exc.message}"
+        _AVAILABILITY.update(at=now, reason=reason)
+    return _AVAILABILITY["reason"]
+
+
+class TerminalBench21(Benchmark):
+    id = "terminal-bench-2.1"
+    title = "Terminal-Bench 2.1"
+    capability = "isolated terminal tasks"
+    kind = "agent"
+    weight = 10
+    profiles = {"smoke": 1, "quick": 3, "standard": 15}
+    strata = "difficulty"
+    grader_version = GRADER
+    multi_call = True
+    conversation_roles: ClassVar[tuple[str, ...]] = ()
+    source = SourcePin(
+        url="https://github.com/harbor-framework/terminal-bench-2-1",
+        revision="7131e4375048a0e408a8fb404b5f499d726b695b",
+        files=("tasks/*/task.toml", "tasks/*/instruction.md", "tasks/*/environment/**", "tasks/*/tests/**",
+               "tasks/*/solution/**"),
+        license_url="https://github.com/harbor-framework/terminal-bench-2-1",
+        access_note=("Apache-2.0, open; the Harbor dataset terminal-bench/terminal-bench-2-1 (89 tasks). "
+                     "Fetching it needs the network (GitHub tarball of the pinned commit); offline, prepare from a "
+                     "local checkout with --source-path. Task images are built from each task's Dockerfile with "
+                     "base images already on the Docker engine."),
+    )
+
+    @property  # type: ignore[override]
+    def available(self) -> bool:
+        return availability() is None
+
+    @property  # type: ignore[override]
+    def unavailable_reason(self) -> str | None:
+        return availability()
+
+    # -- source --------------------------------------------------------------------------------
+    def locate(self, root: Path) -> dict[str, Path]:
+        return locate_tasks(root)
+
+    def fetch(self, cache_dir: Path) -> dict[str, Path]:
+        return fetch_tasks(self.source, cache_dir / self.id)
+
+    def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
+        opening = agent.first_messages("", TerminalOptions())[0]
+        cases = []
+        for name, tree in sorted(tasks.split_tasks(files).items()):
+            tasks.check_tree(name, tree)
+            config = tasks.parse_task_toml(tree["task.toml"], f"task {name}: task.toml")
+            try:
+                instruction = tree["instruction.md"].decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput(f"task {name}: instruction.md is not UTF-8") from None
+            stratum = config.difficulty if config.difficulty in tasks.DIFFICULTIES else "unknown"
+            cases.append(Case(
+                id=f"{self.id}/{name}", benchmark=self.id,
+                messages=[Message(role="system", content=opening["content"]), Message(role="user", content=instruction)],
+                answer={"files": tasks.encode_files(tree)},
+                metadata=CaseMetadata(stratum=stratum, source_revision=revision, task=name, task_name=config.name,
+                                      tree_sha256=tasks.tree_sha256(tree), task_config=config.model_dump(),
+                                      has_solution="solution/solve.sh" in tree, agent=AGENT),
+            ))
+        return cases
+
+    # -- the trial -----------------------------------------------------------------------------
+    def task_of(self, case: Case) -> environment.TaskSpec:
+        """The task a case carries, its files checked against the pinned tree digest."""
+        meta = case.metadata.model_dump()
+        try:
+            files = tasks.decode_files(case.answer["files"])
+            config = tasks.TaskConfig.model_validate(meta["task_config"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInput(f"case {case.id} does not carry a Terminal-Bench task ({type(exc).__name__})") from None
+        got = tasks.tree_sha256(files)
+        if got != meta.get("tree_sha256"):
+            from srbench.errors import IntegrityError
+
+            raise IntegrityError(f"case {case.id}: the task tree digest is {got}, the case pins {meta.get('tree_sha256')}")
+        return environment.TaskSpec(name=meta["task"], tree_sha256=got, config=config, files=files)
+
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The agent settings and caps (options.py) from the store's benchmark-options.json entry,
+        frozen into the plan as ``benchmark_options["terminal-bench-2.1"]["grading"]``."""
+        given = {k: v for k, v in (raw or {}).items() if k not in ("grader_version", "grading")}
+        if isinstance((raw or {}).get("grading"), dict):
+            given = {**raw["grading"], **given}      # type: ignore[index]
+        return {"grading": options_from(given).model_dump()}
+
+    async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
+        frozen = getattr(session, "options", None) or {}        # the plan's benchmark_options entry
+        options = options_from(frozen.get("grading") if isinstance(frozen, Mapping) else None)
+        return await agent.run_trial(self.task_of(case), session, options)
+
+    def preflight(self, cases: list[Case]) -> list[str]:
+        """Problems that would stop these cases from running on this host (empty: ready)."""
+        mine = [c for c in cases if c.benchmark == self.id]
+        return environment.preflight([self.task_of(c) for c in mine]) if mine else []
+
+    # -- grading -------------------------------------------------------------------------------
+    def grade(self, case: Case, text: str | None) -> Grade:
+        raise InvalidInput(f"benchmark {self.id} is graded from its trial (reward), not from a text")
+
+    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
+        out = conversation.get("outputs") or {}
+        details = {"reward": out.get("reward"), "rewards": out.get("rewards") or {},
+                   "reward_source": out.get("reward_source"), "stop_reason": out.get("stop_reason"),
+                   "turns": out.get("turns"), "commands": out.get("commands"), "trajectory": out.get("trajectory"),
+                   "receipt": out.get("receipt"), "tree_sha256": out.get("tree_sha256")}
+        reward = out.get("reward")
+        if conversation.get("error_class") or not isinstance(reward, int | float) or isinstance(reward, bool):
+            return Grade(correct=False, status="trial_error", extracted=None, details=details)
+        correct = float(reward) == 1.0
+        return Grade(correct=correct, status="correct" if correct else "incorrect", extracted=reward, details=details)
+
+    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+        rewards = [g["details"].get("reward") for g in grades if g and g.get("status") in ("correct", "incorrect")]
+        stops: dict[str, int] = {}
+        for g in grades:
+            reason = ((g or {}).get("details") or {}).get("stop_reason")
+            if reason:
+                stops[reason] = stops.get(reason, 0) + 1
+        return {"mean_reward": round(sum(rewards) / len(rewards), 6) if rewards else None,
+                "trials_with_reward": len(rewards),
+                "trial_errors": sum(1 for g in grades if g and g.get("status") == "trial_error"),
+                "ungraded": sum(1 for g in grades if g is None), "stop_reasons": dict(sorted(stops.items()))}
+
+    def notices(self) -> list[str]:
+        return ["Public tasks: results cannot be called contamination-free.",
+                f"Scored with sr-bench's pinned agent {AGENT} (one terminal tool, max 100 turns, 30 s per command): "
+                "an agent+model score, not comparable to Harbor leaderboard pairs.",
+                "Task images are built by sr-bench from each task's Dockerfile with local base images and no build "
+                "network; containers have no network although tasks set allow_internet."]
