@@ -20,7 +20,7 @@ def _run(api: Api, sim: Any, ds: dict[str, Any], name: str = "pages") -> str:
                                             single("weak", sim.v1_url, "sim-weak", prices={"sim-weak": PRICE})]})
     m = manifest(ds, [{"id": "strong"}, {"id": "weak"}])
     m["name"] = name
-    rid = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+    rid = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
     assert api.wait(rid)["status"] == "completed"
     return rid
 
@@ -48,7 +48,7 @@ def test_cursors_walk_every_row_once_in_order(api, sim, prepare) -> None:
     calls = _walk(api, f"/runs/{rid}/calls", "calls", 3)
     assert [c["seq"] for c in calls] == list(range(28))
     assert api.ok("GET", f"/runs/{rid}/calls?limit=3&offset=3")["calls"] == calls[3:6]
-    after = api.ok("GET", f"/runs/{rid}/results?limit=4&after=9")["results"]
+    after = api.ok("GET", f"/runs/{rid}/results?limit=4&after=10")["results"]     # upstream's cursor: seq + 1
     assert [r["seq"] for r in after] == [10, 11, 12, 13]
     ev = api.ok("GET", f"/runs/{rid}/events")
     assert ev["total"] == len(ev["events"]) and ev["next_cursor"] is None
@@ -103,17 +103,17 @@ def test_report_head_answers_unchanged_and_follows_a_change(api, sim, prepare, s
     rid = _run(api, sim, ds)
     first = api.ok("GET", f"/runs/{rid}/report")
     again = api.ok("GET", f"/runs/{rid}/report")
-    assert again["cache_hit"] is True and again["report"]["report"] == first["report"]["report"]
+    assert again["cache_hit"] is True and again["report_digest"] == first["report_digest"]
     # a cell changes (here by hand, as no route changes a finished run's cells): the head is stale
     service.service.journal.submit_sync(lambda c: c.execute(
         "UPDATE cells SET state='failed', error_class='x' WHERE run_id=? AND seq=0", (rid,)))
     changed = api.ok("GET", f"/runs/{rid}/report")
-    assert changed["cache_hit"] is False and changed["report"]["report"] != first["report"]["report"]
+    assert changed["cache_hit"] is False and changed["report_digest"] != first["report_digest"]
     assert api.ok("GET", f"/runs/{rid}/results?limit=1")["results"][0]["state"] == "failed"
     # a price correction is an input too
     api.ok("POST", f"/runs/{rid}/reprice", {"prices": {"strong": {"sim-strong": PRICE | {"output": 8.0}}},
                                              "reason": "new list price"})
-    assert api.ok("GET", f"/runs/{rid}/report")["report"]["report"] != changed["report"]["report"]
+    assert api.ok("GET", f"/runs/{rid}/report")["report_digest"] != changed["report_digest"]
 
 
 def test_results_pages_round_trip(tmp_path: Path) -> None:
