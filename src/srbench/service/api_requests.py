@@ -211,12 +211,6 @@ class CallsAfter(After):
     active: Literal["true", "false"] = Field(default="false", description="only calls in flight")
 
 
-class SeqPage(Page):
-    after: int | None = Field(default=None, ge=-1, le=2**62,
-                              description="keyset cursor: the last seq seen (an answer's next_cursor); "
-                                          "O(page) wherever it points, unlike offset")
-
-
 class RunsPage(Query):
     limit: int = Field(default=200, ge=1, le=500)
     after: str | None = Field(default=None, max_length=200,

@@ -259,7 +259,7 @@ class CallSummary(Answer):
     id: str = Field(description="call-<32 hex>")
     case_id: str
     target_id: str
-    role: Literal["subject", "judge", "simulator"]
+    role: str = Field(description="subject, judge, simulator (a conversation: also scaffolding)")
     status: str = Field(description="sent, completed, failed, cancelled, sent_unknown")
     cell_id: str
     seq: int
@@ -303,6 +303,7 @@ class Event(Answer):
 class Events(Answer):
     events: list[Event]
     total: int
+    next_cursor: int | None = Field(default=None, description="the next page's `after` (null: last page)")
     next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 

@@ -19,7 +19,7 @@ from srbench.service import policy, upstream, wire
 from srbench.service.actors import Actor, actor_of
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
-from srbench.service.http import ok, parse, svc
+from srbench.service.http import ok, parse, query, svc
 from srbench.stages.plan import build_plan, check_frozen, fail, pydantic_problems
 from srbench.targets import routers
 
@@ -170,8 +170,8 @@ async def submit_run(request: web.Request) -> web.Response:
 
 
 async def list_runs(request: web.Request) -> web.Response:
-    service = svc(request)
-    return ok({"runs": await asyncio.to_thread(service.views.list, actor_of(request))})
+    service, q = svc(request), query(request, rq.RunsPage)
+    return ok(await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after))
 
 
 async def get_run(request: web.Request) -> web.Response:

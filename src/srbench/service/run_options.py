@@ -47,7 +47,7 @@ def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dic
 
 def run_options(service: Any, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
                 ) -> dict[str, Any]:
-    runs = service.views.runs
+    runs = service.runs
     views = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
     plans = {v["id"]: service.objects.get_json(v["plan"]) for v in views}
     out: dict[str, Any] = {"baseline": None, "baselines": [], "options": [], "next_cursor": None, "has_more": False,

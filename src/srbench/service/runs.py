@@ -379,11 +379,16 @@ class RunManager:
                                       "ORDER BY created_at DESC, id DESC LIMIT ?", (*before, limit))
         return self._views(rows)
 
-    def list_owned(self, owner: str, limit: int = 200) -> list[dict[str, Any]]:
-        """An actor's own runs, newest first (`service.actors`: the run_owners table)."""
-        return self._views(self.journal.query("SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id "
-                                              "WHERE run_owners.owner=? ORDER BY runs.created_at DESC LIMIT ?",
-                                              (owner, limit)))
+    def list_owned(self, owner: str, limit: int = 200, before: tuple[float, str] | None = None
+                   ) -> list[dict[str, Any]]:
+        """An actor's own runs, newest first, keyset like `list` (`service.actors`: run_owners)."""
+        join = "SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id WHERE run_owners.owner=?"
+        if before is None:
+            rows = self.journal.query(join + " ORDER BY runs.created_at DESC, runs.id DESC LIMIT ?", (owner, limit))
+        else:
+            rows = self.journal.query(join + " AND (runs.created_at, runs.id) < (?, ?) ORDER BY runs.created_at DESC, "
+                                      "runs.id DESC LIMIT ?", (owner, *before, limit))
+        return self._views(rows)
 
     def _views(self, rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:

@@ -49,11 +49,17 @@ class RunViews:
     def get(self, run_id: str) -> dict[str, Any]:
         return self.one(self.runs.get(run_id))
 
-    def list(self, actor: Actor, limit: int = 200) -> list[dict[str, Any]]:
-        """Newest first, only what the actor may see (owners from one query)."""
-        views = self.runs.list(limit) if actor.scope is None else self.runs.list_owned(actor.scope, limit)
+    def list(self, actor: Actor, limit: int = 200, after: str | None = None) -> dict[str, Any]:
+        """A page of runs, newest first, only what the actor may see (owners from one query), with the
+        next page's keyset cursor (`service.pages`)."""
+        from srbench.service import pages
+
+        before = pages.runs_before(after)
+        views = (self.runs.list(limit, before) if actor.scope is None
+                 else self.runs.list_owned(actor.scope, limit, before))
         ids = [v["id"] for v in views]
         owners = {r["run_id"]: r["owner"] for r in self.runs.journal.query(
             f"SELECT run_id, owner FROM run_owners WHERE run_id IN ({','.join('?' * len(ids))})", tuple(ids))
         } if ids else {}
-        return [self._out(v, owners.get(v["id"], LOCAL), True) for v in views]
+        return {"runs": [self._out(v, owners.get(v["id"], LOCAL), True) for v in views],
+                "next_cursor": pages.runs_cursor(views, limit)}
