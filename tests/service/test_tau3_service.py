@@ -134,7 +134,7 @@ def test_tau3_conversations_end_to_end(api, service, tmp_path) -> None:
         options(service, user_simulator="user", judge="judge", release="1.0.1")
         plan = freeze(api, manifest(ds, [{"id": "careful"}, {"id": "careless"}]))
         assert sorted(plan["auxiliary_targets"]) == ["judge", "user"]
-        run_id = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
         run = api.wait(run_id, timeout=60)
         assert run["status"] == "completed", run
         log = list(sim.log)
@@ -160,7 +160,7 @@ def test_tau3_conversations_end_to_end(api, service, tmp_path) -> None:
         assert tool_call["finish_reason"] == "tool_calls" and tool_call["tool_calls"]
         req = store.get_json(mine[1]["request"])
         assert {t["function"]["name"] for t in req["body"]["tools"]} >= {"find_user_by_email", "cancel_pending_order"}
-    rep = api.ok("GET", f"/runs/{run_id}/report")["report"]
+    rep = api.ok("GET", f"/runs/{run_id}/report")
     by = {t["target_id"]: t for t in rep["summary"]["targets"]}
     assert by["careful"]["correct"] == 3 and by["careless"]["correct"] == 2      # the refund never said
     tau = {b["target_id"]: b for b in rep["benchmarks"]}
@@ -197,7 +197,7 @@ def test_tau3_max_steps_through_the_service_is_reward_zero(api, service, tmp_pat
         options(service, user_simulator="user", judge="judge", release="1.0.1")
         m = manifest(ds, [{"id": "careful"}])
         m["limits"].update(case_timeout_s=60, max_run_seconds=120, total_timeout_s=30)
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         assert api.wait(run_id, timeout=120)["status"] == "completed"
         log = list(sim.log)
     assert len(log) == 100 and sum(e["model"] == "sim-user" for e in log) == 50      # max_steps 100

@@ -303,7 +303,6 @@ class Event(Answer):
 class Events(Answer):
     events: list[Event]
     total: int
-    next_cursor: int | None = Field(default=None, description="the next page's `after` (null: last page)")
     next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
 
 

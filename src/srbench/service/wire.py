@@ -21,8 +21,9 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
-ROLE_BITS = 8                          # a call's slot in its cell: 0 subject, 1 judge, or a conversation's index
-CURSOR_STRIDE = 1 << ROLE_BITS         # calls-page cursor = seq * 256 + slot + 1
+ROLES = ("subject", "judge", "simulator")
+ROLE_BITS = 8
+CURSOR_STRIDE = 8                      # calls-page cursor = seq * 8 + role index
 SUMMARY_KEYS = ("kind", "version", "name", "mode", "profile", "seed", "cost_policy", "limits", "sampling",
                 "benchmark_weights", "adapter_versions", "grader_versions", "experiment", "plan_sha256",
                 "case_sha256", "total", "baseline_run_id")
@@ -152,23 +153,24 @@ def _mask(run_id: str) -> int:
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:32], 16)
 
 
-def call_id(run_id: str, seq: int, slot: int) -> str:
-    """``call-<32 hex>``: the cell's sequence number and the call's slot, masked by the run (reversible)."""
-    value = ((seq << ROLE_BITS) | slot) ^ _mask(run_id)
+def call_id(run_id: str, seq: int, role: str) -> str:
+    """``call-<32 hex>``: the cell's sequence number and the role, masked by the run (reversible)."""
+    value = ((seq << ROLE_BITS) | ROLES.index(role)) ^ _mask(run_id)
     return "call-" + format(value, "032x")
 
 
-def parse_call_id(run_id: str, text: str) -> tuple[int, int] | None:
-    """(seq, slot) of a call id of this run, or None when it is not one."""
+def parse_call_id(run_id: str, text: str) -> tuple[int, str] | None:
+    """(seq, role) of a call id of this run, or None when it is not one."""
     if not (text.startswith("call-") and len(text) == 37):
         return None
     try:
         value = int(text[5:], 16) ^ _mask(run_id)
     except ValueError:
         return None
-    if value >> 120:                   # beyond any seq: not one of this run's ids
+    role = value & ((1 << ROLE_BITS) - 1)
+    if role >= len(ROLES):
         return None
-    return value >> ROLE_BITS, value & ((1 << ROLE_BITS) - 1)
+    return value >> ROLE_BITS, ROLES[role]
 
 
 def call_status(state: str, error_class: str | None, record_status: str | None, role: str) -> str:
