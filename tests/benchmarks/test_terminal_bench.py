@@ -208,7 +208,7 @@ def test_a_solved_trial_has_reward_one_and_a_stored_trajectory(cases) -> None:
     assert [m["role"] for m in last] == ["system", "user"] + ["assistant", "tool"] * 3
     assert last[3]["tool_call_id"] == "call-0-0" and last[3]["content"].startswith("exit_code: 0\nstdout:\nran: ls")
     traj = session.objects[out.trajectory]
-    assert traj["kind"] == "terminal-bench-trajectory" and traj["agent"] == "sr-bench-terminal-v1"
+    assert traj["kind"] == "trajectory" and traj["format"] == "terminal-bench-trajectory-v1" and traj["agent"] == "sr-bench-terminal-v1"
     assert [s["command"] for s in traj["steps"]] == SCRIPTS["hello-file"]["solve"] and traj["turns"] == 4
     assert traj["verifier"]["reward_files"]["reward.txt"] == "1\n" and out.outputs["trajectory"] == out.trajectory
     g = TB.grade_conversation(cases["hello-file"], {"final_text": out.final_text, "outputs": out.outputs})

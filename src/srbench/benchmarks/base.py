@@ -146,6 +146,11 @@ class Benchmark(ABC):
         plain grade of the final text."""
         return self.grade(case, conversation.get("final_text"))
 
+    def conversation_row(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        """Extra fields of a conversation cell's report row, from its stored record (JSON values; e.g.
+        an agent trial's reward). Default: none."""
+        return {}
+
     def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any] | None:
         """The published rule's grade of a stored conversation record. Default: `published_grade` of

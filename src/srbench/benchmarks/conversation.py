@@ -77,6 +77,7 @@ class CellSession(Protocol):
     case: Case
     target_id: str
     seed: int
+    options: dict[str, Any]          # the plan's frozen benchmark_options[<benchmark>] entry ({} when none)
 
     async def call(self, messages: list[dict[str, Any]], *, role: str = "subject",
                    tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,

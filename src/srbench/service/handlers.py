@@ -39,8 +39,9 @@ async def shutdown(request: web.Request) -> web.Response:
 
 
 # Objects the API serves: JSON records without reference answers. Frozen datasets, cases and SSE
-# blobs are never returned (UI-3); datasets are browsed through /datasets/{id}/cases.
-SERVED_KINDS = frozenset({"call", "request", "report", "results", "results_page", "plan", "grade"})
+# blobs are never returned (UI-3); datasets are browsed through /datasets/{id}/cases. A
+# `trajectory` is an agent trial's stored record (messages, commands, outputs, verifier log).
+SERVED_KINDS = frozenset({"call", "request", "report", "results", "results_page", "plan", "grade", "trajectory"})
 
 
 async def get_object(request: web.Request) -> web.Response:

@@ -86,6 +86,8 @@ class Session:
         self.case = case
         self.target_id = cell.target_id
         self.seed = seed
+        # the plan's frozen benchmark_options[<benchmark>] entry (a benchmark's own settings)
+        self.options = dict((runner.d.plan.get("benchmark_options") or {}).get(case.benchmark) or {})
         self.deadline = deadline                    # time.monotonic() of the case's own timeout
         self.calls: list[dict[str, Any]] = []       # the conversation record's calls, in order
         self.stored: list[str] = []

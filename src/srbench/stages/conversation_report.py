@@ -11,7 +11,9 @@ and target. Its row in the report:
   its calls' cost is);
 - ``tokens_by_role`` (the four buckets per role, null when one call of the role is unmetered),
   ``calls`` and ``calls_by_role`` counts, ``latency_s`` = the sum of every call's duration;
-- for a router (MoM) target ``turn_models``: the model its router chose for each subject turn.
+- for a router (MoM) target ``turn_models``: the model its router chose for each subject turn;
+- ``trajectory`` (the stored trajectory's digest, if any) and the benchmark's own figures of the
+  cell (``Benchmark.conversation_row``, e.g. Terminal-Bench's reward).
 
 Every call record is read through `load_call`, so a usage correction (reconcile-usage) and a price
 correction (reprice: the plan's targets as priced) apply call by call.
@@ -23,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
@@ -67,7 +70,8 @@ def conversation_row(row: dict[str, Any], conversation: dict[str, Any], subject:
                tokens_by_role={r: _usage([c.usage if c else None for _, c in v]) for r, v in sorted(by_role.items())},
                latency_s=float(sum((rec.get("timings") or {}).get("latency_s") or 0.0
                                    for v in by_role.values() for rec, _ in v)) if by_role else None,
-               error=conversation.get("error"))
+               error=conversation.get("error"), trajectory=conversation.get("trajectory"),
+               **get_benchmark(row["benchmark"]).conversation_row(conversation))
     for field in AUX_FIELDS:
         role = next(r for r, f in ROLE_COST_FIELDS.items() if f == field)
         row[field] = _sum([c.cost_usd if c else None for _, c in by_role.get(role, [])])

@@ -156,6 +156,12 @@ class TerminalBench21(Benchmark):
         correct = float(reward) == 1.0
         return Grade(correct=correct, status="correct" if correct else "incorrect", extracted=reward, details=details)
 
+    def conversation_row(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        out = conversation.get("outputs") or {}
+        receipt = out.get("receipt") or {}
+        return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),
+                "commands": out.get("commands"), "task_image_id": receipt.get("image_id")}
+
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         rewards = [g["details"].get("reward") for g in grades if g and g.get("status") in ("correct", "incorrect")]
         stops: dict[str, int] = {}

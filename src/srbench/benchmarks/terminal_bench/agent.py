@@ -63,6 +63,7 @@ TOOL: dict[str, Any] = {
                        "required": ["command"], "additionalProperties": False},
     },
 }
+TRAJECTORY_FORMAT = "terminal-bench-trajectory-v1"
 RESET_VERIFIER = f"rm -rf /tests {VERIFIER_DIR} && mkdir -p /tests {VERIFIER_DIR}"
 
 
@@ -214,7 +215,7 @@ class Trial:
             self.fail("trial_error", f"{exc.kind}: {exc.message}", self.stop_reason or "no_reward")
 
     def trajectory(self) -> dict[str, Any]:
-        return {"kind": "terminal-bench-trajectory", "schema": 1, "agent": AGENT, "task": self.task.name,
+        return {"kind": "trajectory", "format": TRAJECTORY_FORMAT, "schema": 1, "agent": AGENT, "task": self.task.name,
                 "tree_sha256": self.task.tree_sha256, "options": self.options.model_dump(), "messages": self.messages,
                 "steps": self.steps, "turns": self.turns, "stop_reason": self.stop_reason, "verifier": self.verifier,
                 "reward": self.reward, "rewards": self.rewards, "error_class": self.error_class, "error": self.error,
