@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from service.helpers import PRICE, Api
+from service.helpers import PRICE, Api, isolated_env
 from srbench.benchmarks import REGISTRY
 from srbench.service.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
@@ -31,9 +31,7 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> ToyAgent:
 
 @pytest.fixture
 def service(toy: ToyAgent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedService]:
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
     with EmbeddedService(tmp_path / "store") as svc:
         yield svc
 

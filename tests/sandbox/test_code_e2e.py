@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from service.helpers import Api, freeze, manifest, single
+from service.helpers import Api, freeze, isolated_env, manifest, single
 from srbench.service.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
@@ -19,9 +19,7 @@ from .conftest import backend_or_skip
 
 @pytest.fixture
 def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
     with EmbeddedService(tmp_path / "store") as svc:
         a = Api(svc.url, svc.token)
         yield a

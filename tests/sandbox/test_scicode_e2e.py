@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from service.helpers import Api, freeze, manifest, single
+from service.helpers import Api, freeze, isolated_env, manifest, single
 from srbench.benchmarks import get
 from srbench.sandbox import scicode_data
 from srbench.service.embedded import EmbeddedService
@@ -25,9 +25,7 @@ pytest.importorskip("h5py", reason="writing the h5 fixture needs the fidelity ex
 
 @pytest.fixture
 def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
     with EmbeddedService(tmp_path / "store") as svc:
         a = Api(svc.url, svc.token)
         a.store_dir = tmp_path / "store"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from service.helpers import Api, free_port, freeze, loopback_process, manifest, single
+from service.helpers import Api, free_port, freeze, isolated_env, loopback_process, manifest, single
 from srbench.benchmarks.terminal_bench.agent import TOOL
 from srbench.sandbox import task_container as tc
 from srbench.service.discovery import API_PREFIX
@@ -50,9 +50,7 @@ def _clean(docker_api: Any, store: Path) -> list[dict[str, Any]]:
 @pytest.fixture
 def tb_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, docker_api: Any, local_base: str
                ) -> Iterator[EmbeddedService]:
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
     before = tc.current_scope()
     try:
         with EmbeddedService(tmp_path / "store") as svc:

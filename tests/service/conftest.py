@@ -17,7 +17,7 @@ from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 
-from .helpers import REVISIONS, Api
+from .helpers import REVISIONS, Api, isolated_env
 
 
 @pytest.fixture(scope="session")
@@ -30,9 +30,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture
 def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddedService]:
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
     with EmbeddedService(tmp_path / "store") as svc:
         yield svc
 

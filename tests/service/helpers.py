@@ -28,6 +28,17 @@ REVISIONS = {"mmlu-pro": samples.SAMPLE_REVISION, "gpqa-diamond": samples.SAMPLE
              "arc-agi-2": ArcAgi2.source.revision}
 
 
+SERVICE_ENV = ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV")
+
+
+def isolated_env(tmp_path: Path, monkeypatch: Any) -> None:
+    """No service, token or object store of the caller's environment leaks into a test, and
+    SR_BENCH_HOME is the test's own."""
+    for name in SERVICE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+
+
 def free_port() -> int:
     """A loopback port free right now."""
     with socket.socket() as s:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.service.helpers import Api, manifest, single
+from tests.service.helpers import Api, isolated_env, manifest, single
 
 from srbench.service.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
@@ -20,9 +20,7 @@ from srbench.simulate.server import SimulatorThread
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
+    isolated_env(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -224,11 +224,16 @@ class Report(Open):
     explain: str
 
 
-class Results(Answer):
-    results: list[Document]
+class EvidencePage(Answer):
+    """A run's evidence page (results, calls): the rows after the cursor, upstream's paging fields."""
+
     total: int
     limit: int
     next_cursor: int | None
+
+
+class Results(EvidencePage):
+    results: list[Document]
 
 
 class ConversationCall(Answer):
@@ -281,11 +286,8 @@ class CallSummary(Answer):
                                                  "conversation in order, with its role")
 
 
-class Calls(Answer):
+class Calls(EvidencePage):
     calls: list[CallSummary]
-    total: int
-    limit: int
-    next_cursor: int | None
 
 
 class CallDetail(CallSummary):
@@ -349,10 +351,15 @@ class Experiment(Answer):
     active_run_count: int | None = None
 
 
-class Experiments(Answer):
-    experiments: list[Experiment]
+class ListPage(Answer):
+    """One page of a list (experiments, an experiment's runs): the next cursor and whether more follow."""
+
     next_cursor: int | None
     has_more: bool
+
+
+class Experiments(ListPage):
+    experiments: list[Experiment]
 
 
 class ExperimentMember(Answer):
@@ -362,11 +369,9 @@ class ExperimentMember(Answer):
     linked_at: str
 
 
-class ExperimentRuns(Answer):
+class ExperimentRuns(ListPage):
     experiment: Experiment
     members: list[ExperimentMember]
-    next_cursor: int | None
-    has_more: bool
 
 
 class ExperimentDeleted(Answer):

@@ -21,7 +21,7 @@ from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
-from srbench.stages.plan_roles import role_problems
+from srbench.stages.plan_roles import pinned_auxiliary, role_problems
 from srbench.stages.stopping import statistics_problems
 from srbench.targets import routers
 
@@ -114,20 +114,12 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
                             f"{', '.join(repr(g) for g in accepted)}, got {opt.get('grader_version')!r}")
             continue
         judge_id = str(opt["judge"])
-        if judge_id in subject_ids:
-            problems.append(f"{b}: judge {judge_id!r} is also a subject target; register the judge under its own id")
+        found, planned = pinned_auxiliary(b, "judge", judge_id, resolve_target, manifest.limits,
+                                          manifest.cost_policy, subject_ids, target_problems)
+        problems += found
+        if planned is None:
             continue
-        judge = resolve_target(judge_id)
-        if judge is None:
-            problems.append(f"{b}: judge {judge_id!r} is not a registered target")
-            continue
-        if judge.kind != "single":
-            problems.append(f"{b}: judge {judge_id!r} must be a single model, not a router")
-            continue
-        problems += [p.replace("targets[-1]", "judge") for p in
-                     target_problems(judge, manifest.limits, manifest.cost_policy, -1)]
-        aux[judge_id] = PlannedTarget(target=judge, registered=True,
-                                      effective_params=effective_params({}, judge, manifest.limits.max_output_tokens))
+        aux[judge_id] = planned
         frozen[b] = {"judge": judge_id, "grader_version": opt["grader_version"]}
     return problems, aux, frozen
 

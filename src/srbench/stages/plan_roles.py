@@ -19,13 +19,30 @@ from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget
 from srbench.schemas.target import Target
 
 
+def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str], Target | None], limits: Limits,
+                     cost_policy: str, subject_ids: set[str], check_target: Callable[..., list[str]]
+                     ) -> tuple[list[str], PlannedTarget | None]:
+    """DEP-1: the target `tid` pinned for `role` (a judge, a user simulator …) of benchmark `b` — a
+    registered single model that is not a subject of the plan. (problems, its planned entry or None)."""
+    from srbench.stages.plan import effective_params
+
+    if tid in subject_ids:
+        return [f"{b}: {role} {tid!r} is also a subject target; register it under its own id"], None
+    target = resolve_target(tid)
+    if target is None:
+        return [f"{b}: {role} {tid!r} is not a registered target"], None
+    if target.kind != "single":
+        return [f"{b}: {role} {tid!r} must be a single model, not a router"], None
+    problems = [p.replace("targets[-1]", role) for p in check_target(target, limits, cost_policy, -1)]
+    return problems, PlannedTarget(target=target, registered=True,
+                                   effective_params=effective_params({}, target, limits.max_output_tokens))
+
+
 def role_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
                   resolve_target: Callable[[str], Target | None], limits: Limits, cost_policy: str,
                   subject_ids: set[str], check_target: Callable[..., list[str]]
                   ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
     """(problems, auxiliary targets by id, frozen option entries by benchmark) for the plan."""
-    from srbench.stages.plan import effective_params
-
     problems: list[str] = []
     aux: dict[str, PlannedTarget] = {}
     frozen: dict[str, dict[str, Any]] = {}
@@ -53,18 +70,11 @@ def role_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict
                 problems.append(f'{b} needs a pinned {role}: add {{"{b}": {{"{role}": "<target id>"}}}} to the '
                                 "store's benchmark-options.json (DEP-1)")
                 continue
-            if tid in subject_ids:
-                problems.append(f"{b}: {role} {tid!r} is also a subject target; register it under its own id")
+            found, planned = pinned_auxiliary(b, role, tid, resolve_target, limits, cost_policy, subject_ids,
+                                              check_target)
+            problems += found
+            if planned is None:
                 continue
-            target = resolve_target(tid)
-            if target is None:
-                problems.append(f"{b}: {role} {tid!r} is not a registered target")
-                continue
-            if target.kind != "single":
-                problems.append(f"{b}: {role} {tid!r} must be a single model, not a router")
-                continue
-            problems += [p.replace("targets[-1]", role) for p in check_target(target, limits, cost_policy, -1)]
-            aux[tid] = PlannedTarget(target=target, registered=True,
-                                     effective_params=effective_params({}, target, limits.max_output_tokens))
+            aux[tid] = planned
             frozen.setdefault(b, {})[role] = tid
     return problems, aux, frozen
