@@ -57,7 +57,7 @@ from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "10"    # 9: results as pages (stages/results.py); 10: the full score and its interval
+REPORT_RULE_VERSION = "11"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -290,7 +290,7 @@ def make_report_rule(engine: Engine) -> Rule:
                            **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
         }
         # the same work in another store gives the same content digest (rows included, timings not)
-        report["content_digest"] = content_digest(report | {"results": rows})
+        report["content_digest"] = content_digest(report | {"rows": rows})   # "results" (a digest) is volatile
         if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
             raise Volatile(report)
         return report
