@@ -150,6 +150,8 @@ class PlanAnswer(Answer):
     status: Literal["validated"]
     model_requests: Literal[0]
     planning: Document | None = Field(default=None, description="sample-size planning of a live plan")
+    estimate: Document | None = Field(default=None, description="planned requests by role (judge calls included) "
+                                                                "and an upper cost estimate from the pinned prices")
 
 
 class Progress(Answer):
@@ -291,6 +293,14 @@ class Calls(Answer):
 class CallDetail(CallSummary):
     record: Document | None = None
     request_object: Document | None = None
+
+
+class Recipes(Answer):
+    run_id: str
+    recipes: list[Document] = Field(description="per MoM target: status captured | not_captured | unavailable, "
+                                                "the limitation, the stored (redacted) capture and the check after "
+                                                "the run")
+    note: str
 
 
 class Event(Answer):
