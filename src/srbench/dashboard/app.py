@@ -70,15 +70,16 @@ def _signed_in(request: web.Request) -> bool:
 
 def _login_page(message: str = "") -> web.Response:
     note = f'<p class="error">{html.escape(message)}</p>' if message else ""
-    body = ("<!doctype html><html><head><meta charset='utf-8'><title>sr-bench — sign in</title>"
-            "<link rel='stylesheet' href='/static/style.css'></head><body class='login'>"
+    body = ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>sr-bench — sign in</title><link rel='icon' href='data:,'>"
+            "<link rel='stylesheet' href='/static/style.css'></head><body class='login'><main>"
             "<h1>sr-bench Dashboard</h1>" + note +
             "<form method='post' action='/login'><label>Dashboard key "
             "<input name='key' type='password' autocomplete='current-password' autofocus></label>"
             "<button type='submit'>Sign in</button></form>"
             "<p class='hint'>The key is in the file <code>dashboard.key</code> beside the store, or in "
             "<code>SR_BENCH_DASHBOARD_KEY</code>; <code>sr-bench dashboard</code> says which.</p>"
-            "</body></html>")
+            "</main></body></html>")
     return web.Response(text=body, content_type="text/html", status=401 if message else 200)
 
 
