@@ -59,7 +59,8 @@ def check_page(page: Any, source: str, shots: Path, name: str, *, phone: bool = 
         width = page.evaluate("document.documentElement.scrollWidth")
         page.screenshot(path=str(shots / f"{safe}-390.png"), full_page=True)
         assert width <= PHONE["width"], (name, width, page.evaluate(WIDEST))
-        assert axe_findings(page, source) == [], name
+        small = axe_findings(page, source)
+        assert small == [], (name, "390 px", small)
         page.set_viewport_size(DESKTOP)
 
 

@@ -46,6 +46,6 @@ async function datasetView(id, q) {
       h("label", { for: "case-text" }, "text", h("input", { type: "search", id: "case-text", value: q.get("q") || "", on: { change: (e) => set("q", e.target.value) } }))),
     pager(["dataset", id], q, offset, 25, page.items.length, page.total, "tasks"),
     table(["task", "benchmark", "subject", "instructions"], page.items.map((c) => h("tr", {}, h("td", {}, c.id), h("td", {}, c.benchmark),
-      h("td", {}, c.metadata.stratum), h("td", {}, h("div", { class: "text" }, c.messages.map((m) => m.role + ": " + m.content).join("\n\n"))))),
+      h("td", {}, c.metadata.stratum), h("td", {}, textBox(c.messages.map((m) => m.role + ": " + m.content).join("\n\n"))))),
     { empty: "No task matches.", label: "tasks" }));
 }

@@ -109,6 +109,13 @@ async function createView(q) {
     mark(temperature, checkNumber(temperature, { min: 0, max: 2 }));
     mark(maxTokens, checkNumber(maxTokens, { int: true, min: 1, optional: true }));
     for (const [, f, r] of limits) mark(f, checkNumber(f, r));
+    const lim = Object.fromEntries(limits.map(([k, f]) => [k, f]));
+    const over = (a, b) => {            // the manifest's own order of the time limits, in the form's words
+      if (lim[a].input.getAttribute("aria-invalid") === "true" || lim[b].input.getAttribute("aria-invalid") === "true") return;
+      if (Number(lim[a].input.value) > Number(lim[b].input.value)) mark(lim[a], "“" + lim[a].label + "” must not exceed “" + lim[b].label + "”");
+    };
+    over("idle_timeout_s", "total_timeout_s");
+    over("total_timeout_s", "max_run_seconds");
     mark(margin, checkNumber(margin, { min: 0, max: 1, optional: true }));
     mark(effect, checkNumber(effect, { min: 0, max: 1, strict: true }));
     mark(ties, checkNumber(ties, { min: 0, max: 0.99 }));

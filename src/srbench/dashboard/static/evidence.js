@@ -19,16 +19,16 @@ function callView(full) {
   const turns = rec.calls || rec.turns || null;         // a conversation record (multi-call cell)
   return h("div", { class: "call" },
     h("h3", {}, "Call " + full.cell_id), fields(summary, { labels: { latency_s: "latency, s", ttft_s: "time to first token, s" } }),
-    h("h4", {}, "Answer"), h("div", { class: "text" }, rec.text ?? rec.final_text ?? "(no visible answer)"),
+    h("h4", {}, "Answer"), textBox(rec.text ?? rec.final_text ?? "(no visible answer)"),
     turns ? h("div", {}, h("h4", {}, "Conversation: " + turns.length + " calls"), table(["#", "role", "target", "status", "model"],
       turns.map((t, i) => h("tr", {}, h("td", {}, i + 1), h("td", {}, t.role || ""), h("td", {}, t.target_id || ""),
         h("td", {}, t.status || ""), h("td", {}, t.selected_model || t.response_model || ""))), { label: "conversation calls" })) : null,
     messages.length ? section("Request: " + messages.length + " message(s) to " + (req.url || "?"),
       h("div", {}, messages.map((m) => h("div", { class: "message" }, h("strong", {}, m.role + ": "),
-        h("div", { class: "text" }, typeof m.content === "string" ? m.content : JSON.stringify(m.content)))),
+        textBox(typeof m.content === "string" ? m.content : JSON.stringify(m.content)))),
       h("h4", {}, "Request parameters"), fields(params)), false) : null,
     headers.length ? section("Response headers (" + headers.length + ", credentials masked)", table(["header", "value"],
-      headers.map(([k, v]) => h("tr", {}, h("td", {}, h("code", {}, k)), h("td", {}, h("div", { class: "text" }, String(v))))), { label: "headers" }), false) : null,
+      headers.map(([k, v]) => h("tr", {}, h("td", {}, h("code", {}, k)), h("td", { class: "wrap" }, String(v)))), { label: "headers" }), false) : null,
     section("Timings", fields(rec.timings || null), false),
     rawToggle(full, "Raw JSON of the call"));
 }

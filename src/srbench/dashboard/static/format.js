@@ -41,7 +41,7 @@ const TIME_KEYS = /(^|_)(at|ts|time)$/;
 function scalarNode(key, v) {
   if (typeof v === "number" && TIME_KEYS.test(key) && v > 1e9) return h("span", { title: String(v) }, fmt.time(v));
   if (typeof v === "string" && v.startsWith("b3:") && v.length > 20) return h("code", { title: v }, fmt.digest(v));
-  if (typeof v === "string" && v.length > 160) return h("div", { class: "text" }, v);
+  if (typeof v === "string" && v.length > 160) return textBox(v);
   return fmt.auto(v);
 }
 
@@ -82,3 +82,7 @@ function download(name, type, text) {
   const a = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
   document.body.append(a); a.click(); a.remove();
 }
+
+// Long text (answers, prompts, header values): wrapped, height-capped and so scrollable, which is why
+// it is focusable (a keyboard can scroll it).
+function textBox(text) { return h("div", { class: "text", tabindex: "0" }, text); }

@@ -171,7 +171,7 @@ function routeDetail(cells) {
 async function answersDetail(id, cells) {
   const calls = await Promise.all(cells.map((c) => Api.call(id, c.cell_id)));
   return calls.map((c) => h("div", { class: "answer" }, h("h3", {}, c.target_id + " · " + c.state + (c.error_class ? " · " + c.error_class : "")),
-    h("div", { class: "text" }, c.record ? (c.record.text ?? c.record.final_text ?? "(no visible answer)") : "(no call recorded)")));
+    textBox(c.record ? (c.record.text ?? c.record.final_text ?? "(no visible answer)") : "(no call recorded)")));
 }
 
 function eventsTab(box, id) {
