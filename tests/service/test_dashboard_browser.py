@@ -13,19 +13,7 @@ from srbench.simulate.server import SimulatorThread
 from .browser import needs_chromium, wait_true
 from .helpers import DashboardThread, freeze, manifest, single
 
-
-def wait_true(page, expression: str, timeout_s: float = 30.0) -> None:
-    """Wait until `expression` is true in the page. Not `wait_for_function`: its polling evaluates a
-    string inside the page, which the Dashboard's CSP (script-src 'self') refuses when the first
-    check is false (seen under load)."""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout_s} s: {expression}"
-        time.sleep(0.05)
-
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("SR_BENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+pytestmark = needs_chromium
 KEY = "browser-key-0123456789abcdef"
 
 

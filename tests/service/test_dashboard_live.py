@@ -13,12 +13,18 @@ from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
-from .browser import check_page, needs_chromium
+from .browser import check_page, needs_chromium, wait_true
 from .helpers import DashboardThread, freeze, manifest, single
 
 pytestmark = needs_chromium
 KEY = "live-key-0123456789abcdef"
 JUDGE_PRICE = {"input": 0.5, "cached_input": 0.5, "cache_write": 0.5, "output": 2.0}
+
+
+def sync_errors() -> type[Exception]:
+    from playwright.sync_api import Error
+
+    return Error
 
 
 def _dashboard(service):
@@ -38,19 +44,19 @@ def test_a_live_run_refreshes_its_page_in_place_and_polling_stops(browser, servi
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
         page.goto(dash.url + f"/login?key={KEY}")
-        run_id = api.ok("POST", "/runs", {"plan": freeze(api, m)})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         page.goto(dash.url + f"/#/run/{run_id}?tab=results")
         page.locator("#run-panel tbody tr").first.wait_for()
         assert page.locator("#run-panel tbody tr").count() == 14
         # once the page shows some cells done and some pending, mark its rows: a row whose cells do not
         # change is never replaced, the others are
-        page.wait_for_function("""() => { const s = [...document.querySelectorAll('#run-panel tbody tr')].map(tr => tr.cells[3].textContent);
-            return s.includes('completed') && s.includes('pending'); }""", timeout=30_000)
+        wait_true(page, """() => { const s = [...document.querySelectorAll('#run-panel tbody tr')].map(tr => tr.cells[3].textContent);
+            return s.includes('completed') && s.includes('pending'); }""")
         page.evaluate("document.querySelectorAll('#run-panel tbody tr').forEach(tr => tr.dataset.seen = tr.cells[3].textContent)")
         seen_pending = page.evaluate("[...document.querySelectorAll('#run-panel tbody tr')].filter(tr => tr.dataset.seen === 'pending').length")
         assert seen_pending > 0, "the run finished before the page showed it running"
         page.locator("h1", has_text="live-run — completed").wait_for(timeout=60_000)
-        page.wait_for_function("() => [...document.querySelectorAll('#run-panel tbody tr')].every(tr => tr.cells[3].textContent === 'completed')")
+        wait_true(page, "() => [...document.querySelectorAll('#run-panel tbody tr')].every(tr => tr.cells[3].textContent === 'completed')")
         states = page.evaluate("[...document.querySelectorAll('#run-panel tbody tr')].map(tr => [tr.dataset.seen || null, tr.cells[3].textContent])")
         assert all(now == "completed" for _, now in states)
         kept = [was for was, _ in states if was is not None]
@@ -127,5 +133,8 @@ def test_create_opens_on_data_validates_marks_the_judge_and_estimates(browser, a
         assert sim.log == [] and api.run_count() == 0
         check_page(page, axe, shots, "create-review")
         launch.click()
-        page.locator("h1", has_text="completed").wait_for(timeout=60_000)
+        try:
+            page.locator("h1", has_text="completed").wait_for(timeout=60_000)
+        except sync_errors() as exc:
+            raise AssertionError(page.locator("#view").inner_text()[-1500:]) from exc
         assert len(sim.log) == 10                                          # as planned: 5 subject + 5 judge calls

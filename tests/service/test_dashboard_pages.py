@@ -29,7 +29,7 @@ def _mom(sim: SimulatorThread, config_hash: str) -> dict:
 
 
 def _run(api, ds, targets, **extra) -> str:
-    rid = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": t} for t in targets], **extra))})["run"]["id"]
+    rid = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": t} for t in targets], **extra))})["id"]
     assert api.wait(rid, timeout=60)["status"] == "completed"
     return rid
 
@@ -110,7 +110,7 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         check_page(page, axe, shots, "run-calls-open")
 
         # -- 1: "Does routing pay?" on the run page, the same figures as `compare RUN` ----------------
-        cmp = api.ok("POST", "/comparisons", {"baseline_run_id": w["within"], "candidate_run_id": w["within"]})["comparison"]
+        cmp = api.ok("POST", "/comparisons", {"baseline_run_id": w["within"], "candidate_run_id": w["within"]})
         (router,) = [c for c in cmp["candidates"] if c["kind"] == "mom"]
         head = page.locator("section.headline")
         assert head.locator("h2").inner_text() == "Does routing pay?"

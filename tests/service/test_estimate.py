@@ -45,9 +45,9 @@ def test_planned_requests_and_the_upper_cost_bound(api, service, tmp_path: Path)
         subject = next(r for r in est["targets"] if r["role"] == "subject")
         assert subject["upper_cost_usd"] > first > 0
         assert est["upper_cost_usd"]["total"] == est["upper_cost_usd"]["subject"] + est["upper_cost_usd"]["judge"]
-        run_id = api.ok("POST", "/runs", {"plan": out["plan"]})["run"]["id"]
+        run_id = api.ok("POST", "/runs", {"manifest": out["manifest"]})["id"]
         assert api.wait(run_id)["status"] == "completed"
-        t = api.ok("GET", f"/runs/{run_id}/report")["report"]["summary"]["targets"][0]
+        t = api.ok("GET", f"/runs/{run_id}/report")["summary"]["targets"][0]
         assert 0 < t["cost_usd"] <= est["upper_cost_usd"]["subject"]
         assert 0 < t["judge_cost_usd"] <= est["upper_cost_usd"]["judge"]
         assert len(sim.log) == est["requests"]["total"]
@@ -56,3 +56,27 @@ def test_planned_requests_and_the_upper_cost_bound(api, service, tmp_path: Path)
                                                           "cost_policy": "capability_only"}})["estimate"]
         assert unpriced["upper_cost_usd"]["subject"] is None and unpriced["upper_cost_usd"]["total"] is None
         assert any("no prices pinned for free" in n for n in unpriced["notes"])
+
+
+def test_a_named_actor_launches_its_own_frozen_plan_of_a_judged_benchmark(api, service, tmp_path: Path) -> None:
+    """The Dashboard signs in as a named actor: the operator's judge options in a frozen plan (which
+    holds the options model's defaults, e.g. `grading: null`) are the expected ones, not an override."""
+    import httpx
+
+    from srbench.service.discovery import API_PREFIX
+
+    src = samples.write_simpleqa(tmp_path / "sq")
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
+                                              "source_path": str(src), "revision": "synthetic"})
+    api.ok("POST", "/targets", {"targets": [single("subject", "http://127.0.0.1:9/v1"),
+                                            single("judge", "http://127.0.0.1:9/v1", "jm", prices={"jm": JUDGE_PRICE})]})
+    (Path(service.store_dir) / "benchmark-options.json").write_text(
+        json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+    actor = {"Authorization": f"Bearer {service.token}", "X-SR-Bench-Actor-ID": "dashboard", "X-SR-Bench-Actor-Role": "admin"}
+    with httpx.Client(base_url=service.url + API_PREFIX, headers=actor, timeout=30) as c:
+        frozen = c.post("/plans", json={"manifest": manifest(ds, [{"id": "subject"}])}).json()["manifest"]
+        assert frozen["benchmark_options"]["simpleqa-verified"]["grading"] is None
+        r = c.post("/runs", json={"manifest": frozen})
+        assert r.status_code == 201, r.text
+        c.post(f"/runs/{r.json()['id']}/cancel")
+    api.wait(r.json()["id"])

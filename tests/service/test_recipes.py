@@ -23,7 +23,7 @@ def _mom(sim: SimulatorThread, **extra: object) -> dict:
 
 def _run(api, ds, sim, **target: object) -> tuple[str, dict]:
     api.ok("POST", "/targets", {"targets": [_mom(sim, **target)]})
-    rid = api.ok("POST", "/runs", {"plan": freeze(api, manifest(ds, [{"id": "mom"}]))})["run"]["id"]
+    rid = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "mom"}]))})["id"]
     api.wait(rid)
     return rid, api.ok("GET", f"/runs/{rid}/recipes")
 
@@ -45,7 +45,7 @@ def test_a_capture_that_holds_is_stored_redacted_and_named_in_the_report(api, pr
     assert "sk-sim-secret-key" not in text and "***" not in text and "127.0.0.1" not in text   # no secret, no address
     assert "config.vllm_endpoints[0].api_key" in cap["redacted"] and "config.vllm_endpoints[1].port" in cap["redacted"]
     assert cap["config"]["decisions"][0]["model"] == "strong" and cap["projection_hash"].startswith("b3:")
-    rep = api.ok("GET", f"/runs/{rid}/report")["report"]
+    rep = api.ok("GET", f"/runs/{rid}/report")
     assert rep["recipes"]["mom"]["status"] == "captured"
     assert rep["recipes"]["mom"]["projection_hash"] == cap["projection_hash"]
     assert not any("Recipe of target" in line for line in rep["limitations"])
@@ -76,7 +76,7 @@ def test_pending_status_changed_hash_and_failing_routes_are_named_limitations(ap
         rid, got = _run(api, ds, sim)
         assert got["recipes"][0]["limitation"] == ("no recipe was captured: the router's config API: "
                                                    "GET /config/router/recipes answered HTTP 403")
-        rep = api.ok("GET", f"/runs/{rid}/report")["report"]
+        rep = api.ok("GET", f"/runs/{rid}/report")
         assert any(line.startswith("Recipe of target mom (UI-7): no recipe was captured") for line in rep["limitations"])
         assert api.ok("GET", f"/runs/{rid}")["status"] == "completed"     # a capture never stops the run
 
@@ -95,7 +95,7 @@ def test_a_configuration_changed_during_the_run_is_named(api, prepare) -> None:
         m["limits"]["concurrency"] = 1
         plan = freeze(api, m)
         sim.set_fault(lambda entry: bump_once(entry) or None)
-        rid = api.ok("POST", "/runs", {"plan": plan})["run"]["id"]
+        rid = api.ok("POST", "/runs", {"manifest": plan})["id"]
         api.wait(rid)
         sim.set_fault(None)
         got = api.ok("GET", f"/runs/{rid}/recipes")["recipes"][0]

@@ -293,6 +293,8 @@ class Calls(Answer):
 class CallDetail(CallSummary):
     record: Document | None = None
     request_object: Document | None = None
+    trajectory_object: Document | None = Field(default=None, description="an agent conversation's stored "
+                                                                          "trajectory (kind trajectory)")
 
 
 class Recipes(Answer):

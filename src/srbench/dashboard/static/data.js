@@ -42,15 +42,18 @@ const Api = {
   report: async (id) => (await api("/runs/" + enc(id) + "/report")).report,
   results: (id, offset, limit = PAGE) => pageOf("/runs/" + enc(id) + "/results", "results", offset, limit),
   calls: (id, offset, limit = PAGE) => pageOf("/runs/" + enc(id) + "/calls", "calls", offset, limit),
-  call: (id, cellId) => api("/runs/" + enc(id) + "/calls/" + enc(cellId)),
+  // one call by its id (a call summary's `id`; a cell id names the cell's subject call)
+  call: (id, callId) => api("/runs/" + enc(id) + "/calls/" + enc(callId)),
+  callKey: (c) => c.id ?? c.cell_id,
   recipes: async (id) => (await api("/runs/" + enc(id) + "/recipes")).recipes,
   // Every event of a run, oldest first (the service pages them by 100 after a sequence number).
   async events(id) {
     const all = [];
     for (let after = 0; ;) {
-      const page = (await api("/runs/" + enc(id) + "/events?after=" + after)).events.map(eventOf);
+      const data = await api("/runs/" + enc(id) + "/events?after=" + after);
+      const page = data.events.map(eventOf);
       all.push(...page);
-      if (page.length < 100) return all;
+      if (!page.length || ("next_cursor" in data ? !data.next_cursor : page.length < 100)) return all;
       after = page[page.length - 1].seq;
     }
   },

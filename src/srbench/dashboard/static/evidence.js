@@ -20,9 +20,11 @@ function callView(full) {
   return h("div", { class: "call" },
     h("h3", {}, "Call " + full.cell_id), fields(summary, { labels: { latency_s: "latency, s", ttft_s: "time to first token, s" } }),
     h("h4", {}, "Answer"), textBox(rec.text ?? rec.final_text ?? "(no visible answer)"),
-    turns ? h("div", {}, h("h4", {}, "Conversation: " + turns.length + " calls"), table(["#", "role", "target", "status", "model"],
-      turns.map((t, i) => h("tr", {}, h("td", {}, i + 1), h("td", {}, t.role || ""), h("td", {}, t.target_id || ""),
-        h("td", {}, t.status || ""), h("td", {}, t.selected_model || t.response_model || ""))), { label: "conversation calls" })) : null,
+    turns ? h("div", {}, h("h4", {}, "Conversation: " + turns.length + " calls"), table(["#", "role", "target", "status", "model (a router's choice)", "cost, USD"],
+      turns.map((t, i) => h("tr", {}, h("td", {}, (t.index ?? i) + 1), h("td", {}, t.role || ""), h("td", {}, t.target_id || ""),
+        h("td", {}, (t.status || "") + (t.error_class ? " · " + t.error_class : "")), h("td", {}, t.selected_model || t.response_model || "—"),
+        h("td", {}, fmt.usd(t.cost_usd)))), { label: "conversation calls" })) : null,
+    full.trajectory_object ? trajectoryView(full.trajectory_object) : null,
     messages.length ? section("Request: " + messages.length + " message(s) to " + (req.url || "?"),
       h("div", {}, messages.map((m) => h("div", { class: "message" }, h("strong", {}, m.role + ": "),
         textBox(typeof m.content === "string" ? m.content : JSON.stringify(m.content)))),
@@ -58,4 +60,18 @@ async function evidenceView(box, id) {
     section("Dispatch stops, budget refusals, storage faults (" + stops.length + ")", table(["time", "kind", "what"],
       stops.map((e) => h("tr", {}, h("td", {}, fmt.time(e.at)), h("td", {}, e.kind), h("td", {}, eventSummary(e.data)))),
     { empty: "None.", label: "dispatch stops" })));
+}
+
+// An agent's stored trajectory: its outcome, the commands it ran, then every message in order.
+function trajectoryView(t) {
+  const steps = t.steps || [];
+  const messages = t.messages || [];
+  return section("Agent trajectory: " + messages.length + " messages" + (steps.length ? ", " + steps.length + " commands" : ""),
+    h("div", {}, fields({ reward: t.reward, stop_reason: t.stop_reason, turns: t.turns, error_class: t.error_class, error: t.error }),
+      steps.length ? table(["turn", "command", "problem"], steps.map((x) => h("tr", {}, h("td", {}, x.turn ?? ""),
+        h("td", {}, h("code", {}, x.command || "")), h("td", {}, x.error || ""))), { label: "agent commands" }) : null,
+      messages.map((m, i) => h("div", { class: "message" }, h("strong", {}, (i + 1) + ". " + (m.role || "?") + ": "),
+        textBox(typeof m.content === "string" ? m.content : JSON.stringify(m.content)),
+        m.tool_calls ? h("p", { class: "muted" }, "tool calls: " + m.tool_calls.map((c) => (c.function || {}).name + "(" + (c.function || {}).arguments + ")").join("; ")) : null)),
+      rawToggle(t, "Raw JSON of the trajectory")), false);
 }

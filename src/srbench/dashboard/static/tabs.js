@@ -92,10 +92,10 @@ function resultsTab(box, id, q) {
 }
 
 function callsTab(box, id, q) {
-  return livePage(box, id, q, (o) => Api.calls(id, o), ["#", "case", "target", "state", "error", "HTTP", "latency, s", "model"],
-    (c) => [String(c.seq), c.case_id, c.target_id, c.state, c.error_class || "", c.http_status ? String(c.http_status) : "",
-      fmt.num(c.latency_s, 2), c.selected_model || c.response_model || ""], (c) => c.cell_id,
-    (c, row, span) => toggleDetail(row, span, async () => callView(await Api.call(id, c.cell_id))), "calls");
+  return livePage(box, id, q, (o) => Api.calls(id, o), ["#", "case", "target", "role", "state", "error", "HTTP", "latency, s", "model"],
+    (c) => [String(c.seq), c.case_id, c.target_id, c.role || "subject", c.state, c.error_class || "", c.http_status ? String(c.http_status) : "",
+      fmt.num(c.latency_s, 2), c.selected_model || c.response_model || (c.calls ? c.calls.length + " calls" : "")], Api.callKey,
+    (c, row, span) => toggleDetail(row, span, async () => callView(await Api.call(id, Api.callKey(c)))), "calls");
 }
 
 // Opens (or closes) the detail row under `row`, filled by `load()`.
