@@ -179,6 +179,28 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         assert "needed: decision plugins ran" in text and "Selection provenance" in text and "cfg-8" in text
         check_page(page, axe, shots, "run-preview-questions")
 
+        # -- 8: an experiment lists its iterations with their headline figures; Compare starts there ----
+        exp = api.ok("POST", "/experiments", {"name": "keyword routing"})["id"]
+        for rid, role, why in ((w["within"], "baseline", "today's models and router"),
+                               (w["router1"], "candidate", "route law questions to the strong model"),
+                               (w["router2"], "candidate", "the same again")):
+            api.ok("POST", f"/experiments/{exp}/runs", {"run_id": rid, "role": role, "hypothesis": why})
+        page.goto(dash.url + "/#/experiments")
+        page.locator("a", has_text="keyword routing").click()
+        page.locator("h1", has_text="keyword routing").wait_for()
+        rows = page.locator("#view tbody tr")
+        rows.nth(2).wait_for()
+        texts = rows.all_inner_texts()
+        assert [t.split("\t")[0] for t in texts] == ["baseline", "dev candidate", "dev candidate"]
+        assert "mom vs strong: Δ" in texts[0]          # a baseline run with a router: its own comparison
+        for t in texts[1:]:
+            assert re.search(r"mom vs strong: Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\] → \w+; saving", t), t
+        assert "route law questions to the strong model" in texts[1]
+        check_page(page, axe, shots, "experiment")
+        page.locator("a", has_text="Compare these iterations").click()
+        page.locator("h1", has_text="Compare iterations").wait_for()
+        assert f"baseline={w['within']}" in page.url and f"candidates={w['router1']}%2C{w['router2']}" in page.url
+
         # -- 4 and 5: Compare — charts with titles, zero, legend, one colour per run; the recipe diff ----
         page.goto(dash.url + f"/#/compare?baseline={w['within']}&candidates={w['router1']},{w['router2']}")
         figures = page.locator("figure.chart")
@@ -206,7 +228,8 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         assert "The same recipe" in diff.inner_text()                          # iteration 1 → 2: unchanged
         check_page(page, axe, shots, "compare")
 
-        for name, path in (("create", "/#/create"), ("datasets", "/#/datasets"), ("dataset", f"/#/dataset/{w['ds']['id']}")):
+        for name, path in (("create", "/#/create"), ("datasets", "/#/datasets"), ("dataset", f"/#/dataset/{w['ds']['id']}"),
+                           ("experiments", "/#/experiments")):
             page.goto(dash.url + path)
             page.locator("h1").wait_for()
             page.locator("#view table").first.wait_for()

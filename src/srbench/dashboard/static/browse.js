@@ -4,7 +4,7 @@
 "use strict";
 
 async function datasetsView(q) {
-  stopPolling();
+  const alive = stopPolling();
   const all = await Api.datasets();
   const text = (q.get("q") || "").toLowerCase();
   const list = all.filter((d) => (!q.get("profile") || d.profile === q.get("profile")) &&
@@ -19,6 +19,7 @@ async function datasetsView(q) {
   const benchmarks = [...new Set(all.flatMap((d) => d.benchmarks || []))].sort();
   const totals = {};
   for (const d of all) totals[d.profile] = (totals[d.profile] || 0) + d.case_count;
+  if (!alive()) return;
   show(h("h1", {}, "Datasets"), h("div", { class: "filters" }, h("label", { for: "ds-search" }, "search", search),
       h("label", { for: "ds-profile" }, "profile", choice("profile", ["smoke", "quick", "standard"], "any profile")),
       h("label", { for: "ds-benchmark" }, "benchmark", choice("benchmark", benchmarks, "any benchmark"))),
@@ -31,11 +32,12 @@ async function datasetsView(q) {
 }
 
 async function datasetView(id, q) {
-  stopPolling();
+  const alive = stopPolling();
   const d = await Api.dataset(id);
   const offset = Number(q.get("offset") || 0);
   const page = await Api.cases(id, offset, 25, { benchmark: q.get("benchmark"), q: q.get("q") });
   const set = (k, v) => { q.set(k, v); q.delete("offset"); go(["dataset", id], q); };
+  if (!alive()) return;
   show(h("p", {}, h("a", { href: "#/datasets" }, "← Datasets")), h("h1", {}, d.name + " (" + d.profile + ", " + d.split + ")"),
     h("p", { class: "muted" }, "Public questions may have been seen by a model; standard (holdout) tasks must not be used for tuning."),
     section("Provenance and hashes", h("div", {}, fields(d, { skip: ["path"] }), rawToggle(d)), false),

@@ -4,7 +4,7 @@
 "use strict";
 
 async function compareView(q) {
-  stopPolling();
+  const alive = stopPolling();
   const runs = (await Api.runs()).filter((r) => r.mode === "live" && ["completed", "failed", "stopped_early"].includes(r.status))
     .sort((a, b) => a.created_at - b.created_at);
   const baseline = q.get("baseline") || "";
@@ -19,6 +19,7 @@ async function compareView(q) {
       q.set("candidates", [...chosen].join(",")); go(["compare"], q);
     } } }), " " + r.name + " · " + r.id + " · " + fmt.time(r.created_at))));
   const out = h("div");
+  if (!alive()) return;
   show(h("h1", {}, "Compare iterations"), h("p", {}, h("label", { for: "baseline" }, "Baseline run: "), pick),
     h("fieldset", {}, h("legend", {}, "Candidate runs (in creation order)"), boxes.length ? h("ul", { class: "plain" }, boxes) : h("p", { class: "muted" }, "No other finished live run.")),
     out);
@@ -27,6 +28,7 @@ async function compareView(q) {
   const lines = [], rows = [], notes = [];
   const order = runs.map((r) => r.id).filter((r) => chosen.has(r));
   for (const cid of order) {
+    if (!alive()) return;                  // another page was opened meanwhile
     let cmp;
     try { cmp = await Api.compare(baseline, cid); }
     catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 12, class: "error" }, e.message))); continue; }

@@ -83,7 +83,13 @@ function poll(fn) {
   return () => mine === pollGeneration;        // "is this page's poll still the current one?"
 }
 
-function stopPolling() { pollGeneration++; clearTimeout(timer); }
+// A page without a poll ends the previous page's; the answer says whether this page is still the one
+// shown (a slower page opened earlier never draws over a newer one).
+function stopPolling() {
+  const mine = ++pollGeneration;
+  clearTimeout(timer);
+  return () => mine === pollGeneration;
+}
 
 function put(el, ...nodes) {
   el.replaceChildren(...nodes.flat().filter((n) => n !== null && n !== undefined));

@@ -34,7 +34,7 @@ function checkNumber(f, rule) {
 }
 
 async function createView(q) {
-  stopPolling();
+  const alive = stopPolling();
   const [dsets, targets, setup] = await Promise.all([Api.datasets(), Api.targets(), Api.setup().catch(() => [])]);
   const withData = PROFILES.filter((p) => dsets.some((d) => d.profile === p));
   const profile = q.get("profile") || (withData.includes("quick") ? "quick" : withData[0] || "quick");
@@ -69,6 +69,7 @@ async function createView(q) {
     on: { change: () => { q.set("profile", p); q.delete("dataset"); go(["create"], q); } } }),
   " " + p + (p === "standard" ? " (holdout)" : p === "quick" ? " (dev)" : "") + (withData.includes(p) ? "" : " — nothing prepared")));
   const roleText = (t) => (roles[t.id] || []).map((r) => (r.role === "judge" ? "judge" : "user simulator") + " of " + r.benchmark).join(", ");
+  if (!alive()) return;
   show(h("h1", {}, "Create evaluation"), h("fieldset", { class: "filters" }, h("legend", {}, "Profile"), profiles),
     h("h2", {}, "Prepared benchmarks (" + profile + ")"),
     datasets.length ? h("p", {}, h("label", { for: "all-benchmarks" }, all, " Select all benchmarks")) : h("p", { class: "muted" }, "No dataset of this profile is prepared: use `sr-bench dataset prepare`."),

@@ -21,7 +21,7 @@ function runOf(r) {
     updated_at: r.updated_at, error: r.error, parent: lineage.parent ?? r.parent ?? null,
     children: lineage.children || [], parent_known_cost_usd: lineage.parent_known_cost_usd,
     budget: r.budget ?? null, early_stop: r.early_stop ?? null, plan: r.plan, plan_sha256: r.plan_sha256,
-    experiment: r.experiment_id ?? r.experiment ?? null, raw: r,
+    experiment_roles: r.experiment_roles || [], raw: r,
   };
 }
 
@@ -35,6 +35,9 @@ async function pageOf(path, key, offset, limit) {
   const items = data[key] || data.items || data.data || [];
   return { items, total: data.total ?? items.length, offset: data.offset ?? offset };
 }
+
+const epochOf = (t) => (typeof t === "string" ? Date.parse(t) / 1000 : t);
+const experimentOf = (e) => Object.assign({}, e, { created_at: epochOf(e.created_at), updated_at: epochOf(e.updated_at) });
 
 const Api = {
   runs: async () => (await api("/runs")).runs.map(runOf),
@@ -55,6 +58,27 @@ const Api = {
       all.push(...page);
       if (!page.length || ("next_cursor" in data ? !data.next_cursor : page.length < 100)) return all;
       after = page[page.length - 1].seq;
+    }
+  },
+  async experiments() {
+    const out = [];
+    for (let after = 0; ;) {
+      const page = await api("/experiments?limit=50&after=" + after);
+      out.push(...page.experiments.map(experimentOf));
+      if (!page.has_more || page.next_cursor === null || page.next_cursor === undefined) return out;
+      after = page.next_cursor;
+    }
+  },
+  // an experiment and every run that joined it: {experiment, members: [{run_id, role, hypothesis, linked_at}]}
+  async experimentRuns(id) {
+    const members = [];
+    let experiment = null;
+    for (let after = 0; ;) {
+      const page = await api("/experiments/" + enc(id) + "/runs?limit=50&after=" + after);
+      experiment = experimentOf(page.experiment);
+      members.push(...page.members.map((m) => Object.assign({}, m, { linked_at: epochOf(m.linked_at) })));
+      if (!page.has_more || page.next_cursor === null || page.next_cursor === undefined) return { experiment, members };
+      after = page.next_cursor;
     }
   },
   targets: async () => (await api("/targets")).targets,

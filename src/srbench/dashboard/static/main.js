@@ -7,7 +7,8 @@ async function render() {
   const { parts, q } = route();
   const page = parts[0] || "runs";
   document.querySelectorAll("[data-nav]").forEach((a) => {
-    const on = a.dataset.nav === page || (a.dataset.nav === "runs" && page === "run") || (a.dataset.nav === "datasets" && page === "dataset");
+    const on = a.dataset.nav === page || (a.dataset.nav === "runs" && page === "run") || (a.dataset.nav === "datasets" && page === "dataset") ||
+      (a.dataset.nav === "experiments" && page === "experiment");
     a.classList.toggle("active", on);
     if (on) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
@@ -17,8 +18,8 @@ async function render() {
     else if (page === "create") await createView(q);
     else if (page === "datasets") await datasetsView(q);
     else if (page === "dataset" && parts[1]) await datasetView(parts[1], q);
-    else if (page === "experiments" && typeof experimentsView === "function") await experimentsView(q);
-    else if (page === "experiment" && parts[1] && typeof experimentView === "function") await experimentView(parts[1], q);
+    else if (page === "experiments") await experimentsView(q);
+    else if (page === "experiment" && parts[1]) await experimentView(parts[1], q);
     else runsView(q);
   } catch (e) {
     show(h("h1", {}, "Something went wrong"), h("p", { class: "error", role: "alert" }, e.message),
