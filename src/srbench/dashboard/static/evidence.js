@@ -13,6 +13,7 @@ function callView(full) {
     latency_s: full.latency_s, ttft_s: full.ttft_s, tokens_in_cached_write_out: full.usage ? fmt.tokens(full.usage) : null,
     damaged: full.damaged ? full.damage : null,
   };
+  for (const k of Object.keys(summary)) if (summary[k] === null || summary[k] === undefined) delete summary[k];   // only what is known
   const headers = Object.entries(rec.headers || {});
   const messages = (req.body || {}).messages || [];
   const params = Object.fromEntries(Object.entries(req.body || {}).filter(([k]) => !["messages", "stream", "stream_options"].includes(k)));
