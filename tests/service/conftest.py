@@ -60,3 +60,39 @@ def sim() -> Iterator[SimulatorThread]:
         yield s
 
 
+# -- the Dashboard's browser tests (tests/service/browser.py holds the rest) -------------------------
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from .browser import CHROMIUM, FLAGS
+
+    if CHROMIUM is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this run's Dashboard screenshots go: SR_BENCH_SCREENSHOTS, else a pytest temporary folder
+    (never the repository)."""
+    import os
+
+    env = os.environ.get("SR_BENCH_SCREENSHOTS")
+    folder = Path(env) if env else tmp_path_factory.mktemp("dashboard-screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def axe() -> str:
+    """The axe-core script to inject (SR_BENCH_AXE), or the test is skipped saying how to get it."""
+    from .browser import AXE_VERSION, axe_path
+
+    path = axe_path()
+    if path is None:
+        pytest.skip(f"axe-core is not installed (npm install axe-core@{AXE_VERSION}; SR_BENCH_AXE names its "
+                    "axe.min.js); .ci/run fetches it")
+    return path.read_text()

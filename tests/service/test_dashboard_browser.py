@@ -6,43 +6,15 @@ Skipped (with the reason) where no Chromium is installed; `.ci/run` installs Deb
 
 from __future__ import annotations
 
-import os
-import shutil
-import time
-from collections.abc import Iterator
-
-import pytest
-
 from srbench.dashboard import make_dashboard
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 
+from .browser import needs_chromium, wait_true
 from .helpers import DashboardThread, freeze, manifest, single
 
-
-def poll(page, expression: str, timeout_s: float = 30.0) -> None:
-    """Wait until `expression` is true in the page. Not `wait_for_function`: its polling evaluates a
-    string inside the page, which the Dashboard's CSP (script-src 'self') refuses when the first
-    check is false (seen under load)."""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"still false after {timeout_s} s: {expression}"
-        time.sleep(0.05)
-
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = os.environ.get("SR_BENCH_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (apt-get install chromium)")
+pytestmark = needs_chromium
 KEY = "browser-key-0123456789abcdef"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api, prepare) -> None:
@@ -79,7 +51,7 @@ def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api
         page.locator("#conn:not(.lost)").wait_for(timeout=10_000)
 
         row.click()
-        page.locator("h2", has_text="browser-run — cancelled").wait_for()
+        page.locator("h1", has_text="browser-run — cancelled").wait_for()
         page.locator("#recovery button", has_text="Review recovery plan").click()
         page.locator("#recovery table tbody tr").first.wait_for()
         assert page.locator("#recovery table tbody tr").count() == pending
@@ -98,13 +70,16 @@ def test_sign_in_runs_and_a_recovery_whose_answer_was_lost(browser, service, api
         key = page.evaluate(f"JSON.parse(sessionStorage.getItem('srbench.recovery.{run_id}')).idempotency_key")
         assert key.startswith("dashboard-")
         page.locator("#recovery button", has_text="Re-send the same request").click()
-        poll(page, f"!location.hash.includes('{run_id}')")
+        wait_true(page, f"!location.hash.includes('{run_id}')")
         child_id = page.evaluate("decodeURIComponent(location.hash.split('/')[2].split('?')[0])")
-        assert api.wait(child_id)["status"] == "completed"
+        assert api.wait(child_id, timeout=60)["status"] == "completed"
         assert api.ok("GET", f"/runs/{run_id}")["lineage"]["children"] == [child_id]   # one child, not two
         assert len(sim.log) - sent == pending                         # each pending cell sent once
         assert page.evaluate(f"sessionStorage.getItem('srbench.recovery.{run_id}')") is None
-        page.locator("h2", has_text="completed").wait_for(timeout=20_000)
+        page.locator("h1", has_text="completed").wait_for(timeout=30_000)
+        page.locator(f"p.lineage a[href='#/run/{run_id}']").click()           # child → parent …
+        page.locator("h1", has_text="browser-run — cancelled").wait_for()
+        page.locator(f"p.lineage a[href='#/run/{child_id}']").wait_for()       # … and parent → child
         context.close()
 
 
@@ -119,7 +94,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         page.locator("tr.link").nth(1).wait_for()
         assert page.locator("tr.link").count() == 2 and "smoke 16" in page.locator("#view").inner_text()
         page.get_by_label("benchmark").select_option("arc-agi-2")
-        poll(page, "document.querySelectorAll('tr.link').length === 1")
+        wait_true(page, "document.querySelectorAll('tr.link').length === 1")
         page.locator("tr.link").click()
         page.get_by_role("button", name="Evaluate dataset").wait_for()
         assert "of 2 tasks" in page.locator("#view").inner_text()
@@ -132,18 +107,18 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         assert '"max_tokens":512' in review.inner_text()                   # the pinned parameter, read-only
         assert api.run_count() == 0 and sim.log == []                      # reviewing sends nothing
         review.get_by_role("button", name="Launch run (16 model calls planned)").click()
-        page.locator("h2", has_text="completed").wait_for(timeout=20_000)
+        page.locator("h1", has_text="completed").wait_for(timeout=30_000)
         runs = api.ok("GET", "/runs")["runs"]
         assert len(runs) == 1 and runs[0]["progress"]["completed"] == 16 and len(sim.log) == 16
-        page.get_by_role("button", name="questions").click()            # UI-5: tasks × targets, answers on demand
+        page.get_by_role("tab", name="questions").click()            # UI-5: tasks × targets, answers on demand
         first = page.locator("tr.link").first
         first.wait_for()
         assert page.locator("tr.link").count() == 16 and ("correct" in first.inner_text() or "wrong" in first.inner_text())
         first.click()
-        assert "Answer" in page.locator("tr.detail pre").first.inner_text(timeout=10_000)
-        page.get_by_role("button", name="evidence").click()
+        assert "Answer" in page.locator("tr.detail .text").first.inner_text(timeout=10_000)
+        page.get_by_role("tab", name="evidence").click()
         page.locator("summary", has_text="Config-hash checks").wait_for()
-        page.get_by_role("button", name="recipe").click()
+        page.get_by_role("tab", name="recipe").click()
         page.locator("#view", has_text="unavailable").wait_for()           # the tab renders after the click
 
         rid = runs[0]["id"]              # UI-6: the same plan run again (never compared with itself)

@@ -141,7 +141,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                  "prices": {"sim-small": prices["sim-small"]}},
                 {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": prices,
                  "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
-                 "preview_url": sim.router_url + "/preview",
+                 "preview_url": sim.router_url + "/preview", "capture_recipe": True,
                  "models": ["sim-large", "sim-small"]},
             ]
             for aux in ("judge", "user-sim"):      # the pinned judge and τ³'s pinned user simulator
@@ -180,11 +180,20 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
         for role in ("baseline", "candidate"):
             for line in score_lines(reports[role]):
                 console.print(f"  SIMULATED {line}")
-        from srbench.cli.derived import comparison_notes, comparison_table, published_table
+        from srbench.cli.derived import (
+            comparison_notes,
+            comparison_table,
+            headline_lines,
+            per_benchmark_table,
+            published_table,
+        )
 
         cmp = client.post("/comparisons", {"baseline_run_id": runs["baseline"],
                                            "candidate_run_id": runs["candidate"]})
+        for line in headline_lines(cmp):
+            console.print(line, markup=False, highlight=False)
         console.print(comparison_table(cmp))
+        console.print(per_benchmark_table(cmp))
         console.print(published_table(cmp))
         for line in [*DEMO_NOTES, *comparison_notes(cmp)]:
             console.print(f"• {line}")

@@ -74,6 +74,67 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
     return out
 
 
+def _usd(v: Any) -> str:
+    return "unknown" if v is None else f"{v:.5f} USD"
+
+
+def _ci(ci: Any) -> str:
+    return "[unknown]" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
+def headline_lines(cmp: dict[str, Any]) -> list[str]:
+    """"Does routing pay?": each router (every candidate when none is a router) against the strongest
+    single model, in plain words with units and the aggregation named."""
+    base = cmp["baseline"]
+    same = cmp["baseline_run"]["run_id"] == cmp["candidate_run"]["run_id"]
+    where = "of the same run" if same else f"of run {cmp['baseline_run']['run_id']}"
+    routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
+    out = []
+    for c in routers:
+        rule = c.get("claim_rule", "hoeffding")
+        def saving(scope: str, c: dict[str, Any] = c) -> str:
+            x = c["savings"][scope]
+            if x["saving_pct"] is None:
+                return f"unknown ({x['reason']})"
+            return f"{x['saving_pct']:.1f}% ({_usd(x['candidate_usd'])} vs {_usd(x['baseline_usd'])})"
+        costs = c.get("costs") or {}
+        mix = (c.get("routing") or {}).get("model_mix") or {}
+        n = sum(mix.values())
+        mix_text = ", ".join(f"{m} {k} ({100 * k / n:.0f}%)" for m, k in mix.items()) if n else "none attributed"
+        out.append(f"Does routing pay? {c['target_id']} vs {base['target_id']} (the strongest single model {where}, "
+                   f"{c['n']} paired cases): Δ macro quality {c['delta']:+.3f} {_ci(c['interval']['ci'])} "
+                   f"(95% paired {rule} interval) → {c['claim']}; micro Δ (per case) {c['micro_delta']:+.3f}.")
+        out.append(f"  cost saving — principal: {saving('principal')}; total (with judge/simulator calls): "
+                   f"{saving('total')}; cache-neutral: {saving('cache_neutral')}.")
+        out.append(f"  {c['target_id']} principal cost {_usd(costs.get('principal'))}, judge/simulator cost "
+                   f"{_usd(costs.get('auxiliary'))}; model mix: {mix_text}.")
+    return out
+
+
+def per_benchmark_table(cmp: dict[str, Any]) -> Table:
+    """Per router and benchmark: both accuracies with Wilson 95% intervals and the paired Δ with its
+    Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one)."""
+    base = cmp["baseline"]["target_id"]
+    t = Table(title=f"per benchmark, against {base} (accuracy = correct / cases of the benchmark)",
+              caption="Δ interval: paired Hoeffding 95% on this benchmark's cases alone (descriptive; the claim "
+                      "is the weighted interval above)")
+    for col in ("candidate", "benchmark", "cases", "candidate accuracy [95% Wilson]",
+                "baseline accuracy [95% Wilson]", "Δ [95% Hoeffding]", "W/L/T"):
+        t.add_column(col)
+
+    def acc(v: Any, ci: Any) -> str:
+        return f"{v:.3f}" + ("" if not ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+    routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
+    for c in routers:
+        for b in c["benchmarks"]:
+            t.add_row(c["target_id"], b["benchmark"], str(b["n"]),
+                      acc(b["candidate_accuracy"], b.get("candidate_accuracy_ci95")),
+                      acc(b["baseline_accuracy"], b.get("baseline_accuracy_ci95")),
+                      f"{b['delta']:+.3f} " + _ci((b.get("delta_interval") or {}).get("ci")),
+                      f"{b['wins']}/{b['losses']}/{b['ties']}")
+    return t
+
+
 def published_table(cmp: dict[str, Any]) -> Table:
     t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
     for col in ("candidate", "benchmark", "published metric", "candidate sr-bench / published",
@@ -113,7 +174,7 @@ def inconclusive_lines(cmp: dict[str, Any]) -> list[str]:
 
 @click.command()
 @click.argument("baseline_id")
-@click.argument("candidate_id")
+@click.argument("candidate_id", required=False)
 @click.option("--margin", type=float, default=None,
               help="Non-inferiority margin (quality units). The candidate plan's declared statistics.margin is "
                    "used by default; a margin given only here is post hoc and never yields a claim (REP-7).")
@@ -122,20 +183,27 @@ def inconclusive_lines(cmp: dict[str, Any]) -> list[str]:
 @click.pass_obj
 def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None, output: str | None,
             explain: bool) -> None:
-    """Paired comparison of a candidate run against the strongest single model of a baseline run."""
-    res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id, "candidate_run_id": candidate_id,
-                                           "margin": margin})
+    """Paired comparison of a candidate run against the strongest single model of a baseline run.
+
+    With one RUN: the run's routers against the strongest single model of the same run (the
+    baseline target is never compared with itself)."""
+    res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id,
+                                           "candidate_run_id": candidate_id or baseline_id, "margin": margin})
     if explain:
         _explain(res, "comparison")
+    cmp = res
+    console = Console(stderr=True)
+    for line in headline_lines(cmp):
+        console.print(line, markup=False, highlight=False)
     if output:
-        write_json(output, without_volatile(res))
-        console = Console(stderr=True)
-        console.print(comparison_table(res))
-        console.print(published_table(res))
-        for line in comparison_notes(res) + inconclusive_lines(res):
+        write_json(output, without_volatile(cmp))
+        console.print(comparison_table(cmp))
+        console.print(per_benchmark_table(cmp))
+        console.print(published_table(cmp))
+        for line in comparison_notes(cmp) + inconclusive_lines(cmp):
             console.print(line)
     else:
-        emit(res)
+        emit(cmp)
 
 
 @click.command()

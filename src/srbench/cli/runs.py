@@ -53,6 +53,14 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
     if res.get("planning"):
         for t in planning_tables(res["planning"]):
             console.print(t)
+    est = res.get("estimate")
+    if est:
+        up = est["upper_cost_usd"]["total"]
+        console.print(f"requests planned: {est['requests']['subject']} subject + {est['requests']['judge']} judge = "
+                      f"{est['requests']['total']}; upper cost estimate "
+                      f"{'unknown' if up is None else f'{up:.4f} USD'} ({est['note']})", markup=False)
+        for n in est["notes"]:
+            console.print(f"note: {n}", markup=False)
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
           "planning": res.get("planning")})
 

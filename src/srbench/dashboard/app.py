@@ -25,8 +25,8 @@ from srbench.service.http import MAX_BODY
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
-    r"/health", r"/catalog", r"/targets", r"/datasets", r"/datasets/selection", rf"/datasets/{_SEG}",
-    rf"/datasets/{_SEG}/cases", r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events)",
+    r"/health", r"/catalog", r"/setup", r"/targets", r"/datasets", r"/datasets/selection", rf"/datasets/{_SEG}",
+    rf"/datasets/{_SEG}/cases", r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events|recipes)",
     rf"/runs/{_SEG}/calls/{_SEG}", r"/replay-options", r"/comparison-options", r"/dataset-preparations",
     r"/dataset-preparations/options", rf"/dataset-preparations/{_SEG}", r"/experiments", rf"/experiments/{_SEG}",
     rf"/experiments/{_SEG}/runs")]
@@ -70,15 +70,16 @@ def _signed_in(request: web.Request) -> bool:
 
 def _login_page(message: str = "") -> web.Response:
     note = f'<p class="error">{html.escape(message)}</p>' if message else ""
-    body = ("<!doctype html><html><head><meta charset='utf-8'><title>sr-bench — sign in</title>"
-            "<link rel='stylesheet' href='/static/style.css'></head><body class='login'>"
+    body = ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'><title>sr-bench — sign in</title><link rel='icon' href='data:,'>"
+            "<link rel='stylesheet' href='/static/style.css'></head><body class='login'><main>"
             "<h1>sr-bench Dashboard</h1>" + note +
             "<form method='post' action='/login'><label>Dashboard key "
             "<input name='key' type='password' autocomplete='current-password' autofocus></label>"
             "<button type='submit'>Sign in</button></form>"
             "<p class='hint'>The key is in the file <code>dashboard.key</code> beside the store, or in "
             "<code>SR_BENCH_DASHBOARD_KEY</code>; <code>sr-bench dashboard</code> says which.</p>"
-            "</body></html>")
+            "</main></body></html>")
     return web.Response(text=body, content_type="text/html", status=401 if message else 200)
 
 

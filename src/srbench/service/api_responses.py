@@ -150,6 +150,8 @@ class PlanAnswer(Answer):
     status: Literal["validated"]
     model_requests: Literal[0]
     planning: Document | None = Field(default=None, description="sample-size planning of a live plan")
+    estimate: Document | None = Field(default=None, description="planned requests by role (judge calls included) "
+                                                                "and an upper cost estimate from the pinned prices")
 
 
 class Progress(Answer):
@@ -293,6 +295,16 @@ class Calls(EvidencePage):
 class CallDetail(CallSummary):
     record: Document | None = None
     request_object: Document | None = None
+    trajectory_object: Document | None = Field(default=None, description="an agent conversation's stored "
+                                                                          "trajectory (kind trajectory)")
+
+
+class Recipes(Answer):
+    run_id: str
+    recipes: list[Document] = Field(description="per MoM target: status captured | not_captured | unavailable, "
+                                                "the limitation, the stored (redacted) capture and the check after "
+                                                "the run")
+    note: str
 
 
 class Event(Answer):

@@ -157,6 +157,9 @@ async def run_call(request: web.Request) -> web.Response:
     call_d, request_d = out["call"], out["request"]
     if call_d:              # the one full call: a damaged record is an error (503), never a row marked damaged
         out["record"] = service.objects.get_json(call_d)
+        trajectory = out["record"].get("trajectory") if out["record"].get("kind") == "conversation" else None
+        if isinstance(trajectory, str) and trajectory.startswith("b3:"):     # an agent's stored trajectory
+            out["trajectory_object"] = service.objects.get_json(trajectory)
     if request_d:
         out["request_object"] = service.objects.get_json(request_d)
     return ok(out)

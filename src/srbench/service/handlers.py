@@ -126,10 +126,19 @@ def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
     return planning_for(plan, counts)
 
 
+def _estimate_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
+    """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
+    from srbench.stages.datasets import decode_cases
+    from srbench.stages.estimate import plan_estimate
+
+    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan["dataset"]["object"])))
+
+
 async def plan_answer(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
     planning = await asyncio.to_thread(_planning_sync, service, plan)
+    estimate = await asyncio.to_thread(_estimate_sync, service, plan)
     return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan["plan_sha256"], "total": plan["total"],
-            "status": "validated", "model_requests": 0, "planning": planning}
+            "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
 
 
 async def make_plan(request: web.Request) -> web.Response:
@@ -190,6 +199,18 @@ async def run_report(request: web.Request) -> web.Response:
     rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
     digest = rep.pop("report")
     return ok(wire.wire_report(rep, digest, hit, why))
+
+
+async def run_recipes(request: web.Request) -> web.Response:
+    from srbench.service.recipes import recipes_view
+
+    service = svc(request)
+    run = service.runs.get(request.match_info["run_id"])
+    plan = await asyncio.to_thread(service.objects.get_json, run["plan"])
+    found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run["id"], plan)
+    return ok({"run_id": run["id"], "recipes": found,
+               "note": "captured from the router's own config API before the run (secrets and connection details "
+                       "redacted); a run without a capture never borrows a later one (UI-7)"})
 
 
 # -- store maintenance ---------------------------------------------------------------------------

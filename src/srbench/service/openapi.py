@@ -78,6 +78,8 @@ ROUTES: list[Route] = [
     R("GET", "/runs/{run_id}/calls", "run_calls", "Call summaries, by cursor (a damaged call marks its row)",
       query=rq.CallsAfter, answer=rs.Calls),
     R("GET", "/runs/{run_id}/calls/{call_id}", "run_call", "One full call record", answer=rs.CallDetail),
+    R("GET", "/runs/{run_id}/recipes", "run_recipes", "The router recipes captured for the run (UI-7)",
+      answer=rs.Recipes),
     R("GET", "/runs/{run_id}/events", "run_events", "Events after a sequence number, 1000 a page",
       query=rq.EventsAfter, answer=rs.Events),
     R("POST", "/runs/{run_id}/candidate-plan", "candidate_plan", "A plan that swaps registered MoM targets into "

@@ -61,6 +61,17 @@ def _expected_options(plan: dict[str, Any], options: dict[str, Any],
     return frozen
 
 
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """Benchmark options as a frozen plan holds them (the model's defaults filled in: a judged
+    benchmark's `grading: null`), so the operator's expected options compare with a plan's."""
+    from srbench.schemas.plan import BenchmarkOptions
+
+    try:
+        return {b: BenchmarkOptions.model_validate(o).model_dump(mode="json") for b, o in options.items()}
+    except ValueError:
+        return options
+
+
 def check_plan(plan: dict[str, Any], targets: dict[str, dict[str, Any]], options: dict[str, Any]) -> None:
     """Refuse (403) a frozen plan a named actor may not run."""
     for pt in [*plan["targets"], *(plan.get("auxiliary_targets") or {}).values()]:
@@ -75,7 +86,7 @@ def check_plan(plan: dict[str, Any], targets: dict[str, dict[str, Any]], options
         expected = _expected_options(plan, options, targets)
     except SrBenchError:
         expected = None
-    if expected is None or plan.get("benchmark_options", {}) != expected:
+    if expected is None or _options(plan.get("benchmark_options", {})) != _options(expected):
         raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
     for b in plan["dataset"].get("benchmarks") or []:
         bench = get_benchmark(b)

@@ -30,6 +30,8 @@ from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
+from srbench.service.recipes import capture_before, check_after
+from srbench.service.recipes import summary as recipe_summary
 from srbench.service.run_end import Endings, terminal
 from srbench.service.task_resources import benchmark_preflight
 from srbench.stages.datasets import decode_cases, read_dataset_object
@@ -211,11 +213,13 @@ class RunManager:
                 "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
             conc = plan["limits"]["concurrency"] * len(plan["targets"])
             async with new_session(conc + 4) as client:
+                captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
                 if await self._config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
                                      client).run(cells)
                     if not control.cancel.is_set() and control.fault is None:
                         await self._config_check(client, plan, jr, control, "after")
+                        await check_after(client, plan, captures, jr.event)
             await self._finish(run_id, control, monitor)
         except asyncio.CancelledError:
             raise
@@ -428,7 +432,8 @@ class RunManager:
         corrections = self.journal.get_ref("correction", run_id) or []
         prices = self.journal.get_ref("price-correction", run_id) or []
         args = (run["status"], wall, corrections[-1] if corrections else None, prices[-1]["digest"] if prices else None)
-        return run, args, {"config_probes": self.config_probes(run_id), "early_stop": run["early_stop"]}
+        return run, args, {"config_probes": self.config_probes(run_id), "early_stop": run["early_stop"],
+                           "recipes": recipe_summary(self.journal, run_id)}
 
     def _cells_version(self, run_id: str) -> int:
         row = self.journal.one("SELECT cell_writes FROM run_stats WHERE run_id=?", (run_id,))

@@ -76,6 +76,7 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
         if getattr(b, "needs_judge", False):
             opt = options.get(b.id)
             judge = opt.get("judge") if isinstance(opt, dict) else None
+            entry["judge"] = judge           # the Dashboard marks this target as a judge, not a subject
             if options_problem:
                 missing.append(options_problem)
             elif not judge:

@@ -6,6 +6,8 @@ Routes
     POST /router/v1/chat/completions   the simulated router: picks a model by its RouterRule and
                                        streams that model's answer with the ``x-vsr-*`` headers
     GET  /router/v1/models             the router's one model name
+    POST /router/v1/preview            the router's decision and model, no inference (simulate/preview.py)
+    GET  /config/hash, /config/router, /config/router/recipes   its config API (simulate/router_config.py)
     GET  /health
 
 A streamed answer is: a role delta, the content in a few deltas, a chunk with finish_reason
@@ -46,6 +48,7 @@ from srbench.simulate.behaviour import (
     usage_for,
 )
 from srbench.simulate.preview import handle_preview
+from srbench.simulate.router_config import RouterConfigState, add_config_routes
 from srbench.simulate.scripted import Scripted, ScriptHook, tool_call
 from srbench.simulate.scripted import chunk as _chunk
 from srbench.simulate.scripted import pieces as _pieces
@@ -121,6 +124,7 @@ class SimServer:
         for name in (self.router.strong, self.router.weak):
             if name not in self.models:
                 raise ValueError(f"router model {name!r} is not a simulated model")
+        self.router_config = RouterConfigState(self.router)     # the router's own config API (UI-7)
         self.answer_key = dict(answer_key or {})
         self.api_key = api_key
         self.fault = fault
@@ -145,6 +149,7 @@ class SimServer:
         app.router.add_get("/router/v1/models", self._router_models)
         app.router.add_get("/health", self._health)
         app.router.add_post("/router/v1/preview", self._preview)
+        add_config_routes(app, self.router_config)
         return app
 
     async def _preview(self, request: web.Request) -> web.Response:

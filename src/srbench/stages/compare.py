@@ -37,6 +37,12 @@ go to a complete principal cost, then the lowest, then target id. All tied stron
 if one of them has an incomplete principal cost, savings are unknown. Qualities, differences and
 costs of the comparison itself are on the compared cases.
 
+Per benchmark (REP-1), each candidate row gives both accuracies with their Wilson 95% intervals and
+the paired difference with its own Hoeffding 95% interval on that benchmark's cases alone (one
+stratum: r = √(2·ln(2/α)/n_b)); these are descriptive, the claim is the weighted one above. Each
+candidate also carries its `costs` on the compared cases (principal, auxiliary = judge + simulator,
+total, cache-neutral), so principal and auxiliary cost can be read apart.
+
 Savings, per scope s ∈ {principal (subject `cost_usd`), total (principal + `judge_cost_usd` +
 `simulator_cost_usd`), cache_neutral (`cache_neutral_cost_usd`, REP-3)}:
 pct = 100·(1 − cand_s/base_s), saving = base_s − cand_s, only when both runs are `require_priced`,
@@ -60,13 +66,13 @@ from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
 from srbench.stages.betting import ORDER, Design, make_design
 from srbench.stages.claims import assess, declared_margin, statistics_limitations
-from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap
+from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
 from srbench.stages.routing import routing_summary
-from srbench.stages.stats import percentile
+from srbench.stages.stats import percentile, wilson
 from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
 
-COMPARE_VERSION = "sr-bench-compare-v2"
+COMPARE_VERSION = "sr-bench-compare-v3"
 STOPPED = "stopped_early"
 COMPARABLE_STATUS = ("completed", "failed", STOPPED)
 FINISHING_STATUS = ("queued", "running")
@@ -271,11 +277,15 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
     both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
     per_bench = []
     for b, g in sorted(diffs.items()):
+        alone = weighted_hoeffding({b: g}, {b: 1.0})
         ids = [i for i in cells if cells[i]["benchmark"] == b]
         kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
         per_bench.append({"benchmark": b, "n": len(g), "weight": weights[b], "candidate_correct": kc,
                           "baseline_correct": kb, "candidate_accuracy": kc / len(g),
                           "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
+                          "candidate_accuracy_ci95": wilson(kc, len(g)), "baseline_accuracy_ci95": wilson(kb, len(g)),
+                          "delta_interval": {"method": alone["method"], "ci": alone["ci"],
+                                             "scope": "this benchmark's cases alone (descriptive, not the claim)"},
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
     verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
                       label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"])
@@ -288,6 +298,7 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
         "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
         **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
         "savings": {s: _savings(s, tied, costs[s], blocked) for s in ("principal", "total", "cache_neutral")},
+        "costs": costs,
         "operations": {"baseline": _operations(best), "candidate": _operations(cells)},
     }
 

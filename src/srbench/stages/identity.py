@@ -34,6 +34,8 @@ VOLATILE: dict[str, str] = {
     "at": "the clock time a correction was appended",
     "correction_at": "as at",
     "decided_at": "the clock time an early stop was decided",
+    "capture": "the digest of a router recipe capture, which holds its capture time",
+    "captured_at": "the clock time a router's configuration was captured or previewed",
 }
 
 

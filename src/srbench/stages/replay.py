@@ -51,6 +51,21 @@ def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[st
         raise _refuse("ambiguous_baseline_model", f"model(s) {', '.join(dupes)} appear in several baseline targets")
 
 
+def route_blocker(routing: dict[str, Any]) -> str | None:
+    """Why a previewed route cannot be replayed from saved answers whatever the baseline (it needs a
+    real run), or None: an unresolved selection, learning-dependent state, plugins, a method that is
+    not deterministic."""
+    if routing.get("selection_status") != "selected" or not routing.get("selected_model"):
+        return "selection_not_resolved"
+    if routing.get("state_dependent"):
+        return "learning_dependent"
+    if routing.get("plugins"):
+        return "decision_plugins"
+    if routing.get("selection_method") not in REPLAYABLE_METHODS:
+        return "route_not_deterministic"
+    return None
+
+
 def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dict[str, Any],
                  pcells: list[dict[str, Any]], routing: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
@@ -64,14 +79,8 @@ def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dic
         model = r.get("selected_model")
         if cell["state"] != "completed":
             reason = "preview_incomplete"
-        elif r.get("selection_status") != "selected" or not model:
-            reason = "selection_not_resolved"
-        elif r.get("state_dependent"):
-            reason = "learning_dependent"
-        elif r.get("plugins"):
-            reason = "decision_plugins"
-        elif r.get("selection_method") not in REPLAYABLE_METHODS:
-            reason = "route_not_deterministic"
+        elif route_blocker(r):
+            reason = route_blocker(r)
         elif model not in singles:
             reason = "model_not_in_baseline"
         else:

@@ -15,7 +15,8 @@ is a limitation on that target's summary and every one of its benchmark rows.
 A live run with a router (mom) and a single target also gets `paired` (`in_run`): each router
 against the strongest single of the same run, both claim rules shown, the declared one making the
 claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
-never sent and the money estimated not spent) and says so in its limitations.
+never sent and the money estimated not spent) and says so in its limitations. `recipes` summarises
+the run's router recipe captures (UI-7: status, projection hash, limitation).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from srbench.stages.published_report import (
     published_limitations,
 )
 from srbench.stages.reconcile import corrected_usage, with_routers
+from srbench.stages.replay import route_blocker
 from srbench.stages.reprice import apply_prices
 from srbench.stages.results import write_results
 from srbench.stages.routing import routing_summary
@@ -57,7 +59,8 @@ from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "11"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows
+REPORT_RULE_VERSION = "12"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
+# 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -165,7 +168,7 @@ def make_report_rule(engine: Engine) -> Rule:
             if call_digest is not None and plan["mode"] == "preview":
                 routing = store.get_json(call_digest).get("routing") or {}
                 row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
-                           cache_neutral_cost_usd=0.0)
+                           cache_neutral_cost_usd=0.0, needs_real_run=route_blocker(routing))
             elif call_digest is not None and case.benchmark in multi:
                 turns[cell_id] = conversation_row(row, load_call(call_digest), target, aux, load_call)
             elif case.benchmark in multi:           # no conversation record: ambiguous, or never sent
@@ -280,9 +283,11 @@ def make_report_rule(engine: Engine) -> Rule:
                 "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
                 "routers": correction.get("routers")},
             "early_stop": params.get("early_stop"),
+            "recipes": params.get("recipes") or {},
             "paired": paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop")),
             "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows)
-            + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop")),
+            + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop"))
+            + recipe_limitations(params.get("recipes") or {}),
             "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
                            "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
                            "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
@@ -386,9 +391,10 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
 
 
 def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
-                 config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None) -> dict[str, Any]:
+                 config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None,
+                 recipes: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
-            "config_probes": config_probes or {},
+            "config_probes": config_probes or {}, "recipes": recipes or {},
             "correction_at": correction["at"] if correction else None,
             "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
             "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
@@ -399,12 +405,13 @@ def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction
 def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: str, wall_time_s: float | None,
                      correction: dict[str, Any] | None = None, price_correction: str | None = None, *,
                      config_probes: dict[str, Any] | None = None,
-                     early_stop: dict[str, Any] | None = None) -> tuple[str, str]:
+                     early_stop: dict[str, Any] | None = None,
+                     recipes: dict[str, Any] | None = None) -> tuple[str, str]:
     """(report signature, results signature): build_report's inputs with the cells replaced by an
     exact version of them (the journal counts every write of a run's cells). Equal signatures mean
     the same rule key, so a report built under one serves the other without reading a cell; the
     results signature leaves out what only the summary depends on (status, wall time, probes)."""
-    params = _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop)
+    params = _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop, recipes)
     base = {"rule": make_report_rule.__name__, "version": REPORT_RULE_VERSION, "plan": plan_digest,
             "cells_version": cells_version, "correction": correction["digest"] if correction else None,
             "prices": price_correction}
@@ -412,14 +419,22 @@ def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: 
     return digest_json(base | {"params": params}), digest_json(base | {"params": rows_only})
 
 
+def recipe_limitations(recipes: dict[str, Any]) -> list[str]:
+    """A recipe capture that did not hold, or a configuration that changed during the run (UI-7)."""
+    return [f"Recipe of target {tid} (UI-7): {s['limitation']}." for tid, s in sorted(recipes.items())
+            if s.get("limitation")]
+
+
 def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]] | str, status: str,
                  wall_time_s: float | None, correction: dict[str, Any] | None = None,
                  price_correction: str | None = None, *,
                  config_probes: dict[str, Any] | None = None,
-                 early_stop: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+                 early_stop: dict[str, Any] | None = None,
+                 recipes: dict[str, Any] | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
-    probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record.
+    probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record;
+    `recipes` the run's recipe captures per MoM target (service/recipes.py `summary`, UI-7).
     `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
     key, the action cache and --explain then hold one digest, not every cell)."""
     rule = make_report_rule(engine)
@@ -428,6 +443,7 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
         inputs["correction"] = correction["digest"]
     if price_correction is not None:
         inputs["prices"] = price_correction
-    r = engine.build(rule, inputs, _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop),
+    r = engine.build(rule, inputs, _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop,
+                                                   recipes),
                      subject=run_id)
     return r.output, r.hit, r.explanation

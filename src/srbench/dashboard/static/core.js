@@ -1,12 +1,15 @@
-// sr-bench Dashboard — shared helpers: elements, the API (through /api), routes, polling,
+// sr-bench Dashboard — shared helpers: elements, the HTTP call to /api, routes, polling, tables,
 // and requests that start paid work (kept in the tab, re-sent with the same idempotency key).
-// Every value is put into the page as text, never as HTML. Polling is read-only and resumes by
-// itself after a network loss; nothing here starts, restarts or changes a run by itself.
+// Every value is put into the page as text, never as HTML. Polling is read-only, resumes by itself
+// after a network loss and stops when a page says so (a terminal run); one poll runs at a time:
+// opening another page ends the previous page's poll. Nothing here starts or changes a run by itself.
+// The API's shapes are read in data.js only.
 "use strict";
 
 const POLL_MS = 3000;
 const TERMINAL = ["completed", "failed", "cancelled", "interrupted", "stopped_early"];
 let timer = null;
+let pollGeneration = 0;
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -19,15 +22,6 @@ function h(tag, attrs, ...children) {
   }
   return el;
 }
-
-const fmt = {
-  num: (v, d = 3) => (v === null || v === undefined ? "unknown" : Number(v).toFixed(d)),
-  pct: (v) => (v === null || v === undefined ? "unknown" : Number(v).toFixed(1) + "%"),
-  usd: (v) => (v === null || v === undefined ? "unknown" : Number(v).toFixed(5)),
-  time: (t) => (t ? new Date(t * 1000).toLocaleString() : ""),
-  ci: (c) => (c ? "[" + fmt.num(c[0]) + ", " + fmt.num(c[1]) + "]" : "unknown"),
-  tokens: (t) => (t ? [t.input, t.cached_input, t.cache_write, t.output].join("/") : "unknown"),
-};
 
 async function api(path, options) {
   const init = Object.assign({ credentials: "same-origin" }, options || {});
@@ -62,21 +56,39 @@ function connection(ok) {
 
 function route() {
   const [path, query] = location.hash.replace(/^#/, "").split("?");
-  return { parts: path.split("/").filter(Boolean), q: new URLSearchParams(query || "") };
+  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), q: new URLSearchParams(query || "") };
 }
 
-function go(parts, q) {
+function hrefOf(parts, q) {
   const qs = q && q.toString();
-  location.hash = "#/" + parts.map(encodeURIComponent).join("/") + (qs ? "?" + qs : "");
+  return "#/" + parts.map(encodeURIComponent).join("/") + (qs ? "?" + qs : "");
 }
 
+function go(parts, q) { location.hash = hrefOf(parts, q); }
+
+// The URL of the page without a new render (tabs, filters that re-render in place).
+function replaceUrl(parts, q) { history.replaceState(null, "", hrefOf(parts, q)); }
+
+// Polls `fn` every POLL_MS until it returns false or another page starts its own poll.
 function poll(fn) {
+  const mine = ++pollGeneration;
   clearTimeout(timer);
   const tick = async () => {
-    try { await fn(); } catch (e) { /* shown by api(); the next tick retries */ }
-    timer = setTimeout(tick, POLL_MS);
+    if (mine !== pollGeneration) return;
+    let more = true;
+    try { more = (await fn()) !== false; } catch (e) { /* shown by api(); the next tick retries */ }
+    if (more && mine === pollGeneration) timer = setTimeout(tick, POLL_MS);
   };
   tick();
+  return () => mine === pollGeneration;        // "is this page's poll still the current one?"
+}
+
+// A page without a poll ends the previous page's; the answer says whether this page is still the one
+// shown (a slower page opened earlier never draws over a newer one).
+function stopPolling() {
+  const mine = ++pollGeneration;
+  clearTimeout(timer);
+  return () => mine === pollGeneration;
 }
 
 function put(el, ...nodes) {
@@ -89,27 +101,28 @@ function show(...nodes) {
   return view;
 }
 
+function link(parts, q, text, attrs) { return h("a", Object.assign({ href: hrefOf(parts, q) }, attrs || {}), text); }
+
 // "first–last of total" and the previous/next buttons that move `offset` in the route's query.
-function pager(parts, q, offset, size, shown, total, noun) {
-  const move = (to) => () => { q.set("offset", to); go(parts, q); };
-  return [h("p", { class: "muted" }, (total ? offset + 1 : 0) + "–" + (offset + shown) + " of " + total + (noun ? " " + noun : "")),
-    h("button", { disabled: offset <= 0, on: { click: move(Math.max(0, offset - size)) } }, "← previous " + size),
-    h("button", { disabled: offset + size >= total, on: { click: move(offset + size) } }, "next " + size + " →")];
+function pager(parts, q, offset, size, shown, total, noun, onMove) {
+  const move = (to) => () => {
+    q.set("offset", to);
+    if (onMove) { replaceUrl(parts, q); onMove(to); } else go(parts, q);
+  };
+  return h("div", { class: "pager" },
+    h("p", { class: "muted", "aria-live": "polite" }, (total ? offset + 1 : 0) + "–" + (offset + shown) + " of " + total + (noun ? " " + noun : "")),
+    h("button", { type: "button", disabled: offset <= 0, on: { click: move(Math.max(0, offset - size)) } }, "← previous " + size),
+    h("button", { type: "button", disabled: offset + size >= total, on: { click: move(offset + size) } }, "next " + size + " →"));
 }
 
-// Every event of a run, oldest first (the service pages them by 100 after a sequence number).
-async function allEvents(id) {
-  const all = [];
-  for (let after = 0; ;) {
-    const page = (await api("/runs/" + encodeURIComponent(id) + "/events?after=" + after)).events;
-    all.push(...page);
-    if (page.length < 100) return all;
-    after = page[page.length - 1].seq;
-  }
-}
-
-function table(head, rows) {
-  return h("table", {}, h("thead", {}, h("tr", {}, head.map((c) => h("th", {}, c)))), h("tbody", {}, rows));
+// A table in a horizontal scroll container (the page itself never grows wider than the screen).
+// An empty table is a sentence instead (a header row without data cells is no table).
+function table(head, rows, opts) {
+  const o = opts || {};
+  if (!rows.length) return h("p", { class: "muted" }, o.empty || "nothing to show");
+  const t = h("table", {}, o.caption ? h("caption", {}, o.caption) : null,
+    h("thead", {}, h("tr", {}, head.map((c) => h("th", { scope: "col" }, c)))), h("tbody", {}, rows));
+  return h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": o.label || o.caption || head.join(", ") }, t);
 }
 
 // A request that starts paid work: kept in the tab (sessionStorage) before it is sent; an answer
@@ -119,11 +132,11 @@ async function sendKept(box, storageKey, path, request, what) {
   try {
     const out = await api(path, { method: "POST", body: JSON.stringify(request) });
     sessionStorage.removeItem(storageKey);
-    go(["run", out.run.id]);
+    go(["run", Api.createdRunId(out)]);
   } catch (e) {
     if (e.status && e.status < 500) {          // answered and refused: re-sending would not change that
       sessionStorage.removeItem(storageKey);
-      put(box, h("p", { class: "error" }, "The service refused the " + what + ": " + e.message));
+      put(box, h("p", { class: "error", role: "alert" }, "The service refused the " + what + ": " + e.message));
     } else {
       showKept(box, storageKey, path, request, "The " + what + " request got no clear answer: " + e.message, what);
     }
@@ -131,8 +144,8 @@ async function sendKept(box, storageKey, path, request, what) {
 }
 
 function showKept(box, storageKey, path, request, why, what) {
-  put(box, h("p", { class: "error" }, why), h("p", {}, "Re-sending repeats the same request with the idempotency key " +
+  put(box, h("p", { class: "error", role: "alert" }, why), h("p", {}, "Re-sending repeats the same request with the idempotency key " +
       request.idempotency_key + ": it binds the same run, never a second one."),
-    h("button", { on: { click: () => sendKept(box, storageKey, path, request, what) } }, "Re-send the same request"),
-    h("button", { on: { click: () => { sessionStorage.removeItem(storageKey); put(box); } } }, "Forget it"));
+    h("button", { type: "button", on: { click: () => sendKept(box, storageKey, path, request, what) } }, "Re-send the same request"),
+    h("button", { type: "button", on: { click: () => { sessionStorage.removeItem(storageKey); put(box); } } }, "Forget it"));
 }

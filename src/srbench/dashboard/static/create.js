@@ -1,86 +1,161 @@
-// sr-bench Dashboard — Create evaluation (UI-2): prepared sources, targets, form controls, plan review, launch.
+// sr-bench Dashboard — Create evaluation (UI-2): prepared sources of one profile (it opens on a profile
+// that has data), registered targets (judges marked: they grade, they are not evaluated), form
+// controls checked in the browser in the form's own words, then the frozen plan reviewed with its
+// planned requests (judge calls included) and an upper cost estimate from the pinned prices.
 // Every value is put into the page as text, never as HTML.
 "use strict";
 
-// -- Create evaluation (UI-2) ----------------------------------------------------------------------
-const LIMIT_FIELDS = [["concurrency", "concurrency per target", 4], ["total_timeout_s", "call timeout s", 180],
-  ["idle_timeout_s", "stream idle timeout s", 30], ["case_timeout_s", "task time limit s", 600],
-  ["max_run_seconds", "run time limit s", 1800], ["max_output_tokens", "output token cap", 4096],
-  ["max_cost_usd", "budget USD (reservation, not a provider cap; empty: none)", 5]];
+const LIMIT_FIELDS = [
+  ["concurrency", "concurrency per target", 4, { int: true, min: 1 }],
+  ["total_timeout_s", "call timeout, s", 180, { min: 0, strict: true }],
+  ["idle_timeout_s", "stream idle timeout, s", 30, { min: 0, strict: true }],
+  ["case_timeout_s", "task time limit, s", 600, { min: 0, strict: true }],
+  ["max_run_seconds", "run time limit, s", 1800, { min: 0, strict: true }],
+  ["max_output_tokens", "output token cap", 4096, { int: true, min: 1 }],
+  ["max_cost_usd", "budget, USD (a reservation, not a provider cap; empty: none)", 5, { min: 0, optional: true }]];
+const PROFILES = ["smoke", "quick", "standard"];
+
+function numberField(id, label, value, attrs) {
+  const input = h("input", Object.assign({ id, type: "number", value: value ?? "", "aria-describedby": id + "-error" }, attrs || {}));
+  const error = h("span", { class: "field-error", id: id + "-error" });
+  return { input, error, label, el: h("label", { for: id }, label, input, error) };
+}
+
+// One field's rule in the form's words; returns the problem or null.
+function checkNumber(f, rule) {
+  const raw = f.input.value.trim();
+  if (raw === "") return rule.optional ? null : "“" + f.label + "” needs a value";
+  const v = Number(raw);
+  if (!Number.isFinite(v)) return "“" + f.label + "” must be a number";
+  if (rule.int && !Number.isInteger(v)) return "“" + f.label + "” must be a whole number";
+  if (rule.min !== undefined && (rule.strict ? v <= rule.min : v < rule.min)) return "“" + f.label + "” must be " + (rule.strict ? "more than " : "at least ") + rule.min;
+  if (rule.max !== undefined && v > rule.max) return "“" + f.label + "” must be at most " + rule.max;
+  return null;
+}
 
 async function createView(q) {
-  clearTimeout(timer);
-  const [dsets, regs] = await Promise.all([allDatasets(), api("/targets")]);
-  const profile = q.get("profile") || "quick";
+  const alive = stopPolling();
+  const [dsets, targets, setup] = await Promise.all([Api.datasets(), Api.targets(), Api.setup().catch(() => [])]);
+  const withData = PROFILES.filter((p) => dsets.some((d) => d.profile === p));
+  const profile = q.get("profile") || (withData.includes("quick") ? "quick" : withData[0] || "quick");
   const datasets = dsets.filter((d) => d.profile === profile);
   const preset = q.get("dataset");
-  const dsChecks = datasets.map((d) => h("input", { type: "checkbox", value: d.id, checked: d.id === preset }));
-  const all = h("input", { type: "checkbox", on: { change: (e) => dsChecks.forEach((c, i) => {
+  // judges (and user simulators) of judged benchmarks, from the store's benchmark-options
+  const roles = {};
+  for (const b of setup) for (const role of ["judge", "simulator", "user_simulator"]) if (b[role]) (roles[b[role]] = roles[b[role]] || []).push({ role, benchmark: b.benchmark });
+  const dsChecks = datasets.map((d) => h("input", { type: "checkbox", value: d.id, checked: d.id === preset, "aria-label": "use " + d.name }));
+  const all = h("input", { type: "checkbox", id: "all-benchmarks", on: { change: (e) => dsChecks.forEach((c, i) => {
     c.checked = e.target.checked && datasets[i].benchmarks.length === 1; }) } });
-  const tChecks = regs.targets.map((t) => h("input", { type: "checkbox", value: t.id }));
-  const name = h("input", { value: "dashboard-" + profile });
-  const mode = h("select", {}, h("option", { value: "live" }, "live"), h("option", { value: "preview" }, "preview (route only, no score)"));
-  const session = h("input", { placeholder: "optional" });
-  const conversation = h("input", { placeholder: "optional" });
-  const policy = h("select", {}, h("option", { value: "require_priced" }, "require_priced"),
+  const tChecks = targets.map((t) => h("input", { type: "checkbox", value: t.id, "aria-label": "evaluate " + t.id }));
+  const name = h("input", { id: "run-name", value: "dashboard-" + profile, "aria-describedby": "run-name-error" });
+  const nameError = h("span", { class: "field-error", id: "run-name-error" });
+  const mode = h("select", { id: "run-mode" }, h("option", { value: "live" }, "live"), h("option", { value: "preview" }, "preview (route only, no score)"));
+  const session = h("input", { id: "preview-session", placeholder: "optional" });
+  const conversation = h("input", { id: "preview-conversation", placeholder: "optional" });
+  const policy = h("select", { id: "cost-policy" }, h("option", { value: "require_priced" }, "require_priced"),
     h("option", { value: "capability_only" }, "capability_only (never claims savings)"));
-  const temperature = h("input", { type: "number", step: "0.1", min: "0", value: "0" });
-  const maxTokens = h("input", { type: "number", min: "1", placeholder: "model default" });
-  const limits = LIMIT_FIELDS.map(([k, label, v]) => [k, h("label", {}, label, h("input", { type: "number", min: "0", step: "any", value: v }))]);
-  const rule = h("select", {}, h("option", { value: "hoeffding" }, "hoeffding (REP-6, fixed size)"),
+  const temperature = numberField("temperature", "temperature", 0, { step: "0.1", min: "0", max: "2" });
+  const maxTokens = numberField("max-tokens", "max output tokens", "", { min: "1", placeholder: "model default" });
+  const limits = LIMIT_FIELDS.map(([k, label, v, rule]) => [k, numberField("limit-" + k, label, v, { min: "0", step: "any" }), rule]);
+  const rule = h("select", { id: "claim-rule" }, h("option", { value: "hoeffding" }, "hoeffding (REP-6, fixed size)"),
     h("option", { value: "betting" }, "betting (anytime-valid, tighter when pairs tie)"));
-  const margin = h("input", { type: "number", min: "0", max: "1", step: "0.005", placeholder: "none" });
-  const effect = h("input", { type: "number", min: "0.001", max: "1", step: "0.01", value: "0.05" });
-  const ties = h("input", { type: "number", min: "0", max: "0.99", step: "0.05", value: "0.5" });
-  const stopEarly = h("input", { type: "checkbox" });
+  const margin = numberField("margin", "non-inferiority margin (declared in advance)", "", { min: "0", max: "1", step: "0.005", placeholder: "none" });
+  const effect = numberField("effect", "planning: effect to detect", 0.05, { min: "0.001", max: "1", step: "0.01" });
+  const ties = numberField("ties", "planning: assumed tie rate", 0.5, { min: "0", max: "0.99", step: "0.05" });
+  const stopEarly = h("input", { type: "checkbox", id: "stop-early" });
+  const problems = h("div", { id: "problems", role: "alert" });
   const review = h("div", { id: "review" });
-  const profiles = ["smoke", "quick", "standard"].map((p) => h("label", { class: "inline" }, h("input", { type: "radio", name: "profile", checked: p === profile,
-    on: { change: () => { q.set("profile", p); q.delete("dataset"); go(["create"], q); } } }), " " + p + (p === "standard" ? " (holdout)" : p === "quick" ? " (dev)" : "")));
-  show(h("h2", {}, "Create evaluation"), h("div", { class: "filters" }, profiles),
-    h("h3", {}, "Prepared benchmarks (" + profile + ")"),
-    datasets.length ? h("p", {}, h("label", {}, all, " Select all benchmarks")) : h("p", { class: "muted" }, "No dataset of this profile is prepared: use `sr-bench dataset prepare`."),
-    table(["", "dataset", "benchmarks", "tasks", "seed", "split"], datasets.map((d, i) => h("tr", {}, h("td", {}, dsChecks[i]),
-      h("td", {}, d.name), h("td", {}, d.benchmarks.join(", ")), h("td", {}, d.case_count), h("td", {}, d.seed), h("td", {}, d.split)))),
-    h("h3", {}, "Targets"),
-    table(["", "target", "kind", "model", "pinned request parameters (override the defaults)"], regs.targets.map((t, i) => h("tr", {},
-      h("td", {}, tChecks[i]), h("td", {}, t.id), h("td", {}, t.kind), h("td", {}, t.model), h("td", {}, JSON.stringify(t.request_params || {}))))),
-    h("h3", {}, "Run"),
-    h("div", { class: "filters" }, h("label", {}, "name", name), h("label", {}, "mode", mode), h("label", {}, "cost policy", policy),
-      h("label", {}, "preview session id", session), h("label", {}, "preview conversation id", conversation)),
-    h("div", { class: "filters" }, h("label", {}, "temperature", temperature), h("label", {}, "max output tokens", maxTokens), limits.map(([, el]) => el)),
-    h("h3", {}, "Statistics"),
-    h("div", { class: "filters" }, h("label", {}, "claim rule", rule), h("label", {}, "non-inferiority margin (declared in advance)", margin),
-      h("label", {}, "planning: effect to detect", effect), h("label", {}, "planning: assumed tie rate", ties),
-      h("label", {}, stopEarly, " stop early once the claim is settled (betting; router vs the strongest single model of this run)")),
-    h("button", { on: { click: () => reviewPlan() } }, "Review plan"), review);
+  const profiles = PROFILES.map((p) => h("label", { class: "inline" }, h("input", { type: "radio", name: "profile", checked: p === profile,
+    on: { change: () => { q.set("profile", p); q.delete("dataset"); go(["create"], q); } } }),
+  " " + p + (p === "standard" ? " (holdout)" : p === "quick" ? " (dev)" : "") + (withData.includes(p) ? "" : " — nothing prepared")));
+  const roleText = (t) => (roles[t.id] || []).map((r) => (r.role === "judge" ? "judge" : "user simulator") + " of " + r.benchmark).join(", ");
+  if (!alive()) return;
+  show(h("h1", {}, "Create evaluation"), h("fieldset", { class: "filters" }, h("legend", {}, "Profile"), profiles),
+    h("h2", {}, "Prepared benchmarks (" + profile + ")"),
+    datasets.length ? h("p", {}, h("label", { for: "all-benchmarks" }, all, " Select all benchmarks")) : h("p", { class: "muted" }, "No dataset of this profile is prepared: use `sr-bench dataset prepare`."),
+    table(["use", "dataset", "benchmarks", "tasks", "seed", "split"], datasets.map((d, i) => h("tr", {}, h("td", {}, dsChecks[i]),
+      h("td", {}, d.name), h("td", {}, d.benchmarks.join(", ")), h("td", {}, d.case_count), h("td", {}, d.seed), h("td", {}, d.split))),
+    { empty: "—", label: "prepared benchmarks" }),
+    h("h2", {}, "Targets"),
+    table(["evaluate", "target", "kind", "model", "role", "pinned request parameters (override the defaults)"], targets.map((t, i) => h("tr", { class: roles[t.id] ? "aux" : null },
+      h("td", {}, tChecks[i]), h("td", {}, t.id), h("td", {}, t.kind), h("td", {}, t.model),
+      h("td", {}, roles[t.id] ? h("strong", {}, roleText(t) + " — grades answers, not a subject") : "subject"),
+      h("td", {}, h("code", {}, JSON.stringify(t.request_params || {}))))), { empty: "No target is registered: use `sr-bench target register`.", label: "targets" }),
+    h("h2", {}, "Run"),
+    h("div", { class: "filters" }, h("label", { for: "run-name" }, "name", name, nameError), h("label", { for: "run-mode" }, "mode", mode),
+      h("label", { for: "cost-policy" }, "cost policy", policy),
+      h("label", { for: "preview-session" }, "preview session id", session), h("label", { for: "preview-conversation" }, "preview conversation id", conversation)),
+    h("div", { class: "filters" }, temperature.el, maxTokens.el, limits.map(([, f]) => f.el)),
+    h("h2", {}, "Statistics"),
+    h("div", { class: "filters" }, h("label", { for: "claim-rule" }, "claim rule", rule), margin.el, effect.el, ties.el,
+      h("label", { for: "stop-early", class: "inline" }, stopEarly, " stop early once the claim is settled (betting; router vs the strongest single model of this run)")),
+    problems, h("button", { type: "button", on: { click: () => reviewPlan() } }, "Review plan"), review);
+
+  function validate(chosen, ids) {
+    const out = [];
+    const mark = (f, msg) => { f.error.textContent = msg || ""; f.input.setAttribute("aria-invalid", msg ? "true" : "false"); if (msg) out.push(msg); };
+    nameError.textContent = name.value.trim() ? "" : "Give the run a name.";
+    name.setAttribute("aria-invalid", name.value.trim() ? "false" : "true");
+    if (!name.value.trim()) out.push("Give the run a name.");
+    if (!chosen.length) out.push("Tick at least one prepared benchmark.");
+    if (!ids.length) out.push("Tick at least one target to evaluate.");
+    const judged = new Set(chosen.flatMap((d) => d.benchmarks));
+    for (const id of ids) {
+      const busy = (roles[id] || []).filter((r) => judged.has(r.benchmark));
+      if (busy.length) out.push("Target " + id + " is the " + busy.map((r) => (r.role === "judge" ? "judge" : "user simulator") + " of " + r.benchmark).join(" and ") +
+        ": it grades the answers and cannot also be evaluated; untick it.");
+    }
+    const seeds = new Set(chosen.map((d) => d.seed)), splits = new Set(chosen.map((d) => d.split));
+    if (seeds.size > 1 || splits.size > 1) out.push("The ticked benchmarks were prepared with different seeds or splits; tick sources of one seed and split.");
+    mark(temperature, checkNumber(temperature, { min: 0, max: 2 }));
+    mark(maxTokens, checkNumber(maxTokens, { int: true, min: 1, optional: true }));
+    for (const [, f, r] of limits) mark(f, checkNumber(f, r));
+    const lim = Object.fromEntries(limits.map(([k, f]) => [k, f]));
+    const over = (a, b) => {            // the manifest's own order of the time limits, in the form's words
+      if (lim[a].input.getAttribute("aria-invalid") === "true" || lim[b].input.getAttribute("aria-invalid") === "true") return;
+      if (Number(lim[a].input.value) > Number(lim[b].input.value)) mark(lim[a], "“" + lim[a].label + "” must not exceed “" + lim[b].label + "”");
+    };
+    over("idle_timeout_s", "total_timeout_s");
+    over("total_timeout_s", "max_run_seconds");
+    mark(margin, checkNumber(margin, { min: 0, max: 1, optional: true }));
+    mark(effect, checkNumber(effect, { min: 0, max: 1, strict: true }));
+    mark(ties, checkNumber(ties, { min: 0, max: 0.99 }));
+    if (stopEarly.checked && rule.value !== "betting") out.push("“stop early” needs the betting claim rule (the Hoeffding interval is not valid at a size the data chose).");
+    if (mode.value === "preview" && !ids.some((id) => (targets.find((t) => t.id === id) || {}).kind === "mom")) out.push("A preview asks a router: tick a MoM target.");
+    return out;
+  }
 
   async function reviewPlan() {
     const chosen = datasets.filter((d, i) => dsChecks[i].checked);
-    const ids = tChecks.filter((c) => c.checked).map((c) => ({ id: c.value }));
-    if (!chosen.length || !ids.length) { put(review, h("p", { class: "error" }, "Choose at least one benchmark and one target.")); return; }
+    const ids = tChecks.filter((c) => c.checked).map((c) => c.value);
+    const found = validate(chosen, ids);
+    put(problems, found.length ? h("div", { class: "error" }, h("p", {}, "Please fix " + (found.length === 1 ? "this" : "these " + found.length) + " before the review:"),
+      h("ul", {}, found.map((p) => h("li", {}, p)))) : null);
+    put(review);
+    if (found.length) return;
     try {
       const dataset = chosen.length === 1 ? chosen[0]       // one source used whole keeps its identity
-        : await api("/datasets/combine", { method: "POST", body: JSON.stringify({ manifests: chosen }) });
-      const sampling = { temperature: Number(temperature.value) };
-      if (maxTokens.value) sampling.max_tokens = Number(maxTokens.value);
+        : await Api.combine(chosen);
+      const sampling = { temperature: Number(temperature.input.value) };
+      if (maxTokens.input.value) sampling.max_tokens = Number(maxTokens.input.value);
       const lim = {};
-      for (const [k, el] of limits) {
-        const v = el.querySelector("input").value;
+      for (const [k, f] of limits) {
+        const v = f.input.value;
         if (v !== "") lim[k] = Number(v); else if (k === "max_cost_usd") lim[k] = null;
       }
-      const manifest = { version: "sr-bench-1.0", name: name.value, mode: mode.value, profile, seed: dataset.seed,
-        cost_policy: policy.value, dataset: { path: dataset.path, sha256: dataset.sha256 }, targets: ids, sampling, limits: lim };
-      if (mode.value === "live" && (rule.value !== "hoeffding" || margin.value !== "" || stopEarly.checked ||
-          Number(effect.value) !== 0.05 || Number(ties.value) !== 0.5)) {
-        manifest.statistics = { claim_rule: rule.value, margin: margin.value === "" ? null : Number(margin.value),
-          planning: { effect: Number(effect.value), tie_rate: Number(ties.value) }, early_stop: stopEarly.checked ? {} : null };
+      const manifest = { version: "sr-bench-1.0", name: name.value.trim(), mode: mode.value, profile, seed: dataset.seed,
+        cost_policy: policy.value, dataset: { path: dataset.path, sha256: dataset.sha256 }, targets: ids.map((id) => ({ id })), sampling, limits: lim };
+      if (mode.value === "live" && (rule.value !== "hoeffding" || margin.input.value !== "" || stopEarly.checked ||
+          Number(effect.input.value) !== 0.05 || Number(ties.input.value) !== 0.5)) {
+        manifest.statistics = { claim_rule: rule.value, margin: margin.input.value === "" ? null : Number(margin.input.value),
+          planning: { effect: Number(effect.input.value), tie_rate: Number(ties.input.value) }, early_stop: stopEarly.checked ? {} : null };
       }
       if (mode.value === "preview" && (session.value || conversation.value)) {
         manifest.preview_context = { session_id: session.value || null, conversation_id: conversation.value || null };
       }
-      const out = await api("/plans", { method: "POST", body: JSON.stringify({ manifest }) });
-      showPlan(review, out.plan, out.planning);
-    } catch (e) { put(review, h("p", { class: "error" }, e.message)); }
+      const out = await Api.plan(manifest);
+      showPlan(review, out.plan, out.planning, out.estimate);
+    } catch (e) { put(review, h("p", { class: "error", role: "alert" }, "The service refused the plan: " + e.message)); }
   }
 }
 
@@ -93,29 +168,45 @@ function planningView(p) {
   const row = (r, label) => h("tr", {}, h("td", {}, r.rule + label), h("td", {}, "±" + fmt.num(r.radius_at_zero, 4)), h("td", {}, pts(r.detectable_effect)),
     h("td", {}, r.power_at_effect === null ? "n/a" : fmt.pct(100 * r.power_at_effect)), h("td", {}, need(r.needed_for_effect)),
     h("td", {}, r.margin === null ? "no margin declared" : "margin " + r.margin + ": " + fmt.pct(100 * (r.power_non_inferiority || 0)) + " / " + need(r.needed_for_margin)));
-  return h("div", {}, h("h4", {}, "Planning at " + fmt.num(100 * a.power, 0) + "% power, assumed tie rate " + fmt.num(100 * a.tie_rate, 0) + "%"),
+  return h("div", {}, h("h3", {}, "Planning at " + fmt.num(100 * a.power, 0) + "% power, assumed tie rate " + fmt.num(100 * a.tie_rate, 0) + "%"),
     table(["rule", "radius at Δ=0", "smallest detectable effect", "power at +" + fmt.num(100 * a.effect, 1) + " pts",
-      "cases for +" + fmt.num(100 * a.effect, 1) + " pts", "non-inferiority: power / cases"], [row(p.declared, " (makes claims)"), row(p.other, "")]),
+      "cases for +" + fmt.num(100 * a.effect, 1) + " pts", "non-inferiority: power / cases"], [row(p.declared, " (makes claims)"), row(p.other, "")], { label: "planning" }),
     table(["tie rate", p.claim_rule + " detects", p.other.rule + " detects"], p.detectable_by_tie_rate.map((t) =>
-      h("tr", {}, h("td", {}, fmt.num(100 * t.tie_rate, 0) + "%"), h("td", {}, pts(t[p.claim_rule])), h("td", {}, pts(t[p.other.rule]))))),
+      h("tr", {}, h("td", {}, fmt.num(100 * t.tie_rate, 0) + "%"), h("td", {}, pts(t[p.claim_rule])), h("td", {}, pts(t[p.other.rule])))), { label: "detectable effect by tie rate" }),
     p.early_stop ? h("p", {}, "Early stopping: dispatch stops once the claim is settled or unreachable (cases interleaved across benchmarks).") : null);
 }
 
-function showPlan(box, plan, planning) {
+function estimateView(est) {
+  if (!est) return null;
+  return h("div", { class: "estimate" }, h("h3", {}, "Planned requests and an upper cost estimate"),
+    h("p", { class: "big" }, est.requests.total + " model requests planned: " + est.requests.subject + " to the targets evaluated + " +
+      est.requests.judge + " judge requests; at most " + fmt.usd(est.upper_cost_usd.total) + " (principal at most " +
+      fmt.usd(est.upper_cost_usd.subject) + ", judge at most " + fmt.usd(est.upper_cost_usd.judge) + ")."),
+    table(["target", "role", "requests", "inference calls (at most)", "upper cost, USD"], est.targets.map((t) => h("tr", {},
+      h("th", { scope: "row" }, t.target_id), h("td", {}, t.role), h("td", {}, t.requests + (t.conversation_cells ? " (" + t.conversation_cells + " conversations: more)" : "")),
+      h("td", {}, t.inference_calls_upper), h("td", {}, t.priced ? fmt.usd(t.upper_cost_usd) : "unknown: no prices pinned"))), { label: "planned requests" }),
+    est.notes.map((n) => h("p", { class: "muted" }, n)), h("p", { class: "muted" }, est.note + ". " + est.basis + "."));
+}
+
+function showPlan(box, plan, planning, estimate) {
   const storageKey = "srbench.launch." + plan.plan_sha256;
-  const launch = h("button", { on: { click: () => {
+  const calls = estimate ? estimate.requests.total : plan.total;
+  const launch = h("button", { type: "button", on: { click: () => {
     const request = { plan, idempotency_key: "dashboard-" + crypto.randomUUID() };
-    sendKept(box, storageKey, "/runs", request, "launch");
-  } } }, "Launch run (" + plan.total + " model calls planned)");
-  put(box, h("h3", {}, "Frozen plan " + plan.plan_sha256.slice(0, 16) + "…"),
+    sendKept(box, storageKey, Api.launchPath(), request, "launch");
+  } } }, "Launch run (" + calls + " model calls planned)");
+  put(box, h("h2", {}, "Frozen plan " + plan.plan_sha256.slice(0, 16) + "…"),
     h("p", {}, plan.mode + " · " + plan.profile + " · dataset " + plan.dataset.id + " (" + plan.dataset.case_count + " tasks, " +
       plan.dataset.split + ") · " + plan.total + " cells · cost policy " + plan.cost_policy),
     table(["target", "kind", "model", "effective request parameters"], plan.targets.map((pt) => h("tr", {}, h("td", {}, pt.target.id),
-      h("td", {}, pt.target.kind), h("td", {}, pt.target.model), h("td", {}, JSON.stringify(pt.effective_params))))),
-    h("p", {}, "limits: " + JSON.stringify(plan.limits)),
+      h("td", {}, pt.target.kind), h("td", {}, pt.target.model), h("td", {}, h("code", {}, JSON.stringify(pt.effective_params))))), { label: "planned targets" }),
+    Object.keys(plan.auxiliary_targets || {}).length ? h("p", {}, "Judges (grade answers, not evaluated): " +
+      Object.entries(plan.auxiliary_targets).map(([id, pt]) => id + " (" + pt.target.model + ")").join(", ")) : null,
+    h("p", {}, "limits: " + Object.entries(plan.limits).map(([k, v]) => k + " " + fmt.auto(v)).join(" · ")),
     (plan.notices || []).length ? h("ul", {}, plan.notices.map((n) => h("li", {}, n))) : null,
+    estimateView(estimate),
     planningView(planning),
     h("p", { class: "muted" }, "Nothing has been sent to a model yet. Launching starts paid calls."), launch);
   const kept = sessionStorage.getItem(storageKey);
-  if (kept) showKept(box, storageKey, "/runs", JSON.parse(kept), "A launch of this plan from this tab may not have been answered.", "launch");
+  if (kept) showKept(box, storageKey, Api.launchPath(), JSON.parse(kept), "A launch of this plan from this tab may not have been answered.", "launch");
 }

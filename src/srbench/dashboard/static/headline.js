@@ -1,0 +1,145 @@
+// sr-bench Dashboard — "Does routing pay?", the run page's headline: each router (MoM) of the run
+// against the strongest single model of the same run, or of a chosen baseline run when the run holds
+// no single model. It is the service's paired comparison (the same as `sr-bench compare RUN`): Δ macro
+// quality with its paired interval and the claim word, savings in three scopes (or why unknown), the
+// model mix, per-benchmark rows with intervals, principal vs judge/simulator cost. Every figure names
+// its unit and whether it is micro (cases pooled) or macro (weighted mean of benchmarks).
+"use strict";
+
+const COMPARABLE = ["completed", "failed", "stopped_early"];
+const CLAIM_TEXT = {
+  improvement: "better than the strongest single model: the whole interval is above zero",
+  regression: "worse than the strongest single model: the whole interval is below zero",
+  inconclusive: "not settled: the interval spans zero, so this sample cannot tell the router from the baseline",
+  blocked: "no claim: the router's pinned config_hash was not confirmed by evidence",
+};
+
+function claimWord(c) {
+  const ni = c.non_inferiority || {};
+  return h("strong", { class: "claim claim-" + c.claim }, c.claim + (ni.non_inferior ? " · non-inferior (margin " + ni.margin + ")" : ""));
+}
+
+async function routingPays(box, run, q, isCurrent) {
+  const hasMom = run.targets.some((t) => t.kind === "mom");
+  const hasSingle = run.targets.some((t) => t.kind === "single");
+  const head = h("h2", { id: "routing-pays" }, "Does routing pay?");
+  if (run.mode !== "live") { put(box); return; }
+  if (!hasMom) {
+    const cq = new URLSearchParams({ baseline: run.id });
+    put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head,
+      h("p", {}, "This run holds no router (MoM) target, so there is nothing to weigh here. ",
+        link(["compare"], cq, "Compare router runs against it"), ".")));
+    return;
+  }
+  if (!COMPARABLE.includes(run.status)) {
+    put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head,
+      h("p", { class: "muted" }, "The answer appears when the run has finished (" + run.status + ": " + run.progress.completed +
+        " of " + run.progress.total + " cells completed). Until then the report below holds the figures so far.")));
+    return;
+  }
+  put(box, h("section", { class: "headline" }, head, h("p", { class: "muted" }, "comparing…")));
+  const runs = (await Api.runs()).filter((r) => r.mode === "live" && COMPARABLE.includes(r.status) &&
+    r.id !== run.id && r.targets.some((t) => t.kind === "single") && r.profile === run.profile)
+    .sort((a, b) => b.created_at - a.created_at);
+  const asked = q.get("baseline");
+  let tries = asked ? [asked] : hasSingle ? [run.id] : runs.map((r) => r.id).slice(0, 6);
+  let cmp = null, why = null;
+  for (const b of tries) {
+    try { cmp = await Api.compare(b, run.id); break; } catch (e) { why = e.message; }
+  }
+  if (!isCurrent()) return;
+  const options = [hasSingle ? h("option", { value: run.id, selected: cmp && cmp.baseline_run.run_id === run.id }, "the strongest single model of this run") : null,
+    ...runs.map((r) => h("option", { value: r.id, selected: cmp && cmp.baseline_run.run_id === r.id }, r.name + " · " + r.id))];
+  const choose = h("select", { id: "baseline-run", on: { change: (e) => { q.set("baseline", e.target.value); go(["run", run.id], q); } } },
+    cmp ? null : h("option", { value: "" }, "— choose a baseline run —"), options);
+  const picker = options.filter(Boolean).length ? h("p", { class: "picker" }, h("label", { for: "baseline-run" }, "Baseline: "), choose,
+    cmp && !asked && !hasSingle ? h("span", { class: "muted" }, " (chosen: the latest finished run with a single model that compares with this one)") : null) : null;
+  if (!cmp) {
+    put(box, h("section", { class: "headline" }, head, picker, h("p", {}, "No baseline to weigh the router against: " +
+      (why || "this run holds no single model and no finished run with one is comparable (same cases and protocol)") + ".")));
+    return;
+  }
+  const routers = cmp.candidates.filter((c) => c.kind === "mom");
+  const report = await Api.report(run.id);
+  const baseReport = cmp.baseline_run.run_id === run.id ? report : await Api.report(cmp.baseline_run.run_id);
+  if (!isCurrent()) return;
+  const others = cmp.candidates.filter((c) => c.kind !== "mom");
+  put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head, picker,
+    routers.map((c) => routerBlock(cmp, c, report, baseReport)),
+    others.length ? section("Other single models against " + cmp.baseline.target_id + " (" + others.length + ")",
+      table(["target", "macro quality", "Δ macro quality [95%]", "claim"], others.map((c) => h("tr", {}, h("td", {}, c.target_id),
+        h("td", {}, fmt.num(c.quality)), h("td", {}, fmt.signed(c.delta) + " " + fmt.ci(c.interval.ci)), h("td", {}, c.claim))),
+      { label: "other single models" }), false) : null,
+    section("What this comparison does not cover (" + cmp.limitations.length + ")", h("ul", {}, cmp.limitations.map((l) => h("li", {}, l))), false)));
+}
+
+function routerBlock(cmp, c, report, baseReport) {
+  const base = cmp.baseline;
+  const where = cmp.baseline_run.run_id === cmp.candidate_run.run_id ? "the strongest single model of this run"
+    : "the strongest single model of run " + cmp.baseline_run.run_id;
+  const rule = c.claim_rule || cmp.claim_rule || "hoeffding";
+  const d = c.detectability;
+  const verdict = c.claim === "inconclusive" && d ? CLAIM_TEXT.inconclusive + " (its half-width is ±" + fmt.num(d.half_width) + ")"
+    : CLAIM_TEXT[c.claim] || c.claim;
+  return h("article", { class: "router" },
+    h("h3", {}, c.target_id + " vs " + base.target_id + " — ", claimWord(c)),
+    h("p", { class: "big" }, "Δ macro quality ", h("strong", {}, fmt.signed(c.delta)), " " + fmt.ci(c.interval.ci),
+      h("span", { class: "muted" }, " 95% paired " + rule + " interval · " + c.n + " paired cases · baseline: " + where)),
+    h("p", {}, "The router is " + verdict + ". Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) +
+      " (" + base.target_id + "); micro Δ (every case weighted equally) " + fmt.signed(c.micro_delta) + "; " + c.wins + " cases only the router got right, " +
+      c.losses + " only " + base.target_id + ", " + c.ties + " ties."),
+    savingsTable(c, base.target_id),
+    mixView(c),
+    costSplit(c, cmp, report, baseReport),
+    perBenchmark(c, base.target_id),
+    c.config_hash_evidence && !c.config_hash_evidence.confirmed ? h("p", { class: "error" }, "Config hash not confirmed: " + c.config_hash_evidence.reason) : null);
+}
+
+function savingsTable(c, baseId) {
+  const labels = { principal: "principal (the model calls)", total: "total (with judge/simulator calls)", cache_neutral: "cache-neutral (every input token uncached)" };
+  return table(["cost scope", "router, USD", baseId + ", USD", "saving"], ["principal", "total", "cache_neutral"].map((k) => {
+    const s = c.savings[k];
+    return h("tr", {}, h("th", { scope: "row" }, labels[k]), h("td", {}, fmt.usd(s.candidate_usd)), h("td", {}, fmt.usd(s.baseline_usd)),
+      h("td", {}, s.saving_pct === null || s.saving_pct === undefined ? "unknown: " + s.reason : fmt.pct(s.saving_pct) + " (" + fmt.usd(s.saving_usd) + ")"));
+  }), { caption: "Savings against " + baseId + " on the same cases (token-equivalent estimates at the frozen prices, not a bill)" });
+}
+
+function mixView(c) {
+  const r = c.routing || {};
+  const mix = Object.entries(r.model_mix || {});
+  const n = mix.reduce((a, [, k]) => a + k, 0);
+  return h("div", {}, h("h4", {}, "Model mix the router chose"),
+    n ? h("ul", { class: "mix" }, mix.map(([m, k]) => h("li", {}, m + ": " + k + " calls (" + fmt.pct(100 * k / n, 0) + ")")),
+      r.unattributed_calls ? h("li", {}, "unattributed: " + r.unattributed_calls + " calls (no served model named; cost unknown)") : null)
+      : h("p", { class: "muted" }, "no answered call names a served model"),
+    r.retries || r.fallbacks ? h("p", { class: "muted" }, "retries " + fmt.auto(r.retries) + ", fallbacks " + fmt.auto(r.fallbacks)) : null);
+}
+
+function costSplit(c, cmp, report, baseReport) {
+  const summaries = [...(report.summary.targets || []).filter((t) => t.target_id === c.target_id),
+    ...(baseReport.summary.targets || []).filter((t) => t.target_id === cmp.baseline.target_id)];
+  const roles = [...new Set(summaries.flatMap((t) => Costs.roles(t).map((x) => x.role)))];
+  if (!roles.length) roles.push("judge");
+  return table(["target", "principal, USD", ...roles.map((r) => r + ", USD"), "total, USD"], summaries.map((t) => {
+    const got = Object.fromEntries(Costs.roles(t).map((x) => [x.role, x.usd]));
+    return h("tr", {}, h("th", { scope: "row" }, t.target_id), h("td", {}, fmt.usd(Costs.principal(t))),
+      roles.map((r) => h("td", {}, r in got ? fmt.usd(got[r]) : "not metered")), h("td", {}, fmt.usd(Costs.total(t))));
+  }), { caption: "Principal cost apart from judge/simulator cost (whole run, every planned cell)" });
+}
+
+function perBenchmark(c, baseId) {
+  const rows = c.benchmarks.map((b) => h("tr", {}, h("th", { scope: "row" }, b.benchmark), h("td", {}, b.n),
+    h("td", {}, fmt.num(b.candidate_accuracy) + " " + fmt.ci01(b.candidate_accuracy_ci95)),
+    h("td", {}, fmt.num(b.baseline_accuracy) + " " + fmt.ci01(b.baseline_accuracy_ci95)),
+    h("td", {}, fmt.signed(b.delta) + " " + fmt.ci((b.delta_interval || {}).ci)), h("td", {}, b.wins + "/" + b.losses + "/" + b.ties)));
+  const chart = intervalChart({
+    title: "Δ accuracy by benchmark, " + c.target_id + " − " + baseId, xTitle: "benchmark", yTitle: "Δ accuracy (95% interval)",
+    groups: c.benchmarks.map((b) => ({ label: b.benchmark })), series: [{ name: c.target_id + " − " + baseId + " (this run)" }],
+    points: c.benchmarks.map((b, i) => ({ group: i, series: 0, y: b.delta, lo: (b.delta_interval || {}).ci ? b.delta_interval.ci[0] : null,
+      hi: (b.delta_interval || {}).ci ? b.delta_interval.ci[1] : null, title: b.benchmark + ": " + fmt.signed(b.delta) + " " + fmt.ci((b.delta_interval || {}).ci) })),
+    yRange: [-1, 1], note: "the same figures as the table" });
+  return h("div", { class: "per-benchmark" }, table(["benchmark", "cases", "router accuracy [95% Wilson]", baseId + " accuracy [95% Wilson]",
+    "Δ accuracy [95% Hoeffding, this benchmark]", "W/L/T"], rows,
+  { caption: "Per benchmark (accuracy = correct / cases of the benchmark; the Δ interval is descriptive, the claim is the weighted one above)" }),
+  h("div", { class: "charts" }, chart));
+}

@@ -1,0 +1,125 @@
+"""What a frozen plan will send and an upper bound of what it may cost, before anything is sent (UI-2).
+
+Requests: one subject request per planned cell (a MoM target may make up to `max_inference_calls`
+inference calls behind it), plus one judge request per cell of a judged benchmark (HLE, SimpleQA
+Verified: the pinned judge of `benchmark_options`). A benchmark whose cells are conversations
+(`multi_call`: agents, user simulators, several attempts) sends at least one request per cell; how
+many depends on the conversation, so those cells are counted apart and their cost is not bounded
+here (the run's `max_cost_usd` still stops them).
+
+Upper cost per request: the budget's own reservation formula (`targets.pricing.reservation_usd`) on
+the request sr-bench will send — prompt tokens ≤ request bytes + 64 per message + 256, output tokens
+≤ the request's max_tokens, every token at the highest rate of the models it may be priced at. A
+judge's prompt holds the subject's answer, unknown in advance: it is bounded by `max_output_chars`
+(one token per character at most). A target without prices has an unknown bound (null), never 0.
+The figures are an estimate from the pinned prices, not a bill and not a provider-enforced cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas.digest import canonical_json
+from srbench.schemas.dataset import Case
+from srbench.schemas.target import Target
+from srbench.targets.outcome import build_body
+from srbench.targets.pricing import reservation_usd
+
+BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound × highest prompt-token rate + "
+         "max_tokens × highest output rate) / 10⁶ (the budget's reservation formula); a judge prompt counts the "
+         "answer at max_output_chars")
+
+__all__ = ["plan_estimate"]
+
+
+def _upper(target: Target, params: dict[str, Any], messages: list[dict[str, Any]], limits: dict[str, Any],
+           extra_bytes: int = 0) -> float | None:
+    if not target.prices:
+        return None
+    body = build_body(target.model, messages, params, {})
+    return reservation_usd(body_bytes=len(canonical_json(body)) + extra_bytes, message_count=len(messages),
+                           max_tokens=int(body.get("max_tokens") or limits["max_output_tokens"]),
+                           max_output_chars=limits["max_output_chars"], prices=target.prices,
+                           max_inference_calls=target.max_inference_calls or 1)
+
+
+def _add(total: float | None, part: float | None) -> float | None:
+    return None if total is None or part is None else total + part
+
+
+def plan_estimate(plan: dict[str, Any], cases: Iterable[Case]) -> dict[str, Any]:
+    """Requests by role and target and the upper cost estimate of `plan` (module docstring)."""
+    limits = plan["limits"]
+    by_case = {c.id: c for c in cases}
+    targets = {pt["target"]["id"]: (Target.model_validate(pt["target"]), pt.get("effective_params") or {})
+               for pt in plan["targets"]}
+    aux = {tid: (Target.model_validate(pt["target"]), pt.get("effective_params") or {})
+           for tid, pt in (plan.get("auxiliary_targets") or {}).items()}
+    options = plan.get("benchmark_options") or {}
+    judge_for = {b: o["judge"] for b, o in options.items() if isinstance(o, dict) and o.get("judge")}
+    pairs = ([tuple(p) for p in plan["execution_cells"]] if plan.get("execution_cells") is not None
+             else [(cid, tid) for cid in by_case for tid in targets])
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def row(tid: str, role: str, target: Target) -> dict[str, Any]:
+        return rows.setdefault((role, tid), {"target_id": tid, "kind": target.kind, "model": target.model,
+                                             "role": role, "requests": 0, "inference_calls_upper": 0,
+                                             "conversation_cells": 0, "upper_cost_usd": 0.0,
+                                             "priced": bool(target.prices)})
+    live = plan.get("mode") == "live"
+    for cid, tid in pairs:
+        case, (target, params) = by_case[cid], targets[tid]
+        bench = get_benchmark(case.benchmark)
+        r = row(tid, "subject", target)
+        r["requests"] += 1
+        msgs = [m.model_dump() for m in case.messages]
+        if getattr(bench, "multi_call", False) and live:
+            r["conversation_cells"] += 1
+            r["upper_cost_usd"] = None
+            continue
+        r["inference_calls_upper"] += (target.max_inference_calls or 1) if live else 0
+        if not live:                 # preview asks the router only; replay calls nothing
+            continue
+        r["upper_cost_usd"] = _add(r["upper_cost_usd"], _upper(target, params, msgs, limits))
+        judge_id = judge_for.get(case.benchmark)
+        if judge_id is None or judge_id not in aux:
+            continue
+        judge, jparams = aux[judge_id]
+        jmsgs = bench.judge_messages(case, "x", options[case.benchmark].get("grader_version"))
+        j = row(judge_id, "judge", judge)
+        j["requests"] += 1
+        j["inference_calls_upper"] += 1
+        j["upper_cost_usd"] = _add(j["upper_cost_usd"],
+                                   _upper(judge, jparams, jmsgs, limits, extra_bytes=limits["max_output_chars"]))
+    out_rows = sorted(rows.values(), key=lambda x: (x["role"] != "subject", x["target_id"]))
+    if not live:
+        for x in out_rows:
+            x["upper_cost_usd"] = 0.0 if plan.get("mode") == "replay" else None
+    by_role: dict[str, Any] = {}
+    for role in ("subject", "judge"):
+        mine = [x for x in out_rows if x["role"] == role]
+        cost: float | None = 0.0
+        for x in mine:
+            cost = _add(cost, x["upper_cost_usd"])
+        by_role[role] = {"requests": sum(x["requests"] for x in mine), "upper_cost_usd": cost}
+    total = _add(by_role["subject"]["upper_cost_usd"], by_role["judge"]["upper_cost_usd"])
+    conv = sum(x["conversation_cells"] for x in out_rows)
+    notes = []
+    if conv:
+        notes.append(f"{conv} cell(s) are conversations (several requests each, as the conversation goes): "
+                     "they are counted once and their cost is not bounded here; limits.max_cost_usd still stops them")
+    unpriced = sorted({x["target_id"] for x in out_rows if not x["priced"]})
+    if unpriced and live:
+        notes.append(f"no prices pinned for {', '.join(unpriced)}: no upper bound (null, never 0)")
+    if plan.get("mode") == "preview":
+        notes.append("preview: the router is asked for its route only (no inference, no judge)")
+    return {"requests": {"subject": by_role["subject"]["requests"], "judge": by_role["judge"]["requests"],
+                         "total": by_role["subject"]["requests"] + by_role["judge"]["requests"]},
+            "inference_calls_upper": sum(x["inference_calls_upper"] for x in out_rows),
+            "conversation_cells": conv,
+            "upper_cost_usd": {"subject": by_role["subject"]["upper_cost_usd"],
+                               "judge": by_role["judge"]["upper_cost_usd"], "total": total},
+            "targets": out_rows, "basis": BASIS, "notes": notes,
+            "note": "an upper estimate from the pinned prices, not a bill and not a provider-enforced cap"}

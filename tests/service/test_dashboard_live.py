@@ -1,0 +1,140 @@
+"""Issue 15 items 2 and 9 in a real Chromium: a live run's open tab refreshes in place (only its page,
+only the rows that changed) and polling stops when the run is terminal; Create evaluation opens on a
+profile with data, checks the form in the browser in its own words, marks the judge, and reviews the
+planned requests (judge calls included) with an upper cost estimate before anything is sent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from srbench.benchmarks.judge import JUDGE_GRADER
+from srbench.simulate import samples
+from srbench.simulate.behaviour import SimModel, load_answer_key
+from srbench.simulate.server import SimulatorThread
+
+from .browser import check_page, needs_chromium, wait_true
+from .helpers import DashboardThread, freeze, manifest, single
+
+pytestmark = needs_chromium
+KEY = "live-key-0123456789abcdef"
+JUDGE_PRICE = {"input": 0.5, "cached_input": 0.5, "cache_write": 0.5, "output": 2.0}
+
+
+def sync_errors() -> type[Exception]:
+    from playwright.sync_api import Error
+
+    return Error
+
+
+def _dashboard(service):
+    from srbench.dashboard import make_dashboard
+
+    return make_dashboard(service.url, service.token, KEY)
+
+
+def test_a_live_run_refreshes_its_page_in_place_and_polling_stops(browser, service, api, prepare) -> None:
+    ds = prepare("mmlu-pro")
+    with SimulatorThread(models=[SimModel("slow", skill=0.6, latency_s=0.5)]) as sim, \
+            DashboardThread(_dashboard(service)) as dash:
+        api.ok("POST", "/targets", {"targets": [single("slow", sim.v1_url)]})
+        m = manifest(ds, [{"id": "slow"}], name="live-run")
+        m["limits"]["concurrency"] = 1
+        page = browser.new_page()
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(dash.url + f"/login?key={KEY}")
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
+        page.goto(dash.url + f"/#/run/{run_id}?tab=results")
+        page.locator("#run-panel tbody tr").first.wait_for()
+        assert page.locator("#run-panel tbody tr").count() == 14
+        # once the page shows some cells done and some pending, mark its rows: a row whose cells do not
+        # change is never replaced, the others are
+        wait_true(page, """() => { const s = [...document.querySelectorAll('#run-panel tbody tr')].map(tr => tr.cells[3].textContent);
+            return s.includes('completed') && s.includes('pending'); }""")
+        page.evaluate("document.querySelectorAll('#run-panel tbody tr').forEach(tr => tr.dataset.seen = tr.cells[3].textContent)")
+        seen_pending = page.evaluate("[...document.querySelectorAll('#run-panel tbody tr')].filter(tr => tr.dataset.seen === 'pending').length")
+        assert seen_pending > 0, "the run finished before the page showed it running"
+        page.locator("h1", has_text="live-run — completed").wait_for(timeout=60_000)
+        wait_true(page, "() => [...document.querySelectorAll('#run-panel tbody tr')].every(tr => tr.cells[3].textContent === 'completed')")
+        states = page.evaluate("[...document.querySelectorAll('#run-panel tbody tr')].map(tr => [tr.dataset.seen || null, tr.cells[3].textContent])")
+        assert all(now == "completed" for _, now in states)
+        kept = [was for was, _ in states if was is not None]
+        assert kept and all(was == "completed" for was in kept)          # rows that were already final stayed
+        assert len(kept) < 14                                             # the pending ones were replaced
+        results = [u for u in requests if f"/api/runs/{run_id}/results" in u]
+        assert len(results) >= 2 and all("offset=0&limit=100" in u for u in results)    # only the open page
+        assert not any(f"/api/runs/{run_id}/calls" in u for u in requests)               # no other tab's data
+        done = len(requests)
+        page.wait_for_timeout(7_000)                                      # more than two poll intervals
+        assert [u for u in requests[done:] if "/api/" in u] == []         # a terminal run is no longer polled
+        assert "14 / 14 completed" in page.locator("#view > div").first.inner_text()
+
+
+def test_create_opens_on_data_validates_marks_the_judge_and_estimates(browser, axe, shots, service, api, prepare,
+                                                                       tmp_path: Path) -> None:
+    src = samples.write_simpleqa(tmp_path / "sq")
+    sq = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
+                                              "source_path": str(src), "revision": "synthetic"})
+    prepare("mmlu-pro")
+    models = [SimModel("subject", skill=0.6), SimModel("judge-model", skill=1.0)]
+    with SimulatorThread(models=models, answer_key=load_answer_key(sq["path"])) as sim, \
+            DashboardThread(_dashboard(service)) as dash:
+        api.ok("POST", "/targets", {"targets": [single("subject", sim.v1_url),
+                                                {"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "judge-model",
+                                                 "prices": {"judge-model": JUDGE_PRICE}}]})
+        (Path(service.store_dir) / "benchmark-options.json").write_text(
+            json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+        page = browser.new_page()
+        posts: list[str] = []
+        page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+        page.goto(dash.url + f"/login?key={KEY}")
+        page.goto(dash.url + "/#/create")                                   # no profile asked: the one with data
+        page.locator("h1", has_text="Create evaluation").wait_for()
+        assert page.locator("input[name=profile]").nth(0).is_checked()      # smoke, the only one prepared
+        assert "quick (dev) — nothing prepared" in page.locator("fieldset").first.inner_text()
+        judge_row = page.locator("tr", has_text="judge-model")
+        assert "judge of simpleqa-verified — grades answers, not a subject" in judge_row.inner_text()
+        check_page(page, axe, shots, "create-empty")
+
+        page.get_by_role("button", name="Review plan").click()               # nothing ticked
+        alert = page.locator("#problems")
+        alert.locator("li").first.wait_for()
+        assert alert.locator("li").all_inner_texts() == ["Tick at least one prepared benchmark.",
+                                                         "Tick at least one target to evaluate."]
+        page.get_by_label("use simpleqa-verified/smoke").check()
+        page.get_by_label("evaluate judge").check()
+        page.get_by_label("evaluate subject").check()
+        page.get_by_label("concurrency per target").fill("0")
+        page.get_by_label("call timeout, s").fill("-3")
+        page.get_by_role("button", name="Review plan").click()
+        problems = alert.locator("li").all_inner_texts()
+        assert problems == [
+            "Target judge is the judge of simpleqa-verified: it grades the answers and cannot also be evaluated; untick it.",
+            "“concurrency per target” must be at least 1", "“call timeout, s” must be more than 0"]
+        assert page.get_by_label("concurrency per target").get_attribute("aria-invalid") == "true"
+        assert posts == []                                                  # checked in the browser: nothing sent
+        check_page(page, axe, shots, "create-invalid")
+
+        page.get_by_label("evaluate judge").uncheck()
+        page.get_by_label("concurrency per target").fill("2")
+        page.get_by_label("call timeout, s").fill("10")
+        page.get_by_role("button", name="Review plan").click()
+        assert alert.locator("li").all_inner_texts() == ["“stream idle timeout, s” must not exceed “call timeout, s”"]
+        page.get_by_label("stream idle timeout, s").fill("5")
+        page.get_by_role("button", name="Review plan").click()
+        review = page.locator("#review")
+        launch = review.get_by_role("button", name="Launch run (10 model calls planned)")
+        review.locator("h2, p.error").first.wait_for()
+        assert launch.count() == 1, review.inner_text()
+        text = review.inner_text()
+        assert "10 model requests planned: 5 to the targets evaluated + 5 judge requests; at most $" in text
+        assert "Judges (grade answers, not evaluated): judge (judge-model)" in text
+        assert sim.log == [] and api.run_count() == 0
+        check_page(page, axe, shots, "create-review")
+        launch.click()
+        try:
+            page.locator("h1", has_text="completed").wait_for(timeout=60_000)
+        except sync_errors() as exc:
+            raise AssertionError(page.locator("#view").inner_text()[-1500:]) from exc
+        assert len(sim.log) == 10                                          # as planned: 5 subject + 5 judge calls
