@@ -167,6 +167,26 @@ def test_total_cost_unknown_when_a_judge_field_is_missing_in_some_rows():
     assert base_only["candidates"][0]["savings"]["total"]["saving_pct"] is None
 
 
+def test_simulator_cost_on_conversation_rows_only_keeps_the_total_known():
+    # a run mixing single calls (no simulator field) and conversations (simulator and scaffolding fields):
+    # base total 4·0.05 + 2·0.01 = 0.22, candidate 4·0.0125 + 2·0.005 = 0.06 → 100·(1 − 0.06/0.22)
+    def mixed(tid: str, cost: float, sim: float) -> list[dict[str, Any]]:
+        rows = rows_for(tid, ALL, cost=cost, judge_cost_usd=0.0)
+        for r in rows[:2]:
+            r.update(simulator_cost_usd=sim, scaffolding_cost_usd=0.0)
+        return rows
+    base = run({"B": ("single", mixed("B", 0.05, 0.01))})
+    cand = run({"mom": ("mom", mixed("mom", 0.0125, 0.005))})
+    s = compare(base, cand)["candidates"][0]["savings"]
+    assert s["total"]["baseline_usd"] == pytest.approx(0.22) and s["total"]["candidate_usd"] == pytest.approx(0.06)
+    assert s["total"]["saving_pct"] == pytest.approx(100 * (1 - 0.06 / 0.22))
+    # a conversation whose simulator cost is unknown makes the total unknown, never principal-only
+    unknown = mixed("mom", 0.0125, 0.005)
+    unknown[0]["simulator_cost_usd"] = None
+    s2 = compare(base, run({"mom": ("mom", unknown)}))["candidates"][0]["savings"]
+    assert s2["total"]["saving_pct"] is None and s2["principal"]["saving_pct"] == pytest.approx(75.0)
+
+
 def test_unknown_candidate_cost_and_zero_baseline_cost():
     c_rows = rows_for("mom", ALL, cost=0.0125)
     c_rows[1]["cost_usd"] = None

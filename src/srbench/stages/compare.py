@@ -72,7 +72,7 @@ from srbench.stages.stats import percentile, wilson
 from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
 
-COMPARE_VERSION = "sr-bench-compare-v3"
+COMPARE_VERSION = "sr-bench-compare-v4"    # v4: a row without an auxiliary field adds 0 of that role
 STOPPED = "stopped_early"
 COMPARABLE_STATUS = ("completed", "failed", STOPPED)
 FINISHING_STATUS = ("queued", "running")
@@ -209,11 +209,18 @@ def _sum(values: list[Any]) -> float | None:
     return None if any(v is None for v in values) else float(sum(values))
 
 
+CONVERSATION_ONLY = ("simulator_cost_usd", "scaffolding_cost_usd")
+
+
 def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, float | None]:
+    """Every row of a report carries `judge_cost_usd` (0 when not judged): a row without it comes from a
+    report that did not meter judges, so the total is unknown unless no row has it. Only conversation rows
+    carry the simulator and scaffolding fields (always, null when unknown): a single call's row without
+    them made no such call, 0."""
     rows = list(cells.values())
     principal = _sum([r.get("cost_usd") for r in rows])
-    aux = [_sum([0.0 if f in aux_absent else r.get(f) for r in rows]) for f in AUX_COST_FIELDS]
-    aux.append(_sum([r.get("scaffolding_cost_usd", 0.0) for r in rows]))   # only multi-call rows carry it
+    aux = [_sum([0.0 if "judge_cost_usd" in aux_absent else r.get("judge_cost_usd") for r in rows])]
+    aux += [_sum([r.get(f, 0.0) for r in rows]) for f in CONVERSATION_ONLY]
     return {"principal": principal, "total": _sum([principal, *aux]), "auxiliary": _sum(aux),
             "cache_neutral": _sum([r.get("cache_neutral_cost_usd") for r in rows])}
 
