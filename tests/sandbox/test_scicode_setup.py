@@ -122,3 +122,30 @@ def test_the_check_is_ready_with_the_sandbox_and_the_expected_data(tmp_path: Pat
     (store / "benchmark-options.json").write_text(json.dumps({"scicode": {"test_data_sha256": sha}}))
     row = next(r for r in checks(store, set())["benchmarks"] if r["benchmark"] == "scicode")
     assert row["missing"] == [] and row["ready"] is True and "matplotlib" in row["sandbox"]["python_packages"]
+
+
+def _receipt(directory: Path, packages: dict[str, str]) -> None:
+    from srbench.sandbox import build as builder
+
+    rootfs = directory / "rootfs"
+    (rootfs / "usr").mkdir(parents=True)
+    (rootfs / "usr" / "marker").write_text("x", "utf-8")
+    (directory / "receipt.json").write_text(json.dumps({"python_packages": packages,
+                                                        "rootfs_digest": builder.tree_digest(rootfs)}), "utf-8")
+
+
+def test_a_build_with_the_wheels_is_reused_without_install_never_downgraded(tmp_path: Path, monkeypatch) -> None:
+    from srbench.sandbox import build as builder
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")     # the rootfs alone is checked
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    _receipt(full, dict(builder.PYTHON_PINS))
+    _receipt(bare, {})
+    assert install.up_to_date(full, deps=False, h5_sha=None)         # more than asked: up to date
+    assert install.up_to_date(full, deps=True, h5_sha=None)
+    assert install.up_to_date(bare, deps=False, h5_sha=None)
+    assert not install.up_to_date(bare, deps=True, h5_sha=None)      # the wheels are missing: rebuild
+    _receipt(tmp_path / "other", {"numpy": "0.0.1"})
+    assert not install.up_to_date(tmp_path / "other", deps=False, h5_sha=None)   # not the pins: rebuild
+    (full / "rootfs" / "usr" / "marker").write_text("changed", "utf-8")
+    assert not install.up_to_date(full, deps=False, h5_sha=None)     # the rootfs no longer matches its receipt
