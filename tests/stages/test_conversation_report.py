@@ -18,7 +18,7 @@ def _rec(inp: int | None, out: int = 10, latency: float = 1.0, sent: bool = True
 
 
 def _row(records: dict, calls: list) -> dict:
-    row = {"state": "completed", "has_call": True, "cell_id": "c"}
+    row = {"state": "completed", "has_call": True, "cell_id": "c", "benchmark": "tau3"}
     conversation_row(row, {"calls": calls}, AGENT, {"sim": SIM}, records.__getitem__)
     return row
 

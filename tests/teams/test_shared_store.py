@@ -148,3 +148,39 @@ def test_bad_remotes_are_one_line_and_create_nothing(env, tmp_path, monkeypatch,
         assert not Path("/no/such/team/store").exists()
     finally:
         host.close()
+
+
+def test_push_and_pull_carry_the_calls_of_multi_call_cells(env, sources, tmp_path) -> None:
+    """ARC pass@2 cells are conversations of two journaled calls: the bundle carries the calls rows, so
+    the pulled run's calls page and report equal the original's (a run of single calls has no such rows
+    and its bundle keeps no `calls` field)."""
+    import json
+
+    from tests.service.helpers import REVISIONS
+
+    remote = str(tmp_path / "team-remote")
+    a, b = Host(tmp_path / "a" / "store"), Host(tmp_path / "b" / "store")
+    try:
+        with SimulatorThread(models=[SimModel("solver", skill=0.5)]) as sim:
+            (a.svc.store_dir / "benchmark-options.json").write_text(json.dumps({"arc-agi-2": {"attempts": 2}}))
+            ds = a.api.ok("POST", "/datasets/prepare", {"benchmark": "arc-agi-2", "profile": "smoke",
+                                                        "source_path": str(sources["arc-agi-2"]),
+                                                        "revision": REVISIONS["arc-agi-2"]})
+            a.api.ok("POST", "/targets", {"targets": [single("solver", sim.v1_url, "solver")]})
+            plan = a.api.ok("POST", "/plans", {"manifest": manifest(ds, [{"id": "solver"}])})
+            rid = a.api.ok("POST", "/runs", {"manifest": plan["manifest"]})["id"]
+            assert a.api.wait(rid)["status"] == "completed"
+        calls_a = a.api.ok("GET", f"/runs/{rid}/calls?limit=500")
+        report_a = a.api.ok("GET", f"/runs/{rid}/report")
+        rows_a = a.svc.service.journal.query("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (rid,))
+        assert len(rows_a) == 4                                    # 2 cells × 2 attempts
+        pushed = a.api.ok("POST", f"/runs/{rid}/push", {"remote": remote})
+        pulled = b.api.ok("POST", f"/runs/{rid}/pull", {"remote": remote})
+        assert pulled["imported"] is True and pulled["bundle"] == pushed["bundle"]
+        rows_b = b.svc.service.journal.query("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (rid,))
+        assert [dict(r) for r in rows_b] == [dict(r) for r in rows_a]
+        assert b.api.ok("GET", f"/runs/{rid}/calls?limit=500") == calls_a
+        assert b.api.ok("GET", f"/runs/{rid}/report")["content_digest"] == report_a["content_digest"]
+    finally:
+        a.close()
+        b.close()

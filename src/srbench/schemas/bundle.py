@@ -17,6 +17,8 @@ RUN_COLUMNS = ("id", "name", "mode", "profile", "plan", "plan_sha256", "status",
                "extra")
 CELL_COLUMNS = ("cell_id", "seq", "case_id", "target_id", "state", "request", "call", "error_class", "error",
                 "updated_at", "judge_request", "judge_call", "reserved_usd")
+CALL_COLUMNS = ("cell_id", "idx", "role", "target_id", "state", "request", "call", "error_class", "cost_usd",
+                "reserved_usd", "updated_at")
 
 
 class BundledEvent(BaseModel):
@@ -42,6 +44,8 @@ class RunBundle(BaseModel):
     schema_: int = Field(default=1, alias="schema")
     run: dict[str, Any] = Field(description="the runs row (the idempotency key is not carried)")
     cells: list[dict[str, Any]]
+    calls: list[dict[str, Any]] = Field(default_factory=list,
+                                        description="the journaled calls of multi-call cells (absent when none)")
     events: list[BundledEvent]
     budget: BundledBudget | None = None
     corrections: dict[str, list[dict[str, Any]]] = Field(default_factory=dict,

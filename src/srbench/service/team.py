@@ -28,7 +28,7 @@ from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
 from srbench.cas.digest import is_digest
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
-from srbench.schemas.bundle import CELL_COLUMNS, RUN_COLUMNS, RunBundle
+from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunBundle
 from srbench.service.journal import add_event
 from srbench.service.maintenance import digests_in, reach
 
@@ -124,6 +124,8 @@ def make_bundle(service: Any, run_id: str) -> RunBundle:
     run["extra"] = json.dumps(extra, sort_keys=True)
     cells = [{c: r[c] for c in CELL_COLUMNS}
              for r in journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
+    calls = [{c: r[c] for c in CALL_COLUMNS}
+             for r in journal.query("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (run_id,))]
     events = [{"ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
               for r in journal.query("SELECT ts, type, data FROM events WHERE run_id=? AND type != 'pulled' "
                                      "ORDER BY seq", (run_id,))]
@@ -136,9 +138,9 @@ def make_bundle(service: Any, run_id: str) -> RunBundle:
     manifest = journal.get_ref("dataset", ds_id) if ds_id else None
     if manifest is not None:
         datasets.append({k: v for k, v in manifest.items() if k != "path"})
-    roots = {d for d, _ in digests_in({"run": run, "extra": extra, "cells": cells, "corrections": corrections,
-                                       "datasets": datasets})}
-    return RunBundle.model_validate({"run": run, "cells": cells, "events": events, "budget": budget,
+    roots = {d for d, _ in digests_in({"run": run, "extra": extra, "cells": cells, "calls": calls,
+                                       "corrections": corrections, "datasets": datasets})}
+    return RunBundle.model_validate({"run": run, "cells": cells, "calls": calls, "events": events, "budget": budget,
                                      "corrections": corrections, "datasets": datasets,
                                      "objects": _closure(service.objects, roots)})
 
@@ -170,6 +172,8 @@ def push(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
     for manifest in bundle.datasets:
         publish_dataset(remote, manifest)
     data = bundle.model_dump(mode="json", by_alias=True)
+    if not data["calls"]:
+        del data["calls"]                          # a run of single calls keeps the bundle it always had
     digest = remote.put_json(data)
     bound = remote.claim_name(f"runs/{run_id}", digest)
     if bound != digest:
@@ -199,7 +203,7 @@ def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
     except ValidationError as exc:
         raise IntegrityError(f"pull refused: {digest} is not a run bundle ({exc.error_count()} problems)") from None
     if bundle.run.get("id") != run_id or any(set(c) != set(CELL_COLUMNS) for c in bundle.cells) \
-            or set(bundle.run) != set(RUN_COLUMNS):
+            or any(set(c) != set(CALL_COLUMNS) for c in bundle.calls) or set(bundle.run) != set(RUN_COLUMNS):
         raise IntegrityError(f"pull refused: the bundle {digest} does not hold the rows of {run_id}")
     existing = service.journal.one("SELECT extra FROM runs WHERE id=?", (run_id,))
     if existing is not None:
@@ -212,7 +216,8 @@ def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
     except IntegrityError as exc:
         raise IntegrityError(f"pull refused: {exc.message}; nothing was imported") from None
     reached = set(_closure(service.objects, {d for d, _ in digests_in(
-        {"run": bundle.run, "cells": bundle.cells, "corrections": bundle.corrections, "datasets": bundle.datasets})}))
+        {"run": bundle.run, "cells": bundle.cells, "calls": bundle.calls, "corrections": bundle.corrections,
+         "datasets": bundle.datasets})}))
     if not reached <= set(bundle.objects):
         raise IntegrityError(f"pull refused: the bundle {digest} does not list every object its rows name")
     imported = _import(service, bundle, digest)
@@ -239,6 +244,9 @@ def _import(service: Any, bundle: RunBundle, digest: str) -> bool:
         c.executemany(f"INSERT INTO cells(run_id,{','.join(CELL_COLUMNS)}) "
                       f"VALUES(?,{','.join('?' * len(CELL_COLUMNS))})",
                       [(run_id, *(cell[k] for k in CELL_COLUMNS)) for cell in bundle.cells])
+        c.executemany(f"INSERT INTO calls(run_id,{','.join(CALL_COLUMNS)}) "
+                      f"VALUES(?,{','.join('?' * len(CALL_COLUMNS))})",
+                      [(run_id, *(call[k] for k in CALL_COLUMNS)) for call in bundle.calls])
         c.executemany("INSERT INTO events(run_id, ts, type, data) VALUES(?,?,?,?)",
                       [(run_id, e.ts, e.type, json.dumps(e.data, sort_keys=True)) for e in bundle.events])
         if bundle.budget is not None:
