@@ -13,8 +13,7 @@ import pytest
 
 from srbench.sandbox import task_container as tc
 from srbench.sandbox.base import SandboxFault
-
-SOURCES = ("sr-bench-grader-base", "sr-bench-grader")
+from srbench.simulate.terminal_tasks import local_base_image
 
 
 def engine_or_skip() -> Any:
@@ -25,11 +24,9 @@ def engine_or_skip() -> Any:
 
 
 def source_image(api: Any) -> str:
-    for repo in SOURCES:
-        for img in api.images(name=repo):
-            tags = [t for t in img.get("RepoTags") or [] if t.startswith(repo + ":")]
-            if tags:
-                return tags[0]
+    found = local_base_image(api)
+    if found is not None:
+        return found
     pytest.skip("no sr-bench-grader-base image on the Docker engine: run "
                 "`sr-bench setup --benchmark livecodebench --build-sandbox` first")
 

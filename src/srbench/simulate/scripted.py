@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Scripted", "ScriptHook", "tool_call", "chunk", "pieces", "tool_chunks"]
+__all__ = ["Scripted", "ScriptHook", "first_of", "tool_call", "chunk", "pieces", "tool_chunks"]
 
 
 def chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
@@ -48,6 +48,17 @@ def tool_call(name: str, arguments: Any, call_id: str | None = None) -> dict[str
 
 
 ScriptHook = Callable[[dict[str, Any]], "Scripted | None"]
+
+
+def first_of(*hooks: ScriptHook) -> ScriptHook:
+    """One hook asking `hooks` in order: the first reply that is not None (else None)."""
+    def hook(body: dict[str, Any]) -> Scripted | None:
+        for h in hooks:
+            got = h(body)
+            if got is not None:
+                return got
+        return None
+    return hook
 
 
 def tool_chunks(cid: str, model: str, calls: tuple[Mapping[str, Any], ...]) -> tuple[list[bytes], str]:

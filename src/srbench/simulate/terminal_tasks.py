@@ -9,9 +9,14 @@ environment/Dockerfile + assets, tests/test.sh + a test file, solution/solve.sh)
 - ``never-rewards`` (hard, 2.1 form): its test.sh checks but never writes a reward file (a trial error).
 
 Every Dockerfile starts ``FROM base_image``, which must already be on the Docker engine; the tests
-need no network (bash and python3 from the base image). `SCRIPTS` are the tool-call scripts a fake
-agent plays per task: ``solve`` solves it, ``fail`` does something useless and stops, ``slow`` runs one
-long command (to be interrupted). `agent_script` makes the simulated OpenAI endpoint play them.
+need no network (bash and python3 from the base image). `local_base_image` finds one: the grading
+base image that ``sr-bench setup --build-sandbox`` imports (never pulled). `SCRIPTS` are the tool-call
+scripts a fake agent plays per task: ``solve`` solves it, ``fail`` does something useless and stops,
+``slow`` runs one long command (to be interrupted). `agent_script` makes the simulated OpenAI
+endpoint play them.
+
+`write_demo_tasks(root, base_image)` writes the demo's two tasks (``toy-hello-file``,
+``toy-fix-greeting``, named ``sr-bench-toy/...``): sr-bench's toy tasks, not Terminal-Bench data.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from srbench.simulate.scripted import tool_call as scripted_call
 TASK_21 = """schema_version = "1.1"
 
 [task]
-name = "sr-bench-fixtures/{name}"
+name = "{org}/{name}"
 description = "{description}"
 keywords = ["fixture"]
 
@@ -49,7 +54,7 @@ timeout_sec = 300
 
 [environment]
 build_timeout_sec = 120
-docker_image = "sr-bench-fixtures/{name}:20260101"
+docker_image = "{org}/{name}:20260101"
 cpus = 1
 memory_mb = 512
 storage_mb = 1024
@@ -159,12 +164,18 @@ SCRIPTS: dict[str, dict[str, list[str]]] = {
 }
 
 
-def write_task(root: Path, name: str, base_image: str) -> Path:
+BASE_REPOS = ("sr-bench-grader-base", "sr-bench-grader")   # imported by `sr-bench setup --build-sandbox`
+DEMO_TASKS = ("hello-file", "fix-greeting")                 # the demo's toy tasks (every trial gets a reward)
+DEMO_REVISION = "sr-bench-toy-tasks-v1"
+
+
+def write_task(root: Path, name: str, base_image: str, *, org: str = "sr-bench-fixtures",
+               dirname: str | None = None) -> Path:
     spec = TASKS[name]
-    d = Path(root) / name
+    d = Path(root) / (dirname or name)
     for sub in ("environment", "tests", "solution"):
         (d / sub).mkdir(parents=True, exist_ok=True)
-    (d / "task.toml").write_text(spec["toml"].format(name=name, difficulty=spec["difficulty"],
+    (d / "task.toml").write_text(spec["toml"].format(name=name, org=org, difficulty=spec["difficulty"],
                                                       category=spec["category"], description=spec["description"]))
     (d / "instruction.md").write_text(spec["instruction"])
     (d / "environment" / "Dockerfile").write_text(spec["dockerfile"].format(base=base_image))
@@ -183,14 +194,35 @@ def write_terminal_bench(root: Path, base_image: str) -> Path:
     return Path(root)
 
 
-def agent_script(plays: dict[str, str], slow_command: str = "sleep 25") -> ScriptHook:
+def write_demo_tasks(root: Path, base_image: str) -> Path:
+    """The demo's source: ``root/tasks/toy-<task>/`` for `DEMO_TASKS` (sr-bench's toy tasks); returns root."""
+    for name in DEMO_TASKS:
+        write_task(Path(root) / "tasks", name, base_image, org="sr-bench-toy", dirname=f"toy-{name}")
+    return Path(root)
+
+
+def local_base_image(api: Any) -> str | None:
+    """A tag of the grading base image (else the grading image) on the engine `api`, or None."""
+    for repo in BASE_REPOS:
+        for img in api.images(name=repo):
+            tags = sorted(t for t in img.get("RepoTags") or [] if t.startswith(repo + ":"))
+            if tags:
+                return tags[0]
+    return None
+
+
+def agent_script(plays: dict[str, str], slow_command: str = "sleep 25", router: Any = None) -> ScriptHook:
     """A script hook for the simulated endpoint: a request to model M with tools gets the next
     command of `SCRIPTS[task][plays[M]]` (the task found from the instruction, the position from the
-    tool results so far) as a ``terminal`` tool call, then a final answer without tool calls."""
+    tool results so far) as a ``terminal`` tool call, then a final answer without tool calls. For
+    the simulated router (`router`, a RouterRule) M is the model its rule picks for this turn."""
     by_instruction = {spec["instruction"]: name for name, spec in TASKS.items()}
 
     def hook(body: dict[str, Any]) -> Scripted | None:
-        play = plays.get(str(body.get("model")))
+        model = str(body.get("model"))
+        if router is not None and model == router.name and isinstance(body.get("messages"), list):
+            model = router.route(body["messages"])[0]
+        play = plays.get(model)
         if play is None or not body.get("tools"):
             return None
         messages = body.get("messages") or []
