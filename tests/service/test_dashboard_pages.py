@@ -12,7 +12,7 @@ from srbench.simulate import preview as sim_preview
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
-from .browser import check_page, needs_chromium, tab_until
+from .browser import check_page, needs_chromium, tab_until, wait_true
 from .helpers import PRICE, DashboardThread, freeze, manifest, single
 
 pytestmark = needs_chromium
@@ -203,8 +203,12 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
 
         # -- 4 and 5: Compare — charts with titles, zero, legend, one colour per run; the recipe diff ----
         page.goto(dash.url + f"/#/compare?baseline={w['within']}&candidates={w['router1']},{w['router2']}")
+        page.reload()                  # one render of this URL only (a hash change re-renders the open page)
         figures = page.locator("figure.chart")
         figures.nth(1).wait_for()
+        # both charts drawn (titles come with the axes)
+        wait_true(page, "[...document.querySelectorAll('figure.chart')].slice(0, 2)"
+                        ".filter(f => f.querySelectorAll('text.axis-title').length === 2).length === 2")
         for i in range(2):
             fig = figures.nth(i)
             assert fig.locator("text.axis-title").count() == 2

@@ -77,7 +77,7 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                             f"format, one call per step; graded against its own test_data.h5 in the {backend} sandbox"))
             except ImportError as exc:      # its sample's test_data.h5 is written with h5py
                 LEFT_OUT["scicode"] = (f"writing its sample's test_data.h5 needs {exc.name or 'h5py'} on this host "
-                                       "(pip install -e '.[fidelity]')")
+                                       "(pip install -e '.[bench]')")
         except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
             pass
     from srbench.simulate.tau_mini import REVISION as TAU_REVISION

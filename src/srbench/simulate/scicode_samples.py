@@ -5,7 +5,7 @@ step calls an earlier step's function, one step has no test cases like SciCode's
 ``test_data.h5`` in SciCode's layout (``<step>/test<k>`` groups holding ``var1``…: a scalar, arrays, a
 multi-value tuple, a ``list`` group, a ``sparse_matrix`` group and a dict group). ``answer_key()``
 maps each step's user turn to a right and a wrong simulated solution, so the simulated models answer
-every step of the conversation. Writing the h5 file needs h5py (``sr-bench[fidelity]``).
+every step of the conversation. Writing the h5 file needs h5py (``sr-bench[bench]``).
 """
 
 from __future__ import annotations
