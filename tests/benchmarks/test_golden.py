@@ -195,6 +195,8 @@ PINNED = {
         "b3:8b3f6bb90db0b78551e11cc75eb8664eae9f7bc32b207471e1539df2f2352b49",
     ("gpqa-diamond", "sr-bench-mcq-final-v2", "gpqa-simple-evals-regex-v1"):
         "b3:2134ff754eadd539769ee8a5ecbc5542f883a73418a1e59e902a4a44d029bb9a",
+    ("arc-agi-2", "sr-bench-arc-exact-v1", "arc-agi-2-pass-at-2-v1"):
+        "b3:dd125fe4655fb7254707fa2e35325c671299334fe6551336ff6fb0bb04b350f9",
     ("arc-agi-2", "sr-bench-arc-exact-v1", "arc-agi-2-per-test-input-v1"):
         "b3:bd28af176089d5f4834d6deeec277e4f85d1882d40d2a6d912c2378013ef235a",
     ("simpleqa-verified", JUDGE_GRADER, None):
@@ -220,3 +222,18 @@ def test_no_adapter_drift(benchmark) -> None:
                                f"checking the golden corpus, pin {digest}")
         assert PINNED[key] == digest, (f"{benchmark}: the outputs of {key[1:]} changed without a new version: "
                                        f"bump the grader (or published rule) version and pin {digest}")
+
+
+def test_no_adapter_drift_arc_pass2() -> None:
+    """The two-attempt cells: sr-bench's first-attempt grade and the pass@2 diagnostic, pinned together."""
+    bench = get("arc-agi-2")
+    out = []
+    for first, second, expected, *_ in PASS2:
+        c, conv = case("arc-agi-2", expected), conversation(first, second)
+        g = bench.grade_conversation(c, conv)
+        out.append([g.status, g.correct, g.extracted, bench.published_conversation(c, conv, g)])
+    key = ("arc-agi-2", bench.grader_version, bench.published_conversation_rule)
+    digest = digest_json(out)
+    assert key in PINNED, f"arc-agi-2 pass@2: {key[1:]} has no pinned outputs; pin {digest}"
+    assert PINNED[key] == digest, (f"arc-agi-2 pass@2: the outputs of {key[1:]} changed without a new version: "
+                                   f"bump the grader (or published rule) version and pin {digest}")
