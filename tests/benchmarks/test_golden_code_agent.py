@@ -99,7 +99,7 @@ def test_scicode_published_resolve_and_sub_step_rates() -> None:
     cells = [(g["correct"], bench.published_stored(c, g)) for g in grades]
     cells.append((False, bench.published_grade(c, None, None)))         # not graded: 2 scored steps, 0 passed
     s = bench.published_summary(cells)
-    assert s["rule"] == SCICODE_RULE and s["metric"] == "main-problem resolve rate"
+    assert s["rule"] == SCICODE_RULE and s["metric"] == "resolved"
     assert s["score"] == pytest.approx(2 / 4) and (s["sub_steps_passed"], s["sub_steps_scored"]) == (5, 8)
     assert s["sub_step_pass_rate"] == pytest.approx(5 / 8) and s["graded_differently"] == 1
 

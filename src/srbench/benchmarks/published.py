@@ -106,10 +106,9 @@ SOURCES = {
     TAU3_RULE: "tau2-bench agent_metrics.py: pass^k = C(successes, k) / C(trials, k) per task, k = 1 (one trial)",
     TB_RULE: "Harbor / Terminal-Bench 2: mean verifier reward over tasks x trials (one trial)",
 }
-METRICS = {MMLU_PRO_RULE: "accuracy", GPQA_RULE: "accuracy", ARC_RULE: "per-test-input accuracy (1 attempt)",
-           ARC_PASS2_RULE: "pass@2 per test input", HLE_RULE: "accuracy", SIMPLEQA_RULE: "f1",
-           LCB_RULE: "pass@1", SCICODE_RULE: "main-problem resolve rate", TAU3_RULE: "pass^1",
-           TB_RULE: "mean reward"}
+METRICS = {MMLU_PRO_RULE: "accuracy", GPQA_RULE: "accuracy", ARC_RULE: "per input", ARC_PASS2_RULE: "pass@2/input",
+           HLE_RULE: "accuracy", SIMPLEQA_RULE: "f1", LCB_RULE: "pass@1", SCICODE_RULE: "resolved",
+           TAU3_RULE: "pass^1", TB_RULE: "mean reward"}       # short labels: the CLI tables show them
 # the rules that are sr-bench's own rule by construction (up to the named exceptions): the report says so
 SAME_RULE = {
     LCB_RULE: "same rule as sr-bench's (pass@1, one sample, every test passes) except for replies cut by the "
