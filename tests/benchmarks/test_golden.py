@@ -10,11 +10,12 @@ import pytest
 from srbench.benchmarks import get
 from srbench.benchmarks.judge import JUDGE_GRADER, JudgeError
 from srbench.benchmarks.official_judges import HLE_OFFICIAL, SIMPLEQA_AUTORATER
-from srbench.benchmarks.published import HLE_RULE, SIMPLEQA_RULE, verdict_grade
+from srbench.benchmarks.published import ARC_PASS2_RULE, HLE_RULE, SIMPLEQA_RULE, verdict_grade
 from srbench.cas.digest import digest_json
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 from .golden.arc import ARC
+from .golden.arc_pass2 import PASS2, conversation
 from .golden.judged import HLE, SIMPLEQA
 from .golden.mcq import GPQA, MMLU
 
@@ -25,7 +26,7 @@ def case(benchmark: str, answer, **meta) -> Case:
 
 
 def test_corpora_are_big_enough() -> None:
-    for rows in (MMLU, GPQA, ARC, SIMPLEQA, HLE):
+    for rows in (MMLU, GPQA, ARC, PASS2, SIMPLEQA, HLE):
         assert len(rows) >= 40
 
 
@@ -78,6 +79,32 @@ def test_arc_published_summary_counts_inputs_and_differences() -> None:
     assert s["score"] == pytest.approx(sum(sum(r[3]) / len(r[3]) for r in ARC) / len(ARC))
     differ = sum(1 for r in ARC if (r[2] == "correct") != (sum(r[3]) == len(r[3])) or 0 < sum(r[3]) < len(r[3]))
     assert s["graded_differently"] == differ and differ > 0
+
+
+@pytest.mark.parametrize(("first", "second", "expected", "status", "solved"), PASS2)
+def test_arc_pass2_golden(first, second, expected, status, solved) -> None:
+    bench, c = get("arc-agi-2"), case("arc-agi-2", expected, test_count=len(expected))
+    conv = conversation(first, second)
+    g = bench.grade_conversation(c, conv)                  # sr-bench: the first attempt, all-or-nothing
+    assert g.status == status and g.correct is (status == "correct")
+    p = bench.published_conversation(c, conv, g)           # pass@2 per test input
+    assert p["rule"] == ARC_PASS2_RULE and p["solved"] == solved
+    assert p["score"] == sum(solved) / len(solved) and p["attempts"] == (1 if second is None else 2)
+
+
+def test_arc_pass2_summary_over_the_corpus() -> None:
+    bench = get("arc-agi-2")
+    cells = []
+    for first, second, expected, status, _ in PASS2:
+        c, conv = case("arc-agi-2", expected), conversation(first, second)
+        cells.append((status == "correct", bench.published_conversation(c, conv, bench.grade_conversation(c, conv))))
+    s = bench.published_summary(cells)
+    assert s["rule"] == ARC_PASS2_RULE
+    assert s["score"] == pytest.approx(sum(sum(r[4]) / len(r[4]) for r in PASS2) / len(PASS2))
+    assert s["solved_inputs"] == sum(sum(r[4]) for r in PASS2) and s["test_inputs"] == sum(len(r[2]) for r in PASS2)
+    higher = sum(1 for r in PASS2 if sum(r[4]) / len(r[4]) > float(r[3] == "correct"))
+    lower = sum(1 for r in PASS2 if sum(r[4]) / len(r[4]) < float(r[3] == "correct"))
+    assert (s["published_higher"], s["published_lower"]) == (higher, lower) and lower == 0 and higher > 20
 
 
 # -- judged --------------------------------------------------------------------------------------
@@ -168,6 +195,8 @@ PINNED = {
         "b3:8b3f6bb90db0b78551e11cc75eb8664eae9f7bc32b207471e1539df2f2352b49",
     ("gpqa-diamond", "sr-bench-mcq-final-v2", "gpqa-simple-evals-regex-v1"):
         "b3:2134ff754eadd539769ee8a5ecbc5542f883a73418a1e59e902a4a44d029bb9a",
+    ("arc-agi-2", "sr-bench-arc-exact-v1", "arc-agi-2-pass-at-2-v1"):
+        "b3:dd125fe4655fb7254707fa2e35325c671299334fe6551336ff6fb0bb04b350f9",
     ("arc-agi-2", "sr-bench-arc-exact-v1", "arc-agi-2-per-test-input-v1"):
         "b3:bd28af176089d5f4834d6deeec277e4f85d1882d40d2a6d912c2378013ef235a",
     ("simpleqa-verified", JUDGE_GRADER, None):
@@ -193,3 +222,18 @@ def test_no_adapter_drift(benchmark) -> None:
                                f"checking the golden corpus, pin {digest}")
         assert PINNED[key] == digest, (f"{benchmark}: the outputs of {key[1:]} changed without a new version: "
                                        f"bump the grader (or published rule) version and pin {digest}")
+
+
+def test_no_adapter_drift_arc_pass2() -> None:
+    """The two-attempt cells: sr-bench's first-attempt grade and the pass@2 diagnostic, pinned together."""
+    bench = get("arc-agi-2")
+    out = []
+    for first, second, expected, *_ in PASS2:
+        c, conv = case("arc-agi-2", expected), conversation(first, second)
+        g = bench.grade_conversation(c, conv)
+        out.append([g.status, g.correct, g.extracted, bench.published_conversation(c, conv, g)])
+    key = ("arc-agi-2", bench.grader_version, bench.published_conversation_rule)
+    digest = digest_json(out)
+    assert key in PINNED, f"arc-agi-2 pass@2: {key[1:]} has no pinned outputs; pin {digest}"
+    assert PINNED[key] == digest, (f"arc-agi-2 pass@2: the outputs of {key[1:]} changed without a new version: "
+                                   f"bump the grader (or published rule) version and pin {digest}")

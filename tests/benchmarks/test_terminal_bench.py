@@ -231,7 +231,10 @@ def test_a_failed_trial_is_a_zero_and_a_missing_reward_is_an_error(cases) -> Non
 def test_partial_rewards_and_verifier_timeouts(cases) -> None:
     out = trial(cases["hello-file"], FakeSession(scripted([])),
                 FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"0.99"}))
-    assert not TB.grade_conversation(cases["hello-file"], {"outputs": out.outputs}).correct
+    conv = {"outputs": out.outputs}
+    g = TB.grade_conversation(cases["hello-file"], conv)
+    assert not g.correct                                   # sr-bench: resolved only at reward 1
+    assert TB.published_conversation(cases["hello-file"], conv, g)["score"] == 0.99   # Harbor: the mean reward
     env = FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"1"},
                           outputs={"bash /tests/test.sh": (124, b"", b"", True)})
     out = trial(cases["hello-file"], FakeSession(scripted([])), env)

@@ -50,6 +50,10 @@ def test_livecodebench_run_is_graded_in_the_sandbox(api: Api, tmp_path: Path, ba
     lcb = rows["good"]["livecodebench"]
     assert lcb["pass_at_1"] == 1.0 and set(lcb["pass_at_1_by_difficulty"]) <= {"easy", "medium", "hard"}
     assert rows["bad"]["livecodebench"]["verdicts"] == {"wrong_answer": 2}
+    for tid, want in (("good", 1.0), ("bad", 0.0)):     # the published pass@1, from the same sandbox grades
+        pub = rows[tid]["published"]
+        assert pub["rule"] == "livecodebench-pass-at-1-v1" and pub["score"] == want and pub["graded_differently"] == 0
+    assert {r["published_score"] for r in api.ok("GET", f"/runs/{run['id']}/results")["results"]} == {0.0, 1.0}
     receipts = rep["provenance"]["sandbox_receipts"]
     assert len(receipts) == 1 and receipts[0]["backend"] == backend and len(receipts[0]["rootfs_digest"]) == 64
     again = api.ok("GET", f"/runs/{run['id']}/report")
@@ -70,4 +74,6 @@ def test_without_a_sandbox_the_cells_are_ungraded_not_wrong(api: Api, tmp_path: 
     t = got["summary"]["targets"][0]
     assert t["failure_classes"] == {"sandbox_error": 2} and t["correct"] == 0
     assert got["complete"] is False
+    pub = got["benchmarks"][0]["published"]         # ungraded cells: no program ran, 0 under pass@1 too
+    assert pub["rule"] == "livecodebench-pass-at-1-v1" and pub["score"] == 0.0 and pub["n"] == 2
     assert api.ok("GET", f"/runs/{run['id']}/report")["cache_hit"] is False      # graded again next time

@@ -166,6 +166,10 @@ def test_tau3_conversations_end_to_end(api, service, tmp_path) -> None:
     tau = {b["target_id"]: b for b in rep["benchmarks"]}
     assert tau["careful"]["pass_hat_1"] == 1.0 and abs(tau["careless"]["pass_hat_1"] - 2 / 3) < 1e-12
     assert tau["careless"]["pass_hat_1_by_domain"] == {"mini": 2 / 3}
+    for row in tau.values():        # the published pass^1 beside sr-bench's: the same rule, said so
+        pub = row["published"]
+        assert pub["rule"] == "tau2-pass-hat-1-v1" and pub["metric"] == "pass^1" and pub["graded_differently"] == 0
+        assert pub["score"] == row["accuracy"] == row["pass_hat_1"] and pub["note"].startswith("same rule")
     assert tau["careful"]["terminations"] == {"user_stop": 3}
     for tid, model in (("careful", "agent-strong"), ("careless", "agent-weak")):
         cell_ids = {c["cell_id"] for c in cells if c["target_id"] == tid}

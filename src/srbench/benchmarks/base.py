@@ -164,6 +164,12 @@ class Benchmark(ABC):
         None when there is none; `grader` the plan's grader version). None: no published rule."""
         return None
 
+    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any] | None:
+        """The published rule's grade of a stored grade object: the one it carries (``published``).
+        A benchmark whose grades carry none (the sandbox's code grades) derives it from the grade's
+        stored details here, so the figure needs no regrading and no model call."""
+        return grade.get("published")
+
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
         """The published-rule figure over one target's planned cells of this benchmark, as

@@ -27,10 +27,10 @@ from typing import Any, ClassVar, NoReturn
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.benchmarks.graders import visible_text
-from srbench.benchmarks.official_judges import SPECS, JudgeReplyError
+from srbench.benchmarks.official_judges import RESPONSE_FORMATS, SPECS, JudgeReplyError
 from srbench.benchmarks.published import verdict_grade
 from srbench.cas.digest import canonical_json, sha256_bytes
-from srbench.errors import SrBenchError
+from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.dataset import Case
 
 JUDGE_GRADER = "sr-bench-reference-judge-v1"
@@ -177,6 +177,27 @@ class JudgedBenchmark(Benchmark):
         if version == JUDGE_GRADER:
             return judge_messages(question_text(case), str(case.answer), candidate)
         return SPECS[version].ask(question_text(case), str(case.answer), candidate)
+
+    def judge_response_format(self, grader: str | None, value: Any) -> str:
+        """Validate benchmark-options ``judge_response_format`` for the pinned `grader` (frozen into
+        the plan): only a judge template with an upstream structured output accepts it."""
+        version = self.judge_grader(grader)
+        spec = SPECS.get(version)
+        if value not in RESPONSE_FORMATS:
+            raise InvalidInput(f"{self.id}: benchmark-options judge_response_format must be "
+                               f"{' or '.join(repr(v) for v in RESPONSE_FORMATS)}, got {value!r}")
+        if spec is None or spec.response_format is None:
+            raise InvalidInput(f"{self.id}: judge_response_format needs a judge template with a structured "
+                               f"output; grader_version {version!r} has none")
+        return str(value)
+
+    def judge_extras(self, grader: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        """Request fields beside the judge's messages: upstream's ``response_format`` when the plan's
+        frozen options ask for it (``judge_response_format``), else none."""
+        if not (options or {}).get("judge_response_format"):
+            return {}
+        spec = SPECS.get(self.judge_grader(grader))
+        return {"response_format": spec.response_format} if spec is not None and spec.response_format else {}
 
     def judged_details(self, case: Case, candidate: str | None) -> dict[str, Any]:
         """Benchmark-specific grade details (HLE adds the stated confidence)."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -138,6 +139,7 @@ class LiveCodeBench(CodeBenchmark):
     profiles = {"smoke": 2, "quick": 30, "standard": 150}
     strata = "difficulty"
     grader_version = GRADER
+    published_rule = LCB_RULE
     source = SourcePin(
         url="https://huggingface.co/datasets/livecodebench/code_generation_lite",
         revision="0fe84c3912ea0c4d4a78037083943e8f0c4dd505",
@@ -202,6 +204,14 @@ class LiveCodeBench(CodeBenchmark):
         ok = verdict == "passed"
         return Grade(correct=ok, status="correct" if ok else "incorrect", extracted=None,
                      details={"verdict": verdict, **details, "difficulty": case.metadata.stratum})
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any]:
+        """A cell without a sandbox grade: no program ran, it fails pass@1 too."""
+        return code_grade(LCB_RULE, None)
+
+    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
+        return code_grade(LCB_RULE, grade)
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         by: dict[str, list[bool]] = {}

@@ -15,8 +15,13 @@ benchmark-options.json pins another ``grader_version`` the benchmark accepts (DE
     ``JUDGE_PROMPT`` of centerforaisafety/hle ``hle_eval/run_judge_results.py``: one user message with
     the question, the response and the correct answer, asking for ``extracted_final_answer``,
     ``reasoning``, ``correct`` (yes/no) and ``confidence``. Upstream asks the OpenAI API for a
-    structured output (``response_format`` = that schema); sr-bench sends the same prompt without it
-    (not every OpenAI-compatible endpoint has structured outputs) and reads the reply as one JSON
+    structured output (``response_format`` = that schema); by default sr-bench sends the same prompt
+    without it (not every OpenAI-compatible endpoint has structured outputs). A plan whose
+    benchmark-options entry says ``"judge_response_format": "json_schema"`` sends upstream's exact
+    protocol: the judge request carries ``HLE_RESPONSE_FORMAT``, the JSON schema the OpenAI SDK makes
+    of upstream's ``ExtractedAnswer`` model (``extracted_final_answer`` string, ``reasoning`` string,
+    ``correct`` "yes" | "no", ``confidence`` integer, ``strict`` true; all required, no other key;
+    strict mode). Either way the reply is read as one JSON
     object with those fields, bare or in one ```` ```json ```` fence, or as the labelled lines the
     prompt shows (``correct: yes``). ``correct`` decides as upstream (``"yes" in correct``, lower-cased:
     upstream's structured output can only say ``yes`` or ``no``); the
@@ -145,6 +150,31 @@ correct: Answer 'yes' if extracted_final_answer matches the [correct_answer] giv
 confidence: The extracted confidence score between 0|\%| and 100|\%| from [response]. Put 100 if there is no confidence score available."""
 
 
+# upstream's response_format (hle_eval/run_judge_results.py: ``response_format=ExtractedAnswer``), as the
+# OpenAI SDK sends a pydantic model: a strict json_schema named after the model
+HLE_RESPONSE_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "ExtractedAnswer",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "title": "ExtractedAnswer",
+            "properties": {
+                "extracted_final_answer": {"type": "string", "title": "Extracted Final Answer"},
+                "reasoning": {"type": "string", "title": "Reasoning"},
+                "correct": {"type": "string", "enum": ["yes", "no"], "title": "Correct"},
+                "confidence": {"type": "integer", "title": "Confidence"},
+                "strict": {"type": "boolean", "const": True, "title": "Strict"},
+            },
+            "required": ["extracted_final_answer", "reasoning", "correct", "confidence", "strict"],
+            "additionalProperties": False,
+        },
+    },
+}
+RESPONSE_FORMATS = ("json_schema",)           # the values of benchmark-options judge_response_format
+
+
 class JudgeReplyError(ValueError):
     """The judge's reply has no verdict under the pinned template's parse rule."""
 
@@ -157,6 +187,7 @@ class JudgeSpec:
     text: str
     ask: Callable[[str, str, str], list[dict[str, str]]]          # (question, reference, candidate)
     read: Callable[[str | None], tuple[str, str, dict[str, Any]]]  # reply → (verdict, explanation, extra)
+    response_format: dict[str, Any] | None = None   # upstream's structured output, sent when the plan opts in
 
     @property
     def sha256(self) -> str:
@@ -225,8 +256,8 @@ def read_hle(reply: str | None) -> tuple[str, str, dict[str, Any]]:
 
 SPECS: dict[str, JudgeSpec] = {
     SIMPLEQA_AUTORATER: JudgeSpec(SIMPLEQA_AUTORATER, SIMPLEQA_TEMPLATE, _simpleqa_ask, read_simpleqa),
-    HLE_OFFICIAL: JudgeSpec(HLE_OFFICIAL, HLE_TEMPLATE, _hle_ask, read_hle),
+    HLE_OFFICIAL: JudgeSpec(HLE_OFFICIAL, HLE_TEMPLATE, _hle_ask, read_hle, HLE_RESPONSE_FORMAT),
 }
 
-__all__ = ["HLE_OFFICIAL", "HLE_TEMPLATE", "SIMPLEQA_AUTORATER", "SIMPLEQA_TEMPLATE", "SPECS", "JudgeReplyError",
+__all__ = ["HLE_OFFICIAL", "HLE_RESPONSE_FORMAT", "HLE_TEMPLATE", "RESPONSE_FORMATS", "SIMPLEQA_AUTORATER", "SIMPLEQA_TEMPLATE", "SPECS", "JudgeReplyError",
            "JudgeSpec", "read_hle", "read_simpleqa"]

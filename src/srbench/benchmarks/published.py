@@ -42,6 +42,34 @@ the golden corpora are pinned by a test, so a change in behaviour needs a new id
     F1 over the verdicts (accuracy beside it); HLE's is accuracy over all questions, which equals
     sr-bench's score when the plan pins the official judge prompt (``hle-official-judge-v1``) and
     is unavailable (null, with the reason) under sr-bench's reference judge.
+
+The benchmarks graded by execution or by a trial (no text rule to differ on) read the stored grade:
+
+``livecodebench-pass-at-1-v1`` (LiveCodeBench ``pass@1``, one sample per problem)
+    A problem passes iff its extracted program passed every public and private test (the stored
+    sandbox verdict ``passed``); the benchmark's pass@1 is the mean over problems. Same rule as
+    sr-bench's except that upstream runs whatever program was extracted even when the reply was cut by
+    the output limit (sr-bench grades such a cell ``output_limit``, never correct).
+
+``scicode-main-problem-v1`` (SciCode README: main-problem resolve rate, sub-step pass rate)
+    A main problem is resolved iff every scored step passed in the sandbox (the three steps SciCode
+    provides are not scored); the headline is resolved / planned problems and the sub-step pass rate
+    (passed / scored steps, every planned problem's scored steps counted, 288 on the full test split)
+    is beside it. Same per-problem rule as sr-bench's except for the output limit, as above.
+
+``tau2-pass-hat-1-v1`` (tau2-bench ``pass^k`` with one trial: k = 1)
+    pass^k per task = C(successes, k) / C(trials, k), averaged over tasks; with one trial pass^1 is
+    the mean success, success ⇔ reward within 1e-6 of 1. Same rule as sr-bench's (its score *is*
+    pass^1). tau2 leaves simulations that never ran (infrastructure errors) out of the mean; sr-bench
+    counts every planned cell, so ``score_ran_only`` gives the mean over the cells whose conversation
+    ran to an end (the two agree when no cell failed).
+
+``terminal-bench-mean-reward-v1`` (Harbor: benchmark = mean reward over tasks × trials, one trial here)
+    A trial's score is its verifier reward (``reward.txt`` / ``reward.json``); the benchmark's is the
+    mean. sr-bench counts a task only when the reward is exactly 1, so the two agree while every
+    reward is 0 or 1 (Terminal-Bench's tests write 1 or 0); a fractional reward is where they differ.
+    A trial without a reward (Harbor's trial error) scores 0 here as in sr-bench's denominator;
+    ``score_rewarded_only`` is the mean over the trials that produced a reward.
 """
 
 from __future__ import annotations
@@ -59,6 +87,10 @@ ARC_RULE = "arc-agi-2-per-test-input-v1"
 ARC_PASS2_RULE = "arc-agi-2-pass-at-2-v1"
 SIMPLEQA_RULE = "simpleqa-f1-v1"
 HLE_RULE = "hle-official-accuracy-v1"
+LCB_RULE = "livecodebench-pass-at-1-v1"
+SCICODE_RULE = "scicode-main-problem-v1"
+TAU3_RULE = "tau2-pass-hat-1-v1"
+TB_RULE = "terminal-bench-mean-reward-v1"
 
 SOURCES = {
     MMLU_PRO_RULE: "TIGER-AI-Lab/MMLU-Pro evaluate_from_api.py: extraction chain and seed-12345 random fallback",
@@ -69,6 +101,21 @@ SOURCES = {
                     "of its inputs",
     SIMPLEQA_RULE: "SimpleQA Verified paper / simple-evals: F1 of accuracy and accuracy-given-attempted",
     HLE_RULE: "centerforaisafety/hle run_judge_results.py: accuracy over all questions with the official judge",
+    LCB_RULE: "LiveCodeBench lcb_runner: pass@1 per problem (every test passes), mean over problems",
+    SCICODE_RULE: "SciCode eval: main-problem resolve rate (every scored step passes), sub-step pass rate beside it",
+    TAU3_RULE: "tau2-bench agent_metrics.py: pass^k = C(successes, k) / C(trials, k) per task, k = 1 (one trial)",
+    TB_RULE: "Harbor / Terminal-Bench 2: mean verifier reward over tasks x trials (one trial)",
+}
+METRICS = {MMLU_PRO_RULE: "accuracy", GPQA_RULE: "accuracy", ARC_RULE: "per input", ARC_PASS2_RULE: "pass@2/input",
+           HLE_RULE: "accuracy", SIMPLEQA_RULE: "f1", LCB_RULE: "pass@1", SCICODE_RULE: "resolved",
+           TAU3_RULE: "pass^1", TB_RULE: "mean reward"}       # short labels: the CLI tables show them
+# the rules that are sr-bench's own rule by construction (up to the named exceptions): the report says so
+SAME_RULE = {
+    LCB_RULE: "same rule as sr-bench's (pass@1, one sample, every test passes) except for replies cut by the "
+              "output limit, which upstream still runs",
+    SCICODE_RULE: "same rule as sr-bench's (every scored step passes) except for replies cut by the output limit",
+    TAU3_RULE: "same rule as sr-bench's: pass^1 = mean success (reward within 1e-6 of 1) over one trial per task",
+    TB_RULE: "same as sr-bench's resolution rate while every reward is 0 or 1; a fractional reward counts in full",
 }
 
 _MMLU_1 = re.compile(r"answer is \(?([A-J])\)?")
@@ -147,6 +194,34 @@ def arc_pass2_grade(texts: Sequence[str | None], expected: list[Any]) -> dict[st
             "test_inputs": inputs, "solved": solved, "attempts": len(texts), "solved_by_attempt": each}
 
 
+def code_grade(rule: str, grade: dict[str, Any] | None) -> dict[str, Any]:
+    """LiveCodeBench / SciCode: the stored sandbox verdict, before sr-bench's output-limit rule
+    (``passed`` = every test / every scored step passed). `grade` None: the cell was not graded."""
+    details = (grade or {}).get("details") or {}
+    out: dict[str, Any] = {"rule": rule, "score": float(details.get("verdict") == "passed"),
+                           "verdict": details.get("verdict")}
+    if rule == SCICODE_RULE:
+        out["sub_steps_passed"] = int(details.get("sub_steps_passed") or 0)
+        out["sub_steps_scored"] = int(details.get("sub_steps_scored") or 0)
+    return out
+
+
+def tau3_grade(conversation: dict[str, Any], details: dict[str, Any] | None) -> dict[str, Any]:
+    """One τ³ trial under pass^1: success ⇔ reward within 1e-6 of 1 (`details`: the stored reward)."""
+    ran = not conversation.get("error_class") and isinstance((details or {}).get("reward"), int | float)
+    reward = float(details["reward"]) if ran and details else None
+    success = reward is not None and abs(reward - 1.0) <= 1e-6
+    return {"rule": TAU3_RULE, "score": float(success), "reward": reward, "ran": ran}
+
+
+def terminal_grade(conversation: dict[str, Any]) -> dict[str, Any]:
+    """One Terminal-Bench trial: its verifier reward (no reward, or a failed trial: 0, ``rewarded`` false)."""
+    reward = (conversation.get("outputs") or {}).get("reward")
+    ok = not conversation.get("error_class") and isinstance(reward, int | float) and not isinstance(reward, bool)
+    return {"rule": TB_RULE, "score": float(reward) if ok else 0.0, "reward": float(reward) if ok else None,
+            "rewarded": ok}
+
+
 def verdict_grade(rule: str, verdict: str | None) -> dict[str, Any]:
     """Judged benchmarks: the published per-answer verdict is the judge's own."""
     return {"rule": rule, "score": float(verdict == "correct"), "verdict": verdict}
@@ -181,11 +256,28 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | Non
     if rule in (ARC_RULE, ARC_PASS2_RULE):
         out["test_inputs"] = sum(int((p or {}).get("test_inputs") or 0) for _, p in cells)
         out["solved_inputs"] = sum(int((p or {}).get("solved_inputs") or 0) for _, p in cells)
+    if rule == SCICODE_RULE:
+        passed = sum(int((p or {}).get("sub_steps_passed") or 0) for _, p in cells)
+        scored = sum(int((p or {}).get("sub_steps_scored") or 0) for _, p in cells)
+        out.update(sub_steps_passed=passed, sub_steps_scored=scored,
+                   sub_step_pass_rate=passed / scored if scored else None)
+    if rule == TAU3_RULE:
+        ran = [p for _, p in cells if p and p.get("ran")]
+        out.update(ran=len(ran), score_ran_only=sum(float(p["score"]) for p in ran) / len(ran) if ran else None)
+    if rule == TB_RULE:
+        got = [p for _, p in cells if p and p.get("rewarded")]
+        out.update(rewarded=len(got),
+                   score_rewarded_only=sum(float(p["score"]) for p in got) / len(got) if got else None)
+    if rule in METRICS:
+        out["metric"] = METRICS[rule]
+    if rule in SAME_RULE:
+        out["note"] = SAME_RULE[rule]
     if reason:
         out["reason"] = reason
     return out
 
 
-__all__ = ["ARC_PASS2_RULE", "ARC_RULE", "GPQA_RULE", "HLE_RULE", "MMLU_PRO_RULE", "SIMPLEQA_RULE", "SOURCES",
-           "arc_grade", "arc_pass2_grade", "gpqa_grade", "mmlu_pro_extract", "mmlu_pro_fallback_index", "mmlu_pro_grade", "summarize",
-           "verdict_grade"]
+__all__ = ["ARC_PASS2_RULE", "ARC_RULE", "GPQA_RULE", "HLE_RULE", "LCB_RULE", "METRICS", "MMLU_PRO_RULE", "SAME_RULE",
+           "SCICODE_RULE", "SIMPLEQA_RULE", "SOURCES", "TAU3_RULE", "TB_RULE", "arc_grade", "arc_pass2_grade",
+           "code_grade", "gpqa_grade", "mmlu_pro_extract", "mmlu_pro_fallback_index", "mmlu_pro_grade", "summarize",
+           "tau3_grade", "terminal_grade", "verdict_grade"]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from srbench.benchmarks.base import Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark
 from srbench.benchmarks.conversation import ConversationOutcome
+from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.scicode_protocol import (
     EXTRACTION,
     PROTOCOL,
@@ -124,6 +125,7 @@ class SciCode(CodeBenchmark):
     profiles = {"smoke": 1, "quick": 3, "standard": 20}
     strata = "domain"
     grader_version = GRADER
+    published_rule = SCICODE_RULE
     multi_call = True
     offline_mirror = "scicode"
     source = SourcePin(
@@ -294,6 +296,16 @@ class SciCode(CodeBenchmark):
             return [*need, exc.message]
         _, problem = status(expected, receipt)
         return [*need, *([problem] if problem else [])]
+
+    def published_grade(self, case: Case, text: str | None, grade: Grade | None,
+                        grader: str | None = None) -> dict[str, Any]:
+        """A problem without a sandbox grade: unresolved, its scored steps all count as not passed."""
+        out = code_grade(SCICODE_RULE, None)
+        out["sub_steps_scored"] = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
+        return out
+
+    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
+        return code_grade(SCICODE_RULE, grade)
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         graded = [g for g in grades if g is not None]

@@ -24,6 +24,7 @@ from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
+from srbench.benchmarks.published import TAU3_RULE, tau3_grade
 from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
@@ -51,6 +52,8 @@ class Tau3(Benchmark):
     strata = "domain"
     selection_algorithm = ROUND_ROBIN
     grader_version = reward.GRADER
+    published_rule = TAU3_RULE                  # pass^1 (k = 1, one trial): the published.py docstring
+    published_conversation_rule = TAU3_RULE
     multi_call = True
     conversation_roles = ("user_simulator", "judge")
     offline_mirror = "tau2"
@@ -214,6 +217,10 @@ class Tau3(Benchmark):
         return Grade(correct=bool(result["success"]), status=result["status"],
                      extracted={"reward": result["reward"], "termination": result["termination"],
                                 "domain": _meta(case, "domain")}, details=result)
+
+    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+                               grader: str | None = None) -> dict[str, Any]:
+        return tau3_grade(conversation, grade.details if grade is not None else None)
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,

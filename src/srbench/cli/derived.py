@@ -146,12 +146,18 @@ def published_table(cmp: dict[str, Any]) -> Table:
 
     def g(v: Any) -> str:
         return "-" if v is None else str(v)
+    notes: dict[str, str] = {}
     for p in cmp.get("published", []):
         c, b = p["candidate_rules"], p["baseline_rules"] or {}
+        note = c.get("reason") if not c["published_rule"] else c.get("note")
+        if note:
+            notes.setdefault(p["benchmark"], note)
         t.add_row(p["candidate"], p["benchmark"], c["published_metric"] if c["published_rule"] else "unavailable",
                   f"{f(c['sr_bench_accuracy'])} / {f(c['published'])}",
                   f"{f(b.get('sr_bench_accuracy'))} / {f(b.get('published'))}",
                   f"{g(c['graded_differently'])} / {g(b.get('graded_differently'))}")
+    if notes:
+        t.caption = "\n".join(f"{k}: {v}" for k, v in sorted(notes.items()))
     return t
 
 

@@ -145,16 +145,22 @@ def benchmark_table(report: dict[str, Any]) -> Table:
                           "SimpleQA's published headline is F1")
     for col in ("benchmark", "target", "sr-bench acc. [95% CI]", "published rule", "published", "graded differently"):
         t.add_column(col)
+    notes: dict[str, str] = {}            # per benchmark: why there is no published figure, or how it relates
     for b in report.get("benchmarks", []):
         if "accuracy" not in b:           # preview / replay rows carry no measured score
             continue
         ci, pub = b.get("accuracy_ci95"), b.get("published") or {}
+        note = pub.get("reason") if pub.get("rule") is None else pub.get("note")
+        if note:
+            notes.setdefault(b["benchmark"], note)
         acc = f"{_f(b['accuracy'])} [{_f(ci[0], '{:.2f}')}, {_f(ci[1], '{:.2f}')}]" if ci else "unknown"
         differ = pub.get("graded_differently")
         metric = pub.get("metric", "accuracy")
         t.add_row(b["benchmark"], b["target_id"], acc, pub.get("rule") or "unavailable",
                   "n/a" if pub.get("score") is None else f"{metric} {_f(pub['score'])}",
                   "-" if differ is None else f"{differ} of {pub.get('n')}")
+    if notes:
+        t.caption = "\n".join([str(t.caption), *(f"{k}: {v}" for k, v in sorted(notes.items()))])
     return t
 
 

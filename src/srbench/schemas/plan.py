@@ -190,6 +190,9 @@ class BenchmarkOptions(BaseModel):
                                     description="id of the registered agent-scaffolding target")
     attempts: int | None = Field(default=None, ge=1, le=2, exclude_if=lambda v: v is None,
                                  description="ARC-AGI-2: attempts per puzzle (2: pass@2, each a journaled call)")
+    judge_response_format: Literal["json_schema"] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="judged benchmarks whose official judge asks for a structured output (HLE): send it")
 
 
 class PlannedTarget(BaseModel):

@@ -33,7 +33,7 @@ def _rules(report: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
         out[row["benchmark"]] = {"sr_bench_rule": row.get("sr_bench_rule"), "sr_bench_accuracy": row.get("accuracy"),
                                  "published_rule": pub.get("rule"), "published_metric": pub.get("metric", "accuracy"),
                                  "published": pub.get("score"), "graded_differently": pub.get("graded_differently"),
-                                 "reason": pub.get("reason")}
+                                 "reason": pub.get("reason"), "note": pub.get("note")}
     return out
 
 

@@ -340,12 +340,13 @@ class Dispatcher:
             return None
         from srbench.benchmarks import get as get_benchmark
 
-        messages = get_benchmark(case.benchmark).judge_messages(case, outcome.text,
-                                                                self.plan["grader_versions"].get(case.benchmark))
+        bench, grader = get_benchmark(case.benchmark), self.plan["grader_versions"].get(case.benchmark)
+        messages = bench.judge_messages(case, outcome.text, grader)
         if not messages:            # no visible answer: graded not_attempted without a judge call
             return None
         judge, params = self.aux[judge_id]
-        req = request_object(judge, case, params, cell, messages=messages, role="judge")
+        extras = bench.judge_extras(grader, self.plan.get("benchmark_options", {}).get(case.benchmark))
+        req = request_object(judge, case, params, cell, messages=messages, role="judge", extras=extras or None)
         data = canonical_json(req)
         return judge, req, data, digest_bytes(data)
 

@@ -113,14 +113,22 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
             problems.append(f"{b}: benchmark-options grader_version must be one of "
                             f"{', '.join(repr(g) for g in accepted)}, got {opt.get('grader_version')!r}")
             continue
-        judge_id = str(opt["judge"])
+        entry = {"judge": str(opt["judge"]), "grader_version": opt["grader_version"]}
+        if opt.get("judge_response_format") is not None:
+            try:
+                entry["judge_response_format"] = bench.judge_response_format(opt["grader_version"],
+                                                                             opt["judge_response_format"])
+            except SrBenchError as exc:
+                problems.append(exc.message)
+                continue
+        judge_id = entry["judge"]
         found, planned = pinned_auxiliary(b, "judge", judge_id, resolve_target, manifest.limits,
                                           manifest.cost_policy, subject_ids, target_problems)
         problems += found
         if planned is None:
             continue
         aux[judge_id] = planned
-        frozen[b] = {"judge": judge_id, "grader_version": opt["grader_version"]}
+        frozen[b] = entry
     return problems, aux, frozen
 
 

@@ -41,9 +41,9 @@ def published_figure(benchmark: str, plan: dict[str, Any], rows: list[dict[str, 
     grader = grader_for(benchmark, plan["grader_versions"].get(benchmark))
     cells: list[tuple[bool, dict[str, Any] | None]] = []
     for row, grade in zip(rows, grades, strict=True):
-        published = grade.get("published") if grade else None
-        if grade is None:
-            published = bench.published_grade(cases[row["case_id"]], None, None, grader)
+        case = cases[row["case_id"]]
+        published = (bench.published_stored(case, grade, grader) if grade is not None
+                     else bench.published_grade(case, None, None, grader))
         cells.append((bool(row["correct"]), published))
     return bench.published_summary(cells, grader)
 

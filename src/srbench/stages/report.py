@@ -205,7 +205,8 @@ def make_report_rule(engine: Engine) -> Rule:
                     continue
                 g = store.get_json(g_digest)
                 row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
-                           published_score=(g.get("published") or {}).get("score"))
+                           published_score=(get_benchmark(case.benchmark).published_stored(
+                               case, g, plan["grader_versions"].get(case.benchmark)) or {}).get("score"))
                 if g.get("sandbox"):
                     receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
                 if g["status"] in ("judge_error", "judge_failed"):

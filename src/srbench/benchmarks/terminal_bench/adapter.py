@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
+from srbench.benchmarks.published import TB_RULE, terminal_grade
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.source import fetch_tasks, locate_tasks
@@ -56,6 +57,8 @@ class TerminalBench21(Benchmark):
     profiles = {"smoke": 1, "quick": 3, "standard": 15}
     strata = "difficulty"
     grader_version = GRADER
+    published_rule = TB_RULE                    # Harbor's mean reward: the published.py docstring
+    published_conversation_rule = TB_RULE
     multi_call = True
     conversation_roles: ClassVar[tuple[str, ...]] = ()
     source = SourcePin(
@@ -155,6 +158,10 @@ class TerminalBench21(Benchmark):
             return Grade(correct=False, status="trial_error", extracted=None, details=details)
         correct = float(reward) == 1.0
         return Grade(correct=correct, status="correct" if correct else "incorrect", extracted=reward, details=details)
+
+    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+                               grader: str | None = None) -> dict[str, Any]:
+        return terminal_grade(conversation)
 
     def conversation_row(self, conversation: dict[str, Any]) -> dict[str, Any]:
         out = conversation.get("outputs") or {}
