@@ -116,3 +116,23 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
     g = bench.grade_conversation(case, conv)
     assert g.correct is False and g.status == "output_limit"       # a truncated first attempt never counts
     assert bench.published_summary([(False, None)])["rule"] == ARC_RULE
+
+
+def test_a_named_actor_may_run_the_operators_pass_at_2_plan(api, service, prepare) -> None:
+    """The actor policy rebuilds a plan's benchmark options the way planning froze them (judges, then each
+    benchmark's own options such as ARC's attempts): the operator's pass@2 plan is not an override."""
+    from .helpers import Api
+
+    ds = prepare("arc-agi-2")
+    (Path(service.store_dir) / "benchmark-options.json").write_text(json.dumps({"arc-agi-2": {"attempts": 2}}))
+    with SimulatorThread(models=[SimModel("solver", skill=1.0)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("solver", sim.v1_url)]})
+        alice = Api(service.url, service.token)
+        alice.http.headers.update({"X-SR-Bench-Actor-ID": "alice", "X-SR-Bench-Actor-Role": "write"})
+        try:
+            plan = alice.ok("POST", "/plans", {"manifest": manifest(ds, [{"id": "solver"}])})["manifest"]
+            assert plan["benchmark_options"]["arc-agi-2"]["attempts"] == 2
+            run_id = alice.ok("POST", "/runs", {"manifest": plan})["id"]
+            assert alice.wait(run_id)["status"] == "completed"
+        finally:
+            alice.close()

@@ -48,7 +48,7 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, dict[str, Any]])
 
 def _expected_options(plan: dict[str, Any], options: dict[str, Any],
                       targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    from srbench.stages.plan import judge_problems
+    from srbench.stages.plan import benchmark_option_problems
 
     benchmarks = plan["dataset"].get("benchmarks") or []
     adapters = {b: get_benchmark(b) for b in benchmarks}
@@ -57,7 +57,7 @@ def _expected_options(plan: dict[str, Any], options: dict[str, Any],
     def resolve(tid: str) -> Target | None:
         return Target.model_validate(targets[tid]) if tid in targets else None
     subjects = {pt["target"]["id"] for pt in plan["targets"]}
-    _, _, frozen = judge_problems(benchmarks, adapters, options, resolve, shim, subjects)  # type: ignore[arg-type]
+    _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, shim, subjects)
     return frozen
 
 

@@ -84,6 +84,21 @@ def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens
     return params
 
 
+def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+                              resolve_target: Callable[[str], Target | None], manifest: Any, subjects: set[str]
+                              ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
+    """(problems, auxiliary targets, frozen benchmark_options) of a live or replay plan: the judges, then
+    each benchmark's own options and conversation roles. `manifest` needs `limits` and `cost_policy`.
+    The service's actor policy rebuilds a plan's options with this same function."""
+    problems, aux, frozen = judge_problems(benchmarks, adapters, options, resolve_target, manifest, subjects)
+    rp, role_aux, role_options = role_problems(benchmarks, adapters, options, resolve_target, manifest.limits,
+                                               manifest.cost_policy, subjects, target_problems)
+    aux.update(role_aux)
+    for b, entry in role_options.items():
+        frozen[b] = {**frozen.get(b, {}), **entry}
+    return problems + rp, aux, frozen
+
+
 def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
                    resolve_target: Callable[[str], Target | None], manifest: Manifest,
                    subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
@@ -205,16 +220,12 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         planned.append(PlannedTarget(target=target, registered=is_ref,
                                      effective_params=effective_params(manifest.sampling, target,
                                                                        manifest.limits.max_output_tokens)))
-    jp, aux, bench_options = ([], {}, {}) if manifest.mode == "preview" else judge_problems(
-        benchmarks, adapters, options or {}, resolve_target, manifest, seen)
-    problems += jp
     if manifest.mode != "preview":
-        rp, role_aux, role_options = role_problems(benchmarks, adapters, options or {}, resolve_target,
-                                                   manifest.limits, manifest.cost_policy, seen, target_problems)
-        problems += rp
-        aux.update(role_aux)
-        for b, entry in role_options.items():
-            bench_options[b] = {**bench_options.get(b, {}), **entry}
+        op, aux, bench_options = benchmark_option_problems(benchmarks, adapters, options or {}, resolve_target,
+                                                           manifest, seen)
+        problems += op
+    else:
+        aux, bench_options = {}, {}
     primary = (manifest.statistics.primary_benchmarks or []) if manifest.statistics else []
     problems += [f"statistics.primary_benchmarks names {b}, which the dataset does not hold"
                  for b in primary if b not in benchmarks]
