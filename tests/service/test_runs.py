@@ -56,7 +56,7 @@ def test_same_key_same_plan_binds_the_same_run_and_sends_nothing(api, keyed_sim,
     sent = len(keyed_sim.log)
     assert sent == 28
     status, again = api.post("/runs", {"manifest": copy.deepcopy(plan), "idempotency_key": "k-1"})
-    assert status == 200 and again["created"] is False and again["id"] == run_id
+    assert status == 201 and again["created"] is False and again["id"] == run_id   # 201 for every accepted key, as upstream
     assert again["status"] == "completed"
     time.sleep(0.2)
     assert len(keyed_sim.log) == sent and api.run_count() == 1
@@ -64,7 +64,7 @@ def test_same_key_same_plan_binds_the_same_run_and_sends_nothing(api, keyed_sim,
     other = freeze(api, dict(_two_targets(api, keyed_sim, ds), name="another plan"))
     assert other["plan_sha256"] != plan["plan_sha256"]
     files_before = _cas_files(service.store_dir)
-    msg = api.error("POST", "/runs", {"manifest": other, "idempotency_key": "k-1"}, 409, "idempotency_conflict")
+    msg = api.error("POST", "/runs", {"manifest": other, "idempotency_key": "k-1"}, 400, "idempotency_conflict")
     assert "k-1" in msg and run_id in msg, msg
     assert api.run_count() == 1 and _cas_files(service.store_dir) == files_before
     time.sleep(0.1)

@@ -98,9 +98,11 @@ def world(api: Api, prepare: Any) -> Iterator[dict[str, Any]]:
         frozen = freeze(api, base)
         edited = copy.deepcopy(frozen)
         edited["limits"]["concurrency"] = 3                      # its plan_sha256 left as reviewed
+        other = freeze(api, dict(base, name="another plan"))     # a different plan under a used key
         calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
         yield {"dataset_id": ds["id"], "run_id": run_id, "candidate_run_id": cand_id, "call_id": calls[0]["id"],
-               "baseline_manifest": base, "frozen_manifest": frozen, "edited_manifest": edited, "sim": sim}
+               "baseline_manifest": base, "frozen_manifest": frozen, "edited_manifest": edited,
+               "other_manifest": other, "sim": sim}
 
 
 def _targets(sim: SimulatorThread) -> list[dict[str, Any]]:

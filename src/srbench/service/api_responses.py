@@ -206,7 +206,7 @@ class Runs(Answer):
 
 
 class RunCreated(RunView):
-    created: bool = Field(description="false: the idempotency key was bound to this run already (200)")
+    created: bool = Field(description="false: the idempotency key was bound to this run already (still 201, as upstream)")
 
 
 class ReplayCreated(RunCreated):

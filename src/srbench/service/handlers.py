@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
-from srbench.errors import InvalidInput, NotFound
+from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service import api_requests as rq
 from srbench.service import policy, upstream, wire
@@ -172,11 +172,17 @@ async def submit_run(request: web.Request) -> web.Response:
     service, actor = svc(request), actor_of(request)
     plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
     hook = upstream.creation_hook(service, plan, actor)
-    run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
-                                                                                      req.idempotency_key), hook)
+    try:
+        run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
+                                                                                          req.idempotency_key), hook)
+    except Conflict as exc:      # upstream answers a key bound to another plan with a 400
+        if exc.code != "idempotency_conflict":
+            raise
+        raise InvalidInput(exc.message, code=exc.code, details=exc.details) from None
     if created:
         service.runs.start(run["id"])
-    return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
+    # upstream answers every accepted submission with 201 and the run; `created` says whether this one made it
+    return ok({**service.views.one(run), "created": created}, status=201)
 
 
 async def list_runs(request: web.Request) -> web.Response:
