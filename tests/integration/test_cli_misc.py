@@ -32,7 +32,10 @@ def test_ctrl_c_stops_only_the_waiting_and_stop_keeps_results(cli, sources) -> N
         cli.run("plan", "--manifest", cli.write("m.json", manifest), "--output", str(cli.cwd / "f.json"))
         proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", "run", "--manifest", str(cli.cwd / "f.json"),
                                  "--idempotency-key", "ctrl-c"], cwd=cli.cwd, env=cli.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                # a test run started in the background (`cmd &`) inherits SIGINT ignored,
+                                # as a shell sets it for background jobs: give the CLI a terminal's Ctrl-C
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(2.0)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
