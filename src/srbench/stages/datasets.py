@@ -137,7 +137,7 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
         raise InvalidInput("--limit must be a positive number of tasks")
     if not files:
         raise InvalidInput(f"no source files for {benchmark}")
-    _check_evaluation(bench, partition, role, snapshot)
+    check_evaluation(bench, partition, role, snapshot)
     digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
     params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
               "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
@@ -153,7 +153,8 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
     return engine.store.get_json(result.output), result.hit
 
 
-def _check_evaluation(bench: Any, partition: str | None, role: str | None, snapshot: str | None) -> None:
+def check_evaluation(bench: Any, partition: str | None, role: str | None, snapshot: Any) -> None:
+    """The evaluation options agree with each other and with the benchmark (before any source is read)."""
     if partition is not None and partition != bench.source_partition:
         raise InvalidInput(f"--source-partition {partition!r}: {bench.id} reads the upstream partition "
                            f"{bench.source_partition!r} (its pinned files); name that one")
