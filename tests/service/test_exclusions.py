@@ -17,6 +17,7 @@ from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.cli.main import main as cli_main
 from srbench.schemas.dataset import DatasetManifest
 from srbench.service.api_exclusions import ExclusionSnapshot
+from srbench.stages import exclusions
 from srbench.stages.datasets import decode_cases
 
 from .helpers import REVISIONS, Api, freeze, manifest, single
@@ -113,6 +114,9 @@ def test_holdout_is_disjoint_from_the_named_history_and_quick_with_the_exact_cou
     assert any("does not certify" in n for n in plan["notices"])
     composed = api.ok("POST", "/datasets/compose", {"dataset_ids": [holdout["id"]], "benchmarks": ["mmlu-pro"]})
     assert composed["dataset"]["evaluation"] == holdout["evaluation"]
+    held_run = api.ok("POST", "/runs", {"manifest": plan})
+    api.wait(held_run["id"])
+    assert any("does not certify" in n for n in api.ok("GET", f"/runs/{held_run['id']}/report")["limitations"])
 
 
 def test_a_shortfall_fails_and_publishes_nothing(api: Api, service: Any, prep: Any, small: dict[str, int],
@@ -155,7 +159,8 @@ def test_without_the_new_options_datasets_are_unchanged(api: Api, sources: dict[
         assert "evaluation" not in d and "partition" not in next(iter(d["sources"].values()))
 
 
-def test_a_dataset_without_identity_is_refused_with_a_clear_line(api: Api, prep: Any, sim: Any) -> None:
+def test_a_dataset_without_identity_is_refused_with_a_clear_line(api: Api, service: Any, prep: Any, sim: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     plain = prep("quick")
     msg = api.error("POST", "/datasets/exclusions", {"dataset_ids": [plain["id"]]}, 400, "no_task_identity")
     assert plain["id"] in msg and "--source-partition test" in msg and "never matches tasks by their text" in msg
@@ -166,6 +171,10 @@ def test_a_dataset_without_identity_is_refused_with_a_clear_line(api: Api, prep:
     assert run["id"] in msg and plain["id"] in msg
     assert api.error("POST", "/datasets/exclusions", {"dataset_ids": ["ds-nope"]}, 404, "not_found")
     assert api.error("POST", "/datasets/exclusions", {}, 400, "invalid_input")
+    quick = prep("quick", source_partition="test")
+    monkeypatch.setattr(exclusions, "MAX_IDENTITIES", 5)                # an oversized history: nothing stored
+    assert "more than 5" in api.error("POST", "/datasets/exclusions", {"dataset_ids": [quick["id"]]}, 400, "too_large")
+    assert service.service.journal.list_refs("exclusion-snapshot") == []
     assert "partition 'test'" in api.error("POST", "/datasets/prepare", {
         "benchmark": "mmlu-pro", "profile": "quick", "source_partition": "validation"}, 400, "invalid_input")
 
