@@ -76,13 +76,14 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
         partition=params.get("partition"),
     ).model_dump(mode="json")
     evaluation = None
+    idents: dict[str, str] = {}
     if "partition" in params:           # a canonical task identity per case (stages.exclusions)
         source = ex.source_identity(record)
-        all_cases = ex.with_identities(all_cases, bench.id, source, bench.native_ids(all_cases, files))
+        idents = ex.identities(bench.id, source, bench.native_ids(all_cases, files))
     if "snapshot" in inputs:
         snapshot = ex.check_snapshot(store.get_json(inputs["snapshot"]))
         history = ex.history_of(snapshot, bench.id, source)
-        named = {c.id for c in all_cases if getattr(c.metadata, "task_identity", None) in history}
+        named = {cid for cid, ident in idents.items() if ident in history}
         chosen, out = select_excluding(all_cases, params["profile"], bench.profiles, params["seed"], named,
                                        params["limit"], benchmark=bench.id, algorithm=bench.selection_algorithm)
     else:
@@ -93,6 +94,8 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
         evaluation = {bench.id: Evaluation(
             role=params["role"], snapshot_sha256=snapshot["sha256"] if snapshot else None, excluded=out,
             history=len(named), claims_disjoint=params["role"] == "holdout").model_dump(mode="json")}
+    if idents:
+        chosen = ex.with_identities(chosen, idents)
     data = encode_cases(chosen)
     obj = store.put_bytes(data)
     custom = params["limit"] is not None

@@ -110,10 +110,15 @@ def task_identity(benchmark: str, source: dict[str, Any], native_id: str) -> str
     return _sha256({"benchmark": benchmark, "source": source, "task": native_id})
 
 
-def with_identities(cases: list[Case], benchmark: str, source: dict[str, Any], native: dict[str, str]) -> list[Case]:
+def identities(benchmark: str, source: dict[str, Any], native: dict[str, str]) -> dict[str, str]:
+    """{case id: task identity} from {case id: native task id}."""
+    return {cid: task_identity(benchmark, source, nid) for cid, nid in native.items()}
+
+
+def with_identities(cases: list[Case], idents: dict[str, str]) -> list[Case]:
     """Copies of `cases`, each with its ``metadata.task_identity``."""
-    return [c.model_copy(update={"metadata": c.metadata.model_copy(update={
-        "task_identity": task_identity(benchmark, source, native[c.id])})}) for c in cases]
+    return [c.model_copy(update={"metadata": c.metadata.model_copy(update={"task_identity": idents[c.id]})})
+            for c in cases]
 
 
 def no_identity(what: str, benchmark: str) -> InvalidInput:
