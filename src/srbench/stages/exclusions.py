@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -252,10 +251,6 @@ def history_of(snapshot: dict[str, Any], benchmark: str, source: dict[str, Any])
     return found
 
 
-def excluded_counts(snapshot: dict[str, Any] | None) -> dict[str, int]:
-    return {} if snapshot is None else {f["benchmark"]: f["count"] for f in snapshot["families"]}
-
-
 def retest_families(evaluation: dict[str, Any] | None) -> list[str]:
     return sorted(b for b, e in (evaluation or {}).items() if e.get("role") == "retest")
 
@@ -271,7 +266,3 @@ def evaluation_notices(evaluation: dict[str, Any] | None) -> list[str]:
     if retest:
         out.append(f"retest families (not claimed disjoint from earlier runs): {', '.join(retest)}")
     return out
-
-
-def roles_of(values: Iterable[dict[str, Any]]) -> set[str]:
-    return {v["role"] for v in values}
