@@ -185,8 +185,13 @@ def test_the_options_are_checked_and_retest_needs_no_snapshot(api: Api, service:
     assert retest["evaluation"]["mmlu-pro"] == {"role": "retest", "snapshot_sha256": None, "excluded": 0,
                                                 "history": 0, "claims_disjoint": False}
     assert _ids(service, retest) == _ids(service, quick) and retest["id"] != quick["id"]
+    assert retest["sha256"] != quick["sha256"]                        # the role is in the bytes: plans tell them apart
+    assert {c.metadata.evaluation_role for c in _cases(service, retest)} == {"retest"}
     assert any("retest families" in n and "mmlu-pro" in n for n in retest["notices"])
     assert not any("does not certify" in n for n in retest["notices"])        # no snapshot, no disjointness claim
+    plan = freeze(api, manifest(retest, [single("t", "http://127.0.0.1:9/v1")]))
+    assert plan["dataset"]["evaluation"] == retest["evaluation"]
+    assert any("retest families" in n and "mmlu-pro" in n for n in plan["notices"])
     # a snapshot given with retest still excludes (the quick cut itself here)
     snap = api.ok("POST", "/datasets/exclusions", {"dataset_ids": [quick["id"]]})
     again = prep("quick", source_partition="test", evaluation_role="retest", exclusion_snapshot=snap)

@@ -96,6 +96,8 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
             history=len(named), claims_disjoint=params["role"] == "holdout").model_dump(mode="json")}
     if idents:
         chosen = ex.with_identities(chosen, idents)
+    if "role" in params:                # in the bytes too: a plan names its dataset by sha256 alone
+        chosen = ex.with_role(chosen, params["role"], snapshot["sha256"] if snapshot else None)
     data = encode_cases(chosen)
     obj = store.put_bytes(data)
     custom = params["limit"] is not None

@@ -35,8 +35,8 @@ MAX_NAMES = 64                        # datasets, and runs, one snapshot may nam
 MAX_IDENTITIES = 100_000              # a snapshot of these fits a request body (8 MiB) inline
 MAX_BYTES = 512 * 1024 * 1024         # dataset bytes read for one snapshot, all named items together
 LIMITATION = ("Named-history exclusion is a finite, local provenance claim: the tasks are disjoint from the "
-              "datasets and runs the snapshot names, in this store; it does not certify that they are free of "
-              "contamination.")
+              "datasets and runs the exclusion snapshot names, and from nothing else; it does not certify that "
+              "they are free of contamination.")
 SHA256 = r"^[0-9a-f]{64}$"
 
 
@@ -118,6 +118,15 @@ def with_identities(cases: list[Case], idents: dict[str, str]) -> list[Case]:
     """Copies of `cases`, each with its ``metadata.task_identity``."""
     return [c.model_copy(update={"metadata": c.metadata.model_copy(update={"task_identity": idents[c.id]})})
             for c in cases]
+
+
+def with_role(cases: list[Case], role: str, snapshot_sha256: str | None) -> list[Case]:
+    """Copies of `cases` that carry the evaluation role (and the snapshot's sha256) in their metadata, so
+    datasets that differ only there never share bytes (a plan resolves its dataset by sha256)."""
+    extra: dict[str, Any] = {"evaluation_role": role}
+    if snapshot_sha256 is not None:
+        extra["exclusion_snapshot_sha256"] = snapshot_sha256
+    return [c.model_copy(update={"metadata": c.metadata.model_copy(update=extra)}) for c in cases]
 
 
 def no_identity(what: str, benchmark: str) -> InvalidInput:
