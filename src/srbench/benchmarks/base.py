@@ -73,6 +73,8 @@ class Benchmark(ABC):
     # auxiliary roles a multi-call benchmark calls (e.g. "user_simulator", "judge"); the plan's
     # benchmark_options[<id>][<role>] names the pinned target of each
     conversation_roles: ClassVar[tuple[str, ...]] = ()
+    # the upstream partition (task collection) the pinned files are; `--source-partition` must name it
+    source_partition: ClassVar[str] = "test"
 
     # -- source --------------------------------------------------------------------------------
     @abstractmethod
@@ -104,6 +106,17 @@ class Benchmark(ABC):
     @abstractmethod
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         """Every eligible task of the source as a case (metadata.stratum set; split filled later)."""
+
+    def native_ids(self, cases: list[Case], files: dict[str, bytes]) -> dict[str, str]:
+        """{case id: the source's native task id} for the canonical task identity (`stages.exclusions`).
+        Default: the case id without the benchmark prefix (τ³: ``domain/task``). Raises InvalidInput."""
+        prefix = self.id + "/"
+        out = {}
+        for case in cases:
+            if not case.id.startswith(prefix) or len(case.id) == len(prefix):
+                raise InvalidInput(f"{self.id}: case {case.id} has no native task id")
+            out[case.id] = case.id[len(prefix):]
+        return out
 
     # -- grading -------------------------------------------------------------------------------
     @abstractmethod

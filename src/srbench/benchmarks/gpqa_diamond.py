@@ -85,6 +85,7 @@ class GpqaDiamond(Benchmark):
     weight = 15
     profiles = {"smoke": 4, "quick": 40, "standard": 158}
     strata = "Subdomain"
+    source_partition = "diamond"
     grader_version = MCQ_GRADER
     published_rule = GPQA_RULE
     source = SourcePin(
@@ -132,6 +133,15 @@ class GpqaDiamond(Benchmark):
         if not cases:
             raise InvalidInput(f"{CSV_FILE} holds no question")
         return cases
+
+    def native_ids(self, cases: list[Case], files: dict[str, bytes]) -> dict[str, str]:
+        """The full digest of each native (unformatted, stripped) question: the case id keeps 24 hex."""
+        full = {f"{self.id}/{short(d, 24)}": d for d in
+                (digest_json(row["Question"].strip()) for row in _rows(files[CSV_FILE]))}
+        missing = [c.id for c in cases if c.id not in full]
+        if missing:
+            raise InvalidInput(f"{CSV_FILE}: case {missing[0]} is not a question of this source")
+        return {c.id: full[c.id] for c in cases}
 
     def grade(self, case: Case, text: str | None) -> Grade:
         return grade_mcq(text, case.answer, getattr(case.metadata, "option_count", 4))

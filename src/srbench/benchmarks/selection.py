@@ -15,6 +15,11 @@ smoke ⊂ quick and standard ∩ quick = ∅. Stratum names compare as Python st
 order is the same on every host. ``--limit N`` keeps the first N cases of the profile (DS-8).
 Selected cases get ``metadata.split`` = holdout for standard, dev otherwise.
 
+With an exclusion set (a named history, `stages.exclusions`): the same order, from which the cases of
+the profiles before this one (standard: quick) and the excluded cases are taken out, once; the profile
+is the first ``count`` (or ``--limit``) cases of what is left. Fewer left than that is an error: an
+excluded case never fills a shortfall and the count never shrinks.
+
 ``stratum-round-robin-v1`` (τ³): within each stratum the same hash order; then one case of every
 stratum in sorted stratum order, round after round, a stratum that has run out being skipped — a
 balanced cut (smoke 3 = one task per domain) whatever the strata's sizes.
@@ -127,6 +132,27 @@ def select(cases: Sequence[Case], profile: str, counts: dict[str, int], seed: in
     split = split_of(profile)
     return [c.model_copy(update={"metadata": c.metadata.model_copy(update={"split": split})}, deep=True)
             for c in chosen]
+
+
+def select_excluding(cases: Sequence[Case], profile: str, counts: dict[str, int], seed: int, excluded: set[str],
+                     limit: int | None = None, *, benchmark: str, algorithm: str = ALGORITHM) -> tuple[list[Case], int]:
+    """(the cases of `profile` none of whose ids is in `excluded` nor in an earlier profile's cut, the
+    number of source cases taken out). Raises InvalidInput (code ``exclusion_shortfall``) when too few remain."""
+    _check_counts(counts, benchmark)
+    start, stop = profile_bounds(profile, counts)
+    check_limit(limit, stop - start, profile)
+    ordered = order(cases, seed, algorithm)
+    out = {c.id for c in ordered[:start]} | (excluded & {c.id for c in ordered})
+    left = [c for c in ordered if c.id not in out]
+    need = limit if limit is not None else stop - start
+    if len(left) < need:
+        raise InvalidInput(f"{benchmark}: the {profile} profile needs {need} tasks but only {len(left)} of the source's "
+                           f"{len(ordered)} remain after excluding {len(out)} (earlier profiles and the named history); "
+                           "nothing was prepared: use a smaller profile or a shorter history",
+                           code="exclusion_shortfall")
+    split = split_of(profile)
+    return [c.model_copy(update={"metadata": c.metadata.model_copy(update={"split": split})}, deep=True)
+            for c in left[:need]], len(out)
 
 
 def selection_record(strata: str, limit: int | None = None, algorithm: str = ALGORITHM) -> Selection:

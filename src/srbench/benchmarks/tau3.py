@@ -50,6 +50,7 @@ class Tau3(Benchmark):
     weight = 10
     profiles = {"smoke": 3, "quick": 12, "standard": 60}
     strata = "domain"
+    source_partition = "base"
     selection_algorithm = ROUND_ROBIN
     grader_version = reward.GRADER
     published_rule = TAU3_RULE                  # pass^1 (k = 1, one trial): the published.py docstring

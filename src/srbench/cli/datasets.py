@@ -1,7 +1,9 @@
-"""`dataset prepare | combine | show | list`: manifests are printed as JSON on stdout."""
+"""`dataset prepare | combine | exclusions | show | list`: manifests are printed as JSON on stdout."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,9 @@ from srbench.cas import sha256_bytes
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.runs import write_json
 from srbench.errors import IntegrityError, InvalidInput
+
+ROLES = ("development", "holdout", "retest")
+MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024       # the service's request body bound
 
 
 @click.group()
@@ -33,20 +38,61 @@ def dataset() -> None:
 @click.option("--output", type=click.Path(dir_okay=False), default=None,
               help="Also write the manifest to this file and the frozen dataset beside it (same name, .jsonl); "
                    "the manifest's path then names that file relative to the manifest (location-free).")
+@click.option("--source-partition", default=None,
+              help="The upstream partition the source is (e.g. test; see dataset-preparations/options): every "
+                   "case then carries its canonical task identity, so later snapshots can name it.")
+@click.option("--exclusion-snapshot", default=None,
+              help="A snapshot file written by `dataset exclusions` (or its sha256 when this store holds it): "
+                   "its tasks, and the earlier profiles' cut, are excluded; the count is kept or it fails.")
+@click.option("--evaluation-role", type=click.Choice(ROLES), default=None,
+              help="holdout (needs a snapshot), development, or retest (claims no disjointness).")
 @click.pass_obj
 def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None, source_path: str | None,
-            revision: str | None, source_mode: str, output: str | None) -> None:
+            revision: str | None, source_mode: str, output: str | None, source_partition: str | None,
+            exclusion_snapshot: str | None, evaluation_role: str | None) -> None:
     """Freeze a dataset from the pinned source and print its manifest."""
     import os
 
     if source_path is not None:
         source_path = os.path.abspath(source_path)
-    body = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
-            "source_path": source_path, "revision": revision}
+    body: dict[str, Any] = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
+                            "source_path": source_path, "revision": revision}
     if source_mode != "auto":
         body["source"] = source_mode
+    for key, value in (("source_partition", source_partition), ("evaluation_role", evaluation_role),
+                       ("exclusion_snapshot", read_snapshot(exclusion_snapshot) if exclusion_snapshot else None)):
+        if value is not None:           # absent, the request (and the dataset) is as before
+            body[key] = value
     manifest = obj.client.post("/datasets/prepare", body)
     emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest)
+
+
+def read_snapshot(value: str) -> dict[str, Any] | str:
+    """`--exclusion-snapshot`: a snapshot file (read whole, bounded), or the sha256 / object digest of
+    one the store holds. A missing, oversized or garbled file is one line."""
+    p = Path(value)
+    if not p.is_file():
+        if re.fullmatch(r"(b3:)?[0-9a-f]{64}", value):
+            return value
+        raise InvalidInput(f"--exclusion-snapshot {value}: no such file (write one with `dataset exclusions "
+                           "--output`)")
+    try:
+        if p.stat().st_size > MAX_SNAPSHOT_BYTES:
+            raise InvalidInput(f"--exclusion-snapshot {value}: larger than a request body ({MAX_SNAPSHOT_BYTES} "
+                               "bytes); pass its sha256 instead, on the store that compiled it")
+        raw = json.loads(p.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise InvalidInput(f"--exclusion-snapshot {value}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"--exclusion-snapshot {value}: not UTF-8 JSON (is it the snapshot file?)") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--exclusion-snapshot {value}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidInput(f"--exclusion-snapshot {value}: JSON nested too deeply") from None
+    if not isinstance(raw, dict) or raw.get("kind") != "sr-bench-exclusion-snapshot":
+        raise InvalidInput(f"--exclusion-snapshot {value}: not an exclusion snapshot (write one with "
+                           "`dataset exclusions --output`)")
+    return raw
 
 
 def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[str, Any]:
@@ -72,6 +118,29 @@ def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[s
 def combine(obj: Ctx, manifests: tuple[str, ...]) -> None:
     """Combine dataset manifests of one profile, seed and split into one dataset."""
     emit(obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]}))
+
+
+@dataset.command()
+@click.option("--dataset", "dataset_ids", multiple=True, help="A prepared dataset id (or manifest file); repeatable.")
+@click.option("--run", "run_ids", multiple=True, help="A run id: its frozen plan's every case; repeatable.")
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the snapshot here and print a summary (without it the snapshot is printed).")
+@click.pass_obj
+def exclusions(obj: Ctx, dataset_ids: tuple[str, ...], run_ids: tuple[str, ...], output: str | None) -> None:
+    """Compile an immutable exclusion snapshot of exactly the named datasets and runs (every case they
+    hold, answered or not: task identities, digests and source provenance, never a question)."""
+    import os
+
+    ids = [load_structured(d)["id"] if os.path.isfile(d) else d for d in dataset_ids]
+    snap = obj.client.post("/datasets/exclusions", {"dataset_ids": ids, "run_ids": list(run_ids)})
+    if output is None:
+        emit(snap)
+        return
+    write_json(output, snap)
+    emit({"output": output, "sha256": snap["sha256"], "datasets": len(snap["references"]["datasets"]),
+          "runs": len(snap["references"]["runs"]),
+          "families": [{"benchmark": f["benchmark"], "revision": f["source"]["revision"],
+                        "partition": f["source"]["partition"], "count": f["count"]} for f in snap["families"]]})
 
 
 @dataset.command(name="list")

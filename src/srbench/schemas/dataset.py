@@ -63,6 +63,25 @@ class SourceRecord(BaseModel):
     license_url: str | None = None
     access_note: str | None = None
     normalizer: str = "sr-bench-normalizer-v1"
+    partition: str | None = Field(default=None, exclude_if=lambda v: v is None,
+                                  description="the upstream partition read (`--source-partition`); set, every "
+                                              "case carries its canonical task identity (metadata.task_identity)")
+
+
+class Evaluation(BaseModel):
+    """How one benchmark's cases relate to a named history (`--evaluation-role`, `--exclusion-snapshot`).
+
+    `excluded` counts the source tasks taken out of the ordering before the cut: the profiles before
+    this one in the order (standard: quick) and the snapshot's tasks of this source, each counted once;
+    `history` counts only the snapshot's tasks found in this source. The claim is finite and local:
+    disjoint from the named datasets and runs, never a certificate that the tasks are uncontaminated."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["development", "holdout", "retest"]
+    snapshot_sha256: str | None = None
+    excluded: int = 0
+    history: int = 0
+    claims_disjoint: bool = False
 
 
 class Selection(BaseModel):
@@ -93,3 +112,6 @@ class DatasetManifest(BaseModel):
     selection: dict[str, Selection]
     custom_subset: bool = False
     notices: list[str] = Field(default_factory=list)
+    evaluation: dict[str, Evaluation] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="per benchmark: its evaluation role and named-history exclusion (absent: none asked for)")

@@ -17,6 +17,7 @@ from srbench.schemas.target import Target
 from srbench.schemas.text import LocalPath, check_local_path
 
 RunId = str   # checked by lookup: an unknown id is a 404 naming it
+SnapshotRef = Annotated[str, Field(pattern=r"^(b3:)?[0-9a-f]{64}$")]   # an exclusion snapshot's sha256 or object
 KEY = "idempotency key: the same key binds the same work"
 
 
@@ -46,6 +47,14 @@ class PrepareDataset(Body):
     revision: str | None = Field(default=None, min_length=1, max_length=200)
     source: Literal["auto", "download", "mirror"] | None = Field(
         default=None, description="where the pinned source comes from (default auto: download, else the mirror)")
+    source_partition: str | None = Field(default=None, min_length=1, max_length=64,
+                                         description="the upstream partition the source is (e.g. test): every case "
+                                                     "then carries its canonical task identity")
+    exclusion_snapshot: dict[str, Any] | SnapshotRef | None = Field(
+        default=None, description="an exclusion snapshot (`POST /datasets/exclusions`), or its sha256 or object "
+                                  "digest when this store holds it")
+    evaluation_role: Literal["development", "holdout", "retest"] | None = Field(
+        default=None, description="holdout needs a snapshot; retest claims no disjointness")
 
 
 class PrintedManifest(BaseModel):
@@ -185,6 +194,14 @@ class PrepareJob(Body):
     limit: int | None = Field(default=None, ge=1, le=10**6)
     source: Literal["auto", "download", "mirror"] | None = Field(
         default=None, description="sr-bench's own: where the pinned files come from (default auto)")
+    source_partition: str | None = Field(default=None, min_length=1, max_length=64,
+                                         description="the upstream partition the source is (e.g. test): every case "
+                                                     "then carries its canonical task identity")
+    exclusion_snapshot: dict[str, Any] | SnapshotRef | None = Field(
+        default=None, description="an exclusion snapshot (`POST /datasets/exclusions`), or its sha256 or object "
+                                  "digest when this store holds it")
+    evaluation_role: Literal["development", "holdout", "retest"] | None = Field(
+        default=None, description="holdout needs a snapshot; retest claims no disjointness")
 
 
 class ComposeDatasets(Body):

@@ -402,6 +402,9 @@ class Preparation(Answer):
     seed: int
     limit: int | None = None
     source: str | None = None
+    source_partition: str | None = None
+    evaluation_role: str | None = None
+    exclusion_snapshot: str | None = Field(default=None, description="the sha256 of the exclusion snapshot")
     request: Document
     status: Literal["queued", "running", "completed", "failed"]
     phase: str

@@ -31,6 +31,7 @@ from srbench.service import (
     dataset_handlers,
     derived_handlers,
     evidence_handlers,
+    exclusion_handlers,
     experiment_handlers,
     experiments,
     handlers,
@@ -159,7 +160,7 @@ def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[no_store_middleware, error_middleware, access_middleware(token)])
     app[SERVICE] = service
-    modules = (handlers, dataset_handlers, derived_handlers, team_handlers, evidence_handlers, experiment_handlers,
+    modules = (handlers, dataset_handlers, exclusion_handlers, derived_handlers, team_handlers, evidence_handlers, experiment_handlers,
                preparations, run_options)
     for route in ROUTES:
         handler = next(getattr(m, route.name) for m in modules if hasattr(m, route.name))

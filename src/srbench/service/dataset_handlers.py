@@ -16,8 +16,9 @@ from srbench.service import api_requests as rq
 from srbench.service import dataset_views
 from srbench.service.dataset_refs import register_dataset
 from srbench.service.discovery import cache_home
+from srbench.service.exclusion_handlers import remember_snapshot, resolve_snapshot
 from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
-from srbench.stages.datasets import combine, prepare
+from srbench.stages.datasets import check_evaluation, combine, prepare
 
 
 def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
@@ -29,6 +30,8 @@ def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
         raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
     if rev is not None and not rev.strip():
         raise InvalidInput("revision must not be blank")
+    check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
+    snapshot = resolve_snapshot(service, req.exclusion_snapshot)
     try:
         got = acquire(bench, mode=req.source or "auto", cache_dir=cache_home() / "sources",
                       source_path=src, revision=rev)
@@ -38,7 +41,11 @@ def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
         raise InvalidInput(f"source_path: cannot read {shorten(src)}: {getattr(exc, 'strerror', None) or exc}"
                            ) from None
     manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
-                             revision=got.revision, url=bench.source.url, origin=got.origin)
+                             revision=got.revision, url=bench.source.url, origin=got.origin,
+                             partition=req.source_partition, role=req.evaluation_role,
+                             snapshot=snapshot[0] if snapshot else None)
+    if snapshot is not None:
+        remember_snapshot(service, *snapshot)
     notices = list(got.notices)
     if got.revision != bench.source.revision:
         what = "imported" if got.origin == "local-import" else "source"

@@ -82,6 +82,7 @@ def detail(service: Any, dataset_id_: str) -> dict[str, Any]:
         benchmarks.append({"id": b, "title": titles.get(b, b), "count": sum(c["count"] for c in cats),
                            "categories": cats})
     sources = [{"benchmark": b, "url": s.get("url"), "revision": s.get("revision"), "normalizer": s.get("normalizer"),
+                **({"partition": s["partition"]} if s.get("partition") else {}),
                 "origin": s.get("origin"), "license_url": s.get("license_url"),
                 "access_note": s.get("access_note") or "Upstream access and license terms apply; answers are excluded "
                                                        "from this view.",
@@ -89,7 +90,8 @@ def detail(service: Any, dataset_id_: str) -> dict[str, Any]:
     return {"id": m["id"], "name": m["name"], "profile": m["profile"], "split": m["split"],
             "custom_subset": m.get("custom_subset", False), "case_count": m["case_count"], "benchmarks": benchmarks,
             "categories": [{"benchmark": b, "name": cat, "count": n} for (b, cat), n in sorted(counts.items())],
-            "provenance": {"sha256": m["sha256"], "seed": m["seed"], "selection": m["selection"], "sources": sources},
+            "provenance": {"sha256": m["sha256"], "seed": m["seed"], "selection": m["selection"], "sources": sources,
+                           **({"evaluation": m["evaluation"]} if m.get("evaluation") else {})},
             "manifest": m}
 
 
@@ -110,9 +112,12 @@ def cases_page(service: Any, dataset_id_: str, *, start: int, limit: int, benchm
 def _proof(m: dict[str, Any], benchmark: str) -> str:
     """Two prepared datasets hold the same frozen cases of a benchmark when its pinned source, its
     selection, the seed and the split agree (datasets are functions of exactly these)."""
-    return hashlib.sha256(canonical_json({"source": m["sources"].get(benchmark),
-                                          "selection": m["selection"].get(benchmark), "seed": m["seed"],
-                                          "split": m["split"]})).hexdigest()
+    named = {"source": m["sources"].get(benchmark), "selection": m["selection"].get(benchmark), "seed": m["seed"],
+             "split": m["split"]}
+    evaluation = (m.get("evaluation") or {}).get(benchmark)
+    if evaluation:                  # an excluding cut holds other cases than the plain one
+        named["evaluation"] = evaluation
+    return hashlib.sha256(canonical_json(named)).hexdigest()
 
 
 def selection(service: Any, profile: str) -> dict[str, Any]:
@@ -179,9 +184,11 @@ def compose(service: Any, dataset_ids: list[str], benchmarks: list[str]) -> dict
     chosen_sel = {b: holder[b]["selection"][b] for b in sorted(benchmarks)}
     custom = any(holder[b].get("custom_subset") for b in benchmarks)
     notices = sorted({n for m in holder.values() for n in m.get("notices", [])})
-    manifest = {"id": dataset_id(sha, sources, first["profile"], first["seed"], custom, chosen_sel),
+    evaluation = {b: holder[b]["evaluation"][b] for b in sorted(benchmarks) if b in (holder[b].get("evaluation") or {})}
+    manifest = {"id": dataset_id(sha, sources, first["profile"], first["seed"], custom, chosen_sel, evaluation or None),
                 "name": "+".join(sorted(benchmarks)) + "/" + first["profile"], "path": "", "sha256": sha,
                 "object": service.objects.put_bytes(data), "case_count": len(cases), "profile": first["profile"],
                 "seed": first["seed"], "split": first["split"], "benchmarks": sorted(benchmarks), "sources": sources,
-                "selection": chosen_sel, "custom_subset": custom, "notices": notices}
+                "selection": chosen_sel, "custom_subset": custom, "notices": notices,
+                **({"evaluation": evaluation} if evaluation else {})}
     return register_dataset(service, json.loads(json.dumps(manifest)))

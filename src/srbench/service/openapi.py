@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from srbench import VERSION
 from srbench.schemas.dataset import DatasetManifest
+from srbench.service import api_exclusions as ex
 from srbench.service import api_requests as rq
 from srbench.service import api_responses as rs
 
@@ -53,6 +54,8 @@ ROUTES: list[Route] = [
       rq.PrepareDataset, answer=DatasetManifest),
     R("POST", "/datasets/combine", "combine_datasets", "Combine datasets of one profile, seed and split",
       rq.CombineDatasets, answer=DatasetManifest),
+    R("POST", "/datasets/exclusions", "compile_exclusions", "An exclusion snapshot of named datasets and runs "
+      "(task identities and digests only; stored)", ex.CompileExclusions, answer=ex.ExclusionSnapshot),
     R("GET", "/datasets/{dataset_id}", "get_dataset", "One dataset: coverage, categories, provenance",
       answer=rs.DatasetDetail),
     R("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers",

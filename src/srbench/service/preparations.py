@@ -1,7 +1,7 @@
 """Dataset preparation jobs (upstream's `/dataset-preparations`): prepare in the background, shared.
 
-A job (``prep-<32 hex>``) prepares one benchmark × profile × seed (× limit) from its pinned source,
-as `dataset prepare` does, on the service host; its record is kept in the journal (`refs`, kind
+A job (``prep-<32 hex>``) prepares one benchmark × profile × seed (× limit, × source partition,
+evaluation role and exclusion snapshot, named by its sha256) from its pinned source, as `dataset prepare` does, on the service host; its record is kept in the journal (`refs`, kind
 ``preparation``) and read by every client. The same request while a job is active, or after one
 completed whose dataset is still registered, answers that job (200); one job runs at a time (409
 ``preparation_busy`` otherwise). Jobs still active when the service stops are failed on the next
@@ -25,6 +25,7 @@ from srbench.service import api_requests as rq
 from srbench.service.actors import actor_of
 from srbench.service.http import ok, parse, svc
 from srbench.service.wire import iso
+from srbench.stages.exclusions import ROLES
 
 log = logging.getLogger("srbench.service")
 KIND = "preparation"
@@ -51,7 +52,8 @@ def options() -> dict[str, Any]:
         "access_note": ("Downloads the pinned source revision (or reads the offline mirror). Source access and "
                         "license terms apply; set HF_TOKEN on the service for gated sources." if b.source.gated else
                         "Downloads the pinned source revision (or reads the offline mirror)."),
-        "dependencies": []} for b in all_benchmarks()]}
+        "dependencies": [], "source_partition": b.source_partition,
+        "evaluation_roles": list(ROLES)} for b in all_benchmarks()]}
 
 
 def _jobs(journal: Any) -> list[dict[str, Any]]:
@@ -63,7 +65,7 @@ def _still_there(journal: Any, job: dict[str, Any]) -> bool:
     return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
 
 
-async def _work(service: Any, job_id: str, req: rq.PrepareJob) -> None:
+async def _work(service: Any, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
     from srbench.service.dataset_handlers import _prepare_sync
 
     journal = service.journal
@@ -74,7 +76,9 @@ async def _work(service: Any, job_id: str, req: rq.PrepareJob) -> None:
     try:
         await asyncio.to_thread(update, status="running", phase="downloading")
         manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
-            benchmark=req.benchmark, profile=req.profile, seed=req.seed, limit=req.limit, source=req.source))
+            benchmark=req.benchmark, profile=req.profile, seed=req.seed, limit=req.limit, source=req.source,
+            source_partition=req.source_partition, evaluation_role=req.evaluation_role,
+            exclusion_snapshot=snapshot))
         await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest)
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
         message = exc.message if isinstance(exc, SrBenchError) else "Dataset preparation failed; see the service log."
@@ -103,13 +107,20 @@ async def get_preparation(request: web.Request) -> web.Response:
 
 async def submit_preparation(request: web.Request) -> web.Response:
     from srbench.benchmarks import get as get_benchmark
+    from srbench.service.exclusion_handlers import resolve_snapshot
+    from srbench.stages.datasets import check_evaluation
 
     req = await parse(request, rq.PrepareJob)
     bench = get_benchmark(req.benchmark)
     service = svc(request)
+    check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
+    snapshot = await asyncio.to_thread(resolve_snapshot, service, req.exclusion_snapshot)
     wanted = {"benchmark": bench.id, "profile": req.profile, "seed": req.seed,
               **({"limit": req.limit} if req.limit is not None else {}),
-              **({"source": req.source} if req.source is not None else {})}
+              **({"source": req.source} if req.source is not None else {}),
+              **({"source_partition": req.source_partition} if req.source_partition is not None else {}),
+              **({"evaluation_role": req.evaluation_role} if req.evaluation_role is not None else {}),
+              **({"exclusion_snapshot": snapshot[1]} if snapshot is not None else {})}
     jobs = _jobs(service.journal)
     for job in jobs:
         if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
@@ -121,6 +132,7 @@ async def submit_preparation(request: web.Request) -> web.Response:
            "created_at": now, "updated_at": now, "owner": actor_of(request).owner}
     await asyncio.to_thread(service.journal.set_ref_sync, KIND, job["id"], job)
     tasks = service.preparing
-    tasks[job["id"]] = asyncio.get_running_loop().create_task(_work(service, job["id"], req))
+    work = _work(service, job["id"], req, snapshot[0] if snapshot else None)
+    tasks[job["id"]] = asyncio.get_running_loop().create_task(work)
     tasks[job["id"]].add_done_callback(lambda _t, jid=job["id"]: tasks.pop(jid, None))
     return ok(job, status=201)

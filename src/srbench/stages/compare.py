@@ -66,6 +66,7 @@ from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
 from srbench.stages.betting import ORDER, Design, make_design
 from srbench.stages.claims import assess, declared_margin, statistics_limitations
+from srbench.stages.exclusions import evaluation_notices
 from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
@@ -430,6 +431,7 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict
                "between runs (REP-3).")
     if any(c["non_inferiority"]["margin"] is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
+    out += [n for n in evaluation_notices(plan["dataset"].get("evaluation")) if n not in out]
     return out
 
 

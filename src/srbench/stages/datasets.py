@@ -14,12 +14,21 @@ from typing import Any
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
-from srbench.benchmarks.selection import select
+from srbench.benchmarks.selection import select, select_excluding
 from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.rules import Engine, Rule
-from srbench.schemas.dataset import Case, DatasetManifest, Selection, SourceFile, SourceRecord, split_of
+from srbench.schemas.dataset import (
+    Case,
+    DatasetManifest,
+    Evaluation,
+    Selection,
+    SourceFile,
+    SourceRecord,
+    split_of,
+)
 from srbench.schemas.text import shorten
+from srbench.stages import exclusions as ex
 
 
 def encode_cases(cases: list[Case]) -> bytes:
@@ -40,25 +49,58 @@ def decode_cases(data: bytes) -> list[Case]:
 
 
 def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
-               selection: dict[str, Any]) -> str:
-    return "ds-" + short(digest_json({"cases_sha256": cases_sha256, "sources": sources, "profile": profile,
-                                      "seed": seed, "custom_subset": custom, "selection": selection}), 32)
+               selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+    """A dataset's id; its evaluation roles and exclusions are part of it when there are any."""
+    named = {"cases_sha256": cases_sha256, "sources": sources, "profile": profile, "seed": seed,
+             "custom_subset": custom, "selection": selection}
+    if evaluation:
+        named["evaluation"] = evaluation
+    return "ds-" + short(digest_json(named), 32)
+
+
+def _with_evaluation(manifest: dict[str, Any], evaluation: dict[str, Any] | None) -> dict[str, Any]:
+    if evaluation:
+        manifest["evaluation"] = evaluation
+        manifest["notices"] += [n for n in ex.evaluation_notices(evaluation) if n not in manifest["notices"]]
+    return manifest
 
 
 def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     bench = get_benchmark(params["benchmark"])
     files = {name: store.get_bytes(d, verify=True) for name, d in inputs["sources"].items()}
     all_cases = bench.load(files, seed=params["seed"], revision=params["revision"])
-    chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
-                    benchmark=bench.id, algorithm=bench.selection_algorithm)
-    data = encode_cases(chosen)
-    obj = store.put_bytes(data)
-    custom = params["limit"] is not None
     record = SourceRecord(
         url=params["url"], revision=params["revision"], origin=params["origin"],
         files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
         license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
+        partition=params.get("partition"),
     ).model_dump(mode="json")
+    evaluation = None
+    idents: dict[str, str] = {}
+    if "partition" in params:           # a canonical task identity per case (stages.exclusions)
+        source = ex.source_identity(record)
+        idents = ex.identities(bench.id, source, bench.native_ids(all_cases, files))
+    if "snapshot" in inputs:
+        snapshot = ex.check_snapshot(store.get_json(inputs["snapshot"]))
+        history = ex.history_of(snapshot, bench.id, source)
+        named = {cid for cid, ident in idents.items() if ident in history}
+        chosen, out = select_excluding(all_cases, params["profile"], bench.profiles, params["seed"], named,
+                                       params["limit"], benchmark=bench.id, algorithm=bench.selection_algorithm)
+    else:
+        snapshot, named, out = None, set(), 0
+        chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
+                        benchmark=bench.id, algorithm=bench.selection_algorithm)
+    if "role" in params:
+        evaluation = {bench.id: Evaluation(
+            role=params["role"], snapshot_sha256=snapshot["sha256"] if snapshot else None, excluded=out,
+            history=len(named), claims_disjoint=params["role"] == "holdout").model_dump(mode="json")}
+    if idents:
+        chosen = ex.with_identities(chosen, idents)
+    if "role" in params:                # in the bytes too: a plan names its dataset by sha256 alone
+        chosen = ex.with_role(chosen, params["role"], snapshot["sha256"] if snapshot else None)
+    data = encode_cases(chosen)
+    obj = store.put_bytes(data)
+    custom = params["limit"] is not None
     sel = Selection(algorithm=bench.selection_algorithm, version=ALGORITHM_VERSION, strata=bench.strata,
                     limit=params["limit"], custom_subset=custom).model_dump(mode="json")
     sha = sha256_bytes(data)
@@ -69,22 +111,28 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     if custom:
         notices.append(f"custom subset: the first {params['limit']} tasks of the {profile} profile, "
                        "not the full profile")
-    name = f"{bench.id}{'@' + tag if tag else ''}/{profile}" + (f"/limit-{params['limit']}" if custom else "")
-    return {
+    name = (f"{bench.id}{'@' + tag if tag else ''}/{profile}" + (f"/{params['role']}" if "role" in params else "")
+            + (f"/limit-{params['limit']}" if custom else ""))
+    return _with_evaluation({
         "version": VERSION,
-        "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}),
+        "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}, evaluation),
         "name": name, "sha256": sha, "object": obj, "case_count": len(chosen), "profile": profile,
         "seed": seed, "split": split_of(profile), "benchmarks": [bench.id], "sources": {bench.id: record},
         "selection": {bench.id: sel}, "custom_subset": custom, "notices": notices,
-    }
+    }, evaluation)
 
 
 PREPARE = Rule("prepare", "1", _prepare)
 
 
 def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int | None,
-            files: dict[str, bytes], *, revision: str, url: str, origin: str) -> tuple[dict[str, Any], bool]:
-    """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit)."""
+            files: dict[str, bytes], *, revision: str, url: str, origin: str, partition: str | None = None,
+            role: str | None = None, snapshot: str | None = None) -> tuple[dict[str, Any], bool]:
+    """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit).
+
+    `partition` (the upstream partition the files are) gives every case its canonical task identity;
+    `snapshot` (the object digest of a checked exclusion snapshot) excludes its tasks of this source;
+    `role` is the evaluation role recorded with them. Without the three the dataset is as before."""
     bench = get_benchmark(benchmark)
     if not bench.available:
         raise InvalidInput(f"benchmark {benchmark} is not available: {bench.unavailable_reason}")
@@ -94,12 +142,38 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
         raise InvalidInput("--limit must be a positive number of tasks")
     if not files:
         raise InvalidInput(f"no source files for {benchmark}")
+    check_evaluation(bench, partition, role, snapshot)
     digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
     params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
               "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
               "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
-    result = engine.build(PREPARE, {"sources": digests}, params, subject=f"{bench.id}/{profile}/{seed}")
+    inputs: dict[str, Any] = {"sources": digests}
+    if partition is not None:           # absent unless asked for: the rule key of a plain preparation is unchanged
+        params["partition"] = partition
+    if role is not None:
+        params["role"] = role
+    if snapshot is not None:
+        inputs["snapshot"] = snapshot
+    result = engine.build(PREPARE, inputs, params, subject=f"{bench.id}/{profile}/{seed}")
     return engine.store.get_json(result.output), result.hit
+
+
+def check_evaluation(bench: Any, partition: str | None, role: str | None, snapshot: Any) -> None:
+    """The evaluation options agree with each other and with the benchmark (before any source is read)."""
+    if partition is not None and partition != bench.source_partition:
+        raise InvalidInput(f"--source-partition {partition!r}: {bench.id} reads the upstream partition "
+                           f"{bench.source_partition!r} (its pinned files); name that one")
+    if role is not None and role not in ex.ROLES:
+        raise InvalidInput(f"--evaluation-role {role!r}: choose one of {', '.join(ex.ROLES)}")
+    if snapshot is not None and partition is None:
+        raise InvalidInput("--exclusion-snapshot needs --source-partition: tasks are excluded by their canonical "
+                           "identity, which names the source partition")
+    if snapshot is not None and role is None:
+        raise InvalidInput("--exclusion-snapshot needs --evaluation-role (development, holdout or retest)")
+    if role == "holdout" and snapshot is None:
+        raise InvalidInput("--evaluation-role holdout claims disjointness from a named history: give "
+                           "--exclusion-snapshot (compile one with `dataset exclusions`), or use --evaluation-role "
+                           "retest, which claims none")
 
 
 def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -123,21 +197,23 @@ def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     sources: dict[str, Any] = {}
     selection: dict[str, Any] = {}
     notices: list[str] = []
+    evaluation: dict[str, Any] = {}
     for m in manifests:
         sources.update(m["sources"])
         selection.update(m["selection"])
+        evaluation.update(m.get("evaluation") or {})
         notices += [n for n in m.get("notices", []) if n not in notices]
     first = manifests[0]
     custom = any(m.get("custom_subset") for m in manifests)
     benchmarks = sorted(b for m in manifests for b in m["benchmarks"])
-    return {
+    return _with_evaluation({
         "version": VERSION,
-        "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection),
+        "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection, evaluation or None),
         "name": "+".join(benchmarks) + "/" + first["profile"], "sha256": sha, "object": obj,
         "case_count": len(cases), "profile": first["profile"], "seed": first["seed"], "split": first["split"],
         "benchmarks": benchmarks, "sources": sources, "selection": selection, "custom_subset": custom,
         "notices": notices,
-    }
+    }, evaluation or None)
 
 
 COMBINE = Rule("combine", "2", _combine)

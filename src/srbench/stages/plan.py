@@ -21,6 +21,7 @@ from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
+from srbench.stages.exclusions import evaluation_notices
 from srbench.stages.plan_roles import pinned_auxiliary, role_problems
 from srbench.stages.stopping import statistics_problems
 from srbench.targets import routers
@@ -237,6 +238,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         notices += [n for n in adapters[b].notices() if n not in notices]
     if registered and registered.get("custom_subset"):
         notices.append("custom task subset: not a full profile result")
+    evaluation = (registered or {}).get("evaluation")
+    notices += [n for n in evaluation_notices(evaluation) if n not in notices]
     if manifest.mode == "preview":
         notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
     for pt in planned:
@@ -249,7 +252,8 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         dataset={"sha256": manifest.dataset.sha256, "object": obj,
                  "id": registered["id"] if registered else None, "case_count": len(cases),
                  "benchmarks": benchmarks, "split": want_split,
-                 "custom_subset": bool(registered and registered.get("custom_subset"))},
+                 "custom_subset": bool(registered and registered.get("custom_subset")),
+                 **({"evaluation": evaluation} if evaluation else {})},
         case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling,
         limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},

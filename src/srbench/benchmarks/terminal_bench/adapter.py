@@ -56,6 +56,7 @@ class TerminalBench21(Benchmark):
     weight = 10
     profiles = {"smoke": 1, "quick": 3, "standard": 15}
     strata = "difficulty"
+    source_partition = "tasks"
     grader_version = GRADER
     published_rule = TB_RULE                    # Harbor's mean reward: the published.py docstring
     published_conversation_rule = TB_RULE
