@@ -73,7 +73,8 @@ from srbench.stages.stats import percentile, wilson
 from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
 
-COMPARE_VERSION = "sr-bench-compare-v4"    # v4: a row without an auxiliary field adds 0 of that role
+COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
+# v5: limitations name a dataset's evaluation role and named-history exclusion
 STOPPED = "stopped_early"
 COMPARABLE_STATUS = ("completed", "failed", STOPPED)
 FINISHING_STATUS = ("queued", "running")
