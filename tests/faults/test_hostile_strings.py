@@ -75,12 +75,16 @@ def bases(api: Api, dataset: dict[str, Any], real_ids: dict[str, str], sources: 
     recovery = api.ok("POST", f"/runs/{run}/recover-plan", {"mode": "failed"})
     experiment = api.ok("POST", "/experiments", {"name": "hostile base"})
     price = {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}
+    named = api.ok("POST", "/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": 1,
+                                                 "source_path": str(sources["mmlu-pro"]),
+                                                 "revision": REVISIONS["mmlu-pro"], "source_partition": "test"})
     return {
         "register_targets": ("POST", "/targets", {"targets": [single("hostile", DEAD_URL, "m")]}),
         "prepare_dataset": ("POST", "/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": 1,
                                                           "source_path": str(sources["mmlu-pro"]),
                                                           "revision": REVISIONS["mmlu-pro"]}),
         "combine_datasets": ("POST", "/datasets/combine", {"manifests": [dataset]}),
+        "compile_exclusions": ("POST", "/datasets/exclusions", {"dataset_ids": [named["id"]], "run_ids": []}),
         "make_plan": ("POST", "/plans", {"manifest": m}),
         "submit_run": ("POST", "/runs", {"manifest": plan, "idempotency_key": "hostile-1"}),
         "make_comparison": ("POST", "/comparisons", {"baseline_run_id": run, "candidate_run_id": run,
@@ -130,7 +134,7 @@ def _assert_clean(resp: httpx.Response, what: Any) -> None:
 
 
 TEAM = ("push_run", "pull_run")
-OPERATIONS = ["register_targets", "prepare_dataset", "combine_datasets", "make_plan", "submit_run",
+OPERATIONS = ["register_targets", "prepare_dataset", "combine_datasets", "compile_exclusions", "make_plan", "submit_run",
               "make_comparison", "make_replay", "recover_plan", "recover_run", "reprice_run", "store_gc",
               "store_verify", "push_run", "pull_run", "reconcile_usage", "create_experiment", "attach_run",
               "compose_datasets", "submit_preparation", "candidate_plan"]
