@@ -38,15 +38,9 @@ class RegisterTargets(Body):
     targets: list[Target] = Field(min_length=1, max_length=1000)
 
 
-class PrepareDataset(Body):
-    benchmark: str = Field(min_length=1, max_length=64)
-    profile: Literal["smoke", "quick", "standard"]
-    seed: int = Field(default=DEFAULT_SEED, ge=-(2**63), lt=2**63)
-    limit: int | None = Field(default=None, ge=1, le=10**9)
-    source_path: LocalPath | None = Field(default=None, description="a local copy laid out like upstream (DS-7)")
-    revision: str | None = Field(default=None, min_length=1, max_length=200)
-    source: Literal["auto", "download", "mirror"] | None = Field(
-        default=None, description="where the pinned source comes from (default auto: download, else the mirror)")
+class HistoryOptions(Body):
+    """Named-history options of a preparation (README: "Named-history exclusions")."""
+
     source_partition: str | None = Field(default=None, min_length=1, max_length=64,
                                          description="the upstream partition the source is (e.g. test): every case "
                                                      "then carries its canonical task identity")
@@ -55,6 +49,17 @@ class PrepareDataset(Body):
                                   "digest when this store holds it")
     evaluation_role: Literal["development", "holdout", "retest"] | None = Field(
         default=None, description="holdout needs a snapshot; retest claims no disjointness")
+
+
+class PrepareDataset(HistoryOptions):
+    benchmark: str = Field(min_length=1, max_length=64)
+    profile: Literal["smoke", "quick", "standard"]
+    seed: int = Field(default=DEFAULT_SEED, ge=-(2**63), lt=2**63)
+    limit: int | None = Field(default=None, ge=1, le=10**9)
+    source_path: LocalPath | None = Field(default=None, description="a local copy laid out like upstream (DS-7)")
+    revision: str | None = Field(default=None, min_length=1, max_length=200)
+    source: Literal["auto", "download", "mirror"] | None = Field(
+        default=None, description="where the pinned source comes from (default auto: download, else the mirror)")
 
 
 class PrintedManifest(BaseModel):
@@ -187,21 +192,13 @@ class AttachRun(Body):
     hypothesis: str = Field(default="", max_length=2000)
 
 
-class PrepareJob(Body):
+class PrepareJob(HistoryOptions):
     benchmark: str = Field(min_length=1, max_length=64)
     profile: Literal["smoke", "quick", "standard"] = "quick"
     seed: int = Field(default=DEFAULT_SEED, ge=0, le=2**53 - 1)
     limit: int | None = Field(default=None, ge=1, le=10**6)
     source: Literal["auto", "download", "mirror"] | None = Field(
         default=None, description="sr-bench's own: where the pinned files come from (default auto)")
-    source_partition: str | None = Field(default=None, min_length=1, max_length=64,
-                                         description="the upstream partition the source is (e.g. test): every case "
-                                                     "then carries its canonical task identity")
-    exclusion_snapshot: dict[str, Any] | SnapshotRef | None = Field(
-        default=None, description="an exclusion snapshot (`POST /datasets/exclusions`), or its sha256 or object "
-                                  "digest when this store holds it")
-    evaluation_role: Literal["development", "holdout", "retest"] | None = Field(
-        default=None, description="holdout needs a snapshot; retest claims no disjointness")
 
 
 class ComposeDatasets(Body):
