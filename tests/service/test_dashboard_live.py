@@ -138,3 +138,31 @@ def test_create_opens_on_data_validates_marks_the_judge_and_estimates(browser, a
         except sync_errors() as exc:
             raise AssertionError(page.locator("#view").inner_text()[-1500:]) from exc
         assert len(sim.log) == 10                                          # as planned: 5 subject + 5 judge calls
+
+
+def test_create_composes_a_ticked_subset_of_a_datasets_benchmarks(browser, axe, shots, service, api, prepare) -> None:
+    """UI-2: a dataset of several benchmarks offers each one; ticking a subset reviews a plan on a frozen
+    dataset of exactly those benchmark groups (composed by the service: no download, no model call)."""
+    both = api.ok("POST", "/datasets/combine", {"manifests": [prepare("mmlu-pro"), prepare("arc-agi-2")]})
+    assert sorted(both["benchmarks"]) == ["arc-agi-2", "mmlu-pro"]
+    with SimulatorThread(models=[SimModel("m", skill=0.6)]) as sim, DashboardThread(_dashboard(service)) as dash:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        page = browser.new_page()
+        page.goto(dash.url + f"/login?key={KEY}")
+        page.goto(dash.url + "/#/create?profile=smoke")
+        page.locator("h1", has_text="Create evaluation").wait_for()
+        whole = page.get_by_label("use " + both["name"], exact=True)
+        whole.check()                                                        # the dataset ticks its benchmarks …
+        assert page.get_by_label("use arc-agi-2 of " + both["name"]).is_checked()
+        page.get_by_label("use mmlu-pro of " + both["name"]).uncheck()       # … and one is taken out again
+        assert whole.is_checked() and whole.evaluate("e => e.indeterminate")    # partly used, and shown so
+        page.get_by_label("evaluate m").check()
+        check_page(page, axe, shots, "create-subset")
+        page.get_by_role("button", name="Review plan").click()
+        review = page.locator("#review")
+        review.locator("h2, p.error").first.wait_for()
+        text = review.inner_text()
+        assert "Launch run (2 model calls planned)" in text, text          # ARC-AGI-2's 2 smoke tasks only
+        plans = [p for p in api.ok("GET", "/datasets")["datasets"] if p["benchmarks"] == ["arc-agi-2"]]
+        assert plans and plans[0]["case_count"] == 2 and plans[0]["id"] in text
+        assert sim.log == [] and api.run_count() == 0                      # reviewing sends nothing

@@ -1,7 +1,8 @@
 // sr-bench Dashboard — Create evaluation (UI-2): prepared sources of one profile (it opens on a profile
 // that has data), registered targets (judges marked: they grade, they are not evaluated), form
 // controls checked in the browser in the form's own words, then the frozen plan reviewed with its
-// planned requests (judge calls included) and an upper cost estimate from the pinned prices.
+// planned requests (judge calls included) and an upper cost estimate from the pinned prices. A dataset
+// of several benchmarks offers each one: ticking a subset composes those benchmark groups (UI-2).
 // Every value is put into the page as text, never as HTML.
 "use strict";
 
@@ -43,7 +44,18 @@ async function createView(q) {
   // judges (and user simulators) of judged benchmarks, from the store's benchmark-options
   const roles = {};
   for (const b of setup) for (const role of ["judge", "simulator", "user_simulator"]) if (b[role]) (roles[b[role]] = roles[b[role]] || []).push({ role, benchmark: b.benchmark });
-  const dsChecks = datasets.map((d) => h("input", { type: "checkbox", value: d.id, checked: d.id === preset, "aria-label": "use " + d.name }));
+  // a dataset of several benchmarks also offers each of its benchmarks: a subset is composed (UI-2)
+  const benchChecks = datasets.map((d) => (d.benchmarks.length > 1 ? d.benchmarks.map((b) => h("input", { type: "checkbox", value: b,
+    checked: d.id === preset, "aria-label": "use " + b + " of " + d.name })) : []));
+  const dsChecks = datasets.map((d, i) => h("input", { type: "checkbox", value: d.id, checked: d.id === preset, "aria-label": "use " + d.name,
+    on: { change: (e) => benchChecks[i].forEach((c) => { c.checked = e.target.checked; }) } }));
+  benchChecks.forEach((boxes, i) => boxes.forEach((c) => c.addEventListener("change", () => {
+    const n = boxes.filter((x) => x.checked).length;
+    dsChecks[i].checked = n > 0;
+    dsChecks[i].indeterminate = n > 0 && n < boxes.length;
+  })));
+  const picked = (i) => (benchChecks[i].length ? benchChecks[i].filter((c) => c.checked).map((c) => c.value)
+    : dsChecks[i].checked ? datasets[i].benchmarks : []);
   const all = h("input", { type: "checkbox", id: "all-benchmarks", on: { change: (e) => dsChecks.forEach((c, i) => {
     c.checked = e.target.checked && datasets[i].benchmarks.length === 1; }) } });
   const tChecks = targets.map((t) => h("input", { type: "checkbox", value: t.id, "aria-label": "evaluate " + t.id }));
@@ -74,7 +86,8 @@ async function createView(q) {
     h("h2", {}, "Prepared benchmarks (" + profile + ")"),
     datasets.length ? h("p", {}, h("label", { for: "all-benchmarks" }, all, " Select all benchmarks")) : h("p", { class: "muted" }, "No dataset of this profile is prepared: use `sr-bench dataset prepare`."),
     table(["use", "dataset", "benchmarks", "tasks", "seed", "split"], datasets.map((d, i) => h("tr", {}, h("td", {}, dsChecks[i]),
-      h("td", {}, d.name), h("td", {}, d.benchmarks.join(", ")), h("td", {}, d.case_count), h("td", {}, d.seed), h("td", {}, d.split))),
+      h("td", {}, d.name), h("td", {}, benchChecks[i].length ? d.benchmarks.map((b, j) => h("label", { class: "inline" }, benchChecks[i][j], " " + b + " "))
+        : d.benchmarks.join(", ")), h("td", {}, d.case_count), h("td", {}, d.seed), h("td", {}, d.split))),
     { empty: "—", label: "prepared benchmarks" }),
     h("h2", {}, "Targets"),
     table(["evaluate", "target", "kind", "model", "role", "pinned request parameters (override the defaults)"], targets.map((t, i) => h("tr", { class: roles[t.id] ? "aux" : null },
@@ -91,7 +104,7 @@ async function createView(q) {
       h("label", { for: "stop-early", class: "inline" }, stopEarly, " stop early once the claim is settled (betting; router vs the strongest single model of this run)")),
     problems, h("button", { type: "button", on: { click: () => reviewPlan() } }, "Review plan"), review);
 
-  function validate(chosen, ids) {
+  function validate(chosen, ids, benches) {
     const out = [];
     const mark = (f, msg) => { f.error.textContent = msg || ""; f.input.setAttribute("aria-invalid", msg ? "true" : "false"); if (msg) out.push(msg); };
     nameError.textContent = name.value.trim() ? "" : "Give the run a name.";
@@ -99,7 +112,9 @@ async function createView(q) {
     if (!name.value.trim()) out.push("Give the run a name.");
     if (!chosen.length) out.push("Tick at least one prepared benchmark.");
     if (!ids.length) out.push("Tick at least one target to evaluate.");
-    const judged = new Set(chosen.flatMap((d) => d.benchmarks));
+    const judged = new Set(benches.flat());
+    const twice = [...judged].filter((b) => benches.filter((bs) => bs.includes(b)).length > 1);
+    if (twice.length) out.push("Benchmark " + twice.join(", ") + " is ticked in two datasets; tick it in one.");
     for (const id of ids) {
       const busy = (roles[id] || []).filter((r) => judged.has(r.benchmark));
       if (busy.length) out.push("Target " + id + " is the " + busy.map((r) => (r.role === "judge" ? "judge" : "user simulator") + " of " + r.benchmark).join(" and ") +
@@ -126,16 +141,19 @@ async function createView(q) {
   }
 
   async function reviewPlan() {
-    const chosen = datasets.filter((d, i) => dsChecks[i].checked);
+    const use = datasets.map((d, i) => [d, picked(i)]).filter(([, bs]) => bs.length);
+    const chosen = use.map(([d]) => d), benches = use.map(([, bs]) => bs);
+    const whole = use.every(([d, bs]) => bs.length === d.benchmarks.length);
     const ids = tChecks.filter((c) => c.checked).map((c) => c.value);
-    const found = validate(chosen, ids);
+    const found = validate(chosen, ids, benches);
     put(problems, found.length ? h("div", { class: "error" }, h("p", {}, "Please fix " + (found.length === 1 ? "this" : "these " + found.length) + " before the review:"),
       h("ul", {}, found.map((p) => h("li", {}, p)))) : null);
     put(review);
     if (found.length) return;
     try {
-      const dataset = chosen.length === 1 ? chosen[0]       // one source used whole keeps its identity
-        : await Api.combine(chosen);
+      const dataset = !whole ? await Api.compose(chosen.map((d) => d.id), benches.flat())   // whole benchmark groups only
+        : chosen.length === 1 ? chosen[0]       // one source used whole keeps its identity
+          : await Api.combine(chosen);
       const sampling = { temperature: Number(temperature.input.value) };
       if (maxTokens.input.value) sampling.max_tokens = Number(maxTokens.input.value);
       const lim = {};
@@ -144,7 +162,7 @@ async function createView(q) {
         if (v !== "") lim[k] = Number(v); else if (k === "max_cost_usd") lim[k] = null;
       }
       const manifest = { version: "sr-bench-1.0", name: name.value.trim(), mode: mode.value, profile, seed: dataset.seed,
-        cost_policy: policy.value, dataset: { path: dataset.path, sha256: dataset.sha256 }, targets: ids.map((id) => ({ id })), sampling, limits: lim };
+        cost_policy: policy.value, dataset: dataset.path ? { path: dataset.path, sha256: dataset.sha256 } : { sha256: dataset.sha256 }, targets: ids.map((id) => ({ id })), sampling, limits: lim };
       if (mode.value === "live" && (rule.value !== "hoeffding" || margin.input.value !== "" || stopEarly.checked ||
           Number(effect.input.value) !== 0.05 || Number(ties.input.value) !== 0.5)) {
         manifest.statistics = { claim_rule: rule.value, margin: margin.input.value === "" ? null : Number(margin.input.value),

@@ -105,6 +105,9 @@ const Api = {
     return { plan: out.plan, planning: out.planning, estimate: out.estimate };
   },
   combine: (manifests) => api("/datasets/combine", { method: "POST", body: JSON.stringify({ manifests }) }),
+  // whole benchmark groups of prepared datasets as one frozen dataset (upstream's compose; no model call)
+  compose: async (datasetIds, benchmarks) => (await api("/datasets/compose", { method: "POST",
+    body: JSON.stringify({ dataset_ids: datasetIds, benchmarks }) })).dataset,
   recoverPlan: (id, mode) => api("/runs/" + enc(id) + "/recover-plan", { method: "POST", body: JSON.stringify({ mode }) }),
   // paths of the requests that start paid work (sent by sendKept, which keeps them in the tab)
   launchPath: () => "/runs",
