@@ -1,0 +1,90 @@
+"""Streaming pieces of the report build, so that its memory does not grow with the run (issue 11).
+
+The report is built one target at a time; each target's rows are spilled here as canonical JSON
+(the row, and the row without its volatile fields) and dropped. `RowSpill.finish` then reads the
+rows back in seq order once: it writes the results pages from the stored bytes (no second
+encoding) and feeds the report's content digest, which hashes exactly the bytes
+``content_digest(report | {"rows": rows})`` would (the rows are spliced into the report's canonical
+JSON where the key ``rows`` sorts), so the digest does not change with the way it is built.
+
+The spill is a temporary SQLite file outside the store: scratch space, deleted when the build ends
+(a build cut short leaves nothing the store or the journal depends on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import blake3
+
+from srbench.cas import ObjectStore
+from srbench.cas.digest import canonical_json
+from srbench.stages.identity import scrub
+from srbench.stages.results import PAGE_ROWS
+
+_PAGE_HEAD = b'{"kind":"results_page","rows":['
+_PAGE_TAIL = b'],"schema":1}'
+
+
+class RowSpill:
+    """Rows of one report build, in any target order; read back in seq order."""
+
+    def __init__(self) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="sr-bench-report-", suffix=".spill")
+        os.close(fd)
+        self.db = sqlite3.connect(self.path)
+        self.db.execute("PRAGMA journal_mode=OFF")
+        self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("CREATE TABLE rows(seq INTEGER PRIMARY KEY, full BLOB NOT NULL, scrubbed BLOB NOT NULL)")
+        self.total = 0
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.db.executemany("INSERT INTO rows(seq, full, scrubbed) VALUES(?,?,?)",
+                            [(r["seq"], canonical_json(r), canonical_json(scrub(r))) for r in rows])
+        self.total += len(rows)
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every row in seq order, decoded (the paired section reads them; one chunk at a time)."""
+        for (full,) in self.db.execute("SELECT full FROM rows ORDER BY seq"):
+            yield json.loads(full)
+
+    def finish(self, store: ObjectStore, report: dict[str, Any], page_rows: int = PAGE_ROWS) -> tuple[str, str]:
+        """(results digest, content digest of `report | {"rows": rows}`), one pass in seq order. The
+        results object is the one `results.write_results` writes for the same rows."""
+        marker = "sr-bench-rows-" + secrets.token_hex(16)
+        head, tail = canonical_json(scrub(report | {"rows": marker})).split(json.dumps(marker).encode(), 1)
+        h = blake3.blake3(head + b"[")
+        pages: list[str] = []
+        starts: list[int] = []
+        buf: list[bytes] = []
+        first = True
+        for seq, full, scrubbed in self.db.execute("SELECT seq, full, scrubbed FROM rows ORDER BY seq"):
+            if not first:
+                h.update(b",")
+            h.update(scrubbed)
+            first = False
+            if not buf:
+                starts.append(seq)
+            buf.append(full)
+            if len(buf) >= page_rows:
+                pages.append(store.put_bytes(_PAGE_HEAD + b",".join(buf) + _PAGE_TAIL, durable=False))
+                buf = []
+        if buf:
+            pages.append(store.put_bytes(_PAGE_HEAD + b",".join(buf) + _PAGE_TAIL, durable=False))
+        h.update(b"]" + tail)
+        results = store.put_json({"kind": "results", "schema": 2, "total": self.total, "page_rows": page_rows,
+                                  "starts": starts, "pages": pages}, durable=False)
+        return results, h.hexdigest()
+
+    def close(self) -> None:
+        self.db.close()
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
