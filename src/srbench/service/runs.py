@@ -32,6 +32,7 @@ from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
 from srbench.service.recipes import capture_before, check_after
 from srbench.service.recipes import summary as recipe_summary
+from srbench.service.report_rows import RowBuilder
 from srbench.service.run_end import Endings, terminal
 from srbench.service.task_resources import benchmark_preflight
 from srbench.stages.datasets import decode_cases, read_dataset_object
@@ -56,6 +57,7 @@ class RunManager:
         self.controls: dict[str, RunControl] = {}
         self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
         self.endings = Endings()
+        self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
 
     def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
         """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
@@ -193,7 +195,9 @@ class RunManager:
         cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
         self.controls[run_id] = control
-        jr = RunJournalAdapter(self.journal, run_id, self.store)
+        self.rows.begin(run_id, run["plan"])
+        jr = RunJournalAdapter(self.journal, run_id, self.store,
+                               on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
         now = time.time()
         monitor = await StopMonitor.start(self, run_id, plan, list(cases.values()), control)
 
@@ -294,14 +298,17 @@ class RunManager:
         if not await self.endings.record(self.journal, run_id, status, error, control.fault):
             return
         try:  # the report as the run ended: what regrade compares against
+            await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
             await asyncio.to_thread(self.final_report, run_id)
-            release_memory()
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = _exc_line(exc)
             try:
                 await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
             except Exception:  # noqa: BLE001 - the journal is closing
                 pass
+        finally:
+            await asyncio.to_thread(self.rows.forget, run_id)
+            release_memory()
 
     # -- control -------------------------------------------------------------------------------
     async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
@@ -331,6 +338,7 @@ class RunManager:
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=15)
+        await asyncio.to_thread(self.rows.close)
 
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
@@ -459,7 +467,7 @@ class RunManager:
             del cells
         else:
             cells_in = cells
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw)
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head

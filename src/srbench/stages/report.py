@@ -44,7 +44,7 @@ from srbench.stages.published_report import (
     published_figure,
     published_limitations,
 )
-from srbench.stages.report_cells import CellRow, ReportInputs, cell_row
+from srbench.stages.report_cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
 from srbench.stages.report_stream import RowSpill
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
@@ -117,18 +117,19 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     }
 
 
-def make_report_rule(engine: Engine) -> Rule:
+def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
+    """`memo`: rows built before the report (a cache; the output is the same with or without it)."""
     def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         spill = RowSpill()
         try:
-            return _build(engine, store, inputs, params, spill)
+            return _build(engine, store, inputs, params, spill, memo)
         finally:
             spill.close()
 
     return Rule("report", REPORT_RULE_VERSION, _report)
 
 def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any],
-           spill: RowSpill) -> dict[str, Any]:
+           spill: RowSpill, memo: RowMemo | None = None) -> dict[str, Any]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)
@@ -150,8 +151,23 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     probes = params.get("config_probes") or {}
     summary_targets: list[dict[str, Any]] = []
     per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
+    ctx = row_context(inputs["plan"], inputs.get("prices"), inputs.get("correction"),
+                      {k: params[k] for k in CODE_PARAMS})
     for tid in targets:
-        built = [cell_row(engine, ri, cell_id, cell) for cell_id, cell in by_target.pop(tid)]
+        memo_rows = memo.rows(params["run_id"], ctx, tid) if memo is not None else {}
+        built: list[CellRow] = []
+        fresh: list[dict[str, Any]] = []
+        raw: list[tuple[int, str, str]] = []
+        for cell_id, cell in by_target.pop(tid):
+            entry = memo_rows.pop(cell_id, None)
+            b = from_memo(store, cell, entry) if entry is not None else None
+            if b is None or entry is None:
+                b = cell_row(engine, ri, cell_id, cell)
+                fresh.append(b.row)
+            else:
+                raw.append((cell[0], entry[1], entry[2]))
+            built.append(b)
+        del memo_rows
         trows = [b.row for b in built]
         turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
         for b in built:
@@ -164,8 +180,9 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
         t["config_hash_evidence"] = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
         summary_targets.append(t)
         per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
-        spill.add(trows)
-        del built, trows, turns
+        spill.add(fresh)
+        spill.add_raw(raw)
+        del built, trows, turns, fresh, raw
     unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
                    for t in summary_targets}
     bench_rows = []
@@ -354,6 +371,21 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
             "valid (the Hoeffding one is shown for reference only)."]
 
 
+CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
+ROWS_VERSION = "1"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes
+
+
+def row_context(plan_digest: str, prices: str | None, correction: str | None,
+                code: dict[str, Any] | None = None) -> str:
+    """What every row of a report depends on beyond its cell: the plan, the price and usage
+    corrections, and the installed graders (`code`: their CODE_PARAMS, default the installed ones)."""
+    if code is None:
+        p = _rule_params("", "", None, None, None, None)
+        code = {k: p[k] for k in CODE_PARAMS}
+    return digest_json({"rows": ROWS_VERSION, "report": REPORT_RULE_VERSION, "plan": plan_digest, "prices": prices,
+                        "correction": correction, **code})
+
+
 def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
                  config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None,
                  recipes: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -394,14 +426,17 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
                  price_correction: str | None = None, *,
                  config_probes: dict[str, Any] | None = None,
                  early_stop: dict[str, Any] | None = None,
-                 recipes: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+                 recipes: dict[str, Any] | None = None,
+                 memo: RowMemo | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
     probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record;
     `recipes` the run's recipe captures per MoM target (service/recipes.py `summary`, UI-7).
     `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
-    key, the action cache and --explain then hold one digest, not every cell)."""
-    rule = make_report_rule(engine)
+    key, the action cache and --explain then hold one digest, not every cell). `memo` holds rows built
+    as the run's cells finished (service/report_rows.py): the build reads them instead of every call
+    and grade, and computes the rest; the report is the same either way."""
+    rule = make_report_rule(engine, memo)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:
         inputs["correction"] = correction["digest"]

@@ -9,12 +9,12 @@ earlier build, is a cache hit). A case is stored once per build, not once per ce
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
-from srbench.cas.digest import digest_json
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.dataset import Case
@@ -145,5 +145,43 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
     return out
 
 
-def receipt_key(receipt: dict[str, Any]) -> str:
-    return digest_json(receipt)
+# a memoised row: (basis, row, row without its volatile fields, grade, turns), the last three JSON or None
+MemoEntry = tuple[list[Any], str, str, str | None, str | None]
+
+
+class RowMemo(Protocol):
+    """Rows built before the report (service/report_rows.py: as each cell finished). A cache of
+    `cell_row`: an entry counts only under the same context (`report.row_context`) and the same
+    basis (the cell's state, call, error class and judge call), so a hit is the row a cold build
+    computes."""
+
+    def rows(self, run_id: str, ctx: str, target_id: str) -> dict[str, MemoEntry]: ...
+
+
+def basis(cell: list[Any]) -> list[Any]:
+    """What of a journal cell its row depends on beyond its fixed seq, case and target."""
+    return [cell[3], cell[4], cell[5], cell[6] if len(cell) > 6 else None]
+
+
+def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
+    from srbench.cas.digest import canonical_json
+    from srbench.stages.identity import scrub
+
+    return (basis(cell), canonical_json(built.row).decode(), canonical_json(scrub(built.row)).decode(),
+            None if built.grade is None else json.dumps(built.grade),
+            None if built.turns is None else json.dumps(built.turns))
+
+
+def from_memo(store: ObjectStore, cell: list[Any], entry: MemoEntry) -> CellRow | None:
+    """The memoised row of `cell`, or None when it does not hold (another basis, or its grade
+    object is gone)."""
+    got_basis, row, _, grade, turns = entry
+    if got_basis != basis(cell):
+        return None
+    out = CellRow(json.loads(row), None if turns is None else json.loads(turns),
+                  None if grade is None else json.loads(grade))
+    if out.row.get("grade") and not store.has(out.row["grade"]):
+        return None
+    if out.grade is not None and out.grade.get("sandbox"):
+        out.receipt = out.grade["sandbox"]
+    return out

@@ -49,6 +49,12 @@ class RowSpill:
                             [(r["seq"], canonical_json(r), canonical_json(scrub(r))) for r in rows])
         self.total += len(rows)
 
+    def add_raw(self, rows: list[tuple[int, str, str]]) -> None:
+        """Rows already encoded: (seq, canonical JSON, canonical JSON without the volatile fields)."""
+        self.db.executemany("INSERT INTO rows(seq, full, scrubbed) VALUES(?,?,?)",
+                            [(seq, full.encode(), scrubbed.encode()) for seq, full, scrubbed in rows])
+        self.total += len(rows)
+
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every row in seq order, decoded (the paired section reads them; one chunk at a time)."""
         for (full,) in self.db.execute("SELECT full FROM rows ORDER BY seq"):
