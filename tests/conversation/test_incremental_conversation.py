@@ -18,7 +18,7 @@ def test_conversation_rows_as_cells_finish(api, service, toy_dataset, agent_sim,
     run = api.wait(run_id)
     assert run["status"] == "completed", run
     settled(service)
-    assert hits.hits == run["progress"]["total"] == 2 and memo_count(service, run_id) == 0
+    assert hits.hits == run["progress"]["total"] == 2 and memo_count(service, run_id, gone=True) == 0
     first, cold = cold_rebuild(api, service, run_id)
     assert first["cache_hit"] is True
     t = first["summary"]["targets"][0]

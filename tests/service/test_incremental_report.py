@@ -56,8 +56,14 @@ def cold_rebuild(api: Any, service: Any, run_id: str) -> tuple[dict[str, Any], d
     return first, cold
 
 
-def memo_count(service: Any, run_id: str) -> int:
-    return service.service.journal.one("SELECT COUNT(*) AS n FROM report_rows WHERE run_id=?", (run_id,))["n"]
+def memo_count(service: Any, run_id: str, *, gone: bool = False) -> int:
+    """The run's memoised rows (`gone`: once they are deleted, which follows the end-of-run report)."""
+    deadline = time.monotonic() + 30
+    while True:
+        n = service.service.journal.one("SELECT COUNT(*) AS n FROM report_rows WHERE run_id=?", (run_id,))["n"]
+        if not gone or n == 0 or time.monotonic() > deadline:
+            return n
+        time.sleep(0.05)
 
 
 def assert_same(service: Any, first: dict[str, Any], cold: dict[str, Any]) -> None:
@@ -95,6 +101,7 @@ def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prep
     settled(service)
     assert hits.hits == total                # the end-of-run report computed no row itself
     assert memo_count(service, run_id) == total
+    assert service.service.runs.rows._pool is not None      # built by the worker process, which still runs
     first = api.ok("GET", f"/runs/{run_id}/report")
     assert first["cache_hit"] is True
     assert first["paired"] is not None and first["paired"].get("available") is not None
@@ -134,7 +141,7 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
         run = api.wait(run_id)
     assert run["status"] == "completed", run
     settled(service)
-    assert hits.hits == run["progress"]["total"] == 5 and memo_count(service, run_id) == 0   # read, then deleted
+    assert hits.hits == run["progress"]["total"] == 5 and memo_count(service, run_id, gone=True) == 0   # read, then deleted
     first, cold = cold_rebuild(api, service, run_id)
     assert first["cache_hit"] is True
     assert first["summary"]["targets"][0]["judge_cost_usd"] > 0

@@ -27,8 +27,8 @@ CREATE TABLE IF NOT EXISTS report_heads(
   run_id TEXT PRIMARY KEY, sig TEXT NOT NULL, results_sig TEXT NOT NULL, report TEXT NOT NULL,
   results TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS report_rows(
-  run_id TEXT NOT NULL, target_id TEXT NOT NULL, cell_id TEXT NOT NULL, ctx TEXT NOT NULL, basis TEXT NOT NULL,
-  row TEXT NOT NULL, scrubbed TEXT NOT NULL, grade TEXT, turns TEXT, PRIMARY KEY(run_id, target_id, cell_id));
+  run_id TEXT NOT NULL, target_id TEXT NOT NULL, cell_id TEXT NOT NULL, ctx TEXT NOT NULL, state TEXT NOT NULL,
+  call TEXT, error_class TEXT, judge_call TEXT, row TEXT NOT NULL, scrubbed TEXT NOT NULL, grade TEXT, turns TEXT, PRIMARY KEY(run_id, target_id, cell_id));
 CREATE TRIGGER IF NOT EXISTS cells_counted_insert AFTER INSERT ON cells BEGIN
   INSERT INTO cell_counts(run_id, state, n) VALUES(new.run_id, new.state, 1)
     ON CONFLICT(run_id, state) DO UPDATE SET n = n + 1;

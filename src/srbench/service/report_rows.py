@@ -1,11 +1,14 @@
 """Report rows built while a run goes on, so that its end-of-run report only aggregates (issue 11).
 
 Each cell that reaches a terminal state is queued (`RowBuilder.cell_done`, called by the run's
-journal adapter after the cell's row committed). A worker thread takes the queue in batches: it
-reads the cells as the journal has them, builds their report rows (stages/report_cells.py
-`cell_row`, which grades a completed answer through the memoised grade rule) under one engine
-batch (one barrier for the grade objects, one action-cache write), then records the rows in
-`report_rows` in one journal transaction, after the objects they name are durable.
+journal adapter after the cell's row committed). A thread takes the queue in batches: it reads the
+cells as the journal has them and has their report rows built (stages/report_cells.py `cell_row`,
+which grades a completed answer through the memoised grade rule) by a worker process
+(service/report_rows_worker.py: grading is CPU work that would otherwise take turns with the event
+loop on the GIL) under one engine batch, so one barrier makes the batch's grade objects durable;
+then it records the batch's action-cache entries and rows in one journal transaction. A store the
+worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
+on that thread instead; a row the worker could not build is built there too.
 
 `report_rows` is a cache of `cell_row`, nothing more: an entry names the context it was built in
 (the plan, the corrections and the installed graders: stages/report.py `row_context`) and the cell's
@@ -19,14 +22,17 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import queue
 import sqlite3
 import threading
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
-from srbench.service.journal import Journal
+from srbench.service import report_rows_worker as worker
+from srbench.service.journal import Journal, write_action_entries
 from srbench.stages.report import row_context
 from srbench.stages.report_cells import MemoEntry, ReportInputs, cell_row, memo_entry
 
@@ -43,14 +49,18 @@ class JournalRowMemo:
         self.journal = journal
 
     def rows(self, run_id: str, ctx: str, target_id: str) -> dict[str, MemoEntry]:
-        return {r["cell_id"]: (json.loads(r["basis"]), r["row"], r["scrubbed"], r["grade"], r["turns"])
-                for r in self.journal.query("SELECT * FROM report_rows WHERE run_id=? AND target_id=? AND ctx=?",
-                                            (run_id, target_id, ctx))}
+        return {r[0]: ([r[1], r[2], r[3], r[4]], r[5], r[6], r[7], r[8]) for r in self.journal.query(
+            "SELECT cell_id, state, call, error_class, judge_call, row, scrubbed, grade, turns FROM report_rows "
+            "WHERE run_id=? AND target_id=? AND ctx=?", (run_id, target_id, ctx))}
 
 
 class _Drain:
-    def __init__(self, run_id: str) -> None:
+    """A marker in the queue: every cell queued before it is done (then, with `forget`, the run's rows
+    are deleted)."""
+
+    def __init__(self, run_id: str, forget: bool = False) -> None:
         self.run_id = run_id
+        self.forget = forget
         self.done = threading.Event()
 
 
@@ -66,6 +76,7 @@ class RowBuilder:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._pool: ProcessPoolExecutor | None = None
 
     # -- from the run's tasks --------------------------------------------------------------------
     def begin(self, run_id: str, plan_digest: str) -> None:
@@ -76,6 +87,10 @@ class RowBuilder:
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
             if self._thread is None:
+                if self.store.local:
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=worker.init,
+                        initargs=(self.store.url, self.store.verify_reads, self.journal.path))
                 self._thread = threading.Thread(target=self._work, name="sr-bench-report-rows", daemon=True)
                 self._thread.start()
 
@@ -92,9 +107,14 @@ class RowBuilder:
         d.done.wait(timeout_s)
 
     def forget(self, run_id: str) -> None:
-        """Stop building for this run and delete its rows (its end-of-run report is built)."""
+        """Stop building for this run; its rows are deleted by the worker thread (its end-of-run report
+        is built), without keeping the run's task waiting."""
         self._runs.pop(run_id, None)
         self._plans.pop(run_id, None)
+        if self._thread is not None:
+            self._queue.put(_Drain(run_id, forget=True))
+
+    def _delete(self, run_id: str) -> None:
         try:
             self.journal.submit_sync(lambda c: c.execute("DELETE FROM report_rows WHERE run_id=?", (run_id,)))
         except Exception as exc:  # noqa: BLE001 - a cache left behind is only space
@@ -107,6 +127,9 @@ class RowBuilder:
         if t is not None:
             self._queue.put(None)
             t.join(timeout=30)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     # -- the worker ------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -139,6 +162,8 @@ class RowBuilder:
                 except Exception as exc:  # noqa: BLE001 - a cache: the report computes these rows itself
                     log.warning("report rows of run %s not built: %s", run_id, exc)
             for d in drains:
+                if d.forget:
+                    self._delete(d.run_id)
                 d.done.set()
 
     def _inputs(self, run_id: str) -> tuple[ReportInputs, str] | None:
@@ -157,23 +182,40 @@ class RowBuilder:
             return
         ri, ctx = got
         marks = ",".join("?" * len(cell_ids))
-        cells = self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN ({marks})",
-                                   (run_id, *cell_ids))
-        out: list[tuple[Any, ...]] = []
-        with self.engine.batch():
-            for r in cells:
-                if r["state"] not in TERMINAL_CELL:
-                    continue
-                cell = [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                        r["judge_call"]]
-                built = cell_row(self.engine, ri, r["cell_id"], cell)
-                if built.volatile:
-                    continue
-                b, row, scrubbed, grade, turns = memo_entry(cell, built)
-                out.append((run_id, r["target_id"], r["cell_id"], ctx, json.dumps(b), row, scrubbed, grade, turns))
-        if out and run_id in self._runs:       # after the batch's barrier: the grades they name are durable
+        todo = [(r["cell_id"], [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
+                                r["judge_call"]])
+                for r in self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN ({marks})",
+                                            (run_id, *cell_ids)) if r["state"] in TERMINAL_CELL]
+        if not todo:
+            return
+        entries: list[Any] = []
+        rows: list[tuple[str, Any]] = []
+        left = todo
+        pool = self._pool
+        if pool is not None:
+            try:
+                entries, rows, failed = pool.submit(worker.build, self._plans[run_id], todo).result()
+                left = [t for t in todo if t[0] in set(failed)]
+            except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
+                log.warning("report rows worker stopped (%s); rows are built in the service", exc)
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+        if left:
+            with self.engine.batch():       # its own barrier and action-cache write at the end
+                for cell_id, cell in left:
+                    built = cell_row(self.engine, ri, cell_id, cell)
+                    if not built.volatile:
+                        rows.append((cell_id, memo_entry(cell, built)))
+        target_of = {cell_id: cell[2] for cell_id, cell in todo}
+        out = [(run_id, target_of[cell_id], cell_id, ctx, *b, row, scrubbed, grade, turns)
+               for cell_id, (b, row, scrubbed, grade, turns) in rows]
+        last = [(rule, subject, key, output, json.dumps(i, sort_keys=True), json.dumps(p, sort_keys=True), v)
+                for rule, subject, key, output, i, p, v in entries]
+        if run_id not in self._runs:
+            return
 
-            def w(c: sqlite3.Connection) -> None:
-                c.executemany("INSERT OR REPLACE INTO report_rows(run_id, target_id, cell_id, ctx, basis, row, "
-                              "scrubbed, grade, turns) VALUES(?,?,?,?,?,?,?,?,?)", out)
-            self.journal.submit_sync(w)
+        def w(c: sqlite3.Connection) -> None:   # the worker's grade objects are durable already
+            write_action_entries(c, last)
+            c.executemany("INSERT OR REPLACE INTO report_rows(run_id, target_id, cell_id, ctx, state, call, "
+                          "error_class, judge_call, row, scrubbed, grade, turns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", out)
+        self.journal.submit_sync(w)

@@ -298,8 +298,12 @@ class RunManager:
         if not await self.endings.record(self.journal, run_id, status, error, control.fault):
             return
         try:  # the report as the run ended: what regrade compares against
+            t0 = time.perf_counter()
             await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
+            t1 = time.perf_counter()
             await asyncio.to_thread(self.final_report, run_id)
+            log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,
+                     time.perf_counter() - t1)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = _exc_line(exc)
             try:

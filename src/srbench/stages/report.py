@@ -160,7 +160,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
         raw: list[tuple[int, str, str]] = []
         for cell_id, cell in by_target.pop(tid):
             entry = memo_rows.pop(cell_id, None)
-            b = from_memo(store, cell, entry) if entry is not None else None
+            b = from_memo(cell, entry) if entry is not None else None
             if b is None or entry is None:
                 b = cell_row(engine, ri, cell_id, cell)
                 fresh.append(b.row)

@@ -7,7 +7,7 @@ encoding) and feeds the report's content digest, which hashes exactly the bytes
 ``content_digest(report | {"rows": rows})`` would (the rows are spliced into the report's canonical
 JSON where the key ``rows`` sorts), so the digest does not change with the way it is built.
 
-The spill is a temporary SQLite file outside the store: scratch space, deleted when the build ends
+The spill is an anonymous temporary file outside the store: scratch space, gone when the build ends
 (a build cut short leaves nothing the store or the journal depends on).
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sqlite3
 import tempfile
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,31 +33,48 @@ _PAGE_TAIL = b'],"schema":1}'
 
 
 class RowSpill:
-    """Rows of one report build, in any target order; read back in seq order."""
+    """Rows of one report build, in any target order; read back in seq order. The encoded rows are
+    appended to a scratch file; only their (seq, offset, lengths) stay in memory, as arrays."""
 
     def __init__(self) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="sr-bench-report-", suffix=".spill")
-        os.close(fd)
-        self.db = sqlite3.connect(self.path)
-        self.db.execute("PRAGMA journal_mode=OFF")
-        self.db.execute("PRAGMA synchronous=OFF")
-        self.db.execute("CREATE TABLE rows(seq INTEGER PRIMARY KEY, full BLOB NOT NULL, scrubbed BLOB NOT NULL)")
+        self.file = tempfile.TemporaryFile(prefix="sr-bench-report-", suffix=".spill")
+        self.seqs = array("q")
+        self.offsets = array("q")
+        self.full_lens = array("q")
+        self.scrubbed_lens = array("q")
+        self.pos = 0
         self.total = 0
 
+    def _append(self, seq: int, full: bytes, scrubbed: bytes) -> None:
+        self.file.write(full)
+        self.file.write(scrubbed)
+        self.seqs.append(seq)
+        self.offsets.append(self.pos)
+        self.full_lens.append(len(full))
+        self.scrubbed_lens.append(len(scrubbed))
+        self.pos += len(full) + len(scrubbed)
+        self.total += 1
+
     def add(self, rows: list[dict[str, Any]]) -> None:
-        self.db.executemany("INSERT INTO rows(seq, full, scrubbed) VALUES(?,?,?)",
-                            [(r["seq"], canonical_json(r), canonical_json(scrub(r))) for r in rows])
-        self.total += len(rows)
+        for r in rows:
+            self._append(r["seq"], canonical_json(r), canonical_json(scrub(r)))
 
     def add_raw(self, rows: list[tuple[int, str, str]]) -> None:
         """Rows already encoded: (seq, canonical JSON, canonical JSON without the volatile fields)."""
-        self.db.executemany("INSERT INTO rows(seq, full, scrubbed) VALUES(?,?,?)",
-                            [(seq, full.encode(), scrubbed.encode()) for seq, full, scrubbed in rows])
-        self.total += len(rows)
+        for seq, full, scrubbed in rows:
+            self._append(seq, full.encode(), scrubbed.encode())
+
+    def _in_order(self) -> Iterator[tuple[int, bytes, bytes]]:
+        self.file.flush()
+        fd = self.file.fileno()
+        for i in sorted(range(self.total), key=self.seqs.__getitem__):
+            n = self.full_lens[i]
+            data = os.pread(fd, n + self.scrubbed_lens[i], self.offsets[i])
+            yield self.seqs[i], data[:n], data[n:]
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every row in seq order, decoded (the paired section reads them; one chunk at a time)."""
-        for (full,) in self.db.execute("SELECT full FROM rows ORDER BY seq"):
+        """Every row in seq order, decoded (the paired section reads them)."""
+        for _, full, _ in self._in_order():
             yield json.loads(full)
 
     def finish(self, store: ObjectStore, report: dict[str, Any], page_rows: int = PAGE_ROWS) -> tuple[str, str]:
@@ -70,7 +87,7 @@ class RowSpill:
         starts: list[int] = []
         buf: list[bytes] = []
         first = True
-        for seq, full, scrubbed in self.db.execute("SELECT seq, full, scrubbed FROM rows ORDER BY seq"):
+        for seq, full, scrubbed in self._in_order():
             if not first:
                 h.update(b",")
             h.update(scrubbed)
@@ -89,8 +106,4 @@ class RowSpill:
         return results, h.hexdigest()
 
     def close(self) -> None:
-        self.db.close()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        self.file.close()

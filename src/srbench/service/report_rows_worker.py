@@ -1,0 +1,79 @@
+"""The process that builds report rows while runs go on (service/report_rows.py), off the service's GIL.
+
+Grading and building a row is CPU work of the same size as dispatching the call; in the service's
+own process it would take turns with the event loop. This worker process opens the same object
+store and reads the journal's action cache (read-only); the grade objects it writes are durable (one
+barrier per batch) before it answers. It writes nothing to the journal: it returns the action-cache
+entries and the rows, and the service records them in one transaction on its journal writer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from srbench.cas import ObjectStore
+from srbench.rules import Engine
+from srbench.rules.engine import CacheEntry
+from srbench.stages.report_cells import ReportInputs, cell_row, memo_entry
+
+_state: dict[str, Any] = {}
+
+
+class _ReadCache:
+    """The journal's action cache, read-only; what this process builds is returned, not written."""
+
+    def __init__(self, journal_path: str) -> None:
+        self.conn = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        self.held: list[tuple[str, str, CacheEntry]] = []
+        self.keys: dict[str, str] = {}
+
+    def lookup(self, key: str) -> str | None:
+        got = self.keys.get(key)
+        if got is not None:
+            return got
+        row = self.conn.execute("SELECT output FROM action_cache WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
+        self.record_many([(rule, subject, entry)])
+
+    def record_many(self, entries: list[tuple[str, str, CacheEntry]]) -> None:
+        self.held.extend(entries)
+        for _, _, e in entries:
+            self.keys[e.key] = e.output
+
+    def last(self, rule: str, subject: str) -> CacheEntry | None:
+        return None
+
+
+def init(store_url: str, verify_reads: bool, journal_path: str) -> None:
+    store = ObjectStore(store_url, verify_reads=verify_reads, create=False)
+    cache = _ReadCache(journal_path)
+    _state.update(store=store, cache=cache, engine=Engine(store, cache), inputs={})
+
+
+def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+    """(action-cache entries, (cell_id, memo entry) per built row, cell ids it could not build)."""
+    store, cache, engine = _state["store"], _state["cache"], _state["engine"]
+    inputs: dict[str, ReportInputs] = _state["inputs"]
+    if plan_digest not in inputs:
+        if len(inputs) > 8:
+            inputs.clear()
+        inputs[plan_digest] = ReportInputs.load(store, {"plan": plan_digest})
+    ri = inputs[plan_digest]
+    rows: list[Any] = []
+    failed: list[str] = []
+    with engine.batch():            # one barrier for every grade object, before the answer
+        for cell_id, cell in cells:
+            try:
+                built = cell_row(engine, ri, cell_id, cell)
+            except Exception:  # noqa: BLE001 - the service builds this row itself
+                failed.append(cell_id)
+                continue
+            if not built.volatile:
+                rows.append((cell_id, memo_entry(cell, built)))
+    entries = [(rule, subject, e.key, e.output, e.inputs, e.params, e.version) for rule, subject, e in cache.held]
+    cache.held = []
+    cache.keys.clear()
+    return entries, rows, failed
