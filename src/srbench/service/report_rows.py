@@ -6,7 +6,8 @@ cells as the journal has them and has their report rows built (stages/report_cel
 which grades a completed answer through the memoised grade rule) by a worker process
 (service/report_rows_worker.py: grading is CPU work that would otherwise take turns with the event
 loop on the GIL) under one engine batch, so one barrier makes the batch's grade objects durable;
-then it records the batch's action-cache entries and rows in one journal transaction. A store the
+then it records the batch's action-cache entries and rows in one journal transaction. A batch gathers
+cells for up to `BATCH_S` (a drain ends it at once), so the worker adds about one barrier a second. A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
 on that thread instead; a row the worker could not build is built there too.
 
@@ -26,6 +27,7 @@ import multiprocessing
 import queue
 import sqlite3
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -39,7 +41,8 @@ from srbench.stages.report_cells import MemoEntry, ReportInputs, cell_row, memo_
 log = logging.getLogger("srbench.service")
 
 TERMINAL_CELL = ("completed", "failed", "cancelled", "ambiguous")
-BATCH = 256
+BATCH = 2048           # cells per batch, at most
+BATCH_S = 1.0          # and the time a batch gathers cells: one barrier a second at most, beside dispatch's
 
 
 class JournalRowMemo:
@@ -139,6 +142,7 @@ class RowBuilder:
                 return
             batch: list[tuple[str, str]] = []
             drains: list[_Drain] = []
+            started = time.monotonic()
             while True:
                 if isinstance(item, _Drain):
                     drains.append(item)
@@ -147,10 +151,11 @@ class RowBuilder:
                     self._queue.put(None)
                     break
                 batch.append(item)
-                if len(batch) >= BATCH:
+                wait = started + BATCH_S - time.monotonic()
+                if len(batch) >= BATCH or wait <= 0:
                     break
                 try:
-                    item = self._queue.get_nowait()
+                    item = self._queue.get(timeout=wait)
                 except queue.Empty:
                     break
             by_run: dict[str, list[str]] = {}
@@ -181,11 +186,14 @@ class RowBuilder:
         if got is None:
             return
         ri, ctx = got
-        marks = ",".join("?" * len(cell_ids))
-        todo = [(r["cell_id"], [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                r["judge_call"]])
-                for r in self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN ({marks})",
-                                            (run_id, *cell_ids)) if r["state"] in TERMINAL_CELL]
+        todo: list[tuple[str, list[Any]]] = []
+        for i in range(0, len(cell_ids), 500):
+            part = cell_ids[i:i + 500]
+            todo += [(r["cell_id"], [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
+                                     r["judge_call"]])
+                     for r in self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN "
+                                                 f"({','.join('?' * len(part))})", (run_id, *part))
+                     if r["state"] in TERMINAL_CELL]
         if not todo:
             return
         entries: list[Any] = []
