@@ -22,6 +22,7 @@ import aiohttp
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
+from srbench.cas.digest import canonical_json
 from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
@@ -44,6 +45,8 @@ from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
 log = logging.getLogger("srbench.service")
+CELLS_SQL = ("SELECT cell_id, seq, case_id, target_id, state, call, error_class, judge_call, judge_request FROM cells "
+             "WHERE run_id=?")
 # SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
 CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
 
@@ -461,16 +464,12 @@ class RunManager:
         head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
         if head is not None and head["sig"] == sig and self.store.has(head["report"]):
             return head["report"], True, "up to date"
-        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                r["judge_call"], r["judge_request"]]
-                 for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
-        if run["status"] in TERMINAL and self._cells_version(run_id) == version:
+        if run["status"] in TERMINAL:
             # a finished run's cells as one object: the rule key, the action cache entry and its explain
-            # hold a digest, not a copy of every cell (tens of MB for a big run)
-            cells_in: Any = self.store.put_json(cells)
-            del cells
+            # hold a digest, not a copy of every cell (tens of MB for a big run); encoded as they are read
+            cells_in: Any = self.store.put_bytes(self._cells_json(run_id))
         else:
-            cells_in = cells
+            cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
@@ -481,6 +480,14 @@ class RunManager:
             "ON CONFLICT(run_id) DO UPDATE SET sig=excluded.sig, results_sig=excluded.results_sig, "
             "report=excluded.report, results=excluded.results", (run_id, sig, rsig, digest, results)))
         return digest, hit, why
+
+    def _cells_json(self, run_id: str) -> bytes:
+        """canonical_json({cell_id: [seq, case_id, target_id, state, call, error_class, judge_call,
+        judge_request]}) of the run's cells, streamed from the journal in cell-id order (the order of
+        canonical JSON's sorted keys) without holding them as objects."""
+        parts = [json.dumps(r[0], ensure_ascii=False).encode() + b":" + canonical_json(list(r[1:]))
+                 for r in self.journal.reader().execute(CELLS_SQL + " ORDER BY cell_id", (run_id,))]
+        return b"{" + b",".join(parts) + b"}"
 
     def results_digest(self, run_id: str) -> str:
         """The current results object: the head's when only the summary changed since (a running

@@ -21,6 +21,7 @@ the run's router recipe captures (UI-7: status, projection hash, limitation).
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from typing import Any
 
@@ -138,9 +139,14 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     if isinstance(cells_in, str):       # a finished run's cells, as one object (service/runs.py)
         cells_in = store.get_json(cells_in)
     by_target: dict[str, list[tuple[str, list[Any]]]] = {tid: [] for tid in targets}
-    for cell_id, cell in sorted(cells_in.items(), key=lambda kv: kv[1][0]):
+    for cell_id, cell in cells_in.items():      # the repeated strings shared: a big run's cells stay small
+        cell[1:4] = [sys.intern(x) for x in cell[1:4]]
+        if cell[5] is not None:
+            cell[5] = sys.intern(cell[5])
         by_target[cell[2]].append((cell_id, cell))
     del cells_in
+    for cs in by_target.values():
+        cs.sort(key=lambda kv: kv[1][0])
     volatile = False
     receipts: dict[str, Any] = {}
     states: Counter[str] = Counter()
