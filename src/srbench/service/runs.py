@@ -224,6 +224,7 @@ class RunManager:
                 if await self._config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
                                      client).run(cells)
+                    del cells              # not held while the end-of-run report is built (a big run's cells)
                     if not control.cancel.is_set() and control.fault is None:
                         await self._config_check(client, plan, jr, control, "after")
                         await check_after(client, plan, captures, jr.event)

@@ -46,7 +46,7 @@ from srbench.stages.published_report import (
     published_limitations,
 )
 from srbench.stages.report_cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
-from srbench.stages.report_stream import RowSpill
+from srbench.stages.report_stream import RowSpill, iter_cells
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
@@ -136,10 +136,10 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     ri = ReportInputs.load(store, inputs)
     plan, cases, targets = ri.plan, ri.cases, ri.targets
     cells_in = inputs["cells"]
-    if isinstance(cells_in, str):       # a finished run's cells, as one object (service/runs.py)
-        cells_in = store.get_json(cells_in)
     by_target: dict[str, list[tuple[str, list[Any]]]] = {tid: [] for tid in targets}
-    for cell_id, cell in cells_in.items():      # the repeated strings shared: a big run's cells stay small
+    # a finished run's cells are one object (service/runs.py), read entry by entry; the repeated
+    # strings are shared: a big run's cells stay small
+    for cell_id, cell in (iter_cells(store.get_bytes(cells_in)) if isinstance(cells_in, str) else cells_in.items()):
         cell[1:4] = [sys.intern(x) for x in cell[1:4]]
         if cell[5] is not None:
             cell[5] = sys.intern(cell[5])

@@ -32,6 +32,24 @@ _PAGE_HEAD = b'{"kind":"results_page","rows":['
 _PAGE_TAIL = b'],"schema":1}'
 
 
+def iter_cells(data: bytes) -> Iterator[tuple[str, list[Any]]]:
+    """The (cell id, cell) entries of a cells object (canonical JSON: no whitespace), one at a time,
+    without building the whole map."""
+    text = data.decode()
+    del data
+    dec = json.JSONDecoder()
+    if text[1:2] == "}":
+        return
+    i = 1
+    while True:
+        key, i = dec.raw_decode(text, i)
+        value, i = dec.raw_decode(text, i + 1)       # after the ':'
+        yield key, value
+        if text[i] == "}":
+            return
+        i += 1                                       # the ','
+
+
 class RowSpill:
     """Rows of one report build, in any target order; read back in seq order. The encoded rows are
     appended to a scratch file; only their (seq, offset, lengths) stay in memory, as arrays."""
