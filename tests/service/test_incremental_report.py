@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srbench.cas.digest import canonical_json
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import Fault, SimulatorThread
 from srbench.stages import report as report_mod
@@ -105,10 +104,6 @@ def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prep
     assert service.service.runs.rows._pool is not None      # built by the worker process, which still runs
     first = api.ok("GET", f"/runs/{run_id}/report")
     assert first["cache_hit"] is True
-    cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                            r["judge_call"], r["judge_request"]]
-             for r in service.service.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
-    assert service.service.runs._cells_json(run_id) == canonical_json(cells)    # streamed, same object
     assert first["paired"] is not None and first["paired"].get("available") is not None
     assert sum(t["failed"] for t in first["summary"]["targets"]) == 1
 

@@ -7,7 +7,7 @@ import random
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
 from srbench.stages.identity import content_digest, scrub
-from srbench.stages.report_stream import RowSpill, iter_cells
+from srbench.stages.report_stream import CellSource, RowSpill, iter_cells, write_run_cells
 from srbench.stages.results import write_results
 
 
@@ -44,3 +44,16 @@ def test_cells_object_read_entry_by_entry() -> None:
     cells["odd"] = [99, "c\"]:,{", "t1", "failed", None, "http_500", None, None]
     assert dict(iter_cells(canonical_json(cells))) == cells
     assert list(iter_cells(canonical_json({}))) == []
+
+
+def test_run_cells_parts_give_each_target_its_cells_in_seq_order(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    rows = [(f"c{i:03d}", i, f"case-{i // 2}", f"t{i % 2}", "completed", f"b3:{i:064x}", None, None, None)
+            for i in range(20)]
+    index = write_run_cells(store, sorted(rows, key=lambda r: (r[3], r[1])))
+    as_map = {r[0]: list(r[1:]) for r in rows}
+    for cells in (index, store.put_json(as_map), as_map):
+        src = CellSource(store, cells, ["t0", "t1", "t9"])
+        assert src.target("t0") == [(r[0], list(r[1:])) for r in rows if r[3] == "t0"]
+        assert src.target("t1") == [(r[0], list(r[1:])) for r in rows if r[3] == "t1"]
+        assert src.target("t9") == []

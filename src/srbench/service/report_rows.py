@@ -74,7 +74,7 @@ class RowBuilder:
         self.journal, self.store, self.engine = journal, store, engine
         self.memo = JournalRowMemo(journal)
         self._queue: queue.Queue[Any] = queue.Queue()
-        self._runs: dict[str, tuple[ReportInputs, str] | None] = {}
+        self._runs: dict[str, ReportInputs | None] = {}
         self._plans: dict[str, str] = {}
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -171,21 +171,21 @@ class RowBuilder:
                     self._delete(d.run_id)
                 d.done.set()
 
-    def _inputs(self, run_id: str) -> tuple[ReportInputs, str] | None:
+    def _inputs(self, run_id: str) -> ReportInputs | None:
+        """The run's report inputs in this process (only for rows the worker did not build)."""
         got = self._runs.get(run_id)
         if got is None:
             plan = self._plans.get(run_id)
             if plan is None:
                 return None
-            got = (ReportInputs.load(self.store, {"plan": plan}), row_context(plan, None, None))
-            self._runs[run_id] = got
+            got = self._runs[run_id] = ReportInputs.load(self.store, {"plan": plan})
         return got
 
     def _build(self, run_id: str, cell_ids: list[str]) -> None:
-        got = self._inputs(run_id)
-        if got is None:
+        plan = self._plans.get(run_id)
+        if plan is None:
             return
-        ri, ctx = got
+        ctx = row_context(plan, None, None)
         todo: list[tuple[str, list[Any]]] = []
         for i in range(0, len(cell_ids), 500):
             part = cell_ids[i:i + 500]
@@ -202,13 +202,14 @@ class RowBuilder:
         pool = self._pool
         if pool is not None:
             try:
-                entries, rows, failed = pool.submit(worker.build, self._plans[run_id], todo).result()
+                entries, rows, failed = pool.submit(worker.build, plan, todo).result()
                 left = [t for t in todo if t[0] in set(failed)]
             except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
                 log.warning("report rows worker stopped (%s); rows are built in the service", exc)
                 self._pool = None
                 pool.shutdown(wait=False, cancel_futures=True)
-        if left:
+        ri = self._inputs(run_id) if left else None
+        if ri is not None:
             with self.engine.batch():       # its own barrier and action-cache write at the end
                 for cell_id, cell in left:
                     built = cell_row(self.engine, ri, cell_id, cell)

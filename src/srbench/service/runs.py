@@ -22,7 +22,6 @@ import aiohttp
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
-from srbench.cas.digest import canonical_json
 from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
@@ -40,6 +39,7 @@ from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report, report_signature
+from srbench.stages.report_stream import write_run_cells
 from srbench.stages.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
@@ -466,9 +466,11 @@ class RunManager:
         if head is not None and head["sig"] == sig and self.store.has(head["report"]):
             return head["report"], True, "up to date"
         if run["status"] in TERMINAL:
-            # a finished run's cells as one object: the rule key, the action cache entry and its explain
-            # hold a digest, not a copy of every cell (tens of MB for a big run); encoded as they are read
-            cells_in: Any = self.store.put_bytes(self._cells_json(run_id))
+            # a finished run's cells as objects (one per target, and their index): the rule key, the action
+            # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
+            # written as the journal streams them, read by the report one target at a time
+            cells_in: Any = write_run_cells(self.store, self.journal.reader().execute(
+                CELLS_SQL + " ORDER BY target_id, seq", (run_id,)))
         else:
             cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
         digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
@@ -481,14 +483,6 @@ class RunManager:
             "ON CONFLICT(run_id) DO UPDATE SET sig=excluded.sig, results_sig=excluded.results_sig, "
             "report=excluded.report, results=excluded.results", (run_id, sig, rsig, digest, results)))
         return digest, hit, why
-
-    def _cells_json(self, run_id: str) -> bytes:
-        """canonical_json({cell_id: [seq, case_id, target_id, state, call, error_class, judge_call,
-        judge_request]}) of the run's cells, streamed from the journal in cell-id order (the order of
-        canonical JSON's sorted keys) without holding them as objects."""
-        parts = [json.dumps(r[0], ensure_ascii=False).encode() + b":" + canonical_json(list(r[1:]))
-                 for r in self.journal.reader().execute(CELLS_SQL + " ORDER BY cell_id", (run_id,))]
-        return b"{" + b",".join(parts) + b"}"
 
     def results_digest(self, run_id: str) -> str:
         """The current results object: the head's when only the summary changed since (a running

@@ -21,7 +21,6 @@ the run's router recipe captures (UI-7: status, projection hash, limitation).
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from typing import Any
 
@@ -46,7 +45,7 @@ from srbench.stages.published_report import (
     published_limitations,
 )
 from srbench.stages.report_cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
-from srbench.stages.report_stream import RowSpill, iter_cells
+from srbench.stages.report_stream import CellSource, RowSpill
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
@@ -135,18 +134,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)
     plan, cases, targets = ri.plan, ri.cases, ri.targets
-    cells_in = inputs["cells"]
-    by_target: dict[str, list[tuple[str, list[Any]]]] = {tid: [] for tid in targets}
-    # a finished run's cells are one object (service/runs.py), read entry by entry; the repeated
-    # strings are shared: a big run's cells stay small
-    for cell_id, cell in (iter_cells(store.get_bytes(cells_in)) if isinstance(cells_in, str) else cells_in.items()):
-        cell[1:4] = [sys.intern(x) for x in cell[1:4]]
-        if cell[5] is not None:
-            cell[5] = sys.intern(cell[5])
-        by_target[cell[2]].append((cell_id, cell))
-    del cells_in
-    for cs in by_target.values():
-        cs.sort(key=lambda kv: kv[1][0])
+    cells_of = CellSource(store, inputs["cells"], list(targets))
     volatile = False
     receipts: dict[str, Any] = {}
     states: Counter[str] = Counter()
@@ -164,7 +152,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
         built: list[CellRow] = []
         fresh: list[dict[str, Any]] = []
         raw: list[tuple[int, str, str]] = []
-        for cell_id, cell in by_target.pop(tid):
+        for cell_id, cell in cells_of.target(tid):
             entry = memo_rows.pop(cell_id, None)
             b = from_memo(cell, entry) if entry is not None else None
             if b is None or entry is None:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import sys
 import tempfile
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import blake3
@@ -48,6 +49,62 @@ def iter_cells(data: bytes) -> Iterator[tuple[str, list[Any]]]:
         if text[i] == "}":
             return
         i += 1                                       # the ','
+
+
+class CellSource:
+    """A report's cells one target at a time, in seq order. `cells` is the map itself, the digest of
+    one object holding it (read entry by entry, the repeated strings shared), or the digest of a
+    `run_cells` index naming one `run_cells_part` object per target (service/runs.py: a finished
+    run's), so that only one target's cells are in memory at a time."""
+
+    def __init__(self, store: ObjectStore, cells: dict[str, list[Any]] | str, targets: list[str]) -> None:
+        self.store = store
+        self.parts: dict[str, str] | None = None
+        self.grouped: dict[str, list[tuple[str, list[Any]]]] = {tid: [] for tid in targets}
+        if isinstance(cells, str):
+            data = store.get_bytes(cells)
+            if data.startswith(b'{"kind":"run_cells",'):
+                self.parts = json.loads(data)["targets"]
+                return
+            entries: Iterable[tuple[str, list[Any]]] = iter_cells(data)
+            del data
+        else:
+            entries = cells.items()
+        for cell_id, cell in entries:
+            cell[1:4] = [sys.intern(x) for x in cell[1:4]]
+            if cell[5] is not None:
+                cell[5] = sys.intern(cell[5])
+            self.grouped[cell[2]].append((cell_id, cell))
+        for cs in self.grouped.values():
+            cs.sort(key=lambda kv: kv[1][0])
+
+    def target(self, tid: str) -> list[tuple[str, list[Any]]]:
+        if self.parts is None:
+            return self.grouped.pop(tid, [])
+        digest = self.parts.get(tid)
+        if digest is None:
+            return []
+        return [(c[0], c[1:]) for c in self.store.get_json(digest)["cells"]]
+
+
+def write_run_cells(store: ObjectStore, rows: Iterable[tuple[Any, ...]]) -> str:
+    """The `run_cells` index of (cell_id, seq, case_id, target_id, ...) rows ordered by target and seq,
+    one part per target (objects without a sync each: the report build ends with one barrier)."""
+    parts: dict[str, str] = {}
+    buf: list[list[Any]] = []
+    current: str | None = None
+
+    def flush() -> None:
+        if current is not None:
+            parts[current] = store.put_json({"kind": "run_cells_part", "schema": 1, "target_id": current,
+                                             "cells": buf}, durable=False)
+    for r in rows:
+        if r[3] != current:
+            flush()
+            current, buf = r[3], []
+        buf.append(list(r))
+    flush()
+    return store.put_json({"kind": "run_cells", "schema": 1, "targets": parts}, durable=False)
 
 
 class RowSpill:
