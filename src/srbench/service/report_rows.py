@@ -41,6 +41,7 @@ from srbench.stages.report_cells import MemoEntry, ReportInputs, cell_row, memo_
 log = logging.getLogger("srbench.service")
 
 TERMINAL_CELL = ("completed", "failed", "cancelled", "ambiguous")
+DRAIN_MIN = 256        # fewer cells left to build at a run's end: its report builds them itself, no waiting
 BATCH = 2048           # cells per batch, at most
 BATCH_S = 1.0          # and the time a batch gathers cells: one barrier a second at most, beside dispatch's
 
@@ -76,6 +77,7 @@ class RowBuilder:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._runs: dict[str, ReportInputs | None] = {}
         self._plans: dict[str, str] = {}
+        self._pending: dict[str, int] = {}       # cells queued and not built yet, per run
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -99,11 +101,14 @@ class RowBuilder:
 
     def cell_done(self, run_id: str, cell_id: str) -> None:
         if run_id in self._runs:
+            with self._lock:
+                self._pending[run_id] = self._pending.get(run_id, 0) + 1
             self._queue.put((run_id, cell_id))
 
     def drain(self, run_id: str, timeout_s: float = 600.0) -> None:
-        """Block until every cell queued for this run before now has its row (or was given up on)."""
-        if run_id not in self._runs or self._thread is None:
+        """Block until every cell queued for this run before now has its row (or was given up on);
+        at once when fewer than DRAIN_MIN are left (the report builds those itself)."""
+        if run_id not in self._runs or self._thread is None or self._pending.get(run_id, 0) < max(1, DRAIN_MIN):
             return
         d = _Drain(run_id)
         self._queue.put(d)
@@ -114,6 +119,8 @@ class RowBuilder:
         is built), without keeping the run's task waiting."""
         self._runs.pop(run_id, None)
         self._plans.pop(run_id, None)
+        with self._lock:
+            self._pending.pop(run_id, None)
         if self._thread is not None:
             self._queue.put(_Drain(run_id, forget=True))
 
@@ -166,6 +173,9 @@ class RowBuilder:
                     self._build(run_id, cell_ids)
                 except Exception as exc:  # noqa: BLE001 - a cache: the report computes these rows itself
                     log.warning("report rows of run %s not built: %s", run_id, exc)
+                with self._lock:
+                    if run_id in self._pending:
+                        self._pending[run_id] -= len(cell_ids)
             for d in drains:
                 if d.forget:
                     self._delete(d.run_id)

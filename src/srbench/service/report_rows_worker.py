@@ -4,14 +4,20 @@ Grading and building a row is CPU work of the same size as dispatching the call;
 own process it would take turns with the event loop. This worker process opens the same object
 store and reads the journal's action cache (read-only); the grade objects it writes are durable (one
 barrier per batch) before it answers. It writes nothing to the journal: it returns the action-cache
-entries and the rows, and the service records them in one transaction on its journal writer.
+entries and the rows, and the service records them in one transaction on its journal writer. A
+cell graded in a sandbox is left to the service (its sandbox is the service's), and so is a cell
+this process cannot build (a benchmark it does not know); the worker exits when the service does.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+import time
 from typing import Any
 
+from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.rules.engine import CacheEntry
@@ -47,7 +53,15 @@ class _ReadCache:
         return None
 
 
+def _watch_parent(parent: int) -> None:
+    """Exit when the service is gone (a kill -9 leaves no orphan worker behind)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def init(store_url: str, verify_reads: bool, journal_path: str) -> None:
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     store = ObjectStore(store_url, verify_reads=verify_reads, create=False)
     cache = _ReadCache(journal_path)
     _state.update(store=store, cache=cache, engine=Engine(store, cache), inputs={})
@@ -66,6 +80,9 @@ def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[An
     failed: list[str] = []
     with engine.batch():            # one barrier for every grade object, before the answer
         for cell_id, cell in cells:
+            if getattr(get_benchmark(ri.cases[cell[1]].benchmark), "needs_sandbox", False):
+                failed.append(cell_id)      # graded in a sandbox: the service grades it, with its own sandbox
+                continue
             try:
                 built = cell_row(engine, ri, cell_id, cell)
             except Exception:  # noqa: BLE001 - the service builds this row itself
