@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import queue
 import sqlite3
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from srbench.cas import ObjectStore
@@ -81,7 +79,7 @@ class RowBuilder:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: worker.WorkerProcess | None = None
 
     # -- from the run's tasks --------------------------------------------------------------------
     def begin(self, run_id: str, plan_digest: str) -> None:
@@ -92,10 +90,6 @@ class RowBuilder:
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
             if self._thread is None:
-                if self.store.local:
-                    self._pool = ProcessPoolExecutor(
-                        max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=worker.init,
-                        initargs=(self.store.url, self.store.verify_reads, self.journal.path))
                 self._thread = threading.Thread(target=self._work, name="sr-bench-report-rows", daemon=True)
                 self._thread.start()
 
@@ -139,10 +133,15 @@ class RowBuilder:
             t.join(timeout=30)
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.close()
 
     # -- the worker ------------------------------------------------------------------------------
     def _work(self) -> None:
+        if self.store.local:
+            try:
+                self._pool = worker.WorkerProcess(self.store, self.journal.path)
+            except OSError as exc:
+                log.warning("no report rows worker (%s); rows are built in the service", exc)
         while True:
             item = self._queue.get()
             if item is None:
@@ -212,12 +211,12 @@ class RowBuilder:
         pool = self._pool
         if pool is not None:
             try:
-                entries, rows, failed = pool.submit(worker.build, plan, todo).result()
+                entries, rows, failed = pool.build(plan, todo)
                 left = [t for t in todo if t[0] in set(failed)]
             except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
                 log.warning("report rows worker stopped (%s); rows are built in the service", exc)
                 self._pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.close()
         ri = self._inputs(run_id) if left else None
         if ri is not None:
             with self.engine.batch():       # its own barrier and action-cache write at the end

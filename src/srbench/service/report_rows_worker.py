@@ -1,5 +1,9 @@
 """The process that builds report rows while runs go on (service/report_rows.py), off the service's GIL.
 
+Run as ``python -m srbench.service.report_rows_worker`` by the service (`WorkerProcess`): requests
+and answers are pickles on its stdin and stdout (the first request opens the store), so no script
+of the caller's is imported again and nothing is on its command line; end of input ends it.
+
 Grading and building a row is CPU work of the same size as dispatching the call; in the service's
 own process it would take turns with the event loop. This worker process opens the same object
 store and reads the journal's action cache (read-only); the grade objects it writes are durable (one
@@ -12,10 +16,13 @@ this process cannot build (a benchmark it does not know); the worker exits when 
 from __future__ import annotations
 
 import os
+import pickle
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
-from typing import Any
+from typing import Any, BinaryIO
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
@@ -94,3 +101,60 @@ def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[An
     cache.held = []
     cache.keys.clear()
     return entries, rows, failed
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "wb")     # the answers; anything printed goes to stderr
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    init(*pickle.load(inp))
+    while True:
+        try:
+            request = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            answer: Any = ("ok", build(*request))
+        except Exception as exc:  # noqa: BLE001 - told to the service, which builds these rows itself
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+
+class WorkerProcess:
+    """The service's side: one worker process, one request at a time (from one thread)."""
+
+    def __init__(self, store: ObjectStore, journal_path: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "srbench.service.report_rows_worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin: BinaryIO = self.proc.stdin
+        self.stdout: BinaryIO = self.proc.stdout
+        self._send((store.url, store.verify_reads, journal_path))
+
+    def _send(self, value: Any) -> None:
+        pickle.dump(value, self.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.stdin.flush()
+
+    def build(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+        self._send((plan_digest, cells))
+        status, value = pickle.load(self.stdout)
+        if status != "ok":
+            raise RuntimeError(value)
+        return value
+
+    def close(self) -> None:
+        try:
+            self.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.stdout.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,12 @@ Each benchmark row also carries the published rule's figure (published_report.py
 target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
 is a limitation on that target's summary and every one of its benchmark rows.
 
+The build streams (issue 11): one target's rows at a time (stages/report_cells.py builds a row),
+spilled and read back in seq order into the results pages and the content digest
+(stages/report_stream.py), so its memory does not grow with the run. Rows built as the run's cells
+finished (a `RowMemo`: service/report_rows.py) are read instead of every call and grade; the
+report is the same object with or without them.
+
 A live run with a router (mom) and a single target also gets `paired` (`in_run`): each router
 against the strongest single of the same run, both claim rules shown, the declared one making the
 claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
