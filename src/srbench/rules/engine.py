@@ -20,7 +20,8 @@ A rule never calls a model, never reads the clock and never touches the network.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -162,6 +163,18 @@ class Engine:
         batch.depth += 1
         try:
             return self._build(batch, rule, inputs, params or {}, subject)
+        finally:
+            batch.depth -= 1
+            if batch.depth == 0:
+                self._flush(batch)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Builds inside share one barrier and one cache write, at the end of the outermost one."""
+        batch = self._batch
+        batch.depth += 1
+        try:
+            yield
         finally:
             batch.depth -= 1
             if batch.depth == 0:

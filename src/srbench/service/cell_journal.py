@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from typing import Any
 
 from srbench.cas import ObjectStore, digest_json, short
@@ -30,10 +31,17 @@ def cell_id(case_id: str, target_id: str) -> str:
 class RunJournalAdapter:
     """The journal writes dispatch needs, for one run. Objects are stored durably before the row."""
 
-    def __init__(self, journal: Journal, run_id: str, store: ObjectStore) -> None:
+    def __init__(self, journal: Journal, run_id: str, store: ObjectStore,
+                 on_done: Callable[[str], None] | None = None) -> None:
+        """`on_done(cell_id)` is told of a cell's final write once it committed (service/report_rows.py)."""
         self.journal = journal
         self.run_id = run_id
         self.store = store
+        self.on_done = on_done
+
+    def _done(self, cell: Cell) -> None:
+        if self.on_done is not None:
+            self.on_done(cell.cell_id)
 
     def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
         """A prepare step for the journal writer: write the objects; ask for the batch's durability
@@ -83,7 +91,10 @@ class RunJournalAdapter:
                 add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                           "target_id": cell.target_id, "error_class": ec, "error": er})
             return ok
-        return await self.journal.submit(w, self._objects(objects))
+        ok = await self.journal.submit(w, self._objects(objects))
+        if state != "judge_dispatching" or not ok:
+            self._done(cell)
+        return ok
 
     async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
@@ -99,6 +110,7 @@ class RunJournalAdapter:
                                                              "target_id": cell.target_id,
                                                              "error_class": error_class, "error": error})
         await self.journal.submit(w, self._objects(objects))
+        self._done(cell)
 
     # -- multi-call cells (stages/conversation_dispatch.py) ---------------------------------------
     async def call_dispatching(self, cell: Cell, index: int, role: str, target_id: str, request: str,
@@ -153,6 +165,7 @@ class RunJournalAdapter:
                                                              "target_id": cell.target_id, "error_class": error_class,
                                                              "error": error})
         await self.journal.submit(w, self._objects(objects))
+        self._done(cell)
 
     async def event(self, type_: str, data: dict[str, Any]) -> None:
         await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))

@@ -326,6 +326,12 @@ def add_event(conn: sqlite3.Connection, run_id: str, type_: str, data: dict[str,
                  (run_id, time.time(), type_, json.dumps(data or {}, sort_keys=True)))
 
 
+def write_action_entries(c: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Action-cache entries, each (rule, subject, key, output, inputs JSON, params JSON, version)."""
+    c.executemany("INSERT OR REPLACE INTO action_cache(key, output) VALUES(?,?)", [(r[2], r[3]) for r in rows])
+    c.executemany("INSERT OR REPLACE INTO action_last VALUES(?,?,?,?,?,?,?)", rows)
+
+
 class JournalActionCache:
     """The rule engine's action cache, persisted in the journal."""
 
@@ -344,11 +350,7 @@ class JournalActionCache:
         rows = [(rule, subject, e.key, e.output, json.dumps(e.inputs, sort_keys=True),
                  json.dumps(e.params, sort_keys=True), e.version) for rule, subject, e in entries]
 
-        def write(c: sqlite3.Connection) -> None:
-            c.executemany("INSERT OR REPLACE INTO action_cache(key, output) VALUES(?,?)", [(r[2], r[3]) for r in rows])
-            c.executemany("INSERT OR REPLACE INTO action_last VALUES(?,?,?,?,?,?,?)", rows)
-
-        self.journal.submit_sync(write)
+        self.journal.submit_sync(lambda c: write_action_entries(c, rows))
 
     def last(self, rule: str, subject: str) -> CacheEntry | None:
         row = self.journal.one("SELECT * FROM action_last WHERE rule=? AND subject=?", (rule, subject))

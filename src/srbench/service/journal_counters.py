@@ -8,7 +8,8 @@ whichever code path wrote them (dispatch, recovery, a pulled run, the restart sw
 
 A store made before these existed is counted once, when the journal is opened, in the same
 transaction that creates the triggers. `report_heads` keeps each run's last built report with the
-signature of its inputs (stages/report.py `report_signature`). Also here: the indexes the paged reads use (runs newest
+signature of its inputs (stages/report.py `report_signature`); `report_rows` the report rows built
+while a run goes on (service/report_rows.py). Also here: the indexes the paged reads use (runs newest
 first, a run's children, events by type).
 """
 
@@ -25,6 +26,9 @@ CREATE TABLE IF NOT EXISTS run_stats(
 CREATE TABLE IF NOT EXISTS report_heads(
   run_id TEXT PRIMARY KEY, sig TEXT NOT NULL, results_sig TEXT NOT NULL, report TEXT NOT NULL,
   results TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS report_rows(
+  run_id TEXT NOT NULL, target_id TEXT NOT NULL, cell_id TEXT NOT NULL, ctx TEXT NOT NULL, state TEXT NOT NULL,
+  call TEXT, error_class TEXT, judge_call TEXT, row TEXT NOT NULL, scrubbed TEXT NOT NULL, grade TEXT, turns TEXT, PRIMARY KEY(run_id, target_id, cell_id));
 CREATE TRIGGER IF NOT EXISTS cells_counted_insert AFTER INSERT ON cells BEGIN
   INSERT INTO cell_counts(run_id, state, n) VALUES(new.run_id, new.state, 1)
     ON CONFLICT(run_id, state) DO UPDATE SET n = n + 1;

@@ -7,7 +7,8 @@ digest (``b3:<64 hex>``), or a JSON document holding digests (a dataset ref's ma
 ``action_cache.output``. A few columns hold digests that are *not* references and are skipped
 (`NOT_REFERENCES`): rule keys (``action_cache.key``, ``action_last.key``), the inputs and params the
 action cache keeps only to explain a rebuild (``action_last.inputs``/``params``), a report head's
-signatures of its inputs (``report_heads.sig``/``results_sig``), and the event log.
+signatures of its inputs (``report_heads.sig``/``results_sig``), the context digest of a memoised
+report row (``report_rows.ctx``), and the event log.
 Tables added later are scanned the same way, so a new column naming objects is protected by default.
 From the roots, references are followed through objects: in any object that is a JSON object, any
 string value that is a digest is a reference (a plan names its dataset ``object``, a call record its
@@ -59,7 +60,7 @@ DEFAULT_GRACE_S = 3600.0
 # (table, column) pairs that hold digests which are not references; "*" skips the whole table
 NOT_REFERENCES: frozenset[tuple[str, str]] = frozenset({
     ("action_cache", "key"), ("action_last", "key"), ("action_last", "inputs"), ("action_last", "params"),
-    ("events", "*"), ("report_heads", "sig"), ("report_heads", "results_sig"),
+    ("events", "*"), ("report_heads", "sig"), ("report_heads", "results_sig"), ("report_rows", "ctx"),
 })
 ACTIVE_RUN_STATUSES = ("queued", "running")
 MAX_REFERRERS = 10            # referrers listed per missing digest (the count is always given)

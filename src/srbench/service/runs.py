@@ -32,17 +32,21 @@ from srbench.service.early_stop import StopMonitor, check_baseline_run
 from srbench.service.journal import Journal, add_event
 from srbench.service.recipes import capture_before, check_after
 from srbench.service.recipes import summary as recipe_summary
+from srbench.service.report_rows import RowBuilder
 from srbench.service.run_end import Endings, terminal
 from srbench.service.task_resources import benchmark_preflight
 from srbench.stages.datasets import decode_cases, read_dataset_object
 from srbench.stages.dispatch import Cell, Dispatcher, RunControl, stop_scope
 from srbench.stages.plan import check_frozen
 from srbench.stages.report import build_report, report_signature
+from srbench.stages.report_stream import write_run_cells
 from srbench.stages.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
 log = logging.getLogger("srbench.service")
+CELLS_SQL = ("SELECT cell_id, seq, case_id, target_id, state, call, error_class, judge_call, judge_request FROM cells "
+             "WHERE run_id=?")
 # SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
 CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
 
@@ -56,6 +60,7 @@ class RunManager:
         self.controls: dict[str, RunControl] = {}
         self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
         self.endings = Endings()
+        self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
 
     def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
         """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
@@ -193,7 +198,9 @@ class RunManager:
         cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
         self.controls[run_id] = control
-        jr = RunJournalAdapter(self.journal, run_id, self.store)
+        self.rows.begin(run_id, run["plan"])
+        jr = RunJournalAdapter(self.journal, run_id, self.store,
+                               on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
         now = time.time()
         monitor = await StopMonitor.start(self, run_id, plan, list(cases.values()), control)
 
@@ -217,6 +224,7 @@ class RunManager:
                 if await self._config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
                                      client).run(cells)
+                    del cells              # not held while the end-of-run report is built (a big run's cells)
                     if not control.cancel.is_set() and control.fault is None:
                         await self._config_check(client, plan, jr, control, "after")
                         await check_after(client, plan, captures, jr.event)
@@ -294,14 +302,21 @@ class RunManager:
         if not await self.endings.record(self.journal, run_id, status, error, control.fault):
             return
         try:  # the report as the run ended: what regrade compares against
+            t0 = time.perf_counter()
+            await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
+            t1 = time.perf_counter()
             await asyncio.to_thread(self.final_report, run_id)
-            release_memory()
+            log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,
+                     time.perf_counter() - t1)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = _exc_line(exc)
             try:
                 await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
             except Exception:  # noqa: BLE001 - the journal is closing
                 pass
+        finally:
+            await asyncio.to_thread(self.rows.forget, run_id)
+            release_memory()
 
     # -- control -------------------------------------------------------------------------------
     async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
@@ -331,6 +346,7 @@ class RunManager:
         tasks = list(self.tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=15)
+        await asyncio.to_thread(self.rows.close)
 
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
@@ -449,17 +465,15 @@ class RunManager:
         head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
         if head is not None and head["sig"] == sig and self.store.has(head["report"]):
             return head["report"], True, "up to date"
-        cells = {r["cell_id"]: [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                r["judge_call"], r["judge_request"]]
-                 for r in self.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))}
-        if run["status"] in TERMINAL and self._cells_version(run_id) == version:
-            # a finished run's cells as one object: the rule key, the action cache entry and its explain
-            # hold a digest, not a copy of every cell (tens of MB for a big run)
-            cells_in: Any = self.store.put_json(cells)
-            del cells
+        if run["status"] in TERMINAL:
+            # a finished run's cells as objects (one per target, and their index): the rule key, the action
+            # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
+            # written as the journal streams them, read by the report one target at a time
+            cells_in: Any = write_run_cells(self.store, self.journal.reader().execute(
+                CELLS_SQL + " ORDER BY target_id, seq", (run_id,)))
         else:
-            cells_in = cells
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw)
+            cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head

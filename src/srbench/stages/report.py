@@ -12,6 +12,12 @@ Each benchmark row also carries the published rule's figure (published_report.py
 target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
 is a limitation on that target's summary and every one of its benchmark rows.
 
+The build streams (issue 11): one target's rows at a time (stages/report_cells.py builds a row),
+spilled and read back in seq order into the results pages and the content digest
+(stages/report_stream.py), so its memory does not grow with the run. Rows built as the run's cells
+finished (a `RowMemo`: service/report_rows.py) are read instead of every call and grade; the
+report is the same object with or without them.
+
 A live run with a router (mom) and a single target also gets `paired` (`in_run`): each router
 against the strongest single of the same run, both claim rules shown, the declared one making the
 claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
@@ -30,16 +36,12 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Rule, Volatile
-from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
-from srbench.stages.conversation_dispatch import multi_call_benchmarks
-from srbench.stages.conversation_report import AUX_FIELDS, conversation_row, role_totals
-from srbench.stages.datasets import decode_cases
+from srbench.stages.conversation_report import AUX_FIELDS, role_totals
 from srbench.stages.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.full_score import full_score
-from srbench.stages.grade import grade_cell, grader_for
-from srbench.stages.identity import content_digest
+from srbench.stages.grade import grader_for
 from srbench.stages.in_run import paired_in_run
 from srbench.stages.published_report import (
     AGGREGATION,
@@ -48,14 +50,11 @@ from srbench.stages.published_report import (
     published_figure,
     published_limitations,
 )
-from srbench.stages.reconcile import corrected_usage, with_routers
-from srbench.stages.replay import route_blocker
-from srbench.stages.reprice import apply_prices
-from srbench.stages.results import write_results
+from srbench.stages.report_cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
+from srbench.stages.report_stream import CellSource, RowSpill
 from srbench.stages.routing import routing_summary
 from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
-from srbench.targets.accounting import call_cost
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
@@ -124,184 +123,163 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     }
 
 
-def make_report_rule(engine: Engine) -> Rule:
+def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
+    """`memo`: rows built before the report (a cache; the output is the same with or without it)."""
     def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
-        plan = apply_prices(store.get_json(inputs["plan"]), price_fix)
-        cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
-        targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
-        rows: list[dict[str, Any]] = []
-        aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
-        correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
-        fixed = corrected_usage(correction) if correction else {}
-        targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
-
-        def load_call(digest: str) -> dict[str, Any]:
-            rec = store.get_json(digest)
-            return {**rec, "usage": fixed[digest].model_dump()} if digest in fixed else rec
-        judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
-        turns: dict[str, list[dict[str, Any]]] = {}       # conversation cell → its subject turns
-        volatile = False
-        receipts: dict[str, Any] = {}
-        cells_in = inputs["cells"]
-        if isinstance(cells_in, str):       # a finished run's cells, as one object (service/runs.py)
-            cells_in = store.get_json(cells_in)
-        for cell_id, cell in sorted(cells_in.items(), key=lambda kv: kv[1][0]):
-            seq, case_id, target_id, state, call_digest, error_class = cell[:6]
-            judge_digest = cell[6] if len(cell) > 6 else None
-            case, target = cases[case_id], targets[target_id]
-            row: dict[str, Any] = {
-                "cell_id": cell_id, "seq": seq, "case_id": case_id, "target_id": target_id,
-                "benchmark": case.benchmark, "stratum": case.metadata.stratum, "state": state,
-                "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
-                "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
-                "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
-                "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
-                "published_score": None, "config_hash_seen": None,
-            }
-            if judge_digest is not None:
-                jc = call_cost(aux[judge_for[case.benchmark]], load_call(judge_digest))
-                row["judge_cost_usd"] = jc.cost_usd
-            elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
-                row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
-            if call_digest is not None and plan["mode"] == "preview":
-                routing = store.get_json(call_digest).get("routing") or {}
-                row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
-                           cache_neutral_cost_usd=0.0, needs_real_run=route_blocker(routing))
-            elif call_digest is not None and case.benchmark in multi:
-                turns[cell_id] = conversation_row(row, load_call(call_digest), target, aux, load_call)
-            elif case.benchmark in multi:           # no conversation record: ambiguous, or never sent
-                row.update(conversation=True, calls=None, tokens_by_role={},
-                           **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS})
-            elif call_digest is not None:
-                call = load_call(call_digest)
-                cc = call_cost(target, call)
-                row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
-                           cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
-                           cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
-                           latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
-                           selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
-                           response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
-                           http_status=call.get("http_status"))
-                if cc.attribution is not None:          # MoM: what its router adapter read from the call
-                    a = cc.attribution
-                    row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
-                               deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
-                               fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
-                               config_hash_seen=a.config_hash)
-            if call_digest is not None and plan["mode"] != "preview" and state == "completed":
-                case_digest = store.put_json(case.model_dump(mode="json"), durable=False)  # the build syncs once
-                try:
-                    g_digest, _ = grade_cell(engine, case_digest, call_digest, case.benchmark, judge_digest,
-                                             grader=plan["grader_versions"].get(case.benchmark),
-                                             options=(plan.get("benchmark_options", {}).get(case.benchmark)
-                                                      or {}).get("grading"), conversation=case.benchmark in multi)
-                except SandboxFault as exc:     # not the model's failure: the cell is not graded
-                    volatile = True
-                    row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
-                               grade_error=exc.message)
-                    rows.append(row)
-                    continue
-                g = store.get_json(g_digest)
-                row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
-                           published_score=(get_benchmark(case.benchmark).published_stored(
-                               case, g, plan["grader_versions"].get(case.benchmark)) or {}).get("score"))
-                if g.get("sandbox"):
-                    receipts.setdefault(digest_json(g["sandbox"]), g["sandbox"])
-                if g["status"] in ("judge_error", "judge_failed"):
-                    row.update(state="failed", error_class=g["status"], correct=False)
-            rows.append(row)
-        weights = plan["benchmark_weights"]
-        revisions: dict[str, set[str | None]] = {}
-        for c in cases.values():
-            revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-        summary_targets = [_target_summary(targets[tid], [r for r in rows if r["target_id"] == tid], weights, turns,
-                                           revisions) for tid in targets]
-        probes = params.get("config_probes") or {}
-        for t in summary_targets:
-            trows = [r for r in rows if r["target_id"] == t["target_id"]]
-            adjust_for_mode(plan["mode"], t, trows)
-            t["config_hash_evidence"] = config_hash_evidence(targets[t["target_id"]], trows,
-                                                             probes.get(t["target_id"]), plan["mode"])
-        unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
-                       for t in summary_targets}
-        bench_rows = []
-        for tid in targets:
-            for b in plan["dataset"]["benchmarks"]:
-                rs = [r for r in rows if r["target_id"] == tid and r["benchmark"] == b]
-                k = sum(bool(r["correct"]) for r in rs)
-                grades = [store.get_json(r["grade"]) if r["grade"] else None for r in rs]
-                extra = get_benchmark(b).metrics(grades)
-                extra["published"] = published_figure(b, plan, rs, grades, cases)
-                brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs),
-                                        "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
-                                        "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
-                                        "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
-                extra["headline"] = brow["headline"] = headline(brow)
-                if unconfirmed.get(tid):
-                    brow["limitations"] = [unconfirmed[tid]]
-                if plan["mode"] == "preview":         # routing only: no capability figures
-                    brow.update(correct=None, accuracy=None, accuracy_ci95=None)
-                    brow = {key: v for key, v in brow.items() if key not in extra}
-                elif plan["mode"] == "replay":        # an offline estimate, never a measurement
-                    for key in ("correct", "accuracy", "accuracy_ci95", *extra):
-                        brow["estimated_" + key] = brow.pop(key)
-                bench_rows.append(brow)
-        results = write_results(store, rows)
-        all_done = all(r["state"] == "completed" for r in rows)
-        if plan.get("recovery"):
-            all_done = False                     # a child never completes the parent's evaluation
-            for t in summary_targets:
-                t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
-                t["score_scope"] = "recovery child: its selected cells only"
-        status = params["status"]
-        spend = [t["total_cost_usd"] for t in summary_targets]
-        if plan["mode"] == "replay":
-            spend = [0.0 for _ in summary_targets]
-        report = {
-            "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
-            "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
-            "profile": plan["profile"], "cost_policy": plan["cost_policy"],
-            "complete": bool(status == "completed" and all_done and plan["mode"] == "live"),
-            "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
-                        "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
-                        "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
-                        **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
-                           if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
-                        "known_spend_usd": float(sum(s for s in spend if s is not None)),
-                        "planned_cells": len(rows), "targets": summary_targets},
-            "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": results,
-            "recovery": plan.get("recovery"),
-            "price_correction": None if price_fix is None else {
-                "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
-                "targets": sorted(price_fix["prices"])},
-            "accounting_correction": None if correction is None else {
-                "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
-                "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
-                "unverifiable_count": correction["unverifiable_count"],
-                "old_known_cost_usd": correction["old_known_cost_usd"],
-                "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
-                "routers": correction.get("routers")},
-            "early_stop": params.get("early_stop"),
-            "recipes": params.get("recipes") or {},
-            "paired": paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop")),
-            "limitations": limitations(plan, status, rows, summary_targets) + published_limitations(bench_rows)
-            + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop"))
-            + recipe_limitations(params.get("recipes") or {}),
-            "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
-                           "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
-                           "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
-                           "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
-                           **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
-        }
-        # the same work in another store gives the same content digest (rows included, timings not)
-        report["content_digest"] = content_digest(report | {"rows": rows})   # "results" (a digest) is volatile
-        if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
-            raise Volatile(report)
-        return report
+        spill = RowSpill()
+        try:
+            return _build(engine, store, inputs, params, spill, memo)
+        finally:
+            spill.close()
 
     return Rule("report", REPORT_RULE_VERSION, _report)
+
+def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any],
+           spill: RowSpill, memo: RowMemo | None = None) -> dict[str, Any]:
+    """The report, one target at a time: a target's rows (and its grades) are in memory while its
+    summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
+    ri = ReportInputs.load(store, inputs)
+    plan, cases, targets = ri.plan, ri.cases, ri.targets
+    cells_of = CellSource(store, inputs["cells"], list(targets))
+    volatile = False
+    receipts: dict[str, Any] = {}
+    states: Counter[str] = Counter()
+    weights = plan["benchmark_weights"]
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases.values():
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    probes = params.get("config_probes") or {}
+    summary_targets: list[dict[str, Any]] = []
+    per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
+    ctx = row_context(inputs["plan"], inputs.get("prices"), inputs.get("correction"),
+                      {k: params[k] for k in CODE_PARAMS})
+    for tid in targets:
+        memo_rows = memo.rows(params["run_id"], ctx, tid) if memo is not None else {}
+        built: list[CellRow] = []
+        fresh: list[dict[str, Any]] = []
+        raw: list[tuple[int, str, str]] = []
+        for cell_id, cell in cells_of.target(tid):
+            entry = memo_rows.pop(cell_id, None)
+            b = from_memo(cell, entry) if entry is not None else None
+            if b is None or entry is None:
+                b = cell_row(engine, ri, cell_id, cell)
+                fresh.append(b.row)
+            else:
+                raw.append((cell[0], entry[1], entry[2]))
+            built.append(b)
+        del memo_rows
+        trows = [b.row for b in built]
+        turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
+        for b in built:
+            volatile = volatile or b.volatile
+            if b.receipt is not None:
+                receipts.setdefault(digest_json(b.receipt), b.receipt)
+            states[b.row["state"]] += 1
+        t = _target_summary(targets[tid], trows, weights, turns, revisions)
+        adjust_for_mode(plan["mode"], t, trows)
+        t["config_hash_evidence"] = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
+        summary_targets.append(t)
+        per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
+        spill.add(fresh)
+        spill.add_raw(raw)
+        del built, trows, turns, fresh, raw
+    unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
+                   for t in summary_targets}
+    bench_rows = []
+    for tid, brows in per_target_bench:
+        for brow in brows:
+            if unconfirmed.get(tid):
+                brow["limitations"] = [unconfirmed[tid]]
+            if plan["mode"] == "preview":         # routing only: no capability figures
+                brow.update(correct=None, accuracy=None, accuracy_ci95=None)
+                brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
+            elif plan["mode"] == "replay":        # an offline estimate, never a measurement
+                for key in ("correct", "accuracy", "accuracy_ci95", *brow["_extra"]):
+                    brow["estimated_" + key] = brow.pop(key)
+            brow.pop("_extra", None)
+            bench_rows.append(brow)
+    total = sum(states.values())
+    all_done = states["completed"] == total
+    if plan.get("recovery"):
+        all_done = False                     # a child never completes the parent's evaluation
+        for t in summary_targets:
+            t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
+            t["score_scope"] = "recovery child: its selected cells only"
+    status = params["status"]
+    spend = [t["total_cost_usd"] for t in summary_targets]
+    if plan["mode"] == "replay":
+        spend = [0.0 for _ in summary_targets]
+    paired = paired_in_run(plan, list(spill.rows()), status, params["run_id"], params.get("early_stop")) \
+        if _pairs(plan) else None
+    price_fix, correction = ri.price_fix, ri.correction
+    report = {
+        "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
+        "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
+        "profile": plan["profile"], "cost_policy": plan["cost_policy"],
+        "complete": bool(status == "completed" and all_done and plan["mode"] == "live"),
+        "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
+                    "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
+                    "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
+                    **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
+                       if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
+                    "known_spend_usd": float(sum(s for s in spend if s is not None)),
+                    "planned_cells": total, "targets": summary_targets},
+        "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": None,
+        "recovery": plan.get("recovery"),
+        "price_correction": None if price_fix is None else {
+            "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
+            "targets": sorted(price_fix["prices"])},
+        "accounting_correction": None if correction is None else {
+            "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
+            "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
+            "unverifiable_count": correction["unverifiable_count"],
+            "old_known_cost_usd": correction["old_known_cost_usd"],
+            "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
+            "routers": correction.get("routers")},
+        "early_stop": params.get("early_stop"),
+        "recipes": params.get("recipes") or {},
+        "paired": paired,
+        "limitations": limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
+        + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop"))
+        + recipe_limitations(params.get("recipes") or {}),
+        "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
+                       "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
+                       "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
+                       "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
+                       **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
+    }
+    # the same work in another store gives the same content digest (rows included, timings not):
+    # content_digest(report | {"rows": rows}), hashed as the rows stream back in seq order
+    report["results"], report["content_digest"] = spill.finish(store, report)
+    if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
+        raise Volatile(report)
+    return report
+
+
+def _pairs(plan: dict[str, Any]) -> bool:
+    """Whether paired_in_run has a section to build (it reads every row then)."""
+    kinds = {pt["target"]["kind"] for pt in plan["targets"]}
+    return plan.get("mode") == "live" and "single" in kinds and "mom" in kinds
+
+
+def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
+    """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
+    out = []
+    for b in plan["dataset"]["benchmarks"]:
+        sel = [x for x in built if x.row["benchmark"] == b]
+        rs = [x.row for x in sel]
+        k = sum(bool(r["correct"]) for r in rs)
+        grades = [x.grade if x.row["grade"] else None for x in sel]
+        extra = get_benchmark(b).metrics(grades)
+        extra["published"] = published_figure(b, plan, rs, grades, cases)
+        brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs),
+                                "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
+                                "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
+                                "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
+        extra["headline"] = brow["headline"] = headline(brow)
+        brow["_extra"] = list(extra)
+        out.append(brow)
+    return out
 
 
 ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
@@ -331,8 +309,9 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
         t["evidence_mode"] = "offline_estimate"
 
 
-def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
+def limitations(plan: dict[str, Any], status: str, states: Counter[str],
                 targets: list[dict[str, Any]]) -> list[str]:
+    """The report's limitations; `states` counts the rows by state."""
     out = list(plan.get("notices", []))
     if plan.get("recovery"):
         rec = plan["recovery"]
@@ -347,11 +326,12 @@ def limitations(plan: dict[str, Any], status: str, rows: list[dict[str, Any]],
     full = {b.id for b in all_benchmarks()}
     if set(plan["dataset"]["benchmarks"]) != full:
         out.append("Not all nine benchmarks: no full sr-bench score; macro accuracy is a subset result.")
-    missing = sum(r["state"] != "completed" for r in rows)
+    total = sum(states.values())
+    missing = total - states["completed"]
     if status != "completed" or missing:
-        out.append(f"Partial run (status {status}): {missing} of {len(rows)} planned cells have no complete "
+        out.append(f"Partial run (status {status}): {missing} of {total} planned cells have no complete "
                    "answer and count as incorrect; this is not a complete evaluation.")
-    amb = sum(r["state"] == "ambiguous" for r in rows)
+    amb = states["ambiguous"]
     if amb:
         out.append(f"{amb} cell(s) have an ambiguous dispatch (the service stopped mid-call): they may have been "
                    "billed; their cost is unknown.")
@@ -389,6 +369,21 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
             f"were never sent (estimated USD {money} not spent). Accuracies over the planned denominator count them "
             "as not correct; the paired section compares the measured prefix, where the betting interval is "
             "valid (the Hoeffding one is shown for reference only)."]
+
+
+CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
+ROWS_VERSION = "1"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes
+
+
+def row_context(plan_digest: str, prices: str | None, correction: str | None,
+                code: dict[str, Any] | None = None) -> str:
+    """What every row of a report depends on beyond its cell: the plan, the price and usage
+    corrections, and the installed graders (`code`: their CODE_PARAMS, default the installed ones)."""
+    if code is None:
+        p = _rule_params("", "", None, None, None, None)
+        code = {k: p[k] for k in CODE_PARAMS}
+    return digest_json({"rows": ROWS_VERSION, "report": REPORT_RULE_VERSION, "plan": plan_digest, "prices": prices,
+                        "correction": correction, **code})
 
 
 def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
@@ -431,14 +426,17 @@ def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str,
                  price_correction: str | None = None, *,
                  config_probes: dict[str, Any] | None = None,
                  early_stop: dict[str, Any] | None = None,
-                 recipes: dict[str, Any] | None = None) -> tuple[str, bool, str]:
+                 recipes: dict[str, Any] | None = None,
+                 memo: RowMemo | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `correction` is the latest appended
     usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
     probe evidence per MoM target and phase (stages/evidence.py); `early_stop` the run's stop record;
     `recipes` the run's recipe captures per MoM target (service/recipes.py `summary`, UI-7).
     `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
-    key, the action cache and --explain then hold one digest, not every cell)."""
-    rule = make_report_rule(engine)
+    key, the action cache and --explain then hold one digest, not every cell). `memo` holds rows built
+    as the run's cells finished (service/report_rows.py): the build reads them instead of every call
+    and grade, and computes the rest; the report is the same either way."""
+    rule = make_report_rule(engine, memo)
     inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
     if correction is not None:
         inputs["correction"] = correction["digest"]

@@ -1,0 +1,150 @@
+"""Issue 11 (item 3): report rows are built as cells finish (service/report_rows.py) and the end-of-run
+report reads them; that report is the same object as a cold rebuild with every cache cleared — a run
+with a router and single targets (the paired section), a failed cell and an ambiguous one, and a
+judged run. Conversation cells: tests/conversation/test_incremental_conversation.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from srbench.service import report_rows
+from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
+from srbench.simulate.server import Fault, SimulatorThread
+from srbench.stages import report as report_mod
+from srbench.stages.datasets import decode_cases
+from srbench.stages.results import all_rows
+
+from .helpers import PRICE, freeze, manifest, single
+
+
+class MemoHits:
+    """Counts the rows the report took from the memo (stages/report.py from_memo)."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        monkeypatch.setattr(report_rows, "DRAIN_MIN", 0)       # a small run's report waits for its rows too
+        self.hits = 0
+        real = report_mod.from_memo
+
+        def counted(*a: Any) -> Any:
+            out = real(*a)
+            self.hits += out is not None
+            return out
+        monkeypatch.setattr(report_mod, "from_memo", counted)
+
+
+def settled(service: Any) -> None:
+    """Until the run tasks (and so their end-of-run reports) are done."""
+    deadline = time.monotonic() + 60
+    while service.service.runs.tasks:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def cold_rebuild(api: Any, service: Any, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the report as it stands, the same report rebuilt with no cache, no head and no memo)."""
+    settled(service)
+    first = api.ok("GET", f"/runs/{run_id}/report")
+
+    def clear(c: sqlite3.Connection) -> None:
+        for table in ("action_cache", "action_last", "report_heads", "report_rows"):
+            c.execute(f"DELETE FROM {table}")
+    service.service.journal.submit_sync(clear)
+    cold = api.ok("GET", f"/runs/{run_id}/report")
+    assert cold["cache_hit"] is False
+    return first, cold
+
+
+def memo_count(service: Any, run_id: str, *, gone: bool = False) -> int:
+    """The run's memoised rows (`gone`: once they are deleted, which follows the end-of-run report)."""
+    deadline = time.monotonic() + 30
+    while True:
+        n = service.service.journal.one("SELECT COUNT(*) AS n FROM report_rows WHERE run_id=?", (run_id,))["n"]
+        if not gone or n == 0 or time.monotonic() > deadline:
+            return n
+        time.sleep(0.05)
+
+
+def assert_same(service: Any, first: dict[str, Any], cold: dict[str, Any]) -> None:
+    assert cold["content_digest"] == first["content_digest"]
+    assert cold["report_digest"] == first["report_digest"]
+    store = service.service.objects
+    a, b = store.get_json(first["report_digest"]), store.get_json(cold["report_digest"])
+    assert a == b and all_rows(store, a["results"]) == all_rows(store, b["results"])
+
+
+def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prepare, monkeypatch) -> None:
+    ds = prepare("mmlu-pro")
+    cases = decode_cases(Path(ds["path"]).read_bytes())
+    bad = [m.model_dump() for m in cases[3].messages]
+    router = RouterRule(strong="strong", weak="weak", long_prompt_chars=1500, keywords=("math", "physics"),
+                        config_hash="cfg-1")
+    models = [SimModel("strong", skill=0.85), SimModel("weak", skill=0.45)]
+    hits = MemoHits(monkeypatch)
+    monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)   # keep the rows to test them
+    with SimulatorThread(models=models, router=router, answer_key=load_answer_key(ds["path"])) as sim:
+        sim.set_fault(lambda body: Fault(status=500, body='{"error": {"message": "boom"}}', label="500")
+                      if body.get("messages") == bad and body.get("model") == "weak" else None)
+        prices = {"strong": PRICE, "weak": PRICE}
+        api.ok("POST", "/targets", {"targets": [
+            {"id": "strong", "kind": "single", "base_url": sim.v1_url, "model": "strong", "prices": prices},
+            {"id": "weak", "kind": "single", "base_url": sim.v1_url, "model": "weak", "prices": prices},
+            {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "models": ["strong", "weak"],
+             "max_inference_calls": 1, "config_hash": "cfg-1", "preview_url": sim.router_url + "/preview",
+             "prices": prices}]})
+        plan = freeze(api, manifest(ds, [{"id": "strong"}, {"id": "weak"}, {"id": "mom"}]))
+        run_id = api.ok("POST", "/runs", {"manifest": plan})["id"]
+        run = api.wait(run_id)
+    assert run["status"] == "failed" and run["progress"]["failed"] == 1, run
+    total = run["progress"]["total"]
+    settled(service)
+    assert hits.hits == total                # the end-of-run report computed no row itself
+    assert memo_count(service, run_id) == total
+    assert service.service.runs.rows._pool is not None      # built by the worker process, which still runs
+    first = api.ok("GET", f"/runs/{run_id}/report")
+    assert first["cache_hit"] is True
+    assert first["paired"] is not None and first["paired"].get("available") is not None
+    assert sum(t["failed"] for t in first["summary"]["targets"]) == 1
+
+    # a cell made ambiguous after its row was built (as a restart's recovery does): that row no longer holds
+    victim = service.service.journal.one("SELECT cell_id FROM cells WHERE run_id=? AND state='completed' "
+                                         "ORDER BY seq LIMIT 1", (run_id,))["cell_id"]
+    service.service.journal.submit_sync(lambda c: c.execute(
+        "UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', call=NULL WHERE run_id=? AND "
+        "cell_id=?", (run_id, victim)))
+    warm = api.ok("GET", f"/runs/{run_id}/report")
+    assert warm["cache_hit"] is False and hits.hits == 2 * total - 1
+    assert sum(t["ambiguous_dispatch"] for t in warm["summary"]["targets"]) == 1
+    assert warm["content_digest"] != first["content_digest"]
+    warm, cold = cold_rebuild(api, service, run_id)
+    assert_same(service, warm, cold)
+
+
+def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
+    from srbench.benchmarks.judge import JUDGE_GRADER
+    from srbench.simulate import samples
+
+    src = samples.write_simpleqa(tmp_path / "sq")
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
+                                              "source_path": str(src), "revision": "synthetic"})
+    hits = MemoHits(monkeypatch)
+    models = [SimModel("subject", skill=0.6), SimModel("judge-model", skill=1.0)]
+    with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [
+            single("subject", sim.v1_url),
+            {"id": "judge", "kind": "single", "base_url": sim.v1_url, "model": "judge-model",
+             "prices": {"judge-model": {"input": 0.5, "cached_input": 0.5, "cache_write": 0.5, "output": 2.0}}}]})
+        (Path(service.store_dir) / "benchmark-options.json").write_text(
+            json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "subject"}]))})["id"]
+        run = api.wait(run_id)
+    assert run["status"] == "completed", run
+    settled(service)
+    assert hits.hits == run["progress"]["total"] == 5 and memo_count(service, run_id, gone=True) == 0   # read, then deleted
+    first, cold = cold_rebuild(api, service, run_id)
+    assert first["cache_hit"] is True
+    assert first["summary"]["targets"][0]["judge_cost_usd"] > 0
+    assert_same(service, first, cold)

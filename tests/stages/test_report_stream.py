@@ -1,0 +1,59 @@
+"""Issue 11: the streamed report pieces give the objects the whole-list code gives (stages/report_stream.py)."""
+
+from __future__ import annotations
+
+import random
+
+from srbench.cas import ObjectStore
+from srbench.cas.digest import canonical_json
+from srbench.stages.identity import content_digest, scrub
+from srbench.stages.report_stream import CellSource, RowSpill, iter_cells, write_run_cells
+from srbench.stages.results import write_results
+
+
+def _rows(n: int) -> list[dict]:
+    return [{"seq": i, "cell_id": f"c{i:04d}", "target_id": f"t{i % 3}", "correct": i % 2 == 0, "latency_s": i / 7,
+             "call": None if i % 5 else f"b3:{i:064x}", "usage": {"input": i, "output": 2 * i}, "note": "ü\"]"}
+            for i in range(n)]
+
+
+def test_spilled_rows_give_the_same_results_and_content_digest(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    rows = _rows(300)                    # more than two pages
+    report = {"kind": "report", "run_id": "r-1", "results": None, "summary": {"x": 1.0}, "status": "completed"}
+    spill = RowSpill()
+    try:
+        by_target = sorted(rows, key=lambda r: (r["target_id"], r["seq"]))
+        half = len(by_target) // 2
+        spill.add(by_target[:half])
+        spill.add_raw([(r["seq"], canonical_json(r).decode(), canonical_json(scrub(r)).decode())
+                       for r in by_target[half:]])
+        results, digest = spill.finish(store, report)
+        assert list(spill.rows()) == rows
+    finally:
+        spill.close()
+    assert results == write_results(store, rows)
+    assert digest == content_digest(report | {"rows": rows})
+    assert digest != content_digest(report | {"rows": rows[:-1]})
+
+
+def test_cells_object_read_entry_by_entry() -> None:
+    rng = random.Random(1)
+    cells = {f"{rng.getrandbits(96):024x}": [i, "case-1", "t0", "completed", f"b3:{i:064x}", None, None, None]
+             for i in range(50)}
+    cells["odd"] = [99, "c\"]:,{", "t1", "failed", None, "http_500", None, None]
+    assert dict(iter_cells(canonical_json(cells))) == cells
+    assert list(iter_cells(canonical_json({}))) == []
+
+
+def test_run_cells_parts_give_each_target_its_cells_in_seq_order(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path / "cas"))
+    rows = [(f"c{i:03d}", i, f"case-{i // 2}", f"t{i % 2}", "completed", f"b3:{i:064x}", None, None, None)
+            for i in range(20)]
+    index = write_run_cells(store, sorted(rows, key=lambda r: (r[3], r[1])))
+    as_map = {r[0]: list(r[1:]) for r in rows}
+    for cells in (index, store.put_json(as_map), as_map):
+        src = CellSource(store, cells, ["t0", "t1", "t9"])
+        assert src.target("t0") == [(r[0], list(r[1:])) for r in rows if r[3] == "t0"]
+        assert src.target("t1") == [(r[0], list(r[1:])) for r in rows if r[3] == "t1"]
+        assert src.target("t9") == []
