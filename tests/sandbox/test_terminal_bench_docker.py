@@ -92,6 +92,25 @@ def run_trial(case, commands: list[str]):
     return session, asyncio.run(TB.converse(case, session))
 
 
+@pytest.fixture
+def remote_engine(monkeypatch: pytest.MonkeyPatch) -> str:
+    """DOCKER_HOST set to an engine reached over TCP (`SR_BENCH_REMOTE_DOCKER_HOST`; `.ci/run` starts its
+    private engine with a loopback TCP listener too): the client sees it as remote, so nothing is
+    bind-mounted and every file goes in and out through the API."""
+    host = os.environ.get("SR_BENCH_REMOTE_DOCKER_HOST", "")
+    if not host.startswith("tcp://"):
+        pytest.skip("no remote Docker engine named: set SR_BENCH_REMOTE_DOCKER_HOST=tcp://HOST:PORT")
+    monkeypatch.setenv("DOCKER_HOST", host)
+    return host
+
+
+def test_the_toy_tasks_run_on_a_remote_engine(remote_engine, docker_api, local_base, tb_scope, tmp_path: Path) -> None:
+    from srbench.sandbox.docker_backend import engine_is_local
+
+    assert not engine_is_local() and docker_api.base_url.startswith("http://")    # the TCP engine, not the socket
+    test_three_toy_tasks_end_to_end(docker_api, local_base, tb_scope, tmp_path)
+
+
 def test_three_toy_tasks_end_to_end(docker_api, local_base, tb_scope, tmp_path: Path) -> None:
     root = write_terminal_bench(tmp_path / "tb", local_base)
     cases = {c.metadata.task: c for c in TB.load(read_files(TB.locate(root)), seed=1, revision="fixture")}
