@@ -21,6 +21,7 @@ from srbench.schemas.dataset import DatasetManifest
 from srbench.service import api_exclusions as ex
 from srbench.service import api_requests as rq
 from srbench.service import api_responses as rs
+from srbench.service import api_workflow as wf
 
 
 class Route(NamedTuple):
@@ -61,12 +62,12 @@ ROUTES: list[Route] = [
     R("GET", "/datasets/{dataset_id}/cases", "dataset_cases", "Public case view, without reference answers",
       query=rq.CasesPage, answer=rs.Cases),
     R("GET", "/dataset-preparations", "list_preparations", "Dataset preparation jobs, newest first",
-      answer=rs.Preparations),
+      answer=wf.Preparations),
     R("POST", "/dataset-preparations", "submit_preparation", "Prepare a dataset in the background (deduplicated)",
-      rq.PrepareJob, answer=rs.Preparation, created=True),
+      rq.PrepareJob, answer=wf.Preparation, created=True),
     R("GET", "/dataset-preparations/options", "preparation_options", "What can be prepared, per profile",
-      answer=rs.PreparationOptions),
-    R("GET", "/dataset-preparations/{prep_id}", "get_preparation", "One preparation job", answer=rs.Preparation),
+      answer=wf.PreparationOptions),
+    R("GET", "/dataset-preparations/{prep_id}", "get_preparation", "One preparation job", answer=wf.Preparation),
     R("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)", rq.MakePlan,
       answer=rs.PlanAnswer),
     R("GET", "/runs", "list_runs", "Run summaries, newest first (keyset pages)", query=rq.RunsPage,
@@ -93,24 +94,24 @@ ROUTES: list[Route] = [
     R("POST", "/replays", "make_replay", "Replay saved single-model answers along previewed routes",
       rq.MakeReplay, answer=rs.ReplayCreated, created=True),
     R("GET", "/replay-options", "replay_options", "Baselines, or previews a baseline can be replayed with",
-      query=rq.RunOptions, answer=rs.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",)),
+      query=rq.RunOptions, answer=wf.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",)),
     R("GET", "/comparison-options", "comparison_options", "Baselines, or runs a baseline can be compared with",
-      query=rq.RunOptions, answer=rs.RunOptions),
+      query=rq.RunOptions, answer=wf.RunOptions),
     R("GET", "/experiments", "list_experiments", "Experiments, oldest first", query=rq.ExperimentPage,
-      answer=rs.Experiments),
+      answer=wf.Experiments),
     R("POST", "/experiments", "create_experiment", "Create an experiment (idempotent by key)",
-      rq.CreateExperiment, answer=rs.Experiment, created=True),
-    R("GET", "/experiments/{experiment_id}", "get_experiment", "One experiment", answer=rs.Experiment),
+      rq.CreateExperiment, answer=wf.Experiment, created=True),
+    R("GET", "/experiments/{experiment_id}", "get_experiment", "One experiment", answer=wf.Experiment),
     R("DELETE", "/experiments/{experiment_id}", "delete_experiment", "Delete an experiment; its runs stay",
-      answer=rs.ExperimentDeleted),
+      answer=wf.ExperimentDeleted),
     R("GET", "/experiments/{experiment_id}/runs", "experiment_runs", "The runs of an experiment, by role",
-      query=rq.ExperimentPage, answer=rs.ExperimentRuns),
+      query=rq.ExperimentPage, answer=wf.ExperimentRuns),
     R("POST", "/experiments/{experiment_id}/runs", "attach_run", "Attach a run to an experiment in a role",
-      rq.AttachRun, answer=rs.Experiment),
+      rq.AttachRun, answer=wf.Experiment),
     R("POST", "/runs/{run_id}/reprice", "reprice_run", "Append a price correction (zero model calls)",
-      rq.RepriceRun, answer=rs.Repriced),
+      rq.RepriceRun, answer=wf.Repriced),
     R("POST", "/runs/{run_id}/reconcile-usage", "reconcile_usage",
-      "Append a usage correction from retained SSE", rq.ReconcileUsage, answer=rs.Reconciled),
+      "Append a usage correction from retained SSE", rq.ReconcileUsage, answer=wf.Reconciled),
     R("POST", "/runs/{run_id}/recover-plan", "recover_plan", "Review which cells a recovery may continue",
       rq.RecoverPlan, answer=rs.RecoveryPlan),
     R("POST", "/runs/{run_id}/recover", "recover_run", "Create a recovery child run over selected cells",
@@ -120,14 +121,14 @@ ROUTES: list[Route] = [
     R("POST", "/runs/{run_id}/export", "export_run", "Dev-only training matrix of a completed run",
       answer=rs.Derived),
     R("POST", "/runs/{run_id}/push", "push_run", "Copy a finished run's objects and its bundle to a team "
-      "object store (idempotent)", rq.TeamRemote, answer=rs.Pushed),
+      "object store (idempotent)", rq.TeamRemote, answer=wf.Pushed),
     R("POST", "/runs/{run_id}/pull", "pull_run", "Import a pushed run from a team object store, every digest "
-      "checked on arrival", rq.TeamRemote, answer=rs.Pulled),
-    R("POST", "/shutdown", "shutdown", "Stop the service; every result is kept", answer=rs.Stopping),
+      "checked on arrival", rq.TeamRemote, answer=wf.Pulled),
+    R("POST", "/shutdown", "shutdown", "Stop the service; every result is kept", answer=wf.Stopping),
     R("POST", "/store/verify", "store_verify", "Re-hash every object and check journal → object references "
-      "(repair: copy good objects from SR_BENCH_REPAIR_FROM)", rq.StoreVerify, answer=rs.Verified),
+      "(repair: copy good objects from SR_BENCH_REPAIR_FROM)", rq.StoreVerify, answer=wf.Verified),
     R("POST", "/store/gc", "store_gc", "Remove objects no reference reaches, older than a grace period "
-      "(dry run unless apply; refused while runs are active)", rq.StoreGc, answer=rs.Collected),
+      "(dry run unless apply; refused while runs are active)", rq.StoreGc, answer=wf.Collected),
 ]
 
 _REF = "#/components/schemas/{model}"
