@@ -100,7 +100,7 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         raw = page.locator("tr.detail details.raw-json").first
         assert raw.get_attribute("open") is None and raw.locator("pre").inner_text() == ""
         raw.locator("summary").click()
-        assert '"record"' in raw.locator("pre").inner_text()
+        raw.locator("pre", has_text='"record"').wait_for()      # filled on the toggle event (a queued task)
         assert page.evaluate("[fmt.num(1.3877787807814457e-17), fmt.auto(1.3877787807814457e-17), fmt.signed(-1e-9), "
                              "fmt.auto(0.123456789), fmt.usd(0.000012345)]") == ["0.000", "0", "+0.000", "0.1235", "$0.00001"]
         shown = page.evaluate("""() => { const v = document.querySelector('#view').cloneNode(true);
@@ -162,7 +162,7 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
 
         # -- 6: preview detail per question ----------------------------------------------------------
         page.get_by_role("tab", name="questions").click()
-        summary = page.locator("#run-panel > p").first
+        summary = page.locator("#run-panel > .tab-body > p").first
         summary.wait_for()
         results = api.ok("GET", f"/runs/{w['preview']}/results")["results"]
         needing = sum(1 for r in results if r["needs_real_run"])

@@ -77,8 +77,12 @@ function runView(id, q) {
   function open(t) {
     buttons.forEach((b, i) => { const on = TAB_NAMES[i] === t; b.setAttribute("aria-selected", String(on)); b.tabIndex = on ? 0 : -1; });
     panel.setAttribute("aria-labelledby", "tab-" + t);
-    current = TABS[t](panel, id, q, () => run);
-    if (current && current.refresh) current.refresh().catch((e) => put(panel, h("p", { class: "error" }, e.message)));
+    // each opening renders into a box of its own: a tab left before its page arrived fills its detached
+    // box, never the panel of the tab opened after it (arrow keys move through tabs faster than pages load)
+    const box = h("div", { class: "tab-body" });
+    put(panel, box);
+    current = TABS[t](box, id, q, () => run);
+    if (current && current.refresh) current.refresh().catch((e) => put(box, h("p", { class: "error" }, e.message)));
   }
   open(tab0);
   let seen = null;
