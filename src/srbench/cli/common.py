@@ -91,7 +91,12 @@ def load_structured(path: str) -> Any:
     p = Path(path)
     if not p.is_file():
         raise InvalidInput(f"{path}: no such file")
-    text = p.read_text(encoding="utf-8-sig")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path}: not UTF-8 JSON or YAML text") from None
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
@@ -110,3 +115,5 @@ def load_structured(path: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{path}: JSON nested too deeply") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -68,27 +67,21 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
 
 
 def read_snapshot(value: str) -> dict[str, Any] | str:
-    """`--exclusion-snapshot`: a snapshot file (read whole, bounded), or the sha256 / object digest of
-    one the store holds. A missing, oversized or garbled file is one line."""
+    """`--exclusion-snapshot`: a snapshot file (bounded; read by `load_structured`), or the sha256 /
+    object digest of one the store holds. A missing, oversized or garbled file is one line."""
     p = Path(value)
     if not p.is_file():
         if re.fullmatch(r"(b3:)?[0-9a-f]{64}", value):
             return value
         raise InvalidInput(f"--exclusion-snapshot {value}: no such file (write one with `dataset exclusions "
                            "--output`)")
+    if p.stat().st_size > MAX_SNAPSHOT_BYTES:
+        raise InvalidInput(f"--exclusion-snapshot {value}: larger than a request body ({MAX_SNAPSHOT_BYTES} "
+                           "bytes); pass its sha256 instead, on the store that compiled it")
     try:
-        if p.stat().st_size > MAX_SNAPSHOT_BYTES:
-            raise InvalidInput(f"--exclusion-snapshot {value}: larger than a request body ({MAX_SNAPSHOT_BYTES} "
-                               "bytes); pass its sha256 instead, on the store that compiled it")
-        raw = json.loads(p.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise InvalidInput(f"--exclusion-snapshot {value}: cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"--exclusion-snapshot {value}: not UTF-8 JSON (is it the snapshot file?)") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--exclusion-snapshot {value}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise InvalidInput(f"--exclusion-snapshot {value}: JSON nested too deeply") from None
+        raw = load_structured(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"--exclusion-snapshot {exc.message}") from None
     if not isinstance(raw, dict) or raw.get("kind") != "sr-bench-exclusion-snapshot":
         raise InvalidInput(f"--exclusion-snapshot {value}: not an exclusion snapshot (write one with "
                            "`dataset exclusions --output`)")

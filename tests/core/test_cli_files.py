@@ -1,0 +1,28 @@
+"""The CLI's manifest/target file reader: every bad file is one line naming the file and the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srbench.cli.common import load_structured
+from srbench.errors import InvalidInput
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"\xff\xfe\x00binary", "not UTF-8 JSON or YAML text"),
+    (b'{"a": [', "not valid JSON"),
+    (b"[" * 100_000, "JSON nested too deeply"),
+])
+def test_a_bad_file_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "m.json"
+    path.write_bytes(content)
+    with pytest.raises(InvalidInput) as err:
+        load_structured(str(path))
+    assert err.value.message.startswith(f"{path}: {expected}") and "\n" not in err.value.message
+
+
+def test_a_good_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text('{"a": [1, 2]}')
+    assert load_structured(str(tmp_path / "m.json")) == {"a": [1, 2]}
