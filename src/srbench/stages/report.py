@@ -78,8 +78,7 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     usages = [r["usage"] for r in calls]
     tokens = None
     if calls and all(u is not None for u in usages) and len(calls) == total:
-        s = sum((Usage(**u) for u in usages), Usage(input=0, cached_input=0, cache_write=0, output=0))
-        tokens = s.model_dump()
+        tokens = Usage(**{k: sum(u[k] for u in usages) for k in Usage.model_fields}).model_dump()
     costs = [r["cost_usd"] for r in rows]
     lat = [r["latency_s"] for r in calls if r["latency_s"] is not None]
     ok_lat = [r["latency_s"] for r in rows if r["state"] == "completed" and r["latency_s"] is not None]

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
@@ -179,8 +181,9 @@ def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
     got_basis, row, _, grade, turns = entry
     if got_basis != basis(cell):
         return None
-    out = CellRow(json.loads(row), None if turns is None else json.loads(turns),
-                  None if grade is None else json.loads(grade))
+    # orjson: the same values as json.loads, ~4x faster (a 40k-cell report decodes 80k of these)
+    out = CellRow(orjson.loads(row), None if turns is None else orjson.loads(turns),
+                  None if grade is None else orjson.loads(grade))
     if out.grade is not None and out.grade.get("sandbox"):
         out.receipt = out.grade["sandbox"]
     return out
