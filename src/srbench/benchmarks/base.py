@@ -134,6 +134,10 @@ class Benchmark(ABC):
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
+    def judge_extras(self, grader: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        """Extra request fields of the judge call (judged benchmarks only)."""
+        raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
+
     # -- planning (no model call) -----------------------------------------------------------------
     def plan_problems(self, cases: list[Case]) -> list[str]:
         """What this host misses to run these cases (DEP-3, before any paid dispatch). Default: nothing."""

@@ -126,13 +126,13 @@ def mcq_candidates(text: str) -> list[str]:
     return [letter for _, letter in found]
 
 
-def valid_letters(option_count: int) -> str:
+def valid_letters(option_count: int | None) -> str:
     if isinstance(option_count, bool) or not isinstance(option_count, int) or not 2 <= option_count <= 26:
         raise InvalidInput(f"a multiple-choice case needs 2..26 options, got {option_count!r}")
     return string.ascii_uppercase[:option_count]
 
 
-def grade_mcq(text: str | None, answer: str, option_count: int) -> Grade:
+def grade_mcq(text: str | None, answer: str, option_count: int | None) -> Grade:
     """Grade a visible final answer against the reference letter under `sr-bench-mcq-final-v2`."""
     letters = valid_letters(option_count)
     if not isinstance(answer, str) or len(answer) != 1 or answer not in letters:

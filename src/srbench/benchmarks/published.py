@@ -218,8 +218,8 @@ def terminal_grade(conversation: dict[str, Any]) -> dict[str, Any]:
     """One Terminal-Bench trial: its verifier reward (no reward, or a failed trial: 0, ``rewarded`` false)."""
     reward = (conversation.get("outputs") or {}).get("reward")
     ok = not conversation.get("error_class") and isinstance(reward, int | float) and not isinstance(reward, bool)
-    return {"rule": TB_RULE, "score": float(reward) if ok else 0.0, "reward": float(reward) if ok else None,
-            "rewarded": ok}
+    value = float(reward) if ok and isinstance(reward, int | float) else None
+    return {"rule": TB_RULE, "score": value if value is not None else 0.0, "reward": value, "rewarded": ok}
 
 
 def verdict_grade(rule: str, verdict: str | None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def is_digest(value: str) -> bool:
+def is_digest(value: object) -> bool:
     return isinstance(value, str) and bool(_DIGEST_RE.match(value))
 
 

@@ -98,7 +98,7 @@ class ObjectStore:
         if self.local:
             return os.path.exists(path)
         self.fs.invalidate_cache(path)           # another host may have written it since a listing
-        return self.fs.exists(path)
+        return bool(self.fs.exists(path))
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
         path = self.path_of(digest)

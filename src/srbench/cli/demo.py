@@ -207,7 +207,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 {"id": "small", "kind": "single", "base_url": sim.v1_url, "model": "sim-small",
                  "prices": {"sim-small": prices["sim-small"]}},
                 {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": prices,
-                 "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
+                 "config_hash": router.config_hash, "max_inference_calls": 1,
                  "preview_url": sim.router_url + "/preview", "capture_recipe": True,
                  "models": ["sim-large", "sim-small"]},
             ]

@@ -157,8 +157,9 @@ class Sandbox(ABC):
         relies on the image)."""
 
     @abstractmethod
-    def receipt(self) -> Receipt:
-        """The receipt of the environment this backend runs."""
+    def receipt(self, limits: Limits | None = None) -> Receipt:
+        """The receipt of the environment this backend runs, with the `limits` its jobs run under
+        (None: the defaults)."""
 
     def run_jobs(self, jobs: list[dict[str, Any]], limits: Limits, *, stop_on_failure: bool = False,
                  mounts: dict[str, str] | None = None) -> list[dict[str, Any]]:

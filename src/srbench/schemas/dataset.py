@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,9 @@ class CaseMetadata(BaseModel):
     stratum: str
     split: Split | None = None
     source_revision: str | None = None
+
+    if TYPE_CHECKING:       # an adapter's own keys read as attributes (pydantic keeps them: extra="allow")
+        def __getattr__(self, name: str) -> Any: ...
 
 
 class Case(BaseModel):

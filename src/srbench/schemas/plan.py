@@ -139,7 +139,7 @@ class Statistics(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_defaults_of_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if isinstance(data, dict):
             if data.get("claim_rule") == "hoeffding":
                 data.pop("claim_rule")
@@ -249,7 +249,7 @@ class Plan(BaseModel):
     @model_serializer(mode="wrap")
     def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A plan without a statistics block serialises (and hashes) as before the block existed."""
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if isinstance(data, dict) and data.get("statistics") is None:
             data.pop("statistics", None)
         return data

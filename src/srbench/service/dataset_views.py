@@ -78,7 +78,7 @@ def detail(service: Any, dataset_id_: str) -> dict[str, Any]:
     titles = _titles()
     benchmarks = []
     for b in sorted({c.benchmark for c in cases}):
-        cats = [{"name": cat, "count": n} for (bb, cat), n in sorted(counts.items()) if bb == b]
+        cats: list[dict[str, Any]] = [{"name": cat, "count": n} for (bb, cat), n in sorted(counts.items()) if bb == b]
         benchmarks.append({"id": b, "title": titles.get(b, b), "count": sum(c["count"] for c in cats),
                            "categories": cats})
     sources = [{"benchmark": b, "url": s.get("url"), "revision": s.get("revision"), "normalizer": s.get("normalizer"),

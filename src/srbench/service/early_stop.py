@@ -179,13 +179,19 @@ class StopMonitor:
         """(candidate, baseline target, baseline outcome of a case) for the current prefix."""
         if self.baseline is not None:
             best, rows = self.baseline
-            return [(t, best, lambda c, rows=rows: int(rows[c]["state"] == "completed" and rows[c]["correct"] is True))
-                    for t in self.kinds]
+
+            def frozen(c: str) -> int:
+                return int(rows[c]["state"] == "completed" and rows[c]["correct"] is True)
+
+            return [(t, best, frozen) for t in self.kinds]
         keep = {c for c, _ in self.order[: self.prefix]}
         prefix = {t: {c: r for c, r in rows.items() if c in keep} for t, rows in self.outcomes.items()}
-        best, _ = choose_baseline(self.plan, prefix, self.weights, set(AUX_COST_FIELDS))
-        return [(t, best, lambda c, best=best: int(self.outcomes[best][c]["correct"] is True))
-                for t, k in self.kinds.items() if k == "mom"]
+        chosen, _ = choose_baseline(self.plan, prefix, self.weights, set(AUX_COST_FIELDS))
+
+        def live(c: str) -> int:
+            return int(self.outcomes[chosen][c]["correct"] is True)
+
+        return [(t, chosen, live) for t, k in self.kinds.items() if k == "mom"]
 
     async def _look(self) -> None:
         margin = self.stats["margin"]

@@ -189,11 +189,11 @@ class Journal:
                 except sqlite3.Error:
                     pass
             results = [(f, None, exc) for f, _, _ in results]
-        for fut, value, exc in results:
-            if exc is None:
+        for fut, value, failure in results:
+            if failure is None:
                 fut.set_result(value)
             else:
-                fut.set_exception(exc)
+                fut.set_exception(failure)
 
     def _fail_pending(self) -> None:
         while True:

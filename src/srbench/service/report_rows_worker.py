@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
@@ -128,8 +128,8 @@ class WorkerProcess:
         self.proc = subprocess.Popen([sys.executable, "-m", "srbench.service.report_rows_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin: BinaryIO = self.proc.stdin
-        self.stdout: BinaryIO = self.proc.stdout
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
         self._send((store.url, store.verify_reads, journal_path))
 
     def _send(self, value: Any) -> None:

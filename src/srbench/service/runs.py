@@ -10,6 +10,7 @@ finish too, with every one of its calls still in flight — and every unfinished
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import logging
 import os
@@ -214,7 +215,8 @@ class RunManager:
         try:
             if not await self.journal.submit(start):
                 return
-            if self.journal.one("SELECT cancel_requested FROM runs WHERE id=?", (run_id,))["cancel_requested"]:
+            row = self.journal.one("SELECT cancel_requested FROM runs WHERE id=?", (run_id,))
+            if row is not None and row["cancel_requested"]:
                 control.cancel.set()
             cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
                 "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
@@ -400,7 +402,7 @@ class RunManager:
         return self._views(rows)
 
     def list_owned(self, owner: str, limit: int = 200, before: tuple[float, str] | None = None
-                   ) -> list[dict[str, Any]]:
+                   ) -> builtins.list[dict[str, Any]]:
         """An actor's own runs, newest first, keyset like `list` (`service.actors`: run_owners)."""
         join = "SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id WHERE run_owners.owner=?"
         if before is None:
@@ -410,7 +412,7 @@ class RunManager:
                                       "runs.id DESC LIMIT ?", (owner, *before, limit))
         return self._views(rows)
 
-    def _views(self, rows: list[sqlite3.Row]) -> list[dict[str, Any]]:
+    def _views(self, rows: builtins.list[sqlite3.Row]) -> builtins.list[dict[str, Any]]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
         service/journal_counters.py); the cells carry the latest persisted change (a cell update
         does not touch the run row)."""

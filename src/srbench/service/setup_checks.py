@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.service.discovery import cache_home, read_benchmark_options
 
@@ -39,7 +40,8 @@ def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, reg
     """DEP-1: every auxiliary role of a multi-call benchmark pinned to a registered target."""
     if options_problem:
         return [options_problem]
-    opt = options.get(b.id) if isinstance(options.get(b.id), dict) else {}
+    opt = options.get(b.id)
+    opt = opt if isinstance(opt, dict) else {}
     out = []
     for role in b.conversation_roles:
         tid = opt.get(role)
@@ -73,9 +75,10 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
                            "gated": b.source.gated}
         if b.offline_mirror:
             entry["offline_mirror"] = importlib.util.find_spec(b.offline_mirror) is not None
-        if getattr(b, "needs_judge", False):
+        if isinstance(b, JudgedBenchmark):
             opt = options.get(b.id)
-            judge = opt.get("judge") if isinstance(opt, dict) else None
+            opt = opt if isinstance(opt, dict) else {}
+            judge = opt.get("judge")
             entry["judge"] = judge           # the Dashboard marks this target as a judge, not a subject
             if options_problem:
                 missing.append(options_problem)

@@ -126,9 +126,9 @@ def wire_run(view: dict[str, Any], manifest: dict[str, Any], owner: str, roles: 
     out = dict(view)
     for key in ("created_at", "started_at", "finished_at", "updated_at"):
         out[key] = iso(view.get(key))
-    key = view.get("idempotency_key")
-    if isinstance(key, str) and key.startswith(OWNER_KEY_PREFIX):      # actor ids are printable: no \x1f
-        out["idempotency_key"] = key[len(OWNER_KEY_PREFIX):].partition("\x1f")[2]
+    given = view.get("idempotency_key")
+    if isinstance(given, str) and given.startswith(OWNER_KEY_PREFIX):      # actor ids are printable: no \x1f
+        out["idempotency_key"] = given[len(OWNER_KEY_PREFIX):].partition("\x1f")[2]
     out.update(owner=owner, manifest=manifest, experiment_roles=roles)
     return out
 

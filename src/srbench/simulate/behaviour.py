@@ -253,7 +253,8 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
     pkey = messages_key(messages)
     found, answer = lookup_answer(answer_key, messages)
     if not found:
-        correct, given = None, "ABCD"[int(unit_hash("unknown", model.name, pkey) * 4)]
+        given: str | None = "ABCD"[int(unit_hash("unknown", model.name, pkey) * 4)]
+        correct = None
     else:
         correct = unit_hash("skill", model.name, pkey) < model.skill
         given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))

@@ -230,10 +230,11 @@ class SimServer:
             if self.router.reports_config_hash:
                 headers["x-vsr-config-hash"] = self.router.config_hash
         else:
-            name = body.get("model")
-            if name not in self.models:
+            requested = body.get("model")
+            if not isinstance(requested, str) or requested not in self.models:
                 entry["status"] = 404
-                return _error(404, f"The model `{name}` does not exist.", "model_not_found")
+                return _error(404, f"The model `{requested}` does not exist.", "model_not_found")
+            name = requested
         entry["model"] = name
         model = self.models[name]
         if fault is not None:

@@ -125,7 +125,7 @@ if [ -f /app/done.txt ]; then echo passed > /logs/verifier/result.txt; else echo
 echo "verifier finished without a reward file"
 """
 
-TASKS = {
+TASKS: dict[str, dict[str, Any]] = {
     "hello-file": {
         "toml": TASK_21, "difficulty": "easy", "category": "file-operations",
         "description": "Write a greeting to a file",

@@ -101,7 +101,8 @@ class Design:
 
     @property
     def c(self) -> np.ndarray:
-        return self.weights[self.strata] / self.counts[self.strata]
+        c: np.ndarray = self.weights[self.strata] / self.counts[self.strata]
+        return c
 
     @property
     def c_max(self) -> float:
@@ -132,8 +133,8 @@ def make_design(benchmarks_in_order: Sequence[str], weights: Mapping[str, float]
     index = {b: k for k, b in enumerate(names)}
     strata = np.array([index[b] for b in benchmarks_in_order], dtype=np.int64)
     counts = np.bincount(strata, minlength=len(names)).astype(float)
-    w = np.array(raw) / sum(raw)
-    return Design(names, w, counts, strata, float(alpha))
+    shares = np.array(raw) / sum(raw)
+    return Design(names, shares, counts, strata, float(alpha))
 
 
 def best_theta(q: np.ndarray | float, weights: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
@@ -145,7 +146,8 @@ def best_theta(q: np.ndarray | float, weights: np.ndarray, counts: np.ndarray, a
     curv = (counts[None, :] * np.log1p(-(thetas[:, None] * a[None, :]) ** 2)).sum(axis=1)   # per θ
     radius = (math.log(2.0 / alpha) - 0.5 * qs[:, None] * curv[None, :]) / thetas[None, :]
     table = thetas[np.argmin(radius, axis=1)]
-    return np.interp(np.log(np.clip(q, qs[0], 1.0)), np.log(qs), table)
+    theta: np.ndarray = np.interp(np.log(np.clip(q, qs[0], 1.0)), np.log(qs), table)
+    return theta
 
 
 def bets(d: np.ndarray, design: Design) -> np.ndarray:
@@ -167,7 +169,8 @@ def _knapsack_min(k: np.ndarray, lam: np.ndarray, w: np.ndarray) -> np.ndarray:
     before = np.cumsum(cap, axis=-1) - cap
     fill = np.clip(need[..., None] - before, 0.0, cap)
     cost = np.divide(fill * ws, ls, out=np.zeros_like(fill), where=ls > 0)
-    return np.minimum(1.0, -1.0 + cost.sum(axis=-1))
+    low: np.ndarray = np.minimum(1.0, -1.0 + cost.sum(axis=-1))
+    return low
 
 
 def _best_case(k: np.ndarray, lam: np.ndarray, rest: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -183,7 +186,8 @@ def _best_case(k: np.ndarray, lam: np.ndarray, rest: np.ndarray, w: np.ndarray) 
     before = np.cumsum(cap, axis=-1) - cap
     fill = np.clip(need[..., None] - before, 0.0, cap)
     cost = np.where(cap > 0, fill * np.where(np.isfinite(us), us, 0.0), 0.0)
-    return np.minimum(1.0, base + cost.sum(axis=-1))
+    low: np.ndarray = np.minimum(1.0, base + cost.sum(axis=-1))
+    return low
 
 
 def _sums(d: np.ndarray, design: Design, looks: np.ndarray) -> tuple[np.ndarray, ...]:

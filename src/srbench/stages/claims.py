@@ -95,7 +95,7 @@ def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[st
 
 def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None:
     """The non-inferiority margin: the one the candidate plan declared; one given later must equal it."""
-    declared = stats["margin"]
+    declared: float | None = stats["margin"]
     if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
         raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
                            code="invalid_margin")

@@ -14,7 +14,9 @@ import threading
 from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.code import CodeBenchmark
 from srbench.cas import ObjectStore
+from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
 from srbench.schemas.dataset import Case
@@ -48,7 +50,16 @@ def base_limits(options: dict[str, Any]) -> Limits:
                   cpu_s=int(options.get("grade_timeout_s", 300)), **extra)
 
 
-def call_texts(store: ObjectStore, record: dict[str, Any], bench: Any = None) -> tuple[list[str | None], str | None]:
+def code_benchmark(benchmark_id: str) -> CodeBenchmark:
+    """The registered benchmark `benchmark_id`, which must be graded in the sandbox."""
+    bench = get_benchmark(benchmark_id)
+    if not isinstance(bench, CodeBenchmark):
+        raise InvalidInput(f"benchmark {benchmark_id} is not graded in the sandbox; grade it with its own grader")
+    return bench
+
+
+def call_texts(store: ObjectStore, record: dict[str, Any],
+               bench: CodeBenchmark | None = None) -> tuple[list[str | None], str | None]:
     """Each call's visible text (None when it did not complete) and the last finish reason. A multi-call
     cell's conversation record is read by its benchmark (`conversation_texts`)."""
     if record.get("kind") == "conversation" and bench is not None:
@@ -64,7 +75,7 @@ def call_texts(store: ObjectStore, record: dict[str, Any], bench: Any = None) ->
 
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     case = Case.model_validate(store.get_json(inputs["case"]))
-    bench = get_benchmark(params["benchmark"])
+    bench = code_benchmark(params["benchmark"])
     options = params["options"]
     texts, finish = call_texts(store, store.get_json(inputs["call"]), bench)
     jobs, context = bench.jobs(case, texts, options)
@@ -99,7 +110,7 @@ CODE_GRADE = Rule("code-grade", "1", _grade)
 def grade_code_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
                     options: dict[str, Any] | None) -> tuple[str, bool]:
     """(grade digest, cache hit); raises SandboxFault when the sandbox cannot grade."""
-    bench = get_benchmark(benchmark)
+    bench = code_benchmark(benchmark)
     effective = bench.options(options)
     receipt = current_sandbox().receipt(base_limits(effective)).digest()
     r = engine.build(CODE_GRADE, {"case": case_digest, "call": call_digest},

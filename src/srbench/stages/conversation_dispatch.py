@@ -142,8 +142,8 @@ class Conversations:
                 outcome = await bench.converse(case, session)
                 if not isinstance(outcome, ConversationOutcome):
                     raise TypeError(f"{case.benchmark}.converse returned {type(outcome).__name__}")
-            except CellStopped as stop:
-                session.stop = session.stop or stop
+            except CellStopped as stopped:
+                session.stop = session.stop or stopped
                 outcome = ConversationOutcome(final_text=None)
             except Exception as exc:
                 if storage_fault(exc) is not None:

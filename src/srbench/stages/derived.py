@@ -102,7 +102,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
                         "benchmark": row["benchmark"], "correct": new_correct, "status": status,
                         "previous_correct": was, "changed": was != new_correct, "published_score": new_pub,
                         "previous_published_score": row.get("published_score")})
-        totals = {}
+        totals: dict[str, dict[str, Any]] = {}
         for r in out:
             t = totals.setdefault(r["target_id"], {"target_id": r["target_id"], "total": 0, "correct": 0})
             t["total"] += 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.errors import SrBenchError
 from srbench.rules import Engine, Rule
@@ -36,7 +37,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     grader = params["grader"]
     text = call.get("text") if call.get("status") == "completed" else None
     details: dict[str, Any] = {}
-    if getattr(bench, "needs_judge", False):
+    if isinstance(bench, JudgedBenchmark):
         judge = store.get_json(inputs["judge"]) if inputs.get("judge") else None
         judge_text = judge.get("text") if judge and judge.get("status") == "completed" else None
         if judge is not None and judge_text is None:
@@ -80,7 +81,7 @@ def grader_for(benchmark: str, pinned: str | None = None) -> str:
     pinned template when the benchmark accepts it, else (and for every other benchmark) the
     installed grader, so a grader bump regrades old runs too."""
     bench = get_benchmark(benchmark)
-    if getattr(bench, "needs_judge", False):
+    if isinstance(bench, JudgedBenchmark):
         return bench.judge_grader(pinned)
     return bench.grader_version
 
@@ -106,12 +107,12 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
         from srbench.stages.code_grade import grade_code_cell
 
         return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
-    inputs = {"case": case_digest, "call": call_digest}
+    inputs: dict[str, str | None] = {"case": case_digest, "call": call_digest}
     version = grader_for(benchmark, grader)
     params: dict[str, Any] = {"benchmark": benchmark, "grader": version,
-                              "published": bench.published_rule_for(version) if getattr(bench, "needs_judge", False)
+                              "published": bench.published_rule_for(version) if isinstance(bench, JudgedBenchmark)
                               else bench.published_rule}
-    if getattr(bench, "needs_judge", False):
+    if isinstance(bench, JudgedBenchmark):
         inputs["judge"] = judge_digest
         params["judge_template_sha256"] = bench.template_sha256_for(version)
     r = engine.build(GRADE, inputs, params)

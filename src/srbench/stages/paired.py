@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from srbench.errors import InvalidInput
 
 HOEFFDING = "weighted-paired-hoeffding"
 BOOTSTRAP = "stratified-percentile-bootstrap"
-QUANTILE_METHOD = "linear"
+QUANTILE_METHOD: Final = "linear"
 ZERO_WIDTH_NOTE = ("degenerate: every resample gave the same value because the sample is small or "
                    "uniform; this is no interval and proves no parity; use the claim rule's interval")
 ZERO_ZERO_NOTE = ("degenerate: every resample gave 0 (e.g. all pairs tie) on this sample; this is no "

@@ -203,7 +203,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     planned: list[PlannedTarget] = []
     seen: set[str] = set()
     for i, t in enumerate(manifest.targets):
-        target = t
+        target: Target | TargetRef | None = t
         is_ref = isinstance(t, TargetRef)
         if is_ref:
             target = resolve_target(t.id)

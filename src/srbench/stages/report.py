@@ -33,6 +33,7 @@ from typing import Any
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Rule, Volatile
@@ -393,7 +394,7 @@ def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction
             "correction_at": correction["at"] if correction else None,
             "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
             "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
-                                for b in all_benchmarks() if getattr(b, "needs_judge", False)},
+                                for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
             "published_rules": {b.id: b.published_rule for b in all_benchmarks()}}
 
 

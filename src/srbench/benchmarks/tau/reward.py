@@ -45,7 +45,7 @@ NL_SYSTEM = (
 
 
 def is_stop(text: str | None) -> bool:
-    return bool(text) and any(tok in text for tok in STOP_TOKENS)
+    return text is not None and bool(text) and any(tok in text for tok in STOP_TOKENS)
 
 
 def communicate(assistant_texts: list[str], infos: list[str]) -> tuple[float, list[dict[str, Any]]]:

@@ -74,12 +74,12 @@ class TerminalBench21(Benchmark):
                      "base images already on the Docker engine."),
     )
 
-    @property  # type: ignore[override]
-    def available(self) -> bool:
+    @property
+    def available(self) -> bool:  # type: ignore[override]
         return availability() is None
 
-    @property  # type: ignore[override]
-    def unavailable_reason(self) -> str | None:
+    @property
+    def unavailable_reason(self) -> str | None:  # type: ignore[override]
         return availability()
 
     # -- source --------------------------------------------------------------------------------

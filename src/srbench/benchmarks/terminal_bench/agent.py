@@ -98,7 +98,8 @@ def format_result(res: CommandResult, timeout_s: float, options: TerminalOptions
 def parse_tool_call(call: dict[str, Any]) -> tuple[str | None, str | None]:
     """(command, None) or (None, the problem told to the model)."""
     fn = call.get("function") if isinstance(call, dict) else None
-    name = fn.get("name") if isinstance(fn, dict) else None
+    fn = fn if isinstance(fn, dict) else {}
+    name = fn.get("name")
     if name != "terminal":
         return None, f"unknown tool {name!r}; the only tool is terminal"
     try:

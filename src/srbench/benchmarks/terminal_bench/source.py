@@ -64,7 +64,7 @@ def fetch_tasks(pin: SourcePin, dest_dir: Path) -> dict[str, Path]:
     with _client(None, 120.0) as client:
         if not archive.is_file():
             _get(client, pin, tarball_url(pin), archive)
-    names: list[str] = []
+    names = []
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             for member in tar:
