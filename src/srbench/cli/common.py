@@ -1,14 +1,18 @@
-"""What every command module shares: the context object, JSON output, reading manifest files."""
+"""What every command module shares: the context object, output (output.py), reading manifest files,
+run ids by any unique prefix."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-import click
+from srbench.cli.output import emit
+from srbench.errors import InvalidInput, NotFound
 
-from srbench.errors import InvalidInput
+__all__ = ["Ctx", "emit", "load_structured"]
+FULL_RUN_ID = re.compile(r"run-[0-9a-f]{20}")
 
 
 class Ctx:
@@ -71,6 +75,29 @@ class Ctx:
             raise InvalidInput(f"the dataset file {manifest['path']} is not readable on this host (a remote service "
                                "or object store): run with --embedded, or on the service host") from None
 
+    def run_id(self, value: str) -> str:
+        """A run id from any unique prefix of it (like git; the `run-` may be left out). A full id is
+        used as given; an ambiguous prefix lists the candidates, an unknown one says so (one line each)."""
+        if FULL_RUN_ID.fullmatch(value):
+            return value
+        ids: list[str] = []
+        after = None
+        while True:
+            page = self.client.get("/runs", limit=500, after=after)
+            ids += [r["id"] for r in page["runs"]]
+            after = page.get("next_cursor")
+            if not after:
+                break
+        if value in ids:
+            return value
+        found = [i for i in ids if value and (i.startswith(value) or i.startswith("run-" + value))]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise NotFound(f"no run id starts with {value!r} (`sr-bench runs` lists them)")
+        shown = ", ".join(found[:8]) + (f" and {len(found) - 8} more" if len(found) > 8 else "")
+        raise InvalidInput(f"run id prefix {value!r} is ambiguous: {shown}; give more characters")
+
     def refuse_detach(self, detach: bool) -> None:
         """An embedded service ends with the command, so nothing can run on after it."""
         if detach and self.embedded:
@@ -80,10 +107,6 @@ class Ctx:
         if self._service is not None:
             service, self._service, self._client = self._service, None, None
             service.stop()
-
-
-def emit(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, sort_keys=True))
 
 
 def load_structured(path: str) -> Any:

@@ -12,6 +12,7 @@ from srbench import DEFAULT_SEED
 from srbench.cas import sha256_bytes
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.runs import write_json
+from srbench.cli.views import datasets_view, manifest_view
 from srbench.errors import IntegrityError, InvalidInput
 
 ROLES = ("development", "holdout", "retest")
@@ -63,7 +64,7 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
         if value is not None:           # absent, the request (and the dataset) is as before
             body[key] = value
     manifest = obj.client.post("/datasets/prepare", body)
-    emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest)
+    emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest, manifest_view)
 
 
 def read_snapshot(value: str) -> dict[str, Any] | str:
@@ -110,7 +111,7 @@ def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[s
 @click.pass_obj
 def combine(obj: Ctx, manifests: tuple[str, ...]) -> None:
     """Combine dataset manifests of one profile, seed and split into one dataset."""
-    emit(obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]}))
+    emit(obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]}), manifest_view)
 
 
 @dataset.command()
@@ -125,7 +126,7 @@ def exclusions(obj: Ctx, dataset_ids: tuple[str, ...], run_ids: tuple[str, ...],
     import os
 
     ids = [load_structured(d)["id"] if os.path.isfile(d) else d for d in dataset_ids]
-    snap = obj.client.post("/datasets/exclusions", {"dataset_ids": ids, "run_ids": list(run_ids)})
+    snap = obj.client.post("/datasets/exclusions", {"dataset_ids": ids, "run_ids": [obj.run_id(r) for r in run_ids]})
     if output is None:
         emit(snap)
         return
@@ -139,17 +140,8 @@ def exclusions(obj: Ctx, dataset_ids: tuple[str, ...], run_ids: tuple[str, ...],
 @dataset.command(name="list")
 @click.pass_obj
 def list_(obj: Ctx) -> None:
-    """List the frozen datasets of the store."""
-    from rich.console import Console
-    from rich.table import Table
-
-    data = obj.client.get("/datasets", limit=100)
-    table = Table("id", "name", "profile", "split", "cases", "sha256")
-    for d in data["datasets"]:
-        table.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), d["sha256"][:16])
-    Console().print(table)
-    if data["total"] > len(data["datasets"]):
-        click.echo(f"(first {len(data['datasets'])} of {data['total']})")
+    """List the frozen datasets of the store (a table on a terminal, JSON on a pipe or with --json)."""
+    emit(obj.client.get("/datasets", limit=100), datasets_view)
 
 
 @dataset.command()
@@ -166,7 +158,7 @@ def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
     if show_cases:
         emit(obj.client.get(f"/datasets/{dataset_id}/cases", offset=(max(page, 1) - 1) * 25, limit=25))
     else:
-        emit(obj.client.get(f"/datasets/{dataset_id}")["manifest"])
+        emit(obj.client.get(f"/datasets/{dataset_id}")["manifest"], manifest_view)
 
 
 def register(cli: click.Group) -> None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from srbench.cli.common import Ctx, emit
+from srbench.cli.output import human
 from srbench.cli.runs import without_volatile, write_json
 
 
@@ -30,9 +31,10 @@ def comparison_table(cmp: dict[str, Any]) -> Table:
                                            if cmp.get("early_stop") else ""),
               caption="macro quality = weighted mean of per-benchmark accuracies; Δ = candidate − baseline "
                       "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied")
-    for col in ("candidate", "macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T", "saving",
+    t.add_column("candidate", no_wrap=True, overflow="fold")     # ids whole; the other cells wrap
+    for col in ("macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T", "saving",
                 "saving total", "saving cache-neutral"):
-        t.add_column(col, no_wrap=True)
+        t.add_column(col, overflow="fold")
     for c in cmp["candidates"]:
         ci = c["interval"]["ci"]
         oi = (c.get("intervals") or {}).get(other)
@@ -193,23 +195,30 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
 
     With one RUN: the run's routers against the strongest single model of the same run (the
     baseline target is never compared with itself)."""
-    res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id,
-                                           "candidate_run_id": candidate_id or baseline_id, "margin": margin})
+    baseline_id = obj.run_id(baseline_id)
+    res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id, "margin": margin,
+                                           "candidate_run_id": obj.run_id(candidate_id) if candidate_id else baseline_id})
     if explain:
         _explain(res, "comparison")
     cmp = res
-    console = Console(stderr=True)
-    for line in headline_lines(cmp):
-        console.print(line, markup=False, highlight=False)
     if output:
         write_json(output, without_volatile(cmp))
-        console.print(comparison_table(cmp))
-        console.print(per_benchmark_table(cmp))
-        console.print(published_table(cmp))
-        for line in comparison_notes(cmp) + inconclusive_lines(cmp):
-            console.print(line)
+    if output or human():               # the tables: on stderr beside a file, on stdout for a person
+        comparison_view(cmp, Console(stderr=not human(), highlight=False))
     else:
+        for line in headline_lines(cmp):
+            Console(stderr=True).print(line, markup=False, highlight=False)
         emit(cmp)
+
+
+def comparison_view(cmp: dict[str, Any], console: Console) -> None:
+    for line in headline_lines(cmp):
+        console.print(line, markup=False, highlight=False)
+    console.print(comparison_table(cmp))
+    console.print(per_benchmark_table(cmp))
+    console.print(published_table(cmp))
+    for line in comparison_notes(cmp) + inconclusive_lines(cmp):
+        console.print(line, markup=False)
 
 
 @click.command()
@@ -219,7 +228,7 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
 @click.pass_obj
 def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
     """Offline regrade of saved multiple-choice and grid answers (zero model calls)."""
-    res = obj.client.post(f"/runs/{run_id}/regrade")
+    res = obj.client.post(f"/runs/{obj.run_id(run_id)}/regrade")
     if explain:
         _explain(res, "regrade")
     write_json(output, without_volatile(res))
@@ -232,7 +241,7 @@ def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
 @click.pass_obj
 def export(obj: Ctx, run_id: str, output: str) -> None:
     """Export a dev run as a training matrix (holdout and unknown splits are refused)."""
-    res = obj.client.post(f"/runs/{run_id}/export")
+    res = obj.client.post(f"/runs/{obj.run_id(run_id)}/export")
     write_json(output, without_volatile(res))
     emit({"run_id": run_id, "cases": len(res["cases"]), "output": output})
 
@@ -284,7 +293,7 @@ def _hist(h: dict[str, int] | None) -> str:
 @click.pass_obj
 def replay(obj: Ctx, baseline_id: str, preview_id: str, idempotency_key: str | None) -> None:
     """Estimate a routing change from saved single-model answers (no model call; not a measurement)."""
-    res = obj.client.post("/replays", {"baseline_run_id": baseline_id, "preview_run_id": preview_id,
+    res = obj.client.post("/replays", {"baseline_run_id": obj.run_id(baseline_id), "preview_run_id": obj.run_id(preview_id),
                                        "idempotency_key": idempotency_key})
     emit({"run_id": res["id"], "status": res["status"], "created": res["created"],
           "model_requests": 0, "evidence_mode": "offline_estimate"})
@@ -303,6 +312,7 @@ def reconcile_usage(obj: Ctx, run_id: str, router_opts: tuple[str, ...]) -> None
         if not sep or not tid or not name:
             raise click.BadParameter(f"{opt!r} is not TARGET=ROUTER", param_hint="--router")
         chosen[tid] = name
+    run_id = obj.run_id(run_id)
     c = obj.client.post(f"/runs/{run_id}/reconcile-usage", {"routers": chosen} if chosen else None)
     emit({"run_id": run_id, "correction": c["digest"], "appended": c["appended"], "verified": c["verified_count"],
           "changed": c["changed_count"], "unverifiable": c["unverifiable_count"],
@@ -320,6 +330,7 @@ def reprice(obj: Ctx, run_id: str, prices_path: str, reason: str | None) -> None
     """Reprice a finished run from its stored calls (zero model calls); reports then use the new prices."""
     from srbench.cli.common import load_structured
 
+    run_id = obj.run_id(run_id)
     res = obj.client.post(f"/runs/{run_id}/reprice", {"prices": load_structured(prices_path), "reason": reason})
     emit({"run_id": run_id, "correction": res["correction"]["digest"], "appended": res["appended"],
           "targets": sorted(res["correction"]["prices"]), "model_requests": 0})
@@ -332,6 +343,7 @@ def reprice(obj: Ctx, run_id: str, prices_path: str, reason: str | None) -> None
 @click.pass_obj
 def recover_plan(obj: Ctx, run_id: str, mode: str, output: str) -> None:
     """Review which cells of a terminated run a recovery may continue (edit selected_cells to narrow)."""
+    run_id = obj.run_id(run_id)
     plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})
     write_json(output, plan)
     emit({"parent": run_id, "mode": mode, "eligible": len(plan["eligible"]), "excluded": plan["excluded_counts"],
@@ -352,6 +364,7 @@ def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowl
     from srbench.cli.runs import wait_for
 
     obj.refuse_detach(detach)
+    run_id = obj.run_id(run_id)
     res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),
                                                       "idempotency_key": idempotency_key,
                                                       "acknowledge_new_attempt": acknowledge_new_attempt})

@@ -51,7 +51,7 @@ def show(obj: Ctx, experiment_id: str, with_runs: bool, after: int, limit: int) 
 @click.option("--hypothesis", default="", help="What this iteration should show (at most 2000 characters).")
 @click.pass_obj
 def attach(obj: Ctx, experiment_id: str, run_id: str, role: str, hypothesis: str) -> None:
-    emit(obj.client.post(f"/experiments/{experiment_id}/runs", {"run_id": run_id, "role": role,
+    emit(obj.client.post(f"/experiments/{experiment_id}/runs", {"run_id": obj.run_id(run_id), "role": role,
                                                                  "hypothesis": hypothesis}))
 
 
@@ -81,7 +81,7 @@ def candidate_plan(obj: Ctx, baseline_run_id: str, target_ids: tuple[str, ...], 
     if experiment_id:
         body["experiment"] = {"id": experiment_id, "role": role or ("preview" if mode == "preview" else "candidate"),
                               "hypothesis": hypothesis}
-    res = obj.client.post(f"/runs/{baseline_run_id}/candidate-plan", body)
+    res = obj.client.post(f"/runs/{obj.run_id(baseline_run_id)}/candidate-plan", body)
     write_json(output, res["manifest"])
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0})
 
@@ -93,7 +93,7 @@ def _options(kind: str) -> click.Command:
     @click.option("--limit", type=click.IntRange(1, 25), default=10, show_default=True)
     @click.pass_obj
     def command(obj: Ctx, baseline: str | None, after: str | None, limit: int) -> None:
-        emit(obj.client.get(f"/{kind}-options", baseline_run_id=baseline, after=after, limit=limit))
+        emit(obj.client.get(f"/{kind}-options", baseline_run_id=obj.run_id(baseline) if baseline else None, after=after, limit=limit))
     command.help = (f"Baselines that have a {kind} partner, or the runs BASELINE can be "
                     f"{'replayed with' if kind == 'replay' else 'compared with'} (no model call).")
     return command

@@ -10,6 +10,7 @@ import click
 
 from srbench import VERSION
 from srbench.cli.common import Ctx, emit
+from srbench.cli.output import add_json_option
 from srbench.errors import InvalidInput, SrBenchError
 
 
@@ -36,8 +37,9 @@ def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, 
 def catalog(obj: Ctx) -> None:
     """Print the installed suite and its nine benchmarks (no service needed)."""
     from srbench.benchmarks import catalog as catalog_doc
+    from srbench.cli.views import catalog_view
 
-    emit(catalog_doc())
+    emit(catalog_doc(), catalog_view)
 
 
 @cli.command()
@@ -100,7 +102,9 @@ def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
         res["benchmarks"] = [b for b in res["benchmarks"] if b["benchmark"] == benchmark]
         if not res["benchmarks"]:
             raise InvalidInput(f"unknown benchmark {benchmark!r}")
-    emit(res)
+    from srbench.cli.views import setup_view
+
+    emit(res, setup_view)
     if any(not b["ready"] for b in res["benchmarks"] if b["available"]):
         sys.exit(1)
 
@@ -125,6 +129,7 @@ def register_commands() -> None:
 
     for module in (datasets, targets, runs, derived, store, team, demo, dashboard, experiments):
         module.register(cli)
+    add_json_option(cli)
 
 
 register_commands()

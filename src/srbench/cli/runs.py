@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from srbench import TERMINAL_STATUSES as TERMINAL
+from srbench.cli import views
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.errors import InvalidInput
-from srbench.service.wire import epoch
 
 
 def without_volatile(value: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
         for n in est["notes"]:
             console.print(f"note: {n}", markup=False)
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
-          "planning": res.get("planning")})
+          "planning": res.get("planning")}, views.plan_view)
 
 
 def _pts(v: Any) -> str:
@@ -199,7 +199,7 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
     if not res["created"]:
         click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
     if detach:
-        emit({"run_id": r["id"], "status": r["status"], "created": res["created"]})
+        emit({"run_id": r["id"], "status": r["status"], "created": res["created"]}, views.run_result_view)
         return
     final = wait_for(obj, r["id"])
     rep = obj.client.get(f"/runs/{r['id']}/report")
@@ -209,7 +209,8 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         Console(stderr=True).print(line)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
-    emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]})
+    emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]},
+         views.run_result_view)
     if final["status"] not in ("completed", "stopped_early"):
         raise SystemExit(1)
 
@@ -224,14 +225,8 @@ def stop_line(stop: dict[str, Any]) -> str:
 @click.command()
 @click.pass_obj
 def runs(obj: Ctx) -> None:
-    """List runs, newest first."""
-    table = Table("id", "name", "status", "profile", "done/total", "failed", "targets", "updated")
-    for r in obj.client.get("/runs")["runs"]:
-        p = r["progress"]
-        table.add_row(r["id"], r["name"], r["status"], r["profile"] or "", f"{p['completed']}/{p['total']}",
-                      str(p["failed"] + p["ambiguous"]), ",".join(r["targets"]),
-                      time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch(r["updated_at"]))))
-    Console().print(table)
+    """List runs, newest first (a table on a terminal, JSON on a pipe or with --json)."""
+    emit(obj.client.get("/runs"), views.runs_view)
 
 
 @click.command()
@@ -246,7 +241,8 @@ def runs(obj: Ctx) -> None:
 @click.option("--call-id", default=None, help="One full call (prompt, answer and metering).")
 @click.pass_obj
 def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limit: int, call_id: str | None) -> None:
-    """Show a run, a page of its calls, results or events, or one call."""
+    """Show a run, a page of its calls, results or events, or one call (RUN_ID: any unique prefix)."""
+    run_id = obj.run_id(run_id)
     if call_id and what:
         raise InvalidInput("choose one view: --call-id or --calls/--results/--events")
     if active and what != "calls":
@@ -260,7 +256,7 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
     elif what == "events":
         emit(obj.client.get(f"/runs/{run_id}/events", after=after))
     else:
-        emit(obj.client.get(f"/runs/{run_id}"))
+        emit(obj.client.get(f"/runs/{run_id}"), views.run_view)
 
 
 @click.command()
@@ -270,7 +266,7 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
 @click.pass_obj
 def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
     """Build (or fetch from the action cache) the report of a run."""
-    res = obj.client.get(f"/runs/{run_id}/report")
+    res = obj.client.get(f"/runs/{obj.run_id(run_id)}/report")
     if explain:
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
     if output:
@@ -280,7 +276,14 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
         if res.get("early_stop"):
             Console(stderr=True).print(stop_line(res["early_stop"]))
     else:
-        emit(res)
+        emit(res, report_view)
+
+
+def report_view(res: dict[str, Any], con: Console) -> None:
+    con.print(summary_table(res))
+    con.print(benchmark_table(res))
+    if res.get("early_stop"):
+        con.print(stop_line(res["early_stop"]))
 
 
 @click.command()
@@ -288,7 +291,7 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
 @click.pass_obj
 def cancel(obj: Ctx, run_id: str) -> None:
     """Stop the work of a run (results so far are kept)."""
-    r = obj.client.post(f"/runs/{run_id}/cancel")
+    r = obj.client.post(f"/runs/{obj.run_id(run_id)}/cancel")
     emit({"run_id": r["id"], "status": r["status"], "cancel_requested": r["cancel_requested"]})
 
 

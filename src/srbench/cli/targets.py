@@ -30,7 +30,9 @@ def register_cmd(obj: Ctx, path: str) -> None:
 @click.pass_obj
 def list_(obj: Ctx) -> None:
     """Print the registered targets."""
-    emit(obj.client.get("/targets"))
+    from srbench.cli.views import targets_view
+
+    emit(obj.client.get("/targets"), targets_view)
 
 
 def register(cli: click.Group) -> None:

@@ -17,7 +17,7 @@ REMOTE_HELP = ("Team object store URL (s3://bucket/prefix, gs://…, an NFS path
 @click.pass_obj
 def push(obj: Ctx, run_id: str, remote: str | None) -> None:
     """Copy a finished run's objects and its journal rows (a run bundle) to a team object store."""
-    emit(obj.client.post(f"/runs/{run_id}/push", {"remote": remote}))
+    emit(obj.client.post(f"/runs/{obj.run_id(run_id)}/push", {"remote": remote}))
 
 
 @click.command()

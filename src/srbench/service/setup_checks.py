@@ -56,6 +56,24 @@ def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, reg
     return out
 
 
+def release_and_packages(b: Any) -> list[str]:
+    """Whether this release implements the benchmark, and the packages its native loader needs here."""
+    missing = [] if b.available else [b.unavailable_reason or "not implemented in this release"]
+    return missing + [f"{pkg} (install sr-bench[bench]) to read the native source (DS-6)" for pkg in b.requires
+                      if importlib.util.find_spec(pkg) is None]
+
+
+def host_missing(b: Any) -> list[str]:
+    """What this host lacks for a benchmark whatever the store pins (release, packages, sandbox, host
+    tools): the catalog's terminal view says this, `setup` says it too and adds the store's pins."""
+    missing = release_and_packages(b)
+    if getattr(b, "needs_sandbox", False):
+        missing += sandbox_needs(b, {})
+    if hasattr(b, "host_needs"):
+        missing += b.host_needs()
+    return missing
+
+
 def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
     try:
         options, options_problem = read_benchmark_options(store_dir), None
@@ -65,11 +83,7 @@ def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
     for b in all_benchmarks():
         missing: list[str] = []
         entry: dict[str, Any] = {"benchmark": b.id, "available": b.available}
-        if not b.available:
-            missing.append(b.unavailable_reason or "not implemented in this release")
-        for pkg in b.requires:
-            if importlib.util.find_spec(pkg) is None:
-                missing.append(f"{pkg} (install sr-bench[bench]) to read the native source (DS-6)")
+        missing += release_and_packages(b)
         cached = (cache_home() / "sources" / b.id / b.source.revision).is_dir()
         entry["source"] = {"url": b.source.url, "revision": b.source.revision, "cached": cached,
                            "gated": b.source.gated}

@@ -1,0 +1,133 @@
+"""Terminal views of the commands' answers (output.py prints them only when stdout is a terminal).
+
+Each takes the same JSON a pipe gets and prints a compact table or a few lines: ids whole, cells
+wrapped, and for the catalog and `setup` one line per benchmark saying what is missing here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+
+from srbench.cli.output import generic_view, one_line, table
+from srbench.service.wire import epoch
+
+
+def _when(v: Any) -> str:
+    return "-" if v is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch(v)))
+
+
+def _missing(items: list[str]) -> str:
+    return "ready" if not items else "missing: " + "; ".join(one_line(i) for i in items)
+
+
+def catalog_view(doc: dict[str, Any], con: Console) -> None:
+    """The nine benchmarks, their weights and sizes, and what this host lacks for each (the same
+    checks as `setup`, which also checks the store's judge and simulator pins)."""
+    from srbench.benchmarks import REGISTRY
+    from srbench.service.setup_checks import host_missing
+
+    t = table("benchmark", "kind", "weight", "tasks", "on this host", ids=["benchmark"],
+              short=["kind", "weight", "tasks"], title=f"{doc['version']}: {len(doc['benchmarks'])} benchmarks",
+              caption="tasks = smoke/quick/standard profile sizes. " + (doc.get("weights_note") or ""))
+    for b in doc["benchmarks"]:
+        p = b.get("profiles") or {}
+        here = host_missing(REGISTRY[b["id"]]) if b["id"] in REGISTRY else []
+        t.add_row(b["id"], b.get("kind", "-"), str(b.get("weight", "-")),
+                  "/".join(str(p.get(k, "-")) for k in ("smoke", "quick", "standard")), _missing(here))
+    con.print(t)
+    con.print("judge and simulator pins are per store: `sr-bench setup` checks them too; full reasons: "
+              "`sr-bench setup --json`", markup=False)
+
+
+def setup_view(res: dict[str, Any], con: Console) -> None:
+    t = table("benchmark", "ready", "what is missing", ids=["benchmark"], short=["ready"],
+              title="what each benchmark needs on the service host", caption=res.get("note"))
+    for b in res["benchmarks"]:
+        t.add_row(b["benchmark"], "yes" if b["ready"] else "no",
+                  "-" if b["ready"] else "; ".join(one_line(m) for m in b["missing"]))
+    con.print(t)
+    if any(not b["ready"] for b in res["benchmarks"]):
+        con.print("full reasons: `sr-bench setup --json`", markup=False)
+
+
+def runs_view(res: dict[str, Any], con: Console) -> None:
+    wide = con.width >= 120
+    cols = ("id", "status", "cells done", "targets", "name", *(("profile", "updated") if wide else ()))
+    t = table(*cols, ids=["id"], short=["status", "cells done", "profile", "updated"],
+              title="runs, newest first (any unique prefix of an id names the run)")
+    for r in res["runs"]:
+        p = r["progress"]
+        bad = p["failed"] + p["ambiguous"]
+        t.add_row(r["id"], r["status"], f"{p['completed']}/{p['total']}" + (f", {bad} failed" if bad else ""),
+                  ", ".join(r["targets"]), r["name"],
+                  *((r.get("profile") or "-", _when(r.get("updated_at"))) if wide else ()))
+    con.print(t)
+    if res.get("next_cursor"):
+        con.print("more runs: --json lists this page as JSON", markup=False)
+
+
+def run_view(r: dict[str, Any], con: Console) -> None:
+    """One run: what it is, how far it got, and what to do next."""
+    p = r["progress"]
+    lines = [f"{r['id']}  {r['name']}",
+             f"status {r['status']} ({r.get('mode', 'live')}, profile {r.get('profile')}); "
+             f"{p['completed']} of {p['total']} cells completed, {p['failed']} failed, {p['ambiguous']} ambiguous, "
+             f"{p.get('pending', 0) + p.get('running', 0)} to go",
+             f"targets: {', '.join(r['targets'])}",
+             f"created {_when(r.get('created_at'))}, updated {_when(r.get('updated_at'))}"]
+    budget = r.get("budget") or {}
+    if budget:
+        lines.append(f"spent {budget.get('spent_usd', 0):.5f} USD of the {budget.get('cap_usd')} USD cap")
+    if r.get("error"):
+        lines.append(f"error: {r['error']}")
+    lines.append(f"next: `sr-bench report {r['id']}`; calls with `sr-bench show {r['id']} --calls`")
+    for line in lines:
+        con.print(line, markup=False)
+
+
+def targets_view(res: dict[str, Any], con: Console) -> None:
+    t = table("id", "kind", "model", "base_url", "key variable", "priced models", ids=["id"],
+              title="registered targets (keys are read from the service's environment, never stored)")
+    for x in res["targets"]:
+        t.add_row(x["id"], x["kind"], x["model"], x["base_url"], x.get("api_key_env") or "-",
+                  ", ".join(sorted(x.get("prices") or {})) or "none")
+    con.print(t)
+
+
+def datasets_view(res: dict[str, Any], con: Console) -> None:
+    t = table("id", "name", "profile", "split", "cases", "sha256", ids=["id", "sha256"], title="frozen datasets")
+    for d in res["datasets"]:
+        t.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), d["sha256"])
+    con.print(t)
+    if res["total"] > len(res["datasets"]):
+        con.print(f"(first {len(res['datasets'])} of {res['total']})", markup=False)
+
+
+def manifest_view(m: dict[str, Any], con: Console) -> None:
+    if not isinstance(m, dict) or "case_count" not in m:
+        generic_view(m, con)
+        return
+    for line in (f"dataset {m['id']}  {m['name']}",
+                 f"{m['case_count']} cases of {', '.join(m.get('benchmarks') or [])}; profile {m.get('profile')}, "
+                 f"seed {m.get('seed')}, split {m.get('split')}",
+                 f"sha256 {m['sha256']}", f"file {m.get('path')}",
+                 "the manifest itself: add --json (or redirect: `… > manifest.json`)"):
+        con.print(line, markup=False)
+
+
+def plan_view(res: dict[str, Any], con: Console) -> None:
+    con.print(f"plan frozen in {res['output']}: {res['total']} cells, sha256 {res['plan_sha256']}, "
+              f"{res['model_requests']} model requests so far; next: `sr-bench run --manifest {res['output']}`",
+              markup=False)
+
+
+def run_result_view(res: dict[str, Any], con: Console) -> None:
+    p = res.get("progress")
+    done = "" if not p else f" ({p['completed']} of {p['total']} cells completed, {p['failed']} failed)"
+    con.print(f"run {res['run_id']}: {res['status']}{done}", markup=False)
+    if res.get("error"):
+        con.print(f"error: {res['error']}", markup=False)
+    con.print(f"next: `sr-bench report {res['run_id']}`", markup=False)

@@ -1,0 +1,130 @@
+"""The operator's terminal (issue 29): a person on a terminal gets tables and sentences, a pipe gets the
+same JSON as always; run ids are taken by any unique prefix; catalog and setup agree.
+
+Human output is read on a real pseudo-terminal (80 columns) and compared with what a pipe gets.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.integration.conftest import Cli
+
+from srbench.benchmarks.arc_agi_2 import ArcAgi2
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.server import SimulatorThread
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+
+def on_tty(cli: Cli, *args: str, cols: int = 80, timeout: float = 120) -> tuple[int, str, str]:
+    """Run `sr-bench ARGS` with stdout on a pseudo-terminal of `cols` columns: (exit code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    env = {**cli.env, "TERM": "xterm-256color"}
+    env.pop("COLUMNS", None)
+    err = cli.cwd / "tty-stderr.txt"
+    with open(err, "wb") as ef:
+        proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", *args], cwd=cli.cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=ef)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        code = proc.wait(timeout=timeout)
+    os.close(master)
+    text = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r\n", "\n")
+    return code, text, err.read_text()
+
+
+def width(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)
+
+
+@pytest.fixture
+def two_runs(cli: Cli, sources: dict[str, Path]) -> Any:
+    """A store with two finished runs (one single-model target each) on the real ARC-AGI-2 smoke set."""
+    m = cli.json("dataset", "prepare", "--benchmark", "arc-agi-2", "--profile", "smoke",
+                 "--source-path", str(sources["arc-agi-2"]), "--revision", ArcAgi2.source.revision)
+    with SimulatorThread(models=[SimModel("big", skill=0.9)], answer_key={}) as sim:
+        cli.json("target", "register", "--file", cli.write("targets.json", [
+            {"id": "big", "kind": "single", "base_url": sim.v1_url, "model": "big",
+             "prices": {"big": {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}}}]))
+        manifest = cli.write("m.json", {"version": "sr-bench-1.0", "name": "a run with a long name to wrap on a "
+                                        "narrow terminal", "profile": "smoke", "seed": 20260918,
+                                        "dataset": {"path": m["path"], "sha256": m["sha256"]},
+                                        "targets": [{"id": "big"}]})
+        cli.json("plan", "--manifest", manifest, "--output", str(cli.cwd / "frozen.json"))
+        ids = [cli.json("run", "--manifest", str(cli.cwd / "frozen.json"))["run_id"] for _ in range(2)]
+    return ids
+
+
+def test_runs_show_report_on_a_terminal_and_on_a_pipe(cli: Cli, two_runs: list[str]) -> None:
+    code, out, _ = on_tty(cli, "runs")
+    assert code == 0 and width(out) <= 80
+    for rid in two_runs:                      # whole ids, never "run-5f…"
+        assert rid in out
+    assert "…" not in out and not out.lstrip().startswith("{")
+    piped = cli.json("runs")                  # a pipe: JSON, the service's answer
+    assert [r["id"] for r in piped["runs"]] == two_runs[::-1]
+    assert json.loads(cli.run("runs", "--json").stdout) == piped
+    code, out, _ = on_tty(cli, "runs", "--json")
+    assert json.loads(out) == piped
+
+    code, out, _ = on_tty(cli, "show", two_runs[0])
+    assert code == 0 and f"sr-bench report {two_runs[0]}" in out and "status completed" in out
+    assert cli.json("show", two_runs[0])["id"] == two_runs[0]
+    code, out, _ = on_tty(cli, "report", two_runs[0])
+    assert code == 0 and "big" in out and not out.lstrip().startswith("{")
+    assert cli.json("report", two_runs[0])["run_id"] == two_runs[0]
+
+
+def test_a_run_id_by_any_unique_prefix(cli: Cli, two_runs: list[str]) -> None:
+    a, b = two_runs
+    n = next(i for i in range(5, 25) if a[:i] != b[:i])
+    assert cli.json("show", a[:n])["id"] == a                       # unique: resolves
+    assert cli.json("show", a[4:n])["id"] == a                      # the "run-" may be left out
+    assert cli.json("report", a[:n])["run_id"] == a
+    amb = cli.run("show", "run-", ok=False)                         # ambiguous: one line naming both
+    assert amb.returncode == 2 and amb.stderr.count("\n") == 1 and "ambiguous" in amb.stderr
+    assert a in amb.stderr and b in amb.stderr and "Traceback" not in amb.stderr
+    none = cli.run("report", "run-zzzz", ok=False)                  # none: one line
+    assert none.returncode == 2 and none.stderr.count("\n") == 1 and "no run id starts with 'run-zzzz'" in none.stderr
+
+
+def test_catalog_and_setup_agree_and_say_what_is_missing(cli: Cli) -> None:
+    cli.env.update({"SR_BENCH_SANDBOX_DIR": str(cli.cwd / "no-sandbox"), "DOCKER_HOST": "unix:///nonexistent"})
+    code, cat, _ = on_tty(cli, "catalog")
+    assert code == 0 and width(cat) <= 80
+    _, setup, _ = on_tty(cli, "setup")
+    assert width(setup) <= 80
+    piped = json.loads(cli.run("setup", ok=False).stdout)              # JSON on a pipe, as before
+    assert json.loads(cli.run("catalog").stdout)["benchmarks"][0]["id"] == "mmlu-pro"
+    rows = {line.split()[0]: line for line in cat.splitlines() if line.split() and line.split()[0] in
+            {b["benchmark"] for b in piped["benchmarks"]}}
+    assert len(rows) == 9
+    for b in piped["benchmarks"]:
+        if "missing:" in rows[b["benchmark"]]:            # what the catalog says is missing here, setup says too
+            assert not b["ready"], b
+    lcb = next(b for b in piped["benchmarks"] if b["benchmark"] == "livecodebench")
+    assert not lcb["ready"]                             # no sandbox here: both say so, one line each
+    assert "missing: a code-grading" in rows["livecodebench"]
+    row = next(line for line in setup.splitlines() if line.startswith("livecodebench"))
+    assert " no " in row and "code-grading sandbox" in row
