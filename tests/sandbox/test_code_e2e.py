@@ -77,3 +77,28 @@ def test_without_a_sandbox_the_cells_are_ungraded_not_wrong(api: Api, tmp_path: 
     pub = got["benchmarks"][0]["published"]         # ungraded cells: no program ran, 0 under pass@1 too
     assert pub["rule"] == "livecodebench-pass-at-1-v1" and pub["score"] == 0.0 and pub["n"] == 2
     assert api.ok("GET", f"/runs/{run['id']}/report")["cache_hit"] is False      # graded again next time
+
+
+def test_a_real_sandbox_runs_once_per_cell(api: Api, tmp_path: Path) -> None:
+    """Issue 31 on a real backend (bubblewrap, else Docker): 30 cells, 30 sandbox runs, all by the
+    grading pool while the run went on or before its report."""
+    from service.sandbox_fakes import CountingSandbox
+
+    try:
+        real = backend_or_skip("bwrap")
+    except pytest.skip.Exception:
+        real = backend_or_skip("docker")
+    counting = CountingSandbox(inner=real)
+    code_grade.use_sandbox(counting)
+    src = samples.write_livecodebench(tmp_path / "lcb", copies=8)
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+                                             "source_path": str(src), "revision": "synthetic"})
+    with SimulatorThread(models=[SimModel("coder", skill=1.0, latency_s=0.1)],
+                         answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [single("coder", sim.v1_url)]})
+        run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "coder"}]))})["id"],
+                       timeout=120)
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
+    assert rep["summary"]["targets"][0]["correct"] == 30
+    assert len(counting.runs) == 30
+    assert {r["thread"].rsplit("-", 1)[0] for r in counting.runs} == {"sr-bench-grade"}

@@ -14,6 +14,13 @@ durability barrier covers every object it wrote and all its entries are recorded
 500-cell report costs one barrier and one journal commit, not 500 of each. An entry is never
 recorded before its object is durable; a crash before the flush only loses cache entries, which
 the next build recomputes.
+
+A key is computed once however many threads ask for it at the same time (issue 31): the first to
+miss the cache claims the key; the others wait for its output (given to them as soon as the rule
+returned, before the claimant's barrier: their own flush syncs first) instead of running the rule
+again. A claim that ends without an output (the rule raised, or its output is volatile) lets one
+waiter claim the key in turn. Claims live in the engine, so they hold within one process: the
+service, the only writer of its journal, grades through one engine (service/report_rows.py).
 A rule never calls a model, never reads the clock and never touches the network.
 """
 
@@ -139,6 +146,14 @@ def explain(previous: CacheEntry | None, rule: Rule, inputs: dict[str, Any], par
     return reasons or ["output missing from the action cache"]
 
 
+class _Claim:
+    """A key being built by one thread: its output once the rule returned (None: no output to share)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.output: str | None = None
+
+
 class _Batch(threading.local):
     """The entries held by the outermost build running on this thread."""
 
@@ -146,6 +161,7 @@ class _Batch(threading.local):
         self.depth = 0
         self.entries: list[tuple[str, str, CacheEntry]] = []
         self.outputs: dict[str, str] = {}
+        self.claimed: list[str] = []        # keys this thread claimed, released at its flush
         self.wrote = False
 
 
@@ -156,6 +172,8 @@ class Engine:
         self.store = store
         self.cache = cache
         self._batch = _Batch()
+        self._claims: dict[str, _Claim] = {}
+        self._claims_lock = threading.Lock()
 
     def build(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
               *, subject: str = "") -> BuildResult:
@@ -183,23 +201,58 @@ class Engine:
     def _build(self, batch: _Batch, rule: Rule, inputs: dict[str, Any], params: dict[str, Any],
                subject: str) -> BuildResult:
         key = rule_key(rule, inputs, params)
-        found = batch.outputs.get(key) or self.cache.lookup(key)
         previous = self.cache.last(rule.name, subject)
-        if found is not None and self.store.has(found):
-            if previous is None or previous.key != key:
-                self._hold(batch, rule.name, subject, CacheEntry(key, found, inputs, params, rule.version))
-            return BuildResult(found, True, key)
+        while True:
+            found = batch.outputs.get(key) or self.cache.lookup(key)
+            if found is not None and self.store.has(found):
+                if previous is None or previous.key != key:
+                    self._hold(batch, rule.name, subject, CacheEntry(key, found, inputs, params, rule.version))
+                return BuildResult(found, True, key)
+            with self._claims_lock:
+                claim = self._claims.get(key)
+                mine = claim is None
+                if mine:
+                    claim = self._claims[key] = _Claim()
+            if mine:
+                break
+            claim.done.wait()
+            if claim.output is not None:          # built by another thread: its output, our barrier
+                batch.wrote = True
+                self._hold(batch, rule.name, subject, CacheEntry(key, claim.output, inputs, params, rule.version))
+                return BuildResult(claim.output, True, key)
+        return self._run(batch, rule, inputs, params, subject, key, previous, claim)
+
+    def _run(self, batch: _Batch, rule: Rule, inputs: dict[str, Any], params: dict[str, Any], subject: str,
+             key: str, previous: CacheEntry | None, claim: _Claim) -> BuildResult:
+        """Run the rule under this thread's claim of `key` (see the module docstring)."""
         reasons = explain(previous, rule, inputs, params)
         try:
             value = rule.fn(self.store, inputs, params)
         except Volatile as v:
+            self._release(key, claim)
             output = self.store.put_json(v.value, durable=False)
             batch.wrote = True
             return BuildResult(output, False, key, [*reasons, VOLATILE_REASON])
-        output = self.store.put_json(value, durable=False)
+        except BaseException:
+            self._release(key, claim)
+            raise
+        try:
+            output = self.store.put_json(value, durable=False)
+        except BaseException:
+            self._release(key, claim)
+            raise
         batch.wrote = True
         self._hold(batch, rule.name, subject, CacheEntry(key, output, inputs, params, rule.version))
+        claim.output = output
+        claim.done.set()                # waiters take the output now; the key is released at our flush
+        batch.claimed.append(key)
         return BuildResult(output, False, key, reasons)
+
+    def _release(self, key: str, claim: _Claim) -> None:
+        with self._claims_lock:
+            if self._claims.get(key) is claim:
+                del self._claims[key]
+        claim.done.set()
 
     @staticmethod
     def _hold(batch: _Batch, rule: str, subject: str, entry: CacheEntry) -> None:
@@ -207,12 +260,18 @@ class Engine:
         batch.outputs[entry.key] = entry.output
 
     def _flush(self, batch: _Batch) -> None:
-        entries, wrote = batch.entries, batch.wrote
-        batch.entries, batch.outputs, batch.wrote = [], {}, False
-        if wrote:
-            self.store.sync()               # the objects before the entries that name them
-        if entries:
-            self.cache.record_many(entries)
+        entries, wrote, claimed = batch.entries, batch.wrote, batch.claimed
+        batch.entries, batch.outputs, batch.wrote, batch.claimed = [], {}, False, []
+        try:
+            if wrote:
+                self.store.sync()               # the objects before the entries that name them
+            if entries:
+                self.cache.record_many(entries)
+        finally:
+            if claimed:                         # recorded (or lost with a fault): later askers read the cache
+                with self._claims_lock:
+                    for key in claimed:
+                        self._claims.pop(key, None)
 
     def status(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
                *, subject: str = "") -> BuildResult | None:

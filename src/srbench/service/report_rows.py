@@ -9,7 +9,10 @@ loop on the GIL) under one engine batch, so one barrier makes the batch's grade 
 then it records the batch's action-cache entries and rows in one journal transaction. A batch gathers
 cells for up to `BATCH_S` (a drain ends it at once), so the worker adds about one barrier a second. A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
-on that thread instead; a row the worker could not build is built there too.
+on that thread instead; a row the worker could not build is built there too. A cell of a benchmark
+graded in a sandbox goes to the grading pool (service/grading.py) instead, which grades it at once on
+every core; a run with such cells has its end-of-run report wait for them (`drain`), so the report
+only aggregates (issue 31).
 
 `report_rows` is a cache of `cell_row`, nothing more: an entry names the context it was built in
 (the plan, the corrections and the installed graders: stages/report.py `row_context`) and the cell's
@@ -29,9 +32,11 @@ import threading
 import time
 from typing import Any
 
+from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.service import report_rows_worker as worker
+from srbench.service.grading import GradePool
 from srbench.service.journal import Journal, write_action_entries
 from srbench.stages.report import row_context
 from srbench.stages.report_cells import MemoEntry, ReportInputs, cell_row, memo_entry
@@ -80,6 +85,8 @@ class RowBuilder:
         self._lock = threading.Lock()
         self._closed = False
         self._pool: worker.WorkerProcess | None = None
+        self.grades = GradePool(journal, engine)
+        self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
 
     # -- from the run's tasks --------------------------------------------------------------------
     def begin(self, run_id: str, plan_digest: str) -> None:
@@ -89,6 +96,9 @@ class RowBuilder:
                 return
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
+            if any(_sandboxed(b) for b in self.store.get_json(plan_digest).get("grader_versions", {})):
+                self._sandboxed.add(run_id)
+                self.grades.begin(run_id)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="sr-bench-report-rows", daemon=True)
                 self._thread.start()
@@ -101,18 +111,27 @@ class RowBuilder:
 
     def drain(self, run_id: str, timeout_s: float = 600.0) -> None:
         """Block until every cell queued for this run before now has its row (or was given up on);
-        at once when fewer than DRAIN_MIN are left (the report builds those itself)."""
-        if run_id not in self._runs or self._thread is None or self._pending.get(run_id, 0) < max(1, DRAIN_MIN):
+        at once when fewer than DRAIN_MIN are left (the report builds those itself), unless the run
+        has cells graded in a sandbox: those are graded by the pool, on every core, before the report."""
+        if run_id not in self._runs or self._thread is None:
             return
+        sandboxed = run_id in self._sandboxed
+        if not sandboxed and self._pending.get(run_id, 0) < max(1, DRAIN_MIN):
+            return
+        deadline = time.monotonic() + timeout_s
         d = _Drain(run_id)
         self._queue.put(d)
         d.done.wait(timeout_s)
+        if sandboxed:
+            self.grades.wait(run_id, max(0.0, deadline - time.monotonic()))
 
     def forget(self, run_id: str) -> None:
         """Stop building for this run; its rows are deleted by the worker thread (its end-of-run report
         is built), without keeping the run's task waiting."""
         self._runs.pop(run_id, None)
         self._plans.pop(run_id, None)
+        self._sandboxed.discard(run_id)
+        self.grades.forget(run_id)
         with self._lock:
             self._pending.pop(run_id, None)
         if self._thread is not None:
@@ -134,6 +153,7 @@ class RowBuilder:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
+        self.grades.close()
 
     # -- the worker ------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -203,6 +223,13 @@ class RowBuilder:
                      for r in self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN "
                                                  f"({','.join('?' * len(part))})", (run_id, *part))
                      if r["state"] in TERMINAL_CELL]
+        if run_id in self._sandboxed and todo:       # graded in a sandbox: to the pool, at once
+            ri0 = self._inputs(run_id)
+            if ri0 is not None:
+                mine = [t for t in todo if _sandboxed(ri0.cases[t[1][1]].benchmark)]
+                for cell_id, cell in mine:
+                    self.grades.submit(run_id, ctx, ri0, cell_id, cell)
+                todo = [t for t in todo if not _sandboxed(ri0.cases[t[1][1]].benchmark)]
         if not todo:
             return
         entries: list[Any] = []
@@ -237,3 +264,10 @@ class RowBuilder:
             c.executemany("INSERT OR REPLACE INTO report_rows(run_id, target_id, cell_id, ctx, state, call, "
                           "error_class, judge_call, row, scrubbed, grade, turns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", out)
         self.journal.submit_sync(w)
+
+
+def _sandboxed(benchmark: str) -> bool:
+    try:
+        return bool(getattr(get_benchmark(benchmark), "needs_sandbox", False))
+    except Exception:  # noqa: BLE001 - an unknown benchmark is not graded in a sandbox here
+        return False

@@ -468,6 +468,7 @@ class RunManager:
         if head is not None and head["sig"] == sig and self.store.has(head["report"]):
             return head["report"], True, "up to date"
         if run["status"] in TERMINAL:
+            self.rows.drain(run_id)         # the grading pool's cells of a run just ended: graded once, there
             # a finished run's cells as objects (one per target, and their index): the rule key, the action
             # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
             # written as the journal streams them, read by the report one target at a time

@@ -178,14 +178,16 @@ def _lcb_private(tests: list[tuple[str, str]], testtype: str, pickled: bool) -> 
     return base64.b64encode(zlib.compress(pickle.dumps(text))).decode("ascii") if pickled else text
 
 
-def write_livecodebench(root: Path) -> Path:
+def write_livecodebench(root: Path, copies: int = 1) -> Path:
     """`test.jsonl` and `test6.jsonl` in LiveCodeBench's row format (JSON-string test fields, private
-    tests plain or base64/zlib/pickle, functional rows with starter code and metadata.func_name)."""
+    tests plain or base64/zlib/pickle, functional rows with starter code and metadata.func_name).
+    `copies` > 1 repeats every problem under new ids (``<id>-<k>``): a bigger corpus, same tests."""
     import json
 
     root.mkdir(parents=True, exist_ok=True)
     rows = []
-    for qid, diff, platform, date, starter, fn, public, private, pickled in LCB_PROBLEMS:
+    problems = [(qid if k == 0 else f"{qid}-{k}", *rest) for k in range(copies) for qid, *rest in LCB_PROBLEMS]
+    for qid, diff, platform, date, starter, fn, public, private, pickled in problems:
         kind = "functional" if fn else "stdin"
         rows.append({"question_title": f"[synthetic sample] {qid}",
                      "question_content": f"[synthetic sample] Solve {qid}: read the input and print the answer.",
@@ -194,6 +196,7 @@ def write_livecodebench(root: Path) -> Path:
                      "public_test_cases": json.dumps([{"input": i, "output": o, "testtype": kind} for i, o in public]),
                      "private_test_cases": _lcb_private(private, kind, pickled),
                      "metadata": json.dumps({"func_name": fn} if fn else {})})
-    (root / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:2]), "utf-8")
-    (root / "test6.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[2:]), "utf-8")
+    half = max(2, len(rows) // 2)
+    (root / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:half]), "utf-8")
+    (root / "test6.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[half:]), "utf-8")
     return root

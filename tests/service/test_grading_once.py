@@ -1,0 +1,110 @@
+"""Issue 31: each cell's grade computed once whatever threads ask (engine claims), and sandbox cells
+graded while the run dispatches, so the end-of-run report only aggregates."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from service.helpers import Api, freeze, isolated_env, manifest, single
+from service.sandbox_fakes import CountingSandbox
+from srbench.cas import ObjectStore
+from srbench.rules import Engine, Rule
+from srbench.rules.engine import MemoryActionCache
+from srbench.service.embedded import EmbeddedService
+from srbench.simulate import samples
+from srbench.simulate.behaviour import SimModel, load_answer_key
+from srbench.simulate.server import SimulatorThread
+from srbench.stages import code_grade
+
+
+def _many(engine: Engine, rule: Rule, n: int) -> list[str]:
+    out: list[str] = []
+    gate = threading.Barrier(n)
+
+    def ask() -> None:
+        gate.wait()
+        out.append(engine.build(rule, {"x": "1"}).output)
+    threads = [threading.Thread(target=ask) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_a_key_asked_by_many_threads_at_once_is_built_once(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def slow(store, inputs, params):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        time.sleep(0.2)
+        return {"v": inputs["x"]}
+    engine = Engine(ObjectStore(str(tmp_path / "s")), MemoryActionCache())
+    outs = _many(engine, Rule("slow", "1", slow), 8)
+    assert len(calls) == 1 and len(set(outs)) == 1 and len(outs) == 8
+    assert engine.build(Rule("slow", "1", slow), {"x": "1"}).hit and len(calls) == 1
+
+
+def test_a_claim_that_fails_lets_a_waiter_build(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def flaky(store, inputs, params):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        time.sleep(0.1)
+        if len(calls) == 1:
+            raise RuntimeError("passing fault")
+        return {"ok": True}
+    engine = Engine(ObjectStore(str(tmp_path / "s")), MemoryActionCache())
+    outs: list[str] = []
+    errors: list[Exception] = []
+
+    def ask() -> None:
+        try:
+            outs.append(engine.build(Rule("flaky", "1", flaky), {"x": "1"}).output)
+        except RuntimeError as exc:
+            errors.append(exc)
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(errors) == 1 and len(outs) == 3 and len(set(outs)) == 1 and len(calls) == 2
+
+
+@pytest.fixture
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    isolated_env(tmp_path, monkeypatch)
+    with EmbeddedService(tmp_path / "store") as svc:
+        a = Api(svc.url, svc.token)
+        yield a
+        a.close()
+    code_grade.use_sandbox(None)
+
+
+def test_each_cell_is_sandboxed_once_and_graded_during_dispatch(api: Api, tmp_path: Path) -> None:
+    fake = CountingSandbox(delay_s=0.05)
+    code_grade.use_sandbox(fake)
+    src = samples.write_livecodebench(tmp_path / "lcb", copies=8)
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+                                             "source_path": str(src), "revision": "synthetic"})
+    assert ds["case_count"] == 30
+    models = [SimModel("a", skill=1.0, latency_s=0.2), SimModel("b", skill=0.0, latency_s=0.2)]
+    with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a"), single("b", sim.v1_url, "b")]})
+        plan = manifest(ds, [{"id": "a"}, {"id": "b"}])
+        plan["limits"]["concurrency"] = 2
+        run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, plan)})["id"], timeout=90)
+    assert run["status"] == "completed", run
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
+    assert rep["summary"]["targets"][0]["graded"] == 30
+    assert len(fake.runs) == 60                       # one sandbox run per cell, not one per asker
+    assert all(r["thread"].startswith("sr-bench-grade-") for r in fake.runs), {r["thread"] for r in fake.runs}
+    ended = datetime.fromisoformat(run["finished_at"].replace("Z", "+00:00")).timestamp()
+    before = sum(r["ended"] <= ended for r in fake.runs)
+    assert before >= 30, f"only {before} of 60 cells graded before the run ended"
+    assert api.ok("GET", f"/runs/{run['id']}/report")["cache_hit"] is True and len(fake.runs) == 60
