@@ -209,12 +209,12 @@ class Engine:
                     self._hold(batch, rule.name, subject, CacheEntry(key, found, inputs, params, rule.version))
                 return BuildResult(found, True, key)
             with self._claims_lock:
-                claim = self._claims.get(key)
-                mine = claim is None
-                if mine:
+                held = self._claims.get(key)
+                if held is None:
                     claim = self._claims[key] = _Claim()
-            if mine:
+            if held is None:
                 break
+            claim = held
             claim.done.wait()
             if claim.output is not None:          # built by another thread: its output, our barrier
                 batch.wrote = True

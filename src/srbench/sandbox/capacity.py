@@ -46,12 +46,12 @@ def _quota_cpus(root: Path) -> float | None:
         elif "cpu" in controllers.split(","):
             for base in (root / "cpu,cpuacct" / rel, root / "cpu" / rel):
                 try:
-                    quota = int((base / "cpu.cfs_quota_us").read_text())
-                    period = int((base / "cpu.cfs_period_us").read_text())
+                    q = int((base / "cpu.cfs_quota_us").read_text())
+                    p = int((base / "cpu.cfs_period_us").read_text())
                 except (OSError, ValueError):
                     continue
-                if quota > 0 and period > 0:
-                    found.append(quota / period)
+                if q > 0 and p > 0:
+                    found.append(q / p)
                 break
     return min(found) if found else None
 
