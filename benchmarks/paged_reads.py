@@ -103,7 +103,7 @@ def main() -> None:
         out: dict[str, list[float]] = {k: [] for k in ("health", "runs_list", "results", "calls", "events")}
         for _ in range(args.requests):
             out["health"].append(timed_get(client, "/health")[0])
-            out["runs_list"].append(timed_get(client, "/runs")[0])
+            out["runs_list"].append(timed_get(client, "/runs", limit=200)[0])
             run = rng.choice(runs)
             n = run["progress"]["total"]
             dt, page = timed_get(client, f"/runs/{run['id']}/results", after=rng.randrange(0, n), limit=100)

@@ -51,28 +51,22 @@ def _bad_auth(token: str) -> dict[str, dict[str, str] | None]:
     }
 
 
-def test_every_route_but_health_needs_the_token(service, api, real_ids) -> None:
+def test_every_route_needs_the_token(service, api, real_ids) -> None:
     """Real ids fill the path parameters, so that a 403 can only be the token's doing."""
     before = settled_snapshot(service.store_dir)
     refused = 0
     with httpx.Client(base_url=service.url + API_PREFIX, timeout=10) as anon:
         for label, headers in _bad_auth(service.token).items():
-            for method, path, name, *_ in ROUTES:
+            for method, path, *_ in ROUTES:
                 url = _fill(path, real_ids) + (f"?token={service.token}" if label == "none" else "")
                 resp = anon.request(method, url, headers=headers, json={} if method == "POST" else None)
-                if name == "health":     # open; a wrong Authorization offered is refused (upstream's readiness)
-                    if headers and "Authorization" in headers:
-                        assert resp.status_code == 403 and resp.json()["code"] == "unauthorized", (label, resp.text)
-                    else:
-                        assert resp.status_code == 200 and resp.json()["status"] == "ready", (label, resp.text)
-                    continue
                 assert resp.status_code == 403, (label, method, path, resp.status_code, resp.text[:200])
                 assert resp.json() == {"error": "Service authorization required: missing or wrong service token",
                                        "code": "unauthorized"}
                 assert service.token not in resp.text
                 refused += 1
             assert anon.get("/openapi.json", headers=headers).status_code == 403, label
-    assert refused == len(_bad_auth("x")) * (len(ROUTES) - 1)
+    assert refused == len(_bad_auth("x")) * len(ROUTES)          # /health too, as upstream
     # nothing written by the refused POSTs, and the refused /shutdown stopped nothing
     assert store_snapshot(service.store_dir) == before
     # positive control: with the token every GET route is served

@@ -12,6 +12,7 @@ import sys
 import httpx
 
 from service.helpers import free_port, loopback_process
+from srbench.service.discovery import ensure_token
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
@@ -102,12 +103,17 @@ def test_serve_store_identity(cli, tmp_path) -> None:
     port = free_port()
     cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(tmp_path / "s"), "--port", str(port),
            "--store-identity", identity]
-    with loopback_process(cmd, f"http://127.0.0.1:{port}/health", tmp_path / "serve.log", env=cli.env):
-        health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5, trust_env=False).json()
+    auth = {"Authorization": "Bearer " + ensure_token(tmp_path / "s")}      # /health needs it, as upstream
+    with loopback_process(cmd, f"http://127.0.0.1:{port}/health", tmp_path / "serve.log", env=cli.env,
+                          token=auth["Authorization"][7:]):
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5, trust_env=False).status_code == 403
+        health = httpx.get(f"http://127.0.0.1:{port}/health", headers=auth, timeout=5, trust_env=False).json()
         assert health == {"version": "sr-bench-1.0", "status": "ready", "store_id": identity}
     plain = hashlib.sha256(str((tmp_path / "t").resolve()).encode()).hexdigest()
     port = free_port()
     cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(tmp_path / "t"), "--port", str(port)]
-    with loopback_process(cmd, f"http://127.0.0.1:{port}/health", tmp_path / "serve2.log", env=cli.env):
-        assert httpx.get(f"http://127.0.0.1:{port}/api/sr-bench/v1/health", timeout=5,
+    auth = {"Authorization": "Bearer " + ensure_token(tmp_path / "t")}
+    with loopback_process(cmd, f"http://127.0.0.1:{port}/health", tmp_path / "serve2.log", env=cli.env,
+                          token=auth["Authorization"][7:]):
+        assert httpx.get(f"http://127.0.0.1:{port}/api/sr-bench/v1/health", headers=auth, timeout=5,
                          trust_env=False).json()["store_id"] == plain

@@ -47,9 +47,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout: float = 30,
+def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout: float = 30, token: str | None = None,
                      **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """Start a server process (output to `log_path`), wait until `ready_url` answers 200, stop it after."""
+    """Start a server process (output to `log_path`), wait until `ready_url` answers 200, stop it after.
+    The readiness request carries `token` (else the process env's SR_BENCH_TOKEN): sr-bench's /health
+    needs it."""
+    token = token or (popen.get("env") or {}).get("SR_BENCH_TOKEN")
+    ready_headers = {"Authorization": f"Bearer {token}"} if token else {}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **popen)
     try:
@@ -58,7 +62,7 @@ def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout:
             if proc.poll() is not None:
                 raise AssertionError(f"{cmd[0]} exited: " + log_path.read_text(errors="replace")[-2000:])
             try:
-                if httpx.get(ready_url, timeout=2, trust_env=False).status_code == 200:
+                if httpx.get(ready_url, headers=ready_headers, timeout=2, trust_env=False).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

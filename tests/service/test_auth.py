@@ -1,4 +1,4 @@
-"""SVC-6: the bearer token on every route but /health, the OpenAPI document, non-loopback serve, token files."""
+"""SVC-6: the bearer token on every route (/health too, as upstream), the OpenAPI document, non-loopback serve, token files."""
 
 from __future__ import annotations
 
@@ -24,18 +24,13 @@ def _fill(path: str) -> str:
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token"], ids=["no-token", "wrong-token"])
-def test_every_route_but_health_needs_the_token(service, token) -> None:
+def test_every_route_needs_the_token(service, token) -> None:
     anon = Api(service.url, token)
     try:
-        for method, path, name, *_ in ROUTES:
+        for method, path, *_ in ROUTES:
             status, data = anon.call(method, _fill(path), {} if method == "POST" else None)
-            if name == "health" and token is None:
-                assert status == 200 and data["status"] == "ready", (path, data)
-            elif name == "health":           # open, but a wrong token offered is refused (upstream's readiness)
-                assert status == 403 and data["code"] == "unauthorized", (path, data)
-            else:
-                assert status == 403, (method, path, status, data)
-                assert data["code"] == "unauthorized", data
+            assert status == 403, (method, path, status, data)         # /health too, as upstream
+            assert data["code"] == "unauthorized", data
         assert anon.get("/openapi.json")[0] == 403
         # a wrong token with the right prefix or the token without "Bearer " is refused too
         raw = anon.http.get("/runs", headers={"Authorization": service.token})
@@ -56,7 +51,7 @@ def test_openapi_lists_every_route(api) -> None:
     for method, path, name, *_ in ROUTES:
         op = doc["paths"][API_PREFIX + path][method.lower()]
         assert op["operationId"] == name
-        assert ("security" in op) is (name != "health"), name
+        assert "security" in op, name
     assert "Target" in doc["components"]["schemas"]
 
 

@@ -27,7 +27,7 @@ def test_a_job_left_running_fails_on_restart(tmp_path: Path, monkeypatch: Any) -
         api.close()
     with EmbeddedService(tmp_path / "store") as svc:
         api = Api(svc.url, svc.token)
-        got = api.ok("GET", f"/dataset-preparations/{job['id']}")
+        got = api.ok("GET", f"/dataset-preparations/{job['id']}")["preparation"]
         assert got["status"] == "failed" and "Retry explicitly" in got["error"] and got["updated_at"] > job["updated_at"]
         options = api.ok("GET", "/dataset-preparations/options")["benchmarks"]
         arc = next(b for b in options if b["id"] == "arc-agi-2")

@@ -43,8 +43,8 @@ def test_undispatched_recovery_after_a_stop(api, service, prepare) -> None:
         a.error("POST", f"/runs/{run_id}/recover", {"plan": other, "idempotency_key": "rec-1"}, 409,
                 "idempotency_conflict")
         # the stale plan (cells now claimed) is refused; a new plan excludes the claimed cells
-        a.error("POST", f"/runs/{run_id}/recover", {"plan": other, "idempotency_key": "rec-2"}, 409,
-                "reviewed_plan_changed")
+        a.error("POST", f"/runs/{run_id}/recover", {"plan": other, "idempotency_key": "rec-2"}, 400,
+                "recovery_plan_required")
         plan2 = a.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
         assert plan2["excluded_counts"]["claimed"] == 3 and len(plan2["eligible"]) == p["pending"] - 3
         # the parent stays as it was; lineage shows the child; the child never completes the parent

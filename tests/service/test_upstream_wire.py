@@ -25,7 +25,8 @@ from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
 from .helpers import Api, freeze, manifest
-from .upstream_client import UpstreamClient, UpstreamError
+from .upstream_client import UpstreamClient, UpstreamError, recover_from_file
+from .upstream_client import prepare as upstream_prepare
 
 EXAMPLES = json.loads((Path(__file__).parent / "upstream_wire.json").read_text())["exchanges"]
 PRICES = {"strong": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
@@ -120,7 +121,8 @@ def test_every_upstream_example_is_answered_in_upstream_shape(api: Api, service:
     ctx = dict(world)
     problems = []
     for ex in EXAMPLES:
-        headers = {"Authorization": "Bearer " + ex.get("token", service.token)}
+        token = ex.get("token", service.token)
+        headers = {} if token is None else {"Authorization": "Bearer " + token}
         if ex.get("actor"):
             headers |= {"X-SR-Bench-Actor-ID": ex["actor"][0], "X-SR-Bench-Actor-Role": ex["actor"][1]}
         url = service.url + ("" if ex.get("bare") else "/api/sr-bench/v1") + re.sub(
@@ -162,19 +164,16 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
     with pytest.raises(ValueError, match="authentication failed"):
         UpstreamClient(service.url, service.store_dir, "wrong-token").request("GET", "/runs")
 
-    # prepare: a background job (ARC-AGI-2 from its offline mirror: no network in tests)
-    job = client.request("POST", "/dataset-preparations", {"benchmark": "arc-agi-2", "profile": "smoke",
-                                                           "source": "mirror"})
-    assert re.fullmatch(r"prep-[0-9a-f]{32}", job["id"]) and job["status"] in ("queued", "running", "completed")
-    job = _wait(client, f"/dataset-preparations/{job['id']}", lambda j: j["status"] in ("completed", "failed"))
-    assert job["status"] == "completed", job
-    again = client.request("POST", "/dataset-preparations", {"benchmark": "arc-agi-2", "profile": "smoke",
-                                                             "source": "mirror"})
-    assert again["id"] == job["id"]                                    # deduplicated
+    # prepare: a background job (ARC-AGI-2 from its offline mirror: no network in tests), followed as
+    # upstream's CLI follows it (`prepare`: 202 {"preparation": job}, then GET …/{id} {"preparation": job})
+    request = {"benchmark": "arc-agi-2", "profile": "smoke", "source": "mirror"}
+    prepared = upstream_prepare(client, request)
+    job = client.request("POST", "/dataset-preparations", request)["preparation"]       # deduplicated
+    assert job["status"] == "completed" and job["dataset"]["id"] == prepared["id"]
     assert [p["id"] for p in client.request("GET", "/dataset-preparations")["preparations"]] == [job["id"]]
     selection = client.request("GET", "/datasets/selection?profile=smoke")
     arc = next(b for b in selection["benchmarks"] if b["id"] == "arc-agi-2")
-    assert arc["eligible"] and arc["source_ids"] == [job["dataset"]["id"]] and arc["case_count"] == 2
+    assert arc["eligible"] and arc["source_ids"] == [prepared["id"]] and arc["case_count"] == 2
     dataset = client.request("POST", "/datasets/compose", {"dataset_ids": arc["source_ids"],
                                                            "benchmarks": ["arc-agi-2"]})["dataset"]
 
@@ -230,15 +229,20 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
         if not review["eligible_cells"]:
             review = client.request("POST", f"/runs/{parent['id']}/recover-plan", {"mode": "undispatched"})
         assert review["eligible_cells"] and review["counts"]["eligible"] == len(review["eligible_cells"])
+        # upstream's `recover --plan FILE` sends the file's selected_cells (sr-bench's cell ids) as it got them
+        saved = tmp_path / "recovery.json"
+        saved.write_text(json.dumps(review))
+        child = recover_from_file(client, parent["id"], saved, "loop-recovery", True)
+        assert child["manifest"]["recovery"]["parent"] == parent["id"] and child["experiment_roles"] == ["recovery"]
+        assert recover_from_file(client, parent["id"], saved, "loop-recovery", True)["id"] == child["id"]
+        # upstream's Dashboard sends {case_id, target_id} cells: the same binding
         submission = {"mode": review["mode"], "plan_sha256": review["plan_sha256"], "cells": review["eligible_cells"],
                       "idempotency_key": "loop-recovery", "acknowledge_new_attempt": True}
-        child = client.request("POST", f"/runs/{parent['id']}/recover", submission)
-        assert child["manifest"]["recovery"]["parent"] == parent["id"] and child["experiment_roles"] == ["recovery"]
         assert client.request("POST", f"/runs/{parent['id']}/recover", submission)["id"] == child["id"]
-        with pytest.raises(UpstreamError) as refused:
-            client.request("POST", f"/runs/{parent['id']}/recover", {**submission, "plan_sha256": "0" * 64,
-                                                                     "idempotency_key": "loop-recovery-2"})
-        assert refused.value.status in (400, 409) and refused.value.body["code"] == "reviewed_plan_changed"
+        with pytest.raises(UpstreamError) as refused:       # the plan is stale now: its cells are claimed
+            recover_from_file(client, parent["id"], saved, "loop-recovery-2", True)
+        assert refused.value.status == 400 and refused.value.body["code"] == "recovery_plan_required"
+        assert refused.value.body["dispatch_started"] is False
         _wait(client, f"/runs/{child['id']}", lambda r: r["status"] in TERMINAL)
     client.close()
 

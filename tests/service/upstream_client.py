@@ -6,12 +6,22 @@
   answer's ``store_id`` must be the SHA-256 of the store's resolved path (else it is another store);
 - requests: ``<url>/api/sr-bench/v1<path>`` with JSON bodies, never retried; an answer >= 400 raises
   with the body's ``error`` string;
-- pages: ``after``/``limit`` and the answer's ``next_cursor``, until it is null.
+- pages: ``after``/``limit`` and the answer's ``next_cursor``, until it is null;
+- preparation jobs (`prepare`, as upstream's `benchmark_preparations` submits one benchmark or a
+  `benchmarks` list): the POST answer's ``preparation``, then ``GET /dataset-preparations/{id}``'s
+  ``preparation`` until it is neither queued nor running; failed raises with its error; the job's
+  ``dataset`` is the result;
+- recovery from a file (`recover_from_file`, as upstream's ``benchmark recover --plan``): the file's
+  ``parent_run_id`` must be the run; it sends ``mode``, ``plan_sha256`` and ``cells`` = the file's
+  ``selected_cells`` when it has them, else its ``eligible_cells`` — whatever they hold.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -75,3 +85,29 @@ class UpstreamClient:
                 return items
             assert len(page[kind]) == limit          # a page that says "more" is full
             after = page["next_cursor"]
+
+
+def prepare(client: UpstreamClient, request: dict[str, Any], timeout: float = 120) -> Any:
+    """Submit a preparation job and follow it to its dataset (upstream's CLI protocol)."""
+    job = client.request("POST", "/dataset-preparations", request)["preparation"]
+    if not re.fullmatch(r"prep-[0-9a-f]{32}", job["id"]):
+        raise ValueError("Preparation ID must be prep- followed by 32 lowercase hexadecimal characters")
+    deadline = time.monotonic() + timeout
+    while job["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+        job = client.request("GET", "/dataset-preparations/" + job["id"])["preparation"]
+    if job["status"] != "completed":
+        raise ValueError(f"Preparation {job['id']} {job['status']}: " + (job.get("error") or "inspect it"))
+    return job["dataset"]
+
+
+def recover_from_file(client: UpstreamClient, run_id: str, path: Path, key: str, acknowledge: bool) -> Any:
+    """Create a recovery child from a saved recovery plan file (upstream's CLI protocol)."""
+    proposed = json.loads(path.read_text())
+    if proposed.get("parent_run_id") != run_id:
+        raise ValueError("Recovery plan belongs to another parent run")
+    return client.request("POST", f"/runs/{run_id}/recover", {
+        "mode": proposed["mode"], "plan_sha256": proposed["plan_sha256"],
+        "cells": proposed.get("selected_cells", proposed["eligible_cells"]),
+        "idempotency_key": key, "acknowledge_new_attempt": acknowledge})

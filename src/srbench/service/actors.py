@@ -1,7 +1,7 @@
 """Who is asking: the service token, the proxy's actor headers, roles, ownership and scope.
 
-Every route but /health needs the bearer token (compared in constant time); a wrong or missing token
-is a 403 (/health answers without a token, but refuses a wrong one, as upstream's readiness expects). A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
+Every route, /health too (as upstream's service has it), needs the bearer token (compared in constant
+time); a wrong or missing token is a 403. A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
 characters) and ``X-SR-Bench-Actor-Role`` (admin, write or read) — the Dashboard's proxy does, for
 its signed-in user. Without the headers the caller is the local operator (``local``): it sees and
 may change everything, as before actors existed.
@@ -34,7 +34,6 @@ ROLE_HEADER = "X-SR-Bench-Actor-Role"
 ROLES = ("admin", "write", "read")
 MAX_ACTOR_CHARS = 256
 LOCAL = "local"
-OPEN_PATHS = frozenset({"/health", API_PREFIX + "/health"})
 READ_POSTS = frozenset({"/comparisons"})
 OPERATOR_ONLY = re.compile(r"/(targets|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
 RUN_PATH = re.compile(r"/runs/([^/]+)(/.*)?")
@@ -122,10 +121,6 @@ def access_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]
     @web.middleware
     async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
                          ) -> web.StreamResponse:
-        if request.path in OPEN_PATHS:       # open, but a wrong token offered is refused (upstream's readiness)
-            if "Authorization" in request.headers and isinstance(_identify(request, expected), web.Response):
-                return _deny("Service authorization required: missing or wrong service token", "unauthorized")
-            return await handler(request)
         found = _identify(request, expected)
         if isinstance(found, web.Response):
             return found

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from srbench import DEFAULT_SEED
 from srbench.schemas.target import Target
@@ -135,7 +135,9 @@ class RecoverRun(Body):
     plan: Any = Field(default=None, description="the reviewed recovery plan (`recover-plan`), checked by its hash")
     mode: Literal["undispatched", "failed"] | None = None
     plan_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
-    cells: list[Cell] | None = Field(default=None, min_length=1, max_length=10**6)
+    cells: list[Cell | Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, min_length=1, max_length=10**6,
+        description="the reviewed cells: {case_id, target_id} objects, or the plan's selected_cells ids as given")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200,
                                         description=KEY + " (required: recover refuses without one)")
     acknowledge_new_attempt: bool = False
@@ -193,12 +195,30 @@ class AttachRun(Body):
 
 
 class PrepareJob(HistoryOptions):
-    benchmark: str = Field(min_length=1, max_length=64)
+    """One benchmark (`benchmark`, with its limit and history options) or several (`benchmarks`: each
+    prepared or reused, then composed into one dataset — upstream's newer Dashboard)."""
+
+    benchmark: str | None = Field(default=None, min_length=1, max_length=64)
+    benchmarks: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(
+        default=None, min_length=1, max_length=32)
     profile: Literal["smoke", "quick", "standard"] = "quick"
     seed: int = Field(default=DEFAULT_SEED, ge=0, le=2**53 - 1)
     limit: int | None = Field(default=None, ge=1, le=10**6)
     source: Literal["auto", "download", "mirror"] | None = Field(
         default=None, description="sr-bench's own: where the pinned files come from (default auto)")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PrepareJob:
+        if (self.benchmark is None) == (self.benchmarks is None):
+            raise ValueError("give either benchmark or benchmarks (a list), not both or neither")
+        if self.benchmarks is not None:
+            if len(set(self.benchmarks)) != len(self.benchmarks):
+                raise ValueError("benchmarks: each benchmark once")
+            extra = [k for k in ("limit", "source_partition", "evaluation_role", "exclusion_snapshot")
+                     if getattr(self, k) is not None]
+            if extra:
+                raise ValueError(f"{', '.join(extra)}: only with a single benchmark")
+        return self
 
 
 class ComposeDatasets(Body):
@@ -226,7 +246,9 @@ class CallsAfter(After):
 
 
 class RunsPage(Query):
-    limit: int = Field(default=200, ge=1, le=500)
+    limit: int | None = Field(default=None, ge=1, le=500,
+                              description="a keyset page of this many runs; with neither limit nor after every run "
+                                          "is answered (upstream's clients read one answer and follow no cursor)")
     after: str | None = Field(default=None, max_length=200,
                               description="keyset cursor: an answer's next_cursor (runs older than it)")
 

@@ -55,9 +55,18 @@ class ExperimentDeleted(Answer):
     model_requests: Literal[0]
 
 
+class PreparationItem(Answer):
+    benchmark: str
+    status: Literal["queued", "running", "completed", "failed"]
+    phase: str
+    reused: bool
+    source_ids: list[str]
+
+
 class Preparation(Answer):
     id: str
-    benchmark: str
+    benchmark: str | None = None
+    benchmarks: list[str] | None = None
     profile: str
     seed: int
     limit: int | None = None
@@ -73,6 +82,11 @@ class Preparation(Answer):
     owner: str
     dataset: DatasetManifest | None = None
     error: str | None = None
+    items: list[PreparationItem] | None = Field(default=None, description="several benchmarks: each one's part")
+
+
+class PreparationAnswer(Answer):
+    preparation: Preparation
 
 
 class Preparations(Answer):

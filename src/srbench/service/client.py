@@ -100,9 +100,11 @@ def _is_local(url: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def _healthy(url: str, store_id: str | None = None) -> bool:
+def _healthy(url: str, token: str, store_id: str | None = None) -> bool:
+    """Does `url` answer /health (which needs the token) for this store?"""
     try:
-        r = httpx.get(url + "/health", timeout=2, trust_env=not _is_local(url))
+        r = httpx.get(url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=2,
+                      trust_env=not _is_local(url))
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
     except (httpx.HTTPError, ValueError):
         return False
@@ -117,21 +119,21 @@ def connect(store: str | None = None, *, autostart: bool = True, url: str | None
         if not token:
             raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
         if store is not None and _is_local(external):    # upstream's check: the URL serves this store
-            if not _healthy(external.rstrip("/"), store_identity_of(resolve_store(store))):
+            if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store))):
                 raise InvalidInput(f"{external} is not the service of the store {store} (or does not answer): "
                                    "select its --store or another --url")
         return Client(external, token)
     store_dir = resolve_store(store)
     token = env_token() or ensure_token(store_dir)
     info = read_service_info(store_dir)
-    if info is not None and _healthy(info.url, info.store_id):
+    if info is not None and _healthy(info.url, token, info.store_id):
         return Client(info.url, token)
     if not autostart:
         raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
-    return Client(start_local_service(store_dir), token)
+    return Client(start_local_service(store_dir, token), token)
 
 
-def start_local_service(store_dir: Path, wait_s: float = 20.0) -> str:
+def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> str:
     """Start `sr-bench serve` for a local store in the background and wait until it answers."""
     store_dir.mkdir(parents=True, exist_ok=True)
     log_path = store_dir.parent / f"{store_dir.name}.service.log"
@@ -144,7 +146,7 @@ def start_local_service(store_dir: Path, wait_s: float = 20.0) -> str:
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         info = read_service_info(store_dir)
-        if info is not None and info.pid == proc.pid and _healthy(info.url, info.store_id):
+        if info is not None and info.pid == proc.pid and _healthy(info.url, token, info.store_id):
             print(f"sr-bench: started the service for the store {store_dir} at {info.url} (pid {proc.pid}); "
                   f"it keeps running in the background: `sr-bench --store {store_dir} stop` stops it",
                   file=sys.stderr)

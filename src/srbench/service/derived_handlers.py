@@ -97,7 +97,7 @@ def _submitted_recovery(service: Any, run_id: str, req: rq.RecoverRun) -> Any:
         raise InvalidInput("recover needs the reviewed recovery plan: mode, plan_sha256 and cells (or plan)",
                            code="recovery_plan_required", details={"dispatch_started": False})
     return {"kind": "recovery-plan", "parent": run_id, "mode": req.mode, "plan_sha256": req.plan_sha256,
-            "selected_cells": [cell_id(c.case_id, c.target_id) for c in req.cells]}
+            "selected_cells": [c if isinstance(c, str) else cell_id(c.case_id, c.target_id) for c in req.cells]}
 
 
 async def recover_run(request: web.Request) -> web.Response:

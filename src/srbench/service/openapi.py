@@ -33,12 +33,13 @@ class Route(NamedTuple):
     query: type[BaseModel] | None = None
     answer: type[BaseModel] | None = None       # None: any JSON object (a stored record)
     created: bool = False           # 201 when it creates, 200 when it binds an existing one
+    accepted: bool = False          # 202: accepted for background work (upstream's preparation jobs)
     aliases: tuple[str, ...] = ()   # full paths answering the same (upstream's bare /health)
 
 
 R = Route
 ROUTES: list[Route] = [
-    R("GET", "/health", "health", "Readiness and store identity (no token needed)", answer=rs.Health,
+    R("GET", "/health", "health", "Readiness and store identity (the token is needed, as upstream)", answer=rs.Health,
       aliases=("/health",)),
     R("GET", "/catalog", "catalog", "The installed suite, its nine benchmarks, profiles and modes", answer=rs.Catalog),
     R("GET", "/setup", "setup_check", "What each benchmark needs on the service host (check only)",
@@ -64,10 +65,11 @@ ROUTES: list[Route] = [
     R("GET", "/dataset-preparations", "list_preparations", "Dataset preparation jobs, newest first",
       answer=wf.Preparations),
     R("POST", "/dataset-preparations", "submit_preparation", "Prepare a dataset in the background (deduplicated)",
-      rq.PrepareJob, answer=wf.Preparation, created=True),
+      rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True),
     R("GET", "/dataset-preparations/options", "preparation_options", "What can be prepared, per profile",
       answer=wf.PreparationOptions),
-    R("GET", "/dataset-preparations/{prep_id}", "get_preparation", "One preparation job", answer=wf.Preparation),
+    R("GET", "/dataset-preparations/{prep_id}", "get_preparation", "One preparation job",
+      answer=wf.PreparationAnswer),
     R("POST", "/plans", "make_plan", "Validate and freeze a manifest (no model call)", rq.MakePlan,
       answer=rs.PlanAnswer),
     R("GET", "/runs", "list_runs", "Run summaries, newest first (keyset pages)", query=rq.RunsPage,
@@ -160,7 +162,8 @@ def openapi_document() -> dict[str, Any]:
     for r in ROUTES:
         answer = _schema(r.answer, components) if r.answer else {"type": "object"}
         ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
-        responses: dict[str, Any] = {"201": {**ok, "description": "Created"}, "200": ok} if r.created else {"200": ok}
+        responses: dict[str, Any] = ({"201": {**ok, "description": "Created"}, "200": ok} if r.created else
+                                     {"202": {**ok, "description": "Accepted"}} if r.accepted else {"200": ok})
         responses["4XX"] = {"description": "client error (403: a wrong token, the read role, another actor's "
                                            "operator route)", "content": {"application/json": {"schema": error}}}
         responses["5XX"] = {"description": "a storage fault (507 insufficient_storage, 503 storage_unavailable) "
@@ -177,8 +180,7 @@ def openapi_document() -> dict[str, Any]:
             required = bool(r.body.model_json_schema().get("required"))
             op["requestBody"] = {"required": required,
                                  "content": {"application/json": {"schema": _schema(r.body, components)}}}
-        if r.name != "health":
-            op["security"] = [{"bearer": []}]
+        op["security"] = [{"bearer": []}]
         paths.setdefault("/api/sr-bench/v1" + r.path, {})[r.method.lower()] = op
     return {
         "openapi": "3.1.0",

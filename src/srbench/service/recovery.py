@@ -19,6 +19,9 @@ reruns a selected conversation whole, from its first call; nothing of it is resu
 `plan_sha256` covers everything but `selected_cells`, which the user may narrow to a reviewed
 subset. `recover` recomputes the plan, requires the same hash, `selected_cells` ⊆ eligible, and in
 mode `failed` an explicit `acknowledge_new_attempt`; the idempotency key binds parent + mode + cells.
+A selected cell is its id or upstream's ``{case_id, target_id}`` (so a recovery file round-trips
+through either CLI). A plan gone stale (another recovery claimed cells, say) is upstream's
+400 ``recovery_plan_required``: make a new plan.
 Claims are inserted in the same transaction as the child, so two recoveries never share a cell.
 """
 
@@ -140,6 +143,23 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
     return body
 
 
+def selected_ids(cells: Any) -> list[str]:
+    """The selected cells as cell ids: each given as its id or as upstream's {case_id, target_id}."""
+    from srbench.service.cell_journal import cell_id
+
+    if not isinstance(cells, list) or not cells:
+        raise InvalidInput("selected_cells must be a non-empty list of cell ids or {case_id, target_id} objects")
+    out = []
+    for i, c in enumerate(cells):
+        if isinstance(c, dict) and set(c) == {"case_id", "target_id"} and all(isinstance(v, str) for v in c.values()):
+            out.append(cell_id(c["case_id"], c["target_id"]))
+        elif isinstance(c, str) and c:
+            out.append(c)
+        else:
+            raise InvalidInput(f"selected_cells[{i}]: a cell id or an object {{case_id, target_id}}")
+    return out
+
+
 def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
             on_create: Any = None) -> tuple[dict[str, Any], bool]:
     """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
@@ -153,9 +173,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     if parent_id != run_id:
         raise InvalidInput(f"the recovery plan is for {parent_id}, not {run_id}")
     mode = submitted.get("mode")
-    cells = submitted.get("selected_cells")
-    if not isinstance(cells, list) or not cells or not all(isinstance(c, str) for c in cells):
-        raise InvalidInput("selected_cells must be a non-empty list of cell ids")
+    cells = selected_ids(submitted.get("selected_cells"))
     if len(set(cells)) != len(cells):
         raise InvalidInput("selected_cells has duplicates")
     bound = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
@@ -173,12 +191,14 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
         again = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
         if again is not None and json.loads(again["extra"]).get("recovery_binding") == binding:
             return manager.get(again["id"]), False      # the same submission raced itself: bind it
-        raise Conflict("the parent's cells changed since this recovery plan was made (e.g. another recovery "
-                       "claimed some); make a new plan", code="reviewed_plan_changed")
+        raise InvalidInput("the parent's cells changed since this recovery plan was made (e.g. another recovery "
+                           "claimed some); make a new plan", code="recovery_plan_required",
+                           details={"dispatch_started": False})
     eligible = {e["cell_id"]: e for e in fresh["eligible"]}
     outside = [c for c in cells if c not in eligible]
     if outside:
-        raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]})")
+        raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]}); make a new plan",
+                           code="recovery_plan_required", details={"dispatch_started": False})
     parent = manager.get(run_id)
     plan = dict(manager.store.get_json(parent["plan"]))
     plan.pop("experiment", None)          # the child joins the parent's experiment as recovery (on_create)

@@ -49,17 +49,21 @@ class RunViews:
     def get(self, run_id: str) -> dict[str, Any]:
         return self.one(self.runs.get(run_id))
 
-    def list(self, actor: Actor, limit: int = 200, after: str | None = None) -> dict[str, Any]:
+    def list(self, actor: Actor, limit: int | None = None, after: str | None = None) -> dict[str, Any]:
         """A page of runs, newest first, only what the actor may see (owners from one query), with the
-        next page's keyset cursor (`service.pages`)."""
+        next page's keyset cursor (`service.pages`). Neither `limit` nor `after`: every run (upstream's
+        contract; its clients follow no cursor); `after` alone: a page of 200."""
         from srbench.service import pages
 
+        if limit is None and after is not None:
+            limit = 200
         before = pages.runs_before(after)
-        views = (self.runs.list(limit, before) if actor.scope is None
-                 else self.runs.list_owned(actor.scope, limit, before))
+        n = -1 if limit is None else limit                # SQLite: LIMIT -1 is no limit
+        views = (self.runs.list(n, before) if actor.scope is None
+                 else self.runs.list_owned(actor.scope, n, before))
         ids = [v["id"] for v in views]
         owners = {r["run_id"]: r["owner"] for r in self.runs.journal.query(
             f"SELECT run_id, owner FROM run_owners WHERE run_id IN ({','.join('?' * len(ids))})", tuple(ids))
         } if ids else {}
         return {"runs": [self._out(v, owners.get(v["id"], LOCAL), True) for v in views],
-                "next_cursor": pages.runs_cursor(views, limit)}
+                "next_cursor": None if limit is None else pages.runs_cursor(views, limit)}
