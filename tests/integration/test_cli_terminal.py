@@ -23,6 +23,7 @@ from tests.integration.conftest import Cli
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.simulate.behaviour import SimModel
+from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
@@ -128,3 +129,40 @@ def test_catalog_and_setup_agree_and_say_what_is_missing(cli: Cli) -> None:
     assert "missing: a code-grading" in rows["livecodebench"]
     row = next(line for line in setup.splitlines() if line.startswith("livecodebench"))
     assert " no " in row and "code-grading sandbox" in row
+
+
+def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[str, Path]) -> None:
+    """A run with a router and a single model: `report` on a terminal gives the headline (Δ with interval and
+    claim word, evidence, savings in three scopes, model mix, latency) and per-benchmark rows — the facts
+    answer.py computes from the comparison the Dashboard's panel reads."""
+    from srbench.cli.answer import routing_facts
+    from srbench.simulate.behaviour import RouterRule
+
+    m = cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
+                 "--source-path", str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
+    price = {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}
+    router = RouterRule(strong="big", weak="tiny", long_prompt_chars=400)
+    with SimulatorThread(models=[SimModel("big", skill=0.9), SimModel("tiny", skill=0.3)], answer_key={},
+                         router=router) as sim:
+        cli.json("target", "register", "--file", cli.write("targets.json", [
+            {"id": "big", "kind": "single", "base_url": sim.v1_url, "model": "big", "prices": {"big": price}},
+            {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "models": ["big", "tiny"],
+             "config_hash": sim.server.router.config_hash, "max_inference_calls": 1,
+             "preview_url": sim.router_url + "/preview", "prices": {"big": price, "tiny": {**price, "input": 0.1, "output": 0.2}}}]))
+        manifest = cli.write("m.json", {"version": "sr-bench-1.0", "name": "router", "profile": "smoke",
+                                        "seed": 20260918, "dataset": {"path": m["path"], "sha256": m["sha256"]},
+                                        "targets": [{"id": "big"}, {"id": "mom"}]})
+        cli.json("plan", "--manifest", manifest, "--output", str(cli.cwd / "frozen.json"))
+        rid = cli.json("run", "--manifest", str(cli.cwd / "frozen.json"))["run_id"]
+    code, out, err = on_tty(cli, "report", rid[:12])
+    assert code == 0, err
+    flat = " ".join(out.split())
+    facts = routing_facts(cli.json("compare", rid))[0]
+    assert f"Does routing pay? mom vs big (the strongest single model of this run): {facts.claim.upper()}" in flat
+    assert f"Δ macro quality {facts.delta:+.3f}" in flat and "95% paired hoeffding interval" in flat
+    assert "evidence: dev" in flat and "cost saving: principal (model calls)" in flat
+    assert "total (with judge/simulator calls)" in flat and "cache-neutral" in flat
+    assert "model mix:" in flat and "latency p50/p95: mom" in flat
+    assert "per benchmark: mom − big" in flat and "mmlu-pro" in flat and facts.benchmarks[0].benchmark == "mmlu-pro"
+    assert rid in out                                                    # ids whole
+    assert json.loads(cli.run("report", rid).stdout)["run_id"] == rid     # the pipe: JSON as before

@@ -86,31 +86,10 @@ def _ci(ci: Any) -> str:
 
 def headline_lines(cmp: dict[str, Any]) -> list[str]:
     """"Does routing pay?": each router (every candidate when none is a router) against the strongest
-    single model, in plain words with units and the aggregation named."""
-    base = cmp["baseline"]
-    same = cmp["baseline_run"]["run_id"] == cmp["candidate_run"]["run_id"]
-    where = "of the same run" if same else f"of run {cmp['baseline_run']['run_id']}"
-    routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
-    out = []
-    for c in routers:
-        rule = c.get("claim_rule", "hoeffding")
-        def saving(scope: str, c: dict[str, Any] = c) -> str:
-            x = c["savings"][scope]
-            if x["saving_pct"] is None:
-                return f"unknown ({x['reason']})"
-            return f"{x['saving_pct']:.1f}% ({_usd(x['candidate_usd'])} vs {_usd(x['baseline_usd'])})"
-        costs = c.get("costs") or {}
-        mix = (c.get("routing") or {}).get("model_mix") or {}
-        n = sum(mix.values())
-        mix_text = ", ".join(f"{m} {k} ({100 * k / n:.0f}%)" for m, k in mix.items()) if n else "none attributed"
-        out.append(f"Does routing pay? {c['target_id']} vs {base['target_id']} (the strongest single model {where}, "
-                   f"{c['n']} paired cases): Δ macro quality {c['delta']:+.3f} {_ci(c['interval']['ci'])} "
-                   f"(95% paired {rule} interval) → {c['claim']}; micro Δ (per case) {c['micro_delta']:+.3f}.")
-        out.append(f"  cost saving — principal: {saving('principal')}; total (with judge/simulator calls): "
-                   f"{saving('total')}; cache-neutral: {saving('cache_neutral')}.")
-        out.append(f"  {c['target_id']} principal cost {_usd(costs.get('principal'))}, judge/simulator cost "
-                   f"{_usd(costs.get('auxiliary'))}; model mix: {mix_text}.")
-    return out
+    single model, in plain words with units and the aggregation named (answer.py: `report`'s facts)."""
+    from srbench.cli.answer import fact_lines, routing_facts
+
+    return [line for f in routing_facts(cmp) for line in fact_lines(f)]
 
 
 def per_benchmark_table(cmp: dict[str, Any]) -> Table:

@@ -110,9 +110,10 @@ def summary_table(report: dict[str, Any]) -> Table:
     title = f"{report['run_id']} — {report['status']}" + ("" if report["complete"] else " (not complete)")
     t = Table(title=title, caption="micro = correct / all planned cells pooled; macro = weighted mean of the "
                                    "per-benchmark accuracies (REP-4 weights)")
-    for col in ("target", "correct", "micro accuracy [95% Wilson]", "macro", "cost USD",
+    t.add_column("target", no_wrap=True, overflow="fold")       # ids whole; the other cells wrap
+    for col in ("correct", "micro accuracy [95% Wilson]", "macro", "cost USD",
                 "tokens in/cached/write/out", "p50/p95 s", "ttft p50"):
-        t.add_column(col, no_wrap=True)
+        t.add_column(col, overflow="fold")
     for s in report["summary"]["targets"]:
         ci = s["accuracy_ci95"]
         tok = s["tokens"]
@@ -263,10 +264,14 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
 @click.argument("run_id")
 @click.option("--output", type=click.Path(dir_okay=False), default=None)
 @click.option("--explain", is_flag=True, help="Say whether the report was rebuilt and which input changed.")
+@click.option("--baseline", default=None, help="On a terminal: weigh the run's routers against the strongest single "
+              "model of this run (default: of the same run, else of the latest finished comparable run).")
 @click.pass_obj
-def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
-    """Build (or fetch from the action cache) the report of a run."""
-    res = obj.client.get(f"/runs/{obj.run_id(run_id)}/report")
+def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: str | None) -> None:
+    """Build (or fetch from the action cache) the report of a run. On a terminal: does routing pay?
+    (the run's routers against the strongest single model), then per benchmark and per target."""
+    run_id = obj.run_id(run_id)
+    res = obj.client.get(f"/runs/{run_id}/report")
     if explain:
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
     if output:
@@ -276,14 +281,28 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool) -> None:
         if res.get("early_stop"):
             Console(stderr=True).print(stop_line(res["early_stop"]))
     else:
-        emit(res, report_view)
+        base = obj.run_id(baseline) if baseline else None
+        emit(res, lambda rep, con: report_view(obj, rep, con, base))
 
 
-def report_view(res: dict[str, Any], con: Console) -> None:
-    con.print(summary_table(res))
-    con.print(benchmark_table(res))
-    if res.get("early_stop"):
-        con.print(stop_line(res["early_stop"]))
+def report_view(obj: Ctx, rep: dict[str, Any], con: Console, baseline: str | None = None) -> None:
+    """Does routing pay? — the headline and per-benchmark rows (answer.py, the Dashboard panel's facts),
+    then the per-target summary."""
+    from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
+
+    run = obj.client.get(f"/runs/{rep['run_id']}")
+    ans = routing_answer(obj.client, run, rep, baseline)
+    if ans.why_none:
+        con.print(f"Does routing pay? {ans.why_none}.", markup=False)
+    for f in ans.routers:
+        for line in fact_lines(f):
+            con.print(line, markup=False)
+        con.print(benchmark_rows_table(f))
+    con.print(views.report_targets_table(rep))
+    if rep.get("early_stop"):
+        con.print(stop_line(rep["early_stop"]), markup=False)
+    con.print(f"more: `sr-bench report {rep['run_id']} --json` (everything), `sr-bench compare {rep['run_id']}` "
+              "(all candidates, both grading rules), the Dashboard (`sr-bench dashboard`)", markup=False)
 
 
 @click.command()

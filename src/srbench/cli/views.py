@@ -131,3 +131,22 @@ def run_result_view(res: dict[str, Any], con: Console) -> None:
     if res.get("error"):
         con.print(f"error: {res['error']}", markup=False)
     con.print(f"next: `sr-bench report {res['run_id']}`", markup=False)
+
+
+def report_targets_table(rep: dict[str, Any]) -> Any:
+    """Per target, compactly: correct, micro and macro accuracy, principal cost, latency (tokens: --json)."""
+    t = table("target", "correct", "micro acc. [95% Wilson]", "macro", "cost USD", "p50/p95 s", ids=["target"],
+              short=["correct", "macro", "p50/p95 s"],
+              title=f"{rep['run_id']} — {rep['status']}" + ("" if rep["complete"] else " (not complete)"),
+              caption="micro = correct / all planned cells; macro = weighted mean of per-benchmark accuracies; "
+                      "cost = principal (model calls) at the frozen prices")
+
+    def f(v: Any, fmt: str) -> str:
+        return "unknown" if v is None else fmt.format(v)
+    for s in rep["summary"]["targets"]:
+        ci = s.get("accuracy_ci95")
+        t.add_row(f"{s['target_id']} ({s['kind']})", f"{s['correct']}/{s['total']}",
+                  f"{f(s['accuracy'], '{:.2f}')}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""),
+                  f(s.get("macro_accuracy"), "{:.3f}"), f(s.get("cost_usd"), "{:.5f}"),
+                  f"{f(s.get('latency_p50_s'), '{:.2f}')}/{f(s.get('latency_p95_s'), '{:.2f}')}")
+    return t
