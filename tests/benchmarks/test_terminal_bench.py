@@ -341,3 +341,23 @@ def test_the_catalog_says_why_terminal_bench_is_unavailable(monkeypatch) -> None
     entry = TB.catalog_entry()
     assert entry["available"] is True and "reason" not in entry and entry["kind"] == "agent"
     assert json.dumps(entry)
+
+
+def test_a_trial_holds_its_cpu_cap_of_the_grading_budget(cases, monkeypatch) -> None:
+    """Issue 31 (item 3): a trial's container CPU cap counts against the host's grading budget."""
+    from srbench.sandbox import capacity
+
+    budget = capacity.Budget(4)
+    monkeypatch.setattr(capacity, "GRADING", budget)
+    seen: list[float] = []
+
+    async def factory(task, cell_id, options):
+        seen.append(budget.used)
+        return FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"1\n"})
+    environment.use_factory(factory)
+    try:
+        asyncio.run(TB.converse(cases["hello-file"], FakeSession(scripted(SCRIPTS["hello-file"]["solve"]))))
+    finally:
+        environment.use_factory(None)
+    want = environment.effective_limits(TB.task_of(cases["hello-file"]), options_from(None))["cpus"]
+    assert seen == [want] and budget.used == 0

@@ -108,3 +108,43 @@ def test_each_cell_is_sandboxed_once_and_graded_during_dispatch(api: Api, tmp_pa
     before = sum(r["ended"] <= ended for r in fake.runs)
     assert before >= 30, f"only {before} of 60 cells graded before the run ended"
     assert api.ok("GET", f"/runs/{run['id']}/report")["cache_hit"] is True and len(fake.runs) == 60
+
+
+def _lcb_run(api: Api, tmp_path: Path, limits: dict | None = None, latency_s: float = 0.05) -> tuple[dict, dict]:
+    src = samples.write_livecodebench(tmp_path / "lcb", copies=8)
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+                                             "source_path": str(src), "revision": "synthetic"})
+    with SimulatorThread(models=[SimModel("a", skill=1.0, latency_s=latency_s)],
+                         answer_key=load_answer_key(ds["path"])) as sim:
+        api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a")]})
+        m = manifest(ds, [{"id": "a"}])
+        m["limits"].update(limits or {})
+        plan = freeze(api, m)
+        run = api.wait(api.ok("POST", "/runs", {"manifest": plan})["id"], timeout=90)
+    api.ok("GET", f"/runs/{run['id']}/report")
+    return plan, m
+
+
+def test_grading_runs_on_every_core_by_default(api: Api, tmp_path: Path, monkeypatch) -> None:
+    from srbench.sandbox import capacity
+
+    monkeypatch.setattr(capacity, "GRADING", capacity.Budget(3))
+    fake = CountingSandbox(delay_s=0.3)
+    code_grade.use_sandbox(fake)
+    plan, _ = _lcb_run(api, tmp_path, {"concurrency": 8})
+    assert "grading_concurrency" not in plan["limits"]      # unset: absent, old plans keep their digest
+    assert len(fake.runs) == 30 and 2 <= fake.peak <= 3
+
+
+def test_the_plan_caps_a_benchmarks_grading_concurrency(api: Api, tmp_path: Path, monkeypatch) -> None:
+    from srbench.sandbox import capacity
+
+    monkeypatch.setattr(capacity, "GRADING", capacity.Budget(3))
+    fake = CountingSandbox(delay_s=0.1)
+    code_grade.use_sandbox(fake)
+    plan, m = _lcb_run(api, tmp_path, {"concurrency": 8, "grading_concurrency": {"livecodebench": 1}})
+    assert plan["limits"]["grading_concurrency"] == {"livecodebench": 1}
+    assert len(fake.runs) == 30 and fake.peak == 1
+    status, err = api.call("POST", "/plans", {"manifest": {**m, "limits": {
+        **m["limits"], "grading_concurrency": {"mmlu-pro": 2}}}})
+    assert status == 400 and "limits.grading_concurrency names mmlu-pro" in err["error"], err

@@ -10,11 +10,12 @@ ask for more cores than there are. A job larger than the whole budget runs alone
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 CGROUP = Path("/sys/fs/cgroup")
@@ -88,6 +89,15 @@ class Budget:
             self.peak = max(self.peak, self.used)
         return units
 
+    def try_acquire(self, units: float) -> float | None:
+        units = min(float(units), self.capacity)
+        with self._cond:
+            if self.used + units > self.capacity + 1e-9:
+                return None
+            self.used += units
+            self.peak = max(self.peak, self.used)
+        return units
+
     def release(self, units: float) -> None:
         with self._cond:
             self.used = max(0.0, self.used - units)
@@ -96,6 +106,17 @@ class Budget:
     @contextmanager
     def hold(self, units: float) -> Iterator[None]:
         got = self.acquire(units)
+        try:
+            yield
+        finally:
+            self.release(got)
+
+
+    @asynccontextmanager
+    async def held(self, units: float, poll_s: float = 0.05) -> AsyncIterator[None]:
+        """`hold` for async code: waits without a thread, so a cancelled wait holds nothing."""
+        while (got := self.try_acquire(units)) is None:
+            await asyncio.sleep(poll_s)
         try:
             yield
         finally:

@@ -41,6 +41,10 @@ class Limits(BaseModel):
     max_calls_per_case: int | None = Field(default=None, ge=1, le=256, exclude_if=lambda v: v is None,
                                            description="the most model calls one case may make (upstream's "
                                                        "limit; absent: no cap beyond the benchmark's own)")
+    grading_concurrency: dict[str, Annotated[int, Field(ge=1, le=1024)]] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="the most cells of a benchmark graded at once in its sandbox, by benchmark id (absent: as "
+                    "many as the grading host has cores; an absent field leaves the plan's digest unchanged)")
 
     @model_validator(mode="after")
     def _order(self) -> Limits:

@@ -46,7 +46,7 @@ class GradePool:
 
     def __init__(self, journal: Journal, engine: Engine, budget: capacity.Budget | None = None) -> None:
         self.journal, self.engine = journal, engine
-        self.budget = budget or capacity.GRADING
+        self._budget = budget
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._pending: dict[str, int] = {}
@@ -54,6 +54,10 @@ class GradePool:
         self._active: set[str] = set()
         self._cond = threading.Condition()
         self.graded = 0
+
+    @property
+    def budget(self) -> capacity.Budget:
+        return self._budget or capacity.GRADING
 
     def begin(self, run_id: str) -> None:
         with self._cond:

@@ -230,6 +230,9 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     primary = (manifest.statistics.primary_benchmarks or []) if manifest.statistics else []
     problems += [f"statistics.primary_benchmarks names {b}, which the dataset does not hold"
                  for b in primary if b not in benchmarks]
+    problems += [f"limits.grading_concurrency names {b}, which is not a benchmark of this dataset graded in a "
+                 "sandbox; remove it" for b in (manifest.limits.grading_concurrency or {})
+                 if not getattr(adapters.get(b), "needs_sandbox", False)]
     if problems:
         raise fail(problems)
 

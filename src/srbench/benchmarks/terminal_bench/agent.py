@@ -41,6 +41,7 @@ from srbench.benchmarks.terminal_bench.verifier import (
     RewardError,
     parse_reward,
 )
+from srbench.sandbox import capacity
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
 
@@ -240,6 +241,12 @@ def _text(data: bytes | None) -> str | None:
 
 async def run_trial(task: TaskSpec, session: CellSession, options: TerminalOptions) -> ConversationOutcome:
     """One trial of `task` for the session's target; see the module docstring."""
+    # the trial's CPU cap counts against the host's grading budget (sandbox/capacity.py), with code grading
+    async with capacity.GRADING.held(effective_limits(task, options)["cpus"]):
+        return await _trial(task, session, options)
+
+
+async def _trial(task: TaskSpec, session: CellSession, options: TerminalOptions) -> ConversationOutcome:
     trial = Trial(task, session, options)
     try:
         env = await open_environment(task, session.cell_id, options)
