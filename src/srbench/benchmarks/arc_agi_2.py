@@ -40,6 +40,7 @@ from typing import Any
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
+from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
@@ -136,7 +137,7 @@ class ArcAgi2(Benchmark):
         files=(f"{EVAL_DIR}/*.json",),
         license_url="https://github.com/arcprize/ARC-AGI-2",
         access_note="Apache-2.0; open.",
-        content_sha256="1437cbddca1516fed0be08b5ae756f6b89c21f2184edcf0027335ca41f791809",
+        content_sha256=PINS["arc-agi-2"].content_sha256,
     )
 
     def locate(self, root: Path) -> dict[str, Path]:

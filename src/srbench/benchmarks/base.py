@@ -84,9 +84,21 @@ class Benchmark(ABC):
 
     def fetch(self, cache_dir: Path) -> dict[str, Path]:
         """Download the pinned files (HTTP through httpx). Raises SourceUnavailable."""
+        from srbench.benchmarks.pins import pins_for
         from srbench.benchmarks.sources import fetch_pinned
 
-        return fetch_pinned(self.source, cache_dir / self.id)
+        pins = pins_for(self.id)
+        sizes = {n: p.size for n, p in pins.files.items()} if pins and pins.revision == self.source.revision else {}
+        return fetch_pinned(self.source, cache_dir / self.id, sizes=sizes)
+
+    def source_tree(self, root: Path) -> str | None:
+        """The git tree id a local copy or download at `root` gives for a source pinned by tree (pins.py),
+        None when it gives none. Only Terminal-Bench's pin is a tree."""
+        return None
+
+    def forget_download(self, root: Path, name: str) -> None:
+        """Remove a downloaded file that failed its pin from the download cache at `root`."""
+        (Path(root) / name).unlink(missing_ok=True)
 
     def normalize(self, files: dict[str, bytes]) -> dict[str, bytes]:
         """The content that is hashed and loaded, whichever way the files came (download, local copy,

@@ -10,8 +10,9 @@ the same rows as GitHub's ``eval/data/problems_all.jsonl``. Row fields: ``proble
 ``domain`` where it has one; the pinned rows have none, so every problem is stratum ``all``.
 
 Offline mirror: the ``nvidia-scicode`` wheel ships the same split as ``scicode/data/problems_all.jsonl``;
-it is read as ``problems_test.jsonl``. The pin has no content hash (the HF file could not be compared
-offline), so a dataset read from the mirror names the package as its revision and says so.
+it is read as ``problems_test.jsonl``. The pin table (benchmarks/pins.py) knows these bytes under every
+name they are published under (HF ``problems_test.jsonl``, GitHub ``problems_all.jsonl``, the wheel's
+copy), so a renamed copy or the mirror with the pinned bytes is the pinned source; other bytes are not.
 
 Conversation and step scripts: `scicode_protocol`. Grading: one sandbox job per scored step (a step
 with test cases; the three steps SciCode provides have none), each the step script run as ``__main__``
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from srbench.benchmarks.base import Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark
 from srbench.benchmarks.conversation import ConversationOutcome
+from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.scicode_protocol import (
     EXTRACTION,
@@ -134,11 +136,11 @@ class SciCode(CodeBenchmark):
         files=(FILE,),
         license_url="https://github.com/scicode-bench/SciCode",
         access_note="Apache-2.0; numeric targets test_data.h5 sha256 "
-                    "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890 (setup --install); "
+                    f"{SCICODE_TEST_DATA.sha256} (setup --install); "
                     "offline mirror: the nvidia-scicode wheel's scicode/data/problems_all.jsonl.",
     )
     default_options = {"step_timeout_s": 60, "grade_timeout_s": 1800, "memory_mb": 4096, "output_bytes": 131072,
-                       "test_data_sha256": "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"}
+                       "test_data_sha256": SCICODE_TEST_DATA.sha256}
 
     # -- source ------------------------------------------------------------------------------------
     def locate(self, root: Path) -> dict[str, Path]:

@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 import httpx
 
 from srbench.benchmarks.base import SourcePin
+from srbench.benchmarks.pins import SourceMismatch, listing_sha256
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import SourceFile, SourceRecord
@@ -120,11 +121,17 @@ def _write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _get(client: httpx.Client, pin: SourcePin, url: str, dest: Path) -> None:
+def _get(client: httpx.Client, pin: SourcePin, url: str, dest: Path, size: int | None = None) -> None:
+    """Download `url` to `dest`; a pinned `size` the answer's Content-Length contradicts fails at once."""
     try:
         with client.stream("GET", url, headers=_headers(url)) as resp:
             if resp.status_code != 200:
                 raise _status_error(pin, url, resp.status_code)
+            announced = resp.headers.get("content-length")
+            if size is not None and announced is not None and announced.isdigit() and int(announced) != size \
+                    and not resp.headers.get("content-encoding"):
+                raise SourceMismatch(f"{url} announces {announced} bytes where the pinned file has {size}: not the "
+                                     f"pinned file (nothing was kept); retry, or prepare from a checked local copy")
             _write_atomic(dest, resp.iter_bytes(_CHUNK))
     except httpx.HTTPError as exc:
         raise _network_error(pin, url, exc) from exc
@@ -166,8 +173,9 @@ def _client(transport: httpx.BaseTransport | None, timeout_s: float) -> httpx.Cl
 
 
 def fetch_pinned(pin: SourcePin, dest_dir: Path, *, transport: httpx.BaseTransport | None = None,
-                 timeout_s: float = TIMEOUT_S) -> dict[str, Path]:
-    """Download every pinned file (cached) and return ``{repository-relative name: local path}``."""
+                 timeout_s: float = TIMEOUT_S, sizes: dict[str, int | None] | None = None) -> dict[str, Path]:
+    """Download every pinned file (cached) and return ``{repository-relative name: local path}``;
+    `sizes` (from the pin table) lets a download of the wrong length fail before its body is read."""
     root = Path(dest_dir) / pin.revision
     out: dict[str, Path] = {}
     client: httpx.Client | None = None
@@ -192,7 +200,7 @@ def fetch_pinned(pin: SourcePin, dest_dir: Path, *, transport: httpx.BaseTranspo
                 dest = root / name
                 if not dest.is_file():
                     client = client or _client(transport, timeout_s)
-                    _get(client, pin, file_url(pin, name), dest)
+                    _get(client, pin, file_url(pin, name), dest, (sizes or {}).get(name))
                 out[name] = dest
     finally:
         if client is not None:
@@ -235,8 +243,7 @@ def read_files(paths: dict[str, Path]) -> dict[str, bytes]:
 def content_sha256(files: dict[str, bytes]) -> str:
     """One hash for a set of files: the sha256 of their ``sha256sum`` listing (``<sha256>  <name>``
     lines, sorted by name). A pin's ``content_sha256`` is this over the pinned revision's files."""
-    listing = "".join(f"{sha256_bytes(files[n])}  {n}\n" for n in sorted(files))
-    return sha256_bytes(listing.encode("utf-8"))
+    return listing_sha256({n: sha256_bytes(files[n]) for n in files})
 
 
 def source_record(pin: SourcePin, files: dict[str, bytes], *, origin: Origin, revision: str | None = None,

@@ -24,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.errors import IntegrityError, SourceUnavailable
 from srbench.sandbox import build as builder
 from srbench.sandbox.paths import sandbox_dir, scicode_test_data
@@ -58,6 +59,16 @@ def _download(url: str, part: Path) -> None:
         raise SourceUnavailable(f"cannot download SciCode's test_data.h5 ({type(exc).__name__})") from exc
 
 
+def _differs(path: Path, sha256: str) -> str | None:
+    """How the file at `path` differs from the expected sha256 (its size first when that is the pinned
+    file: a wrong 1 GB file fails before it is hashed), None when it is that file."""
+    size = path.stat().st_size
+    if sha256 == SCICODE_TEST_DATA.sha256 and SCICODE_TEST_DATA.size is not None and size != SCICODE_TEST_DATA.size:
+        return f"{size} bytes where the pinned file has {SCICODE_TEST_DATA.size} (sha256 not computed)"
+    got = builder.sha256_file(path)
+    return None if got == sha256 else f"sha256 {got}"
+
+
 def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callable[[str], None] = print,
                        url: str | None = None) -> Path:
     """The SciCode test data at `dest`, downloaded when absent; its sha256 must equal the pin. A download
@@ -69,9 +80,9 @@ def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callabl
         part = dest.with_name(dest.name + ".part")
         try:
             _download(url, part)
-            got = builder.sha256_file(part)
-            if got != sha256:
-                raise IntegrityError(f"the SciCode test data from {urllib.parse.urlsplit(url).netloc or url} has sha256 "
+            got = _differs(part, sha256)
+            if got is not None:
+                raise IntegrityError(f"the SciCode test data from {urllib.parse.urlsplit(url).netloc or url} has "
                                      f"{got}; the pinned test_data.h5 is {sha256} (nothing was kept)")
         except SourceUnavailable as exc:
             part.unlink(missing_ok=True)
@@ -81,9 +92,9 @@ def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callabl
             part.unlink(missing_ok=True)
             raise
         part.replace(dest)
-    got = builder.sha256_file(dest)
-    if got != sha256:
-        raise IntegrityError(f"{dest} has sha256 {got}; SciCode's pinned test_data.h5 is {sha256}")
+    got = _differs(dest, sha256)
+    if got is not None:
+        raise IntegrityError(f"{dest} has {got}; SciCode's pinned test_data.h5 is {sha256}")
     return dest
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.sandbox.base import Receipt, SandboxFault
 from srbench.sandbox.build import H5_INSIDE as INSIDE
 from srbench.sandbox.build import sha256_file
 from srbench.sandbox.paths import scicode_test_data
 
-PINNED_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"   # upstream sr-bench's pin
+PINNED_SHA256 = SCICODE_TEST_DATA.sha256          # the pin table's (benchmarks/pins.py)
 HINT = ("run `sr-bench setup --benchmark scicode --install` (it fetches the file with its sha256 checked) or name "
         "the file with SR_BENCH_SCICODE_TEST_DATA")
 

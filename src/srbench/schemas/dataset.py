@@ -69,6 +69,11 @@ class SourceRecord(BaseModel):
     partition: str | None = Field(default=None, exclude_if=lambda v: v is None,
                                   description="the upstream partition read (`--source-partition`); set, every "
                                               "case carries its canonical task identity (metadata.task_identity)")
+    check: Literal["file-sha256", "content-sha256", "git-tree"] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="how the files were held to the pin table before they were read (benchmarks/pins.py): "
+                    "every file's size and sha256, the content sha256 of the normalized files, or the git tree "
+                    "of tasks/; absent: not checked (a revision other than the pinned one)")
 
 
 class Evaluation(BaseModel):

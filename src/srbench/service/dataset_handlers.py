@@ -19,6 +19,7 @@ from srbench.service.discovery import cache_home
 from srbench.service.exclusion_handlers import remember_snapshot, resolve_snapshot
 from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
 from srbench.stages.datasets import check_evaluation, combine, prepare
+from srbench.stages.source_labels import dataset_notices
 
 
 def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
@@ -43,13 +44,10 @@ def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
     manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
                              revision=got.revision, url=bench.source.url, origin=got.origin,
                              partition=req.source_partition, role=req.evaluation_role,
-                             snapshot=snapshot[0] if snapshot else None)
+                             snapshot=snapshot[0] if snapshot else None, check=got.check)
     if snapshot is not None:
         remember_snapshot(service, *snapshot)
-    notices = list(got.notices)
-    if got.revision != bench.source.revision:
-        what = "imported" if got.origin == "local-import" else "source"
-        notices.append(f"{what} revision {got.revision} is not the pinned revision {bench.source.revision}")
+    notices = list(got.notices) + dataset_notices(bench.id, got.revision, got.origin, got.check)
     if notices:
         manifest = dict(manifest)
         manifest["notices"] = [*manifest["notices"], *notices]

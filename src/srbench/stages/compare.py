@@ -69,6 +69,7 @@ from srbench.stages.claims import assess, declared_margin, statistics_limitation
 from srbench.stages.exclusions import evaluation_notices
 from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
 from srbench.stages.routing import routing_summary
+from srbench.stages.source_labels import notices as source_notices
 from srbench.stages.stats import percentile, wilson
 from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
@@ -433,6 +434,7 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict
     if any(c["non_inferiority"]["margin"] is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
     out += [n for n in evaluation_notices(plan["dataset"].get("evaluation")) if n not in out]
+    out += [n for n in source_notices(plan["dataset"].get("sources")) if n not in out]
     return out
 
 

@@ -73,7 +73,7 @@ def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
         url=params["url"], revision=params["revision"], origin=params["origin"],
         files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
         license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
-        partition=params.get("partition"),
+        partition=params.get("partition"), check=params.get("check"),
     ).model_dump(mode="json")
     evaluation = None
     idents: dict[str, str] = {}
@@ -127,12 +127,13 @@ PREPARE = Rule("prepare", "1", _prepare)
 
 def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int | None,
             files: dict[str, bytes], *, revision: str, url: str, origin: str, partition: str | None = None,
-            role: str | None = None, snapshot: str | None = None) -> tuple[dict[str, Any], bool]:
+            role: str | None = None, snapshot: str | None = None, check: str | None = None) -> tuple[dict[str, Any], bool]:
     """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit).
 
     `partition` (the upstream partition the files are) gives every case its canonical task identity;
     `snapshot` (the object digest of a checked exclusion snapshot) excludes its tasks of this source;
-    `role` is the evaluation role recorded with them. Without the three the dataset is as before."""
+    `role` is the evaluation role recorded with them. Without the three the dataset is as before.
+    `check` records how the files were held to their pin (`acquire.verify_paths`); None: not checked."""
     bench = get_benchmark(benchmark)
     if not bench.available:
         raise InvalidInput(f"benchmark {benchmark} is not available: {bench.unavailable_reason}")
@@ -150,6 +151,8 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
     inputs: dict[str, Any] = {"sources": digests}
     if partition is not None:           # absent unless asked for: the rule key of a plain preparation is unchanged
         params["partition"] = partition
+    if check is not None:
+        params["check"] = check
     if role is not None:
         params["role"] = role
     if snapshot is not None:

@@ -20,6 +20,7 @@ from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
+from srbench.stages import source_labels
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
 from srbench.stages.exclusions import evaluation_notices
 from srbench.stages.plan_roles import pinned_auxiliary, role_problems
@@ -243,6 +244,12 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         notices.append("custom task subset: not a full profile result")
     evaluation = (registered or {}).get("evaluation")
     notices += [n for n in evaluation_notices(evaluation) if n not in notices]
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases:
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    sources = {b: lab.model_dump(mode="json")
+               for b, lab in source_labels.labels((registered or {}).get("sources"), revisions).items()}
+    notices += [n for n in source_labels.notices(sources) if n not in notices]
     if manifest.mode == "preview":
         notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
     for pt in planned:
@@ -256,7 +263,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
                  "id": registered["id"] if registered else None, "case_count": len(cases),
                  "benchmarks": benchmarks, "split": want_split,
                  "custom_subset": bool(registered and registered.get("custom_subset")),
-                 **({"evaluation": evaluation} if evaluation else {})},
+                 "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
         case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling,
         limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},

@@ -23,7 +23,7 @@ from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.published import TB_RULE, terminal_grade
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
-from srbench.benchmarks.terminal_bench.source import fetch_tasks, locate_tasks
+from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, locate_tasks, tasks_tree
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -88,6 +88,12 @@ class TerminalBench21(Benchmark):
 
     def fetch(self, cache_dir: Path) -> dict[str, Path]:
         return fetch_tasks(self.source, cache_dir / self.id)
+
+    def source_tree(self, root: Path) -> str | None:
+        return tasks_tree(root)
+
+    def forget_download(self, root: Path, name: str) -> None:
+        forget_tasks(root)
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         opening = agent.first_messages("", TerminalOptions())[0]
