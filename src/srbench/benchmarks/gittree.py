@@ -31,32 +31,30 @@ def _tree(entries: list[tuple[str, str, bytes]]) -> bytes:
     return _object("tree", body)
 
 
+class _Dir:
+    def __init__(self) -> None:
+        self.dirs: dict[str, _Dir] = {}
+        self.files: dict[str, tuple[str, bytes]] = {}      # name → (mode, blob id)
+
+    def oid(self) -> bytes | None:
+        out = [(mode, name, oid) for name, (mode, oid) in self.files.items()]
+        for name, sub in self.dirs.items():
+            got = sub.oid()
+            if got is not None:
+                out.append((TREE, name, got))
+        return _tree(out) if out else None
+
+
 def tree_of_entries(entries: Mapping[str, tuple[str, bytes]]) -> str:
     """The tree id of ``{posix relative path: (mode, content)}`` (mode one of FILE, EXEC, LINK)."""
-    root: dict[str, object] = {}
+    root = _Dir()
     for rel, (mode, data) in entries.items():
         parts = rel.split("/")
         node = root
         for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            assert isinstance(child, dict)
-            node = child
-        node[parts[-1]] = (mode, _object("blob", data))
-
-    def build(node: dict[str, object]) -> bytes | None:
-        out: list[tuple[str, str, bytes]] = []
-        for name, value in node.items():
-            if isinstance(value, dict):
-                oid = build(value)
-                if oid is not None:
-                    out.append((TREE, name, oid))
-            else:
-                mode, oid = value  # type: ignore[misc]
-                out.append((mode, name, oid))
-        return _tree(out) if out else None
-
-    oid = build(root)
-    return (oid or _tree([])).hex()
+            node = node.dirs.setdefault(part, _Dir())
+        node.files[parts[-1]] = (mode, _object("blob", data))
+    return (root.oid() or _tree([])).hex()
 
 
 def _entry(path: Path) -> tuple[str, bytes] | None:
