@@ -87,6 +87,7 @@ def test_counters_match_a_recount_and_an_old_store_is_counted(api, sim, prepare,
         dst.execute(f"DROP TRIGGER {name}")
     dst.execute("DROP TABLE cell_counts")
     dst.execute("DROP TABLE run_stats")
+    dst.execute("PRAGMA user_version = 0")      # and before the schema carried a version
     dst.commit()
     dst.close()
     j = Journal(str(copy))

@@ -38,10 +38,6 @@ READ_POSTS = frozenset({"/comparisons"})
 OPERATOR_ONLY = re.compile(r"/(targets|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
 RUN_PATH = re.compile(r"/runs/([^/]+)(/.*)?")
 
-SCHEMA = ("CREATE TABLE IF NOT EXISTS run_owners(run_id TEXT PRIMARY KEY, owner TEXT NOT NULL)",
-          "CREATE INDEX IF NOT EXISTS run_owners_by_owner ON run_owners(owner, run_id)")
-
-
 @dataclass(frozen=True)
 class Actor:
     id: str
@@ -71,13 +67,6 @@ ACTOR_KEY: web.RequestKey[Actor] = web.RequestKey("sr_actor", Actor)
 
 def actor_of(request: web.Request) -> Actor:
     return request.get(ACTOR_KEY, LOCAL_ACTOR)
-
-
-def ensure_schema(journal: Any) -> None:
-    def w(c: sqlite3.Connection) -> None:
-        for statement in SCHEMA:
-            c.execute(statement)
-    journal.submit_sync(w)
 
 
 def owner_of(journal: Any, run_id: str) -> str:

@@ -33,14 +33,12 @@ from srbench.service import (
     evidence_handlers,
     exclusion_handlers,
     experiment_handlers,
-    experiments,
     handlers,
     preparations,
     run_options,
     team_handlers,
 )
 from srbench.service.actors import access_middleware
-from srbench.service.actors import ensure_schema as ensure_actor_schema
 from srbench.service.auth import check_listen_token
 from srbench.service.discovery import API_PREFIX, service_file, store_identity_of
 from srbench.service.faults import DamageLog, record_damage
@@ -70,8 +68,6 @@ class Service:
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
-        ensure_actor_schema(self.journal)
-        experiments.ensure_schema(self.journal)
         self.views = RunViews(self.runs)
         self.preparing: dict[str, asyncio.Task[None]] = {}
         self.started_at = time.time()

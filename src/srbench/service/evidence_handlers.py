@@ -85,7 +85,7 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
 
 def call_total(journal: Any, run_id: str) -> int:
     """Subject calls (cells that left pending) plus judge calls, from the maintained counters
-    (journal_counters.py), never a count over the run's cells."""
+    (journal_schema.py), never a count over the run's cells."""
     row = journal.one("SELECT (SELECT COALESCE(SUM(n), 0) FROM cell_counts WHERE run_id=? AND state!='pending') AS n, "
                       "(SELECT judge_calls FROM run_stats WHERE run_id=?) AS j", (run_id, run_id))
     return int(row["n"]) + int(row["j"] or 0)

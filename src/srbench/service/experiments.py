@@ -20,22 +20,6 @@ from srbench.service.wire import iso
 
 ROLES = ("smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery")
 ACTIVE = ("queued", "running")
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS experiments(id TEXT PRIMARY KEY, owner TEXT NOT NULL, name TEXT NOT NULL, "
-    "created_at REAL NOT NULL, updated_at REAL NOT NULL, request_key TEXT, UNIQUE(owner, request_key))",
-    "CREATE TABLE IF NOT EXISTS experiment_runs(seq INTEGER PRIMARY KEY AUTOINCREMENT, experiment_id TEXT NOT NULL, "
-    "run_id TEXT NOT NULL, role TEXT NOT NULL, hypothesis TEXT NOT NULL, linked_at REAL NOT NULL, "
-    "UNIQUE(experiment_id, run_id))",
-    "CREATE TABLE IF NOT EXISTS experiment_deletions(id TEXT PRIMARY KEY, owner TEXT NOT NULL, request_key TEXT, "
-    "deleted_at REAL NOT NULL, unlinked_runs INTEGER NOT NULL)",
-)
-
-
-def ensure_schema(journal: Any) -> None:
-    def w(c: sqlite3.Connection) -> None:
-        for statement in SCHEMA:
-            c.execute(statement)
-    journal.submit_sync(w)
 
 
 def membership(value: Any) -> dict[str, Any]:

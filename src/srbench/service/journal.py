@@ -3,7 +3,8 @@
 Tables: `refs` (named things: datasets, targets, benchmark options), `runs`, `cells` (each planned
 case × target and its transitions), `calls` (each model call of a multi-call cell, a conversation:
 its role, target, state, request and call-record digests, cost and budget reservation), `events`,
-and the action cache of the rule engine.
+and the action cache of the rule engine; their definitions and numbered migrations are in
+service/journal_schema.py.
 
 All writes go through one writer thread that commits in groups: every write queued while a commit
 is in flight lands in the next single transaction, so N concurrent dispatches cost one fsync, not
@@ -24,46 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srbench.rules.engine import CacheEntry
-from srbench.service import journal_counters
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS refs(
-  kind TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, updated_at REAL NOT NULL,
-  PRIMARY KEY(kind, name));
-CREATE TABLE IF NOT EXISTS runs(
-  id TEXT PRIMARY KEY, name TEXT NOT NULL, mode TEXT NOT NULL, profile TEXT, plan TEXT NOT NULL,
-  plan_sha256 TEXT NOT NULL, status TEXT NOT NULL, idem_key TEXT UNIQUE, parent TEXT,
-  total INTEGER NOT NULL, targets TEXT NOT NULL, created_at REAL NOT NULL, started_at REAL,
-  finished_at REAL, updated_at REAL NOT NULL, error TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0,
-  extra TEXT NOT NULL DEFAULT '{}');
-CREATE TABLE IF NOT EXISTS cells(
-  run_id TEXT NOT NULL, cell_id TEXT NOT NULL, seq INTEGER NOT NULL, case_id TEXT NOT NULL,
-  target_id TEXT NOT NULL, state TEXT NOT NULL, request TEXT, call TEXT, error_class TEXT,
-  error TEXT, updated_at REAL NOT NULL, judge_request TEXT, judge_call TEXT, reserved_usd REAL,
-  PRIMARY KEY(run_id, cell_id));
-CREATE INDEX IF NOT EXISTS cells_by_seq ON cells(run_id, seq);
-CREATE INDEX IF NOT EXISTS cells_by_state ON cells(run_id, state);
-CREATE TABLE IF NOT EXISTS calls(
-  run_id TEXT NOT NULL, cell_id TEXT NOT NULL, idx INTEGER NOT NULL, role TEXT NOT NULL,
-  target_id TEXT NOT NULL, state TEXT NOT NULL, request TEXT NOT NULL, call TEXT, error_class TEXT,
-  cost_usd REAL, reserved_usd REAL, updated_at REAL NOT NULL,
-  PRIMARY KEY(run_id, cell_id, idx));
-CREATE INDEX IF NOT EXISTS calls_by_state ON calls(run_id, state);
-CREATE TABLE IF NOT EXISTS events(
-  seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL, ts REAL NOT NULL, type TEXT NOT NULL,
-  data TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS events_by_run ON events(run_id, seq);
-CREATE TABLE IF NOT EXISTS budgets(
-  run_id TEXT PRIMARY KEY, cap_usd REAL NOT NULL, spent_usd REAL NOT NULL DEFAULT 0,
-  reserved_usd REAL NOT NULL DEFAULT 0, unknown_calls INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS recovery_claims(
-  parent TEXT NOT NULL, cell_id TEXT NOT NULL, child TEXT NOT NULL, mode TEXT NOT NULL,
-  PRIMARY KEY(parent, cell_id));
-CREATE TABLE IF NOT EXISTS action_cache(key TEXT PRIMARY KEY, output TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS action_last(
-  rule TEXT NOT NULL, subject TEXT NOT NULL, key TEXT NOT NULL, output TEXT NOT NULL,
-  inputs TEXT NOT NULL, params TEXT NOT NULL, version TEXT NOT NULL, PRIMARY KEY(rule, subject));
-"""
+from srbench.service.journal_schema import migrate
 
 Write = Callable[[sqlite3.Connection], Any]
 _STOP = object()
@@ -90,8 +52,11 @@ class Journal:
         self._wconn = _connect(path)
         if new:
             os.chmod(path, 0o600)
-        self._wconn.executescript(SCHEMA)
-        journal_counters.install(self._wconn)
+        try:
+            migrate(self._wconn, path)          # the schema, versioned: service/journal_schema.py
+        except BaseException:
+            self._wconn.close()
+            raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []   # closed with the journal (no file stays open)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()   # C-level: no Condition per put

@@ -1,7 +1,7 @@
 """Keyset pages over the journal: O(page) whatever the run or the store holds (issue 11).
 
 A page after a cursor is one index range scan (cells by (run_id, seq), events by (run_id, seq),
-runs by (created_at, id)); totals come from the maintained counters (journal_counters.py), never
+runs by (created_at, id)); totals come from the maintained counters (journal_schema.py), never
 from a COUNT over the run. A cursor is the last item's key; an answer's `next_cursor` is null on
 the last page. `offset` stays for older clients (SQLite walks the index to it).
 """

@@ -414,7 +414,7 @@ class RunManager:
 
     def _views(self, rows: builtins.list[sqlite3.Row]) -> builtins.list[dict[str, Any]]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
-        service/journal_counters.py); the cells carry the latest persisted change (a cell update
+        service/journal_schema.py); the cells carry the latest persisted change (a cell update
         does not touch the run row)."""
         ids = [r["id"] for r in rows]
         counts: dict[str, dict[str, int]] = {i: {} for i in ids}
@@ -459,7 +459,7 @@ class RunManager:
 
     def report_digest(self, run_id: str) -> tuple[str, bool, str]:
         """(report digest, cache hit, explanation). The run's report head (the last report built,
-        with its signature: service/journal_counters.py) answers without reading a cell when
+        with its signature: service/journal_schema.py) answers without reading a cell when
         nothing the report depends on changed; otherwise the report rule is built (O(run))."""
         run, args, kw = self._report_args(run_id)
         version = self._cells_version(run_id)
