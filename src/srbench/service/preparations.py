@@ -121,8 +121,8 @@ async def _work_many(service: Any, job_id: str, req: rq.PrepareJob) -> None:
     def update(**changes: Any) -> None:
         job = journal.get_ref(KIND, job_id)
         journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
-    items = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False, "source_ids": []}
-             for b in benchmarks]
+    items: list[dict[str, Any]] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False,
+                                    "source_ids": []} for b in benchmarks]
     try:
         for item in items:
             item.update(status="running", phase="downloading")
