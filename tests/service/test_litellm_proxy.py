@@ -158,6 +158,7 @@ def test_litellm_router_group_fallbacks_bad_key_and_offline_reattribution(api, p
             continue
         headers = rec["record"]["headers"]
         assert headers["x-litellm-model-group"] == "grp" and MASTER_KEY not in json.dumps(headers)
+        assert rec["selected_model"] == rows[cell_id]["selected_model"]      # the calls page says what the row says
         by_target.setdefault(rec["target_id"], []).append((rec["record"], success[headers["x-litellm-call-id"]],
                                                            rows[cell_id]))
 

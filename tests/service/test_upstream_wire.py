@@ -25,7 +25,7 @@ from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
 from .helpers import Api, freeze, manifest
-from .upstream_client import UpstreamClient, UpstreamError, recover_from_file
+from .upstream_client import UpstreamClient, UpstreamError, recover_from_file, token_total
 from .upstream_client import prepare as upstream_prepare
 
 EXAMPLES = json.loads((Path(__file__).parent / "upstream_wire.json").read_text())["exchanges"]
@@ -100,9 +100,11 @@ def world(api: Api, prepare: Any) -> Iterator[dict[str, Any]]:
         edited = copy.deepcopy(frozen)
         edited["limits"]["concurrency"] = 3                      # its plan_sha256 left as reviewed
         other = freeze(api, dict(base, name="another plan"))     # a different plan under a used key
+        unhashed = {k: v for k, v in frozen.items() if k != "plan_sha256"}    # upstream re-freezes it
         calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
-        yield {"dataset_id": ds["id"], "run_id": run_id, "candidate_run_id": cand_id, "call_id": calls[0]["id"],
-               "baseline_manifest": base, "frozen_manifest": frozen, "edited_manifest": edited,
+        yield {"dataset_id": ds["id"], "dataset_sha256": ds["sha256"], "run_id": run_id, "candidate_run_id": cand_id,
+               "call_id": calls[0]["id"], "baseline_manifest": base, "frozen_manifest": frozen,
+               "edited_manifest": edited, "unhashed_manifest": unhashed, "seed": ds["seed"],
                "other_manifest": other, "sim": sim}
 
 
@@ -138,6 +140,8 @@ def test_every_upstream_example_is_answered_in_upstream_shape(api: Api, service:
             problems.append(f"{ex['name']}: {bad}")
         for name, key in (ex.get("save") or {}).items():
             ctx[name] = body[key]
+        for name, keys in (ex.get("save_nested") or {}).items():
+            ctx[name] = body[keys[0]][keys[1]]
     assert not problems, "\n".join(problems)
     assert len(EXAMPLES) >= 50
 
@@ -155,7 +159,7 @@ def _wait(client: UpstreamClient, path: str, done: Any, timeout: float = 60) -> 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted")
 
 
-def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path: Path) -> None:
+def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path: Path, prepare: Any) -> None:
     client = UpstreamClient(service.url, service.store_dir, service.token)
     # readiness and store identity, as upstream's client checks them
     assert client.ready()
@@ -176,6 +180,19 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
     assert arc["eligible"] and arc["source_ids"] == [prepared["id"]] and arc["case_count"] == 2
     dataset = client.request("POST", "/datasets/compose", {"dataset_ids": arc["source_ids"],
                                                            "benchmarks": ["arc-agi-2"]})["dataset"]
+    # the newer Dashboard prepares every chosen benchmark in one job: the prepared one is reused, the
+    # missing one prepared, and the job's dataset is their composition (upstream's exact body for the first)
+    again = client.request("POST", "/dataset-preparations", {"benchmarks": ["arc-agi-2"], "profile": "smoke",
+                                                             "seed": dataset["seed"]})["preparation"]
+    assert again["items"][0]["benchmark"] == "arc-agi-2"
+    assert upstream_prepare(client, {"benchmarks": ["arc-agi-2"], "profile": "smoke",
+                                     "seed": dataset["seed"]})["id"] == dataset["id"]
+    done = client.request("GET", f"/dataset-preparations/{again['id']}")["preparation"]
+    assert done["items"] == [{"benchmark": "arc-agi-2", "status": "completed", "phase": "completed", "reused": True,
+                              "source_ids": [prepared["id"]]}]
+    mmlu = prepare("mmlu-pro")                                  # prepared before (the same default seed)
+    both = upstream_prepare(client, {"benchmarks": ["mmlu-pro", "arc-agi-2"], "profile": "smoke"})
+    assert both["benchmarks"] == ["arc-agi-2", "mmlu-pro"] and both["case_count"] == mmlu["case_count"] + 2
 
     router = RouterRule(strong="strong", weak="weak", long_prompt_chars=10**6, keywords=(), config_hash="cfg-7")
     with SimulatorThread(models=[SimModel("strong", skill=0.9), SimModel("weak", skill=0.3)], router=router,
@@ -208,6 +225,7 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
 
         report = client.request("GET", f"/runs/{run['id']}/report")
         assert {t["id"] for t in report["summary"]["targets"]} == {"strong", "weak"} and report["status"] == "completed"
+        assert all(token_total(t["tokens"]) for t in report["summary"]["targets"])     # the Dashboard shows a number
 
         # a candidate on the baseline's protocol, then compare
         cand_plan = client.request("POST", f"/runs/{run['id']}/candidate-plan", {"target_ids": ["mom"],
@@ -219,6 +237,8 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
         row = cmp["comparisons"][0]
         assert row["candidate_target_id"] == "mom" and row["baseline_target_id"] == cmp["baseline_selection"]
         assert row["paired_cases"] == 2 and row["wins"] + row["losses"] + row["ties"] == 2
+        mom = client.request("GET", f"/runs/{cand['id']}/report")["summary"]["targets"][0]
+        assert sum(mom["decisions"].values()) == 2 and sum(mom["selected_models"].values()) == 2
 
         # recover: a run whose target cannot be reached, continued by a child over the reviewed cells
         dead = client.request("POST", "/plans", {"manifest": {**base, "name": "unreachable", "targets": [{"id": "dead"}]}})

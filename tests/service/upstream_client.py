@@ -11,6 +11,7 @@
   `benchmarks` list): the POST answer's ``preparation``, then ``GET /dataset-preparations/{id}``'s
   ``preparation`` until it is neither queued nor running; failed raises with its error; the job's
   ``dataset`` is the result;
+- token totals (`token_total`, the Dashboard's `tokenTotal()`);
 - recovery from a file (`recover_from_file`, as upstream's ``benchmark recover --plan``): the file's
   ``parent_run_id`` must be the run; it sends ``mode``, ``plan_sha256`` and ``cells`` = the file's
   ``selected_cells`` when it has them, else its ``eligible_cells`` — whatever they hold.
@@ -111,3 +112,16 @@ def recover_from_file(client: UpstreamClient, run_id: str, path: Path, key: str,
         "mode": proposed["mode"], "plan_sha256": proposed["plan_sha256"],
         "cells": proposed.get("selected_cells", proposed["eligible_cells"]),
         "idempotency_key": key, "acknowledge_new_attempt": acknowledge})
+
+
+def token_total(value: Any) -> int | None:
+    """What upstream's Dashboard shows as a token total (its `tokenTotal`): a number, ``total_tokens``,
+    or the sum of the four ``*_tokens`` buckets when all are numbers; None shows as a dash."""
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("total_tokens"), int):
+        return int(value["total_tokens"])
+    buckets = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
+    return sum(value[k] for k in buckets) if all(isinstance(value.get(k), int) for k in buckets) else None

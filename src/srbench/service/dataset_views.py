@@ -9,12 +9,16 @@
   versions, seed_conflict: the eligible benchmarks disagree on the seed);
 - compose: one dataset from chosen benchmarks of prepared datasets of one profile, seed and split
   (registered like a prepared one; the same choice gives the same dataset).
+
+Detail, cases and compose name a dataset by its ``ds-`` id or by the SHA-256 of its bytes (the 64-hex
+form upstream's Dashboard proxy lets through on ``/datasets/{id}``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter, OrderedDict
 from typing import Any
 
@@ -22,7 +26,7 @@ from srbench.benchmarks import all_benchmarks
 from srbench.cas import canonical_json
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.dataset import Case
-from srbench.service.dataset_refs import register_dataset
+from srbench.service.dataset_refs import dataset_ids_with_sha256, register_dataset
 from srbench.stages.datasets import dataset_id, decode_cases, encode_cases
 
 PUBLIC_ROLES = ("system", "user", "developer")
@@ -48,7 +52,12 @@ CASES = CaseCache()
 
 
 def manifest_of(service: Any, dataset_id_: str) -> dict[str, Any]:
+    """A dataset by its id, or by the SHA-256 of its bytes (upstream's proxy passes only 64-hex dataset
+    ids): of several datasets with the same bytes, the one with the smallest id."""
     m = service.journal.get_ref("dataset", dataset_id_)
+    if m is None and re.fullmatch(r"[0-9a-f]{64}", dataset_id_):
+        same = sorted(dataset_ids_with_sha256(service, dataset_id_))
+        m = service.journal.get_ref("dataset", same[0]) if same else None
     if m is None:
         raise NotFound(f"no dataset {dataset_id_!r}")
     return dict(m)

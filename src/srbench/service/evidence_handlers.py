@@ -50,7 +50,26 @@ def _roles(row: Any) -> list[str]:
     return roles
 
 
-def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
+def _mom_targets(service: Any, run_id: str) -> dict[str, Any]:
+    """The run's MoM subject targets by id: their router adapter names the model that served a call."""
+    from srbench.schemas.target import Target
+
+    plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    return {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]
+            if pt["target"]["kind"] == "mom"}
+
+
+def _selected_model(call: dict[str, Any], target: Any) -> str | None:
+    """The model that served a subject call, as the report's rows say it: the MoM target's router
+    adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
+    from srbench.targets import routers
+
+    if target is not None:
+        return routers.attribute(target, call).selected_model
+    return (call.get("headers") or {}).get("x-vsr-selected-model")
+
+
+def _summary(service: Any, run_id: str, row: Any, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
     request_d, call_d = (row["request"], row["call"]) if role == "subject" else (row["judge_request"], row["judge_call"])
     out: dict[str, Any] = {"id": wire.call_id(run_id, row["seq"], role), "case_id": row["case_id"],
                            "target_id": row["target_id"], "role": role, "cell_id": row["cell_id"], "seq": row["seq"],
@@ -78,7 +97,8 @@ def _summary(service: Any, run_id: str, row: Any, role: str) -> dict[str, Any]:
             out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
                        latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
                        response_model=c.get("response_model"),
-                       selected_model=(c.get("headers") or {}).get("x-vsr-selected-model"))
+                       selected_model=_selected_model(c, (moms or {}).get(row["target_id"]) if role == "subject"
+                                                      else None))
     out["status"] = wire.call_status(row["state"], row["error_class"], record_status, role)
     return out
 
@@ -109,6 +129,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
     picked: list[tuple[int, dict[str, Any]]] = []
+    moms = _mom_targets(service, run_id)
     while len(picked) <= limit:
         rows = journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
                              "LIMIT ?", (run_id, seq, limit + 1))
@@ -118,7 +139,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
                 pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
                 if pos <= after:
                     continue
-                item = _summary(service, run_id, row, role)
+                item = _summary(service, run_id, row, role, moms)
                 if not active or item["status"] == "sent":
                     picked.append((pos, item))
         if len(rows) <= limit:
@@ -153,7 +174,7 @@ async def run_call(request: web.Request) -> web.Response:
         role = "subject"
     if row is None or role not in _roles(row) or row["state"] == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
-    out = _summary(service, run_id, row, role)
+    out = _summary(service, run_id, row, role, _mom_targets(service, run_id))
     call_d, request_d = out["call"], out["request"]
     if call_d:              # the one full call: a damaged record is an error (503), never a row marked damaged
         out["record"] = service.objects.get_json(call_d)

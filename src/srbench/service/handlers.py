@@ -15,7 +15,7 @@ from srbench.cas import is_digest
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.schemas.target import Target
 from srbench.service import api_requests as rq
-from srbench.service import policy, upstream, wire
+from srbench.service import policy, target_registry, upstream, wire
 from srbench.service.actors import Actor, actor_of
 from srbench.service.dataset_refs import find_datasets
 from srbench.service.discovery import read_benchmark_options
@@ -63,13 +63,16 @@ async def setup_check(request: web.Request) -> web.Response:
     from srbench.service.setup_checks import checks
 
     service = svc(request)
+    target_registry.sync(service)
     registered = {name for name, _ in service.journal.list_refs("target")}
     return ok(checks(service.store_dir, registered))
 
 
 # -- targets -------------------------------------------------------------------------------------
 async def list_targets(request: web.Request) -> web.Response:
-    return ok({"targets": [v for _, v in svc(request).journal.list_refs("target")]})
+    service = svc(request)
+    await asyncio.to_thread(target_registry.sync, service)      # the store's targets.json, as upstream reads it
+    return ok({"targets": [v for _, v in service.journal.list_refs("target")]})
 
 
 async def register_targets(request: web.Request) -> web.Response:
@@ -91,6 +94,7 @@ async def register_targets(request: web.Request) -> web.Response:
 # -- plans and runs ------------------------------------------------------------------------------
 def _plan_sync(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
     """Freeze a manifest (sr-bench's fields and upstream's, `service.upstream`) for this actor."""
+    target_registry.sync(service)
     if actor.named and isinstance(manifest, dict):
         manifest = policy.resolve_inline(manifest, policy.registry(service))
     manifest, extras = upstream.split_manifest(manifest)
@@ -149,12 +153,13 @@ async def make_plan(request: web.Request) -> web.Response:
 
 
 def _submitted_plan(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
-    """A frozen manifest as it was reviewed (its hash checked), or a manifest frozen now; a reviewed
+    """A frozen manifest as it was reviewed (its hash checked; one sent without its plan_sha256 is
+    re-frozen: validated and hashed anew, as upstream does), or a manifest frozen now; a reviewed
     plan_sha256 the manifest carries must match what it freezes to (upstream's reviewed_plan_changed)."""
     if not isinstance(manifest, dict):
         raise InvalidInput("manifest must be an object")
     if manifest.get("kind") == "plan":
-        plan = check_frozen(wire.plan_from_wire(manifest))
+        plan = check_frozen(wire.plan_from_wire(manifest), refreeze="plan_sha256" not in manifest)
         if actor.named:
             policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
         return plan

@@ -20,6 +20,9 @@ from srbench.schemas.target import Target
 
 
 def registry(service: Any) -> dict[str, dict[str, Any]]:
+    from srbench.service import target_registry
+
+    target_registry.sync(service)        # the store's targets.json (upstream's `target register`)
     return {name: value for name, value in service.journal.list_refs("target")}
 
 

@@ -193,6 +193,17 @@ def usage_tokens(usage: dict[str, Any] | None) -> dict[str, Any] | None:
             "cache_write_tokens": usage.get("cache_write"), "output_tokens": usage.get("output")}
 
 
+def wire_tokens(tokens: Any) -> Any:
+    """A report's four-bucket token totals with upstream's names beside sr-bench's (upstream's Dashboard
+    `tokenTotal()` reads ``total_tokens`` or the four ``*_tokens`` buckets)."""
+    if not isinstance(tokens, dict):
+        return tokens
+    named = usage_tokens(tokens) or {}
+    total = sum(v for v in named.values() if isinstance(v, int)) if all(
+        isinstance(v, int) for v in named.values()) else None
+    return {**tokens, **named, "total_tokens": total}
+
+
 def wire_result(row: dict[str, Any]) -> dict[str, Any]:
     """A report row as upstream's case result: status, score and token usage beside sr-bench's fields
     (`tokens` keeps the four buckets under sr-bench's names)."""
@@ -212,9 +223,11 @@ def wire_report(report: dict[str, Any], digest: str, cache_hit: bool, explain: s
     (re)built beside it."""
     out = dict(report)
     summary = dict(report.get("summary") or {})
-    summary["targets"] = [{**t, "id": t["target_id"]} for t in summary.get("targets", [])]
+    summary["targets"] = [{**t, "id": t["target_id"], **({"tokens": wire_tokens(t["tokens"])} if "tokens" in t else {})}
+                          for t in summary.get("targets", [])]
     out["summary"] = summary
-    out["benchmarks"] = [{**b, "id": b["benchmark"]} for b in report.get("benchmarks", [])]
+    out["benchmarks"] = [{**b, "id": b["benchmark"], **({"tokens": wire_tokens(b["tokens"])} if "tokens" in b else {})}
+                         for b in report.get("benchmarks", [])]
     out.update(report_digest=digest, cache_hit=cache_hit, explain=explain)
     return out
 

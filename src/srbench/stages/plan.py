@@ -335,8 +335,10 @@ def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) ->
     return out
 
 
-def check_frozen(raw: Any) -> dict[str, Any]:
-    """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256."""
+def check_frozen(raw: Any, *, refreeze: bool = False) -> dict[str, Any]:
+    """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256 (`refreeze`: a
+    plan sent without its plan_sha256 is validated as any frozen plan and hashed anew, as upstream re-freezes
+    a frozen manifest without one)."""
     if not isinstance(raw, dict) or raw.get("kind") != "plan":
         raise InvalidInput("not a frozen plan: run `sr-bench plan --manifest M --output frozen.json` first")
     try:
@@ -345,7 +347,7 @@ def check_frozen(raw: Any) -> dict[str, Any]:
         raise fail(pydantic_problems(exc), "frozen plan") from None
     declared = raw.get("plan_sha256")
     actual = plan_sha256(plan)
-    if declared != actual:
+    if declared != actual and not (refreeze and declared is None):
         raise InvalidInput(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
                            code="reviewed_plan_changed", details={"dispatch_started": False, "model_requests": 0})
     problems = frozen_problems(plan)

@@ -59,8 +59,9 @@ from srbench.targets import routers
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "12"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
-# 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals
+REPORT_RULE_VERSION = "13"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
+# 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
+# 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it)
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -116,6 +117,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
         "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
         "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
+        "decisions": dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items()))
+        if target.kind == "mom" else None,
         "routing": routing_summary(routers.for_target(target).name, routed, target.max_inference_calls)
         if target.kind == "mom" else None,
         "models_outside_pool": outside,
@@ -372,7 +375,7 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
 
 
 CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
-ROWS_VERSION = "1"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes
+ROWS_VERSION = "2"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes (2: decision)
 
 
 def row_context(plan_digest: str, prices: str | None, correction: str | None,

@@ -91,7 +91,8 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
         "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
         "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
-        "response_model": None, "finish_reason": None, "judge_call": judge_digest, "judge_cost_usd": 0.0,
+        "response_model": None, "decision": None, "finish_reason": None, "judge_call": judge_digest,
+        "judge_cost_usd": 0.0,
         "published_score": None, "config_hash_seen": None,
     }
     out = CellRow(row)
@@ -102,7 +103,8 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
     if call_digest is not None and plan["mode"] == "preview":
         routing = store.get_json(call_digest).get("routing") or {}
-        row.update(routing=routing, selected_model=routing.get("selected_model"), cost_usd=0.0,
+        row.update(routing=routing, selected_model=routing.get("selected_model"), decision=routing.get("decision"),
+                   cost_usd=0.0,
                    cache_neutral_cost_usd=0.0, needs_real_run=route_blocker(routing))
     elif call_digest is not None and case.benchmark in ri.multi:
         out.turns = conversation_row(row, ri.load_call(call_digest), target, ri.aux, ri.load_call)
@@ -117,6 +119,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
                    cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
                    latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
                    selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
+                   decision=(call.get("headers") or {}).get("x-vsr-selected-decision"),
                    response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
                    http_status=call.get("http_status"))
         if cc.attribution is not None:          # MoM: what its router adapter read from the call

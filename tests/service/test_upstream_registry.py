@@ -1,0 +1,79 @@
+"""Issue 30 (items 4 and 8): the store's ``targets.json`` as upstream's `target register --file` writes it,
+read by the service beside ``POST /targets``; and the calls page's served model for a non-vLLM-SR router.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from srbench.schemas.target import Target
+from srbench.service.evidence_handlers import _selected_model
+
+from .helpers import Api, freeze, manifest, single
+
+PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 2.0}
+
+
+def _register_like_upstream(store: Path, targets: Any) -> None:
+    """What upstream's `target register` leaves on the store host: the validated list, indented."""
+    (store / "targets.json").write_text(json.dumps(targets, indent=2) + "\n")
+
+
+def test_the_store_targets_file_is_the_registry_upstream_writes(api: Api, service: Any, prepare: Any) -> None:
+    store = service.store_dir
+    assert api.ok("GET", "/targets") == {"targets": []}
+    file_target = single("from-file", "http://127.0.0.1:9/v1", "m-file")
+    _register_like_upstream(store, [file_target])
+    assert api.ok("GET", "/targets")["targets"] == [{**Target.model_validate(file_target).model_dump(mode="json")}]
+    # a plan names it like any registered target, and a proxied actor may use it unchanged
+    ds = prepare("mmlu-pro")
+    plan = freeze(api, manifest(ds, [{"id": "from-file"}]))
+    assert plan["targets"][0]["base_url"] == "http://127.0.0.1:9/v1"
+    named = Api(service.url, service.token)                  # as the Dashboard's proxy forwards a user
+    named.http.headers.update({"X-SR-Bench-Actor-ID": "alice", "X-SR-Bench-Actor-Role": "write"})
+    try:
+        assert named.ok("POST", "/plans", {"manifest": manifest(ds, [file_target])})["total"] == ds["case_count"]
+    finally:
+        named.close()
+    # the API route registers beside it; a later API registration of the same id is not undone by the file
+    api.ok("POST", "/targets", {"targets": [single("from-file", "http://127.0.0.1:8/v1", "m-file")]})
+    got = {t["id"]: t for t in api.ok("GET", "/targets")["targets"]}
+    assert got["from-file"]["base_url"] == "http://127.0.0.1:8/v1"
+    # upstream's {"targets": [...]} form, replaced in place: read again
+    _register_like_upstream(store, {"targets": [file_target, single("second", "http://127.0.0.1:7/v1")]})
+    got = {t["id"]: t for t in api.ok("GET", "/targets")["targets"]}
+    assert set(got) == {"from-file", "second"} and got["from-file"]["base_url"] == "http://127.0.0.1:9/v1"
+
+
+def test_a_bad_targets_file_is_one_line_and_registers_nothing(api: Api, service: Any) -> None:
+    cases = [
+        ("[", "not JSON"),
+        ('{"targets": 3}', "must be a list of targets"),
+        (json.dumps([{**single("a", "http://127.0.0.1:9/v1"), "api_key": "sk-secret"}]),
+         "targets[0]: unsupported field(s) api_key"),
+        (json.dumps([{**single("a", "http://127.0.0.1:9/v1"), "cost_mode": "router"}]),
+         "targets[0].cost_mode: upstream's field has no meaning in sr-bench"),
+        (json.dumps([single("a", "ftp://127.0.0.1:9/v1")]), "targets[0].base_url"),
+        (json.dumps([single("a", "http://127.0.0.1:9/v1"), single("a", "http://127.0.0.1:8/v1")]),
+         "duplicate target id(s): a"),
+    ]
+    for text, expected in cases:
+        (service.store_dir / "targets.json").write_text(text)
+        status, body = api.call("GET", "/targets")
+        assert status == 400 and body["code"] == "invalid_target_registry", (text, body)
+        assert expected in body["error"] and "\n" not in body["error"] and "sk-secret" not in body["error"], body
+    (service.store_dir / "targets.json").unlink()
+    assert api.ok("GET", "/targets") == {"targets": []}
+
+
+def test_the_calls_page_names_the_model_a_litellm_router_served() -> None:
+    target = Target.model_validate({"id": "ll", "kind": "mom", "base_url": "http://127.0.0.1:9/v1", "model": "grp",
+                                    "router": "litellm", "prices": {"m-a": PRICE}, "max_inference_calls": 1})
+    record = {"headers": {"x-litellm-model-name": "m-a", "x-litellm-model-id": "dep-1",
+                          "x-litellm-attempted-retries": "0", "x-litellm-attempted-fallbacks": "0"},
+              "response_model": "m-a"}
+    assert _selected_model(record, target) == "m-a"
+    assert _selected_model({"headers": {"x-vsr-selected-model": "m-b"}}, None) == "m-b"     # no MoM: the header
+    assert _selected_model({"headers": {}}, target) is None
