@@ -112,6 +112,18 @@ def test_a_missing_image_is_a_clear_error_and_never_pulled(tmp_path: Path, sandb
         open_sandbox("docker", tmp_path)
 
 
+def test_finished_containers_are_removed_off_the_grading_path(sandbox) -> None:
+    if sandbox.name != "docker":
+        pytest.skip("containers are Docker's")
+    from srbench.sandbox import docker_backend
+
+    before = {c["Id"] for c in sandbox.api.containers(all=True, filters={"label": docker_backend.LABEL})}
+    assert verdict_of(sandbox, "print(1)")[0] == "passed"
+    docker_backend._REMOVER.join()
+    after = {c["Id"] for c in sandbox.api.containers(all=True, filters={"label": docker_backend.LABEL})}
+    assert after <= before
+
+
 def sandbox_dir_of(sandbox) -> str:
     from srbench.sandbox import sandbox_dir
     return str(sandbox_dir())
