@@ -139,3 +139,15 @@ def test_a_failed_migration_leaves_the_old_version(tmp_path, monkeypatch):
         assert "cell_counts" not in names         # step 2 rolled back with the failing step 3
     finally:
         conn.close()
+
+
+def test_the_schema_is_defined_in_one_module():
+    """Tables, indexes and triggers come from journal_schema's migrations only: DDL elsewhere would
+    never reach a store already at the latest version."""
+    import re
+
+    src = Path(journal_schema.__file__).parent.parent
+    ddl = re.compile(r"\b(CREATE\s+(TABLE|INDEX|TRIGGER|VIEW|UNIQUE\s+INDEX)|ALTER\s+TABLE|DROP\s+(TABLE|INDEX|TRIGGER))\b")
+    found = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p.name != "journal_schema.py"
+             for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if ddl.search(line)]
+    assert not found, f"schema statements outside service/journal_schema.py (add a migration there): {found}"
