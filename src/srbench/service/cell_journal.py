@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from srbench.cas import ObjectStore, digest_json, short
+from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.service.journal import Journal, add_event
 from srbench.stages.dispatch import Cell
 
@@ -70,7 +71,7 @@ class RunJournalAdapter:
         # need not be fsynced before the send; the commit of the row itself is durable
         return await self.journal.submit(w, self._objects(objects, durable=False))
 
-    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
+    async def finished(self, cell: Cell, state: CellState, call: str | None, error_class: str | None,
                        error: str | None, objects: list[bytes], judge_request: str | None = None,
                        cost_usd: float | None = None, judge_reserve_usd: float | None = None) -> bool:
         now = time.time()
@@ -96,7 +97,7 @@ class RunJournalAdapter:
             self._done(cell)
         return ok
 
-    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
+    async def judged(self, cell: Cell, state: TerminalCellState, judge_call: str | None, error_class: str | None,
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         now = time.time()
 
@@ -132,7 +133,7 @@ class RunJournalAdapter:
             return True
         return await self.journal.submit(w, self._objects(objects, durable=False))
 
-    async def call_finished(self, cell: Cell, index: int, state: str, call: str, error_class: str | None,
+    async def call_finished(self, cell: Cell, index: int, state: CallState, call: str, error_class: str | None,
                             objects: list[bytes], cost_usd: float | None = None) -> None:
         """Store the call's objects durably, then commit its state and cost (its reservation settled;
         an unknown cost keeps it held)."""
@@ -150,7 +151,7 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET updated_at=? WHERE run_id=? AND cell_id=?", (now, self.run_id, cell.cell_id))
         await self.journal.submit(w, self._objects(objects))
 
-    async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
+    async def conversation_finished(self, cell: Cell, state: TerminalCellState, call: str, error_class: str | None,
                                     error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         """Store the conversation record (and make every object the cell stored durably), then commit
         the cell's terminal state with `call` naming the record. `cost_usd` (the calls' total, None when

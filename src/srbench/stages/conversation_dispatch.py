@@ -40,6 +40,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply
 from srbench.cas import canonical_json, digest_bytes
 from srbench.errors import InvalidInput, storage_fault
+from srbench.schemas.cell import CallState, TerminalCellState
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.targets import routers
@@ -62,10 +63,10 @@ class ConversationJournal(Protocol):
     async def call_dispatching(self, cell: Cell, index: int, role: str, target_id: str, request: str,
                                objects: list[bytes], reserve_usd: float | None = None) -> bool: ...
 
-    async def call_finished(self, cell: Cell, index: int, state: str, call: str, error_class: str | None,
+    async def call_finished(self, cell: Cell, index: int, state: CallState, call: str, error_class: str | None,
                             objects: list[bytes], cost_usd: float | None = None) -> None: ...
 
-    async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
+    async def conversation_finished(self, cell: Cell, state: TerminalCellState, call: str, error_class: str | None,
                                     error: str | None, objects: list[bytes], cost_usd: float | None = None
                                     ) -> None: ...
 
@@ -151,7 +152,8 @@ class Conversations:
                 outcome = ConversationOutcome(final_text=None, error_class="conversation_error",
                                               error=one_line(f"{type(exc).__name__}: {exc}"))
         stop = session.stop
-        state, error_class, error = "completed", outcome.error_class, outcome.error
+        state: TerminalCellState = "completed"
+        error_class, error = outcome.error_class, outcome.error
         if error_class is None and stop is not None:       # cut short: never a complete answer
             error_class, error = stop.error_class, stop.reason
         if error_class is not None:

@@ -28,6 +28,7 @@ import aiohttp
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.errors import SrBenchError, storage_fault
 from srbench.schemas.call import CallRecord, Timings
+from srbench.schemas.cell import CellState, TerminalCellState, call_state
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.stages.conversation_dispatch import Conversations, multi_call_benchmarks
@@ -63,7 +64,7 @@ class RunJournal(Protocol):
         With a budget, `reserve_usd` is held against the run's cap in the same transaction; False
         (nothing committed, nothing to send) when spent + reserved + reserve_usd would exceed it."""
 
-    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None,
+    async def finished(self, cell: Cell, state: CellState, call: str | None, error_class: str | None,
                        error: str | None, objects: list[bytes], judge_request: str | None = None,
                        cost_usd: float | None = None, judge_reserve_usd: float | None = None) -> bool:
         """Durably store `objects` (SSE transcript, call record), then commit the state: terminal, or
@@ -71,7 +72,7 @@ class RunJournal(Protocol):
         The cell's reservation is settled with `cost_usd` (an unknown cost keeps it held). False when
         the judge's reservation does not fit the budget (the cell then fails with `budget_stop`)."""
 
-    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
+    async def judged(self, cell: Cell, state: TerminalCellState, judge_call: str | None, error_class: str | None,
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         """Durably store the judge's objects, then commit the cell's terminal state."""
 
@@ -370,7 +371,7 @@ class Dispatcher:
         record.role = "judge"
         data = canonical_json(record.model_dump(mode="json", by_alias=True))
         objects.append(data)
-        state = {"completed": "completed", "cancelled": "cancelled"}.get(outcome.status, "failed")
+        state = call_state(outcome.status)
         err_class = None if state == "completed" else f"judge_{outcome.error_class}"
         await self.journal.judged(cell, state, digest_bytes(data), err_class,
                                   None if state == "completed" else f"judge: {outcome.error}", objects,
@@ -391,7 +392,7 @@ class Dispatcher:
         dumped = record.model_dump(mode="json", by_alias=True)     # once: for the bytes and the cost
         record_bytes = canonical_json(dumped)
         objects.append(record_bytes)
-        state = {"completed": "completed", "cancelled": "cancelled"}.get(status, "failed")
+        state = call_state(status)
         cost = call_cost(target, dumped).cost_usd
         if not outcome.sent:
             cost = 0.0                              # nothing left this host: nothing can be billed

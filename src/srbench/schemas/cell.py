@@ -1,0 +1,26 @@
+"""A cell's state in the journal (``cells.state``, ``calls.state``): closed sets, not bare strings.
+
+A cell is `pending` until its request is journaled (`dispatching`); a judged cell is then
+`judge_dispatching` while its judge call is out; it ends `completed`, `failed`, `cancelled` or
+`ambiguous` (a request that may have been sent when the process stopped: never resent, never
+counted as an answer). One model call of a multi-call cell (``calls.state``) goes from
+`dispatching` to one of the same four ends. The stored text is the value itself.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+CellState = Literal["pending", "dispatching", "judge_dispatching", "completed", "failed", "cancelled", "ambiguous"]
+TerminalCellState = Literal["completed", "failed", "cancelled", "ambiguous"]
+CallState = Literal["dispatching", "completed", "failed", "cancelled", "ambiguous"]
+
+CELL_STATES: tuple[CellState, ...] = get_args(CellState)
+TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState)
+CALL_STATES: tuple[CallState, ...] = get_args(CallState)
+
+
+def call_state(status: str) -> TerminalCellState:
+    """The terminal state of a cell or call whose record ended with `status` (completed, cancelled;
+    anything else failed)."""
+    return "completed" if status == "completed" else "cancelled" if status == "cancelled" else "failed"
