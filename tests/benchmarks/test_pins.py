@@ -177,3 +177,38 @@ def test_the_git_tree_of_a_directory_is_the_one_git_computes(tmp_path) -> None:
     assert tree_of_dir(tasks) == want
     (tasks / "a" / "task.toml").write_text("[metadata]\n ")
     assert tree_of_dir(tasks) != want
+
+
+def test_a_download_that_differs_is_refused_removed_from_the_cache_and_a_wrong_length_fails_first(
+        tmp_path, monkeypatch) -> None:
+    import httpx
+
+    from srbench.benchmarks import sources
+    from srbench.benchmarks.acquire import acquire
+    from srbench.benchmarks.mmlu_pro import TEST_FILE, MmluPro
+    from srbench.simulate import samples
+
+    good = (samples.write_mmlu_pro(tmp_path / "src") / TEST_FILE).read_bytes()
+    monkeypatch.setitem(PINS, "mmlu-pro", SourcePins(revision=MmluPro.source.revision, files={TEST_FILE: FilePin(
+        sha256=hashlib.sha256(good).hexdigest(), size=len(good))}))
+    served: dict[str, bytes] = {"body": good[:-1] + bytes([good[-1] ^ 1])}
+    headers: dict[str, str] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=served["body"], headers=headers)
+
+    real = sources._client
+    monkeypatch.setattr(sources, "_client", lambda transport, timeout_s: real(httpx.MockTransport(handler), timeout_s))
+    bench = MmluPro()
+    cached = tmp_path / "cache" / "mmlu-pro" / MmluPro.source.revision / TEST_FILE
+    with pytest.raises(SourceMismatch, match=f"pinned sha256 {hashlib.sha256(good).hexdigest()}, actual sha256 "):
+        acquire(bench, mode="download", cache_dir=tmp_path / "cache")
+    assert not cached.exists()                       # the retry downloads it again
+    served["body"] = good[:100]
+    with pytest.raises(SourceMismatch, match=f"announces 100 bytes where the pinned file has {len(good)}"):
+        acquire(bench, mode="download", cache_dir=tmp_path / "cache")
+    assert not cached.exists()
+    served["body"] = good
+    got = acquire(bench, mode="download", cache_dir=tmp_path / "cache")
+    assert (got.check, got.revision, got.origin) == ("file-sha256", MmluPro.source.revision, "download")
+    assert cached.read_bytes() == good

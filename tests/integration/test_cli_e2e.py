@@ -7,6 +7,7 @@ the four token buckets (with cached tokens) and the cost at the registered price
 from __future__ import annotations
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
+from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
@@ -78,6 +79,11 @@ def test_prepare_combine_plan_run_report(cli, sources) -> None:
     assert report["summary"]["total_spend_usd"] == rows["big"]["cost_usd"] + rows["tiny"]["cost_usd"]
     assert {b["benchmark"] for b in report["benchmarks"]} == {"mmlu-pro", "arc-agi-2"}
     assert report["provenance"]["plan_sha256"] == planned["plan_sha256"]
+    # issue 27 item 1: the report says which source is not the pinned one, and which check the other passed
+    assert (f"mmlu-pro: not the pinned source (revision {SAMPLE_REVISION}, pinned {MmluPro.source.revision}): not an "
+            "sr-bench 1.0 result") in report["limitations"]
+    assert ("arc-agi-2: pinned source, checked: the content sha256 of its canonical files equals the pin"
+            in report["limitations"])
     calls = cli.json("show", run["run_id"], "--calls")
     assert calls["total"] == 32 and all(c["state"] == "completed" for c in calls["calls"])
 

@@ -345,3 +345,21 @@ def test_refuses_protocol_differences_and_other_mismatches():
     refusal(mismatched, base, "plan_mismatch")
     stray = (base[0], base[1] + rows_for("Z", ALL), base[2])
     refusal(stray, base, "case_set_mismatch")
+
+
+def test_a_source_that_is_not_the_pinned_one_is_named_in_the_limitations():
+    """Issue 27 item 1: the plan's frozen source labels reach the comparison."""
+    from srbench.stages import source_labels
+
+    base = run({"A": ("single", rows_for("A", ALL))})
+    cand = run({"mom": ("mom", rows_for("mom", ALL))})
+    labels = source_labels.labels({"mmlu-pro": {"revision": "my-edit-1"}},
+                                  {"mmlu-pro": {"my-edit-1"}, "gpqa-diamond": {None}})
+    for _, _, p in (base, cand):
+        p["dataset"]["sources"] = {b: lab.model_dump() for b, lab in labels.items()}
+    out = compare(base, cand)
+    assert any(x.startswith("mmlu-pro: not the pinned source (revision my-edit-1, pinned ") and
+               x.endswith("not an sr-bench 1.0 result") for x in out["limitations"])
+    assert any(x.startswith("gpqa-diamond: not the pinned source") for x in out["limitations"])
+    plain = compare(run({"A": ("single", rows_for("A", ALL))}), run({"mom": ("mom", rows_for("mom", ALL))}))
+    assert not any("pinned source" in x for x in plain["limitations"])

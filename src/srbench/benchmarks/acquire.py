@@ -101,9 +101,16 @@ def _local(bench: Benchmark, source_path: str, revision: str) -> Acquired:
     fix = "pass --revision naming what this copy is (it is then labelled not the pinned source)"
     pinned = revision == bench.source.revision
     check = verify_paths(bench, paths, Path(source_path), fix=fix) if pinned else None
-    files = bench.normalize(read_files(paths))
     pins = _pins(bench)
-    if pinned and pins is not None and pins.content_sha256:
+    content_pin = pins.content_sha256 if pinned and pins is not None else None
+    try:
+        files = bench.normalize(read_files(paths))
+    except InvalidInput as exc:          # the pinned content always normalizes: this copy is not it
+        if content_pin is None:
+            raise
+        raise SourceMismatch(f"{', '.join(bench.source.files)} ({source_path}) do not match the pin: pinned content "
+                             f"sha256 {content_pin}, actual unreadable ({exc.message}); {fix}") from None
+    if pins is not None and content_pin:
         _content(bench, pins, files, source_path, fix)
         check = "content-sha256"
     return Acquired(files, "local-import", revision, check=check)

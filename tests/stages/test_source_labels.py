@@ -1,0 +1,36 @@
+"""Issue 27 item 1: what a plan freezes about each benchmark's source, and the lines it prints."""
+
+from __future__ import annotations
+
+from srbench.benchmarks.mmlu_pro import MmluPro
+from srbench.benchmarks.terminal_bench.adapter import TerminalBench21
+from srbench.stages import source_labels as sl
+
+PIN = MmluPro.source.revision
+TB = TerminalBench21.source.revision
+
+
+def test_labels_come_from_the_registered_sources_else_from_the_cases() -> None:
+    got = sl.labels({"mmlu-pro": {"revision": PIN, "check": "file-sha256"},
+                     "terminal-bench-2.1": {"revision": TB, "check": "git-tree"}},
+                    {"mmlu-pro": {PIN}, "terminal-bench-2.1": {TB}, "hle": {"synthetic-sample-v1"}})
+    assert got["mmlu-pro"] == sl.SourceLabel(revision=PIN, pinned=True, check="file-sha256")
+    assert got["hle"] == sl.SourceLabel(revision="synthetic-sample-v1", pinned=False)
+    lines = sl.notices({b: lab.model_dump() for b, lab in got.items()})
+    assert "terminal-bench-2.1: pinned source, checked: the git tree id of tasks/ equals the pin (Terminal-Bench " \
+           "publishes no byte digest)" in lines
+    assert any(x.startswith("hle: not the pinned source (revision synthetic-sample-v1") for x in lines)
+    # an unregistered file at the pinned revision: pinned, but no recorded check, and it says so
+    bare = sl.labels(None, {"mmlu-pro": {PIN}})["mmlu-pro"]
+    assert bare.pinned and bare.check is None
+    assert "records no content check" in sl.notices({"mmlu-pro": bare.model_dump()})[0]
+    # mixed revisions inside one benchmark are never the pinned source
+    assert sl.labels(None, {"mmlu-pro": {PIN, "x"}})["mmlu-pro"].pinned is False
+
+
+def test_a_fresh_dataset_says_not_the_pinned_source_or_which_check_applied() -> None:
+    assert sl.dataset_notices("mmlu-pro", "mine", "local-import", None) == [
+        f"mmlu-pro: not the pinned source: imported revision mine is not the pinned revision {PIN}; its figures are "
+        "never an sr-bench 1.0 result"]
+    assert sl.dataset_notices("mmlu-pro", PIN, "download", "file-sha256") == [
+        "mmlu-pro: source check at the pinned revision: every file's size and sha256 equal the pin table's"]
