@@ -331,3 +331,76 @@ def test_a_broken_tau2_interpreter_is_an_environment_error_before_any_call(
     assert outcome.error_class == "environment_error" and "tau2 is not installed here" in outcome.error
     assert s.calls == []
     assert "cannot import tau2" in tau_env.interpreter_problems()[0]
+
+
+# -- issue 27 item 2: grading only on the environment that matches the data ------------------------
+def test_a_foreign_domain_named_like_the_toy_is_refused_at_prepare_and_plan(cases: dict[str, Case],
+                                                                            tmp_path: Path) -> None:
+    from srbench.benchmarks.acquire import acquire
+
+    root = write_mini_domain(tmp_path / "foreign")
+    db_file = root / "data/tau2/domains/mini/db.json"
+    db = json.loads(db_file.read_text())
+    db["orders"]["o1"]["status"] = "delivered"           # another shop's data under the toy's name
+    db_file.write_text(json.dumps(db))
+    with pytest.raises(InvalidInput) as info:
+        acquire(Tau3(), cache_dir=tmp_path / "c", source_path=str(root), revision="their-fixture")
+    msg = info.value.message
+    assert "\n" not in msg and "τ³ domain mini: its db.json differ" in msg and "environment code of its own" in msg
+    (root / "data/tau2/domains/mini/policy.md").write_text("# another policy\n")
+    with pytest.raises(InvalidInput, match="its policy and db.json differ"):
+        acquire(Tau3(), cache_dir=tmp_path / "c", source_path=str(root), revision="their-fixture")
+    # the toy itself passes; a dataset prepared before this check is refused at plan
+    assert acquire(Tau3(), cache_dir=tmp_path / "c", source_path=str(write_mini_domain(tmp_path / "toy")),
+                   revision=REVISION).files
+    assert Tau3().plan_problems(list(cases.values())) == []
+    stale = cases["cancel_pending"].model_copy(deep=True)
+    (stale.metadata.model_extra or {})["local_db"] = db
+    problems = Tau3().plan_problems([stale])
+    assert len(problems) == 1 and problems[0].startswith("tau3: τ³ domain mini: its db.json differ")
+
+
+def test_a_gold_action_that_fails_to_replay_is_a_named_grading_error_never_a_reward(cases: dict[str, Case]) -> None:
+    case = cases["refuse_delivered"].model_copy(deep=True)
+    case.answer["actions"] = [*(case.answer.get("actions") or []),
+                              {"action_id": "foreign_1", "name": "rebook_flight", "arguments": {"id": "x"}}]
+    # "do nothing": the agent only talks; the database is unchanged, as an unreplayed gold one would be
+    outcome, s = converse(case, {"subject": ["I cannot help with that order."], "user_simulator": USER_CANCEL})
+    assert outcome.error_class == "grading_error" and "\n" not in outcome.error
+    assert "foreign_1" in outcome.error and "fail to replay on sr-bench-mini-v1" in outcome.error
+    assert [c["role"] for c in s.calls].count("judge") == 0            # nothing more is paid for
+    grade = graded(case, outcome)
+    assert grade.correct is False and grade.status == "invalid" and grade.details["error_class"] == "grading_error"
+    traj = next(v for v in s.stored.values() if isinstance(v, dict) and v.get("kind") == "tau3_trajectory")
+    assert traj["reward"] is None
+    # a record stored before such cells were errors is still never rewarded
+    legacy = {"final_text": "x", "error_class": None, "outputs": {
+        "termination": "user_stop", "engine": "sr-bench-mini-v1",
+        "env": {"predicted": {"agent": "h", "user": None}, "gold": {"agent": "h", "user": None},
+                "gold_action_errors": ["foreign_1"], "env_assertions": []}}}
+    old = Tau3().grade_conversation(case, legacy)
+    assert old.status == "invalid" and "gold action(s)" in old.details["error"] and "reward" not in old.details
+
+
+def test_a_real_domain_whose_environment_has_other_data_is_refused_at_plan(cases: dict[str, Case], tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    real = cases["cancel_pending"].model_copy(deep=True)
+    extra = real.metadata.model_extra or {}
+    extra.update(domain="airline", env_sha256={"db.json": "a" * 64}, policy_sha256="b" * 64)
+    extra.pop("local_db", None)
+
+    def fake_tau2(db: str, policy: str) -> None:
+        fake = tmp_path / f"python-{db[:1]}{policy[:1]}"
+        reply = json.dumps({"ok": True, "tools": [], "policy_sha256": policy, "env_sha256": {"db.json": db},
+                            "tau2_version": "fake", "python": "3"})
+        fake.write_text(f"#!/bin/sh\nread line\necho '{reply}'\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv(tau_env.PYTHON_ENV, str(fake))
+
+    fake_tau2("a" * 64, "b" * 64)
+    assert Tau3().plan_problems([real]) == []
+    fake_tau2("c" * 64, "b" * 64)
+    problems = Tau3().plan_problems([real])
+    assert len(problems) == 1 and "another db.json" in problems[0] and "c" * 64 in problems[0]
+    fake_tau2("a" * 64, "d" * 64)
+    assert "another policy" in Tau3().plan_problems([real])[0]

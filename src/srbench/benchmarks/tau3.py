@@ -28,6 +28,8 @@ from srbench.benchmarks.published import TAU3_RULE, tau3_grade
 from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
+from srbench.benchmarks.tau.mini import toy_mismatch
+from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case
 
@@ -40,6 +42,13 @@ MAX_ERRORS = 3
 
 def _meta(case: Case, key: str) -> Any:
     return (case.metadata.model_extra or {}).get(key)
+
+
+def gold_replay_error(domain: str, case: Case, unreplayed: list[Any], engine: Any) -> str:
+    """The one line of a cell whose task's gold actions do not replay on the environment (ungraded)."""
+    return (f"grading error: {len(unreplayed)} gold action(s) of {domain} task {_meta(case, 'task_id')} "
+            f"({', '.join(str(a) for a in unreplayed[:3])}) fail to replay on {engine}: the task does not fit this "
+            "environment, so no reward is computed")
 
 
 class Tau3(Benchmark):
@@ -90,6 +99,19 @@ class Tau3(Benchmark):
                  or n.startswith(f"{tasks.DATA}/user_simulator/")}
         return f"{WHEEL}=={dist.version}", files
 
+    def normalize(self, files: dict[str, bytes]) -> dict[str, bytes]:
+        """The files as read; a toy domain whose data is not the toy environment's own is refused here,
+        before anything is stored (a domain is graded only on environment code of its own)."""
+        for domain in tasks.LOCAL_DOMAINS:
+            base = f"{tasks.DATA}/domains/{domain}"
+            if f"{base}/tasks.json" not in files:
+                continue
+            policy = tasks.domain_policy(files, domain)
+            why = toy_mismatch(sha256_bytes(policy.encode()), tasks._local_db(files, domain))
+            if why:
+                raise InvalidInput(why)
+        return files
+
     def dataset_label(self, revision: str, origin: str) -> tuple[str | None, list[str]]:
         if revision == PINNED:
             return None, []
@@ -111,10 +133,21 @@ class Tau3(Benchmark):
 
     # -- planning ------------------------------------------------------------------------------
     def plan_problems(self, cases: list[Case]) -> list[str]:
-        """DEP-2/DEP-3: every domain of the dataset can run its environment on this host."""
+        """DEP-2/DEP-3: every domain of the dataset can run its environment on this host, and that
+        environment is built from the policy and databases the dataset's cases were prepared from."""
         problems = []
-        for domain in sorted({str(_meta(c, "domain")) for c in cases}):
+        first: dict[str, Case] = {}
+        for c in cases:
+            first.setdefault(str(_meta(c, "domain")), c)
+        for domain, case in sorted(first.items()):
             why = tau_env.unavailable_reason(domain)
+            if why is None and domain in tasks.LOCAL_DOMAINS:
+                why = toy_mismatch(_meta(case, "policy_sha256"), _meta(case, "local_db"))
+            elif why is None:
+                try:
+                    why = self._mismatch(case, tau_env.probe(domain))
+                except tau_env.EnvironmentError_ as exc:
+                    why = exc.message
             if why:
                 problems.append(f"tau3: {why}")
         return problems
@@ -158,6 +191,9 @@ class Tau3(Benchmark):
             outputs = conv.outputs()
             if conv.termination in reward.SUCCESS_TERMINATIONS:
                 outputs["env"] = await env.evaluate(criteria, initial)
+                unreplayed = outputs["env"].get("gold_action_errors") or []
+                if unreplayed:             # the task does not fit this environment: no reward can be computed
+                    raise tau_env.EnvironmentError_("grading_error", gold_replay_error(domain, case, unreplayed, engine))
                 if reward.needs_judge(criteria) and reward.partial_product(criteria, outputs) > 0:
                     reply = await session.call(reward.nl_messages(conv.trajectory, criteria["nl_assertions"]),
                                                role="judge")
@@ -185,7 +221,7 @@ class Tau3(Benchmark):
     def _mismatch(case: Case, info: tau_env.EnvInfo) -> str | None:
         """Why the running environment is not the one the dataset was prepared from (None: it is)."""
         if info.engine.startswith("sr-bench-mini"):
-            return None
+            return toy_mismatch(_meta(case, "policy_sha256"), _meta(case, "local_db"))
         want = _meta(case, "env_sha256") or {}
         for name, sha in sorted(want.items()):
             got = info.env_sha256.get(name)
@@ -213,7 +249,13 @@ class Tau3(Benchmark):
     def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
         outputs = conversation.get("outputs") or {}
         if conversation.get("error_class"):
-            return Grade(correct=False, status="invalid", details={"error": conversation.get("error")})
+            return Grade(correct=False, status="invalid", details={"error": conversation.get("error"),
+                                                                   "error_class": conversation.get("error_class")})
+        unreplayed = (outputs.get("env") or {}).get("gold_action_errors") or []
+        if unreplayed:                     # a record stored before such cells were errors: still no reward
+            return Grade(correct=False, status="invalid", details={
+                "error_class": "grading_error",
+                "error": gold_replay_error(str(_meta(case, "domain")), case, unreplayed, outputs.get("engine"))})
         result = reward.reward(case.answer if isinstance(case.answer, dict) else {}, outputs)
         return Grade(correct=bool(result["success"]), status=result["status"],
                      extracted={"reward": result["reward"], "termination": result["termination"],

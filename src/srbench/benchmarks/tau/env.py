@@ -111,6 +111,31 @@ def unavailable_reason(domain: str) -> str | None:
     return None
 
 
+def probe(domain: str, timeout_s: float = START_TIMEOUT_S) -> EnvInfo:
+    """What the pinned interpreter's environment of a real domain is built from (its policy and database
+    digests), asked before a plan is frozen; EnvironmentError_ when it cannot say."""
+    reason = unavailable_reason(domain)
+    python = interpreter()
+    if reason is not None or python is None:
+        raise EnvironmentError_("environment_unavailable", reason or f"{PYTHON_ENV} is not set")
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN")) and k != "HF_TOKEN"}
+    ops = json.dumps({"op": "start", "domain": domain}) + "\n" + json.dumps({"op": "close"}) + "\n"
+    try:
+        done = subprocess.run([python, "-I", str(CHILD)], input=ops, capture_output=True, text=True,
+                              timeout=timeout_s, env={**env, "PYTHONNOUSERSITE": "1"})
+        got = json.loads((done.stdout.strip().splitlines() or ["{}"])[0])
+    except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+        raise EnvironmentError_("environment_error", f"{PYTHON_ENV}={python} cannot start the {domain} environment "
+                                f"({type(exc).__name__})") from None
+    if not isinstance(got, dict) or not got.get("ok"):
+        why = got.get("error") if isinstance(got, dict) and got.get("error") else \
+            (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        raise EnvironmentError_("environment_error", f"{PYTHON_ENV}={python} cannot start the {domain} environment: "
+                                f"{why}")
+    return EnvInfo(engine=f"tau2=={got.get('tau2_version')} (python {got.get('python')})", tools=got.get("tools") or [],
+                   policy_sha256=got.get("policy_sha256"), env_sha256=got.get("env_sha256") or {})
+
+
 def open_environment(domain: str, local_db: Any = None) -> TauEnvironment:
     if domain in LOCAL_DOMAINS:
         return LocalEnvironment(local_db)

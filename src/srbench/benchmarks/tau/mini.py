@@ -11,6 +11,10 @@ Assistant tools: ``find_user_by_email``, ``get_order_details``, ``cancel_pending
 ``pending`` order; it becomes ``cancelled`` with ``refund`` = total; the reason is not kept), ``transfer_to_human_agents``.
 Assertion functions (``env_assertions``): ``order_has_status(order_id, status)``. No user tools.
 The database hash is the SHA-256 of its canonical JSON.
+
+This environment grades only its own data: a domain called ``mini`` whose policy or database is not the
+toy's (``TOY_POLICY_SHA256``, ``TOY_DB_SHA256``; `toy_mismatch`) is refused at prepare and plan, so a
+foreign domain of the same name is never graded on this code.
 """
 
 from __future__ import annotations
@@ -20,6 +24,21 @@ import json
 from typing import Any
 
 from srbench.cas.digest import canonical_json, sha256_bytes
+
+TOY_POLICY_SHA256 = "8c3916cf110a41bab66acf51d28827a84156f2d34f61fe3e5d354af49b7e5836"   # the policy text
+TOY_DB_SHA256 = "a4ec30748598cd15bff708897639f4f93ed3070d2446896c87d89baa65726b41"       # canonical JSON of db.json
+
+
+def toy_mismatch(policy_sha256: str | None, db: Any) -> str | None:
+    """Why a ``mini`` domain's data is not the toy environment's own (None: it is)."""
+    got = sha256_bytes(canonical_json(db)) if isinstance(db, dict) else None
+    wrong = [what for what, ok in (("policy", policy_sha256 == TOY_POLICY_SHA256), ("db.json", got == TOY_DB_SHA256))
+             if not ok]
+    if not wrong:
+        return None
+    return (f"τ³ domain mini: its {' and '.join(wrong)} differ from sr-bench's toy environment (policy sha256 "
+            f"{TOY_POLICY_SHA256[:12]}…, db {TOY_DB_SHA256[:12]}…): a domain is graded only on environment code of "
+            "its own, and sr-bench has none for this one")
 
 
 class ToolError(Exception):
