@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.schemas.target import Target
+from srbench.service import wire
 from srbench.service.evidence_handlers import _selected_model
 
 from .helpers import Api, freeze, manifest, single
@@ -77,3 +78,23 @@ def test_the_calls_page_names_the_model_a_litellm_router_served() -> None:
     assert _selected_model(record, target) == "m-a"
     assert _selected_model({"headers": {"x-vsr-selected-model": "m-b"}}, None) == "m-b"     # no MoM: the header
     assert _selected_model({"headers": {}}, target) is None
+
+
+def test_an_upstream_client_sees_every_run_without_a_cursor(api: Api, service: Any, prepare: Any) -> None:
+    """Upstream's `runs` and Dashboard read one GET /runs and follow no cursor: more than the 200 runs a
+    page used to hold are all there; a client asking for pages still gets keyset pages."""
+    ds = prepare("mmlu-pro", limit=1)
+    api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1")]})
+    plan = wire.plan_from_wire(freeze(api, manifest(ds, [{"id": "dead"}])))
+    # 205 queued runs, created in the journal without being started (no dispatch: the list is the point)
+    made = {service.service.runs.submit(plan, None)[0]["id"] for _ in range(205)}
+    every = api.ok("GET", "/runs")
+    assert len(every["runs"]) == 205 and {r["id"] for r in every["runs"]} == made and every["next_cursor"] is None
+    paged, after = [], None
+    while True:
+        page = api.ok("GET", "/runs?limit=100" + (f"&after={after}" if after else ""))
+        paged += [r["id"] for r in page["runs"]]
+        after = page["next_cursor"]
+        if after is None:
+            break
+    assert paged == [r["id"] for r in every["runs"]]
