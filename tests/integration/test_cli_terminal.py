@@ -166,3 +166,22 @@ def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[s
     assert "per benchmark: mom − big" in flat and "mmlu-pro" in flat and facts.benchmarks[0].benchmark == "mmlu-pro"
     assert rid in out                                                    # ids whole
     assert json.loads(cli.run("report", rid).stdout)["run_id"] == rid     # the pipe: JSON as before
+
+
+def test_plan_warns_before_money_is_spent(cli: Cli, sources: dict[str, Path]) -> None:
+    """The frozen plan is written all the same; each warning is one line on stderr, stdout stays JSON."""
+    m = cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
+                 "--source-path", str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
+    price = {"input": 100.0, "cached_input": 50.0, "cache_write": 100.0, "output": 200.0}
+    cli.json("target", "register", "--file", cli.write("targets.json", [
+        {"id": "mom", "kind": "mom", "base_url": "http://127.0.0.1:9/v1", "model": "MoM",
+         "config_hash": "h1", "max_inference_calls": 1, "prices": {"big": price}}]))
+    manifest = cli.write("m.json", {"version": "sr-bench-1.0", "name": "warn", "profile": "smoke", "seed": 20260918,
+                                    "dataset": {"path": m["path"], "sha256": m["sha256"]},
+                                    "targets": [{"id": "mom"}], "limits": {"max_cost_usd": 0.01}})
+    proc = cli.run("plan", "--manifest", manifest, "--output", str(cli.cwd / "frozen.json"))
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    assert any("target mom: its claim will be blocked — no preview_url" in w for w in warnings), proc.stderr
+    assert any("declares no model pool (models)" in w for w in warnings), proc.stderr
+    assert any("is above limits.max_cost_usd 0.01 USD" in w for w in warnings), proc.stderr
+    assert json.loads(proc.stdout)["total"] == 14 and (cli.cwd / "frozen.json").is_file()

@@ -61,6 +61,10 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
                       f"{'unknown' if up is None else f'{up:.4f} USD'} ({est['note']})", markup=False)
         for n in est["notes"]:
             console.print(f"note: {n}", markup=False)
+    from srbench.cli.plan_checks import plan_warnings
+
+    for w in plan_warnings(frozen, est):    # before any money is spent; the plan is frozen all the same
+        click.echo(f"warning: {w}", err=True)
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
           "planning": res.get("planning")}, views.plan_view)
 
