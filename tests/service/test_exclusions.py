@@ -131,12 +131,12 @@ def test_a_shortfall_fails_and_publishes_nothing(api: Api, service: Any, prep: A
     # the same through a preparation job: it fails, nothing is registered
     job = api.ok("POST", "/dataset-preparations", {"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
                                                    "source_partition": "test", "evaluation_role": "holdout",
-                                                   "exclusion_snapshot": snap["sha256"]})
+                                                   "exclusion_snapshot": snap["sha256"]})["preparation"]
     assert job["exclusion_snapshot"] == snap["sha256"] and job["evaluation_role"] == "holdout"
     deadline = __import__("time").monotonic() + 60
     while job["status"] not in ("completed", "failed"):
         assert __import__("time").monotonic() < deadline, job
-        job = api.ok("GET", f"/dataset-preparations/{job['id']}")
+        job = api.ok("GET", f"/dataset-preparations/{job['id']}")["preparation"]
     assert job["status"] == "failed" and _datasets(api) == before
 
 
