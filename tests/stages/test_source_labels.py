@@ -34,3 +34,18 @@ def test_a_fresh_dataset_says_not_the_pinned_source_or_which_check_applied() -> 
         "never an sr-bench 1.0 result"]
     assert sl.dataset_notices("mmlu-pro", PIN, "download", "file-sha256") == [
         "mmlu-pro: source check at the pinned revision: every file's size and sha256 equal the pin table's"]
+
+
+def test_the_full_score_counts_unchecked_bytes_at_the_pinned_revision_as_not_pinned() -> None:
+    from srbench.benchmarks import all_benchmarks
+    from srbench.stages.full_score import full_score
+
+    revisions = {b.id: {b.source.revision} for b in all_benchmarks()}
+    rows = {b: [{"state": "completed", "correct": True}] for b in revisions}
+    frozen = {b: sl.SourceLabel(revision=next(iter(r)), pinned=True, check="file-sha256").model_dump()
+              for b, r in revisions.items()}
+    assert full_score(rows, sl.for_full_score(revisions, frozen))["score_scope"] == "full sr-bench 1.0"
+    frozen["hle"]["check"] = None                       # an unregistered file that claims the pinned revision
+    got = full_score(rows, sl.for_full_score(revisions, frozen))
+    assert got["unpinned_benchmarks"] == ["hle"] and "not an sr-bench 1.0 result" in got["score_scope"]
+    assert sl.for_full_score(revisions, None) == revisions          # an older plan: its case revisions

@@ -88,7 +88,8 @@ def verify_paths(bench: Benchmark, paths: dict[str, Path], root: Path, *, fix: s
             if on_mismatch is not None:
                 on_mismatch(pins.tree.path)
             raise SourceMismatch(f"{pins.tree.path}/ ({root}) is not the pinned tree: pinned git tree "
-                                 f"{pins.tree.git_tree}, actual {tree}; {fix}")
+                                 f"{pins.tree.git_tree}, actual {tree} (any changed, added or untracked file under "
+                                 f"{pins.tree.path}/ changes it); {fix}")
         return "git-tree"
     if pins.files:
         check_paths(pins, paths, fix=fix, on_mismatch=on_mismatch)

@@ -9,8 +9,9 @@ r = √(ln(2/α)/2 · Σ_b ω_b²/n_b) and CI = [max(0, s−r), min(1, s+r)]. It
 
 Otherwise the score is null and the summary names the benchmarks that are missing from the plan and
 those that are incomplete. A score whose cases came from sources other than the registry's pins (a
-local copy at another revision, a synthetic sample, τ²-era data) is still computed, but its scope
-says which benchmarks are not at their pinned revision: it is then not an sr-bench 1.0 result.
+local copy at another revision, a synthetic sample, τ²-era data), or whose bytes at the pinned revision
+were never checked against the pin table (`source_labels.for_full_score`), is still computed, but its
+scope says which benchmarks are not at their pinned sources: it is then not an sr-bench 1.0 result.
 """
 
 from __future__ import annotations

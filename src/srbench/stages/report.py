@@ -54,6 +54,7 @@ from srbench.stages.published_report import (
 from srbench.stages.report_cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
 from srbench.stages.report_stream import CellSource, RowSpill
 from srbench.stages.routing import routing_summary
+from srbench.stages.source_labels import for_full_score
 from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
 
@@ -151,6 +152,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     revisions: dict[str, set[str | None]] = {}
     for c in cases.values():
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    revisions = for_full_score(revisions, plan["dataset"].get("sources"))   # unchecked bytes: not the pinned source
     probes = params.get("config_probes") or {}
     summary_targets: list[dict[str, Any]] = []
     per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []

@@ -66,6 +66,19 @@ def labels(sources: Mapping[str, Any] | None, revisions: Mapping[str, set[str | 
     return out
 
 
+def for_full_score(revisions: Mapping[str, set[str | None]],
+                   frozen: Mapping[str, Any] | None) -> dict[str, set[str | None]]:
+    """The case revisions the full score judges, where a benchmark at the pinned revision whose plan
+    records no check of its bytes (an unregistered file, a dataset from before pins were checked)
+    counts as unchecked, never as the pinned source. A plan without labels (older): the revisions."""
+    out = {b: set(revs) for b, revs in revisions.items()}
+    for b, raw in (frozen or {}).items():
+        label = SourceLabel.model_validate(raw)
+        if label.pinned and label.check is None and b in out:
+            out[b] = {f"{label.revision} (unchecked)"}
+    return out
+
+
 def notices(frozen: Mapping[str, Any] | None) -> list[str]:
     """The plan's (report's, comparison's) lines for the frozen labels: what is not pinned, and which
     check applied where it is."""
@@ -83,4 +96,4 @@ def notices(frozen: Mapping[str, Any] | None) -> list[str]:
     return out
 
 
-__all__ = ["CHECKS", "NOT_PINNED", "SourceLabel", "dataset_notices", "labels", "notices"]
+__all__ = ["CHECKS", "NOT_PINNED", "SourceLabel", "dataset_notices", "for_full_score", "labels", "notices"]
