@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from srbench.errors import InvalidInput
 
 Profile = Literal["smoke", "quick", "standard"]
 Split = Literal["dev", "holdout"]
@@ -43,6 +46,20 @@ class Case(BaseModel):
     messages: list[Message]
     answer: Any
     metadata: CaseMetadata
+
+
+def decode_cases(data: bytes) -> list[Case]:
+    """The cases of a dataset object (JSON lines); InvalidInput naming the first bad line."""
+    cases = []
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cases.append(Case.model_validate(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            first = str(exc).splitlines()[0]
+            raise InvalidInput(f"dataset line {n} is not a valid case: {first}") from None
+    return cases
 
 
 class SourceFile(BaseModel):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from srbench.service import team
+from srbench.cas import ObjectStore
+from srbench.cas.digest import is_digest
 from srbench.stages.datasets import with_path
 
 
@@ -21,7 +22,7 @@ def register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     if printed["id"] not in ids:
         service.journal.set_ref_sync("dataset-sha256", printed["sha256"], [*ids, printed["id"]])
     if service.objects_shared:
-        team.publish_dataset(service.objects, printed)
+        publish_dataset(service.objects, printed)
     return printed
 
 
@@ -38,4 +39,25 @@ def find_datasets(service: Any, sha: str) -> list[dict[str, Any]]:
     local = [m for m in found if m is not None]
     if local or not service.objects_shared:
         return local
-    return [register_dataset(service, m) for m in team.shared_datasets(service.objects, sha)]
+    return [register_dataset(service, m) for m in shared_datasets(service.objects, sha)]
+
+
+def publish_dataset(objects: ObjectStore, manifest: dict[str, Any]) -> None:
+    """Bind the dataset's names in `objects` (its manifest without a path: the same on every host)."""
+    body = {k: v for k, v in manifest.items() if k != "path"}
+    digest = objects.put_json(body)
+    objects.claim_name(f"datasets/{body['id']}", digest)
+    objects.claim_name(f"datasets-sha256/{body['sha256']}/{body['id']}", digest)
+
+
+def shared_datasets(objects: ObjectStore, sha256: str) -> list[dict[str, Any]]:
+    """Dataset manifests the team published for these bytes (checked against their names)."""
+    out = []
+    for name in objects.list_names(f"datasets-sha256/{sha256}"):
+        digest = objects.read_name(name)
+        if digest is None:
+            continue
+        manifest = objects.get_json(digest, verify=True)
+        if isinstance(manifest, dict) and manifest.get("sha256") == sha256 and is_digest(manifest.get("object")):
+            out.append(manifest)
+    return out

@@ -26,9 +26,9 @@ from pydantic import ValidationError
 
 from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
-from srbench.cas.digest import is_digest
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
 from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunBundle
+from srbench.service.dataset_refs import publish_dataset, register_dataset
 from srbench.service.journal import add_event
 from srbench.service.maintenance import digests_in, reach
 
@@ -73,27 +73,6 @@ def remote_for(service: Any, url: Any, *, create: bool) -> ObjectStore:
 
 
 # -- shared dataset names -------------------------------------------------------------------------
-def publish_dataset(objects: ObjectStore, manifest: dict[str, Any]) -> None:
-    """Bind the dataset's names in `objects` (its manifest without a path: the same on every host)."""
-    body = {k: v for k, v in manifest.items() if k != "path"}
-    digest = objects.put_json(body)
-    objects.claim_name(f"datasets/{body['id']}", digest)
-    objects.claim_name(f"datasets-sha256/{body['sha256']}/{body['id']}", digest)
-
-
-def shared_datasets(objects: ObjectStore, sha256: str) -> list[dict[str, Any]]:
-    """Dataset manifests the team published for these bytes (checked against their names)."""
-    out = []
-    for name in objects.list_names(f"datasets-sha256/{sha256}"):
-        digest = objects.read_name(name)
-        if digest is None:
-            continue
-        manifest = objects.get_json(digest, verify=True)
-        if isinstance(manifest, dict) and manifest.get("sha256") == sha256 and is_digest(manifest.get("object")):
-            out.append(manifest)
-    return out
-
-
 # -- push ----------------------------------------------------------------------------------------
 def _closure(objects: ObjectStore, roots: set[str]) -> list[str]:
     """Every digest reachable from `roots` through the JSON objects of `objects`, each read verified."""
@@ -221,8 +200,6 @@ def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
     if not reached <= set(bundle.objects):
         raise IntegrityError(f"pull refused: the bundle {digest} does not list every object its rows name")
     imported = _import(service, bundle, digest)
-    from srbench.service.dataset_refs import register_dataset  # (it publishes through this module)
-
     for manifest in bundle.datasets:
         register_dataset(service, manifest)
     return {"run_id": run_id, "bundle": digest, "imported": imported, "copied": copied,

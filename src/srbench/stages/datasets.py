@@ -7,7 +7,6 @@ A frozen dataset is JSON Lines: one canonical-JSON case a line, in selection ord
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -27,25 +26,13 @@ from srbench.schemas.dataset import (
     SourceRecord,
     split_of,
 )
+from srbench.schemas.dataset import decode_cases as decode_cases  # re-exported: its old home
 from srbench.schemas.text import shorten
 from srbench.stages import exclusions as ex
 
 
 def encode_cases(cases: list[Case]) -> bytes:
     return b"".join(canonical_json(c.model_dump(mode="json")) + b"\n" for c in cases)
-
-
-def decode_cases(data: bytes) -> list[Case]:
-    cases = []
-    for n, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            cases.append(Case.model_validate(json.loads(line)))
-        except (ValueError, TypeError) as exc:
-            first = str(exc).splitlines()[0]
-            raise InvalidInput(f"dataset line {n} is not a valid case: {first}") from None
-    return cases
 
 
 def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,

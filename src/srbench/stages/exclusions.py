@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import InvalidInput
-from srbench.schemas.dataset import Case, SourceFile
+from srbench.schemas.dataset import Case, SourceFile, decode_cases
 
 IDENTITY = "sr-bench-task-identity-v1"
 KIND = "sr-bench-exclusion-snapshot"
@@ -162,8 +162,6 @@ def compile_snapshot(store: ObjectStore, datasets: list[dict[str, Any]],
                      runs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """The snapshot of the named `datasets` (registered manifests) and `runs` ((run id, frozen plan, the
     registered manifest of its dataset)). Raises InvalidInput; stores nothing (the caller does)."""
-    from srbench.stages.datasets import decode_cases
-
     if not datasets and not runs:
         raise InvalidInput("name at least one prepared dataset (--dataset) or run (--run)")
     if len(datasets) > MAX_NAMES or len(runs) > MAX_NAMES:

@@ -23,7 +23,7 @@ from srbench.schemas.target import Target
 from srbench.stages import source_labels
 from srbench.stages.datasets import decode_cases, read_dataset_file, read_dataset_object
 from srbench.stages.exclusions import evaluation_notices
-from srbench.stages.plan_roles import pinned_auxiliary, role_problems
+from srbench.stages.plan_roles import effective_params, pinned_auxiliary, role_problems
 from srbench.stages.stopping import statistics_problems
 from srbench.targets import routers
 
@@ -77,13 +77,6 @@ def fail(problems: list[str], what: str = "manifest") -> InvalidInput:
 def plan_sha256(plan: dict[str, Any]) -> str:
     body = {k: v for k, v in plan.items() if k != "plan_sha256"}
     return hashlib.sha256(canonical_json(body)).hexdigest()
-
-
-def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens: int) -> dict[str, Any]:
-    params = {"temperature": 0, "max_tokens": max_output_tokens}
-    params.update(sampling)
-    params.update(target.request_params)
-    return params
 
 
 def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],

@@ -19,13 +19,20 @@ from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget
 from srbench.schemas.target import Target
 
 
+def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens: int) -> dict[str, Any]:
+    """The request parameters a target is called with: greedy and the output cap, then the plan's
+    sampling, then the target's own parameters."""
+    params = {"temperature": 0, "max_tokens": max_output_tokens}
+    params.update(sampling)
+    params.update(target.request_params)
+    return params
+
+
 def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str], Target | None], limits: Limits,
                      cost_policy: str, subject_ids: set[str], check_target: Callable[..., list[str]]
                      ) -> tuple[list[str], PlannedTarget | None]:
     """DEP-1: the target `tid` pinned for `role` (a judge, a user simulator …) of benchmark `b` — a
     registered single model that is not a subject of the plan. (problems, its planned entry or None)."""
-    from srbench.stages.plan import effective_params
-
     if tid in subject_ids:
         return [f"{b}: {role} {tid!r} is also a subject target; register it under its own id"], None
     target = resolve_target(tid)
