@@ -212,3 +212,47 @@ def test_a_download_that_differs_is_refused_removed_from_the_cache_and_a_wrong_l
     got = acquire(bench, mode="download", cache_dir=tmp_path / "cache")
     assert (got.check, got.revision, got.origin) == ("file-sha256", MmluPro.source.revision, "download")
     assert cached.read_bytes() == good
+
+
+def test_a_terminal_bench_download_is_checked_by_the_git_tree_of_its_tarball(tmp_path, monkeypatch) -> None:
+    import io
+    import tarfile
+
+    import httpx
+
+    from srbench.benchmarks.acquire import acquire
+    from srbench.benchmarks.terminal_bench import adapter
+    from srbench.benchmarks.terminal_bench import source as tb_source
+    from srbench.simulate.terminal_tasks import write_terminal_bench
+
+    monkeypatch.setattr(adapter, "availability", lambda: None)
+    root = write_terminal_bench(tmp_path / "checkout", "sr-bench/base:fixture")
+    (root / "tasks" / "dataset.toml").write_text("name = 'fixture'\n")      # outside any task, still in the tree
+    TB = adapter.TerminalBench21()
+    rev = TB.source.revision
+    want = tree_of_dir(root / "tasks")
+    monkeypatch.setitem(PINS, TB.id, PINS[TB.id].model_copy(update={"tree": PINS[TB.id].tree.model_copy(  # type: ignore[union-attr]
+        update={"git_tree": want})}))
+
+    def tarball(change: bool) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(root / "tasks", arcname=f"terminal-bench-2-1-{rev}/tasks")
+            if change:
+                data = b"changed\n"
+                info = tarfile.TarInfo(f"terminal-bench-2-1-{rev}/tasks/dataset.toml")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return buf.getvalue()
+
+    served = {"body": tarball(change=True)}
+    real = tb_source._client
+    monkeypatch.setattr(tb_source, "_client", lambda transport, timeout_s: real(
+        httpx.MockTransport(lambda request: httpx.Response(200, content=served["body"])), timeout_s))
+    with pytest.raises(SourceMismatch, match=f"pinned git tree {want}, actual "):
+        acquire(TB, mode="download", cache_dir=tmp_path / "cache")
+    assert not (tmp_path / "cache" / TB.id / rev / tb_source.INDEX).exists()      # the retry downloads again
+    served["body"] = tarball(change=False)
+    got = acquire(TB, mode="download", cache_dir=tmp_path / "cache")
+    assert (got.check, got.revision) == ("git-tree", rev)
+    assert tb_source.tasks_tree(tmp_path / "cache" / TB.id / rev) == want
