@@ -50,9 +50,10 @@ def free_port() -> int:
 def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout: float = 30, token: str | None = None,
                      **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
     """Start a server process (output to `log_path`), wait until `ready_url` answers 200, stop it after.
-    The readiness request carries `token` (else the process env's SR_BENCH_TOKEN): sr-bench's /health
-    needs it."""
-    token = token or (popen.get("env") or {}).get("SR_BENCH_TOKEN")
+    A readiness request to sr-bench's /health carries `token` (else the process env's SR_BENCH_TOKEN):
+    it needs it, as upstream's does."""
+    if token is None and ready_url.endswith("/health"):
+        token = (popen.get("env") or {}).get("SR_BENCH_TOKEN")
     ready_headers = {"Authorization": f"Bearer {token}"} if token else {}
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **popen)

@@ -14,6 +14,7 @@ from typing import Any
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service.faults import record_damage
+from srbench.targets import routers
 
 
 def call_rows(service: Any, run_id: str, cell_ids: list[str]) -> dict[str, list[Any]]:
@@ -28,7 +29,7 @@ def call_rows(service: Any, run_id: str, cell_ids: list[str]) -> dict[str, list[
     return out
 
 
-def _one(service: Any, run_id: str, cell_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _one(service: Any, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
     if not entry.get("call"):
         return entry
     try:
@@ -41,13 +42,16 @@ def _one(service: Any, run_id: str, cell_id: str, entry: dict[str, Any]) -> dict
     return {**entry, "status": c.get("status"), "http_status": c.get("http_status"),
             "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
             "latency_s": (c.get("timings") or {}).get("latency_s"), "ttft_s": (c.get("timings") or {}).get("ttft_s"),
-            "response_model": c.get("response_model"), "selected_model": headers.get("x-vsr-selected-model"),
+            "response_model": c.get("response_model"),
+            "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry["role"] == "subject"
+            else headers.get("x-vsr-selected-model"),
             "tool_calls": len(c.get("tool_calls") or [])}
 
 
 def conversation_calls(service: Any, run_id: str, cell_id: str, rows: list[Any],
-                       record: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Every call of one conversation cell, summarised."""
+                       record: dict[str, Any] | None, mom: Any = None) -> list[dict[str, Any]]:
+    """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
+    names the model that served each subject call)."""
     if rows:
         entries = [{"index": r["idx"], "role": r["role"], "target_id": r["target_id"], "state": r["state"],
                     "request": r["request"], "call": r["call"], "error_class": r["error_class"],
@@ -57,4 +61,4 @@ def conversation_calls(service: Any, run_id: str, cell_id: str, rows: list[Any],
                     "state": c.get("status"), "request": c["request"], "call": c["record"],
                     "error_class": c.get("error_class"), "cost_usd": c.get("cost_usd"), "damaged": False}
                    for c in (record or {}).get("calls", [])]
-    return [_one(service, run_id, cell_id, e) for e in entries]
+    return [_one(service, run_id, cell_id, e, mom) for e in entries]

@@ -79,7 +79,8 @@ def _summary(service: Any, run_id: str, row: Any, role: str, moms: dict[str, Any
     if role == "subject" and not call_d and row["state"] in ("dispatching", "ambiguous"):
         rows = call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"])
         if rows:                    # a conversation in flight, or left ambiguous by a restart
-            out["calls"] = conversation_calls(service, run_id, row["cell_id"], rows, None)
+            out["calls"] = conversation_calls(service, run_id, row["cell_id"], rows, None,
+                                              (moms or {}).get(row["target_id"]))
     if call_d:
         try:
             c = service.objects.get_json(call_d)
@@ -90,7 +91,8 @@ def _summary(service: Any, run_id: str, row: Any, role: str, moms: dict[str, Any
         else:
             if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
                 out["calls"] = conversation_calls(service, run_id, row["cell_id"],
-                                                  call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"], []), c)
+                                                  call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"], []), c,
+                                                  (moms or {}).get(row["target_id"]))
                 out["status"] = wire.call_status(row["state"], row["error_class"], row["state"], role)
                 return out
             record_status = c["status"]
