@@ -23,7 +23,6 @@ SRC = Path(srbench.__file__).parent
 KNOWN_HIDDEN = {
     frozenset({"srbench.benchmarks.base", "srbench.benchmarks.graders", "srbench.benchmarks.published",
                "srbench.benchmarks.sources"}),
-    frozenset({"srbench.stages.conversation_dispatch", "srbench.stages.dispatch"}),
 }
 
 

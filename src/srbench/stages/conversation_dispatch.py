@@ -43,13 +43,21 @@ from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import CallState, TerminalCellState
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
+from srbench.stages.dispatch_common import (
+    Cell,
+    call_record,
+    config_hash_problem,
+    request_headers,
+    request_object,
+    stop_scope,
+)
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.sse import one_line
 from srbench.targets.transport import CallOutcome, stream_chat
 
 if TYPE_CHECKING:
-    from srbench.stages.dispatch import Cell, Dispatcher
+    from srbench.stages.dispatch import Dispatcher
 
 CONVERSATION_SCHEMA = 1
 # stops that leave a cell whose conversation never journaled a call `pending` (nothing was sent)
@@ -199,8 +207,6 @@ class Conversations:
 
     async def call(self, s: Session, messages: list[dict[str, Any]], role: str, tools: Any, tool_choice: Any,
                    max_tokens: int | None) -> Reply:
-        from srbench.stages.dispatch import config_hash_problem, request_headers, request_object
-
         d = self.d
         target, params = self.resolve(s, role)
         if max_tokens is not None:
@@ -234,8 +240,6 @@ class Conversations:
 
     async def _record(self, s: Session, index: int, role: str, target: Target, req_digest: str,
                       outcome: CallOutcome, problem: str | None) -> Reply:
-        from srbench.stages.dispatch import call_record, stop_scope
-
         d = self.d
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
         if problem is not None:
