@@ -259,6 +259,10 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
         submission = {"mode": review["mode"], "plan_sha256": review["plan_sha256"], "cells": review["eligible_cells"],
                       "idempotency_key": "loop-recovery", "acknowledge_new_attempt": True}
         assert client.request("POST", f"/runs/{parent['id']}/recover", submission)["id"] == child["id"]
+        # sr-bench's CLI sends the file whole; cells in upstream's form there bind the same child too
+        edited = {**review, "selected_cells": review["eligible_cells"]}
+        assert client.request("POST", f"/runs/{parent['id']}/recover",
+                              {"plan": edited, "idempotency_key": "loop-recovery"})["id"] == child["id"]
         with pytest.raises(UpstreamError) as refused:       # the plan is stale now: its cells are claimed
             recover_from_file(client, parent["id"], saved, "loop-recovery-2", True)
         assert refused.value.status == 400 and refused.value.body["code"] == "recovery_plan_required"
