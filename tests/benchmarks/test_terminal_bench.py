@@ -361,3 +361,13 @@ def test_a_trial_holds_its_cpu_cap_of_the_grading_budget(cases, monkeypatch) -> 
         environment.use_factory(None)
     want = environment.effective_limits(TB.task_of(cases["hello-file"]), options_from(None))["cpus"]
     assert seen == [want] and budget.used == 0
+
+
+def test_a_trial_error_cell_counts_as_a_trial_error_not_as_ungraded() -> None:
+    """A trial that ended without a reward fails its cell before any grade (issue 27): the benchmark row
+    counts it under trial_errors; ungraded keeps the cells that never ran."""
+    tb = get("terminal-bench-2.1")
+    solved = {"status": "correct", "details": {"reward": 1.0, "stop_reason": "agent_done"}}
+    m = tb.report_metrics([solved, None, None], [None, "trial_error", None])
+    assert m["trial_errors"] == 1 and m["ungraded"] == 1 and m["trials_with_reward"] == 1
+    assert tb.metrics([solved, None, None])["trial_errors"] == 0          # the grades alone cannot tell

@@ -121,6 +121,12 @@ def test_terminal_bench_end_to_end(tb_service, docker_api, local_base, tmp_path:
     by = {(b["target_id"], b["benchmark"]): b for b in rep["benchmarks"]}
     assert by[("solver", TB)]["correct"] == 2 and by[("failer", TB)]["correct"] == 0
     assert by[("solver", TB)]["mean_reward"] == 1.0 and by[("failer", TB)]["mean_reward"] == 0.0
+    for target, model in (("solver", "agent-solver"), ("failer", "agent-failer")):   # issue 27: counted as such
+        assert by[(target, TB)]["trial_errors"] == 1 and by[(target, TB)]["ungraded"] == 0
+        t = next(x for x in rep["summary"]["targets"] if x["target_id"] == target)
+        mine = [e for e in log if e["model"] == model]
+        assert t["calls_by_role"] == {"subject": len(mine)} == {"subject": t["call_count"]}
+        assert t["tokens_by_role"]["subject"]["input"] == sum(e["usage"]["prompt_tokens"] for e in mine)
     assert rep["complete"] is False                          # two trial errors: not a complete evaluation
     assert tc.owned_containers(docker_api, scope) == []
     api.close()

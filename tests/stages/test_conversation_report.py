@@ -1,5 +1,5 @@
 """Report rows of multi-call cells (stages/conversation_report.py), by hand: principal from the subject
-calls, auxiliary costs apart per role, unknown stays unknown, and a single-call run gains nothing."""
+calls, auxiliary costs apart per role, unknown stays unknown, and per-role totals over every row."""
 
 from __future__ import annotations
 
@@ -53,5 +53,23 @@ def test_unknown_stays_unknown_and_an_unsent_call_costs_nothing() -> None:
     assert totals["simulator_cost_usd"] is None and totals["tokens_by_role"]["subject"] is None
 
 
-def test_single_call_rows_add_nothing() -> None:
-    assert role_totals([{"state": "completed", "has_call": True}]) == {}
+def test_single_call_rows_count_as_their_subject_and_judge_calls() -> None:
+    u = {"input": 7, "cached_input": 1, "cache_write": 0, "output": 3}
+    single = {"state": "completed", "has_call": True, "usage": u, "judge_call": "j", "judge_usage": u}
+    assert role_totals([single, {"state": "pending", "has_call": False}]) == {
+        "call_count": 2, "calls_by_role": {"judge": 1, "subject": 1}, "tokens_by_role": {"judge": u, "subject": u}}
+    # a call that may have been billed without a record: its role's tokens are unknown, never 0
+    lost = {"state": "ambiguous", "has_call": False, "error_class": "ambiguous_dispatch"}
+    assert role_totals([single, lost])["tokens_by_role"] == {"judge": u, "subject": None}
+
+
+def test_a_conversation_and_single_calls_add_up_per_role() -> None:
+    records = {"r0": _rec(100), "r1": _rec(1000, 1)}
+    conv = _row(records, [{"index": 0, "role": "subject", "target_id": "agent", "record": "r0"},
+                          {"index": 1, "role": "user_simulator", "target_id": "sim", "record": "r1"}])
+    single = {"state": "completed", "has_call": True, "usage": {"input": 5, "cached_input": 0, "cache_write": 0,
+                                                                 "output": 2}}
+    totals = role_totals([conv, single])
+    assert totals["calls_by_role"] == {"subject": 2, "user_simulator": 1} and totals["call_count"] == 3
+    assert totals["tokens_by_role"]["subject"] == {"input": 105, "cached_input": 0, "cache_write": 0, "output": 12}
+    assert totals["simulator_cost_usd"] == conv["simulator_cost_usd"]

@@ -213,6 +213,11 @@ class Benchmark(ABC):
         cell with no graded answer). Default: none."""
         return {}
 
+    def report_metrics(self, grades: list[dict[str, Any] | None], error_classes: list[str | None]) -> dict[str, Any]:
+        """`metrics` with each cell's error class beside its grade (the same order), for figures that
+        count cells which failed before a grade (e.g. Terminal-Bench's trial errors). Default: `metrics`."""
+        return self.metrics(grades)
+
     def notices(self) -> list[str]:
         """Fixed caveats printed with every dataset of this benchmark (e.g. DS-5 retest)."""
         return ["Public questions: results cannot be called contamination-free."]

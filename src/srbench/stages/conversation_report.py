@@ -11,7 +11,9 @@ and target. Its row in the report:
   its calls' cost is);
 - ``tokens_by_role`` (the four buckets per role, null when one call of the role is unmetered),
   ``calls`` and ``calls_by_role`` counts, ``latency_s`` = the sum of every call's duration;
-- for a router (MoM) target ``turn_models``: the model its router chose for each subject turn;
+- for a router (MoM) target ``turn_models``: the model its router chose for each subject turn, and
+  ``turn_routing``: each turn's routing fields, so the model mix counts turns wherever rows are read
+  (the report and `compare`), never the conversation as one unattributed call;
 - ``trajectory`` (the stored trajectory's digest, if any) and the benchmark's own figures of the
   cell (``Benchmark.conversation_row``, e.g. Terminal-Bench's reward).
 
@@ -93,6 +95,7 @@ def conversation_row(row: dict[str, Any], conversation: dict[str, Any], subject:
                    response_model=last.get("response_model"), http_status=last.get("http_status"))
     if subject.kind == "mom":
         row["turn_models"] = [t["selected_model"] for t in turns]
+        row["turn_routing"] = turns         # each turn is one routed call (stages/routing.py counts them)
         row["router"] = next((c.attribution.router for _, c in subj if c and c.attribution), None)
         # the config hash evidence (evidence.py): every turn's header; one missing or differing decides
         seen = [c.attribution.config_hash if c and c.attribution else None for _, c in subj]
@@ -101,25 +104,45 @@ def conversation_row(row: dict[str, Any], conversation: dict[str, Any], subject:
     return turns
 
 
+def _row_roles(r: dict[str, Any]) -> list[tuple[str, int, dict[str, int] | None]]:
+    """(role, calls, their four buckets or None when unknown) of one row. A conversation row lists its
+    roles; a single-call row is its subject call and, when judged, its judge call. A single call that
+    may have been billed without a record (ambiguous) adds unknown tokens and no counted call."""
+    if r.get("conversation"):
+        return [(role, (r.get("calls_by_role") or {}).get(role, 0), usage)
+                for role, usage in (r.get("tokens_by_role") or {}).items()]
+    out = []
+    if r.get("has_call"):
+        out.append(("subject", 1, r.get("usage")))
+    elif r["state"] == "ambiguous" and r.get("error_class") != "ambiguous_judge_dispatch":
+        out.append(("subject", 0, None))
+    if r.get("judge_call"):
+        out.append(("judge", 1, r.get("judge_usage")))
+    elif r.get("error_class") == "ambiguous_judge_dispatch":
+        out.append(("judge", 0, None))
+    return out
+
+
 def role_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-target figures of its conversation rows: the auxiliary costs per role, the four buckets
-    per role and the number of calls. Empty when the target has no conversation row (a single-call
-    run's report is as before)."""
-    conv = [r for r in rows if r.get("conversation")]
-    if not conv:
-        return {}
-    out: dict[str, Any] = {f: _sum([r.get(f, 0.0) for r in rows]) for f in AUX_FIELDS if f != "judge_cost_usd"}
-    roles = sorted({role for r in conv for role in r["tokens_by_role"]})
-    tokens: dict[str, Any] = {}
-    for role in roles:
-        values = [r["tokens_by_role"].get(role) for r in conv if role in r["tokens_by_role"]]
-        complete = all(v is not None for v in values) and not any(r["state"] == "ambiguous" for r in rows)
-        tokens[role] = (sum((Usage(**v) for v in values), ZERO).model_dump() if complete else None)
-    out["tokens_by_role"] = tokens
-    # recorded calls (an ambiguous conversation has no record: its calls are on the calls page only)
-    out["call_count"] = sum((r.get("calls") or 0) if r.get("conversation") else int(r["has_call"]) for r in rows)
+    """Per-target figures over every row, single-call and conversation: the number of recorded calls
+    per role and in all (an ambiguous cell's calls are on the calls page only), the four buckets per
+    role (null when one call of the role is unmetered or a cell of it may have been billed without a
+    record) and, when the target has a conversation row, the auxiliary costs per role."""
+    out: dict[str, Any] = {}
+    if any(r.get("conversation") for r in rows):
+        out = {f: _sum([r.get(f, 0.0) for r in rows]) for f in AUX_FIELDS if f != "judge_cost_usd"}
     counts: Counter[str] = Counter()
-    for r in conv:
-        counts.update(r.get("calls_by_role") or {})
-    out["calls_by_role"] = dict(sorted(counts.items()))
+    tokens: dict[str, Usage | None] = {}
+    for r in rows:
+        for role, n, usage in _row_roles(r):
+            counts[role] += n
+            have = tokens.get(role, ZERO)
+            tokens[role] = None if have is None or usage is None else have + Usage(**usage)
+    if any(r.get("conversation") and r["state"] == "ambiguous" and not r.get("tokens_by_role") for r in rows):
+        # a conversation that may have been billed without a record: any of its roles may have been
+        for role in {"subject", *(k for r in rows if r.get("conversation") for k in r.get("tokens_by_role") or {})}:
+            tokens[role] = None
+    out["tokens_by_role"] = {role: None if u is None else u.model_dump() for role, u in sorted(tokens.items())}
+    out["call_count"] = sum(counts.values())
+    out["calls_by_role"] = {role: n for role, n in sorted(counts.items()) if n}
     return out

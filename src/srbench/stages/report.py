@@ -23,6 +23,12 @@ against the strongest single of the same run, both claim rules shown, the declar
 claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
 never sent and the money estimated not spent) and says so in its limitations. `recipes` summarises
 the run's router recipe captures (UI-7: status, projection hash, limitation).
+
+A run without an answer in every cell says so (stages/partial.py, issue 27): `partial` names how
+many planned cells were answered and whether the run will still finish; each target and benchmark row
+carries `accuracy` over the planned denominator and `accuracy_answered` over the answered cells; and a
+run that ended so (cancelled, interrupted, failed) gets the paired figure on the cases both sides
+answered, labelled partial (n of N) and never a claim, instead of `compare`'s.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from srbench.stages.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.full_score import full_score
 from srbench.stages.grade import grader_for
 from srbench.stages.in_run import paired_in_run
+from srbench.stages.partial import needs_partial, partial_block, partial_paired
 from srbench.stages.published_report import (
     AGGREGATION,
     PUBLISHED_NOTE,
@@ -60,9 +67,11 @@ from srbench.targets import routers
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "13"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
+REPORT_RULE_VERSION = "14"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
 # 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
-# 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it)
+# 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
+# 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
+# accuracy over answered cells, the partial paired figure of a run that ended without every answer
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -104,6 +113,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
         "correct": correct, "ambiguous_dispatch": sum(r["state"] == "ambiguous" for r in rows),
         "accuracy": correct / total if total else None, "accuracy_ci95": wilson(correct, total),
+        "accuracy_answered": correct / completed if completed else None,
+        "accuracy_answered_ci95": wilson(correct, completed),
         "macro_accuracy": macro, **full_score(by_bench, revisions),
         "tokens": tokens,
         "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
@@ -196,10 +207,10 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
             if unconfirmed.get(tid):
                 brow["limitations"] = [unconfirmed[tid]]
             if plan["mode"] == "preview":         # routing only: no capability figures
-                brow.update(correct=None, accuracy=None, accuracy_ci95=None)
+                brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
                 brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
             elif plan["mode"] == "replay":        # an offline estimate, never a measurement
-                for key in ("correct", "accuracy", "accuracy_ci95", *brow["_extra"]):
+                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
                     brow["estimated_" + key] = brow.pop(key)
             brow.pop("_extra", None)
             bench_rows.append(brow)
@@ -214,8 +225,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     spend = [t["total_cost_usd"] for t in summary_targets]
     if plan["mode"] == "replay":
         spend = [0.0 for _ in summary_targets]
-    paired = paired_in_run(plan, list(spill.rows()), status, params["run_id"], params.get("early_stop")) \
-        if _pairs(plan) else None
+    paired = _paired(plan, spill, status, params) if _pairs(plan) else None
     price_fix, correction = ri.price_fix, ri.correction
     report = {
         "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
@@ -242,6 +252,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
             "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
             "routers": correction.get("routers")},
         "early_stop": params.get("early_stop"),
+        "partial": partial_block(status, states),
         "recipes": params.get("recipes") or {},
         "paired": paired,
         "limitations": limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
@@ -261,6 +272,15 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     return report
 
 
+def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The paired section: `compare` on the run itself, or the partial figure (stages/partial.py) of a
+    run that ended without an answer in every cell."""
+    rows = list(spill.rows())
+    if needs_partial(status, rows):
+        return partial_paired(plan, rows, status)
+    return paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop"))
+
+
 def _pairs(plan: dict[str, Any]) -> bool:
     """Whether paired_in_run has a section to build (it reads every row then)."""
     kinds = {pt["target"]["kind"] for pt in plan["targets"]}
@@ -275,11 +295,12 @@ def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: li
         rs = [x.row for x in sel]
         k = sum(bool(r["correct"]) for r in rs)
         grades = [x.grade if x.row["grade"] else None for x in sel]
-        extra = get_benchmark(b).metrics(grades)
+        extra = get_benchmark(b).report_metrics(grades, [r["error_class"] for r in rs])
         extra["published"] = published_figure(b, plan, rs, grades, cases)
-        brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs),
-                                "completed": sum(r["state"] == "completed" for r in rs), "correct": k,
+        done = sum(r["state"] == "completed" for r in rs)
+        brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs), "completed": done, "correct": k,
                                 "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
+                                "accuracy_answered": k / done if done else None,
                                 "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
         extra["headline"] = brow["headline"] = headline(brow)
         brow["_extra"] = list(extra)
@@ -287,7 +308,7 @@ def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: li
     return out
 
 
-ESTIMATED = ("accuracy", "accuracy_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
+ESTIMATED = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
              "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
 
 
@@ -295,7 +316,8 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
         routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
-        for key in ("accuracy", "accuracy_ci95", "macro_accuracy", "sr_bench_score", "sr_bench_score_ci95",
+        for key in ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy",
+                    "sr_bench_score", "sr_bench_score_ci95",
                     "correct", "graded",
                     "tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd"):
             t[key] = None
@@ -334,8 +356,9 @@ def limitations(plan: dict[str, Any], status: str, states: Counter[str],
     total = sum(states.values())
     missing = total - states["completed"]
     if status != "completed" or missing:
-        out.append(f"Partial run (status {status}): {missing} of {total} planned cells have no complete "
-                   "answer and count as incorrect; this is not a complete evaluation.")
+        out.append(f"Partial run (status {status}): {missing} of {total} planned cells have no complete answer. "
+                   f"Accuracy is over all {total} planned cells (those count as incorrect); accuracy_answered is over "
+                   f"the {total - missing} answered cells only. This is not a complete evaluation.")
     amb = states["ambiguous"]
     if amb:
         out.append(f"{amb} cell(s) have an ambiguous dispatch (the service stopped mid-call): they may have been "
@@ -377,7 +400,8 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
 
 
 CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
-ROWS_VERSION = "2"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes (2: decision)
+ROWS_VERSION = "3"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes (2: decision;
+# 3: judge_usage on judged single-call rows, turn_routing on a router's conversation rows, issue 27)
 
 
 def row_context(plan_digest: str, prices: str | None, correction: str | None,

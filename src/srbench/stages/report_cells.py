@@ -98,7 +98,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
     out = CellRow(row)
     if judge_digest is not None:
         jc = call_cost(ri.aux[ri.judge_for[case.benchmark]], ri.load_call(judge_digest))
-        row["judge_cost_usd"] = jc.cost_usd
+        row.update(judge_cost_usd=jc.cost_usd, judge_usage=jc.usage.model_dump() if jc.usage else None)
     elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
         row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
     if call_digest is not None and plan["mode"] == "preview":

@@ -2,7 +2,8 @@
 retried or fell back, and how many calls it left unattributed (used by the report and by compare).
 
 Each row carries what the router adapter read from that call (``router``, ``selected_model``,
-``deployment``, ``inference_calls``, ``retries``, ``fallbacks``). Unknown stays unknown: a total is
+``deployment``, ``inference_calls``, ``retries``, ``fallbacks``; a conversation row the same per subject
+turn in ``turn_routing``). Unknown stays unknown: a total is
 ``None`` as soon as one call with a response did not report it.
 """
 
@@ -18,8 +19,10 @@ def _total(rows: list[dict[str, Any]], key: str) -> int | None:
 
 
 def routing_summary(router: str, rows: list[dict[str, Any]], max_inference_calls: int | None) -> dict[str, Any]:
-    """Model mix, deployments, retries and fallbacks of the rows that have a call with a response."""
-    answered = [r for r in rows if r.get("has_call") and r.get("http_status") is not None]
+    """Model mix, deployments, retries and fallbacks of the rows that have a call with a response; a
+    conversation row counts each of its subject turns (``turn_routing``) as one call."""
+    calls = [t for r in rows for t in (r.get("turn_routing") or [r])]
+    answered = [r for r in calls if r.get("has_call") and r.get("http_status") is not None]
     mix = Counter(r["selected_model"] for r in answered if r.get("selected_model"))
     deployments = Counter(r["deployment"] for r in answered if r.get("deployment"))
     over = [r for r in answered if max_inference_calls is not None and (r.get("inference_calls") or 0) > max_inference_calls]

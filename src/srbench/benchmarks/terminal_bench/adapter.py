@@ -188,6 +188,14 @@ class TerminalBench21(Benchmark):
                 "trial_errors": sum(1 for g in grades if g and g.get("status") == "trial_error"),
                 "ungraded": sum(1 for g in grades if g is None), "stop_reasons": dict(sorted(stops.items()))}
 
+    def report_metrics(self, grades: list[dict[str, Any] | None], error_classes: list[str | None]) -> dict[str, Any]:
+        """A trial that ended without a reward fails its cell (``error_class`` trial_error) before any
+        grade: it counts as a trial error, not as ungraded."""
+        out = self.metrics(grades)
+        failed = sum(1 for g, e in zip(grades, error_classes, strict=True) if g is None and e == "trial_error")
+        out.update(trial_errors=out["trial_errors"] + failed, ungraded=out["ungraded"] - failed)
+        return out
+
     def notices(self) -> list[str]:
         return ["Public tasks: results cannot be called contamination-free.",
                 f"Scored with sr-bench's pinned agent {AGENT} (one terminal tool, max 100 turns, 30 s per command): "
