@@ -22,7 +22,13 @@ const fmt = {
   pct: (v, d = 1) => (v === null || v === undefined ? UNKNOWN : rounded(v, d) + "%"),
   usd: (v) => (v === null || v === undefined ? UNKNOWN : "$" + rounded(v, Math.abs(v) >= 1 ? 2 : 5)),
   s: (v, d = 2) => (v === null || v === undefined ? UNKNOWN : rounded(v, d) + " s"),
-  time: (t) => (t ? new Date(t * 1000).toLocaleString() : ""),
+  // a timestamp as the API sends it — epoch seconds (a number or its text) or ISO 8601 text — in the
+  // viewer's local time; text that is neither is shown as it came, never as "Invalid Date"
+  time(t) {
+    if (!t) return "";
+    const d = new Date(typeof t === "number" || /^\s*\d+(\.\d+)?\s*$/.test(t) ? Number(t) * 1000 : Date.parse(t));
+    return Number.isNaN(d.getTime()) ? String(t) : d.toLocaleString();
+  },
   ci: (c, d = 3) => (c ? "[" + fmt.signed(c[0], d) + ", " + fmt.signed(c[1], d) + "]" : "[unknown]"),
   ci01: (c, d = 3) => (c ? "[" + fmt.num(c[0], d) + ", " + fmt.num(c[1], d) + "]" : "[unknown]"),
   tokens: (t) => (t ? [t.input, t.cached_input, t.cache_write, t.output].map((x) => Number(x).toLocaleString("en")).join(" / ") : UNKNOWN),
@@ -37,9 +43,12 @@ const fmt = {
 };
 
 const TIME_KEYS = /(^|_)(at|ts|time)$/;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
 
 function scalarNode(key, v) {
-  if (typeof v === "number" && TIME_KEYS.test(key) && v > 1e9) return h("span", { title: String(v) }, fmt.time(v));
+  if (TIME_KEYS.test(key) && ((typeof v === "number" && v > 1e9) || (typeof v === "string" && ISO_TIME.test(v)))) {
+    return h("span", { title: String(v) }, fmt.time(v));
+  }
   if (typeof v === "string" && v.startsWith("b3:") && v.length > 20) return h("code", { title: v }, fmt.digest(v));
   if (typeof v === "string" && v.length > 160) return textBox(v);
   return fmt.auto(v);

@@ -7,6 +7,7 @@
 "use strict";
 
 const COMPARABLE = ["completed", "failed", "stopped_early"];
+const FINISHING = ["queued", "running"];
 const CLAIM_TEXT = {
   improvement: "better than the strongest single model: the whole interval is above zero",
   regression: "worse than the strongest single model: the whole interval is below zero",
@@ -31,11 +32,16 @@ async function routingPays(box, run, q, isCurrent) {
         link(["compare"], cq, "Compare router runs against it"), ".")));
     return;
   }
-  if (!COMPARABLE.includes(run.status)) {
+  if (FINISHING.includes(run.status)) {
     put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head,
       h("p", { class: "muted" }, "The answer appears when the run has finished (" + run.status + ": " + run.progress.completed +
         " of " + run.progress.total + " cells completed). Until then the report below holds the figures so far.")));
     return;
+  }
+  if (!COMPARABLE.includes(run.status) || (run.status === "failed" && run.progress.completed < run.progress.total)) {
+    const report = await Api.report(run.id);       // a run that ended without every answer: it will not finish
+    if (!isCurrent()) return;
+    if (report.partial || !COMPARABLE.includes(run.status)) { put(box, partialView(head, run, report)); return; }
   }
   put(box, h("section", { class: "headline" }, head, h("p", { class: "muted" }, "comparing…")));
   const runs = (await Api.runs()).filter((r) => r.mode === "live" && COMPARABLE.includes(r.status) &&
@@ -88,20 +94,65 @@ function routerBlock(cmp, c, report, baseReport) {
     h("p", {}, "The router is " + verdict + ". Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) +
       " (" + base.target_id + "); micro Δ (every case weighted equally) " + fmt.signed(c.micro_delta) + "; " + c.wins + " cases only the router got right, " +
       c.losses + " only " + base.target_id + ", " + c.ties + " ties."),
+    h("p", { class: "standing" }, "Standing: " + ((cmp.evidence || {}).label || "unknown") + " — profile " +
+      ((cmp.evidence || {}).profile || "?") + (cmp.evidence && cmp.evidence.formal ? "" : "; a dev result is never a formal conclusion")),
     savingsTable(c, base.target_id),
+    latencyTable(c.target_id, base.target_id, (c.operations || {}).candidate, (c.operations || {}).baseline),
     mixView(c),
     costSplit(c, cmp, report, baseReport),
     perBenchmark(c, base.target_id),
     c.config_hash_evidence && !c.config_hash_evidence.confirmed ? h("p", { class: "error" }, "Config hash not confirmed: " + c.config_hash_evidence.reason) : null);
 }
 
+// the saving right after the scope, so that a phone (390 px) shows it without scrolling
 function savingsTable(c, baseId) {
   const labels = { principal: "principal (the model calls)", total: "total (with judge/simulator calls)", cache_neutral: "cache-neutral (every input token uncached)" };
-  return table(["cost scope", "router, USD", baseId + ", USD", "saving"], ["principal", "total", "cache_neutral"].map((k) => {
+  return table(["cost scope", "saving", "router, USD", baseId + ", USD"], ["principal", "total", "cache_neutral"].map((k) => {
     const s = c.savings[k];
-    return h("tr", {}, h("th", { scope: "row" }, labels[k]), h("td", {}, fmt.usd(s.candidate_usd)), h("td", {}, fmt.usd(s.baseline_usd)),
-      h("td", {}, s.saving_pct === null || s.saving_pct === undefined ? "unknown: " + s.reason : fmt.pct(s.saving_pct) + " (" + fmt.usd(s.saving_usd) + ")"));
+    return h("tr", {}, h("th", { scope: "row" }, labels[k]),
+      h("td", { class: "saving" }, s.saving_pct === null || s.saving_pct === undefined ? "unknown: " + s.reason : fmt.pct(s.saving_pct) + " (" + fmt.usd(s.saving_usd) + ")"),
+      h("td", {}, fmt.usd(s.candidate_usd)), h("td", {}, fmt.usd(s.baseline_usd)));
   }), { caption: "Savings against " + baseId + " on the same cases (token-equivalent estimates at the frozen prices, not a bill)" });
+}
+
+// p50 / p95 latency per side, over the compared cells that have an answer
+function latencyTable(candId, baseId, cand, base) {
+  const row = (id, o) => h("tr", {}, h("th", { scope: "row" }, id), h("td", {}, fmt.s((o || {}).latency_p50_s)),
+    h("td", {}, fmt.s((o || {}).latency_p95_s)));
+  return table(["target", "latency p50", "latency p95"], [row(candId, cand), row(baseId, base)],
+    { caption: "Latency per call or conversation (answered cells of the compared cases)" });
+}
+
+// A run that ended without an answer in every cell: what it answered, both denominators, and the
+// paired figure on the cases both sides answered (the report's partial section) — never a claim.
+function partialView(head, run, report) {
+  const p = report.partial || { label: run.status + ": " + run.progress.completed + " of " + run.progress.total + " cells answered" };
+  const paired = report.paired && report.paired.partial ? report.paired : null;
+  const accuracies = (report.summary.targets || []).map((t) => h("li", {}, t.target_id + ": " + fmt.num(t.accuracy) + " over all " +
+    t.total + " planned cells (" + t.correct + " / " + t.total + "; unanswered count as not correct) · " + fmt.num(t.accuracy_answered) +
+    " over the " + t.completed + " answered cells (" + t.correct + " / " + t.completed + ")"));
+  return h("section", { class: "headline partial", "aria-labelledby": "routing-pays" }, head,
+    h("p", {}, h("strong", {}, p.label), ". This run will not finish, so there is no final answer: the figures below are partial and make no claim."),
+    h("ul", { class: "accuracies" }, accuracies),
+    paired ? paired.candidates.map((c) => partialRouter(c, paired)) : h("p", {}, "No paired figure: this run holds no single model to pair its " +
+      "router with, and Compare takes only runs that answered every cell. ", link(["compare"], null, "Compare"), " other runs instead."));
+}
+
+function partialRouter(c, paired) {
+  const title = h("h3", {}, c.target_id + " vs " + (c.baseline_target_id || "—") + " — ", h("strong", { class: "claim" }, c.label));
+  if (!c.n) return h("article", { class: "router" }, title, h("p", {}, c.reason));
+  const ops = c.operations;
+  return h("article", { class: "router" }, title,
+    h("p", { class: "big" }, "Δ macro quality ", h("strong", {}, fmt.signed(c.delta)), " " + fmt.ci(c.interval.ci),
+      h("span", { class: "muted" }, " descriptive Hoeffding interval · " + c.n + " of " + c.planned_cases + " cases answered by both")),
+    h("p", { class: "standing" }, "Standing: " + paired.evidence.label + ". " + c.claim_note + "."),
+    h("p", {}, "Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) + " (" + c.baseline_target_id +
+      ") on those cases; " + c.wins + " only the router got right, " + c.losses + " only " + c.baseline_target_id + ", " + c.ties + " ties."),
+    table(["cost scope", "saving", "router, USD", c.baseline_target_id + ", USD"], [h("tr", {}, h("th", { scope: "row" }, "principal"),
+      h("td", { class: "saving" }, c.saving_pct === null ? "unknown: a cost on these cases is unknown" : fmt.pct(c.saving_pct) + " (partial)"),
+      h("td", {}, fmt.usd(ops.candidate.cost_usd)), h("td", {}, fmt.usd(ops.baseline.cost_usd)))],
+    { caption: "Principal cost on the " + c.n + " cases answered by both (partial, not a bill)" }),
+    latencyTable(c.target_id, c.baseline_target_id, ops.candidate, ops.baseline));
 }
 
 function mixView(c) {

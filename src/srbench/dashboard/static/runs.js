@@ -29,12 +29,13 @@ function runsView(q) {
     const sig = JSON.stringify(runs.map((r) => [r.id, r.status, r.updated_at, r.progress]));
     if (sig !== shown) {        // re-rendered only when a run changed (keeps focus and selection)
       shown = sig;
-      put(list, table(["name", "run", "mode", "status", "targets", "completed / planned", "failed", "ambiguous", "updated"],
+      // status and progress right after the name, so a phone (390 px) shows them without scrolling
+      put(list, table(["name", "status", "completed / planned", "failed", "mode", "targets", "run", "ambiguous", "updated"],
         runs.map((r) => h("tr", { class: "link", on: { click: (e) => { if (e.target.tagName !== "A") go(["run", r.id]); } } },
-          h("td", {}, link(["run", r.id], null, r.name)), h("td", {}, h("code", {}, r.id)), h("td", {}, r.mode), h("td", {}, r.status),
-          h("td", {}, r.targets.map((t) => t.id + " (" + t.kind + ", " + t.model + ")").join(", ")),
-          h("td", {}, r.progress.completed + " / " + r.progress.total), h("td", {}, r.progress.failed),
-          h("td", {}, r.progress.ambiguous), h("td", {}, fmt.time(r.updated_at)))),
+          h("td", {}, link(["run", r.id], null, r.name)), h("td", { class: "status" }, r.status),
+          h("td", { class: "progress" }, r.progress.completed + " / " + r.progress.total), h("td", {}, r.progress.failed),
+          h("td", {}, r.mode), h("td", {}, r.targets.map((t) => t.id + " (" + t.kind + ", " + t.model + ")").join(", ")),
+          h("td", {}, h("code", {}, r.id)), h("td", {}, r.progress.ambiguous), h("td", {}, fmt.time(r.updated_at)))),
         { empty: "No run matches.", label: "runs" }));
     }
     status.textContent = runs.length + " run(s) shown; the list is read-only and refreshes every " + POLL_MS / 1000 + " s";

@@ -6,7 +6,8 @@
 function reportView(rep) {
   const rows = rep.summary.targets.map((t) => h("tr", {},
     h("th", { scope: "row" }, t.target_id + " (" + t.kind + ")"), h("td", {}, (t.correct ?? "?") + " / " + t.total),
-    h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci01(t.accuracy_ci95)), h("td", {}, fmt.num(t.macro_accuracy)),
+    h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci01(t.accuracy_ci95)),
+    h("td", {}, fmt.num(t.accuracy_answered) + " (" + (t.correct ?? "?") + " / " + t.completed + ")"), h("td", {}, fmt.num(t.macro_accuracy)),
     h("td", {}, fmt.usd(Costs.principal(t))), h("td", {}, Costs.roles(t).map((x) => x.role + " " + fmt.usd(x.usd)).join(", ") || "—"),
     h("td", {}, fmt.tokens(t.tokens)), h("td", {}, fmt.num(t.latency_p50_s, 2) + " / " + fmt.num(t.latency_p95_s, 2)),
     h("td", {}, fmt.num(t.ttft_p50_s, 2))));
@@ -15,10 +16,12 @@ function reportView(rep) {
     h("p", {}, "All " + rep.summary.planned_cells + " planned cells, whatever the pages below show · wall time " +
       fmt.s(rep.summary.wall_time_s, 1) + " · total spend " + fmt.usd(rep.summary.total_spend_usd) +
       " (principal " + fmt.usd(rep.summary.principal_cost_usd) + ", judge " + fmt.usd(rep.summary.judge_cost_usd) + ")"),
+    rep.partial ? h("p", { class: "partial" }, h("strong", {}, rep.partial.label), ": micro accuracy is " + rep.partial.accuracy +
+      "; the next column is " + rep.partial.accuracy_answered + ".") : null,
     stop ? h("p", { class: "early-stop" }, "Stopped early (" + stop.reason + ": " + stop.summary + ") after " + stop.decided_at_cases +
       " of " + stop.planned_cases + " cases: " + stop.cells_not_sent + " cells never sent, estimated " + fmt.usd(stop.estimated_saving_usd) +
       " not spent (an estimate, not a bill).") : null,
-    table(["target", "correct / planned", "micro accuracy [95% Wilson]", "macro accuracy", "principal cost, USD",
+    table(["target", "correct / planned", "micro accuracy [95% Wilson]", "accuracy over answered cells", "macro accuracy", "principal cost, USD",
       "judge / simulator cost, USD", "tokens in / cached / write / out", "latency p50 / p95, s", "TTFT p50, s"], rows, { label: "targets" }),
     h("p", { class: "muted" }, "micro accuracy = correct / all planned cells pooled; macro accuracy (\"quality\" on Compare and in the " +
       "headline) = weighted mean of the per-benchmark accuracies (REP-4 weights renormalised over the benchmarks present). " +
