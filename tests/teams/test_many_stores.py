@@ -44,7 +44,8 @@ def test_an_explicit_port_that_is_taken_is_one_line(tmp_path: Path) -> None:
         cli = Cli(tmp_path)
         proc = cli.run("serve", "--store", str(tmp_path / "s"), "--port", str(port), ok=False, timeout=30)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert proc.stderr.strip() == (f"error: cannot listen on 127.0.0.1:{port}: Address already in use; pick another "
+                                   "port (--port, or SR_BENCH_PORT; 0 = any free port) or stop what holds it")
 
 
 def test_a_bad_port_variable_is_one_line(tmp_path: Path) -> None:
@@ -61,3 +62,16 @@ def test_a_proxy_in_the_environment_never_carries_loopback_calls(tmp_path: Path)
         assert cli.run("runs").returncode == 0
     finally:
         cli.run("stop", ok=False)
+
+
+def test_a_taken_port_at_autostart_says_error_once_with_a_fix(tmp_path: Path) -> None:
+    """Issue 29: the service started for a command cannot listen — one "error:", the reason and the fix."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        proc = Cli(tmp_path, {"SR_BENCH_PORT": str(port)}).run("runs", ok=False, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("error:") == 1, proc.stderr
+    assert proc.stderr.strip() == (f"error: the local sr-bench service did not start: cannot listen on 127.0.0.1:{port}: "
+                                   "Address already in use; pick another port (--port, or SR_BENCH_PORT; 0 = any free "
+                                   "port) or stop what holds it")

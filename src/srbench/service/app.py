@@ -41,6 +41,7 @@ from srbench.service import (
 from srbench.service.actors import access_middleware
 from srbench.service.auth import check_listen_token
 from srbench.service.discovery import API_PREFIX, service_file, store_identity_of
+from srbench.service.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.faults import DamageLog, record_damage
 from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
@@ -136,6 +137,10 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
             log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
             return _error(fault)
+        fault = credential_fault(exc)
+        if fault is not None:          # the service's environment lacks object-store credentials: say where
+            log.warning("credential fault on %s %s: %s", request.method, request.path, type(exc).__name__)
+            return _error(fault)
         log.exception("internal error on %s %s", request.method, request.path)
         return web.json_response(error_body(f"internal error: {type(exc).__name__}", "internal"), status=500)
 
@@ -183,7 +188,9 @@ async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool) -
         await site.start()
     except OSError as exc:
         if not (fallback and port != 0 and exc.errno == errno.EADDRINUSE):
-            raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
+            fix = ("; pick another port (--port, or SR_BENCH_PORT; 0 = any free port) or stop what holds it"
+                   if exc.errno == errno.EADDRINUSE else "")
+            raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}{fix}"
                                ) from None
         site = web.TCPSite(runner, host, 0)
         await site.start()
@@ -215,6 +222,9 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
     another store's service holds is replaced by a free one; the URL is recorded in the store's
     ``service.json``, where clients find it. An explicit port that is taken is a one-line error."""
     check_listen_token(host, token)
+    loaded = load_env_file(store_dir)            # keys and credentials that survive restarts (never echoed)
+    if loaded:
+        log.info("read %d variable(s) from %s", len(loaded), env_file_path(store_dir))
     lock = StoreLock(store_dir)
     # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))

@@ -148,12 +148,14 @@ def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> st
         info = read_service_info(store_dir)
         if info is not None and info.pid == proc.pid and _healthy(info.url, token, info.store_id):
             print(f"sr-bench: started the service for the store {store_dir} at {info.url} (pid {proc.pid}); "
-                  f"it keeps running in the background: `sr-bench --store {store_dir} stop` stops it",
-                  file=sys.stderr)
+                  "it keeps running in the background with this shell's environment and the variables of "
+                  f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {store_dir} stop` "
+                  "stops it", file=sys.stderr)
             return info.url
         if proc.poll() is not None:
             tail = (store_dir.parent / f"{store_dir.name}.service.log").read_text(errors="replace").strip()
             last = tail.splitlines()[-1] if tail else "no output"
+            last = last.removeprefix("error: ")          # one "error:" (main.py adds it)
             raise ServiceUnavailable(f"the local sr-bench service did not start: {last}")
         time.sleep(0.05)
     raise ServiceUnavailable("the local sr-bench service did not answer within 20 s")

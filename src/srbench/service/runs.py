@@ -30,6 +30,7 @@ from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.service.cell_journal import RunJournalAdapter, cell_id
 from srbench.service.early_stop import StopMonitor, check_baseline_run
+from srbench.service.env_file import missing_key
 from srbench.service.journal import Journal, add_event
 from srbench.service.recipes import capture_before, check_after
 from srbench.service.recipes import summary as recipe_summary
@@ -104,8 +105,7 @@ class RunManager:
         for pt in plan["targets"]:
             env = pt["target"].get("api_key_env")
             if env and not os.environ.get(env):
-                problems.append(f"target {pt['target']['id']}: environment variable {env} is not set on the "
-                                "service host")
+                problems.append(missing_key(pt["target"]["id"], env))
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
