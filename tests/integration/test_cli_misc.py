@@ -109,7 +109,9 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "baseline large" in out and "│ large " not in out.split("baseline large")[1].split("per benchmark")[0]
     # issue 15: the headline, with its interval, claim word, savings, model mix and per-benchmark intervals
     assert out.count("Does routing pay? mom vs large (the strongest single model of run") == 1
-    assert "(95% paired hoeffding interval" in out and "cost saving: principal (model calls)" in out
+    # issue 28: a new plan claims by betting, adjusted for choosing the strongest of the baseline run's singles
+    assert "(95% paired betting interval, adjusted for choosing the strongest of K = 2 singles, " in out
+    assert "cost saving: principal (model calls)" in out
     assert "model mix: sim-large" in out, out
     assert "Δ [95% Hoeffding]" in out and "on this benchmark's cases alone" in out
     assert "micro accuracy" in out and "macro quality" in out and "macro = weighted mean" in out

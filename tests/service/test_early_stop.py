@@ -124,14 +124,19 @@ def test_declared_baseline_run_and_compare_on_the_prefix(api, dataset) -> None:
 def test_plans_that_cannot_stop_early_are_refused(api, dataset) -> None:
     with _sim(dataset) as sim:
         api.ok("POST", "/targets", {"targets": _targets(sim)})
-        hoeffding = manifest(dataset, [{"id": "strong"}, {"id": "mom"}], statistics={"early_stop": {}})
+        hoeffding = manifest(dataset, [{"id": "strong"}, {"id": "mom"}],
+                             statistics={"claim_rule": "hoeffding", "early_stop": {}})
         assert "claim_rule betting" in api.error("POST", "/plans", {"manifest": hoeffding}, 400)
         singles = manifest(dataset, [{"id": "strong"}], statistics=BETTING_STOP)
         assert "single and one mom target" in api.error("POST", "/plans", {"manifest": singles}, 400)
         nowhere = manifest(dataset, [{"id": "mom"}],
                            statistics={"claim_rule": "betting", "early_stop": {"baseline_run": "run-nope"}})
         assert "baseline_run" in api.error("POST", "/plans", {"manifest": nowhere}, 400, "invalid_baseline_run")
-        # a plan without the block keeps its old form: no statistics key, so its hash is unchanged
+        # a new plan without the block records the new defaults explicitly (issue 28): betting claims,
+        # adjusted for the baseline's selection; early stopping then needs no claim_rule either
         plain = freeze(api, manifest(dataset, [{"id": "strong"}]))
-        assert "statistics" not in plain
+        assert plain["statistics"]["claim_rule"] == "betting"
+        assert plain["statistics"]["baseline_selection"] == "adjusted"
+        assert freeze(api, manifest(dataset, [{"id": "strong"}, {"id": "mom"}],
+                                    statistics={"early_stop": {}}))["statistics"]["claim_rule"] == "betting"
         assert sim.log == []

@@ -172,8 +172,10 @@ def test_margin_and_primary_benchmarks_declared_in_the_manifest(api, prepare) ->
         assert api.error("POST", "/plans", {"manifest": manifest(ds, [{"id": "weak"}], statistics={"margin": 2})}, 400)
         declared = manifest(ds, [{"id": "weak"}], statistics={"margin": 0.02, "primary_benchmarks": ["mmlu-pro"]})
         plan = freeze(api, declared)
-        assert plan["statistics"] == {"margin": 0.02, "primary_benchmarks": ["mmlu-pro"]}
-        assert "statistics" not in freeze(api, manifest(ds, [{"id": "weak"}]))     # absent: not in the plan
+        assert plan["statistics"] == {"margin": 0.02, "primary_benchmarks": ["mmlu-pro"], "claim_rule": "betting",
+                                      "baseline_selection": "adjusted"}          # a new plan's defaults, recorded
+        unsaid = freeze(api, manifest(ds, [{"id": "weak"}]))["statistics"]
+        assert (unsaid["claim_rule"], unsaid["baseline_selection"], unsaid["margin"]) == ("betting", "adjusted", None)
         base = _run(api, ds, [{"id": "strong"}])
         cand = api.ok("POST", "/runs", {"manifest": plan})["id"]
         api.wait(cand)

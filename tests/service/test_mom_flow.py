@@ -102,8 +102,16 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     r = math.sqrt(2 * math.log(2 / 0.05) * (0.25 / 14 + 0.25 / 2))
     c = cmp["candidates"][0]
     assert abs(c["delta"] - delta) < 1e-12
-    assert abs(c["interval"]["ci"][0] - max(-1, delta - r)) < 1e-9 and abs(c["interval"]["ci"][1] - min(1, delta + r)) < 1e-9
-    assert c["claim"] == ("improvement" if delta - r > 0 else "regression" if delta + r < 0 else "inconclusive")
+    hoeffding = c["intervals"]["hoeffding"]        # REP-6's interval, shown beside the claim (a new plan: betting)
+    assert abs(hoeffding["ci"][0] - max(-1, delta - r)) < 1e-9 and abs(hoeffding["ci"][1] - min(1, delta + r)) < 1e-9
+    assert c["claims_by_rule"]["hoeffding"] == ("improvement" if delta - r > 0 else "regression" if delta + r < 0
+                                                else "inconclusive")
+    assert "seed's conservative interval" in hoeffding["label"] and hoeffding["makes_claim"] is False
+    # the baseline is the stronger of the baseline run's two singles: the claim is adjusted for that choice
+    assert c["claim_rule"] == "betting" and c["selection"]["k"] == 2 and cmp["selection"]["singles"] == ["strong", "weak"]
+    lo, hi = c["interval"]["ci"]
+    assert c["interval"]["selection_adjusted"] and c["claim"] == ("improvement" if lo > 0 else "regression" if hi < 0
+                                                                  else "inconclusive")
     base_cost = _cost([e for e in base_log if e["model"] == best])
     mom_cost = _cost(mom_log)
     s = c["savings"]["principal"]

@@ -59,6 +59,7 @@ class RouterFacts(BaseModel):
     delta: float
     ci: list[float] | None
     rule: str
+    selection: str | None = None       # how the claim holds across choosing the baseline (issue 28)
     claim: str
     claim_text: str
     evidence: str
@@ -103,10 +104,12 @@ def routing_facts(cmp: dict[str, Any], report: dict[str, Any] | None = None,
         lat = {k: v for k, v in ((c["target_id"], _latency(report, c["target_id"])),
                                  (base["target_id"], _latency(base_report or report, base["target_id"]))) if v}
         hev = c.get("config_hash_evidence") or {}
+        sel = c.get("selection") or {}
         out.append(RouterFacts(
             router=c["target_id"], baseline=base["target_id"], baseline_run=cmp["baseline_run"]["run_id"],
             same_run=cmp["baseline_run"]["run_id"] == cmp["candidate_run"]["run_id"], n=c["n"], delta=c["delta"],
             ci=(c.get("interval") or {}).get("ci"), rule=c.get("claim_rule") or cmp.get("claim_rule") or "hoeffding",
+            selection=f"adjusted for choosing the strongest of K = {sel['k']} singles" if sel.get("adjusted") else None,
             claim=c["claim"], claim_text=text, evidence=ev.get("label") or "unknown", formal=bool(ev.get("formal")),
             micro_delta=c.get("micro_delta"),
             savings=[Saving(scope=k, **{f: c["savings"][k].get(f) for f in ("candidate_usd", "baseline_usd",
@@ -145,8 +148,9 @@ def fact_lines(f: RouterFacts) -> list[str]:
             return f"{SCOPE_TEXT[s.scope]} unknown ({s.reason})"
         return f"{SCOPE_TEXT[s.scope]} {s.saving_pct:.1f}% ({_f(s.candidate_usd, '{:.5f}')} vs " \
                f"{_f(s.baseline_usd, '{:.5f}')} USD)"
+    adjusted = f", {f.selection}" if f.selection else ""
     lines = [f"Does routing pay? {f.router} vs {f.baseline} (the strongest single model {where}): {f.claim.upper()}",
-             f"  Δ macro quality {f.delta:+.3f} {_ci(f.ci)} (95% paired {f.rule} interval, {f.n} paired cases; "
+             f"  Δ macro quality {f.delta:+.3f} {_ci(f.ci)} (95% paired {f.rule} interval{adjusted}, {f.n} paired cases; "
              f"micro Δ per case {_f(f.micro_delta, '{:+.3f}')}): {f.claim_text}.",
              f"  evidence: {f.evidence}",
              "  cost saving: " + "; ".join(saving(s) for s in f.savings) + ".",

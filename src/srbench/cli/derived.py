@@ -58,6 +58,8 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
                     "detectable" if d.get("cases_per_benchmark") else d["note"])
             out.append(f"{c['target_id']}: inconclusive — the interval's half-width is ±{d['half_width']:.3f}, "
                        f"so Δ {c['delta']:+.3f} cannot be told from zero; {tail}.")
+        elif c["claim"] == "inconclusive" and c.get("planning"):
+            out.append(_planned(c))
         p = c.get("primary")
         if p and p.get("claim") is not None:
             ci = p["interval"]["ci"]
@@ -74,6 +76,20 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
     out.append("saving = principal (subject) cost; saving total also counts judge/simulator calls; cache-neutral "
                "prices every input token as uncached (REP-3).")
     return out
+
+
+def _planned(c: dict[str, Any]) -> str:
+    """An inconclusive claim of a rule other than Hoeffding, explained by its planning (claims.assess)."""
+    lo, hi = c["interval"]["ci"]
+    plan = c["planning"]["at_observed_ties"]
+    need = plan["needed_for_effect"]
+    tail = "more than 10⁴ times these cases" if need is None else (
+        f"about {need['total']} cases in all (cases per benchmark: "
+        + ", ".join(f"{b} {k}" for b, k in need["per_benchmark"].items()) + ")")
+    k = f", against K = {plan['singles']} singles" if plan.get("singles", 1) > 1 else ""
+    return (f"{c['target_id']}: inconclusive — the interval's half-width is ±{(hi - lo) / 2:.3f}, so Δ {c['delta']:+.3f} "
+            f"cannot be told from zero; {tail} would detect +{100 * plan['effect']:.1f} points with "
+            f"{100 * plan['power']:.0f}% power at the observed tie rate ({plan['rule']}{k}).")
 
 
 def _usd(v: Any) -> str:

@@ -115,12 +115,18 @@ class EarlyStop(BaseModel):
 class Statistics(BaseModel):
     """What the claims rest on, declared before the run (REP-6, REP-7): the rule whose interval makes
     the claim, the non-inferiority margin, the primary benchmarks whose weighted difference makes the
-    formal claim (the others are secondary), what sample-size planning assumes, and early stopping.
-    Fields left at their defaults (claim_rule hoeffding, planning, no early stop) are not serialised,
-    so a plan that declares only a margin or primary benchmarks hashes as before they existed."""
+    formal claim (the others are secondary), what sample-size planning assumes, early stopping, and
+    whether claims hold across choosing the baseline as the strongest of K singles (`stages/selection`).
+    Fields left at their defaults (claim_rule hoeffding, baseline_selection ignored, planning, no early
+    stop) are not serialised, so a plan that declares only a margin or primary benchmarks hashes as
+    before they existed. These defaults are what a stored plan without the field means; a *new* plan
+    gets `NEW_PLAN_STATISTICS` recorded explicitly (`Manifest`), so old plans keep their digests."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     claim_rule: Literal["hoeffding", "betting"] = "hoeffding"
+    baseline_selection: Literal["ignored", "adjusted"] = Field(
+        default="ignored", description="adjusted: a claim against the strongest of K measured single targets "
+                                       "holds its error rate across that choice (issue 28)")
     margin: float | None = Field(default=None, ge=0, le=1, description="non-inferiority margin (REP-7)")
     primary_benchmarks: list[str] | None = Field(default=None, min_length=1,
                                                  description="benchmarks of the primary claim (default: all)")
@@ -147,6 +153,8 @@ class Statistics(BaseModel):
         if isinstance(data, dict):
             if data.get("claim_rule") == "hoeffding":
                 data.pop("claim_rule")
+            if data.get("baseline_selection") == "ignored":
+                data.pop("baseline_selection")
             if data.get("planning") == Planning().model_dump(mode="json"):
                 data.pop("planning")
             if data.get("early_stop") is None:
@@ -154,8 +162,14 @@ class Statistics(BaseModel):
         return data
 
 
+# What a new plan claims with when its manifest does not say (issue 28): the anytime-valid betting
+# sequence (REP-6's Hoeffding interval is still computed and shown beside it) and selection-aware claims.
+NEW_PLAN_STATISTICS: dict[str, Any] = {"claim_rule": "betting", "baseline_selection": "adjusted"}
+
+
 class Manifest(BaseModel):
-    """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan."""
+    """What the user writes (YAML or JSON). `plan` validates it and freezes it into a Plan; the
+    statistics fields it leaves out get `NEW_PLAN_STATISTICS`, recorded in the plan."""
 
     model_config = ConfigDict(extra="forbid")
     version: Literal["sr-bench-1.0"]
@@ -170,12 +184,19 @@ class Manifest(BaseModel):
     targets: list[TargetEntry] = Field(min_length=1)
     sampling: dict[str, Any] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
-    statistics: Statistics | None = None
+    statistics: Statistics | None = Field(default=None, validate_default=True)
 
     @field_validator("sampling")
     @classmethod
     def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
         return check_generation_params(v, "sampling")
+
+    @field_validator("statistics", mode="before")
+    @classmethod
+    def _new_plan_defaults(cls, v: Any) -> Any:
+        if v is None:
+            return dict(NEW_PLAN_STATISTICS)
+        return {**NEW_PLAN_STATISTICS, **v} if isinstance(v, dict) else v
 
 
 class BenchmarkOptions(BaseModel):

@@ -10,6 +10,9 @@ with the baseline on that prefix and asks `stopping.decide`:
   single target on the prefix (exact weighted quality, ties as in compare, REP-5);
 - with `baseline_run`: every target of the run is a candidate against the strongest single target
   of that finished run on its full case set (REP-5), chosen once before the first dispatch.
+A plan with `baseline_selection: adjusted` (new plans) decides on the claim compare will make: with
+K > 1 singles to choose among, `selection.decide_selected` on the candidate's differences against
+every one of them (the intersection–union lower bound, the Bonferroni α/K upper bound).
 When every candidate is settled or unreachable, `RunControl.early_stop` is set: no new subject call
 is sent (calls in flight finish, and their judges still run). The run ends `stopped_early`, and the
 run's `extra.early_stop` records the decision, the cells never sent and an estimate of the money
@@ -34,13 +37,18 @@ from srbench.stages.compare import AUX_COST_FIELDS, NotComparable, choose_baseli
 from srbench.stages.dispatch import Cell, RunControl
 from srbench.stages.grade import grade_cell
 from srbench.stages.results import all_rows
+from srbench.stages.selection import ADJUSTMENT, decide_selected
 from srbench.stages.stopping import decide, dispatch_order, look_step, statistics_of
 
 __all__ = ["StopMonitor", "check_baseline_run"]
 
 
-def _baseline_rows(manager: Any, plan: dict[str, Any]) -> tuple[str, dict[str, dict[str, Any]]]:
-    """(strongest single target id, its rows by case id) of the declared baseline run; InvalidInput if unusable."""
+Baseline = tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, dict[str, Any]]]]
+
+
+def _baseline_rows(manager: Any, plan: dict[str, Any]) -> Baseline:
+    """(strongest single target id, its rows by case id, every single's rows by target then case id) of
+    the declared baseline run; InvalidInput if unusable."""
     run_id = statistics_of(plan)["early_stop"]["baseline_run"]
     try:
         run = manager.get(run_id)
@@ -60,7 +68,12 @@ def _baseline_rows(manager: Any, plan: dict[str, Any]) -> tuple[str, dict[str, d
     except NotComparable as exc:
         raise InvalidInput(f"statistics.early_stop.baseline_run {run_id}: {exc.message}",
                            code="invalid_baseline_run") from None
-    return best, bby[best]
+    singles = {pt["target"]["id"] for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
+    return best, bby[best], {t: bby[t] for t in sorted(singles)}
+
+
+def _ok(row: dict[str, Any]) -> int:
+    return int(row["state"] == "completed" and row["correct"] is True)
 
 
 def check_baseline_run(manager: Any, plan: dict[str, Any]) -> None:
@@ -108,7 +121,7 @@ class StopMonitor:
     """One live run's stopping rule (see the module docstring)."""
 
     def __init__(self, manager: Any, run_id: str, plan: dict[str, Any], cases: list[Case], control: RunControl,
-                 baseline: tuple[str, dict[str, dict[str, Any]]] | None) -> None:
+                 baseline: Baseline | None) -> None:
         self.manager, self.run_id, self.plan, self.control = manager, run_id, plan, control
         self.stats = statistics_of(plan)
         ordered = dispatch_order(plan, cases)
@@ -175,13 +188,25 @@ class StopMonitor:
                 self.next_look = self.prefix + self.step
                 await self._look()
 
+    def _singles(self) -> list[Callable[[str], int]]:
+        """The outcome of a case for every single the baseline is chosen among (REP-5's K)."""
+        def stored(rows: dict[str, dict[str, Any]]) -> Callable[[str], int]:
+            return lambda c: _ok(rows[c])
+
+        def live(t: str) -> Callable[[str], int]:
+            return lambda c: int(self.outcomes[t][c]["correct"] is True)
+
+        if self.baseline is not None:
+            return [stored(rows) for rows in self.baseline[2].values()]
+        return [live(t) for t, k in self.kinds.items() if k == "single"]
+
     def _pairs(self) -> list[tuple[str, str, Callable[[str], int]]]:
         """(candidate, baseline target, baseline outcome of a case) for the current prefix."""
         if self.baseline is not None:
-            best, rows = self.baseline
+            best, rows, _ = self.baseline
 
             def frozen(c: str) -> int:
-                return int(rows[c]["state"] == "completed" and rows[c]["correct"] is True)
+                return _ok(rows[c])
 
             return [(t, best, frozen) for t in self.kinds]
         keep = {c for c, _ in self.order[: self.prefix]}
@@ -197,10 +222,18 @@ class StopMonitor:
         margin = self.stats["margin"]
         cases = [c for c, _ in self.order[: self.prefix]]
 
+        singles = self._singles() if self.stats.get("baseline_selection") == "adjusted" else []
+
         def run() -> list[dict[str, Any]]:
             out = []
             for cand, best, base in self._pairs():
-                d = [int(self.outcomes[cand][c]["correct"] is True) - base(c) for c in cases]
+                mine = [int(self.outcomes[cand][c]["correct"] is True) for c in cases]
+                if len(singles) > 1:        # the claim compare will make: against every single (issue 28)
+                    ds = [[m - f(c) for m, c in zip(mine, cases, strict=True)] for f in singles]
+                    out.append({"target_id": cand, "baseline_target_id": best, "selection": {
+                        "k": len(singles), "adjustment": ADJUSTMENT}, **decide_selected(ds, self.design, margin)})
+                    continue
+                d = [m - base(c) for m, c in zip(mine, cases, strict=True)]
                 out.append({"target_id": cand, "baseline_target_id": best, **decide(d, self.design, margin)})
             return out
         decisions = await asyncio.to_thread(run)

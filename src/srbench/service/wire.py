@@ -232,25 +232,38 @@ def wire_report(report: dict[str, Any], digest: str, cache_hit: bool, explain: s
     return out
 
 
+def _upstream_interval(c: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """What upstream's `quality_delta_ci95` fields carry: REP-6's weighted Hoeffding interval (the seed's
+    conservative interval) and its qualification, whichever interval makes sr-bench's claim (`claim`,
+    `claim_rule`, `claim_ci95` beside them); a claim blocked by evidence stays blocked."""
+    hoeffding = (c.get("intervals") or {}).get("hoeffding")
+    if hoeffding is None or hoeffding.get("makes_claim"):
+        return c.get("interval") or {}, c.get("claim")
+    said = (c.get("claims_by_rule") or {}).get("hoeffding")
+    return hoeffding, c["claim"] if c.get("claim") == "blocked" else said
+
+
 def wire_comparison(cmp: dict[str, Any], base_report: dict[str, Any], cand_report: dict[str, Any],
                     digest: str, cache_hit: bool, explain: str) -> dict[str, Any]:
     """sr-bench's comparison with upstream's fields beside it: the runs, their targets' metrics, the
-    baseline selection and one `comparisons` row per candidate target (Δ, its interval under the claim
-    rule, the stratified bootstrap interval, savings, wins/losses/ties)."""
+    baseline selection and one `comparisons` row per candidate target (Δ with REP-6's Hoeffding interval
+    as upstream has it and sr-bench's claim beside it, the stratified bootstrap interval, savings,
+    wins/losses/ties)."""
     base = cmp["baseline"]
     tied = base.get("tied_strongest") or []
     principal = {c["target_id"]: c["savings"]["principal"] for c in cmp["candidates"]}
     neutral = {c["target_id"]: c["savings"]["cache_neutral"] for c in cmp["candidates"]}
     rows = []
     for c in cmp["candidates"]:
-        interval = c.get("interval") or {}
+        interval, qualification = _upstream_interval(c)
         boot = c.get("bootstrap") or {}
         p, n = principal[c["target_id"]], neutral[c["target_id"]]
         rows.append({
             "baseline_target_id": base["target_id"], "candidate_target_id": c["target_id"], "paired_cases": c["n"],
             "quality_delta": c["delta"], "quality_delta_ci95": interval.get("ci"),
             "quality_delta_ci95_method": interval.get("method") or cmp.get("claim_rule"),
-            "quality_delta_ci95_qualification": c.get("claim"),
+            "quality_delta_ci95_qualification": qualification,
+            "claim": c.get("claim"), "claim_rule": c.get("claim_rule"), "claim_ci95": (c.get("interval") or {}).get("ci"),
             "quality_delta_bootstrap_ci95": boot.get("ci"),
             "cost_saving_percent": p.get("saving_pct"), "baseline_cost_usd": p.get("baseline_usd"),
             "candidate_cost_usd": p.get("candidate_usd"),

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from srbench.benchmarks import all_benchmarks
-from srbench.stages.betting import Design, interleave, make_design, reach_bounds
+from srbench.stages.betting import Design, bounds, interleave, make_design, reach_bounds
 
-__all__ = ["profile_design", "draw", "simulate"]
+__all__ = ["profile_design", "draw", "simulate", "draw_singles", "simulate_selection"]
 
 
 def profile_design(profile: str = "standard", alpha: float = 0.05) -> Design:
@@ -77,3 +77,47 @@ def simulate(design: Design, *, tie_rate: float, delta: float | Sequence[float],
                      "calls_saved": float(1 - np.mean(at[first]) / design.size),
                      "stopped_unreachable": float(np.mean(unreachable[rows, first] & ~settled[rows, first]))},
     }
+
+
+def draw_singles(rng: np.random.Generator, reps: int, design: Design, singles: int, tie_rate: float,
+                 delta: float) -> np.ndarray:
+    """(singles, reps, N) paired differences of a router against K equally strong singles, exchangeable:
+    a share f = min(1, 2(1 − τ)) of the cases is contested — there every single is right with
+    probability ½ and the router with ½ + δ/f, all independently — and on the others all agree. Each
+    pair then has tie rate τ and difference δ (τ ≥ ½ up to δ²/2); two pairs correlate about ½."""
+    share = min(1.0, 2.0 * (1.0 - tie_rate))
+    if not 0 <= delta / share <= 0.5 or tie_rate < (1 - (delta / share) ** 2) / 2 - 1e-12:
+        raise ValueError("draw_singles models 0 ≤ δ ≤ 1 − τ with a tie rate of at least one half")
+    contested = rng.random((reps, design.size)) < share
+    router = rng.random((reps, design.size)) < 0.5 + delta / share
+    out = np.empty((singles, reps, design.size), dtype=np.int8)
+    for k in range(singles):
+        single = rng.random((reps, design.size)) < 0.5
+        out[k] = np.where(contested, router.astype(np.int8) - single.astype(np.int8), 0)
+    return out
+
+
+def simulate_selection(design: Design, *, singles: int, tie_rate: float, delta: float, reps: int, seed: int,
+                       looks: int | None = 50) -> dict[str, Any]:
+    """Claims against the strongest of K singles (`draw_singles`): the unadjusted rule (the betting
+    interval against the single that measured best) and the selection-adjusted one (`stages/selection`),
+    each with its running intersection over `looks` evenly spaced prefixes (None: every prefix)."""
+    rng = np.random.default_rng(seed)
+    d = draw_singles(rng, reps, design, singles, tie_rate, delta)
+    at = None if looks is None else np.unique(np.linspace(len(design.names), design.size, looks).astype(np.int64))
+    upper_design = make_design([design.names[k] for k in design.strata],
+                               dict(zip(design.names, design.weights, strict=True)), design.alpha / singles)
+    lo, hi, hi_k = (np.empty((singles, reps)) for _ in range(3))
+    for k in range(singles):
+        x = d[k].astype(float)
+        low, high = bounds(x, design, at)
+        lo[k], hi[k] = low.max(axis=1), high.min(axis=1)
+        hi_k[k] = bounds(x, upper_design, at)[1].min(axis=1) if singles > 1 else hi[k]
+    chosen = (d.astype(float) @ design.c).argmin(axis=0)       # the single that measured strongest
+    rows = np.arange(reps)
+    return {"singles": singles, "tie_rate": tie_rate, "delta": delta, "reps": reps, "cases": design.size,
+            "looks": "every prefix" if at is None else int(at.size),
+            "unadjusted": {"improvement": float(np.mean(lo[chosen, rows] > 0)),
+                           "regression": float(np.mean(hi[chosen, rows] < 0))},
+            "adjusted": {"improvement": float(np.mean(lo.min(axis=0) > 0)),
+                         "regression": float(np.mean(hi_k.min(axis=0) < 0))}}

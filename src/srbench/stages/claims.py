@@ -10,6 +10,12 @@ non-inferiority verdict (lower bound > −margin, REP-7) and the planning; the o
 and claim are shown beside it (`intervals`, `claims_by_rule`). An inconclusive claim carries
 `planning`: `power.power_plan` at the planned sizes, once at the observed tie rate and once at the
 plan's assumed one.
+
+A plan that records `baseline_selection: adjusted` (every new plan) also gets `selection` (K and the
+adjustment); when the baseline was chosen among K > 1 singles, `interval` is the selection-adjusted
+interval of the claim rule (`stages/selection`), which makes the claim and the non-inferiority
+verdict; the rule's plain interval against the chosen baseline stays in `intervals`, and Hoeffding is
+labelled as the seed's conservative interval. Planning then plans that claim (running intersection, K).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from srbench.errors import InvalidInput
 from srbench.stages.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.paired import claim, non_inferiority, weighted_hoeffding
 from srbench.stages.power import power_plan
+from srbench.stages.selection import SEED_LABEL, PairDiffs, adjusted_interval, summary
 
 LABELS = {"hoeffding": "weighted Hoeffding (REP-6): fixed size, ignores ties",
           "betting": "stratified betting confidence sequence: anytime-valid, tighter when pairs tie"}
@@ -36,17 +43,20 @@ def _counts(design: Design) -> dict[str, int]:
 
 
 def _planning(design: Design, weights: Mapping[str, float], rule: str, tie_rate: float,
-              planning: Mapping[str, Any], margin: float | None) -> dict[str, Any]:
+              planning: Mapping[str, Any], margin: float | None, singles: int | None) -> dict[str, Any]:
     counts = _counts(design)
     tie = min(MAX_TIE_RATE, tie_rate)
     return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning["effect"]), 1 - tie),
-                      margin=margin, power=float(planning["power"]))
+                      margin=margin, power=float(planning["power"]), singles=singles)
 
 
 def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
            weights: Mapping[str, float], *, rule: str, margin: float | None, formal: bool, label: str,
-           stopped: bool, planning: Mapping[str, Any], primary: Sequence[str] | None = None) -> dict[str, Any]:
-    """Both intervals and the declared rule's verdicts for one candidate."""
+           stopped: bool, planning: Mapping[str, Any], primary: Sequence[str] | None = None,
+           singles: Mapping[str, PairDiffs] | None = None) -> dict[str, Any]:
+    """Both intervals and the declared rule's verdicts for one candidate. `singles` (plans that adjust
+    for the baseline's selection): the differences against each of the K singles the baseline was
+    chosen among; with K > 1 the selection-adjusted interval (`stages/selection`) makes the claim."""
     hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
     bet = betting_interval(ordered, design)
     intervals = {"hoeffding": {**hoeff, "rule": "hoeffding", "label": LABELS["hoeffding"],
@@ -55,6 +65,16 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
     for name, iv in intervals.items():
         iv["makes_claim"] = name == rule
     declared = intervals[rule]
+    extra: dict[str, Any] = {}
+    k = None if singles is None else len(singles)
+    if singles is not None:
+        intervals["hoeffding"]["label"] = SEED_LABEL
+        extra["selection"] = summary(len(singles), list(singles), rule)
+        if len(singles) > 1:
+            declared = adjusted_interval(rule, singles, design, weights) or declared
+            intervals[rule]["makes_claim"] = False
+            if primary:
+                extra["primary_adjusted"] = adjusted_interval(rule, singles, design, weights, primary)
     verdict = claim(declared["ci"])
     low = declared["ci"][0]
     if margin is None:
@@ -71,13 +91,13 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
     plan_info = None
     if verdict == "inconclusive":
         plan_info = {"rule": rule, "observed_tie_rate": observed_tie, "planned_tie_rate": planning["tie_rate"],
-                     "at_observed_ties": _planning(design, weights, rule, observed_tie, planning, margin),
+                     "at_observed_ties": _planning(design, weights, rule, observed_tie, planning, margin, k),
                      "at_planned_ties": _planning(design, weights, rule, float(planning["tie_rate"]), planning,
-                                                  margin)}
+                                                  margin, k)}
     return {"interval": declared, "intervals": intervals, "claim_rule": rule, "claim_method": declared["method"],
-            "claim": verdict, "claims_by_rule": {k: claim(v["ci"]) for k, v in intervals.items()},
+            "claim": verdict, "claims_by_rule": {name: claim(v["ci"]) for name, v in intervals.items()},
             "non_inferiority": ni, "planning": plan_info,
-            "primary_betting": _primary_betting(ordered, design, weights, primary)}
+            "primary_betting": _primary_betting(ordered, design, weights, primary), **extra}
 
 
 def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[str, float],

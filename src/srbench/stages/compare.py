@@ -26,8 +26,11 @@ Eligibility (each refusal raises `NotComparable`, code `not_comparable`, with a 
   prefix. `nothing_measured`: that prefix is empty. `early_stop_needs_betting`: a run stopped early
   and the candidate's claim rule is `hoeffding`, which is not valid at a size the data chose.
 
-Claims (`claims.assess`): the candidate plan's `statistics.claim_rule` (default `hoeffding`, REP-6)
-makes the claim and the non-inferiority verdict; the other rule's interval is shown beside it. The
+Claims (`claims.assess`): the candidate plan's `statistics.claim_rule` (`hoeffding`, REP-6, when a
+stored plan does not say; every new plan records it, `betting` unless its manifest chose) makes the
+claim and the non-inferiority verdict; the other rule's interval is shown beside it. A plan with
+`baseline_selection: adjusted` (new plans) claims against the strongest of the baseline run's K single
+targets with `stages/selection`'s adjustment; the comparison's `selection` names K and the adjustment. The
 margin is the one the candidate plan declared (`statistics.margin`); one given to compare must equal
 it (`margin_conflict`) — REP-7 wants it declared in advance.
 
@@ -69,6 +72,9 @@ from srbench.stages.claims import assess, declared_margin, statistics_limitation
 from srbench.stages.exclusions import evaluation_notices
 from srbench.stages.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
 from srbench.stages.routing import routing_summary
+from srbench.stages.selection import limitation as selection_limitation
+from srbench.stages.selection import paired_diffs
+from srbench.stages.selection import summary as selection_summary
 from srbench.stages.source_labels import notices as source_notices
 from srbench.stages.stats import percentile, wilson
 from srbench.stages.stopping import analysis_order, measured_prefix, statistics_of
@@ -275,8 +281,10 @@ def _savings(scope: str, tied: list[dict[str, Any]], cand: float | None, blocked
 def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
                best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
                design: Design, stats: dict[str, Any], margin: float | None, formal: bool, label: str,
-               stopped: bool, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str]) -> dict[str, Any]:
-    """One candidate target against the baseline on the compared cases `order` (analysis order)."""
+               stopped: bool, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str],
+               singles: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """One candidate target against the baseline on the compared cases `order` (analysis order);
+    `singles`: every single of the baseline run, when the plan adjusts for choosing among them."""
     diffs: dict[str, list[int]] = {}
     ordered = []
     for case_id, bench in order:
@@ -297,8 +305,10 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                           "delta_interval": {"method": alone["method"], "ci": alone["ci"],
                                              "scope": "this benchmark's cases alone (descriptive, not the claim)"},
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
+    per_single = None if singles is None else {t: paired_diffs(cells, s, order) for t, s in singles.items()}
     verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
-                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"])
+                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"],
+                      singles=per_single)
     costs = _costs(cells, aux_absent)
     return {
         "target_id": tid, "kind": kind, "model": model, "n": len(ordered),
@@ -359,9 +369,14 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
         blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
     models = {pt["target"]["id"]: pt["target"] for pt in candidate_plan["targets"]}
+    singles = None
+    if stats.get("baseline_selection") == "adjusted":      # the K singles the baseline is chosen among
+        singles = {pt["target"]["id"]: bby[pt["target"]["id"]] for pt in baseline_plan["targets"]
+                   if pt["target"]["kind"] == "single"}
     candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights, order=compared,
                              design=design, stats=stats, margin=margin, formal=formal, label=label,
-                             stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent)
+                             stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent,
+                             singles=singles)
                   for t in models]
     for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
         t = models[c["target_id"]]
@@ -372,6 +387,13 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     if b_stop or c_stop:
         stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
                      "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
+    limitations = (_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
+                   + _operational_limitations(baseline_plan, candidate_plan)
+                   + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
+    extra: dict[str, Any] = {}
+    if singles is not None:
+        extra["selection"] = selection_summary(len(singles), list(singles), stats["claim_rule"])
+        limitations[0] = selection_limitation(len(singles))
     return {
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
         "baseline_run": _run_info(baseline, baseline_plan), "candidate_run": _run_info(candidate, candidate_plan),
@@ -386,9 +408,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                              "principal cost, then target id (REP-5)"},
         "savings_blocked": blocked,
         "candidates": candidates,
-        "limitations": _limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
-        + _operational_limitations(baseline_plan, candidate_plan)
-        + statistics_limitations(stats, statistics_of(baseline_plan), stop_info),
+        "limitations": limitations, **extra,
     }
 
 

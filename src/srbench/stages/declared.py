@@ -14,7 +14,10 @@ The manifest's ``statistics`` block (frozen into the plan) may declare the non-i
   CI = [max(−1, Δ_P − r_P), min(1, Δ_P + r_P)]), its claim, and its non-inferiority verdict against
   the declared margin (formal holdout only). When the plan's claim rule is `betting`, the betting
   interval over the primary benchmarks' cases (`claims.assess`: `primary_betting`) makes that claim
-  and verdict instead, the Hoeffding one kept beside it as `hoeffding_interval`.
+  and verdict instead, the Hoeffding one kept beside it as `hoeffding_interval`. When the baseline was
+  chosen among K > 1 singles and the plan adjusts for it, the claim rule's selection-adjusted interval
+  over the primary benchmarks (`claims.assess`: `primary_adjusted`) makes them, the plain one kept as
+  `unadjusted_interval`.
 """
 
 from __future__ import annotations
@@ -61,6 +64,11 @@ def _primary(c: dict[str, Any], primary: list[str], weights: dict[str, Any], mar
     if c.get("claim_rule") == "betting" and bet:    # the plan's claim rule makes the primary claim too
         ci = bet["ci"]
         out.update(interval=bet, hoeffding_interval=hoeffding, claim=claim(ci), claim_rule="betting")
+    adjusted = c.get("primary_adjusted")
+    if adjusted:                                    # chosen among K singles: the adjusted interval claims
+        ci = adjusted["ci"]
+        out.update(unadjusted_interval=out["interval"], interval=adjusted, claim=claim(ci),
+                   claim_rule=adjusted["rule"])
     if margin is not None and formal:
         out["non_inferior"] = non_inferiority(ci[0], margin)
     return out

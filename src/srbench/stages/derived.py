@@ -50,7 +50,7 @@ def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     return out
 
 
-COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v1", _compare)
+COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2", _compare)  # declared-v2: primary_adjusted
 
 
 def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,

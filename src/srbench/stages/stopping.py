@@ -1,7 +1,8 @@
 """Stopping a paid run early, validly: the plan's statistics block, the dispatch order, the measured
 prefix, and the decision at a look. Pure functions; the service's monitor and `compare` share them.
 
-- `statistics_of(plan)`: the declared block, or its defaults (Hoeffding makes claims, no stop).
+- `statistics_of(plan)`: the declared block, or its defaults (Hoeffding makes claims, no stop, the
+  baseline's selection ignored: what a stored plan without those fields means).
 - `dispatch_order(plan, cases)`: with early stopping declared, the cases in `benchmark-interleave-v1`
   order (see `betting`); otherwise unchanged. The order is a function of the frozen plan, so the
   cases a stopped run measured are well defined: a prefix of it.
@@ -42,7 +43,9 @@ def statistics_of(plan: Mapping[str, Any]) -> dict[str, Any]:
     s = Statistics.model_validate(plan.get("statistics") or {})
     return {"claim_rule": s.claim_rule, "margin": s.margin, "primary_benchmarks": s.primary_benchmarks,
             "planning": s.planning.model_dump(mode="json"),
-            "early_stop": None if s.early_stop is None else s.early_stop.model_dump(mode="json")}
+            "early_stop": None if s.early_stop is None else s.early_stop.model_dump(mode="json"),
+            # present only when adjusted, so a plan from before the field reads (and compares) as it did
+            **({"baseline_selection": "adjusted"} if s.baseline_selection == "adjusted" else {})}
 
 
 def statistics_problems(plan: Mapping[str, Any]) -> list[str]:

@@ -69,8 +69,8 @@ async function createView(q) {
   const temperature = numberField("temperature", "temperature", 0, { step: "0.1", min: "0", max: "2" });
   const maxTokens = numberField("max-tokens", "max output tokens", "", { min: "1", placeholder: "model default" });
   const limits = LIMIT_FIELDS.map(([k, label, v, rule]) => [k, numberField("limit-" + k, label, v, { min: "0", step: "any" }), rule]);
-  const rule = h("select", { id: "claim-rule" }, h("option", { value: "hoeffding" }, "hoeffding (REP-6, fixed size)"),
-    h("option", { value: "betting" }, "betting (anytime-valid, tighter when pairs tie)"));
+  const rule = h("select", { id: "claim-rule" }, h("option", { value: "betting" }, "betting (default: anytime-valid, tighter when pairs tie)"),
+    h("option", { value: "hoeffding" }, "hoeffding (REP-6, the seed's conservative interval, fixed size)"));
   const margin = numberField("margin", "non-inferiority margin (declared in advance)", "", { min: "0", max: "1", step: "0.005", placeholder: "none" });
   const effect = numberField("effect", "planning: effect to detect", 0.05, { min: "0.001", max: "1", step: "0.01" });
   const ties = numberField("ties", "planning: assumed tie rate", 0.5, { min: "0", max: "0.99", step: "0.05" });
@@ -163,7 +163,7 @@ async function createView(q) {
       }
       const manifest = { version: "sr-bench-1.0", name: name.value.trim(), mode: mode.value, profile, seed: dataset.seed,
         cost_policy: policy.value, dataset: dataset.path ? { path: dataset.path, sha256: dataset.sha256 } : { sha256: dataset.sha256 }, targets: ids.map((id) => ({ id })), sampling, limits: lim };
-      if (mode.value === "live" && (rule.value !== "hoeffding" || margin.input.value !== "" || stopEarly.checked ||
+      if (mode.value === "live" && (rule.value !== "betting" || margin.input.value !== "" || stopEarly.checked ||
           Number(effect.input.value) !== 0.05 || Number(ties.input.value) !== 0.5)) {
         manifest.statistics = { claim_rule: rule.value, margin: margin.input.value === "" ? null : Number(margin.input.value),
           planning: { effect: Number(effect.input.value), tie_rate: Number(ties.input.value) }, early_stop: stopEarly.checked ? {} : null };

@@ -1,0 +1,168 @@
+"""Issue 28: claims with power by default, valid when the baseline is the strongest of K singles measured
+on the same cases. New plans record `claim_rule: betting` and `baseline_selection: adjusted`; plans frozen
+before keep their rule and reproduce their paired sections and comparisons digit for digit (pinned)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from srbench.schemas.plan import Manifest, Plan, Statistics
+from srbench.simulate.paired import profile_design, simulate_selection
+from srbench.stages.betting import betting_interval, interleave, make_design
+from srbench.stages.compare import compare_reports
+from srbench.stages.identity import content_digest
+from srbench.stages.in_run import paired_in_run
+from srbench.stages.power import power_at, power_plan
+from srbench.stages.selection import at_alpha, decide_selected
+from srbench.stages.stopping import decide, statistics_of
+
+PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 4.0}
+WEIGHTS = {"mmlu-pro": 10, "gpqa-diamond": 15}
+CS = [(f"m{i}", "mmlu-pro") for i in range(120)] + [(f"g{i}", "gpqa-diamond") for i in range(30)]
+TARGETS = [("s1", "single"), ("s2", "single"), ("s3", "single"), ("mom", "mom")]
+STANDARD = profile_design("standard")
+
+
+def frozen_plan(stats: dict[str, Any] | None, targets: list[tuple[str, str]] = TARGETS) -> dict[str, Any]:
+    """A frozen plan as stored before issue 28 (`stats` None: no statistics block)."""
+    out = {"kind": "plan", "version": "sr-bench-1.0", "name": "old", "mode": "live", "profile": "standard",
+           "seed": 1, "cost_policy": "require_priced",
+           "dataset": {"case_count": len(CS), "benchmarks": sorted(WEIGHTS), "split": "holdout"},
+           "case_sha256": "c" * 64,
+           "targets": [{"target": {"id": t, "kind": k, "base_url": "http://x/v1", "model": t, "prices": {t: PRICE}},
+                        "effective_params": {}, "registered": True} for t, k in targets],
+           "sampling": {}, "limits": {}, "benchmark_weights": dict(WEIGHTS), "adapter_versions": {},
+           "grader_versions": {}, "total": len(CS) * len(targets), "plan_sha256": "p" * 64}
+    if stats is not None:
+        out["statistics"] = stats
+    return out
+
+
+def seeded_rows(targets: list[tuple[str, str]] = TARGETS) -> list[dict[str, Any]]:
+    rng = random.Random(28)
+    acc = {"s1": 0.6, "s2": 0.6, "s3": 0.55, "mom": 0.62}
+    return [{"cell_id": f"{c}:{t}", "seq": i, "case_id": c, "target_id": t, "benchmark": b, "state": "completed",
+             "correct": rng.random() < acc[t], "cost_usd": 0.01, "cache_neutral_cost_usd": 0.01, "usage": None,
+             "latency_s": 1.0, "ttft_s": 0.1}
+            for t, _ in targets for i, (c, b) in enumerate(CS)]
+
+
+def stub(plan: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "report", "run_id": "run-old", "status": "completed", "mode": "live", "early_stop": None,
+            "provenance": {"plan_sha256": plan["plan_sha256"]}}
+
+
+# content digests computed with the code before issue 28 (main at 86ff068), for the same plans and rows
+PINNED = {
+    "none": ("54ef3aef8f558a75777277f96357914242c07fe54bf464ae23857455e07a2f9b",
+             "3aeb91f8a9afc64d04218484ac086a2e02b06f2f2545efb688ca5ef7f2490817"),
+    "margin": ("f06d9f6b435fd8106458988320d687c87a6de1c9647590cf323dd848ae16bd0e",
+               "e42944a8a7c474629a727ae7a6818158c1264517be411bbc62171c14e7f7304c"),
+    "betting": ("3f85e3fb8ca78f30385653a6f2974447a5ce7edff58d26382cef4266ade18be2",
+                "e87c7453f00559581b184840bd4b1da5894f66d62d1002840ff17172b4d1cc6f"),
+}
+OLD_STATS = {"none": None, "margin": {"margin": 0.02}, "betting": {"claim_rule": "betting"}}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_old_frozen_plans_reproduce_their_report_and_comparison_digests(name):
+    plan, rows = frozen_plan(OLD_STATS[name]), seeded_rows()
+    paired = paired_in_run(plan, rows, "completed", "run-old")      # the report's `paired` section
+    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
+    assert (content_digest(paired), content_digest(cmp)) == PINNED[name]
+    assert "selection" not in paired and paired["claim_rule"] == (OLD_STATS[name] or {}).get("claim_rule", "hoeffding")
+
+
+def test_a_stored_plan_without_the_fields_keeps_its_rule_and_its_digest_while_a_new_one_records_them():
+    old = frozen_plan({"margin": 0.02})
+    again = Plan.model_validate({k: v for k, v in old.items() if k != "kind"} | {"kind": "plan"}).model_dump(mode="json")
+    assert again["statistics"] == {"margin": 0.02, "primary_benchmarks": None}     # nothing added: same hash
+    assert "statistics" not in Plan.model_validate(frozen_plan(None)).model_dump(mode="json")
+    assert statistics_of(old)["claim_rule"] == "hoeffding" and "baseline_selection" not in statistics_of(old)
+    m = {"version": "sr-bench-1.0", "profile": "quick", "seed": 1, "dataset": {"sha256": "a" * 64},
+         "targets": [{"id": "x"}]}
+    assert Manifest.model_validate(m).statistics == Statistics(claim_rule="betting", baseline_selection="adjusted")
+    chosen = Manifest.model_validate(m | {"statistics": {"claim_rule": "hoeffding"}}).statistics
+    assert chosen.claim_rule == "hoeffding" and chosen.baseline_selection == "adjusted"
+    assert Manifest.model_validate(m | {"statistics": {"early_stop": {}}}).statistics.claim_rule == "betting"
+
+
+def _order() -> list[str]:
+    names = [b for _, b in CS]
+    return [names[i] for i in interleave(names)]
+
+
+def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment():
+    plan = frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"})
+    rows = seeded_rows()
+    paired = paired_in_run(plan, rows, "completed", "run-new")
+    c = paired["candidates"][0]
+    assert paired["selection"]["k"] == 3 and paired["selection"]["singles"] == ["s1", "s2", "s3"]
+    assert c["selection"]["adjusted"] and "Bonferroni" in c["selection"]["adjustment"]
+    assert "K = 3" in paired["limitations"][0]
+    # by hand: the lower bound at α against each single, the upper at α/3, the smallest of each
+    by = {t: {r["case_id"]: r for r in rows if r["target_id"] == t} for t, _ in TARGETS}
+    order = [CS[i][0] for i in interleave([b for _, b in CS])]             # analysis order
+    design = make_design(_order(), WEIGHTS)
+    lows, highs = [], []
+    for s in ("s1", "s2", "s3"):
+        d = [int(by["mom"][x]["correct"]) - int(by[s][x]["correct"]) for x in order]
+        lows.append(betting_interval(d, design)["ci"][0])
+        highs.append(betting_interval(d, at_alpha(design, 0.05 / 3))["ci"][1])
+    assert c["interval"]["ci"] == [min(lows), min(highs)] and c["interval"]["makes_claim"] is True
+    assert c["intervals"]["betting"]["makes_claim"] is False                # the plain one, against s2 alone
+    assert c["intervals"]["betting"]["ci"][1] < c["interval"]["ci"][1]     # the adjusted one is wider
+    assert "seed's conservative interval" in c["intervals"]["hoeffding"]["label"]
+    assert c["planning"]["at_planned_ties"]["singles"] == 3
+
+
+def test_a_baseline_fixed_in_advance_is_not_adjusted():
+    one = [("s1", "single"), ("mom", "mom")]
+    plan = frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}, one)
+    c = paired_in_run(plan, seeded_rows(one), "completed", "run-new")["candidates"][0]
+    assert c["selection"] == {"k": 1, "singles": ["s1"], "rule": "betting", "adjusted": False,
+                              "adjustment": c["selection"]["adjustment"], "estimand": None}
+    assert c["interval"] == c["intervals"]["betting"]
+    assert c["interval"]["makes_claim"] is True
+
+
+def test_early_stopping_decides_on_the_same_adjusted_bounds():
+    design = make_design(_order(), WEIGHTS)
+    rng = random.Random(5)
+    d = [rng.choice((-1, 0, 0, 1)) for _ in range(90)]
+    assert decide_selected([d], design) == decide(d, design)                # K = 1: the old rule exactly
+    ds = [d, [rng.choice((-1, 0, 1)) for _ in range(90)], [1] * 90]
+    out = decide_selected(ds, design, margin=0.05)
+    # every single bounds the claim: the lower side is the smallest, the upper side the smallest at α/3
+    assert out["lower"] <= min(decide(x, design, 0.05)["lower"] for x in ds) + 1e-12
+    assert out["upper"] <= decide(ds[0], at_alpha(design, 0.05 / 3), 0.05)["upper"] + 1e-12
+
+
+def test_aa_false_regression_stays_below_2_5_percent_with_ten_equal_singles():
+    # the router and K = 10 equally strong singles (half the pairs tie): the single that measured strongest
+    # is the luckiest, so the unadjusted claim calls a false regression well above 2.5 %
+    out = simulate_selection(STANDARD, singles=10, tie_rate=0.5, delta=0.0, reps=300, seed=28, looks=200)
+    assert out["adjusted"]["regression"] <= 0.025 and out["adjusted"]["improvement"] <= 0.025, out
+    assert out["unadjusted"]["regression"] > 0.025, out
+
+
+def test_power_for_five_points_at_90_percent_ties_with_three_equal_singles():
+    out = simulate_selection(STANDARD, singles=3, tie_rate=0.9, delta=0.05, reps=600, seed=28, looks=200)
+    assert out["adjusted"]["improvement"] >= 0.5, out
+
+
+def test_planning_accounts_for_the_running_intersection_and_for_k():
+    counts = {b: int(n) for b, n in zip(STANDARD.names, STANDARD.counts, strict=True)}
+    weights = dict(zip(STANDARD.names, STANDARD.weights, strict=True))
+    terminal = power_at("betting", counts, weights, 0.9, 0.05)
+    running = [power_at("betting", counts, weights, 0.9, 0.05, singles=k) for k in (1, 3, 10)]
+    assert running[0] > terminal and running[0] > running[1] > running[2]
+    assert 0.5 < running[1] < 0.7          # simulated: 52-61 % (the two tests above, every-prefix runs)
+    old = power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05)
+    new = power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05, singles=3)
+    assert "singles" not in old and new["singles"] == 3 and "running intersection" in new["model"]
+    assert new["needed_for_effect"]["total"] > power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05,
+                                                          singles=1)["needed_for_effect"]["total"]
