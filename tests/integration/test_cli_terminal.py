@@ -159,7 +159,8 @@ def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[s
     flat = " ".join(out.split())
     facts = routing_facts(cli.json("compare", rid))[0]
     assert f"Does routing pay? mom vs big (the strongest single model of this run): {facts.claim.upper()}" in flat, out
-    assert f"Δ macro quality {facts.delta:+.3f}" in flat and "95% paired hoeffding interval" in flat, out
+    # a new plan claims by betting (issue 28)
+    assert f"Δ macro quality {facts.delta:+.3f}" in flat and "95% paired betting interval" in flat, out
     assert "evidence: dev" in flat and "cost saving: principal (model calls)" in flat
     assert "total (with judge/simulator calls)" in flat and "cache-neutral" in flat
     assert "model mix:" in flat and "latency p50/p95: mom" in flat, out

@@ -119,7 +119,9 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         big = head.locator("article.router .big").inner_text()
         lo, hi = router["interval"]["ci"]
         assert f"Δ macro quality {router['delta']:+.3f} [{lo:+.3f}, {hi:+.3f}]" in big
-        assert "95% paired hoeffding interval" in big and f"{router['n']} paired cases" in big
+        assert router["claim_rule"] == "betting" and router["selection"]["k"] == 2      # a new plan (issue 28)
+        assert ("95% paired betting interval, adjusted for choosing the strongest of K = 2 singles" in big
+                and f"{router['n']} paired cases" in big)
         savings = _texts(page, "section.headline article.router table >> nth=0 >> tbody tr")
         assert [s.split("\t")[0] for s in savings] == ["principal (the model calls)", "total (with judge/simulator calls)",
                                                        "cache-neutral (every input token uncached)"]

@@ -75,7 +75,8 @@ async function compareView(q) {
 function claimCells(c) {
   const other = c.claim_rule === "betting" ? "hoeffding" : "betting";
   const oi = (c.intervals || {})[other];
-  return [h("td", {}, fmt.signed(c.delta) + " " + fmt.ci(c.interval.ci) + " " + c.claim_rule),
+  const adjusted = c.selection && c.selection.adjusted ? ", adjusted for the strongest of K = " + c.selection.k : "";
+  return [h("td", {}, fmt.signed(c.delta) + " " + fmt.ci(c.interval.ci) + " " + c.claim_rule + adjusted),
     h("td", { class: "muted" }, oi ? fmt.ci(oi.ci) + " " + other + (oi.valid ? "" : " (not valid after the stop)") : "—"),
     h("td", { class: "claim-" + c.claim }, c.claim + " (" + c.claim_rule + ")")];
 }

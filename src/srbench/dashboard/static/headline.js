@@ -79,6 +79,11 @@ async function routingPays(box, run, q, isCurrent) {
     section("What this comparison does not cover (" + cmp.limitations.length + ")", h("ul", {}, cmp.limitations.map((l) => h("li", {}, l))), false)));
 }
 
+// How the claim holds across choosing the baseline among K singles (issue 28; the CLI says the same).
+function adjusted(c) {
+  return c.selection && c.selection.adjusted ? ", adjusted for choosing the strongest of K = " + c.selection.k + " singles" : "";
+}
+
 function routerBlock(cmp, c, report, baseReport) {
   const base = cmp.baseline;
   const where = cmp.baseline_run.run_id === cmp.candidate_run.run_id ? "the strongest single model of this run"
@@ -90,7 +95,7 @@ function routerBlock(cmp, c, report, baseReport) {
   return h("article", { class: "router" },
     h("h3", {}, c.target_id + " vs " + base.target_id + " — ", claimWord(c)),
     h("p", { class: "big" }, "Δ macro quality ", h("strong", {}, fmt.signed(c.delta)), " " + fmt.ci(c.interval.ci),
-      h("span", { class: "muted" }, " 95% paired " + rule + " interval · " + c.n + " paired cases · baseline: " + where)),
+      h("span", { class: "muted" }, " 95% paired " + rule + " interval" + adjusted(c) + " · " + c.n + " paired cases · baseline: " + where)),
     h("p", {}, "The router is " + verdict + ". Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) +
       " (" + base.target_id + "); micro Δ (every case weighted equally) " + fmt.signed(c.micro_delta) + "; " + c.wins + " cases only the router got right, " +
       c.losses + " only " + base.target_id + ", " + c.ties + " ties."),
