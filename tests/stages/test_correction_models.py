@@ -79,3 +79,18 @@ def test_usage_correction_bytes_unchanged(tmp_path):
 PRICE_DIGEST = "b3:fdc5fb9985410558fc148d2cdf5f81266e84d1beb4c1bba331a6a438c63e9fcf"
 USAGE_DIGEST = "b3:e8111d0b7808727d6db40842755123e21f15ef110f284a8c93ba0b2151bae845"
 REROUTED_DIGEST = "b3:1131706f1a62d28d806a2d2b26ca06e7f857f4cc42141843de799bdc036f636d"
+
+
+def test_the_models_are_frozen_and_document_every_field():
+    from pydantic import ValidationError
+
+    from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
+
+    for model in (PriceCorrection, UsageCorrection, UsageRow):
+        undocumented = [n for n, f in model.model_fields.items() if not f.description]
+        assert not undocumented, (model.__name__, undocumented)
+    body = price_correction(RUN, PLAN, {"large": {"m-large": PRICES}}, None)
+    model = PriceCorrection.model_validate(body)
+    with pytest.raises(ValidationError):
+        model.reason = "changed"                      # type: ignore[misc]
+    assert model.model_dump(mode="json", by_alias=True) == body

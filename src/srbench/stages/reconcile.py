@@ -30,6 +30,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
+from srbench.schemas.corrections import UsageCorrection, UsageRow
 from srbench.schemas.target import Target
 from srbench.stages.reprice import apply_prices
 from srbench.targets import routers
@@ -134,17 +135,16 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
 
     def known(key: str) -> float:
         return float(sum(r[key] for r in rows if r[key] is not None))
-    body = {"kind": "usage-correction", "schema": 1, "version": ACCOUNTING_VERSION,
-            "metering_version": params["metering"], "run_id": params["run_id"], "plan": inputs["plan"],
-            "rows": rows, "verified_count": count["verified"], "changed_count": count["changed"],
-            "unverifiable_count": count["unverifiable"], "old_known_cost_usd": known("old_cost_usd"),
-            "new_known_cost_usd": float(sum((r["new_cost_usd"] if r["status"] != "unverifiable" else r["old_cost_usd"])
-                                            or 0.0 for r in rows)),
-            "qualified": count["unverifiable"] == 0, "model_requests": 0}
-    if params.get("routers"):
-        body["routers"] = dict(sorted(params["routers"].items()))
-    body["evidence"] = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
-    return body
+    body = UsageCorrection(
+        version=ACCOUNTING_VERSION, metering_version=params["metering"], run_id=params["run_id"], plan=inputs["plan"],
+        rows=[UsageRow.model_validate(r) for r in rows], verified_count=count["verified"],
+        changed_count=count["changed"], unverifiable_count=count["unverifiable"],
+        old_known_cost_usd=known("old_cost_usd"),
+        new_known_cost_usd=float(sum((r["new_cost_usd"] if r["status"] != "unverifiable" else r["old_cost_usd"])
+                                     or 0.0 for r in rows)),
+        qualified=count["unverifiable"] == 0, routers=dict(sorted(params["routers"].items())) if params.get("routers")
+        else None, evidence=hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest())
+    return body.stored()
 
 
 RECONCILE = Rule("reconcile-usage", ACCOUNTING_VERSION, _reconcile)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
+from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.target import Prices
 
 PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
@@ -43,8 +44,8 @@ def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, rea
                 problems.append(f"{tid}.{model}: {exc.errors()[0]['msg']}")
     if problems:
         raise InvalidInput("prices: " + "; ".join(problems))
-    return {"kind": "price-correction", "schema": 1, "version": PRICE_CORRECTION_VERSION, "run_id": run["id"],
-            "plan_sha256": plan["plan_sha256"], "prices": out, "reason": reason, "model_requests": 0}
+    return PriceCorrection(version=PRICE_CORRECTION_VERSION, run_id=run["id"], plan_sha256=plan["plan_sha256"],
+                           prices=out, reason=reason).model_dump(mode="json", by_alias=True)
 
 
 def apply_prices(plan: dict[str, Any], correction: dict[str, Any] | None) -> dict[str, Any]:
