@@ -101,6 +101,25 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
     assert len(rec["eligible"]) == p["pending"] and rec["parent_snapshot"]["status"] == "stopped_early"
 
 
+def test_a_stop_against_the_strongest_of_two_singles_decides_on_the_adjusted_claim(api, dataset) -> None:
+    # issue 28: a new plan (no claim_rule written) with two singles decides as compare claims: against both
+    with _sim(dataset) as sim:
+        weak = {"id": "weak", "kind": "single", "base_url": sim.v1_url, "model": "weak", "prices": {"weak": PRICE}}
+        api.ok("POST", "/targets", {"targets": [*_targets(sim), weak]})
+        m = manifest(dataset, [{"id": "strong"}, {"id": "weak"}, {"id": "mom"}], statistics={"early_stop": {}})
+        planned = api.ok("POST", "/plans", {"manifest": m})
+        assert planned["planning"]["singles"] == 2 and planned["planning"]["declared"]["singles"] == 2
+        run = api.wait(api.ok("POST", "/runs", {"manifest": planned["manifest"]})["id"], timeout=60)
+    assert run["status"] == "stopped_early"
+    rep = api.ok("GET", f"/runs/{run['id']}/report")
+    (decision,) = rep["early_stop"]["decisions"]
+    assert decision["verdict"] == "regression" and decision["selection"]["k"] == 2
+    (cand,) = rep["paired"]["candidates"]
+    assert cand["claim"] == "regression" and cand["selection"]["k"] == 2 and cand["interval"]["selection_adjusted"]
+    assert rep["paired"]["selection"]["singles"] == ["strong", "weak"]
+    assert cand["interval"]["ci"][1] <= decision["upper"] + 1e-12 < 1e-12
+
+
 def test_declared_baseline_run_and_compare_on_the_prefix(api, dataset) -> None:
     with _sim(dataset) as sim:
         api.ok("POST", "/targets", {"targets": _targets(sim)})
