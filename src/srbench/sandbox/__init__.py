@@ -2,7 +2,8 @@
 
 ``open_sandbox()`` picks the backend: ``SR_BENCH_SANDBOX`` = ``docker`` | ``bwrap`` | ``auto``
 (default: Docker when an engine answers at ``DOCKER_HOST`` and the build has an image, else
-bubblewrap). Every execution has no network, a read-only root, a writable tmpfs scratch only, uid
+bubblewrap; ``ray``, never picked by ``auto``: each execution a task on a Ray cluster's worker
+hosts, `ray_backend`). Every execution has no network, a read-only root, a writable tmpfs scratch only, uid
 10001, memory / pids / CPU / wall limits and capped output; one fresh sandbox per problem. Verdicts
 (`verdicts`) are passed / failed / wrong_answer / time_limit / runtime_error / memory_limit /
 sandbox_error, and a sandbox fault (`SandboxFault`) is never the program's failure. The `Receipt`
@@ -24,8 +25,13 @@ def open_sandbox(backend: str | None = None, directory: Path | None = None) -> S
     """The sandbox to grade with; SandboxUnavailable saying what is missing otherwise."""
     choice = (backend or os.environ.get("SR_BENCH_SANDBOX") or "auto").strip().lower()
     where = Path(directory) if directory is not None else sandbox_dir()
-    if choice not in (*BACKENDS, "auto"):
-        raise SandboxUnavailable(f"SR_BENCH_SANDBOX must be docker, bwrap or auto, not {choice!r}")
+    if choice not in (*BACKENDS, "auto", "ray"):
+        raise SandboxUnavailable(f"SR_BENCH_SANDBOX must be docker, bwrap or auto (or ray, with "
+                                 f"SR_BENCH_RAY_ADDRESS), not {choice!r}")
+    if choice == "ray":
+        from srbench.sandbox.ray_backend import RaySandbox
+
+        return RaySandbox()
     if choice == "docker":
         from srbench.sandbox.docker_backend import DockerSandbox
 

@@ -149,6 +149,7 @@ class Sandbox(ABC):
     """One backend. `execute` never raises for what the program does; only setup problems raise."""
 
     name: str
+    slots: int | None = None        # a remote backend's jobs at once (Ray: its CPUs); None: this host's cores
 
     @abstractmethod
     def execute(self, stdin: bytes, limits: Limits, *, mounts: dict[str, str] | None = None) -> Execution:

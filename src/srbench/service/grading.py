@@ -9,7 +9,8 @@ end-of-run report, which waits for the run's queued cells here (`wait`), only re
 Concurrency: as many threads as the host's grading budget has units (sandbox/capacity.py: the cores
 available, cgroup-aware); each job holds 1 unit of that budget while it runs, which Terminal-Bench
 trials share (their container's CPU cap), and at most the plan's ``limits.grading_concurrency``
-entry for its benchmark when it has one. A row that cannot be built is left to the report.
+entry for its benchmark when it has one. With a remote backend (Ray) the pool is as wide as the
+cluster's CPUs and takes none of this host's. A row that cannot be built is left to the report.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 from srbench.rules import Engine
 from srbench.sandbox import capacity
 from srbench.service.journal import Journal
+from srbench.stages.code_grade import remote_slots
 from srbench.stages.report_cells import ReportInputs, cell_row, memo_entry
 
 log = logging.getLogger("srbench.service")
@@ -73,7 +75,7 @@ class GradePool:
             limit = None
             if cap:
                 limit = self._limits.setdefault((run_id, bench), threading.Semaphore(int(cap)))
-            n = max(1, int(self.budget.capacity))
+            n = max(1, int(self.budget.capacity), remote_slots() or 0)
             while len(self._threads) < n:
                 t = threading.Thread(target=self._work, name=f"sr-bench-grade-{len(self._threads)}", daemon=True)
                 self._threads.append(t)
@@ -126,7 +128,8 @@ class GradePool:
         if job.limit is not None:
             job.limit.acquire()
         try:
-            with self.budget.hold(1), self.engine.batch():     # one barrier per cell, before its row
+            # one barrier per cell, before its row; a remote backend's jobs take none of this host's cores
+            with self.budget.hold(0 if remote_slots() else 1), self.engine.batch():
                 built = cell_row(self.engine, job.inputs, job.cell_id, job.cell)
         finally:
             if job.limit is not None:

@@ -36,6 +36,12 @@ def current_sandbox() -> Sandbox:
         return _SANDBOX
 
 
+def remote_slots() -> int | None:
+    """How many jobs the process's sandbox runs elsewhere at once (a Ray cluster), if it is open and remote."""
+    with _LOCK:
+        return None if _SANDBOX is None else _SANDBOX.slots
+
+
 def use_sandbox(sandbox: Sandbox | None) -> None:
     """Set (or with None, forget) the process's sandbox: tests and the benchmark script pick backends."""
     global _SANDBOX

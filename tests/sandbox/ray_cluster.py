@@ -1,0 +1,226 @@
+"""A real local Ray cluster for the Ray grading backend's test (issue 31, item 4).
+
+Run inside a network namespace that has only loopback (tests/sandbox/test_ray_grading.py does
+``unshare -n`` and ``ip link set lo up``), so that the nodes register as 127.0.0.1 and nothing leaves
+the host. `Cluster` starts a head (no CPUs) and worker nodes (one CPU and a custom resource each),
+each with ``ray start --block`` so that every process of a node descends from that command, and stops
+them by their PIDs: never ``ray stop``, which ends every Ray process on the host.
+
+``python -m sandbox.ray_cluster OUT.json`` (from tests/) runs the scenario and writes what it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+PORT = 6379
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process under it (read from /proc; no psutil)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Cluster:
+    def __init__(self, workers: int = 2) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="srray", dir="/tmp")      # short: Ray's socket paths are long
+        self.nodes: dict[str, subprocess.Popen[bytes]] = {}
+        self.logs: dict[str, Any] = {}
+        common = ["--block", "--node-ip-address=127.0.0.1", "--disable-usage-stats", f"--temp-dir={self.tmp}",
+                  "--object-store-memory=78643200"]
+        self._start("head", ["--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false", *common,
+                             *self._ports(21000)])
+        self._wait_port(PORT, 120)
+        for i in range(workers):
+            name = f"grader_{chr(ord('a') + i)}"
+            self._start(name, [f"--address=127.0.0.1:{PORT}", "--num-cpus=1", f"--resources={json.dumps({name: 1})}",
+                               *common, *self._ports(22000 + 1000 * i)])
+
+    @staticmethod
+    def _ports(base: int) -> list[str]:
+        """Distinct ports per node: nodes on one address must not share any."""
+        return [f"--node-manager-port={base + 1}", f"--object-manager-port={base + 2}",
+                f"--metrics-export-port={base + 3}", f"--dashboard-agent-listen-port={base + 4}",
+                f"--dashboard-agent-grpc-port={base + 5}", f"--runtime-env-agent-port={base + 6}",
+                f"--min-worker-port={base + 100}", f"--max-worker-port={base + 199}"]
+
+    def _start(self, name: str, args: list[str]) -> None:
+        self.logs[name] = open(Path(self.tmp) / f"{name}.log", "wb")     # noqa: SIM115 - closed in stop()
+        env = {**os.environ, "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
+        self.nodes[name] = subprocess.Popen([sys.executable, "-m", "ray.scripts.scripts", "start", *args],
+                                            stdout=self.logs[name], stderr=subprocess.STDOUT, env=env)
+
+    @staticmethod
+    def _wait_port(port: int, timeout_s: float) -> None:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"the Ray head did not listen on {port}")
+
+    def node_running(self, marker: str) -> str | None:
+        """The worker node one of whose processes' command line holds `marker` (Ray names a worker
+        process after the task it runs: ``ray::execute_job``)."""
+        for name, proc in self.nodes.items():
+            if name != "head" and any(marker in cmdline(p) for p in descendants(proc.pid)[1:]):
+                return name
+        return None
+
+    def kill(self, name: str) -> int:
+        """SIGKILL every process of one node, by PID; returns how many."""
+        pids = descendants(self.nodes[name].pid)
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.nodes[name].wait(timeout=30)
+        return len(pids)
+
+    def stop(self) -> None:
+        for name in list(self.nodes):
+            if self.nodes[name].poll() is None:
+                self.kill(name)
+            else:
+                for p in descendants(self.nodes[name].pid)[1:]:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+        for f in self.logs.values():
+            f.close()
+
+
+SLOW = "import time\ntime.sleep(6)\na, b = map(int, input().split())\nprint(a + b)\n"
+
+
+def scenario(out_path: str) -> None:
+    from srbench.sandbox import open_sandbox
+    from srbench.sandbox.base import Limits
+
+    seen: dict[str, Any] = {}
+    cluster = Cluster()
+    Path(out_path + ".pids").write_text(json.dumps([p.pid for p in cluster.nodes.values()]))
+    try:
+        local = open_sandbox("bwrap")
+        t0 = time.monotonic()
+        sandbox = open_sandbox("ray")
+        seen["open_s"] = round(time.monotonic() - t0, 2)
+        seen["slots"] = sandbox.slots
+        seen["receipt_backend"] = sandbox.receipt().backend
+        seen["receipt_equal"] = sandbox.receipt(Limits()).digest() == local.receipt(Limits()).digest()
+        t0 = time.monotonic()
+        seen["lcb_run"] = lcb_run(sandbox, Path(cluster.tmp))
+        seen["lcb_run_s"] = round(time.monotonic() - t0, 2)
+        lost_worker(sandbox, cluster, seen)
+    except Exception as exc:  # noqa: BLE001 - told to the test
+        seen["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        Path(out_path).write_text(json.dumps(seen))
+        cluster.stop()
+        shutil.rmtree(cluster.tmp, ignore_errors=True)
+        os._exit(0)          # the Ray client's threads may not outlive its cluster
+
+
+def lost_worker(sandbox: Any, cluster: Cluster, seen: dict[str, Any]) -> None:
+    """Right and wrong programs graded on the cluster; then a slow one whose node is killed mid-grade."""
+    from srbench.sandbox.base import Limits
+    from srbench.sandbox.verdicts import lcb_verdict
+
+    limits = Limits(memory_mb=256, pids=48, wall_s=60, job_wall_s=20, cpu_s=20)
+
+    def job(code: str) -> dict[str, Any]:
+        return {"module": "lcb_child.py", "input": {"mode": "stdin", "code": code, "inputs": ["2 3\n"],
+                                                    "outputs": ["5"], "fn_name": None, "timeout": 15}}
+    seen["quick"] = [lcb_verdict(r)[0] for r in sandbox.run_jobs(
+        [job("a, b = map(int, input().split())\nprint(a + b)"), job("print(4)")], limits)]
+    result: dict[str, Any] = {}
+
+    def slow() -> None:
+        try:
+            result["verdict"] = lcb_verdict(sandbox.run_jobs([job(SLOW)], limits)[0])[0]
+        except Exception as exc:  # noqa: BLE001 - told to the test
+            result["error"] = f"{type(exc).__name__}: {exc}"
+    t = threading.Thread(target=slow)
+    t.start()
+    end = time.monotonic() + 60
+    victim = None
+    while victim is None and time.monotonic() < end and t.is_alive():
+        victim = cluster.node_running("ray::execute_job")
+        time.sleep(0.2)
+    seen["killed"] = victim
+    if victim is not None:
+        time.sleep(1.0)                                   # mid-grade: the program is sleeping
+        seen["killed_pids"] = cluster.kill(victim)
+    t.join(timeout=240)
+    seen["after_kill"] = result
+
+
+def lcb_run(sandbox: Any, tmp: Path) -> dict[str, Any]:
+    """A LiveCodeBench smoke run through the real service, graded on the cluster: its report's figures
+    and receipts."""
+    from service.helpers import Api, freeze, manifest, single
+    from srbench.service.embedded import EmbeddedService
+    from srbench.simulate import samples
+    from srbench.simulate.behaviour import SimModel, load_answer_key
+    from srbench.simulate.server import SimulatorThread
+    from srbench.stages import code_grade
+
+    for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
+        os.environ.pop(name, None)
+    os.environ["SR_BENCH_HOME"] = str(tmp / "home")
+    code_grade.use_sandbox(sandbox)
+    with EmbeddedService(tmp / "store") as svc:
+        api = Api(svc.url, svc.token)
+        src = samples.write_livecodebench(tmp / "lcb")
+        ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "smoke",
+                                                 "source_path": str(src), "revision": "synthetic"})
+        models = [SimModel("good", skill=1.0), SimModel("bad", skill=0.0)]
+        with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+            api.ok("POST", "/targets", {"targets": [single("good", sim.v1_url, "good"),
+                                                    single("bad", sim.v1_url, "bad")]})
+            run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "good"},
+                                                                                          {"id": "bad"}]))})["id"],
+                           timeout=240)
+        rep = api.ok("GET", f"/runs/{run['id']}/report")
+        api.close()
+    return {"status": run["status"], "correct": {t["target_id"]: t["correct"] for t in rep["summary"]["targets"]},
+            "receipts": rep["provenance"].get("sandbox_receipts")}
+
+
+if __name__ == "__main__":
+    scenario(sys.argv[1])
