@@ -166,3 +166,31 @@ def test_planning_accounts_for_the_running_intersection_and_for_k():
     assert "singles" not in old and new["singles"] == 3 and "running intersection" in new["model"]
     assert new["needed_for_effect"]["total"] > power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05,
                                                           singles=1)["needed_for_effect"]["total"]
+
+
+def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_claim():
+    from srbench.stages.declared import DECLARED, apply_declared
+    from srbench.stages.paired import weighted_hoeffding
+
+    stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"]}
+    plan, rows = frozen_plan(stats), seeded_rows()
+    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
+    c = next(x for x in cmp["candidates"] if x["target_id"] == "mom")
+    by = {t: {r["case_id"]: r for r in rows if r["target_id"] == t} for t, _ in TARGETS}
+
+    def groups(s: str, only: str | None = None) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for case, bench in CS:
+            if only in (None, bench):
+                out.setdefault(bench, []).append(int(by["mom"][case]["correct"]) - int(by[s][case]["correct"]))
+        return out
+    singles = ("s1", "s2", "s3")
+    lower = min(weighted_hoeffding(groups(s), WEIGHTS)["ci"][0] for s in singles)
+    upper = min(weighted_hoeffding(groups(s), WEIGHTS, 0.05 / 3)["ci"][1] for s in singles)
+    assert c["interval"]["ci"] == pytest.approx([lower, upper], abs=1e-12) and c["interval"]["method"].endswith("hoeffding")
+    apply_declared(cmp, DECLARED, plan)
+    p = c["primary"]
+    mm = {"mmlu-pro": WEIGHTS["mmlu-pro"]}
+    assert p["interval"]["selection_adjusted"] and p["unadjusted_interval"]["method"] == "weighted-paired-hoeffding"
+    assert p["interval"]["ci"][0] == pytest.approx(min(weighted_hoeffding(groups(s, "mmlu-pro"), mm)["ci"][0]
+                                                       for s in singles), abs=1e-12)

@@ -83,7 +83,8 @@ def planning_tables(p: dict[str, Any]) -> list[Table]:
     """Sample-size planning as `plan` prints it: the declared rule first, the other beside it."""
     a = p["assumptions"]
     t = Table(title=f"planning at {100 * a['power']:.0f}% power, tie rate {100 * a['tie_rate']:.0f}% "
-                    f"(assumed; the claim rule is {p['claim_rule']})")
+                    f"(assumed; the claim rule is {p['claim_rule']}"
+                    + (f", against the strongest of K = {p['singles']} single(s)" if p.get("singles") else "") + ")")
     for col in ("rule", "radius at Δ=0", "smallest detectable effect", f"power at +{100 * a['effect']:.1f} pts",
                 f"cases for +{100 * a['effect']:.1f} pts", "non-inferiority: power / cases"):
         t.add_column(col)
