@@ -27,7 +27,10 @@ from srbench.errors import InvalidInput, SrBenchError
 @click.version_option(VERSION, prog_name="sr-bench")
 @click.pass_context
 def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, no_autostart: bool) -> None:
-    """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers."""
+    """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers.
+
+    On a terminal commands print tables; on a pipe (or with --json) JSON. Docs: README.md and the
+    site under docs/ (docs/index.md; `pip install -e '.[docs]' && mkdocs serve`)."""
     ctx.obj = Ctx(store, embedded, url=url, autostart=not no_autostart)
     ctx.call_on_close(ctx.obj.close)
 
