@@ -86,6 +86,9 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
                    for t, n in stop["cells_not_sent_by_target"].items())
     assert stop["estimated_saving_usd"] == pytest.approx(expected, rel=1e-9) and expected > 0
     assert rep["complete"] is False and any("Stopped early" in x for x in rep["limitations"])
+    partial = rep["partial"]          # issue 27: both denominators, labelled
+    assert partial["final"] is True and partial["answered_cells"] == p["completed"] and partial["planned_cells"] == p["total"]
+    assert all(t["accuracy_answered"] == t["correct"] / t["completed"] for t in rep["summary"]["targets"])
 
     paired = rep["paired"]
     assert paired["available"] is True and paired["claim_rule"] == "betting"

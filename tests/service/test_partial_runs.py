@@ -83,6 +83,16 @@ def test_a_cancelled_run_reports_both_denominators_and_a_partial_pair(api, servi
     lo, hi = c["interval"]["ci"]
     assert lo <= c["delta"] <= hi and "claim" not in c["interval"]
     assert c["operations"]["candidate"]["latency_p50_s"] is not None
+    # the CLI says the same: never "the answer appears when the run has finished" for a cancelled run
+    from srbench.cli.answer import routing_answer
+    from srbench.cli.runs import partial_line
+
+    said = routing_answer(None, api.ok("GET", f"/runs/{run_id}"), rep).why_none or ""
+    assert said.startswith(rep["partial"]["label"] + "; it will not finish, so nothing is claimed")
+    assert f"mom vs strong on the {len(both)} of 14 cases both answered: Δ macro quality {c['delta']:+.3f}" in said
+    s = by["strong"]
+    assert (f"strong {s['accuracy']:.3f} over 14 planned, {s['accuracy_answered']:.3f} over {s['completed']} answered"
+            in (partial_line(rep) or ""))
     # compare still refuses a cancelled run: the partial figure is the report's, labelled so
     assert "run_not_comparable" in api.error("POST", "/comparisons", {"baseline_run_id": run_id,
                                                                         "candidate_run_id": run_id}, 400)

@@ -176,6 +176,19 @@ def benchmark_rows_table(f: RouterFacts) -> Any:
     return t
 
 
+def partial_answer(report: dict[str, Any]) -> str:
+    """A run that will not finish (issue 27): what it answered, and its partial paired figure on the
+    cases both sides answered (the report's), never a claim."""
+    p = report.get("partial") or {}
+    out = (p.get("label") or f"the run is {report.get('status')}") + "; it will not finish, so nothing is claimed"
+    paired = report.get("paired") or {}
+    for c in paired.get("candidates", []) if paired.get("partial") else []:
+        if c.get("n"):
+            out += (f"; {c['target_id']} vs {c['baseline_target_id']} on the {c['n']} of {c['planned_cases']} cases "
+                    f"both answered: Δ macro quality {c['delta']:+.3f} {_ci(c['interval']['ci'])} (partial, descriptive)")
+    return out
+
+
 def routing_answer(client: Any, run: dict[str, Any], report: dict[str, Any], baseline: str | None = None
                    ) -> RoutingAnswer:
     """The run's routers weighed as the Dashboard's panel weighs them (or why there is nothing to weigh)."""
@@ -186,10 +199,12 @@ def routing_answer(client: Any, run: dict[str, Any], report: dict[str, Any], bas
     if "mom" not in kinds.values():
         return RoutingAnswer(run_id=rid, routers=[], why_none="this run holds no router (MoM) target; weigh a "
                              f"router run against it: `sr-bench report ROUTER_RUN --baseline {rid}`")
-    if run["status"] not in COMPARABLE:
+    if run["status"] in ("queued", "running"):
         p = run["progress"]
         return RoutingAnswer(run_id=rid, routers=[], why_none=f"the answer appears when the run has finished "
                              f"({run['status']}: {p['completed']} of {p['total']} cells completed)")
+    if run["status"] not in COMPARABLE or (run["status"] == "failed" and report.get("partial")):
+        return RoutingAnswer(run_id=rid, routers=[], why_none=partial_answer(report))
     if baseline:
         tries = [baseline]
     elif "single" in kinds.values():

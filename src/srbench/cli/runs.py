@@ -213,12 +213,26 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
     Console(stderr=True).print(benchmark_table(rep))
     for line in score_lines(rep):
         Console(stderr=True).print(line)
+    if partial_line(rep):
+        Console(stderr=True).print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
     emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]},
          views.run_result_view)
     if final["status"] not in ("completed", "stopped_early"):
         raise SystemExit(1)
+
+
+def partial_line(rep: dict[str, Any]) -> str | None:
+    """A run without an answer in every cell: its label and, per target, accuracy over the planned
+    cells and over the answered cells (issue 27)."""
+    p = rep.get("partial")
+    if not p:
+        return None
+    per = "; ".join(f"{t['target_id']} {_f(t.get('accuracy'))} over {t['total']} planned, "
+                    f"{_f(t.get('accuracy_answered'))} over {t['completed']} answered"
+                    for t in rep["summary"]["targets"])
+    return f"{p['label']} — accuracy {per}"
 
 
 def stop_line(stop: dict[str, Any]) -> str:
@@ -283,6 +297,8 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: s
         write_json(output, without_volatile(res))
         Console(stderr=True).print(summary_table(res))
         Console(stderr=True).print(benchmark_table(res))
+        if partial_line(res):
+            Console(stderr=True).print(partial_line(res), markup=False)
         if res.get("early_stop"):
             Console(stderr=True).print(stop_line(res["early_stop"]))
     else:
@@ -304,6 +320,8 @@ def report_view(obj: Ctx, rep: dict[str, Any], con: Console, baseline: str | Non
             con.print(line, markup=False)
         con.print(benchmark_rows_table(f))
     con.print(views.report_targets_table(rep))
+    if partial_line(rep):
+        con.print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
         con.print(stop_line(rep["early_stop"]), markup=False)
     con.print(f"more: `sr-bench report {rep['run_id']} --json` (everything), `sr-bench compare {rep['run_id']}` "

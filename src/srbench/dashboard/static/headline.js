@@ -99,6 +99,8 @@ function routerBlock(cmp, c, report, baseReport) {
     h("p", {}, "The router is " + verdict + ". Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) +
       " (" + base.target_id + "); micro Δ (every case weighted equally) " + fmt.signed(c.micro_delta) + "; " + c.wins + " cases only the router got right, " +
       c.losses + " only " + base.target_id + ", " + c.ties + " ties."),
+    cmp.early_stop ? h("p", { class: "partial" }, "partial: " + cmp.cases + " of " + cmp.planned_cases + " planned cases compared — " +
+      "a run stopped early by its plan's rule, compared on its measured prefix with the anytime-valid betting interval") : null,
     h("p", { class: "standing" }, "Standing: " + ((cmp.evidence || {}).label || "unknown") + " — profile " +
       ((cmp.evidence || {}).profile || "?") + (cmp.evidence && cmp.evidence.formal ? "" : "; a dev result is never a formal conclusion")),
     savingsTable(c, base.target_id),
