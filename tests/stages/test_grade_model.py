@@ -1,0 +1,69 @@
+"""A cell's stored grade is a pydantic model (issue 26, item 1); its bytes did not change (the
+digests below were taken from the dict-literal code before the model)."""
+
+from __future__ import annotations
+
+import json
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.judge import JUDGE_GRADER
+from srbench.cas import ObjectStore, canonical_json, digest_bytes
+from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.stages.grade import _grade, _grade_conversation
+
+MCQ = Case(id="mmlu-pro/1", benchmark="mmlu-pro", messages=[Message(role="user", content="Q? A. x B. y C. z")],
+           answer="B", metadata=CaseMetadata(stratum="math", category="math", src="s", option_count=3,
+                                             question_id=1))
+OPEN = Case(id="hle/x1", benchmark="hle", messages=[Message(role="user", content="What is 6*7?")], answer="42",
+            metadata=CaseMetadata(stratum="Math", category="Math", answer_type="exactMatch", hle_id="x1"))
+TASK = Case(id="terminal-bench/t", benchmark="terminal-bench-2.1", messages=[Message(role="user", content="do")],
+            answer=None, metadata=CaseMetadata(stratum="files"))
+
+
+def _call(store: ObjectStore, text: str | None, status: str = "completed", finish: str = "stop") -> str:
+    return store.put_json({"kind": "call", "status": status, "text": text, "finish_reason": finish})
+
+
+def _params(benchmark: str, grader: str) -> dict:
+    bench = get_benchmark(benchmark)
+    return {"benchmark": benchmark, "grader": grader, "published": bench.published_rule}
+
+
+def _digests(store: ObjectStore) -> tuple[list[str], list[dict]]:
+    case_mcq, case_open, case_task = (store.put_json(c.model_dump(mode="json")) for c in (MCQ, OPEN, TASK))
+    mcq = _params("mmlu-pro", get_benchmark("mmlu-pro").grader_version)
+    hle = _params("hle", JUDGE_GRADER)
+    verdict = json.dumps({"verdict": "correct", "explanation": "same"})
+    grades = [
+        _grade(store, {"case": case_mcq, "call": _call(store, "The answer is (B)")}, mcq),
+        _grade(store, {"case": case_mcq, "call": _call(store, "The answer is (B)", finish="length")}, mcq),
+        _grade(store, {"case": case_mcq, "call": _call(store, None, "failed")}, mcq),
+        _grade(store, {"case": case_open, "call": _call(store, "Answer: 42\nConfidence: 90%"),
+                       "judge": _call(store, verdict)}, hle),
+        _grade(store, {"case": case_open, "call": _call(store, "Answer: 42"), "judge": _call(store, None, "failed")},
+               hle),                                                                  # judge_failed
+        _grade(store, {"case": case_open, "call": _call(store, "Answer: 42"), "judge": _call(store, "no json")},
+               hle),                                                                  # judge_error
+        _grade_conversation(store, {"case": case_task, "conversation": store.put_json(
+            {"kind": "conversation", "outputs": {"reward": 1.0, "turns": 3}, "error_class": None})},
+            {"benchmark": "terminal-bench-2.1", "grader": get_benchmark("terminal-bench-2.1").grader_version}),
+    ]
+    assert [g["status"] for g in grades] == ["correct", "output_limit", "unparsed", "correct", "judge_failed",
+                                             "judge_error", "correct"]
+    return [digest_bytes(canonical_json(g)) for g in grades], grades
+
+
+def test_grade_bytes_unchanged(tmp_path):
+    digests, grades = _digests(ObjectStore(str(tmp_path / "cas")))
+    assert digests == PINNED, [g["status"] for g in grades]
+
+
+PINNED = [
+    "b3:d4a84807a40284045ff8715decac267548d9dcb36b02a4be4e27be23090f067d",
+    "b3:8c06b2d18fa6be700647c01485ee61b81300094efbf49f3d3690e508ae76e054",
+    "b3:2c1876dc38c95cf291676f815bf109532de96e1dbd52c886269224aa5e3b7801",
+    "b3:8cfa5ad9ad0a61cd915278c5d7c58926d5f0788c3eaa25ac8d6457fc8e70376e",
+    "b3:0cef1dd0e08f549708cd57064400a0bf8efad6b7a350de5e788a86406815fa3b",
+    "b3:4ad18a1d3ef852c45b92ed25e59936d3dd68b26fbc3ab9c88efce85b7827a914",
+    "b3:cfe6419d291e0958db6c91604977746b25cc0b5a8e80d3c6b9b718f42a65c652",
+]
