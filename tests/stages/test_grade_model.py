@@ -67,3 +67,17 @@ PINNED = [
     "b3:4ad18a1d3ef852c45b92ed25e59936d3dd68b26fbc3ab9c88efce85b7827a914",
     "b3:cfe6419d291e0958db6c91604977746b25cc0b5a8e80d3c6b9b718f42a65c652",
 ]
+
+
+def test_the_grade_model_is_frozen_documented_and_round_trips(tmp_path):
+    import pytest
+    from pydantic import ValidationError
+
+    from srbench.schemas.grade import GradeRecord
+
+    assert not [n for n, f in GradeRecord.model_fields.items() if not f.description]
+    _, grades = _digests(ObjectStore(str(tmp_path / "cas")))
+    for stored in grades:
+        assert GradeRecord.model_validate(stored).stored() == stored
+    with pytest.raises(ValidationError):
+        GradeRecord.model_validate({**grades[0], "sandbox": None})    # a code grade is not this kind

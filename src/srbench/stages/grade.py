@@ -23,11 +23,12 @@ from srbench.cas import ObjectStore
 from srbench.errors import SrBenchError
 from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import GradeRecord
 
 
 def _failed(params: dict[str, Any], status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
-    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": False, "status": status,
-            "extracted": None, "strict_format": None, "details": details, "published": published}
+    return GradeRecord(grader=params["grader"], correct=False, status=status, extracted=None, strict_format=None,
+                       details=details, published=published).stored()
 
 
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -53,9 +54,8 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     published = bench.published_grade(case, text, g, grader)     # before the output-limit rule below
     if call.get("finish_reason") == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
-    return {"kind": "grade", "schema": 1, "grader": grader, "correct": bool(g.correct),
-            "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
-            "details": details, "published": published}
+    return GradeRecord(grader=grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
+                       strict_format=g.strict_format, details=details, published=published).stored()
 
 
 GRADE = Rule("grade", "3", _grade)
@@ -68,9 +68,8 @@ def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict
     bench = get_benchmark(params["benchmark"])
     g = bench.grade_conversation(case, conversation)
     published = bench.published_conversation(case, conversation, g, params["grader"])
-    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": bool(g.correct),
-            "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
-            "details": g.details, "published": published}
+    return GradeRecord(grader=params["grader"], correct=bool(g.correct), status=g.status, extracted=g.extracted,
+                       strict_format=g.strict_format, details=g.details, published=published).stored()
 
 
 GRADE_CONVERSATION = Rule("grade-conversation", "1", _grade_conversation)
