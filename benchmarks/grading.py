@@ -1,0 +1,203 @@
+"""Grading at scale (issue 31): runs per cell, grading during dispatch, throughput, and Ray against local.
+
+Run by hand (after `sr-bench setup --build-sandbox`; the Ray part needs `pip install 'sr-bench[ray]'`,
+root, `unshare` and `ip`):  python benchmarks/grading.py [--copies 8] [--latency 0.5] [--items 16]
+
+Prints one JSON line per measurement, each with its ratio or goal:
+1. `run`: a LiveCodeBench run (`--copies` × 4 synthetic problems, quick profile: 30 cases, two targets)
+   through the real service against a simulated endpoint of `--latency` s, graded by the host's sandbox
+   (bubblewrap, else Docker) wrapped in a counter: sandbox runs per cell (goal 1.0), the share of grading
+   done before the run's end was recorded, and the end-of-run work against dispatch (goal ≤ 0.10).
+2. `throughput`: problems/s of the grading path (`--items` problems) at concurrency 1, 2 and the default
+   (the cores available: sandbox/capacity.py), each against concurrency 1.
+3. `ray`: a real local cluster (a head and two one-CPU worker nodes) in a loopback-only network
+   namespace, stopped by PID (tests/sandbox/ray_cluster.py): problems/s through Ray against local grading
+   at the same concurrency (2), measured back to back in that namespace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from sandbox import corpus, grade_one  # noqa: E402 - benchmarks/sandbox.py
+from srbench.sandbox import SandboxUnavailable, open_sandbox  # noqa: E402
+from srbench.sandbox.capacity import available_cores  # noqa: E402
+
+
+def emit(**kw: Any) -> None:
+    kw["loadavg"] = os.getloadavg()[0]
+    print(json.dumps(kw), flush=True)
+
+
+def local_sandbox() -> Any:
+    for name in ("bwrap", "docker"):
+        try:
+            return open_sandbox(name)
+        except SandboxUnavailable:
+            continue
+    raise SystemExit("no grading sandbox here: run `sr-bench setup --build-sandbox`")
+
+
+class _Times(logging.Handler):
+    """The service's own account of its end-of-run work (runs.py logs it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.end_s: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = re.search(r"caught up in ([0-9.]+) s, end-of-run report built in ([0-9.]+) s", record.getMessage())
+        if m:
+            self.end_s = float(m.group(1)) + float(m.group(2))
+
+
+def service_run(real: Any, copies: int, latency: float) -> None:
+    from service.helpers import Api, freeze, manifest, single
+    from service.sandbox_fakes import CountingSandbox
+    from srbench.service.embedded import EmbeddedService
+    from srbench.simulate import samples
+    from srbench.simulate.behaviour import SimModel, load_answer_key
+    from srbench.simulate.server import SimulatorThread
+    from srbench.stages import code_grade
+
+    tmp = Path(tempfile.mkdtemp(prefix="sr-bench-grading-"))
+    os.environ["SR_BENCH_HOME"] = str(tmp / "home")
+    counting = CountingSandbox(inner=real)
+    code_grade.use_sandbox(counting)
+    times = _Times()
+    logging.getLogger("srbench.service").addHandler(times)
+    logging.getLogger("srbench.service").setLevel(logging.INFO)
+    try:
+        with EmbeddedService(tmp / "store") as svc:
+            api = Api(svc.url, svc.token)
+            src = samples.write_livecodebench(tmp / "lcb", copies=copies)
+            ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+                                                     "source_path": str(src), "revision": "synthetic"})
+            models = [SimModel("a", skill=1.0, latency_s=latency), SimModel("b", skill=0.0, latency_s=latency)]
+            with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
+                api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a"), single("b", sim.v1_url, "b")]})
+                m = manifest(ds, [{"id": "a"}, {"id": "b"}])
+                m["limits"].update(concurrency=4, max_run_seconds=900, total_timeout_s=60, case_timeout_s=60)
+                run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"], timeout=900)
+            deadline = time.monotonic() + 600
+            while times.end_s is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            api.close()
+    finally:
+        code_grade.use_sandbox(None)
+        shutil.rmtree(tmp, ignore_errors=True)
+    started = datetime.fromisoformat(run["started_at"].replace("Z", "+00:00")).timestamp()
+    ended = datetime.fromisoformat(run["finished_at"].replace("Z", "+00:00")).timestamp()
+    cells = int(run.get("total") or len(counting.runs))
+    before = sum(r["ended"] <= ended for r in counting.runs)
+    dispatch = ended - started
+    emit(measure="run", backend=real.name, cells=cells, sandbox_runs=len(counting.runs),
+         runs_per_cell=round(len(counting.runs) / max(1, cells), 3), goal_runs_per_cell=1.0,
+         graded_before_end=round(before / max(1, len(counting.runs)), 3), dispatch_s=round(dispatch, 2),
+         end_of_run_s=times.end_s, end_over_dispatch=None if times.end_s is None else round(times.end_s / dispatch, 3),
+         goal_end_over_dispatch=0.10, peak_concurrent_sandboxes=counting.peak, latency_s=latency)
+
+
+def rate(sandbox: Any, items: list[Any], conc: int) -> float:
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(conc) as pool:
+        list(pool.map(lambda it: grade_one(sandbox, it), items))
+    return len(items) / (time.perf_counter() - t0)
+
+
+def throughput(real: Any, n: int) -> None:
+    items = (corpus() * (n // 8 + 1))[:n]
+    grade_one(real, items[0])                          # warm-up
+    default = available_cores()
+    rates = {c: rate(real, items, c) for c in sorted({1, 2, default})}
+    emit(measure="throughput", backend=real.name, problems=n, default_concurrency=default,
+         problems_per_s={str(c): round(r, 2) for c, r in rates.items()},
+         ratio_to_1={str(c): round(r / rates[1], 2) for c, r in rates.items()})
+
+
+def ray_part(n: int) -> None:
+    """Inside the namespace: the cluster, then Ray and local grading back to back."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ray_cluster", HERE.parent / "tests" / "sandbox" / "ray_cluster.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    os.environ["SR_BENCH_RAY_ADDRESS"] = "127.0.0.1:6379"
+    cluster = mod.Cluster()
+    out: dict[str, Any] = {}
+    try:
+        local = open_sandbox("bwrap")
+        ray_sb = open_sandbox("ray")
+        items = (corpus() * (n // 8 + 1))[:n]
+        grade_one(ray_sb, items[0])
+        grade_one(local, items[0])
+        out["ray"] = rate(ray_sb, items, 2)
+        out["local"] = rate(local, items, 2)
+    except Exception as exc:  # noqa: BLE001 - printed
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        print("RAY " + json.dumps(out), flush=True)
+        cluster.stop()
+        shutil.rmtree(cluster.tmp, ignore_errors=True)
+        os._exit(0)
+
+
+def ray_compare(n: int) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None or os.geteuid() != 0 or not shutil.which("unshare"):
+        emit(measure="ray", skipped="needs ray (pip install 'sr-bench[ray]'), root and unshare")
+        return
+    env = {**os.environ, "SR_BENCH_SANDBOX": "bwrap", "RAY_USAGE_STATS_ENABLED": "0"}
+    cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --ray-part --items {n}"
+    proc = subprocess.run(["unshare", "-n", "sh", "-c", cmd], env=env, capture_output=True, timeout=600, text=True)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("RAY ")), None)
+    got = json.loads(line[4:]) if line else {"error": proc.stderr[-500:]}
+    if "error" in got:
+        emit(measure="ray", error=got["error"])
+        return
+    emit(measure="ray", problems=n, concurrency=2, workers=2, ray_problems_per_s=round(got["ray"], 2),
+         local_problems_per_s=round(got["local"], 2), ray_over_local=round(got["ray"] / got["local"], 2),
+         note="one host: the two worker nodes share its cores, so this is Ray's overhead, not a speed-up")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--copies", type=int, default=8)
+    ap.add_argument("--latency", type=float, default=0.5)
+    ap.add_argument("--items", type=int, default=16)
+    ap.add_argument("--ray-part", action="store_true")
+    ap.add_argument("--skip", default="", help="comma-separated: run, throughput, ray")
+    a = ap.parse_args()
+    if a.ray_part:
+        ray_part(a.items)
+        return
+    skip = set(filter(None, a.skip.split(",")))
+    real = local_sandbox()
+    if "run" not in skip:
+        service_run(real, a.copies, a.latency)
+    if "throughput" not in skip:
+        throughput(real, a.items)
+    if "ray" not in skip:
+        ray_compare(a.items)
+
+
+if __name__ == "__main__":
+    main()
