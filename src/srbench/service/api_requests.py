@@ -8,7 +8,7 @@ no lone surrogates anywhere (`http.body`), paths the filesystem can hold (`Local
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -25,6 +25,8 @@ class Body(BaseModel):
     """A request body: a JSON object with exactly these fields (strict types: "1" is not 1)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+    max_body: ClassVar[int] = 64 * 1024      # bytes the route reads (`service.http.parse`): a few named fields
+    max_members: ClassVar[int] = 2_000       # object members in all its JSON (validation errors are bounded by it)
 
 
 class Query(BaseModel):
@@ -36,6 +38,8 @@ class Query(BaseModel):
 # -- bodies ----------------------------------------------------------------------------------------
 class RegisterTargets(Body):
     targets: list[Target] = Field(min_length=1, max_length=1000)
+    max_body: ClassVar[int] = 1024 * 1024     # up to 1000 targets
+    max_members: ClassVar[int] = 20_000
 
 
 class HistoryOptions(Body):
@@ -73,18 +77,24 @@ class PrintedManifest(BaseModel):
 class CombineDatasets(Body):
     manifests: list[PrintedManifest] = Field(min_length=1, max_length=100,
                                              description="dataset manifests printed by `dataset prepare`")
+    max_body: ClassVar[int] = 1024 * 1024     # up to 100 printed dataset manifests
+    max_members: ClassVar[int] = 20_000
 
 
 # A manifest or a plan is a document with its own pydantic model (schemas.plan), validated by the stage
 # that reads it, with messages naming the document's fields: the body only carries it.
 class MakePlan(Body):
     manifest: Any = Field(description="a run manifest (RUN-1): an object, validated as schemas.plan.Manifest")
+    max_body: ClassVar[int] = 1024 * 1024     # a manifest with its inline targets and options
+    max_members: ClassVar[int] = 20_000
 
 
 class SubmitRun(Body):
     manifest: Any = Field(description="the frozen manifest `POST /plans` answered (checked by its plan_sha256), "
                                       "or a manifest to freeze now (a plan_sha256 it carries must still match)")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200, description=KEY)
+    max_body: ClassVar[int] = 2 * 1024 * 1024     # a frozen plan (a recovery child's lists the cells it retries)
+    max_members: ClassVar[int] = 20_000           # (each cell a [case, target] pair: no members)
 
 
 class Experiment(BaseModel):
@@ -136,11 +146,13 @@ class RecoverRun(Body):
     mode: Literal["undispatched", "failed"] | None = None
     plan_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     cells: list[Cell | Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
-        default=None, min_length=1, max_length=10**6,
+        default=None, min_length=1, max_length=10**6, fail_fast=True,
         description="the reviewed cells: {case_id, target_id} objects, or the plan's selected_cells ids as given")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200,
                                         description=KEY + " (required: recover refuses without one)")
     acknowledge_new_attempt: bool = False
+    max_body: ClassVar[int] = 8 * 1024 * 1024     # the reviewed recovery plan or its cells
+    max_members: ClassVar[int] = 400_000          # upstream's cells: {case_id, target_id}, ~160k in 8 MiB
 
 
 class RepriceRun(Body):

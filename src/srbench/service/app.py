@@ -47,6 +47,7 @@ from srbench.service.http import MAX_BODY, SERVICE
 from srbench.service.journal import Journal, JournalActionCache
 from srbench.service.openapi import ROUTES, openapi_document
 from srbench.service.runs import RunManager
+from srbench.service.server import Runner
 from srbench.service.task_resources import scope_for, sweep_leftovers
 from srbench.service.views import RunViews
 from srbench.service.wire import error_body
@@ -234,7 +235,7 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         preparations.fail_interrupted(service.journal)
         sweep_leftovers(scope_for(store_dir))      # task containers a killed process of this store left
         app = make_app(service, token)
-        runner = web.AppRunner(app, handle_signals=False)
+        runner = Runner(app, handle_signals=False)
         await runner.setup()
         site = await _listen(runner, host, port, port_fallback)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
