@@ -82,6 +82,7 @@ def test_baseline_mom_preview_replay_compare(api, prepare) -> None:
     assert rt["accuracy"] is None and rt["estimated_accuracy"] == mt["accuracy"]
     assert abs(rt["estimated_cost_usd"] - mt["cost_usd"]) < 1e-12
     assert replay["summary"]["total_spend_usd"] == 0.0
+    assert rt["call_count"] == 0 and rt["calls_by_role"] == {} and rt["estimated_tokens_by_role"] == mt["tokens_by_role"]
 
     # compare by hand
     cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": mom_id,

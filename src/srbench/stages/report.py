@@ -67,11 +67,12 @@ from srbench.targets import routers
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
-REPORT_RULE_VERSION = "14"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
+REPORT_RULE_VERSION = "15"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
 # 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
 # 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
 # 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
-# accuracy over answered cells, the partial paired figure of a run that ended without every answer
+# accuracy over answered cells, the partial paired figure of a run that ended without every answer;
+# 15: a replay's per-role counts are 0 (no model was called), its tokens per role estimated_tokens_by_role
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -333,6 +334,8 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
         t["total_cost_usd"] = 0.0
         t["known_cost_usd"] = 0.0
         t["judge_cost_usd"] = 0.0             # nothing was called: the saved judge verdicts are reused
+        t["estimated_tokens_by_role"] = t.get("tokens_by_role")
+        t.update(call_count=0, calls_by_role={}, tokens_by_role={})      # no model was called (issue 27)
         t["evidence_mode"] = "offline_estimate"
 
 
