@@ -1,0 +1,41 @@
+"""A replay (stages/replay.py, rule ``replay``) is a pydantic model (issue 26, item 1); its stored
+bytes did not change (the digest below was taken from the dict-literal code before the model)."""
+
+from __future__ import annotations
+
+from srbench.cas import ObjectStore, canonical_json, digest_bytes
+from srbench.stages.replay import _replay_rule
+
+PARAMS = {"temperature": 0, "max_tokens": 256}
+BPLAN = {"plan_sha256": "b" * 64, "case_sha256": "c" * 64, "mode": "live",
+         "targets": [{"target": {"id": "large", "kind": "single", "model": "m-large"}, "effective_params": PARAMS},
+                     {"target": {"id": "small", "kind": "single", "model": "m-small"}, "effective_params": PARAMS}]}
+PPLAN = {"plan_sha256": "p" * 64, "case_sha256": "c" * 64, "mode": "preview",
+         "targets": [{"target": {"id": "mom", "kind": "mom", "model": "MoM"}, "effective_params": PARAMS}]}
+
+
+def _replay(store: ObjectStore) -> dict:
+    def call(text: str, routing: dict | None = None) -> str:
+        return store.put_json({"kind": "call", "status": "completed", "text": text, "headers": {"x": "1"},
+                               **({"routing": routing} if routing else {})})
+
+    bcells, pcells = {}, {}
+    for i, (case, model) in enumerate((("q1", "m-large"), ("q2", "m-small"))):
+        for tid in ("large", "small"):
+            bcells[f"b-{case}-{tid}"] = [i, case, tid, "completed", f"b3:req-{case}-{tid}", call(f"{case} by {tid}"),
+                                         None]
+        pcells[f"p-{case}"] = [i, case, "mom", "completed", f"b3:preq-{case}", call("", {
+            "selection_status": "selected", "selected_model": model, "selection_method": "static",
+            "decision": f"d{i}"}), None]
+    inputs = {"baseline_plan": store.put_json(BPLAN), "preview_plan": store.put_json(PPLAN),
+              "baseline_cells": bcells, "preview_cells": pcells}
+    return _replay_rule(store, inputs, {"baseline_run": "run-b", "preview_run": "run-p"})
+
+
+def test_replay_bytes_unchanged(tmp_path):
+    body = _replay(ObjectStore(str(tmp_path / "cas")))
+    assert [c["target_id"] for c in body["cells"]] == ["mom", "mom"] and body["receipt"]["cells"] == 2
+    assert digest_bytes(canonical_json(body)) == PINNED
+
+
+PINNED = "b3:ccaf3f982a975d7933553c93fc26002ab8cb06066c88ad8a11a2f9b321253552"
