@@ -39,3 +39,12 @@ def test_replay_bytes_unchanged(tmp_path):
 
 
 PINNED = "b3:ccaf3f982a975d7933553c93fc26002ab8cb06066c88ad8a11a2f9b321253552"
+
+
+def test_the_replay_model_is_frozen_documented_and_round_trips(tmp_path):
+    from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
+
+    for model in (Replay, ReplayCell, ReplayReceipt):
+        assert not [n for n, f in model.model_fields.items() if not f.description], model.__name__
+    body = _replay(ObjectStore(str(tmp_path / "cas")))
+    assert Replay.model_validate(body).model_dump(mode="json", by_alias=True) == body

@@ -15,6 +15,7 @@ from typing import Any
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
+from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
@@ -115,11 +116,11 @@ def replay_record(base_record: dict[str, Any], base_digest: str, routing: dict[s
     return rec
 
 
-def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dict[str, Any], n: int) -> dict[str, Any]:
-    return {"version": RECEIPT_VERSION, "baseline_run": baseline_id, "preview_run": preview_id,
-            "baseline_plan_sha256": bplan["plan_sha256"], "preview_plan_sha256": pplan["plan_sha256"],
-            "case_sha256": bplan["case_sha256"], "cells": n, "model_requests": 0,
-            "evidence_mode": "offline_estimate"}
+def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dict[str, Any], n: int
+            ) -> ReplayReceipt:
+    return ReplayReceipt(version=RECEIPT_VERSION, baseline_run=baseline_id, preview_run=preview_id,
+                         baseline_plan_sha256=bplan["plan_sha256"], preview_plan_sha256=pplan["plan_sha256"],
+                         case_sha256=bplan["case_sha256"], cells=n)
 
 
 def _cell_view(row: dict[str, Any]) -> list[Any]:
@@ -141,11 +142,11 @@ def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, A
     for item in chosen:
         cell, saved = item["cell"], item["baseline_cell"]
         record = replay_record(store.get_json(saved["call"]), saved["call"], item["routing"])
-        cells.append({"case_id": cell["case_id"], "target_id": cell["target_id"], "request": saved["request"],
-                      "call": store.put_json(record), "judge_call": saved["judge_call"]})
-    return {"kind": "replay", "schema": 1,
-            "receipt": receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
-            "cells": cells}
+        cells.append(ReplayCell(case_id=cell["case_id"], target_id=cell["target_id"], request=saved["request"],
+                                call=store.put_json(record), judge_call=saved["judge_call"]))
+    replay = Replay(receipt=receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
+                    cells=cells)
+    return replay.model_dump(mode="json", by_alias=True)
 
 
 REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
