@@ -110,5 +110,15 @@ def test_cancelled_run_page_dates_and_the_phone_layout(browser, axe, shots, serv
         rights = _on_screen(page, "td.saving")
         assert max(rights) <= PHONE["width"] and min(_on_screen(page, "td.saving")) > 0, rights
         check_page(page, axe, shots, "finished-run")
+
+        # -- an experiment lists the cancelled iteration as partial, not as "not finished" ----------------
+        exp = api.ok("POST", "/experiments", {"name": "partial iterations"})["id"]
+        api.ok("POST", f"/experiments/{exp}/runs", {"run_id": cancelled, "role": "candidate", "hypothesis": "stalls"})
+        page.goto(dash.url + f"/#/experiment/{exp}")
+        page.locator("h1", has_text="partial iterations").wait_for()
+        row = page.locator("#view tbody tr", has_text="stalls")
+        row.wait_for()
+        line = row.inner_text()
+        assert f"partial: {ANSWERED} of 28 cells answered (cancelled, it will not finish): no claim" in line, line
         assert errors == []
         context.close()

@@ -59,7 +59,11 @@ async function experimentView(id, q) {
 // The headline of one iteration, in a line.
 async function iterationFigures(run, base) {
   if (!run) return "—";
-  if (!COMPARABLE.includes(run.status) || run.mode !== "live") return run.mode === "live" ? "not finished" : run.mode + " run: no quality figure";
+  if (run.mode !== "live") return run.mode + " run: no quality figure";
+  if (!COMPARABLE.includes(run.status)) {        // a cancelled or interrupted run will not finish: say so, claim nothing
+    return TERMINAL.includes(run.status) ? "partial: " + run.progress.completed + " of " + run.progress.total + " cells answered (" +
+      run.status + ", it will not finish): no claim" : "not finished";
+  }
   const hasMom = run.targets.some((t) => t.kind === "mom"), hasSingle = run.targets.some((t) => t.kind === "single");
   try {
     if (!hasMom) {
