@@ -7,7 +7,7 @@ call and, for judged benchmarks, a judge call; each is one row of the calls page
 `/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. A multi-call cell
 (a conversation) is one row whose ``calls`` lists every call of it, in order, with its role
 (service/call_pages.py); its ``call`` is the conversation record. Events are ≤ 1000 a page after a
-sequence number.
+sequence number. The journal reads are typed functions in service/journal_evidence.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from aiohttp import web
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service import api_requests as rq
+from srbench.service import journal_evidence as jev
 from srbench.service import wire
 from srbench.service.call_pages import call_rows, conversation_calls
 from srbench.service.faults import record_damage
@@ -105,21 +106,12 @@ def _summary(service: Any, run_id: str, row: Any, role: str, moms: dict[str, Any
     return out
 
 
-def call_total(journal: Any, run_id: str) -> int:
-    """Subject calls (cells that left pending) plus judge calls, from the maintained counters
-    (journal_schema.py), never a count over the run's cells."""
-    row = journal.one("SELECT (SELECT COALESCE(SUM(n), 0) FROM cell_counts WHERE run_id=? AND state!='pending') AS n, "
-                      "(SELECT judge_calls FROM run_stats WHERE run_id=?) AS j", (run_id, run_id))
-    return int(row["n"]) + int(row["j"] or 0)
-
-
 def _cursor_at(journal: Any, run_id: str, offset: int) -> int:
     """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
     if offset == 0:
         return 0
     seen = 0
-    for row in journal.query("SELECT seq, state, judge_request, judge_call, error_class FROM cells WHERE run_id=? "
-                             "AND state!='pending' ORDER BY seq", (run_id,)):
+    for row in jev.sent_cell_roles(journal, run_id):
         for role in _roles(row):
             seen += 1
             if seen == offset:
@@ -133,8 +125,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
     picked: list[tuple[int, dict[str, Any]]] = []
     moms = _mom_targets(service, run_id)
     while len(picked) <= limit:
-        rows = journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
-                             "LIMIT ?", (run_id, seq, limit + 1))
+        rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
         service.objects.prefetch([d for r in rows for d in (r["call"], r["judge_call"]) if d])
         for row in rows:
             for role in _roles(row):
@@ -147,7 +138,7 @@ def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool)
         if len(rows) <= limit:
             break
         seq = rows[-1]["seq"] + 1
-    total = call_total(journal, run_id)
+    total = jev.call_total(journal, run_id)
     more = len(picked) > limit
     return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
 
@@ -169,10 +160,10 @@ async def run_call(request: web.Request) -> web.Response:
     service.runs.get(run_id)
     parsed = wire.parse_call_id(run_id, given)
     if parsed is not None:
-        row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND seq=?", (run_id, parsed[0]))
+        row = jev.cell_by_seq(service.journal, run_id, parsed[0])
         role = parsed[1]
     else:           # sr-bench's own name: a cell id stands for the cell's subject call
-        row = service.journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, given))
+        row = jev.cell_by_id(service.journal, run_id, given)
         role = "subject"
     if row is None or role not in _roles(row) or row["state"] == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
@@ -193,8 +184,6 @@ async def run_events(request: web.Request) -> web.Response:
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
     q = query(request, rq.EventsAfter)
-    rows = service.journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
-                                 (run_id, q.after, q.limit))
-    stat = service.journal.one("SELECT events FROM run_stats WHERE run_id=?", (run_id,))
-    total = 0 if stat is None else stat["events"]
+    rows = jev.events_after(service.journal, run_id, q.after, q.limit)
+    total = jev.event_count(service.journal, run_id)
     return ok({"events": [wire.wire_event(r, json.loads(r["data"])) for r in rows], "total": total})
