@@ -34,6 +34,7 @@ from typing import Any
 
 from srbench.cas import canonical_json
 from srbench.errors import Conflict, InvalidInput
+from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryPlan
 from srbench.schemas.target import Target
 from srbench.service.runs import TERMINAL, RunManager
 from srbench.stages.plan import plan_sha256
@@ -94,7 +95,8 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
     judged = set(judge_of) and {c.id: c.benchmark for c in _cases(manager, plan)}
     claims = {r["cell_id"]: r["child"] for r in manager.journal.query(
         "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (run_id,))}
-    eligible, excluded = [], []
+    eligible: list[RecoveryCell] = []
+    excluded: list[ExcludedCell] = []
     for c in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,)):
         conv = _conversation(manager, c["call"])
         if conv is not None:        # a conversation was sent iff one of its calls was
@@ -124,22 +126,24 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
             reason = None
         entry = {"cell_id": c["cell_id"], "case_id": c["case_id"], "target_id": c["target_id"], "state": c["state"]}
         if reason is None:
-            eligible.append(entry)
+            eligible.append(RecoveryCell.model_validate(entry))
         else:
-            excluded.append({**entry, "reason": reason, **({"claimed_by": claims[c["cell_id"]]}
-                                                         if reason == "claimed" else {})})
+            excluded.append(ExcludedCell.model_validate({**entry, "reason": reason, **(
+                {"claimed_by": claims[c["cell_id"]]} if reason == "claimed" else {})}))
     rep, _, _ = manager.report(run_id)
     known = sum(t["known_cost_usd"] for t in rep["summary"]["targets"])
-    body = {"kind": "recovery-plan", "version": VERSION, "parent": run_id, "mode": mode,
-            "parent_snapshot": {"status": run["status"], "plan_sha256": run["plan_sha256"],
-                                "total": run["progress"]["total"], "known_cost_usd": known},
-            "eligible": eligible, "excluded": excluded,
-            "excluded_counts": {r: sum(e["reason"] == r for e in excluded) for r in sorted({e["reason"] for e in excluded})},
-            "requires_acknowledgement": mode == "failed",
-            "note": ("new attempts of known-failed cells cost extra; confirm with --acknowledge-new-attempt"
-                     if mode == "failed" else "continues only cells that never dispatched a model call")}
-    body["plan_sha256"] = _hash(body)
-    body["selected_cells"] = [e["cell_id"] for e in eligible]
+    plan = RecoveryPlan(
+        version=VERSION, parent=run_id, mode=mode,
+        parent_snapshot=ParentSnapshot(status=run["status"], plan_sha256=run["plan_sha256"],
+                                       total=run["progress"]["total"], known_cost_usd=known),
+        eligible=eligible, excluded=excluded,
+        excluded_counts={r: sum(e.reason == r for e in excluded) for r in sorted({e.reason for e in excluded})},
+        requires_acknowledgement=mode == "failed",
+        note=("new attempts of known-failed cells cost extra; confirm with --acknowledge-new-attempt"
+              if mode == "failed" else "continues only cells that never dispatched a model call"),
+        plan_sha256="", selected_cells=[e.cell_id for e in eligible])
+    body = plan.model_dump(mode="json")
+    body["plan_sha256"] = _hash(body)       # over every field but itself and selected_cells
     return body
 
 
