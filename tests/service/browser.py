@@ -86,3 +86,11 @@ def wait_true(page: Any, expression: str, timeout_s: float = 30.0) -> None:
     while not page.evaluate(expression):
         assert time.monotonic() < deadline, f"still false after {timeout_s} s: {expression}"
         time.sleep(0.05)
+
+
+def sign_in(page: Any, url: str, key: str) -> None:
+    """Sign the page in through the sign-in form (the key is never accepted in a URL)."""
+    page.goto(url + "/login")
+    page.fill("input[name=key]", key)
+    page.click("button[type=submit]")
+    page.wait_for_url(url + "/")

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.service.discovery import API_PREFIX
+from srbench.service.server import Runner
 from srbench.simulate import samples
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted", "stopped_early")
@@ -175,7 +176,7 @@ class DashboardThread:
     def _main(self) -> None:
         async def go() -> None:
             self._stop = asyncio.Event()
-            runner = web.AppRunner(self.app)
+            runner = Runner(self.app)
             await runner.setup()
             site = web.TCPSite(runner, "127.0.0.1", 0)
             await site.start()

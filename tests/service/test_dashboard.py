@@ -79,7 +79,9 @@ def test_runs_created_elsewhere_show_up_and_the_service_token_never_does(dash, s
         bodies = [c.get(p).text for p in ("/", *scripts, "/api/runs", f"/api/runs/{run_id}/events",
                                           "/api/targets", f"/api/runs/{run_id}/report")]
         assert not any(service.token in b for b in bodies)
-        assert c.post("/logout").status_code == 303
+        assert c.post("/logout").status_code == 403                  # no CSRF header: still signed in
+        assert c.get("/api/runs").status_code == 200
+        assert c.post("/logout", headers={"X-SR-Bench-Dashboard": "1"}).status_code == 303
         assert c.get("/api/runs").status_code == 401                 # the session is gone
 
 
@@ -135,7 +137,7 @@ def test_cli_dashboard_serves_the_external_service(service, api, tmp_path) -> No
         deadline = time.monotonic() + 20
         while True:
             try:
-                r = httpx.get(f"http://127.0.0.1:{port}/login?key={KEY}", follow_redirects=False)
+                r = httpx.post(f"http://127.0.0.1:{port}/login", data={"key": KEY}, follow_redirects=False)
                 break
             except httpx.TransportError:
                 assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""

@@ -10,7 +10,7 @@ from srbench.dashboard import make_dashboard
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 
-from .browser import needs_chromium, wait_true
+from .browser import needs_chromium, sign_in, wait_true
 from .helpers import DashboardThread, freeze, manifest, single
 
 pytestmark = needs_chromium
@@ -89,7 +89,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
     api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url, "sim-strong", request_params={"max_tokens": 512})]})
     with DashboardThread(make_dashboard(service.url, service.token, KEY)) as dash:
         page = browser.new_page()
-        page.goto(dash.url + f"/login?key={KEY}")
+        sign_in(page, dash.url, KEY)
         page.goto(dash.url + "/#/datasets")                             # UI-3: filter, open, tasks by 25
         page.locator("tr.link").nth(1).wait_for()
         assert page.locator("tr.link").count() == 2 and "smoke 16" in page.locator("#view").inner_text()

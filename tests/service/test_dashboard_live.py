@@ -13,7 +13,7 @@ from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
-from .browser import check_page, needs_chromium, wait_true
+from .browser import check_page, needs_chromium, sign_in, wait_true
 from .helpers import DashboardThread, freeze, manifest, single
 
 pytestmark = needs_chromium
@@ -43,7 +43,7 @@ def test_a_live_run_refreshes_its_page_in_place_and_polling_stops(browser, servi
         page = browser.new_page()
         requests: list[str] = []
         page.on("request", lambda r: requests.append(r.url))
-        page.goto(dash.url + f"/login?key={KEY}")
+        sign_in(page, dash.url, KEY)
         run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         page.goto(dash.url + f"/#/run/{run_id}?tab=results")
         page.locator("#run-panel tbody tr").first.wait_for()
@@ -86,9 +86,9 @@ def test_create_opens_on_data_validates_marks_the_judge_and_estimates(browser, a
         (Path(service.store_dir) / "benchmark-options.json").write_text(
             json.dumps({"simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
         page = browser.new_page()
-        posts: list[str] = []
+        sign_in(page, dash.url, KEY)
+        posts: list[str] = []                                               # after the sign-in form's POST
         page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
-        page.goto(dash.url + f"/login?key={KEY}")
         page.goto(dash.url + "/#/create")                                   # no profile asked: the one with data
         page.locator("h1", has_text="Create evaluation").wait_for()
         assert page.locator("input[name=profile]").nth(0).is_checked()      # smoke, the only one prepared
@@ -148,7 +148,7 @@ def test_create_composes_a_ticked_subset_of_a_datasets_benchmarks(browser, axe, 
     with SimulatorThread(models=[SimModel("m", skill=0.6)]) as sim, DashboardThread(_dashboard(service)) as dash:
         api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
         page = browser.new_page()
-        page.goto(dash.url + f"/login?key={KEY}")
+        sign_in(page, dash.url, KEY)
         page.goto(dash.url + "/#/create?profile=smoke")
         page.locator("h1", has_text="Create evaluation").wait_for()
         whole = page.get_by_label("use " + both["name"], exact=True)

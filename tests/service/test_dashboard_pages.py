@@ -12,7 +12,7 @@ from srbench.simulate import preview as sim_preview
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
 
-from .browser import check_page, needs_chromium, tab_until, wait_true
+from .browser import check_page, needs_chromium, sign_in, tab_until, wait_true
 from .helpers import PRICE, DashboardThread, freeze, manifest, single
 
 pytestmark = needs_chromium
@@ -71,7 +71,7 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(dash.url + "/login")
         check_page(page, axe, shots, "login")
-        page.goto(dash.url + f"/login?key={KEY}")
+        sign_in(page, dash.url, KEY)
 
         # -- the keyboard path: open a run from the list, switch tabs, open a call (no mouse) ----------
         page.locator("a", has_text="within-run").wait_for()

@@ -1,12 +1,14 @@
 """The Dashboard's aiohttp app: sign-in, the static single page, and the allowlisted API proxy.
 
-Routes: ``/login`` (GET with ``?key=`` or a form POST), ``/logout``, ``/`` (the page),
+Routes: ``/login`` (GET the form; the key only by the form's POST, never in a URL: rate-limited per
+client and in all, `auth.SignInLimiter`), ``/logout`` (POST with the CSRF header), ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
 ``/api/sr-bench/v1/*`` with the service token and the signed-in user as the actor headers
 (``X-SR-Bench-Actor-ID`` / ``-Role``) — only the read routes in `READ_ROUTES`, the writes in
 `WRITE_ROUTES` (UI-2 create evaluation, UI-6 compare, UI-8 recovery, experiments) and the deletes in
 `DELETE_ROUTES`; a POST or DELETE must carry the ``X-SR-Bench-Dashboard`` header (a cross-site form
-cannot). Every answer has a strict Content-Security-Policy and ``Cache-Control: no-store``.
+cannot). Every answer — redirects, 404s and 405s included — has a strict Content-Security-Policy,
+``X-Frame-Options``, ``nosniff`` and ``Cache-Control: no-store`` (one middleware).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
+from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions, SignInLimiter
 from srbench.service.discovery import API_PREFIX
 from srbench.service.http import MAX_BODY
 
@@ -43,7 +45,12 @@ _TYPES = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+MAX_LOGIN_BODY = 4096
+
 SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
+LIMITER: web.AppKey[SignInLimiter] = web.AppKey("limiter", SignInLimiter)
 UPSTREAM: web.AppKey[dict[str, str]] = web.AppKey("upstream", dict)
 HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
 ASSETS: web.AppKey[dict[str, tuple[bytes, str]]] = web.AppKey("assets", dict)
@@ -58,9 +65,13 @@ def _assets() -> dict[str, tuple[bytes, str]]:
 
 @web.middleware
 async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
-    resp = await handler(request)
-    resp.headers.update({"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                         "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"})
+    """The security headers on every answer, an HTTP exception's (303, 404, 405 …) too."""
+    try:
+        resp = await handler(request)
+    except web.HTTPException as exc:
+        exc.headers.update(SECURITY_HEADERS)
+        raise
+    resp.headers.update(SECURITY_HEADERS)
     return resp
 
 
@@ -68,7 +79,7 @@ def _signed_in(request: web.Request) -> bool:
     return request.app[SESSIONS].valid(request.cookies.get(COOKIE))
 
 
-def _login_page(message: str = "") -> web.Response:
+def _login_page(message: str = "", status: int | None = None) -> web.Response:
     note = f'<p class="error">{html.escape(message)}</p>' if message else ""
     body = ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'><title>sr-bench — sign in</title><link rel='icon' href='data:,'>"
@@ -80,7 +91,7 @@ def _login_page(message: str = "") -> web.Response:
             "<p class='hint'>The key is in the file <code>dashboard.key</code> beside the store, or in "
             "<code>SR_BENCH_DASHBOARD_KEY</code>; <code>sr-bench dashboard</code> says which.</p>"
             "</main></body></html>")
-    return web.Response(text=body, content_type="text/html", status=401 if message else 200)
+    return web.Response(text=body, content_type="text/html", status=status or (401 if message else 200))
 
 
 def _session_response(request: web.Request, user: tuple[str, str]) -> web.Response:
@@ -91,25 +102,33 @@ def _session_response(request: web.Request, user: tuple[str, str]) -> web.Respon
 
 
 async def login_get(request: web.Request) -> web.Response:
-    key = request.query.get("key")
-    if key is None:
-        return _login_page()
-    user = request.app[SESSIONS].user_of_key(key)
-    if user is not None:
-        return _session_response(request, user)
-    return _login_page("That is not the key of this Dashboard.")
+    if "key" in request.query:      # a key in a URL lands in history, logs and Referer headers
+        return _login_page("The key is accepted only by this form, never in a URL: paste it below.", 400)
+    return _login_page()
 
 
 async def login_post(request: web.Request) -> web.Response:
+    limiter, client = request.app[LIMITER], request.remote or "unknown"
+    wait = limiter.retry_after(client)
+    if wait is not None:
+        resp = _login_page(f"Too many sign-in attempts: try again in {int(wait) + 1} s.", 429)
+        resp.headers["Retry-After"] = str(int(wait) + 1)
+        return resp
+    if request.body_exists and (request.content_length is None or request.content_length > MAX_LOGIN_BODY):
+        return _login_page("That sign-in form is too large.", 413)
     form = await request.post()
     key = form.get("key")
     user = request.app[SESSIONS].user_of_key(key) if isinstance(key, str) else None
-    if user is not None:
-        return _session_response(request, user)
-    return _login_page("That is not the key of this Dashboard.")
+    if user is None:
+        limiter.failed(client)
+        return _login_page("That is not the key of this Dashboard.")
+    limiter.succeeded(client)
+    return _session_response(request, user)
 
 
 async def logout(request: web.Request) -> web.Response:
+    if request.headers.get(CSRF_HEADER) != "1":      # a cross-site form cannot sign the browser out
+        return _error(403, "forbidden", f"signing out needs the {CSRF_HEADER} header")
     request.app[SESSIONS].close(request.cookies.get(COOKIE))
     resp = web.Response(status=303, headers={"Location": "/login"})
     resp.del_cookie(COOKIE, path="/")
@@ -151,12 +170,14 @@ async def proxy(request: web.Request) -> web.Response:
         if data is not None and len(data) > MAX_BODY:
             return _error(413, "too_large", "request body too large")
     up = request.app[UPSTREAM]
+    headers = {"Authorization": f"Bearer {up['token']}", "Content-Type": "application/json",
+               "X-SR-Bench-Actor-ID": user[0], "X-SR-Bench-Actor-Role": user[1]}
+    if data is not None and "Content-Encoding" in request.headers:     # the body as sent: the service decodes it
+        headers["Content-Encoding"] = request.headers["Content-Encoding"]
     try:
         async with request.app[HTTP].request(
                 request.method, up["url"] + API_PREFIX + path, params=request.rel_url.query, data=data,
-                headers={"Authorization": f"Bearer {up['token']}", "Content-Type": "application/json",
-                         "X-SR-Bench-Actor-ID": user[0], "X-SR-Bench-Actor-Role": user[1]},
-                allow_redirects=False) as resp:
+                headers=headers, allow_redirects=False) as resp:
             body = await resp.read()
             status, ctype = resp.status, resp.headers.get("Content-Type", "application/json")
     except (aiohttp.ClientError, TimeoutError) as exc:
@@ -170,6 +191,7 @@ def make_dashboard(service_url: str, service_token: str, key: str,
     ((key, actor id, role)) as further users."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
     app[SESSIONS] = Sessions(key, users)
+    app[LIMITER] = SignInLimiter()
     app[UPSTREAM] = {"url": service_url.rstrip("/"), "token": service_token}
     app[ASSETS] = _assets()
 

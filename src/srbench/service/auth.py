@@ -36,14 +36,22 @@ def token_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]
     return middleware
 
 
+def weakness(secret: str) -> str | None:
+    """Why `secret` is too weak for a non-loopback listen (shorter than 16 characters, or fewer than 8
+    different characters: low entropy), or None. The service token and the Dashboard's keys share it."""
+    if len(secret) < MIN_TOKEN_CHARS:
+        return f"has {len(secret)} characters (at least {MIN_TOKEN_CHARS} are needed)"
+    if len(set(secret)) < MIN_TOKEN_DISTINCT:
+        return f"uses only {len(set(secret))} different characters (at least {MIN_TOKEN_DISTINCT} are needed)"
+    return None
+
+
 def check_listen_token(host: str, token: str) -> None:
-    """A non-loopback listen refuses a token shorter than 16 characters or with fewer than 8 different
-    characters (low entropy), saying how to make a good one. A loopback listen takes any token."""
+    """A non-loopback listen refuses a weak token (`weakness`), saying how to make a good one. A loopback
+    listen takes any token."""
     if is_loopback(host):
         return
-    weak = (f"has {len(token)} characters (at least {MIN_TOKEN_CHARS} are needed)" if len(token) < MIN_TOKEN_CHARS
-            else f"uses only {len(set(token))} different characters (at least {MIN_TOKEN_DISTINCT} are needed)"
-            if len(set(token)) < MIN_TOKEN_DISTINCT else None)
+    weak = weakness(token)
     if weak is not None:
         raise InvalidInput(f"a non-loopback listen on {host} needs a strong service token: {token_env_name()} "
                            f"{weak}; make one with {MAKE_TOKEN}", code="weak_token")

@@ -149,3 +149,11 @@ function showKept(box, storageKey, path, request, why, what) {
     h("button", { type: "button", on: { click: () => sendKept(box, storageKey, path, request, what) } }, "Re-send the same request"),
     h("button", { type: "button", on: { click: () => { sessionStorage.removeItem(storageKey); put(box); } } }, "Forget it"));
 }
+
+// Sign out: a POST with the Dashboard's header (the Dashboard refuses a sign-out without it, so a page
+// elsewhere cannot sign this browser out), then the sign-in page.
+document.querySelectorAll("form[action='/logout']").forEach((form) => form.addEventListener("submit", (e) => {
+  e.preventDefault();
+  fetch("/logout", { method: "POST", credentials: "same-origin", headers: { "X-SR-Bench-Dashboard": "1" } })
+    .finally(() => { location.href = "/login"; });
+}));

@@ -1,0 +1,186 @@
+"""The Dashboard on a network (issue 25, item 3): a rate-limited sign-in (the 301st rapid wrong key gets a
+429 with Retry-After), the key only by POST, strong keys and TLS (or an explicit --insecure) on a
+non-loopback bind, CSRF on sign-out, and the security headers on every answer (303, 404, 405 too)."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from srbench.dashboard import make_dashboard
+from srbench.dashboard.auth import COOKIE, SignInLimiter
+from srbench.dashboard.listen import listen_tls
+from srbench.errors import InvalidInput
+
+from .helpers import DashboardThread, free_port
+
+KEY = "dash-sec-key-0123456789abcdef"
+WEAK = "aaaaaaaaaaaaaaaa"
+HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY",
+           "x-content-type-options": "nosniff", "cache-control": "no-store"}
+
+
+@pytest.fixture
+def dash(service) -> Iterator[DashboardThread]:
+    with DashboardThread(make_dashboard(service.url, service.token, KEY)) as d:
+        yield d
+
+
+def test_the_301st_rapid_wrong_sign_in_gets_429(dash) -> None:
+    with httpx.Client(base_url=dash.url, follow_redirects=False, timeout=30) as c:
+        answers = [c.post("/login", data={"key": f"wrong-key-{i:06d}-0123456789"}) for i in range(301)]
+        assert answers[0].status_code == 401 and answers[-1].status_code == 429
+        assert int(answers[-1].headers["retry-after"]) >= 1 and "Too many sign-in attempts" in answers[-1].text
+        wrong = sum(a.status_code == 401 for a in answers)     # a few, then refused unread (a slow machine lets a
+        assert SignInLimiter.CLIENT_FREE <= wrong < 20, wrong   # 1 s wait pass between two of them now and then)
+        right = c.post("/login", data={"key": KEY})          # while waiting, the right key is refused unread too
+        assert right.status_code == 429 and COOKIE not in right.headers.get("set-cookie", "")
+
+
+def test_the_limits_grow_per_client_and_hold_for_all() -> None:
+    now = [1000.0]
+    lim = SignInLimiter(clock=lambda: now[0])
+    for _ in range(SignInLimiter.CLIENT_FREE - 1):
+        lim.failed("a")
+    assert lim.retry_after("a") is None
+    waits = []
+    for _ in range(4):                                       # each further wrong key doubles the wait
+        lim.failed("a")
+        waits.append(lim.retry_after("a"))
+        now[0] += waits[-1] or 0
+    assert waits == [1.0, 2.0, 4.0, 8.0]
+    lim.succeeded("a")
+    assert lim.retry_after("a") is None
+    lim2 = SignInLimiter(clock=lambda: now[0])                # 300 clients, 1 wrong key each: then everyone waits
+    for i in range(SignInLimiter.GLOBAL_FREE):
+        lim2.failed(f"10.0.{i // 256}.{i % 256}")
+    assert lim2.retry_after("192.0.2.1") is not None
+    now[0] += SignInLimiter.WINDOW_S + 1
+    lim2.failed("192.0.2.2")                                  # the window moved on: the old attempts expired
+    assert lim2.retry_after("192.0.2.1") is None
+
+
+def test_the_key_is_never_taken_from_a_url(dash) -> None:
+    with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
+        r = c.get("/login", params={"key": KEY})
+        assert r.status_code == 400 and COOKIE not in r.headers.get("set-cookie", "")
+        assert "never in a URL" in r.text and c.get("/api/runs").status_code == 401
+
+
+def test_signing_out_needs_the_csrf_header(dash) -> None:
+    with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
+        assert c.post("/login", data={"key": KEY}).status_code == 303
+        refused = c.post("/logout")                            # what a form on another local port can send
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        assert c.get("/api/health").status_code == 200         # still signed in
+        assert c.post("/logout", headers={"X-SR-Bench-Dashboard": "1"}).status_code == 303
+        assert c.get("/api/health").status_code == 401
+
+
+def test_every_answer_carries_the_security_headers(dash) -> None:
+    with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
+        answers = {"303": c.get("/"), "404": c.get("/no-such-page"), "404 static": c.get("/static/nope.js"),
+                   "405": c.put("/login"), "200": c.get("/login"), "401": c.get("/api/runs"),
+                   "403": c.post("/logout"), "400": c.get("/login?key=x")}
+        assert [answers[k].status_code for k in ("303", "404", "405")] == [303, 404, 405]
+        for what, r in answers.items():
+            for name, value in HEADERS.items():
+                assert value in r.headers.get(name, ""), (what, name, dict(r.headers))
+
+
+def test_a_weak_key_is_refused_on_a_network_bind(tmp_path) -> None:
+    with pytest.raises(InvalidInput, match="strong Dashboard key") as exc:
+        listen_tls("0.0.0.0", WEAK, "SR_BENCH_DASHBOARD_KEY", [], None, None, True)
+    assert exc.value.code == "weak_token" and "different characters" in exc.value.message
+    with pytest.raises(InvalidInput, match="user 'bob'"):
+        listen_tls("0.0.0.0", KEY, "env", [("short-key", "bob", "read")], None, None, True)
+    assert listen_tls("127.0.0.1", WEAK, "env", [], None, None, False) is None      # loopback: any key
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
+    env.update(SR_BENCH_DASHBOARD_KEY=WEAK, SR_BENCH_HOME=str(tmp_path), SR_BENCH_URL="http://127.0.0.1:9",
+               SR_BENCH_TOKEN="t" * 20)
+    out = subprocess.run([sys.executable, "-m", "srbench.cli.main", "dashboard", "--host", "0.0.0.0", "--insecure"],
+                         env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert out.returncode != 0 and "strong Dashboard key" in out.stderr and WEAK not in out.stdout + out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_network_bind_needs_tls_or_insecure(tmp_path) -> None:
+    with pytest.raises(InvalidInput, match="--tls-cert and --tls-key") as exc:
+        listen_tls("0.0.0.0", KEY, "env", [], None, None, False)
+    assert exc.value.code == "tls_required"
+    assert listen_tls("0.0.0.0", KEY, "env", [], None, None, True) is None           # the operator said so
+    with pytest.raises(InvalidInput, match="go together"):
+        listen_tls("0.0.0.0", KEY, "env", [], str(tmp_path / "c.pem"), None, False)
+    with pytest.raises(InvalidInput, match="cannot serve TLS"):
+        listen_tls("0.0.0.0", KEY, "env", [], str(tmp_path / "c.pem"), str(tmp_path / "k.pem"), False)
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False).sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_the_dashboard_serves_tls_on_a_network_bind_with_a_secure_cookie(service, tmp_path) -> None:
+    cert, key = _self_signed(tmp_path)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
+    env.update(SR_BENCH_DASHBOARD_KEY=KEY, SR_BENCH_HOME=str(tmp_path), SR_BENCH_URL=service.url,
+               SR_BENCH_TOKEN=service.token)
+    proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", "dashboard", "--host", "0.0.0.0", "--port",
+                             str(port), "--tls-cert", str(cert), "--tls-key", str(key)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    trust = ssl.create_default_context(cafile=str(cert))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                r = httpx.post(f"https://127.0.0.1:{port}/login", data={"key": KEY}, verify=trust)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.2)
+        assert r.status_code == 303 and "Secure" in r.headers["set-cookie"] and "HttpOnly" in r.headers["set-cookie"]
+        with pytest.raises(httpx.TransportError):                      # no plain HTTP on that port
+            httpx.get(f"http://127.0.0.1:{port}/login", timeout=5).raise_for_status()
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=10)
+    assert "https://0.0.0.0 (not loopback" in out and KEY not in out + err
+
+
+def test_the_sign_out_button_sends_the_header(browser, dash) -> None:
+    from .browser import sign_in
+
+    page = browser.new_page()
+    sign_in(page, dash.url, KEY)
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(dash.url + "/login")
+    status = page.evaluate("fetch('/api/runs', {credentials: 'same-origin'}).then(r => r.status)")
+    assert status == 401                                       # the session is closed, not only the page left
