@@ -99,6 +99,7 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
 
 def test_demo_runs_and_says_simulated(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
+    env["COLUMNS"] = "80"
     proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "demo", "--dir", str(tmp_path / "demo")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -114,7 +115,7 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "cost saving: principal (model calls)" in out
     assert "model mix: sim-large" in out, out
     assert "Δ [95% Hoeffding]" in out and "on this benchmark's cases alone" in out
-    assert "micro accuracy" in out and "macro quality" in out and "macro = weighted mean" in out
+    assert "micro acc." in out and "macro quality" in out and "macro = weighted mean" in out
     assert "mmlu-pro-official-chain-v1" in out and "graded differently" in out
     assert "inconclusive — the interval's half-width is ±" in out and "cases per benchmark" in out
     assert "smoke profile" in out and "its pinned config_hash sim-config-v1 was confirmed" in out
@@ -122,3 +123,11 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "saving total also counts judge/simulator calls" in out
     assert "user simulator cost of the candidate run" in out and "tau3@mini-fixture-v1/smoke" in out
     assert "Full sr-bench score (SIMULATED" in out and "SIMULATED mom:" in out
+    # issue 29: it fits an 80-column terminal, prints each note once and ends with the next commands
+    assert max(len(line) for line in proc.stdout.splitlines() if "SR_BENCH_STORE=" not in line) <= 80  # a path stays whole
+    assert out.count("HLE's published accuracy needs its official judge prompt") == 1
+    assert out.count("per benchmark: sr-bench's rule beside the published rule") == 1
+    assert out.count("How to read this:") == 1
+    tail = proc.stdout[proc.stdout.rindex("Next, try"):]
+    store = str(tmp_path / "demo" / "store")
+    assert f"export SR_BENCH_STORE={store}" in tail and "sr-bench dashboard" in tail and "sr-bench report run-" in tail

@@ -28,7 +28,7 @@ from rich.panel import Panel
 
 from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.cli.common import Ctx
-from srbench.cli.runs import benchmark_table, score_lines, summary_table
+from srbench.cli.runs import benchmark_table, score_lines
 from srbench.errors import SrBenchError
 
 DEMO_NOTES = (
@@ -170,7 +170,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
     from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.server import SimulatorThread
 
-    console.print(Panel(BANNER, style="bold yellow", width=100))
+    console.print(Panel(BANNER, style="bold yellow", width=min(console.width, 80)))
     store = workdir / "store"
     with EmbeddedService(store) as svc:
         client = svc.client
@@ -236,43 +236,54 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 _wait(client, run["id"])
                 runs[role] = run["id"]
         reports = {role: client.get(f"/runs/{rid}/report") for role, rid in runs.items()}
-        for role in ("baseline", "candidate"):
-            rep = reports[role]
-            console.print(summary_table(rep))
-            for what, key in (("judge", "judge_cost_usd"), ("user simulator", "simulator_cost_usd")):
-                cost = rep["summary"].get(key)
-                console.print(f"{what} cost of the {role} run (apart from the principal cost): "
-                              f"{'unknown' if cost is None else f'{cost:.5f}'} USD")
-        console.print(benchmark_table(reports["baseline"]))
-        console.print(benchmark_table(reports["candidate"]))
-        console.print("[bold]Full sr-bench score (SIMULATED endpoints, sample sources: it measures nothing real):[/bold]")
-        for role in ("baseline", "candidate"):
-            for line in score_lines(reports[role]):
-                console.print(f"  SIMULATED {line}")
-        from srbench.cli.derived import (
-            comparison_notes,
-            comparison_table,
-            headline_lines,
-            per_benchmark_table,
-            published_table,
-        )
-
         cmp = client.post("/comparisons", {"baseline_run_id": runs["baseline"],
                                            "candidate_run_id": runs["candidate"]})
-        for line in headline_lines(cmp):
-            console.print(line, markup=False, highlight=False)
-        console.print(comparison_table(cmp))
-        console.print(per_benchmark_table(cmp))
-        console.print(published_table(cmp))
-        for line in [*DEMO_NOTES, *comparison_notes(cmp)]:
-            console.print(f"• {line}")
-        console.print("What the comparison does not cover (its limitations):")
-        for line in cmp["limitations"]:
-            console.print(f"  – {line}")
-        report = reports["candidate"]
-        console.print(Panel(BANNER, style="bold yellow", width=100))
-        console.print(f"store kept at {store}")
-        return report
+    print_results(console, reports, cmp)
+    console.print(Panel(BANNER, style="bold yellow", width=min(console.width, 80)))
+    next_steps(console, store, runs)
+    return reports["candidate"]
+
+
+def print_results(console: Console, reports: dict[str, Any], cmp: dict[str, Any]) -> None:
+    """Both runs' figures, the published rules beside sr-bench's (one table, each note once), the full
+    score lines, then the comparison: its headline, tables, notes and limitations."""
+    from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table
+    from srbench.cli.views import report_targets_table
+
+    for role in ("baseline", "candidate"):
+        rep = reports[role]
+        console.print(report_targets_table(rep))
+        for what, key in (("judge", "judge_cost_usd"), ("user simulator", "simulator_cost_usd")):
+            cost = rep["summary"].get(key)
+            console.print(f"{what} cost of the {role} run (apart from the principal cost): "
+                          f"{'unknown' if cost is None else f'{cost:.5f}'} USD")
+    both = {"benchmarks": [*reports["baseline"].get("benchmarks", []), *reports["candidate"].get("benchmarks", [])]}
+    console.print(benchmark_table(both))
+    console.print("[bold]Full sr-bench score (SIMULATED endpoints, sample sources: it measures nothing real):[/bold]")
+    for role in ("baseline", "candidate"):
+        for line in score_lines(reports[role]):
+            console.print(f"  SIMULATED {line}", markup=False)
+    for line in headline_lines(cmp):
+        console.print(line, markup=False, highlight=False)
+    console.print(comparison_table(cmp))
+    console.print(per_benchmark_table(cmp))
+    for line in [*DEMO_NOTES, *comparison_notes(cmp)]:
+        console.print(f"• {line}", markup=False)
+    console.print("What the comparison does not cover (its limitations):")
+    for line in cmp["limitations"]:
+        console.print(f"  – {line}", markup=False)
+
+
+def next_steps(console: Console, store: Path, runs: dict[str, str]) -> None:
+    """What to try next on the kept store (nothing here needs the simulators: no model is called)."""
+    base, cand = runs["baseline"][:12], runs["candidate"][:12]      # any unique prefix names a run
+    console.print("The store is kept. Next, try (no model is called):",
+                  markup=False)
+    console.print(f"  export SR_BENCH_STORE={store}", markup=False, soft_wrap=True)
+    for cmd, what in ((f"report {cand}", "does routing pay?"), (f"compare {base} {cand}", "paired comparison"),
+                      ("runs", "the two runs"), ("dashboard", "the web Dashboard"),
+                      ("stop", "stop the service these start")):
+        console.print(f"  sr-bench {cmd:<34} # {what}", markup=False, soft_wrap=True)
 
 
 def _wait(client: Any, run_id: str) -> None:
@@ -291,7 +302,7 @@ def demo(obj: Ctx, workdir: str | None, download: bool) -> None:
     """Full smoke evaluation against local SIMULATED endpoints (no network, no keys)."""
     path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sr-bench-demo-"))
     path.mkdir(parents=True, exist_ok=True)
-    report = run_demo(path, download, Console(width=max(Console().width, 132)))
+    report = run_demo(path, download, Console(highlight=False))
     if report["status"] != "completed":
         raise SrBenchError(f"demo run ended {report['status']}")
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from srbench.cli.common import Ctx, emit
-from srbench.cli.output import human
+from srbench.cli.output import human, table
 from srbench.cli.runs import without_volatile, write_json
 
 
@@ -26,23 +26,21 @@ def comparison_table(cmp: dict[str, Any]) -> Table:
     base = cmp["baseline"]
     rule = cmp.get("claim_rule", "hoeffding")
     other = "betting" if rule == "hoeffding" else "hoeffding"
-    t = Table(title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']} — "
+    t = table("candidate", "macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T",
+              "saving principal / total / cache-neutral", ids=["candidate"], short=["W/L/T", "claim"],
+              title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']} — "
                     f"claims by {rule}" + (f" — {cmp['cases']} of {cmp['planned_cases']} cases (stopped early)"
                                            if cmp.get("early_stop") else ""),
               caption="macro quality = weighted mean of per-benchmark accuracies; Δ = candidate − baseline "
                       "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied")
-    t.add_column("candidate", no_wrap=True, overflow="fold")     # ids whole; the other cells wrap
-    for col in ("macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T", "saving",
-                "saving total", "saving cache-neutral"):
-        t.add_column(col, overflow="fold")
     for c in cmp["candidates"]:
         ci = c["interval"]["ci"]
         oi = (c.get("intervals") or {}).get(other)
         s = c["savings"]
         t.add_row(c["target_id"], f"{c['quality']:.3f}", f"{c['delta']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]",
                   "—" if oi is None else f"[{oi['ci'][0]:+.3f}, {oi['ci'][1]:+.3f}]" + ("" if oi["valid"] else " (invalid)"),
-                  c["claim"], f"{c['wins']}/{c['losses']}/{c['ties']}", _pct(s["principal"]["saving_pct"]),
-                  _pct(s["total"]["saving_pct"]), _pct(s["cache_neutral"]["saving_pct"]))
+                  c["claim"], f"{c['wins']}/{c['losses']}/{c['ties']}",
+                  " / ".join(_pct(s[k]["saving_pct"]) for k in ("principal", "total", "cache_neutral")))
     return t
 
 
@@ -96,8 +94,8 @@ def _usd(v: Any) -> str:
     return "unknown" if v is None else f"{v:.5f} USD"
 
 
-def _ci(ci: Any) -> str:
-    return "[unknown]" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+def _ci(ci: Any, fmt: str = "{:+.3f}") -> str:
+    return "[unknown]" if not ci else f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
 
 
 def headline_lines(cmp: dict[str, Any]) -> list[str]:
@@ -112,22 +110,21 @@ def per_benchmark_table(cmp: dict[str, Any]) -> Table:
     """Per router and benchmark: both accuracies with Wilson 95% intervals and the paired Δ with its
     Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one)."""
     base = cmp["baseline"]["target_id"]
-    t = Table(title=f"per benchmark, against {base} (accuracy = correct / cases of the benchmark)",
+    t = table("candidate", "benchmark", "cases", "candidate accuracy [95% Wilson]", "baseline accuracy [95% Wilson]",
+              "Δ [95% Hoeffding]", "W/L/T", ids=["candidate", "benchmark"], short=["cases", "W/L/T", "Δ [95% Hoeffding]"],
+              title=f"per benchmark, against {base} (accuracy = correct / cases of the benchmark)",
               caption="Δ interval: paired Hoeffding 95% on this benchmark's cases alone (descriptive; the claim "
                       "is the weighted interval above)")
-    for col in ("candidate", "benchmark", "cases", "candidate accuracy [95% Wilson]",
-                "baseline accuracy [95% Wilson]", "Δ [95% Hoeffding]", "W/L/T"):
-        t.add_column(col)
 
     def acc(v: Any, ci: Any) -> str:
-        return f"{v:.3f}" + ("" if not ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+        return f"{v:.2f}" + ("" if not ci else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
     routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
     for c in routers:
         for b in c["benchmarks"]:
             t.add_row(c["target_id"], b["benchmark"], str(b["n"]),
                       acc(b["candidate_accuracy"], b.get("candidate_accuracy_ci95")),
                       acc(b["baseline_accuracy"], b.get("baseline_accuracy_ci95")),
-                      f"{b['delta']:+.3f} " + _ci((b.get("delta_interval") or {}).get("ci")),
+                      f"{b['delta']:+.2f} " + _ci((b.get("delta_interval") or {}).get("ci"), "{:+.2f}"),
                       f"{b['wins']}/{b['losses']}/{b['ties']}")
     return t
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli import views
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.output import table
 from srbench.errors import InvalidInput
 
 
@@ -145,28 +146,27 @@ def score_lines(report: dict[str, Any]) -> list[str]:
 
 def benchmark_table(report: dict[str, Any]) -> Table:
     """One row per benchmark and target: sr-bench's score beside the published rule's, and how many
-    answers the two grade differently."""
-    t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)",
-                  caption="published = the benchmark's upstream rule on the same answers (a diagnostic); "
-                          "SimpleQA's published headline is F1")
-    for col in ("benchmark", "target", "sr-bench acc. [95% CI]", "published rule", "published", "graded differently"):
-        t.add_column(col)
-    notes: dict[str, str] = {}            # per benchmark: why there is no published figure, or how it relates
+    answers the two grade differently; each benchmark's published rule and note once, below."""
+    t = table("benchmark", "target", "sr-bench acc. [95% CI]", "published", "graded differently",
+              ids=["benchmark", "target"], short=["graded differently"],
+              title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
+    notes: dict[str, str] = {}            # per benchmark: its published rule, and why there is no figure or how it relates
     for b in report.get("benchmarks", []):
         if "accuracy" not in b:           # preview / replay rows carry no measured score
             continue
         ci, pub = b.get("accuracy_ci95"), b.get("published") or {}
         note = pub.get("reason") if pub.get("rule") is None else pub.get("note")
-        if note:
-            notes.setdefault(b["benchmark"], note)
-        acc = f"{_f(b['accuracy'])} [{_f(ci[0], '{:.2f}')}, {_f(ci[1], '{:.2f}')}]" if ci else "unknown"
+        notes.setdefault(b["benchmark"], f"{pub.get('rule') or 'published rule unavailable'}"
+                         + (f" — {note}" if note else ""))
+        acc = f"{_f(b['accuracy'], '{:.2f}')} [{_f(ci[0], '{:.2f}')}, {_f(ci[1], '{:.2f}')}]" if ci else "unknown"
         differ = pub.get("graded_differently")
         metric = pub.get("metric", "accuracy")
-        t.add_row(b["benchmark"], b["target_id"], acc, pub.get("rule") or "unavailable",
+        t.add_row(b["benchmark"], b["target_id"], acc,
                   "n/a" if pub.get("score") is None else f"{metric} {_f(pub['score'])}",
                   "-" if differ is None else f"{differ} of {pub.get('n')}")
-    if notes:
-        t.caption = "\n".join([str(t.caption), *(f"{k}: {v}" for k, v in sorted(notes.items()))])
+    t.caption = "\n".join(["published = the benchmark's upstream rule on the same answers (a diagnostic); "
+                           "SimpleQA's published headline is F1. Published rules:",
+                           *(f"{k}: {v}" for k, v in sorted(notes.items()))])
     return t
 
 
