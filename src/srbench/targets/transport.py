@@ -46,6 +46,7 @@ import aiohttp
 
 from srbench.schemas.call import Usage
 from srbench.targets.failures import systematic_kind
+from srbench.targets.idle import Idle
 from srbench.targets.metering import UsageError, parse_usage, usage_shape
 from srbench.targets.outcome import (
     ALLOWED_EXTRAS,
@@ -107,6 +108,8 @@ async def _traced(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None
 async def _bytes_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
     if isinstance(call := getattr(ctx, "trace_request_ctx", None), _Call):
         call.request_started = True
+        if call.idle is not None:           # the wait for the response head starts now
+            call.idle.wait(call.limits.idle_timeout_s)
 
 
 class _Call:
@@ -126,6 +129,7 @@ class _Call:
         self.connect_failed = False
         self.traced = False
         self.request_started = False
+        self.idle: Idle | None = None
         self.failure: _Stop | None = None
         self.cancelled = False
 
@@ -323,33 +327,39 @@ async def _read_some(response: aiohttp.ClientResponse, limit: int, call: _Call, 
 async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, headers: Mapping[str, str],
                     content: bytes) -> None:
     lim = call.limits
-    # sock_read bounds the wait for the response head and every later read (the idle timeout)
-    timeout = aiohttp.ClientTimeout(total=None, connect=lim.connect_timeout_s, sock_connect=lim.connect_timeout_s,
-                                    sock_read=lim.idle_timeout_s)
+    # the idle limit bounds the wait for the response head (from the request's bytes) and every later read:
+    # one deadline per call (targets/idle.py), not aiohttp's sock_read timer per chunk
+    timeout = aiohttp.ClientTimeout(total=None, connect=lim.connect_timeout_s, sock_connect=lim.connect_timeout_s)
     hdrs = {"content-type": "application/json", "accept": "text/event-stream", **headers}
     host = urlsplit(url).hostname or url
+    idle = call.idle = Idle(lim.idle_timeout_s + (lim.connect_timeout_s or 0.0))     # the connect has its own limit
     try:
-        response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
-                                        allow_redirects=False, trace_request_ctx=call)
-    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
-        call.connect_failed = True
-        raise _Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
-    except aiohttp.ServerTimeoutError:
-        raise _Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
-    except aiohttp.ClientError as e:
-        raise _Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
-    call.response = True
-    try:
-        await _read(response, call)
+        try:
+            response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
+                                            allow_redirects=False, trace_request_ctx=call)
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
+            call.connect_failed = True
+            raise _Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
+        except aiohttp.ClientError as e:
+            raise _Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
+        except asyncio.CancelledError:
+            if idle.expired():
+                raise _Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
+            raise
+        call.response = True
+        try:
+            await _read(response, call, idle)
+        finally:
+            # a body read to its end gives the connection back to the pool; anything else closes it
+            if response.content.at_eof():
+                response.release()
+            else:
+                response.close()
     finally:
-        # a body read to its end gives the connection back to the pool; anything else closes it
-        if response.content.at_eof():
-            response.release()
-        else:
-            response.close()
+        idle.close()
 
 
-async def _read(response: aiohttp.ClientResponse, call: _Call) -> None:
+async def _read(response: aiohttp.ClientResponse, call: _Call, idle: Idle) -> None:
     lim, out = call.limits, call.out
     out.http_status = response.status
     for k, v in response.headers.items():       # every header is evidence (a later router adapter reads it)
@@ -370,13 +380,14 @@ async def _read(response: aiohttp.ClientResponse, call: _Call) -> None:
     decoder = SSEDecoder(lim.max_stream_bytes or 0)
     chunks = response.content.iter_any()
     while True:
-        wait = min(lim.idle_timeout_s, DONE_GRACE_S) if out.done else lim.idle_timeout_s
+        idle.wait(min(lim.idle_timeout_s, DONE_GRACE_S) if out.done else lim.idle_timeout_s)
         try:
-            async with asyncio.timeout(wait):
-                chunk = await anext(chunks)
+            chunk = await anext(chunks)
         except StopAsyncIteration:
             break
-        except TimeoutError:        # ours, or the session's sock_read (a ServerTimeoutError is one too)
+        except asyncio.CancelledError:
+            if not idle.expired():
+                raise
             if out.done:
                 break
             raise _Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
