@@ -81,3 +81,24 @@ def test_the_grade_model_is_frozen_documented_and_round_trips(tmp_path):
         assert GradeRecord.model_validate(stored).stored() == stored
     with pytest.raises(ValidationError):
         GradeRecord.model_validate({**grades[0], "sandbox": None})    # a code grade is not this kind
+
+
+def test_code_grade_bytes_unchanged(tmp_path):
+    """A code cell whose reply holds no program is graded without the sandbox (its receipt: None)."""
+    from srbench.stages.code_grade import _grade as code_grade
+
+    store = ObjectStore(str(tmp_path / "cas"))
+    case = Case(id="livecodebench/x", benchmark="livecodebench", messages=[Message(role="user", content="Write f.")],
+                answer={"mode": "functional", "fn_name": "f", "tests": [{"input": "1", "output": "2"}]},
+                metadata=CaseMetadata(stratum="easy"))
+    bench = get_benchmark("livecodebench")
+    params = {"benchmark": "livecodebench", "grader": bench.grader_version, "options": bench.options(None),
+              "receipt": "b3:" + "0" * 64}
+    grades = [code_grade(store, {"case": store.put_json(case.model_dump(mode="json")),
+                                 "call": _call(store, text, finish=finish)}, params)
+              for text, finish in (("no code, sorry", "stop"), (None, "length"))]
+    assert [(g["status"], g["sandbox"]) for g in grades] == [("failed", None), ("failed", None)]
+    assert [digest_bytes(canonical_json(g)) for g in grades] == CODE_PINNED
+
+
+CODE_PINNED = ["b3:4b417b2ad410bd1a12e24c5aa1058b5b02ffa2d7a73f4c00db6610218c9f828a"] * 2
