@@ -73,9 +73,10 @@ def test_the_grade_model_is_frozen_documented_and_round_trips(tmp_path):
     import pytest
     from pydantic import ValidationError
 
-    from srbench.schemas.grade import GradeRecord
+    from srbench.schemas.grade import CodeGradeRecord, GradeRecord
 
-    assert not [n for n, f in GradeRecord.model_fields.items() if not f.description]
+    for model in (GradeRecord, CodeGradeRecord):
+        assert not [n for n, f in model.model_fields.items() if not f.description], model.__name__
     _, grades = _digests(ObjectStore(str(tmp_path / "cas")))
     for stored in grades:
         assert GradeRecord.model_validate(stored).stored() == stored

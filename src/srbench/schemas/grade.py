@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class GradeRecord(BaseModel):
-    """The stored grade of one cell."""
+class _Grade(BaseModel):
+    """What every stored grade holds."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
     kind: Literal["grade"] = "grade"
@@ -33,8 +33,20 @@ class GradeRecord(BaseModel):
     """The reply used the exact required answer format (None: not applicable)."""
     details: dict[str, Any]
     """The benchmark's grading details (the judge's verdict and explanation, a trial's reward …)."""
-    published: dict[str, Any] | None
-    """The benchmark's upstream rule applied to the same reply (None: the benchmark has none)."""
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+
+class GradeRecord(_Grade):
+    """The stored grade of one cell (rules ``grade`` and ``grade-conversation``)."""
+
+    published: dict[str, Any] | None
+    """The benchmark's upstream rule applied to the same reply (None: the benchmark has none)."""
+
+
+class CodeGradeRecord(_Grade):
+    """The stored grade of a code cell, graded in the sandbox (rule ``code-grade``)."""
+
+    sandbox: dict[str, Any] | None
+    """The receipt of the sandbox the programs ran in (None: nothing was runnable, nothing ran)."""

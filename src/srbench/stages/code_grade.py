@@ -20,6 +20,7 @@ from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import CodeGradeRecord
 
 _LOCK = threading.Lock()
 _SANDBOX: Sandbox | None = None
@@ -105,9 +106,8 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     g = bench.judge(case, verdicts, context)
     if finish == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
-    return {"kind": "grade", "schema": 1, "grader": params["grader"], "correct": bool(g.correct),
-            "status": g.status, "extracted": g.extracted, "strict_format": g.strict_format,
-            "details": g.details, "sandbox": receipt}
+    return CodeGradeRecord(grader=params["grader"], correct=bool(g.correct), status=g.status, extracted=g.extracted,
+                           strict_format=g.strict_format, details=g.details, sandbox=receipt).stored()
 
 
 CODE_GRADE = Rule("code-grade", "1", _grade)
