@@ -148,3 +148,16 @@ def test_the_plan_caps_a_benchmarks_grading_concurrency(api: Api, tmp_path: Path
     status, err = api.call("POST", "/plans", {"manifest": {**m, "limits": {
         **m["limits"], "grading_concurrency": {"mmlu-pro": 2}}}})
     assert status == 400 and "limits.grading_concurrency names mmlu-pro" in err["error"], err
+
+
+def test_a_closing_pool_drops_its_queue_and_frees_its_waiters(tmp_path: Path) -> None:
+    from srbench.service.grading import GradePool
+
+    pool = GradePool(None, None)  # type: ignore[arg-type]   # no job runs: the run is not active once closed
+    pool.begin("run-x")
+    pool._pending["run-x"] = 3
+    waiter_done = threading.Event()
+    t = threading.Thread(target=lambda: (pool.wait("run-x", 30), waiter_done.set()))
+    t.start()
+    pool.close()
+    assert waiter_done.wait(5) and "run-x" not in pool._active

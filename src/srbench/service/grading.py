@@ -55,6 +55,7 @@ class GradePool:
         self._limits: dict[tuple[str, str], threading.Semaphore] = {}
         self._active: set[str] = set()
         self._cond = threading.Condition()
+        self._closed = False
         self.graded = 0
 
     @property
@@ -87,9 +88,10 @@ class GradePool:
             return self._pending.get(run_id, 0)
 
     def wait(self, run_id: str, timeout_s: float) -> bool:
-        """Block until every cell submitted for this run is graded (False: the timeout came first)."""
+        """Block until every cell submitted for this run is graded, or the pool closed (False: the
+        timeout came first)."""
         with self._cond:
-            return self._cond.wait_for(lambda: not self._pending.get(run_id), timeout_s)
+            return self._cond.wait_for(lambda: self._closed or not self._pending.get(run_id), timeout_s)
 
     def forget(self, run_id: str) -> None:
         """Grade nothing more for this run (queued jobs are dropped as they come up)."""
@@ -98,6 +100,11 @@ class GradePool:
             self._limits = {k: v for k, v in self._limits.items() if k[0] != run_id}
 
     def close(self) -> None:
+        """Queued cells are dropped (their report grades them later); running ones finish."""
+        with self._cond:
+            self._closed = True
+            self._active.clear()
+            self._cond.notify_all()
         for _ in self._threads:
             self._queue.put(None)
         for t in self._threads:
