@@ -95,6 +95,12 @@ def test_runs_show_report_on_a_terminal_and_on_a_pipe(cli: Cli, two_runs: list[s
     code, out, _ = on_tty(cli, "report", two_runs[0])
     assert code == 0 and "big" in out and not out.lstrip().startswith("{")
     assert cli.json("report", two_runs[0])["run_id"] == two_runs[0]
+    calls = cli.json("show", two_runs[0], "--calls")["calls"]
+    code, out, _ = on_tty(cli, "show", two_runs[0], "--calls")
+    assert code == 0 and width(out) <= 80 and all(c["id"] in out for c in calls)
+    [ds] = cli.json("dataset", "list")["datasets"]
+    code, out, _ = on_tty(cli, "dataset", "list")
+    assert code == 0 and width(out) <= 80 and ds["id"] in out
 
 
 def test_a_run_id_by_any_unique_prefix(cli: Cli, two_runs: list[str]) -> None:

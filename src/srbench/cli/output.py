@@ -103,18 +103,32 @@ def _scalar(v: Any) -> str:
 
 
 def _is_id(key: str) -> bool:
-    return key == "id" or key.endswith("_id") or key in ("sha256", "digest", "plan_sha256", "output", "path")
+    """Columns never wrapped: ids (short). Digests and paths fold onto the next line instead."""
+    return key == "id" or key.endswith("_id")
 
 
-def records_table(rows: list[dict[str, Any]], title: str | None = None, limit: int = 50) -> Table:
-    """A list of records as a table of their scalar fields (nested values as compact JSON)."""
+def records_table(rows: list[dict[str, Any]], title: str | None = None, limit: int = 50,
+                  width: int = 80) -> Table:
+    """A list of records as a table of the fields that fit `width` (ids first, whole; the others wrap;
+    nested values as compact JSON); the fields left out are named in the caption."""
     keys: list[str] = []
     for r in rows[:limit]:
         keys += [k for k in r if k not in keys]
-    t = table(*keys, ids=[k for k in keys if _is_id(k)], title=title,
-              caption=None if len(rows) <= limit else f"first {limit} of {len(rows)} (all of them with --json)")
-    for r in rows[:limit]:
-        t.add_row(*(_scalar(r.get(k)) for k in keys))
+    cells = {k: [_scalar(r.get(k)) for r in rows[:limit]] for k in keys}
+    chosen, used = [], 0
+    for k in sorted(keys, key=lambda k: (not _is_id(k), keys.index(k))):
+        need = max(len(k), *(len(v) for v in cells[k])) if _is_id(k) else min(max(len(k), *(len(v) for v in cells[k])), 16)
+        if used + need + 3 <= width or not chosen:
+            chosen.append(k)
+            used += need + 3
+    chosen.sort(key=keys.index)
+    notes = [] if len(rows) <= limit else [f"first {limit} of {len(rows)}"]
+    if len(chosen) < len(keys):
+        notes.append("also " + ", ".join(k for k in keys if k not in chosen))
+    t = table(*chosen, ids=[k for k in chosen if _is_id(k)], title=title,
+              caption="; ".join(notes) + " (all with --json)" if notes else None)
+    for i in range(min(len(rows), limit)):
+        t.add_row(*(cells[k][i] for k in chosen))
     return t
 
 
@@ -122,7 +136,7 @@ def generic_view(value: Any, con: Console) -> None:
     """Any answer: its scalar fields as `key: value` lines, each list of records as a table."""
     if not isinstance(value, dict):
         if isinstance(value, list) and value and all(isinstance(x, dict) for x in value):
-            con.print(records_table(value))
+            con.print(records_table(value, width=con.width))
         else:
             con.print(_scalar(value), markup=False)
         return
@@ -133,7 +147,7 @@ def generic_view(value: Any, con: Console) -> None:
     for k in sorted(value):
         v = value[k]
         if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            tables.append(records_table(v, title=k))
+            tables.append(records_table(v, title=k, width=con.width))
         elif isinstance(v, dict) and v and all(not isinstance(x, (dict, list)) for x in v.values()):
             kv.add_row(k, ", ".join(f"{sk} {_scalar(sv)}" for sk, sv in v.items()))
         else:

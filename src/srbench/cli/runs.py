@@ -270,9 +270,10 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
     if call_id:
         emit(obj.client.get(f"/runs/{run_id}/calls/{call_id}"))
     elif what == "calls":
-        emit(obj.client.get(f"/runs/{run_id}/calls", after=after, limit=limit, active="true" if active else None))
+        emit(obj.client.get(f"/runs/{run_id}/calls", after=after, limit=limit, active="true" if active else None),
+             views.calls_view)
     elif what == "results":
-        emit(obj.client.get(f"/runs/{run_id}/results", after=after, limit=limit))
+        emit(obj.client.get(f"/runs/{run_id}/results", after=after, limit=limit), views.results_view)
     elif what == "events":
         emit(obj.client.get(f"/runs/{run_id}/events", after=after))
     else:

@@ -98,9 +98,11 @@ def targets_view(res: dict[str, Any], con: Console) -> None:
 
 
 def datasets_view(res: dict[str, Any], con: Console) -> None:
-    t = table("id", "name", "profile", "split", "cases", "sha256", ids=["id", "sha256"], title="frozen datasets")
+    wide = con.width >= 140                 # the sha256 whole, or not at all (`dataset show ID` has it)
+    t = table("id", "name", "profile", "split", "cases", *(("sha256",) if wide else ()), ids=["id", "sha256"],
+              short=["profile", "split", "cases"], title="frozen datasets")
     for d in res["datasets"]:
-        t.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), d["sha256"])
+        t.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), *((d["sha256"],) if wide else ()))
     con.print(t)
     if res["total"] > len(res["datasets"]):
         con.print(f"(first {len(res['datasets'])} of {res['total']})", markup=False)
@@ -150,3 +152,32 @@ def report_targets_table(rep: dict[str, Any]) -> Any:
                   f(s.get("macro_accuracy"), "{:.3f}"), f(s.get("cost_usd"), "{:.5f}"),
                   f"{f(s.get('latency_p50_s'), '{:.2f}')}/{f(s.get('latency_p95_s'), '{:.2f}')}")
     return t
+
+
+def _page_note(res: dict[str, Any], con: Console) -> None:
+    shown = len(res.get("calls") or res.get("results") or [])
+    more = f"; next page: --after {res['next_cursor']}" if res.get("next_cursor") is not None else ""
+    con.print(f"{shown} of {res.get('total')} shown{more}; every field with --json (or --call-id ID for a call)",
+              markup=False)
+
+
+def calls_view(res: dict[str, Any], con: Console) -> None:
+    wide = con.width >= 110                   # role and served model when there is room for them
+    t = table("id", "case", "target", *(("role", "model") if wide else ()), "status", "s", ids=["id"],
+              short=["s"], title="calls")
+    for c in res["calls"]:
+        extra = (c.get("role") or "-", c.get("response_model") or c.get("selected_model") or "-") if wide else ()
+        t.add_row(c["id"], c.get("case_id") or "-", c.get("target_id") or "-", *extra, str(c.get("status")),
+                  "-" if c.get("latency_s") is None else f"{c['latency_s']:.2f}")
+    con.print(t)
+    _page_note(res, con)
+
+
+def results_view(res: dict[str, Any], con: Console) -> None:
+    t = table("case", "target", "grade", "cost USD", "s", short=["cost USD", "s"], title="results")
+    for r in res["results"]:
+        t.add_row(r.get("case_id") or "-", r.get("target_id") or "-", str(r.get("grade_status") or r.get("status")),
+                  "unknown" if r.get("cost_usd") is None else f"{r['cost_usd']:.5f}",
+                  "-" if r.get("latency_s") is None else f"{r['latency_s']:.2f}")
+    con.print(t)
+    _page_note(res, con)
