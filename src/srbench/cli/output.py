@@ -115,7 +115,8 @@ def records_table(rows: list[dict[str, Any]], title: str | None = None, limit: i
     for r in rows[:limit]:
         keys += [k for k in r if k not in keys]
     cells = {k: [_scalar(r.get(k)) for r in rows[:limit]] for k in keys}
-    chosen, used = [], 0
+    chosen: list[str] = []
+    used = 0
     for k in sorted(keys, key=lambda k: (not _is_id(k), keys.index(k))):
         need = max(len(k), *(len(v) for v in cells[k])) if _is_id(k) else min(max(len(k), *(len(v) for v in cells[k])), 16)
         if used + need + 3 <= width or not chosen:
