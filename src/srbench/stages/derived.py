@@ -14,6 +14,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case
+from srbench.schemas.derived import Export, ExportCase, OfflineRegrade
 from srbench.stages.compare import COMPARE_VERSION, compare_reports
 from srbench.stages.compare_notes import annotate
 from srbench.stages.datasets import decode_cases
@@ -117,14 +118,15 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
                 benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
                                    "accuracy": k / len(rs) if rs else None,
                                    "published": published_figure(b, p, rs, [grades[r["cell_id"]] for r in rs], cases)})
-        return {"kind": "offline-regrade", "schema": 1, "version": VERSION, "regrade_version": REGRADE_VERSION,
-                "run_id": report["run_id"], "grader_versions": params["graders"],
-                "published_rules": params["published"],
-                "original_grader_versions": p["grader_versions"], "original_report": inputs["report"],
-                "results": out, "changed_count": changed, "published_changed_count": published_changed,
-                "targets": list(totals.values()), "benchmarks": benchmarks, "model_requests": 0,
-                "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
-                        "benchmark's published rule; the original results are unchanged"}
+        return OfflineRegrade.model_validate({
+            "version": VERSION, "regrade_version": REGRADE_VERSION, "run_id": report["run_id"],
+            "grader_versions": params["graders"], "published_rules": params["published"],
+            "original_grader_versions": p["grader_versions"], "original_report": inputs["report"],
+            "results": out, "changed_count": changed, "published_changed_count": published_changed,
+            "targets": list(totals.values()), "benchmarks": benchmarks,
+            "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
+                    "benchmark's published rule; the original results are unchanged"}).model_dump(mode="json",
+                                                                                                 by_alias=True)
 
     r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
                      {"graders": graders, "published": published}, subject=run["id"])
@@ -170,10 +172,10 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
                 "request_params": pt["effective_params"], "answer": call.get("text"), "correct": row["correct"],
                 "usage": row["usage"], "cost_usd": row["cost_usd"], "subject_latency_s": row["latency_s"],
                 "selected_model": row["selected_model"], "final": row["state"]})
-        return {"kind": "export", "schema": 1, "version": VERSION, "export_version": EXPORT_VERSION,
-                "run_id": report["run_id"], "split": "dev", "profile": p["profile"], "plan_sha256": p["plan_sha256"],
-                "cases": list(matrix.values()),
-                "note": "dev data only; this export starts no training and holds no reference answers"}
+        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p["profile"],
+                      plan_sha256=p["plan_sha256"], cases=[ExportCase.model_validate(c) for c in matrix.values()],
+                      note="dev data only; this export starts no training and holds no reference answers"
+                      ).model_dump(mode="json", by_alias=True)
 
     r = engine.build(Rule("export", EXPORT_VERSION, fn), {"report": report_digest}, {}, subject=run["id"])
     return r.output, r.hit, r.explanation
