@@ -1,7 +1,8 @@
 """Grading at scale (issue 31): runs per cell, grading during dispatch, throughput, and Ray against local.
 
 Run by hand (after `sr-bench setup --build-sandbox`; the Ray part needs `pip install 'sr-bench[ray]'`,
-root, `unshare` and `ip`):  python benchmarks/grading.py [--copies 8] [--latency 0.5] [--items 16]
+root, `unshare` and `ip`):
+    python benchmarks/grading.py [--copies 8] [--latency 0.5] [--concurrency 4] [--items 16] [--skip ray]
 
 Prints one JSON line per measurement, each with its ratio or goal:
 1. `run`: a LiveCodeBench run (`--copies` × 4 synthetic problems, quick profile: 30 cases, two targets)
@@ -67,7 +68,7 @@ class _Times(logging.Handler):
             self.end_s = float(m.group(1)) + float(m.group(2))
 
 
-def service_run(real: Any, copies: int, latency: float) -> None:
+def service_run(real: Any, copies: int, latency: float, concurrency: int) -> None:
     from service.helpers import Api, freeze, manifest, single
     from service.sandbox_fakes import CountingSandbox
     from srbench.service.embedded import EmbeddedService
@@ -93,7 +94,8 @@ def service_run(real: Any, copies: int, latency: float) -> None:
             with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
                 api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a"), single("b", sim.v1_url, "b")]})
                 m = manifest(ds, [{"id": "a"}, {"id": "b"}])
-                m["limits"].update(concurrency=4, max_run_seconds=900, total_timeout_s=60, case_timeout_s=60)
+                m["limits"].update(concurrency=concurrency, max_run_seconds=900, total_timeout_s=60,
+                                   case_timeout_s=60)
                 run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"], timeout=900)
             deadline = time.monotonic() + 600
             while times.end_s is None and time.monotonic() < deadline:
@@ -110,8 +112,9 @@ def service_run(real: Any, copies: int, latency: float) -> None:
     emit(measure="run", backend=real.name, cells=cells, sandbox_runs=len(counting.runs),
          runs_per_cell=round(len(counting.runs) / max(1, cells), 3), goal_runs_per_cell=1.0,
          graded_before_end=round(before / max(1, len(counting.runs)), 3), dispatch_s=round(dispatch, 2),
-         end_of_run_s=times.end_s, end_over_dispatch=None if times.end_s is None else round(times.end_s / dispatch, 3),
-         goal_end_over_dispatch=0.10, peak_concurrent_sandboxes=counting.peak, latency_s=latency)
+         end_of_run_s=None if times.end_s is None else round(times.end_s, 2), end_over_dispatch=None if times.end_s is None else round(times.end_s / dispatch, 3),
+         goal_end_over_dispatch=0.10, peak_concurrent_sandboxes=counting.peak, latency_s=latency,
+         concurrency_per_target=concurrency)
 
 
 def rate(sandbox: Any, items: list[Any], conc: int) -> float:
@@ -182,6 +185,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--latency", type=float, default=0.5)
+    ap.add_argument("--concurrency", type=int, default=4, help="the plan's concurrency per target")
     ap.add_argument("--items", type=int, default=16)
     ap.add_argument("--ray-part", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated: run, throughput, ray")
@@ -192,7 +196,7 @@ def main() -> None:
     skip = set(filter(None, a.skip.split(",")))
     real = local_sandbox()
     if "run" not in skip:
-        service_run(real, a.copies, a.latency)
+        service_run(real, a.copies, a.latency, a.concurrency)
     if "throughput" not in skip:
         throughput(real, a.items)
     if "ray" not in skip:
