@@ -156,6 +156,31 @@ def test_a_full_disk_stops_the_run_and_it_recovers_once_space_is_back(api, servi
     _check_recovered(api, sim, service.store_dir, run_id, dataset)
 
 
+def test_the_first_recover_right_after_space_returns_works(api, service, sim, dataset, monkeypatch) -> None:
+    """Issue 25, item 4: recover-plan and recover asked the moment space is back (the run's end still
+    waiting for its retry, its in-flight cells still dispatching) settle that end first: the plan they
+    review is the one recover finds, so the first recover succeeds (it was a 409 reviewed_plan_changed)."""
+    disk = FullDisk(monkeypatch)
+    run_id, _ = _start_and_fill(api, sim, dataset, lambda: setattr(disk, "full", True))
+    try:
+        run = _check_stopped_run(api, run_id)
+        assert run["end_recorded"] is False, run
+        assert _journal(service.store_dir, "SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state='dispatching'",
+                        (run_id,))[0]["n"] >= 1
+    finally:
+        disk.full = False                              # space is back; ask at once, without waiting
+    review = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
+    status, child = api.post(f"/runs/{run_id}/recover", {"plan": review, "idempotency_key": f"first-{run_id}"})
+    assert status == 201, (status, child)
+    assert review["excluded_counts"].get("ambiguous_dispatch", 0) >= 1, review["excluded_counts"]
+    parent = api.ok("GET", f"/runs/{run_id}")
+    assert parent["end_recorded"] is True and parent["progress"]["running"] == 0, parent["progress"]
+    done = _wait(api, child["id"], lambda r: r["status"] in ("completed", "failed", "cancelled", "interrupted"))
+    assert done["status"] == "completed" and done["progress"]["completed"] == len(review["eligible"]), done
+    sent = Counter(entry["messages_digest"] for entry in sim.log)
+    assert len(sent) == 14 and set(sent.values()) == {1}, sent       # every question sent exactly once
+
+
 def test_a_full_disk_on_a_write_route_is_a_named_507(api, dataset, monkeypatch) -> None:
     plan = freeze(api, manifest(dataset, [single("x", "http://127.0.0.1:9/v1", "m")]))
     disk = FullDisk(monkeypatch)

@@ -110,3 +110,32 @@ def test_a_damaged_copy_in_the_second_store_is_not_used(api, ran, service, tmp_p
     res = api.ok("POST", "/store/verify", {"repair": True})
     assert res["repaired"] == [] and res["unrepaired"][0]["digest"] == digest
     assert res["corrupt"] == [digest] and res["ok"] is False
+
+
+def test_a_damaged_plan_is_skipped_and_named_by_the_store_wide_lists(api, ran, prepare, service) -> None:
+    """Issue 25, item 4: one damaged plan object leaves its run out of /comparison-options and
+    /replay-options (named in damaged_runs), not a 503 for every run."""
+    from service.helpers import freeze, manifest
+
+    ids = [ran["run_id"]]
+    for name in ("second", "third"):                 # same questions and target, another name: another plan object
+        run = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ran["dataset"], [{"id": "strong"}], name=name))})
+        assert api.wait(run["id"])["status"] == "completed"
+        ids.append(run["id"])
+    settled(service)
+    plans = {i: api.ok("GET", f"/runs/{i}")["plan"] for i in ids}
+    assert len(set(plans.values())) == 3
+    bad = ids[2]
+    _damage(service, plans[bad], "truncated")
+    for kind in ("comparison", "replay"):
+        status, body = api.get(f"/{kind}-options")
+        assert status == 200, (kind, status, body)
+        assert [d["run_id"] for d in body["damaged_runs"]] == [bad], body
+        assert f"damaged object {plans[bad]}" in body["damaged_runs"][0]["error"]
+    listed = api.ok("GET", "/comparison-options")
+    assert sorted(b["run_id"] for b in listed["baselines"]) == sorted(ids[:2])      # the healthy ones still pair
+    options = api.ok("GET", f"/comparison-options?baseline_run_id={ids[0]}")
+    assert [o["run_id"] for o in options["options"]] == [ids[1]] and options["damaged_runs"][0]["run_id"] == bad
+    _assert_damaged(*api.get(f"/comparison-options?baseline_run_id={bad}"), plans[bad])     # asked for: named
+    damaged = _events(api, bad, "object_damaged")
+    assert len(damaged) == 1 and damaged[0]["data"]["digest"] == plans[bad], damaged

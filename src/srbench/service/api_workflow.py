@@ -104,6 +104,13 @@ class RunChoice(Answer):
     case_count: int
 
 
+class DamagedRun(Answer):
+    """A run left out of a store-wide list because a stored object it needs is damaged."""
+
+    run_id: str
+    error: str = Field(description="which object is damaged and how to repair it (`sr-bench store verify`)")
+
+
 class RunOptions(Answer):
     baseline: RunChoice | None
     baselines: list[RunChoice]
@@ -116,6 +123,8 @@ class RunOptions(Answer):
     unverified_baselines: int
     model_requests: Literal[0]
     empty_reason: str | None = None
+    damaged_runs: list[DamagedRun] = Field(default_factory=list,
+                                           description="runs skipped: their frozen plan is damaged (each named)")
 
 
 class Repriced(Answer):

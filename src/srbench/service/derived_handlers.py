@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from srbench.errors import InvalidInput
+from srbench.errors import InvalidInput, StorageFull
 from srbench.service import api_requests as rq
 from srbench.service import corrections, recovery, upstream, wire
 from srbench.service.actors import actor_of, check_visible
@@ -78,9 +78,19 @@ async def reconcile_usage(request: web.Request) -> web.Response:
                "model_requests": 0})
 
 
+async def _settled(service: Any, run_id: str) -> None:
+    """The run's end recorded before its cells are read: right after a full disk has space again, the
+    end that waits for its retry is written now (its in-flight cells turn ambiguous), so a recovery plan
+    made now is still the plan `recover` finds; if the store still refuses it, a named 507."""
+    if not await service.runs.endings.settle(run_id):
+        raise StorageFull(f"run {run_id} has ended but the store cannot record its end yet (it is full or "
+                          "failing); free space and retry: a recovery plan made before would change once it is")
+
+
 async def recover_plan(request: web.Request) -> web.Response:
     mode = (await parse(request, rq.RecoverPlan)).mode
     service, run_id = svc(request), request.match_info["run_id"]
+    await _settled(service, run_id)
 
     def go() -> dict[str, Any]:
         plan = recovery.recovery_plan(service.runs, run_id, mode)
@@ -105,6 +115,7 @@ async def recover_run(request: web.Request) -> web.Response:
     service, actor = svc(request), actor_of(request)
     run_id = request.match_info["run_id"]
     submitted = _submitted_recovery(service, run_id, req)
+    await _settled(service, run_id)
     parent_plan = service.objects.get_json(service.runs.get(run_id)["plan"])
     hook = upstream.derived_hook(service, actor, parent_plan, "recovery")
     run, created = await asyncio.to_thread(recovery.recover, service.runs, run_id, submitted,

@@ -8,8 +8,10 @@ and `recover-plan --mode undispatched` continues them.
 `Endings` keeps the ends that could not be written because of a storage fault (a full disk, an
 I/O error): the run views show them at once (`status` as it will be recorded, and `end_recorded:
 false`), and the write is retried with backoff until it lands — freeing space is enough, no
-restart is needed. A service that stops first leaves the run to the restart recovery, which
-makes the same classification.
+restart is needed; a route that reads the run's cells to decide (recover-plan, recover) first asks
+for the retry at once and waits for it (`Endings.settle`), so what it answers does not change a moment
+later. A service that stops first leaves the run to the restart recovery, which makes the same
+classification.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class Endings:
     def __init__(self) -> None:
         self.unrecorded: dict[str, tuple[str, str | None]] = {}
         self.closing = False
+        self._retry_now: dict[str, asyncio.Event] = {}
+        self._failures: dict[str, int] = {}            # failed attempts to record each unrecorded end
 
     async def record(self, journal: Journal, run_id: str, status: str, error: str | None,
                      fault: SrBenchError | None = None) -> bool:
@@ -84,13 +88,35 @@ class Endings:
                     log.warning("run %s ended %s but the journal cannot record it yet: %s", run_id, status,
                                 problem.message)
                 self.unrecorded[run_id] = (status, error)
+                self._failures[run_id] = self._failures.get(run_id, 0) + 1
                 if self.closing:
                     return False
-                await asyncio.sleep(delay)
+                now = self._retry_now.setdefault(run_id, asyncio.Event())
+                try:
+                    await asyncio.wait_for(now.wait(), delay)      # a backoff `settle` can cut short
+                except TimeoutError:
+                    pass
+                now.clear()
                 delay = min(delay * 2, MAX_RETRY_DELAY_S)
                 continue
             self.unrecorded.pop(run_id, None)
+            self._retry_now.pop(run_id, None)
+            self._failures.pop(run_id, None)
             return True
+
+    async def settle(self, run_id: str, timeout_s: float = 10.0) -> bool:
+        """Retry `run_id`'s unrecorded end once, now, and wait for that attempt: True once the journal holds
+        the run's end (its in-flight cells made ambiguous), False if the store still refuses it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        failed = self._failures.get(run_id, 0)
+        while (run_id in self.unrecorded and self._failures.get(run_id, 0) == failed and not self.closing
+               and loop.time() < deadline):
+            now = self._retry_now.get(run_id)
+            if now is not None:
+                now.set()
+            await asyncio.sleep(0.01)
+        return run_id not in self.unrecorded
 
     def overlay(self, view: dict[str, Any]) -> dict[str, Any]:
         """A run view with its unrecorded end, if it has one."""

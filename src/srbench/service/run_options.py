@@ -5,7 +5,9 @@ partner. With one: its partners — for replay, completed previews on the same q
 comparison, other completed or failed live runs on the same questions, sampling, per-call limits,
 graders, weights and adapter versions (what `compare` refuses to pair otherwise; prices are checked by
 `compare` itself). Only runs the caller may see are listed, newest first; `after` is the `next_cursor`
-of the previous page (a position in that order). Nothing here calls a model.
+of the previous page (a position in that order). A run whose frozen plan is damaged is left out and
+named in `damaged_runs` (the damage recorded once), never failing the list for every run. Nothing
+here calls a model.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import Any
 
 from aiohttp import web
 
+from srbench.errors import DamagedObject
 from srbench.service import api_requests as rq
 from srbench.service.actors import actor_of, check_visible
+from srbench.service.faults import record_damage
 from srbench.service.http import ok, query, svc
 
 SCAN = 500
@@ -45,14 +49,27 @@ def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dic
     return all(other["limits"].get(k) == base["limits"].get(k) for k in CALL_LIMITS)
 
 
+def _plans(service: Any, views: list[dict[str, Any]], kind: str
+           ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, str]]]:
+    """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
+    plans, damaged = {}, []
+    for v in views:
+        try:
+            plans[v["id"]] = service.objects.get_json(v["plan"])
+        except DamagedObject as exc:
+            record_damage(service, exc, v["id"], f"GET /{kind}-options")
+            damaged.append({"run_id": v["id"], "error": exc.message})
+    return [v for v in views if v["id"] in plans], plans, damaged
+
+
 def run_options(service: Any, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
                 ) -> dict[str, Any]:
     runs = service.runs
-    views = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
-    plans = {v["id"]: service.objects.get_json(v["plan"]) for v in views}
+    listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
+    views, plans, damaged = _plans(service, listed, kind)
     out: dict[str, Any] = {"baseline": None, "baselines": [], "options": [], "next_cursor": None, "has_more": False,
-                           "scanned_pairs": 0, "scan_limited": len(views) >= SCAN, "unverified_pairs": 0,
-                           "unverified_baselines": 0, "model_requests": 0}
+                           "scanned_pairs": 0, "scan_limited": len(listed) >= SCAN, "unverified_pairs": 0,
+                           "unverified_baselines": 0, "model_requests": 0, "damaged_runs": damaged}
     if baseline_id is not None:
         check_visible(service.journal, actor, baseline_id)
         run = runs.get(baseline_id)
