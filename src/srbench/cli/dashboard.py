@@ -58,8 +58,9 @@ def dashboard(obj: Ctx, host: str, port: int | None, tls_cert: str | None, tls_k
                 await site.start()
             except OSError as exc:
                 if not (fallback and exc.errno == errno.EADDRINUSE):
+                    fix = "; pick another --port or stop what holds it" if exc.errno == errno.EADDRINUSE else ""
                     raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}"
-                               ) from None
+                                       f"{fix}") from None
                 site = web.TCPSite(runner, host, 0, ssl_context=tls)      # another store's Dashboard holds it
                 await site.start()
             bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
