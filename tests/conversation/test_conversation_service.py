@@ -8,6 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from service.helpers import PRICE, freeze, manifest
+from srbench.cas import canonical_json, digest_bytes
+from srbench.schemas.conversation import ConversationRecord
 from srbench.simulate.behaviour import messages_key
 
 from .conftest import SIM_PRICE, pin_simulator, toy_targets
@@ -71,6 +73,9 @@ def test_conversation_end_to_end(api, service, toy_dataset, agent_sim) -> None:
         assert c["request"] == mine[0]["request"]
         conv = store.get_json(c["call"])
         assert conv["kind"] == "conversation" and conv["error_class"] is None
+        # the stored record is its model's canonical bytes (schemas/conversation.py)
+        model = ConversationRecord.model_validate(conv).model_dump(mode="json", by_alias=True)
+        assert digest_bytes(canonical_json(model)) == c["call"]
         assert [x["record"] for x in conv["calls"]] == [k["call"] for k in mine]
         assert [x["cost_usd"] for x in conv["calls"]] == [k["cost_usd"] for k in mine]
         first = store.get_json(mine[0]["call"])

@@ -41,6 +41,7 @@ from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutc
 from srbench.cas import canonical_json, digest_bytes
 from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import CallState, TerminalCellState
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.stages.dispatch_common import (
@@ -168,12 +169,12 @@ class Conversations:
             state = "cancelled" if error_class == "cancelled" else "failed"
         if not session.calls and stop is not None and error_class in UNSENT_STOPS:
             return                                  # nothing was journaled, nothing sent: stays pending
-        record = {"kind": "conversation", "schema": CONVERSATION_SCHEMA, "benchmark": case.benchmark,
-                  "case_id": case.id, "cell_id": cell.cell_id, "target_id": cell.target_id,
-                  "calls": session.calls, "final_text": outcome.final_text, "outputs": outcome.outputs,
-                  "trajectory": outcome.trajectory, "stored": session.stored,
-                  "error_class": error_class, "error": error}
-        data = canonical_json(record)
+        record = ConversationRecord.model_validate({
+            "schema": CONVERSATION_SCHEMA, "benchmark": case.benchmark, "case_id": case.id, "cell_id": cell.cell_id,
+            "target_id": cell.target_id, "calls": session.calls, "final_text": outcome.final_text,
+            "outputs": outcome.outputs, "trajectory": outcome.trajectory, "stored": session.stored,
+            "error_class": error_class, "error": error})
+        data = canonical_json(record.model_dump(mode="json", by_alias=True))
         costs = [c["cost_usd"] for c in session.calls]
         total = None if any(c is None for c in costs) else float(sum(costs))
         await d.journal.conversation_finished(cell, state, digest_bytes(data), error_class,  # type: ignore[attr-defined]

@@ -1,0 +1,23 @@
+"""The stored-object models written for issue 26 (item 1) are frozen and document every field."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+from pydantic import BaseModel
+
+MODULES = ("corrections", "grade", "replay", "recovery", "derived", "conversation")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_frozen_and_documented(name):
+    module = importlib.import_module(f"srbench.schemas.{name}")
+    models = [m for _, m in inspect.getmembers(module, inspect.isclass)
+              if issubclass(m, BaseModel) and m.__module__ == module.__name__ and not m.__name__.startswith("_")]
+    assert models, name
+    for model in models:
+        assert model.model_config.get("frozen") is True, model.__name__
+        undocumented = [f for f, info in model.model_fields.items() if not info.description]
+        assert not undocumented, (model.__name__, undocumented)
