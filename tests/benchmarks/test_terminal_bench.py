@@ -17,6 +17,7 @@ from srbench.benchmarks.sources import read_files
 from srbench.benchmarks.terminal_bench import adapter, agent, environment
 from srbench.benchmarks.terminal_bench.options import TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.tasks import parse_task_toml, size_mb, tree_sha256
+from srbench.benchmarks.terminal_bench.trajectory import Trajectory
 from srbench.benchmarks.terminal_bench.verifier import RewardError, parse_reward
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.sandbox.dockerfile import external_images
@@ -208,6 +209,7 @@ def test_a_solved_trial_has_reward_one_and_a_stored_trajectory(cases) -> None:
     assert [m["role"] for m in last] == ["system", "user"] + ["assistant", "tool"] * 3
     assert last[3]["tool_call_id"] == "call-0-0" and last[3]["content"].startswith("exit_code: 0\nstdout:\nran: ls")
     traj = session.objects[out.trajectory]
+    assert Trajectory.model_validate(traj).model_dump(mode="json", by_alias=True) == traj     # its model's bytes
     assert traj["kind"] == "trajectory" and traj["format"] == "terminal-bench-trajectory-v1" and traj["agent"] == "sr-bench-terminal-v1"
     assert [s["command"] for s in traj["steps"]] == SCRIPTS["hello-file"]["solve"] and traj["turns"] == 4
     assert traj["verifier"]["reward_files"]["reward.txt"] == "1\n" and out.outputs["trajectory"] == out.trajectory

@@ -8,12 +8,13 @@ import inspect
 import pytest
 from pydantic import BaseModel
 
-MODULES = ("corrections", "grade", "replay", "recovery", "derived", "conversation")
+MODULES = ("schemas.corrections", "schemas.grade", "schemas.replay", "schemas.recovery", "schemas.derived",
+           "schemas.conversation", "benchmarks.terminal_bench.trajectory")
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_frozen_and_documented(name):
-    module = importlib.import_module(f"srbench.schemas.{name}")
+    module = importlib.import_module(f"srbench.{name}")
     models = [m for _, m in inspect.getmembers(module, inspect.isclass)
               if issubclass(m, BaseModel) and m.__module__ == module.__name__ and not m.__name__.startswith("_")]
     assert models, name

@@ -33,6 +33,7 @@ from srbench.benchmarks.terminal_bench.environment import (
 )
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import under
+from srbench.benchmarks.terminal_bench.trajectory import Trajectory
 from srbench.benchmarks.terminal_bench.verifier import (
     MAX_REWARD_BYTES,
     REWARD_JSON,
@@ -217,11 +218,11 @@ class Trial:
             self.fail("trial_error", f"{exc.kind}: {exc.message}", self.stop_reason or "no_reward")
 
     def trajectory(self) -> dict[str, Any]:
-        return {"kind": "trajectory", "format": TRAJECTORY_FORMAT, "schema": 1, "agent": AGENT, "task": self.task.name,
-                "tree_sha256": self.task.tree_sha256, "options": self.options.model_dump(), "messages": self.messages,
-                "steps": self.steps, "turns": self.turns, "stop_reason": self.stop_reason, "verifier": self.verifier,
-                "reward": self.reward, "rewards": self.rewards, "error_class": self.error_class, "error": self.error,
-                "receipt": self.receipt, "environment": self.facts}
+        return Trajectory(format=TRAJECTORY_FORMAT, agent=AGENT, task=self.task.name, tree_sha256=self.task.tree_sha256,
+                          options=self.options.model_dump(), messages=self.messages, steps=self.steps,
+                          turns=self.turns, stop_reason=self.stop_reason, verifier=self.verifier, reward=self.reward,
+                          rewards=self.rewards, error_class=self.error_class, error=self.error, receipt=self.receipt,
+                          environment=self.facts).model_dump(mode="json", by_alias=True)
 
     def outcome(self) -> ConversationOutcome:
         digest = self.session.store(self.trajectory())
