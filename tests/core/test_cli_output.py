@@ -1,0 +1,41 @@
+"""The terminal views' building blocks (issue 29, item 1): ids whole at 80 columns, the rest wrapped or
+named; a long reason cut to one line with its fix; JSON on a pipe exactly as json.dumps printed it."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from srbench.cli.output import emit, generic_view, one_line, records_table
+
+
+def render(value, width: int = 80) -> str:
+    out = io.StringIO()
+    generic_view(value, Console(file=out, width=width, color_system=None))
+    return out.getvalue()
+
+
+def test_ids_stay_whole_and_the_fields_that_do_not_fit_are_named() -> None:
+    rows = [{"id": f"call-{i:032x}", "case_id": f"mmlu-pro/{i:020d}", "target_id": "a-target",
+             "payload": {"k": "v" * 50}, "note": "words " * 20} for i in range(3)]
+    text = render({"calls": rows, "total": 3})
+    assert all(r["id"] in text and r["case_id"] in text for r in rows)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "also " in text and "(all with --json)" in text and "total" in text
+    table = records_table(rows, width=200)                   # room for every field: nothing left out
+    assert table.caption is None and len(table.columns) == 5
+
+
+def test_one_line_keeps_the_head_and_the_fix() -> None:
+    long = "a code-grading sandbox: " + "x " * 80 + "(sr-bench setup --build-sandbox --install)"
+    assert one_line(long) == "a code-grading sandbox… (sr-bench setup --build-sandbox --install)"
+    assert one_line("short reason") == "short reason"
+    assert one_line("an interpreter: " + "y " * 80 + "(DEP-2)") == "an interpreter…"
+
+
+def test_a_pipe_gets_the_json_unchanged(capsys) -> None:
+    value = {"b": [1, 2], "a": {"x": None}}
+    emit(value, lambda v, con: con.print("human"))           # pytest's stdout is not a terminal
+    assert capsys.readouterr().out == json.dumps(value, indent=2, sort_keys=True) + "\n"
