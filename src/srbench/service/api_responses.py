@@ -221,6 +221,10 @@ class Report(Open):
     benchmarks: list[Document]
     limitations: list[str]
     provenance: Document
+    partial: Document | None = Field(default=None, description=(
+        "a run without an answer in every planned cell: answered and planned cells, whether it will still finish, "
+        "and what `accuracy` (every planned cell) and `accuracy_answered` (answered cells only) are over; null "
+        "when every planned cell was answered"))
     report_digest: str
     cache_hit: bool
     explain: str
