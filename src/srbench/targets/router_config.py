@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from srbench.cas.digest import digest_json
+from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
 
 HASH_FIELDS = ("hash", "runtime_hash", "active_hash")
@@ -139,6 +140,12 @@ def _problems(target: Target, got: dict[str, Any]) -> list[str]:
 
 async def capture_recipe(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> dict[str, Any]:
     """The capture object of one MoM target (kind `recipe_capture`); `captured` false with a `limitation`."""
+    doc = await _capture(client, target, timeout_s)
+    return RecipeCapture.model_validate(doc).model_dump(mode="json", by_alias=True)
+
+
+async def _capture(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> dict[str, Any]:
+    """The capture's fields (schemas/recipe.py RecipeCapture checks them)."""
     doc: dict[str, Any] = {"kind": "recipe_capture", "schema": 1, "target_id": target.id,
                            "pinned_config_hash": target.config_hash, "captured_at": time.time(), "captured": False,
                            "limitation": None, "hash_before": None, "hash_after": None, "config_etag": None,
