@@ -92,6 +92,19 @@ class Cluster:
                 time.sleep(0.3)
         raise RuntimeError(f"the Ray head did not listen on {port}")
 
+    def wait_workers(self, timeout_s: float) -> int:
+        """Connect the client and wait until every worker node has registered; their CPUs."""
+        from srbench.sandbox.ray_backend import connect
+
+        ray = connect(f"127.0.0.1:{PORT}")
+        want = len(self.nodes) - 1
+        end = time.monotonic() + timeout_s
+        while True:
+            cpus = int(ray.cluster_resources().get("CPU", 0))
+            if cpus >= want or time.monotonic() > end:
+                return cpus
+            time.sleep(0.5)
+
     def node_running(self, marker: str) -> str | None:
         """The worker node one of whose processes' command line holds `marker` (Ray names a worker
         process after the task it runs: ``ray::execute_job``)."""
@@ -138,6 +151,7 @@ def scenario(out_path: str) -> None:
     try:
         local = open_sandbox("bwrap")
         t0 = time.monotonic()
+        seen["workers_up"] = cluster.wait_workers(180)
         sandbox = open_sandbox("ray")
         seen["open_s"] = round(time.monotonic() - t0, 2)
         seen["slots"] = sandbox.slots
@@ -146,6 +160,9 @@ def scenario(out_path: str) -> None:
         t0 = time.monotonic()
         seen["lcb_run"] = lcb_run(sandbox, Path(cluster.tmp))
         seen["lcb_run_s"] = round(time.monotonic() - t0, 2)
+        t0 = time.monotonic()
+        seen["tb_run"] = tb_run(Path(cluster.tmp))
+        seen["tb_run_s"] = round(time.monotonic() - t0, 2)
         lost_worker(sandbox, cluster, seen)
     except Exception as exc:  # noqa: BLE001 - told to the test
         seen["error"] = f"{type(exc).__name__}: {exc}"
@@ -220,6 +237,71 @@ def lcb_run(sandbox: Any, tmp: Path) -> dict[str, Any]:
         api.close()
     return {"status": run["status"], "correct": {t["target_id"]: t["correct"] for t in rep["summary"]["targets"]},
             "receipts": rep["provenance"].get("sandbox_receipts")}
+
+
+
+def tb_run(tmp: Path) -> dict[str, Any]:
+    """A Terminal-Bench run (three fixture tasks, one agent that solves) through the service with
+    SR_BENCH_SANDBOX=ray: every trial's container on a worker's engine (the service's own process
+    cannot open one: `_open` raises here)."""
+    import secrets
+
+    from service.helpers import Api, freeze, manifest, single
+    from srbench.benchmarks.terminal_bench import environment
+    from srbench.sandbox import task_container as tc
+    from srbench.sandbox.base import SandboxFault
+    from srbench.service.embedded import EmbeddedService
+    from srbench.service.task_resources import scope_for
+    from srbench.simulate.behaviour import SimModel
+    from srbench.simulate.server import SimulatorThread
+    from srbench.simulate.terminal_tasks import agent_script, local_base_image, write_terminal_bench
+
+    try:
+        api_docker = tc.engine(timeout_s=20)
+    except SandboxFault as exc:
+        return {"skipped": f"no Docker engine: {exc.message}"}
+    src_image = local_base_image(api_docker)
+    if src_image is None:
+        return {"skipped": "no sr-bench-grader-base image on the Docker engine"}
+
+    def no_local(*a: Any, **k: Any) -> Any:
+        raise AssertionError("a trial's container was opened in the service's process")
+    environment.DockerTaskEnvironment._open = no_local  # type: ignore[method-assign]
+    os.environ["SR_BENCH_SANDBOX"] = "ray"
+    repo = f"srb-tbench-ray-{secrets.token_hex(4)}"
+    api_docker.tag(src_image, repo, "base")
+    store = tmp / "tb-store"
+    try:
+        with EmbeddedService(store) as svc:
+            api = Api(svc.url, svc.token)
+            src = write_terminal_bench(tmp / "tb", f"{repo}:base")
+            ds = api.ok("POST", "/datasets/prepare", {"benchmark": "terminal-bench-2.1", "profile": "quick",
+                                                     "source_path": str(src), "revision": "fixture-1"})
+            with SimulatorThread(models=[SimModel("agent-solver", skill=1.0)],
+                                 script=agent_script({"agent-solver": "solve"})) as sim:
+                api.ok("POST", "/targets", {"targets": [single("solver", sim.v1_url, "agent-solver")]})
+                limits = {"concurrency": 2, "total_timeout_s": 20, "idle_timeout_s": 10, "case_timeout_s": 120,
+                          "max_run_seconds": 600}
+                plan = freeze(api, manifest(ds, [{"id": "solver"}], limits=limits))
+                run = api.wait(api.ok("POST", "/runs", {"manifest": plan})["id"], timeout=400)
+            rows = api.ok("GET", f"/runs/{run['id']}/results")["results"]
+            out: dict[str, Any] = {"status": run["status"], "rewards": {}, "receipts": []}
+            for r in rows:
+                out["rewards"][r["case_id"].split("/", 1)[1]] = r.get("reward")
+                if r.get("grade"):
+                    out["receipts"].append(api.ok("GET", f"/objects/{r['grade']}")["details"].get("receipt"))
+            api.close()
+    finally:
+        os.environ["SR_BENCH_SANDBOX"] = "bwrap"
+        scope = scope_for(store)
+        for c in tc.owned_containers(api_docker, scope):
+            api_docker.remove_container(c["Id"], force=True, v=True)
+        tc.remove_images(api_docker, scope)
+        try:
+            api_docker.remove_image(f"{repo}:base")
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    return out
 
 
 if __name__ == "__main__":

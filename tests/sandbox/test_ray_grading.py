@@ -1,8 +1,9 @@
 """Issue 31 (item 4): grading on a real local Ray cluster (a head and two worker nodes with distinct
 custom resources), in a network namespace with only loopback, stopped by PID (tests/sandbox/ray_cluster.py):
 the cluster's receipt is a worker host's own and equals the local one, verdicts are right, a worker node
-killed mid-grade makes the job run again on the other node (never a wrong grade), and a LiveCodeBench
-run through the service is graded there with receipts of the same form as local grading's."""
+killed mid-grade makes the job run again on the other node (never a wrong grade), a LiveCodeBench run
+through the service is graded there with receipts of the same form as local grading's, and (with a
+Docker engine and the grading base image) a Terminal-Bench run's trial containers run on the workers."""
 
 from __future__ import annotations
 
@@ -57,3 +58,8 @@ def test_a_ray_cluster_grades_and_survives_a_lost_worker(tmp_path: Path) -> None
     assert run["status"] == "completed" and run["correct"] == {"good": 2, "bad": 0}
     assert [r["backend"] for r in run["receipts"]] == ["bwrap"]
     assert run["receipts"][0]["rootfs_digest"] == local.receipt().rootfs_digest
+    tb = seen["tb_run"]                 # Terminal-Bench trials' containers on the workers (skipped: no engine)
+    if "skipped" not in tb:
+        assert tb["rewards"] == {"hello-file": 1, "fix-greeting": 1, "never-rewards": None}, tb
+        assert [r["kind"] for r in tb["receipts"]] == ["terminal-bench-receipt"] * 2
+        assert all(r["backend"] == "docker" and r["limits"]["network"] == "none" for r in tb["receipts"])

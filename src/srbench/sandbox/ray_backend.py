@@ -37,6 +37,18 @@ def _ray() -> Any:
     return ray
 
 
+def connect(address: str | None = None) -> Any:
+    """The `ray` module, connected to the cluster at `address` (default ``SR_BENCH_RAY_ADDRESS``)."""
+    ray = _ray()
+    address = address or os.environ.get("SR_BENCH_RAY_ADDRESS")
+    if not address:
+        raise SandboxUnavailable("the Ray backend needs SR_BENCH_RAY_ADDRESS (the cluster's address, host:port)")
+    if not ray.is_initialized():
+        ray.init(address=address, namespace="sr-bench", log_to_driver=False, logging_level="WARNING",
+                 configure_logging=False)
+    return ray
+
+
 def _environment(receipt: Receipt) -> str:
     """The digest of what graded, without the per-job limits: equal on every host of one build."""
     return receipt.model_copy(update={"limits": {}}).digest()
@@ -71,18 +83,13 @@ class RaySandbox(Sandbox):
     name = "ray"
 
     def __init__(self, address: str | None = None) -> None:
-        ray = _ray()
         address = address or os.environ.get("SR_BENCH_RAY_ADDRESS")
-        if not address:
-            raise SandboxUnavailable("the Ray backend needs SR_BENCH_RAY_ADDRESS (the cluster's address, host:port)")
         try:
             self.resources = json.loads(os.environ.get("SR_BENCH_RAY_RESOURCES") or "{}")
         except ValueError:
             raise SandboxUnavailable("SR_BENCH_RAY_RESOURCES must be a JSON object, e.g. {\"grader\": 1}") from None
         try:
-            if not ray.is_initialized():
-                ray.init(address=address, namespace="sr-bench", log_to_driver=False,
-                         logging_level="WARNING", configure_logging=False)
+            ray = connect(address)
             self._receipt_task = ray.remote(num_cpus=1, resources=self.resources or None)(worker_receipt)
             self._execute = ray.remote(max_retries=RETRIES, retry_exceptions=False,
                                        resources=self.resources or None)(execute_job)

@@ -11,6 +11,7 @@ an engine answers and every base image is on it. Tests replace the factory with 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -120,6 +121,10 @@ def use_factory(factory: Factory | None) -> None:
 
 
 async def open_environment(task: TaskSpec, cell_id: str, options: TerminalOptions) -> TerminalEnvironment:
+    if _factory == DockerTaskEnvironment.open and os.environ.get("SR_BENCH_SANDBOX", "").strip().lower() == "ray":
+        from srbench.benchmarks.terminal_bench.ray_env import open_ray  # on a worker host (ray_env.py)
+
+        return await open_ray(task, cell_id, options)
     return await _factory(task, cell_id, options)
 
 
