@@ -26,6 +26,7 @@ import blake3
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
+from srbench.schemas.results import ResultsIndex
 from srbench.stages.identity import scrub
 from srbench.stages.results import PAGE_ROWS
 
@@ -176,8 +177,8 @@ class RowSpill:
         if buf:
             pages.append(store.put_bytes(_PAGE_HEAD + b",".join(buf) + _PAGE_TAIL, durable=False))
         h.update(b"]" + tail)
-        results = store.put_json({"kind": "results", "schema": 2, "total": self.total, "page_rows": page_rows,
-                                  "starts": starts, "pages": pages}, durable=False)
+        index = ResultsIndex(total=self.total, page_rows=page_rows, starts=starts, pages=pages)
+        results = store.put_json(index.model_dump(mode="json", by_alias=True), durable=False)
         return results, h.hexdigest()
 
     def close(self) -> None:

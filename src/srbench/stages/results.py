@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from srbench.cas import ObjectStore
+from srbench.schemas.results import ResultsIndex
 
 PAGE_ROWS = 128
 
@@ -46,9 +47,8 @@ class ResultsWriter:
 
     def finish(self) -> str:
         self._flush()
-        return self.store.put_json({"kind": "results", "schema": 2, "total": self.total,
-                                    "page_rows": self.page_rows, "starts": self.starts, "pages": self.pages},
-                                   durable=False)
+        index = ResultsIndex(total=self.total, page_rows=self.page_rows, starts=self.starts, pages=self.pages)
+        return self.store.put_json(index.model_dump(mode="json", by_alias=True), durable=False)
 
 
 def write_results(store: ObjectStore, rows: Iterable[dict[str, Any]]) -> str:
