@@ -25,6 +25,8 @@ KNOWN_HIDDEN = {
                "srbench.benchmarks.sources"}),
     # the Ray backend (issue 31) opens the worker's own sandbox through the package's open_sandbox
     frozenset({"srbench.sandbox", "srbench.sandbox.ray_backend"}),
+    # … and Terminal-Bench's task environment opens its Ray counterpart the same way (efec647)
+    frozenset({"srbench.benchmarks.terminal_bench.environment", "srbench.benchmarks.terminal_bench.ray_env"}),
 }
 
 
