@@ -23,6 +23,7 @@ from .conftest import backend_or_skip
 TESTS = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.timeout(600)      # above the cluster's own bound (420 s), so its PIDs are always stopped here
 def test_a_ray_cluster_grades_and_survives_a_lost_worker(tmp_path: Path) -> None:
     if importlib.util.find_spec("ray") is None:
         pytest.skip("ray is not installed: pip install 'sr-bench[ray]'")
