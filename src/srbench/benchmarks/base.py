@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from srbench.benchmarks.contract import Grade, SourcePin
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case
 
@@ -20,31 +20,6 @@ if TYPE_CHECKING:
     from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 
 Kind = Literal["mcq", "grid", "judge", "code", "agent"]
-
-
-@dataclass(frozen=True)
-class SourcePin:
-    """Where the upstream data lives and the immutable revision sr-bench reads."""
-
-    url: str                       # e.g. https://huggingface.co/datasets/TIGER-Lab/MMLU-Pro
-    revision: str                  # commit sha
-    files: tuple[str, ...]         # paths inside the repository (globs allowed, e.g. data/evaluation/*.json)
-    license_url: str | None = None
-    access_note: str | None = None
-    gated: bool = False
-    # sha256 over every pinned file's (normalized) content, see `sources.content_sha256`; None: unknown
-    content_sha256: str | None = None
-
-
-@dataclass
-class Grade:
-    """Outcome of grading one visible final answer."""
-
-    correct: bool
-    status: str                    # correct | incorrect | ambiguous | unparsed | invalid
-    extracted: Any = None
-    strict_format: bool | None = None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Benchmark(ABC):

@@ -47,7 +47,7 @@ import re
 import string
 from typing import Any
 
-from srbench.benchmarks.base import Grade
+from srbench.benchmarks.contract import Grade
 from srbench.errors import InvalidInput
 
 MCQ_GRADER = "sr-bench-mcq-final-v2"

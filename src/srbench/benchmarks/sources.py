@@ -24,7 +24,7 @@ from urllib.parse import urlparse
 
 import httpx
 
-from srbench.benchmarks.base import SourcePin
+from srbench.benchmarks.contract import SourcePin
 from srbench.benchmarks.pins import SourceMismatch, listing_sha256
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
