@@ -165,8 +165,10 @@ def test_the_first_recover_right_after_space_returns_works(api, service, sim, da
     try:
         run = _check_stopped_run(api, run_id)
         assert run["end_recorded"] is False, run
-        assert _journal(service.store_dir, "SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND state='dispatching'",
-                        (run_id,))[0]["n"] >= 1
+        in_flight = _journal(service.store_dir, "SELECT COUNT(*) AS n FROM cells WHERE run_id=? AND "
+                             "state='dispatching'", (run_id,))[0]["n"]
+        assert in_flight >= 1 and run["progress"]["running"] == 0, run["progress"]     # shown as it will be
+        assert run["progress"]["ambiguous"] >= in_flight, run["progress"]
     finally:
         disk.full = False                              # space is back; ask at once, without waiting
     review = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})

@@ -119,9 +119,13 @@ class Endings:
         return run_id not in self.unrecorded
 
     def overlay(self, view: dict[str, Any]) -> dict[str, Any]:
-        """A run view with its unrecorded end, if it has one."""
+        """A run view with its unrecorded end, if it has one: status, error and progress as they will be
+        recorded (no cell of an ended run is shown running)."""
         end = self.unrecorded.get(view["id"])
         if end is None:
             return view
         status, error = end
-        return {**view, "status": status, "error": error, "end_recorded": False}
+        progress = view.get("progress")
+        if progress and progress.get("running"):       # in flight when the store filled: ambiguous once recorded
+            progress = {**progress, "ambiguous": progress["ambiguous"] + progress["running"], "running": 0}
+        return {**view, "status": status, "error": error, "end_recorded": False, "progress": progress}
