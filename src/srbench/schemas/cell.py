@@ -18,6 +18,8 @@ CallState = Literal["dispatching", "completed", "failed", "cancelled", "ambiguou
 CELL_STATES: tuple[CellState, ...] = get_args(CellState)
 TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState)
 CALL_STATES: tuple[CallState, ...] = get_args(CallState)
+# the ends that are not a completed call: never credited, counted as failures
+UNSUCCESSFUL_CELL_STATES: tuple[TerminalCellState, ...] = ("failed", "cancelled", "ambiguous")
 
 
 def call_state(status: str) -> TerminalCellState:

@@ -35,6 +35,7 @@ from typing import Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
+from srbench.schemas.cell import TERMINAL_CELL_STATES
 from srbench.service import report_rows_worker as worker
 from srbench.service.grading import GradePool
 from srbench.service.journal import Journal, write_action_entries
@@ -43,7 +44,7 @@ from srbench.stages.report_cells import MemoEntry, ReportInputs, cell_row, memo_
 
 log = logging.getLogger("srbench.service")
 
-TERMINAL_CELL = ("completed", "failed", "cancelled", "ambiguous")
+TERMINAL_CELL = TERMINAL_CELL_STATES
 DRAIN_MIN = 256        # fewer cells left to build at a run's end: its report builds them itself, no waiting
 BATCH = 2048           # cells per batch, at most
 BATCH_S = 1.0          # and the time a batch gathers cells: one barrier a second at most, beside dispatch's

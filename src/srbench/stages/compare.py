@@ -67,6 +67,7 @@ from typing import Any
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.errors import InvalidInput
+from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.stages.betting import ORDER, Design, make_design
 from srbench.stages.claims import assess, declared_margin, statistics_limitations
 from srbench.stages.exclusions import evaluation_notices
@@ -85,7 +86,7 @@ COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary fiel
 STOPPED = "stopped_early"
 COMPARABLE_STATUS = ("completed", "failed", STOPPED)
 FINISHING_STATUS = ("queued", "running")
-INCORRECT_STATES = ("failed", "cancelled", "ambiguous")
+INCORRECT_STATES = UNSUCCESSFUL_CELL_STATES
 PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
                  "benchmark_options")
 OPERATIONAL_LIMITS = ("concurrency", "max_run_seconds", "max_cost_usd")

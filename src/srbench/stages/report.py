@@ -45,6 +45,7 @@ from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Rule, Volatile
 from srbench.schemas.call import Usage
+from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.target import Target
 from srbench.stages.conversation_report import AUX_FIELDS, role_totals
 from srbench.stages.evidence import config_hash_evidence, evidence_limitation
@@ -67,7 +68,7 @@ from srbench.stages.stats import percentile, wilson
 from srbench.targets import routers
 
 REPORT_VERSION = "sr-bench-report-v1"
-TERMINAL_FAIL = ("failed", "cancelled", "ambiguous")
+TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
 REPORT_RULE_VERSION = "15"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
 # 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
 # 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from srbench.schemas.cell import TERMINAL_CELL_STATES
 from srbench.schemas.plan import Statistics
 from srbench.stages.betting import Design, interleave, reach_bounds
 
-TERMINAL_CELL = ("completed", "failed", "cancelled", "ambiguous")
+TERMINAL_CELL = TERMINAL_CELL_STATES
 
 __all__ = ["statistics_of", "statistics_problems", "dispatch_order", "analysis_order", "measured_prefix", "decide",
            "look_step"]
