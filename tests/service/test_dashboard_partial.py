@@ -10,7 +10,7 @@ from datetime import datetime
 
 from srbench.dashboard import make_dashboard
 
-from .browser import PHONE, check_page, needs_chromium, wait_true
+from .browser import PHONE, check_page, needs_chromium, sign_in, wait_true
 from .helpers import DashboardThread, freeze, manifest
 from .test_partial_runs import ANSWERED, cancelled_run, stalling_sim
 
@@ -42,7 +42,7 @@ def test_cancelled_run_page_dates_and_the_phone_layout(browser, axe, shots, serv
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(dash.url + f"/login?key={KEY}")
+        sign_in(page, dash.url, KEY)
 
         # -- the runs list at 390 px: status and progress on-screen ------------------------------------
         page.locator("tr.link", has_text="finished-run").wait_for()
@@ -122,3 +122,30 @@ def test_cancelled_run_page_dates_and_the_phone_layout(browser, axe, shots, serv
         assert f"partial: {ANSWERED} of 28 cells answered (cancelled, it will not finish): no claim" in line, line
         assert errors == []
         context.close()
+
+
+def test_a_stopped_early_run_is_labelled_partial(browser, service, api, tmp_path, sources) -> None:
+    """A run stopped early by its plan's rule: the comparison on its measured prefix says 'partial: n of
+    N', and the report summary gives both denominators."""
+    from .test_early_stop import BETTING_STOP, _sim, _targets
+    from .test_early_stop import dataset as early_dataset
+
+    dataset = early_dataset.__wrapped__(api, tmp_path, sources)
+    with _sim(dataset) as sim, DashboardThread(make_dashboard(service.url, service.token, KEY)) as dash:
+        api.ok("POST", "/targets", {"targets": _targets(sim)})
+        m = manifest(dataset, [{"id": "strong"}, {"id": "mom"}], statistics=BETTING_STOP, name="stopped-run")
+        m["limits"]["concurrency"] = 2
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
+        assert api.wait(run_id, timeout=60)["status"] == "stopped_early"
+        rep = api.ok("GET", f"/runs/{run_id}/report")
+        cmp = api.ok("POST", "/comparisons", {"baseline_run_id": run_id, "candidate_run_id": run_id})
+        assert cmp["cases"] < cmp["planned_cases"]
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        sign_in(page, dash.url, KEY)
+        page.goto(dash.url + f"/#/run/{run_id}")
+        page.locator("section.headline article.router h3").wait_for()
+        text = page.locator("section.headline").inner_text()
+        assert f"partial: {cmp['cases']} of {cmp['planned_cases']} planned cases compared" in text
+        assert rep["partial"]["label"] in page.locator("#summary").inner_text()
+        assert "will not finish" in rep["partial"]["label"]
+        page.close()
