@@ -34,13 +34,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply
 from srbench.cas import canonical_json, digest_bytes
 from srbench.errors import InvalidInput, storage_fault
-from srbench.schemas.cell import CallState, TerminalCellState
+from srbench.schemas.cell import TerminalCellState
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
@@ -64,20 +64,6 @@ CONVERSATION_SCHEMA = 1
 # stops that leave a cell whose conversation never journaled a call `pending` (nothing was sent)
 UNSENT_STOPS = frozenset({"cancelled", "run_stopped", "budget_stop", "run_time_limit", "target_stopped",
                           "storage_fault"})
-
-
-class ConversationJournal(Protocol):
-    """What a conversation needs from the journal (service/cell_journal.py RunJournalAdapter)."""
-
-    async def call_dispatching(self, cell: Cell, index: int, role: str, target_id: str, request: str,
-                               objects: list[bytes], reserve_usd: float | None = None) -> bool: ...
-
-    async def call_finished(self, cell: Cell, index: int, state: CallState, call: str, error_class: str | None,
-                            objects: list[bytes], cost_usd: float | None = None) -> None: ...
-
-    async def conversation_finished(self, cell: Cell, state: TerminalCellState, call: str, error_class: str | None,
-                                    error: str | None, objects: list[bytes], cost_usd: float | None = None
-                                    ) -> None: ...
 
 
 def multi_call_benchmarks(plan: dict[str, Any]) -> set[str]:
@@ -177,7 +163,7 @@ class Conversations:
         data = canonical_json(record.model_dump(mode="json", by_alias=True))
         costs = [c["cost_usd"] for c in session.calls]
         total = None if any(c is None for c in costs) else float(sum(costs))
-        await d.journal.conversation_finished(cell, state, digest_bytes(data), error_class,  # type: ignore[attr-defined]
+        await d.journal.conversation_finished(cell, state, digest_bytes(data), error_class,
                                               error, [data], cost_usd=total)
 
     # -- one call ------------------------------------------------------------------------------
@@ -225,7 +211,7 @@ class Conversations:
         self.check_open(s, target)
         async with d.sems[target.id]:
             self.check_open(s, target)
-            if not await d.journal.call_dispatching(s.cell, index, role, target.id, req_digest,  # type: ignore[attr-defined]
+            if not await d.journal.call_dispatching(s.cell, index, role, target.id, req_digest,
                                                     [req_bytes], d.reservation(target, req, req_bytes)):
                 d.budget_stop(f"call of cell {s.cell_id}")
                 raise CellStopped("budget_stop", d.control.stop_reason or "budget")
@@ -258,7 +244,7 @@ class Conversations:
         cc = call_cost(target, rec)
         cost = cc.cost_usd if outcome.sent else 0.0          # nothing left this host: nothing billed
         selected = cc.attribution.selected_model if cc.attribution is not None else None
-        await d.journal.call_finished(s.cell, index, status, digest, error_class, objects, cost)  # type: ignore[attr-defined]
+        await d.journal.call_finished(s.cell, index, status, digest, error_class, objects, cost)
         s.calls.append({"index": index, "role": role, "target_id": target.id, "request": req_digest, "record": digest,
                         "cost_usd": cost, "status": status, "error_class": error_class, "selected_model": selected})
         if status == "cancelled":

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from srbench.errors import SrBenchError
 from srbench.schemas.call import CallRecord, Timings
-from srbench.schemas.cell import CellState, TerminalCellState
+from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
 from srbench.schemas.target import Target
 from srbench.targets import routers
@@ -33,8 +33,22 @@ class Cell:
     target_id: str
 
 
-class RunJournal(Protocol):
-    """What dispatch needs from the journal (implemented by the service)."""
+class ConversationJournal(Protocol):
+    """What a conversation needs from the journal (service/cell_journal.py RunJournalAdapter)."""
+
+    async def call_dispatching(self, cell: Cell, index: int, role: str, target_id: str, request: str,
+                               objects: list[bytes], reserve_usd: float | None = None) -> bool: ...
+
+    async def call_finished(self, cell: Cell, index: int, state: CallState, call: str, error_class: str | None,
+                            objects: list[bytes], cost_usd: float | None = None) -> None: ...
+
+    async def conversation_finished(self, cell: Cell, state: TerminalCellState, call: str, error_class: str | None,
+                                    error: str | None, objects: list[bytes], cost_usd: float | None = None
+                                    ) -> None: ...
+
+
+class RunJournal(ConversationJournal, Protocol):
+    """What dispatch needs from the journal (implemented by the service), a conversation's calls included."""
 
     async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
                           reserve_usd: float | None = None) -> bool:
