@@ -17,10 +17,13 @@ import itertools
 import json
 import re
 import zlib
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.text import lone_surrogate_at
@@ -35,7 +38,7 @@ MAX_OFFSET = 10**12                 # beyond any page: an empty page (and within
 M = TypeVar("M", bound=BaseModel)
 
 
-def svc(request: web.Request) -> Any:
+def svc(request: web.Request) -> Service:
     return request.app[SERVICE]
 
 

@@ -199,6 +199,7 @@ async def submit_preparation(request: web.Request) -> web.Response:
     tasks = service.preparing
     work = (_work_many(service, job["id"], req) if req.benchmarks is not None
             else _work(service, job["id"], req, snapshot[0] if snapshot else None))
-    tasks[job["id"]] = asyncio.get_running_loop().create_task(work)
-    tasks[job["id"]].add_done_callback(lambda _t, jid=job["id"]: tasks.pop(jid, None))
+    jid = job["id"]
+    tasks[jid] = asyncio.get_running_loop().create_task(work)
+    tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))
     return ok({"preparation": job}, status=202)
