@@ -39,3 +39,29 @@ def test_a_pipe_gets_the_json_unchanged(capsys) -> None:
     value = {"b": [1, 2], "a": {"x": None}}
     emit(value, lambda v, con: con.print("human"))           # pytest's stdout is not a terminal
     assert capsys.readouterr().out == json.dumps(value, indent=2, sort_keys=True) + "\n"
+
+
+def _bench(name: str) -> dict:
+    return {"benchmark": name, "n": 14, "candidate_accuracy": 0.571, "candidate_accuracy_ci95": [0.33, 0.79],
+            "baseline_accuracy": 0.5, "baseline_accuracy_ci95": [0.27, 0.73], "delta": 0.07,
+            "delta_interval": {"ci": [-0.65, 0.8]}, "wins": 3, "losses": 2, "ties": 9}
+
+
+def test_the_per_benchmark_comparison_reads_at_80_columns() -> None:
+    """The demo's per-benchmark table squeezed each accuracy into a 3-character column ("can/did/ate",
+    "0.5/7/[0."): one router is named in the title and every accuracy keeps its number whole."""
+    from srbench.cli.derived import per_benchmark_table
+
+    cmp = {"baseline": {"target_id": "large"},
+           "candidates": [{"target_id": "mom", "kind": "mom", "benchmarks": [_bench("simpleqa-verified"),
+                                                                           _bench("mmlu-pro")]}]}
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(per_benchmark_table(cmp))
+    text = out.getvalue()
+    assert "mom against large" in text and max(len(line) for line in text.splitlines()) <= 80
+    row = next(line for line in text.splitlines() if line.startswith("mmlu-pro"))
+    assert "0.57 [0.33," in row and "0.50 [0.27," in row and "3/2/9" in row
+    cmp["candidates"].append({"target_id": "mom2", "kind": "mom", "benchmarks": [_bench("hle")]})
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(per_benchmark_table(cmp))
+    assert "mom2" in out.getvalue() and "0.57 [0.33," in out.getvalue()

@@ -108,24 +108,33 @@ def headline_lines(cmp: dict[str, Any]) -> list[str]:
 
 def per_benchmark_table(cmp: dict[str, Any]) -> Table:
     """Per router and benchmark: both accuracies with Wilson 95% intervals and the paired Δ with its
-    Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one)."""
+    Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one). One router
+    is named in the title instead of a column, and the accuracy columns keep a readable width at 80."""
     base = cmp["baseline"]["target_id"]
-    t = table("candidate", "benchmark", "cases", "candidate accuracy [95% Wilson]", "baseline accuracy [95% Wilson]",
-              "Δ [95% Hoeffding]", "W/L/T", ids=["candidate", "benchmark"], short=["cases", "W/L/T", "Δ [95% Hoeffding]"],
-              title=f"per benchmark, against {base} (accuracy = correct / cases of the benchmark)",
+    routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
+    one = len(routers) == 1
+    cols = ("benchmark", "cases", "candidate accuracy [95% Wilson]", "baseline accuracy [95% Wilson]",
+            "Δ [95% Hoeffding]", "W/L/T")
+    who = f"{routers[0]['target_id']} " if one and routers else ""
+    t = table(*(cols if one else ("candidate", *cols)), ids=[] if one else ["candidate"],
+              short=["benchmark", "cases", "W/L/T"],
+              title=f"per benchmark, {who}against {base} (accuracy = correct / cases of the benchmark)",
               caption="Δ interval: paired Hoeffding 95% on this benchmark's cases alone (descriptive; the claim "
                       "is the weighted interval above)")
+    for col in t.columns:
+        if "accuracy" in str(col.header) or str(col.header).startswith("Δ"):
+            col.min_width = 12
 
     def acc(v: Any, ci: Any) -> str:
         return f"{v:.2f}" + ("" if not ci else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
-    routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
     for c in routers:
         for b in c["benchmarks"]:
-            t.add_row(c["target_id"], b["benchmark"], str(b["n"]),
-                      acc(b["candidate_accuracy"], b.get("candidate_accuracy_ci95")),
-                      acc(b["baseline_accuracy"], b.get("baseline_accuracy_ci95")),
-                      f"{b['delta']:+.2f} " + _ci((b.get("delta_interval") or {}).get("ci"), "{:+.2f}"),
-                      f"{b['wins']}/{b['losses']}/{b['ties']}")
+            row = (b["benchmark"], str(b["n"]),
+                   acc(b["candidate_accuracy"], b.get("candidate_accuracy_ci95")),
+                   acc(b["baseline_accuracy"], b.get("baseline_accuracy_ci95")),
+                   f"{b['delta']:+.2f} " + _ci((b.get("delta_interval") or {}).get("ci"), "{:+.2f}"),
+                   f"{b['wins']}/{b['losses']}/{b['ties']}")
+            t.add_row(*(row if one else (c["target_id"], *row)))
     return t
 
 
