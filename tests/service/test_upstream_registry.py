@@ -5,6 +5,7 @@ read by the service beside ``POST /targets``; and the calls page's served model 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,35 @@ def test_a_bad_targets_file_is_one_line_and_registers_nothing(api: Api, service:
     (service.store_dir / "targets.json").unlink()
     assert api.ok("GET", "/targets") == {"targets": []}
 
+
+
+def test_a_hostile_targets_file_neither_holds_nor_breaks_the_service(api: Api, service: Any) -> None:
+    """A FIFO in the file's place held the service forever (its open() blocked the event loop on /setup);
+    deep nesting was an internal RecursionError; `{"foo": []}` silently registered nothing; a huge file
+    was read whole on every request. Each is now a one-line 400, /health keeps answering, and nothing
+    is registered."""
+    path = service.store_dir / "targets.json"
+    os.mkfifo(path)
+    for route in ("/targets", "/setup"):
+        status, body = api.call("GET", route)
+        assert status == 400 and "is not a regular file" in body["error"], (route, body)
+    assert api.call("GET", "/health")[0] == 200
+    path.unlink()
+    path.mkdir()
+    assert "is not a regular file" in api.call("GET", "/targets")[1]["error"]
+    path.rmdir()
+    cases = [("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+             ('{"foo": []}', "must be a list of targets"),
+             ('{"targets": [], "extra": 1}', "must be a list of targets"),
+             (" " * (1024 * 1024 + 1), "at most 1048576"),
+             (json.dumps([single(f"t{i}", "http://127.0.0.1:9/v1") for i in range(1001)]), "at most 1000")]
+    for text, expected in cases:
+        path.write_text(text)
+        status, body = api.call("GET", "/targets")
+        assert status == 400 and body["code"] == "invalid_target_registry", (text[:40], body)
+        assert expected in body["error"] and "\n" not in body["error"], body
+    path.unlink()
+    assert api.ok("GET", "/targets") == {"targets": []}
 
 def test_the_calls_page_names_the_model_a_litellm_router_served() -> None:
     target = Target.model_validate({"id": "ll", "kind": "mom", "base_url": "http://127.0.0.1:9/v1", "model": "grp",

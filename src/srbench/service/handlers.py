@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from typing import Any
 
 from aiohttp import web
@@ -63,7 +64,7 @@ async def setup_check(request: web.Request) -> web.Response:
     from srbench.service.setup_checks import checks
 
     service = svc(request)
-    target_registry.sync(service)
+    await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
     registered = {name for name, _ in service.journal.list_refs("target")}
     return ok(checks(service.store_dir, registered))
 
@@ -80,7 +81,7 @@ async def register_targets(request: web.Request) -> web.Response:
     problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
                 if (bad := routers.router_problem(t)) is not None]
     ids = [t.id for t in parsed]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
     if dupes:
         problems.append(f"duplicate target id(s): {', '.join(dupes)}")
     if problems:

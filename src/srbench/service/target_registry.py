@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
+from collections import Counter
 from typing import Any
 
 from pydantic import ValidationError
@@ -30,6 +33,8 @@ UPSTREAM_KEYS = frozenset({"id", "kind", "base_url", "model", "api_key_env", "co
                            "request_params", "capture_recipe", "native_limits"})
 UNSUPPORTED = ("cost_mode", "native_limits")
 SRBENCH_KEYS = frozenset({"models", "router"})       # sr-bench's own target fields, allowed beside upstream's
+MAX_BYTES = 1024 * 1024        # as `POST /targets` reads (api_requests.RegisterTargets): up to 1000 targets
+MAX_TARGETS = 1000
 
 
 def _fail(problem: str) -> InvalidInput:
@@ -43,10 +48,14 @@ def parse(raw: bytes) -> list[Target]:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise _fail(f"not JSON ({exc})") from None
-    if isinstance(data, dict):
-        data = data.get("targets", [])
+    except RecursionError:
+        raise _fail("not JSON this service reads (nested too deeply)") from None
+    if isinstance(data, dict) and set(data) == {"targets"}:
+        data = data["targets"]
     if not isinstance(data, list):
         raise _fail("must be a list of targets or {\"targets\": [...]}")
+    if len(data) > MAX_TARGETS:
+        raise _fail(f"{len(data)} targets; at most {MAX_TARGETS}")
     out: list[Target] = []
     for i, entry in enumerate(data):
         if not isinstance(entry, dict):
@@ -67,8 +76,7 @@ def parse(raw: bytes) -> list[Target]:
         if bad is not None:
             raise _fail(f"targets[{i}].router: {bad}")
         out.append(target)
-    ids = [t.id for t in out]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    dupes = sorted(i for i, n in Counter(t.id for t in out).items() if n > 1)
     if dupes:
         raise _fail(f"duplicate target id(s): {', '.join(dupes)}")
     return out
@@ -76,13 +84,9 @@ def parse(raw: bytes) -> list[Target]:
 
 def sync(service: Any) -> None:
     """Register the file's targets when its content changed since it was last registered."""
-    path = service.store_dir / FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = _read(service.store_dir / FILE)
+    if raw is None:
         return
-    except OSError as exc:
-        raise _fail(f"cannot read it ({exc.strerror or exc})") from None
     sha = hashlib.sha256(raw).hexdigest()
     if service.journal.get_ref(KIND, "sha256") == sha:
         return
@@ -90,3 +94,31 @@ def sync(service: Any) -> None:
     for t in targets:
         service.journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
     service.journal.set_ref_sync(KIND, "sha256", sha)
+
+
+def _read(path: Any) -> bytes | None:
+    """The file's bytes (None when absent): a regular file of at most MAX_BYTES, opened without blocking,
+    so a FIFO or a device in its place is refused instead of holding the service."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _fail(f"cannot read it ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail("is not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise _fail(f"{info.st_size} bytes; at most {MAX_BYTES}")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_BYTES:
+                raise _fail(f"more than {MAX_BYTES} bytes; at most {MAX_BYTES}")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _fail(f"cannot read it ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
