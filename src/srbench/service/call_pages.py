@@ -10,14 +10,17 @@ of tool calls); a damaged or missing record marks that call only.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service.faults import record_damage
 from srbench.targets import routers
 
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
-def call_rows(service: Any, run_id: str, cell_ids: list[str]) -> dict[str, list[Any]]:
+
+def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[Any]]:
     """The `calls` rows of these cells (one query), by cell, in call order."""
     out: dict[str, list[Any]] = {}
     if not cell_ids:
@@ -29,7 +32,7 @@ def call_rows(service: Any, run_id: str, cell_ids: list[str]) -> dict[str, list[
     return out
 
 
-def _one(service: Any, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
+def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
     if not entry.get("call"):
         return entry
     try:
@@ -48,7 +51,7 @@ def _one(service: Any, run_id: str, cell_id: str, entry: dict[str, Any], mom: An
             "tool_calls": len(c.get("tool_calls") or [])}
 
 
-def conversation_calls(service: Any, run_id: str, cell_id: str, rows: list[Any],
+def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[Any],
                        record: dict[str, Any] | None, mom: Any = None) -> list[dict[str, Any]]:
     """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
     names the model that served each subject call)."""

@@ -4,7 +4,7 @@ public case page, selection and compose (`service.dataset_views`)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -21,8 +21,11 @@ from srbench.service.http import MAX_OFFSET, ok, parse, query, svc
 from srbench.stages.datasets import check_evaluation, combine, prepare
 from srbench.stages.source_labels import dataset_notices
 
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
-def _prepare_sync(service: Any, req: rq.PrepareDataset) -> dict[str, Any]:
+
+def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
     bench = get_benchmark(req.benchmark)
     profile, seed, limit, src, rev = req.profile, req.seed, req.limit, req.source_path, req.revision
     if (src is None) != (rev is None):
@@ -59,7 +62,7 @@ async def prepare_dataset(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(_prepare_sync, svc(request), req))
 
 
-def _known_manifest(service: Any, m: rq.PrintedManifest) -> dict[str, Any]:
+def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
     stored = service.journal.get_ref("dataset", m.id)
     if stored is None:
         raise NotFound(f"dataset {m.id} is not a dataset of this store")

@@ -8,14 +8,17 @@ sha256 this journal does not know is looked up among them (then registered here)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import is_digest
 from srbench.stages.datasets import with_path
 
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
-def register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
+
+def register_dataset(service: Service, manifest: dict[str, Any]) -> dict[str, Any]:
     printed = with_path(service.objects, manifest)
     service.journal.set_ref_sync("dataset", printed["id"], printed)
     ids = dataset_ids_with_sha256(service, printed["sha256"])
@@ -26,14 +29,14 @@ def register_dataset(service: Any, manifest: dict[str, Any]) -> dict[str, Any]:
     return printed
 
 
-def dataset_ids_with_sha256(service: Any, sha: str) -> list[str]:
+def dataset_ids_with_sha256(service: Service, sha: str) -> list[str]:
     value = service.journal.get_ref("dataset-sha256", sha)
     if value is None:
         return []
     return [value] if isinstance(value, str) else list(value)
 
 
-def find_datasets(service: Any, sha: str) -> list[dict[str, Any]]:
+def find_datasets(service: Service, sha: str) -> list[dict[str, Any]]:
     """Every dataset with these bytes: this store's, else the team's (registered here on first use)."""
     found = [service.journal.get_ref("dataset", did) for did in dataset_ids_with_sha256(service, sha)]
     local = [m for m in found if m is not None]

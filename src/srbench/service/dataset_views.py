@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 from collections import Counter, OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.cas import canonical_json
@@ -28,6 +28,9 @@ from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.dataset import Case
 from srbench.service.dataset_refs import dataset_ids_with_sha256, register_dataset
 from srbench.stages.datasets import dataset_id, decode_cases, encode_cases
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 PUBLIC_ROLES = ("system", "user", "developer")
 MAX_CACHED = 16
@@ -39,7 +42,7 @@ class CaseCache:
     def __init__(self) -> None:
         self._cache: OrderedDict[str, list[Case]] = OrderedDict()
 
-    def get(self, service: Any, obj: str) -> list[Case]:
+    def get(self, service: Service, obj: str) -> list[Case]:
         if obj not in self._cache:
             self._cache[obj] = decode_cases(service.objects.get_bytes(obj))
             while len(self._cache) > MAX_CACHED:
@@ -51,7 +54,7 @@ class CaseCache:
 CASES = CaseCache()
 
 
-def manifest_of(service: Any, dataset_id_: str) -> dict[str, Any]:
+def manifest_of(service: Service, dataset_id_: str) -> dict[str, Any]:
     """A dataset by its id, or by the SHA-256 of its bytes (upstream's proxy passes only 64-hex dataset
     ids): of several datasets with the same bytes, the one with the smallest id."""
     m = service.journal.get_ref("dataset", dataset_id_)
@@ -80,7 +83,7 @@ def public_case(case: Case) -> dict[str, Any]:
     return out
 
 
-def detail(service: Any, dataset_id_: str) -> dict[str, Any]:
+def detail(service: Service, dataset_id_: str) -> dict[str, Any]:
     m = manifest_of(service, dataset_id_)
     cases = CASES.get(service, m["object"])
     counts = Counter((c.benchmark, c.metadata.stratum) for c in cases)
@@ -104,7 +107,7 @@ def detail(service: Any, dataset_id_: str) -> dict[str, Any]:
             "manifest": m}
 
 
-def cases_page(service: Any, dataset_id_: str, *, start: int, limit: int, benchmark: str | None,
+def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, benchmark: str | None,
                category: str | None, text: str | None) -> dict[str, Any]:
     m = manifest_of(service, dataset_id_)
     rows = [public_case(c) for c in CASES.get(service, m["object"])]
@@ -129,7 +132,7 @@ def _proof(m: dict[str, Any], benchmark: str) -> str:
     return hashlib.sha256(canonical_json(named)).hexdigest()
 
 
-def selection(service: Any, profile: str) -> dict[str, Any]:
+def selection(service: Service, profile: str) -> dict[str, Any]:
     split = "holdout" if profile == "standard" else "dev"
     groups: dict[str, list[tuple[str, int, int, str, int]]] = {}
     for _, m in service.journal.list_refs("dataset"):
@@ -166,7 +169,7 @@ def selection(service: Any, profile: str) -> dict[str, Any]:
             "benchmarks": entries, "model_requests": 0}
 
 
-def compose(service: Any, dataset_ids: list[str], benchmarks: list[str]) -> dict[str, Any]:
+def compose(service: Service, dataset_ids: list[str], benchmarks: list[str]) -> dict[str, Any]:
     if len(set(benchmarks)) != len(benchmarks):
         raise InvalidInput("Compose requires distinct benchmark IDs")
     manifests = [manifest_of(service, d) for d in dict.fromkeys(dataset_ids)]

@@ -5,7 +5,7 @@ the caller (`service.actors`)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -17,6 +17,9 @@ from srbench.service.cell_journal import cell_id
 from srbench.service.http import ok, parse, svc
 from srbench.service.replays import create_replay
 from srbench.stages import derived
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 
 async def make_comparison(request: web.Request) -> web.Response:
@@ -78,7 +81,7 @@ async def reconcile_usage(request: web.Request) -> web.Response:
                "model_requests": 0})
 
 
-async def _settled(service: Any, run_id: str) -> None:
+async def _settled(service: Service, run_id: str) -> None:
     """The run's end recorded before its cells are read: right after a full disk has space again, the
     end that waits for its retry is written now (its in-flight cells turn ambiguous), so a recovery plan
     made now is still the plan `recover` finds; if the store still refuses it, a named 507."""
@@ -99,7 +102,7 @@ async def recover_plan(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(go))
 
 
-def _submitted_recovery(service: Any, run_id: str, req: rq.RecoverRun) -> Any:
+def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> Any:
     """sr-bench's whole reviewed plan, or upstream's (mode, plan_sha256, cells) as that plan."""
     if req.plan is not None:
         return req.plan

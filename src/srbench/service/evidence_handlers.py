@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -26,6 +26,9 @@ from srbench.service.call_pages import call_rows, conversation_calls
 from srbench.service.faults import record_damage
 from srbench.service.http import MAX_OFFSET, ok, query, svc
 from srbench.stages.results import page as results_page
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 STRIDE = wire.CURSOR_STRIDE
 
@@ -51,7 +54,7 @@ def _roles(row: Any) -> list[str]:
     return roles
 
 
-def _mom_targets(service: Any, run_id: str) -> dict[str, Any]:
+def _mom_targets(service: Service, run_id: str) -> dict[str, Any]:
     """The run's MoM subject targets by id: their router adapter names the model that served a call."""
     from srbench.schemas.target import Target
 
@@ -70,7 +73,7 @@ def _selected_model(call: dict[str, Any], target: Any) -> str | None:
     return (call.get("headers") or {}).get("x-vsr-selected-model")
 
 
-def _summary(service: Any, run_id: str, row: Any, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
+def _summary(service: Service, run_id: str, row: Any, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
     request_d, call_d = (row["request"], row["call"]) if role == "subject" else (row["judge_request"], row["judge_call"])
     out: dict[str, Any] = {"id": wire.call_id(run_id, row["seq"], role), "case_id": row["case_id"],
                            "target_id": row["target_id"], "role": role, "cell_id": row["cell_id"], "seq": row["seq"],
@@ -119,7 +122,7 @@ def _cursor_at(journal: Any, run_id: str, offset: int) -> int:
     return 2**62
 
 
-def _calls_page(service: Any, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
+def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
     picked: list[tuple[int, dict[str, Any]]] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -23,23 +23,26 @@ from srbench.service.dataset_views import manifest_of
 from srbench.service.http import ok, parse, svc
 from srbench.stages.exclusions import check_snapshot, compile_snapshot, no_identity
 
+if TYPE_CHECKING:
+    from srbench.service.app import Service
+
 KIND = "exclusion-snapshot"
 
 
-def remember_snapshot(service: Any, digest: str, sha256: str) -> None:
+def remember_snapshot(service: Service, digest: str, sha256: str) -> None:
     """Register a stored snapshot object by its sha256 (a preparation may then name it by digest)."""
     if service.journal.get_ref(KIND, sha256) is None:
         service.journal.set_ref_sync(KIND, sha256, {"object": digest, "sha256": sha256})
 
 
-def store_snapshot(service: Any, snapshot: dict[str, Any]) -> str:
+def store_snapshot(service: Service, snapshot: dict[str, Any]) -> str:
     """Keep a checked snapshot as an object and register it by its sha256. Returns the object digest."""
     digest: str = service.objects.put_json(snapshot)
     remember_snapshot(service, digest, snapshot["sha256"])
     return digest
 
 
-def resolve_snapshot(service: Any, value: dict[str, Any] | str | None) -> tuple[str, str] | None:
+def resolve_snapshot(service: Service, value: dict[str, Any] | str | None) -> tuple[str, str] | None:
     """(object digest, sha256) of the snapshot a preparation names: inline (checked, then kept as an
     object; registered by `remember_snapshot` once the preparation succeeded), or by the sha256 or
     object digest of one this store holds."""
@@ -60,7 +63,7 @@ def resolve_snapshot(service: Any, value: dict[str, Any] | str | None) -> tuple[
     return value, snap["sha256"]
 
 
-def _run_dataset(service: Any, run_id: str, plan: dict[str, Any]) -> dict[str, Any]:
+def _run_dataset(service: Service, run_id: str, plan: dict[str, Any]) -> dict[str, Any]:
     ref = plan["dataset"]
     found = find_datasets(service, ref["sha256"])
     found.sort(key=lambda m: m["id"] != ref.get("id"))
@@ -75,7 +78,7 @@ def _run_dataset(service: Any, run_id: str, plan: dict[str, Any]) -> dict[str, A
     return with_identity[0]
 
 
-def compile_named(service: Any, actor: Any, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
+def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
     datasets = [manifest_of(service, d) for d in dict.fromkeys(dataset_ids)]
     runs = []
     for run_id in dict.fromkeys(run_ids):

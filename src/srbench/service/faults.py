@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from srbench.errors import DamagedObject
 from srbench.service.journal import add_event
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 log = logging.getLogger("srbench.service")
 STORE_EVENTS = "store"          # the run id of store-level events (no run owns the object)
@@ -39,7 +42,7 @@ class DamageLog:
             self._seen = {s for s in self._seen if s[0] != digest}
 
 
-def record_damage(service: Any, exc: DamagedObject, run_id: str | None, where: str) -> None:
+def record_damage(service: Service, exc: DamagedObject, run_id: str | None, where: str) -> None:
     """Log and (once per digest and run) journal an ``object_damaged`` event, without waiting for it."""
     owner = run_id or STORE_EVENTS
     if not service.damage.first(exc.digest, owner):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from pydantic import ValidationError
@@ -23,6 +23,9 @@ from srbench.service.discovery import read_benchmark_options
 from srbench.service.http import ok, parse, query, svc
 from srbench.stages.plan import build_plan, check_frozen, fail, pydantic_problems
 from srbench.targets import routers
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 
 # -- basics --------------------------------------------------------------------------------------
@@ -93,7 +96,7 @@ async def register_targets(request: web.Request) -> web.Response:
 
 
 # -- plans and runs ------------------------------------------------------------------------------
-def _plan_sync(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
+def _plan_sync(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
     """Freeze a manifest (sr-bench's fields and upstream's, `service.upstream`) for this actor."""
     target_registry.sync(service)
     if actor.named and isinstance(manifest, dict):
@@ -116,7 +119,7 @@ def _plan_sync(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
     return upstream.apply_extras(service, plan, extras, actor)
 
 
-def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
+def _planning_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any] | None:
     """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
     from srbench.service.early_stop import check_baseline_run
     from srbench.stages.datasets import decode_cases
@@ -131,7 +134,7 @@ def _planning_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any] | None:
     return planning_for(plan, counts)
 
 
-def _estimate_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
+def _estimate_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
     """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
     from srbench.stages.datasets import decode_cases
     from srbench.stages.estimate import plan_estimate
@@ -139,7 +142,7 @@ def _estimate_sync(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
     return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan["dataset"]["object"])))
 
 
-async def plan_answer(service: Any, plan: dict[str, Any]) -> dict[str, Any]:
+async def plan_answer(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
     planning = await asyncio.to_thread(_planning_sync, service, plan)
     estimate = await asyncio.to_thread(_estimate_sync, service, plan)
     return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan["plan_sha256"], "total": plan["total"],
@@ -153,7 +156,7 @@ async def make_plan(request: web.Request) -> web.Response:
     return ok(await plan_answer(service, plan))
 
 
-def _submitted_plan(service: Any, manifest: Any, actor: Actor) -> dict[str, Any]:
+def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
     """A frozen manifest as it was reviewed (its hash checked; one sent without its plan_sha256 is
     re-frozen: validated and hashed anew, as upstream does), or a manifest frozen now; a reviewed
     plan_sha256 the manifest carries must match what it freezes to (upstream's reviewed_plan_changed)."""

@@ -11,15 +11,18 @@ adapter versions those the operator's store gives now. The local operator is not
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Forbidden, SrBenchError
 from srbench.schemas.plan import Limits
 from srbench.schemas.target import Target
 
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
-def registry(service: Any) -> dict[str, dict[str, Any]]:
+
+def registry(service: Service) -> dict[str, dict[str, Any]]:
     from srbench.service import target_registry
 
     target_registry.sync(service)        # the store's targets.json (upstream's `target register`)

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -29,6 +29,9 @@ from srbench.service.actors import actor_of
 from srbench.service.http import ok, parse, svc
 from srbench.service.wire import iso
 from srbench.stages.exclusions import ROLES
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 log = logging.getLogger("srbench.service")
 KIND = "preparation"
@@ -68,13 +71,14 @@ def _still_there(journal: Any, job: dict[str, Any]) -> bool:
     return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
 
 
-async def _work(service: Any, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
+async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
     from srbench.service.dataset_handlers import _prepare_sync
 
     journal = service.journal
 
     def update(**changes: Any) -> None:
         job = journal.get_ref(KIND, job_id)
+        assert job is not None, f"preparation job {job_id} vanished"
         journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
     try:
         await asyncio.to_thread(update, status="running", phase="downloading")
@@ -102,7 +106,7 @@ async def get_preparation(request: web.Request) -> web.Response:
     return ok({"preparation": job})
 
 
-def _reusable(service: Any, benchmark: str, profile: str, seed: int) -> str | None:
+def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
     """A dataset already prepared for this benchmark, profile and seed (the plain cut), or None."""
     found = [m for _, m in service.journal.list_refs("dataset")
              if m.get("profile") == profile and m.get("seed") == seed and m.get("benchmarks") == [benchmark]
@@ -110,7 +114,7 @@ def _reusable(service: Any, benchmark: str, profile: str, seed: int) -> str | No
     return min(found, key=lambda m: m["id"])["id"] if found else None
 
 
-async def _work_many(service: Any, job_id: str, req: rq.PrepareJob) -> None:
+async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
     """Each benchmark reused or prepared, in order, then one composed dataset."""
     from srbench.service.dataset_handlers import _prepare_sync
     from srbench.service.dataset_views import compose
@@ -120,6 +124,7 @@ async def _work_many(service: Any, job_id: str, req: rq.PrepareJob) -> None:
 
     def update(**changes: Any) -> None:
         job = journal.get_ref(KIND, job_id)
+        assert job is not None, f"preparation job {job_id} vanished"
         journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
     items: list[dict[str, Any]] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False,
                                     "source_ids": []} for b in benchmarks]

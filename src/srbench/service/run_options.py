@@ -12,7 +12,7 @@ here calls a model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -21,6 +21,9 @@ from srbench.service import api_requests as rq
 from srbench.service.actors import actor_of, check_visible
 from srbench.service.faults import record_damage
 from srbench.service.http import ok, query, svc
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 SCAN = 500
 PAIRED = ("case_sha256", "sampling", "grader_versions", "benchmark_weights", "adapter_versions")
@@ -49,7 +52,7 @@ def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dic
     return all(other["limits"].get(k) == base["limits"].get(k) for k in CALL_LIMITS)
 
 
-def _plans(service: Any, views: list[dict[str, Any]], kind: str
+def _plans(service: Service, views: list[dict[str, Any]], kind: str
            ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, str]]]:
     """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
     plans, damaged = {}, []
@@ -62,7 +65,7 @@ def _plans(service: Any, views: list[dict[str, Any]], kind: str
     return [v for v in views if v["id"] in plans], plans, damaged
 
 
-def run_options(service: Any, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
+def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
                 ) -> dict[str, Any]:
     runs = service.runs
     listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)

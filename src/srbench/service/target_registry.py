@@ -17,7 +17,7 @@ import json
 import os
 import stat
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -25,6 +25,9 @@ from srbench.errors import InvalidInput
 from srbench.schemas.target import Target
 from srbench.schemas.text import one_line
 from srbench.targets import routers
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 FILE = "targets.json"
 KIND = "targets-file"          # journal ref: the sha256 of the file content last registered
@@ -82,7 +85,7 @@ def parse(raw: bytes) -> list[Target]:
     return out
 
 
-def sync(service: Any) -> None:
+def sync(service: Service) -> None:
     """Register the file's targets when its content changed since it was last registered."""
     raw = _read(service.store_dir / FILE)
     if raw is None:

@@ -19,7 +19,7 @@ import json
 import sqlite3
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fsspec
 from pydantic import ValidationError
@@ -31,6 +31,9 @@ from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunB
 from srbench.service.dataset_refs import publish_dataset, register_dataset
 from srbench.service.journal import add_event
 from srbench.service.maintenance import digests_in, reach
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 CORRECTION_KINDS = ("correction", "price-correction")
 COPY_THREADS = 8
@@ -62,7 +65,7 @@ def open_remote(url: Any, *, create: bool) -> ObjectStore:
                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
 
 
-def remote_for(service: Any, url: Any, *, create: bool) -> ObjectStore:
+def remote_for(service: Service, url: Any, *, create: bool) -> ObjectStore:
     """The remote a push/pull names, else the store's own objects when they are shared."""
     if url is not None:
         return open_remote(url, create=create)
@@ -82,7 +85,7 @@ def _closure(objects: ObjectStore, roots: set[str]) -> list[str]:
     return sorted(reach(objects, sorted(roots), set(), verify=True, missing=missing))
 
 
-def make_bundle(service: Any, run_id: str) -> RunBundle:
+def make_bundle(service: Service, run_id: str) -> RunBundle:
     journal = service.journal
     row = journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
     if row is None:
@@ -96,6 +99,8 @@ def make_bundle(service: Any, run_id: str) -> RunBundle:
                            code="run_active")
         time.sleep(0.05)
     row = journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+    if row is None:
+        raise NotFound(f"no run {run_id!r}")
     run = {c: row[c] for c in RUN_COLUMNS}
     run["idem_key"] = None                      # a key binds submissions to one store, not across hosts
     extra = json.loads(run["extra"] or "{}")
@@ -144,7 +149,7 @@ def _copy(source: ObjectStore, dest: ObjectStore, digests: list[str]) -> int:
         return sum(pool.map(one, digests))
 
 
-def push(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
+def push(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     bundle = make_bundle(service, run_id)          # an unknown or unfinished run touches no remote
     remote = remote_for(service, remote_url, create=True)
     copied = _copy(service.objects, remote, bundle.objects)
@@ -164,7 +169,7 @@ def push(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
 
 
 # -- pull ----------------------------------------------------------------------------------------
-def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
+def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     if not isinstance(run_id, str) or not run_id.startswith("run-") or len(run_id) > 64:
         raise InvalidInput("run id must look like run-<hex>")
     remote = remote_for(service, remote_url, create=False)
@@ -206,7 +211,7 @@ def pull(service: Any, run_id: str, remote_url: Any) -> dict[str, Any]:
             "cells": len(bundle.cells), "model_requests": 0}
 
 
-def _import(service: Any, bundle: RunBundle, digest: str) -> bool:
+def _import(service: Service, bundle: RunBundle, digest: str) -> bool:
     run = dict(bundle.run)
     extra = json.loads(run["extra"] or "{}")
     extra["pulled"] = {"bundle": digest}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
@@ -27,6 +27,9 @@ from srbench.service.actors import Actor, record_owner
 from srbench.service.wire import experiment_roles
 from srbench.stages.datasets import dataset_id, decode_cases, encode_cases
 from srbench.stages.plan import plan_sha256
+
+if TYPE_CHECKING:
+    from srbench.service.app import Service
 
 EXTRA_KEYS = ("cases", "auxiliary_targets", "benchmark_options", "experiment", "baseline_run_id")
 INLINE_URL = "inline:manifest-cases"
@@ -40,7 +43,7 @@ def split_manifest(manifest: Any) -> tuple[Any, dict[str, Any]]:
     return {k: v for k, v in manifest.items() if k not in EXTRA_KEYS}, extras
 
 
-def prepare_inputs(service: Any, manifest: Any, extras: dict[str, Any], actor: Actor
+def prepare_inputs(service: Service, manifest: Any, extras: dict[str, Any], actor: Actor
                    ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
     """Before planning: inline cases as a dataset, and the options and auxiliary targets to plan with.
     Returns (manifest, benchmark options or None for the store's, auxiliary targets)."""
@@ -63,7 +66,7 @@ def prepare_inputs(service: Any, manifest: Any, extras: dict[str, Any], actor: A
     return manifest, options, ({} if actor.named else aux)
 
 
-def _with_inline_cases(service: Any, manifest: dict[str, Any], raw: Any) -> dict[str, Any]:
+def _with_inline_cases(service: Service, manifest: dict[str, Any], raw: Any) -> dict[str, Any]:
     if not isinstance(raw, list) or not raw:
         raise InvalidInput("cases must be a non-empty list")
     try:
@@ -88,7 +91,7 @@ def _with_inline_cases(service: Any, manifest: dict[str, Any], raw: Any) -> dict
     return {**manifest, "dataset": {"sha256": sha}}
 
 
-def _dataset_cases(service: Any, sha: str | None) -> list[Case] | None:
+def _dataset_cases(service: Service, sha: str | None) -> list[Case] | None:
     from srbench.service.dataset_refs import find_datasets
 
     if not sha:
@@ -97,7 +100,7 @@ def _dataset_cases(service: Any, sha: str | None) -> list[Case] | None:
     return decode_cases(service.objects.get_bytes(found[0]["object"])) if found else None
 
 
-def _register_inline(service: Any, cases: list[Case], data: bytes, sha: str, profile: str, seed: int) -> None:
+def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str, profile: str, seed: int) -> None:
     from srbench.service.dataset_refs import register_dataset
 
     obj = service.objects.put_bytes(data)
@@ -114,7 +117,7 @@ def _register_inline(service: Any, cases: list[Case], data: bytes, sha: str, pro
     register_dataset(service, manifest)
 
 
-def apply_extras(service: Any, plan: dict[str, Any], extras: dict[str, Any], actor: Actor) -> dict[str, Any]:
+def apply_extras(service: Service, plan: dict[str, Any], extras: dict[str, Any], actor: Actor) -> dict[str, Any]:
     """After planning: the experiment membership, the baseline link and the per-case call limit."""
     changed = False
     if "experiment" in extras:
@@ -136,7 +139,7 @@ def apply_extras(service: Any, plan: dict[str, Any], extras: dict[str, Any], act
     return plan
 
 
-def creation_hook(service: Any, plan: dict[str, Any], actor: Actor) -> Any:
+def creation_hook(service: Service, plan: dict[str, Any], actor: Actor) -> Any:
     """In the run's insert transaction: its owner, and its experiment link (checked again there)."""
     link = plan.get("experiment")
     roles = experiment_roles(plan)
@@ -154,7 +157,7 @@ def creation_hook(service: Any, plan: dict[str, Any], actor: Actor) -> Any:
     return hook
 
 
-def derived_hook(service: Any, actor: Actor, source_plan: dict[str, Any], role: str) -> Any:
+def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], role: str) -> Any:
     """For a run derived from another (a recovery child, a replay): its owner, and the source's
     experiment membership in `role` while that experiment still exists and is the actor's (a deleted
     experiment is never recreated by a derived run)."""
