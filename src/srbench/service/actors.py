@@ -21,13 +21,16 @@ import re
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from srbench.errors import NotFound
 from srbench.service.discovery import API_PREFIX
 from srbench.service.wire import error_body
+
+if TYPE_CHECKING:
+    from srbench.service.journal import Journal
 
 ACTOR_HEADER = "X-SR-Bench-Actor-ID"
 ROLE_HEADER = "X-SR-Bench-Actor-Role"
@@ -69,7 +72,7 @@ def actor_of(request: web.Request) -> Actor:
     return request.get(ACTOR_KEY, LOCAL_ACTOR)
 
 
-def owner_of(journal: Any, run_id: str) -> str:
+def owner_of(journal: Journal, run_id: str) -> str:
     row = journal.one("SELECT owner FROM run_owners WHERE run_id=?", (run_id,))
     return LOCAL if row is None else str(row["owner"])
 
@@ -80,7 +83,7 @@ def record_owner(c: sqlite3.Connection, run_id: str, owner: str) -> None:
         c.execute("INSERT OR REPLACE INTO run_owners(run_id, owner) VALUES(?,?)", (run_id, owner))
 
 
-def check_visible(journal: Any, actor: Actor, run_id: str) -> None:
+def check_visible(journal: Journal, actor: Actor, run_id: str) -> None:
     """Another owner's run is not found (its existence is not revealed)."""
     if actor.scope is not None and owner_of(journal, run_id) != actor.scope:
         raise NotFound(f"no run {run_id!r}")

@@ -27,7 +27,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
@@ -40,13 +40,16 @@ from srbench.stages.results import all_rows
 from srbench.stages.selection import ADJUSTMENT, decide_selected
 from srbench.stages.stopping import decide, dispatch_order, look_step, statistics_of
 
+if TYPE_CHECKING:
+    from srbench.service.runs import RunManager
+
 __all__ = ["StopMonitor", "check_baseline_run"]
 
 
 Baseline = tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, dict[str, Any]]]]
 
 
-def _baseline_rows(manager: Any, plan: dict[str, Any]) -> Baseline:
+def _baseline_rows(manager: RunManager, plan: dict[str, Any]) -> Baseline:
     """(strongest single target id, its rows by case id, every single's rows by target then case id) of
     the declared baseline run; InvalidInput if unusable."""
     run_id = statistics_of(plan)["early_stop"]["baseline_run"]
@@ -76,7 +79,7 @@ def _ok(row: dict[str, Any]) -> int:
     return int(row["state"] == "completed" and row["correct"] is True)
 
 
-def check_baseline_run(manager: Any, plan: dict[str, Any]) -> None:
+def check_baseline_run(manager: RunManager, plan: dict[str, Any]) -> None:
     """Refuse a plan whose declared baseline run cannot serve as its early-stop baseline."""
     stop = statistics_of(plan).get("early_stop")
     if stop and stop.get("baseline_run"):
@@ -120,7 +123,7 @@ class _Journal:
 class StopMonitor:
     """One live run's stopping rule (see the module docstring)."""
 
-    def __init__(self, manager: Any, run_id: str, plan: dict[str, Any], cases: list[Case], control: RunControl,
+    def __init__(self, manager: RunManager, run_id: str, plan: dict[str, Any], cases: list[Case], control: RunControl,
                  baseline: Baseline | None) -> None:
         self.manager, self.run_id, self.plan, self.control = manager, run_id, plan, control
         self.stats = statistics_of(plan)
@@ -142,7 +145,7 @@ class StopMonitor:
         self.record: dict[str, Any] | None = None
 
     @classmethod
-    async def start(cls, manager: Any, run_id: str, plan: dict[str, Any], cases: list[Case],
+    async def start(cls, manager: RunManager, run_id: str, plan: dict[str, Any], cases: list[Case],
                     control: RunControl) -> StopMonitor | None:
         """A monitor when the plan declares early stopping (never for a recovery child), else None."""
         if not statistics_of(plan).get("early_stop") or plan.get("execution_cells") is not None:
@@ -241,7 +244,7 @@ class StopMonitor:
             return
         reason = "settled" if all(x["state"] == "settled" for x in decisions) else (
             "unreachable" if all(x["state"] == "unreachable" for x in decisions) else "settled or unreachable")
-        self.record = {
+        self.record = record = {
             "rule": "betting", "method": METHOD, "order": ORDER, "reason": reason,
             "summary": "; ".join(f"{x['target_id']} vs {x['baseline_target_id']}: {x['verdict']}" for x in decisions),
             "question": decisions[0]["question"], "margin": margin, "decided_at_cases": self.prefix,
@@ -249,7 +252,7 @@ class StopMonitor:
             "baseline": self.stats["early_stop"].get("baseline_run") or "strongest single target of this run"}
         self.control.early_stop = self.record
         await self.manager.journal.submit(lambda c: add_event(c, self.run_id, "early_stop", {
-            k: self.record[k] for k in ("reason", "summary", "decided_at_cases", "planned_cases")}))
+            k: record[k] for k in ("reason", "summary", "decided_at_cases", "planned_cases")}))
 
     async def close(self) -> None:
         """Record the stop in the run's extra: cells never sent, estimated money not spent."""

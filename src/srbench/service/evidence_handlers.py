@@ -29,6 +29,7 @@ from srbench.stages.results import page as results_page
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
+    from srbench.service.journal import Journal
 
 STRIDE = wire.CURSOR_STRIDE
 
@@ -109,7 +110,7 @@ def _summary(service: Service, run_id: str, row: Any, role: str, moms: dict[str,
     return out
 
 
-def _cursor_at(journal: Any, run_id: str, offset: int) -> int:
+def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
     """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
     if offset == 0:
         return 0

@@ -12,11 +12,14 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.service.actors import Actor
 from srbench.service.wire import iso
+
+if TYPE_CHECKING:
+    from srbench.service.journal import Journal
 
 ROLES = ("smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery")
 ACTIVE = ("queued", "running")
@@ -37,38 +40,44 @@ def membership(value: Any) -> dict[str, Any]:
     return {"id": link.id, "role": link.role, "hypothesis": link.hypothesis.strip()}
 
 
-def _row(journal: Any, experiment_id: str) -> Any:
+def _row(journal: Journal, experiment_id: str) -> Any:
     return journal.one("SELECT * FROM experiments WHERE id=?", (experiment_id,))
 
 
-def visible(journal: Any, experiment_id: str, actor: Actor) -> Any:
+def visible(journal: Journal, experiment_id: str, actor: Actor) -> Any:
     row = _row(journal, experiment_id)
     if row is None or (actor.scope is not None and row["owner"] != actor.scope):
         raise NotFound(f"no experiment {experiment_id!r}")
     return row
 
 
-def _view(journal: Any, row: Any, counts: bool = True) -> dict[str, Any]:
+def _view(journal: Journal, row: Any, counts: bool = True) -> dict[str, Any]:
     out = {"id": row["id"], "name": row["name"], "owner": row["owner"], "created_at": iso(row["created_at"]),
            "updated_at": iso(row["updated_at"])}
     if counts:
-        out["run_count"] = journal.one("SELECT COUNT(*) AS n FROM experiment_runs WHERE experiment_id=?",
-                                       (row["id"],))["n"]
+        out["run_count"] = _count(journal, "SELECT COUNT(*) AS n FROM experiment_runs WHERE experiment_id=?",
+                                  (row["id"],))
         out["active_run_count"] = active_runs(journal, row["id"])
     return out
 
 
-def active_runs(journal: Any, experiment_id: str) -> int:
+def active_runs(journal: Journal, experiment_id: str) -> int:
     marks = ",".join("?" * len(ACTIVE))
-    return int(journal.one(f"SELECT COUNT(*) AS n FROM experiment_runs e JOIN runs r ON r.id=e.run_id "
-                           f"WHERE e.experiment_id=? AND r.status IN ({marks})", (experiment_id, *ACTIVE))["n"])
+    return _count(journal, f"SELECT COUNT(*) AS n FROM experiment_runs e JOIN runs r ON r.id=e.run_id "
+                           f"WHERE e.experiment_id=? AND r.status IN ({marks})", (experiment_id, *ACTIVE))
 
 
-def get(journal: Any, experiment_id: str, actor: Actor) -> dict[str, Any]:
+def _count(journal: Journal, sql: str, args: tuple[Any, ...]) -> int:
+    """A COUNT(*) AS n query's answer (an aggregate always answers one row)."""
+    row = journal.one(sql, args)
+    return 0 if row is None else int(row["n"])
+
+
+def get(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]:
     return _view(journal, visible(journal, experiment_id, actor))
 
 
-def create(journal: Any, name: str, key: str | None, actor: Actor) -> tuple[dict[str, Any], bool]:
+def create(journal: Journal, name: str, key: str | None, actor: Actor) -> tuple[dict[str, Any], bool]:
     name = name.strip()
     if not name:
         raise InvalidInput("Experiment name must be between 1 and 160 characters")
@@ -94,7 +103,7 @@ def create(journal: Any, name: str, key: str | None, actor: Actor) -> tuple[dict
     return _view(journal, _row(journal, got)), created
 
 
-def page(journal: Any, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+def page(journal: Journal, actor: Actor, after: int, limit: int) -> dict[str, Any]:
     where, args = ("owner=? AND ", [actor.scope]) if actor.scope is not None else ("", [])
     rows = journal.query(f"SELECT rowid AS pos, * FROM experiments WHERE {where}rowid>? ORDER BY rowid LIMIT ?",
                          (*args, after, limit + 1))
@@ -103,7 +112,7 @@ def page(journal: Any, actor: Actor, after: int, limit: int) -> dict[str, Any]:
             "next_cursor": rows[limit - 1]["pos"] if more else None, "has_more": more}
 
 
-def runs(journal: Any, experiment_id: str, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+def runs(journal: Journal, experiment_id: str, actor: Actor, after: int, limit: int) -> dict[str, Any]:
     experiment = get(journal, experiment_id, actor)
     rows = journal.query("SELECT * FROM experiment_runs WHERE experiment_id=? AND seq>? ORDER BY seq LIMIT ?",
                          (experiment_id, after, limit + 1))
@@ -128,7 +137,7 @@ def insert_link(c: sqlite3.Connection, experiment_id: str, run_id: str, role: st
     c.execute("UPDATE experiments SET updated_at=? WHERE id=?", (now, experiment_id))
 
 
-def attach(journal: Any, experiment_id: str, run_id: str, role: str, hypothesis: str, actor: Actor,
+def attach(journal: Journal, experiment_id: str, run_id: str, role: str, hypothesis: str, actor: Actor,
            roles_of_run: list[str]) -> dict[str, Any]:
     visible(journal, experiment_id, actor)
     if role not in roles_of_run:
@@ -138,7 +147,7 @@ def attach(journal: Any, experiment_id: str, run_id: str, role: str, hypothesis:
     return get(journal, experiment_id, actor)
 
 
-def delete(journal: Any, experiment_id: str, actor: Actor) -> dict[str, Any]:
+def delete(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]:
     def receipt(count: int, at: float) -> dict[str, Any]:
         return {"id": experiment_id, "deleted": True, "unlinked_runs": count, "deleted_at": iso(at),
                 "runs_deleted": 0, "model_requests": 0}

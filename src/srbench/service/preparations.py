@@ -32,13 +32,14 @@ from srbench.stages.exclusions import ROLES
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
+    from srbench.service.journal import Journal
 
 log = logging.getLogger("srbench.service")
 KIND = "preparation"
 ACTIVE = ("queued", "running")
 
 
-def fail_interrupted(journal: Any) -> int:
+def fail_interrupted(journal: Journal) -> int:
     """At start-up: jobs a stopped service left active are failed (never resumed)."""
     n = 0
     for name, job in journal.list_refs(KIND):
@@ -62,11 +63,11 @@ def options() -> dict[str, Any]:
         "evaluation_roles": list(ROLES)} for b in all_benchmarks()]}
 
 
-def _jobs(journal: Any) -> list[dict[str, Any]]:
+def _jobs(journal: Journal) -> list[dict[str, Any]]:
     return sorted((job for _, job in journal.list_refs(KIND)), key=lambda j: j["created_at"], reverse=True)
 
 
-def _still_there(journal: Any, job: dict[str, Any]) -> bool:
+def _still_there(journal: Journal, job: dict[str, Any]) -> bool:
     ds = job.get("dataset") or {}
     return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
 

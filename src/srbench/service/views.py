@@ -7,16 +7,19 @@ once and kept (bounded) for the service's lifetime.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srbench.service import wire
 from srbench.service.actors import LOCAL, Actor
+
+if TYPE_CHECKING:
+    from srbench.service.runs import RunManager
 
 MAX_CACHED = 512
 
 
 class RunViews:
-    def __init__(self, runs: Any) -> None:
+    def __init__(self, runs: RunManager) -> None:
         self.runs = runs
         self._cache: OrderedDict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = OrderedDict()
 
