@@ -69,7 +69,7 @@ class RunJournalAdapter:
             return True
         # the request object is a pure function of the plan and the case (it can be rebuilt), so it
         # need not be fsynced before the send; the commit of the row itself is durable
-        return await self.journal.submit(w, self._objects(objects, durable=False))
+        return bool(await self.journal.submit(w, self._objects(objects, durable=False)))
 
     async def finished(self, cell: Cell, state: CellState, call: str | None, error_class: str | None,
                        error: str | None, objects: list[bytes], judge_request: str | None = None,
@@ -92,7 +92,7 @@ class RunJournalAdapter:
                 add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                           "target_id": cell.target_id, "error_class": ec, "error": er})
             return ok
-        ok = await self.journal.submit(w, self._objects(objects))
+        ok = bool(await self.journal.submit(w, self._objects(objects)))
         if state != "judge_dispatching" or not ok:
             self._done(cell)
         return ok
@@ -131,7 +131,7 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state='dispatching', request=COALESCE(request, ?), updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (request, now, self.run_id, cell.cell_id))
             return True
-        return await self.journal.submit(w, self._objects(objects, durable=False))
+        return bool(await self.journal.submit(w, self._objects(objects, durable=False)))
 
     async def call_finished(self, cell: Cell, index: int, state: CallState, call: str, error_class: str | None,
                             objects: list[bytes], cost_usd: float | None = None) -> None:

@@ -223,7 +223,8 @@ class Journal:
         return self.reader().execute(sql, args).fetchall()
 
     def one(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Row | None:
-        return self.reader().execute(sql, args).fetchone()
+        row: sqlite3.Row | None = self.reader().execute(sql, args).fetchone()
+        return row
 
     # -- refs ----------------------------------------------------------------------------------
     def get_ref(self, kind: str, name: str) -> Any | None:
