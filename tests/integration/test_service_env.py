@@ -71,6 +71,20 @@ def test_a_readable_env_file_is_refused_in_one_line(cli: Cli) -> None:
     assert SECRET not in proc.stderr and "Traceback" not in proc.stderr
 
 
+
+def test_an_env_file_that_is_not_text_is_one_line_naming_it(cli: Cli) -> None:
+    """A non-UTF-8 file and a NUL byte in a value printed Python's exception ('UnicodeDecodeError: …',
+    'ValueError: embedded null byte') without the file; now one line names the file and the fix."""
+    store = _store(cli)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    env_file = store.parent / "store.env"
+    for content, expected in ((b"A=\xff\xfe\n", "is not UTF-8 text"), (b"OK=1\nA=a\x00b\n", "line 2: a NUL byte")):
+        env_file.write_bytes(content)
+        env_file.chmod(0o600)
+        proc = cli.run("--store", str(store), "runs", ok=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert str(env_file) in proc.stderr and expected in proc.stderr and "Error:" not in proc.stderr
+
 def test_a_missing_key_names_the_service_environment_and_the_fix(cli: Cli, sources: dict[str, Path]) -> None:
     cli.env.pop("H29_FAKE_KEY", None)
     with SimulatorThread(models=[SimModel("big", skill=0.5)], answer_key={}) as sim:

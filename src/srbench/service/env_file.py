@@ -57,6 +57,8 @@ def parse(text: str, path: Path) -> dict[str, str]:
                 value = value.replace('\\"', '"').replace("\\n", "\n")
         else:
             value = value.split(" #", 1)[0].rstrip()
+        if "\x00" in value:
+            raise InvalidInput(f"{path} line {n}: a NUL byte in the value (an environment value cannot hold one)")
         out[name] = value
     return out
 
@@ -65,7 +67,10 @@ def load_env_file(store_dir: Path) -> list[str]:
     """Put the env file's variables into this process's environment (those not set already); returns
     their names (never the values). No file: nothing to do."""
     path = env_file_path(store_dir)
-    text = read_private_file(path, "env file")
+    try:
+        text = read_private_file(path, "env file")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{path} is not UTF-8 text: write it as KEY=value lines (dotenv syntax) in UTF-8") from None
     if text is None:
         return []
     names = []
