@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from srbench.errors import InvalidInput
     (b"\xff\xfe\x00binary", "not UTF-8 JSON or YAML text"),
     (b'{"a": [', "not valid JSON"),
     (b"[" * 100_000, "JSON nested too deeply"),
+    (b'{"limits": {"max_cost_usd": NaN}}', "holds a value JSON cannot represent (NaN"),    # was a traceback
+    (b'{"seed": -Infinity}', "holds a value JSON cannot represent (-Infinity"),
 ])
 def test_a_bad_file_is_one_line(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / "m.json"
@@ -26,3 +29,15 @@ def test_a_bad_file_is_one_line(tmp_path: Path, content: bytes, expected: str) -
 def test_a_good_file_is_read(tmp_path: Path) -> None:
     (tmp_path / "m.json").write_text('{"a": [1, 2]}')
     assert load_structured(str(tmp_path / "m.json")) == {"a": [1, 2]}
+
+
+def test_a_path_that_is_not_a_file_says_so(tmp_path: Path) -> None:
+    """A FIFO (or a socket) given as --manifest was "no such file"; a missing path still is."""
+    fifo = tmp_path / "m.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidInput) as err:
+        load_structured(str(fifo))
+    assert err.value.message == f"{fifo}: not a regular file (give the path of a JSON or YAML file)"
+    with pytest.raises(InvalidInput) as err:
+        load_structured(str(tmp_path / "absent.yaml"))
+    assert err.value.message.endswith("absent.yaml: no such file")

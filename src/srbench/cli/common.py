@@ -113,7 +113,8 @@ def load_structured(path: str) -> Any:
     """Read a JSON or YAML file into Python values; bad files get one clear line."""
     p = Path(path)
     if not p.is_file():
-        raise InvalidInput(f"{path}: no such file")
+        raise InvalidInput(f"{path}: no such file" if not p.exists() else
+                           f"{path}: not a regular file (give the path of a JSON or YAML file)")
     try:
         text = p.read_text(encoding="utf-8-sig")
     except OSError as exc:
@@ -135,8 +136,15 @@ def load_structured(path: str) -> Any:
             raise InvalidInput(f"{path}: holds a value JSON cannot represent ({exc})") from None
         return value
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except RecursionError:
         raise InvalidInput(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidInput(f"{path}: holds a value JSON cannot represent ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    """json.loads accepts NaN and ±Infinity, which no JSON body (nor a limit) may hold."""
+    raise ValueError(f"{name} is not a number JSON allows")
