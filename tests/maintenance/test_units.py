@@ -37,6 +37,10 @@ def test_references_are_string_values_of_json_objects_only() -> None:
     assert maintenance.references_in(jsonl) == []                    # a dataset (JSON Lines) is a blob
     assert maintenance.references_in(b"data: {\"ref\": \"" + a.encode() + b"\"}\n\n") == []   # SSE
     assert maintenance.references_in(canonical_json([a])) == []      # only objects name things
+    # a recipe capture's projection_hash digests its own inline config, never a stored object: every
+    # store with a captured recipe (the demo's) failed `store verify` with "1 missing"
+    capture = canonical_json({"kind": "recipe_capture", "projection_hash": a, "recipes": {"mom": {"projection_hash": b}}})
+    assert maintenance.references_in(capture) == []
 
 
 def test_verify_and_gc_follow_nested_references_on_a_memory_store(objects: ObjectStore, journal: Journal) -> None:

@@ -62,6 +62,9 @@ NOT_REFERENCES: frozenset[tuple[str, str]] = frozenset({
     ("action_cache", "key"), ("action_last", "key"), ("action_last", "inputs"), ("action_last", "params"),
     ("events", "*"), ("report_heads", "sig"), ("report_heads", "results_sig"), ("report_rows", "ctx"),
 })
+# keys whose digest is of a value kept inline beside it, never stored as an object: a recipe capture's
+# `projection_hash` (targets/router_config.py) digests the capture's own config and recipes
+NOT_REFERENCE_KEYS = frozenset({"projection_hash"})
 ACTIVE_RUN_STATUSES = ("queued", "running")
 MAX_REFERRERS = 10            # referrers listed per missing digest (the count is always given)
 
@@ -87,7 +90,7 @@ def digests_in(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             if is_digest(v):
                 yield v, p
         elif isinstance(v, dict):
-            stack.extend((child, f"{p}.{k}" if p else str(k)) for k, child in v.items())
+            stack.extend((child, f"{p}.{k}" if p else str(k)) for k, child in v.items() if k not in NOT_REFERENCE_KEYS)
         elif isinstance(v, list):
             stack.extend((child, f"{p}[{i}]") for i, child in enumerate(v))
 
