@@ -143,9 +143,10 @@ def ray_part(n: int) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     os.environ["SR_BENCH_RAY_ADDRESS"] = "127.0.0.1:6379"
-    cluster = mod.Cluster()
+    cluster = mod.Cluster(pids_file=os.environ.get("SR_BENCH_RAY_PIDS"))
     out: dict[str, Any] = {}
     try:
+        cluster.start()
         local = open_sandbox("bwrap")
         ray_sb = open_sandbox("ray")
         items = (corpus() * (n // 8 + 1))[:n]
@@ -157,9 +158,31 @@ def ray_part(n: int) -> None:
         out["error"] = f"{type(exc).__name__}: {exc}"
     finally:
         print("RAY " + json.dumps(out), flush=True)
-        cluster.stop()
-        shutil.rmtree(cluster.tmp, ignore_errors=True)
-        os._exit(0)
+        try:
+            cluster.stop()
+        finally:
+            shutil.rmtree(cluster.tmp, ignore_errors=True)
+            os._exit(0)
+
+
+def stop_tree(root: int) -> None:
+    """SIGKILL `root` and every process under it (from /proc), by PID."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    todo = [root]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            os.kill(p, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def ray_compare(n: int) -> None:
@@ -168,9 +191,17 @@ def ray_compare(n: int) -> None:
     if importlib.util.find_spec("ray") is None or os.geteuid() != 0 or not shutil.which("unshare"):
         emit(measure="ray", skipped="needs ray (pip install 'sr-bench[ray]'), root and unshare")
         return
-    env = {**os.environ, "SR_BENCH_SANDBOX": "bwrap", "RAY_USAGE_STATS_ENABLED": "0"}
+    pids = Path(tempfile.mkdtemp(prefix="sr-bench-ray-")) / "pids.json"
+    env = {**os.environ, "SR_BENCH_SANDBOX": "bwrap", "RAY_USAGE_STATS_ENABLED": "0", "SR_BENCH_RAY_PIDS": str(pids)}
     cmd = f"ip link set lo up && exec {sys.executable} {Path(__file__).resolve()} --ray-part --items {n}"
-    proc = subprocess.run(["unshare", "-n", "sh", "-c", cmd], env=env, capture_output=True, timeout=600, text=True)
+    try:
+        proc = subprocess.run(["unshare", "-n", "sh", "-c", cmd], env=env, capture_output=True, timeout=600,
+                              text=True)
+    finally:                # whatever happened: the cluster's processes, by PID (never `ray stop`)
+        if pids.exists():
+            for root in json.loads(pids.read_text()):
+                stop_tree(root)
+        shutil.rmtree(pids.parent, ignore_errors=True)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RAY ")), None)
     got = json.loads(line[4:]) if line else {"error": proc.stderr[-500:]}
     if "error" in got:

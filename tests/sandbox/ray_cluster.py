@@ -53,19 +53,38 @@ def cmdline(pid: int) -> str:
 
 
 class Cluster:
-    def __init__(self, workers: int = 2) -> None:
+    def __init__(self, workers: int = 2, pids_file: str | None = None) -> None:
         self.tmp = tempfile.mkdtemp(prefix="srray", dir="/tmp")      # short: Ray's socket paths are long
         self.nodes: dict[str, subprocess.Popen[bytes]] = {}
         self.logs: dict[str, Any] = {}
+        self.workers = workers
+        self.pids_file = pids_file          # each node's `ray start` PID, written as it starts
+
+    def start(self) -> None:
+        """The head, then each worker node once the one before it is up."""
+        workers = self.workers
         common = ["--block", "--node-ip-address=127.0.0.1", "--disable-usage-stats", f"--temp-dir={self.tmp}",
                   "--object-store-memory=78643200"]
         self._start("head", ["--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false", *common,
                              *self._ports(21000)])
         self._wait_port(PORT, 120)
-        for i in range(workers):
+        for i in range(workers):     # one after another: nodes starting at once can pick the same socket name
             name = f"grader_{chr(ord('a') + i)}"
             self._start(name, [f"--address=127.0.0.1:{PORT}", "--num-cpus=1", f"--resources={json.dumps({name: 1})}",
                                *common, *self._ports(22000 + 1000 * i)])
+            self._wait_started(name, 180)
+
+    def _wait_started(self, name: str, timeout_s: float) -> None:
+        """Until `ray start --block` says the node is up; RuntimeError when it ended or took too long."""
+        log = Path(self.tmp) / f"{name}.log"
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if "will now block forever" in log.read_text(errors="replace"):
+                return
+            if self.nodes[name].poll() is not None:
+                raise RuntimeError(f"Ray node {name} did not start: {log.read_text(errors='replace')[-400:]}")
+            time.sleep(0.3)
+        raise RuntimeError(f"Ray node {name} did not start within {timeout_s:.0f} s")
 
     @staticmethod
     def _ports(base: int) -> list[str]:
@@ -80,6 +99,8 @@ class Cluster:
         env = {**os.environ, "RAY_health_check_period_ms": "1000", "RAY_health_check_failure_threshold": "5"}
         self.nodes[name] = subprocess.Popen([sys.executable, "-m", "ray.scripts.scripts", "start", *args],
                                             stdout=self.logs[name], stderr=subprocess.STDOUT, env=env)
+        if self.pids_file:
+            Path(self.pids_file).write_text(json.dumps([p.pid for p in self.nodes.values()]))
 
     @staticmethod
     def _wait_port(port: int, timeout_s: float) -> None:
@@ -125,17 +146,26 @@ class Cluster:
         return len(pids)
 
     def stop(self) -> None:
+        """Every process of every node, by PID (whatever fails for one node, the others are stopped)."""
         for name in list(self.nodes):
-            if self.nodes[name].poll() is None:
-                self.kill(name)
-            else:
-                for p in descendants(self.nodes[name].pid)[1:]:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+            try:
+                if self.nodes[name].poll() is None:
+                    self.kill(name)
+                else:
+                    stop_tree(self.nodes[name].pid)
+            except Exception:  # noqa: BLE001 - the next node still goes
+                stop_tree(self.nodes[name].pid)
         for f in self.logs.values():
             f.close()
+
+
+def stop_tree(root: int) -> None:
+    """SIGKILL `root` and everything under it, by PID."""
+    for p in descendants(root):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 SLOW = "import time\ntime.sleep(6)\na, b = map(int, input().split())\nprint(a + b)\n"
@@ -146,8 +176,16 @@ def scenario(out_path: str) -> None:
     from srbench.sandbox.base import Limits
 
     seen: dict[str, Any] = {}
-    cluster = Cluster()
-    Path(out_path + ".pids").write_text(json.dumps([p.pid for p in cluster.nodes.values()]))
+    cluster = Cluster(pids_file=out_path + ".pids")
+    try:
+        cluster.start()
+    except Exception as exc:  # noqa: BLE001 - a node that did not start: told to the test, all stopped
+        seen["error"] = f"{type(exc).__name__}: {exc}"
+    if "error" in seen:
+        Path(out_path).write_text(json.dumps(seen))
+        cluster.stop()
+        shutil.rmtree(cluster.tmp, ignore_errors=True)
+        os._exit(0)
     try:
         local = open_sandbox("bwrap")
         t0 = time.monotonic()
@@ -163,14 +201,18 @@ def scenario(out_path: str) -> None:
         t0 = time.monotonic()
         seen["tb_run"] = tb_run(Path(cluster.tmp))
         seen["tb_run_s"] = round(time.monotonic() - t0, 2)
+        if seen["workers_up"] < 2:
+            raise RuntimeError(f"only {seen['workers_up']} of 2 worker nodes registered")
         lost_worker(sandbox, cluster, seen)
     except Exception as exc:  # noqa: BLE001 - told to the test
         seen["error"] = f"{type(exc).__name__}: {exc}"
     finally:
         Path(out_path).write_text(json.dumps(seen))
-        cluster.stop()
-        shutil.rmtree(cluster.tmp, ignore_errors=True)
-        os._exit(0)          # the Ray client's threads may not outlive its cluster
+        try:
+            cluster.stop()
+        finally:
+            shutil.rmtree(cluster.tmp, ignore_errors=True)
+            os._exit(0)          # the Ray client's threads may not outlive its cluster
 
 
 def lost_worker(sandbox: Any, cluster: Cluster, seen: dict[str, Any]) -> None:

@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -41,13 +40,9 @@ def test_a_ray_cluster_grades_and_survives_a_lost_worker(tmp_path: Path) -> None
     finally:                 # whatever happened: every process of the cluster's nodes, by PID
         pids = Path(f"{out}.pids")
         if pids.exists():
-            from .ray_cluster import descendants
+            from .ray_cluster import stop_tree
             for root in json.loads(pids.read_text()):
-                for p in descendants(root):
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                stop_tree(root)
     assert out.exists(), proc.stderr.decode(errors="replace")[-3000:]
     seen = json.loads(out.read_text())
     assert "error" not in seen, (seen, proc.stderr.decode(errors="replace")[-3000:])
