@@ -75,3 +75,34 @@ def test_a_taken_port_at_autostart_says_error_once_with_a_fix(tmp_path: Path) ->
     assert proc.stderr.strip() == (f"error: the local sr-bench service did not start: cannot listen on 127.0.0.1:{port}: "
                                    "Address already in use; pick another port (--port, or SR_BENCH_PORT; 0 = any free "
                                    "port) or stop what holds it")
+
+
+def test_a_copied_store_gets_its_own_service_and_never_stops_the_original(tmp_path: Path) -> None:
+    """`cp -a project project2` while project's service runs copies the store's service.json and token:
+    the copy's commands went to the original's service (a plan frozen "in the copy" landed in the
+    original) and `stop` in the copy stopped the original. The service now records its directory's
+    identity; a copy is another directory, so it gets its own service."""
+    import shutil
+
+    one = Cli(tmp_path / "one")
+    one.cwd.mkdir()
+    two = Cli(tmp_path / "two")
+    try:
+        one.run("target", "register", "--file", one.write("t.json", [
+            {"id": "only-in-one", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "m"}]))
+        shutil.copytree(one.cwd, two.cwd, symlinks=True)      # the store, its service.json and its token
+        info_one = json.loads((one.cwd / ".sr-bench/default/store/service.json").read_text())
+        assert (two.cwd / ".sr-bench/default/store.service-token").is_file()
+        stopped = two.run("stop")
+        assert "nothing to stop" in stopped.stdout, stopped.stdout
+        assert one.json("target", "list")["targets"][0]["id"] == "only-in-one"      # the original still serves
+        assert "started the service" not in one.run("runs").stderr
+        two.run("target", "register", "--file", two.write("t2.json", [
+            {"id": "only-in-two", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "m"}]))
+        info_two = json.loads((two.cwd / ".sr-bench/default/store/service.json").read_text())
+        assert info_two["pid"] != info_one["pid"]
+        assert [t["id"] for t in one.json("target", "list")["targets"]] == ["only-in-one"]
+        assert sorted(t["id"] for t in two.json("target", "list")["targets"]) == ["only-in-one", "only-in-two"]
+    finally:
+        one.run("stop", ok=False)
+        two.run("stop", ok=False)

@@ -40,7 +40,7 @@ from srbench.service import (
 )
 from srbench.service.actors import access_middleware
 from srbench.service.auth import check_listen_token
-from srbench.service.discovery import API_PREFIX, service_file, store_identity_of
+from srbench.service.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
 from srbench.service.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.faults import DamageLog, record_damage
 from srbench.service.http import MAX_BODY, SERVICE
@@ -240,7 +240,8 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         site = await _listen(runner, host, port, port_fallback)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-        info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time()}
+        info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time(),
+                "store_dir": dir_identity(store_dir)}
         tmp = service_file(store_dir).with_suffix(".tmp")
         tmp.write_text(json.dumps(info))
         os.replace(tmp, service_file(store_dir))

@@ -135,6 +135,17 @@ class ServiceInfo:
     url: str
     pid: int
     store_id: str
+    store_dir: str | None = None       # `dir_identity` of the directory the service opened (None: older file)
+
+
+def dir_identity(store: Path) -> str | None:
+    """The store directory as the file system knows it (device and inode): a copy of the store — its
+    service.json and token copied with it — is another directory, a bind mount of it the same one."""
+    try:
+        st = os.stat(store)
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def service_file(store: Path) -> Path:
@@ -144,9 +155,13 @@ def service_file(store: Path) -> Path:
 def read_service_info(store: Path) -> ServiceInfo | None:
     try:
         data = json.loads(service_file(store).read_text())
-        return ServiceInfo(url=data["url"], pid=int(data["pid"]), store_id=data["store_id"])
-    except (FileNotFoundError, ValueError, KeyError):
+        info = ServiceInfo(url=data["url"], pid=int(data["pid"]), store_id=data["store_id"],
+                           store_dir=data.get("store_dir"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    if info.store_dir is not None and info.store_dir != dir_identity(store):
+        return None        # a copied store: the service named there serves the original, not this one
+    return info
 
 
 def is_loopback(host: str) -> bool:
