@@ -65,3 +65,21 @@ def test_the_per_benchmark_comparison_reads_at_80_columns() -> None:
     out = io.StringIO()
     Console(file=out, width=80, color_system=None).print(per_benchmark_table(cmp))
     assert "mom2" in out.getvalue() and "0.57 [0.33," in out.getvalue()
+
+
+def test_the_run_summary_splits_no_number_at_80_columns() -> None:
+    """`sr-bench run` printed its wide per-target table at 80 columns: "correc/t", "0.0005/4", "p50/p9/5 s";
+    it now prints the compact table there and the wide one (tokens, TTFT) from 120 columns."""
+    from srbench.cli.runs import targets_table
+
+    s = {"target_id": "local", "kind": "single", "correct": 0, "total": 2, "accuracy": 0.0, "accuracy_ci95": [0.0, 0.66],
+         "macro_accuracy": 0.0, "cost_usd": 0.00054, "latency_p50_s": 0.001, "latency_p95_s": 0.002,
+         "ttft_p50_s": 0.003, "tokens": {"input": 3560, "cached_input": 0, "cache_write": 0, "output": 6}}
+    rep = {"run_id": "run-" + "a" * 20, "status": "completed", "complete": True, "summary": {"targets": [s]}}
+    for width in (80, 120):
+        out = io.StringIO()
+        Console(file=out, width=width, color_system=None).print(targets_table(rep, width))
+        text = out.getvalue()
+        row = next(line for line in text.splitlines() if "local (single)" in line)
+        assert "0/2" in row and "0.00054" in row and "0.00/0.00" in row, text
+        assert ("3560/0/0/6" in row) == (width >= 120), text

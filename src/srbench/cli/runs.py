@@ -110,6 +110,13 @@ def _f(v: Any, fmt: str = "{:.3f}") -> str:
     return "unknown" if v is None else fmt.format(v)
 
 
+def targets_table(report: dict[str, Any], width: int) -> Table:
+    """The per-target summary that fits `width`: with the token buckets and TTFT where there is room
+    (120 columns), else the compact one `report` shows (at 80 columns the wide one split numbers and
+    words mid-way: "correc/t", "0.0005/4")."""
+    return summary_table(report) if width >= 120 else views.report_targets_table(report)
+
+
 def summary_table(report: dict[str, Any]) -> Table:
     """One row per target: micro and macro accuracy, cost, the four token buckets, latency."""
     f = _f
@@ -209,7 +216,8 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         return
     final = wait_for(obj, r["id"])
     rep = obj.client.get(f"/runs/{r['id']}/report")
-    Console(stderr=True).print(summary_table(rep))
+    err = Console(stderr=True)
+    err.print(targets_table(rep, err.width))
     Console(stderr=True).print(benchmark_table(rep))
     for line in score_lines(rep):
         Console(stderr=True).print(line)
@@ -296,7 +304,8 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: s
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
     if output:
         write_json(output, without_volatile(res))
-        Console(stderr=True).print(summary_table(res))
+        err = Console(stderr=True)
+        err.print(targets_table(res, err.width))
         Console(stderr=True).print(benchmark_table(res))
         if partial_line(res):
             Console(stderr=True).print(partial_line(res), markup=False)
