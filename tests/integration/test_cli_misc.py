@@ -96,6 +96,11 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
         r = cli.run("dataset", "prepare", "--benchmark", unavailable[0], "--profile", "smoke", ok=False)
         assert r.returncode == 2 and "not available" in r.stderr
     assert cli.json("dataset", "show", before["id"]) == before
+    # a bad targets file names the file, not the service's "request body"; nothing is registered
+    r = cli.run("target", "register", "--file", cli.write("targets.json", [{"id": "a", "kind": "single",
+                "base_url": "http://u:p@127.0.0.1:9/v1", "model": "m"}]), ok=False)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {cli.cwd / 'targets.json'}: targets[0].base_url"), r.stderr
+    assert "request body" not in r.stderr and cli.json("target", "list") == {"targets": []}
 
 
 def test_demo_runs_and_says_simulated(tmp_path) -> None:

@@ -23,7 +23,15 @@ def register_cmd(obj: Ctx, path: str) -> None:
         data = {"targets": data}
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: expected a list of targets or {{\"targets\": [...]}}")
-    emit(obj.client.post("/targets", data))
+    try:
+        res = obj.client.post("/targets", data)
+    except InvalidInput as exc:          # the service speaks of its request body; the user wrote a file
+        msg = exc.message
+        for head in ("request body: ", "request body has "):
+            if msg.startswith(head):
+                msg = f"{path}: " + ("" if head.endswith(": ") else "has ") + msg[len(head):]
+        raise InvalidInput(msg, code=exc.code) from None
+    emit(res)
 
 
 @target.command(name="list")
