@@ -63,6 +63,10 @@ def test_a_cancelled_run_reports_both_denominators_and_a_partial_pair(api, servi
         assert t["completed"] == len(mine) and t["correct"] == right and t["total"] == 14
         assert t["accuracy"] == right / 14 and t["accuracy_answered"] == right / len(mine)
         assert t["calls_by_role"] == {"subject": len(mine) + 1}          # the cancelled call too: it was sent
+    # the run is known to have spent what its answered calls cost (it said 0 when any cost was unknown)
+    known = sum(t["known_cost_usd"] + sum(t.get(f) or 0.0 for f in ("judge_cost_usd",)) for t in by.values())
+    assert rep["summary"]["total_spend_usd"] is None and known > 0
+    assert abs(rep["summary"]["known_spend_usd"] - known) < 1e-12
     brow = {b["target_id"]: b for b in rep["benchmarks"]}
     assert brow["mom"]["accuracy_answered"] == by["mom"]["accuracy_answered"]
     assert any(f"accuracy_answered is over the {ANSWERED} answered cells" in x for x in rep["limitations"])

@@ -69,12 +69,25 @@ from srbench.targets import routers
 
 REPORT_VERSION = "sr-bench-report-v1"
 TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
-REPORT_RULE_VERSION = "15"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
+REPORT_RULE_VERSION = "16"    # 9: results as pages (stages/results.py); 10: the full score; 11: content_digest covers the rows;
 # 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
 # 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
 # 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
 # accuracy over answered cells, the partial paired figure of a run that ended without every answer;
-# 15: a replay's per-role counts are 0 (no model was called), its tokens per role estimated_tokens_by_role
+# 15: a replay's per-role counts are 0 (no model was called), its tokens per role estimated_tokens_by_role;
+# 16: known_spend_usd adds the known part of a target whose cost is incomplete (a cancelled run said 0)
+
+
+def _known_spend(targets: list[dict[str, Any]]) -> float:
+    """What the run is known to have spent: each target's total, or where a cost is unknown (a call
+    cancelled in flight, an unpriced model) its known principal and auxiliary costs."""
+    out = 0.0
+    for t in targets:
+        if t["total_cost_usd"] is not None:
+            out += t["total_cost_usd"]
+        else:
+            out += (t.get("known_cost_usd") or 0.0) + sum(t.get(f) or 0.0 for f in AUX_FIELDS)
+    return float(out)
 
 
 def _sum_opt(values: list[float | None]) -> float | None:
@@ -240,7 +253,7 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
                     "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
                     **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
                        if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
-                    "known_spend_usd": float(sum(s for s in spend if s is not None)),
+                    "known_spend_usd": 0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
                     "planned_cells": total, "targets": summary_targets},
         "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": None,
         "recovery": plan.get("recovery"),
