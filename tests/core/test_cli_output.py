@@ -83,3 +83,19 @@ def test_the_run_summary_splits_no_number_at_80_columns() -> None:
         row = next(line for line in text.splitlines() if "local (single)" in line)
         assert "0/2" in row and "0.00054" in row and "0.00/0.00" in row, text
         assert ("3560/0/0/6" in row) == (width >= 120), text
+
+
+def test_a_target_with_an_unknown_call_cost_shows_its_known_part() -> None:
+    """A cancelled run's targets showed cost "unknown" although their answered calls' cost is known."""
+    from srbench.cli.views import report_targets_table
+
+    s = {"target_id": "slow", "kind": "single", "correct": 0, "total": 14, "accuracy": 0.0, "accuracy_ci95": None,
+         "macro_accuracy": 0.0, "cost_usd": None, "known_cost_usd": 0.00013185, "latency_p50_s": 1.0, "latency_p95_s": 1.0}
+    rep = {"run_id": "run-" + "a" * 20, "status": "cancelled", "complete": False, "summary": {"targets": [s]}}
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(report_targets_table(rep))
+    assert "≥0.00013" in out.getvalue() and "the known part" in " ".join(out.getvalue().split())
+    s.update(known_cost_usd=0.0)
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(report_targets_table(rep))
+    assert "unknown" in out.getvalue() and "≥" not in out.getvalue()

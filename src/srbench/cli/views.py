@@ -149,9 +149,20 @@ def report_targets_table(rep: dict[str, Any]) -> Any:
         ci = s.get("accuracy_ci95")
         t.add_row(f"{s['target_id']} ({s['kind']})", f"{s['correct']}/{s['total']}",
                   f"{f(s['accuracy'], '{:.2f}')}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""),
-                  f(s.get("macro_accuracy"), "{:.3f}"), f(s.get("cost_usd"), "{:.5f}"),
+                  f(s.get("macro_accuracy"), "{:.3f}"), _cost(s),
                   f"{f(s.get('latency_p50_s'), '{:.2f}')}/{f(s.get('latency_p95_s'), '{:.2f}')}")
+    if any(_cost(s).startswith("≥") for s in rep["summary"]["targets"]):
+        t.caption = f"{t.caption}; ≥ = the known part (a call's cost is unknown, e.g. cancelled in flight)"
     return t
+
+
+def _cost(s: dict[str, Any]) -> str:
+    """A target's principal cost; where some call's cost is unknown (a call cancelled in flight, an
+    unpriced model), at least what is known ("≥0.00013"), never a bare "unknown" hiding known spend."""
+    if s.get("cost_usd") is not None:
+        return f"{s['cost_usd']:.5f}"
+    known = s.get("known_cost_usd") or 0.0
+    return f"≥{known:.5f}" if known > 0 else "unknown"
 
 
 def _page_note(res: dict[str, Any], con: Console) -> None:
