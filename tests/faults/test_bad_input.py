@@ -379,3 +379,25 @@ def test_path_traversal_answers_a_json_error(service, base, unchanged, path) -> 
 
 def test_wrong_method_is_a_json_error(api, unchanged) -> None:
     _error(api.http.put("/plans", json={}), 405)
+
+
+@pytest.mark.parametrize("damage", ["garbage journal", "empty-brace store.json", "store under a file"])
+@pytest.mark.parametrize("embedded", [True, False])
+def test_a_damaged_or_impossible_store_is_one_line_and_left_as_it_was(tmp_path, damage, embedded) -> None:
+    """A journal that is not SQLite, a store.json that is not JSON and a --store under a regular file were
+    tracebacks (sqlite3.DatabaseError, JSONDecodeError, NotADirectoryError); each is now one line naming
+    the file and the fix, and the damaged bytes are not touched."""
+    store = tmp_path / "s" / "store"
+    if damage == "store under a file":
+        (tmp_path / "s").write_text("a file")
+        victim = tmp_path / "s"
+    else:
+        store.mkdir(parents=True)
+        victim = store / ("journal.sqlite3" if damage == "garbage journal" else "store.json")
+        victim.write_bytes(b"\x00garbage " * 500 if damage == "garbage journal" else b"{bad")
+    before = victim.read_bytes()
+    proc = run_cli(["--store", str(store), *(["--embedded"] if embedded else []), "runs", "--json"], tmp_path,
+                   cli_env(SR_BENCH_PORT="0"))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert str(victim) in proc.stderr and victim.read_bytes() == before

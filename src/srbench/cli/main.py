@@ -150,6 +150,13 @@ def _run(group: click.Group, args: list[str] | None = None, prog: str = "sr-benc
     except SrBenchError as exc:
         click.echo(f"error: {exc.message}", err=True)
         sys.exit(2)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:          # a path the user gave that the file system refuses (e.g. --store under a file)
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"error: {exc.strerror or exc}{where} (check the paths given: --store, files, directories)",
+                   err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

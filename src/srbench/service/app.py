@@ -90,7 +90,15 @@ def _store_info(store_dir: Path) -> dict[str, Any]:
     """The store's ``store.json`` (its id, and where its objects live), made on first start."""
     path = store_dir / "store.json"
     if path.exists():
-        return dict(json.loads(path.read_text()))
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"{path} cannot be read ({exc}): it is damaged; restore the store from a copy, "
+                               "or give another --store") from None
+        if not isinstance(info, dict):
+            raise InvalidInput(f"{path} is damaged (not a JSON object): restore the store from a copy, or give "
+                               "another --store")
+        return dict(info)
     info = {"store_id": "store-" + uuid.uuid4().hex[:16], "version": VERSION}
     path.write_text(json.dumps(info))
     return info

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from srbench.errors import InvalidInput
 from srbench.rules.engine import CacheEntry
 from srbench.service.journal_schema import migrate
 
@@ -49,7 +50,11 @@ class Journal:
         self.path = path
         self.barrier = barrier
         new = not os.path.exists(path)
-        self._wconn = _connect(path)
+        try:
+            self._wconn = _connect(path)
+        except sqlite3.DatabaseError as exc:      # not a database (damaged, or another file in its place)
+            raise InvalidInput(f"the journal {path} cannot be opened ({exc}): it is damaged or not an sr-bench "
+                               "journal; restore the store from a copy, or give another --store") from None
         if new:
             os.chmod(path, 0o600)
         try:
