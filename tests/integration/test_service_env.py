@@ -88,8 +88,11 @@ def test_an_env_file_that_is_not_text_is_one_line_naming_it(cli: Cli) -> None:
 def test_a_missing_key_names_the_service_environment_and_the_fix(cli: Cli, sources: dict[str, Path]) -> None:
     cli.env.pop("H29_FAKE_KEY", None)
     with SimulatorThread(models=[SimModel("big", skill=0.5)], answer_key={}) as sim:
-        frozen = _plan(cli, sources, sim.v1_url)
-        proc = cli.run("--store", str(_store(cli)), "run", "--manifest", frozen, ok=False)
+        try:
+            frozen = _plan(cli, sources, sim.v1_url)
+            proc = cli.run("--store", str(_store(cli)), "run", "--manifest", frozen, ok=False)
+        finally:                                    # the service this test started on its own store
+            cli.run("--store", str(_store(cli)), "stop", ok=False)
     line = proc.stderr.strip()
     assert proc.returncode == 2 and len(line.splitlines()) == 1, proc.stderr
     assert "H29_FAKE_KEY is not set in the service's environment" in line
