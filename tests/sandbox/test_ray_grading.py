@@ -32,7 +32,10 @@ def test_a_ray_cluster_grades_and_survives_a_lost_worker(tmp_path: Path) -> None
     out = tmp_path / "seen.json"
     env = {**os.environ, "SR_BENCH_SANDBOX": "bwrap", "SR_BENCH_RAY_ADDRESS": "127.0.0.1:6379",
            "PYTHONPATH": os.pathsep.join([str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]),
-           "SR_BENCH_SANDBOX_DIR": str(local.dir), "RAY_USAGE_STATS_ENABLED": "0"}
+           "SR_BENCH_SANDBOX_DIR": str(local.dir), "RAY_USAGE_STATS_ENABLED": "0",
+           # a loaded CI host: Ray's 60 s bound on reaching the head's GCS ended the client once (the whole
+           # suite on 2 busy cores); 300 s keeps a slow start a slow start
+           "RAY_gcs_rpc_server_reconnect_timeout_s": "300"}
     script = f"ip link set lo up && exec {sys.executable} -m sandbox.ray_cluster {out}"
     try:
         proc = subprocess.run(["unshare", "-n", "sh", "-c", script], cwd=TESTS, env=env, capture_output=True,
