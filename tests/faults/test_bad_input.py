@@ -401,3 +401,36 @@ def test_a_damaged_or_impossible_store_is_one_line_and_left_as_it_was(tmp_path, 
     assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert str(victim) in proc.stderr and victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "notaurl", "ftp://127.0.0.1:21"])
+def test_a_malformed_service_url_is_one_line(tmp_path, url) -> None:
+    """`--url 'http://[::1'` was httpx's InvalidURL traceback."""
+    proc = run_cli(["--url", url, "runs"], tmp_path, cli_env(SR_BENCH_TOKEN="t" * 32))
+    assert proc.returncode == 2 and proc.stderr == f"error: --url / SR_BENCH_URL {url!r} is not an http(s) URL of " \
+        "an sr-bench service (e.g. http://127.0.0.1:8090)\n", proc.stderr
+
+
+def test_a_store_held_by_a_service_it_cannot_find_names_the_holder(tmp_path) -> None:
+    """With its service.json damaged, a running service's store said only "another sr-bench service
+    already owns the store": the lock now names the holder's pid."""
+    import os
+    import signal
+    import time
+
+    store, env = tmp_path / "store", cli_env(SR_BENCH_PORT="0")
+    assert run_cli(["--store", str(store), "runs", "--json"], tmp_path, env).returncode == 0
+    pid = int((store / "service.lock").read_text())
+    try:
+        (store / "service.json").write_text("{garbage")
+        proc = run_cli(["--store", str(store), "runs", "--json"], tmp_path, env)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert f"already owns the store {store} (pid {pid}: " in proc.stderr
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)

@@ -215,8 +215,16 @@ class StoreLock:
         try:
             fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read(32).strip()
             self.fh.close()
-            raise InvalidInput(f"another sr-bench service already owns the store {store_dir}") from None
+            who = (f" (pid {holder}: `sr-bench --store {store_dir} stop`, or end that process)"
+                   if holder.isdigit() else "")
+            raise InvalidInput(f"another sr-bench service already owns the store {store_dir}{who}") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
 
     def release(self) -> None:
         fcntl.flock(self.fh, fcntl.LOCK_UN)

@@ -110,11 +110,24 @@ def _healthy(url: str, token: str, store_id: str | None = None) -> bool:
         return False
 
 
+def _check_url(url: str) -> None:
+    """--url / SR_BENCH_URL is an http(s) URL with a host (a malformed one was httpx's traceback)."""
+    try:
+        parsed = httpx.URL(url)
+        ok = parsed.scheme in ("http", "https") and bool(parsed.host)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise InvalidInput(f"--url / SR_BENCH_URL {url!r} is not an http(s) URL of an sr-bench service "
+                           "(e.g. http://127.0.0.1:8090)")
+
+
 def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None) -> Client:
     """`url` (``--url``) or SR_BENCH_URL → that external service (no local worker). Else the store's own
     service, started when none runs unless `autostart` is off (``--no-autostart``)."""
     external = url or os.environ.get("SR_BENCH_URL")
     if external:
+        _check_url(external)
         token = env_token()
         if not token:
             raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
