@@ -434,3 +434,12 @@ def test_a_store_held_by_a_service_it_cannot_find_names_the_holder(tmp_path) -> 
             except ProcessLookupError:
                 break
             time.sleep(0.05)
+
+
+@pytest.mark.parametrize("run_id", ["../targets", "run-x?a=1", "run-8d01"])
+def test_pull_takes_only_a_whole_run_id(tmp_path, run_id) -> None:
+    """`pull ../targets` answered "Not Found", `pull 'run-x?a=1'` "Method Not Allowed" (the id went into the
+    URL path as given); a run not yet in the store has no prefix to resolve either."""
+    proc = run_cli(["--store", str(tmp_path / "s"), "--embedded", "pull", run_id], tmp_path, cli_env())
+    assert proc.returncode == 2 and proc.stderr.startswith("error: pull needs a whole run id (run-<20 hex>"), proc.stderr
+    assert repr(run_id) in proc.stderr and not (tmp_path / "s").exists()
