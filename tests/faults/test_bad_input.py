@@ -443,3 +443,13 @@ def test_pull_takes_only_a_whole_run_id(tmp_path, run_id) -> None:
     proc = run_cli(["--store", str(tmp_path / "s"), "--embedded", "pull", run_id], tmp_path, cli_env())
     assert proc.returncode == 2 and proc.stderr.startswith("error: pull needs a whole run id (run-<20 hex>"), proc.stderr
     assert repr(run_id) in proc.stderr and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("args", [["dataset", "show", "../targets"], ["dataset", "show", "x?y=1"],
+                                  ["experiment", "show", "../../health"]])
+def test_an_id_never_leaves_its_route(tmp_path, args) -> None:
+    """`dataset show ../targets` was a KeyError traceback (the path normalised to /targets) and
+    `dataset show 'x?y=1'` looked up dataset 'x'; an id with a dot segment, '?' or '#' is refused."""
+    proc = run_cli(["--store", str(tmp_path / "s"), "--embedded", *args], tmp_path, cli_env())
+    assert proc.returncode == 2 and "an id holds no '?', '#' or a '.'/'..' path segment" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

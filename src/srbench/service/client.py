@@ -55,6 +55,9 @@ class Client:
         self._http.close()
 
     def request(self, method: str, path: str, **kw: Any) -> Any:
+        bad = next((seg for seg in path.split("/") if seg in (".", "..") or "?" in seg or "#" in seg), None)
+        if bad is not None:          # an id the user typed would leave its route (`dataset show ../targets`)
+            raise InvalidInput(f"{bad!r} in {path!r}: an id holds no '?', '#' or a '.'/'..' path segment")
         try:
             resp = self._http.request(method, path, **kw)
         except httpx.TransportError as exc:
