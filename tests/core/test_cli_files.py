@@ -41,3 +41,17 @@ def test_a_path_that_is_not_a_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as err:
         load_structured(str(tmp_path / "absent.yaml"))
     assert err.value.message.endswith("absent.yaml: no such file")
+
+
+def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path: Path) -> None:
+    """`plan --output /nonexistent/dir/x.json` said "No such file or directory: …x.json.tmp" (the temporary
+    file's name); it names the output and the fix, and leaves no temporary file."""
+    from srbench.cli.runs import write_json
+
+    target = tmp_path / "missing" / "x.json"
+    with pytest.raises(InvalidInput) as err:
+        write_json(str(target), {"a": 1})
+    assert err.value.message == f"cannot write {target}: No such file or directory (give --output a path in a " \
+        "writable directory)"
+    write_json(str(tmp_path / "ok.json"), {"a": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.json"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -24,10 +25,17 @@ def without_volatile(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_json(path: str, value: Any) -> None:
+    """`value` as JSON at `path`, whole or not at all (a temporary file beside it, then renamed)."""
     p = Path(path)
     tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
-    tmp.replace(p)
+    try:
+        tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
+        tmp.replace(p)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc} (give --output a path in a writable "
+                           "directory)") from None
 
 
 @click.command()
