@@ -101,6 +101,15 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
                 "base_url": "http://u:p@127.0.0.1:9/v1", "model": "m"}]), ok=False)
     assert r.returncode == 2 and r.stderr.startswith(f"error: {cli.cwd / 'targets.json'}: targets[0].base_url"), r.stderr
     assert "request body" not in r.stderr and cli.json("target", "list") == {"targets": []}
+    # combine and exclusions name the manifest files given (a list was a KeyError/TypeError traceback)
+    listed = cli.write("l.json", [1])
+    other = cli.write("o.json", {"sha256": 5})
+    r = cli.run("dataset", "combine", listed, other, ok=False)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: the manifests given have 3 problems: {listed}: Input "
+                                                     "should be a valid dictionary"), r.stderr
+    assert f"{other}.id: Field required" in r.stderr and "request body" not in r.stderr
+    r = cli.run("dataset", "exclusions", "--dataset", listed, ok=False)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {listed}: not a dataset manifest"), r.stderr
 
 
 def test_demo_runs_and_says_simulated(tmp_path) -> None:

@@ -111,7 +111,14 @@ def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[s
 @click.pass_obj
 def combine(obj: Ctx, manifests: tuple[str, ...]) -> None:
     """Combine dataset manifests of one profile, seed and split into one dataset."""
-    emit(obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]}), manifest_view)
+    try:
+        res = obj.client.post("/datasets/combine", {"manifests": [load_structured(m) for m in manifests]})
+    except InvalidInput as exc:          # the service speaks of manifests[i] of its body; the user gave files
+        msg = re.sub(r"manifests\[(\d+)\]", lambda m: manifests[int(m[1])] if int(m[1]) < len(manifests) else m[0],
+                     exc.message)
+        raise InvalidInput(msg.replace("request body has ", "the manifests given have ", 1)
+                           .replace("request body: ", "", 1), code=exc.code) from None
+    emit(res, manifest_view)
 
 
 @dataset.command()
@@ -125,7 +132,7 @@ def exclusions(obj: Ctx, dataset_ids: tuple[str, ...], run_ids: tuple[str, ...],
     hold, answered or not: task identities, digests and source provenance, never a question)."""
     import os
 
-    ids = [load_structured(d)["id"] if os.path.isfile(d) else d for d in dataset_ids]
+    ids = [_manifest_id(d) if os.path.isfile(d) else d for d in dataset_ids]
     snap = obj.client.post("/datasets/exclusions", {"dataset_ids": ids, "run_ids": [obj.run_id(r) for r in run_ids]})
     if output is None:
         emit(snap)
@@ -163,3 +170,12 @@ def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
 
 def register(cli: click.Group) -> None:
     cli.add_command(dataset)
+
+
+def _manifest_id(path: str) -> str:
+    """The id of a printed dataset manifest file (`dataset prepare … > x.json`)."""
+    value = load_structured(path)
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        raise InvalidInput(f"{path}: not a dataset manifest (no \"id\"); give the file `sr-bench dataset prepare` "
+                           "printed, or a dataset id")
+    return value["id"]
