@@ -108,8 +108,9 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
     assert r.returncode == 2 and r.stderr.startswith(f"error: the manifests given have 3 problems: {listed}: Input "
                                                      "should be a valid dictionary"), r.stderr
     assert f"{other}.id: Field required" in r.stderr and "request body" not in r.stderr
-    r = cli.run("dataset", "exclusions", "--dataset", listed, ok=False)
-    assert r.returncode == 2 and r.stderr.startswith(f"error: {listed}: not a dataset manifest"), r.stderr
+    for args in (["exclusions", "--dataset", listed], ["show", listed]):
+        r = cli.run("dataset", *args, ok=False)
+        assert r.returncode == 2 and r.stderr.startswith(f"error: {listed}: not a dataset manifest"), r.stderr
 
 
 def test_demo_runs_and_says_simulated(tmp_path) -> None:

@@ -161,7 +161,7 @@ def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
     import os
 
     if os.path.isfile(dataset_id):
-        dataset_id = load_structured(dataset_id)["id"]
+        dataset_id = _manifest_id(dataset_id)
     if show_cases:
         emit(obj.client.get(f"/datasets/{dataset_id}/cases", offset=(max(page, 1) - 1) * 25, limit=25))
     else:
