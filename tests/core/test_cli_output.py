@@ -99,3 +99,19 @@ def test_a_target_with_an_unknown_call_cost_shows_its_known_part() -> None:
     out = io.StringIO()
     Console(file=out, width=80, color_system=None).print(report_targets_table(rep))
     assert "unknown" in out.getvalue() and "≥" not in out.getvalue()
+
+
+def test_the_targets_list_keeps_each_url_whole_at_80_columns() -> None:
+    """`target list` cut base URLs mid-port ("http://127.0.0.1:800" then "0/v1"), so a copied URL was wrong."""
+    from srbench.cli.views import targets_view
+
+    targets = [{"id": f"t{i}", "kind": "single", "model": "my-model", "base_url": "http://127.0.0.1:8000/router/v1",
+                "api_key_env": "MY_KEY", "prices": {"my-model": {}, "weak": {}}} for i in range(3)]
+    out = io.StringIO()
+    targets_view({"targets": targets}, Console(file=out, width=80, color_system=None))
+    text = out.getvalue()
+    assert text.count("http://127.0.0.1:8000/router/v1") == 3 and max(len(x) for x in text.splitlines()) <= 80, text
+    assert text.count("my-model") == 3 and "--json" in text
+    out = io.StringIO()
+    targets_view({"targets": targets}, Console(file=out, width=120, color_system=None))
+    assert out.getvalue().count("my-model, weak") == 3

@@ -89,11 +89,17 @@ def run_view(r: dict[str, Any], con: Console) -> None:
 
 
 def targets_view(res: dict[str, Any], con: Console) -> None:
-    t = table("id", "kind", "model", "base_url", "key variable", "priced models", ids=["id"],
-              title="registered targets (keys are read from the service's environment, never stored)")
+    """Ids, model names and URLs whole (a URL was cut mid-port, "http://127.0.0.1:800" / "0/v1", and a model
+    name mid-word); the priced models where there is room (110 columns), else named in the caption."""
+    wide = con.width >= 110
+    cols = ("id", "kind", "model", "base_url", "key variable", *(("priced models",) if wide else ()))
+    t = table(*cols, ids=["id", "model", "base_url"], short=["kind"],
+              title="registered targets (keys are read from the service's environment, never stored)",
+              caption=None if wide else "priced models: `sr-bench target list --json`")
     for x in res["targets"]:
+        priced = ", ".join(sorted(x.get("prices") or {})) or "none"
         t.add_row(x["id"], x["kind"], x["model"], x["base_url"], x.get("api_key_env") or "-",
-                  ", ".join(sorted(x.get("prices") or {})) or "none")
+                  *((priced,) if wide else ()))
     con.print(t)
 
 
