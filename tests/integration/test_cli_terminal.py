@@ -98,6 +98,7 @@ def test_runs_show_report_on_a_terminal_and_on_a_pipe(cli: Cli, two_runs: list[s
     calls = cli.json("show", two_runs[0], "--calls")["calls"]
     code, out, _ = on_tty(cli, "show", two_runs[0], "--calls")
     assert code == 0 and width(out) <= 80 and all(c["id"] in out for c in calls)
+    assert all(c["case_id"] in out for c in calls)              # case ids whole too (cut mid-id before)
     [ds] = cli.json("dataset", "list")["datasets"]
     code, out, _ = on_tty(cli, "dataset", "list")
     assert code == 0 and width(out) <= 80 and ds["id"] in out

@@ -180,18 +180,19 @@ def _page_note(res: dict[str, Any], con: Console) -> None:
 
 def calls_view(res: dict[str, Any], con: Console) -> None:
     wide = con.width >= 110                   # role and served model when there is room for them
-    t = table("id", "case", "target", *(("role", "model") if wide else ()), "status", "s", ids=["id"],
-              short=["s"], title="calls")
+    timed = con.width >= 90                   # call and case ids whole first (a case id was cut mid-id)
+    t = table("id", "case", "target", *(("role", "model") if wide else ()), "status", *(("s",) if timed else ()),
+              ids=["id", "case"], short=["s"], title="calls")
     for c in res["calls"]:
         extra = (c.get("role") or "-", c.get("response_model") or c.get("selected_model") or "-") if wide else ()
         t.add_row(c["id"], c.get("case_id") or "-", c.get("target_id") or "-", *extra, str(c.get("status")),
-                  "-" if c.get("latency_s") is None else f"{c['latency_s']:.2f}")
+                  *(("-" if c.get("latency_s") is None else f"{c['latency_s']:.2f}",) if timed else ()))
     con.print(t)
     _page_note(res, con)
 
 
 def results_view(res: dict[str, Any], con: Console) -> None:
-    t = table("case", "target", "grade", "cost USD", "s", short=["cost USD", "s"], title="results")
+    t = table("case", "target", "grade", "cost USD", "s", ids=["case"], short=["cost USD", "s"], title="results")
     for r in res["results"]:
         t.add_row(r.get("case_id") or "-", r.get("target_id") or "-", str(r.get("grade_status") or r.get("status")),
                   "unknown" if r.get("cost_usd") is None else f"{r['cost_usd']:.5f}",
