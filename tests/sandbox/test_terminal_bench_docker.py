@@ -165,3 +165,14 @@ def test_the_catalog_command_follows_the_engine(docker_api, tmp_path: Path) -> N
     assert entry(os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"))["available"] is True
     gone = entry(f"unix://{tmp_path}/no-engine.sock")
     assert gone["available"] is False and "no Docker engine reachable" in gone["reason"]
+
+
+def test_no_engine_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo and catalog said only "no Docker engine reachable at the default socket: DockerException";
+    the reason now names the fix. Needs no engine (the docker package only)."""
+    pytest.importorskip("docker")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    with pytest.raises(tc.TaskEnvironmentUnavailable) as err:
+        tc.engine(timeout_s=5)
+    assert f"no Docker engine reachable at unix://{tmp_path}/no-engine.sock (" in str(err.value)
+    assert "start one (or set DOCKER_HOST to its socket) on the service host" in str(err.value)

@@ -93,7 +93,8 @@ def engine(timeout_s: float = 60.0) -> Any:
         api.ping()
     except Exception as exc:  # noqa: BLE001 - any connection problem is one message
         where = os.environ.get("DOCKER_HOST") or "the default socket"
-        raise TaskEnvironmentUnavailable(f"no Docker engine reachable at {where}: {type(exc).__name__}") from None
+        raise TaskEnvironmentUnavailable(f"no Docker engine reachable at {where} ({type(exc).__name__}): start "
+                                         "one (or set DOCKER_HOST to its socket) on the service host") from None
     return api
 
 
