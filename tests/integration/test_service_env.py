@@ -120,6 +120,11 @@ def test_missing_object_store_credentials_name_the_variables(cli: Cli) -> None:
 def test_env_file_syntax_and_credential_faults() -> None:
     assert parse("A=1\nexport B='x y'\n# c\n\nC=\"q\\\"r\" \nD=v # note\n", Path("f")) == \
         {"A": "1", "B": "x y", "C": 'q"r', "D": "v"}
+    # a comment after a quoted value is dotenv (it was refused as "unterminated quote")
+    assert parse("A=\"x\" # c\nB='y'   # note\n", Path("f")) == {"A": "x", "B": "y"}
+    with pytest.raises(InvalidInput) as after:
+        parse('A="x"junk\n', Path("f"))
+    assert after.value.message == "f line 1: text after the closing quote (only a # comment may follow)"
     for bad in ("no equals sign", "1A=x", "A='open"):
         with pytest.raises(InvalidInput) as exc:
             parse(f"OK=1\n{bad}\n", Path("f"))

@@ -50,9 +50,12 @@ def parse(text: str, path: Path) -> dict[str, str]:
             raise InvalidInput(f"{path} line {n}: expected NAME=value (dotenv syntax)")
         quote = value[:1]
         if quote in ("'", '"'):
-            if len(value) < 2 or value[-1] != quote:
-                raise InvalidInput(f"{path} line {n}: unterminated quote")
-            value = value[1:-1]
+            end = _closing(value, quote)
+            rest = value[end + 1:].strip() if end > 0 else ""
+            if end < 0 or (rest and not rest.startswith("#")):      # `A="x" # note` is dotenv; `A="x"y` is not
+                raise InvalidInput(f"{path} line {n}: unterminated quote" if end < 0 else
+                                   f"{path} line {n}: text after the closing quote (only a # comment may follow)")
+            value = value[1:end]
             if quote == '"':
                 value = value.replace('\\"', '"').replace("\\n", "\n")
         else:
@@ -61,6 +64,19 @@ def parse(text: str, path: Path) -> dict[str, str]:
             raise InvalidInput(f"{path} line {n}: a NUL byte in the value (an environment value cannot hold one)")
         out[name] = value
     return out
+
+
+def _closing(value: str, quote: str) -> int:
+    """The index of the quote closing `value[0]` (a double-quoted value escapes it as \\"), or -1."""
+    i = 1
+    while i < len(value):
+        if quote == '"' and value[i] == "\\":
+            i += 2
+            continue
+        if value[i] == quote:
+            return i
+        i += 1
+    return -1
 
 
 def load_env_file(store_dir: Path) -> list[str]:
