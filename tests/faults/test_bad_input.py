@@ -453,3 +453,14 @@ def test_an_id_never_leaves_its_route(tmp_path, args) -> None:
     proc = run_cli(["--store", str(tmp_path / "s"), "--embedded", *args], tmp_path, cli_env())
     assert proc.returncode == 2 and "an id holds no '?', '#' or a '.'/'..' path segment" in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("stack", ["../../evil", "a/b", ".", ".."])
+def test_a_stack_name_never_leaves_the_state_root(tmp_path, stack) -> None:
+    """SR_BENCH_STACK=../../evil made the managed store outside ./.sr-bench (two levels above the project)."""
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    proc = run_cli(["--embedded", "runs", "--json"], work, cli_env(SR_BENCH_STACK=stack))
+    assert proc.returncode == 2 and proc.stderr == f"error: SR_BENCH_STACK must be a plain name (no '/', not '.' or " \
+        f"'..'), got {stack!r}\n", proc.stderr
+    assert [p.name for p in tmp_path.rglob("*")] == ["a", "b"]

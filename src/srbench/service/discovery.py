@@ -57,6 +57,8 @@ def default_port() -> int:
 def managed_store() -> Path:
     root = Path(os.environ.get("SR_BENCH_STATE_ROOT") or os.getcwd())
     stack = os.environ.get("SR_BENCH_STACK") or "default"
+    if stack.strip(".") == "" or any(c in stack for c in "/\\\x00"):     # "../../x" made a store outside
+        raise InvalidInput(f"SR_BENCH_STACK must be a plain name (no '/', not '.' or '..'), got {stack!r}")
     return root / ".sr-bench" / stack / "store"
 
 
