@@ -464,3 +464,16 @@ def test_a_stack_name_never_leaves_the_state_root(tmp_path, stack) -> None:
     assert proc.returncode == 2 and proc.stderr == f"error: SR_BENCH_STACK must be a plain name (no '/', not '.' or " \
         f"'..'), got {stack!r}\n", proc.stderr
     assert [p.name for p in tmp_path.rglob("*")] == ["a", "b"]
+
+
+@pytest.mark.parametrize("url", ["nope://x", "/dev/null"])
+def test_an_objects_url_that_cannot_be_opened_is_one_line_and_never_recorded(tmp_path, url) -> None:
+    """SR_BENCH_OBJECTS_URL=nope://x was a ValueError traceback, and the URL was already recorded in
+    store.json, so every later start of the store failed the same way, even without the variable."""
+    store = tmp_path / "store"
+    proc = run_cli(["--store", str(store), "--embedded", "runs", "--json"], tmp_path, cli_env(SR_BENCH_OBJECTS_URL=url))
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: the object store {url} cannot be opened ("), \
+        proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "objects_url" not in (store / "store.json").read_text()
+    again = run_cli(["--store", str(store), "--embedded", "runs", "--json"], tmp_path, cli_env())
+    assert again.returncode == 0 and json.loads(again.stdout)["runs"] == []

@@ -66,7 +66,7 @@ class Service:
         self.store_id = store_identity or store_identity_of(store_dir)
         objects_url = objects_location(store_dir, info)
         self.objects_shared = objects_url is not None      # a team object store other journals may use
-        self.objects = ObjectStore(objects_url or str(store_dir / "cas"))
+        self.objects = open_objects(objects_url) if objects_url else ObjectStore(str(store_dir / "cas"))
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
@@ -104,6 +104,22 @@ def _store_info(store_dir: Path) -> dict[str, Any]:
     return info
 
 
+def open_objects(url: str) -> ObjectStore:
+    """The team object store at `url`; one line naming it when fsspec cannot open it (an unknown
+    protocol, a missing filesystem package, a path under a file, refused credentials)."""
+    try:
+        return ObjectStore(url)
+    except SrBenchError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fsspec raises many kinds; each is one line here
+        fault = credential_fault(exc)
+        if fault is not None:
+            raise fault from None
+        raise InvalidInput(f"the object store {url} cannot be opened ({type(exc).__name__}: {exc}): give "
+                           "SR_BENCH_OBJECTS_URL an fsspec URL this host can write (s3://bucket/prefix, a "
+                           "directory …)") from None
+
+
 def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
     """Where the store's objects live when not in its own ``cas/``: ``SR_BENCH_OBJECTS_URL``, recorded
     in ``store.json`` (`info`) on first use so that later starts without the variable find the same objects."""
@@ -117,6 +133,7 @@ def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
     if (store_dir / "journal.sqlite3").exists() and (store_dir / "cas").exists():
         raise InvalidInput(f"the store {store_dir} keeps its objects in its own cas/; SR_BENCH_OBJECTS_URL would "
                            "hide them (use a new store for the team object store, or push runs to it)")
+    open_objects(wanted)                          # a URL that cannot be opened is never recorded
     if not wanted.startswith("memory://"):        # memory:// lives as long as one process: never recorded
         info["objects_url"] = wanted
         tmp = path.with_suffix(".tmp")
