@@ -101,6 +101,9 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, sources) -> None:
                 "base_url": "http://u:p@127.0.0.1:9/v1", "model": "m"}]), ok=False)
     assert r.returncode == 2 and r.stderr.startswith(f"error: {cli.cwd / 'targets.json'}: targets[0].base_url"), r.stderr
     assert "request body" not in r.stderr and cli.json("target", "list") == {"targets": []}
+    twice = {"id": "a", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    r = cli.run("target", "register", "--file", cli.write("twice.json", [twice, twice]), ok=False)
+    assert r.returncode == 2 and r.stderr == f"error: {cli.cwd / 'twice.json'}: duplicate target id(s): a\n", r.stderr
     # combine and exclusions name the manifest files given (a list was a KeyError/TypeError traceback)
     listed = cli.write("l.json", [1])
     other = cli.write("o.json", {"sha256": 5})

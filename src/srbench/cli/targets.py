@@ -27,7 +27,7 @@ def register_cmd(obj: Ctx, path: str) -> None:
         res = obj.client.post("/targets", data)
     except InvalidInput as exc:          # the service speaks of its request body; the user wrote a file
         msg = exc.message
-        for head in ("request body: ", "request body has "):
+        for head in ("request body: ", "targets file: ", "request body has "):
             if msg.startswith(head):
                 msg = f"{path}: " + ("" if head.endswith(": ") else "has ") + msg[len(head):]
         raise InvalidInput(msg, code=exc.code) from None
