@@ -55,3 +55,19 @@ def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path: Path) 
         "writable directory)"
     write_json(str(tmp_path / "ok.json"), {"a": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["ok.json"]
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    """Nine levels of nine aliases each (9**9 values once expanded) were expanded by json.dumps before the
+    service's body limit could refuse them: seconds of CPU and, one level more, the host's memory."""
+    lines = ['a0: &a0 ["x"]']
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.append("targets: *a9")
+    path = tmp_path / "m.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidInput) as err:
+        load_structured(str(path))
+    assert "expands to more than 1,000,000 values" in err.value.message and "\n" not in err.value.message
+    (tmp_path / "ok.yaml").write_text("base: &b {model: m}\ntargets: [*b, *b]\n")      # aliases as such are fine
+    assert load_structured(str(tmp_path / "ok.yaml")) == {"base": {"model": "m"}, "targets": [{"model": "m"}] * 2}

@@ -130,6 +130,9 @@ def load_structured(path: str) -> Any:
             raise InvalidInput(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
         except RecursionError:
             raise InvalidInput(f"{path}: YAML nested too deeply") from None
+        if not _within_values(value, MAX_YAML_VALUES):   # before anything expands it (json.dumps would)
+            raise InvalidInput(f"{path}: expands to more than {MAX_YAML_VALUES:,} values (YAML aliases "
+                               "repeating each other?); write the manifest out without anchors")
         try:  # only what JSON can hold: no dates, sets, binary or NaN
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -143,6 +146,28 @@ def load_structured(path: str) -> Any:
         raise InvalidInput(f"{path}: JSON nested too deeply") from None
     except ValueError as exc:
         raise InvalidInput(f"{path}: holds a value JSON cannot represent ({exc})") from None
+
+
+MAX_YAML_VALUES = 1_000_000
+"""A YAML file's values once its aliases are expanded: far above any manifest or targets file, far below
+what an alias bomb (a few lines that repeat each other) expands to."""
+
+
+def _within_values(value: Any, budget: int) -> bool:
+    """Whether `value` holds at most `budget` values when shared (aliased) parts are counted each time they
+    appear; stops counting at the budget, so the walk itself is bounded."""
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 def _no_constant(name: str) -> Any:
