@@ -1,76 +1,25 @@
-""""Does routing pay?" as facts: the one function `report`, `compare` and the demo print from.
+""""Does routing pay?" in the terminal: what `report`, `compare` and the demo print.
 
-`routing_facts` reads the service's paired comparison (and, for latency, the two runs' reports) — the
-same fields the Dashboard's panel reads (dashboard/static/headline.js: `delta`, `interval.ci`,
-`claim`, `claim_rule`, `evidence.label`, `savings.{principal,total,cache_neutral}`, `routing.model_mix`,
-`benchmarks[]`; latency from the report rows' `latency_p50_s`/`latency_p95_s`). `routing_answer` picks
-the comparison as the panel does: the run's routers against the strongest single model of the same
-run, else of the latest finished comparable run (or the one named).
+The facts are the service's: every comparison answer carries `routing_facts` (stages.headline), which the
+Dashboard's panel (dashboard/static/headline.js) renders too, so the CLI and the panel say the same
+from the same code. `routing_answer` picks the comparison as the panel does: the run's routers against
+the strongest single model of the same run, else of the latest finished comparable run (or the one named).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
 from srbench.cli.output import table
+from srbench.stages.headline import CLAIM_TEXT, SCOPES, BenchmarkRow, RouterFacts, Saving
 
-SCOPES = ("principal", "total", "cache_neutral")
+__all__ = ["CLAIM_TEXT", "SCOPES", "BenchmarkRow", "RouterFacts", "RoutingAnswer", "Saving", "routing_facts"]
+
 SCOPE_TEXT = {"principal": "principal (model calls)", "total": "total (with judge/simulator calls)",
               "cache_neutral": "cache-neutral (every input token uncached)"}
-CLAIM_TEXT = {   # the Dashboard's words (headline.js CLAIM_TEXT)
-    "improvement": "better than the strongest single model: the whole interval is above zero",
-    "regression": "worse than the strongest single model: the whole interval is below zero",
-    "inconclusive": "not settled: the interval spans zero, so this sample cannot tell the router from the baseline",
-    "blocked": "no claim: the router's pinned config_hash was not confirmed by evidence",
-}
 COMPARABLE = ("completed", "failed", "stopped_early")
-
-
-class Saving(BaseModel):
-    scope: Literal["principal", "total", "cache_neutral"]
-    candidate_usd: float | None
-    baseline_usd: float | None
-    saving_pct: float | None
-    reason: str | None
-
-
-class BenchmarkRow(BaseModel):
-    benchmark: str
-    n: int
-    candidate_accuracy: float | None
-    candidate_ci: list[float] | None
-    baseline_accuracy: float | None
-    baseline_ci: list[float] | None
-    delta: float
-    delta_ci: list[float] | None
-    wins: int
-    losses: int
-    ties: int
-
-
-class RouterFacts(BaseModel):
-    router: str
-    baseline: str
-    baseline_run: str
-    same_run: bool
-    n: int
-    delta: float
-    ci: list[float] | None
-    rule: str
-    selection: str | None = None       # how the claim holds across choosing the baseline (issue 28)
-    claim: str
-    claim_text: str
-    evidence: str
-    formal: bool
-    micro_delta: float | None
-    savings: list[Saving]
-    model_mix: dict[str, int]
-    unattributed_calls: int
-    latency_s: dict[str, tuple[float | None, float | None]]
-    benchmarks: list[BenchmarkRow]
-    config_note: str | None
 
 
 class RoutingAnswer(BaseModel):
@@ -79,51 +28,9 @@ class RoutingAnswer(BaseModel):
     why_none: str | None = None
 
 
-def _latency(report: dict[str, Any] | None, tid: str) -> tuple[float | None, float | None] | None:
-    for t in ((report or {}).get("summary") or {}).get("targets", []):
-        if t["target_id"] == tid:
-            return t.get("latency_p50_s"), t.get("latency_p95_s")
-    return None
-
-
-def routing_facts(cmp: dict[str, Any], report: dict[str, Any] | None = None,
-                  base_report: dict[str, Any] | None = None) -> list[RouterFacts]:
-    """Per router (every candidate when none is a router): the headline facts and per-benchmark rows."""
-    base = cmp["baseline"]
-    ev = cmp.get("evidence") or {}
-    out = []
-    for c in [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]:
-        d = c.get("detectability")
-        text = CLAIM_TEXT.get(c["claim"], c["claim"])
-        if c["claim"] == "inconclusive" and d:
-            text += f" (its half-width is ±{d['half_width']:.3f})"
-        ni = c.get("non_inferiority") or {}
-        if ni.get("non_inferior"):
-            text += f"; non-inferior (margin {ni['margin']})"
-        routing = c.get("routing") or {}
-        lat = {k: v for k, v in ((c["target_id"], _latency(report, c["target_id"])),
-                                 (base["target_id"], _latency(base_report or report, base["target_id"]))) if v}
-        hev = c.get("config_hash_evidence") or {}
-        sel = c.get("selection") or {}
-        out.append(RouterFacts(
-            router=c["target_id"], baseline=base["target_id"], baseline_run=cmp["baseline_run"]["run_id"],
-            same_run=cmp["baseline_run"]["run_id"] == cmp["candidate_run"]["run_id"], n=c["n"], delta=c["delta"],
-            ci=(c.get("interval") or {}).get("ci"), rule=c.get("claim_rule") or cmp.get("claim_rule") or "hoeffding",
-            selection=f"adjusted for choosing the strongest of K = {sel['k']} singles" if sel.get("adjusted") else None,
-            claim=c["claim"], claim_text=text, evidence=ev.get("label") or "unknown", formal=bool(ev.get("formal")),
-            micro_delta=c.get("micro_delta"),
-            savings=[Saving(scope=k, **{f: c["savings"][k].get(f) for f in ("candidate_usd", "baseline_usd",
-                                                                            "saving_pct", "reason")}) for k in SCOPES],
-            model_mix=routing.get("model_mix") or {}, unattributed_calls=routing.get("unattributed_calls") or 0,
-            latency_s=lat, config_note=None if not hev or hev.get("confirmed") else
-            f"config_hash not confirmed: {hev.get('reason')}",
-            benchmarks=[BenchmarkRow(
-                benchmark=b["benchmark"], n=b["n"], candidate_accuracy=b.get("candidate_accuracy"),
-                candidate_ci=b.get("candidate_accuracy_ci95"), baseline_accuracy=b.get("baseline_accuracy"),
-                baseline_ci=b.get("baseline_accuracy_ci95"), delta=b["delta"],
-                delta_ci=(b.get("delta_interval") or {}).get("ci"), wins=b["wins"], losses=b["losses"],
-                ties=b["ties"]) for b in c.get("benchmarks", [])]))
-    return out
+def routing_facts(cmp: dict[str, Any]) -> list[RouterFacts]:
+    """The facts the service's comparison answer carries (`routing_facts`, from stages.headline)."""
+    return [RouterFacts.model_validate(f) for f in cmp["routing_facts"]]
 
 
 def _f(v: float | None, fmt: str = "{:.3f}") -> str:
@@ -155,11 +62,12 @@ def fact_lines(f: RouterFacts) -> list[str]:
              f"  evidence: {f.evidence}",
              "  cost saving: " + "; ".join(saving(s) for s in f.savings) + ".",
              f"  model mix: {mix}."]
-    if f.latency_s:
+    lat = ((f.router, f.router_latency_s), (f.baseline, f.baseline_latency_s))
+    if any(v is not None for _, pair in lat for v in pair):
         lines.append("  latency p50/p95: " + "; ".join(f"{t} {_f(a, '{:.2f}')}/{_f(b, '{:.2f}')} s"
-                                                         for t, (a, b) in f.latency_s.items()) + ".")
-    if f.config_note:
-        lines.append(f"  {f.config_note}")
+                                                         for t, (a, b) in lat) + ".")
+    if f.config_unconfirmed is not None:
+        lines.append(f"  config_hash not confirmed: {f.config_unconfirmed}")
     return lines
 
 
@@ -221,6 +129,5 @@ def routing_answer(client: Any, run: dict[str, Any], report: dict[str, Any], bas
         except SrBenchError as exc:
             why = exc.message
             continue
-        base_report = report if b == rid else client.get(f"/runs/{b}/report")
-        return RoutingAnswer(run_id=rid, routers=routing_facts(cmp, report, base_report))
+        return RoutingAnswer(run_id=rid, routers=routing_facts(cmp))
     return RoutingAnswer(run_id=rid, routers=[], why_none=f"no baseline to weigh the router against: {why}")

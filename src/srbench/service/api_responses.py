@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
+from srbench.stages.headline import RouterFacts
 
 Document = dict[str, Any]
 
@@ -342,6 +343,9 @@ class Comparison(Open):
     baseline_targets: list[Document]
     candidate_targets: list[Document]
     comparisons: list[Document]
+    routing_facts: list[RouterFacts] = Field(description="\"Does routing pay?\": per router (every candidate "
+                                             "when none is a router) the headline facts the CLI prints and the "
+                                             "Dashboard's panel renders (stages.headline)")
     comparison_digest: str
     cache_hit: bool
     explain: str

@@ -21,6 +21,8 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+from srbench.stages.headline import routing_facts
+
 ROLES = ("subject", "judge", "simulator")
 ROLE_BITS = 8
 CURSOR_STRIDE = 8                      # calls-page cursor = seq * 8 + role index
@@ -288,7 +290,8 @@ def wire_comparison(cmp: dict[str, Any], base_report: dict[str, Any], cand_repor
             "baseline_cost_comparison_eligible": blocked is None and cost_known,
             "baseline_cost_comparison_reason": blocked if blocked is not None else (
                 None if cost_known else "a tied strongest baseline has an unknown cost"),
-            "comparisons": rows}
+            "comparisons": rows,
+            "routing_facts": [f.model_dump(mode="json") for f in routing_facts(cmp)]}
 
 
 def wire_correction(body: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 // sr-bench Dashboard — "Does routing pay?", the run page's headline: each router (MoM) of the run
 // against the strongest single model of the same run, or of a chosen baseline run when the run holds
-// no single model. It is the service's paired comparison (the same as `sr-bench compare RUN`): Δ macro
+// no single model. It renders the service's paired comparison's `routing_facts` (stages/headline.py, the
+// facts `sr-bench report` and `sr-bench compare RUN` print, so nothing is computed twice): Δ macro
 // quality with its paired interval and the claim word, savings in three scopes (or why unknown), the
 // model mix, per-benchmark rows with intervals, principal vs judge/simulator cost. Every figure names
 // its unit and whether it is micro (cases pooled) or macro (weighted mean of benchmarks).
@@ -8,16 +9,11 @@
 
 const COMPARABLE = ["completed", "failed", "stopped_early"];
 const FINISHING = ["queued", "running"];
-const CLAIM_TEXT = {
-  improvement: "better than the strongest single model: the whole interval is above zero",
-  regression: "worse than the strongest single model: the whole interval is below zero",
-  inconclusive: "not settled: the interval spans zero, so this sample cannot tell the router from the baseline",
-  blocked: "no claim: the router's pinned config_hash was not confirmed by evidence",
-};
-
-function claimWord(c) {
-  const ni = c.non_inferiority || {};
-  return h("strong", { class: "claim claim-" + c.claim }, c.claim + (ni.non_inferior ? " · non-inferior (margin " + ni.margin + ")" : ""));
+// The router's headline facts are the service's (the comparison answer's `routing_facts`, the same
+// facts `sr-bench report` prints): this panel renders them and computes no figure of its own.
+function claimWord(f) {
+  return h("strong", { class: "claim claim-" + f.claim }, f.claim + (f.non_inferior_margin !== null && f.non_inferior_margin !== undefined
+    ? " · non-inferior (margin " + f.non_inferior_margin + ")" : ""));
 }
 
 async function routingPays(box, run, q, isCurrent) {
@@ -65,13 +61,14 @@ async function routingPays(box, run, q, isCurrent) {
       (why || "this run holds no single model and no finished run with one is comparable (same cases and protocol)") + ".")));
     return;
   }
-  const routers = cmp.candidates.filter((c) => c.kind === "mom");
+  const moms = new Set(cmp.candidates.filter((c) => c.kind === "mom").map((c) => c.target_id));
+  const facts = (cmp.routing_facts || []).filter((f) => moms.has(f.router));
   const report = await Api.report(run.id);
   const baseReport = cmp.baseline_run.run_id === run.id ? report : await Api.report(cmp.baseline_run.run_id);
   if (!isCurrent()) return;
   const others = cmp.candidates.filter((c) => c.kind !== "mom");
   put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head, picker,
-    routers.map((c) => routerBlock(cmp, c, report, baseReport)),
+    facts.map((f) => routerBlock(cmp, f, report, baseReport)),
     others.length ? section("Other single models against " + cmp.baseline.target_id + " (" + others.length + ")",
       table(["target", "macro quality", "Δ macro quality [95%]", "claim"], others.map((c) => h("tr", {}, h("td", {}, c.target_id),
         h("td", {}, fmt.num(c.quality)), h("td", {}, fmt.signed(c.delta) + " " + fmt.ci(c.interval.ci)), h("td", {}, c.claim))),
@@ -79,43 +76,35 @@ async function routingPays(box, run, q, isCurrent) {
     section("What this comparison does not cover (" + cmp.limitations.length + ")", h("ul", {}, cmp.limitations.map((l) => h("li", {}, l))), false)));
 }
 
-// How the claim holds across choosing the baseline among K singles (issue 28; the CLI says the same).
-function adjusted(c) {
-  return c.selection && c.selection.adjusted ? ", adjusted for choosing the strongest of K = " + c.selection.k + " singles" : "";
-}
-
-function routerBlock(cmp, c, report, baseReport) {
-  const base = cmp.baseline;
-  const where = cmp.baseline_run.run_id === cmp.candidate_run.run_id ? "the strongest single model of this run"
-    : "the strongest single model of run " + cmp.baseline_run.run_id;
-  const rule = c.claim_rule || cmp.claim_rule || "hoeffding";
-  const d = c.detectability;
-  const verdict = c.claim === "inconclusive" && d ? CLAIM_TEXT.inconclusive + " (its half-width is ±" + fmt.num(d.half_width) + ")"
-    : CLAIM_TEXT[c.claim] || c.claim;
+function routerBlock(cmp, f, report, baseReport) {
+  const where = f.same_run ? "the strongest single model of this run" : "the strongest single model of run " + f.baseline_run;
+  const lat = (p) => ({ latency_p50_s: p[0], latency_p95_s: p[1] });
   return h("article", { class: "router" },
-    h("h3", {}, c.target_id + " vs " + base.target_id + " — ", claimWord(c)),
-    h("p", { class: "big" }, "Δ macro quality ", h("strong", {}, fmt.signed(c.delta)), " " + fmt.ci(c.interval.ci),
-      h("span", { class: "muted" }, " 95% paired " + rule + " interval" + adjusted(c) + " · " + c.n + " paired cases · baseline: " + where)),
-    h("p", {}, "The router is " + verdict + ". Macro quality " + fmt.num(c.quality) + " (router) vs " + fmt.num(c.baseline_quality) +
-      " (" + base.target_id + "); micro Δ (every case weighted equally) " + fmt.signed(c.micro_delta) + "; " + c.wins + " cases only the router got right, " +
-      c.losses + " only " + base.target_id + ", " + c.ties + " ties."),
+    h("h3", {}, f.router + " vs " + f.baseline + " — ", claimWord(f)),
+    h("p", { class: "big" }, "Δ macro quality ", h("strong", {}, fmt.signed(f.delta)), " " + fmt.ci(f.ci),
+      h("span", { class: "muted" }, " 95% paired " + f.rule + " interval" + (f.selection ? ", " + f.selection : "") + " · " + f.n +
+        " paired cases · baseline: " + where)),
+    h("p", {}, "The router is " + f.verdict + ". Macro quality " + fmt.num(f.quality) + " (router) vs " + fmt.num(f.baseline_quality) +
+      " (" + f.baseline + "); micro Δ (every case weighted equally) " + fmt.signed(f.micro_delta) + "; " + f.wins + " cases only the router got right, " +
+      f.losses + " only " + f.baseline + ", " + f.ties + " ties."),
     cmp.early_stop ? h("p", { class: "partial" }, "partial: " + cmp.cases + " of " + cmp.planned_cases + " planned cases compared — " +
       "a run stopped early by its plan's rule, compared on its measured prefix with the anytime-valid betting interval") : null,
-    h("p", { class: "standing" }, "Standing: " + ((cmp.evidence || {}).label || "unknown") + " — profile " +
-      ((cmp.evidence || {}).profile || "?") + (cmp.evidence && cmp.evidence.formal ? "" : "; a dev result is never a formal conclusion")),
-    savingsTable(c, base.target_id),
-    latencyTable(c.target_id, base.target_id, (c.operations || {}).candidate, (c.operations || {}).baseline),
-    mixView(c),
-    costSplit(c, cmp, report, baseReport),
-    perBenchmark(c, base.target_id),
-    c.config_hash_evidence && !c.config_hash_evidence.confirmed ? h("p", { class: "error" }, "Config hash not confirmed: " + c.config_hash_evidence.reason) : null);
+    h("p", { class: "standing" }, "Standing: " + f.evidence + " — profile " + (f.profile || "?") +
+      (f.formal ? "" : "; a dev result is never a formal conclusion")),
+    savingsTable(f),
+    latencyTable(f.router, f.baseline, lat(f.router_latency_s), lat(f.baseline_latency_s)),
+    mixView(f),
+    costSplit(f, report, baseReport),
+    perBenchmark(f),
+    f.config_unconfirmed !== null && f.config_unconfirmed !== undefined ? h("p", { class: "error" }, "Config hash not confirmed: " + f.config_unconfirmed) : null);
 }
 
 // the saving right after the scope, so that a phone (390 px) shows it without scrolling
-function savingsTable(c, baseId) {
+function savingsTable(f) {
+  const baseId = f.baseline;
   const labels = { principal: "principal (the model calls)", total: "total (with judge/simulator calls)", cache_neutral: "cache-neutral (every input token uncached)" };
   return table(["cost scope", "saving", "router, USD", baseId + ", USD"], ["principal", "total", "cache_neutral"].map((k) => {
-    const s = c.savings[k];
+    const s = f.savings.find((x) => x.scope === k);
     return h("tr", {}, h("th", { scope: "row" }, labels[k]),
       h("td", { class: "saving" }, s.saving_pct === null || s.saving_pct === undefined ? "unknown: " + s.reason : fmt.pct(s.saving_pct) + " (" + fmt.usd(s.saving_usd) + ")"),
       h("td", {}, fmt.usd(s.candidate_usd)), h("td", {}, fmt.usd(s.baseline_usd)));
@@ -162,8 +151,7 @@ function partialRouter(c, paired) {
     latencyTable(c.target_id, c.baseline_target_id, ops.candidate, ops.baseline));
 }
 
-function mixView(c) {
-  const r = c.routing || {};
+function mixView(r) {
   const mix = Object.entries(r.model_mix || {});
   const n = mix.reduce((a, [, k]) => a + k, 0);
   return h("div", {}, h("h4", {}, "Model mix the router chose"),
@@ -173,9 +161,9 @@ function mixView(c) {
     r.retries || r.fallbacks ? h("p", { class: "muted" }, "retries " + fmt.auto(r.retries) + ", fallbacks " + fmt.auto(r.fallbacks)) : null);
 }
 
-function costSplit(c, cmp, report, baseReport) {
-  const summaries = [...(report.summary.targets || []).filter((t) => t.target_id === c.target_id),
-    ...(baseReport.summary.targets || []).filter((t) => t.target_id === cmp.baseline.target_id)];
+function costSplit(f, report, baseReport) {
+  const summaries = [...(report.summary.targets || []).filter((t) => t.target_id === f.router),
+    ...(baseReport.summary.targets || []).filter((t) => t.target_id === f.baseline)];
   const roles = [...new Set(summaries.flatMap((t) => Costs.roles(t).map((x) => x.role)))];
   if (!roles.length) roles.push("judge");
   return table(["target", "principal, USD", ...roles.map((r) => r + ", USD"), "total, USD"], summaries.map((t) => {
@@ -185,16 +173,17 @@ function costSplit(c, cmp, report, baseReport) {
   }), { caption: "Principal cost apart from judge/simulator cost (whole run, every planned cell)" });
 }
 
-function perBenchmark(c, baseId) {
-  const rows = c.benchmarks.map((b) => h("tr", {}, h("th", { scope: "row" }, b.benchmark), h("td", {}, b.n),
-    h("td", {}, fmt.num(b.candidate_accuracy) + " " + fmt.ci01(b.candidate_accuracy_ci95)),
-    h("td", {}, fmt.num(b.baseline_accuracy) + " " + fmt.ci01(b.baseline_accuracy_ci95)),
-    h("td", {}, fmt.signed(b.delta) + " " + fmt.ci((b.delta_interval || {}).ci)), h("td", {}, b.wins + "/" + b.losses + "/" + b.ties)));
+function perBenchmark(f) {
+  const baseId = f.baseline;
+  const rows = f.benchmarks.map((b) => h("tr", {}, h("th", { scope: "row" }, b.benchmark), h("td", {}, b.n),
+    h("td", {}, fmt.num(b.candidate_accuracy) + " " + fmt.ci01(b.candidate_ci)),
+    h("td", {}, fmt.num(b.baseline_accuracy) + " " + fmt.ci01(b.baseline_ci)),
+    h("td", {}, fmt.signed(b.delta) + " " + fmt.ci(b.delta_ci)), h("td", {}, b.wins + "/" + b.losses + "/" + b.ties)));
   const chart = intervalChart({
-    title: "Δ accuracy by benchmark, " + c.target_id + " − " + baseId, xTitle: "benchmark", yTitle: "Δ accuracy (95% interval)",
-    groups: c.benchmarks.map((b) => ({ label: b.benchmark })), series: [{ name: c.target_id + " − " + baseId + " (this run)" }],
-    points: c.benchmarks.map((b, i) => ({ group: i, series: 0, y: b.delta, lo: (b.delta_interval || {}).ci ? b.delta_interval.ci[0] : null,
-      hi: (b.delta_interval || {}).ci ? b.delta_interval.ci[1] : null, title: b.benchmark + ": " + fmt.signed(b.delta) + " " + fmt.ci((b.delta_interval || {}).ci) })),
+    title: "Δ accuracy by benchmark, " + f.router + " − " + baseId, xTitle: "benchmark", yTitle: "Δ accuracy (95% interval)",
+    groups: f.benchmarks.map((b) => ({ label: b.benchmark })), series: [{ name: f.router + " − " + baseId + " (this run)" }],
+    points: f.benchmarks.map((b, i) => ({ group: i, series: 0, y: b.delta, lo: b.delta_ci ? b.delta_ci[0] : null,
+      hi: b.delta_ci ? b.delta_ci[1] : null, title: b.benchmark + ": " + fmt.signed(b.delta) + " " + fmt.ci(b.delta_ci) })),
     yRange: [-1, 1], note: "the same figures as the table" });
   return h("div", { class: "per-benchmark" }, table(["benchmark", "cases", "router accuracy [95% Wilson]", baseId + " accuracy [95% Wilson]",
     "Δ accuracy [95% Hoeffding, this benchmark]", "W/L/T"], rows,
