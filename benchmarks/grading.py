@@ -136,12 +136,7 @@ def throughput(real: Any, n: int) -> None:
 
 def ray_part(n: int) -> None:
     """Inside the namespace: the cluster, then Ray and local grading back to back."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("ray_cluster", HERE.parent / "tests" / "sandbox" / "ray_cluster.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = ray_cluster()
     os.environ["SR_BENCH_RAY_ADDRESS"] = "127.0.0.1:6379"
     cluster = mod.Cluster(pids_file=os.environ.get("SR_BENCH_RAY_PIDS"))
     out: dict[str, Any] = {}
@@ -165,24 +160,16 @@ def ray_part(n: int) -> None:
             os._exit(0)
 
 
-def stop_tree(root: int) -> None:
-    """SIGKILL `root` and every process under it (from /proc), by PID."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    todo = [root]
-    while todo:
-        p = todo.pop()
-        todo += children.get(p, [])
-        try:
-            os.kill(p, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
+def ray_cluster() -> Any:
+    """tests/sandbox/ray_cluster.py (the Ray test's cluster and its stop-by-PID), loaded by path: the name
+    `sandbox` on this script's path is benchmarks/sandbox.py."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ray_cluster", HERE.parent / "tests" / "sandbox" / "ray_cluster.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def ray_compare(n: int) -> None:
@@ -200,7 +187,7 @@ def ray_compare(n: int) -> None:
     finally:                # whatever happened: the cluster's processes, by PID (never `ray stop`)
         if pids.exists():
             for root in json.loads(pids.read_text()):
-                stop_tree(root)
+                ray_cluster().stop_tree(root)
         shutil.rmtree(pids.parent, ignore_errors=True)
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RAY ")), None)
     got = json.loads(line[4:]) if line else {"error": proc.stderr[-500:]}
