@@ -3,12 +3,12 @@ simulated OpenAI endpoint → grade in the sandbox (each backend) → report wit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from service.helpers import Api, freeze, isolated_env, manifest, single
-from srbench.service.embedded import EmbeddedService
+from service.helpers import Api, freeze, manifest, sandbox_api, single
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
@@ -18,13 +18,9 @@ from .conftest import backend_or_skip
 
 
 @pytest.fixture
-def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    isolated_env(tmp_path, monkeypatch)
-    with EmbeddedService(tmp_path / "store") as svc:
-        a = Api(svc.url, svc.token)
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    with sandbox_api(tmp_path, monkeypatch) as a:
         yield a
-        a.close()
-    code_grade.use_sandbox(None)
 
 
 @pytest.mark.parametrize("backend", ["docker", "bwrap"])

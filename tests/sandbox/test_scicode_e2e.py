@@ -5,14 +5,14 @@ grade every scored step in the sandbox (each backend) → report rows, strata, m
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from service.helpers import Api, freeze, isolated_env, manifest, single
+from service.helpers import Api, freeze, manifest, sandbox_api, single
 from srbench.benchmarks import get
 from srbench.sandbox import scicode_data
-from srbench.service.embedded import EmbeddedService
 from srbench.simulate import scicode_samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
@@ -24,14 +24,9 @@ pytest.importorskip("h5py", reason="writing the h5 fixture needs the fidelity ex
 
 
 @pytest.fixture
-def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    isolated_env(tmp_path, monkeypatch)
-    with EmbeddedService(tmp_path / "store") as svc:
-        a = Api(svc.url, svc.token)
-        a.store_dir = tmp_path / "store"
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    with sandbox_api(tmp_path, monkeypatch) as a:
         yield a
-        a.close()
-    code_grade.use_sandbox(None)
 
 
 def _prepare(api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int | None = None) -> dict:

@@ -197,3 +197,21 @@ class DashboardThread:
         assert self._stop is not None
         self.loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(10)
+
+
+@contextmanager
+def sandbox_api(tmp_path: Path, monkeypatch: Any) -> Iterator[Api]:
+    """A client of an embedded service on the test's own store, for tests that pick the code-grading
+    sandbox (`code_grade.use_sandbox`): the choice is reset when the service has stopped."""
+    from srbench.service.embedded import EmbeddedService
+    from srbench.stages import code_grade
+
+    isolated_env(tmp_path, monkeypatch)
+    try:
+        with EmbeddedService(tmp_path / "store") as svc:
+            a = Api(svc.url, svc.token)
+            a.store_dir = tmp_path / "store"
+            yield a
+            a.close()
+    finally:
+        code_grade.use_sandbox(None)

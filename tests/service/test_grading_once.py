@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from service.helpers import Api, freeze, isolated_env, manifest, single
+from service.helpers import Api, freeze, manifest, sandbox_api, single
 from service.sandbox_fakes import CountingSandbox
 from srbench.cas import ObjectStore
 from srbench.rules import Engine, Rule
 from srbench.rules.engine import MemoryActionCache
-from srbench.service.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
@@ -77,13 +77,9 @@ def test_a_claim_that_fails_lets_a_waiter_build(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    isolated_env(tmp_path, monkeypatch)
-    with EmbeddedService(tmp_path / "store") as svc:
-        a = Api(svc.url, svc.token)
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+    with sandbox_api(tmp_path, monkeypatch) as a:
         yield a
-        a.close()
-    code_grade.use_sandbox(None)
 
 
 def test_each_cell_is_sandboxed_once_and_graded_during_dispatch(api: Api, tmp_path: Path) -> None:
