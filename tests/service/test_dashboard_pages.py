@@ -102,7 +102,8 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         raw.locator("summary").click()
         raw.locator("pre", has_text='"record"').wait_for()      # filled on the toggle event (a queued task)
         assert page.evaluate("[fmt.num(1.3877787807814457e-17), fmt.auto(1.3877787807814457e-17), fmt.signed(-1e-9), "
-                             "fmt.auto(0.123456789), fmt.usd(0.000012345)]") == ["0.000", "0", "+0.000", "0.1235", "$0.00001"]
+                             "fmt.auto(0.123456789), fmt.usd(0.000012345), fmt.auto(0.0007972), fmt.auto(6e-7)]") == \
+            ["0.000", "0", "+0.000", "0.1235", "$0.00001", "0.000797", "0.000001"]
         shown = page.evaluate("""() => { const v = document.querySelector('#view').cloneNode(true);
             v.querySelectorAll('.raw-json').forEach(e => e.remove()); document.body.append(v);
             const t = v.innerText; v.remove(); return t; }""")

@@ -33,12 +33,14 @@ const fmt = {
   ci01: (c, d = 3) => (c ? "[" + fmt.num(c[0], d) + ", " + fmt.num(c[1], d) + "]" : "[unknown]"),
   tokens: (t) => (t ? [t.input, t.cached_input, t.cache_write, t.output].map((x) => Number(x).toLocaleString("en")).join(" / ") : UNKNOWN),
   digest: (d) => (typeof d === "string" && d.startsWith("b3:") ? d.slice(0, 15) + "…" : d),
-  // any scalar: floats rounded to 4 significant decimals, integers as they are
+  // any scalar: floats to 4 significant digits and at most 6 decimals (a sub-millisecond latency was
+  // 0.0007972, and below 1e-6 JavaScript writes an exponent), integers as they are
   auto(v) {
     if (v === null || v === undefined) return "—";
     if (typeof v === "boolean") return v ? "yes" : "no";
-    if (typeof v === "number") return Number.isInteger(v) ? String(v) : Math.abs(v) < 5e-7 ? "0" : String(Number(v.toPrecision(4)));
-    return String(v);
+    if (typeof v !== "number") return String(v);
+    if (Number.isInteger(v)) return String(v);
+    return Math.abs(v) < 5e-7 ? "0" : String(Number(Math.abs(v) < 1e-3 ? v.toFixed(6) : v.toPrecision(4)));
   },
 };
 
