@@ -37,7 +37,7 @@ import aiohttp
 import httpx
 
 from srbench import TERMINAL_STATUSES
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 
 

@@ -27,8 +27,8 @@ from srbench.cas import ObjectStore, canonical_json
 from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
 from srbench.simulate import samples
-from srbench.stages import exclusions as ex
-from srbench.stages.datasets import prepare
+from srbench.stages.datasets import exclusions as ex
+from srbench.stages.datasets.build import prepare
 
 
 def main() -> None:

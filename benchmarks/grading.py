@@ -71,11 +71,11 @@ class _Times(logging.Handler):
 def service_run(real: Any, copies: int, latency: float, concurrency: int) -> None:
     from service.helpers import Api, freeze, manifest, single
     from service.sandbox_fakes import CountingSandbox
-    from srbench.service.embedded import EmbeddedService
+    from srbench.client.embedded import EmbeddedService
     from srbench.simulate import samples
     from srbench.simulate.behaviour import SimModel, load_answer_key
     from srbench.simulate.server import SimulatorThread
-    from srbench.stages import code_grade
+    from srbench.stages.grading import code as code_grade
 
     tmp = Path(tempfile.mkdtemp(prefix="sr-bench-grading-"))
     os.environ["SR_BENCH_HOME"] = str(tmp / "home")

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from srbench import TERMINAL_STATUSES
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 
 sys.path.insert(0, str(Path(__file__).parent))

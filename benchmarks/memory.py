@@ -7,7 +7,7 @@ out as in benchmarks/scale_store.py: `stream_chat` answers at once with a synthe
 Its RSS (/proc/PID/status VmRSS) is sampled every 0.2 s: idle (started, one dataset and the targets
 registered), during the run, during its end-of-run report, and after (30 s later). Prints each in
 MiB, the growth over idle and its ratio to the 100 MiB budget (<= 1 meets the goal), and apart the
-peak RSS of the service's child processes (the report-rows worker, service/report_rows_worker.py).
+peak RSS of the service's child processes (the report-rows worker, service/runs/report_rows_worker.py).
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from pathlib import Path
 import httpx
 
 from srbench import TERMINAL_STATUSES
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 from srbench.simulate import samples
 
 SERVER = """
 import asyncio, sys
 sys.path.insert(0, {bench!r})
 from scale_store import synthetic_stream_chat
-from srbench.stages import dispatch
-from srbench.service.app import serve
+from srbench.stages.dispatch import calls as dispatch
+from srbench.service.api.app import serve
 dispatch.stream_chat = synthetic_stream_chat
 asyncio.run(serve(__import__("pathlib").Path({store!r}), "127.0.0.1", {port}, {token!r}))
 """

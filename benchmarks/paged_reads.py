@@ -28,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 GOAL_S = 0.050
 

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread

@@ -30,11 +30,11 @@ from pathlib import Path
 
 import httpx
 
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 SERVER = """
 import asyncio
-from srbench.service.app import serve
+from srbench.service.api.app import serve
 asyncio.run(serve(__import__("pathlib").Path({store!r}), "127.0.0.1", {port}, {token!r}))
 """
 

@@ -20,7 +20,7 @@ from srbench.benchmarks.livecodebench import LiveCodeBench
 from srbench.sandbox import BACKENDS, SandboxUnavailable, open_sandbox
 from srbench.simulate import samples
 from srbench.simulate.code_answers import lcb_program
-from srbench.stages.code_grade import base_limits
+from srbench.stages.grading.code import base_limits
 
 
 def corpus() -> list[tuple[object, str]]:

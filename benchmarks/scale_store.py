@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from srbench import TERMINAL_STATUSES
+from srbench.client.embedded import EmbeddedService
 from srbench.schemas.call import Usage
-from srbench.service.embedded import EmbeddedService
 from srbench.simulate import samples
-from srbench.stages import dispatch
+from srbench.stages.dispatch import calls as dispatch
 from srbench.targets.outcome import CallOutcome
 
 LETTERS = "ABCD"

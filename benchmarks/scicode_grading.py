@@ -21,7 +21,7 @@ from pathlib import Path
 from srbench.benchmarks import get
 from srbench.sandbox import BACKENDS, SandboxUnavailable, open_sandbox, scicode_data
 from srbench.simulate import scicode_samples
-from srbench.stages.code_grade import base_limits
+from srbench.stages.grading.code import base_limits
 
 BENCH = get("scicode")
 

@@ -8,13 +8,13 @@ difference Δ, seeded numpy) go through the real interval code. Printed, per pro
   and at the data-chosen stop), at Δ ∈ {−0.2, −0.05, 0, +0.05, +0.2} × tie rates {0, 50, 90 %};
 - the A/A false-claim rates (improvement and regression, optional stopping included);
 - the power table: P(improvement claim) for Hoeffding and betting, simulated and predicted by
-  the planning formulas (stages/power.py), at Δ ∈ {+0.02, +0.05, +0.1, +0.2};
+  the planning formulas (stages/stats/power.py), at Δ ∈ {+0.02, +0.05, +0.1, +0.2};
 - the calls early stopping saves (share of cases never dispatched) and its claim rates;
 - issue 28, the claim a plan written without any statistics section makes (betting, adjusted for
   choosing the baseline as the strongest of K singles; simulate.paired.simulate_selection, router
   and K equally strong singles, exchangeable): the A/A false regression rate unadjusted and adjusted
   for K ∈ {1, 3, 6, 10}, and the power for +5 points at 90 % ties for K ∈ {1, 3}, with the
-  replication count and the planning formula's prediction (stages/power.py, `singles=K`).
+  replication count and the planning formula's prediction (stages/stats/power.py, `singles=K`).
 Goals: power ≥ 50 % for +5 points at a 90 % tie rate on the standard profile (K ≤ 3); stopping saves
 ≥ 30 % of calls when |Δ| ≥ 0.2; coverage ≥ 95 % and false claims ≤ 2.5 % everywhere, whatever K.
 """
@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from srbench.simulate.paired import profile_design, simulate, simulate_selection
-from srbench.stages.power import power_at
+from srbench.stages.stats.power import power_at
 
 DELTAS = (-0.2, -0.05, 0.0, 0.05, 0.2)
 TIES = (0.0, 0.5, 0.9)
@@ -69,7 +69,7 @@ def main() -> None:
               f"{b['half_width']:7.4f}/{h['half_width']:.4f}")
     print(f"\nworst coverage {pct(worst_cov)} (goal ≥ 95 %); worst A/A false-claim rate per side {pct(worst_false)} "
           "(goal ≤ 2.5 %)")
-    print("\npower: P(improvement claim), simulated [predicted by stages/power.py]")
+    print("\npower: P(improvement claim), simulated [predicted by stages/stats/power.py]")
     print("(betting predicted: [terminal formula of old plans | new plans' running intersection]; the simulation "
           "looks at 50 prefixes, the real interval at every one)")
     print(f"{'Δ':>6} {'ties':>5} | {'Hoeffding':>17} | {'betting':>24} | {'stop: saved':>11}")

@@ -13,7 +13,7 @@ import pytest
 
 from service.helpers import PRICE, Api, isolated_env
 from srbench.benchmarks import REGISTRY
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from service.helpers import Api, free_port, freeze, loopback_process, manifest
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 from srbench.simulate.server import SimulatorThread
 
 from .conftest import agent_models, toy_targets

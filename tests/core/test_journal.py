@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from srbench.rules import CacheEntry
-from srbench.service.journal import Journal, JournalActionCache
+from srbench.service.journal.writer import Journal, JournalActionCache
 
 
 def test_group_commit_and_isolated_failures(tmp_path) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from srbench.service import journal_schema
-from srbench.service.journal import Journal
-from srbench.service.journal_schema import LATEST, MIGRATIONS, JournalTooNew, statements
+from srbench.service.journal import schema as journal_schema
+from srbench.service.journal.schema import LATEST, MIGRATIONS, JournalTooNew, statements
+from srbench.service.journal.writer import Journal
 
 # Shipped migrations are never edited (a store at version N must hold what a fresh store at N holds):
 # each script's sha256 is pinned here; a schema change appends a migration and a line.
@@ -142,12 +142,13 @@ def test_a_failed_migration_leaves_the_old_version(tmp_path, monkeypatch):
 
 
 def test_the_schema_is_defined_in_one_module():
-    """Tables, indexes and triggers come from journal_schema's migrations only: DDL elsewhere would
+    """Tables, indexes and triggers come from service/journal/schema.py's migrations only: DDL elsewhere would
     never reach a store already at the latest version."""
     import re
 
-    src = Path(journal_schema.__file__).parent.parent
+    schema = Path(journal_schema.__file__)
+    src = schema.parent.parent.parent                       # the srbench package
     ddl = re.compile(r"\b(CREATE\s+(TABLE|INDEX|TRIGGER|VIEW|UNIQUE\s+INDEX)|ALTER\s+TABLE|DROP\s+(TABLE|INDEX|TRIGGER))\b")
-    found = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p.name != "journal_schema.py"
+    found = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p != schema
              for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if ddl.search(line)]
-    assert not found, f"schema statements outside service/journal_schema.py (add a migration there): {found}"
+    assert not found, f"schema statements outside service/journal/schema.py (add a migration there): {found}"

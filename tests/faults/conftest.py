@@ -23,7 +23,7 @@ import pytest
 
 from service.conftest import sources  # noqa: F401  (session fixture: native-format smoke sources)
 from service.helpers import REVISIONS, Api, single
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 
 _SERVICE_ENV = ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV", "SR_BENCH_STORE")
 

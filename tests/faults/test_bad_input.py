@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from service.helpers import REVISIONS, Api, manifest, single
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 from .conftest import cli_env, run_cli, settled_snapshot, store_snapshot
 

@@ -25,8 +25,8 @@ import pytest
 
 from service.helpers import REVISIONS, Api, freeze, manifest, single
 from srbench.cas import store as store_module
-from srbench.service.embedded import EmbeddedService
-from srbench.service.journal import Journal
+from srbench.client.embedded import EmbeddedService
+from srbench.service.journal.writer import Journal
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import Fault, SimulatorThread
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from service.helpers import Api, freeze, manifest, single
-from srbench.service.wire import epoch
+from srbench.service.wire.projections import epoch
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.server import Fault, SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 # tiny limits: idle 0.3 s, total 2 s; max_output_chars small enough for an oversize answer of 3 kB
 LIMITS = {"concurrency": 4, "idle_timeout_s": 0.3, "total_timeout_s": 2, "case_timeout_s": 2,

@@ -17,7 +17,7 @@ import schemathesis  # the `dev` extra pins schemathesis>=4.32,<5 (its v4 Python
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import response_schema_conformance
 
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 from .conftest import store_snapshot
 

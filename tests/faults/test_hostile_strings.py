@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.helpers import REVISIONS, Api, manifest, single
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 DEAD_URL = "http://127.0.0.1:9/v1"
 MAX_EXAMPLES = 30

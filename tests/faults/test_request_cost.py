@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from srbench.service.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX
 
 UNKNOWN_KEYS = 60_000
 

@@ -19,11 +19,11 @@ import httpx
 import pytest
 
 from service.helpers import REVISIONS, Api, single
-from srbench.service.discovery import API_PREFIX, token_path
-from srbench.service.openapi import ROUTES
+from srbench.discovery import API_PREFIX, token_path
+from srbench.service.api.openapi import ROUTES
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.server import Fault, SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .conftest import cli_env, run_cli, settled_snapshot, store_snapshot
 
@@ -286,7 +286,7 @@ def test_a_non_loopback_listen_refuses_a_weak_token(tmp_path, token) -> None:
 
 def test_token_strength_rule() -> None:
     from srbench.errors import InvalidInput
-    from srbench.service.auth import check_listen_token
+    from srbench.service.api.auth import check_listen_token
 
     check_listen_token("127.0.0.1", "x")                    # loopback: any token
     check_listen_token("0.0.0.0", secrets.token_urlsafe(12))  # 16 characters, random

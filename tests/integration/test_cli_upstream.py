@@ -12,7 +12,7 @@ import sys
 import httpx
 
 from service.helpers import free_port, loopback_process
-from srbench.service.discovery import ensure_token
+from srbench.discovery import ensure_token
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from srbench.benchmarks import all_benchmarks
 from srbench.cli.demo import run_demo
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 
 TB = "terminal-bench-2.1"
 
@@ -91,7 +91,7 @@ def _check_terminal_bench(store: Path, text: str) -> None:
     """The toy tasks ran as agent trials: the strong model solved its task, the weak one failed it, each
     with its stored trajectory; the router's turns were recorded; no container or task image is left."""
     from srbench.sandbox import task_container as tc
-    from srbench.service.task_resources import scope_for
+    from srbench.service.store.task_resources import scope_for
 
     assert "sr-bench's toy tasks in the native layout (not Terminal-Bench data)" in text
     rows = {(r["target_id"], r["case_id"]): r for rs in _results(store).values() for r in rs

@@ -12,7 +12,7 @@ from tests.integration.conftest import Cli
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.errors import InvalidInput
-from srbench.service.env_file import credential_fault, parse
+from srbench.service.store.env_file import credential_fault, parse
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 

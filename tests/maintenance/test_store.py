@@ -16,10 +16,10 @@ from click.testing import CliRunner
 
 from service.helpers import Api, freeze, manifest, single
 from srbench.cli.main import cli
+from srbench.client.embedded import EmbeddedService
 from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
-from srbench.service.embedded import EmbeddedService
-from srbench.service.runs import RunManager
+from srbench.service.runs.manager import RunManager
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 

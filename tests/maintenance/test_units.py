@@ -13,8 +13,8 @@ import pytest
 
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import Conflict, InvalidInput
-from srbench.service import maintenance
-from srbench.service.journal import Journal
+from srbench.service.journal.writer import Journal
+from srbench.service.store import maintenance
 
 
 @pytest.fixture

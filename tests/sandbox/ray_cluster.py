@@ -253,11 +253,11 @@ def lcb_run(sandbox: Any, tmp: Path) -> dict[str, Any]:
     """A LiveCodeBench smoke run through the real service, graded on the cluster: its report's figures
     and receipts."""
     from service.helpers import Api, freeze, manifest, single
-    from srbench.service.embedded import EmbeddedService
+    from srbench.client.embedded import EmbeddedService
     from srbench.simulate import samples
     from srbench.simulate.behaviour import SimModel, load_answer_key
     from srbench.simulate.server import SimulatorThread
-    from srbench.stages import code_grade
+    from srbench.stages.grading import code as code_grade
 
     for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
         os.environ.pop(name, None)
@@ -290,10 +290,10 @@ def tb_run(tmp: Path) -> dict[str, Any]:
 
     from service.helpers import Api, freeze, manifest, single
     from srbench.benchmarks.terminal_bench import environment
+    from srbench.client.embedded import EmbeddedService
     from srbench.sandbox import task_container as tc
     from srbench.sandbox.base import SandboxFault
-    from srbench.service.embedded import EmbeddedService
-    from srbench.service.task_resources import scope_for
+    from srbench.service.store.task_resources import scope_for
     from srbench.simulate.behaviour import SimModel
     from srbench.simulate.server import SimulatorThread
     from srbench.simulate.terminal_tasks import agent_script, local_base_image, write_terminal_bench

@@ -12,7 +12,7 @@ from service.helpers import Api, freeze, manifest, sandbox_api, single
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages import code_grade
+from srbench.stages.grading import code as code_grade
 
 from .conftest import backend_or_skip
 

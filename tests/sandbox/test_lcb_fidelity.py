@@ -14,7 +14,7 @@ import pytest
 
 from srbench.benchmarks.livecodebench import LiveCodeBench, decode_private, extract_code, row_to_case
 from srbench.simulate.samples import _lcb_private, write_livecodebench
-from srbench.stages.code_grade import base_limits
+from srbench.stages.grading.code import base_limits
 
 STDIN_TESTS = [("3\n1 2 3\n", "6\n"), ("2\n10 -4\n", "6\n")]
 AVG_TESTS = [("2\n1 2\n", "1.5\n"), ("4\n1 1 1 2\n", "1.25\n")]

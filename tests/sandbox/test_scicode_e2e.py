@@ -16,7 +16,7 @@ from srbench.sandbox import scicode_data
 from srbench.simulate import scicode_samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages import code_grade
+from srbench.stages.grading import code as code_grade
 
 from .conftest import backend_or_skip
 
@@ -73,9 +73,9 @@ def _dispatch_drives_conversations() -> bool:
     import importlib.util
     import inspect
 
-    from srbench.stages import dispatch
+    from srbench.stages.dispatch import calls as dispatch
 
-    return (importlib.util.find_spec("srbench.stages.conversation_dispatch") is not None
+    return (importlib.util.find_spec("srbench.stages.dispatch.conversations") is not None
             or ".converse(" in inspect.getsource(dispatch))
 
 

@@ -30,7 +30,7 @@ from srbench.benchmarks import get
 from srbench.benchmarks.scicode_protocol import extract_code, step_scripts
 from srbench.sandbox import scicode_data
 from srbench.simulate import scicode_samples
-from srbench.stages.code_grade import base_limits
+from srbench.stages.grading.code import base_limits
 
 from .conftest import backend_or_skip
 

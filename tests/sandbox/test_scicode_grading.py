@@ -18,7 +18,7 @@ from srbench.rules import Engine, MemoryActionCache
 from srbench.sandbox import SandboxFault, scicode_data
 from srbench.schemas.dataset import Case
 from srbench.simulate import scicode_samples
-from srbench.stages import code_grade
+from srbench.stages.grading import code as code_grade
 
 from .conftest import backend_or_skip
 

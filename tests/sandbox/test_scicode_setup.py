@@ -15,7 +15,7 @@ import pytest
 from integration.conftest import Cli
 from srbench.errors import IntegrityError, SourceUnavailable
 from srbench.sandbox import SandboxUnavailable, install, open_sandbox, scicode_data
-from srbench.service.setup_checks import checks
+from srbench.service.store.setup_checks import checks
 
 
 @pytest.fixture

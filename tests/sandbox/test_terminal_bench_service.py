@@ -21,10 +21,10 @@ import pytest
 
 from service.helpers import Api, free_port, freeze, isolated_env, loopback_process, manifest, single
 from srbench.benchmarks.terminal_bench.agent import TOOL
+from srbench.client.embedded import EmbeddedService
+from srbench.discovery import API_PREFIX
 from srbench.sandbox import task_container as tc
-from srbench.service.discovery import API_PREFIX
-from srbench.service.embedded import EmbeddedService
-from srbench.service.task_resources import scope_for
+from srbench.service.store.task_resources import scope_for
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread
 from srbench.simulate.terminal_tasks import SCRIPTS, agent_script, write_terminal_bench

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from srbench import DEFAULT_SEED
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import SimulatorThread

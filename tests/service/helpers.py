@@ -17,8 +17,8 @@ import httpx
 from aiohttp import web
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
-from srbench.service.discovery import API_PREFIX
-from srbench.service.server import Runner
+from srbench.discovery import API_PREFIX
+from srbench.service.api.server import Runner
 from srbench.simulate import samples
 
 TERMINAL = ("completed", "failed", "cancelled", "interrupted", "stopped_early")
@@ -203,8 +203,8 @@ class DashboardThread:
 def sandbox_api(tmp_path: Path, monkeypatch: Any) -> Iterator[Api]:
     """A client of an embedded service on the test's own store, for tests that pick the code-grading
     sandbox (`code_grade.use_sandbox`): the choice is reset when the service has stopped."""
-    from srbench.service.embedded import EmbeddedService
-    from srbench.stages import code_grade
+    from srbench.client.embedded import EmbeddedService
+    from srbench.stages.grading import code as code_grade
 
     isolated_env(tmp_path, monkeypatch)
     try:

@@ -16,9 +16,9 @@ import pytest
 
 from srbench.dashboard import make_dashboard
 from srbench.dashboard.auth import COOKIE
-from srbench.service.openapi import ROUTES
-from srbench.service.wire import plan_from_wire
-from srbench.stages.plan import plan_sha256
+from srbench.service.api.openapi import ROUTES
+from srbench.service.wire.projections import plan_from_wire
+from srbench.stages.plan.freeze import plan_sha256
 
 from .helpers import Api, DashboardThread, freeze, manifest, single
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from srbench.discovery import API_PREFIX, ensure_token, token_path
 from srbench.errors import InvalidInput
-from srbench.service.discovery import API_PREFIX, ensure_token, token_path
-from srbench.service.openapi import ROUTES
+from srbench.service.api.openapi import ROUTES
 
 from .helpers import Api, free_port
 

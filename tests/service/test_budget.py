@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 
 from .helpers import Api, freeze, manifest, single
 

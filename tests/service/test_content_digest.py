@@ -1,10 +1,10 @@
 """DC-4: a report's content_digest covers its per-cell rows (not only the summary), without the fields
-two stores may disagree on (stages/identity.py)."""
+two stores may disagree on (stages/plan/identity.py)."""
 
 from __future__ import annotations
 
-from srbench.stages.identity import content_digest
-from srbench.stages.results import all_rows
+from srbench.stages.plan.identity import content_digest
+from srbench.stages.report.results import all_rows
 
 from .helpers import freeze, manifest, single
 

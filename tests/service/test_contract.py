@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from service.helpers import PRICE, Api, freeze, manifest, single
-from srbench.service.openapi import ROUTES, openapi_document
+from srbench.service.api.openapi import ROUTES, openapi_document
 
 
 def test_the_served_document_is_generated_from_the_models(api: Api) -> None:
@@ -33,9 +33,9 @@ def test_the_served_document_is_generated_from_the_models(api: Api) -> None:
             ok = op["responses"]["202" if r.accepted else "200"]       # 202: a preparation job, as upstream
             assert ok["content"]["application/json"]["schema"]["$ref"].endswith("/" + r.answer.__name__)
     # the hand-written checks are gone: no handler reads a body field by hand
-    import srbench.service.dataset_handlers as dh
-    import srbench.service.derived_handlers as xh
-    import srbench.service.handlers as h
+    import srbench.service.routes.core as h
+    import srbench.service.routes.datasets as dh
+    import srbench.service.routes.derived as xh
 
     for module in (h, dh, xh):
         source = open(module.__file__).read()

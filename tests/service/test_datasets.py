@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate.samples import SAMPLE_REVISION
 
 from .helpers import Api

@@ -14,8 +14,8 @@ import pytest
 from srbench.simulate import samples
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages.betting import interleave
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
+from srbench.stages.stats.betting import interleave
 
 from .helpers import PRICE, REVISIONS, freeze, manifest
 

@@ -12,7 +12,7 @@ from srbench.cas.digest import canonical_json
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, manifest, single
 
@@ -63,7 +63,7 @@ def test_a_named_actor_launches_its_own_frozen_plan_of_a_judged_benchmark(api, s
     holds the options model's defaults, e.g. `grading: null`) are the expected ones, not an override."""
     import httpx
 
-    from srbench.service.discovery import API_PREFIX
+    from srbench.discovery import API_PREFIX
 
     src = samples.write_simpleqa(tmp_path / "sq")
     ds = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",

@@ -16,9 +16,9 @@ import pytest
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.cli.main import main as cli_main
 from srbench.schemas.dataset import DatasetManifest
-from srbench.service.api_exclusions import ExclusionSnapshot
-from srbench.stages import exclusions
-from srbench.stages.datasets import decode_cases
+from srbench.service.api.exclusions import ExclusionSnapshot
+from srbench.stages.datasets import exclusions
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import REVISIONS, Api, freeze, manifest, single
 

@@ -19,7 +19,7 @@ from srbench.rules.engine import MemoryActionCache
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages import code_grade
+from srbench.stages.grading import code as code_grade
 
 
 def _many(engine: Engine, rule: Rule, n: int) -> list[str]:
@@ -147,7 +147,7 @@ def test_the_plan_caps_a_benchmarks_grading_concurrency(api: Api, tmp_path: Path
 
 
 def test_a_closing_pool_drops_its_queue_and_frees_its_waiters(tmp_path: Path) -> None:
-    from srbench.service.grading import GradePool
+    from srbench.service.runs.grading import GradePool
 
     pool = GradePool(None, None)  # type: ignore[arg-type]   # no job runs: the run is not active once closed
     pool.begin("run-x")

@@ -12,7 +12,7 @@ from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
 from srbench.simulate import samples
 from srbench.simulate.behaviour import MCQ_STYLES, RouterRule, SimModel, load_answer_key, messages_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, freeze, manifest, single
 

@@ -1,4 +1,4 @@
-"""Issue 11 (item 3): report rows are built as cells finish (service/report_rows.py) and the end-of-run
+"""Issue 11 (item 3): report rows are built as cells finish (service/runs/report_rows.py) and the end-of-run
 report reads them; that report is the same object as a cold rebuild with every cache cleared — a run
 with a router and single targets (the paired section), a failed cell and an ambiguous one, and a
 judged run. Conversation cells: tests/conversation/test_incremental_conversation.py."""
@@ -11,18 +11,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from srbench.service import report_rows
+from srbench.service.runs import report_rows
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import Fault, SimulatorThread
-from srbench.stages import report as report_mod
-from srbench.stages.datasets import decode_cases
-from srbench.stages.results import all_rows
+from srbench.stages.datasets.build import decode_cases
+from srbench.stages.report import build as report_mod
+from srbench.stages.report.results import all_rows
 
 from .helpers import PRICE, freeze, manifest, single
 
 
 class MemoHits:
-    """Counts the rows the report took from the memo (stages/report.py from_memo)."""
+    """Counts the rows the report took from the memo (stages/report/build.py from_memo)."""
 
     def __init__(self, monkeypatch: Any) -> None:
         monkeypatch.setattr(report_rows, "DRAIN_MIN", 0)       # a small run's report waits for its rows too

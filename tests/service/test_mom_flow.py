@@ -8,7 +8,7 @@ import math
 
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key, messages_key
 from srbench.simulate.server import SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import freeze, manifest
 

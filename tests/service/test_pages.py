@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from srbench.cas import ObjectStore
-from srbench.service.journal import Journal
-from srbench.stages.results import PAGE_ROWS, all_rows, page, write_results
+from srbench.service.journal.writer import Journal
+from srbench.stages.report.results import PAGE_ROWS, all_rows, page, write_results
 
 from .helpers import PRICE, Api, freeze, manifest, single
 

@@ -130,8 +130,8 @@ def test_effective_params_target_over_sampling_over_defaults(api, prepare) -> No
 def test_plan_refuses_an_edited_then_rehashed_frozen_plan_at_submit(api, base) -> None:
     """A frozen plan whose effective parameters were edited and whose plan_sha256 was recomputed is not a
     reviewed plan: submit re-derives the parameters and refuses it."""
-    from srbench.service.wire import plan_from_wire
-    from srbench.stages.plan import plan_sha256
+    from srbench.service.wire.projections import plan_from_wire
+    from srbench.stages.plan.freeze import plan_sha256
 
     plan = plan_from_wire(freeze(api, base))          # sr-bench's own plan form is accepted too
     plan["targets"][0]["effective_params"]["max_tokens"] = 999999

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 
 from .helpers import Api
 

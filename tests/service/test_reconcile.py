@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from srbench.schemas.call import Usage
 from srbench.simulate.server import Fault
-from srbench.stages import reconcile as rc
+from srbench.stages.derived import reconcile as rc
 
 from .helpers import PRICE, freeze, manifest, single
 

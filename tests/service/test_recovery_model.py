@@ -7,7 +7,7 @@ import hashlib
 
 from srbench.cas import canonical_json
 from srbench.schemas.recovery import RecoveryPlan
-from srbench.service import recovery
+from srbench.service.runs import recovery
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.server import Fault, SimulatorThread
 

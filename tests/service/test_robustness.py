@@ -10,7 +10,7 @@ import time
 import pytest
 
 from srbench.benchmarks.judge import JUDGE_GRADER
-from srbench.service.journal import Journal
+from srbench.service.journal.writer import Journal
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.server import Fault, SimulatorThread
@@ -19,7 +19,7 @@ from .helpers import PRICE, freeze, manifest, single
 
 
 def test_an_internal_error_in_one_cell_ends_the_run_with_every_cell_settled(api, sim, prepare, monkeypatch) -> None:
-    import srbench.stages.dispatch as dispatch
+    import srbench.stages.dispatch.calls as dispatch
 
     real, calls = dispatch.call_cost, []
 

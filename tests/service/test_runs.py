@@ -12,7 +12,7 @@ import pytest
 
 from srbench.simulate.behaviour import SimModel, answer_key_from_cases
 from srbench.simulate.server import Fault, SimulatorThread
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, Api, freeze, manifest, single
 

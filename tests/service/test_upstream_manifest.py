@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from srbench.stages.datasets import decode_cases
+from srbench.stages.datasets.build import decode_cases
 
 from .helpers import Api, manifest, single
 

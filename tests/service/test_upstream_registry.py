@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from srbench.schemas.target import Target
-from srbench.service import wire
-from srbench.service.evidence_handlers import _selected_model
+from srbench.service.routes.evidence import _selected_model
+from srbench.service.wire import projections as wire
 
 from .helpers import Api, freeze, manifest, single
 

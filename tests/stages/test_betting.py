@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages import betting, power
-from srbench.stages.betting import (
+from srbench.stages.stats import betting, power
+from srbench.stages.stats.betting import (
     THETA_MAX,
     best_theta,
     bets,
@@ -20,7 +20,7 @@ from srbench.stages.betting import (
     make_design,
     reach_bounds,
 )
-from srbench.stages.stopping import decide
+from srbench.stages.stats.stopping import decide
 
 LN40 = math.log(40)                  # ln(2/α) = 3.6888794541139363
 SQRT_2L = math.sqrt(2 * LN40)        # 2.716203031481239

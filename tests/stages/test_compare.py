@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages.compare import DEV, FORMAL, NO_MARGIN, NotComparable, compare_reports
-from srbench.stages.paired import weighted_hoeffding
+from srbench.stages.compare.build import DEV, FORMAL, NO_MARGIN, NotComparable, compare_reports
+from srbench.stages.stats.paired import weighted_hoeffding
 
 # Two benchmarks, weights 10 and 15; cases m1..m2 (mmlu-pro) and g1..g2 (gpqa-diamond).
 CASES = {"m1": "mmlu-pro", "m2": "mmlu-pro", "g1": "gpqa-diamond", "g2": "gpqa-diamond"}
@@ -349,7 +349,7 @@ def test_refuses_protocol_differences_and_other_mismatches():
 
 def test_a_source_that_is_not_the_pinned_one_is_named_in_the_limitations():
     """Issue 27 item 1: the plan's frozen source labels reach the comparison."""
-    from srbench.stages import source_labels
+    from srbench.stages.datasets import source_labels
 
     base = run({"A": ("single", rows_for("A", ALL))})
     cand = run({"mom": ("mom", rows_for("mom", ALL))})

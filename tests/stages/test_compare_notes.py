@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from srbench.stages.compare_notes import annotate, hoeffding_detectability
+from srbench.stages.compare.notes import annotate, hoeffding_detectability
 
 
 def _cmp(claim: str = "inconclusive", ni: bool | None = None, delta: float = -0.25) -> dict:
@@ -62,7 +62,7 @@ def test_unconfirmed_router_is_never_claimed() -> None:
 
 
 def test_detectability_matches_the_paired_interval() -> None:
-    from srbench.stages.paired import weighted_hoeffding
+    from srbench.stages.stats.paired import weighted_hoeffding
 
     d = hoeffding_detectability(_cmp(), _cmp()["candidates"][1])
     weights = {"mmlu-pro": 10, "arc-agi-2": 10}

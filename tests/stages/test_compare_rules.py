@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages.betting import betting_interval, interleave, make_design
-from srbench.stages.compare import NotComparable, compare_reports
-from srbench.stages.paired import weighted_hoeffding
+from srbench.stages.compare.build import NotComparable, compare_reports
+from srbench.stages.stats.betting import betting_interval, interleave, make_design
+from srbench.stages.stats.paired import weighted_hoeffding
 
 PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 4.0}
 WEIGHTS = {"mmlu-pro": 10, "gpqa-diamond": 15}
@@ -127,7 +127,7 @@ def test_a_stopped_run_is_compared_on_its_measured_prefix():
 
 
 def test_the_declared_rule_also_makes_the_primary_claim():
-    from srbench.stages.declared import DECLARED, apply_declared
+    from srbench.stages.compare.declared import DECLARED, apply_declared
 
     stats = {"claim_rule": "betting", "primary_benchmarks": ["mmlu-pro"]}
     bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
@@ -143,7 +143,7 @@ def test_the_declared_rule_also_makes_the_primary_claim():
 
 def test_statistics_leave_defaults_out_so_older_plans_hash_the_same():
     from srbench.schemas.plan import Statistics
-    from srbench.stages.stopping import statistics_of
+    from srbench.stages.stats.stopping import statistics_of
 
     # the form a plan declaring only a margin had before claim_rule, planning and early_stop existed
     assert Statistics.model_validate({"margin": 0.02}).model_dump(mode="json") == {"margin": 0.02,

@@ -1,10 +1,10 @@
-"""Report rows of multi-call cells (stages/conversation_report.py), by hand: principal from the subject
+"""Report rows of multi-call cells (stages/report/conversations.py), by hand: principal from the subject
 calls, auxiliary costs apart per role, unknown stays unknown, and per-role totals over every row."""
 
 from __future__ import annotations
 
 from srbench.schemas.target import Target
-from srbench.stages.conversation_report import conversation_row, role_totals
+from srbench.stages.report.conversations import conversation_row, role_totals
 
 P = {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}
 AGENT = Target(id="agent", kind="single", base_url="http://127.0.0.1:1/v1", model="a", prices={"a": P})

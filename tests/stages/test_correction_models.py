@@ -9,8 +9,8 @@ import pytest
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.errors import InvalidInput
-from srbench.stages.reconcile import _reconcile
-from srbench.stages.reprice import price_correction
+from srbench.stages.derived.reconcile import _reconcile
+from srbench.stages.derived.reprice import price_correction
 
 PRICES = {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0}
 TARGET = {"id": "large", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "m-large",

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages.declared import DECLARED, POST_HOC, apply_declared, resolve_margin
+from srbench.stages.compare.declared import DECLARED, POST_HOC, apply_declared, resolve_margin
 
 
 def _plan(**stats) -> dict:

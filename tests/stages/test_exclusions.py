@@ -20,8 +20,8 @@ from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.simulate import samples
-from srbench.stages import exclusions as ex
-from srbench.stages.datasets import combine, decode_cases, prepare
+from srbench.stages.datasets import exclusions as ex
+from srbench.stages.datasets.build import combine, decode_cases, prepare
 
 SMALL = {"smoke": 2, "quick": 6, "standard": 10}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from srbench.benchmarks import all_benchmarks
-from srbench.stages.full_score import full_score, score_interval
+from srbench.stages.report.full_score import full_score, score_interval
 
 
 def rows(correct: int, n: int, state: str = "completed") -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.schemas.dataset import Case, CaseMetadata, Message
-from srbench.stages.grade import _grade, _grade_conversation
+from srbench.stages.grading.grade import _grade, _grade_conversation
 
 MCQ = Case(id="mmlu-pro/1", benchmark="mmlu-pro", messages=[Message(role="user", content="Q? A. x B. y C. z")],
            answer="B", metadata=CaseMetadata(stratum="math", category="math", src="s", option_count=3,
@@ -86,7 +86,7 @@ def test_the_grade_model_is_frozen_documented_and_round_trips(tmp_path):
 
 def test_code_grade_bytes_unchanged(tmp_path):
     """A code cell whose reply holds no program is graded without the sandbox (its receipt: None)."""
-    from srbench.stages.code_grade import _grade as code_grade
+    from srbench.stages.grading.code import _grade as code_grade
 
     store = ObjectStore(str(tmp_path / "cas"))
     case = Case(id="livecodebench/x", benchmark="livecodebench", messages=[Message(role="user", content="Write f.")],

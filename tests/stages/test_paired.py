@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.stages.paired import (
+from srbench.stages.stats.paired import (
     BOOTSTRAP,
     HOEFFDING,
     claim,

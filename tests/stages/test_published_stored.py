@@ -5,7 +5,7 @@ ungraded planned cell scoring 0 — no regrade, no model call (issue 12)."""
 from __future__ import annotations
 
 from srbench.schemas.dataset import Case, CaseMetadata, Message
-from srbench.stages.published_report import published_figure
+from srbench.stages.report.published import published_figure
 
 
 def _case(benchmark: str, i: int, answer) -> Case:

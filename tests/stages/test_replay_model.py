@@ -1,10 +1,10 @@
-"""A replay (stages/replay.py, rule ``replay``) is a pydantic model (issue 26, item 1); its stored
+"""A replay (stages/derived/replay.py, rule ``replay``) is a pydantic model (issue 26, item 1); its stored
 bytes did not change (the digest below was taken from the dict-literal code before the model)."""
 
 from __future__ import annotations
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
-from srbench.stages.replay import _replay_rule
+from srbench.stages.derived.replay import _replay_rule
 
 PARAMS = {"temperature": 0, "max_tokens": 256}
 BPLAN = {"plan_sha256": "b" * 64, "case_sha256": "c" * 64, "mode": "live",

@@ -1,4 +1,4 @@
-"""Issue 11: the streamed report pieces give the objects the whole-list code gives (stages/report_stream.py)."""
+"""Issue 11: the streamed report pieces give the objects the whole-list code gives (stages/report/stream.py)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import random
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
-from srbench.stages.identity import content_digest, scrub
-from srbench.stages.report_stream import CellSource, RowSpill, iter_cells, write_run_cells
-from srbench.stages.results import write_results
+from srbench.stages.plan.identity import content_digest, scrub
+from srbench.stages.report.results import write_results
+from srbench.stages.report.stream import CellSource, RowSpill, iter_cells, write_run_cells
 
 
 def _rows(n: int) -> list[dict]:

@@ -4,13 +4,13 @@ not change (the digest below was taken from the dict-literal code before the mod
 from __future__ import annotations
 
 from srbench.cas import ObjectStore
-from srbench.stages.results import all_rows, write_results
+from srbench.stages.report.results import all_rows, write_results
 
 
 def test_results_index_bytes_unchanged(tmp_path):
     store = ObjectStore(str(tmp_path / "cas"))
     rows = [{"seq": i, "v": i * i} for i in range(7)]
-    from srbench.stages.results import ResultsWriter
+    from srbench.stages.report.results import ResultsWriter
 
     w = ResultsWriter(store, page_rows=3)
     for r in rows:

@@ -11,13 +11,13 @@ import pytest
 
 from srbench.schemas.plan import Manifest, Plan, Statistics
 from srbench.simulate.paired import profile_design, simulate_selection
-from srbench.stages.betting import betting_interval, interleave, make_design
-from srbench.stages.compare import compare_reports
-from srbench.stages.identity import content_digest
-from srbench.stages.in_run import paired_in_run
-from srbench.stages.power import power_at, power_plan
-from srbench.stages.selection import at_alpha, decide_selected
-from srbench.stages.stopping import decide, statistics_of
+from srbench.stages.compare.build import compare_reports
+from srbench.stages.compare.selection import at_alpha, decide_selected
+from srbench.stages.plan.identity import content_digest
+from srbench.stages.report.in_run import paired_in_run
+from srbench.stages.stats.betting import betting_interval, interleave, make_design
+from srbench.stages.stats.power import power_at, power_plan
+from srbench.stages.stats.stopping import decide, statistics_of
 
 PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 4.0}
 WEIGHTS = {"mmlu-pro": 10, "gpqa-diamond": 15}
@@ -169,8 +169,8 @@ def test_planning_accounts_for_the_running_intersection_and_for_k():
 
 
 def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_claim():
-    from srbench.stages.declared import DECLARED, apply_declared
-    from srbench.stages.paired import weighted_hoeffding
+    from srbench.stages.compare.declared import DECLARED, apply_declared
+    from srbench.stages.stats.paired import weighted_hoeffding
 
     stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"]}
     plan, rows = frozen_plan(stats), seeded_rows()

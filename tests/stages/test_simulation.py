@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from srbench.simulate.paired import profile_design, simulate
-from srbench.stages.power import power_at
+from srbench.stages.stats.power import power_at
 
 QUICK = profile_design("quick")            # 740 cases; scicode and terminal-bench have 3 each (w = 0.1)
 STANDARD = profile_design("standard")      # 3,183 cases

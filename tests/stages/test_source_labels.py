@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.benchmarks.terminal_bench.adapter import TerminalBench21
-from srbench.stages import source_labels as sl
+from srbench.stages.datasets import source_labels as sl
 
 PIN = MmluPro.source.revision
 TB = TerminalBench21.source.revision
@@ -38,7 +38,7 @@ def test_a_fresh_dataset_says_not_the_pinned_source_or_which_check_applied() -> 
 
 def test_the_full_score_counts_unchecked_bytes_at_the_pinned_revision_as_not_pinned() -> None:
     from srbench.benchmarks import all_benchmarks
-    from srbench.stages.full_score import full_score
+    from srbench.stages.report.full_score import full_score
 
     revisions = {b.id: {b.source.revision} for b in all_benchmarks()}
     rows = {b: [{"state": "completed", "correct": True}] for b in revisions}

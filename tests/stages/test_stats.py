@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from srbench.stages.stats import Z95, percentile, wilson
+from srbench.stages.stats.basic import Z95, percentile, wilson
 
 
 def test_wilson_by_hand():

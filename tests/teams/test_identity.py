@@ -1,6 +1,6 @@
 """Location-free identity (DS-2, DC-4): the same work in two stores, in two working directories,
 under different time zones and locales, gives the same digests for everything but what
-`srbench.stages.identity.VOLATILE` lists (the run id and measured timings)."""
+`srbench.stages.plan.identity.VOLATILE` lists (the run id and measured timings)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread
-from srbench.stages.identity import VOLATILE, scrub
+from srbench.stages.plan.identity import VOLATILE, scrub
 
 PRICES = {"big": {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}}
 

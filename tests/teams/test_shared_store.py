@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.service.helpers import Api, isolated_env, manifest, single
 
-from srbench.service.embedded import EmbeddedService
+from srbench.client.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
 from srbench.simulate.server import SimulatorThread

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from srbench.cli.output import table
-from srbench.stages.headline import CLAIM_TEXT, SCOPES, BenchmarkRow, RouterFacts, Saving
+from srbench.stages.compare.headline import CLAIM_TEXT, SCOPES, BenchmarkRow, RouterFacts, Saving
 
 __all__ = ["CLAIM_TEXT", "SCOPES", "BenchmarkRow", "RouterFacts", "RoutingAnswer", "Saving", "routing_facts"]
 

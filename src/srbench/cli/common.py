@@ -34,7 +34,7 @@ class Ctx:
             if self.embedded:
                 self._client = self._start_embedded()
             else:
-                from srbench.service.client import connect
+                from srbench.client.api import connect
 
                 self._client = connect(self.store, autostart=self.autostart, url=self.url)
         return self._client
@@ -42,9 +42,9 @@ class Ctx:
     def _start_embedded(self) -> Any:
         import os
 
+        from srbench.client.embedded import EmbeddedService
+        from srbench.discovery import ensure_token, read_service_info, resolve_store
         from srbench.errors import Conflict
-        from srbench.service.discovery import ensure_token, read_service_info, resolve_store
-        from srbench.service.embedded import EmbeddedService
 
         if self.url or os.environ.get("SR_BENCH_URL"):
             raise InvalidInput("--embedded runs the command against its own in-process service: drop --url and "

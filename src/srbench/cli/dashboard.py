@@ -36,8 +36,8 @@ def dashboard(obj: Ctx, host: str, port: int | None, tls_cert: str | None, tls_k
     from srbench.dashboard import make_dashboard
     from srbench.dashboard.auth import dashboard_key, dashboard_users
     from srbench.dashboard.listen import listen_tls
-    from srbench.service.discovery import default_port, is_loopback, resolve_store
-    from srbench.service.server import Runner
+    from srbench.discovery import default_port, is_loopback, resolve_store
+    from srbench.service.api.server import Runner
 
     key, where = dashboard_key(resolve_store(obj.store).parent)
     users = dashboard_users()

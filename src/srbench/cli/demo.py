@@ -131,7 +131,7 @@ def _task_images_removed(store: Path, built: bool) -> Iterator[None]:
 def _remove_task_images(store: Path) -> None:
     try:
         from srbench.sandbox import task_container as tc
-        from srbench.service.task_resources import scope_for
+        from srbench.service.store.task_resources import scope_for
 
         tc.remove_images(tc.engine(timeout_s=10), scope_for(store))
     except Exception:  # noqa: BLE001 - no engine: nothing was built
@@ -166,7 +166,7 @@ def not_run(prepared: set[str]) -> list[str]:
 
 
 def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
-    from srbench.service.embedded import EmbeddedService
+    from srbench.client.embedded import EmbeddedService
     from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.server import SimulatorThread
 

@@ -57,9 +57,7 @@ def catalog(obj: Ctx) -> None:
 @click.pass_obj
 def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_identity: str | None) -> None:
     """Run the service that owns the store (foreground)."""
-    from srbench.service.app import check_store_identity
-    from srbench.service.app import serve as run_service
-    from srbench.service.discovery import (
+    from srbench.discovery import (
         default_port,
         ensure_token,
         env_token,
@@ -67,6 +65,8 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_id
         resolve_store,
         token_env_name,
     )
+    from srbench.service.api.app import check_store_identity
+    from srbench.service.api.app import serve as run_service
 
     store = resolve_store(store_opt or obj.store)
     token = env_token()
@@ -116,7 +116,7 @@ def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
 @click.pass_obj
 def stop(obj: Ctx) -> None:
     """Stop the local service; every result is kept."""
-    from srbench.service.client import connect
+    from srbench.client.api import connect
 
     try:
         client = connect(obj.store, autostart=False, url=obj.url)

@@ -1,7 +1,7 @@
 """What `plan` warns about before any money is spent (stderr, one line each; the plan is frozen anyway).
 
 - a MoM whose claim will be blocked: its pinned config_hash cannot be confirmed (no `preview_url`:
-  no probe before or after the run — stages/evidence.py), so compare never calls it an improvement;
+  no probe before or after the run — stages/compare/evidence.py), so compare never calls it an improvement;
 - an upper cost estimate above `limits.max_cost_usd`: the run stops when its spend reaches the cap;
 - a model of a MoM's pool without a price (or no declared pool to check): its calls cost "unknown"
   (the savings then too);

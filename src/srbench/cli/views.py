@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from srbench.cli.output import generic_view, one_line, table
-from srbench.service.wire import epoch
+from srbench.service.wire.projections import epoch
 
 
 def _when(v: Any) -> str:
@@ -27,7 +27,7 @@ def catalog_view(doc: dict[str, Any], con: Console) -> None:
     """The nine benchmarks, their weights and sizes, and what this host lacks for each (the same
     checks as `setup`, which also checks the store's judge and simulator pins)."""
     from srbench.benchmarks import REGISTRY
-    from srbench.service.setup_checks import host_missing
+    from srbench.service.store.setup_checks import host_missing
 
     t = table("benchmark", "kind", "weight", "tasks", "on this host", ids=["benchmark"],
               short=["kind", "weight", "tasks"], title=f"{doc['version']}: {len(doc['benchmarks'])} benchmarks",

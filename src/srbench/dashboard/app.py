@@ -22,8 +22,8 @@ import aiohttp
 from aiohttp import web
 
 from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions, SignInLimiter
-from srbench.service.discovery import API_PREFIX
-from srbench.service.http import MAX_BODY
+from srbench.discovery import API_PREFIX
+from srbench.service.api.http import MAX_BODY
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (

@@ -25,9 +25,9 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
+from srbench.discovery import ensure_private_secret, is_loopback
 from srbench.errors import InvalidInput
-from srbench.service.auth import MAKE_TOKEN, weakness
-from srbench.service.discovery import ensure_private_secret, is_loopback
+from srbench.service.api.auth import MAKE_TOKEN, weakness
 
 KEY_ENV = "SR_BENCH_DASHBOARD_KEY"
 ACTOR_ENV = "SR_BENCH_DASHBOARD_ACTOR"
@@ -55,7 +55,7 @@ def dashboard_users() -> list[tuple[str, str, str]]:
     """(key, actor id, role) of every Dashboard user beyond the operator's (``SR_BENCH_DASHBOARD_USERS``)."""
     import json
 
-    from srbench.service.discovery import read_private_file
+    from srbench.discovery import read_private_file
 
     where = os.environ.get(USERS_ENV)
     if not where:

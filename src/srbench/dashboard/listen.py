@@ -7,8 +7,8 @@ from __future__ import annotations
 import ssl
 
 from srbench.dashboard.auth import check_listen_keys
+from srbench.discovery import is_loopback
 from srbench.errors import InvalidInput
-from srbench.service.discovery import is_loopback
 
 
 def listen_tls(host: str, key: str, where: str, users: list[tuple[str, str, str]], tls_cert: str | None,

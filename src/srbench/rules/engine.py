@@ -20,7 +20,7 @@ miss the cache claims the key; the others wait for its output (given to them as 
 returned, before the claimant's barrier: their own flush syncs first) instead of running the rule
 again. A claim that ends without an output (the rule raised, or its output is volatile) lets one
 waiter claim the key in turn. Claims live in the engine, so they hold within one process: the
-service, the only writer of its journal, grades through one engine (service/report_rows.py).
+service, the only writer of its journal, grades through one engine (service/runs/report_rows.py).
 A rule never calls a model, never reads the clock and never touches the network.
 """
 

@@ -1,4 +1,4 @@
-"""A multi-call cell's conversation record (kind ``conversation``, stages/conversation_dispatch.py):
+"""A multi-call cell's conversation record (kind ``conversation``, stages/dispatch/conversations.py):
 every model call the benchmark's conversation made, in order, and its outcome. Stored in the CAS and
 named by the cell's ``call``; each call's own record is a call record (schemas/call.py)."""
 

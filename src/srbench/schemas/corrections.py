@@ -1,7 +1,7 @@
 """Corrections of a terminated run (zero model calls, TG-2, REP-2), stored content-addressed.
 
-`PriceCorrection` (stages/reprice.py): new four-bucket prices per target and model; the report
-prices the stored call records with them. `UsageCorrection` (stages/reconcile.py, the rule
+`PriceCorrection` (stages/derived/reprice.py): new four-bucket prices per target and model; the report
+prices the stored call records with them. `UsageCorrection` (stages/derived/reconcile.py, the rule
 ``reconcile-usage``): every call's usage re-derived from its retained SSE transcript, one
 `UsageRow` per call. The frozen plan and the raw call records never change; reports, comparisons
 and exports name the correction in force. The models serialise (``model_dump(mode="json",

@@ -1,4 +1,4 @@
-"""Objects derived from a terminated run with zero model calls (stages/derived.py): the offline
+"""Objects derived from a terminated run with zero model calls (stages/derived/rules.py): the offline
 regrade (IT-6: the saved final answers graded again with the current graders) and the training
 export (IT-7: a dev-labelled, complete, rectangular run as a case × target matrix)."""
 

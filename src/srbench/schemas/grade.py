@@ -1,8 +1,8 @@
 """A cell's stored grade (kind ``grade``): what sr-bench's grader decided, and the benchmark's
 published rule applied to the same reply.
 
-Written by the rules ``grade`` and ``grade-conversation`` (stages/grade.py); a code benchmark's grade
-(stages/code_grade.py, rule ``code-grade``) carries the sandbox receipt instead of ``published``.
+Written by the rules ``grade`` and ``grade-conversation`` (stages/grading/grade.py); a code benchmark's grade
+(stages/grading/code.py, rule ``code-grade``) carries the sandbox receipt instead of ``published``.
 """
 
 from __future__ import annotations

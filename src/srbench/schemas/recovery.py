@@ -1,4 +1,4 @@
-"""A recovery plan (REC-1..REC-4, service/recovery.py): which cells of a terminated run a child run
+"""A recovery plan (REC-1..REC-4, service/runs/recovery.py): which cells of a terminated run a child run
 may attempt again, which it may not and why, and the parent as it was when the plan was made.
 
 The operator reviews it (``recover-plan``) and submits it back (``recover``); ``plan_sha256`` covers

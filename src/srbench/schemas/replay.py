@@ -1,4 +1,4 @@
-"""A replay (IT-4, rule ``replay`` in stages/replay.py): the cells of an offline estimate that reuses
+"""A replay (IT-4, rule ``replay`` in stages/derived/replay.py): the cells of an offline estimate that reuses
 saved single-model answers along a preview run's routes, and its compatibility receipt. The replay
 run's plan carries the receipt (``replay``) with the object's digest."""
 

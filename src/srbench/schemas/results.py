@@ -1,7 +1,7 @@
-"""A report's result rows, stored in fixed-size pages (stages/results.py, stages/report_stream.py):
+"""A report's result rows, stored in fixed-size pages (stages/report/results.py, stages/report/stream.py):
 the index (kind ``results``, schema 2) names the pages; each page (kind ``results_page``) holds up
 to `page_rows` report rows in sequence order. A schema-1 index (older reports) held the rows itself;
-the readers in stages/results.py still read it."""
+the readers in stages/report/results.py still read it."""
 
 from __future__ import annotations
 

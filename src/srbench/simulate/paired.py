@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from srbench.benchmarks import all_benchmarks
-from srbench.stages.betting import Design, bounds, interleave, make_design, reach_bounds
+from srbench.stages.stats.betting import Design, bounds, interleave, make_design, reach_bounds
 
 __all__ = ["profile_design", "draw", "simulate", "draw_singles", "simulate_selection"]
 

@@ -1,6 +1,6 @@
 // sr-bench Dashboard — "Does routing pay?", the run page's headline: each router (MoM) of the run
 // against the strongest single model of the same run, or of a chosen baseline run when the run holds
-// no single model. It renders the service's paired comparison's `routing_facts` (stages/headline.py, the
+// no single model. It renders the service's paired comparison's `routing_facts` (stages/compare/headline.py, the
 // facts `sr-bench report` and `sr-bench compare RUN` print, so nothing is computed twice): Δ macro
 // quality with its paired interval and the claim word, savings in three scopes (or why unknown), the
 // model mix, per-benchmark rows with intervals, principal vs judge/simulator cost. Every figure names

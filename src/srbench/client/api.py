@@ -1,0 +1,177 @@
+"""The thin client every CLI command uses: finds (or starts) the service and calls its API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from srbench.discovery import (
+    API_PREFIX,
+    default_port,
+    ensure_token,
+    env_token,
+    read_service_info,
+    resolve_store,
+    store_identity_of,
+    token_env_name,
+)
+from srbench.errors import (
+    Conflict,
+    Forbidden,
+    IntegrityError,
+    InvalidInput,
+    NotFound,
+    ServiceUnavailable,
+    SourceUnavailable,
+    SrBenchError,
+    Unauthorized,
+)
+
+_BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound,
+                                              409: Conflict, 413: InvalidInput, 422: IntegrityError,
+                                              424: SourceUnavailable}
+
+
+class Client:
+    """The API over HTTP; errors (upstream's ``{"error": message, "code": code}``) become typed errors.
+    `actor` (id, role) sends the actor headers, as a trusted proxy does."""
+
+    def __init__(self, url: str, token: str, timeout: float = 600, actor: tuple[str, str] | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"}
+        if actor is not None:
+            headers |= {"X-SR-Bench-Actor-ID": actor[0], "X-SR-Bench-Actor-Role": actor[1]}
+        self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout, trust_env=not _is_local(self.url),
+                                  headers=headers)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def request(self, method: str, path: str, **kw: Any) -> Any:
+        bad = next((seg for seg in path.split("/") if seg in (".", "..") or "?" in seg or "#" in seg), None)
+        if bad is not None:          # an id the user typed would leave its route (`dataset show ../targets`)
+            raise InvalidInput(f"{bad!r} in {path!r}: an id holds no '?', '#' or a '.'/'..' path segment")
+        try:
+            resp = self._http.request(method, path, **kw)
+        except httpx.TransportError as exc:
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {self.url}: {type(exc).__name__}") from None
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if resp.status_code >= 400:
+            body = data if isinstance(data, dict) else {}
+            message = body.get("error")
+            if isinstance(message, dict):      # a proxy in front may answer {"error": {"message": …}}
+                message = message.get("message")
+            cls = _BY_STATUS.get(resp.status_code, SrBenchError)
+            raise cls(message if isinstance(message, str) and message else f"service answered HTTP {resp.status_code}",
+                      code=body.get("code") if isinstance(body.get("code"), str) else None,
+                      details={k: v for k, v in body.items() if k not in ("error", "code")})
+        return data
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+
+    def post(self, path: str, json: Any = None) -> Any:
+        return self.request("POST", path, json=json if json is not None else {})
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+    def pages(self, path: str, kind: str, *, after: int = 0, limit: int = 500, **params: Any) -> list[Any]:
+        """Every item of a cursor-paged route (`after` / `next_cursor`)."""
+        items: list[Any] = []
+        while True:
+            page = self.get(path, after=after, limit=limit, **params)
+            items += page[kind]
+            if page.get("next_cursor") is None:
+                return items
+            after = page["next_cursor"]
+
+
+def _is_local(url: str) -> bool:
+    """A loopback service is never reached through HTTP(S)_PROXY (a proxy cannot reach it)."""
+    host = httpx.URL(url).host
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def _healthy(url: str, token: str, store_id: str | None = None) -> bool:
+    """Does `url` answer /health (which needs the token) for this store?"""
+    try:
+        r = httpx.get(url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=2,
+                      trust_env=not _is_local(url))
+        return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
+    except (httpx.HTTPError, ValueError):
+        return False
+
+
+def _check_url(url: str) -> None:
+    """--url / SR_BENCH_URL is an http(s) URL with a host (a malformed one was httpx's traceback)."""
+    try:
+        parsed = httpx.URL(url)
+        ok = parsed.scheme in ("http", "https") and bool(parsed.host)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise InvalidInput(f"--url / SR_BENCH_URL {url!r} is not an http(s) URL of an sr-bench service "
+                           "(e.g. http://127.0.0.1:8090)")
+
+
+def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None) -> Client:
+    """`url` (``--url``) or SR_BENCH_URL → that external service (no local worker). Else the store's own
+    service, started when none runs unless `autostart` is off (``--no-autostart``)."""
+    external = url or os.environ.get("SR_BENCH_URL")
+    if external:
+        _check_url(external)
+        token = env_token()
+        if not token:
+            raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
+        if store is not None and _is_local(external):    # upstream's check: the URL serves this store
+            if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store))):
+                raise InvalidInput(f"{external} is not the service of the store {store} (or does not answer): "
+                                   "select its --store or another --url")
+        return Client(external, token)
+    store_dir = resolve_store(store)
+    token = env_token() or ensure_token(store_dir)
+    info = read_service_info(store_dir)
+    if info is not None and _healthy(info.url, token, info.store_id):
+        return Client(info.url, token)
+    if not autostart:
+        raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
+    return Client(start_local_service(store_dir, token), token)
+
+
+def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> str:
+    """Start `sr-bench serve` for a local store in the background and wait until it answers."""
+    store_dir.mkdir(parents=True, exist_ok=True)
+    log_path = store_dir.parent / f"{store_dir.name}.service.log"
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    log = os.fdopen(fd, "ab")
+    default_port()                          # a bad SR_BENCH_PORT is one line here, not in the log
+    cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir), "--host", "127.0.0.1"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        info = read_service_info(store_dir)
+        if info is not None and info.pid == proc.pid and _healthy(info.url, token, info.store_id):
+            print(f"sr-bench: started the service for the store {store_dir} at {info.url} (pid {proc.pid}); "
+                  "it keeps running in the background with this shell's environment and the variables of "
+                  f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {store_dir} stop` "
+                  "stops it", file=sys.stderr)
+            return info.url
+        if proc.poll() is not None:
+            tail = (store_dir.parent / f"{store_dir.name}.service.log").read_text(errors="replace").strip()
+            last = tail.splitlines()[-1] if tail else "no output"
+            last = last.removeprefix("error: ")          # one "error:" (main.py adds it)
+            raise ServiceUnavailable(f"the local sr-bench service did not start: {last}")
+        time.sleep(0.05)
+    raise ServiceUnavailable("the local sr-bench service did not answer within 20 s")

@@ -1,0 +1,299 @@
+"""The aiohttp service: the JSON API under /api/sr-bench/v1, its OpenAPI document, and the worker.
+
+One service per store (an exclusive lock on ``service.lock``) is the journal's only writer. Every
+route but /health needs the bearer token (`service.actors`: the token, actor headers, roles and
+scope). Errors are upstream's JSON ``{"error": message, "code": code}`` (`service.wire`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import fcntl
+import json
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from srbench import VERSION
+from srbench.cas import ObjectStore
+from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
+from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fault
+from srbench.rules import Engine
+from srbench.schemas.text import one_line
+from srbench.service.api.actors import access_middleware
+from srbench.service.api.auth import check_listen_token
+from srbench.service.api.faults import DamageLog, record_damage
+from srbench.service.api.http import MAX_BODY, SERVICE
+from srbench.service.api.openapi import ROUTES, openapi_document
+from srbench.service.api.server import Runner
+from srbench.service.datasets import preparations
+from srbench.service.journal.writer import Journal, JournalActionCache
+from srbench.service.routes import core as handlers
+from srbench.service.routes import datasets as dataset_handlers
+from srbench.service.routes import derived as derived_handlers
+from srbench.service.routes import evidence as evidence_handlers
+from srbench.service.routes import exclusions as exclusion_handlers
+from srbench.service.routes import experiments as experiment_handlers
+from srbench.service.routes import team as team_handlers
+from srbench.service.runs import options as run_options
+from srbench.service.runs.manager import RunManager
+from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
+from srbench.service.store.task_resources import scope_for, sweep_leftovers
+from srbench.service.wire.projections import error_body
+from srbench.service.wire.views import RunViews
+
+log = logging.getLogger("srbench.service")
+
+
+class Service:
+    """Everything the handlers share: the store, the journal, the rule engine and the runs."""
+
+    def __init__(self, store_dir: Path, store_identity: str | None = None) -> None:
+        self.store_dir = store_dir
+        store_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(store_dir, 0o700)
+        info = _store_info(store_dir)
+        self.store_id = store_identity or store_identity_of(store_dir)
+        objects_url = objects_location(store_dir, info)
+        self.objects_shared = objects_url is not None      # a team object store other journals may use
+        self.objects = open_objects(objects_url) if objects_url else ObjectStore(str(store_dir / "cas"))
+        self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
+        self.engine = Engine(self.objects, JournalActionCache(self.journal))
+        self.runs = RunManager(self.objects, self.journal, self.engine)
+        self.views = RunViews(self.runs)
+        self.preparing: dict[str, asyncio.Task[None]] = {}
+        self.started_at = time.time()
+        self.stopping = asyncio.Event()
+        self.damage = DamageLog()
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def check_store_identity(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise InvalidInput("--store-identity must be a SHA-256 digest (64 lower-case hex characters)")
+    return value
+
+
+def _store_info(store_dir: Path) -> dict[str, Any]:
+    """The store's ``store.json`` (its id, and where its objects live), made on first start."""
+    path = store_dir / "store.json"
+    if path.exists():
+        try:
+            info = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise InvalidInput(f"{path} cannot be read ({exc}): it is damaged; restore the store from a copy, "
+                               "or give another --store") from None
+        if not isinstance(info, dict):
+            raise InvalidInput(f"{path} is damaged (not a JSON object): restore the store from a copy, or give "
+                               "another --store")
+        return dict(info)
+    info = {"store_id": "store-" + uuid.uuid4().hex[:16], "version": VERSION}
+    path.write_text(json.dumps(info))
+    return info
+
+
+def open_objects(url: str) -> ObjectStore:
+    """The team object store at `url`; one line naming it when fsspec cannot open it (an unknown
+    protocol, a missing filesystem package, a path under a file, refused credentials)."""
+    try:
+        return ObjectStore(url)
+    except SrBenchError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fsspec raises many kinds; each is one line here
+        fault = credential_fault(exc)
+        if fault is not None:
+            raise fault from None
+        raise InvalidInput(f"the object store {url} cannot be opened ({type(exc).__name__}: {exc}): give "
+                           "SR_BENCH_OBJECTS_URL an fsspec URL this host can write (s3://bucket/prefix, a "
+                           "directory …)") from None
+
+
+def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
+    """Where the store's objects live when not in its own ``cas/``: ``SR_BENCH_OBJECTS_URL``, recorded
+    in ``store.json`` (`info`) on first use so that later starts without the variable find the same objects."""
+    path = store_dir / "store.json"
+    recorded, wanted = info.get("objects_url"), os.environ.get("SR_BENCH_OBJECTS_URL") or None
+    if wanted is None or wanted == recorded:
+        return recorded
+    if recorded is not None:
+        raise InvalidInput(f"the store {store_dir} keeps its objects at {recorded}; SR_BENCH_OBJECTS_URL names "
+                           f"{wanted} (unset it, or use another store for that object store)")
+    if (store_dir / "journal.sqlite3").exists() and (store_dir / "cas").exists():
+        raise InvalidInput(f"the store {store_dir} keeps its objects in its own cas/; SR_BENCH_OBJECTS_URL would "
+                           "hide them (use a new store for the team object store, or push runs to it)")
+    open_objects(wanted)                          # a URL that cannot be opened is never recorded
+    if not wanted.startswith("memory://"):        # memory:// lives as long as one process: never recorded
+        info["objects_url"] = wanted
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, path)
+    return wanted
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except SrBenchError as exc:
+        if isinstance(exc, DamagedObject):
+            record_damage(request.app[SERVICE], exc, request.match_info.get("run_id"),
+                          f"{request.method} {request.path}")
+        return _error(exc)
+    except web.HTTPRequestEntityTooLarge:
+        return web.json_response(error_body("request body over 8 MiB", "too_large"), status=413)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
+        return web.json_response(error_body(exc.reason, code), status=exc.status)
+    except Exception as exc:
+        fault = storage_fault(exc)
+        if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
+            log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
+            return _error(fault)
+        fault = credential_fault(exc)
+        if fault is not None:          # the service's environment lacks object-store credentials: say where
+            log.warning("credential fault on %s %s: %s", request.method, request.path, type(exc).__name__)
+            return _error(fault)
+        log.exception("internal error on %s %s", request.method, request.path)
+        return web.json_response(error_body(f"internal error: {type(exc).__name__}", "internal"), status=500)
+
+
+def _error(exc: SrBenchError) -> web.Response:
+    # one line, whatever the request put into it (a field name with a newline, say)
+    return web.json_response(error_body(one_line(exc.message), exc.code, **exc.details), status=exc.http_status)
+
+
+@web.middleware
+async def no_store_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+    resp = await handler(request)
+    resp.headers["Cache-Control"] = "no-store"
+    return resp
+
+
+def make_app(service: Service, token: str) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY,
+                          middlewares=[no_store_middleware, error_middleware, access_middleware(token)])
+    app[SERVICE] = service
+    modules = (handlers, dataset_handlers, exclusion_handlers, derived_handlers, team_handlers, evidence_handlers, experiment_handlers,
+               preparations, run_options)
+    for route in ROUTES:
+        handler = next(getattr(m, route.name) for m in modules if hasattr(m, route.name))
+        app.router.add_route(route.method, API_PREFIX + route.path, handler)
+        for alias in route.aliases:
+            app.router.add_route(route.method, alias, handler)
+    async def openapi(request: web.Request) -> web.Response:
+        return web.json_response(openapi_document())
+
+    app.router.add_get(API_PREFIX + "/openapi.json", openapi)
+
+    async def on_shutdown(app: web.Application) -> None:
+        for task in list(service.preparing.values()):
+            task.cancel()
+        await service.runs.shutdown()
+
+    app.on_shutdown.append(on_shutdown)
+    return app
+
+
+async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool) -> web.TCPSite:
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as exc:
+        if not (fallback and port != 0 and exc.errno == errno.EADDRINUSE):
+            fix = ("; pick another port (--port, or SR_BENCH_PORT; 0 = any free port) or stop what holds it"
+                   if exc.errno == errno.EADDRINUSE else "")
+            raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}{fix}"
+                               ) from None
+        site = web.TCPSite(runner, host, 0)
+        await site.start()
+    return site
+
+
+class StoreLock:
+    """Exclusive lock: one service per store."""
+
+    def __init__(self, store_dir: Path) -> None:
+        store_dir.mkdir(parents=True, exist_ok=True)
+        self.fh = open(store_dir / "service.lock", "a+")  # noqa: SIM115 - held for the service lifetime
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read(32).strip()
+            self.fh.close()
+            who = (f" (pid {holder}: `sr-bench --store {store_dir} stop`, or end that process)"
+                   if holder.isdigit() else "")
+            raise InvalidInput(f"another sr-bench service already owns the store {store_dir}{who}") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
+
+    def release(self) -> None:
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()
+
+
+async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None,
+                port_fallback: bool = False, store_identity: str | None = None) -> None:
+    """Run the service until SIGTERM/SIGINT or POST /shutdown.
+
+    With `port_fallback` (the default port, not one the user asked for), a port another program or
+    another store's service holds is replaced by a free one; the URL is recorded in the store's
+    ``service.json``, where clients find it. An explicit port that is taken is a one-line error."""
+    check_listen_token(host, token)
+    loaded = load_env_file(store_dir)            # keys and credentials that survive restarts (never echoed)
+    if loaded:
+        log.info("read %d variable(s) from %s", len(loaded), env_file_path(store_dir))
+    lock = StoreLock(store_dir)
+    # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
+    sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
+    service = Service(store_dir, store_identity)
+    try:
+        service.runs.recover_after_restart()
+        preparations.fail_interrupted(service.journal)
+        sweep_leftovers(scope_for(store_dir))      # task containers a killed process of this store left
+        app = make_app(service, token)
+        runner = Runner(app, handle_signals=False)
+        await runner.setup()
+        site = await _listen(runner, host, port, port_fallback)
+        bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+        info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time(),
+                "store_dir": dir_identity(store_dir)}
+        tmp = service_file(store_dir).with_suffix(".tmp")
+        tmp.write_text(json.dumps(info))
+        os.replace(tmp, service_file(store_dir))
+        if ready is not None:
+            ready(url, service)
+        loop = asyncio.get_running_loop()
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(sig, service.stopping.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+        await service.stopping.wait()
+        await runner.cleanup()
+    finally:
+        try:
+            info_now = json.loads(service_file(store_dir).read_text())
+            if info_now.get("pid") == os.getpid():
+                service_file(store_dir).unlink()
+        except (FileNotFoundError, ValueError):
+            pass
+        service.close()
+        lock.release()

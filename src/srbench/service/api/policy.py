@@ -1,0 +1,103 @@
+"""What a named actor (one the Dashboard's proxy acts for) may put into a run: upstream's policy.
+
+A named actor evaluates the operator's registered targets unchanged, under the operator's benchmark
+options (judges, graders, sandbox limits). A manifest may still spell a target out inline when every
+field it gives equals the registered one; anything else is a 403. A frozen plan is checked the same
+way before it runs (a plan's hash proves only that it was not edited, not who wrote it): its subjects
+and judges must be the registered targets, its benchmark options, grader versions, weights and
+adapter versions those the operator's store gives now. The local operator is not restricted.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.errors import Forbidden, SrBenchError
+from srbench.schemas.plan import Limits
+from srbench.schemas.target import Target
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+
+def registry(service: Service) -> dict[str, dict[str, Any]]:
+    from srbench.service.store import target_registry
+
+    target_registry.sync(service)        # the store's targets.json (upstream's `target register`)
+    return {name: value for name, value in service.journal.list_refs("target")}
+
+
+def resolve_inline(manifest: dict[str, Any], targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The manifest with inline targets replaced by references to the registered targets they repeat."""
+    out = dict(manifest)
+    entries = manifest.get("targets")
+    if isinstance(entries, list):
+        resolved = []
+        for entry in entries:
+            if isinstance(entry, dict) and "kind" in entry:
+                known = targets.get(str(entry.get("id")))
+                if known is None:
+                    raise Forbidden("Target must be registered by the server operator", code="unregistered_target")
+                if any(known.get(k) != v for k, v in entry.items()):
+                    raise Forbidden("Dashboard cannot override a registered target", code="target_override")
+                entry = {"id": entry["id"]}
+            resolved.append(entry)
+        out["targets"] = resolved
+    for key, target in (manifest.get("auxiliary_targets") or {}).items():
+        known = targets.get(key)
+        if known is None or not isinstance(target, dict) or any(known.get(k) != v for k, v in target.items()):
+            raise Forbidden("Auxiliary target must match the server registry", code="target_override")
+    return out
+
+
+def _expected_options(plan: dict[str, Any], options: dict[str, Any],
+                      targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from srbench.stages.plan.freeze import benchmark_option_problems
+
+    benchmarks = plan["dataset"].get("benchmarks") or []
+    adapters = {b: get_benchmark(b) for b in benchmarks}
+    shim = SimpleNamespace(limits=Limits.model_validate(plan["limits"]), cost_policy=plan["cost_policy"])
+
+    def resolve(tid: str) -> Target | None:
+        return Target.model_validate(targets[tid]) if tid in targets else None
+    subjects = {pt["target"]["id"] for pt in plan["targets"]}
+    _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, shim, subjects)
+    return frozen
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """Benchmark options as a frozen plan holds them (the model's defaults filled in: a judged
+    benchmark's `grading: null`), so the operator's expected options compare with a plan's."""
+    from srbench.schemas.plan import BenchmarkOptions
+
+    try:
+        return {b: BenchmarkOptions.model_validate(o).model_dump(mode="json") for b, o in options.items()}
+    except ValueError:
+        return options
+
+
+def check_plan(plan: dict[str, Any], targets: dict[str, dict[str, Any]], options: dict[str, Any]) -> None:
+    """Refuse (403) a frozen plan a named actor may not run."""
+    for pt in [*plan["targets"], *(plan.get("auxiliary_targets") or {}).values()]:
+        tid = pt["target"]["id"]
+        if tid not in targets or (Target.model_validate(targets[tid]).model_dump(mode="json")
+                                  != Target.model_validate(pt["target"]).model_dump(mode="json")):
+            raise Forbidden(f"Target {tid} must be the server operator's registered target, unchanged",
+                            code="target_override")
+    if plan["mode"] == "preview":
+        return
+    try:
+        expected = _expected_options(plan, options, targets)
+    except SrBenchError:
+        expected = None
+    if expected is None or _options(plan.get("benchmark_options", {})) != _options(expected):
+        raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
+    for b in plan["dataset"].get("benchmarks") or []:
+        bench = get_benchmark(b)
+        grader = (expected.get(b) or {}).get("grader_version") or bench.grader_version
+        if (plan["grader_versions"].get(b) != grader or plan["benchmark_weights"].get(b) != bench.weight
+                or plan["adapter_versions"].get(b) != bench.adapter_version):
+            raise Forbidden(f"{b}: graders, weights and adapter versions are the registered ones",
+                            code="options_override")

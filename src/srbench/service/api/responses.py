@@ -1,0 +1,361 @@
+"""The response side of the API contract: one pydantic model per answer the routes give.
+
+The shapes are upstream's wire format (vLLM Semantic Router's sr-bench 1.0 API, `service.wire`) with
+sr-bench's own fields beside upstream's: an upstream client reads them unchanged, sr-bench's CLI and
+Dashboard read the extras. Top-level fields are closed (`extra="forbid"`) where the answer is
+sr-bench's: a field added to a handler but not here fails the contract tests
+(`tests/service/test_contract.py`, schemathesis, `tests/service/test_upstream_wire.py`). Answers that
+are stored documents themselves (a report, a comparison, a regrade, an export, a correction) are
+open (`extra="allow"`) with their upstream fields required.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from srbench.schemas.dataset import DatasetManifest
+from srbench.schemas.target import Target
+from srbench.stages.compare.headline import RouterFacts
+
+Document = dict[str, Any]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Error(BaseModel):
+    """Upstream's error body; some codes add fields (reviewed_plan_changed: dispatch_started and
+    model_requests; replay_ineligible: reasons)."""
+
+    model_config = ConfigDict(extra="allow")
+    error: str = Field(description="one line a person can act on")
+    code: str = Field(description="stable for clients, e.g. invalid_input, not_found, unauthorized, read_only, "
+                                  "reviewed_plan_changed, replay_ineligible, damaged_object, insufficient_storage")
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Health(Answer):
+    version: str
+    status: Literal["ready"]
+    store_id: str
+
+
+class Profile(Answer):
+    id: str
+    purpose: str
+
+
+class Catalog(Answer):
+    version: str
+    benchmarks: list[Document]
+    profiles: list[Profile]
+    modes: list[str]
+    totals: Document
+    weights_note: str
+
+
+class SetupChecks(Answer):
+    version: str
+    home: str
+    benchmarks: list[Document]
+    note: str
+
+
+class Targets(Answer):
+    targets: list[Target]
+
+
+class Registered(Answer):
+    registered: list[str]
+
+
+class Datasets(Answer):
+    datasets: list[DatasetManifest]
+    total: int
+
+
+class DatasetBenchmark(Answer):
+    id: str
+    title: str
+    count: int
+    categories: list[Document]
+
+
+class DatasetDetail(Answer):
+    id: str
+    name: str | None = None
+    profile: str | None = None
+    split: str | None = None
+    custom_subset: bool | None = None
+    case_count: int
+    benchmarks: list[DatasetBenchmark]
+    categories: list[Document]
+    provenance: Document
+    manifest: DatasetManifest = Field(description="sr-bench's full dataset manifest")
+
+
+class CaseView(Answer):
+    id: str
+    benchmark: str
+    category: str
+    question: str
+    messages: list[Document]
+    input_status: Literal["available", "unavailable"]
+    input_notice: str | None = None
+    metadata: Document = Field(description="stratum and split; never the reference answer")
+
+
+class Cases(Answer):
+    dataset_id: str
+    cases: list[CaseView]
+    total: int
+    dataset_total: int
+    next_cursor: str | None
+    limit: int
+    offset: int
+
+
+class BenchmarkSelection(Answer):
+    id: str
+    title: str
+    eligible: bool
+    case_count: int
+    source_ids: list[str]
+    reason_code: str | None
+    reason: str | None
+
+
+class DatasetSelection(Answer):
+    profile: str
+    split: Literal["dev", "holdout"]
+    seed: int | None
+    benchmarks: list[BenchmarkSelection]
+    model_requests: Literal[0]
+
+
+class Composed(Answer):
+    dataset: DatasetManifest
+
+
+class PlanAnswer(Answer):
+    manifest: Document = Field(description="the frozen manifest (POST it to /runs): sr-bench's plan with "
+                                           "targets as plain target objects and their target_profiles")
+    plan_sha256: str
+    total: int
+    status: Literal["validated"]
+    model_requests: Literal[0]
+    planning: Document | None = Field(default=None, description="sample-size planning of a live plan")
+    estimate: Document | None = Field(default=None, description="planned requests by role (judge calls included) "
+                                                                "and an upper cost estimate from the pinned prices")
+
+
+class Progress(Answer):
+    total: int
+    completed: int
+    failed: int
+    cancelled: int
+    ambiguous: int
+    running: int
+    pending: int
+
+
+class TargetInfo(Answer):
+    id: str
+    kind: str | None
+    model: str | None
+
+
+class RunView(Answer):
+    id: str
+    owner: str = Field(description="the actor that created the run (local: the operator)")
+    name: str
+    mode: str
+    profile: str | None
+    status: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
+    manifest: Document = Field(description="the frozen manifest (a run list carries its summary)")
+    manifest_summary: bool | None = None
+    experiment_roles: list[str]
+    plan: str = Field(description="the plan object's digest")
+    plan_sha256: str
+    idempotency_key: str | None
+    parent: str | None
+    targets: list[str]
+    created_at: str = Field(description="ISO-8601, UTC")
+    started_at: str | None
+    finished_at: str | None
+    updated_at: str
+    error: str | None
+    cancel_requested: bool
+    progress: Progress
+    end_recorded: bool = Field(description="false while a storage fault keeps the journal from recording the "
+                                           "run's end (shown as it will be recorded)")
+    target_info: list[TargetInfo]
+    lineage: Document | None = Field(default=None, description="parent, children (one run only)")
+    budget: Document | None = Field(default=None, description="RUN-8 reservation state (one run only)")
+    early_stop: Document | None = Field(default=None, description="the stopping rule's decision (one run only)")
+
+
+class Runs(Answer):
+    runs: list[RunView]
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
+
+
+class RunCreated(RunView):
+    created: bool = Field(description="false: the idempotency key was bound to this run already (still 201, as upstream)")
+
+
+class ReplayCreated(RunCreated):
+    model_requests: Literal[0]
+
+
+class Report(Open):
+    version: str
+    run_id: str
+    status: str
+    summary: Document
+    benchmarks: list[Document]
+    limitations: list[str]
+    provenance: Document
+    partial: Document | None = Field(default=None, description=(
+        "a run without an answer in every planned cell: answered and planned cells, whether it will still finish, "
+        "and what `accuracy` (every planned cell) and `accuracy_answered` (answered cells only) are over; null "
+        "when every planned cell was answered"))
+    report_digest: str
+    cache_hit: bool
+    explain: str
+
+
+class EvidencePage(Answer):
+    """A run's evidence page (results, calls): the rows after the cursor, upstream's paging fields."""
+
+    total: int
+    limit: int
+    next_cursor: int | None
+
+
+class Results(EvidencePage):
+    results: list[Document]
+
+
+class ConversationCall(Answer):
+    """One call of a multi-call cell (service/runs/call_pages.py)."""
+
+    index: int
+    role: str
+    target_id: str
+    state: str | None
+    request: str | None
+    call: str | None
+    error_class: str | None
+    cost_usd: float | None
+    damaged: bool
+    damage: str | None = None
+    status: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    usage: Document | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    response_model: str | None = None
+    selected_model: str | None = None
+    tool_calls: int | None = None
+
+
+class CallSummary(Answer):
+    id: str = Field(description="call-<32 hex>")
+    case_id: str
+    target_id: str
+    role: str = Field(description="subject, judge, simulator (a conversation: also scaffolding)")
+    status: str = Field(description="sent, completed, failed, cancelled, sent_unknown")
+    cell_id: str
+    seq: int
+    state: str
+    error_class: str | None
+    error: str | None
+    request: str | None
+    call: str | None
+    damaged: bool = Field(description="the call object is damaged or missing: `damage` says which and why")
+    damage: str | None = None
+    http_status: int | None = None
+    finish_reason: str | None = None
+    usage: Document | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    response_model: str | None = None
+    selected_model: str | None = None
+    calls: list[ConversationCall] | None = Field(default=None, description="a multi-call cell: every call of its "
+                                                 "conversation in order, with its role")
+
+
+class Calls(EvidencePage):
+    calls: list[CallSummary]
+
+
+class CallDetail(CallSummary):
+    record: Document | None = None
+    request_object: Document | None = None
+    trajectory_object: Document | None = Field(default=None, description="an agent conversation's stored "
+                                                                          "trajectory (kind trajectory)")
+
+
+class Recipes(Answer):
+    run_id: str
+    recipes: list[Document] = Field(description="per MoM target: status captured | not_captured | unavailable, "
+                                                "the limitation, the stored (redacted) capture and the check after "
+                                                "the run")
+    note: str
+
+
+class Event(Answer):
+    seq: int
+    at: str = Field(description="ISO-8601, UTC")
+    kind: str
+    data: Document
+
+
+class Events(Answer):
+    events: list[Event]
+    total: int
+    next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
+
+
+class Derived(Open):
+    """A derived document itself (regrade, export) with its digest and why it was (re)built."""
+
+    kind: str
+    digest: str
+    cache_hit: bool
+    explain: str
+
+
+class Comparison(Open):
+    """sr-bench's comparison with upstream's fields beside it."""
+
+    version: str
+    baseline_run_id: str
+    candidate_run_id: str
+    baseline_targets: list[Document]
+    candidate_targets: list[Document]
+    comparisons: list[Document]
+    routing_facts: list[RouterFacts] = Field(description="\"Does routing pay?\": per router (every candidate "
+                                             "when none is a router) the headline facts the CLI prints and the "
+                                             "Dashboard's panel renders (stages.headline)")
+    comparison_digest: str
+    cache_hit: bool
+    explain: str
+
+
+class RecoveryPlan(Open):
+    parent_run_id: str
+    mode: Literal["undispatched", "failed"]
+    eligible_cells: list[Document]
+    excluded: list[Document]
+    counts: Document
+    parent: Document
+    plan_sha256: str

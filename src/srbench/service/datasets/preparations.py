@@ -1,0 +1,211 @@
+"""Dataset preparation jobs (upstream's `/dataset-preparations`): prepare in the background, shared.
+
+A job (``prep-<32 hex>``) prepares one benchmark × profile × seed (× limit, × source partition,
+evaluation role and exclusion snapshot, named by its sha256) from its pinned source, as `dataset prepare` does, on the service host; its record is kept in the journal (`refs`, kind
+``preparation``) and read by every client. A job for several ``benchmarks`` (upstream's newer
+Dashboard) reuses each benchmark already prepared for that profile and seed, prepares the others, and
+composes them into one dataset (its ``items`` say, per benchmark, what happened). The same request
+while a job is active, or after one completed whose dataset is still registered, answers that job;
+one job runs at a time (409 ``preparation_busy`` otherwise). Upstream's answer shape: POST answers
+``202 {"preparation": job}``, GET of one job ``{"preparation": job}``. Jobs still active when the
+service stops are failed on the next start ("retry explicitly"): a preparation is never resumed by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.benchmarks import all_benchmarks
+from srbench.errors import Conflict, NotFound, SrBenchError
+from srbench.schemas.dataset import PROFILES
+from srbench.service.api import requests as rq
+from srbench.service.api.actors import actor_of
+from srbench.service.api.http import ok, parse, svc
+from srbench.service.wire.projections import iso
+from srbench.stages.datasets.exclusions import ROLES
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+    from srbench.service.journal.writer import Journal
+
+log = logging.getLogger("srbench.service")
+KIND = "preparation"
+ACTIVE = ("queued", "running")
+
+
+def fail_interrupted(journal: Journal) -> int:
+    """At start-up: jobs a stopped service left active are failed (never resumed)."""
+    n = 0
+    for name, job in journal.list_refs(KIND):
+        if job["status"] in ACTIVE:
+            journal.set_ref_sync(KIND, name, {**job, "status": "failed", "phase": "failed", "updated_at": iso(time.time()),
+                                              "error": "Service restarted before preparation completed. Retry "
+                                                       "explicitly."})
+            n += 1
+    return n
+
+
+def options() -> dict[str, Any]:
+    return {"benchmarks": [{
+        "id": b.id, "name": b.title, "profiles": {p: b.profiles.get(p) for p in PROFILES},
+        "source_url": b.source.url, "revision": b.source.revision, "available": b.available,
+        "unavailable_reason": None if b.available else b.unavailable_reason,
+        "access_note": ("Downloads the pinned source revision (or reads the offline mirror). Source access and "
+                        "license terms apply; set HF_TOKEN on the service for gated sources." if b.source.gated else
+                        "Downloads the pinned source revision (or reads the offline mirror)."),
+        "dependencies": [], "source_partition": b.source_partition,
+        "evaluation_roles": list(ROLES)} for b in all_benchmarks()]}
+
+
+def _jobs(journal: Journal) -> list[dict[str, Any]]:
+    return sorted((job for _, job in journal.list_refs(KIND)), key=lambda j: j["created_at"], reverse=True)
+
+
+def _still_there(journal: Journal, job: dict[str, Any]) -> bool:
+    ds = job.get("dataset") or {}
+    return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
+
+
+async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
+    from srbench.service.routes.datasets import _prepare_sync
+
+    journal = service.journal
+
+    def update(**changes: Any) -> None:
+        job = journal.get_ref(KIND, job_id)
+        assert job is not None, f"preparation job {job_id} vanished"
+        journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
+    try:
+        await asyncio.to_thread(update, status="running", phase="downloading")
+        manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
+            benchmark=str(req.benchmark), profile=req.profile, seed=req.seed, limit=req.limit, source=req.source,
+            source_partition=req.source_partition, evaluation_role=req.evaluation_role,
+            exclusion_snapshot=snapshot))
+        await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest)
+    except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
+        await _failed(job_id, update, exc)
+
+
+async def list_preparations(request: web.Request) -> web.Response:
+    return ok({"preparations": _jobs(svc(request).journal)[:100]})
+
+
+async def preparation_options(request: web.Request) -> web.Response:
+    return ok(options())
+
+
+async def get_preparation(request: web.Request) -> web.Response:
+    job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
+    if job is None:
+        raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
+    return ok({"preparation": job})
+
+
+def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
+    """A dataset already prepared for this benchmark, profile and seed (the plain cut), or None."""
+    found = [m for _, m in service.journal.list_refs("dataset")
+             if m.get("profile") == profile and m.get("seed") == seed and m.get("benchmarks") == [benchmark]
+             and not m.get("custom_subset") and not m.get("evaluation")]
+    return min(found, key=lambda m: m["id"])["id"] if found else None
+
+
+async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
+    """Each benchmark reused or prepared, in order, then one composed dataset."""
+    from srbench.service.datasets.views import compose
+    from srbench.service.routes.datasets import _prepare_sync
+
+    journal = service.journal
+    benchmarks = list(req.benchmarks or [])
+
+    def update(**changes: Any) -> None:
+        job = journal.get_ref(KIND, job_id)
+        assert job is not None, f"preparation job {job_id} vanished"
+        journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
+    items: list[dict[str, Any]] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False,
+                                    "source_ids": []} for b in benchmarks]
+    try:
+        for item in items:
+            item.update(status="running", phase="downloading")
+            await asyncio.to_thread(update, status="running", phase="downloading", items=items)
+            found = await asyncio.to_thread(_reusable, service, item["benchmark"], req.profile, req.seed)
+            item["reused"] = found is not None
+            if found is None:
+                manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
+                    benchmark=item["benchmark"], profile=req.profile, seed=req.seed, source=req.source))
+                found = manifest["id"]
+            item.update(status="completed", phase="completed", source_ids=[found])
+        await asyncio.to_thread(update, phase="composing", items=items)
+        ids = [i["source_ids"][0] for i in items]
+        dataset = await asyncio.to_thread(compose, service, ids, benchmarks)
+        await asyncio.to_thread(update, status="completed", phase="completed", items=items, dataset=dataset)
+    except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
+        await _failed(job_id, update, exc, items)
+
+
+async def _failed(job_id: str, update: Any, exc: Exception, items: list[dict[str, Any]] | None = None) -> None:
+    message = exc.message if isinstance(exc, SrBenchError) else "Dataset preparation failed; see the service log."
+    if not isinstance(exc, SrBenchError):
+        log.exception("preparation %s failed", job_id)
+    for item in items or []:
+        if item["status"] == "running":
+            item.update(status="failed", phase="failed")
+    try:
+        await asyncio.to_thread(update, status="failed", phase="failed", error=message,
+                                **({"items": items} if items is not None else {}))
+    except Exception:  # noqa: BLE001 - the journal is closing: the next start fails the job
+        pass
+
+
+def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, Any]:
+    """The job's request as stored (what deduplicates it)."""
+    first = {"benchmarks": list(req.benchmarks)} if req.benchmarks is not None else {"benchmark": req.benchmark}
+    return {**first, "profile": req.profile, "seed": req.seed,
+            **({"limit": req.limit} if req.limit is not None else {}),
+            **({"source": req.source} if req.source is not None else {}),
+            **({"source_partition": req.source_partition} if req.source_partition is not None else {}),
+            **({"evaluation_role": req.evaluation_role} if req.evaluation_role is not None else {}),
+            **({"exclusion_snapshot": snapshot[1]} if snapshot is not None else {})}
+
+
+async def submit_preparation(request: web.Request) -> web.Response:
+    from srbench.benchmarks import get as get_benchmark
+    from srbench.service.routes.exclusions import resolve_snapshot
+    from srbench.stages.datasets.build import check_evaluation
+
+    req = await parse(request, rq.PrepareJob)
+    service = svc(request)
+    snapshot = None
+    if req.benchmarks is not None:
+        req = req.model_copy(update={"benchmarks": [get_benchmark(b).id for b in req.benchmarks]})
+    else:
+        bench = get_benchmark(str(req.benchmark))
+        req = req.model_copy(update={"benchmark": bench.id})
+        check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
+        snapshot = await asyncio.to_thread(resolve_snapshot, service, req.exclusion_snapshot)
+    wanted = _wanted(req, snapshot)
+    jobs = _jobs(service.journal)
+    for job in jobs:
+        if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
+            return ok({"preparation": job}, status=202)
+    if any(job["status"] in ACTIVE for job in jobs):
+        raise Conflict("Another dataset is being prepared; wait for it to finish", code="preparation_busy")
+    now = iso(time.time())
+    job = {"id": "prep-" + uuid.uuid4().hex, **wanted, "request": wanted, "status": "queued", "phase": "queued",
+           "created_at": now, "updated_at": now, "owner": actor_of(request).owner}
+    if req.benchmarks is not None:
+        job["items"] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False, "source_ids": []}
+                        for b in req.benchmarks]
+    await asyncio.to_thread(service.journal.set_ref_sync, KIND, job["id"], job)
+    tasks = service.preparing
+    work = (_work_many(service, job["id"], req) if req.benchmarks is not None
+            else _work(service, job["id"], req, snapshot[0] if snapshot else None))
+    jid = job["id"]
+    tasks[jid] = asyncio.get_running_loop().create_task(work)
+    tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))
+    return ok({"preparation": job}, status=202)

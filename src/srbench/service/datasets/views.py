@@ -1,0 +1,206 @@
+"""Datasets as upstream's Dashboard reads them: detail, the public case page, selection and compose.
+
+- detail: coverage per benchmark and category, and provenance (sources, seed, selection) — never a
+  reference answer;
+- cases: the public view of each case (its question from the system/user/developer messages, its
+  category = stratum), filtered by benchmark, category and text, paged by a string cursor;
+- selection (per profile): for each catalog benchmark, the one prepared full-profile source a new
+  evaluation would use, or why there is none (not_prepared, source_conflict: two different frozen
+  versions, seed_conflict: the eligible benchmarks disagree on the seed);
+- compose: one dataset from chosen benchmarks of prepared datasets of one profile, seed and split
+  (registered like a prepared one; the same choice gives the same dataset).
+
+Detail, cases and compose name a dataset by its ``ds-`` id or by the SHA-256 of its bytes (the 64-hex
+form upstream's Dashboard proxy lets through on ``/datasets/{id}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter, OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from srbench.benchmarks import all_benchmarks
+from srbench.cas import canonical_json
+from srbench.errors import InvalidInput, NotFound
+from srbench.schemas.dataset import Case
+from srbench.service.datasets.refs import dataset_ids_with_sha256, register_dataset
+from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+PUBLIC_ROLES = ("system", "user", "developer")
+MAX_CACHED = 16
+
+
+class CaseCache:
+    """Decoded cases of recently read datasets (by object digest: immutable)."""
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[str, list[Case]] = OrderedDict()
+
+    def get(self, service: Service, obj: str) -> list[Case]:
+        if obj not in self._cache:
+            self._cache[obj] = decode_cases(service.objects.get_bytes(obj))
+            while len(self._cache) > MAX_CACHED:
+                self._cache.popitem(last=False)
+        self._cache.move_to_end(obj)
+        return self._cache[obj]
+
+
+CASES = CaseCache()
+
+
+def manifest_of(service: Service, dataset_id_: str) -> dict[str, Any]:
+    """A dataset by its id, or by the SHA-256 of its bytes (upstream's proxy passes only 64-hex dataset
+    ids): of several datasets with the same bytes, the one with the smallest id."""
+    m = service.journal.get_ref("dataset", dataset_id_)
+    if m is None and re.fullmatch(r"[0-9a-f]{64}", dataset_id_):
+        same = sorted(dataset_ids_with_sha256(service, dataset_id_))
+        m = service.journal.get_ref("dataset", same[0]) if same else None
+    if m is None:
+        raise NotFound(f"no dataset {dataset_id_!r}")
+    return dict(m)
+
+
+def _titles() -> dict[str, str]:
+    return {b.id: b.title for b in all_benchmarks()}
+
+
+def public_case(case: Case) -> dict[str, Any]:
+    messages = [{"role": m.role, "content": m.content} for m in case.messages
+                if m.role in PUBLIC_ROLES and m.content.strip()]
+    question = "\n\n".join(m["content"] for m in messages)
+    out: dict[str, Any] = {"id": case.id, "benchmark": case.benchmark, "category": case.metadata.stratum,
+                           "question": question, "messages": messages,
+                           "input_status": "available" if question else "unavailable",
+                           "metadata": {"stratum": case.metadata.stratum, "split": case.metadata.split}}
+    if not question:
+        out["input_notice"] = "This prepared task has no displayable input (its harness builds the prompt)."
+    return out
+
+
+def detail(service: Service, dataset_id_: str) -> dict[str, Any]:
+    m = manifest_of(service, dataset_id_)
+    cases = CASES.get(service, m["object"])
+    counts = Counter((c.benchmark, c.metadata.stratum) for c in cases)
+    titles = _titles()
+    benchmarks = []
+    for b in sorted({c.benchmark for c in cases}):
+        cats: list[dict[str, Any]] = [{"name": cat, "count": n} for (bb, cat), n in sorted(counts.items()) if bb == b]
+        benchmarks.append({"id": b, "title": titles.get(b, b), "count": sum(c["count"] for c in cats),
+                           "categories": cats})
+    sources = [{"benchmark": b, "url": s.get("url"), "revision": s.get("revision"), "normalizer": s.get("normalizer"),
+                **({"partition": s["partition"]} if s.get("partition") else {}),
+                "origin": s.get("origin"), "license_url": s.get("license_url"),
+                "access_note": s.get("access_note") or "Upstream access and license terms apply; answers are excluded "
+                                                       "from this view.",
+                "file_count": len(s.get("files") or [])} for b, s in sorted(m["sources"].items())]
+    return {"id": m["id"], "name": m["name"], "profile": m["profile"], "split": m["split"],
+            "custom_subset": m.get("custom_subset", False), "case_count": m["case_count"], "benchmarks": benchmarks,
+            "categories": [{"benchmark": b, "name": cat, "count": n} for (b, cat), n in sorted(counts.items())],
+            "provenance": {"sha256": m["sha256"], "seed": m["seed"], "selection": m["selection"], "sources": sources,
+                           **({"evaluation": m["evaluation"]} if m.get("evaluation") else {})},
+            "manifest": m}
+
+
+def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, benchmark: str | None,
+               category: str | None, text: str | None) -> dict[str, Any]:
+    m = manifest_of(service, dataset_id_)
+    rows = [public_case(c) for c in CASES.get(service, m["object"])]
+    needle = (text or "").casefold()
+    chosen = [r for r in rows if (not benchmark or r["benchmark"] == benchmark)
+              and (not category or r["category"] == category)
+              and (not needle or needle in (r["id"] + "\n" + r["question"]).casefold())]
+    part = chosen[start:start + limit]
+    following = start + len(part)
+    return {"dataset_id": m["id"], "cases": part, "total": len(chosen), "dataset_total": len(rows),
+            "next_cursor": str(following) if following < len(chosen) else None, "limit": limit, "offset": start}
+
+
+def _proof(m: dict[str, Any], benchmark: str) -> str:
+    """Two prepared datasets hold the same frozen cases of a benchmark when its pinned source, its
+    selection, the seed and the split agree (datasets are functions of exactly these)."""
+    named = {"source": m["sources"].get(benchmark), "selection": m["selection"].get(benchmark), "seed": m["seed"],
+             "split": m["split"]}
+    evaluation = (m.get("evaluation") or {}).get(benchmark)
+    if evaluation:                  # an excluding cut holds other cases than the plain one
+        named["evaluation"] = evaluation
+    return hashlib.sha256(canonical_json(named)).hexdigest()
+
+
+def selection(service: Service, profile: str) -> dict[str, Any]:
+    split = "holdout" if profile == "standard" else "dev"
+    groups: dict[str, list[tuple[str, int, int, str, int]]] = {}
+    for _, m in service.journal.list_refs("dataset"):
+        if m.get("profile") != profile or m.get("custom_subset"):
+            continue
+        for b in m["benchmarks"]:
+            groups.setdefault(b, []).append((_proof(m, b), len(m["benchmarks"]), m["case_count"], m["id"], m["seed"]))
+    entries = []
+    for bench in all_benchmarks():
+        found = groups.get(bench.id, [])
+        conflict = len({f[0] for f in found}) > 1
+        chosen = min(found, key=lambda f: (f[1], f[2], f[3])) if found else None
+        ok = chosen is not None and not conflict
+        count = 0
+        if ok and chosen is not None:
+            m = manifest_of(service, chosen[3])
+            count = m["case_count"] if len(m["benchmarks"]) == 1 else sum(
+                c.benchmark == bench.id for c in CASES.get(service, m["object"]))
+        entries.append({"id": bench.id, "title": bench.title, "eligible": ok, "case_count": count,
+                        "source_ids": [chosen[3]] if ok and chosen else [], "seed": chosen[4] if ok and chosen else None,
+                        "reason_code": None if ok else ("source_conflict" if conflict else "not_prepared"),
+                        "reason": None if ok else (
+                            "Multiple frozen versions are available. Prepare one canonical collection or select a "
+                            "custom dataset." if conflict else "Prepare this benchmark for the selected profile.")})
+    seeds = {e["seed"] for e in entries if e["eligible"]}
+    if len(seeds) > 1:
+        for e in entries:
+            if e["eligible"]:
+                e.update(eligible=False, source_ids=[], case_count=0, reason_code="seed_conflict",
+                         reason="Prepared benchmarks use different seeds. Prepare them with one common seed.")
+    for e in entries:
+        e.pop("seed")
+    return {"profile": profile, "split": split, "seed": next(iter(seeds)) if len(seeds) == 1 else None,
+            "benchmarks": entries, "model_requests": 0}
+
+
+def compose(service: Service, dataset_ids: list[str], benchmarks: list[str]) -> dict[str, Any]:
+    if len(set(benchmarks)) != len(benchmarks):
+        raise InvalidInput("Compose requires distinct benchmark IDs")
+    manifests = [manifest_of(service, d) for d in dict.fromkeys(dataset_ids)]
+    keys = {(m["profile"], m["seed"], m["split"]) for m in manifests}
+    if len(keys) > 1:
+        raise InvalidInput("Composing datasets requires the same profile, seed, and split")
+    if len(manifests) == 1 and sorted(manifests[0]["benchmarks"]) == sorted(benchmarks):
+        return manifests[0]
+    holder: dict[str, dict[str, Any]] = {}
+    for b in benchmarks:
+        having = [m for m in manifests if b in m["benchmarks"]]
+        if not having:
+            raise InvalidInput(f"no chosen dataset holds benchmark {b}")
+        if len({_proof(m, b) for m in having}) > 1:
+            raise InvalidInput(f"the chosen datasets hold different frozen versions of {b}", code="source_conflict")
+        holder[b] = min(having, key=lambda m: m["id"])
+    cases: list[Case] = []
+    for b in sorted(benchmarks):
+        cases += [c for c in CASES.get(service, holder[b]["object"]) if c.benchmark == b]
+    data = encode_cases(cases)
+    sha = hashlib.sha256(data).hexdigest()
+    first = manifests[0]
+    sources = {b: holder[b]["sources"][b] for b in sorted(benchmarks)}
+    chosen_sel = {b: holder[b]["selection"][b] for b in sorted(benchmarks)}
+    custom = any(holder[b].get("custom_subset") for b in benchmarks)
+    notices = sorted({n for m in holder.values() for n in m.get("notices", [])})
+    evaluation = {b: holder[b]["evaluation"][b] for b in sorted(benchmarks) if b in (holder[b].get("evaluation") or {})}
+    manifest = {"id": dataset_id(sha, sources, first["profile"], first["seed"], custom, chosen_sel, evaluation or None),
+                "name": "+".join(sorted(benchmarks)) + "/" + first["profile"], "path": "", "sha256": sha,
+                "object": service.objects.put_bytes(data), "case_count": len(cases), "profile": first["profile"],
+                "seed": first["seed"], "split": first["split"], "benchmarks": sorted(benchmarks), "sources": sources,
+                "selection": chosen_sel, "custom_subset": custom, "notices": notices,
+                **({"evaluation": evaluation} if evaluation else {})}
+    return register_dataset(service, json.loads(json.dumps(manifest)))

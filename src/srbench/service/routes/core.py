@@ -1,0 +1,265 @@
+"""HTTP handlers: the basics, targets, plans and runs (upstream's wire shapes, `service.wire`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from pydantic import ValidationError
+
+from srbench import VERSION
+from srbench.benchmarks import catalog as catalog_doc
+from srbench.cas import is_digest
+from srbench.discovery import read_benchmark_options
+from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.target import Target
+from srbench.service.api import policy
+from srbench.service.api import requests as rq
+from srbench.service.api.actors import Actor, actor_of
+from srbench.service.api.http import ok, parse, query, svc
+from srbench.service.datasets.refs import find_datasets
+from srbench.service.store import target_registry
+from srbench.service.wire import projections as wire
+from srbench.service.wire import upstream
+from srbench.stages.plan.freeze import build_plan, check_frozen, fail, pydantic_problems
+from srbench.targets import routers
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+
+# -- basics --------------------------------------------------------------------------------------
+async def health(request: web.Request) -> web.Response:
+    return ok({"version": VERSION, "status": "ready", "store_id": svc(request).store_id})
+
+
+async def catalog(request: web.Request) -> web.Response:
+    return ok({**catalog_doc(), "profiles": wire.PROFILES, "modes": wire.MODES})
+
+
+async def shutdown(request: web.Request) -> web.Response:
+    asyncio.get_running_loop().call_later(0.05, svc(request).stopping.set)
+    return ok({"status": "stopping", "results": "kept"})
+
+
+# Objects the API serves: JSON records without reference answers. Frozen datasets, cases and SSE
+# blobs are never returned (UI-3); datasets are browsed through /datasets/{id}/cases. A
+# `trajectory` is an agent trial's stored record (messages, commands, outputs, verifier log).
+SERVED_KINDS = frozenset({"call", "request", "report", "results", "results_page", "plan", "grade", "trajectory"})
+
+
+async def get_object(request: web.Request) -> web.Response:
+    digest = request.match_info["digest"]
+    if not is_digest(digest):
+        raise InvalidInput("not an object digest (expected b3:<64 hex>)")
+    data = await asyncio.to_thread(svc(request).objects.get_bytes, digest)
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        value = None
+    if not isinstance(value, dict) or value.get("kind") not in SERVED_KINDS:
+        raise NotFound(f"object {digest} is not a record this API serves (datasets and cases, which hold "
+                       "reference answers, are browsed through /datasets/{id}/cases)")
+    return web.Response(body=data, content_type="application/json")
+
+
+async def setup_check(request: web.Request) -> web.Response:
+    from srbench.service.store.setup_checks import checks
+
+    service = svc(request)
+    await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
+    registered = {name for name, _ in service.journal.list_refs("target")}
+    return ok(checks(service.store_dir, registered))
+
+
+# -- targets -------------------------------------------------------------------------------------
+async def list_targets(request: web.Request) -> web.Response:
+    service = svc(request)
+    await asyncio.to_thread(target_registry.sync, service)      # the store's targets.json, as upstream reads it
+    return ok({"targets": [v for _, v in service.journal.list_refs("target")]})
+
+
+async def register_targets(request: web.Request) -> web.Response:
+    parsed = (await parse(request, rq.RegisterTargets)).targets
+    problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
+                if (bad := routers.router_problem(t)) is not None]
+    ids = [t.id for t in parsed]
+    dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
+    if dupes:
+        problems.append(f"duplicate target id(s): {', '.join(dupes)}")
+    if problems:
+        raise fail(problems, "targets file")
+    journal = svc(request).journal
+    for t in parsed:
+        journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
+    return ok({"registered": ids})
+
+
+# -- plans and runs ------------------------------------------------------------------------------
+def _plan_sync(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
+    """Freeze a manifest (sr-bench's fields and upstream's, `service.upstream`) for this actor."""
+    target_registry.sync(service)
+    if actor.named and isinstance(manifest, dict):
+        manifest = policy.resolve_inline(manifest, policy.registry(service))
+    manifest, extras = upstream.split_manifest(manifest)
+    manifest, options, aux = upstream.prepare_inputs(service, manifest, extras, actor)
+
+    def resolve(tid: str) -> Target | None:
+        if isinstance(aux.get(tid), dict):
+            try:
+                return Target.model_validate({**aux[tid], "id": tid})
+            except ValidationError as exc:
+                raise fail(pydantic_problems(exc, f"auxiliary_targets.{tid}.")) from None
+        v = service.journal.get_ref("target", tid)
+        return None if v is None else Target.model_validate(v)
+
+    plan = build_plan(manifest, service.objects, resolve_target=resolve,
+                      find_datasets=lambda sha: find_datasets(service, sha),
+                      options=read_benchmark_options(service.store_dir) if options is None else options)
+    return upstream.apply_extras(service, plan, extras, actor)
+
+
+def _planning_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
+    from srbench.service.runs.early_stop import check_baseline_run
+    from srbench.stages.datasets.build import decode_cases
+    from srbench.stages.stats.power import planning_for
+
+    if plan["mode"] != "live":
+        return None
+    check_baseline_run(service.runs, plan)
+    counts: dict[str, int] = {}
+    for case in decode_cases(service.objects.get_bytes(plan["dataset"]["object"])):
+        counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
+    return planning_for(plan, counts)
+
+
+def _estimate_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
+    """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
+    from srbench.stages.datasets.build import decode_cases
+    from srbench.stages.plan.estimate import plan_estimate
+
+    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan["dataset"]["object"])))
+
+
+async def plan_answer(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
+    planning = await asyncio.to_thread(_planning_sync, service, plan)
+    estimate = await asyncio.to_thread(_estimate_sync, service, plan)
+    return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan["plan_sha256"], "total": plan["total"],
+            "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
+
+
+async def make_plan(request: web.Request) -> web.Response:
+    req = await parse(request, rq.MakePlan)
+    service = svc(request)
+    plan = await asyncio.to_thread(_plan_sync, service, req.manifest, actor_of(request))
+    return ok(await plan_answer(service, plan))
+
+
+def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
+    """A frozen manifest as it was reviewed (its hash checked; one sent without its plan_sha256 is
+    re-frozen: validated and hashed anew, as upstream does), or a manifest frozen now; a reviewed
+    plan_sha256 the manifest carries must match what it freezes to (upstream's reviewed_plan_changed)."""
+    if not isinstance(manifest, dict):
+        raise InvalidInput("manifest must be an object")
+    if manifest.get("kind") == "plan":
+        plan = check_frozen(wire.plan_from_wire(manifest), refreeze="plan_sha256" not in manifest)
+        if actor.named:
+            policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
+        return plan
+    reviewed = manifest.get("plan_sha256")
+    plan = _plan_sync(service, {k: v for k, v in manifest.items() if k != "plan_sha256"}, actor)
+    if reviewed is not None and reviewed != plan["plan_sha256"]:
+        raise InvalidInput(f"the reviewed plan changed: it freezes to {plan['plan_sha256']} now, the manifest says "
+                           f"{reviewed}; review the plan again (nothing was dispatched)", code="reviewed_plan_changed",
+                           details={"dispatch_started": False, "model_requests": 0})
+    return plan
+
+
+async def submit_run(request: web.Request) -> web.Response:
+    req = await parse(request, rq.SubmitRun)
+    service, actor = svc(request), actor_of(request)
+    plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
+    hook = upstream.creation_hook(service, plan, actor)
+    try:
+        run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
+                                                                                          req.idempotency_key), hook)
+    except Conflict as exc:      # upstream answers a key bound to another plan with a 400
+        if exc.code != "idempotency_conflict":
+            raise
+        raise InvalidInput(exc.message, code=exc.code, details=exc.details) from None
+    if created:
+        service.runs.start(run["id"])
+    # upstream answers every accepted submission with 201 and the run; `created` says whether this one made it
+    return ok({**service.views.one(run), "created": created}, status=201)
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    service, q = svc(request), query(request, rq.RunsPage)
+    return ok(await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after))
+
+
+async def get_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    return ok(service.views.one(service.runs.get(request.match_info["run_id"])))
+
+
+async def cancel_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    return ok(service.views.one(await service.runs.cancel(request.match_info["run_id"])))
+
+
+async def run_report(request: web.Request) -> web.Response:
+    service = svc(request)
+    rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
+    digest = rep.pop("report")
+    return ok(wire.wire_report(rep, digest, hit, why))
+
+
+async def run_recipes(request: web.Request) -> web.Response:
+    from srbench.service.runs.recipes import recipes_view
+
+    service = svc(request)
+    run = service.runs.get(request.match_info["run_id"])
+    plan = await asyncio.to_thread(service.objects.get_json, run["plan"])
+    found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run["id"], plan)
+    return ok({"run_id": run["id"], "recipes": found,
+               "note": "captured from the router's own config API before the run (secrets and connection details "
+                       "redacted); a run without a capture never borrows a later one (UI-7)"})
+
+
+# -- store maintenance ---------------------------------------------------------------------------
+async def store_verify(request: web.Request) -> web.Response:
+    from srbench.service.store import maintenance
+
+    service = svc(request)
+    if not (await parse(request, rq.StoreVerify, optional=True)).repair:
+        return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
+    res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
+                                  maintenance.repair_sources())
+    for digest in res["repaired"]:
+        service.damage.forget(digest)
+    return ok(res)
+
+
+async def store_gc(request: web.Request) -> web.Response:
+    from srbench.errors import Conflict
+    from srbench.service.store import maintenance
+
+    req = await parse(request, rq.StoreGc, optional=True)
+    apply, grace = req.apply, req.grace_s
+    service = svc(request)
+    active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
+    if active:
+        raise Conflict(f"store gc refused: {len(active)} run(s) are queued, running or finishing "
+                       f"({', '.join(active[:5])}); wait for them to finish or cancel them", code="runs_active")
+    if apply and service.objects.url != str(service.store_dir / "cas").rstrip("/"):
+        # SR_BENCH_OBJECTS_URL: the objects may be shared with other stores whose journals this one cannot see
+        raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
+                       "where other stores' journals may reference them; only a dry run is allowed",
+                       code="objects_shared")
+    return ok(await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
+                                      grace_s=float(grace)))

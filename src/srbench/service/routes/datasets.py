@@ -1,0 +1,112 @@
+"""HTTP handlers for datasets: prepare (on the service host), combine, list, and upstream's detail,
+public case page, selection and compose (`service.dataset_views`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.acquire import acquire
+from srbench.discovery import cache_home
+from srbench.errors import InvalidInput, NotFound, storage_fault
+from srbench.schemas.text import shorten
+from srbench.service.api import requests as rq
+from srbench.service.api.http import MAX_OFFSET, ok, parse, query, svc
+from srbench.service.datasets import views as dataset_views
+from srbench.service.datasets.refs import register_dataset
+from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
+from srbench.stages.datasets.build import check_evaluation, combine, prepare
+from srbench.stages.datasets.source_labels import dataset_notices
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+
+def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
+    bench = get_benchmark(req.benchmark)
+    profile, seed, limit, src, rev = req.profile, req.seed, req.limit, req.source_path, req.revision
+    if (src is None) != (rev is None):
+        raise InvalidInput("--source-path and --revision are required together (DS-7)")
+    if not bench.available:
+        raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
+    if rev is not None and not rev.strip():
+        raise InvalidInput("revision must not be blank")
+    check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
+    snapshot = resolve_snapshot(service, req.exclusion_snapshot)
+    try:
+        got = acquire(bench, mode=req.source or "auto", cache_dir=cache_home() / "sources",
+                      source_path=src, revision=rev)
+    except (OSError, ValueError) as exc:     # a local copy the filesystem refuses or cannot read
+        if src is None or storage_fault(exc) is not None:
+            raise
+        raise InvalidInput(f"source_path: cannot read {shorten(src)}: {getattr(exc, 'strerror', None) or exc}"
+                           ) from None
+    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
+                             revision=got.revision, url=bench.source.url, origin=got.origin,
+                             partition=req.source_partition, role=req.evaluation_role,
+                             snapshot=snapshot[0] if snapshot else None, check=got.check)
+    if snapshot is not None:
+        remember_snapshot(service, *snapshot)
+    notices = list(got.notices) + dataset_notices(bench.id, got.revision, got.origin, got.check)
+    if notices:
+        manifest = dict(manifest)
+        manifest["notices"] = [*manifest["notices"], *notices]
+    return register_dataset(service, manifest)
+
+
+async def prepare_dataset(request: web.Request) -> web.Response:
+    req = await parse(request, rq.PrepareDataset)
+    return ok(await asyncio.to_thread(_prepare_sync, svc(request), req))
+
+
+def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
+    stored = service.journal.get_ref("dataset", m.id)
+    if stored is None:
+        raise NotFound(f"dataset {m.id} is not a dataset of this store")
+    if stored["sha256"] != m.sha256:
+        raise InvalidInput(f"dataset {m.id}: sha256 {m.sha256} does not match the stored {stored['sha256']}")
+    return stored
+
+
+async def combine_datasets(request: web.Request) -> web.Response:
+    req = await parse(request, rq.CombineDatasets)
+    service = svc(request)
+    stored = [_known_manifest(service, m) for m in req.manifests]
+
+    def run() -> dict[str, Any]:
+        manifest, _ = combine(service.engine, stored)
+        return register_dataset(service, manifest)
+    return ok(await asyncio.to_thread(run))
+
+
+async def list_datasets(request: web.Request) -> web.Response:
+    q = query(request, rq.Page)
+    offset, limit = min(q.offset, MAX_OFFSET), q.limit
+    items = [v for _, v in svc(request).journal.list_refs("dataset")]
+    return ok({"datasets": items[offset:offset + limit], "total": len(items)})
+
+
+async def get_dataset(request: web.Request) -> web.Response:
+    return ok(await asyncio.to_thread(dataset_views.detail, svc(request), request.match_info["dataset_id"]))
+
+
+async def dataset_cases(request: web.Request) -> web.Response:
+    q = query(request, rq.CasesPage)
+    start = min(int(q.cursor) if q.cursor is not None else q.offset, MAX_OFFSET)
+    return ok(await asyncio.to_thread(dataset_views.cases_page, svc(request), request.match_info["dataset_id"],
+                                      start=start, limit=q.limit, benchmark=q.benchmark, category=q.category,
+                                      text=q.q))
+
+
+async def dataset_selection(request: web.Request) -> web.Response:
+    q = query(request, rq.Selection)
+    return ok(await asyncio.to_thread(dataset_views.selection, svc(request), q.profile))
+
+
+async def compose_datasets(request: web.Request) -> web.Response:
+    req = await parse(request, rq.ComposeDatasets)
+    composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)
+    return ok({"dataset": composed})

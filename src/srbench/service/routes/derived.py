@@ -1,0 +1,138 @@
+"""HTTP handlers for derived results of finished runs: compare, regrade, export, replay, reconcile,
+recover, reprice — bare documents in upstream's shape (`service.wire`), run ids in bodies scoped to
+the caller (`service.actors`)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.errors import InvalidInput, StorageFull
+from srbench.service.api import requests as rq
+from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.http import ok, parse, svc
+from srbench.service.journal.cells import cell_id
+from srbench.service.runs import corrections, recovery
+from srbench.service.runs.replays import create_replay
+from srbench.service.wire import projections as wire
+from srbench.service.wire import upstream
+from srbench.stages.derived import rules as derived
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+
+async def make_comparison(request: web.Request) -> web.Response:
+    req = await parse(request, rq.MakeComparison)
+    b, c, margin = req.baseline_run_id, req.candidate_run_id, req.margin
+    service, actor = svc(request), actor_of(request)
+    for run_id in (b, c):
+        check_visible(service.journal, actor, run_id)
+
+    def run() -> dict[str, Any]:
+        brep, _, _ = service.runs.report(b)
+        crep, _, _ = service.runs.report(c)
+        digest, hit, why = derived.compare(service.engine, brep["report"], crep["report"], margin,
+                                           subject=f"{b}..{c}")
+        return wire.wire_comparison(service.objects.get_json(digest), brep, crep, digest, hit, why)
+    return ok(await asyncio.to_thread(run))
+
+
+async def regrade_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+
+    def go() -> dict[str, Any]:
+        run = service.runs.get(run_id)
+        original = service.runs.final_report(run_id)
+        digest, hit, why = derived.regrade(service.engine, run, original)
+        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+    return ok(await asyncio.to_thread(go))
+
+
+async def export_run(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+
+    def go() -> dict[str, Any]:
+        run = service.runs.get(run_id)
+        rep, _, _ = service.runs.report(run_id)
+        digest, hit, why = derived.export(service.engine, run, rep["report"])
+        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
+    return ok(await asyncio.to_thread(go))
+
+
+async def make_replay(request: web.Request) -> web.Response:
+    req = await parse(request, rq.MakeReplay)
+    b, p = req.baseline_run_id, req.preview_run_id
+    service, actor = svc(request), actor_of(request)
+    for run_id in (b, p):
+        check_visible(service.journal, actor, run_id)
+    run, created = await asyncio.to_thread(create_replay, service.runs, b, p, actor.owner)
+    return ok({**service.views.one(run), "created": created, "model_requests": 0}, status=201 if created else 200)
+
+
+async def reconcile_usage(request: web.Request) -> web.Response:
+    service = svc(request)
+    routers = (await parse(request, rq.ReconcileUsage, optional=True)).routers
+    body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
+                                                        request.match_info["run_id"], routers)
+    return ok({**wire.wire_correction(body_), "cache_hit": hit, "explain": why, "appended": appended,
+               "model_requests": 0})
+
+
+async def _settled(service: Service, run_id: str) -> None:
+    """The run's end recorded before its cells are read: right after a full disk has space again, the
+    end that waits for its retry is written now (its in-flight cells turn ambiguous), so a recovery plan
+    made now is still the plan `recover` finds; if the store still refuses it, a named 507."""
+    if not await service.runs.endings.settle(run_id):
+        raise StorageFull(f"run {run_id} has ended but the store cannot record its end yet (it is full or "
+                          "failing); free space and retry: a recovery plan made before would change once it is")
+
+
+async def recover_plan(request: web.Request) -> web.Response:
+    mode = (await parse(request, rq.RecoverPlan)).mode
+    service, run_id = svc(request), request.match_info["run_id"]
+    await _settled(service, run_id)
+
+    def go() -> dict[str, Any]:
+        plan = recovery.recovery_plan(service.runs, run_id, mode)
+        parent = service.runs.get(run_id)
+        return wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {}).get("cap_usd"))
+    return ok(await asyncio.to_thread(go))
+
+
+def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> Any:
+    """sr-bench's whole reviewed plan, or upstream's (mode, plan_sha256, cells) as that plan."""
+    if req.plan is not None:
+        return req.plan
+    if req.mode is None or req.plan_sha256 is None or not req.cells:
+        raise InvalidInput("recover needs the reviewed recovery plan: mode, plan_sha256 and cells (or plan)",
+                           code="recovery_plan_required", details={"dispatch_started": False})
+    return {"kind": "recovery-plan", "parent": run_id, "mode": req.mode, "plan_sha256": req.plan_sha256,
+            "selected_cells": [c if isinstance(c, str) else cell_id(c.case_id, c.target_id) for c in req.cells]}
+
+
+async def recover_run(request: web.Request) -> web.Response:
+    req = await parse(request, rq.RecoverRun)
+    service, actor = svc(request), actor_of(request)
+    run_id = request.match_info["run_id"]
+    submitted = _submitted_recovery(service, run_id, req)
+    await _settled(service, run_id)
+    parent_plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    hook = upstream.derived_hook(service, actor, parent_plan, "recovery")
+    run, created = await asyncio.to_thread(recovery.recover, service.runs, run_id, submitted,
+                                           wire.scoped_key(actor.owner, req.idempotency_key),
+                                           req.acknowledge_new_attempt, hook)
+    if created:
+        service.runs.start(run["id"])
+    return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
+
+
+async def reprice_run(request: web.Request) -> web.Response:
+    req = await parse(request, rq.RepriceRun)
+    correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],
+                                                   req.prices, req.reason)
+    return ok({"correction": correction, "appended": appended, "model_requests": 0})

@@ -1,0 +1,193 @@
+"""HTTP handlers for a run's evidence pages: results, calls (and one call), events — upstream's cursors.
+
+Results follow the report's rows (the cursor is a row's 1-based position), read from the results'
+fixed-size pages (stages/report/results.py); totals come from the journal's counters: every page is O(page). A cell makes a subject
+call and, for judged benchmarks, a judge call; each is one row of the calls page, named by
+`wire.call_id`, and the cursor is ``seq * 8 + role + 1`` (a keyset over the cells' sequence numbers).
+`/calls/{id}` also takes a cell id (sr-bench's own name) for that cell's subject call. A multi-call cell
+(a conversation) is one row whose ``calls`` lists every call of it, in order, with its role
+(service/runs/call_pages.py); its ``call`` is the conversation record. Events are ≤ 1000 a page after a
+sequence number. The journal reads are typed functions in service/journal/evidence.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.errors import DamagedObject, NotFound
+from srbench.service.api import requests as rq
+from srbench.service.api.faults import record_damage
+from srbench.service.api.http import MAX_OFFSET, ok, query, svc
+from srbench.service.journal import evidence as jev
+from srbench.service.runs.call_pages import call_rows, conversation_calls
+from srbench.service.wire import projections as wire
+from srbench.stages.report.results import page as results_page
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+    from srbench.service.journal.writer import Journal
+
+STRIDE = wire.CURSOR_STRIDE
+
+
+async def run_results(request: web.Request) -> web.Response:
+    """O(page): the run's current results object (its report head's when nothing changed) is an index
+    of fixed-size pages, so the rows at a position are read from at most two pages."""
+    service = svc(request)
+    q = query(request, rq.After)
+    digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
+    start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
+    chunk, total = await asyncio.to_thread(results_page, service.objects, digest, offset=start, limit=q.limit)
+    end = start + len(chunk)
+    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], total, q.limit,
+                        end if end < total else None))
+
+
+def _roles(row: Any) -> list[str]:
+    roles = ["subject"]
+    if (row["judge_request"] or row["judge_call"] or row["state"] == "judge_dispatching"
+            or row["error_class"] == "ambiguous_judge_dispatch"):
+        roles.append("judge")
+    return roles
+
+
+def _mom_targets(service: Service, run_id: str) -> dict[str, Any]:
+    """The run's MoM subject targets by id: their router adapter names the model that served a call."""
+    from srbench.schemas.target import Target
+
+    plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    return {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]
+            if pt["target"]["kind"] == "mom"}
+
+
+def _selected_model(call: dict[str, Any], target: Any) -> str | None:
+    """The model that served a subject call, as the report's rows say it: the MoM target's router
+    adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
+    from srbench.targets import routers
+
+    if target is not None:
+        return routers.attribute(target, call).selected_model
+    return (call.get("headers") or {}).get("x-vsr-selected-model")
+
+
+def _summary(service: Service, run_id: str, row: Any, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
+    request_d, call_d = (row["request"], row["call"]) if role == "subject" else (row["judge_request"], row["judge_call"])
+    out: dict[str, Any] = {"id": wire.call_id(run_id, row["seq"], role), "case_id": row["case_id"],
+                           "target_id": row["target_id"], "role": role, "cell_id": row["cell_id"], "seq": row["seq"],
+                           "state": row["state"], "error_class": row["error_class"], "error": row["error"],
+                           "request": request_d, "call": call_d, "damaged": False}
+    record_status = None
+    if role == "subject" and not call_d and row["state"] in ("dispatching", "ambiguous"):
+        rows = call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"])
+        if rows:                    # a conversation in flight, or left ambiguous by a restart
+            out["calls"] = conversation_calls(service, run_id, row["cell_id"], rows, None,
+                                              (moms or {}).get(row["target_id"]))
+    if call_d:
+        try:
+            c = service.objects.get_json(call_d)
+        except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
+            if isinstance(exc, DamagedObject):
+                record_damage(service, exc, run_id, f"{role} call of cell {row['cell_id']}")
+            out.update(damaged=True, damage=exc.message)
+        else:
+            if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
+                out["calls"] = conversation_calls(service, run_id, row["cell_id"],
+                                                  call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"], []), c,
+                                                  (moms or {}).get(row["target_id"]))
+                out["status"] = wire.call_status(row["state"], row["error_class"], row["state"], role)
+                return out
+            record_status = c["status"]
+            out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
+                       latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
+                       response_model=c.get("response_model"),
+                       selected_model=_selected_model(c, (moms or {}).get(row["target_id"]) if role == "subject"
+                                                      else None))
+    out["status"] = wire.call_status(row["state"], row["error_class"], record_status, role)
+    return out
+
+
+def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
+    """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
+    if offset == 0:
+        return 0
+    seen = 0
+    for row in jev.sent_cell_roles(journal, run_id):
+        for role in _roles(row):
+            seen += 1
+            if seen == offset:
+                return int(row["seq"]) * STRIDE + wire.ROLES.index(role) + 1
+    return 2**62
+
+
+def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
+    journal = service.journal
+    seq = max(0, (after - 1) // STRIDE)
+    picked: list[tuple[int, dict[str, Any]]] = []
+    moms = _mom_targets(service, run_id)
+    while len(picked) <= limit:
+        rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
+        service.objects.prefetch([d for r in rows for d in (r["call"], r["judge_call"]) if d])
+        for row in rows:
+            for role in _roles(row):
+                pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
+                if pos <= after:
+                    continue
+                item = _summary(service, run_id, row, role, moms)
+                if not active or item["status"] == "sent":
+                    picked.append((pos, item))
+        if len(rows) <= limit:
+            break
+        seq = rows[-1]["seq"] + 1
+    total = jev.call_total(journal, run_id)
+    more = len(picked) > limit
+    return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
+
+
+async def run_calls(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    q = query(request, rq.CallsAfter)
+    after = q.after
+    if after == 0 and q.offset:
+        after = await asyncio.to_thread(_cursor_at, service.journal, run_id, min(q.offset, MAX_OFFSET))
+    return ok(await asyncio.to_thread(_calls_page, service, run_id, after, q.limit, q.active == "true"))
+
+
+async def run_call(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id, given = request.match_info["run_id"], request.match_info["call_id"]
+    service.runs.get(run_id)
+    parsed = wire.parse_call_id(run_id, given)
+    if parsed is not None:
+        row = jev.cell_by_seq(service.journal, run_id, parsed[0])
+        role = parsed[1]
+    else:           # sr-bench's own name: a cell id stands for the cell's subject call
+        row = jev.cell_by_id(service.journal, run_id, given)
+        role = "subject"
+    if row is None or role not in _roles(row) or row["state"] == "pending":
+        raise NotFound(f"no call {given!r} in run {run_id!r}")
+    out = _summary(service, run_id, row, role, _mom_targets(service, run_id))
+    call_d, request_d = out["call"], out["request"]
+    if call_d:              # the one full call: a damaged record is an error (503), never a row marked damaged
+        out["record"] = service.objects.get_json(call_d)
+        trajectory = out["record"].get("trajectory") if out["record"].get("kind") == "conversation" else None
+        if isinstance(trajectory, str) and trajectory.startswith("b3:"):     # an agent's stored trajectory
+            out["trajectory_object"] = service.objects.get_json(trajectory)
+    if request_d:
+        out["request_object"] = service.objects.get_json(request_d)
+    return ok(out)
+
+
+async def run_events(request: web.Request) -> web.Response:
+    service = svc(request)
+    run_id = request.match_info["run_id"]
+    service.runs.get(run_id)
+    q = query(request, rq.EventsAfter)
+    rows = jev.events_after(service.journal, run_id, q.after, q.limit)
+    total = jev.event_count(service.journal, run_id)
+    return ok({"events": [wire.wire_event(r, json.loads(r["data"])) for r in rows], "total": total})

@@ -1,0 +1,96 @@
+"""Exclusion snapshots on the service: `POST /datasets/exclusions` compiles one from named datasets and
+runs (stored as an object, registered by its sha256), and a preparation names one inline or by digest.
+
+Datasets are shared; a run is named only by an actor that may see it (another owner's run is a 404),
+and the read role cannot compile (the access middleware refuses its POST). A snapshot that fails a
+bound, names a dataset without task identities, or a run the store cannot resolve is refused before
+anything is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.errors import InvalidInput, NotFound
+from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.exclusions import CompileExclusions
+from srbench.service.api.http import ok, parse, svc
+from srbench.service.datasets.refs import find_datasets
+from srbench.service.datasets.views import manifest_of
+from srbench.stages.datasets.exclusions import check_snapshot, compile_snapshot, no_identity
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+KIND = "exclusion-snapshot"
+
+
+def remember_snapshot(service: Service, digest: str, sha256: str) -> None:
+    """Register a stored snapshot object by its sha256 (a preparation may then name it by digest)."""
+    if service.journal.get_ref(KIND, sha256) is None:
+        service.journal.set_ref_sync(KIND, sha256, {"object": digest, "sha256": sha256})
+
+
+def store_snapshot(service: Service, snapshot: dict[str, Any]) -> str:
+    """Keep a checked snapshot as an object and register it by its sha256. Returns the object digest."""
+    digest: str = service.objects.put_json(snapshot)
+    remember_snapshot(service, digest, snapshot["sha256"])
+    return digest
+
+
+def resolve_snapshot(service: Service, value: dict[str, Any] | str | None) -> tuple[str, str] | None:
+    """(object digest, sha256) of the snapshot a preparation names: inline (checked, then kept as an
+    object; registered by `remember_snapshot` once the preparation succeeded), or by the sha256 or
+    object digest of one this store holds."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        snap = check_snapshot(value)
+        return service.objects.put_json(snap), snap["sha256"]
+    if re.fullmatch(r"[0-9a-f]{64}", value):
+        ref = service.journal.get_ref(KIND, value)
+        if ref is None:
+            raise NotFound(f"no exclusion snapshot with sha256 {value} in this store; send the snapshot itself")
+        return ref["object"], value
+    try:
+        snap = check_snapshot(service.objects.get_json(value))
+    except NotFound:
+        raise NotFound(f"no exclusion snapshot object {value} in this store; send the snapshot itself") from None
+    return value, snap["sha256"]
+
+
+def _run_dataset(service: Service, run_id: str, plan: dict[str, Any]) -> dict[str, Any]:
+    ref = plan["dataset"]
+    found = find_datasets(service, ref["sha256"])
+    found.sort(key=lambda m: m["id"] != ref.get("id"))
+    if not found:
+        raise InvalidInput(f"run {run_id}: its dataset {ref['sha256'][:16]} is not a dataset of this store, so its "
+                           "source provenance is unknown; pull or prepare it first", code="dataset_unknown")
+    with_identity = [m for m in found if all((m["sources"].get(b) or {}).get("partition") for b in m["benchmarks"])]
+    if not with_identity:
+        m = found[0]
+        missing = next(b for b in m["benchmarks"] if not (m["sources"].get(b) or {}).get("partition"))
+        raise no_identity(f"run {run_id}'s dataset {m['id']} ({m['name']})", missing)
+    return with_identity[0]
+
+
+def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
+    datasets = [manifest_of(service, d) for d in dict.fromkeys(dataset_ids)]
+    runs = []
+    for run_id in dict.fromkeys(run_ids):
+        check_visible(service.journal, actor, run_id)
+        plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+        runs.append((run_id, plan, _run_dataset(service, run_id, plan)))
+    snapshot = compile_snapshot(service.objects, datasets, runs)
+    store_snapshot(service, snapshot)
+    return snapshot
+
+
+async def compile_exclusions(request: web.Request) -> web.Response:
+    req = await parse(request, CompileExclusions)
+    service, actor = svc(request), actor_of(request)
+    return ok(await asyncio.to_thread(compile_named, service, actor, req.dataset_ids, req.run_ids))

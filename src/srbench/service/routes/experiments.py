@@ -1,0 +1,118 @@
+"""HTTP handlers for experiments (`service.experiments`) and candidate plans derived from a baseline."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+from aiohttp import web
+
+from srbench import TERMINAL_STATUSES
+from srbench.errors import InvalidInput
+from srbench.service.api import requests as rq
+from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.http import ok, parse, query, svc
+from srbench.service.runs import experiments
+from srbench.service.wire import projections as wire
+
+
+async def list_experiments(request: web.Request) -> web.Response:
+    q = query(request, rq.ExperimentPage)
+    return ok(experiments.page(svc(request).journal, actor_of(request), q.after, q.limit))
+
+
+async def create_experiment(request: web.Request) -> web.Response:
+    req = await parse(request, rq.CreateExperiment)
+    view, created = await asyncio.to_thread(experiments.create, svc(request).journal, req.name,
+                                            req.idempotency_key, actor_of(request))
+    return ok(view, status=201 if created else 200)
+
+
+async def get_experiment(request: web.Request) -> web.Response:
+    return ok(experiments.get(svc(request).journal, request.match_info["experiment_id"], actor_of(request)))
+
+
+async def delete_experiment(request: web.Request) -> web.Response:
+    if request.query or request.can_read_body:
+        raise InvalidInput("Experiment deletion takes no body or filters")
+    return ok(await asyncio.to_thread(experiments.delete, svc(request).journal, request.match_info["experiment_id"],
+                                      actor_of(request)))
+
+
+async def experiment_runs(request: web.Request) -> web.Response:
+    q = query(request, rq.ExperimentPage)
+    return ok(experiments.runs(svc(request).journal, request.match_info["experiment_id"], actor_of(request),
+                               q.after, q.limit))
+
+
+async def attach_run(request: web.Request) -> web.Response:
+    req = await parse(request, rq.AttachRun)
+    service, actor = svc(request), actor_of(request)
+    check_visible(service.journal, actor, req.run_id)
+    run = service.runs.get(req.run_id)
+    roles = wire.experiment_roles(service.objects.get_json(run["plan"]))
+    return ok(await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
+                                      req.run_id, req.role, req.hypothesis, actor, roles))
+
+
+# -- candidate plans -------------------------------------------------------------------------------
+PROTOCOL = ("case_sha256", "sampling", "limits", "profile", "seed", "cost_policy", "benchmark_options",
+            "adapter_versions", "benchmark_weights", "grader_versions")
+
+
+def candidate_manifest(run: dict[str, Any], plan: dict[str, Any], req: rq.CandidatePlan,
+                       registry: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A manifest on the baseline's questions and protocol with the chosen registered routers as subjects."""
+    if (run["status"] not in TERMINAL_STATUSES or plan["mode"] != "live"
+            or not any(pt["target"]["kind"] == "single" for pt in plan["targets"])):
+        raise InvalidInput("Choose a terminal live single-model baseline", code="not_a_baseline")
+    if plan.get("execution_cells") is not None or plan.get("recovery"):
+        raise InvalidInput("A recovery subset is not a complete reusable baseline", code="not_a_baseline")
+    if len(set(req.target_ids)) != len(req.target_ids):
+        raise InvalidInput("Select distinct configured MoM targets")
+    missing = [t for t in req.target_ids if t not in registry]
+    if missing:
+        raise InvalidInput(f"Candidate target is not registered: {missing[0]}")
+    if any(registry[t].get("kind") != "mom" for t in req.target_ids):
+        raise InvalidInput("Candidate plans require configured MoM targets")
+    if set(req.target_ids) & set(plan.get("auxiliary_targets") or {}):
+        raise InvalidInput("Candidate subjects cannot replace fixed auxiliary targets")
+    manifest: dict[str, Any] = {
+        "version": plan["version"], "profile": plan["profile"], "seed": plan["seed"],
+        "cost_policy": plan["cost_policy"], "mode": req.mode,
+        "name": req.name or ("Routing check" if req.mode == "preview" else "Candidate evaluation"),
+        "dataset": {"sha256": plan["dataset"]["sha256"]}, "sampling": copy.deepcopy(plan["sampling"]),
+        "limits": copy.deepcopy(plan["limits"]), "targets": [{"id": t} for t in req.target_ids],
+        "baseline_run_id": run["id"]}
+    for key in ("statistics", "stop_on_systematic", "preview_context"):
+        if plan.get(key) is not None:
+            manifest[key] = copy.deepcopy(plan[key])
+    if req.experiment is not None:
+        manifest["experiment"] = req.experiment.model_dump()
+    return manifest
+
+
+def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[str]:
+    if candidate["mode"] == "preview":
+        keys: tuple[str, ...] = ("case_sha256", "profile", "seed")
+    else:
+        keys = PROTOCOL
+    return [f"Baseline protocol changed ({k}); prepare a new baseline before comparing this configuration"
+            for k in keys if candidate.get(k) != baseline.get(k)]
+
+
+async def candidate_plan(request: web.Request) -> web.Response:
+    from srbench.service.api.policy import registry
+    from srbench.service.routes.core import _plan_sync, plan_answer
+
+    req = await parse(request, rq.CandidatePlan)
+    service, actor = svc(request), actor_of(request)
+    run = service.runs.get(request.match_info["run_id"])
+    base = service.objects.get_json(run["plan"])
+    manifest = candidate_manifest(run, base, req, registry(service))
+    plan = await asyncio.to_thread(_plan_sync, service, manifest, actor)
+    problems = protocol_problems(base, plan)
+    if problems:
+        raise InvalidInput(problems[0], code="baseline_protocol_changed")
+    return ok(await plan_answer(service, plan))

@@ -1,0 +1,67 @@
+"""The calls of multi-call cells on the run's calls pages (GET /runs/{id}/calls[/{cell}]).
+
+A conversation cell's summary lists every call of the conversation, in order, with its role and
+target: from the journal's `calls` rows (which also show calls still in flight or left ambiguous by
+a restart), else — a run pulled from a team store carries no `calls` rows — from the stored
+conversation record. Each call says what its stored record says (status, HTTP status, finish
+reason, the four token buckets, timings, the model that answered, the router's choice, the number
+of tool calls); a damaged or missing record marks that call only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from srbench.errors import DamagedObject, NotFound
+from srbench.service.api.faults import record_damage
+from srbench.targets import routers
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+
+def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[Any]]:
+    """The `calls` rows of these cells (one query), by cell, in call order."""
+    out: dict[str, list[Any]] = {}
+    if not cell_ids:
+        return out
+    marks = ",".join("?" * len(cell_ids))
+    for r in service.journal.query(f"SELECT * FROM calls WHERE run_id=? AND cell_id IN ({marks}) ORDER BY cell_id, idx",
+                                   (run_id, *cell_ids)):
+        out.setdefault(r["cell_id"], []).append(r)
+    return out
+
+
+def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
+    if not entry.get("call"):
+        return entry
+    try:
+        c = service.objects.get_json(entry["call"])
+    except (DamagedObject, NotFound) as exc:
+        if isinstance(exc, DamagedObject):
+            record_damage(service, exc, run_id, f"call {entry['index']} of cell {cell_id}")
+        return {**entry, "damaged": True, "damage": exc.message}
+    headers = c.get("headers") or {}
+    return {**entry, "status": c.get("status"), "http_status": c.get("http_status"),
+            "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
+            "latency_s": (c.get("timings") or {}).get("latency_s"), "ttft_s": (c.get("timings") or {}).get("ttft_s"),
+            "response_model": c.get("response_model"),
+            "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry["role"] == "subject"
+            else headers.get("x-vsr-selected-model"),
+            "tool_calls": len(c.get("tool_calls") or [])}
+
+
+def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[Any],
+                       record: dict[str, Any] | None, mom: Any = None) -> list[dict[str, Any]]:
+    """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
+    names the model that served each subject call)."""
+    if rows:
+        entries = [{"index": r["idx"], "role": r["role"], "target_id": r["target_id"], "state": r["state"],
+                    "request": r["request"], "call": r["call"], "error_class": r["error_class"],
+                    "cost_usd": r["cost_usd"], "damaged": False} for r in rows]
+    else:
+        entries = [{"index": c["index"], "role": c["role"], "target_id": c["target_id"],
+                    "state": c.get("status"), "request": c["request"], "call": c["record"],
+                    "error_class": c.get("error_class"), "cost_usd": c.get("cost_usd"), "damaged": False}
+                   for c in (record or {}).get("calls", [])]
+    return [_one(service, run_id, cell_id, e, mom) for e in entries]

@@ -1,0 +1,531 @@
+"""Run lifecycle in the service: submit (idempotent), execute, cancel, restart, and read back.
+
+Statuses — run: queued, running, completed, failed, cancelled, interrupted (the last four are
+terminal); cell: pending, dispatching, completed, failed, cancelled, ambiguous. On start-up every
+cell left `dispatching` becomes `ambiguous` (it may have been billed) — a conversation that did not
+finish too, with every one of its calls still in flight — and every unfinished run becomes
+`interrupted`; nothing is resent or resumed by itself (RUN-5, REC-1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import logging
+import os
+import sqlite3
+import time
+import uuid
+from typing import Any
+
+import aiohttp
+
+from srbench import TERMINAL_STATUSES as TERMINAL
+from srbench.cas import ObjectStore
+from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
+from srbench.rules import Engine
+from srbench.rules.engine import VOLATILE_REASON
+from srbench.schemas.dataset import Case
+from srbench.schemas.target import Target
+from srbench.service.journal.cells import RunJournalAdapter, cell_id
+from srbench.service.journal.writer import Journal, add_event
+from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
+from srbench.service.runs.end import Endings, terminal
+from srbench.service.runs.recipes import capture_before, check_after
+from srbench.service.runs.recipes import summary as recipe_summary
+from srbench.service.runs.report_rows import RowBuilder
+from srbench.service.store.env_file import missing_key
+from srbench.service.store.task_resources import benchmark_preflight
+from srbench.stages.datasets.build import decode_cases, read_dataset_object
+from srbench.stages.dispatch.calls import Cell, Dispatcher, RunControl, stop_scope
+from srbench.stages.plan.freeze import check_frozen
+from srbench.stages.report.build import build_report, report_signature
+from srbench.stages.report.stream import write_run_cells
+from srbench.stages.stats.stopping import dispatch_order
+from srbench.targets.preview import preview_body, preview_call
+from srbench.targets.transport import new_session
+
+log = logging.getLogger("srbench.service")
+CELLS_SQL = ("SELECT cell_id, seq, case_id, target_id, state, call, error_class, judge_call, judge_request FROM cells "
+             "WHERE run_id=?")
+# SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
+CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
+
+
+class RunManager:
+    def __init__(self, store: ObjectStore, journal: Journal, engine: Engine) -> None:
+        self.store = store
+        self.journal = journal
+        self.engine = engine
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.controls: dict[str, RunControl] = {}
+        self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
+        self.endings = Endings()
+        self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
+
+    def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
+        """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
+        if plan_digest not in self._plan_targets:
+            plan = self.store.get_json(plan_digest)
+            self._plan_targets[plan_digest] = [{k: pt["target"].get(k) for k in ("id", "kind", "model")}
+                                               for pt in plan["targets"]]
+        return self._plan_targets[plan_digest]
+
+    # -- start-up ------------------------------------------------------------------------------
+    def recover_after_restart(self) -> dict[str, int]:
+        def w(c: sqlite3.Connection) -> dict[str, int]:
+            now = time.time()
+            amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells "
+                            "WHERE state IN ('dispatching', 'judge_dispatching')").fetchall()
+            for r in amb:
+                add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
+                                                             "target_id": r["target_id"]})
+            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', error=CASE WHEN "
+                      f"{CONVERSATION} THEN 'the service stopped during this conversation; a call may have been "
+                      "billed; it is never resumed' ELSE 'the service stopped while this call was in flight; it "
+                      "may have been billed' END, updated_at=? WHERE state='dispatching'", (now,))
+            c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
+                      "WHERE state='dispatching'", (now,))
+            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_judge_dispatch', "
+                      "error='the service stopped while the judge call was in flight; it may have been billed', "
+                      "updated_at=? WHERE state='judge_dispatching'", (now,))
+            runs = c.execute("SELECT id FROM runs WHERE status IN ('queued','running')").fetchall()
+            for r in runs:
+                add_event(c, r["id"], "interrupted", {"reason": "service restarted"})
+            c.execute("UPDATE runs SET status='interrupted', finished_at=COALESCE(finished_at, ?), updated_at=?, "
+                      "error=COALESCE(error, 'service stopped during the run') "
+                      "WHERE status IN ('queued','running')", (now, now))
+            return {"ambiguous_cells": len(amb), "interrupted_runs": len(runs)}
+        return self.journal.submit_sync(w)
+
+    # -- submit --------------------------------------------------------------------------------
+    def preflight(self, plan: dict[str, Any]) -> None:
+        problems = []
+        for pt in plan["targets"]:
+            env = pt["target"].get("api_key_env")
+            if env and not os.environ.get(env):
+                problems.append(missing_key(pt["target"]["id"], env))
+        if problems:
+            raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
+
+    def submit(self, raw_plan: Any, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
+        """Create a run (or return the one bound to the key). Returns (run, created). `on_create(conn,
+        run_id)` runs in the run's insert transaction (its owner, its experiment link)."""
+        plan = check_frozen(raw_plan)
+        check_baseline_run(self, plan)
+        if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
+            raise InvalidInput("idempotency key must be 1-200 characters")
+        if idempotency_key:
+            row = self.journal.one("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,))
+            if row is not None:
+                if row["plan_sha256"] != plan["plan_sha256"]:
+                    raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
+                                   "plan; use a new key", code="idempotency_conflict")
+                return self.get(row["id"]), False
+        return self.create_run(plan, idempotency_key, claim=on_create)
+
+    def create_run(self, plan: dict[str, Any], idempotency_key: str | None, *, parent: str | None = None,
+                   claim: Any = None) -> tuple[dict[str, Any], bool]:
+        """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
+        narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
+        transaction (recovery claims) and may raise to abort it."""
+        data = read_dataset_object(self.store, plan["dataset"]["object"], plan["dataset"]["sha256"])
+        self.preflight(plan)
+        cases = dispatch_order(plan, decode_cases(data))
+        if plan["mode"] == "live":                 # hosts of agent tasks: engine, base images (task_resources)
+            problems = benchmark_preflight(cases)
+            if problems:
+                raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
+        plan_digest = self.store.put_json(plan)
+        run_id = "run-" + uuid.uuid4().hex[:20]
+        now = time.time()
+        target_ids = [pt["target"]["id"] for pt in plan["targets"]]
+        pairs = ([tuple(p) for p in plan["execution_cells"]] if plan.get("execution_cells") is not None
+                 else [(case.id, tid) for case in cases for tid in target_ids])
+        rows = [(run_id, cell_id(cid, tid), seq, cid, tid, "pending", now) for seq, (cid, tid) in enumerate(pairs)]
+
+        def w(c: sqlite3.Connection) -> str:
+            if idempotency_key:
+                row = c.execute("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,)).fetchone()
+                if row is not None:
+                    if row["plan_sha256"] != plan["plan_sha256"]:
+                        raise Conflict(f"idempotency key {idempotency_key!r} is bound to another plan",
+                                       code="idempotency_conflict")
+                    return row["id"]
+            c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
+                      "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      (run_id, plan["name"], plan["mode"], plan["profile"], plan_digest, plan["plan_sha256"],
+                       "queued", idempotency_key, parent, len(rows), json.dumps(target_ids), now, now))
+            if claim is not None:
+                claim(c, run_id)
+            c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
+                          "VALUES(?,?,?,?,?,?,?)", rows)
+            if plan["limits"].get("max_cost_usd") is not None:
+                c.execute("INSERT INTO budgets(run_id, cap_usd) VALUES(?,?)", (run_id, plan["limits"]["max_cost_usd"]))
+            add_event(c, run_id, "created", {"plan_sha256": plan["plan_sha256"], "total": len(rows)})
+            return run_id
+        got = self.journal.submit_sync(w)
+        return self.get(got), got == run_id
+
+    def start(self, run_id: str) -> None:
+        if run_id in self.tasks:
+            return
+        self.tasks[run_id] = asyncio.get_running_loop().create_task(self._execute(run_id))
+
+    # -- execute -------------------------------------------------------------------------------
+    async def _execute(self, run_id: str) -> None:
+        """Run one run to a terminal state, whatever fails (a missing object, a decode error)."""
+        try:
+            await self._execute_run(run_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            fault = storage_fault(exc)
+            msg = fault.message if fault else f"internal error before dispatch: {_exc_line(exc)}"
+            try:
+                await self.endings.record(self.journal, run_id, "failed", msg, fault)
+            except Exception:   # noqa: BLE001 - the journal itself is broken: the restart recovery ends it
+                log.exception("run %s: its end could not be recorded", run_id)
+        finally:
+            self.tasks.pop(run_id, None)
+            self.controls.pop(run_id, None)
+
+    async def _execute_run(self, run_id: str) -> None:
+        run = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+        if run is None or run["status"] != "queued":
+            return
+        plan = self.store.get_json(run["plan"])
+        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
+        control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
+        self.controls[run_id] = control
+        self.rows.begin(run_id, run["plan"])
+        jr = RunJournalAdapter(self.journal, run_id, self.store,
+                               on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
+        now = time.time()
+        monitor = await StopMonitor.start(self, run_id, plan, list(cases.values()), control)
+
+        def start(c: sqlite3.Connection) -> bool:
+            r = c.execute("SELECT status, cancel_requested FROM runs WHERE id=?", (run_id,)).fetchone()
+            if r["status"] != "queued":
+                return False
+            c.execute("UPDATE runs SET status='running', started_at=?, updated_at=? WHERE id=?", (now, now, run_id))
+            add_event(c, run_id, "running", {})
+            return True
+        try:
+            if not await self.journal.submit(start):
+                return
+            row = self.journal.one("SELECT cancel_requested FROM runs WHERE id=?", (run_id,))
+            if row is not None and row["cancel_requested"]:
+                control.cancel.set()
+            cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
+                "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
+            conc = plan["limits"]["concurrency"] * len(plan["targets"])
+            async with new_session(conc + 4) as client:
+                captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
+                if await self._config_check(client, plan, jr, control, "before"):
+                    await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
+                                     client).run(cells)
+                    del cells              # not held while the end-of-run report is built (a big run's cells)
+                    if not control.cancel.is_set() and control.fault is None:
+                        await self._config_check(client, plan, jr, control, "after")
+                        await check_after(client, plan, captures, jr.event)
+            await self._finish(run_id, control, monitor)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an internal error must still leave a terminal, explained run
+            fault = storage_fault(exc)
+            msg = fault.message if fault else f"internal error: {_exc_line(exc)}"
+            await self.endings.record(self.journal, run_id, "failed", msg, fault)
+
+    async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
+                            control: RunControl, phase: str) -> bool:
+        """IT-2: a live MoM target's pinned config_hash is probed before and after the run through
+        preview_url (no inference; each response's header is checked during it). Each probe is an
+        event with its evidence: confirmed, mismatch (stops the run), missing (failed probe or no hash
+        reported) or unavailable (no preview_url). Only confirmed counts as evidence in the report."""
+        if plan["mode"] != "live":
+            return True
+        for pt in plan["targets"]:
+            target = Target.model_validate(pt["target"])
+            if target.kind != "mom" or not target.config_hash:
+                continue
+            if not target.preview_url:
+                await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id,
+                                                       "expected": target.config_hash, "seen": None, "ok": True,
+                                                       "probe": "no preview_url", "evidence": "unavailable"})
+                continue
+            body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
+            out = await preview_call(client, target, body, min(10.0, plan["limits"]["total_timeout_s"]))
+            seen = (out.routing or {}).get("config_hash")
+            ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
+            evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")
+            await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
+                                                   "seen": seen, "ok": ok, "probe": out.error_class or "answered",
+                                                   "evidence": evidence})
+            reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
+                      f"the target pins {target.config_hash}")
+            if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:
+                return False
+        return True
+
+    def config_probes(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
+        out: dict[str, dict[str, Any]] = {}
+        for row in self.journal.query("SELECT data FROM events WHERE run_id=? AND type='config_hash_checked' "
+                                      "ORDER BY seq", (run_id,)):
+            d = json.loads(row["data"])
+            out.setdefault(d["target_id"], {})[d["phase"]] = {
+                "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
+                "seen": d.get("seen"), "probe": d.get("probe")}
+        return out
+
+    async def _finish(self, run_id: str, control: RunControl, monitor: StopMonitor | None = None) -> None:
+        counts = self.counts(run_id)
+        total = sum(counts.values())
+        if control.cancel.is_set() and control.cancel_reason == "service stopped":
+            status, error = "interrupted", "service stopped during the run"
+        elif control.cancel.is_set():
+            status, error = "cancelled", control.cancel_reason or "cancelled by the user"
+        elif control.fault is not None:
+            status, error = "failed", f"dispatch stopped: {control.fault.message}"
+        elif control.ended_reason:
+            status, error = "failed", control.ended_reason
+        elif control.early_stop is not None and counts.get("pending", 0):
+            status, error = "stopped_early", None
+        elif counts.get("completed", 0) == total:
+            status, error = "completed", None
+        elif counts.get("pending", 0):
+            status, error = "failed", "run time limit (max_run_seconds) reached"
+        else:
+            status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
+        if monitor is not None:
+            await monitor.close()
+        if not await self.endings.record(self.journal, run_id, status, error, control.fault):
+            return
+        try:  # the report as the run ended: what regrade compares against
+            t0 = time.perf_counter()
+            await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
+            t1 = time.perf_counter()
+            await asyncio.to_thread(self.final_report, run_id)
+            log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,
+                     time.perf_counter() - t1)
+        except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
+            detail = _exc_line(exc)
+            try:
+                await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
+            except Exception:  # noqa: BLE001 - the journal is closing
+                pass
+        finally:
+            await asyncio.to_thread(self.rows.forget, run_id)
+            release_memory()
+
+    # -- control -------------------------------------------------------------------------------
+    async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
+        """Record the request (durably, off the event loop), then stop the run's work."""
+        run = self.get(run_id)
+        if run["status"] in TERMINAL:
+            return run
+
+        def w(c: sqlite3.Connection) -> None:
+            c.execute("UPDATE runs SET cancel_requested=1, updated_at=? WHERE id=?", (time.time(), run_id))
+            add_event(c, run_id, "cancellation_requested", {"reason": reason})
+        await self.journal.submit(w)
+        control = self.controls.get(run_id)
+        if control is not None:
+            control.cancel_reason = reason
+            control.cancel.set()
+        elif run["status"] == "queued" and run_id not in self.tasks:
+            await self.journal.submit(lambda c: terminal(c, run_id, "cancelled", reason))
+        return self.get(run_id)
+
+    async def shutdown(self) -> None:
+        """Stop every active run: in-flight calls are cancelled and recorded; runs end interrupted."""
+        self.endings.closing = True
+        for control in self.controls.values():
+            control.cancel_reason = "service stopped"
+            control.cancel.set()
+        tasks = list(self.tasks.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=15)
+        await asyncio.to_thread(self.rows.close)
+
+    def final_report(self, run_id: str) -> str:
+        """The report recorded when the run ended (built now for runs that ended before that existed)."""
+        row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
+        if row is None:
+            raise NotFound(f"no run {run_id!r}")
+        digest = json.loads(row["extra"]).get("final_report")
+        if digest and self.store.has(digest):
+            return digest
+        rep, _, _ = self.report(run_id)
+        if row["status"] in TERMINAL:
+            self._set_extra(run_id, "final_report", rep["report"])
+        return rep["report"]
+
+    def _set_extra(self, run_id: str, key: str, value: Any) -> None:
+        def w(c: sqlite3.Connection) -> None:
+            row = c.execute("SELECT extra FROM runs WHERE id=?", (run_id,)).fetchone()
+            extra = json.loads(row["extra"])
+            extra[key] = value
+            c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps(extra, sort_keys=True), run_id))
+        self.journal.submit_sync(w)
+
+    # -- read ----------------------------------------------------------------------------------
+    def get(self, run_id: str) -> dict[str, Any]:
+        row = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+        if row is None:
+            raise NotFound(f"no run {run_id!r}")
+        view = self._views([row])[0]
+        children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
+                                                        (run_id,))]
+        view["lineage"] = {"parent": row["parent"], "children": children}
+        view["early_stop"] = json.loads(row["extra"]).get("early_stop")
+        if row["parent"]:
+            snap = (self.store.get_json(row["plan"]).get("recovery") or {}).get("snapshot", {})
+            view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
+        b = self.journal.one("SELECT * FROM budgets WHERE run_id=?", (run_id,))
+        view["budget"] = None if b is None else {
+            "cap_usd": b["cap_usd"], "spent_usd": b["spent_usd"], "reserved_usd": b["reserved_usd"],
+            "unknown_cost_calls": b["unknown_calls"],
+            "note": "a reservation and actual-cost stop kept in the journal; not a provider-enforced cap"}
+        return view
+
+    def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[dict[str, Any]]:
+        """Newest runs first (keyset: strictly older than `before` = (created_at, id)), with progress
+        from the maintained counters: O(page), whatever the store holds."""
+        if before is None:
+            rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
+        else:
+            rows = self.journal.query("SELECT * FROM runs WHERE (created_at, id) < (?, ?) "
+                                      "ORDER BY created_at DESC, id DESC LIMIT ?", (*before, limit))
+        return self._views(rows)
+
+    def list_owned(self, owner: str, limit: int = 200, before: tuple[float, str] | None = None
+                   ) -> builtins.list[dict[str, Any]]:
+        """An actor's own runs, newest first, keyset like `list` (`service.actors`: run_owners)."""
+        join = "SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id WHERE run_owners.owner=?"
+        if before is None:
+            rows = self.journal.query(join + " ORDER BY runs.created_at DESC, runs.id DESC LIMIT ?", (owner, limit))
+        else:
+            rows = self.journal.query(join + " AND (runs.created_at, runs.id) < (?, ?) ORDER BY runs.created_at DESC, "
+                                      "runs.id DESC LIMIT ?", (owner, *before, limit))
+        return self._views(rows)
+
+    def _views(self, rows: builtins.list[sqlite3.Row]) -> builtins.list[dict[str, Any]]:
+        """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
+        service/journal/schema.py); the cells carry the latest persisted change (a cell update
+        does not touch the run row)."""
+        ids = [r["id"] for r in rows]
+        counts: dict[str, dict[str, int]] = {i: {} for i in ids}
+        last: dict[str, float] = dict.fromkeys(ids, 0.0)
+        if ids:
+            marks = ",".join("?" * len(ids))
+            for r in self.journal.query(f"SELECT run_id, state, n FROM cell_counts WHERE run_id IN ({marks})",
+                                        tuple(ids)):
+                if r["n"]:
+                    counts[r["run_id"]][r["state"]] = r["n"]
+            for r in self.journal.query(f"SELECT run_id, last_change FROM run_stats WHERE run_id IN ({marks})",
+                                        tuple(ids)):
+                last[r["run_id"]] = r["last_change"] or 0.0
+        return [self.endings.overlay(run_view(row, counts[row["id"]], last[row["id"]])
+                                     | {"target_info": self.plan_targets(row["plan"])}) for row in rows]
+
+    def counts(self, run_id: str) -> dict[str, int]:
+        """The run's cells by state, from the maintained counters (no scan of its cells)."""
+        return {r["state"]: r["n"] for r in self.journal.query(
+            "SELECT state, n FROM cell_counts WHERE run_id=? AND n > 0", (run_id,))}
+
+    def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
+        digest, hit, why = self.report_digest(run_id)
+        return self.store.get_json(digest) | {"report": digest}, hit, why
+
+    def _report_args(self, run_id: str) -> tuple[dict[str, Any], tuple[Any, ...], dict[str, Any]]:
+        """The run view and build_report's arguments, except the cells (all O(1) reads)."""
+        run = self.get(run_id)
+        end = run["finished_at"] or time.time()
+        wall = (end - run["started_at"]) if run["started_at"] else None
+        if run["status"] not in TERMINAL and wall is not None:
+            wall = round(wall, 3)
+        corrections = self.journal.get_ref("correction", run_id) or []
+        prices = self.journal.get_ref("price-correction", run_id) or []
+        args = (run["status"], wall, corrections[-1] if corrections else None, prices[-1]["digest"] if prices else None)
+        return run, args, {"config_probes": self.config_probes(run_id), "early_stop": run["early_stop"],
+                           "recipes": recipe_summary(self.journal, run_id)}
+
+    def _cells_version(self, run_id: str) -> int:
+        row = self.journal.one("SELECT cell_writes FROM run_stats WHERE run_id=?", (run_id,))
+        return 0 if row is None else row["cell_writes"]
+
+    def report_digest(self, run_id: str) -> tuple[str, bool, str]:
+        """(report digest, cache hit, explanation). The run's report head (the last report built,
+        with its signature: service/journal/schema.py) answers without reading a cell when
+        nothing the report depends on changed; otherwise the report rule is built (O(run))."""
+        run, args, kw = self._report_args(run_id)
+        version = self._cells_version(run_id)
+        sig, rsig = report_signature(run_id, run["plan"], version, *args, **kw)
+        head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
+        if head is not None and head["sig"] == sig and self.store.has(head["report"]):
+            return head["report"], True, "up to date"
+        if run["status"] in TERMINAL:
+            self.rows.drain(run_id)         # the grading pool's cells of a run just ended: graded once, there
+            # a finished run's cells as objects (one per target, and their index): the rule key, the action
+            # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
+            # written as the journal streams them, read by the report one target at a time
+            cells_in: Any = write_run_cells(self.store, self.journal.reader().execute(
+                CELLS_SQL + " ORDER BY target_id, seq", (run_id,)))
+        else:
+            cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
+        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
+        del cells_in
+        if self._cells_version(run_id) != version or VOLATILE_REASON in why:
+            return digest, hit, why     # a cell changed while they were read, or a passing fault: no head
+        results = self.store.get_json(digest)["results"]
+        self.journal.submit_sync(lambda c: c.execute(
+            "INSERT INTO report_heads(run_id, sig, results_sig, report, results) VALUES(?,?,?,?,?) "
+            "ON CONFLICT(run_id) DO UPDATE SET sig=excluded.sig, results_sig=excluded.results_sig, "
+            "report=excluded.report, results=excluded.results", (run_id, sig, rsig, digest, results)))
+        return digest, hit, why
+
+    def results_digest(self, run_id: str) -> str:
+        """The current results object: the head's when only the summary changed since (a running
+        run's wall time), else the report is rebuilt."""
+        run, args, kw = self._report_args(run_id)
+        _, rsig = report_signature(run_id, run["plan"], self._cells_version(run_id), *args, **kw)
+        head = self.journal.one("SELECT results_sig, results FROM report_heads WHERE run_id=?", (run_id,))
+        if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
+            return head["results"]
+        return self.store.get_json(self.report_digest(run_id)[0])["results"]
+
+
+def release_memory() -> None:
+    """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
+    that the service's footprint between runs does not keep the high-water mark of the last one."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _exc_line(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def run_view(row: sqlite3.Row, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
+    total = row["total"]
+    progress = {"total": total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
+                "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
+                "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
+                "pending": counts.get("pending", 0)}
+    return {"id": row["id"], "name": row["name"], "mode": row["mode"], "profile": row["profile"],
+            "status": row["status"], "plan": row["plan"], "plan_sha256": row["plan_sha256"],
+            "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),
+            "created_at": row["created_at"], "started_at": row["started_at"], "finished_at": row["finished_at"],
+            "updated_at": max(row["updated_at"], last_change), "error": row["error"],
+            "cancel_requested": bool(row["cancel_requested"]), "progress": progress, "end_recorded": True}

@@ -1,0 +1,124 @@
+"""Which saved runs can be replayed or compared (upstream's `/replay-options`, `/comparison-options`).
+
+Without a baseline: the baselines (completed live runs with a single target) that have at least one
+partner. With one: its partners — for replay, completed previews on the same questions; for
+comparison, other completed or failed live runs on the same questions, sampling, per-call limits,
+graders, weights and adapter versions (what `compare` refuses to pair otherwise; prices are checked by
+`compare` itself). Only runs the caller may see are listed, newest first; `after` is the `next_cursor`
+of the previous page (a position in that order). A run whose frozen plan is damaged is left out and
+named in `damaged_runs` (the damage recorded once), never failing the list for every run. Nothing
+here calls a model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from srbench.errors import DamagedObject
+from srbench.service.api import requests as rq
+from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.faults import record_damage
+from srbench.service.api.http import ok, query, svc
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+SCAN = 500
+PAIRED = ("case_sha256", "sampling", "grader_versions", "benchmark_weights", "adapter_versions")
+CALL_LIMITS = ("total_timeout_s", "idle_timeout_s", "case_timeout_s", "max_output_tokens", "max_output_chars",
+               "repetition_window", "repetition_limit")
+
+
+def _choice(run: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": run["id"], "name": run["name"], "profile": run["profile"],
+            "case_count": plan["dataset"].get("case_count") or 0}
+
+
+def _is_baseline(run: dict[str, Any], plan: dict[str, Any]) -> bool:
+    return (run["status"] == "completed" and plan["mode"] == "live" and not plan.get("recovery")
+            and any(pt["target"]["kind"] == "single" for pt in plan["targets"]))
+
+
+def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dict[str, Any]) -> bool:
+    if kind == "replay":
+        return (other_run["status"] == "completed" and other["mode"] == "preview"
+                and other["case_sha256"] == base["case_sha256"])
+    if other_run["status"] not in ("completed", "failed", "stopped_early") or other["mode"] != "live":
+        return False
+    if other.get("recovery") or any(other.get(k) != base.get(k) for k in PAIRED):
+        return False
+    return all(other["limits"].get(k) == base["limits"].get(k) for k in CALL_LIMITS)
+
+
+def _plans(service: Service, views: list[dict[str, Any]], kind: str
+           ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, str]]]:
+    """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
+    plans, damaged = {}, []
+    for v in views:
+        try:
+            plans[v["id"]] = service.objects.get_json(v["plan"])
+        except DamagedObject as exc:
+            record_damage(service, exc, v["id"], f"GET /{kind}-options")
+            damaged.append({"run_id": v["id"], "error": exc.message})
+    return [v for v in views if v["id"] in plans], plans, damaged
+
+
+def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
+                ) -> dict[str, Any]:
+    runs = service.runs
+    listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
+    views, plans, damaged = _plans(service, listed, kind)
+    out: dict[str, Any] = {"baseline": None, "baselines": [], "options": [], "next_cursor": None, "has_more": False,
+                           "scanned_pairs": 0, "scan_limited": len(listed) >= SCAN, "unverified_pairs": 0,
+                           "unverified_baselines": 0, "model_requests": 0, "damaged_runs": damaged}
+    if baseline_id is not None:
+        check_visible(service.journal, actor, baseline_id)
+        run = runs.get(baseline_id)
+        plan = service.objects.get_json(run["plan"])
+        if not _is_baseline(run, plan):
+            out["empty_reason"] = "baseline_not_completed_live_single"
+            return out
+        out["baseline"] = _choice(run, plan)
+        found = []
+        for v in views:
+            if v["id"] != baseline_id:
+                out["scanned_pairs"] += 1
+                if _fits(kind, plan, v, plans[v["id"]]):
+                    found.append(_choice(v, plans[v["id"]]))
+        key = "options"
+    else:
+        found = []
+        for v in views:
+            if not _is_baseline(v, plans[v["id"]]):
+                continue
+            partners = [w for w in views if w["id"] != v["id"] and _fits(kind, plans[v["id"]], w, plans[w["id"]])]
+            out["scanned_pairs"] += len(views) - 1
+            if partners:
+                found.append(_choice(v, plans[v["id"]]))
+        key = "baselines"
+    part = found[after:after + limit]
+    out[key] = part
+    if after + len(part) < len(found):
+        out.update(next_cursor=str(after + len(part)), has_more=True)
+    if baseline_id is not None and not found:
+        out.update(baseline=None, empty_reason="no_compatible_saved_runs")
+    return out
+
+
+async def _answer(request: web.Request, kind: str) -> web.Response:
+    import asyncio
+
+    q = query(request, rq.RunOptions)
+    baseline = request.match_info.get("run_id") or q.baseline_run_id
+    return ok(await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
+                                      int(q.after or 0), q.limit))
+
+
+async def replay_options(request: web.Request) -> web.Response:
+    return await _answer(request, "replay")
+
+
+async def comparison_options(request: web.Request) -> web.Response:
+    return await _answer(request, "comparison")

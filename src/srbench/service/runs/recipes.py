@@ -1,0 +1,101 @@
+"""UI-7 recipes in a run: capture each `capture_recipe: true` MoM target's configuration from the
+router's own API before the run, check it again after, and read the captures back.
+
+Before dispatch (live and preview runs) every such target's capture (`targets/router_config.py`) is
+stored in the CAS and named by a `recipe_captured` event of the run; after a run that was not stopped
+from outside, `recipe_checked` records whether the hash and the config's ETag were still the same.
+A capture that did not hold, or a configuration that changed during the run, is a named limitation
+(in the report and on the Recipe tab). A run without a capture says "unavailable": it never borrows
+a capture taken later or by another run.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+
+from srbench.cas import ObjectStore
+from srbench.schemas.target import Target
+from srbench.service.journal.writer import Journal
+from srbench.targets.router_config import capture_recipe, check_unchanged
+
+CAPTURED, CHECKED = "recipe_captured", "recipe_checked"
+TIMEOUT_S = 10.0
+
+
+def _capturing(plan: dict[str, Any]) -> list[Target]:
+    if plan.get("mode") not in ("live", "preview"):
+        return []
+    targets = [Target.model_validate(pt["target"]) for pt in plan["targets"]]
+    return [t for t in targets if t.kind == "mom" and t.capture_recipe]
+
+
+async def capture_before(client: aiohttp.ClientSession, plan: dict[str, Any], store: ObjectStore,
+                         event: Any) -> dict[str, dict[str, Any]]:
+    """Capture every capturing target; `event(type, data)` records it. Returns target id → capture."""
+    out = {}
+    for t in _capturing(plan):
+        doc = await capture_recipe(client, t, min(TIMEOUT_S, plan["limits"]["total_timeout_s"]))
+        digest = store.put_json(doc)
+        await event(CAPTURED, {"target_id": t.id, "capture": digest, "captured": doc["captured"],
+                               "projection_hash": doc["projection_hash"], "limitation": doc["limitation"]})
+        out[t.id] = doc
+    return out
+
+
+async def check_after(client: aiohttp.ClientSession, plan: dict[str, Any], captures: dict[str, dict[str, Any]],
+                      event: Any) -> None:
+    for t in _capturing(plan):
+        doc = captures.get(t.id)
+        if doc is None or not doc["captured"]:
+            continue
+        res = await check_unchanged(client, t, doc, min(TIMEOUT_S, plan["limits"]["total_timeout_s"]))
+        await event(CHECKED, res)
+
+
+def _events(journal: Journal, run_id: str) -> list[tuple[str, dict[str, Any]]]:
+    return [(r["type"], json.loads(r["data"])) for r in journal.query(
+        "SELECT type, data FROM events WHERE run_id=? AND type IN (?, ?) ORDER BY seq", (run_id, CAPTURED, CHECKED))]
+
+
+def summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
+    """Per capturing target: status (captured | not_captured), projection hash and the limitation,
+    from the run's events only (what the report shows)."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind, d in _events(journal, run_id):
+        if kind == CAPTURED:
+            out[d["target_id"]] = {"status": "captured" if d["captured"] else "not_captured",
+                                   "capture": d["capture"], "projection_hash": d.get("projection_hash"),
+                                   "limitation": d.get("limitation"), "held_during_run": None}
+        elif d["target_id"] in out:
+            out[d["target_id"]]["held_during_run"] = bool(d.get("unchanged"))
+            if not d.get("unchanged"):
+                out[d["target_id"]]["limitation"] = d.get("problem")
+    return out
+
+
+def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every MoM target of the run with its capture (the stored object, already redacted) or why there
+    is none."""
+    found = summary(journal, run_id)
+    checks = {d["target_id"]: d for kind, d in _events(journal, run_id) if kind == CHECKED}
+    out = []
+    for pt in plan["targets"]:
+        t = pt["target"]
+        if t.get("kind") != "mom":
+            continue
+        s = found.get(t["id"])
+        if s is None:
+            why = ("capture_recipe is not set for this target" if not t.get("capture_recipe") else
+                   "this run holds no capture (it started before recipes were captured, or was not dispatched)")
+            out.append({"target_id": t["id"], "status": "unavailable", "limitation": why, "capture": None,
+                        "after": None, "projection_hash": None, "held_during_run": None})
+            continue
+        out.append({"target_id": t["id"], "status": s["status"], "limitation": s["limitation"],
+                    "capture": store.get_json(s["capture"]), "capture_digest": s["capture"],
+                    "after": checks.get(t["id"]), "projection_hash": s["projection_hash"],
+                    "held_during_run": s["held_during_run"]})
+    return out
+

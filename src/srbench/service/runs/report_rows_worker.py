@@ -1,0 +1,160 @@
+"""The process that builds report rows while runs go on (service/runs/report_rows.py), off the service's GIL.
+
+Run as ``python -m srbench.service.runs.report_rows_worker`` by the service (`WorkerProcess`): requests
+and answers are pickles on its stdin and stdout (the first request opens the store), so no script
+of the caller's is imported again and nothing is on its command line; end of input ends it.
+
+Grading and building a row is CPU work of the same size as dispatching the call; in the service's
+own process it would take turns with the event loop. This worker process opens the same object
+store and reads the journal's action cache (read-only); the grade objects it writes are durable (one
+barrier per batch) before it answers. It writes nothing to the journal: it returns the action-cache
+entries and the rows, and the service records them in one transaction on its journal writer. A
+cell graded in a sandbox is left to the service (its sandbox is the service's), and so is a cell
+this process cannot build (a benchmark it does not know); the worker exits when the service does.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from typing import IO, Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore
+from srbench.rules import Engine
+from srbench.rules.engine import CacheEntry
+from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
+
+_state: dict[str, Any] = {}
+
+
+class _ReadCache:
+    """The journal's action cache, read-only; what this process builds is returned, not written."""
+
+    def __init__(self, journal_path: str) -> None:
+        self.conn = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        self.held: list[tuple[str, str, CacheEntry]] = []
+        self.keys: dict[str, str] = {}
+
+    def lookup(self, key: str) -> str | None:
+        got = self.keys.get(key)
+        if got is not None:
+            return got
+        row = self.conn.execute("SELECT output FROM action_cache WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
+        self.record_many([(rule, subject, entry)])
+
+    def record_many(self, entries: list[tuple[str, str, CacheEntry]]) -> None:
+        self.held.extend(entries)
+        for _, _, e in entries:
+            self.keys[e.key] = e.output
+
+    def last(self, rule: str, subject: str) -> CacheEntry | None:
+        return None
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit when the service is gone (a kill -9 leaves no orphan worker behind)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def init(store_url: str, verify_reads: bool, journal_path: str) -> None:
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    store = ObjectStore(store_url, verify_reads=verify_reads, create=False)
+    cache = _ReadCache(journal_path)
+    _state.update(store=store, cache=cache, engine=Engine(store, cache), inputs={})
+
+
+def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+    """(action-cache entries, (cell_id, memo entry) per built row, cell ids it could not build)."""
+    store, cache, engine = _state["store"], _state["cache"], _state["engine"]
+    inputs: dict[str, ReportInputs] = _state["inputs"]
+    if plan_digest not in inputs:
+        if len(inputs) > 8:
+            inputs.clear()
+        inputs[plan_digest] = ReportInputs.load(store, {"plan": plan_digest})
+    ri = inputs[plan_digest]
+    rows: list[Any] = []
+    failed: list[str] = []
+    with engine.batch():            # one barrier for every grade object, before the answer
+        for cell_id, cell in cells:
+            if getattr(get_benchmark(ri.cases[cell[1]].benchmark), "needs_sandbox", False):
+                failed.append(cell_id)      # graded in a sandbox: the service grades it, with its own sandbox
+                continue
+            try:
+                built = cell_row(engine, ri, cell_id, cell)
+            except Exception:  # noqa: BLE001 - the service builds this row itself
+                failed.append(cell_id)
+                continue
+            if not built.volatile:
+                rows.append((cell_id, memo_entry(cell, built)))
+    entries = [(rule, subject, e.key, e.output, e.inputs, e.params, e.version) for rule, subject, e in cache.held]
+    cache.held = []
+    cache.keys.clear()
+    return entries, rows, failed
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "wb")     # the answers; anything printed goes to stderr
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    init(*pickle.load(inp))
+    while True:
+        try:
+            request = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            answer: Any = ("ok", build(*request))
+        except Exception as exc:  # noqa: BLE001 - told to the service, which builds these rows itself
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        pickle.dump(answer, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+
+class WorkerProcess:
+    """The service's side: one worker process, one request at a time (from one thread)."""
+
+    def __init__(self, store: ObjectStore, journal_path: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "srbench.service.runs.report_rows_worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
+        self._send((store.url, store.verify_reads, journal_path))
+
+    def _send(self, value: Any) -> None:
+        pickle.dump(value, self.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        self.stdin.flush()
+
+    def build(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+        self._send((plan_digest, cells))
+        status, value = pickle.load(self.stdout)
+        if status != "ok":
+            raise RuntimeError(value)
+        return value
+
+    def close(self) -> None:
+        try:
+            self.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.stdout.close()
+
+
+if __name__ == "__main__":
+    main()

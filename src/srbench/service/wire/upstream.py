@@ -1,0 +1,173 @@
+"""Upstream manifest fields, with their upstream meaning, on top of sr-bench's manifest.
+
+- ``cases``: the questions inline. With a ``dataset`` they must equal the dataset's cases (same ids,
+  same content); without one they become a dataset of this store (a custom subset, registered like a
+  prepared one), so the plan still names its questions by sha256.
+- ``auxiliary_targets`` {id: target}: the judges and simulators the benchmark options name; for the
+  local operator they may be spelled out here instead of registered.
+- ``benchmark_options`` {benchmark: {judge, grader_version, grading…}}: for the local operator they
+  take the place of the store's ``benchmark-options.json`` entries; a named actor's must equal them.
+- ``experiment`` {id, role, hypothesis}: the run joins that experiment in that role when it is
+  created (the experiment must exist and be the actor's; the role must fit the run).
+- ``baseline_run_id``: the baseline a candidate plan was derived from (kept in the plan).
+- ``limits.max_calls_per_case``: the most model calls one case may make (subject, judge and
+  simulator calls together; upstream's default 32). A plan whose benchmarks need more is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from srbench.errors import Forbidden, InvalidInput, NotFound
+from srbench.schemas.dataset import Case, split_of
+from srbench.service.api.actors import Actor, record_owner
+from srbench.service.runs import experiments
+from srbench.service.wire.projections import experiment_roles
+from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
+from srbench.stages.plan.freeze import plan_sha256
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
+
+EXTRA_KEYS = ("cases", "auxiliary_targets", "benchmark_options", "experiment", "baseline_run_id")
+INLINE_URL = "inline:manifest-cases"
+
+
+def split_manifest(manifest: Any) -> tuple[Any, dict[str, Any]]:
+    """(sr-bench's manifest, the upstream fields taken out of it)."""
+    if not isinstance(manifest, dict):
+        return manifest, {}
+    extras = {k: manifest[k] for k in EXTRA_KEYS if k in manifest}
+    return {k: v for k, v in manifest.items() if k not in EXTRA_KEYS}, extras
+
+
+def prepare_inputs(service: Service, manifest: Any, extras: dict[str, Any], actor: Actor
+                   ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
+    """Before planning: inline cases as a dataset, and the options and auxiliary targets to plan with.
+    Returns (manifest, benchmark options or None for the store's, auxiliary targets)."""
+    from srbench.discovery import read_benchmark_options
+
+    if "cases" in extras and isinstance(manifest, dict):
+        manifest = _with_inline_cases(service, manifest, extras["cases"])
+    operator = read_benchmark_options(service.store_dir)
+    options = None
+    given = extras.get("benchmark_options")
+    if given is not None:
+        if not isinstance(given, dict):
+            raise InvalidInput("benchmark_options must be an object keyed by benchmark id")
+        if actor.named and any(operator.get(b) != v for b, v in given.items()):
+            raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
+        options = {**operator, **given}
+    aux = extras.get("auxiliary_targets") or {}
+    if not isinstance(aux, dict):
+        raise InvalidInput("auxiliary_targets must be an object {id: target}")
+    return manifest, options, ({} if actor.named else aux)
+
+
+def _with_inline_cases(service: Service, manifest: dict[str, Any], raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, list) or not raw:
+        raise InvalidInput("cases must be a non-empty list")
+    try:
+        cases = [Case.model_validate(c) for c in raw]
+    except ValueError as exc:
+        raise InvalidInput(f"cases: {str(exc).splitlines()[0]}") from None
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise InvalidInput("cases: duplicate case ids")
+    data = encode_cases(cases)
+    sha = hashlib.sha256(data).hexdigest()
+    if manifest.get("dataset") is not None:
+        ds = manifest["dataset"]
+        stored = _dataset_cases(service, ds.get("sha256") if isinstance(ds, dict) else None)
+        if stored is not None and {c.id: c for c in stored} != {c.id: c for c in cases}:
+            raise InvalidInput("cases differ from the dataset's cases (inline cases must equal the dataset file)")
+        return manifest
+    profile, seed = manifest.get("profile"), manifest.get("seed")
+    if profile not in ("smoke", "quick", "standard") or not isinstance(seed, int):
+        return {**manifest, "dataset": {"sha256": sha}}       # the manifest's own check names the problem
+    _register_inline(service, cases, data, sha, str(profile), seed)
+    return {**manifest, "dataset": {"sha256": sha}}
+
+
+def _dataset_cases(service: Service, sha: str | None) -> list[Case] | None:
+    from srbench.service.datasets.refs import find_datasets
+
+    if not sha:
+        return None
+    found = find_datasets(service, sha)
+    return decode_cases(service.objects.get_bytes(found[0]["object"])) if found else None
+
+
+def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str, profile: str, seed: int) -> None:
+    from srbench.service.datasets.refs import register_dataset
+
+    obj = service.objects.put_bytes(data)
+    benchmarks = sorted({c.benchmark for c in cases})
+    sources = {b: {"url": INLINE_URL, "revision": "inline", "files": [], "origin": "local-import",
+                   "access_note": "cases given inline in a run manifest"} for b in benchmarks}
+    selection = {b: {"algorithm": "inline", "version": 1, "strata": "given", "custom_subset": True}
+                 for b in benchmarks}
+    manifest = {"id": dataset_id(sha, sources, profile, seed, True, selection), "name": "+".join(benchmarks) +
+                f"/{profile} (inline)", "path": "", "sha256": sha, "object": obj, "case_count": len(cases),
+                "profile": profile, "seed": seed, "split": split_of(profile), "benchmarks": benchmarks,
+                "sources": sources, "selection": selection, "custom_subset": True,
+                "notices": ["inline cases from a run manifest: not a prepared benchmark profile"]}
+    register_dataset(service, manifest)
+
+
+def apply_extras(service: Service, plan: dict[str, Any], extras: dict[str, Any], actor: Actor) -> dict[str, Any]:
+    """After planning: the experiment membership, the baseline link and the per-case call limit."""
+    changed = False
+    if "experiment" in extras:
+        link = experiments.membership(extras["experiment"])
+        experiments.visible(service.journal, link["id"], actor)
+        plan["experiment"] = link
+        changed = True
+    if extras.get("baseline_run_id") is not None:
+        if not isinstance(extras["baseline_run_id"], str):
+            raise InvalidInput("baseline_run_id must be a run id")
+        plan["baseline_run_id"] = extras["baseline_run_id"]
+        changed = True
+    n = plan["limits"].get("max_calls_per_case")
+    needed = 2 if plan.get("auxiliary_targets") else 1
+    if n is not None and n < needed:
+        raise InvalidInput(f"limits.max_calls_per_case {n} is below the {needed} calls a judged case makes")
+    if changed:
+        plan["plan_sha256"] = plan_sha256(plan)
+    return plan
+
+
+def creation_hook(service: Service, plan: dict[str, Any], actor: Actor) -> Any:
+    """In the run's insert transaction: its owner, and its experiment link (checked again there)."""
+    link = plan.get("experiment")
+    roles = experiment_roles(plan)
+    if link is not None and link["role"] not in roles:
+        raise InvalidInput(f"experiment role {link['role']} does not fit this run (it can be: "
+                           f"{', '.join(roles) or 'none'})", code="experiment_role")
+
+    def hook(c: sqlite3.Connection, run_id: str) -> None:
+        record_owner(c, run_id, actor.owner)
+        if link is not None:
+            row = c.execute("SELECT owner FROM experiments WHERE id=?", (link["id"],)).fetchone()
+            if row is None or (actor.scope is not None and row["owner"] != actor.scope):
+                raise NotFound(f"no experiment {link['id']!r}")
+            experiments.insert_link(c, link["id"], run_id, link["role"], link["hypothesis"])
+    return hook
+
+
+def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], role: str) -> Any:
+    """For a run derived from another (a recovery child, a replay): its owner, and the source's
+    experiment membership in `role` while that experiment still exists and is the actor's (a deleted
+    experiment is never recreated by a derived run)."""
+    link = source_plan.get("experiment")
+
+    def hook(c: sqlite3.Connection, run_id: str) -> None:
+        record_owner(c, run_id, actor.owner)
+        if link is None:
+            return
+        row = c.execute("SELECT owner FROM experiments WHERE id=?", (link["id"],)).fetchone()
+        if row is not None and (actor.scope is None or row["owner"] == actor.scope):
+            experiments.insert_link(c, link["id"], run_id, role, link.get("hypothesis", ""))
+    return hook

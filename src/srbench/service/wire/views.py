@@ -1,0 +1,72 @@
+"""Run answers in the wire format: a run view with its owner, its manifest and its experiment roles.
+
+Plans are immutable objects, so the wire manifest of each plan digest (full and summary) is built
+once and kept (bounded) for the service's lifetime.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+from srbench.service.api.actors import LOCAL, Actor
+from srbench.service.wire import projections as wire
+
+if TYPE_CHECKING:
+    from srbench.service.runs.manager import RunManager
+
+MAX_CACHED = 512
+
+
+class RunViews:
+    def __init__(self, runs: RunManager) -> None:
+        self.runs = runs
+        self._cache: OrderedDict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = OrderedDict()
+
+    def _plan(self, digest: str) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        hit = self._cache.get(digest)
+        if hit is None:
+            plan = self.runs.store.get_json(digest)
+            hit = (wire.wire_manifest(plan), wire.summary_manifest(plan), wire.experiment_roles(plan))
+            self._cache[digest] = hit
+            while len(self._cache) > MAX_CACHED:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(digest)
+        return hit
+
+    def manifest(self, plan_digest: str) -> dict[str, Any]:
+        return self._plan(plan_digest)[0]
+
+    def one(self, view: dict[str, Any], *, summary: bool = False) -> dict[str, Any]:
+        row = self.runs.journal.one("SELECT owner FROM run_owners WHERE run_id=?", (view["id"],))
+        return self._out(view, LOCAL if row is None else row["owner"], summary)
+
+    def _out(self, view: dict[str, Any], owner: str, summary: bool) -> dict[str, Any]:
+        full, short, roles = self._plan(view["plan"])
+        out = wire.wire_run(view, short if summary else full, owner, roles)
+        if summary:
+            out["manifest_summary"] = True
+        return out
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        return self.one(self.runs.get(run_id))
+
+    def list(self, actor: Actor, limit: int | None = None, after: str | None = None) -> dict[str, Any]:
+        """A page of runs, newest first, only what the actor may see (owners from one query), with the
+        next page's keyset cursor (`service.pages`). Neither `limit` nor `after`: every run (upstream's
+        contract; its clients follow no cursor); `after` alone: a page of 200."""
+        from srbench.service.journal import pages
+
+        if limit is None and after is not None:
+            limit = 200
+        before = pages.runs_before(after)
+        n = -1 if limit is None else limit                # SQLite: LIMIT -1 is no limit
+        views = (self.runs.list(n, before) if actor.scope is None
+                 else self.runs.list_owned(actor.scope, n, before))
+        ids = [v["id"] for v in views]
+        owners = {r["run_id"]: r["owner"] for r in self.runs.journal.query(
+            f"SELECT run_id, owner FROM run_owners WHERE run_id IN ({','.join('?' * len(ids))})", tuple(ids))
+        } if ids else {}
+        return {"runs": [self._out(v, owners.get(v["id"], LOCAL), True) for v in views],
+                "next_cursor": None if limit is None else pages.runs_cursor(views, limit)}

@@ -1,0 +1,480 @@
+"""Compare: a pure function from two runs (report, result rows, frozen plan) to a paired comparison.
+
+IT-5, REP-3, REP-5, REP-6, REP-7. The lead wraps it in a memoised rule; it reads nothing else.
+
+Eligibility (each refusal raises `NotComparable`, code `not_comparable`, with a stable `reason`):
+- `plan_mismatch`: the report was not made from the plan given.
+- `run_not_finished` (queued, running) / `run_not_comparable` (cancelled, interrupted): only
+  `completed` and `failed` runs compare. A failed run has outcomes for its cells (failures count as
+  incorrect); a cancelled or interrupted one was stopped from outside, so its plan was not carried
+  out as frozen and an interrupted one may hold billed calls of unknown outcome.
+- `not_live`: both runs are live (preview and replay measure no capability).
+- `case_set_mismatch`: equal `case_sha256`, and every target of both runs planned exactly once on
+  the same non-empty case set E.
+- `protocol_mismatch`: equal profile, sampling, per-call limits (timeouts, output caps, repetition
+  guard), benchmark weights, grader and adapter versions, and equal prices for every model priced by
+  both runs. The run-level limits (`OPERATIONAL_LIMITS`: concurrency, the run time limit, the budget)
+  decide how fast and how far a run goes, not how one question is asked or graded: they may differ
+  (every cell must still be terminal), and a limitation names each difference because latency and
+  wall time then were measured under different load.
+- `no_single_baseline`: the baseline run has at least one single target.
+- `cell_pending` / `cell_not_graded`: every cell has exactly one terminal outcome — `completed`
+  with a bool `correct`, or `failed`, `cancelled` or `ambiguous`, which count as incorrect (the
+  report's denominator rule: the plan's every cell). A pending or dispatching cell blocks — except
+  in a run that `stopped_early` by its plan's rule: such a run is compared on its measured prefix
+  (`stopping.measured_prefix` of the `benchmark-interleave-v1` order), and both runs on the shorter
+  prefix. `nothing_measured`: that prefix is empty. `early_stop_needs_betting`: a run stopped early
+  and the candidate's claim rule is `hoeffding`, which is not valid at a size the data chose.
+
+Claims (`claims.assess`): the candidate plan's `statistics.claim_rule` (`hoeffding`, REP-6, when a
+stored plan does not say; every new plan records it, `betting` unless its manifest chose) makes the
+claim and the non-inferiority verdict; the other rule's interval is shown beside it. A plan with
+`baseline_selection: adjusted` (new plans) claims against the strongest of the baseline run's K single
+targets with `stages/selection`'s adjustment; the comparison's `selection` names K and the adjustment. The
+margin is the one the candidate plan declared (`statistics.margin`); one given to compare must equal
+it (`margin_conflict`) — REP-7 wants it declared in advance.
+
+Baseline (REP-5): the single target of the baseline run with the highest exact weighted quality
+Q = Σ W_b·k_b/n_b / Σ W_b on the cases that run measured (all of them unless it stopped early); ties
+go to a complete principal cost, then the lowest, then target id. All tied strongest are listed;
+if one of them has an incomplete principal cost, savings are unknown. Qualities, differences and
+costs of the comparison itself are on the compared cases.
+
+Per benchmark (REP-1), each candidate row gives both accuracies with their Wilson 95% intervals and
+the paired difference with its own Hoeffding 95% interval on that benchmark's cases alone (one
+stratum: r = √(2·ln(2/α)/n_b)); these are descriptive, the claim is the weighted one above. Each
+candidate also carries its `costs` on the compared cases (principal, auxiliary = judge + simulator,
+total, cache-neutral), so principal and auxiliary cost can be read apart.
+
+Savings, per scope s ∈ {principal (subject `cost_usd`), total (principal + `judge_cost_usd` +
+`simulator_cost_usd`), cache_neutral (`cache_neutral_cost_usd`, REP-3)}:
+pct = 100·(1 − cand_s/base_s), saving = base_s − cand_s, only when both runs are `require_priced`,
+every tied strongest baseline has a complete principal cost, base_s and cand_s are known (every
+cell's cost known) and base_s > 0; otherwise null with a reason. base_s is the lowest s-cost among
+the tied strongest (for principal that is the chosen baseline), so a tie never inflates a saving.
+An auxiliary cost field absent from every row of both runs means these reports meter no judge or
+simulator calls: it counts as 0 and a limitation says so; present in any row, a row without it (or
+with null) makes that target's total unknown — one run's metered judges are never set against
+another's unmetered ones.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import all_benchmarks
+from srbench.errors import InvalidInput
+from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.stages.compare.claims import assess, declared_margin, statistics_limitations
+from srbench.stages.compare.selection import limitation as selection_limitation
+from srbench.stages.compare.selection import paired_diffs
+from srbench.stages.compare.selection import summary as selection_summary
+from srbench.stages.datasets.exclusions import evaluation_notices
+from srbench.stages.datasets.source_labels import notices as source_notices
+from srbench.stages.report.routing import routing_summary
+from srbench.stages.stats.basic import percentile, wilson
+from srbench.stages.stats.betting import ORDER, Design, make_design
+from srbench.stages.stats.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
+from srbench.stages.stats.stopping import analysis_order, measured_prefix, statistics_of
+from srbench.targets.routers import DEFAULT_ROUTER
+
+COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
+# v5: limitations name a dataset's evaluation role and named-history exclusion
+STOPPED = "stopped_early"
+COMPARABLE_STATUS = ("completed", "failed", STOPPED)
+FINISHING_STATUS = ("queued", "running")
+INCORRECT_STATES = UNSUCCESSFUL_CELL_STATES
+PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
+                 "benchmark_options")
+OPERATIONAL_LIMITS = ("concurrency", "max_run_seconds", "max_cost_usd")
+AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
+TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
+FORMAL = "formal (standard holdout)"
+DEV = "dev (not a formal conclusion)"
+NO_MARGIN = "no pre-declared margin"
+
+
+class NotComparable(InvalidInput):
+    """Two runs that cannot be compared; `reason` is a stable sub-code, also the message prefix."""
+
+    code = "not_comparable"
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"not comparable ({reason}): {message}")
+        self.reason = reason
+
+
+def _run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
+                plan: dict[str, Any]) -> tuple[set[str], dict[str, dict[str, dict[str, Any]]]]:
+    """One run's own eligibility; returns (case set E, rows by target then case id)."""
+    declared = (report.get("provenance") or {}).get("plan_sha256")
+    if declared is not None and declared != plan.get("plan_sha256"):
+        raise NotComparable("plan_mismatch", f"the {side} report was made from plan {declared}, not the plan given")
+    status = report.get("status")
+    if status in FINISHING_STATUS:
+        raise NotComparable("run_not_finished", f"the {side} run is {status}; wait until it has finished")
+    if status not in COMPARABLE_STATUS:
+        raise NotComparable("run_not_comparable", f"the {side} run is {status}; only completed or failed runs "
+                            "compare (a cancelled or interrupted run did not carry out its plan)")
+    if plan.get("mode") != "live" or report.get("mode", "live") != "live":
+        raise NotComparable("not_live", f"the {side} run is not a live run (mode {plan.get('mode')})")
+    target_ids = [pt["target"]["id"] for pt in plan["targets"]]
+    by_target: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in target_ids}
+    for r in rows:
+        cells = by_target.get(r["target_id"])
+        if cells is None:
+            raise NotComparable("case_set_mismatch", f"the {side} rows name target {r['target_id']!r}, "
+                                "which its plan does not")
+        if r["case_id"] in cells:
+            raise NotComparable("case_set_mismatch", f"the {side} run has two cells for case {r['case_id']!r} "
+                                f"and target {r['target_id']!r}")
+        cells[r["case_id"]] = r
+    cases = set(by_target[target_ids[0]]) if target_ids else set()
+    if not cases:
+        raise NotComparable("case_set_mismatch", f"the {side} run has no planned cases")
+    for t, cells in by_target.items():
+        if set(cells) != cases:
+            raise NotComparable("case_set_mismatch", f"in the {side} run, target {t!r} is not planned on the "
+                                "same cases as the others")
+    if plan["dataset"].get("case_count") not in (None, len(cases)):
+        raise NotComparable("case_set_mismatch", f"the {side} rows cover {len(cases)} cases, its plan "
+                            f"{plan['dataset']['case_count']}")
+    for r in rows:
+        where = f"{side} cell ({r['case_id']}, {r['target_id']})"
+        if r["state"] == "completed":
+            if not isinstance(r.get("correct"), bool):
+                raise NotComparable("cell_not_graded", f"{where} completed without a grade")
+        elif r["state"] == "pending" and status == STOPPED:
+            continue                                   # never sent: after the measured prefix
+        elif r["state"] not in INCORRECT_STATES:
+            raise NotComparable("cell_pending", f"{where} is {r['state']}: it has no terminal outcome yet")
+    return cases, by_target
+
+
+def _prices(plan: dict[str, Any]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for pt in plan["targets"]:
+        for model, p in (pt["target"].get("prices") or {}).items():
+            if p not in out.setdefault(model, []):
+                out[model].append(p)
+    return out
+
+
+def _aux(plan: dict[str, Any]) -> dict[str, Any]:
+    """What grading depends on in a judge: its model, prices and effective request parameters."""
+    return {tid: (pt["target"].get("model"), pt["target"].get("prices"), pt.get("effective_params"))
+            for tid, pt in (plan.get("auxiliary_targets") or {}).items()}
+
+
+def _params_by_model(plan: dict[str, Any]) -> dict[str, list[Any]]:
+    """Effective request parameters of each single model (a model run two ways is compared as such)."""
+    out: dict[str, list[Any]] = {}
+    for pt in plan["targets"]:
+        if pt["target"].get("kind") == "single":
+            p = pt.get("effective_params")
+            if p not in out.setdefault(pt["target"]["model"], []):
+                out[pt["target"]["model"]].append(p)
+    return out
+
+
+def _protocol(plan: dict[str, Any], key: str) -> Any:
+    value = plan.get(key)
+    if key == "limits" and isinstance(value, dict):
+        return {k: v for k, v in value.items() if k not in OPERATIONAL_LIMITS}
+    return value
+
+
+def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
+    if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
+        raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
+                            "(case_sha256 or case ids differ)")
+    differ = [k for k in PROTOCOL_KEYS if (_protocol(bplan, k) or None) != (_protocol(cplan, k) or None)]
+    if _aux(bplan) != _aux(cplan):
+        differ.append("auxiliary_targets (judges)")
+    bparams, cparams = _params_by_model(bplan), _params_by_model(cplan)
+    differ += [f"request parameters of {m}" for m in sorted(set(bparams) & set(cparams)) if bparams[m] != cparams[m]]
+    bp, cp = _prices(bplan), _prices(cplan)
+    differ += [f"prices[{m}]" for m in sorted(set(bp) & set(cp)) if bp[m] != cp[m]]
+    if differ:
+        raise NotComparable("protocol_mismatch", f"the runs differ in {', '.join(differ)}")
+
+
+def _correct(row: dict[str, Any]) -> int:
+    return int(row["state"] == "completed" and row["correct"] is True)
+
+
+def _quality(cells: dict[str, dict[str, Any]], weights: dict[str, float]) -> Fraction:
+    counts: dict[str, list[int]] = {}
+    for r in cells.values():
+        kn = counts.setdefault(r["benchmark"], [0, 0])
+        kn[0] += _correct(r)
+        kn[1] += 1
+    return exact_weighted_quality({b: (k, n) for b, (k, n) in counts.items()}, weights)
+
+
+def _sum(values: list[Any]) -> float | None:
+    return None if any(v is None for v in values) else float(sum(values))
+
+
+CONVERSATION_ONLY = ("simulator_cost_usd", "scaffolding_cost_usd")
+
+
+def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, float | None]:
+    """Every row of a report carries `judge_cost_usd` (0 when not judged): a row without it comes from a
+    report that did not meter judges, so the total is unknown unless no row has it. Only conversation rows
+    carry the simulator and scaffolding fields (always, null when unknown): a single call's row without
+    them made no such call, 0."""
+    rows = list(cells.values())
+    principal = _sum([r.get("cost_usd") for r in rows])
+    aux = [_sum([0.0 if "judge_cost_usd" in aux_absent else r.get("judge_cost_usd") for r in rows])]
+    aux += [_sum([r.get(f, 0.0) for r in rows]) for f in CONVERSATION_ONLY]
+    return {"principal": principal, "total": _sum([principal, *aux]), "auxiliary": _sum(aux),
+            "cache_neutral": _sum([r.get("cache_neutral_cost_usd") for r in rows])}
+
+
+def _operations(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    rows = list(cells.values())
+    done = [r for r in rows if r["state"] == "completed"]
+    lat = [r["latency_s"] for r in done if r.get("latency_s") is not None]
+    ttft = [r["ttft_s"] for r in done if r.get("ttft_s") is not None]
+    tokens = None
+    if all(r.get("usage") is not None for r in rows):
+        tokens = {k: int(sum(r["usage"][k] for r in rows)) for k in TOKEN_KEYS}
+    return {"latency_p50_s": percentile(lat, 0.5), "latency_p95_s": percentile(lat, 0.95),
+            "ttft_p50_s": percentile(ttft, 0.5), "tokens": tokens,
+            "incorrect_by_state": dict(sorted(Counter(r["state"] for r in rows if r["state"] != "completed").items()))}
+
+
+def _choose_baseline(bplan: dict[str, Any], by_target: dict[str, dict[str, dict[str, Any]]],
+                     weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[dict[str, Any]]]:
+    singles = [pt["target"]["id"] for pt in bplan["targets"] if pt["target"]["kind"] == "single"]
+    if not singles:
+        raise NotComparable("no_single_baseline", "the baseline run has no single-model target")
+    scored = {t: (_quality(by_target[t], weights), _costs(by_target[t], aux_absent)) for t in singles}
+    best_q = max(q for q, _ in scored.values())
+    tied = sorted((t for t, (q, _) in scored.items() if q == best_q),
+                  key=lambda t: (scored[t][1]["principal"] is None, scored[t][1]["principal"] or 0.0, t))
+    listed = [{"target_id": t, "quality": float(best_q), "quality_exact": str(best_q), "costs": scored[t][1],
+               "cost_complete": scored[t][1]["principal"] is not None} for t in tied]
+    return tied[0], listed
+
+
+def _savings(scope: str, tied: list[dict[str, Any]], cand: float | None, blocked: str | None) -> dict[str, Any]:
+    known = [(t["costs"][scope], t["target_id"]) for t in tied if t["costs"][scope] is not None]
+    base, base_id = min(known) if len(known) == len(tied) else (None, None)
+    out = {"baseline_target_id": base_id, "baseline_usd": base, "candidate_usd": cand,
+           "saving_usd": None, "saving_pct": None, "reason": blocked}
+    if blocked is None:
+        if base is None:
+            out["reason"] = f"a tied strongest baseline has an unknown {scope} cost"
+        elif cand is None:
+            out["reason"] = f"the candidate's {scope} cost is incomplete (some cell's cost is unknown)"
+        elif base <= 0:
+            out["reason"] = f"the baseline's {scope} cost is 0: no percentage"
+        else:
+            out.update(saving_usd=base - cand, saving_pct=100.0 * (1.0 - cand / base))
+    return out
+
+
+def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
+               best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
+               design: Design, stats: dict[str, Any], margin: float | None, formal: bool, label: str,
+               stopped: bool, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str],
+               singles: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """One candidate target against the baseline on the compared cases `order` (analysis order);
+    `singles`: every single of the baseline run, when the plan adjusts for choosing among them."""
+    diffs: dict[str, list[int]] = {}
+    ordered = []
+    for case_id, bench in order:
+        d = _correct(cells[case_id]) - _correct(best[case_id])
+        diffs.setdefault(bench, []).append(d)
+        ordered.append(d)
+    q_c, q_b = _quality(cells, weights), _quality(best, weights)
+    both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
+    per_bench = []
+    for b, g in sorted(diffs.items()):
+        alone = weighted_hoeffding({b: g}, {b: 1.0})
+        ids = [i for i in cells if cells[i]["benchmark"] == b]
+        kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
+        per_bench.append({"benchmark": b, "n": len(g), "weight": weights[b], "candidate_correct": kc,
+                          "baseline_correct": kb, "candidate_accuracy": kc / len(g),
+                          "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
+                          "candidate_accuracy_ci95": wilson(kc, len(g)), "baseline_accuracy_ci95": wilson(kb, len(g)),
+                          "delta_interval": {"method": alone["method"], "ci": alone["ci"],
+                                             "scope": "this benchmark's cases alone (descriptive, not the claim)"},
+                          "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
+    per_single = None if singles is None else {t: paired_diffs(cells, s, order) for t, s in singles.items()}
+    verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
+                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"],
+                      singles=per_single)
+    costs = _costs(cells, aux_absent)
+    return {
+        "target_id": tid, "kind": kind, "model": model, "n": len(ordered),
+        "quality": float(q_c), "quality_exact": str(q_c), "baseline_quality": float(q_b),
+        "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(ordered) / len(ordered),
+        "wins": ordered.count(1), "losses": ordered.count(-1), "ties": ordered.count(0),
+        "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
+        **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
+        "savings": {s: _savings(s, tied, costs[s], blocked) for s in ("principal", "total", "cache_neutral")},
+        "costs": costs,
+        "operations": {"baseline": _operations(best), "candidate": _operations(cells)},
+    }
+
+
+def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
+    return {f for f in AUX_COST_FIELDS if not any(f in r for r in rows)}
+
+
+def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
+
+
+def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: dict[str, Any],
+                    candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: dict[str, Any],
+                    *, margin: float | None = None) -> dict[str, Any]:
+    """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
+    stats = statistics_of(candidate_plan)
+    margin = declared_margin(margin, stats)
+    bcases, bby = _run_checks("baseline", baseline, baseline_rows, baseline_plan)
+    ccases, cby = _run_checks("candidate", candidate, candidate_rows, candidate_plan)
+    _pair_checks(baseline_plan, candidate_plan, bcases, ccases)
+    weights = dict(baseline_plan["benchmark_weights"])
+    order = analysis_order(candidate_rows)
+    design = make_design([b for _, b in order], weights)
+    b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
+    if (b_stop or c_stop) and stats["claim_rule"] != "betting":
+        raise NotComparable("early_stop_needs_betting", "a run stopped early; only the anytime-valid betting rule "
+                            "makes claims after an early stop, and the candidate plan declares hoeffding")
+    b_pre = measured_prefix(order, bby) if b_stop else len(order)
+    n_cmp = min(b_pre, measured_prefix(order, cby) if c_stop else len(order))
+    if n_cmp == 0:
+        raise NotComparable("nothing_measured", "a run stopped early before any case had an outcome for every target")
+    compared = order[:n_cmp]
+    keep = {c for c, _ in compared}
+    aux_absent = _aux_absent(baseline_rows) & _aux_absent(candidate_rows)
+    best_id, tied = _choose_baseline(baseline_plan, _restrict(bby, {c for c, _ in order[:b_pre]}), weights, aux_absent)
+    bby, cby = _restrict(bby, keep), _restrict(cby, keep)
+    if n_cmp < b_pre:           # chosen on all it measured; costs for savings on the compared cases only
+        tied = [{**t, "costs": _costs(bby[t["target_id"]], aux_absent)} for t in tied]
+        tied = [{**t, "cost_complete": t["costs"]["principal"] is not None} for t in tied]
+    formal = baseline_plan["profile"] == "standard" and candidate_plan["profile"] == "standard"
+    label = FORMAL if formal else DEV
+    blocked = None
+    policies = (baseline_plan.get("cost_policy"), candidate_plan.get("cost_policy"))
+    if any(p != "require_priced" for p in policies):
+        blocked = "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
+    elif not all(t["cost_complete"] for t in tied):
+        unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
+        blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
+    models = {pt["target"]["id"]: pt["target"] for pt in candidate_plan["targets"]}
+    singles = None
+    if stats.get("baseline_selection") == "adjusted":      # the K singles the baseline is chosen among
+        singles = {pt["target"]["id"]: bby[pt["target"]["id"]] for pt in baseline_plan["targets"]
+                   if pt["target"]["kind"] == "single"}
+    candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights, order=compared,
+                             design=design, stats=stats, margin=margin, formal=formal, label=label,
+                             stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent,
+                             singles=singles)
+                  for t in models]
+    for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
+        t = models[c["target_id"]]
+        c["routing"] = (routing_summary(t.get("router") or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
+                                        t.get("max_inference_calls")) if t["kind"] == "mom" else None)
+    bmodel = next(pt["target"]["model"] for pt in baseline_plan["targets"] if pt["target"]["id"] == best_id)
+    stop_info = None
+    if b_stop or c_stop:
+        stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
+                     "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
+    limitations = (_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
+                   + _operational_limitations(baseline_plan, candidate_plan)
+                   + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
+    extra: dict[str, Any] = {}
+    if singles is not None:
+        extra["selection"] = selection_summary(len(singles), list(singles), stats["claim_rule"])
+        limitations[0] = selection_limitation(len(singles))
+    return {
+        "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
+        "baseline_run": _run_info(baseline, baseline_plan), "candidate_run": _run_info(candidate, candidate_plan),
+        "case_sha256": baseline_plan["case_sha256"], "cases": n_cmp, "planned_cases": len(order),
+        "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
+        "evidence": {"profile": baseline_plan["profile"], "split": baseline_plan["dataset"].get("split"),
+                     "formal": formal, "label": label},
+        "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
+        "baseline": {"target_id": best_id, "model": bmodel, "quality": tied[0]["quality"],
+                     "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied, "chosen_on_cases": b_pre,
+                     "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
+                             "principal cost, then target id (REP-5)"},
+        "savings_blocked": blocked,
+        "candidates": candidates,
+        "limitations": limitations, **extra,
+    }
+
+
+def _operational_limitations(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
+    bl, cl = bplan.get("limits") or {}, cplan.get("limits") or {}
+    differ = [f"limits.{k} {bl.get(k)!r} (baseline) vs {cl.get(k)!r} (candidate)"
+              for k in OPERATIONAL_LIMITS if bl.get(k) != cl.get(k)]
+    if not differ:
+        return []
+    return [f"The runs differ in run-level limits ({'; '.join(differ)}): quality, tokens and cost compare as "
+            "usual, but latency and wall time were measured under different load."]
+
+
+def _run_info(report: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
+    return {"run_id": report.get("run_id"), "status": report["status"], "plan_sha256": plan.get("plan_sha256"),
+            "profile": plan["profile"], "cost_policy": plan.get("cost_policy"),
+            "targets": [pt["target"]["id"] for pt in plan["targets"]]}
+
+
+def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict[str, Any], formal: bool,
+                 tied: list[dict[str, Any]], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
+    out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
+           "targets on these same cases, not the selection of a tuned router or of one candidate among many "
+           "(no multiplicity correction), and not contamination of public questions (REP-6)."]
+    if not formal:
+        out.append(f"{plan['profile']} profile: {DEV}; formal conclusions need the standard holdout not used "
+                   "for tuning (IT-5, REP-7).")
+    rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
+    out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
+               "interval is shown beside it. The bootstrap interval is a diagnostic only.")
+    if {b.id for b in all_benchmarks()} - set(plan["benchmark_weights"]):
+        out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
+    for side, rep in (("baseline", baseline), ("candidate", candidate)):
+        if rep["status"] != "completed":
+            out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
+                       "and ambiguous cells count as incorrect.")
+    if len(tied) > 1:
+        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t['target_id'] for t in tied)}.")
+    out += _aux_limitation(aux_absent, tied, candidates)
+    out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
+               "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
+               "between runs (REP-3).")
+    if any(c["non_inferiority"]["margin"] is None for c in candidates):
+        out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
+    out += [n for n in evaluation_notices(plan["dataset"].get("evaluation")) if n not in out]
+    out += [n for n in source_notices(plan["dataset"].get("sources")) if n not in out]
+    return out
+
+
+def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates: list[dict[str, Any]]) -> list[str]:
+    """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
+    total equals principal only when no metered auxiliary cost adds to it."""
+    if not aux_absent:
+        return []
+    metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
+    pairs = [(t["costs"]["total"], t["costs"]["principal"]) for t in tied]
+    pairs += [(c["savings"]["total"]["candidate_usd"], c["savings"]["principal"]["candidate_usd"]) for c in candidates]
+    adds = any(total != principal for total, principal in pairs)
+    head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
+    if adds:
+        return [f"{head}; the total cost adds the metered {', '.join(metered)}, so total and principal costs (and "
+                "their savings) differ."]
+    what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
+    return [f"{head}, and {what}: total cost equals principal cost."]
+
+
+# Public names for the service's early-stop monitor, which pairs a run with its baseline the same way.
+run_checks, pair_checks, choose_baseline = _run_checks, _pair_checks, _choose_baseline

@@ -1,0 +1,267 @@
+"""Dataset stages: prepare (source files → frozen dataset), combine, and load by path + sha256.
+
+`prepare` is a rule over the digests of the source files it read, so the same source, profile,
+seed and limit give the same dataset bytes on any host (DS-2) and asking again is a cache hit.
+A frozen dataset is JSON Lines: one canonical-JSON case a line, in selection order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
+from srbench.benchmarks.selection import select, select_excluding
+from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
+from srbench.errors import IntegrityError, InvalidInput
+from srbench.rules import Engine, Rule
+from srbench.schemas.dataset import (
+    Case,
+    DatasetManifest,
+    Evaluation,
+    Selection,
+    SourceFile,
+    SourceRecord,
+    split_of,
+)
+from srbench.schemas.dataset import decode_cases as decode_cases  # re-exported: its old home
+from srbench.schemas.text import shorten
+from srbench.stages.datasets import exclusions as ex
+
+
+def encode_cases(cases: list[Case]) -> bytes:
+    return b"".join(canonical_json(c.model_dump(mode="json")) + b"\n" for c in cases)
+
+
+def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
+               selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+    """A dataset's id; its evaluation roles and exclusions are part of it when there are any."""
+    named = {"cases_sha256": cases_sha256, "sources": sources, "profile": profile, "seed": seed,
+             "custom_subset": custom, "selection": selection}
+    if evaluation:
+        named["evaluation"] = evaluation
+    return "ds-" + short(digest_json(named), 32)
+
+
+def _with_evaluation(manifest: dict[str, Any], evaluation: dict[str, Any] | None) -> dict[str, Any]:
+    if evaluation:
+        manifest["evaluation"] = evaluation
+        manifest["notices"] += [n for n in ex.evaluation_notices(evaluation) if n not in manifest["notices"]]
+    return manifest
+
+
+def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    bench = get_benchmark(params["benchmark"])
+    files = {name: store.get_bytes(d, verify=True) for name, d in inputs["sources"].items()}
+    all_cases = bench.load(files, seed=params["seed"], revision=params["revision"])
+    record = SourceRecord(
+        url=params["url"], revision=params["revision"], origin=params["origin"],
+        files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
+        license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
+        partition=params.get("partition"), check=params.get("check"),
+    ).model_dump(mode="json")
+    evaluation = None
+    idents: dict[str, str] = {}
+    if "partition" in params:           # a canonical task identity per case (stages.exclusions)
+        source = ex.source_identity(record)
+        idents = ex.identities(bench.id, source, bench.native_ids(all_cases, files))
+    if "snapshot" in inputs:
+        snapshot = ex.check_snapshot(store.get_json(inputs["snapshot"]))
+        history = ex.history_of(snapshot, bench.id, source)
+        named = {cid for cid, ident in idents.items() if ident in history}
+        chosen, out = select_excluding(all_cases, params["profile"], bench.profiles, params["seed"], named,
+                                       params["limit"], benchmark=bench.id, algorithm=bench.selection_algorithm)
+    else:
+        snapshot, named, out = None, set(), 0
+        chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
+                        benchmark=bench.id, algorithm=bench.selection_algorithm)
+    if "role" in params:
+        evaluation = {bench.id: Evaluation(
+            role=params["role"], snapshot_sha256=snapshot["sha256"] if snapshot else None, excluded=out,
+            history=len(named), claims_disjoint=params["role"] == "holdout").model_dump(mode="json")}
+    if idents:
+        chosen = ex.with_identities(chosen, idents)
+    if "role" in params:                # in the bytes too: a plan names its dataset by sha256 alone
+        chosen = ex.with_role(chosen, params["role"], snapshot["sha256"] if snapshot else None)
+    data = encode_cases(chosen)
+    obj = store.put_bytes(data)
+    custom = params["limit"] is not None
+    sel = Selection(algorithm=bench.selection_algorithm, version=ALGORITHM_VERSION, strata=bench.strata,
+                    limit=params["limit"], custom_subset=custom).model_dump(mode="json")
+    sha = sha256_bytes(data)
+    profile, seed = params["profile"], params["seed"]
+    notices = list(bench.notices())
+    tag, labels = bench.dataset_label(params["revision"], params["origin"])
+    notices += labels
+    if custom:
+        notices.append(f"custom subset: the first {params['limit']} tasks of the {profile} profile, "
+                       "not the full profile")
+    name = (f"{bench.id}{'@' + tag if tag else ''}/{profile}" + (f"/{params['role']}" if "role" in params else "")
+            + (f"/limit-{params['limit']}" if custom else ""))
+    return _with_evaluation({
+        "version": VERSION,
+        "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}, evaluation),
+        "name": name, "sha256": sha, "object": obj, "case_count": len(chosen), "profile": profile,
+        "seed": seed, "split": split_of(profile), "benchmarks": [bench.id], "sources": {bench.id: record},
+        "selection": {bench.id: sel}, "custom_subset": custom, "notices": notices,
+    }, evaluation)
+
+
+PREPARE = Rule("prepare", "1", _prepare)
+
+
+def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int | None,
+            files: dict[str, bytes], *, revision: str, url: str, origin: str, partition: str | None = None,
+            role: str | None = None, snapshot: str | None = None, check: str | None = None) -> tuple[dict[str, Any], bool]:
+    """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit).
+
+    `partition` (the upstream partition the files are) gives every case its canonical task identity;
+    `snapshot` (the object digest of a checked exclusion snapshot) excludes its tasks of this source;
+    `role` is the evaluation role recorded with them. Without the three the dataset is as before.
+    `check` records how the files were held to their pin (`acquire.verify_paths`); None: not checked."""
+    bench = get_benchmark(benchmark)
+    if not bench.available:
+        raise InvalidInput(f"benchmark {benchmark} is not available: {bench.unavailable_reason}")
+    if profile not in bench.profiles:
+        raise InvalidInput(f"unknown profile {profile!r}; use smoke, quick or standard")
+    if limit is not None and limit < 1:
+        raise InvalidInput("--limit must be a positive number of tasks")
+    if not files:
+        raise InvalidInput(f"no source files for {benchmark}")
+    check_evaluation(bench, partition, role, snapshot)
+    digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
+    params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
+              "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
+              "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
+    inputs: dict[str, Any] = {"sources": digests}
+    if partition is not None:           # absent unless asked for: the rule key of a plain preparation is unchanged
+        params["partition"] = partition
+    if check is not None:
+        params["check"] = check
+    if role is not None:
+        params["role"] = role
+    if snapshot is not None:
+        inputs["snapshot"] = snapshot
+    result = engine.build(PREPARE, inputs, params, subject=f"{bench.id}/{profile}/{seed}")
+    return engine.store.get_json(result.output), result.hit
+
+
+def check_evaluation(bench: Any, partition: str | None, role: str | None, snapshot: Any) -> None:
+    """The evaluation options agree with each other and with the benchmark (before any source is read)."""
+    if partition is not None and partition != bench.source_partition:
+        raise InvalidInput(f"--source-partition {partition!r}: {bench.id} reads the upstream partition "
+                           f"{bench.source_partition!r} (its pinned files); name that one")
+    if role is not None and role not in ex.ROLES:
+        raise InvalidInput(f"--evaluation-role {role!r}: choose one of {', '.join(ex.ROLES)}")
+    if snapshot is not None and partition is None:
+        raise InvalidInput("--exclusion-snapshot needs --source-partition: tasks are excluded by their canonical "
+                           "identity, which names the source partition")
+    if snapshot is not None and role is None:
+        raise InvalidInput("--exclusion-snapshot needs --evaluation-role (development, holdout or retest)")
+    if role == "holdout" and snapshot is None:
+        raise InvalidInput("--evaluation-role holdout claims disjointness from a named history: give "
+                           "--exclusion-snapshot (compile one with `dataset exclusions`), or use --evaluation-role "
+                           "retest, which claims none")
+
+
+def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Order-free: cases are grouped by benchmark id (sorted), each benchmark's cases keeping their
+    selection order, so the same cases give the same bytes whatever order the inputs came in (and
+    whether they were combined at once or in steps)."""
+    manifests = [store.get_json(d) for d in inputs["manifests"]]
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for m in manifests:
+        for case in decode_cases(store.get_bytes(m["object"], verify=True)):
+            if case.id in seen:
+                raise InvalidInput(f"case {case.id} appears in more than one dataset; combine refuses duplicates")
+            seen.add(case.id)
+            cases.append(case)
+    cases.sort(key=lambda c: c.benchmark)          # stable: each benchmark keeps its selection order
+    manifests.sort(key=lambda m: sorted(m["benchmarks"]))
+    data = encode_cases(cases)
+    obj = store.put_bytes(data)
+    sha = sha256_bytes(data)
+    sources: dict[str, Any] = {}
+    selection: dict[str, Any] = {}
+    notices: list[str] = []
+    evaluation: dict[str, Any] = {}
+    for m in manifests:
+        sources.update(m["sources"])
+        selection.update(m["selection"])
+        evaluation.update(m.get("evaluation") or {})
+        notices += [n for n in m.get("notices", []) if n not in notices]
+    first = manifests[0]
+    custom = any(m.get("custom_subset") for m in manifests)
+    benchmarks = sorted(b for m in manifests for b in m["benchmarks"])
+    return _with_evaluation({
+        "version": VERSION,
+        "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection, evaluation or None),
+        "name": "+".join(benchmarks) + "/" + first["profile"], "sha256": sha, "object": obj,
+        "case_count": len(cases), "profile": first["profile"], "seed": first["seed"], "split": first["split"],
+        "benchmarks": benchmarks, "sources": sources, "selection": selection, "custom_subset": custom,
+        "notices": notices,
+    }, evaluation or None)
+
+
+COMBINE = Rule("combine", "2", _combine)
+
+
+def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """Combine frozen datasets of one profile, seed and split (DS-9); anything else is refused."""
+    if len(manifests) < 2:
+        raise InvalidInput("combine needs at least two dataset manifests")
+    keys = {(m["profile"], m["seed"], m["split"]) for m in manifests}
+    if len(keys) > 1:
+        desc = ", ".join(f"{m['id']} {m['name']} (profile {m['profile']}, seed {m['seed']}, split {m['split']})"
+                         for m in manifests)
+        raise InvalidInput(f"datasets differ in profile, seed or split and are never merged: {desc}")
+    benches = [b for m in manifests for b in m["benchmarks"]]
+    dupes = sorted({b for b in benches if benches.count(b) > 1})
+    if dupes:
+        raise InvalidInput(f"benchmark(s) {', '.join(dupes)} appear in more than one dataset")
+    digests = sorted(engine.store.put_json(_strip_path(m)) for m in manifests)
+    result = engine.build(COMBINE, {"manifests": digests}, {}, subject="+".join(sorted(benches)))
+    return engine.store.get_json(result.output), result.hit
+
+
+def _strip_path(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in manifest.items() if k != "path"}
+
+
+def with_path(store: ObjectStore, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as printed: `path` names the frozen JSONL file (the object in the store)."""
+    out = dict(manifest)
+    out["path"] = store.path_of(manifest["object"]) if store.local else f"{store.url}#{manifest['object']}"
+    return DatasetManifest.model_validate(out).model_dump(mode="json")
+
+
+def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes, str]:
+    """Read a dataset by path (on this host) and check its declared sha256. Returns (bytes, b3 digest)."""
+    data: bytes
+    if "#b3:" in path:
+        data = store.get_bytes(path.split("#", 1)[1], verify=True)
+    else:
+        p = Path(path)
+        try:
+            if not p.is_file():
+                raise InvalidInput(f"dataset.path: the file {path} does not exist on the service host")
+            data = p.read_bytes()
+        except (OSError, ValueError) as exc:        # a path the filesystem refuses, or cannot read
+            raise InvalidInput(f"dataset.path: cannot read {shorten(path)}: {getattr(exc, 'strerror', None) or exc}"
+                               ) from None
+    return _checked(data, sha256, f"the dataset file {path}"), store.put_bytes(data)
+
+
+def read_dataset_object(store: ObjectStore, digest: str, sha256: str) -> bytes:
+    """The bytes of a frozen dataset kept in the store, checked against the sha256 that names it."""
+    return _checked(store.get_bytes(digest, verify=True), sha256, f"the stored dataset {digest}")
+
+
+def _checked(data: bytes, sha256: str, what: str) -> bytes:
+    actual = sha256_bytes(data)
+    if actual != sha256:
+        raise IntegrityError(f"dataset.sha256 {sha256} does not match {what} (its sha256 is {actual})")
+    return data

@@ -1,0 +1,163 @@
+"""Replay (IT-4): reuse saved single-model answers along previewed routes — a diagnostic estimate.
+
+Pure: from the baseline run (plan + cells) and the preview run (plan + cells + routing records) it
+either refuses with explicit reason codes or returns the cells of a replay run, each pointing at a
+replay record that copies the baseline answer (`replayed_from`). No model is ever called; anything
+that would need one — plugins, state-dependent (learning) selection, an unresolved route, a model
+the baseline did not run, a missing or incomplete saved answer — refuses the replay.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from srbench.cas import ObjectStore
+from srbench.errors import InvalidInput
+from srbench.rules import Engine, Rule
+from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
+
+REPLAYABLE_METHODS = ("static", "single", "route_action")
+RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
+
+
+class ReplayRefused(InvalidInput):
+    code = "replay_ineligible"
+
+
+def _refuse(reason: str, detail: str) -> ReplayRefused:
+    return ReplayRefused(f"replay refused ({reason}): {detail}",
+                         details={"reasons": [reason], "model_requests": 0, "dispatch_started": False})
+
+
+def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[str, Any], pplan: dict[str, Any]) -> None:
+    if baseline["status"] != "completed" or bplan["mode"] != "live":
+        raise _refuse("baseline_not_completed", f"{baseline['id']} must be a completed live run")
+    if preview["status"] != "completed" or pplan["mode"] != "preview":
+        raise _refuse("preview_not_completed", f"{preview['id']} must be a completed preview run")
+    if bplan["case_sha256"] != pplan["case_sha256"]:
+        raise _refuse("case_set_mismatch", "the baseline and the preview ran different datasets")
+    for key in ("adapter_versions", "benchmark_weights"):
+        if bplan[key] != pplan[key]:
+            raise _refuse("protocol_mismatch", f"{key} differ between the runs")
+    from srbench.stages.dispatch.conversations import multi_call_benchmarks
+
+    multi = sorted(multi_call_benchmarks(bplan)) if bplan["mode"] == "live" else []
+    if multi:   # a router picks a model per turn of a conversation: a saved single answer cannot stand in
+        raise _refuse("multi_call", f"{', '.join(multi)} cells are conversations of several calls; replay reuses "
+                                    "single-call answers only")
+    models = Counter(pt["target"]["model"] for pt in bplan["targets"] if pt["target"]["kind"] == "single")
+    dupes = sorted(m for m, n in models.items() if n > 1)
+    if dupes:
+        raise _refuse("ambiguous_baseline_model", f"model(s) {', '.join(dupes)} appear in several baseline targets")
+
+
+def route_blocker(routing: dict[str, Any]) -> str | None:
+    """Why a previewed route cannot be replayed from saved answers whatever the baseline (it needs a
+    real run), or None: an unresolved selection, learning-dependent state, plugins, a method that is
+    not deterministic."""
+    if routing.get("selection_status") != "selected" or not routing.get("selected_model"):
+        return "selection_not_resolved"
+    if routing.get("state_dependent"):
+        return "learning_dependent"
+    if routing.get("plugins"):
+        return "decision_plugins"
+    if routing.get("selection_method") not in REPLAYABLE_METHODS:
+        return "route_not_deterministic"
+    return None
+
+
+def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dict[str, Any],
+                 pcells: list[dict[str, Any]], routing: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
+    preview record's routing. Raises ReplayRefused listing every rejected cell's reason."""
+    singles = {pt["target"]["model"]: pt for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
+    by_case_target = {(c["case_id"], c["target_id"]): c for c in bcells}
+    moms = {pt["target"]["id"]: pt for pt in pplan["targets"]}
+    out, rejected = [], []
+    for cell in sorted(pcells, key=lambda c: c["seq"]):
+        reason, r = None, routing.get(cell["cell_id"]) or {}
+        model = r.get("selected_model")
+        if cell["state"] != "completed":
+            reason = "preview_incomplete"
+        elif route_blocker(r):
+            reason = route_blocker(r)
+        elif model not in singles:
+            reason = "model_not_in_baseline"
+        else:
+            base = singles[model]
+            mom_params = {k: v for k, v in moms[cell["target_id"]]["effective_params"].items()}
+            if mom_params != base["effective_params"]:
+                reason = "params_mismatch"
+            else:
+                saved = by_case_target.get((cell["case_id"], base["target"]["id"]))
+                if saved is None or saved["state"] != "completed" or not saved["call"]:
+                    reason = "saved_generation_incomplete"
+                else:
+                    out.append({"cell": cell, "baseline_cell": saved, "model": model, "routing": r})
+        if reason:
+            rejected.append((reason, cell["case_id"]))
+    if rejected:
+        counts = Counter(reason for reason, _ in rejected)
+        summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        raise _refuse(rejected[0][0], f"{len(rejected)} cell(s) cannot be replayed ({summary}); "
+                      f"first: {rejected[0][1]}")
+    return out
+
+
+def replay_record(base_record: dict[str, Any], base_digest: str, routing: dict[str, Any]) -> dict[str, Any]:
+    """The replayed call: the saved answer, attributed to the previewed route, marked as reused."""
+    rec = dict(base_record)
+    headers = dict(rec.get("headers") or {})
+    headers.update({"x-vsr-selected-model": routing["selected_model"], "x-vsr-inference-call-count": "1"})
+    if routing.get("decision"):
+        headers["x-vsr-selected-decision"] = str(routing["decision"])
+    rec.update(headers=headers, replayed_from=base_digest)
+    return rec
+
+
+def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dict[str, Any], n: int
+            ) -> ReplayReceipt:
+    return ReplayReceipt(version=RECEIPT_VERSION, baseline_run=baseline_id, preview_run=preview_id,
+                         baseline_plan_sha256=bplan["plan_sha256"], preview_plan_sha256=pplan["plan_sha256"],
+                         case_sha256=bplan["case_sha256"], cells=n)
+
+
+def _cell_view(row: dict[str, Any]) -> list[Any]:
+    return [row["seq"], row["case_id"], row["target_id"], row["state"], row["request"], row["call"], row["judge_call"]]
+
+
+def _from_view(cell_id: str, v: list[Any]) -> dict[str, Any]:
+    return {"cell_id": cell_id, "seq": v[0], "case_id": v[1], "target_id": v[2], "state": v[3], "request": v[4],
+            "call": v[5], "judge_call": v[6]}
+
+
+def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    bplan, pplan = store.get_json(inputs["baseline_plan"]), store.get_json(inputs["preview_plan"])
+    bcells = [_from_view(k, v) for k, v in inputs["baseline_cells"].items()]
+    pcells = [_from_view(k, v) for k, v in inputs["preview_cells"].items()]
+    routing = {c["cell_id"]: (store.get_json(c["call"]).get("routing") or {}) for c in pcells if c["call"]}
+    chosen = replay_cells(bplan, bcells, pplan, pcells, routing)
+    cells = []
+    for item in chosen:
+        cell, saved = item["cell"], item["baseline_cell"]
+        record = replay_record(store.get_json(saved["call"]), saved["call"], item["routing"])
+        cells.append(ReplayCell(case_id=cell["case_id"], target_id=cell["target_id"], request=saved["request"],
+                                call=store.put_json(record), judge_call=saved["judge_call"]))
+    replay = Replay(receipt=receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
+                    cells=cells)
+    return replay.model_dump(mode="json", by_alias=True)
+
+
+REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
+
+
+def build_replay(engine: Engine, baseline: dict[str, Any], bcells: list[dict[str, Any]], preview: dict[str, Any],
+                 pcells: list[dict[str, Any]]) -> tuple[str, bool, str]:
+    """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
+    r = engine.build(REPLAY, {"baseline_plan": baseline["plan"], "preview_plan": preview["plan"],
+                              "baseline_cells": {c["cell_id"]: _cell_view(c) for c in bcells},
+                              "preview_cells": {c["cell_id"]: _cell_view(c) for c in pcells}},
+                     {"baseline_run": baseline["id"], "preview_run": preview["id"]},
+                     subject=f"{baseline['id']}..{preview['id']}")
+    return r.output, r.hit, r.explanation

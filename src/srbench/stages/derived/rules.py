@@ -1,0 +1,181 @@
+"""Rules over finished runs: compare (IT-5), regrade (IT-6) and export (IT-7).
+
+Each is a memoised rule whose inputs are object digests (reports, plans, call records), so asking
+twice is a cache hit and a changed input rebuilds only what depends on it. None calls a model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore
+from srbench.errors import InvalidInput
+from srbench.rules import Engine, Rule
+from srbench.schemas.dataset import Case
+from srbench.schemas.derived import Export, ExportCase, OfflineRegrade
+from srbench.stages.compare.build import COMPARE_VERSION, compare_reports
+from srbench.stages.compare.declared import apply_declared, resolve_margin
+from srbench.stages.compare.notes import annotate
+from srbench.stages.datasets.build import decode_cases
+from srbench.stages.derived.reprice import apply_prices
+from srbench.stages.grading.grade import grade_cell
+from srbench.stages.report.published import published_figure
+from srbench.stages.report.results import all_rows
+
+OFFLINE_KINDS = ("mcq", "grid")
+EXPORT_VERSION = "sr-bench-export-v1"
+REGRADE_VERSION = "sr-bench-regrade-v2"
+
+
+def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
+    return all_rows(store, report["results"])
+
+
+def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:
+    """The plan with the prices the report used (a price correction replaces them)."""
+    plan = store.get_json(report["provenance"]["plan"])
+    fix = report.get("price_correction")
+    return apply_prices(plan, store.get_json(fix["digest"]) if fix else None)
+
+
+def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
+    cplan = _priced_plan(store, c)
+    margin, source = resolve_margin(params["margin"], cplan)
+    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
+    apply_declared(out, source, cplan)
+    annotate(out, b, c)
+    out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
+    return out
+
+
+COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2", _compare)  # declared-v2: primary_adjusted
+
+
+def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,
+            subject: str) -> tuple[str, bool, str]:
+    r = engine.build(COMPARE, {"baseline": baseline_report, "candidate": candidate_report}, {"margin": margin},
+                     subject=subject)
+    return r.output, r.hit, r.explanation
+
+
+def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[str, bool, str]:
+    """Re-grade the saved final answers with the current graders; zero model calls (IT-6)."""
+    store = engine.store
+    rep = store.get_json(original_report)
+    plan = store.get_json(rep["provenance"]["plan"])
+    kinds = {b: get_benchmark(b).kind for b in plan["dataset"]["benchmarks"]}
+    bad = sorted(b for b, k in kinds.items() if k not in OFFLINE_KINDS)
+    if bad:
+        raise InvalidInput(f"regrade is offline and supports multiple-choice and grid answers only (IT-6); "
+                           f"{', '.join(bad)} cannot be regraded here", code="regrade_unsupported")
+    if run["status"] in ("queued", "running"):
+        raise InvalidInput(f"run {run['id']} is still {run['status']}; regrade a terminated run",
+                           code="run_not_finished")
+    graders = {b: get_benchmark(b).grader_version for b in kinds}
+    # the published rules are part of the key: a changed rule regrades (before, a cache hit kept the old figures)
+    published = {b: [get_benchmark(b).published_rule, getattr(get_benchmark(b), "published_conversation_rule", None)]
+                 for b in kinds}
+
+    def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        report = st.get_json(inputs["report"])
+        p = st.get_json(report["provenance"]["plan"])
+        cases = {c.id: c for c in decode_cases(st.get_bytes(p["dataset"]["object"]))}
+        out, changed, published_changed = [], 0, 0
+        grades: dict[str, dict[str, Any] | None] = {}
+        for row in _rows(st, report):
+            new_correct, status, grade = False, row["grade_status"] or row["state"], None
+            if row["state"] == "completed" and row["call"]:
+                case: Case = cases[row["case_id"]]
+                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
+                                  case.benchmark, conversation=bool(row.get("conversation")))
+                grade = st.get_json(g)
+                new_correct, status = grade["correct"], grade["status"]
+            grades[row["cell_id"]] = grade
+            was = bool(row["correct"])
+            changed += was != new_correct
+            score = (grade or {}).get("published", {}) or {}
+            new_pub = score.get("score") if grade else row.get("published_score")
+            published_changed += new_pub != row.get("published_score")
+            out.append({"cell_id": row["cell_id"], "case_id": row["case_id"], "target_id": row["target_id"],
+                        "benchmark": row["benchmark"], "correct": new_correct, "status": status,
+                        "previous_correct": was, "changed": was != new_correct, "published_score": new_pub,
+                        "previous_published_score": row.get("published_score")})
+        totals: dict[str, dict[str, Any]] = {}
+        for r in out:
+            t = totals.setdefault(r["target_id"], {"target_id": r["target_id"], "total": 0, "correct": 0})
+            t["total"] += 1
+            t["correct"] += r["correct"]
+        for t in totals.values():
+            t["accuracy"] = t["correct"] / t["total"] if t["total"] else None
+        benchmarks = []
+        for tid in totals:
+            for b in p["dataset"]["benchmarks"]:
+                rs = [r for r in out if r["target_id"] == tid and r["benchmark"] == b]
+                k = sum(bool(r["correct"]) for r in rs)
+                benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
+                                   "accuracy": k / len(rs) if rs else None,
+                                   "published": published_figure(b, p, rs, [grades[r["cell_id"]] for r in rs], cases)})
+        return OfflineRegrade.model_validate({
+            "version": VERSION, "regrade_version": REGRADE_VERSION, "run_id": report["run_id"],
+            "grader_versions": params["graders"], "published_rules": params["published"],
+            "original_grader_versions": p["grader_versions"], "original_report": inputs["report"],
+            "results": out, "changed_count": changed, "published_changed_count": published_changed,
+            "targets": list(totals.values()), "benchmarks": benchmarks,
+            "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
+                    "benchmark's published rule; the original results are unchanged"}).model_dump(mode="json",
+                                                                                                 by_alias=True)
+
+    r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
+                     {"graders": graders, "published": published}, subject=run["id"])
+    return r.output, r.hit, r.explanation
+
+
+def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str, bool, str]:
+    """A training matrix of an explicitly dev-labelled, complete, rectangular run (IT-7)."""
+    store = engine.store
+    rep = store.get_json(report_digest)
+    plan = store.get_json(rep["provenance"]["plan"])
+    if run["status"] != "completed":
+        raise InvalidInput(f"export needs a completed run; {run['id']} is {run['status']}", code="export_refused")
+    if plan["mode"] != "live":
+        raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan['mode']} run", code="export_refused")
+    if plan["profile"] == "standard" or plan["dataset"]["split"] != "dev":
+        raise InvalidInput("export refuses holdout data: only explicitly dev-labelled runs are exported (IT-7)",
+                           code="export_refused")
+    rows = _rows(store, rep)
+    cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
+    not_dev = [cid for cid, c in cases.items() if c.metadata.split != "dev"]
+    if not_dev:
+        raise InvalidInput(f"export refuses {len(not_dev)} case(s) whose split is not dev (first: {not_dev[0]})",
+                           code="export_refused")
+    targets = [pt["target"]["id"] for pt in plan["targets"]]
+    if len(rows) != len(cases) * len(targets):
+        raise InvalidInput("export needs a rectangular run (every case × every target)", code="export_refused")
+
+    def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        report = st.get_json(inputs["report"])
+        p = st.get_json(report["provenance"]["plan"])
+        by_target = {pt["target"]["id"]: pt for pt in p["targets"]}
+        matrix: dict[str, dict[str, Any]] = {}
+        for row in _rows(st, report):
+            case = cases[row["case_id"]]
+            entry = matrix.setdefault(row["case_id"], {
+                "case_id": case.id, "benchmark": case.benchmark, "stratum": case.metadata.stratum,
+                "split": case.metadata.split, "messages": [m.model_dump() for m in case.messages], "targets": []})
+            call = st.get_json(row["call"]) if row["call"] else {}
+            pt = by_target[row["target_id"]]
+            entry["targets"].append({
+                "id": row["target_id"], "model": pt["target"]["model"], "kind": pt["target"]["kind"],
+                "request_params": pt["effective_params"], "answer": call.get("text"), "correct": row["correct"],
+                "usage": row["usage"], "cost_usd": row["cost_usd"], "subject_latency_s": row["latency_s"],
+                "selected_model": row["selected_model"], "final": row["state"]})
+        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p["profile"],
+                      plan_sha256=p["plan_sha256"], cases=[ExportCase.model_validate(c) for c in matrix.values()],
+                      note="dev data only; this export starts no training and holds no reference answers"
+                      ).model_dump(mode="json", by_alias=True)
+
+    r = engine.build(Rule("export", EXPORT_VERSION, fn), {"report": report_digest}, {}, subject=run["id"])
+    return r.output, r.hit, r.explanation

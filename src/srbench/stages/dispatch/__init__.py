@@ -1,0 +1,1 @@
+"""Dispatch, the one impure stage: calls journaled before and after, single calls and conversations."""

@@ -1,0 +1,1 @@
+"""Grading rules: (grader@version, case, call record[, judge record]) → grade; code grades in a sandbox."""

@@ -1,0 +1,118 @@
+"""Grade: a rule from (grader@version, case, call record[, judge call record]) to a grade object.
+
+For judged benchmarks the judge template digest is part of the key, so a template change regrades;
+the grader is the one the plan pinned (the reference judge or the benchmark's official template).
+A truncated answer (finish_reason `length`) is never credited. A judge reply that is not valid
+under the pinned template fails the case (status `judge_error`).
+
+A multi-call cell (a conversation record, stages/dispatch/conversations.py) is graded by the
+benchmark's ``grade_conversation`` and ``published_conversation`` (rule ``grade-conversation``).
+
+Beside sr-bench's own verdict every grade carries ``published``: the benchmark's upstream rule
+applied to the same reply (published.py; None when the benchmark has none), a diagnostic that
+costs no model call. Its rule id is part of the key, so changing that rule regrades too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.judge import JudgedBenchmark
+from srbench.cas import ObjectStore
+from srbench.errors import SrBenchError
+from srbench.rules import Engine, Rule
+from srbench.schemas.dataset import Case
+from srbench.schemas.grade import GradeRecord
+
+
+def _failed(params: dict[str, Any], status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
+    return GradeRecord(grader=params["grader"], correct=False, status=status, extracted=None, strict_format=None,
+                       details=details, published=published).stored()
+
+
+def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    case = Case.model_validate(store.get_json(inputs["case"]))
+    call = store.get_json(inputs["call"])
+    bench = get_benchmark(params["benchmark"])
+    grader = params["grader"]
+    text = call.get("text") if call.get("status") == "completed" else None
+    details: dict[str, Any] = {}
+    if isinstance(bench, JudgedBenchmark):
+        judge = store.get_json(inputs["judge"]) if inputs.get("judge") else None
+        judge_text = judge.get("text") if judge and judge.get("status") == "completed" else None
+        if judge is not None and judge_text is None:
+            return _failed(params, "judge_failed", {}, bench.published_grade(case, text, None, grader))
+        try:
+            g = bench.grade_judged(case, text, judge_text, grader)
+        except SrBenchError as exc:
+            return _failed(params, "judge_error", {"error": exc.message},
+                           bench.published_grade(case, text, None, grader))
+        details = g.details
+    else:
+        g = bench.grade(case, text)
+    published = bench.published_grade(case, text, g, grader)     # before the output-limit rule below
+    if call.get("finish_reason") == "length" and g.correct:
+        g.correct, g.status = False, "output_limit"
+    return GradeRecord(grader=grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
+                       strict_format=g.strict_format, details=details, published=published).stored()
+
+
+GRADE = Rule("grade", "3", _grade)
+
+
+def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
+    case = Case.model_validate(store.get_json(inputs["case"]))
+    conversation = store.get_json(inputs["conversation"])
+    bench = get_benchmark(params["benchmark"])
+    g = bench.grade_conversation(case, conversation)
+    published = bench.published_conversation(case, conversation, g, params["grader"])
+    return GradeRecord(grader=params["grader"], correct=bool(g.correct), status=g.status, extracted=g.extracted,
+                       strict_format=g.strict_format, details=g.details, published=published).stored()
+
+
+GRADE_CONVERSATION = Rule("grade-conversation", "1", _grade_conversation)
+
+
+def grader_for(benchmark: str, pinned: str | None = None) -> str:
+    """The grader version a cell of `benchmark` is graded with: for a judged benchmark the plan's
+    pinned template when the benchmark accepts it, else (and for every other benchmark) the
+    installed grader, so a grader bump regrades old runs too."""
+    bench = get_benchmark(benchmark)
+    if isinstance(bench, JudgedBenchmark):
+        return bench.judge_grader(pinned)
+    return bench.grader_version
+
+
+def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
+               judge_digest: str | None = None, grader: str | None = None,
+               options: dict[str, Any] | None = None, conversation: bool | None = None) -> tuple[str, bool]:
+    """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any. Code
+    benchmarks are graded in the sandbox (stages/grading/code.py, with the plan's frozen `options`);
+    that raises SandboxFault when the sandbox cannot grade. A multi-call cell's `call_digest` names its
+    conversation record (`conversation` True; None: read the object to know), graded by the
+    benchmark's `grade_conversation` (rule ``grade-conversation``) unless the benchmark grades code
+    in the sandbox, whose grader then receives the conversation record."""
+    bench = get_benchmark(benchmark)
+    if conversation is None:
+        conversation = engine.store.get_json(call_digest).get("kind") == "conversation"
+    if conversation and not getattr(bench, "needs_sandbox", False):
+        r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest},
+                         {"benchmark": benchmark, "grader": bench.grader_version, "published": bench.published_rule,
+                          "published_conversation": getattr(bench, "published_conversation_rule", None)})
+        return r.output, r.hit
+    if getattr(bench, "needs_sandbox", False):
+        from srbench.stages.grading.code import grade_code_cell
+
+        return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
+    inputs: dict[str, str | None] = {"case": case_digest, "call": call_digest}
+    version = grader_for(benchmark, grader)
+    params: dict[str, Any] = {"benchmark": benchmark, "grader": version,
+                              "published": bench.published_rule_for(version) if isinstance(bench, JudgedBenchmark)
+                              else bench.published_rule}
+    if isinstance(bench, JudgedBenchmark):
+        inputs["judge"] = judge_digest
+        params["judge_template_sha256"] = bench.template_sha256_for(version)
+    r = engine.build(GRADE, inputs, params)
+    return r.output, r.hit

@@ -1,0 +1,416 @@
+"""Plan: validate a manifest and freeze it (RUN-1, RUN-6, TG-2, TG-4). No model is called.
+
+The frozen plan pins the dataset (path, sha256, object digest), a snapshot of every target, the
+effective request parameters per target (sampling defaults ⊕ manifest sampling ⊕ the target's
+pinned request_params), limits, weights and grader versions. `plan_sha256` is the SHA-256 of the
+canonical JSON of the plan without that field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore, canonical_json
+from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
+from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
+from srbench.schemas.target import Target
+from srbench.stages.datasets import source_labels
+from srbench.stages.datasets.build import decode_cases, read_dataset_file, read_dataset_object
+from srbench.stages.datasets.exclusions import evaluation_notices
+from srbench.stages.plan.roles import effective_params, pinned_auxiliary, role_problems
+from srbench.stages.stats.stopping import statistics_problems
+from srbench.targets import routers
+
+SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
+
+
+def _loc(parts: tuple[Any, ...]) -> str:
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif p in UNION_TAGS or str(p).startswith("function-"):
+            continue                      # union member / validator wrappers are not fields
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+MAX_PROBLEMS = 50                 # problems listed in one error; the rest are counted
+
+
+class Problems(list[str]):
+    """Problem lines, of which `more` further ones were not listed (the list is capped)."""
+
+    more: int = 0
+
+
+def pydantic_problems(exc: ValidationError, prefix: str = "") -> list[str]:
+    """One readable line per validation error: `where: what`, `where` naming the field. Linear in the
+    errors and capped: the first `MAX_PROBLEMS` distinct lines, the rest counted in `Problems.more`."""
+    out: dict[str, None] = {}
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    seen = 0
+    for err in errors:
+        if len(out) >= MAX_PROBLEMS:
+            break
+        seen += 1
+        out.setdefault(_problem_line(err, prefix))
+    problems = Problems(out)
+    problems.more = len(errors) - seen
+    return problems
+
+
+def _problem_line(err: Any, prefix: str) -> str:
+    loc = _loc(tuple(err["loc"]))
+    msg = err["msg"].removeprefix("Value error, ")
+    last = err["loc"][-1] if err["loc"] else None
+    if err["type"] == "extra_forbidden" and last in SECRET_FIELDS:
+        msg = (f"not accepted: a secret is never stored; put the key in an environment variable and give "
+               f"its NAME in {last}_env (TG-5)")
+    elif err["type"] == "extra_forbidden" and "target-ref" in err["loc"]:
+        msg = ("unknown field: a registered target is referenced by id alone (an inline target needs kind, "
+               "base_url and model)")
+    elif err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    head, _, last_name = loc.rpartition(".")
+    if loc and msg.startswith((last_name + ".", last_name + " ")):
+        # the message already names the field ("limits.idle_timeout_s must ...")
+        return f"{prefix}{head + '.' if head else ''}{msg}"
+    return f"{prefix}{loc}: {msg}" if loc else f"{prefix}{msg}"
+
+
+def fail(problems: list[str], what: str = "manifest") -> InvalidInput:
+    """One error listing at most `MAX_PROBLEMS` problems and counting the rest."""
+    more = getattr(problems, "more", 0) + max(0, len(problems) - MAX_PROBLEMS)
+    shown = problems[:MAX_PROBLEMS]
+    if len(shown) == 1 and not more:
+        return InvalidInput(f"{what}: {shown[0]}")
+    tail = f"; and {more} more (the first {len(shown)} are listed)" if more else ""
+    return InvalidInput(f"{what} has {len(shown) + more} problems: " + "; ".join(shown) + tail)
+
+
+def plan_sha256(plan: dict[str, Any]) -> str:
+    body = {k: v for k, v in plan.items() if k != "plan_sha256"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
+
+
+def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+                              resolve_target: Callable[[str], Target | None], manifest: Any, subjects: set[str]
+                              ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
+    """(problems, auxiliary targets, frozen benchmark_options) of a live or replay plan: the judges, then
+    each benchmark's own options and conversation roles. `manifest` needs `limits` and `cost_policy`.
+    The service's actor policy rebuilds a plan's options with this same function."""
+    problems, aux, frozen = judge_problems(benchmarks, adapters, options, resolve_target, manifest, subjects)
+    rp, role_aux, role_options = role_problems(benchmarks, adapters, options, resolve_target, manifest.limits,
+                                               manifest.cost_policy, subjects, target_problems)
+    aux.update(role_aux)
+    for b, entry in role_options.items():
+        frozen[b] = {**frozen.get(b, {}), **entry}
+    return problems + rp, aux, frozen
+
+
+def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+                   resolve_target: Callable[[str], Target | None], manifest: Manifest,
+                   subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
+    """DEP-1/DEP-3: every judged benchmark needs a pinned judge and grader_version in the store's
+    benchmark-options.json, and that judge a registered target. Returns (problems, aux, options)."""
+    problems: list[str] = []
+    aux: dict[str, PlannedTarget] = {}
+    frozen: dict[str, Any] = {}
+    for b in benchmarks:
+        bench = adapters.get(b)
+        if bench is not None and getattr(bench, "needs_sandbox", False):    # code grading options, frozen
+            try:
+                frozen[b] = {"grader_version": bench.grader_version, "grading": bench.options((options or {}).get(b))}
+            except SrBenchError as exc:
+                problems.append(exc.message)
+            continue
+        if bench is None or not getattr(bench, "needs_judge", False):
+            continue
+        opt = options.get(b) if isinstance(options, dict) else None
+        hint = (f'add {{"{b}": {{"judge": "<target id>", "grader_version": "{bench.grader_version}"}}}} to the '
+                "store's benchmark-options.json (DEP-1)")
+        if not isinstance(opt, dict) or not opt.get("judge"):
+            problems.append(f"{b} needs a pinned judge: {hint}")
+            continue
+        accepted = getattr(bench, "judge_graders", (bench.grader_version,))
+        if opt.get("grader_version") not in accepted:
+            problems.append(f"{b}: benchmark-options grader_version must be one of "
+                            f"{', '.join(repr(g) for g in accepted)}, got {opt.get('grader_version')!r}")
+            continue
+        entry = {"judge": str(opt["judge"]), "grader_version": opt["grader_version"]}
+        if opt.get("judge_response_format") is not None:
+            try:
+                entry["judge_response_format"] = bench.judge_response_format(opt["grader_version"],
+                                                                             opt["judge_response_format"])
+            except SrBenchError as exc:
+                problems.append(exc.message)
+                continue
+        judge_id = entry["judge"]
+        found, planned = pinned_auxiliary(b, "judge", judge_id, resolve_target, manifest.limits,
+                                          manifest.cost_policy, subject_ids, target_problems)
+        problems += found
+        if planned is None:
+            continue
+        aux[judge_id] = planned
+        frozen[b] = entry
+    return problems, aux, frozen
+
+
+def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
+               find_datasets: Callable[[str], list[dict[str, Any]]],
+               options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Validate `raw` (a parsed manifest) and return the frozen plan as a dict.
+
+    `find_datasets(sha256)` gives every registered dataset with those bytes (several may share them,
+    e.g. a `--limit` equal to the profile size); the one matching the manifest's profile and seed is
+    used, a full profile before a custom subset, since the bytes are then the full profile.
+    """
+    if not isinstance(raw, dict):
+        raise InvalidInput("manifest must be a mapping (YAML or JSON object)")
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise fail(pydantic_problems(exc)) from None
+    problems: list[str] = []
+
+    data, obj, registered = _dataset(store, manifest, find_datasets, problems)
+    cases = decode_cases(data) if data is not None else []
+    if data is not None:
+        if not cases:
+            problems.append("dataset has no cases")
+        if registered is not None:
+            if registered["profile"] != manifest.profile:
+                problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
+            if registered["seed"] != manifest.seed:
+                problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+    cap = manifest.limits.max_output_tokens
+    if manifest.sampling.get("max_tokens") is not None and manifest.sampling["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {manifest.sampling['max_tokens']} exceeds limits.max_output_tokens "
+                        f"{cap}; raise the cap or lower sampling.max_tokens")
+    want_split = "holdout" if manifest.profile == "standard" else "dev"
+    bad_split = [c.id for c in cases if c.metadata.split != want_split]
+    if bad_split:
+        problems.append(f"{len(bad_split)} case(s) are not in the {want_split} split (first: {bad_split[0]})")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        problems.append("dataset has duplicate case ids")
+    benchmarks = sorted({c.benchmark for c in cases})
+    adapters = {}
+    for b in benchmarks:
+        try:
+            bench = get_benchmark(b)
+        except InvalidInput as exc:
+            problems.append(exc.message)
+            continue
+        if not bench.available:
+            problems.append(f"benchmark {b} is not available: {bench.unavailable_reason}")
+        elif manifest.mode == "live":
+            problems += bench.plan_problems([c for c in cases if c.benchmark == b])
+        adapters[b] = bench
+
+    planned: list[PlannedTarget] = []
+    seen: set[str] = set()
+    for i, t in enumerate(manifest.targets):
+        target: Target | TargetRef | None = t
+        is_ref = isinstance(t, TargetRef)
+        if is_ref:
+            target = resolve_target(t.id)
+            if target is None:
+                problems.append(f"targets[{i}]: no registered target with id {t.id!r}")
+                continue
+        assert isinstance(target, Target)
+        if target.id in seen:
+            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
+        seen.add(target.id)
+        preview = manifest.mode == "preview"
+        problems += target_problems(target, manifest.limits, "capability_only" if preview else manifest.cost_policy, i)
+        if preview and (target.kind != "mom" or not target.preview_url):
+            problems.append(f"targets[{i}] ({target.id}): preview needs a MoM target with a preview_url (IT-3)")
+        planned.append(PlannedTarget(target=target, registered=is_ref,
+                                     effective_params=effective_params(manifest.sampling, target,
+                                                                       manifest.limits.max_output_tokens)))
+    if manifest.mode != "preview":
+        op, aux, bench_options = benchmark_option_problems(benchmarks, adapters, options or {}, resolve_target,
+                                                           manifest, seen)
+        problems += op
+    else:
+        aux, bench_options = {}, {}
+    primary = (manifest.statistics.primary_benchmarks or []) if manifest.statistics else []
+    problems += [f"statistics.primary_benchmarks names {b}, which the dataset does not hold"
+                 for b in primary if b not in benchmarks]
+    problems += [f"limits.grading_concurrency names {b}, which is not a benchmark of this dataset graded in a "
+                 "sandbox; remove it" for b in (manifest.limits.grading_concurrency or {})
+                 if not getattr(adapters.get(b), "needs_sandbox", False)]
+    if problems:
+        raise fail(problems)
+
+    notices: list[str] = []
+    for b in benchmarks:
+        notices += [n for n in adapters[b].notices() if n not in notices]
+    if registered and registered.get("custom_subset"):
+        notices.append("custom task subset: not a full profile result")
+    evaluation = (registered or {}).get("evaluation")
+    notices += [n for n in evaluation_notices(evaluation) if n not in notices]
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases:
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    sources = {b: lab.model_dump(mode="json")
+               for b, lab in source_labels.labels((registered or {}).get("sources"), revisions).items()}
+    notices += [n for n in source_labels.notices(sources) if n not in notices]
+    if manifest.mode == "preview":
+        notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
+    for pt in planned:
+        if pt.target.kind == "mom" and not routers.for_target(pt.target).reports_config_hash:
+            notices.append(f"target {pt.target.id}: router {pt.target.router} reports no configuration hash, so its "
+                           "configuration is not checked before, during or after the run (IT-2)")
+    plan = Plan(
+        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
+        stop_on_systematic=manifest.stop_on_systematic,
+        dataset={"sha256": manifest.dataset.sha256, "object": obj,
+                 "id": registered["id"] if registered else None, "case_count": len(cases),
+                 "benchmarks": benchmarks, "split": want_split,
+                 "custom_subset": bool(registered and registered.get("custom_subset")),
+                 "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
+        case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling,
+        limits=manifest.limits,
+        benchmark_weights={b: adapters[b].weight for b in benchmarks},
+        adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
+        grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
+                         for b in benchmarks},
+        total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
+        statistics=manifest.statistics,
+    ).model_dump(mode="json", by_alias=True)
+    if statistics_problems(plan):
+        raise fail(statistics_problems(plan))
+    plan["plan_sha256"] = plan_sha256(plan)
+    return plan
+
+
+def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[str], list[dict[str, Any]]],
+             problems: list[str]) -> tuple[bytes | None, str, dict[str, Any] | None]:
+    """The dataset the manifest names by sha256: the store's registered copy when there is one (the
+    path is then not read: it is only a hint), else the file at the path, to say what is wrong."""
+    ref = manifest.dataset
+    candidates = find_datasets(ref.sha256)
+    fitting = [d for d in candidates if d["profile"] == manifest.profile and d["seed"] == manifest.seed]
+    ranked = sorted(fitting, key=lambda d: bool(d.get("custom_subset"))) + candidates
+    registered = ranked[0] if ranked else None
+    try:
+        if registered is not None:
+            return read_dataset_object(store, registered["object"], ref.sha256), registered["object"], registered
+        if ref.path is not None:
+            data, obj = read_dataset_file(store, ref.path, ref.sha256)
+            problems.append("dataset is not a frozen dataset of this store (prepare or combine it first, or "
+                            "`sr-bench pull` the run that used it)")
+            return data, obj, None
+    except (IntegrityError, InvalidInput, NotFound) as exc:
+        problems.append(exc.message)
+        return None, "", None
+    problems.append(f"dataset.sha256 {ref.sha256} is not a frozen dataset of this store (prepare or combine it "
+                    "first, or `sr-bench pull` the run that used it)")
+    return None, "", None
+
+
+def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) -> list[str]:
+    where = f"targets[{i}] ({target.id})"
+    out: list[str] = []
+    pinned = target.request_params.get("max_tokens")
+    if pinned is not None and pinned > limits.max_output_tokens:
+        out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
+                   f"{limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
+    bad_router = routers.router_problem(target)
+    if bad_router:
+        out.append(f"{where}: {bad_router}")
+    elif target.kind == "mom" and not target.config_hash and routers.for_target(target).reports_config_hash:
+        out.append(f"{where}: a live MoM target must pin config_hash")
+    token_env = os.environ.get("SR_BENCH_TOKEN_ENV") or "SR_BENCH_TOKEN"
+    for name in ("api_key_env", "preview_api_key_env"):
+        if getattr(target, name) == token_env:
+            out.append(f"{where}: {name} names the service token variable {token_env}; the service token is "
+                       "never sent to a model endpoint (SVC-6)")
+    if cost_policy == "require_priced":
+        if not target.prices:
+            out.append(f"{where}: cost_policy require_priced needs prices (or choose capability_only)")
+        elif target.kind == "single" and target.model not in target.prices:
+            out.append(f"{where}: prices must include the target's own model {target.model!r}")
+        if target.kind == "mom" and target.max_inference_calls is None:
+            out.append(f"{where}: a priced MoM target must declare max_inference_calls")
+        if target.kind == "mom" and target.models:
+            missing = [m for m in target.models if m not in target.prices]
+            if missing:
+                out.append(f"{where}: no prices for pool model(s) {', '.join(missing)}")
+    return out
+
+
+def check_frozen(raw: Any, *, refreeze: bool = False) -> dict[str, Any]:
+    """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256 (`refreeze`: a
+    plan sent without its plan_sha256 is validated as any frozen plan and hashed anew, as upstream re-freezes
+    a frozen manifest without one)."""
+    if not isinstance(raw, dict) or raw.get("kind") != "plan":
+        raise InvalidInput("not a frozen plan: run `sr-bench plan --manifest M --output frozen.json` first")
+    try:
+        plan = Plan.model_validate(raw).model_dump(mode="json", by_alias=True)
+    except ValidationError as exc:
+        raise fail(pydantic_problems(exc), "frozen plan") from None
+    declared = raw.get("plan_sha256")
+    actual = plan_sha256(plan)
+    if declared != actual and not (refreeze and declared is None):
+        raise InvalidInput(f"frozen plan was changed after review: plan_sha256 is {actual}, it says {declared}",
+                           code="reviewed_plan_changed", details={"dispatch_started": False, "model_requests": 0})
+    problems = frozen_problems(plan)
+    if problems:
+        raise fail(problems, "frozen plan")
+    plan["plan_sha256"] = actual
+    return plan
+
+
+def frozen_problems(plan: dict[str, Any]) -> list[str]:
+    """What `plan` would have refused, re-checked on a frozen plan (which may have been edited and rehashed)."""
+    limits = Limits.model_validate(plan["limits"])
+    problems: list[str] = []
+    cap = limits.max_output_tokens
+    if plan["sampling"].get("max_tokens") is not None and plan["sampling"]["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {plan['sampling']['max_tokens']} exceeds limits.max_output_tokens {cap}")
+    ids = [pt["target"]["id"] for pt in plan["targets"]]
+    if not ids:
+        problems.append("targets: a plan needs at least one target")
+    for i, pt in enumerate(plan["targets"]):
+        target = Target.model_validate(pt["target"])
+        if ids.count(target.id) > 1 and ids.index(target.id) != i:
+            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
+        problems += target_problems(target, limits, "capability_only" if plan["mode"] != "live" else plan["cost_policy"], i)
+        if pt["effective_params"] != effective_params(plan["sampling"], target, cap):
+            problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
+                            "limits and the target's request_params; plan the manifest again")
+    for jid, pt in plan.get("auxiliary_targets", {}).items():
+        judge = Target.model_validate(pt["target"])
+        if judge.id != jid or jid in ids:
+            problems.append(f"auxiliary target {jid!r} does not match its id or collides with a subject target")
+        if pt["effective_params"] != effective_params({}, judge, cap):
+            problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
+    primary = (plan.get("statistics") or {}).get("primary_benchmarks") or []
+    problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"
+                 for b in primary if b not in plan["dataset"].get("benchmarks", [])]
+    for b, opt in plan.get("benchmark_options", {}).items():
+        for role in ("judge", "user_simulator", "scaffolding"):
+            if opt.get(role) and opt[role] not in plan.get("auxiliary_targets", {}):
+                problems.append(f"benchmark_options.{b}.{role} names no auxiliary target")
+    problems += statistics_problems(plan)
+    case_count = plan["dataset"].get("case_count")
+    if plan.get("execution_cells") is not None:
+        cells = [tuple(c) for c in plan["execution_cells"]]
+        if len(set(cells)) != len(cells) or any(len(c) != 2 or c[1] not in ids for c in cells):
+            problems.append("execution_cells must be distinct (case id, planned target id) pairs")
+        if plan["total"] != len(cells):
+            problems.append(f"total {plan['total']} is not the number of execution_cells")
+    elif not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
+        problems.append(f"total {plan['total']} is not dataset.case_count × targets")
+    return problems

@@ -1,0 +1,426 @@
+"""Report: a rule from (plan, every cell's state and call record, grader versions) to a report.
+
+Denominator = every planned cell: a failed, ambiguous or never-dispatched cell counts as not
+correct. Unknown figures are `null`, never 0. A run that is not completed in every cell is never
+called complete. Grades are rules of their own, so a grader bump regrades and nothing else reruns.
+Per-cell rows are a separate object (`results`), paged by the service.
+
+A multi-call cell's row sums its subject calls as the principal figures and reports its auxiliary
+calls' costs apart per role (stages/report/conversations.py); it is graded from its conversation record.
+
+Each benchmark row also carries the published rule's figure (published_report.py); each live MoM
+target with a pinned config_hash carries `config_hash_evidence` (evidence.py), and an unconfirmed pin
+is a limitation on that target's summary and every one of its benchmark rows.
+
+The build streams (issue 11): one target's rows at a time (stages/report/cells.py builds a row),
+spilled and read back in seq order into the results pages and the content digest
+(stages/report/stream.py), so its memory does not grow with the run. Rows built as the run's cells
+finished (a `RowMemo`: service/runs/report_rows.py) are read instead of every call and grade; the
+report is the same object with or without them.
+
+A live run with a router (mom) and a single target also gets `paired` (`in_run`): each router
+against the strongest single of the same run, both claim rules shown, the declared one making the
+claim. A run that stopped early by its plan's rule carries `early_stop` (when and why, the cells
+never sent and the money estimated not spent) and says so in its limitations. `recipes` summarises
+the run's router recipe captures (UI-7: status, projection hash, limitation).
+
+A run without an answer in every cell says so (stages/report/partial.py, issue 27): `partial` names how
+many planned cells were answered and whether the run will still finish; each target and benchmark row
+carries `accuracy` over the planned denominator and `accuracy_answered` over the answered cells; and a
+run that ended so (cancelled, interrupted, failed) gets the paired figure on the cases both sides
+answered, labelled partial (n of N) and never a claim, instead of `compare`'s. The limitations a
+report lists are built in stages/report/limits.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from srbench import VERSION
+from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.judge import JudgedBenchmark
+from srbench.cas import ObjectStore
+from srbench.cas.digest import digest_json
+from srbench.rules import Engine, Rule, Volatile
+from srbench.schemas.call import Usage
+from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.target import Target
+from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
+from srbench.stages.datasets.source_labels import for_full_score
+from srbench.stages.grading.grade import grader_for
+from srbench.stages.report.cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
+from srbench.stages.report.conversations import AUX_FIELDS, role_totals
+from srbench.stages.report.full_score import full_score
+from srbench.stages.report.in_run import paired_in_run
+from srbench.stages.report.limits import limitations, recipe_limitations, stop_limitations
+from srbench.stages.report.partial import needs_partial, partial_block, partial_paired
+from srbench.stages.report.published import (
+    AGGREGATION,
+    headline,
+    published_figure,
+    published_limitations,
+)
+from srbench.stages.report.routing import routing_summary
+from srbench.stages.report.stream import CellSource, RowSpill
+from srbench.stages.stats.basic import percentile, wilson
+from srbench.targets import routers
+
+REPORT_VERSION = "sr-bench-report-v1"
+TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
+REPORT_RULE_VERSION = "16"    # 9: results as pages (stages/report/results.py); 10: the full score; 11: content_digest covers the rows;
+# 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
+# 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
+# 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
+# accuracy over answered cells, the partial paired figure of a run that ended without every answer;
+# 15: a replay's per-role counts are 0 (no model was called), its tokens per role estimated_tokens_by_role;
+# 16: known_spend_usd adds the known part of a target whose cost is incomplete (a cancelled run said 0)
+
+
+def _known_spend(targets: list[dict[str, Any]]) -> float:
+    """What the run is known to have spent: each target's total, or where a cost is unknown (a call
+    cancelled in flight, an unpriced model) its known principal and auxiliary costs."""
+    out = 0.0
+    for t in targets:
+        if t["total_cost_usd"] is not None:
+            out += t["total_cost_usd"]
+        else:
+            out += (t.get("known_cost_usd") or 0.0) + sum(t.get(f) or 0.0 for f in AUX_FIELDS)
+    return float(out)
+
+
+def _sum_opt(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+
+
+def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int],
+                    turns: dict[str, list[dict[str, Any]]] | None = None,
+                    revisions: dict[str, set[str | None]] | None = None) -> dict[str, Any]:
+    total = len(rows)
+    completed = sum(r["state"] == "completed" for r in rows)
+    failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
+    graded = sum(r["correct"] is not None for r in rows)
+    correct = sum(bool(r["correct"]) for r in rows)
+    calls = [r for r in rows if r["has_call"]]
+    usages = [r["usage"] for r in calls]
+    tokens = None
+    if calls and all(u is not None for u in usages) and len(calls) == total:
+        tokens = Usage(**{k: sum(u[k] for u in usages) for k in Usage.model_fields}).model_dump()
+    costs = [r["cost_usd"] for r in rows]
+    lat = [r["latency_s"] for r in calls if r["latency_s"] is not None]
+    ok_lat = [r["latency_s"] for r in rows if r["state"] == "completed" and r["latency_s"] is not None]
+    ttft = [r["ttft_s"] for r in rows if r["state"] == "completed" and r["ttft_s"] is not None]
+    by_bench: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_bench.setdefault(r["benchmark"], []).append(r)
+    accs = {b: sum(bool(x["correct"]) for x in rs) / len(rs) for b, rs in by_bench.items()}
+    wsum = sum(weights[b] for b in accs)
+    macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
+    turns = turns or {}
+    # a conversation's router choices count per turn (turn_models), a single call's once
+    selected = Counter(m for r in calls for m in (r.get("turn_models") or [r["selected_model"]]) if m)
+    routed = [t for r in rows for t in turns.get(r["cell_id"], [r])]
+    roles = role_totals(rows)
+    outside = sorted({m for r in calls for m in r.get("outside_pool", [])}
+                     | {m for m in selected if target.models and m not in target.models})
+    return {
+        "target_id": target.id, "kind": target.kind, "model": target.model, "total": total,
+        "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
+        "correct": correct, "ambiguous_dispatch": sum(r["state"] == "ambiguous" for r in rows),
+        "accuracy": correct / total if total else None, "accuracy_ci95": wilson(correct, total),
+        "accuracy_answered": correct / completed if completed else None,
+        "accuracy_answered_ci95": wilson(correct, completed),
+        "macro_accuracy": macro, **full_score(by_bench, revisions),
+        "tokens": tokens,
+        "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
+        "judge_cost_usd": _sum_opt([r["judge_cost_usd"] for r in rows]),
+        "total_cost_usd": _sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
+                                    *[roles[f] for f in AUX_FIELDS if f in roles]]),
+        "cost_complete": all(c is not None for c in costs),
+        "cache_neutral_cost_usd": _sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
+        "latency_p50_s": percentile(ok_lat, 0.5), "latency_p95_s": percentile(ok_lat, 0.95),
+        "ttft_p50_s": percentile(ttft, 0.5), "request_time_sum_s": float(sum(lat)) if lat else None,
+        "request_count": len(calls),
+        "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
+        "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
+        "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
+        "decisions": dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items()))
+        if target.kind == "mom" else None,
+        "routing": routing_summary(routers.for_target(target).name, routed, target.max_inference_calls)
+        if target.kind == "mom" else None,
+        "models_outside_pool": outside,
+        **roles,
+    }
+
+
+def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
+    """`memo`: rows built before the report (a cache; the output is the same with or without it)."""
+    def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        spill = RowSpill()
+        try:
+            return _build(engine, store, inputs, params, spill, memo)
+        finally:
+            spill.close()
+
+    return Rule("report", REPORT_RULE_VERSION, _report)
+
+def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any],
+           spill: RowSpill, memo: RowMemo | None = None) -> dict[str, Any]:
+    """The report, one target at a time: a target's rows (and its grades) are in memory while its
+    summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
+    ri = ReportInputs.load(store, inputs)
+    plan, cases, targets = ri.plan, ri.cases, ri.targets
+    cells_of = CellSource(store, inputs["cells"], list(targets))
+    volatile = False
+    receipts: dict[str, Any] = {}
+    states: Counter[str] = Counter()
+    weights = plan["benchmark_weights"]
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases.values():
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    revisions = for_full_score(revisions, plan["dataset"].get("sources"))   # unchecked bytes: not the pinned source
+    probes = params.get("config_probes") or {}
+    summary_targets: list[dict[str, Any]] = []
+    per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
+    ctx = row_context(inputs["plan"], inputs.get("prices"), inputs.get("correction"),
+                      {k: params[k] for k in CODE_PARAMS})
+    for tid in targets:
+        memo_rows = memo.rows(params["run_id"], ctx, tid) if memo is not None else {}
+        built: list[CellRow] = []
+        fresh: list[dict[str, Any]] = []
+        raw: list[tuple[int, str, str]] = []
+        for cell_id, cell in cells_of.target(tid):
+            entry = memo_rows.pop(cell_id, None)
+            b = from_memo(cell, entry) if entry is not None else None
+            if b is None or entry is None:
+                b = cell_row(engine, ri, cell_id, cell)
+                fresh.append(b.row)
+            else:
+                raw.append((cell[0], entry[1], entry[2]))
+            built.append(b)
+        del memo_rows
+        trows = [b.row for b in built]
+        turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
+        for b in built:
+            volatile = volatile or b.volatile
+            if b.receipt is not None:
+                receipts.setdefault(digest_json(b.receipt), b.receipt)
+            states[b.row["state"]] += 1
+        t = _target_summary(targets[tid], trows, weights, turns, revisions)
+        adjust_for_mode(plan["mode"], t, trows)
+        t["config_hash_evidence"] = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
+        summary_targets.append(t)
+        per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
+        spill.add(fresh)
+        spill.add_raw(raw)
+        del built, trows, turns, fresh, raw
+    unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
+                   for t in summary_targets}
+    bench_rows = []
+    for tid, brows in per_target_bench:
+        for brow in brows:
+            if unconfirmed.get(tid):
+                brow["limitations"] = [unconfirmed[tid]]
+            if plan["mode"] == "preview":         # routing only: no capability figures
+                brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
+                brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
+            elif plan["mode"] == "replay":        # an offline estimate, never a measurement
+                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
+                    brow["estimated_" + key] = brow.pop(key)
+            brow.pop("_extra", None)
+            bench_rows.append(brow)
+    total = sum(states.values())
+    all_done = states["completed"] == total
+    if plan.get("recovery"):
+        all_done = False                     # a child never completes the parent's evaluation
+        for t in summary_targets:
+            t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
+            t["score_scope"] = "recovery child: its selected cells only"
+    status = params["status"]
+    spend = [t["total_cost_usd"] for t in summary_targets]
+    if plan["mode"] == "replay":
+        spend = [0.0 for _ in summary_targets]
+    paired = _paired(plan, spill, status, params) if _pairs(plan) else None
+    price_fix, correction = ri.price_fix, ri.correction
+    report = {
+        "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
+        "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
+        "profile": plan["profile"], "cost_policy": plan["cost_policy"],
+        "complete": bool(status == "completed" and all_done and plan["mode"] == "live"),
+        "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
+                    "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
+                    "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
+                    **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
+                       if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
+                    "known_spend_usd": 0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
+                    "planned_cells": total, "targets": summary_targets},
+        "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": None,
+        "recovery": plan.get("recovery"),
+        "price_correction": None if price_fix is None else {
+            "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
+            "targets": sorted(price_fix["prices"])},
+        "accounting_correction": None if correction is None else {
+            "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
+            "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
+            "unverifiable_count": correction["unverifiable_count"],
+            "old_known_cost_usd": correction["old_known_cost_usd"],
+            "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
+            "routers": correction.get("routers")},
+        "early_stop": params.get("early_stop"),
+        "partial": partial_block(status, states),
+        "recipes": params.get("recipes") or {},
+        "paired": paired,
+        "limitations": limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
+        + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop"))
+        + recipe_limitations(params.get("recipes") or {}),
+        "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
+                       "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
+                       "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
+                       "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
+                       **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
+    }
+    # the same work in another store gives the same content digest (rows included, timings not):
+    # content_digest(report | {"rows": rows}), hashed as the rows stream back in seq order
+    report["results"], report["content_digest"] = spill.finish(store, report)
+    if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
+        raise Volatile(report)
+    return report
+
+
+def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
+    run that ended without an answer in every cell."""
+    rows = list(spill.rows())
+    if needs_partial(status, rows):
+        return partial_paired(plan, rows, status)
+    return paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop"))
+
+
+def _pairs(plan: dict[str, Any]) -> bool:
+    """Whether paired_in_run has a section to build (it reads every row then)."""
+    kinds = {pt["target"]["kind"] for pt in plan["targets"]}
+    return plan.get("mode") == "live" and "single" in kinds and "mom" in kinds
+
+
+def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
+    """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
+    out = []
+    for b in plan["dataset"]["benchmarks"]:
+        sel = [x for x in built if x.row["benchmark"] == b]
+        rs = [x.row for x in sel]
+        k = sum(bool(r["correct"]) for r in rs)
+        grades = [x.grade if x.row["grade"] else None for x in sel]
+        extra = get_benchmark(b).report_metrics(grades, [r["error_class"] for r in rs])
+        extra["published"] = published_figure(b, plan, rs, grades, cases)
+        done = sum(r["state"] == "completed" for r in rs)
+        brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs), "completed": done, "correct": k,
+                                "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
+                                "accuracy_answered": k / done if done else None,
+                                "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
+        extra["headline"] = brow["headline"] = headline(brow)
+        brow["_extra"] = list(extra)
+        out.append(brow)
+    return out
+
+
+ESTIMATED = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
+             "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
+
+
+def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
+    if mode == "preview":
+        routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
+        for key in ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy",
+                    "sr_bench_score", "sr_bench_score_ci95",
+                    "correct", "graded",
+                    "tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd"):
+            t[key] = None
+        for name, key in (("models", "selected_model"), ("decisions", "decision"),
+                          ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):
+            t[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))
+        t["known_cost_usd"] = 0.0
+    elif mode == "replay":
+        for key in ESTIMATED:
+            t["estimated_" + key] = t[key]
+            t[key] = None
+        t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
+        t["total_cost_usd"] = 0.0
+        t["known_cost_usd"] = 0.0
+        t["judge_cost_usd"] = 0.0             # nothing was called: the saved judge verdicts are reused
+        t["estimated_tokens_by_role"] = t.get("tokens_by_role")
+        t.update(call_count=0, calls_by_role={}, tokens_by_role={})      # no model was called (issue 27)
+        t["evidence_mode"] = "offline_estimate"
+
+
+CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
+ROWS_VERSION = "3"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes (2: decision;
+# 3: judge_usage on judged single-call rows, turn_routing on a router's conversation rows, issue 27)
+
+
+def row_context(plan_digest: str, prices: str | None, correction: str | None,
+                code: dict[str, Any] | None = None) -> str:
+    """What every row of a report depends on beyond its cell: the plan, the price and usage
+    corrections, and the installed graders (`code`: their CODE_PARAMS, default the installed ones)."""
+    if code is None:
+        p = _rule_params("", "", None, None, None, None)
+        code = {k: p[k] for k in CODE_PARAMS}
+    return digest_json({"rows": ROWS_VERSION, "report": REPORT_RULE_VERSION, "plan": plan_digest, "prices": prices,
+                        "correction": correction, **code})
+
+
+def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
+                 config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None,
+                 recipes: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
+            "config_probes": config_probes or {}, "recipes": recipes or {},
+            "correction_at": correction["at"] if correction else None,
+            "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
+            "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
+                                for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
+            "published_rules": {b.id: b.published_rule for b in all_benchmarks()}}
+
+
+def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: str, wall_time_s: float | None,
+                     correction: dict[str, Any] | None = None, price_correction: str | None = None, *,
+                     config_probes: dict[str, Any] | None = None,
+                     early_stop: dict[str, Any] | None = None,
+                     recipes: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(report signature, results signature): build_report's inputs with the cells replaced by an
+    exact version of them (the journal counts every write of a run's cells). Equal signatures mean
+    the same rule key, so a report built under one serves the other without reading a cell; the
+    results signature leaves out what only the summary depends on (status, wall time, probes)."""
+    params = _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop, recipes)
+    base = {"rule": make_report_rule.__name__, "version": REPORT_RULE_VERSION, "plan": plan_digest,
+            "cells_version": cells_version, "correction": correction["digest"] if correction else None,
+            "prices": price_correction}
+    rows_only = {k: params[k] for k in ("run_id", "grader_versions", "judge_templates", "published_rules")}
+    return digest_json(base | {"params": params}), digest_json(base | {"params": rows_only})
+
+
+def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]] | str, status: str,
+                 wall_time_s: float | None, correction: dict[str, Any] | None = None,
+                 price_correction: str | None = None, *,
+                 config_probes: dict[str, Any] | None = None,
+                 early_stop: dict[str, Any] | None = None,
+                 recipes: dict[str, Any] | None = None,
+                 memo: RowMemo | None = None) -> tuple[str, bool, str]:
+    """Returns (report digest, cache hit, explanation). `correction` is the latest appended
+    usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
+    probe evidence per MoM target and phase (stages/compare/evidence.py); `early_stop` the run's stop record;
+    `recipes` the run's recipe captures per MoM target (service/runs/recipes.py `summary`, UI-7).
+    `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
+    key, the action cache and --explain then hold one digest, not every cell). `memo` holds rows built
+    as the run's cells finished (service/runs/report_rows.py): the build reads them instead of every call
+    and grade, and computes the rest; the report is the same either way."""
+    rule = make_report_rule(engine, memo)
+    inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
+    if correction is not None:
+        inputs["correction"] = correction["digest"]
+    if price_correction is not None:
+        inputs["prices"] = price_correction
+    r = engine.build(rule, inputs, _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop,
+                                                   recipes),
+                     subject=run_id)
+    return r.output, r.hit, r.explanation

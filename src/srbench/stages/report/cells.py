@@ -1,0 +1,192 @@
+"""One report row per planned cell: its state, call figures, cost and grade (stages/report/build.py).
+
+`ReportInputs` is what every row of one report build reads (the plan with its price fix, the cases,
+the targets with the re-attributed routers, the usage correction); `cell_row` turns one journal cell
+(``[seq, case_id, target_id, state, call, error_class, judge_call?, ...]``) into its row, grading a
+completed answer through the grade rule (memoised: a cell graded once, during the run or by an
+earlier build, is a cache hit). A case is stored once per build, not once per cell.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.cas import ObjectStore
+from srbench.rules import Engine
+from srbench.sandbox.base import SandboxFault
+from srbench.schemas.dataset import Case
+from srbench.schemas.target import Target
+from srbench.stages.datasets.build import decode_cases
+from srbench.stages.derived.reconcile import corrected_usage, with_routers
+from srbench.stages.derived.replay import route_blocker
+from srbench.stages.derived.reprice import apply_prices
+from srbench.stages.dispatch.conversations import multi_call_benchmarks
+from srbench.stages.grading.grade import grade_cell
+from srbench.stages.report.conversations import AUX_FIELDS, conversation_row
+from srbench.targets.accounting import call_cost
+
+
+@dataclass
+class ReportInputs:
+    store: ObjectStore
+    plan: dict[str, Any]
+    price_fix: dict[str, Any] | None
+    correction: dict[str, Any] | None
+    cases: dict[str, Case]
+    targets: dict[str, Target]
+    aux: dict[str, Target]
+    fixed: dict[str, Any]
+    judge_for: dict[str, str]
+    multi: set[str]
+    case_digests: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store: ObjectStore, inputs: dict[str, Any]) -> ReportInputs:
+        price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
+        plan = apply_prices(store.get_json(inputs["plan"]), price_fix)
+        cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
+        targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
+        aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+        correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
+        fixed = corrected_usage(correction) if correction else {}
+        targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
+        judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
+        return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi)
+
+    def load_call(self, digest: str) -> dict[str, Any]:
+        rec = self.store.get_json(digest)
+        return {**rec, "usage": self.fixed[digest].model_dump()} if digest in self.fixed else rec
+
+    def case_digest(self, case: Case) -> str:
+        got = self.case_digests.get(case.id)
+        if got is None:            # the build syncs once at its end
+            got = self.case_digests[case.id] = self.store.put_json(case.model_dump(mode="json"), durable=False)
+        return got
+
+
+@dataclass
+class CellRow:
+    row: dict[str, Any]
+    turns: list[dict[str, Any]] | None = None       # a conversation cell's subject turns
+    grade: dict[str, Any] | None = None
+    receipt: dict[str, Any] | None = None            # a sandbox receipt of its grade
+    volatile: bool = False                           # a sandbox fault left it ungraded
+
+
+def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) -> CellRow:
+    """The report row of one cell (see the module docstring)."""
+    store, plan = ri.store, ri.plan
+    seq, case_id, target_id, state, call_digest, error_class = cell[:6]
+    judge_digest = cell[6] if len(cell) > 6 else None
+    case, target = ri.cases[case_id], ri.targets[target_id]
+    row: dict[str, Any] = {
+        "cell_id": cell_id, "seq": seq, "case_id": case_id, "target_id": target_id,
+        "benchmark": case.benchmark, "stratum": case.metadata.stratum, "state": state,
+        "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
+        "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
+        "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
+        "response_model": None, "decision": None, "finish_reason": None, "judge_call": judge_digest,
+        "judge_cost_usd": 0.0,
+        "published_score": None, "config_hash_seen": None,
+    }
+    out = CellRow(row)
+    if judge_digest is not None:
+        jc = call_cost(ri.aux[ri.judge_for[case.benchmark]], ri.load_call(judge_digest))
+        row.update(judge_cost_usd=jc.cost_usd, judge_usage=jc.usage.model_dump() if jc.usage else None)
+    elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
+        row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
+    if call_digest is not None and plan["mode"] == "preview":
+        routing = store.get_json(call_digest).get("routing") or {}
+        row.update(routing=routing, selected_model=routing.get("selected_model"), decision=routing.get("decision"),
+                   cost_usd=0.0,
+                   cache_neutral_cost_usd=0.0, needs_real_run=route_blocker(routing))
+    elif call_digest is not None and case.benchmark in ri.multi:
+        out.turns = conversation_row(row, ri.load_call(call_digest), target, ri.aux, ri.load_call)
+    elif case.benchmark in ri.multi:           # no conversation record: ambiguous, or never sent
+        row.update(conversation=True, calls=None, tokens_by_role={},
+                   **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS})
+    elif call_digest is not None:
+        call = ri.load_call(call_digest)
+        cc = call_cost(target, call)
+        row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
+                   cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
+                   cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
+                   latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
+                   selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
+                   decision=(call.get("headers") or {}).get("x-vsr-selected-decision"),
+                   response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
+                   http_status=call.get("http_status"))
+        if cc.attribution is not None:          # MoM: what its router adapter read from the call
+            a = cc.attribution
+            row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
+                       deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
+                       fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
+                       config_hash_seen=a.config_hash)
+    if call_digest is not None and plan["mode"] != "preview" and state == "completed":
+        try:
+            g_digest, _ = grade_cell(engine, ri.case_digest(case), call_digest, case.benchmark, judge_digest,
+                                     grader=plan["grader_versions"].get(case.benchmark),
+                                     options=(plan.get("benchmark_options", {}).get(case.benchmark)
+                                              or {}).get("grading"), conversation=case.benchmark in ri.multi)
+        except SandboxFault as exc:     # not the model's failure: the cell is not graded
+            out.volatile = True
+            row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
+                       grade_error=exc.message)
+            return out
+        g = out.grade = store.get_json(g_digest)
+        row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
+                   published_score=(get_benchmark(case.benchmark).published_stored(
+                       case, g, plan["grader_versions"].get(case.benchmark)) or {}).get("score"))
+        if g.get("sandbox"):
+            out.receipt = g["sandbox"]
+        if g["status"] in ("judge_error", "judge_failed"):
+            row.update(state="failed", error_class=g["status"], correct=False)
+    return out
+
+
+# a memoised row: (basis, row, row without its volatile fields, grade, turns), the last three JSON or None
+MemoEntry = tuple[list[Any], str, str, str | None, str | None]
+
+
+class RowMemo(Protocol):
+    """Rows built before the report (service/runs/report_rows.py: as each cell finished). A cache of
+    `cell_row`: an entry counts only under the same context (`report.row_context`) and the same
+    basis (the cell's state, call, error class and judge call), so a hit is the row a cold build
+    computes."""
+
+    def rows(self, run_id: str, ctx: str, target_id: str) -> dict[str, MemoEntry]: ...
+
+
+def basis(cell: list[Any]) -> list[Any]:
+    """What of a journal cell its row depends on beyond its fixed seq, case and target."""
+    return [cell[3], cell[4], cell[5], cell[6] if len(cell) > 6 else None]
+
+
+def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
+    from srbench.cas.digest import canonical_json
+    from srbench.stages.plan.identity import scrub
+
+    return (basis(cell), canonical_json(built.row).decode(), canonical_json(scrub(built.row)).decode(),
+            None if built.grade is None else json.dumps(built.grade),
+            None if built.turns is None else json.dumps(built.turns))
+
+
+def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
+    """The memoised row of `cell`, or None when it does not hold (another basis). The objects it
+    names are there: they were durable before it was recorded, and `gc` keeps what `report_rows`
+    names (service/store/maintenance.py)."""
+    got_basis, row, _, grade, turns = entry
+    if got_basis != basis(cell):
+        return None
+    # orjson: the same values as json.loads, ~4x faster (a 40k-cell report decodes 80k of these)
+    out = CellRow(orjson.loads(row), None if turns is None else orjson.loads(turns),
+                  None if grade is None else orjson.loads(grade))
+    if out.grade is not None and out.grade.get("sandbox"):
+        out.receipt = out.grade["sandbox"]
+    return out

@@ -1,0 +1,37 @@
+"""The paired section of a run's own report: every router (mom) target of the run against the
+strongest single target of the same run, on the same cases — `compare` with the run on both sides.
+
+It is there when a live run plans at least one single and one mom target. It uses the run's
+statistics block (claim rule, margin, planning) like `compare`, and a run that stopped early is
+analysed on its measured prefix. While cells are still open (or a run ended without an outcome for
+some cell) the section says why it is not available instead of showing a partial interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srbench.errors import InvalidInput
+from srbench.stages.compare.build import compare_reports
+
+DROPPED = ("baseline_run", "candidate_run", "kind", "schema")
+
+__all__ = ["paired_in_run"]
+
+
+def paired_in_run(plan: dict[str, Any], rows: list[dict[str, Any]], status: str, run_id: str | None,
+                  early_stop: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """None when the run has no router and single target to pair; otherwise the paired section."""
+    kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
+    if plan.get("mode") != "live" or "single" not in kinds.values() or "mom" not in kinds.values():
+        return None
+    stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": early_stop,
+            "provenance": {"plan_sha256": plan.get("plan_sha256")}}
+    try:
+        cmp = compare_reports(stub, rows, plan, stub, rows, plan)
+    except InvalidInput as exc:
+        return {"available": False, "reason": exc.message}
+    out = {k: v for k, v in cmp.items() if k not in DROPPED}
+    out["candidates"] = [c for c in cmp["candidates"] if kinds[c["target_id"]] == "mom"]
+    out["available"] = True
+    return out

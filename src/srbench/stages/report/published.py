@@ -1,0 +1,78 @@
+"""The report's published-rule figures and its aggregation labels (pure helpers of stages/report/build.py).
+
+Every benchmark row of a report carries sr-bench's score under its own rule (``accuracy``,
+``sr_bench_rule``) and, beside it, ``published``: the benchmark's upstream rule applied to the same
+stored answers (benchmarks/published.py), with how many answers the two rules grade differently.
+``headline`` names the benchmark's published headline metric (F1 for SimpleQA, accuracy otherwise).
+`AGGREGATION` says what micro and macro mean wherever the report uses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srbench.benchmarks import get as get_benchmark
+from srbench.schemas.dataset import Case
+from srbench.stages.grading.grade import grader_for
+
+AGGREGATION = {
+    "accuracy": "micro: correct cells / planned cells with every benchmark pooled, so a benchmark with more "
+                "cases weighs more",
+    "macro_accuracy": "macro: the mean of the per-benchmark accuracies weighted by the fixed REP-4 weights, "
+                      "renormalised over the benchmarks present",
+    "sr_bench_score": "macro over all nine benchmarks; null for a subset (CAT-2)",
+    "quality": "compare's quality is the macro accuracy (exact fraction)",
+    "benchmarks": "each row: sr-bench's own rule (accuracy, sr_bench_rule) and the upstream rule on the same "
+                  "answers (published, a diagnostic; zero model calls)",
+    "simpleqa-verified": "macro and paired statistics use SimpleQA accuracy (a 0/1 per case); its published "
+                         "headline F1 is the row's headline",
+}
+
+PUBLISHED_NOTE = ("Benchmark rows show sr-bench's score under its own strict rules and, beside it, the figure "
+                  "under each benchmark's published rule from the same stored answers (a diagnostic, no model "
+                  "call); hold sr-bench's figures against published numbers only through the latter.")
+
+
+def published_figure(benchmark: str, plan: dict[str, Any], rows: list[dict[str, Any]],
+                     grades: list[dict[str, Any] | None], cases: dict[str, Case]) -> dict[str, Any]:
+    """The published-rule summary of one target on one benchmark; a planned cell without a graded
+    answer is graded by the published rule as 'no reply'."""
+    bench = get_benchmark(benchmark)
+    grader = grader_for(benchmark, plan["grader_versions"].get(benchmark))
+    cells: list[tuple[bool, dict[str, Any] | None]] = []
+    for row, grade in zip(rows, grades, strict=True):
+        case = cases[row["case_id"]]
+        published = (bench.published_stored(case, grade, grader) if grade is not None
+                     else bench.published_grade(case, None, None, grader))
+        cells.append((bool(row["correct"]), published))
+    return bench.published_summary(cells, grader)
+
+
+def headline(row: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark's published headline metric for this row (SimpleQA: F1, accuracy beside it)."""
+    simpleqa = row.get("simpleqa")
+    if isinstance(simpleqa, dict):
+        return {"metric": "f1", "value": simpleqa.get("f1"), "accuracy": row.get("accuracy"),
+                "note": "SimpleQA's headline is F1 of accuracy and accuracy-given-attempted; the macro uses accuracy"}
+    return {"metric": "accuracy", "value": row.get("accuracy")}
+
+
+def published_limitations(bench_rows: list[dict[str, Any]]) -> list[str]:
+    """One line per benchmark: how many answers the two rules grade differently, or why there is no
+    published figure."""
+    out: list[str] = []
+    by_bench: dict[str, list[dict[str, Any]]] = {}
+    for r in bench_rows:
+        if isinstance(r.get("published"), dict):
+            by_bench.setdefault(r["benchmark"], []).append(r)
+    for b, rs in by_bench.items():
+        pub = [r["published"] for r in rs]
+        if pub[0].get("rule") is None:
+            out.append(f"{b}: no published-rule figure ({pub[0].get('reason')}).")
+            continue
+        differ = sum(int(p.get("graded_differently") or 0) for p in pub)
+        total = sum(int(p.get("n") or 0) for p in pub)
+        per = ", ".join(f"{r['target_id']} {r['published'].get('graded_differently')}" for r in rs)
+        out.append(f"{b}: the published rule {pub[0]['rule']} grades {differ} of {total} answers differently "
+                   f"from sr-bench's {rs[0].get('sr_bench_rule')} ({per}).")
+    return out

@@ -1,0 +1,296 @@
+"""Sample-size planning for the paired comparison: the smallest effect each claim rule detects with
+the wanted power at the planned sizes, and the cases per benchmark a chosen effect or margin needs.
+
+Assumption (stated in every answer): every benchmark has the same tie rate τ (share of cases where
+candidate and baseline are both right or both wrong) and the same true difference δ, so a case is
+a win with p₊ = (1 − τ + δ)/2 and a loss with p₋ = (1 − τ − δ)/2 (|δ| ≤ 1 − τ). Notation as in
+`paired` and `betting`: w_b = W_b/ΣW, n_b planned cases, c_b = w_b/n_b, S = Σ_b w_b²/n_b,
+L = ln(2/α), Φ the standard normal distribution function.
+
+    σ²(δ) = (1 − τ) − δ²                      variance of one d
+    s(δ)  = σ(δ)·√S                           standard deviation of Δ̂ = Σ_b w_b·mean(G_b)
+
+Hoeffding (`paired.weighted_hoeffding`): the radius is fixed, r_H = √(2·L·S).
+Betting (`betting`): with the bet the plug-in settles on, q = 1 − τ,
+    θ = θ*(q) (`betting.best_theta`),   λ_b = θ·c_b/c_max,   g_b = p₊·ln(1 + λ_b) + p₋·ln(1 − λ_b)
+    r_B(δ) = c_max·(L + Σ_b n_b·(λ_b·δ − g_b)) / θ
+This is the lower bound's distance below Δ̂ when the wealth Σ ln(1 + λ d) is replaced by
+θΔ̂/c_max plus its expected curvature Σ_b n_b(g_b − λ_b δ) (ln(1+x) − x summed): the same formula
+as the interval, at its expected value.
+
+Power of an improvement claim (lower bound > 0) at δ:  P(δ) = Φ((δ − r(δ)) / s(δ)).
+Non-inferiority at margin m (lower bound > −m) when the true difference is 0: Φ((m − r(0)) / s(0)).
+The detectable effect is the smallest δ ∈ (0, 1 − τ] with P(δ) ≥ the wanted power (bisection; null
+when even δ = 1 − τ falls short). Cases needed: every benchmark scaled by one factor k,
+n_b' = ⌈k·n_b⌉, the smallest k (bisection over [1/max n_b, 10⁴]) whose sizes reach the wanted power.
+
+That is the planning of plans made before issue 28 (`singles=None`, kept so their stored answers do
+not change). New plans (`singles=K`, K ≥ 1 single targets the baseline is chosen among) plan the
+claim they make (`stages/selection`):
+- Running intersection (betting). The claim uses max over prefixes of the lower bound, not its last
+  value. At a share f of the planned cases (interleaved, so every benchmark at share f) the bound
+  is Δ̂_f − c_max·(L/f + C)/θ with C = Σ_b n_b·(λ_b·δ − g_b), and f·(Δ̂_f − δ)/s is a standard
+  Brownian motion W(f). The bound clears t at some prefix iff W(f) > a + β·f for some f ≤ 1, with
+  a = c_max·L/(θ·s), β = (t − δ + c_max·C/θ)/s; for Brownian motion and a line (a > 0) that is
+  Φ̄(a + β) + e^(−2aβ)·Φ̄(a − β): the first term is the last prefix alone (the formula above), the
+  second what the earlier prefixes add. The real bets adapt to the observed tie rate and start
+  cautious, so in simulation about half of that second term is realised; the planning counts half:
+      P₁ = Φ̄(a + β) + ½·e^(−2aβ)·Φ̄(a − β)
+  Hoeffding is valid only at the planned size: P₁ = Φ((δ − t − r_H)/s).
+- K singles. An improvement (or non-inferiority) claim needs the candidate's lower bound to clear t
+  against every one of the K singles (the intersection–union side, at the unadjusted level). The
+  planning assumes the worst case — K singles as strong as each other — and exchangeable models,
+  whose differences against the K singles have correlation ½ (as comparisons with a common
+  control): with z = Φ̄⁻¹(P₁), P_K = E_U[Φ̄(√2·z − U)^K], U standard normal (81-point rule on
+  [−6, 6]). K = 1 gives P₁. Singles weaker than the strongest cost less power, down to P₁.
+Against the simulation (`benchmarks/stats_power.py`, standard profile, 2026-12-04, 300–1000
+replications a row): +5 points at 90 % ties 77.0 % predicted, 74–80 % simulated (K = 3: 56.6 % vs
+52–58 %); +10 points at 0 % ties 40.6 % vs 39–42 %; +5 points at 50 % ties 16.8 % vs 17–21 %; +10
+points at 50 % ties 75.2 % vs 72–76 % — within about 4 points, where the last-prefix formula was
+short by up to about 7 and the whole crossing term long by up to about 8.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from srbench.errors import InvalidInput
+from srbench.stages.stats.betting import METHOD as BETTING
+from srbench.stages.stats.betting import best_theta
+from srbench.stages.stats.paired import HOEFFDING
+
+RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
+ALPHA = 0.05
+MAX_SCALE = 1e4
+MODEL = ("running intersection (betting) and the intersection-union claim against K equally strong singles, "
+         "differences correlated ½")
+_U = np.linspace(-6.0, 6.0, 81)
+_PHI = np.exp(-0.5 * _U * _U)
+_PHI /= _PHI.sum()
+
+__all__ = ["RULES", "radius", "power_at", "detectable_effect", "cases_needed", "power_plan", "normal_cdf"]
+
+
+def normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _shape(counts: Mapping[str, int | float], weights: Mapping[str, float]) -> tuple[list[float], list[float]]:
+    if not counts:
+        raise InvalidInput("planning needs at least one benchmark with cases", code="invalid_counts")
+    ws, ns = [], []
+    for b in sorted(counts):
+        w, n = weights.get(b), counts[b]
+        if w is None or not math.isfinite(w) or w <= 0:
+            raise InvalidInput(f"benchmark {b} needs a positive finite weight, got {w!r}", code="invalid_weights")
+        if not n > 0:
+            raise InvalidInput(f"benchmark {b} needs at least one planned case", code="invalid_counts")
+        ws.append(float(w))
+        ns.append(float(n))
+    total = sum(ws)
+    return [w / total for w in ws], ns
+
+
+def _check(tie_rate: float, delta: float) -> None:
+    if not 0 <= tie_rate < 1:
+        raise InvalidInput(f"tie_rate must be in [0, 1), got {tie_rate!r}", code="invalid_planning")
+    if abs(delta) > 1 - tie_rate + 1e-12:
+        raise InvalidInput(f"an effect of {delta} is impossible with a tie rate of {tie_rate} (|δ| ≤ 1 − τ)",
+                           code="invalid_planning")
+
+
+def radius(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+           delta: float = 0.0, alpha: float = ALPHA) -> float:
+    """r_H, or r_B(δ), as in the module docstring."""
+    _check(tie_rate, delta)
+    w, n = _shape(counts, weights)
+    s = sum(wb * wb / nb for wb, nb in zip(w, n, strict=True))
+    big_l = math.log(2.0 / alpha)
+    if rule == "hoeffding":
+        return math.sqrt(2.0 * big_l * s)
+    if rule != "betting":
+        raise InvalidInput(f"unknown claim rule {rule!r}; choose hoeffding or betting", code="invalid_rule")
+    c = [wb / nb for wb, nb in zip(w, n, strict=True)]
+    c_max = max(c)
+    q = 1.0 - tie_rate
+    theta = _theta(q, tuple(w), tuple(n), alpha)
+    p_win, p_loss = (q + delta) / 2.0, (q - delta) / 2.0
+    curvature = 0.0
+    for cb, nb in zip(c, n, strict=True):
+        lam = theta * cb / c_max
+        g = p_win * math.log1p(lam) + p_loss * math.log1p(-lam)
+        curvature += nb * (lam * delta - g)
+    return c_max * (big_l + curvature) / theta
+
+
+def _sd(counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float, delta: float) -> float:
+    w, n = _shape(counts, weights)
+    s = sum(wb * wb / nb for wb, nb in zip(w, n, strict=True))
+    return math.sqrt(max(0.0, (1.0 - tie_rate) - delta * delta) * s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _theta(q: float, w: tuple[float, ...], n: tuple[float, ...], alpha: float) -> float:
+    """θ*(q) of `betting.best_theta`, remembered (planning asks for the same one many times)."""
+    return float(best_theta(q, np.asarray(w), np.asarray(n), alpha))
+
+
+def _log_tail(x: float) -> float:
+    """ln Φ̄(x), also far in the tail (Mills' ratio once erfc underflows)."""
+    tail = 0.5 * math.erfc(x / math.sqrt(2.0))
+    if tail > 0:
+        return math.log(tail)
+    return -0.5 * x * x - math.log(x * math.sqrt(2.0 * math.pi))
+
+
+def _crossing(a: float, beta: float) -> float:
+    """P₁ of the module docstring: W(f) > a + β·f at the last prefix, plus half of what the earlier
+    prefixes add for a standard Brownian motion W (a > 0)."""
+    first = 1.0 - normal_cdf(a + beta)
+    second = math.exp(min(700.0, -2.0 * a * beta + _log_tail(a - beta)))
+    return min(1.0, first + 0.5 * second)
+
+
+def _all_of(p1: float, singles: int) -> float:
+    """P_K from P₁ (the module docstring): all K correlated-½ claims succeed."""
+    if singles <= 1 or p1 >= 1.0 - 1e-12:
+        return p1
+    if p1 <= 1e-12:                     # P_K ≤ P₁: negligible
+        return 0.0
+    z = NormalDist().inv_cdf(1.0 - p1)
+    each = np.array([1.0 - normal_cdf(math.sqrt(2.0) * z - u) for u in _U])
+    return float(np.sum(_PHI * each ** singles))
+
+
+def power_at(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+             delta: float, threshold: float = 0.0, alpha: float = ALPHA, singles: int | None = None) -> float:
+    """P(lower bound > threshold) when the true difference is δ: Φ((δ − threshold − r(δ))/s(δ)); with
+    `singles` = K, the claim new plans make (running intersection, K singles: the module docstring)."""
+    r = radius(rule, counts, weights, tie_rate, delta, alpha)
+    sd = _sd(counts, weights, tie_rate, delta)
+    gap = delta - threshold - r
+    if sd == 0:
+        return 1.0 if gap > 0 else 0.0
+    if singles is None:
+        return normal_cdf(gap / sd)
+    p1 = normal_cdf(gap / sd)
+    if rule == "betting":
+        w, n = _shape(counts, weights)
+        c_max = max(wb / nb for wb, nb in zip(w, n, strict=True))
+        theta = _theta(1.0 - tie_rate, tuple(w), tuple(n), alpha)
+        a = c_max * math.log(2.0 / alpha) / (theta * sd)
+        p1 = _crossing(a, (threshold - delta + r) / sd - a)
+    return _all_of(p1, singles)
+
+
+def detectable_effect(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+                      power: float = 0.8, alpha: float = ALPHA, singles: int | None = None) -> float | None:
+    """The smallest δ ∈ (0, 1 − τ] whose improvement claim has at least `power`; None if none has."""
+    top = 1.0 - tie_rate
+    if power_at(rule, counts, weights, tie_rate, top, 0.0, alpha, singles) < power:
+        return None
+    lo, hi = 0.0, top
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if power_at(rule, counts, weights, tie_rate, mid, 0.0, alpha, singles) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def cases_needed(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
+                 delta: float, threshold: float = 0.0, power: float = 0.8, alpha: float = ALPHA,
+                 singles: int | None = None) -> dict[str, Any] | None:
+    """The smallest common scale k (n_b' = ⌈k·n_b⌉) with P(lower bound > threshold | δ) ≥ power."""
+    def sizes(k: float) -> dict[str, int]:
+        return {b: max(1, math.ceil(k * counts[b] - 1e-9)) for b in counts}
+
+    def ok(k: float) -> bool:
+        return power_at(rule, sizes(k), weights, tie_rate, delta, threshold, alpha, singles) >= power
+
+    lo, hi = 1.0 / max(counts.values()), MAX_SCALE
+    if not ok(hi):
+        return None
+    if ok(lo):
+        hi = lo
+    for _ in range(80):
+        if hi / lo < 1 + 1e-6:
+            break
+        mid = math.sqrt(lo * hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    per = sizes(hi)
+    return {"scale": hi, "per_benchmark": dict(sorted(per.items())), "total": sum(per.values()),
+            "power": power_at(rule, per, weights, tie_rate, delta, threshold, alpha, singles)}
+
+
+def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule: str, tie_rate: float,
+               effect: float, margin: float | None = None, power: float = 0.8, alpha: float = ALPHA,
+               singles: int | None = None) -> dict[str, Any]:
+    """Planning for one claim rule at the planned sizes `counts` (one line of the plan's answer);
+    `singles` = K plans the claim of a new plan (the module docstring), None a plan from before."""
+    if rule not in RULES:
+        raise InvalidInput(f"unknown claim rule {rule!r}; choose hoeffding or betting", code="invalid_rule")
+    _check(tie_rate, min(effect, 1 - tie_rate))
+    out: dict[str, Any] = {
+        "rule": rule, "method": RULES[rule], "tie_rate": tie_rate, "power": power, "alpha": alpha,
+        "radius_at_zero": radius(rule, counts, weights, tie_rate, 0.0, alpha),
+        "detectable_effect": detectable_effect(rule, counts, weights, tie_rate, power, alpha, singles),
+        "effect": effect, "power_at_effect": None, "needed_for_effect": None,
+        "margin": margin, "power_non_inferiority": None, "needed_for_margin": None,
+    }
+    if effect <= 1 - tie_rate:
+        out["power_at_effect"] = power_at(rule, counts, weights, tie_rate, effect, 0.0, alpha, singles)
+        out["needed_for_effect"] = cases_needed(rule, counts, weights, tie_rate, effect, 0.0, power, alpha, singles)
+    if margin is not None and margin > 0:
+        out["power_non_inferiority"] = power_at(rule, counts, weights, tie_rate, 0.0, -margin, alpha, singles)
+        out["needed_for_margin"] = cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha, singles)
+    if singles is not None:
+        out.update(singles=singles, model=MODEL)
+    return out
+
+
+TIE_RATES = (0.0, 0.5, 0.8, 0.9)
+
+
+def planning_for(plan: Mapping[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+    """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
+    beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
+    A plan that adjusts for the baseline's selection plans against K = its single targets (at least 1)."""
+    from srbench.stages.stats.stopping import statistics_of
+
+    stats = statistics_of(plan)
+    declared = stats["claim_rule"]
+    other = "betting" if declared == "hoeffding" else "hoeffding"
+    weights = plan["benchmark_weights"]
+    p = stats["planning"]
+    k = None
+    if stats.get("baseline_selection") == "adjusted":
+        k = max(1, sum(pt["target"]["kind"] == "single" for pt in plan["targets"]))
+    args = {"tie_rate": p["tie_rate"], "effect": min(p["effect"], 1 - p["tie_rate"]), "margin": stats["margin"],
+            "power": p["power"], "singles": k}
+    out = {
+        "claim_rule": declared, "assumptions": {**p, "model": "every benchmark: the same tie rate and difference"},
+        "counts": dict(sorted(counts.items())), "margin": stats["margin"],
+        "declared": power_plan(counts, weights, rule=declared, **args),
+        "other": power_plan(counts, weights, rule=other, **args),
+        "detectable_by_tie_rate": [{"tie_rate": t,
+                                    declared: detectable_effect(declared, counts, weights, t, p["power"], singles=k),
+                                    other: detectable_effect(other, counts, weights, t, p["power"], singles=k)}
+                                   for t in TIE_RATES],
+        "early_stop": stats["early_stop"],
+    }
+    if k is not None:
+        out["singles"] = k
+        out["assumptions"]["model"] += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
+                                        f"({MODEL}); a baseline run with more singles needs more cases")
+    return out
