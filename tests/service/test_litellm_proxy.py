@@ -144,14 +144,16 @@ def test_litellm_router_group_fallbacks_bad_key_and_offline_reattribution(api, p
     summary = {t["target_id"]: t for t in report["summary"]["targets"]}
     assert summary["ll-badkey"]["failure_classes"] == {"http_400": summary["ll-badkey"]["failed"]}
     assert 1 <= summary["ll-badkey"]["failed"] <= 4 and summary["ll-badkey"]["pending"] >= 10   # ≤ concurrency in flight
+    rows = {r["cell_id"]: r for r in api.ok("GET", f"/runs/{run_id}/results")["results"]}
     for tid in ("ll", "ll-fb", "ll-vsr"):
-        assert summary[tid]["completed"] == 14, summary[tid]
+        unanswered = [{k: r.get(k) for k in ("cell_id", "state", "error_class", "error")}
+                      for r in rows.values() if r["target_id"] == tid and r.get("state") != "completed"]
+        assert summary[tid]["completed"] == 14, (unanswered, run["error"], events)
 
     probe = proxy.entries()
     success = {e["call_id"]: e for e in probe if e["kind"] == "success"}
     failures = Counter(e["call_id"] for e in probe if e["kind"] == "failure")
     records = _records(api, run_id)
-    rows = {r["cell_id"]: r for r in api.ok("GET", f"/runs/{run_id}/results")["results"]}
     by_target: dict[str, list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]] = {}
     for cell_id, rec in records.items():
         if rec["target_id"] == "ll-badkey":
