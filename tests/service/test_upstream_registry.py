@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,24 @@ def test_an_upstream_client_sees_every_run_without_a_cursor(api: Api, service: A
         if after is None:
             break
     assert paged == [r["id"] for r in every["runs"]]
+
+
+def test_an_unchanged_targets_file_is_not_read_again(api: Api, service: Any, monkeypatch: Any) -> None:
+    """Every targets/plans request checks the file: unchanged, that is one stat, not a read and a hash;
+    changed in place (even to the same size), it is read and registered again."""
+    from srbench.service.store import target_registry
+
+    reads: list[Path] = []
+    real = target_registry._read
+    monkeypatch.setattr(target_registry, "_read", lambda p: reads.append(p) or real(p))
+    _register_like_upstream(service.store_dir, [single("same", "http://127.0.0.1:7/v1")])
+    time.sleep(2.1)                     # a file changed in the last 2 s is always read (racy timestamps)
+    assert [t["base_url"] for t in api.ok("GET", "/targets")["targets"]] == ["http://127.0.0.1:7/v1"]
+    n = len(reads)
+    for _ in range(3):
+        api.ok("GET", "/targets")
+    assert len(reads) == n and n >= 1
+    _register_like_upstream(service.store_dir, [single("same", "http://127.0.0.1:8/v1")])   # same size
+    os.utime(service.store_dir / "targets.json", ns=(1, 1))   # even with a timestamp seen before
+    assert [t["base_url"] for t in api.ok("GET", "/targets")["targets"]] == ["http://127.0.0.1:8/v1"]
+    assert len(reads) > n

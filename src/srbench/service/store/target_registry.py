@@ -16,7 +16,9 @@ import hashlib
 import json
 import os
 import stat
+import time
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -85,18 +87,40 @@ def parse(raw: bytes) -> list[Target]:
     return out
 
 
+# path → (the file's stat signature, its sha256) when it was last found registered: every targets/plans
+# request calls `sync`, and an unchanged file is then one stat instead of a read and a hash
+_SEEN: dict[str, tuple[tuple[int, int, int, int], str]] = {}
+
+
+def _signature(path: Path) -> tuple[int, int, int, int] | None:
+    """Inode, size, mtime and ctime; None when absent, or when changed in the last 2 s (a timestamp's
+    granularity could then hide a second write of the same size, as git's "racy" index entries)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time() - max(st.st_mtime, st.st_ctime) < 2.0:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def sync(service: Service) -> None:
     """Register the file's targets when its content changed since it was last registered."""
-    raw = _read(service.store_dir / FILE)
+    path = service.store_dir / FILE
+    sig, seen = _signature(path), _SEEN.get(str(path))
+    if sig is not None and seen is not None and seen[0] == sig and service.journal.get_ref(KIND, "sha256") == seen[1]:
+        return
+    raw = _read(path)
     if raw is None:
         return
     sha = hashlib.sha256(raw).hexdigest()
-    if service.journal.get_ref(KIND, "sha256") == sha:
-        return
-    targets = parse(raw)
-    for t in targets:
-        service.journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
-    service.journal.set_ref_sync(KIND, "sha256", sha)
+    if service.journal.get_ref(KIND, "sha256") != sha:
+        targets = parse(raw)
+        for t in targets:
+            service.journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
+        service.journal.set_ref_sync(KIND, "sha256", sha)
+    if sig is not None:
+        _SEEN[str(path)] = (sig, sha)
 
 
 def _read(path: Any) -> bytes | None:
