@@ -96,7 +96,7 @@ def test_a_missing_key_names_the_service_environment_and_the_fix(cli: Cli, sourc
     line = proc.stderr.strip()
     assert proc.returncode == 2 and len(line.splitlines()) == 1, proc.stderr
     assert "H29_FAKE_KEY is not set in the service's environment" in line
-    assert "<store>.env" in line and "sr-bench stop" in line
+    assert f"({_store(cli).parent / (_store(cli).name + '.env')}, chmod 600)" in line and "sr-bench stop" in line
 
 
 def test_missing_object_store_credentials_name_the_variables(cli: Cli) -> None:

@@ -92,3 +92,24 @@ def test_role_counts_and_the_model_mix_equal_the_endpoint_log(api, service, sour
     assert got["model_mix"] == mix and got["unattributed_calls"] == 0 and got["answered_calls"] == len(routed)
     paired = next(c for c in rep["paired"]["candidates"] if c["target_id"] == "mom")["routing"]
     assert paired["model_mix"] == mix
+
+
+def test_a_judge_key_missing_on_the_service_is_refused_before_any_call(api, service, tmp_path, monkeypatch) -> None:
+    """Preflight checks every key the run needs — the judge's too, not only the subjects': a run whose
+    judge key is unset would otherwise send every subject call and fail each judge call."""
+    monkeypatch.delenv("H29_JUDGE_KEY", raising=False)
+    sq = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke", "limit": 2,
+                                              "source_path": str(samples.write_simpleqa(tmp_path / "sq")),
+                                              "revision": "synthetic"})
+    with SimulatorThread(models=[SimModel("subject-model", skill=1.0), SimModel("judge-model", skill=1.0)],
+                         answer_key={}) as sim:
+        api.ok("POST", "/targets", {"targets": [single("subject", sim.v1_url, "subject-model"),
+                                                single("judge", sim.v1_url, "judge-model", api_key_env="H29_JUDGE_KEY")]})
+        (Path(service.store_dir) / "benchmark-options.json").write_text(json.dumps({
+            "simpleqa-verified": {"judge": "judge", "grader_version": JUDGE_GRADER}}))
+        plan = freeze(api, manifest(sq, [{"id": "subject"}]))
+        err = api.error("POST", "/runs", {"manifest": plan}, 400, "preflight_failed")
+        assert len(sim.log) == 0
+    msg = json.dumps(err)
+    assert "target judge: environment variable H29_JUDGE_KEY is not set" in msg
+    assert str(Path(service.store_dir).parent / (Path(service.store_dir).name + ".env")) in msg

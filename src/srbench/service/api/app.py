@@ -68,6 +68,7 @@ class Service:
         self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
+        self.runs.store_dir = store_dir             # where its env file is, for errors that name it
         self.views = RunViews(self.runs)
         self.preparing: dict[str, asyncio.Task[None]] = {}
         self.started_at = time.time()
@@ -161,7 +162,7 @@ async def error_middleware(request: web.Request, handler: Any) -> web.StreamResp
         if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
             log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
             return _error(fault)
-        fault = credential_fault(exc)
+        fault = credential_fault(exc, request.app[SERVICE].store_dir)
         if fault is not None:          # the service's environment lacks object-store credentials: say where
             log.warning("credential fault on %s %s: %s", request.method, request.path, type(exc).__name__)
             return _error(fault)

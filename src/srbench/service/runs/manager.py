@@ -17,6 +17,7 @@ import os
 import sqlite3
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -54,6 +55,8 @@ CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.
 
 
 class RunManager:
+    store_dir: Path | None = None           # the store directory (set by the service): its env file's place
+
     def __init__(self, store: ObjectStore, journal: Journal, engine: Engine) -> None:
         self.store = store
         self.journal = journal
@@ -102,10 +105,11 @@ class RunManager:
     # -- submit --------------------------------------------------------------------------------
     def preflight(self, plan: dict[str, Any]) -> None:
         problems = []
-        for pt in plan["targets"]:
+        # subjects, and the judges / user simulators a run calls beside them (auxiliary targets)
+        for pt in [*plan["targets"], *plan.get("auxiliary_targets", {}).values()]:
             env = pt["target"].get("api_key_env")
             if env and not os.environ.get(env):
-                problems.append(missing_key(pt["target"]["id"], env))
+                problems.append(missing_key(pt["target"]["id"], env, self.store_dir))
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 

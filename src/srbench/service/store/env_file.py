@@ -31,8 +31,10 @@ def env_file_path(store_dir: Path) -> Path:
     return store_dir.parent / f"{store_dir.name}.env"
 
 
-def where_hint() -> str:
-    return "the env file beside the store (<store>.env, chmod 600)"
+def where_hint(store_dir: Path | None = None) -> str:
+    """Where the service reads its env file: the store's own path when known."""
+    where = env_file_path(store_dir) if store_dir is not None else "<store>.env"
+    return f"the env file beside the store ({where}, chmod 600)"
 
 
 def parse(text: str, path: Path) -> dict[str, str]:
@@ -97,12 +99,12 @@ def load_env_file(store_dir: Path) -> list[str]:
     return names
 
 
-def missing_key(target_id: str, env: str) -> str:
+def missing_key(target_id: str, env: str, store_dir: Path | None = None) -> str:
     return (f"target {target_id}: environment variable {env} is not set in the service's environment (the "
-            f"service keeps the environment it started with): put {env}=… in {where_hint()} or export it, {FIX}")
+            f"service keeps the environment it started with): put {env}=… in {where_hint(store_dir)} or export it, {FIX}")
 
 
-def credential_fault(exc: BaseException) -> SrBenchError | None:
+def credential_fault(exc: BaseException, store_dir: Path | None = None) -> SrBenchError | None:
     """An object-store credential failure (botocore's NoCredentialsError and kin, an access-denied
     answer) as one line naming where the service looks, else None."""
     seen: set[int] = set()
@@ -115,7 +117,7 @@ def credential_fault(exc: BaseException) -> SrBenchError | None:
             return InvalidInput(
                 f"the object store refused the service's credentials ({kind}): the service reads them from its "
                 "environment — FSSPEC_S3_KEY/FSSPEC_S3_SECRET (and FSSPEC_S3_ENDPOINT_URL), or AWS_ACCESS_KEY_ID/"
-                f"AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws/credentials; put them in {where_hint()} or export "
+                f"AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws/credentials; put them in {where_hint(store_dir)} or export "
                 f"them, {FIX}", code="service_environment")
         e = e.__cause__ or e.__context__
     return None
