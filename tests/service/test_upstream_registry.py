@@ -13,6 +13,7 @@ from typing import Any
 from srbench.schemas.target import Target
 from srbench.service.routes.evidence import _selected_model
 from srbench.service.wire import projections as wire
+from srbench.stages.plan.freeze import check_frozen
 
 from .helpers import Api, freeze, manifest, single
 
@@ -116,7 +117,7 @@ def test_an_upstream_client_sees_every_run_without_a_cursor(api: Api, service: A
     page used to hold are all there; a client asking for pages still gets keyset pages."""
     ds = prepare("mmlu-pro", limit=1)
     api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1")]})
-    plan = wire.plan_from_wire(freeze(api, manifest(ds, [{"id": "dead"}])))
+    plan = check_frozen(wire.plan_from_wire(freeze(api, manifest(ds, [{"id": "dead"}]))))
     # 205 queued runs, created in the journal without being started (no dispatch: the list is the point)
     made = {service.service.runs.submit(plan, None)[0]["id"] for _ in range(205)}
     every = api.ok("GET", "/runs")

@@ -271,6 +271,10 @@ class Plan(BaseModel):
     def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
         return check_generation_params(v, "sampling")
 
+    def as_json(self) -> dict[str, Any]:
+        """The plan as stored and sent (its canonical JSON, and so `plan_sha256`, is of this form)."""
+        return self.model_dump(mode="json", by_alias=True)
+
     @model_serializer(mode="wrap")
     def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A plan without a statistics block serialises (and hashes) as before the block existed."""

@@ -188,7 +188,7 @@ async def body(request: web.Request, limit: int = SMALL_BODY) -> dict[str, Any]:
 
 
 def _invalid(exc: ValidationError, what: str) -> InvalidInput:
-    from srbench.stages.plan.freeze import fail, pydantic_problems
+    from srbench.stages.plan.problems import fail, pydantic_problems
 
     return fail(pydantic_problems(exc), what)
 

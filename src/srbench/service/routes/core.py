@@ -15,6 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.api import policy
 from srbench.service.api import requests as rq
@@ -24,7 +25,8 @@ from srbench.service.datasets.refs import find_datasets
 from srbench.service.store import target_registry
 from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream
-from srbench.stages.plan.freeze import build_plan, check_frozen, fail, pydantic_problems
+from srbench.stages.plan.freeze import build_plan, check_frozen
+from srbench.stages.plan.problems import fail, pydantic_problems
 from srbench.targets import routers
 
 if TYPE_CHECKING:
@@ -99,13 +101,13 @@ async def register_targets(request: web.Request) -> web.Response:
 
 
 # -- plans and runs ------------------------------------------------------------------------------
-def _plan_sync(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
-    """Freeze a manifest (sr-bench's fields and upstream's, `service.upstream`) for this actor."""
+def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
+    """Freeze a manifest (sr-bench's fields and upstream's, translated first: `service.wire.upstream`)."""
     target_registry.sync(service)
     if actor.named and isinstance(manifest, dict):
         manifest = policy.resolve_inline(manifest, policy.registry(service))
-    manifest, extras = upstream.split_manifest(manifest)
-    manifest, options, aux = upstream.prepare_inputs(service, manifest, extras, actor)
+    req = upstream.translate(service, manifest, actor)
+    aux = req.auxiliary_targets
 
     def resolve(tid: str) -> Target | None:
         if isinstance(aux.get(tid), dict):
@@ -116,39 +118,39 @@ def _plan_sync(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
         v = service.journal.get_ref("target", tid)
         return None if v is None else Target.model_validate(v)
 
-    plan = build_plan(manifest, service.objects, resolve_target=resolve,
+    return build_plan(req.manifest, service.objects, resolve_target=resolve,
                       find_datasets=lambda sha: find_datasets(service, sha),
-                      options=read_benchmark_options(service.store_dir) if options is None else options)
-    return upstream.apply_extras(service, plan, extras, actor)
+                      options=read_benchmark_options(service.store_dir) if req.options is None else req.options,
+                      links=req.links)
 
 
-def _planning_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any] | None:
+def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
     """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
     from srbench.service.runs.early_stop import check_baseline_run
     from srbench.stages.datasets.build import decode_cases
     from srbench.stages.stats.power import planning_for
 
-    if plan["mode"] != "live":
+    if plan.mode != "live":
         return None
-    check_baseline_run(service.runs, plan)
+    check_baseline_run(service.runs, plan.as_json())
     counts: dict[str, int] = {}
-    for case in decode_cases(service.objects.get_bytes(plan["dataset"]["object"])):
+    for case in decode_cases(service.objects.get_bytes(plan.dataset["object"])):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
     return planning_for(plan, counts)
 
 
-def _estimate_sync(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
+def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
     """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
     from srbench.stages.datasets.build import decode_cases
     from srbench.stages.plan.estimate import plan_estimate
 
-    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan["dataset"]["object"])))
+    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan.dataset["object"])))
 
 
-async def plan_answer(service: Service, plan: dict[str, Any]) -> dict[str, Any]:
+async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:
     planning = await asyncio.to_thread(_planning_sync, service, plan)
     estimate = await asyncio.to_thread(_estimate_sync, service, plan)
-    return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan["plan_sha256"], "total": plan["total"],
+    return {"manifest": wire.wire_manifest(plan.as_json()), "plan_sha256": plan.plan_sha256, "total": plan.total,
             "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
 
 
@@ -159,7 +161,7 @@ async def make_plan(request: web.Request) -> web.Response:
     return ok(await plan_answer(service, plan))
 
 
-def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> dict[str, Any]:
+def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
     """A frozen manifest as it was reviewed (its hash checked; one sent without its plan_sha256 is
     re-frozen: validated and hashed anew, as upstream does), or a manifest frozen now; a reviewed
     plan_sha256 the manifest carries must match what it freezes to (upstream's reviewed_plan_changed)."""
@@ -168,12 +170,12 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> dict[str, 
     if manifest.get("kind") == "plan":
         plan = check_frozen(wire.plan_from_wire(manifest), refreeze="plan_sha256" not in manifest)
         if actor.named:
-            policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
+            policy.check_plan(plan.as_json(), policy.registry(service), read_benchmark_options(service.store_dir))
         return plan
     reviewed = manifest.get("plan_sha256")
     plan = _plan_sync(service, {k: v for k, v in manifest.items() if k != "plan_sha256"}, actor)
-    if reviewed is not None and reviewed != plan["plan_sha256"]:
-        raise InvalidInput(f"the reviewed plan changed: it freezes to {plan['plan_sha256']} now, the manifest says "
+    if reviewed is not None and reviewed != plan.plan_sha256:
+        raise InvalidInput(f"the reviewed plan changed: it freezes to {plan.plan_sha256} now, the manifest says "
                            f"{reviewed}; review the plan again (nothing was dispatched)", code="reviewed_plan_changed",
                            details={"dispatch_started": False, "model_requests": 0})
     return plan
@@ -183,7 +185,7 @@ async def submit_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.SubmitRun)
     service, actor = svc(request), actor_of(request)
     plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
-    hook = upstream.creation_hook(service, plan, actor)
+    hook = upstream.creation_hook(service, plan.as_json(), actor)
     try:
         run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
                                                                                           req.idempotency_key), hook)

@@ -112,7 +112,7 @@ async def candidate_plan(request: web.Request) -> web.Response:
     base = service.objects.get_json(run["plan"])
     manifest = candidate_manifest(run, base, req, registry(service))
     plan = await asyncio.to_thread(_plan_sync, service, manifest, actor)
-    problems = protocol_problems(base, plan)
+    problems = protocol_problems(base, plan.as_json())
     if problems:
         raise InvalidInput(problems[0], code="baseline_protocol_changed")
     return ok(await plan_answer(service, plan))

@@ -28,6 +28,7 @@ from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
 from srbench.service.journal.writer import Journal, add_event
@@ -40,7 +41,6 @@ from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
 from srbench.stages.dispatch.calls import Cell, Dispatcher, RunControl, stop_scope
-from srbench.stages.plan.freeze import check_frozen
 from srbench.stages.report.build import build_report, report_signature
 from srbench.stages.report.stream import write_run_cells
 from srbench.stages.stats.stopping import dispatch_order
@@ -113,10 +113,11 @@ class RunManager:
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
-    def submit(self, raw_plan: Any, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
-        """Create a run (or return the one bound to the key). Returns (run, created). `on_create(conn,
-        run_id)` runs in the run's insert transaction (its owner, its experiment link)."""
-        plan = check_frozen(raw_plan)
+    def submit(self, frozen: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
+        """Create a run (or return the one bound to the key) of a checked plan (`stages.plan.freeze`: built
+        or `check_frozen`). Returns (run, created). `on_create(conn, run_id)` runs in the run's insert
+        transaction (its owner, its experiment link)."""
+        plan = frozen.as_json()
         check_baseline_run(self, plan)
         if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
             raise InvalidInput("idempotency key must be 1-200 characters")

@@ -20,19 +20,47 @@ import hashlib
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
 from srbench.service.api.actors import Actor, record_owner
 from srbench.service.runs import experiments
 from srbench.service.wire.projections import experiment_roles
 from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
-from srbench.stages.plan.freeze import plan_sha256
+from srbench.stages.plan.freeze import PlanLinks
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
 
 EXTRA_KEYS = ("cases", "auxiliary_targets", "benchmark_options", "experiment", "baseline_run_id")
 INLINE_URL = "inline:manifest-cases"
+
+
+class PlanRequest(BaseModel):
+    """An upstream-shaped plan request translated once, before planning: what `build_plan` is given."""
+
+    model_config = ConfigDict(frozen=True)
+    manifest: Any = Field(description="sr-bench's manifest (inline cases made a dataset of the store); "
+                                      "planning validates it")
+    options: dict[str, Any] | None = Field(description="benchmark options to plan with (None: the store's)")
+    auxiliary_targets: dict[str, Any] = Field(description="targets spelled out inline, by id (local operator)")
+    links: PlanLinks = Field(description="the experiment the run joins and its baseline run, checked")
+
+
+def translate(service: Service, manifest: Any, actor: Actor) -> PlanRequest:
+    """Upstream's manifest fields taken out of `manifest` and turned into what planning needs."""
+    manifest, extras = split_manifest(manifest)
+    manifest, options, aux = prepare_inputs(service, manifest, extras, actor)
+    experiment = None
+    if "experiment" in extras:
+        experiment = experiments.membership(extras["experiment"])
+        experiments.visible(service.journal, experiment["id"], actor)
+    baseline = extras.get("baseline_run_id")
+    if baseline is not None and not isinstance(baseline, str):
+        raise InvalidInput("baseline_run_id must be a run id")
+    return PlanRequest(manifest=manifest, options=options, auxiliary_targets=aux,
+                       links=PlanLinks(experiment=experiment, baseline_run_id=baseline))
 
 
 def split_manifest(manifest: Any) -> tuple[Any, dict[str, Any]]:
@@ -115,28 +143,6 @@ def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str,
                 "sources": sources, "selection": selection, "custom_subset": True,
                 "notices": ["inline cases from a run manifest: not a prepared benchmark profile"]}
     register_dataset(service, manifest)
-
-
-def apply_extras(service: Service, plan: dict[str, Any], extras: dict[str, Any], actor: Actor) -> dict[str, Any]:
-    """After planning: the experiment membership, the baseline link and the per-case call limit."""
-    changed = False
-    if "experiment" in extras:
-        link = experiments.membership(extras["experiment"])
-        experiments.visible(service.journal, link["id"], actor)
-        plan["experiment"] = link
-        changed = True
-    if extras.get("baseline_run_id") is not None:
-        if not isinstance(extras["baseline_run_id"], str):
-            raise InvalidInput("baseline_run_id must be a run id")
-        plan["baseline_run_id"] = extras["baseline_run_id"]
-        changed = True
-    n = plan["limits"].get("max_calls_per_case")
-    needed = 2 if plan.get("auxiliary_targets") else 1
-    if n is not None and n < needed:
-        raise InvalidInput(f"limits.max_calls_per_case {n} is below the {needed} calls a judged case makes")
-    if changed:
-        plan["plan_sha256"] = plan_sha256(plan)
-    return plan
 
 
 def creation_hook(service: Service, plan: dict[str, Any], actor: Actor) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import canonical_json
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Limits, Plan
 from srbench.schemas.target import Target
 from srbench.targets.outcome import build_body
 from srbench.targets.pricing import reservation_usd
@@ -34,14 +35,14 @@ BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound ×
 __all__ = ["plan_estimate"]
 
 
-def _upper(target: Target, params: dict[str, Any], messages: list[dict[str, Any]], limits: dict[str, Any],
+def _upper(target: Target, params: dict[str, Any], messages: list[dict[str, Any]], limits: Limits,
            extra_bytes: int = 0) -> float | None:
     if not target.prices:
         return None
     body = build_body(target.model, messages, params, {})
     return reservation_usd(body_bytes=len(canonical_json(body)) + extra_bytes, message_count=len(messages),
-                           max_tokens=int(body.get("max_tokens") or limits["max_output_tokens"]),
-                           max_output_chars=limits["max_output_chars"], prices=target.prices,
+                           max_tokens=int(body.get("max_tokens") or limits.max_output_tokens),
+                           max_output_chars=limits.max_output_chars, prices=target.prices,
                            max_inference_calls=target.max_inference_calls or 1)
 
 
@@ -49,17 +50,15 @@ def _add(total: float | None, part: float | None) -> float | None:
     return None if total is None or part is None else total + part
 
 
-def plan_estimate(plan: dict[str, Any], cases: Iterable[Case]) -> dict[str, Any]:
+def plan_estimate(plan: Plan, cases: Iterable[Case]) -> dict[str, Any]:
     """Requests by role and target and the upper cost estimate of `plan` (module docstring)."""
-    limits = plan["limits"]
+    limits = plan.limits
     by_case = {c.id: c for c in cases}
-    targets = {pt["target"]["id"]: (Target.model_validate(pt["target"]), pt.get("effective_params") or {})
-               for pt in plan["targets"]}
-    aux = {tid: (Target.model_validate(pt["target"]), pt.get("effective_params") or {})
-           for tid, pt in (plan.get("auxiliary_targets") or {}).items()}
-    options = plan.get("benchmark_options") or {}
-    judge_for = {b: o["judge"] for b, o in options.items() if isinstance(o, dict) and o.get("judge")}
-    pairs = ([tuple(p) for p in plan["execution_cells"]] if plan.get("execution_cells") is not None
+    targets = {pt.target.id: (pt.target, pt.effective_params) for pt in plan.targets}
+    aux = {tid: (pt.target, pt.effective_params) for tid, pt in plan.auxiliary_targets.items()}
+    options = plan.benchmark_options
+    judge_for = {b: o.judge for b, o in options.items() if o.judge}
+    pairs = ([(p[0], p[1]) for p in plan.execution_cells] if plan.execution_cells is not None
              else [(cid, tid) for cid in by_case for tid in targets])
     rows: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -68,7 +67,7 @@ def plan_estimate(plan: dict[str, Any], cases: Iterable[Case]) -> dict[str, Any]
                                              "role": role, "requests": 0, "inference_calls_upper": 0,
                                              "conversation_cells": 0, "upper_cost_usd": 0.0,
                                              "priced": bool(target.prices)})
-    live = plan.get("mode") == "live"
+    live = plan.mode == "live"
     for cid, tid in pairs:
         case, (target, params) = by_case[cid], targets[tid]
         bench = get_benchmark(case.benchmark)
@@ -87,16 +86,16 @@ def plan_estimate(plan: dict[str, Any], cases: Iterable[Case]) -> dict[str, Any]
         if judge_id is None or judge_id not in aux:
             continue
         judge, jparams = aux[judge_id]
-        jmsgs = bench.judge_messages(case, "x", options[case.benchmark].get("grader_version"))
+        jmsgs = bench.judge_messages(case, "x", options[case.benchmark].grader_version)
         j = row(judge_id, "judge", judge)
         j["requests"] += 1
         j["inference_calls_upper"] += 1
         j["upper_cost_usd"] = _add(j["upper_cost_usd"],
-                                   _upper(judge, jparams, jmsgs, limits, extra_bytes=limits["max_output_chars"]))
+                                   _upper(judge, jparams, jmsgs, limits, extra_bytes=limits.max_output_chars))
     out_rows = sorted(rows.values(), key=lambda x: (x["role"] != "subject", x["target_id"]))
     if not live:
         for x in out_rows:
-            x["upper_cost_usd"] = 0.0 if plan.get("mode") == "replay" else None
+            x["upper_cost_usd"] = 0.0 if plan.mode == "replay" else None
     by_role: dict[str, Any] = {}
     for role in ("subject", "judge"):
         mine = [x for x in out_rows if x["role"] == role]
@@ -113,7 +112,7 @@ def plan_estimate(plan: dict[str, Any], cases: Iterable[Case]) -> dict[str, Any]
     unpriced = sorted({x["target_id"] for x in out_rows if not x["priced"]})
     if unpriced and live:
         notes.append(f"no prices pinned for {', '.join(unpriced)}: no upper bound (null, never 0)")
-    if plan.get("mode") == "preview":
+    if plan.mode == "preview":
         notes.append("preview: the router is asked for its route only (no inference, no judge)")
     return {"requests": {"subject": by_role["subject"]["requests"], "judge": by_role["judge"]["requests"],
                          "total": by_role["subject"]["requests"] + by_role["judge"]["requests"]},

@@ -13,91 +13,27 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
-from srbench.schemas.plan import UNION_TAGS, Limits, Manifest, Plan, PlannedTarget, TargetRef
+from srbench.schemas.dataset import Case, split_of
+from srbench.schemas.plan import Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import source_labels
 from srbench.stages.datasets.build import decode_cases, read_dataset_file, read_dataset_object
 from srbench.stages.datasets.exclusions import evaluation_notices
+from srbench.stages.plan.problems import fail, pydantic_problems
 from srbench.stages.plan.roles import effective_params, pinned_auxiliary, role_problems
 from srbench.stages.stats.stopping import statistics_problems
 from srbench.targets import routers
 
-SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
 
-
-def _loc(parts: tuple[Any, ...]) -> str:
-    out = ""
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        elif p in UNION_TAGS or str(p).startswith("function-"):
-            continue                      # union member / validator wrappers are not fields
-        else:
-            out += ("." if out else "") + str(p)
-    return out
-
-
-MAX_PROBLEMS = 50                 # problems listed in one error; the rest are counted
-
-
-class Problems(list[str]):
-    """Problem lines, of which `more` further ones were not listed (the list is capped)."""
-
-    more: int = 0
-
-
-def pydantic_problems(exc: ValidationError, prefix: str = "") -> list[str]:
-    """One readable line per validation error: `where: what`, `where` naming the field. Linear in the
-    errors and capped: the first `MAX_PROBLEMS` distinct lines, the rest counted in `Problems.more`."""
-    out: dict[str, None] = {}
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    seen = 0
-    for err in errors:
-        if len(out) >= MAX_PROBLEMS:
-            break
-        seen += 1
-        out.setdefault(_problem_line(err, prefix))
-    problems = Problems(out)
-    problems.more = len(errors) - seen
-    return problems
-
-
-def _problem_line(err: Any, prefix: str) -> str:
-    loc = _loc(tuple(err["loc"]))
-    msg = err["msg"].removeprefix("Value error, ")
-    last = err["loc"][-1] if err["loc"] else None
-    if err["type"] == "extra_forbidden" and last in SECRET_FIELDS:
-        msg = (f"not accepted: a secret is never stored; put the key in an environment variable and give "
-               f"its NAME in {last}_env (TG-5)")
-    elif err["type"] == "extra_forbidden" and "target-ref" in err["loc"]:
-        msg = ("unknown field: a registered target is referenced by id alone (an inline target needs kind, "
-               "base_url and model)")
-    elif err["type"] == "extra_forbidden":
-        msg = "unknown field"
-    head, _, last_name = loc.rpartition(".")
-    if loc and msg.startswith((last_name + ".", last_name + " ")):
-        # the message already names the field ("limits.idle_timeout_s must ...")
-        return f"{prefix}{head + '.' if head else ''}{msg}"
-    return f"{prefix}{loc}: {msg}" if loc else f"{prefix}{msg}"
-
-
-def fail(problems: list[str], what: str = "manifest") -> InvalidInput:
-    """One error listing at most `MAX_PROBLEMS` problems and counting the rest."""
-    more = getattr(problems, "more", 0) + max(0, len(problems) - MAX_PROBLEMS)
-    shown = problems[:MAX_PROBLEMS]
-    if len(shown) == 1 and not more:
-        return InvalidInput(f"{what}: {shown[0]}")
-    tail = f"; and {more} more (the first {len(shown)} are listed)" if more else ""
-    return InvalidInput(f"{what} has {len(shown) + more} problems: " + "; ".join(shown) + tail)
-
-
-def plan_sha256(plan: dict[str, Any]) -> str:
-    body = {k: v for k, v in plan.items() if k != "plan_sha256"}
+def plan_sha256(plan: Plan | dict[str, Any]) -> str:
+    """The SHA-256 of the canonical JSON of the plan without its `plan_sha256`."""
+    data = plan.as_json() if isinstance(plan, Plan) else plan
+    body = {k: v for k, v in data.items() if k != "plan_sha256"}
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
@@ -164,10 +100,21 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
     return problems, aux, frozen
 
 
+class PlanLinks(BaseModel):
+    """What a plan records beyond its manifest: the links upstream's wire fields ask for, checked by the
+    service before planning (`service.wire.upstream.translate`) so the plan is frozen once, complete."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    experiment: dict[str, Any] | None = Field(default=None, description="the experiment the run joins: "
+                                              "{id, role, hypothesis} (checked: it exists and is the actor's)")
+    baseline_run_id: str | None = Field(default=None, description="the baseline run a candidate plan was "
+                                                                  "derived from")
+
+
 def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
                find_datasets: Callable[[str], list[dict[str, Any]]],
-               options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Validate `raw` (a parsed manifest) and return the frozen plan as a dict.
+               options: dict[str, Any] | None = None, links: PlanLinks | None = None) -> Plan:
+    """Validate `raw` (a parsed manifest) and return the frozen plan, its `plan_sha256` set.
 
     `find_datasets(sha256)` gives every registered dataset with those bytes (several may share them,
     e.g. a `--limit` equal to the profile size); the one matching the manifest's profile and seed is
@@ -180,28 +127,9 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     except ValidationError as exc:
         raise fail(pydantic_problems(exc)) from None
     problems: list[str] = []
-
     data, obj, registered = _dataset(store, manifest, find_datasets, problems)
     cases = decode_cases(data) if data is not None else []
-    if data is not None:
-        if not cases:
-            problems.append("dataset has no cases")
-        if registered is not None:
-            if registered["profile"] != manifest.profile:
-                problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
-            if registered["seed"] != manifest.seed:
-                problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
-    cap = manifest.limits.max_output_tokens
-    if manifest.sampling.get("max_tokens") is not None and manifest.sampling["max_tokens"] > cap:
-        problems.append(f"sampling.max_tokens {manifest.sampling['max_tokens']} exceeds limits.max_output_tokens "
-                        f"{cap}; raise the cap or lower sampling.max_tokens")
-    want_split = "holdout" if manifest.profile == "standard" else "dev"
-    bad_split = [c.id for c in cases if c.metadata.split != want_split]
-    if bad_split:
-        problems.append(f"{len(bad_split)} case(s) are not in the {want_split} split (first: {bad_split[0]})")
-    ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids):
-        problems.append("dataset has duplicate case ids")
+    problems += _case_problems(manifest, cases, data is not None, registered)
     benchmarks = sorted({c.benchmark for c in cases})
     adapters = {}
     for b in benchmarks:
@@ -215,31 +143,10 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         elif manifest.mode == "live":
             problems += bench.plan_problems([c for c in cases if c.benchmark == b])
         adapters[b] = bench
-
-    planned: list[PlannedTarget] = []
-    seen: set[str] = set()
-    for i, t in enumerate(manifest.targets):
-        target: Target | TargetRef | None = t
-        is_ref = isinstance(t, TargetRef)
-        if is_ref:
-            target = resolve_target(t.id)
-            if target is None:
-                problems.append(f"targets[{i}]: no registered target with id {t.id!r}")
-                continue
-        assert isinstance(target, Target)
-        if target.id in seen:
-            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
-        seen.add(target.id)
-        preview = manifest.mode == "preview"
-        problems += target_problems(target, manifest.limits, "capability_only" if preview else manifest.cost_policy, i)
-        if preview and (target.kind != "mom" or not target.preview_url):
-            problems.append(f"targets[{i}] ({target.id}): preview needs a MoM target with a preview_url (IT-3)")
-        planned.append(PlannedTarget(target=target, registered=is_ref,
-                                     effective_params=effective_params(manifest.sampling, target,
-                                                                       manifest.limits.max_output_tokens)))
+    planned = _planned_targets(manifest, resolve_target, problems)
     if manifest.mode != "preview":
         op, aux, bench_options = benchmark_option_problems(benchmarks, adapters, options or {}, resolve_target,
-                                                           manifest, seen)
+                                                           manifest, {pt.target.id for pt in planned})
         problems += op
     else:
         aux, bench_options = {}, {}
@@ -251,19 +158,98 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
                  if not getattr(adapters.get(b), "needs_sandbox", False)]
     if problems:
         raise fail(problems)
-
-    notices: list[str] = []
-    for b in benchmarks:
-        notices += [n for n in adapters[b].notices() if n not in notices]
-    if registered and registered.get("custom_subset"):
-        notices.append("custom task subset: not a full profile result")
-    evaluation = (registered or {}).get("evaluation")
-    notices += [n for n in evaluation_notices(evaluation) if n not in notices]
+    reg = registered or {}
     revisions: dict[str, set[str | None]] = {}
     for c in cases:
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    sources = {b: lab.model_dump(mode="json")
-               for b, lab in source_labels.labels((registered or {}).get("sources"), revisions).items()}
+    sources = {b: lab.model_dump(mode="json") for b, lab in source_labels.labels(reg.get("sources"), revisions).items()}
+    evaluation = reg.get("evaluation")
+    plan = Plan(
+        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile,
+        seed=manifest.seed, cost_policy=manifest.cost_policy, stop_on_systematic=manifest.stop_on_systematic,
+        dataset={"sha256": manifest.dataset.sha256, "object": obj, "id": reg.get("id"), "case_count": len(cases),
+                 "benchmarks": benchmarks, "split": split_of(manifest.profile),
+                 "custom_subset": bool(reg.get("custom_subset")),
+                 "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
+        case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
+        benchmark_weights={b: adapters[b].weight for b in benchmarks},
+        adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
+        grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
+                         for b in benchmarks},
+        total=len(cases) * len(planned), auxiliary_targets=aux, benchmark_options=bench_options,
+        notices=_notices(manifest, adapters, reg, evaluation, sources, planned), statistics=manifest.statistics,
+        experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None)
+    if statistics_problems(plan):
+        raise fail(statistics_problems(plan))
+    _check_calls_per_case(plan)
+    return plan.model_copy(update={"plan_sha256": plan_sha256(plan)})
+
+
+def _check_calls_per_case(plan: Plan) -> None:
+    """Upstream's `limits.max_calls_per_case` must leave room for the calls one judged case makes."""
+    n, needed = plan.limits.max_calls_per_case, 2 if plan.auxiliary_targets else 1
+    if n is not None and n < needed:
+        raise InvalidInput(f"limits.max_calls_per_case {n} is below the {needed} calls a judged case makes")
+
+
+def _case_problems(manifest: Manifest, cases: list[Case], read: bool, registered: dict[str, Any] | None
+                   ) -> list[str]:
+    """What is wrong with the dataset's cases for this manifest (profile, seed, split, ids, output cap)."""
+    problems: list[str] = []
+    if read:
+        if not cases:
+            problems.append("dataset has no cases")
+        if registered is not None:
+            if registered["profile"] != manifest.profile:
+                problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
+            if registered["seed"] != manifest.seed:
+                problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+    cap = manifest.limits.max_output_tokens
+    if manifest.sampling.get("max_tokens") is not None and manifest.sampling["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {manifest.sampling['max_tokens']} exceeds limits.max_output_tokens "
+                        f"{cap}; raise the cap or lower sampling.max_tokens")
+    want_split = split_of(manifest.profile)
+    bad_split = [c.id for c in cases if c.metadata.split != want_split]
+    if bad_split:
+        problems.append(f"{len(bad_split)} case(s) are not in the {want_split} split (first: {bad_split[0]})")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        problems.append("dataset has duplicate case ids")
+    return problems
+
+
+def _planned_targets(manifest: Manifest, resolve_target: Callable[[str], Target | None],
+                     problems: list[str]) -> list[PlannedTarget]:
+    """Each manifest target resolved, checked (problems appended) and with its effective parameters."""
+    planned: list[PlannedTarget] = []
+    seen: set[str] = set()
+    preview = manifest.mode == "preview"
+    for i, t in enumerate(manifest.targets):
+        target = resolve_target(t.id) if isinstance(t, TargetRef) else t
+        if target is None:
+            problems.append(f"targets[{i}]: no registered target with id {t.id!r}")
+            continue
+        if target.id in seen:
+            problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
+        seen.add(target.id)
+        problems += target_problems(target, manifest.limits, "capability_only" if preview else manifest.cost_policy, i)
+        if preview and (target.kind != "mom" or not target.preview_url):
+            problems.append(f"targets[{i}] ({target.id}): preview needs a MoM target with a preview_url (IT-3)")
+        planned.append(PlannedTarget(target=target, registered=isinstance(t, TargetRef),
+                                     effective_params=effective_params(manifest.sampling, target,
+                                                                       manifest.limits.max_output_tokens)))
+    return planned
+
+
+def _notices(manifest: Manifest, adapters: dict[str, Any], registered: dict[str, Any], evaluation: Any,
+             sources: dict[str, Any], planned: list[PlannedTarget]) -> list[str]:
+    """The plan's notices, each once: the benchmarks', the dataset's, the sources', preview's, routers'."""
+    notices: list[str] = []
+    for b in sorted(adapters):
+        notices += [n for n in adapters[b].notices() if n not in notices]
+    if registered.get("custom_subset"):
+        notices.append("custom task subset: not a full profile result")
+    notices += [n for n in evaluation_notices(evaluation) if n not in notices]
     notices += [n for n in source_labels.notices(sources) if n not in notices]
     if manifest.mode == "preview":
         notices.append("preview: routing decisions only; no answers, no capability score (IT-3)")
@@ -271,27 +257,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         if pt.target.kind == "mom" and not routers.for_target(pt.target).reports_config_hash:
             notices.append(f"target {pt.target.id}: router {pt.target.router} reports no configuration hash, so its "
                            "configuration is not checked before, during or after the run (IT-2)")
-    plan = Plan(
-        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile, seed=manifest.seed, cost_policy=manifest.cost_policy,
-        stop_on_systematic=manifest.stop_on_systematic,
-        dataset={"sha256": manifest.dataset.sha256, "object": obj,
-                 "id": registered["id"] if registered else None, "case_count": len(cases),
-                 "benchmarks": benchmarks, "split": want_split,
-                 "custom_subset": bool(registered and registered.get("custom_subset")),
-                 "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
-        case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling,
-        limits=manifest.limits,
-        benchmark_weights={b: adapters[b].weight for b in benchmarks},
-        adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
-        grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
-                         for b in benchmarks},
-        total=len(cases) * len(planned), notices=notices, auxiliary_targets=aux, benchmark_options=bench_options,
-        statistics=manifest.statistics,
-    ).model_dump(mode="json", by_alias=True)
-    if statistics_problems(plan):
-        raise fail(statistics_problems(plan))
-    plan["plan_sha256"] = plan_sha256(plan)
-    return plan
+    return notices
 
 
 def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[str], list[dict[str, Any]]],
@@ -350,14 +316,14 @@ def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) ->
     return out
 
 
-def check_frozen(raw: Any, *, refreeze: bool = False) -> dict[str, Any]:
+def check_frozen(raw: Any, *, refreeze: bool = False) -> Plan:
     """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256 (`refreeze`: a
     plan sent without its plan_sha256 is validated as any frozen plan and hashed anew, as upstream re-freezes
     a frozen manifest without one)."""
     if not isinstance(raw, dict) or raw.get("kind") != "plan":
         raise InvalidInput("not a frozen plan: run `sr-bench plan --manifest M --output frozen.json` first")
     try:
-        plan = Plan.model_validate(raw).model_dump(mode="json", by_alias=True)
+        plan = Plan.model_validate(raw)
     except ValidationError as exc:
         raise fail(pydantic_problems(exc), "frozen plan") from None
     declared = raw.get("plan_sha256")
@@ -368,49 +334,47 @@ def check_frozen(raw: Any, *, refreeze: bool = False) -> dict[str, Any]:
     problems = frozen_problems(plan)
     if problems:
         raise fail(problems, "frozen plan")
-    plan["plan_sha256"] = actual
-    return plan
+    return plan.model_copy(update={"plan_sha256": actual})
 
 
-def frozen_problems(plan: dict[str, Any]) -> list[str]:
+def frozen_problems(plan: Plan) -> list[str]:
     """What `plan` would have refused, re-checked on a frozen plan (which may have been edited and rehashed)."""
-    limits = Limits.model_validate(plan["limits"])
+    limits = plan.limits
     problems: list[str] = []
     cap = limits.max_output_tokens
-    if plan["sampling"].get("max_tokens") is not None and plan["sampling"]["max_tokens"] > cap:
-        problems.append(f"sampling.max_tokens {plan['sampling']['max_tokens']} exceeds limits.max_output_tokens {cap}")
-    ids = [pt["target"]["id"] for pt in plan["targets"]]
+    if plan.sampling.get("max_tokens") is not None and plan.sampling["max_tokens"] > cap:
+        problems.append(f"sampling.max_tokens {plan.sampling['max_tokens']} exceeds limits.max_output_tokens {cap}")
+    ids = [pt.target.id for pt in plan.targets]
     if not ids:
         problems.append("targets: a plan needs at least one target")
-    for i, pt in enumerate(plan["targets"]):
-        target = Target.model_validate(pt["target"])
+    for i, pt in enumerate(plan.targets):
+        target = pt.target
         if ids.count(target.id) > 1 and ids.index(target.id) != i:
             problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
-        problems += target_problems(target, limits, "capability_only" if plan["mode"] != "live" else plan["cost_policy"], i)
-        if pt["effective_params"] != effective_params(plan["sampling"], target, cap):
+        problems += target_problems(target, limits, "capability_only" if plan.mode != "live" else plan.cost_policy, i)
+        if pt.effective_params != effective_params(plan.sampling, target, cap):
             problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
                             "limits and the target's request_params; plan the manifest again")
-    for jid, pt in plan.get("auxiliary_targets", {}).items():
-        judge = Target.model_validate(pt["target"])
-        if judge.id != jid or jid in ids:
+    for jid, pt in plan.auxiliary_targets.items():
+        if pt.target.id != jid or jid in ids:
             problems.append(f"auxiliary target {jid!r} does not match its id or collides with a subject target")
-        if pt["effective_params"] != effective_params({}, judge, cap):
+        if pt.effective_params != effective_params({}, pt.target, cap):
             problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
-    primary = (plan.get("statistics") or {}).get("primary_benchmarks") or []
+    primary = (plan.statistics.primary_benchmarks if plan.statistics else None) or []
     problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"
-                 for b in primary if b not in plan["dataset"].get("benchmarks", [])]
-    for b, opt in plan.get("benchmark_options", {}).items():
+                 for b in primary if b not in plan.dataset.get("benchmarks", [])]
+    for b, opt in plan.benchmark_options.items():
         for role in ("judge", "user_simulator", "scaffolding"):
-            if opt.get(role) and opt[role] not in plan.get("auxiliary_targets", {}):
+            if getattr(opt, role) and getattr(opt, role) not in plan.auxiliary_targets:
                 problems.append(f"benchmark_options.{b}.{role} names no auxiliary target")
     problems += statistics_problems(plan)
-    case_count = plan["dataset"].get("case_count")
-    if plan.get("execution_cells") is not None:
-        cells = [tuple(c) for c in plan["execution_cells"]]
+    case_count = plan.dataset.get("case_count")
+    if plan.execution_cells is not None:
+        cells = [tuple(c) for c in plan.execution_cells]
         if len(set(cells)) != len(cells) or any(len(c) != 2 or c[1] not in ids for c in cells):
             problems.append("execution_cells must be distinct (case id, planned target id) pairs")
-        if plan["total"] != len(cells):
-            problems.append(f"total {plan['total']} is not the number of execution_cells")
-    elif not isinstance(case_count, int) or plan["total"] != case_count * len(ids):
-        problems.append(f"total {plan['total']} is not dataset.case_count × targets")
+        if plan.total != len(cells):
+            problems.append(f"total {plan.total} is not the number of execution_cells")
+    elif not isinstance(case_count, int) or plan.total != case_count * len(ids):
+        problems.append(f"total {plan.total} is not dataset.case_count × targets")
     return problems

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
 from srbench.stages.stats.paired import HOEFFDING
@@ -262,7 +263,7 @@ def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
 
 
-def planning_for(plan: Mapping[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+def planning_for(plan: Plan, counts: Mapping[str, int]) -> dict[str, Any]:
     """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
     beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
     A plan that adjusts for the baseline's selection plans against K = its single targets (at least 1)."""
@@ -271,11 +272,11 @@ def planning_for(plan: Mapping[str, Any], counts: Mapping[str, int]) -> dict[str
     stats = statistics_of(plan)
     declared = stats["claim_rule"]
     other = "betting" if declared == "hoeffding" else "hoeffding"
-    weights = plan["benchmark_weights"]
+    weights = plan.benchmark_weights
     p = stats["planning"]
     k = None
     if stats.get("baseline_selection") == "adjusted":
-        k = max(1, sum(pt["target"]["kind"] == "single" for pt in plan["targets"]))
+        k = max(1, sum(pt.target.kind == "single" for pt in plan.targets))
     args = {"tie_rate": p["tie_rate"], "effect": min(p["effect"], 1 - p["tie_rate"]), "margin": stats["margin"],
             "power": p["power"], "singles": k}
     out = {

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from srbench.schemas.cell import TERMINAL_CELL_STATES
-from srbench.schemas.plan import Statistics
+from srbench.schemas.plan import Plan, Statistics
 from srbench.stages.stats.betting import Design, interleave, reach_bounds
 
 TERMINAL_CELL = TERMINAL_CELL_STATES
@@ -39,9 +39,10 @@ __all__ = ["statistics_of", "statistics_problems", "dispatch_order", "analysis_o
            "look_step"]
 
 
-def statistics_of(plan: Mapping[str, Any]) -> dict[str, Any]:
+def statistics_of(plan: Plan | Mapping[str, Any]) -> dict[str, Any]:
     """The plan's statistics block with every default filled in (the stored form leaves defaults out)."""
-    s = Statistics.model_validate(plan.get("statistics") or {})
+    s = (plan.statistics or Statistics()) if isinstance(plan, Plan) else Statistics.model_validate(
+        plan.get("statistics") or {})
     return {"claim_rule": s.claim_rule, "margin": s.margin, "primary_benchmarks": s.primary_benchmarks,
             "planning": s.planning.model_dump(mode="json"),
             "early_stop": None if s.early_stop is None else s.early_stop.model_dump(mode="json"),
@@ -49,22 +50,22 @@ def statistics_of(plan: Mapping[str, Any]) -> dict[str, Any]:
             **({"baseline_selection": "adjusted"} if s.baseline_selection == "adjusted" else {})}
 
 
-def statistics_problems(plan: Mapping[str, Any]) -> list[str]:
+def statistics_problems(plan: Plan) -> list[str]:
     """What a plan's statistics block cannot do with its mode and targets."""
-    stats = plan.get("statistics")
-    if not stats or not stats.get("early_stop"):
+    stats = plan.statistics
+    if stats is None or stats.early_stop is None:
         return []
     out = []
-    if plan.get("mode", "live") != "live":
+    if plan.mode != "live":
         out.append("statistics.early_stop applies to live runs only")
-    kinds = [pt["target"]["kind"] for pt in plan.get("targets", [])]
-    if stats["early_stop"].get("baseline_run") is None and not ("single" in kinds and "mom" in kinds):
+    kinds = [pt.target.kind for pt in plan.targets]
+    if stats.early_stop.baseline_run is None and not ("single" in kinds and "mom" in kinds):
         out.append("statistics.early_stop without baseline_run compares the router with the strongest single model "
                    "of the same run: the plan needs at least one single and one mom target (or name a "
                    "baseline_run)")
-    if plan.get("execution_cells") is not None:
+    if plan.execution_cells is not None:
         out.append("statistics.early_stop does not apply to a recovery child (its cells are a selection)")
-    sandboxed = sorted(b for b in (plan.get("dataset") or {}).get("benchmarks", [])
+    sandboxed = sorted(b for b in plan.dataset.get("benchmarks", [])
                        if getattr(_benchmark(b), "needs_sandbox", False))
     if sandboxed:   # the monitor grades as cells settle; a sandbox fault must never count as a wrong answer
         out.append(f"statistics.early_stop is not available yet with sandbox-graded benchmarks ({', '.join(sandboxed)})")
@@ -80,7 +81,7 @@ def _benchmark(benchmark_id: str) -> Any:
         return None
 
 
-def dispatch_order(plan: Mapping[str, Any], cases: Sequence[Any]) -> list[Any]:
+def dispatch_order(plan: Plan | Mapping[str, Any], cases: Sequence[Any]) -> list[Any]:
     """The cases in the order they are dispatched: interleaved across benchmarks with early stopping."""
     if not statistics_of(plan).get("early_stop"):
         return list(cases)
