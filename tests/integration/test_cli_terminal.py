@@ -174,6 +174,11 @@ def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[s
     assert "per benchmark: mom − big" in flat and "mmlu-pro" in flat and facts.benchmarks[0].benchmark == "mmlu-pro"
     assert rid in out                                                    # ids whole
     assert json.loads(cli.run("report", rid).stdout)["run_id"] == rid     # the pipe: JSON as before
+    # the comparison table at 80 columns: headers wrap between words, never inside one ("hoeffd / ing")
+    code, out, err = on_tty(cli, "compare", rid)
+    assert code == 0, err
+    words = set(out.split())
+    assert {"hoeffding", "claim", "W/L/T", "quality"} <= words and "cache-neutral" in " ".join(out.split()), out
 
 
 def test_plan_warns_before_money_is_spent(cli: Cli, sources: dict[str, Path]) -> None:

@@ -26,13 +26,14 @@ def comparison_table(cmp: dict[str, Any]) -> Table:
     base = cmp["baseline"]
     rule = cmp.get("claim_rule", "hoeffding")
     other = "betting" if rule == "hoeffding" else "hoeffding"
-    t = table("candidate", "macro quality", f"Δ [95% {rule}] (claim)", f"[95% {other}]", "claim", "W/L/T",
-              "saving principal / total / cache-neutral", ids=["candidate"], short=["W/L/T", "claim"],
+    t = table("candidate", "macro quality", f"Δ ({rule} 95%, claim)", f"{other} 95%", "claim", "W/L/T",
+              "saving p / t / c", ids=["candidate"], short=["W/L/T", "claim"],
               title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']} — "
                     f"claims by {rule}" + (f" — {cmp['cases']} of {cmp['planned_cases']} cases (stopped early)"
                                            if cmp.get("early_stop") else ""),
               caption="macro quality = weighted mean of per-benchmark accuracies; Δ = candidate − baseline "
-                      "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied")
+                      "macro quality; W/L/T = cases only the candidate / only the baseline got right / tied; saving p / t / c "
+                      "= principal (model calls) / total (with judge/simulator calls) / cache-neutral")
     for c in cmp["candidates"]:
         ci = c["interval"]["ci"]
         oi = (c.get("intervals") or {}).get(other)
