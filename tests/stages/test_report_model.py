@@ -1,0 +1,64 @@
+"""The report (kind ``report``) keeps its stored bytes (issue 26, items 1 and 6): a demo-sized run's
+inputs (tests/stages/data/report_demo.json.gz: a live run of a single and a router target on MMLU-Pro
+and ARC-AGI-2, and a preview run, as the service stored them) build to the pinned report digests.
+The pins were taken from the dict-literal report code before the report became a model."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from srbench.cas import ObjectStore
+from srbench.rules import Engine, MemoryActionCache
+from srbench.stages.report import build as report_build
+from srbench.stages.report.build import build_report
+
+DATA = Path(__file__).parent / "data" / "report_demo.json.gz"
+STOP = {"reason": "futility", "summary": "no gain", "decided_at_cases": 4, "planned_cases": 8,
+        "cells_not_sent": 6, "estimated_saving_usd": 0.0123}
+RECIPES = {"mom": {"status": "captured", "limitation": "the config changed during the run"}}
+CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "live": ("live", "completed", {}),
+    "live-cancelled": ("live", "cancelled", {"early_stop": STOP, "recipes": RECIPES}),
+    "live-running": ("live", "running", {"config_probes": {"mom": {"before": {"config_hash": "cfg-42"}}}}),
+    "preview": ("preview", "completed", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def demo() -> dict[str, Any]:
+    return json.loads(gzip.decompress(DATA.read_bytes()))
+
+
+def _store(tmp_path: Path, demo: dict[str, Any]) -> ObjectStore:
+    store = ObjectStore(str(tmp_path / "cas"))
+    for digest, data in demo["objects"].items():
+        assert store.put_bytes(base64.b64decode(data)) == digest
+    return store
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(report_build, "VERSION", "0.0.0-pinned")
+    run, status, kw = CASES[case]
+    store = _store(tmp_path, demo)
+    engine = Engine(store, MemoryActionCache())
+    digest, hit, _ = build_report(engine, "run-demo", demo[run]["plan"], demo[run]["cells"], status, 12.5, **kw)
+    assert not hit
+    report = store.get_json(digest)
+    assert report["kind"] == "report" and report["status"] == status
+    assert digest == PINNED[case], json.dumps(report, sort_keys=True)[:2000]
+
+
+PINNED = {
+    "live": "b3:86181abfabd8132bcc922cf5595ad1cd7c9ddc231b6cb2f5a92f0a827446b442",
+    "live-cancelled": "b3:acd911ca09f6a123e40e0309cd0040d66328df6e6ced857ac2b6c0cd35dabdcd",
+    "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
+    "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
+}
