@@ -271,6 +271,11 @@ class Plan(BaseModel):
     def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
         return check_generation_params(v, "sampling")
 
+    def options_for(self, benchmark: str) -> dict[str, Any] | None:
+        """A benchmark's frozen options as the plan stores them (what its adapter reads), or None."""
+        opt = self.benchmark_options.get(benchmark)
+        return None if opt is None else opt.model_dump(mode="json")
+
     def as_json(self) -> dict[str, Any]:
         """The plan as stored and sent (its canonical JSON, and so `plan_sha256`, is of this form)."""
         return self.model_dump(mode="json", by_alias=True)

@@ -132,7 +132,7 @@ def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
 
     if plan.mode != "live":
         return None
-    check_baseline_run(service.runs, plan.as_json())
+    check_baseline_run(service.runs, plan)
     counts: dict[str, int] = {}
     for case in decode_cases(service.objects.get_bytes(plan.dataset["object"])):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
@@ -226,7 +226,7 @@ async def run_recipes(request: web.Request) -> web.Response:
 
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
-    plan = await asyncio.to_thread(service.objects.get_json, run["plan"])
+    plan = Plan.model_validate(await asyncio.to_thread(service.objects.get_json, run["plan"]))
     found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run["id"], plan)
     return ok({"run_id": run["id"], "recipes": found,
                "note": "captured from the router's own config API before the run (secrets and connection details "

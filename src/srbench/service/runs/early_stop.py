@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.service.journal.writer import add_event
 from srbench.stages.compare.build import (
     AUX_COST_FIELDS,
@@ -55,7 +56,7 @@ __all__ = ["StopMonitor", "check_baseline_run"]
 Baseline = tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, dict[str, Any]]]]
 
 
-def _baseline_rows(manager: RunManager, plan: dict[str, Any]) -> Baseline:
+def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
     """(strongest single target id, its rows by case id, every single's rows by target then case id) of
     the declared baseline run; InvalidInput if unusable."""
     run_id = statistics_of(plan)["early_stop"]["baseline_run"]
@@ -72,7 +73,7 @@ def _baseline_rows(manager: RunManager, plan: dict[str, Any]) -> Baseline:
     bplan = manager.store.get_json(run["plan"])
     try:
         bcases, bby = run_checks("baseline", report, rows, bplan)
-        pair_checks(bplan, plan, bcases, bcases)          # equal case_sha256 ⇒ the same cases
+        pair_checks(bplan, plan.as_json(), bcases, bcases)          # equal case_sha256 ⇒ the same cases
         best, _ = choose_baseline(bplan, bby, dict(bplan["benchmark_weights"]), set(AUX_COST_FIELDS))
     except NotComparable as exc:
         raise InvalidInput(f"statistics.early_stop.baseline_run {run_id}: {exc.message}",
@@ -85,7 +86,7 @@ def _ok(row: dict[str, Any]) -> int:
     return int(row["state"] == "completed" and row["correct"] is True)
 
 
-def check_baseline_run(manager: RunManager, plan: dict[str, Any]) -> None:
+def check_baseline_run(manager: RunManager, plan: Plan) -> None:
     """Refuse a plan whose declared baseline run cannot serve as its early-stop baseline."""
     stop = statistics_of(plan).get("early_stop")
     if stop and stop.get("baseline_run"):
@@ -129,16 +130,17 @@ class _Journal:
 class StopMonitor:
     """One live run's stopping rule (see the module docstring)."""
 
-    def __init__(self, manager: RunManager, run_id: str, plan: dict[str, Any], cases: list[Case], control: RunControl,
+    def __init__(self, manager: RunManager, run_id: str, plan: Plan, cases: list[Case], control: RunControl,
                  baseline: Baseline | None) -> None:
         self.manager, self.run_id, self.plan, self.control = manager, run_id, plan, control
         self.stats = statistics_of(plan)
         ordered = dispatch_order(plan, cases)
         self.order = [(c.id, c.benchmark) for c in ordered]
         self.cases = {c.id: c for c in ordered}
-        self.weights = dict(plan["benchmark_weights"])
+        self.weights: dict[str, float] = dict(plan.benchmark_weights)
         self.design = make_design([b for _, b in self.order], self.weights)
-        self.kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
+        self.kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
+        self.plan_json = plan.as_json()             # what the compare stage's baseline choice reads
         self.baseline = baseline
         self.outcomes: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in self.kinds}
         self.calls: dict[str, str | None] = {}
@@ -151,10 +153,10 @@ class StopMonitor:
         self.record: dict[str, Any] | None = None
 
     @classmethod
-    async def start(cls, manager: RunManager, run_id: str, plan: dict[str, Any], cases: list[Case],
+    async def start(cls, manager: RunManager, run_id: str, plan: Plan, cases: list[Case],
                     control: RunControl) -> StopMonitor | None:
         """A monitor when the plan declares early stopping (never for a recovery child), else None."""
-        if not statistics_of(plan).get("early_stop") or plan.get("execution_cells") is not None:
+        if not statistics_of(plan).get("early_stop") or plan.execution_cells is not None:
             return None
         baseline = None
         if statistics_of(plan)["early_stop"].get("baseline_run"):
@@ -180,7 +182,7 @@ class StopMonitor:
         store = self.manager.store
         digest = store.put_json(case.model_dump(mode="json"), durable=False)
         g, _ = grade_cell(self.manager.engine, digest, call, case.benchmark, judge,
-                          grader=self.plan["grader_versions"].get(case.benchmark))
+                          grader=self.plan.grader_versions.get(case.benchmark))
         grade = store.get_json(g)
         return bool(grade["correct"]) and grade["status"] not in ("judge_error", "judge_failed")
 
@@ -220,7 +222,7 @@ class StopMonitor:
             return [(t, best, frozen) for t in self.kinds]
         keep = {c for c, _ in self.order[: self.prefix]}
         prefix = {t: {c: r for c, r in rows.items() if c in keep} for t, rows in self.outcomes.items()}
-        chosen, _ = choose_baseline(self.plan, prefix, self.weights, set(AUX_COST_FIELDS))
+        chosen, _ = choose_baseline(self.plan_json, prefix, self.weights, set(AUX_COST_FIELDS))
 
         def live(c: str) -> int:
             return int(self.outcomes[chosen][c]["correct"] is True)

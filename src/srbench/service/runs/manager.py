@@ -29,7 +29,6 @@ from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
-from srbench.schemas.target import Target
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
 from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
@@ -103,50 +102,49 @@ class RunManager:
         return self.journal.submit_sync(w)
 
     # -- submit --------------------------------------------------------------------------------
-    def preflight(self, plan: dict[str, Any]) -> None:
+    def preflight(self, plan: Plan) -> None:
         problems = []
         # subjects, and the judges / user simulators a run calls beside them (auxiliary targets)
-        for pt in [*plan["targets"], *plan.get("auxiliary_targets", {}).values()]:
-            env = pt["target"].get("api_key_env")
+        for pt in [*plan.targets, *plan.auxiliary_targets.values()]:
+            env = pt.target.api_key_env
             if env and not os.environ.get(env):
-                problems.append(missing_key(pt["target"]["id"], env, self.store_dir))
+                problems.append(missing_key(pt.target.id, env, self.store_dir))
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
-    def submit(self, frozen: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
+    def submit(self, plan: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
         """Create a run (or return the one bound to the key) of a checked plan (`stages.plan.freeze`: built
         or `check_frozen`). Returns (run, created). `on_create(conn, run_id)` runs in the run's insert
         transaction (its owner, its experiment link)."""
-        plan = frozen.as_json()
         check_baseline_run(self, plan)
         if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
             raise InvalidInput("idempotency key must be 1-200 characters")
         if idempotency_key:
             row = self.journal.one("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,))
             if row is not None:
-                if row["plan_sha256"] != plan["plan_sha256"]:
+                if row["plan_sha256"] != plan.plan_sha256:
                     raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
                                    "plan; use a new key", code="idempotency_conflict")
                 return self.get(row["id"]), False
         return self.create_run(plan, idempotency_key, claim=on_create)
 
-    def create_run(self, plan: dict[str, Any], idempotency_key: str | None, *, parent: str | None = None,
+    def create_run(self, plan: Plan, idempotency_key: str | None, *, parent: str | None = None,
                    claim: Any = None) -> tuple[dict[str, Any], bool]:
         """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
         narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
         transaction (recovery claims) and may raise to abort it."""
-        data = read_dataset_object(self.store, plan["dataset"]["object"], plan["dataset"]["sha256"])
+        data = read_dataset_object(self.store, plan.dataset["object"], plan.dataset["sha256"])
         self.preflight(plan)
         cases = dispatch_order(plan, decode_cases(data))
-        if plan["mode"] == "live":                 # hosts of agent tasks: engine, base images (task_resources)
+        if plan.mode == "live":                 # hosts of agent tasks: engine, base images (task_resources)
             problems = benchmark_preflight(cases)
             if problems:
                 raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
-        plan_digest = self.store.put_json(plan)
+        plan_digest = self.store.put_json(plan.as_json())
         run_id = "run-" + uuid.uuid4().hex[:20]
         now = time.time()
-        target_ids = [pt["target"]["id"] for pt in plan["targets"]]
-        pairs = ([tuple(p) for p in plan["execution_cells"]] if plan.get("execution_cells") is not None
+        target_ids = [pt.target.id for pt in plan.targets]
+        pairs = ([(p[0], p[1]) for p in plan.execution_cells] if plan.execution_cells is not None
                  else [(case.id, tid) for case in cases for tid in target_ids])
         rows = [(run_id, cell_id(cid, tid), seq, cid, tid, "pending", now) for seq, (cid, tid) in enumerate(pairs)]
 
@@ -154,21 +152,21 @@ class RunManager:
             if idempotency_key:
                 row = c.execute("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,)).fetchone()
                 if row is not None:
-                    if row["plan_sha256"] != plan["plan_sha256"]:
+                    if row["plan_sha256"] != plan.plan_sha256:
                         raise Conflict(f"idempotency key {idempotency_key!r} is bound to another plan",
                                        code="idempotency_conflict")
                     return row["id"]
             c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
                       "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                      (run_id, plan["name"], plan["mode"], plan["profile"], plan_digest, plan["plan_sha256"],
+                      (run_id, plan.name, plan.mode, plan.profile, plan_digest, plan.plan_sha256,
                        "queued", idempotency_key, parent, len(rows), json.dumps(target_ids), now, now))
             if claim is not None:
                 claim(c, run_id)
             c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
                           "VALUES(?,?,?,?,?,?,?)", rows)
-            if plan["limits"].get("max_cost_usd") is not None:
-                c.execute("INSERT INTO budgets(run_id, cap_usd) VALUES(?,?)", (run_id, plan["limits"]["max_cost_usd"]))
-            add_event(c, run_id, "created", {"plan_sha256": plan["plan_sha256"], "total": len(rows)})
+            if plan.limits.max_cost_usd is not None:
+                c.execute("INSERT INTO budgets(run_id, cap_usd) VALUES(?,?)", (run_id, plan.limits.max_cost_usd))
+            add_event(c, run_id, "created", {"plan_sha256": plan.plan_sha256, "total": len(rows)})
             return run_id
         got = self.journal.submit_sync(w)
         return self.get(got), got == run_id
@@ -200,9 +198,9 @@ class RunManager:
         run = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
         if run is None or run["status"] != "queued":
             return
-        plan = self.store.get_json(run["plan"])
-        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan["dataset"]["object"]))}
-        control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan["limits"]["max_run_seconds"])
+        plan = Plan.model_validate(self.store.get_json(run["plan"]))
+        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset["object"]))}
+        control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan.limits.max_run_seconds)
         self.controls[run_id] = control
         self.rows.begin(run_id, run["plan"])
         jr = RunJournalAdapter(self.journal, run_id, self.store,
@@ -225,7 +223,7 @@ class RunManager:
                 control.cancel.set()
             cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
                 "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
-            conc = plan["limits"]["concurrency"] * len(plan["targets"])
+            conc = plan.limits.concurrency * len(plan.targets)
             async with new_session(conc + 4) as client:
                 captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
                 if await self._config_check(client, plan, jr, control, "before"):
@@ -243,16 +241,16 @@ class RunManager:
             msg = fault.message if fault else f"internal error: {_exc_line(exc)}"
             await self.endings.record(self.journal, run_id, "failed", msg, fault)
 
-    async def _config_check(self, client: aiohttp.ClientSession, plan: dict[str, Any], jr: RunJournalAdapter,
+    async def _config_check(self, client: aiohttp.ClientSession, plan: Plan, jr: RunJournalAdapter,
                             control: RunControl, phase: str) -> bool:
         """IT-2: a live MoM target's pinned config_hash is probed before and after the run through
         preview_url (no inference; each response's header is checked during it). Each probe is an
         event with its evidence: confirmed, mismatch (stops the run), missing (failed probe or no hash
         reported) or unavailable (no preview_url). Only confirmed counts as evidence in the report."""
-        if plan["mode"] != "live":
+        if plan.mode != "live":
             return True
-        for pt in plan["targets"]:
-            target = Target.model_validate(pt["target"])
+        for pt in plan.targets:
+            target = pt.target
             if target.kind != "mom" or not target.config_hash:
                 continue
             if not target.preview_url:
@@ -261,7 +259,7 @@ class RunManager:
                                                        "probe": "no preview_url", "evidence": "unavailable"})
                 continue
             body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
-            out = await preview_call(client, target, body, min(10.0, plan["limits"]["total_timeout_s"]))
+            out = await preview_call(client, target, body, min(10.0, plan.limits.total_timeout_s))
             seen = (out.routing or {}).get("config_hash")
             ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
             evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")

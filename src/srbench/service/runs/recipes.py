@@ -17,6 +17,7 @@ from typing import Any
 import aiohttp
 
 from srbench.cas import ObjectStore
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
@@ -25,19 +26,19 @@ CAPTURED, CHECKED = "recipe_captured", "recipe_checked"
 TIMEOUT_S = 10.0
 
 
-def _capturing(plan: dict[str, Any]) -> list[Target]:
-    if plan.get("mode") not in ("live", "preview"):
+def _capturing(plan: Plan) -> list[Target]:
+    if plan.mode not in ("live", "preview"):
         return []
-    targets = [Target.model_validate(pt["target"]) for pt in plan["targets"]]
+    targets = [pt.target for pt in plan.targets]
     return [t for t in targets if t.kind == "mom" and t.capture_recipe]
 
 
-async def capture_before(client: aiohttp.ClientSession, plan: dict[str, Any], store: ObjectStore,
+async def capture_before(client: aiohttp.ClientSession, plan: Plan, store: ObjectStore,
                          event: Any) -> dict[str, dict[str, Any]]:
     """Capture every capturing target; `event(type, data)` records it. Returns target id → capture."""
     out = {}
     for t in _capturing(plan):
-        doc = await capture_recipe(client, t, min(TIMEOUT_S, plan["limits"]["total_timeout_s"]))
+        doc = await capture_recipe(client, t, min(TIMEOUT_S, plan.limits.total_timeout_s))
         digest = store.put_json(doc)
         await event(CAPTURED, {"target_id": t.id, "capture": digest, "captured": doc["captured"],
                                "projection_hash": doc["projection_hash"], "limitation": doc["limitation"]})
@@ -45,13 +46,13 @@ async def capture_before(client: aiohttp.ClientSession, plan: dict[str, Any], st
     return out
 
 
-async def check_after(client: aiohttp.ClientSession, plan: dict[str, Any], captures: dict[str, dict[str, Any]],
+async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[str, dict[str, Any]],
                       event: Any) -> None:
     for t in _capturing(plan):
         doc = captures.get(t.id)
         if doc is None or not doc["captured"]:
             continue
-        res = await check_unchanged(client, t, doc, min(TIMEOUT_S, plan["limits"]["total_timeout_s"]))
+        res = await check_unchanged(client, t, doc, min(TIMEOUT_S, plan.limits.total_timeout_s))
         await event(CHECKED, res)
 
 
@@ -76,26 +77,26 @@ def summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: dict[str, Any]) -> list[dict[str, Any]]:
+def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) -> list[dict[str, Any]]:
     """Every MoM target of the run with its capture (the stored object, already redacted) or why there
     is none."""
     found = summary(journal, run_id)
     checks = {d["target_id"]: d for kind, d in _events(journal, run_id) if kind == CHECKED}
-    out = []
-    for pt in plan["targets"]:
-        t = pt["target"]
-        if t.get("kind") != "mom":
+    out: list[dict[str, Any]] = []
+    for pt in plan.targets:
+        t = pt.target
+        if t.kind != "mom":
             continue
-        s = found.get(t["id"])
+        s = found.get(t.id)
         if s is None:
-            why = ("capture_recipe is not set for this target" if not t.get("capture_recipe") else
+            why = ("capture_recipe is not set for this target" if not t.capture_recipe else
                    "this run holds no capture (it started before recipes were captured, or was not dispatched)")
-            out.append({"target_id": t["id"], "status": "unavailable", "limitation": why, "capture": None,
+            out.append({"target_id": t.id, "status": "unavailable", "limitation": why, "capture": None,
                         "after": None, "projection_hash": None, "held_during_run": None})
             continue
-        out.append({"target_id": t["id"], "status": s["status"], "limitation": s["limitation"],
+        out.append({"target_id": t.id, "status": s["status"], "limitation": s["limitation"],
                     "capture": store.get_json(s["capture"]), "capture_digest": s["capture"],
-                    "after": checks.get(t["id"]), "projection_hash": s["projection_hash"],
+                    "after": checks.get(t.id), "projection_hash": s["projection_hash"],
                     "held_during_run": s["held_during_run"]})
     return out
 

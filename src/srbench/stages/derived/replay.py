@@ -15,6 +15,7 @@ from typing import Any
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
+from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
@@ -42,7 +43,7 @@ def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[st
             raise _refuse("protocol_mismatch", f"{key} differ between the runs")
     from srbench.stages.dispatch.conversations import multi_call_benchmarks
 
-    multi = sorted(multi_call_benchmarks(bplan)) if bplan["mode"] == "live" else []
+    multi = sorted(multi_call_benchmarks(Plan.model_validate(bplan))) if bplan["mode"] == "live" else []
     if multi:   # a router picks a model per turn of a conversation: a saved single answer cannot stand in
         raise _refuse("multi_call", f"{', '.join(multi)} cells are conversations of several calls; replay reuses "
                                     "single-call answers only")

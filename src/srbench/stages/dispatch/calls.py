@@ -28,6 +28,7 @@ from srbench.errors import storage_fault
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.cell import call_state
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
     Cell,
@@ -38,6 +39,7 @@ from srbench.stages.dispatch.common import (
     request_headers,
     request_object,
     stop_scope,
+    stored_number,
 )
 from srbench.stages.dispatch.conversations import Conversations, multi_call_benchmarks
 from srbench.targets.accounting import call_cost
@@ -54,7 +56,7 @@ __all__ = ["Cell", "Dispatcher", "RunControl", "RunJournal", "call_record", "con
 class Dispatcher:
     """Runs the cells of one live run with a concurrency limit per target."""
 
-    def __init__(self, store: ObjectStore, journal: RunJournal, plan: dict[str, Any],
+    def __init__(self, store: ObjectStore, journal: RunJournal, plan: Plan,
                  cases: dict[str, Case], control: RunControl, client: aiohttp.ClientSession) -> None:
         self.store = store
         self.journal = journal
@@ -62,24 +64,22 @@ class Dispatcher:
         self.cases = cases
         self.control = control
         self.client = client
-        self.targets = {pt["target"]["id"]: (Target.model_validate(pt["target"]), pt["effective_params"])
-                        for pt in plan["targets"]}
-        self.aux = {tid: (Target.model_validate(pt["target"]), pt["effective_params"])
-                    for tid, pt in plan.get("auxiliary_targets", {}).items()}
-        self.judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-        conc = plan["limits"]["concurrency"]
+        self.targets = {pt.target.id: (pt.target, pt.effective_params) for pt in plan.targets}
+        self.aux = {tid: (pt.target, pt.effective_params) for tid, pt in plan.auxiliary_targets.items()}
+        self.judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
+        conc = plan.limits.concurrency
         self.sems = {tid: asyncio.Semaphore(conc) for tid in [*self.targets, *self.aux]}
-        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
+        multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
         self.conversations = Conversations(self, multi) if multi else None
 
     def stream_limits(self) -> StreamLimits:
-        lim = self.plan["limits"]
+        lim = self.plan.limits
         remaining = max(0.05, self.control.deadline - time.monotonic())
-        total = min(lim["total_timeout_s"], lim["case_timeout_s"], remaining)
+        total = min(lim.total_timeout_s, lim.case_timeout_s, remaining)
         return StreamLimits(
-            total_timeout_s=total, idle_timeout_s=min(lim["idle_timeout_s"], total),
-            max_output_chars=lim["max_output_chars"], max_output_tokens=lim["max_output_tokens"],
-            repetition_window=lim["repetition_window"], repetition_limit=lim["repetition_limit"],
+            total_timeout_s=total, idle_timeout_s=min(lim.idle_timeout_s, total),
+            max_output_chars=lim.max_output_chars, max_output_tokens=lim.max_output_tokens,
+            repetition_window=lim.repetition_window, repetition_limit=lim.repetition_limit,
         )
 
     async def run(self, cells: list[Cell]) -> None:
@@ -102,7 +102,7 @@ class Dispatcher:
                     raise
                 except Exception as exc:  # noqa: BLE001 - raised after every cell settled
                     errors.append(exc)
-        conc = self.plan["limits"]["concurrency"]
+        conc = self.plan.limits.concurrency
         workers = []
         for todo in queues.values():
             at = [0]
@@ -137,7 +137,7 @@ class Dispatcher:
     async def _guarded(self, cell: Cell) -> None:
         # the per-target limit bounds requests in flight to the endpoint; storing a finished call
         # happens after the slot is released, but a systematic failure stops dispatch before that
-        if self.plan["mode"] == "preview":
+        if self.plan.mode == "preview":
             async with self.sems[cell.target_id]:
                 if not self.control.stopped() and not self.control.target_stopped(cell.target_id):
                     await self.preview_one(cell)
@@ -173,7 +173,8 @@ class Dispatcher:
         target, params = self.targets[cell.target_id]
         case = self.cases[cell.case_id]
         body = preview_body(target, [m.model_dump() for m in case.messages], int(params.get("max_tokens", 1)),
-                            self.plan.get("preview_context"))
+                            None if self.plan.preview_context is None
+                            else self.plan.preview_context.model_dump(mode="json"))
         req = {"kind": "request", "schema": 1, "url": target.preview_url, "body": body, "role": "preview",
                "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
                "header_names": ["authorization", "x-sr-bench-expected-config-hash"]}
@@ -194,17 +195,17 @@ class Dispatcher:
 
     def reservation(self, target: Target, req: dict[str, Any], req_bytes: bytes) -> float | None:
         """RUN-8 upper estimate for one call (None without a cap or without prices)."""
-        if self.plan["limits"].get("max_cost_usd") is None or not target.prices:
+        if self.plan.limits.max_cost_usd is None or not target.prices:
             return None
         return reservation_usd(body_bytes=len(req_bytes), message_count=len(req["body"]["messages"]),
-                               max_tokens=int(req["body"].get("max_tokens") or self.plan["limits"]["max_output_tokens"]),
-                               max_output_chars=self.plan["limits"]["max_output_chars"], prices=target.prices,
+                               max_tokens=int(req["body"].get("max_tokens") or self.plan.limits.max_output_tokens),
+                               max_output_chars=self.plan.limits.max_output_chars, prices=target.prices,
                                max_inference_calls=target.max_inference_calls or 1)
 
     def budget_stop(self, what: str) -> None:
         if self.control.stop_reason is None:
             self.control.stop_reason = (f"budget: reserving the next {what} would exceed limits.max_cost_usd "
-                                        f"{self.plan['limits']['max_cost_usd']} (a reservation, not a provider cap)")
+                                        f"{stored_number(self.plan.limits.max_cost_usd or 0)} (a reservation, not a provider cap)")
 
     async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome] | None:
         target, params = self.targets[cell.target_id]
@@ -226,12 +227,12 @@ class Dispatcher:
             return None
         from srbench.benchmarks import get as get_benchmark
 
-        bench, grader = get_benchmark(case.benchmark), self.plan["grader_versions"].get(case.benchmark)
+        bench, grader = get_benchmark(case.benchmark), self.plan.grader_versions.get(case.benchmark)
         messages = bench.judge_messages(case, outcome.text, grader)
         if not messages:            # no visible answer: graded not_attempted without a judge call
             return None
         judge, params = self.aux[judge_id]
-        extras = bench.judge_extras(grader, self.plan.get("benchmark_options", {}).get(case.benchmark))
+        extras = bench.judge_extras(grader, self.plan.options_for(case.benchmark))
         req = request_object(judge, case, params, cell, messages=messages, role="judge", extras=extras or None)
         data = canonical_json(req)
         return judge, req, data, digest_bytes(data)

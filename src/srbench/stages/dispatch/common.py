@@ -15,14 +15,21 @@ from srbench.errors import SrBenchError
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.targets import routers
 from srbench.targets.transport import CallOutcome, build_body
 
 
-def stop_scope(plan: dict[str, Any]) -> str:
+def stored_number(value: float) -> float | int:
+    """A plan's number as its stored JSON reads back (integral floats are written as integers): what a
+    message quoting a limit shows."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def stop_scope(plan: Plan) -> str:
     """What a target's systematic failure stops: "target" (the default) or "run"."""
-    return plan.get("stop_on_systematic") or "target"
+    return plan.stop_on_systematic or "target"
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import TerminalCellState
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
     Cell,
@@ -51,6 +52,7 @@ from srbench.stages.dispatch.common import (
     request_headers,
     request_object,
     stop_scope,
+    stored_number,
 )
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
@@ -66,10 +68,9 @@ UNSENT_STOPS = frozenset({"cancelled", "run_stopped", "budget_stop", "run_time_l
                           "storage_fault"})
 
 
-def multi_call_benchmarks(plan: dict[str, Any]) -> set[str]:
+def multi_call_benchmarks(plan: Plan) -> set[str]:
     """The plan's benchmarks whose cells are conversations under its frozen options."""
-    options = plan.get("benchmark_options", {})
-    return {b for b in plan["dataset"]["benchmarks"] if get_benchmark(b).is_multi_call(options.get(b))}
+    return {b for b in plan.dataset["benchmarks"] if get_benchmark(b).is_multi_call(plan.options_for(b))}
 
 
 class Session:
@@ -83,7 +84,7 @@ class Session:
         self.target_id = cell.target_id
         self.seed = seed
         # the plan's frozen benchmark_options[<benchmark>] entry (a benchmark's own settings)
-        self.options = dict((runner.d.plan.get("benchmark_options") or {}).get(case.benchmark) or {})
+        self.options = dict(runner.d.plan.options_for(case.benchmark) or {})
         self.deadline = deadline                    # time.monotonic() of the case's own timeout
         self.calls: list[dict[str, Any]] = []       # the conversation record's calls, in order
         self.stored: list[str] = []
@@ -116,10 +117,10 @@ class Conversations:
     def __init__(self, dispatcher: Dispatcher, benchmarks: set[str]) -> None:
         self.d = dispatcher
         self.benchmarks = benchmarks
-        conc = dispatcher.plan["limits"]["concurrency"]
+        conc = dispatcher.plan.limits.concurrency
         self.open = {tid: asyncio.Semaphore(conc) for tid in dispatcher.targets}
-        self.roles = {b: {r: o[r] for r in ROLES if r != "subject" and o.get(r)}
-                      for b, o in dispatcher.plan.get("benchmark_options", {}).items()}
+        self.roles = {b: {r: getattr(o, r) for r in ROLES if r != "subject" and getattr(o, r, None)}
+                      for b, o in dispatcher.plan.benchmark_options.items()}
 
     def handles(self, cell: Cell) -> bool:
         return self.d.cases[cell.case_id].benchmark in self.benchmarks
@@ -131,8 +132,7 @@ class Conversations:
             if d.control.dispatch_closed() or d.control.target_stopped(cell.target_id):
                 return
             case = d.cases[cell.case_id]
-            session = Session(self, cell, case, int(d.plan["seed"]),
-                              time.monotonic() + float(d.plan["limits"]["case_timeout_s"]))
+            session = Session(self, cell, case, d.plan.seed, time.monotonic() + d.plan.limits.case_timeout_s)
             bench = get_benchmark(case.benchmark)
             try:
                 outcome = await bench.converse(case, session)
@@ -190,16 +190,16 @@ class Conversations:
             raise CellStopped("target_stopped", c.target_stops[target.id])
         if time.monotonic() >= s.deadline:
             raise CellStopped("case_timeout", f"the case's time limit (case_timeout_s "
-                                              f"{self.d.plan['limits']['case_timeout_s']}) was reached")
+                                              f"{stored_number(self.d.plan.limits.case_timeout_s)}) was reached")
 
     async def call(self, s: Session, messages: list[dict[str, Any]], role: str, tools: Any, tool_choice: Any,
                    max_tokens: int | None) -> Reply:
         d = self.d
         target, params = self.resolve(s, role)
         if max_tokens is not None:
-            params = {**params, "max_tokens": max(1, min(int(max_tokens), int(d.plan["limits"]["max_output_tokens"])))}
+            params = {**params, "max_tokens": max(1, min(int(max_tokens), d.plan.limits.max_output_tokens))}
         extras = {k: v for k, v in (("tools", tools), ("tool_choice", tool_choice)) if v is not None}
-        cap = d.plan["limits"].get("max_calls_per_case")
+        cap = d.plan.limits.max_calls_per_case
         if cap is not None and s.next_index >= cap:
             raise CellStopped("call_limit", f"limits.max_calls_per_case {cap} reached: no further call of this case")
         index = s.next_index

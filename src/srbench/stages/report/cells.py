@@ -20,6 +20,7 @@ from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.derived.reconcile import corrected_usage, with_routers
@@ -56,7 +57,7 @@ class ReportInputs:
         fixed = corrected_usage(correction) if correction else {}
         targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
         judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-        multi = multi_call_benchmarks(plan) if plan["mode"] == "live" else set()
+        multi = multi_call_benchmarks(Plan.model_validate(plan)) if plan["mode"] == "live" else set()
         return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi)
 
     def load_call(self, digest: str) -> dict[str, Any]:
