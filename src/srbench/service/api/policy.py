@@ -10,12 +10,11 @@ adapter versions those the operator's store gives now. The local operator is not
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Forbidden, SrBenchError
-from srbench.schemas.plan import Limits
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 
 if TYPE_CHECKING:
@@ -52,18 +51,19 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, dict[str, Any]])
     return out
 
 
-def _expected_options(plan: dict[str, Any], options: dict[str, Any],
+def _expected_options(plan: Plan, options: dict[str, Any],
                       targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The benchmark options the operator's store gives this plan now (planning's own function, given the
+    plan's limits and cost policy)."""
     from srbench.stages.plan.freeze import benchmark_option_problems
 
-    benchmarks = plan["dataset"].get("benchmarks") or []
+    benchmarks = plan.dataset.get("benchmarks") or []
     adapters = {b: get_benchmark(b) for b in benchmarks}
-    shim = SimpleNamespace(limits=Limits.model_validate(plan["limits"]), cost_policy=plan["cost_policy"])
 
     def resolve(tid: str) -> Target | None:
         return Target.model_validate(targets[tid]) if tid in targets else None
-    subjects = {pt["target"]["id"] for pt in plan["targets"]}
-    _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, shim, subjects)
+    subjects = {pt.target.id for pt in plan.targets}
+    _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, plan, subjects)
     return frozen
 
 
@@ -78,26 +78,27 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
         return options
 
 
-def check_plan(plan: dict[str, Any], targets: dict[str, dict[str, Any]], options: dict[str, Any]) -> None:
+def check_plan(plan: Plan, targets: dict[str, dict[str, Any]], options: dict[str, Any]) -> None:
     """Refuse (403) a frozen plan a named actor may not run."""
-    for pt in [*plan["targets"], *(plan.get("auxiliary_targets") or {}).values()]:
-        tid = pt["target"]["id"]
+    for pt in [*plan.targets, *plan.auxiliary_targets.values()]:
+        tid = pt.target.id
         if tid not in targets or (Target.model_validate(targets[tid]).model_dump(mode="json")
-                                  != Target.model_validate(pt["target"]).model_dump(mode="json")):
+                                  != pt.target.model_dump(mode="json")):
             raise Forbidden(f"Target {tid} must be the server operator's registered target, unchanged",
                             code="target_override")
-    if plan["mode"] == "preview":
+    if plan.mode == "preview":
         return
     try:
         expected = _expected_options(plan, options, targets)
     except SrBenchError:
         expected = None
-    if expected is None or _options(plan.get("benchmark_options", {})) != _options(expected):
+    given = {b: o.model_dump(mode="json") for b, o in plan.benchmark_options.items()}
+    if expected is None or given != _options(expected):
         raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
-    for b in plan["dataset"].get("benchmarks") or []:
+    for b in plan.dataset.get("benchmarks") or []:
         bench = get_benchmark(b)
         grader = (expected.get(b) or {}).get("grader_version") or bench.grader_version
-        if (plan["grader_versions"].get(b) != grader or plan["benchmark_weights"].get(b) != bench.weight
-                or plan["adapter_versions"].get(b) != bench.adapter_version):
+        if (plan.grader_versions.get(b) != grader or plan.benchmark_weights.get(b) != bench.weight
+                or plan.adapter_versions.get(b) != bench.adapter_version):
             raise Forbidden(f"{b}: graders, weights and adapter versions are the registered ones",
                             code="options_override")

@@ -150,7 +150,7 @@ def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
 async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:
     planning = await asyncio.to_thread(_planning_sync, service, plan)
     estimate = await asyncio.to_thread(_estimate_sync, service, plan)
-    return {"manifest": wire.wire_manifest(plan.as_json()), "plan_sha256": plan.plan_sha256, "total": plan.total,
+    return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan.plan_sha256, "total": plan.total,
             "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
 
 
@@ -170,7 +170,7 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
     if manifest.get("kind") == "plan":
         plan = check_frozen(wire.plan_from_wire(manifest), refreeze="plan_sha256" not in manifest)
         if actor.named:
-            policy.check_plan(plan.as_json(), policy.registry(service), read_benchmark_options(service.store_dir))
+            policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
         return plan
     reviewed = manifest.get("plan_sha256")
     plan = _plan_sync(service, {k: v for k, v in manifest.items() if k != "plan_sha256"}, actor)
@@ -185,7 +185,7 @@ async def submit_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.SubmitRun)
     service, actor = svc(request), actor_of(request)
     plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
-    hook = upstream.creation_hook(service, plan.as_json(), actor)
+    hook = upstream.creation_hook(service, plan, actor)
     try:
         run, created = await asyncio.to_thread(service.runs.submit, plan, wire.scoped_key(actor.owner,
                                                                                           req.idempotency_key), hook)

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.service.api import requests as rq
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.http import ok, parse, query, svc
@@ -51,7 +52,7 @@ async def attach_run(request: web.Request) -> web.Response:
     service, actor = svc(request), actor_of(request)
     check_visible(service.journal, actor, req.run_id)
     run = service.runs.get(req.run_id)
-    roles = wire.experiment_roles(service.objects.get_json(run["plan"]))
+    roles = wire.experiment_roles(Plan.model_validate(service.objects.get_json(run["plan"])))
     return ok(await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
                                       req.run_id, req.role, req.hypothesis, actor, roles))
 

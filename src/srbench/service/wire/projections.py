@@ -21,6 +21,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+from srbench.schemas.plan import Plan
 from srbench.stages.compare.headline import routing_facts
 
 ROLES = ("subject", "judge", "simulator")
@@ -52,8 +53,9 @@ def error_body(message: str, code: str, **extra: Any) -> dict[str, Any]:
 
 
 # -- plans as upstream manifests ------------------------------------------------------------------
-def wire_manifest(plan: dict[str, Any]) -> dict[str, Any]:
+def wire_manifest(frozen: Plan) -> dict[str, Any]:
     """A frozen plan as upstream's frozen manifest: `targets` plain, `auxiliary_targets` {id: target}."""
+    plan = frozen.as_json()
     out = dict(plan)
     out["targets"] = [pt["target"] for pt in plan["targets"]]
     out["target_profiles"] = [{"id": pt["target"]["id"], "effective_params": pt["effective_params"],
@@ -83,8 +85,9 @@ def plan_from_wire(manifest: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def summary_manifest(plan: dict[str, Any]) -> dict[str, Any]:
+def summary_manifest(frozen: Plan) -> dict[str, Any]:
     """What a run list carries of the manifest (upstream's `run_summary`): no per-target profiles."""
+    plan = frozen.as_json()
     out = {k: plan[k] for k in SUMMARY_KEYS if k in plan}
     out["targets"] = [pt["target"] for pt in plan["targets"]]
     ds = plan.get("dataset") or {}
@@ -97,14 +100,14 @@ def summary_manifest(plan: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def experiment_roles(plan: dict[str, Any]) -> list[str]:
+def experiment_roles(plan: Plan) -> list[str]:
     """The experiment roles a run can take (upstream's rule): recovery; preview; estimate (replay);
     baseline (live with a single target); validation (live standard); initial and candidate (live
     with a router), and smoke on the smoke profile."""
-    if plan.get("recovery"):
+    if plan.recovery:
         return ["recovery"]
-    mode, profile = plan["mode"], plan["profile"]
-    kinds = {pt["target"]["kind"] for pt in plan["targets"]}
+    mode, profile = plan.mode, plan.profile
+    kinds = {pt.target.kind for pt in plan.targets}
     if mode == "preview":
         return ["preview"]
     if mode == "replay":

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
+from srbench.schemas.plan import Plan
 from srbench.service.api.actors import Actor, record_owner
 from srbench.service.runs import experiments
 from srbench.service.wire.projections import experiment_roles
@@ -145,9 +146,9 @@ def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str,
     register_dataset(service, manifest)
 
 
-def creation_hook(service: Service, plan: dict[str, Any], actor: Actor) -> Any:
+def creation_hook(service: Service, plan: Plan, actor: Actor) -> Any:
     """In the run's insert transaction: its owner, and its experiment link (checked again there)."""
-    link = plan.get("experiment")
+    link = plan.experiment
     roles = experiment_roles(plan)
     if link is not None and link["role"] not in roles:
         raise InvalidInput(f"experiment role {link['role']} does not fit this run (it can be: "

@@ -38,11 +38,12 @@ def plan_sha256(plan: Plan | dict[str, Any]) -> str:
 
 
 def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
-                              resolve_target: Callable[[str], Target | None], manifest: Any, subjects: set[str]
+                              resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
+                              subjects: set[str]
                               ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
     """(problems, auxiliary targets, frozen benchmark_options) of a live or replay plan: the judges, then
-    each benchmark's own options and conversation roles. `manifest` needs `limits` and `cost_policy`.
-    The service's actor policy rebuilds a plan's options with this same function."""
+    each benchmark's own options and conversation roles, under the limits and cost policy of `manifest`
+    (or of a frozen plan: the service's actor policy rebuilds a plan's options with this same function)."""
     problems, aux, frozen = judge_problems(benchmarks, adapters, options, resolve_target, manifest, subjects)
     rp, role_aux, role_options = role_problems(benchmarks, adapters, options, resolve_target, manifest.limits,
                                                manifest.cost_policy, subjects, target_problems)
@@ -53,7 +54,7 @@ def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], o
 
 
 def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
-                   resolve_target: Callable[[str], Target | None], manifest: Manifest,
+                   resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
                    subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
     """DEP-1/DEP-3: every judged benchmark needs a pinned judge and grader_version in the store's
     benchmark-options.json, and that judge a registered target. Returns (problems, aux, options)."""
