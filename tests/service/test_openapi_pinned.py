@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from srbench.service.api.openapi import openapi_document
 
 PINNED = Path(__file__).parent / "data" / "openapi.json"
@@ -32,3 +34,27 @@ def test_the_document_equals_the_pinned_copy() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     PINNED.write_text(_text())
+
+
+def test_every_route_is_declared_on_its_handler_once_and_placed() -> None:
+    from srbench.service.api import bindings
+    from srbench.service.api.openapi import MODULES, ORDER, ROUTES
+
+    assert sorted(ORDER) == sorted(bindings.REGISTRY), "ORDER must name every declared route exactly once"
+    assert len(set(ORDER)) == len(ORDER) == len(ROUTES)
+    declared = {name for m in MODULES for name, fn in vars(m).items()
+                if callable(fn) and getattr(fn, "__module__", None) == m.__name__ and name in bindings.REGISTRY}
+    assert declared == set(bindings.REGISTRY)
+    # the app builds its router from the registry, not by looking handler names up in modules
+    import srbench.service.api.app as app
+
+    assert "getattr(m, route.name)" not in open(app.__file__).read()
+
+
+def test_a_route_declared_twice_is_refused() -> None:
+    from srbench.service.api import bindings
+
+    with pytest.raises(ValueError, match="declared twice"):
+        @bindings.route("GET", "/health-again", "a second health")
+        async def health(request):  # never called
+            raise AssertionError

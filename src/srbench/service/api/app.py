@@ -36,14 +36,6 @@ from srbench.service.api.openapi import ROUTES, openapi_document
 from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
 from srbench.service.journal.writer import Journal, JournalActionCache
-from srbench.service.routes import core as handlers
-from srbench.service.routes import datasets as dataset_handlers
-from srbench.service.routes import derived as derived_handlers
-from srbench.service.routes import evidence as evidence_handlers
-from srbench.service.routes import exclusions as exclusion_handlers
-from srbench.service.routes import experiments as experiment_handlers
-from srbench.service.routes import team as team_handlers
-from srbench.service.runs import options as run_options
 from srbench.service.runs.manager import RunManager
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
@@ -186,13 +178,11 @@ def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[no_store_middleware, error_middleware, access_middleware(token)])
     app[SERVICE] = service
-    modules = (handlers, dataset_handlers, exclusion_handlers, derived_handlers, team_handlers, evidence_handlers, experiment_handlers,
-               preparations, run_options)
-    for route in ROUTES:
-        handler = next(getattr(m, route.name) for m in modules if hasattr(m, route.name))
-        app.router.add_route(route.method, API_PREFIX + route.path, handler)
+    for route in ROUTES:                    # each declared on its handler (`service.api.bindings`)
+        assert route.handler is not None, route.name
+        app.router.add_route(route.method, API_PREFIX + route.path, route.handler)
         for alias in route.aliases:
-            app.router.add_route(route.method, alias, handler)
+            app.router.add_route(route.method, alias, route.handler)
     async def openapi(request: web.Request) -> web.Response:
         return web.json_response(openapi_document())
 

@@ -25,7 +25,9 @@ from srbench.benchmarks import all_benchmarks
 from srbench.errors import Conflict, NotFound, SrBenchError
 from srbench.schemas.dataset import PROFILES
 from srbench.service.api import requests as rq
+from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
+from srbench.service.api.bindings import route
 from srbench.service.api.http import ok, parse, svc
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.exclusions import ROLES
@@ -92,14 +94,18 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
         await _failed(job_id, update, exc)
 
 
+@route("GET", "/dataset-preparations", "Dataset preparation jobs, newest first", answer=wf.Preparations)
 async def list_preparations(request: web.Request) -> web.Response:
     return ok({"preparations": _jobs(svc(request).journal)[:100]})
 
 
+@route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
+       answer=wf.PreparationOptions)
 async def preparation_options(request: web.Request) -> web.Response:
     return ok(options())
 
 
+@route("GET", "/dataset-preparations/{prep_id}", "One preparation job", answer=wf.PreparationAnswer)
 async def get_preparation(request: web.Request) -> web.Response:
     job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
     if job is None:
@@ -173,6 +179,8 @@ def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, A
             **({"exclusion_snapshot": snapshot[1]} if snapshot is not None else {})}
 
 
+@route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
+       body=rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True)
 async def submit_preparation(request: web.Request) -> web.Response:
     from srbench.benchmarks import get as get_benchmark
     from srbench.service.routes.exclusions import resolve_snapshot

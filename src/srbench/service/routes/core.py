@@ -19,7 +19,10 @@ from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.api import policy
 from srbench.service.api import requests as rq
+from srbench.service.api import responses as rs
+from srbench.service.api import workflow as wf
 from srbench.service.api.actors import Actor, actor_of
+from srbench.service.api.bindings import route
 from srbench.service.api.http import ok, parse, query, svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.store import target_registry
@@ -34,14 +37,18 @@ if TYPE_CHECKING:
 
 
 # -- basics --------------------------------------------------------------------------------------
+@route("GET", "/health", "Readiness and store identity (the token is needed, as upstream)", answer=rs.Health,
+       aliases=("/health",))
 async def health(request: web.Request) -> web.Response:
     return ok({"version": VERSION, "status": "ready", "store_id": svc(request).store_id})
 
 
+@route("GET", "/catalog", "The installed suite, its nine benchmarks, profiles and modes", answer=rs.Catalog)
 async def catalog(request: web.Request) -> web.Response:
     return ok({**catalog_doc(), "profiles": wire.PROFILES, "modes": wire.MODES})
 
 
+@route("POST", "/shutdown", "Stop the service; every result is kept", answer=wf.Stopping)
 async def shutdown(request: web.Request) -> web.Response:
     asyncio.get_running_loop().call_later(0.05, svc(request).stopping.set)
     return ok({"status": "stopping", "results": "kept"})
@@ -53,6 +60,7 @@ async def shutdown(request: web.Request) -> web.Response:
 SERVED_KINDS = frozenset({"call", "request", "report", "results", "results_page", "plan", "grade", "trajectory"})
 
 
+@route("GET", "/objects/{digest}", "An object by digest (JSON records only; verified)")
 async def get_object(request: web.Request) -> web.Response:
     digest = request.match_info["digest"]
     if not is_digest(digest):
@@ -68,6 +76,7 @@ async def get_object(request: web.Request) -> web.Response:
     return web.Response(body=data, content_type="application/json")
 
 
+@route("GET", "/setup", "What each benchmark needs on the service host (check only)", answer=rs.SetupChecks)
 async def setup_check(request: web.Request) -> web.Response:
     from srbench.service.store.setup_checks import checks
 
@@ -78,12 +87,15 @@ async def setup_check(request: web.Request) -> web.Response:
 
 
 # -- targets -------------------------------------------------------------------------------------
+@route("GET", "/targets", "The target registry", answer=rs.Targets)
 async def list_targets(request: web.Request) -> web.Response:
     service = svc(request)
     await asyncio.to_thread(target_registry.sync, service)      # the store's targets.json, as upstream reads it
     return ok({"targets": [v for _, v in service.journal.list_refs("target")]})
 
 
+@route("POST", "/targets", "Register or replace targets (the operator)", body=rq.RegisterTargets,
+       answer=rs.Registered)
 async def register_targets(request: web.Request) -> web.Response:
     parsed = (await parse(request, rq.RegisterTargets)).targets
     problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
@@ -154,6 +166,8 @@ async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:
             "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
 
 
+@route("POST", "/plans", "Validate and freeze a manifest (no model call)", body=rq.MakePlan,
+       answer=rs.PlanAnswer)
 async def make_plan(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakePlan)
     service = svc(request)
@@ -181,6 +195,8 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
     return plan
 
 
+@route("POST", "/runs", "Start a run of a frozen manifest (idempotent by key)", body=rq.SubmitRun,
+       answer=rs.RunCreated, created=True)
 async def submit_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.SubmitRun)
     service, actor = svc(request), actor_of(request)
@@ -199,21 +215,25 @@ async def submit_run(request: web.Request) -> web.Response:
     return ok({**service.views.one(run), "created": created}, status=201)
 
 
+@route("GET", "/runs", "Run summaries, newest first (keyset pages)", query=rq.RunsPage, answer=rs.Runs)
 async def list_runs(request: web.Request) -> web.Response:
     service, q = svc(request), query(request, rq.RunsPage)
     return ok(await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after))
 
 
+@route("GET", "/runs/{run_id}", "One run with progress", answer=rs.RunView)
 async def get_run(request: web.Request) -> web.Response:
     service = svc(request)
     return ok(service.views.one(service.runs.get(request.match_info["run_id"])))
 
 
+@route("POST", "/runs/{run_id}/cancel", "Stop the work of a run", answer=rs.RunView)
 async def cancel_run(request: web.Request) -> web.Response:
     service = svc(request)
     return ok(service.views.one(await service.runs.cancel(request.match_info["run_id"])))
 
 
+@route("GET", "/runs/{run_id}/report", "The report (a cached rule output)", answer=rs.Report)
 async def run_report(request: web.Request) -> web.Response:
     service = svc(request)
     rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
@@ -221,6 +241,7 @@ async def run_report(request: web.Request) -> web.Response:
     return ok(wire.wire_report(rep, digest, hit, why))
 
 
+@route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=rs.Recipes)
 async def run_recipes(request: web.Request) -> web.Response:
     from srbench.service.runs.recipes import recipes_view
 
@@ -234,6 +255,10 @@ async def run_recipes(request: web.Request) -> web.Response:
 
 
 # -- store maintenance ---------------------------------------------------------------------------
+@route("POST", "/store/verify",
+       "Re-hash every object and check journal → object references (repair: copy good objects from "
+       "SR_BENCH_REPAIR_FROM)",
+       body=rq.StoreVerify, answer=wf.Verified, optional=True)
 async def store_verify(request: web.Request) -> web.Response:
     from srbench.service.store import maintenance
 
@@ -247,6 +272,10 @@ async def store_verify(request: web.Request) -> web.Response:
     return ok(res)
 
 
+@route("POST", "/store/gc",
+       "Remove objects no reference reaches, older than a grace period (dry run unless apply; refused while "
+       "runs are active)",
+       body=rq.StoreGc, answer=wf.Collected, optional=True)
 async def store_gc(request: web.Request) -> web.Response:
     from srbench.errors import Conflict
     from srbench.service.store import maintenance

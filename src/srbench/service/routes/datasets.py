@@ -12,8 +12,11 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.acquire import acquire
 from srbench.discovery import cache_home
 from srbench.errors import InvalidInput, NotFound, storage_fault
+from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.text import shorten
 from srbench.service.api import requests as rq
+from srbench.service.api import responses as rs
+from srbench.service.api.bindings import route
 from srbench.service.api.http import MAX_OFFSET, ok, parse, query, svc
 from srbench.service.datasets import views as dataset_views
 from srbench.service.datasets.refs import register_dataset
@@ -57,6 +60,8 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
     return register_dataset(service, manifest)
 
 
+@route("POST", "/datasets/prepare", "Freeze a dataset from a pinned or local source", body=rq.PrepareDataset,
+       answer=DatasetManifest)
 async def prepare_dataset(request: web.Request) -> web.Response:
     req = await parse(request, rq.PrepareDataset)
     return ok(await asyncio.to_thread(_prepare_sync, svc(request), req))
@@ -71,6 +76,8 @@ def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
     return stored
 
 
+@route("POST", "/datasets/combine", "Combine datasets of one profile, seed and split",
+       body=rq.CombineDatasets, answer=DatasetManifest)
 async def combine_datasets(request: web.Request) -> web.Response:
     req = await parse(request, rq.CombineDatasets)
     service = svc(request)
@@ -82,6 +89,7 @@ async def combine_datasets(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(run))
 
 
+@route("GET", "/datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets)
 async def list_datasets(request: web.Request) -> web.Response:
     q = query(request, rq.Page)
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
@@ -89,10 +97,14 @@ async def list_datasets(request: web.Request) -> web.Response:
     return ok({"datasets": items[offset:offset + limit], "total": len(items)})
 
 
+@route("GET", "/datasets/{dataset_id}", "One dataset: coverage, categories, provenance",
+       answer=rs.DatasetDetail)
 async def get_dataset(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(dataset_views.detail, svc(request), request.match_info["dataset_id"]))
 
 
+@route("GET", "/datasets/{dataset_id}/cases", "Public case view, without reference answers",
+       query=rq.CasesPage, answer=rs.Cases)
 async def dataset_cases(request: web.Request) -> web.Response:
     q = query(request, rq.CasesPage)
     start = min(int(q.cursor) if q.cursor is not None else q.offset, MAX_OFFSET)
@@ -101,11 +113,16 @@ async def dataset_cases(request: web.Request) -> web.Response:
                                       text=q.q))
 
 
+@route("GET", "/datasets/selection",
+       "Per benchmark: the one prepared source a profile would use, or why none", query=rq.Selection,
+       answer=rs.DatasetSelection)
 async def dataset_selection(request: web.Request) -> web.Response:
     q = query(request, rq.Selection)
     return ok(await asyncio.to_thread(dataset_views.selection, svc(request), q.profile))
 
 
+@route("POST", "/datasets/compose", "One dataset from chosen benchmarks of prepared datasets",
+       body=rq.ComposeDatasets, answer=rs.Composed)
 async def compose_datasets(request: web.Request) -> web.Response:
     req = await parse(request, rq.ComposeDatasets)
     composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)

@@ -11,7 +11,10 @@ from aiohttp import web
 
 from srbench.errors import InvalidInput, StorageFull
 from srbench.service.api import requests as rq
+from srbench.service.api import responses as rs
+from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.bindings import route
 from srbench.service.api.http import ok, parse, svc
 from srbench.service.journal.cells import cell_id
 from srbench.service.runs import corrections, recovery
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from srbench.service.api.app import Service
 
 
+@route("POST", "/comparisons", "Paired comparison of a baseline and a candidate run", body=rq.MakeComparison,
+       answer=rs.Comparison)
 async def make_comparison(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakeComparison)
     b, c, margin = req.baseline_run_id, req.candidate_run_id, req.margin
@@ -40,6 +45,7 @@ async def make_comparison(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(run))
 
 
+@route("POST", "/runs/{run_id}/regrade", "Offline regrade of saved MCQ/grid answers", answer=rs.Derived)
 async def regrade_run(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
@@ -52,6 +58,7 @@ async def regrade_run(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(go))
 
 
+@route("POST", "/runs/{run_id}/export", "Dev-only training matrix of a completed run", answer=rs.Derived)
 async def export_run(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
@@ -64,6 +71,8 @@ async def export_run(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(go))
 
 
+@route("POST", "/replays", "Replay saved single-model answers along previewed routes", body=rq.MakeReplay,
+       answer=rs.ReplayCreated, created=True)
 async def make_replay(request: web.Request) -> web.Response:
     req = await parse(request, rq.MakeReplay)
     b, p = req.baseline_run_id, req.preview_run_id
@@ -74,6 +83,8 @@ async def make_replay(request: web.Request) -> web.Response:
     return ok({**service.views.one(run), "created": created, "model_requests": 0}, status=201 if created else 200)
 
 
+@route("POST", "/runs/{run_id}/reconcile-usage", "Append a usage correction from retained SSE",
+       body=rq.ReconcileUsage, answer=wf.Reconciled, optional=True)
 async def reconcile_usage(request: web.Request) -> web.Response:
     service = svc(request)
     routers = (await parse(request, rq.ReconcileUsage, optional=True)).routers
@@ -92,6 +103,8 @@ async def _settled(service: Service, run_id: str) -> None:
                           "failing); free space and retry: a recovery plan made before would change once it is")
 
 
+@route("POST", "/runs/{run_id}/recover-plan", "Review which cells a recovery may continue",
+       body=rq.RecoverPlan, answer=rs.RecoveryPlan)
 async def recover_plan(request: web.Request) -> web.Response:
     mode = (await parse(request, rq.RecoverPlan)).mode
     service, run_id = svc(request), request.match_info["run_id"]
@@ -115,6 +128,8 @@ def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> An
             "selected_cells": [c if isinstance(c, str) else cell_id(c.case_id, c.target_id) for c in req.cells]}
 
 
+@route("POST", "/runs/{run_id}/recover", "Create a recovery child run over selected cells",
+       body=rq.RecoverRun, answer=rs.RunCreated, created=True)
 async def recover_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.RecoverRun)
     service, actor = svc(request), actor_of(request)
@@ -131,6 +146,8 @@ async def recover_run(request: web.Request) -> web.Response:
     return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
 
 
+@route("POST", "/runs/{run_id}/reprice", "Append a price correction (zero model calls)", body=rq.RepriceRun,
+       answer=wf.Repriced)
 async def reprice_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.RepriceRun)
     correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],

@@ -20,6 +20,8 @@ from aiohttp import web
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service.api import requests as rq
+from srbench.service.api import responses as rs
+from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
 from srbench.service.api.http import MAX_OFFSET, ok, query, svc
 from srbench.service.journal import evidence as jev
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 STRIDE = wire.CURSOR_STRIDE
 
 
+@route("GET", "/runs/{run_id}/results", "Per-cell results, by cursor", query=rq.After, answer=rs.Results)
 async def run_results(request: web.Request) -> web.Response:
     """O(page): the run's current results object (its report head's when nothing changed) is an index
     of fixed-size pages, so the rows at a position are read from at most two pages."""
@@ -147,6 +150,8 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
 
 
+@route("GET", "/runs/{run_id}/calls", "Call summaries, by cursor (a damaged call marks its row)",
+       query=rq.CallsAfter, answer=rs.Calls)
 async def run_calls(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]
@@ -158,6 +163,7 @@ async def run_calls(request: web.Request) -> web.Response:
     return ok(await asyncio.to_thread(_calls_page, service, run_id, after, q.limit, q.active == "true"))
 
 
+@route("GET", "/runs/{run_id}/calls/{call_id}", "One full call record", answer=rs.CallDetail)
 async def run_call(request: web.Request) -> web.Response:
     service = svc(request)
     run_id, given = request.match_info["run_id"], request.match_info["call_id"]
@@ -183,6 +189,8 @@ async def run_call(request: web.Request) -> web.Response:
     return ok(out)
 
 
+@route("GET", "/runs/{run_id}/events", "Events after a sequence number, 1000 a page", query=rq.EventsAfter,
+       answer=rs.Events)
 async def run_events(request: web.Request) -> web.Response:
     service = svc(request)
     run_id = request.match_info["run_id"]

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from srbench.errors import InvalidInput, NotFound
+from srbench.service.api import exclusions as ex
 from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.bindings import route
 from srbench.service.api.exclusions import CompileExclusions
 from srbench.service.api.http import ok, parse, svc
 from srbench.service.datasets.refs import find_datasets
@@ -90,6 +92,9 @@ def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids:
     return snapshot
 
 
+@route("POST", "/datasets/exclusions",
+       "An exclusion snapshot of named datasets and runs (task identities and digests only; stored)",
+       body=ex.CompileExclusions, answer=ex.Snapshot)
 async def compile_exclusions(request: web.Request) -> web.Response:
     req = await parse(request, CompileExclusions)
     service, actor = svc(request), actor_of(request)

@@ -12,17 +12,23 @@ from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
 from srbench.schemas.plan import Plan
 from srbench.service.api import requests as rq
+from srbench.service.api import responses as rs
+from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.bindings import route
 from srbench.service.api.http import ok, parse, query, svc
 from srbench.service.runs import experiments
 from srbench.service.wire import projections as wire
 
 
+@route("GET", "/experiments", "Experiments, oldest first", query=rq.ExperimentPage, answer=wf.Experiments)
 async def list_experiments(request: web.Request) -> web.Response:
     q = query(request, rq.ExperimentPage)
     return ok(experiments.page(svc(request).journal, actor_of(request), q.after, q.limit))
 
 
+@route("POST", "/experiments", "Create an experiment (idempotent by key)", body=rq.CreateExperiment,
+       answer=wf.Experiment, created=True)
 async def create_experiment(request: web.Request) -> web.Response:
     req = await parse(request, rq.CreateExperiment)
     view, created = await asyncio.to_thread(experiments.create, svc(request).journal, req.name,
@@ -30,10 +36,13 @@ async def create_experiment(request: web.Request) -> web.Response:
     return ok(view, status=201 if created else 200)
 
 
+@route("GET", "/experiments/{experiment_id}", "One experiment", answer=wf.Experiment)
 async def get_experiment(request: web.Request) -> web.Response:
     return ok(experiments.get(svc(request).journal, request.match_info["experiment_id"], actor_of(request)))
 
 
+@route("DELETE", "/experiments/{experiment_id}", "Delete an experiment; its runs stay",
+       answer=wf.ExperimentDeleted)
 async def delete_experiment(request: web.Request) -> web.Response:
     if request.query or request.can_read_body:
         raise InvalidInput("Experiment deletion takes no body or filters")
@@ -41,12 +50,16 @@ async def delete_experiment(request: web.Request) -> web.Response:
                                       actor_of(request)))
 
 
+@route("GET", "/experiments/{experiment_id}/runs", "The runs of an experiment, by role",
+       query=rq.ExperimentPage, answer=wf.ExperimentRuns)
 async def experiment_runs(request: web.Request) -> web.Response:
     q = query(request, rq.ExperimentPage)
     return ok(experiments.runs(svc(request).journal, request.match_info["experiment_id"], actor_of(request),
                                q.after, q.limit))
 
 
+@route("POST", "/experiments/{experiment_id}/runs", "Attach a run to an experiment in a role",
+       body=rq.AttachRun, answer=wf.Experiment)
 async def attach_run(request: web.Request) -> web.Response:
     req = await parse(request, rq.AttachRun)
     service, actor = svc(request), actor_of(request)
@@ -103,6 +116,9 @@ def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
             for k in keys if candidate.get(k) != baseline.get(k)]
 
 
+@route("POST", "/runs/{run_id}/candidate-plan",
+       "A plan that swaps registered MoM targets into a finished baseline's protocol", body=rq.CandidatePlan,
+       answer=rs.PlanAnswer)
 async def candidate_plan(request: web.Request) -> web.Response:
     from srbench.service.api.policy import registry
     from srbench.service.routes.core import _plan_sync, plan_answer

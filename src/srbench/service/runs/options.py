@@ -18,7 +18,9 @@ from aiohttp import web
 
 from srbench.errors import DamagedObject
 from srbench.service.api import requests as rq
+from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
 from srbench.service.api.http import ok, query, svc
 
@@ -116,9 +118,13 @@ async def _answer(request: web.Request, kind: str) -> web.Response:
                                       int(q.after or 0), q.limit))
 
 
+@route("GET", "/replay-options", "Baselines, or previews a baseline can be replayed with",
+       query=rq.RunOptions, answer=wf.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",))
 async def replay_options(request: web.Request) -> web.Response:
     return await _answer(request, "replay")
 
 
+@route("GET", "/comparison-options", "Baselines, or runs a baseline can be compared with",
+       query=rq.RunOptions, answer=wf.RunOptions)
 async def comparison_options(request: web.Request) -> web.Response:
     return await _answer(request, "comparison")

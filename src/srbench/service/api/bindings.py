@@ -1,0 +1,90 @@
+"""Routes carry their types (issue 26, item 2): each handler is declared where it is written, with its path,
+method, request body or query model and answer model, by the `route` decorator (FastAPI-style, in one
+small module rather than aiohttp-pydantic, whose class-based views and own OpenAPI generator would change
+the document and the error answers the tests pin).
+
+The decorator records a `Route` in one registry; the service's router (`service.api.app`) and the
+OpenAPI document (`service.api.openapi`) are both built from it, so what a route checks and what is
+documented cannot drift. A handler that names a ``body`` or ``query`` parameter is given the request
+already parsed and validated by the declared model (`service.api.http.parse` / `query`: the body read
+up to the model's limit, parsed within its member budget in a worker thread, problems capped); one that
+does not parses by itself (it checks something first, e.g. that the run exists).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Literal, NamedTuple, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from srbench.service.api.http import parse, query
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+F = TypeVar("F", bound=Callable[..., Awaitable[web.StreamResponse]])
+Method = Literal["GET", "POST", "DELETE"]
+
+
+class Route(NamedTuple):
+    """One route of the API, as declared on its handler."""
+
+    method: Method                  # the HTTP method
+    path: str                       # under the API prefix
+    name: str                       # the handler function's name, and the operationId
+    summary: str                    # one line for the document
+    body: type[BaseModel] | None = None         # the request body model (`service.api.requests`)
+    query: type[BaseModel] | None = None        # the query string model
+    answer: type[BaseModel] | None = None       # None: any JSON object (a stored record)
+    created: bool = False           # 201 when it creates, 200 when it binds an existing one
+    accepted: bool = False          # 202: accepted for background work (upstream's preparation jobs)
+    aliases: tuple[str, ...] = ()   # full paths answering the same (upstream's bare /health)
+    handler: Handler | None = None  # what aiohttp calls: parses the declared models, then the function
+    optional: bool = False          # no body is the body {} (the model's defaults)
+
+
+REGISTRY: dict[str, Route] = {}     # operationId → its route, in the order the handlers were declared
+
+
+def _bound(fn: Callable[..., Awaitable[web.StreamResponse]], body: type[BaseModel] | None,
+           model: type[BaseModel] | None, optional: bool) -> Handler:
+    """The aiohttp handler of `fn`: the declared models parsed for the parameters `fn` names."""
+    params = inspect.signature(fn).parameters
+    wants_body, wants_query = body is not None and "body" in params, model is not None and "query" in params
+    if not (wants_body or wants_query):
+        return fn
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        kwargs: dict[str, BaseModel] = {}
+        if wants_body and body is not None:
+            kwargs["body"] = await parse(request, body, optional=optional)
+        if wants_query and model is not None:
+            kwargs["query"] = query(request, model)
+        return await fn(request, **kwargs)
+
+    handler.__name__ = handler.__qualname__ = fn.__name__
+    return handler
+
+
+def route(method: Method, path: str, summary: str, *, body: type[BaseModel] | None = None,
+          query: type[BaseModel] | None = None, answer: type[BaseModel] | None = None, created: bool = False,
+          accepted: bool = False, aliases: tuple[str, ...] = (), optional: bool = False) -> Callable[[F], F]:
+    """Declare the decorated handler as the route `method` `path` (see `Route` for the rest); the
+    function itself is returned unchanged, so it can still be called directly."""
+    def bind(fn: F) -> F:
+        name = fn.__name__
+        if name in REGISTRY:
+            raise ValueError(f"route {name} is declared twice ({REGISTRY[name].method} {REGISTRY[name].path} "
+                             f"and {method} {path}); give the handler another name")
+        REGISTRY[name] = Route(method, path, name, summary, body, query, answer, created, accepted, aliases,
+                               _bound(fn, body, query, optional), optional)
+        return fn
+    return bind
+
+
+def bound_routes(order: tuple[str, ...] = ()) -> list[Route]:
+    """Every declared route: those `order` names first, in its order, then the others as declared."""
+    first = [REGISTRY[name] for name in order if name in REGISTRY]
+    return first + [r for r in REGISTRY.values() if r.name not in order]
+
