@@ -15,8 +15,9 @@ import pytest
 
 from srbench.cas import ObjectStore
 from srbench.rules import Engine, MemoryActionCache
+from srbench.schemas.report_params import ReportRequest
 from srbench.stages.report import build as report_build
-from srbench.stages.report.build import build_report
+from srbench.stages.report.rule import build_report
 
 DATA = Path(__file__).parent / "data" / "report_demo.json.gz"
 STOP = {"reason": "futility", "summary": "no gain", "decided_at_cases": 4, "planned_cases": 8,
@@ -49,7 +50,8 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
     run, status, kw = CASES[case]
     store = _store(tmp_path, demo)
     engine = Engine(store, MemoryActionCache())
-    digest, hit, _ = build_report(engine, "run-demo", demo[run]["plan"], demo[run]["cells"], status, 12.5, **kw)
+    request = ReportRequest(run_id="run-demo", plan=demo[run]["plan"], status=status, wall_time_s=12.5, **kw)
+    digest, hit, _ = build_report(engine, request, demo[run]["cells"])
     assert not hit
     report = store.get_json(digest)
     assert report["kind"] == "report" and report["status"] == status

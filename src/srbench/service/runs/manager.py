@@ -29,6 +29,7 @@ from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
+from srbench.schemas.report_params import ReportRequest
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
 from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
@@ -40,7 +41,7 @@ from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
 from srbench.stages.dispatch.calls import Cell, Dispatcher, RunControl, stop_scope
-from srbench.stages.report.build import build_report, report_signature
+from srbench.stages.report.rule import build_report, report_signature
 from srbench.stages.report.stream import write_run_cells
 from srbench.stages.stats.stopping import dispatch_order
 from srbench.targets.preview import preview_body, preview_call
@@ -443,8 +444,8 @@ class RunManager:
         digest, hit, why = self.report_digest(run_id)
         return self.store.get_json(digest) | {"report": digest}, hit, why
 
-    def _report_args(self, run_id: str) -> tuple[dict[str, Any], tuple[Any, ...], dict[str, Any]]:
-        """The run view and build_report's arguments, except the cells (all O(1) reads)."""
+    def _report_request(self, run_id: str) -> ReportRequest:
+        """What the run's report is built from, except the cells (all O(1) reads)."""
         run = self.get(run_id)
         end = run["finished_at"] or time.time()
         wall = (end - run["started_at"]) if run["started_at"] else None
@@ -452,9 +453,11 @@ class RunManager:
             wall = round(wall, 3)
         corrections = self.journal.get_ref("correction", run_id) or []
         prices = self.journal.get_ref("price-correction", run_id) or []
-        args = (run["status"], wall, corrections[-1] if corrections else None, prices[-1]["digest"] if prices else None)
-        return run, args, {"config_probes": self.config_probes(run_id), "early_stop": run["early_stop"],
-                           "recipes": recipe_summary(self.journal, run_id)}
+        return ReportRequest(run_id=run_id, plan=run["plan"], status=run["status"], wall_time_s=wall,
+                             correction=corrections[-1] if corrections else None,
+                             price_correction=prices[-1]["digest"] if prices else None,
+                             config_probes=self.config_probes(run_id), early_stop=run["early_stop"],
+                             recipes=recipe_summary(self.journal, run_id))
 
     def _cells_version(self, run_id: str) -> int:
         row = self.journal.one("SELECT cell_writes FROM run_stats WHERE run_id=?", (run_id,))
@@ -464,13 +467,13 @@ class RunManager:
         """(report digest, cache hit, explanation). The run's report head (the last report built,
         with its signature: service/journal/schema.py) answers without reading a cell when
         nothing the report depends on changed; otherwise the report rule is built (O(run))."""
-        run, args, kw = self._report_args(run_id)
+        request = self._report_request(run_id)
         version = self._cells_version(run_id)
-        sig, rsig = report_signature(run_id, run["plan"], version, *args, **kw)
+        sig, rsig = report_signature(request, version)
         head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
         if head is not None and head["sig"] == sig and self.store.has(head["report"]):
             return head["report"], True, "up to date"
-        if run["status"] in TERMINAL:
+        if request.status in TERMINAL:
             self.rows.drain(run_id)         # the grading pool's cells of a run just ended: graded once, there
             # a finished run's cells as objects (one per target, and their index): the rule key, the action
             # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
@@ -479,7 +482,7 @@ class RunManager:
                 CELLS_SQL + " ORDER BY target_id, seq", (run_id,)))
         else:
             cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
-        digest, hit, why = build_report(self.engine, run_id, run["plan"], cells_in, *args, **kw, memo=self.rows.memo)
+        digest, hit, why = build_report(self.engine, request, cells_in, memo=self.rows.memo)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head
@@ -493,8 +496,7 @@ class RunManager:
     def results_digest(self, run_id: str) -> str:
         """The current results object: the head's when only the summary changed since (a running
         run's wall time), else the report is rebuilt."""
-        run, args, kw = self._report_args(run_id)
-        _, rsig = report_signature(run_id, run["plan"], self._cells_version(run_id), *args, **kw)
+        _, rsig = report_signature(self._report_request(run_id), self._cells_version(run_id))
         head = self.journal.one("SELECT results_sig, results FROM report_heads WHERE run_id=?", (run_id,))
         if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
             return head["results"]

@@ -15,7 +15,8 @@ every core; a run with such cells has its end-of-run report wait for them (`drai
 only aggregates (issue 31).
 
 `report_rows` is a cache of `cell_row`, nothing more: an entry names the context it was built in
-(the plan, the corrections and the installed graders: stages/report/build.py `row_context`) and the cell's
+(the plan, the corrections and the installed graders: stages/report/rule.py `row_context`, the report
+rule's input cache) and the cell's
 state, call, error class and judge call, and the report uses it only when all of them still hold.
 A crash, a storage fault or a slow worker only means the report computes more rows itself. The run's
 entries are deleted once its end-of-run report is built (`forget`): later rebuilds (a regrade, a
@@ -39,8 +40,8 @@ from srbench.schemas.cell import TERMINAL_CELL_STATES
 from srbench.service.journal.writer import Journal, write_action_entries
 from srbench.service.runs import report_rows_worker as worker
 from srbench.service.runs.grading import GradePool
-from srbench.stages.report.build import row_context
 from srbench.stages.report.cells import MemoEntry, ReportInputs, cell_row, memo_entry
+from srbench.stages.report.rule import row_context
 
 log = logging.getLogger("srbench.service")
 
@@ -217,7 +218,7 @@ class RowBuilder:
         plan = self._plans.get(run_id)
         if plan is None:
             return
-        ctx = row_context(plan, None, None)
+        ctx = row_context({"plan": plan})
         todo: list[tuple[str, list[Any]]] = []
         for i in range(0, len(cell_ids), 500):
             part = cell_ids[i:i + 500]

@@ -1,4 +1,5 @@
-"""Report: a rule from (plan, every cell's state and call record, grader versions) to a report.
+"""Report: what the report rule (stages/report/rule.py) computes from the plan, every cell's state and
+call record and the grader versions.
 
 Denominator = every planned cell: a failed, ambiguous or never-dispatched cell counts as not
 correct. Unknown figures are `null`, never 0. A run that is not completed in every cell is never
@@ -38,14 +39,22 @@ from collections import Counter
 from typing import Any
 
 from srbench import VERSION
-from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
-from srbench.rules import Engine, Rule, Volatile
+from srbench.rules import Engine, Volatile
 from srbench.schemas.call import Usage
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.report import (
+    AccountingCorrection,
+    BenchmarkRow,
+    PriceCorrection,
+    Provenance,
+    Report,
+    ReportSummary,
+    TargetSummary,
+)
+from srbench.schemas.report_params import ReportParams
 from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.datasets.source_labels import for_full_score
@@ -67,15 +76,8 @@ from srbench.stages.report.stream import CellSource, RowSpill
 from srbench.stages.stats.basic import percentile, wilson
 from srbench.targets import routers
 
-REPORT_VERSION = "sr-bench-report-v1"
+REPORT_VERSION = "sr-bench-report-v1"      # the report object's layout; the rule's version is in rule.py
 TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
-REPORT_RULE_VERSION = "16"    # 9: results as pages (stages/report/results.py); 10: the full score; 11: content_digest covers the rows;
-# 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
-# 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
-# 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
-# accuracy over answered cells, the partial paired figure of a run that ended without every answer;
-# 15: a replay's per-role counts are 0 (no model was called), its tokens per role estimated_tokens_by_role;
-# 16: known_spend_usd adds the known part of a target whose cost is incomplete (a cancelled run said 0)
 
 
 def _known_spend(targets: list[dict[str, Any]]) -> float:
@@ -154,19 +156,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     }
 
 
-def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
-    """`memo`: rows built before the report (a cache; the output is the same with or without it)."""
-    def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        spill = RowSpill()
-        try:
-            return _build(engine, store, inputs, params, spill, memo)
-        finally:
-            spill.close()
-
-    return Rule("report", REPORT_RULE_VERSION, _report)
-
-def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any],
-           spill: RowSpill, memo: RowMemo | None = None) -> dict[str, Any]:
+def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: ReportParams, spill: RowSpill,
+          ctx: str, memo: RowMemo | None = None) -> dict[str, Any]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)
@@ -180,13 +171,11 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
     for c in cases.values():
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
     revisions = for_full_score(revisions, plan["dataset"].get("sources"))   # unchecked bytes: not the pinned source
-    probes = params.get("config_probes") or {}
+    probes = params.config_probes
     summary_targets: list[dict[str, Any]] = []
     per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
-    ctx = row_context(inputs["plan"], inputs.get("prices"), inputs.get("correction"),
-                      {k: params[k] for k in CODE_PARAMS})
     for tid in targets:
-        memo_rows = memo.rows(params["run_id"], ctx, tid) if memo is not None else {}
+        memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
         built: list[CellRow] = []
         fresh: list[dict[str, Any]] = []
         raw: list[tuple[int, str, str]] = []
@@ -237,64 +226,56 @@ def _build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: d
         for t in summary_targets:
             t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
             t["score_scope"] = "recovery child: its selected cells only"
-    status = params["status"]
+    status = params.status
     spend = [t["total_cost_usd"] for t in summary_targets]
     if plan["mode"] == "replay":
         spend = [0.0 for _ in summary_targets]
     paired = _paired(plan, spill, status, params) if _pairs(plan) else None
-    price_fix, correction = ri.price_fix, ri.correction
-    report = {
-        "kind": "report", "schema": 1, "version": VERSION, "report_version": REPORT_VERSION,
-        "run_id": params["run_id"], "status": status, "mode": plan["mode"], "name": plan["name"],
-        "profile": plan["profile"], "cost_policy": plan["cost_policy"],
-        "complete": bool(status == "completed" and all_done and plan["mode"] == "live"),
-        "summary": {"wall_time_s": params["wall_time_s"], "total_spend_usd": _sum_opt(spend),
-                    "principal_cost_usd": _sum_opt([t["cost_usd"] for t in summary_targets]),
-                    "judge_cost_usd": _sum_opt([t["judge_cost_usd"] for t in summary_targets]),
-                    **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
-                       if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
-                    "known_spend_usd": 0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
-                    "planned_cells": total, "targets": summary_targets},
-        "benchmarks": bench_rows, "aggregation": AGGREGATION, "results": None,
-        "recovery": plan.get("recovery"),
-        "price_correction": None if price_fix is None else {
-            "digest": inputs["prices"], "version": price_fix["version"], "reason": price_fix["reason"],
-            "targets": sorted(price_fix["prices"])},
-        "accounting_correction": None if correction is None else {
-            "digest": inputs["correction"], "at": params["correction_at"], "version": correction["version"],
-            "verified_count": correction["verified_count"], "changed_count": correction["changed_count"],
-            "unverifiable_count": correction["unverifiable_count"],
-            "old_known_cost_usd": correction["old_known_cost_usd"],
-            "new_known_cost_usd": correction["new_known_cost_usd"], "qualified": correction["qualified"],
-            "routers": correction.get("routers")},
-        "early_stop": params.get("early_stop"),
-        "partial": partial_block(status, states),
-        "recipes": params.get("recipes") or {},
-        "paired": paired,
-        "limitations": limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
-        + [x for x in unconfirmed.values() if x] + stop_limitations(params.get("early_stop"))
-        + recipe_limitations(params.get("recipes") or {}),
-        "provenance": {"plan": inputs["plan"], "plan_sha256": plan["plan_sha256"],
-                       "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
-                       "grader_versions": plan["grader_versions"], "adapter_versions": plan["adapter_versions"],
-                       "report_version": REPORT_VERSION, "profile": plan["profile"], "seed": plan["seed"],
-                       **({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})},
-    }
+    report = Report(
+        version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=plan["mode"],
+        name=plan["name"], profile=plan["profile"], cost_policy=plan["cost_policy"],
+        complete=bool(status == "completed" and all_done and plan["mode"] == "live"),
+        summary=ReportSummary(
+            wall_time_s=params.wall_time_s, total_spend_usd=_sum_opt(spend),
+            principal_cost_usd=_sum_opt([t["cost_usd"] for t in summary_targets]),
+            judge_cost_usd=_sum_opt([t["judge_cost_usd"] for t in summary_targets]),
+            **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
+               if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
+            known_spend_usd=0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
+            planned_cells=total, targets=[TargetSummary.model_validate(t) for t in summary_targets]),
+        benchmarks=[BenchmarkRow.model_validate(r) for r in bench_rows], aggregation=AGGREGATION, results=None,
+        recovery=plan.get("recovery"),
+        price_correction=None if ri.price_fix is None else PriceCorrection(
+            digest=inputs["prices"], version=ri.price_fix["version"], reason=ri.price_fix["reason"],
+            targets=sorted(ri.price_fix["prices"])),
+        accounting_correction=None if ri.correction is None else AccountingCorrection.model_validate(
+            {k: ri.correction.get(k) for k in AccountingCorrection.model_fields}
+            | {"digest": inputs["correction"], "at": params.correction_at}),
+        early_stop=params.early_stop, partial=partial_block(status, states), recipes=params.recipes, paired=paired,
+        limitations=limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
+        + [x for x in unconfirmed.values() if x] + stop_limitations(params.early_stop)
+        + recipe_limitations(params.recipes),
+        provenance=Provenance.model_validate(
+            {k: plan[k] for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
+            | {"plan": inputs["plan"], "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
+               "report_version": REPORT_VERSION}
+            | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})))
     # the same work in another store gives the same content digest (rows included, timings not):
     # content_digest(report | {"rows": rows}), hashed as the rows stream back in seq order
-    report["results"], report["content_digest"] = spill.finish(store, report)
+    results, digest = spill.finish(store, report.dump())
+    out = report.model_copy(update={"results": results, "content_digest": digest}).dump()
     if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
-        raise Volatile(report)
-    return report
+        raise Volatile(out)
+    return out
 
 
-def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: dict[str, Any]) -> dict[str, Any] | None:
+def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: ReportParams) -> dict[str, Any] | None:
     """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
     run that ended without an answer in every cell."""
     rows = list(spill.rows())
     if needs_partial(status, rows):
         return partial_paired(plan, rows, status)
-    return paired_in_run(plan, rows, status, params["run_id"], params.get("early_stop"))
+    return paired_in_run(plan, rows, status, params.run_id, params.early_stop)
 
 
 def _pairs(plan: dict[str, Any]) -> bool:
@@ -352,75 +333,3 @@ def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) ->
         t["estimated_tokens_by_role"] = t.get("tokens_by_role")
         t.update(call_count=0, calls_by_role={}, tokens_by_role={})      # no model was called (issue 27)
         t["evidence_mode"] = "offline_estimate"
-
-
-CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
-ROWS_VERSION = "3"      # the memoised rows (report_cells.RowMemo): bump when cell_row's output changes (2: decision;
-# 3: judge_usage on judged single-call rows, turn_routing on a router's conversation rows, issue 27)
-
-
-def row_context(plan_digest: str, prices: str | None, correction: str | None,
-                code: dict[str, Any] | None = None) -> str:
-    """What every row of a report depends on beyond its cell: the plan, the price and usage
-    corrections, and the installed graders (`code`: their CODE_PARAMS, default the installed ones)."""
-    if code is None:
-        p = _rule_params("", "", None, None, None, None)
-        code = {k: p[k] for k in CODE_PARAMS}
-    return digest_json({"rows": ROWS_VERSION, "report": REPORT_RULE_VERSION, "plan": plan_digest, "prices": prices,
-                        "correction": correction, **code})
-
-
-def _rule_params(run_id: str, status: str, wall_time_s: float | None, correction: dict[str, Any] | None,
-                 config_probes: dict[str, Any] | None, early_stop: dict[str, Any] | None,
-                 recipes: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"run_id": run_id, "status": status, "wall_time_s": wall_time_s, "early_stop": early_stop,
-            "config_probes": config_probes or {}, "recipes": recipes or {},
-            "correction_at": correction["at"] if correction else None,
-            "grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
-            "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
-                                for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
-            "published_rules": {b.id: b.published_rule for b in all_benchmarks()}}
-
-
-def report_signature(run_id: str, plan_digest: str, cells_version: Any, status: str, wall_time_s: float | None,
-                     correction: dict[str, Any] | None = None, price_correction: str | None = None, *,
-                     config_probes: dict[str, Any] | None = None,
-                     early_stop: dict[str, Any] | None = None,
-                     recipes: dict[str, Any] | None = None) -> tuple[str, str]:
-    """(report signature, results signature): build_report's inputs with the cells replaced by an
-    exact version of them (the journal counts every write of a run's cells). Equal signatures mean
-    the same rule key, so a report built under one serves the other without reading a cell; the
-    results signature leaves out what only the summary depends on (status, wall time, probes)."""
-    params = _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop, recipes)
-    base = {"rule": make_report_rule.__name__, "version": REPORT_RULE_VERSION, "plan": plan_digest,
-            "cells_version": cells_version, "correction": correction["digest"] if correction else None,
-            "prices": price_correction}
-    rows_only = {k: params[k] for k in ("run_id", "grader_versions", "judge_templates", "published_rules")}
-    return digest_json(base | {"params": params}), digest_json(base | {"params": rows_only})
-
-
-def build_report(engine: Engine, run_id: str, plan_digest: str, cells: dict[str, list[Any]] | str, status: str,
-                 wall_time_s: float | None, correction: dict[str, Any] | None = None,
-                 price_correction: str | None = None, *,
-                 config_probes: dict[str, Any] | None = None,
-                 early_stop: dict[str, Any] | None = None,
-                 recipes: dict[str, Any] | None = None,
-                 memo: RowMemo | None = None) -> tuple[str, bool, str]:
-    """Returns (report digest, cache hit, explanation). `correction` is the latest appended
-    usage correction ({digest, at, ...}) of the run, or None; `config_probes` the run's config-hash
-    probe evidence per MoM target and phase (stages/compare/evidence.py); `early_stop` the run's stop record;
-    `recipes` the run's recipe captures per MoM target (service/runs/recipes.py `summary`, UI-7).
-    `cells` is the cells map itself or the digest of an object holding it (a finished run's: the rule
-    key, the action cache and --explain then hold one digest, not every cell). `memo` holds rows built
-    as the run's cells finished (service/runs/report_rows.py): the build reads them instead of every call
-    and grade, and computes the rest; the report is the same either way."""
-    rule = make_report_rule(engine, memo)
-    inputs: dict[str, Any] = {"plan": plan_digest, "cells": cells}
-    if correction is not None:
-        inputs["correction"] = correction["digest"]
-    if price_correction is not None:
-        inputs["prices"] = price_correction
-    r = engine.build(rule, inputs, _rule_params(run_id, status, wall_time_s, correction, config_probes, early_stop,
-                                                   recipes),
-                     subject=run_id)
-    return r.output, r.hit, r.explanation

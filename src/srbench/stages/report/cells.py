@@ -157,7 +157,7 @@ MemoEntry = tuple[list[Any], str, str, str | None, str | None]
 
 class RowMemo(Protocol):
     """Rows built before the report (service/runs/report_rows.py: as each cell finished). A cache of
-    `cell_row`: an entry counts only under the same context (`report.row_context`) and the same
+    `cell_row`, the report rule's input cache: an entry counts only under the same context (`rule.row_context`) and the same
     basis (the cell's state, call, error class and judge call), so a hit is the row a cold build
     computes."""
 

@@ -1,0 +1,63 @@
+"""The report rule's parameter objects (stages/report/rule.py): `ReportRequest`, what one report build
+takes besides the run's cells, and `ReportParams`, what the rule's key and action-cache entry hold
+beside its input digests. `ReportParams` dumps to the params as they were when they travelled as a
+tuple and a dict, so no action-cache key changed when they became a model (issue 26, item 6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ReportRequest(BaseModel):
+    """Everything a report build reads besides the run's cells (which are passed beside it: a big run's
+    map of cells is not validated field by field)."""
+
+    model_config = _FROZEN
+    run_id: str
+    """The run the report is of."""
+    plan: str
+    """Digest of the run's frozen plan."""
+    status: str
+    """The run's status when the report is built (a running run's report says "figures so far")."""
+    wall_time_s: float | None = None
+    """Seconds from the run's start to its end (or to now, while it runs); None before it started."""
+    correction: dict[str, Any] | None = None
+    """The latest usage correction appended to the run ({digest, at, ...}: service/journal refs), or None."""
+    price_correction: str | None = None
+    """Digest of the latest price correction of the run, or None."""
+    config_probes: dict[str, Any] | None = None
+    """The run's config-hash probe evidence per router target and phase (stages/compare/evidence.py)."""
+    early_stop: dict[str, Any] | None = None
+    """The run's early-stop record, or None."""
+    recipes: dict[str, Any] | None = None
+    """The run's router recipe captures per router target (service/runs/recipes.py `summary`, UI-7)."""
+
+
+class ReportParams(BaseModel):
+    """The report rule's params: the request's scalar parts and the installed grading code."""
+
+    model_config = _FROZEN
+    run_id: str
+    """The run the report is of."""
+    status: str
+    """The run's status when the report is built."""
+    wall_time_s: float | None
+    """Seconds the run took so far, or None."""
+    early_stop: dict[str, Any] | None
+    """The run's early-stop record, or None."""
+    config_probes: dict[str, Any]
+    """Config-hash probe evidence per router target ({} without any)."""
+    recipes: dict[str, Any]
+    """Router recipe captures per router target ({} without any)."""
+    correction_at: float | None
+    """When the usage correction the report reads was appended, or None."""
+    grader_versions: dict[str, str]
+    """The installed grader version per benchmark."""
+    judge_templates: dict[str, dict[str, str]]
+    """The installed judge prompt templates' sha256 per judged benchmark and grader."""
+    published_rules: dict[str, str | None]
+    """The installed published rule per benchmark (benchmarks/published.py)."""
