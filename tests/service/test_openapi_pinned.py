@@ -58,3 +58,19 @@ def test_a_route_declared_twice_is_refused() -> None:
         @bindings.route("GET", "/health-again", "a second health")
         async def health(request):  # never called
             raise AssertionError
+
+
+def test_a_handler_takes_the_model_its_route_declares() -> None:
+    from srbench.service.api import bindings
+    from srbench.service.api import requests as rq
+    from srbench.service.api.openapi import ROUTES
+
+    with pytest.raises(TypeError, match=r"takes_page\(q: rq.Page\) does not take the model its route declares"):
+        @bindings.route("GET", "/never-served", "a mismatch", query=rq.RunsPage)
+        async def takes_page(request, q: rq.Page):  # never called
+            raise AssertionError
+    assert "takes_page" not in bindings.REGISTRY
+    # the binding parses for every route whose handler takes the model (all but two, which check the run first)
+    parsing = {r.name for r in ROUTES if r.handler is not None and r.handler.__module__ == bindings.__name__}
+    own = {r.name for r in ROUTES if (r.body or r.query) and r.name not in parsing}
+    assert own == {"run_calls", "run_events"}, own

@@ -5,10 +5,10 @@ the document and the error answers the tests pin).
 
 The decorator records a `Route` in one registry; the service's router (`service.api.app`) and the
 OpenAPI document (`service.api.openapi`) are both built from it, so what a route checks and what is
-documented cannot drift. A handler that names a ``body`` or ``query`` parameter is given the request
-already parsed and validated by the declared model (`service.api.http.parse` / `query`: the body read
-up to the model's limit, parsed within its member budget in a worker thread, problems capped); one that
-does not parses by itself (it checks something first, e.g. that the run exists).
+documented cannot drift. A handler that takes a ``req`` (body) or ``q`` (query) parameter, annotated with
+the declared model, is given the request already parsed and validated by it (`service.api.http.parse` /
+`query`: the body read up to the model's limit, parsed within its member budget in a worker thread,
+problems capped); one that does not parses by itself (it checks something first: that the run exists).
 """
 
 from __future__ import annotations
@@ -47,20 +47,32 @@ class Route(NamedTuple):
 REGISTRY: dict[str, Route] = {}     # operationId → its route, in the order the handlers were declared
 
 
+def _wanted(fn: Callable[..., Awaitable[web.StreamResponse]], param: str, model: type[BaseModel] | None) -> bool:
+    """Whether `fn` takes the parsed `model` as `param`; its annotation must name the declared model."""
+    p = inspect.signature(fn).parameters.get(param)
+    if p is None or model is None:
+        return False
+    hint = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+    if hint.rsplit(".", 1)[-1] != model.__name__:
+        raise TypeError(f"{fn.__name__}({param}: {hint}) does not take the model its route declares "
+                        f"({model.__name__})")
+    return True
+
+
 def _bound(fn: Callable[..., Awaitable[web.StreamResponse]], body: type[BaseModel] | None,
            model: type[BaseModel] | None, optional: bool) -> Handler:
-    """The aiohttp handler of `fn`: the declared models parsed for the parameters `fn` names."""
-    params = inspect.signature(fn).parameters
-    wants_body, wants_query = body is not None and "body" in params, model is not None and "query" in params
+    """The aiohttp handler of `fn`: the declared body given as its `req` parameter, the declared query as
+    its `q` parameter, when it takes them (one that does not parses by itself, after its own checks)."""
+    wants_body, wants_query = _wanted(fn, "req", body), _wanted(fn, "q", model)
     if not (wants_body or wants_query):
         return fn
 
     async def handler(request: web.Request) -> web.StreamResponse:
         kwargs: dict[str, BaseModel] = {}
         if wants_body and body is not None:
-            kwargs["body"] = await parse(request, body, optional=optional)
+            kwargs["req"] = await parse(request, body, optional=optional)
         if wants_query and model is not None:
-            kwargs["query"] = query(request, model)
+            kwargs["q"] = query(request, model)
         return await fn(request, **kwargs)
 
     handler.__name__ = handler.__qualname__ = fn.__name__

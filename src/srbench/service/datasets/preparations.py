@@ -28,7 +28,7 @@ from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, parse, svc
+from srbench.service.api.http import ok, svc
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.exclusions import ROLES
 
@@ -181,12 +181,11 @@ def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, A
 
 @route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
        body=rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True)
-async def submit_preparation(request: web.Request) -> web.Response:
+async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> web.Response:
     from srbench.benchmarks import get as get_benchmark
     from srbench.service.routes.exclusions import resolve_snapshot
     from srbench.stages.datasets.build import check_evaluation
 
-    req = await parse(request, rq.PrepareJob)
     service = svc(request)
     snapshot = None
     if req.benchmarks is not None:

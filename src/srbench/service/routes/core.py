@@ -23,7 +23,7 @@ from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import Actor, actor_of
 from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, parse, query, svc
+from srbench.service.api.http import ok, svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.store import target_registry
 from srbench.service.wire import projections as wire
@@ -96,8 +96,8 @@ async def list_targets(request: web.Request) -> web.Response:
 
 @route("POST", "/targets", "Register or replace targets (the operator)", body=rq.RegisterTargets,
        answer=rs.Registered)
-async def register_targets(request: web.Request) -> web.Response:
-    parsed = (await parse(request, rq.RegisterTargets)).targets
+async def register_targets(request: web.Request, req: rq.RegisterTargets) -> web.Response:
+    parsed = req.targets
     problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
                 if (bad := routers.router_problem(t)) is not None]
     ids = [t.id for t in parsed]
@@ -168,8 +168,7 @@ async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:
 
 @route("POST", "/plans", "Validate and freeze a manifest (no model call)", body=rq.MakePlan,
        answer=rs.PlanAnswer)
-async def make_plan(request: web.Request) -> web.Response:
-    req = await parse(request, rq.MakePlan)
+async def make_plan(request: web.Request, req: rq.MakePlan) -> web.Response:
     service = svc(request)
     plan = await asyncio.to_thread(_plan_sync, service, req.manifest, actor_of(request))
     return ok(await plan_answer(service, plan))
@@ -197,8 +196,7 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
 
 @route("POST", "/runs", "Start a run of a frozen manifest (idempotent by key)", body=rq.SubmitRun,
        answer=rs.RunCreated, created=True)
-async def submit_run(request: web.Request) -> web.Response:
-    req = await parse(request, rq.SubmitRun)
+async def submit_run(request: web.Request, req: rq.SubmitRun) -> web.Response:
     service, actor = svc(request), actor_of(request)
     plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
     hook = upstream.creation_hook(service, plan, actor)
@@ -216,8 +214,8 @@ async def submit_run(request: web.Request) -> web.Response:
 
 
 @route("GET", "/runs", "Run summaries, newest first (keyset pages)", query=rq.RunsPage, answer=rs.Runs)
-async def list_runs(request: web.Request) -> web.Response:
-    service, q = svc(request), query(request, rq.RunsPage)
+async def list_runs(request: web.Request, q: rq.RunsPage) -> web.Response:
+    service = svc(request)
     return ok(await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after))
 
 
@@ -259,11 +257,11 @@ async def run_recipes(request: web.Request) -> web.Response:
        "Re-hash every object and check journal → object references (repair: copy good objects from "
        "SR_BENCH_REPAIR_FROM)",
        body=rq.StoreVerify, answer=wf.Verified, optional=True)
-async def store_verify(request: web.Request) -> web.Response:
+async def store_verify(request: web.Request, req: rq.StoreVerify) -> web.Response:
     from srbench.service.store import maintenance
 
     service = svc(request)
-    if not (await parse(request, rq.StoreVerify, optional=True)).repair:
+    if not req.repair:
         return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
     res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
                                   maintenance.repair_sources())
@@ -276,11 +274,10 @@ async def store_verify(request: web.Request) -> web.Response:
        "Remove objects no reference reaches, older than a grace period (dry run unless apply; refused while "
        "runs are active)",
        body=rq.StoreGc, answer=wf.Collected, optional=True)
-async def store_gc(request: web.Request) -> web.Response:
+async def store_gc(request: web.Request, req: rq.StoreGc) -> web.Response:
     from srbench.errors import Conflict
     from srbench.service.store import maintenance
 
-    req = await parse(request, rq.StoreGc, optional=True)
     apply, grace = req.apply, req.grace_s
     service = svc(request)
     active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))

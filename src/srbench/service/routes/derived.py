@@ -15,7 +15,7 @@ from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, parse, svc
+from srbench.service.api.http import ok, svc
 from srbench.service.journal.cells import cell_id
 from srbench.service.runs import corrections, recovery
 from srbench.service.runs.replays import create_replay
@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 
 @route("POST", "/comparisons", "Paired comparison of a baseline and a candidate run", body=rq.MakeComparison,
        answer=rs.Comparison)
-async def make_comparison(request: web.Request) -> web.Response:
-    req = await parse(request, rq.MakeComparison)
+async def make_comparison(request: web.Request, req: rq.MakeComparison) -> web.Response:
     b, c, margin = req.baseline_run_id, req.candidate_run_id, req.margin
     service, actor = svc(request), actor_of(request)
     for run_id in (b, c):
@@ -73,8 +72,7 @@ async def export_run(request: web.Request) -> web.Response:
 
 @route("POST", "/replays", "Replay saved single-model answers along previewed routes", body=rq.MakeReplay,
        answer=rs.ReplayCreated, created=True)
-async def make_replay(request: web.Request) -> web.Response:
-    req = await parse(request, rq.MakeReplay)
+async def make_replay(request: web.Request, req: rq.MakeReplay) -> web.Response:
     b, p = req.baseline_run_id, req.preview_run_id
     service, actor = svc(request), actor_of(request)
     for run_id in (b, p):
@@ -85,9 +83,9 @@ async def make_replay(request: web.Request) -> web.Response:
 
 @route("POST", "/runs/{run_id}/reconcile-usage", "Append a usage correction from retained SSE",
        body=rq.ReconcileUsage, answer=wf.Reconciled, optional=True)
-async def reconcile_usage(request: web.Request) -> web.Response:
+async def reconcile_usage(request: web.Request, req: rq.ReconcileUsage) -> web.Response:
     service = svc(request)
-    routers = (await parse(request, rq.ReconcileUsage, optional=True)).routers
+    routers = req.routers
     body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
                                                         request.match_info["run_id"], routers)
     return ok({**wire.wire_correction(body_), "cache_hit": hit, "explain": why, "appended": appended,
@@ -105,8 +103,8 @@ async def _settled(service: Service, run_id: str) -> None:
 
 @route("POST", "/runs/{run_id}/recover-plan", "Review which cells a recovery may continue",
        body=rq.RecoverPlan, answer=rs.RecoveryPlan)
-async def recover_plan(request: web.Request) -> web.Response:
-    mode = (await parse(request, rq.RecoverPlan)).mode
+async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> web.Response:
+    mode = req.mode
     service, run_id = svc(request), request.match_info["run_id"]
     await _settled(service, run_id)
 
@@ -130,8 +128,7 @@ def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> An
 
 @route("POST", "/runs/{run_id}/recover", "Create a recovery child run over selected cells",
        body=rq.RecoverRun, answer=rs.RunCreated, created=True)
-async def recover_run(request: web.Request) -> web.Response:
-    req = await parse(request, rq.RecoverRun)
+async def recover_run(request: web.Request, req: rq.RecoverRun) -> web.Response:
     service, actor = svc(request), actor_of(request)
     run_id = request.match_info["run_id"]
     submitted = _submitted_recovery(service, run_id, req)
@@ -148,8 +145,7 @@ async def recover_run(request: web.Request) -> web.Response:
 
 @route("POST", "/runs/{run_id}/reprice", "Append a price correction (zero model calls)", body=rq.RepriceRun,
        answer=wf.Repriced)
-async def reprice_run(request: web.Request) -> web.Response:
-    req = await parse(request, rq.RepriceRun)
+async def reprice_run(request: web.Request, req: rq.RepriceRun) -> web.Response:
     correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],
                                                    req.prices, req.reason)
     return ok({"correction": correction, "appended": appended, "model_requests": 0})

@@ -37,11 +37,10 @@ STRIDE = wire.CURSOR_STRIDE
 
 
 @route("GET", "/runs/{run_id}/results", "Per-cell results, by cursor", query=rq.After, answer=rs.Results)
-async def run_results(request: web.Request) -> web.Response:
+async def run_results(request: web.Request, q: rq.After) -> web.Response:
     """O(page): the run's current results object (its report head's when nothing changed) is an index
     of fixed-size pages, so the rows at a position are read from at most two pages."""
     service = svc(request)
-    q = query(request, rq.After)
     digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
     start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
     chunk, total = await asyncio.to_thread(results_page, service.objects, digest, offset=start, limit=q.limit)

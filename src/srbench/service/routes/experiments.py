@@ -16,21 +16,19 @@ from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, parse, query, svc
+from srbench.service.api.http import ok, svc
 from srbench.service.runs import experiments
 from srbench.service.wire import projections as wire
 
 
 @route("GET", "/experiments", "Experiments, oldest first", query=rq.ExperimentPage, answer=wf.Experiments)
-async def list_experiments(request: web.Request) -> web.Response:
-    q = query(request, rq.ExperimentPage)
+async def list_experiments(request: web.Request, q: rq.ExperimentPage) -> web.Response:
     return ok(experiments.page(svc(request).journal, actor_of(request), q.after, q.limit))
 
 
 @route("POST", "/experiments", "Create an experiment (idempotent by key)", body=rq.CreateExperiment,
        answer=wf.Experiment, created=True)
-async def create_experiment(request: web.Request) -> web.Response:
-    req = await parse(request, rq.CreateExperiment)
+async def create_experiment(request: web.Request, req: rq.CreateExperiment) -> web.Response:
     view, created = await asyncio.to_thread(experiments.create, svc(request).journal, req.name,
                                             req.idempotency_key, actor_of(request))
     return ok(view, status=201 if created else 200)
@@ -52,16 +50,14 @@ async def delete_experiment(request: web.Request) -> web.Response:
 
 @route("GET", "/experiments/{experiment_id}/runs", "The runs of an experiment, by role",
        query=rq.ExperimentPage, answer=wf.ExperimentRuns)
-async def experiment_runs(request: web.Request) -> web.Response:
-    q = query(request, rq.ExperimentPage)
+async def experiment_runs(request: web.Request, q: rq.ExperimentPage) -> web.Response:
     return ok(experiments.runs(svc(request).journal, request.match_info["experiment_id"], actor_of(request),
                                q.after, q.limit))
 
 
 @route("POST", "/experiments/{experiment_id}/runs", "Attach a run to an experiment in a role",
        body=rq.AttachRun, answer=wf.Experiment)
-async def attach_run(request: web.Request) -> web.Response:
-    req = await parse(request, rq.AttachRun)
+async def attach_run(request: web.Request, req: rq.AttachRun) -> web.Response:
     service, actor = svc(request), actor_of(request)
     check_visible(service.journal, actor, req.run_id)
     run = service.runs.get(req.run_id)
@@ -119,11 +115,10 @@ def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
 @route("POST", "/runs/{run_id}/candidate-plan",
        "A plan that swaps registered MoM targets into a finished baseline's protocol", body=rq.CandidatePlan,
        answer=rs.PlanAnswer)
-async def candidate_plan(request: web.Request) -> web.Response:
+async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> web.Response:
     from srbench.service.api.policy import registry
     from srbench.service.routes.core import _plan_sync, plan_answer
 
-    req = await parse(request, rq.CandidatePlan)
     service, actor = svc(request), actor_of(request)
     run = service.runs.get(request.match_info["run_id"])
     base = service.objects.get_json(run["plan"])

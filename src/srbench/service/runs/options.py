@@ -22,7 +22,7 @@ from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
-from srbench.service.api.http import ok, query, svc
+from srbench.service.api.http import ok, svc
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -109,10 +109,9 @@ def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None
     return out
 
 
-async def _answer(request: web.Request, kind: str) -> web.Response:
+async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> web.Response:
     import asyncio
 
-    q = query(request, rq.RunOptions)
     baseline = request.match_info.get("run_id") or q.baseline_run_id
     return ok(await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
                                       int(q.after or 0), q.limit))
@@ -120,11 +119,11 @@ async def _answer(request: web.Request, kind: str) -> web.Response:
 
 @route("GET", "/replay-options", "Baselines, or previews a baseline can be replayed with",
        query=rq.RunOptions, answer=wf.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",))
-async def replay_options(request: web.Request) -> web.Response:
-    return await _answer(request, "replay")
+async def replay_options(request: web.Request, q: rq.RunOptions) -> web.Response:
+    return await _answer(request, "replay", q)
 
 
 @route("GET", "/comparison-options", "Baselines, or runs a baseline can be compared with",
        query=rq.RunOptions, answer=wf.RunOptions)
-async def comparison_options(request: web.Request) -> web.Response:
-    return await _answer(request, "comparison")
+async def comparison_options(request: web.Request, q: rq.RunOptions) -> web.Response:
+    return await _answer(request, "comparison", q)
