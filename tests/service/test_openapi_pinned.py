@@ -7,6 +7,7 @@ as a diff of that file; when the change is meant (a fix named in its commit), wr
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -71,6 +72,29 @@ def test_a_handler_takes_the_model_its_route_declares() -> None:
             raise AssertionError
     assert "takes_page" not in bindings.REGISTRY
     # the binding parses for every route whose handler takes the model (all but two, which check the run first)
-    parsing = {r.name for r in ROUTES if r.handler is not None and r.handler.__module__ == bindings.__name__}
+    parsing = {r.name for r in ROUTES if {"req", "q"} & set(inspect.signature(r.handler).parameters)}
     own = {r.name for r in ROUTES if (r.body or r.query) and r.name not in parsing}
     assert own == {"run_calls", "run_events"}, own
+
+
+def test_an_answer_model_is_serialised_by_the_binding() -> None:
+    import asyncio
+
+    from aiohttp.test_utils import make_mocked_request
+
+    from srbench.service.api import bindings
+    from srbench.service.api import responses as rs
+
+    async def health(request):  # answers with its model, as the route declares
+        return rs.Health(version="v", status="ready", store_id="s")
+
+    async def wrong(request):
+        return rs.Registered(registered=[])
+
+    request = make_mocked_request("GET", "/")
+    served = asyncio.run(bindings._bound(health, None, None, rs.Health, False, 200)(request))
+    assert (served.status, served.body) == (200, b'{"status": "ready", "store_id": "s", "version": "v"}')
+    accepted = asyncio.run(bindings._bound(health, None, None, rs.Health, False, 202)(request))
+    assert accepted.status == 202
+    with pytest.raises(TypeError, match="wrong answered a Registered, not its route's answer model \\(Health\\)"):
+        asyncio.run(bindings._bound(wrong, None, None, rs.Health, False, 200)(request))

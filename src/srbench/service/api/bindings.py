@@ -9,10 +9,14 @@ documented cannot drift. A handler that takes a ``req`` (body) or ``q`` (query) 
 the declared model, is given the request already parsed and validated by it (`service.api.http.parse` /
 `query`: the body read up to the model's limit, parsed within its member budget in a worker thread,
 problems capped); one that does not parses by itself (it checks something first: that the run exists).
+A handler may answer with an instance of its declared answer model, which the binding serialises
+(``model_dump(mode="json")``, keys sorted, 200, or 202 for an accepted job); a route whose status
+varies (201 created or 200 bound) answers with its response.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Literal, NamedTuple, TypeVar
@@ -20,10 +24,11 @@ from typing import Literal, NamedTuple, TypeVar
 from aiohttp import web
 from pydantic import BaseModel
 
-from srbench.service.api.http import parse, query
+from srbench.service.api.http import ok, parse, query
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-F = TypeVar("F", bound=Callable[..., Awaitable[web.StreamResponse]])
+Answered = web.StreamResponse | BaseModel        # a handler answers with a response, or its answer model
+F = TypeVar("F", bound=Callable[..., Awaitable[Answered]])
 Method = Literal["GET", "POST", "DELETE"]
 
 
@@ -47,7 +52,7 @@ class Route(NamedTuple):
 REGISTRY: dict[str, Route] = {}     # operationId → its route, in the order the handlers were declared
 
 
-def _wanted(fn: Callable[..., Awaitable[web.StreamResponse]], param: str, model: type[BaseModel] | None) -> bool:
+def _wanted(fn: Callable[..., Awaitable[Answered]], param: str, model: type[BaseModel] | None) -> bool:
     """Whether `fn` takes the parsed `model` as `param`; its annotation must name the declared model."""
     p = inspect.signature(fn).parameters.get(param)
     if p is None or model is None:
@@ -59,13 +64,12 @@ def _wanted(fn: Callable[..., Awaitable[web.StreamResponse]], param: str, model:
     return True
 
 
-def _bound(fn: Callable[..., Awaitable[web.StreamResponse]], body: type[BaseModel] | None,
-           model: type[BaseModel] | None, optional: bool) -> Handler:
+def _bound(fn: Callable[..., Awaitable[Answered]], body: type[BaseModel] | None, model: type[BaseModel] | None,
+           answer: type[BaseModel] | None, optional: bool, status: int) -> Handler:
     """The aiohttp handler of `fn`: the declared body given as its `req` parameter, the declared query as
-    its `q` parameter, when it takes them (one that does not parses by itself, after its own checks)."""
+    its `q` parameter, when it takes them (one that does not parses by itself, after its own checks); an
+    answer `fn` returns as its declared answer model is serialised by that model (JSON, keys sorted)."""
     wants_body, wants_query = _wanted(fn, "req", body), _wanted(fn, "q", model)
-    if not (wants_body or wants_query):
-        return fn
 
     async def handler(request: web.Request) -> web.StreamResponse:
         kwargs: dict[str, BaseModel] = {}
@@ -73,10 +77,15 @@ def _bound(fn: Callable[..., Awaitable[web.StreamResponse]], body: type[BaseMode
             kwargs["req"] = await parse(request, body, optional=optional)
         if wants_query and model is not None:
             kwargs["q"] = query(request, model)
-        return await fn(request, **kwargs)
+        result = await fn(request, **kwargs)
+        if isinstance(result, web.StreamResponse):
+            return result
+        if answer is None or not isinstance(result, answer):
+            raise TypeError(f"{fn.__name__} answered a {type(result).__name__}, not its route's answer model "
+                            f"({answer.__name__ if answer else 'a response'})")
+        return ok(result.model_dump(mode="json"), status)
 
-    handler.__name__ = handler.__qualname__ = fn.__name__
-    return handler
+    return functools.update_wrapper(handler, fn)          # its name and docstring; __wrapped__ is `fn`
 
 
 def route(method: Method, path: str, summary: str, *, body: type[BaseModel] | None = None,
@@ -90,7 +99,7 @@ def route(method: Method, path: str, summary: str, *, body: type[BaseModel] | No
             raise ValueError(f"route {name} is declared twice ({REGISTRY[name].method} {REGISTRY[name].path} "
                              f"and {method} {path}); give the handler another name")
         REGISTRY[name] = Route(method, path, name, summary, body, query, answer, created, accepted, aliases,
-                               _bound(fn, body, query, optional), optional)
+                               _bound(fn, body, query, answer, optional, 202 if accepted else 200), optional)
         return fn
     return bind
 

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 # -- basics --------------------------------------------------------------------------------------
 @route("GET", "/health", "Readiness and store identity (the token is needed, as upstream)", answer=rs.Health,
        aliases=("/health",))
-async def health(request: web.Request) -> web.Response:
-    return ok({"version": VERSION, "status": "ready", "store_id": svc(request).store_id})
+async def health(request: web.Request) -> rs.Health:
+    return rs.Health(version=VERSION, status="ready", store_id=svc(request).store_id)
 
 
 @route("GET", "/catalog", "The installed suite, its nine benchmarks, profiles and modes", answer=rs.Catalog)
@@ -49,9 +49,9 @@ async def catalog(request: web.Request) -> web.Response:
 
 
 @route("POST", "/shutdown", "Stop the service; every result is kept", answer=wf.Stopping)
-async def shutdown(request: web.Request) -> web.Response:
+async def shutdown(request: web.Request) -> wf.Stopping:
     asyncio.get_running_loop().call_later(0.05, svc(request).stopping.set)
-    return ok({"status": "stopping", "results": "kept"})
+    return wf.Stopping(status="stopping", results="kept")
 
 
 # Objects the API serves: JSON records without reference answers. Frozen datasets, cases and SSE
@@ -96,7 +96,7 @@ async def list_targets(request: web.Request) -> web.Response:
 
 @route("POST", "/targets", "Register or replace targets (the operator)", body=rq.RegisterTargets,
        answer=rs.Registered)
-async def register_targets(request: web.Request, req: rq.RegisterTargets) -> web.Response:
+async def register_targets(request: web.Request, req: rq.RegisterTargets) -> rs.Registered:
     parsed = req.targets
     problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
                 if (bad := routers.router_problem(t)) is not None]
@@ -109,7 +109,7 @@ async def register_targets(request: web.Request, req: rq.RegisterTargets) -> web
     journal = svc(request).journal
     for t in parsed:
         journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
-    return ok({"registered": ids})
+    return rs.Registered(registered=ids)
 
 
 # -- plans and runs ------------------------------------------------------------------------------
