@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.text import lone_surrogate_at
 
-SERVICE: web.AppKey[Any] = web.AppKey("service", object)
+SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.api.app.Service`
 MAX_BODY = 8 * 1024 * 1024          # the largest body (a recovery plan lists every cell of a large run)
 SMALL_BODY = 64 * 1024              # a body of a few named fields: the default route limit
 MAX_MEMBERS = 2_000                 # object members of a body of a few named fields: the default route budget
