@@ -17,6 +17,8 @@ from srbench.cas import ObjectStore
 from srbench.rules import Engine, MemoryActionCache
 from srbench.schemas.report_params import ReportRequest
 from srbench.stages.report import build as report_build
+from srbench.stages.report import rule
+from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
 from srbench.stages.report.rule import build_report
 
 DATA = Path(__file__).parent / "data" / "report_demo.json.gz"
@@ -64,3 +66,39 @@ PINNED = {
     "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
 }
+
+
+class _Memo:
+    """A row memo (stages/report/cells.py RowMemo) held in a dict, as service/runs/report_rows.py holds it."""
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.read = 0
+
+    def rows(self, run_id: str, ctx: str, target_id: str) -> dict[str, Any]:
+        got = dict(self.entries.get((run_id, ctx, target_id), {}))
+        self.read += len(got)
+        return got
+
+
+def test_the_row_memo_is_the_rules_input_cache(demo: dict[str, Any], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows memoised under the rule's row context give the same report; under another version of the
+    rule (the one version of every report cache) they are not read."""
+    monkeypatch.setattr(report_build, "VERSION", "0.0.0-pinned")
+    store = _store(tmp_path, demo)
+    engine = Engine(store, MemoryActionCache())
+    request = ReportRequest(run_id="run-demo", plan=demo["live"]["plan"], status="completed", wall_time_s=12.5)
+    ctx = rule.row_context({"plan": request.plan})
+    ri = ReportInputs.load(store, {"plan": request.plan})
+    memo = _Memo()
+    for cell_id, cell in demo["live"]["cells"].items():
+        entry = memo_entry(cell, cell_row(engine, ri, cell_id, cell))
+        memo.entries.setdefault(("run-demo", ctx, cell[2]), {})[cell_id] = entry
+    digest, _, _ = build_report(Engine(store, MemoryActionCache()), request, demo["live"]["cells"], memo=memo)
+    assert digest == PINNED["live"] and memo.read == len(demo["live"]["cells"])
+    sig = rule.report_signature(request, 7)
+    monkeypatch.setattr(rule, "REPORT_RULE_VERSION", "test-bump")
+    assert rule.row_context({"plan": request.plan}) != ctx          # the memo's rows are not read again
+    assert rule.report_signature(request, 7) != sig                 # nor the run's report head
+    assert rule.make_report_rule(engine).version == "test-bump"     # nor the action cache's entry

@@ -52,6 +52,7 @@ from srbench.schemas.report import (
     Provenance,
     Report,
     ReportSummary,
+    RoutingFigures,
     TargetSummary,
 )
 from srbench.schemas.report_params import ReportParams
@@ -80,15 +81,15 @@ REPORT_VERSION = "sr-bench-report-v1"      # the report object's layout; the rul
 TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
 
 
-def _known_spend(targets: list[dict[str, Any]]) -> float:
+def _known_spend(targets: list[TargetSummary]) -> float:
     """What the run is known to have spent: each target's total, or where a cost is unknown (a call
     cancelled in flight, an unpriced model) its known principal and auxiliary costs."""
     out = 0.0
     for t in targets:
-        if t["total_cost_usd"] is not None:
-            out += t["total_cost_usd"]
+        if t.total_cost_usd is not None:
+            out += t.total_cost_usd
         else:
-            out += (t.get("known_cost_usd") or 0.0) + sum(t.get(f) or 0.0 for f in AUX_FIELDS)
+            out += t.known_cost_usd + sum(getattr(t, f) or 0.0 for f in AUX_FIELDS)
     return float(out)
 
 
@@ -96,9 +97,15 @@ def _sum_opt(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
 
 
+def _aux(targets: list[TargetSummary]) -> dict[str, float | None]:
+    """The run's auxiliary costs per role, where a target has a conversation cell (0 for the others)."""
+    return {f: _sum_opt([getattr(t, f) if f in t.model_fields_set else 0.0 for t in targets]) for f in AUX_FIELDS
+            if f != "judge_cost_usd" and any(f in t.model_fields_set for t in targets)}
+
+
 def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int],
-                    turns: dict[str, list[dict[str, Any]]] | None = None,
-                    revisions: dict[str, set[str | None]] | None = None) -> dict[str, Any]:
+                    turns: dict[str, list[dict[str, Any]]], revisions: dict[str, set[str | None]],
+                    evidence: dict[str, Any] | None) -> TargetSummary:
     total = len(rows)
     completed = sum(r["state"] == "completed" for r in rows)
     failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
@@ -119,41 +126,36 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
     accs = {b: sum(bool(x["correct"]) for x in rs) / len(rs) for b, rs in by_bench.items()}
     wsum = sum(weights[b] for b in accs)
     macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
-    turns = turns or {}
     # a conversation's router choices count per turn (turn_models), a single call's once
     selected = Counter(m for r in calls for m in (r.get("turn_models") or [r["selected_model"]]) if m)
     routed = [t for r in rows for t in turns.get(r["cell_id"], [r])]
     roles = role_totals(rows)
     outside = sorted({m for r in calls for m in r.get("outside_pool", [])}
                      | {m for m in selected if target.models and m not in target.models})
-    return {
-        "target_id": target.id, "kind": target.kind, "model": target.model, "total": total,
-        "completed": completed, "failed": failed, "pending": total - completed - failed, "graded": graded,
-        "correct": correct, "ambiguous_dispatch": sum(r["state"] == "ambiguous" for r in rows),
-        "accuracy": correct / total if total else None, "accuracy_ci95": wilson(correct, total),
-        "accuracy_answered": correct / completed if completed else None,
-        "accuracy_answered_ci95": wilson(correct, completed),
-        "macro_accuracy": macro, **full_score(by_bench, revisions),
-        "tokens": tokens,
-        "cost_usd": _sum_opt(costs), "known_cost_usd": float(sum(c for c in costs if c is not None)),
-        "judge_cost_usd": _sum_opt([r["judge_cost_usd"] for r in rows]),
-        "total_cost_usd": _sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
-                                    *[roles[f] for f in AUX_FIELDS if f in roles]]),
-        "cost_complete": all(c is not None for c in costs),
-        "cache_neutral_cost_usd": _sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
-        "latency_p50_s": percentile(ok_lat, 0.5), "latency_p95_s": percentile(ok_lat, 0.95),
-        "ttft_p50_s": percentile(ttft, 0.5), "request_time_sum_s": float(sum(lat)) if lat else None,
-        "request_count": len(calls),
-        "grade_statuses": dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
-        "failure_classes": dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
-        "selected_models": dict(sorted(selected.items())) if target.kind == "mom" else None,
-        "decisions": dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items()))
-        if target.kind == "mom" else None,
-        "routing": routing_summary(routers.for_target(target).name, routed, target.max_inference_calls)
-        if target.kind == "mom" else None,
-        "models_outside_pool": outside,
-        **roles,
-    }
+    mom = target.kind == "mom"
+    return TargetSummary(
+        target_id=target.id, kind=target.kind, model=target.model, total=total, completed=completed, failed=failed,
+        pending=total - completed - failed, graded=graded, correct=correct,
+        ambiguous_dispatch=sum(r["state"] == "ambiguous" for r in rows),
+        accuracy=correct / total if total else None, accuracy_ci95=wilson(correct, total),
+        accuracy_answered=correct / completed if completed else None,
+        accuracy_answered_ci95=wilson(correct, completed), macro_accuracy=macro, **full_score(by_bench, revisions),
+        tokens=tokens, cost_usd=_sum_opt(costs), known_cost_usd=float(sum(c for c in costs if c is not None)),
+        judge_cost_usd=_sum_opt([r["judge_cost_usd"] for r in rows]),
+        total_cost_usd=_sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
+                                 *[roles[f] for f in AUX_FIELDS if f in roles]]),
+        cost_complete=all(c is not None for c in costs),
+        cache_neutral_cost_usd=_sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
+        latency_p50_s=percentile(ok_lat, 0.5), latency_p95_s=percentile(ok_lat, 0.95),
+        ttft_p50_s=percentile(ttft, 0.5), request_time_sum_s=float(sum(lat)) if lat else None,
+        request_count=len(calls),
+        grade_statuses=dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
+        failure_classes=dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
+        selected_models=dict(sorted(selected.items())) if mom else None,
+        decisions=dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items())) if mom else None,
+        routing=RoutingFigures.model_validate(routing_summary(routers.for_target(target).name, routed,
+                                                              target.max_inference_calls)) if mom else None,
+        models_outside_pool=outside, config_hash_evidence=evidence, **roles)
 
 
 def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: ReportParams, spill: RowSpill,
@@ -172,7 +174,7 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
     revisions = for_full_score(revisions, plan["dataset"].get("sources"))   # unchecked bytes: not the pinned source
     probes = params.config_probes
-    summary_targets: list[dict[str, Any]] = []
+    summary_targets: list[TargetSummary] = []
     per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
     for tid in targets:
         memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
@@ -196,17 +198,15 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
             if b.receipt is not None:
                 receipts.setdefault(digest_json(b.receipt), b.receipt)
             states[b.row["state"]] += 1
-        t = _target_summary(targets[tid], trows, weights, turns, revisions)
-        adjust_for_mode(plan["mode"], t, trows)
-        t["config_hash_evidence"] = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
-        summary_targets.append(t)
+        evidence = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
+        t = _target_summary(targets[tid], trows, weights, turns, revisions, evidence)
+        summary_targets.append(adjust_for_mode(plan["mode"], t, trows))
         per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
         spill.add(fresh)
         spill.add_raw(raw)
         del built, trows, turns, fresh, raw
-    unconfirmed = {t["target_id"]: evidence_limitation(t["target_id"], t["config_hash_evidence"])
-                   for t in summary_targets}
-    bench_rows = []
+    unconfirmed = {t.target_id: evidence_limitation(t.target_id, t.config_hash_evidence) for t in summary_targets}
+    bench_rows: list[BenchmarkRow] = []
     for tid, brows in per_target_bench:
         for brow in brows:
             if unconfirmed.get(tid):
@@ -218,16 +218,16 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
                 for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
                     brow["estimated_" + key] = brow.pop(key)
             brow.pop("_extra", None)
-            bench_rows.append(brow)
+            bench_rows.append(BenchmarkRow.model_validate(brow))
     total = sum(states.values())
     all_done = states["completed"] == total
     if plan.get("recovery"):
         all_done = False                     # a child never completes the parent's evaluation
-        for t in summary_targets:
-            t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
-            t["score_scope"] = "recovery child: its selected cells only"
+        summary_targets = [t.model_copy(update={"sr_bench_score": None, "sr_bench_score_ci95": None,
+                                                "score_scope": "recovery child: its selected cells only"})
+                           for t in summary_targets]
     status = params.status
-    spend = [t["total_cost_usd"] for t in summary_targets]
+    spend = [t.total_cost_usd for t in summary_targets]
     if plan["mode"] == "replay":
         spend = [0.0 for _ in summary_targets]
     paired = _paired(plan, spill, status, params) if _pairs(plan) else None
@@ -237,13 +237,11 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         complete=bool(status == "completed" and all_done and plan["mode"] == "live"),
         summary=ReportSummary(
             wall_time_s=params.wall_time_s, total_spend_usd=_sum_opt(spend),
-            principal_cost_usd=_sum_opt([t["cost_usd"] for t in summary_targets]),
-            judge_cost_usd=_sum_opt([t["judge_cost_usd"] for t in summary_targets]),
-            **{f: _sum_opt([t.get(f, 0.0) for t in summary_targets]) for f in AUX_FIELDS
-               if f != "judge_cost_usd" and any(f in t for t in summary_targets)},
+            principal_cost_usd=_sum_opt([t.cost_usd for t in summary_targets]),
+            judge_cost_usd=_sum_opt([t.judge_cost_usd for t in summary_targets]), **_aux(summary_targets),
             known_spend_usd=0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
-            planned_cells=total, targets=[TargetSummary.model_validate(t) for t in summary_targets]),
-        benchmarks=[BenchmarkRow.model_validate(r) for r in bench_rows], aggregation=AGGREGATION, results=None,
+            planned_cells=total, targets=summary_targets),
+        benchmarks=bench_rows, aggregation=AGGREGATION, results=None,
         recovery=plan.get("recovery"),
         price_correction=None if ri.price_fix is None else PriceCorrection(
             digest=inputs["prices"], version=ri.price_fix["version"], reason=ri.price_fix["reason"],
@@ -305,31 +303,27 @@ def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: li
     return out
 
 
+PREVIEW_NONE = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy",
+                "sr_bench_score", "sr_bench_score_ci95", "correct", "graded", "tokens", "cost_usd",
+                "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd")
 ESTIMATED = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy", "cost_usd", "cache_neutral_cost_usd",
              "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
 
 
-def adjust_for_mode(mode: str, t: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def adjust_for_mode(mode: str, t: TargetSummary, rows: list[dict[str, Any]]) -> TargetSummary:
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
         routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
-        for key in ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answered_ci95", "macro_accuracy",
-                    "sr_bench_score", "sr_bench_score_ci95",
-                    "correct", "graded",
-                    "tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "total_cost_usd", "judge_cost_usd"):
-            t[key] = None
+        update: dict[str, Any] = dict.fromkeys(PREVIEW_NONE)
         for name, key in (("models", "selected_model"), ("decisions", "decision"),
                           ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):
-            t[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))
-        t["known_cost_usd"] = 0.0
-    elif mode == "replay":
-        for key in ESTIMATED:
-            t["estimated_" + key] = t[key]
-            t[key] = None
-        t["sr_bench_score"] = t["sr_bench_score_ci95"] = None
-        t["total_cost_usd"] = 0.0
-        t["known_cost_usd"] = 0.0
-        t["judge_cost_usd"] = 0.0             # nothing was called: the saved judge verdicts are reused
-        t["estimated_tokens_by_role"] = t.get("tokens_by_role")
-        t.update(call_count=0, calls_by_role={}, tokens_by_role={})      # no model was called (issue 27)
-        t["evidence_mode"] = "offline_estimate"
+            update[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))
+        return t.model_copy(update=update | {"known_cost_usd": 0.0})
+    if mode == "replay":
+        return t.model_copy(update={"estimated_" + key: getattr(t, key) for key in ESTIMATED} | dict.fromkeys(ESTIMATED) | {
+            "sr_bench_score": None, "sr_bench_score_ci95": None, "total_cost_usd": 0.0, "known_cost_usd": 0.0,
+            "judge_cost_usd": 0.0,              # nothing was called: the saved judge verdicts are reused
+            "estimated_tokens_by_role": t.tokens_by_role,
+            "call_count": 0, "calls_by_role": {}, "tokens_by_role": {},      # no model was called (issue 27)
+            "evidence_mode": "offline_estimate"})
+    return t

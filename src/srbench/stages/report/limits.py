@@ -9,13 +9,13 @@ from collections import Counter
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.report import TargetSummary
 from srbench.stages.report.published import PUBLISHED_NOTE
 
 __all__ = ["limitations", "stop_limitations", "recipe_limitations"]
 
 
-def limitations(plan: dict[str, Any], status: str, states: Counter[str],
-                targets: list[dict[str, Any]]) -> list[str]:
+def limitations(plan: dict[str, Any], status: str, states: Counter[str], targets: list[TargetSummary]) -> list[str]:
     """The report's limitations; `states` counts the rows by state."""
     out = list(plan.get("notices", []))
     if plan.get("recovery"):
@@ -42,19 +42,19 @@ def limitations(plan: dict[str, Any], status: str, states: Counter[str],
         out.append(f"{amb} cell(s) have an ambiguous dispatch (the service stopped mid-call): they may have been "
                    "billed; their cost is unknown.")
     for t in targets:
-        if t.get("models_outside_pool"):
-            out.append(f"Target {t['target_id']} was answered by model(s) outside its declared pool: "
-                       f"{', '.join(t['models_outside_pool'])}.")
+        if t.models_outside_pool:
+            out.append(f"Target {t.target_id} was answered by model(s) outside its declared pool: "
+                       f"{', '.join(t.models_outside_pool)}.")
     for t in targets:
-        r = t.get("routing") or {}
-        if r.get("calls_over_max_inference_calls"):
-            out.append(f"Target {t['target_id']} made more inference calls than its max_inference_calls in "
-                       f"{r['calls_over_max_inference_calls']} call(s) (retries or fallbacks): the budget reservation "
+        r = t.routing
+        if r is not None and r.calls_over_max_inference_calls:
+            out.append(f"Target {t.target_id} made more inference calls than its max_inference_calls in "
+                       f"{r.calls_over_max_inference_calls} call(s) (retries or fallbacks): the budget reservation "
                        "was too low for them.")
-        if r.get("unattributed_calls"):
-            out.append(f"Target {t['target_id']} (router {r['router']}): {r['unattributed_calls']} answered call(s) "
+        if r is not None and r.unattributed_calls:
+            out.append(f"Target {t.target_id} (router {r.router}): {r.unattributed_calls} answered call(s) "
                        "name no served model; they are left out of the model mix and their cost is unknown.")
-    if any(t["cost_usd"] is None for t in targets):
+    if any(t.cost_usd is None for t in targets):
         out.append("Some cost is unknown (unmetered, unpriced or missing calls): it is null, never zero.")
     if plan["cost_policy"] == "capability_only":
         out.append("cost_policy capability_only: prices may be unknown and no savings are claimed.")

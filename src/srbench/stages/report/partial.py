@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench import TERMINAL_STATUSES
+from srbench.schemas.report import PartialBlock
 from srbench.stages.stats.basic import percentile
 from srbench.stages.stats.paired import HOEFFDING, exact_weighted_quality, weighted_hoeffding
 
@@ -34,7 +35,7 @@ PLANNED_SCOPE = "over every planned cell: a cell without an answer (never sent, 
 ANSWERED_SCOPE = "over the answered cells only (a complete, graded answer): what the answers so far say, not the plan"
 
 
-def partial_block(status: str, states: dict[str, int]) -> dict[str, Any] | None:
+def partial_block(status: str, states: dict[str, int]) -> PartialBlock | None:
     """The report's `partial` section, or None for a run that answered every planned cell."""
     total, answered = sum(states.values()), states.get("completed", 0)
     if status == "completed" and answered == total:
@@ -42,9 +43,9 @@ def partial_block(status: str, states: dict[str, int]) -> dict[str, Any] | None:
     final = status in TERMINAL_STATUSES
     when = (f"run {status}: figures so far" if not final else "the run completed; the other cells failed"
             if status == "completed" else f"run {status}: it will not finish")
-    return {"answered_cells": answered, "planned_cells": total, "final": final,
-            "label": f"partial: {answered} of {total} planned cells answered ({when})",
-            "accuracy": PLANNED_SCOPE, "accuracy_answered": ANSWERED_SCOPE}
+    return PartialBlock(answered_cells=answered, planned_cells=total, final=final,
+                        label=f"partial: {answered} of {total} planned cells answered ({when})",
+                        accuracy=PLANNED_SCOPE, accuracy_answered=ANSWERED_SCOPE)
 
 
 def _answered(r: dict[str, Any]) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.schemas.dataset import Case
+from srbench.schemas.report import BenchmarkRow
 from srbench.stages.grading.grade import grader_for
 
 AGGREGATION = {
@@ -57,22 +58,22 @@ def headline(row: dict[str, Any]) -> dict[str, Any]:
     return {"metric": "accuracy", "value": row.get("accuracy")}
 
 
-def published_limitations(bench_rows: list[dict[str, Any]]) -> list[str]:
+def published_limitations(bench_rows: list[BenchmarkRow]) -> list[str]:
     """One line per benchmark: how many answers the two rules grade differently, or why there is no
     published figure."""
     out: list[str] = []
-    by_bench: dict[str, list[dict[str, Any]]] = {}
+    by_bench: dict[str, list[tuple[BenchmarkRow, dict[str, Any]]]] = {}
     for r in bench_rows:
-        if isinstance(r.get("published"), dict):
-            by_bench.setdefault(r["benchmark"], []).append(r)
+        if r.published is not None:
+            by_bench.setdefault(r.benchmark, []).append((r, r.published))
     for b, rs in by_bench.items():
-        pub = [r["published"] for r in rs]
+        pub = [p for _, p in rs]
         if pub[0].get("rule") is None:
             out.append(f"{b}: no published-rule figure ({pub[0].get('reason')}).")
             continue
         differ = sum(int(p.get("graded_differently") or 0) for p in pub)
         total = sum(int(p.get("n") or 0) for p in pub)
-        per = ", ".join(f"{r['target_id']} {r['published'].get('graded_differently')}" for r in rs)
+        per = ", ".join(f"{r.target_id} {p.get('graded_differently')}" for r, p in rs)
         out.append(f"{b}: the published rule {pub[0]['rule']} grades {differ} of {total} answers differently "
-                   f"from sr-bench's {rs[0].get('sr_bench_rule')} ({per}).")
+                   f"from sr-bench's {rs[0][0].sr_bench_rule} ({per}).")
     return out

@@ -72,7 +72,9 @@ def _unbound(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     raise RuntimeError("the report rule is bound to an engine by make_report_rule")
 
 
-KEY = Rule(RULE_NAME, REPORT_RULE_VERSION, _unbound)       # the rule's name and version, for its keys
+def _key_rule() -> Rule:
+    """The rule's name and version, for its keys."""
+    return Rule(RULE_NAME, REPORT_RULE_VERSION, _unbound)
 
 
 def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
@@ -93,7 +95,7 @@ def row_context(inputs: dict[str, Any], code: dict[str, Any] | None = None) -> s
     """The key of the rule's row cache: what every row of a report depends on beyond its cell — the
     plan, the price and usage corrections (`inputs`: the rule's) and the grading code (`code`:
     its CODE_PARAMS, default the installed ones)."""
-    return rule_key(KEY, {k: inputs.get(k) for k in ROW_INPUTS}, installed_code() if code is None else code)
+    return rule_key(_key_rule(), {k: inputs.get(k) for k in ROW_INPUTS}, installed_code() if code is None else code)
 
 
 def report_signature(request: ReportRequest, cells_version: int) -> tuple[str, str]:
@@ -104,7 +106,7 @@ def report_signature(request: ReportRequest, cells_version: int) -> tuple[str, s
     inputs = report_inputs(request, {"version": cells_version})
     params = report_params(request).model_dump()
     rows_only = {k: params[k] for k in ("run_id", *CODE_PARAMS)}
-    return rule_key(KEY, inputs, params), rule_key(KEY, inputs, rows_only)
+    return rule_key(_key_rule(), inputs, params), rule_key(_key_rule(), inputs, rows_only)
 
 
 def build_report(engine: Engine, request: ReportRequest, cells: dict[str, list[Any]] | str,
