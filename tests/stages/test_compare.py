@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import DEV, FORMAL, NO_MARGIN, NotComparable, compare_reports
 from srbench.stages.stats.paired import weighted_hoeffding
 
@@ -28,7 +29,7 @@ def target(tid: str, kind: str = "single", model: str | None = None) -> dict[str
 def plan(targets: list[dict[str, Any]], *, profile: str = "quick", policy: str = "require_priced",
          case_sha: str = "c" * 64, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
-        "kind": "plan", "mode": "live", "profile": profile, "seed": 1, "cost_policy": policy,
+        "kind": "plan", "name": "p", "mode": "live", "profile": profile, "seed": 1, "cost_policy": policy,
         "dataset": {"case_count": len(CASES), "benchmarks": sorted(WEIGHTS),
                     "split": "holdout" if profile == "standard" else "dev"},
         "case_sha256": case_sha, "targets": [{"target": t, "effective_params": {}, "registered": True}
@@ -73,7 +74,8 @@ def run(spec: dict[str, tuple[str, list[dict[str, Any]]]], status: str = "comple
 
 
 def compare(base: tuple, cand: tuple, **kw: Any) -> dict[str, Any]:
-    return compare_reports(*base, *cand, **kw)
+    (br, brows, bp), (cr, crows, cp) = base, cand          # the plans as dicts, edited by the tests
+    return compare_reports(br, brows, Plan.model_validate(bp), cr, crows, Plan.model_validate(cp), **kw)
 
 
 def refusal(base: tuple, cand: tuple, reason: str) -> NotComparable:
@@ -316,8 +318,10 @@ def test_run_level_limits_may_differ_and_are_named():
     cand[2]["limits"].update(concurrency=16, max_cost_usd=2.5)
     out = compare(base, cand)
     note = [x for x in out["limitations"] if "run-level limits" in x]
-    assert len(note) == 1 and "limits.concurrency None (baseline) vs 16 (candidate)" in note[0]
-    assert "limits.max_cost_usd" in note[0] and "max_run_seconds" not in note[0]
+    # the plans are validated: a limit the fixture leaves out is its default (concurrency 4, max_cost_usd 5.0),
+    # quoted as the stored plan reads back (5, not 5.0)
+    assert len(note) == 1 and "limits.concurrency 4 (baseline) vs 16 (candidate)" in note[0]
+    assert "limits.max_cost_usd 5 (baseline) vs 2.5 (candidate)" in note[0] and "max_run_seconds" not in note[0]
     assert not [x for x in compare(base, run({"mom": ("mom", rows_for("mom", ALL))}))["limitations"]
                 if "run-level" in x]
     timeout = copy.deepcopy(cand)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import NotComparable, compare_reports
 from srbench.stages.stats.betting import betting_interval, interleave, make_design
 from srbench.stages.stats.paired import weighted_hoeffding
@@ -21,8 +22,8 @@ def cases(n_m: int, n_g: int) -> list[tuple[str, str]]:
 
 
 def plan(tid: str, kind: str, cs: list[tuple[str, str]], stats: dict[str, Any] | None = None,
-         profile: str = "standard") -> dict[str, Any]:
-    out = {"kind": "plan", "mode": "live", "profile": profile, "seed": 1, "cost_policy": "require_priced",
+         profile: str = "standard") -> Plan:
+    out = {"kind": "plan", "name": "p", "mode": "live", "profile": profile, "seed": 1, "cost_policy": "require_priced",
            "dataset": {"case_count": len(cs), "benchmarks": sorted(WEIGHTS), "split": "holdout"},
            "case_sha256": "c" * 64, "targets": [{"target": {"id": tid, "kind": kind, "base_url": "http://x/v1",
                                                            "model": tid, "prices": {tid: PRICE}},
@@ -31,7 +32,7 @@ def plan(tid: str, kind: str, cs: list[tuple[str, str]], stats: dict[str, Any] |
            "grader_versions": {}, "total": len(cs), "plan_sha256": f"plan-{tid}"}
     if stats is not None:
         out["statistics"] = stats
-    return out
+    return Plan.model_validate(out)
 
 
 def rows(tid: str, cs: list[tuple[str, str]], correct: dict[str, bool], pending: set[str] = frozenset()
@@ -42,9 +43,9 @@ def rows(tid: str, cs: list[tuple[str, str]], correct: dict[str, bool], pending:
             for i, (c, b) in enumerate(cs)]
 
 
-def report(p: dict[str, Any], status: str = "completed", stop: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"kind": "report", "run_id": p["plan_sha256"], "status": status, "mode": "live", "early_stop": stop,
-            "provenance": {"plan_sha256": p["plan_sha256"]}}
+def report(p: Plan, status: str = "completed", stop: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"kind": "report", "run_id": p.plan_sha256, "status": status, "mode": "live", "early_stop": stop,
+            "provenance": {"plan_sha256": p.plan_sha256}}
 
 
 CS = cases(200, 40)
@@ -132,7 +133,7 @@ def test_the_declared_rule_also_makes_the_primary_claim():
     stats = {"claim_rule": "betting", "primary_benchmarks": ["mmlu-pro"]}
     bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
     out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp)
-    apply_declared(out, DECLARED, cp)
+    apply_declared(out, DECLARED, cp.statistics)
     p = out["candidates"][0]["primary"]
     # mmlu-pro alone: 20 wins in 200 cases, in their own (plan) order, weight 1
     m = [c for c, b in CS if b == "mmlu-pro"]

@@ -8,11 +8,13 @@ import math
 import pytest
 
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Statistics
 from srbench.stages.compare.declared import DECLARED, POST_HOC, apply_declared, resolve_margin
 
 
-def _plan(**stats) -> dict:
-    return {"statistics": stats} if stats else {}
+def _plan(**stats) -> Statistics | None:
+    """A candidate plan's statistics block (None: the plan declares none)."""
+    return Statistics(**stats) if stats else None
 
 
 def test_resolve_margin() -> None:

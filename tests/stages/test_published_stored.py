@@ -20,7 +20,7 @@ def test_livecodebench_figure_from_sandbox_grades() -> None:
               {"correct": False, "status": "output_limit", "details": {"verdict": "passed"}},   # cut, yet it passed
               {"correct": False, "status": "incorrect", "details": {"verdict": "wrong_answer"}},
               None]                                                                           # never graded
-    fig = published_figure("livecodebench", {"grader_versions": {}}, rows, grades, cases)
+    fig = published_figure("livecodebench", None, rows, grades, cases)
     assert fig["rule"] == "livecodebench-pass-at-1-v1" and fig["score"] == 0.5 and fig["n"] == 4
     assert fig["published_higher"] == 1 and fig["published_lower"] == 0
 
@@ -31,6 +31,6 @@ def test_scicode_figure_counts_every_planned_step() -> None:
     rows = [{"case_id": cid, "correct": False} for cid in cases]
     grades = [{"correct": False, "status": "incorrect",
                "details": {"verdict": "wrong_answer", "sub_steps_passed": 1, "sub_steps_scored": 2}}, None]
-    fig = published_figure("scicode", {"grader_versions": {}}, rows, grades, cases)
+    fig = published_figure("scicode", None, rows, grades, cases)
     assert fig["rule"] == "scicode-main-problem-v1" and fig["score"] == 0.0
     assert (fig["sub_steps_passed"], fig["sub_steps_scored"], fig["sub_step_pass_rate"]) == (1, 4, 0.25)

@@ -50,9 +50,9 @@ def seeded_rows(targets: list[tuple[str, str]] = TARGETS) -> list[dict[str, Any]
             for t, _ in targets for i, (c, b) in enumerate(CS)]
 
 
-def stub(plan: dict[str, Any]) -> dict[str, Any]:
+def stub(plan: Plan) -> dict[str, Any]:
     return {"kind": "report", "run_id": "run-old", "status": "completed", "mode": "live", "early_stop": None,
-            "provenance": {"plan_sha256": plan["plan_sha256"]}}
+            "provenance": {"plan_sha256": plan.plan_sha256}}
 
 
 # content digests computed with the code before issue 28 (main at 86ff068), for the same plans and rows
@@ -69,7 +69,7 @@ OLD_STATS = {"none": None, "margin": {"margin": 0.02}, "betting": {"claim_rule":
 
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_old_frozen_plans_reproduce_their_report_and_comparison_digests(name):
-    plan, rows = frozen_plan(OLD_STATS[name]), seeded_rows()
+    plan, rows = Plan.model_validate(frozen_plan(OLD_STATS[name])), seeded_rows()
     paired = paired_in_run(plan, rows, "completed", "run-old")      # the report's `paired` section
     cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
     assert (content_digest(paired), content_digest(cmp)) == PINNED[name]
@@ -96,7 +96,7 @@ def _order() -> list[str]:
 
 
 def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment():
-    plan = frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"})
+    plan = Plan.model_validate(frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}))
     rows = seeded_rows()
     paired = paired_in_run(plan, rows, "completed", "run-new")
     c = paired["candidates"][0]
@@ -121,7 +121,7 @@ def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment()
 
 def test_a_baseline_fixed_in_advance_is_not_adjusted():
     one = [("s1", "single"), ("mom", "mom")]
-    plan = frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}, one)
+    plan = Plan.model_validate(frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}, one))
     c = paired_in_run(plan, seeded_rows(one), "completed", "run-new")["candidates"][0]
     assert c["selection"] == {"k": 1, "singles": ["s1"], "rule": "betting", "adjusted": False,
                               "adjustment": c["selection"]["adjustment"], "estimand": None}
@@ -173,7 +173,7 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
     from srbench.stages.stats.paired import weighted_hoeffding
 
     stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"]}
-    plan, rows = frozen_plan(stats), seeded_rows()
+    plan, rows = Plan.model_validate(frozen_plan(stats)), seeded_rows()
     cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
     c = next(x for x in cmp["candidates"] if x["target_id"] == "mom")
     by = {t: {r["case_id"]: r for r in rows if r["target_id"] == t} for t, _ in TARGETS}
@@ -188,7 +188,7 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
     lower = min(weighted_hoeffding(groups(s), WEIGHTS)["ci"][0] for s in singles)
     upper = min(weighted_hoeffding(groups(s), WEIGHTS, 0.05 / 3)["ci"][1] for s in singles)
     assert c["interval"]["ci"] == pytest.approx([lower, upper], abs=1e-12) and c["interval"]["method"].endswith("hoeffding")
-    apply_declared(cmp, DECLARED, plan)
+    apply_declared(cmp, DECLARED, plan.statistics)
     p = c["primary"]
     mm = {"mmlu-pro": WEIGHTS["mmlu-pro"]}
     assert p["interval"]["selection_adjusted"] and p["unadjusted_interval"]["method"] == "weighted-paired-hoeffding"

@@ -62,6 +62,12 @@ def _normalise(value: Any) -> Any:
     raise TypeError(f"value of type {type(value).__name__} is not JSON")
 
 
+def stored_number(value: float) -> float | int:
+    """A number as its canonical JSON reads back (an integral float is written as an integer): what a
+    message quoting a stored value shows."""
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
+
+
 def canonical_json(value: Any) -> bytes:
     """Canonical JSON bytes of `value` (sorted keys, compact, UTF-8, integral floats as ints)."""
     return json.dumps(

@@ -33,13 +33,8 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.service.journal.writer import add_event
-from srbench.stages.compare.build import (
-    AUX_COST_FIELDS,
-    NotComparable,
-    choose_baseline,
-    pair_checks,
-    run_checks,
-)
+from srbench.stages.compare.build import AUX_COST_FIELDS, choose_baseline
+from srbench.stages.compare.checks import NotComparable, pair_checks, run_checks
 from srbench.stages.compare.selection import ADJUSTMENT, decide_selected
 from srbench.stages.dispatch.calls import Cell, RunControl
 from srbench.stages.grading.grade import grade_cell
@@ -70,15 +65,15 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
                            "run with an outcome for every cell", code="invalid_baseline_run")
     report = manager.store.get_json(manager.final_report(run_id))
     rows = all_rows(manager.store, report["results"])
-    bplan = manager.store.get_json(run["plan"])
+    bplan = Plan.model_validate(manager.store.get_json(run["plan"]))
     try:
         bcases, bby = run_checks("baseline", report, rows, bplan)
-        pair_checks(bplan, plan.as_json(), bcases, bcases)          # equal case_sha256 ⇒ the same cases
-        best, _ = choose_baseline(bplan, bby, dict(bplan["benchmark_weights"]), set(AUX_COST_FIELDS))
+        pair_checks(bplan, plan, bcases, bcases)          # equal case_sha256 ⇒ the same cases
+        best, _ = choose_baseline(bplan, bby, dict(bplan.benchmark_weights), set(AUX_COST_FIELDS))
     except NotComparable as exc:
         raise InvalidInput(f"statistics.early_stop.baseline_run {run_id}: {exc.message}",
                            code="invalid_baseline_run") from None
-    singles = {pt["target"]["id"] for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
+    singles = {pt.target.id for pt in bplan.targets if pt.target.kind == "single"}
     return best, bby[best], {t: bby[t] for t in sorted(singles)}
 
 
@@ -140,7 +135,6 @@ class StopMonitor:
         self.weights: dict[str, float] = dict(plan.benchmark_weights)
         self.design = make_design([b for _, b in self.order], self.weights)
         self.kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
-        self.plan_json = plan.as_json()             # what the compare stage's baseline choice reads
         self.baseline = baseline
         self.outcomes: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in self.kinds}
         self.calls: dict[str, str | None] = {}
@@ -222,7 +216,7 @@ class StopMonitor:
             return [(t, best, frozen) for t in self.kinds]
         keep = {c for c, _ in self.order[: self.prefix]}
         prefix = {t: {c: r for c, r in rows.items() if c in keep} for t, rows in self.outcomes.items()}
-        chosen, _ = choose_baseline(self.plan_json, prefix, self.weights, set(AUX_COST_FIELDS))
+        chosen, _ = choose_baseline(self.plan, prefix, self.weights, set(AUX_COST_FIELDS))
 
         def live(c: str) -> int:
             return int(self.outcomes[chosen][c]["correct"] is True)

@@ -68,7 +68,7 @@ class GradePool:
 
     def submit(self, run_id: str, ctx: str, ri: ReportInputs, cell_id: str, cell: list[Any]) -> None:
         bench = ri.cases[cell[1]].benchmark
-        cap = (ri.plan["limits"].get("grading_concurrency") or {}).get(bench)
+        cap = (ri.plan.limits.grading_concurrency or {}).get(bench)
         with self._cond:
             if run_id not in self._active:
                 return

@@ -66,8 +66,15 @@ from typing import Any
 
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
-from srbench.errors import InvalidInput
-from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.plan import Plan
+from srbench.stages.compare.checks import (
+    STOPPED,
+    NotComparable,
+    operational_limitations,
+    pair_checks,
+    run_checks,
+    run_info,
+)
 from srbench.stages.compare.claims import assess, declared_margin, statistics_limitations
 from srbench.stages.compare.selection import limitation as selection_limitation
 from srbench.stages.compare.selection import paired_diffs
@@ -83,123 +90,14 @@ from srbench.targets.routers import DEFAULT_ROUTER
 
 COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
 # v5: limitations name a dataset's evaluation role and named-history exclusion
-STOPPED = "stopped_early"
-COMPARABLE_STATUS = ("completed", "failed", STOPPED)
-FINISHING_STATUS = ("queued", "running")
-INCORRECT_STATES = UNSUCCESSFUL_CELL_STATES
-PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
-                 "benchmark_options")
-OPERATIONAL_LIMITS = ("concurrency", "max_run_seconds", "max_cost_usd")
 AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
 TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
 FORMAL = "formal (standard holdout)"
 DEV = "dev (not a formal conclusion)"
 NO_MARGIN = "no pre-declared margin"
 
-
-class NotComparable(InvalidInput):
-    """Two runs that cannot be compared; `reason` is a stable sub-code, also the message prefix."""
-
-    code = "not_comparable"
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(f"not comparable ({reason}): {message}")
-        self.reason = reason
-
-
-def _run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
-                plan: dict[str, Any]) -> tuple[set[str], dict[str, dict[str, dict[str, Any]]]]:
-    """One run's own eligibility; returns (case set E, rows by target then case id)."""
-    declared = (report.get("provenance") or {}).get("plan_sha256")
-    if declared is not None and declared != plan.get("plan_sha256"):
-        raise NotComparable("plan_mismatch", f"the {side} report was made from plan {declared}, not the plan given")
-    status = report.get("status")
-    if status in FINISHING_STATUS:
-        raise NotComparable("run_not_finished", f"the {side} run is {status}; wait until it has finished")
-    if status not in COMPARABLE_STATUS:
-        raise NotComparable("run_not_comparable", f"the {side} run is {status}; only completed or failed runs "
-                            "compare (a cancelled or interrupted run did not carry out its plan)")
-    if plan.get("mode") != "live" or report.get("mode", "live") != "live":
-        raise NotComparable("not_live", f"the {side} run is not a live run (mode {plan.get('mode')})")
-    target_ids = [pt["target"]["id"] for pt in plan["targets"]]
-    by_target: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in target_ids}
-    for r in rows:
-        cells = by_target.get(r["target_id"])
-        if cells is None:
-            raise NotComparable("case_set_mismatch", f"the {side} rows name target {r['target_id']!r}, "
-                                "which its plan does not")
-        if r["case_id"] in cells:
-            raise NotComparable("case_set_mismatch", f"the {side} run has two cells for case {r['case_id']!r} "
-                                f"and target {r['target_id']!r}")
-        cells[r["case_id"]] = r
-    cases = set(by_target[target_ids[0]]) if target_ids else set()
-    if not cases:
-        raise NotComparable("case_set_mismatch", f"the {side} run has no planned cases")
-    for t, cells in by_target.items():
-        if set(cells) != cases:
-            raise NotComparable("case_set_mismatch", f"in the {side} run, target {t!r} is not planned on the "
-                                "same cases as the others")
-    if plan["dataset"].get("case_count") not in (None, len(cases)):
-        raise NotComparable("case_set_mismatch", f"the {side} rows cover {len(cases)} cases, its plan "
-                            f"{plan['dataset']['case_count']}")
-    for r in rows:
-        where = f"{side} cell ({r['case_id']}, {r['target_id']})"
-        if r["state"] == "completed":
-            if not isinstance(r.get("correct"), bool):
-                raise NotComparable("cell_not_graded", f"{where} completed without a grade")
-        elif r["state"] == "pending" and status == STOPPED:
-            continue                                   # never sent: after the measured prefix
-        elif r["state"] not in INCORRECT_STATES:
-            raise NotComparable("cell_pending", f"{where} is {r['state']}: it has no terminal outcome yet")
-    return cases, by_target
-
-
-def _prices(plan: dict[str, Any]) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
-    for pt in plan["targets"]:
-        for model, p in (pt["target"].get("prices") or {}).items():
-            if p not in out.setdefault(model, []):
-                out[model].append(p)
-    return out
-
-
-def _aux(plan: dict[str, Any]) -> dict[str, Any]:
-    """What grading depends on in a judge: its model, prices and effective request parameters."""
-    return {tid: (pt["target"].get("model"), pt["target"].get("prices"), pt.get("effective_params"))
-            for tid, pt in (plan.get("auxiliary_targets") or {}).items()}
-
-
-def _params_by_model(plan: dict[str, Any]) -> dict[str, list[Any]]:
-    """Effective request parameters of each single model (a model run two ways is compared as such)."""
-    out: dict[str, list[Any]] = {}
-    for pt in plan["targets"]:
-        if pt["target"].get("kind") == "single":
-            p = pt.get("effective_params")
-            if p not in out.setdefault(pt["target"]["model"], []):
-                out[pt["target"]["model"]].append(p)
-    return out
-
-
-def _protocol(plan: dict[str, Any], key: str) -> Any:
-    value = plan.get(key)
-    if key == "limits" and isinstance(value, dict):
-        return {k: v for k, v in value.items() if k not in OPERATIONAL_LIMITS}
-    return value
-
-
-def _pair_checks(bplan: dict[str, Any], cplan: dict[str, Any], bcases: set[str], ccases: set[str]) -> None:
-    if bplan.get("case_sha256") != cplan.get("case_sha256") or bcases != ccases:
-        raise NotComparable("case_set_mismatch", "the two runs were not planned on the same cases "
-                            "(case_sha256 or case ids differ)")
-    differ = [k for k in PROTOCOL_KEYS if (_protocol(bplan, k) or None) != (_protocol(cplan, k) or None)]
-    if _aux(bplan) != _aux(cplan):
-        differ.append("auxiliary_targets (judges)")
-    bparams, cparams = _params_by_model(bplan), _params_by_model(cplan)
-    differ += [f"request parameters of {m}" for m in sorted(set(bparams) & set(cparams)) if bparams[m] != cparams[m]]
-    bp, cp = _prices(bplan), _prices(cplan)
-    differ += [f"prices[{m}]" for m in sorted(set(bp) & set(cp)) if bp[m] != cp[m]]
-    if differ:
-        raise NotComparable("protocol_mismatch", f"the runs differ in {', '.join(differ)}")
+__all__ = ["AUX_COST_FIELDS", "COMPARE_VERSION", "DEV", "FORMAL", "NO_MARGIN", "STOPPED", "NotComparable",
+           "choose_baseline", "compare_reports"]
 
 
 def _correct(row: dict[str, Any]) -> int:
@@ -248,9 +146,9 @@ def _operations(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "incorrect_by_state": dict(sorted(Counter(r["state"] for r in rows if r["state"] != "completed").items()))}
 
 
-def _choose_baseline(bplan: dict[str, Any], by_target: dict[str, dict[str, dict[str, Any]]],
+def _choose_baseline(bplan: Plan, by_target: dict[str, dict[str, dict[str, Any]]],
                      weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[dict[str, Any]]]:
-    singles = [pt["target"]["id"] for pt in bplan["targets"] if pt["target"]["kind"] == "single"]
+    singles = [pt.target.id for pt in bplan.targets if pt.target.kind == "single"]
     if not singles:
         raise NotComparable("no_single_baseline", "the baseline run has no single-model target")
     scored = {t: (_quality(by_target[t], weights), _costs(by_target[t], aux_absent)) for t in singles}
@@ -332,16 +230,16 @@ def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -
     return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
 
 
-def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: dict[str, Any],
-                    candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: dict[str, Any],
+def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
+                    candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
                     *, margin: float | None = None) -> dict[str, Any]:
     """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
     stats = statistics_of(candidate_plan)
     margin = declared_margin(margin, stats)
-    bcases, bby = _run_checks("baseline", baseline, baseline_rows, baseline_plan)
-    ccases, cby = _run_checks("candidate", candidate, candidate_rows, candidate_plan)
-    _pair_checks(baseline_plan, candidate_plan, bcases, ccases)
-    weights = dict(baseline_plan["benchmark_weights"])
+    bcases, bby = run_checks("baseline", baseline, baseline_rows, baseline_plan)
+    ccases, cby = run_checks("candidate", candidate, candidate_rows, candidate_plan)
+    pair_checks(baseline_plan, candidate_plan, bcases, ccases)
+    weights: dict[str, float] = dict(baseline_plan.benchmark_weights)
     order = analysis_order(candidate_rows)
     design = make_design([b for _, b in order], weights)
     b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
@@ -360,36 +258,35 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     if n_cmp < b_pre:           # chosen on all it measured; costs for savings on the compared cases only
         tied = [{**t, "costs": _costs(bby[t["target_id"]], aux_absent)} for t in tied]
         tied = [{**t, "cost_complete": t["costs"]["principal"] is not None} for t in tied]
-    formal = baseline_plan["profile"] == "standard" and candidate_plan["profile"] == "standard"
+    formal = baseline_plan.profile == "standard" and candidate_plan.profile == "standard"
     label = FORMAL if formal else DEV
     blocked = None
-    policies = (baseline_plan.get("cost_policy"), candidate_plan.get("cost_policy"))
+    policies = (baseline_plan.cost_policy, candidate_plan.cost_policy)
     if any(p != "require_priced" for p in policies):
         blocked = "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
     elif not all(t["cost_complete"] for t in tied):
         unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
         blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
-    models = {pt["target"]["id"]: pt["target"] for pt in candidate_plan["targets"]}
+    models = {pt.target.id: pt.target for pt in candidate_plan.targets}
     singles = None
     if stats.get("baseline_selection") == "adjusted":      # the K singles the baseline is chosen among
-        singles = {pt["target"]["id"]: bby[pt["target"]["id"]] for pt in baseline_plan["targets"]
-                   if pt["target"]["kind"] == "single"}
-    candidates = [_candidate(t, models[t]["kind"], models[t]["model"], cby[t], bby[best_id], weights, order=compared,
+        singles = {pt.target.id: bby[pt.target.id] for pt in baseline_plan.targets if pt.target.kind == "single"}
+    candidates = [_candidate(t, models[t].kind, models[t].model, cby[t], bby[best_id], weights, order=compared,
                              design=design, stats=stats, margin=margin, formal=formal, label=label,
                              stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent,
                              singles=singles)
                   for t in models]
     for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
         t = models[c["target_id"]]
-        c["routing"] = (routing_summary(t.get("router") or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
-                                        t.get("max_inference_calls")) if t["kind"] == "mom" else None)
-    bmodel = next(pt["target"]["model"] for pt in baseline_plan["targets"] if pt["target"]["id"] == best_id)
+        c["routing"] = (routing_summary(t.router or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
+                                        t.max_inference_calls) if t.kind == "mom" else None)
+    bmodel = next(pt.target.model for pt in baseline_plan.targets if pt.target.id == best_id)
     stop_info = None
     if b_stop or c_stop:
         stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
                      "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
     limitations = (_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
-                   + _operational_limitations(baseline_plan, candidate_plan)
+                   + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
     extra: dict[str, Any] = {}
     if singles is not None:
@@ -397,10 +294,10 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         limitations[0] = selection_limitation(len(singles))
     return {
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
-        "baseline_run": _run_info(baseline, baseline_plan), "candidate_run": _run_info(candidate, candidate_plan),
-        "case_sha256": baseline_plan["case_sha256"], "cases": n_cmp, "planned_cases": len(order),
+        "baseline_run": run_info(baseline, baseline_plan), "candidate_run": run_info(candidate, candidate_plan),
+        "case_sha256": baseline_plan.case_sha256, "cases": n_cmp, "planned_cases": len(order),
         "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
-        "evidence": {"profile": baseline_plan["profile"], "split": baseline_plan["dataset"].get("split"),
+        "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.get("split"),
                      "formal": formal, "label": label},
         "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
         "baseline": {"target_id": best_id, "model": bmodel, "quality": tied[0]["quality"],
@@ -413,34 +310,18 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     }
 
 
-def _operational_limitations(bplan: dict[str, Any], cplan: dict[str, Any]) -> list[str]:
-    bl, cl = bplan.get("limits") or {}, cplan.get("limits") or {}
-    differ = [f"limits.{k} {bl.get(k)!r} (baseline) vs {cl.get(k)!r} (candidate)"
-              for k in OPERATIONAL_LIMITS if bl.get(k) != cl.get(k)]
-    if not differ:
-        return []
-    return [f"The runs differ in run-level limits ({'; '.join(differ)}): quality, tokens and cost compare as "
-            "usual, but latency and wall time were measured under different load."]
-
-
-def _run_info(report: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
-    return {"run_id": report.get("run_id"), "status": report["status"], "plan_sha256": plan.get("plan_sha256"),
-            "profile": plan["profile"], "cost_policy": plan.get("cost_policy"),
-            "targets": [pt["target"]["id"] for pt in plan["targets"]]}
-
-
-def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict[str, Any], formal: bool,
+def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,
                  tied: list[dict[str, Any]], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
     out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
            "targets on these same cases, not the selection of a tuned router or of one candidate among many "
            "(no multiplicity correction), and not contamination of public questions (REP-6)."]
     if not formal:
-        out.append(f"{plan['profile']} profile: {DEV}; formal conclusions need the standard holdout not used "
+        out.append(f"{plan.profile} profile: {DEV}; formal conclusions need the standard holdout not used "
                    "for tuning (IT-5, REP-7).")
     rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
     out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
                "interval is shown beside it. The bootstrap interval is a diagnostic only.")
-    if {b.id for b in all_benchmarks()} - set(plan["benchmark_weights"]):
+    if {b.id for b in all_benchmarks()} - set(plan.benchmark_weights):
         out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
     for side, rep in (("baseline", baseline), ("candidate", candidate)):
         if rep["status"] != "completed":
@@ -454,8 +335,8 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: dict
                "between runs (REP-3).")
     if any(c["non_inferiority"]["margin"] is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
-    out += [n for n in evaluation_notices(plan["dataset"].get("evaluation")) if n not in out]
-    out += [n for n in source_notices(plan["dataset"].get("sources")) if n not in out]
+    out += [n for n in evaluation_notices(plan.dataset.get("evaluation")) if n not in out]
+    out += [n for n in source_notices(plan.dataset.get("sources")) if n not in out]
     return out
 
 
@@ -476,5 +357,5 @@ def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates
     return [f"{head}, and {what}: total cost equals principal cost."]
 
 
-# Public names for the service's early-stop monitor, which pairs a run with its baseline the same way.
-run_checks, pair_checks, choose_baseline = _run_checks, _pair_checks, _choose_baseline
+# Public name for the service's early-stop monitor, which chooses a run's baseline the same way.
+choose_baseline = _choose_baseline

@@ -25,22 +25,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Statistics
 from srbench.stages.stats.paired import claim, non_inferiority
 
 DECLARED, POST_HOC = "declared in the plan", "post hoc (given only at compare time)"
 
 
-def declared_statistics(plan: dict[str, Any]) -> dict[str, Any]:
-    return plan.get("statistics") or {}
-
-
-def resolve_margin(given: float | None, candidate_plan: dict[str, Any]) -> tuple[float | None, str | None]:
-    """(margin compare uses, where it comes from)."""
-    declared = declared_statistics(candidate_plan).get("margin")
+def resolve_margin(given: float | None, declared_block: Statistics | None) -> tuple[float | None, str | None]:
+    """(margin compare uses, where it comes from), given the candidate plan's statistics block."""
+    declared = declared_block.margin if declared_block is not None else None
     if declared is not None:
         if given is not None and float(given) != float(declared):
-            raise InvalidInput(f"the candidate plan declared the non-inferiority margin {declared} in advance; "
+            raise InvalidInput(f"the candidate plan declared the non-inferiority margin {stored_number(declared)} in "
+                               "advance; "
                                f"compare cannot use {given} (REP-7)", code="margin_conflict")
         return float(declared), DECLARED
     return (None, None) if given is None else (float(given), POST_HOC)
@@ -74,9 +73,9 @@ def _primary(c: dict[str, Any], primary: list[str], weights: dict[str, Any], mar
     return out
 
 
-def apply_declared(cmp: dict[str, Any], source: str | None, candidate_plan: dict[str, Any]) -> dict[str, Any]:
-    """Label the margin's source, void a post-hoc verdict, add the primary-set claim. Returns `cmp`."""
-    stats = declared_statistics(candidate_plan)
+def apply_declared(cmp: dict[str, Any], source: str | None, declared_block: Statistics | None) -> dict[str, Any]:
+    """Label the margin's source, void a post-hoc verdict, add the primary-set claim (the candidate plan's
+    statistics block declares them). Returns `cmp`."""
     cmp["margin_source"] = source
     notes: list[str] = []
     for c in cmp["candidates"]:
@@ -89,7 +88,7 @@ def apply_declared(cmp: dict[str, Any], source: str | None, candidate_plan: dict
     if source == POST_HOC:
         notes.append(f"The non-inferiority margin {cmp.get('margin')} was given only at compare time: it is post hoc "
                      "and yields no non-inferiority claim; declare statistics.margin in the manifest (REP-7).")
-    primary = stats.get("primary_benchmarks")
+    primary = declared_block.primary_benchmarks if declared_block is not None else None
     if primary:
         margin = cmp.get("margin") if source == DECLARED else None
         for c in cmp["candidates"]:

@@ -32,7 +32,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.corrections import UsageCorrection, UsageRow
 from srbench.schemas.target import Target
-from srbench.stages.derived.reprice import apply_prices
+from srbench.stages.derived.reprice import priced
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.metering import UsageError, parse_usage
@@ -114,11 +114,12 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
 
 
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    plan = apply_prices(store.get_json(inputs["plan"]),
-                        store.get_json(inputs["prices"]) if inputs.get("prices") else None)
-    targets = with_routers({pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]},
-                           params.get("routers"))
-    aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+    plan = store.get_json(inputs["plan"])         # only its targets and judges are read (and priced)
+    fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
+    targets = with_routers({pt["target"]["id"]: priced(Target.model_validate(pt["target"]), fix)
+                            for pt in plan["targets"]}, params.get("routers"))
+    aux = {tid: priced(Target.model_validate(pt["target"]), fix)
+           for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
     rows = []
     for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):

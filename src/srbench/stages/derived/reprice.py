@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
 from srbench.schemas.corrections import PriceCorrection
-from srbench.schemas.target import Prices
+from srbench.schemas.plan import Plan, PlannedTarget
+from srbench.schemas.target import Prices, Target
 
 PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
 
@@ -48,15 +49,19 @@ def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, rea
                            prices=out, reason=reason).model_dump(mode="json", by_alias=True)
 
 
-def apply_prices(plan: dict[str, Any], correction: dict[str, Any] | None) -> dict[str, Any]:
+def priced(target: Target, correction: dict[str, Any] | None) -> Target:
+    """`target` with the prices a price correction gives it (itself when the correction does not name it)."""
+    new = correction["prices"].get(target.id) if correction else None
+    return target if new is None else Target.model_validate({**target.model_dump(mode="json"), "prices": new})
+
+
+def apply_prices(plan: Plan, correction: dict[str, Any] | None) -> Plan:
     """The plan as the report prices it: each corrected target's prices replaced (others untouched)."""
     if not correction:
         return plan
-    out = dict(plan)
 
-    def fix(pt: dict[str, Any]) -> dict[str, Any]:
-        new = correction["prices"].get(pt["target"]["id"])
-        return pt if new is None else {**pt, "target": {**pt["target"], "prices": new}}
-    out["targets"] = [fix(pt) for pt in plan["targets"]]
-    out["auxiliary_targets"] = {k: fix(v) for k, v in plan.get("auxiliary_targets", {}).items()}
-    return out
+    def fix(pt: PlannedTarget) -> PlannedTarget:
+        target = priced(pt.target, correction)
+        return pt if target is pt.target else pt.model_copy(update={"target": target})
+    return plan.model_copy(update={"targets": [fix(pt) for pt in plan.targets],
+                                   "auxiliary_targets": {k: fix(v) for k, v in plan.auxiliary_targets.items()}})

@@ -15,6 +15,7 @@ from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case
 from srbench.schemas.derived import Export, ExportCase, OfflineRegrade
+from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import COMPARE_VERSION, compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
 from srbench.stages.compare.notes import annotate
@@ -33,9 +34,9 @@ def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
     return all_rows(store, report["results"])
 
 
-def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:
+def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> Plan:
     """The plan with the prices the report used (a price correction replaces them)."""
-    plan = store.get_json(report["provenance"]["plan"])
+    plan = Plan.model_validate(store.get_json(report["provenance"]["plan"]))
     fix = report.get("price_correction")
     return apply_prices(plan, store.get_json(fix["digest"]) if fix else None)
 
@@ -43,9 +44,9 @@ def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> dict[str, Any]:
 def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
     cplan = _priced_plan(store, c)
-    margin, source = resolve_margin(params["margin"], cplan)
+    margin, source = resolve_margin(params["margin"], cplan.statistics)
     out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
-    apply_declared(out, source, cplan)
+    apply_declared(out, source, cplan.statistics)
     annotate(out, b, c)
     out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
     return out
@@ -65,8 +66,8 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
     """Re-grade the saved final answers with the current graders; zero model calls (IT-6)."""
     store = engine.store
     rep = store.get_json(original_report)
-    plan = store.get_json(rep["provenance"]["plan"])
-    kinds = {b: get_benchmark(b).kind for b in plan["dataset"]["benchmarks"]}
+    plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
+    kinds = {b: get_benchmark(b).kind for b in plan.dataset["benchmarks"]}
     bad = sorted(b for b, k in kinds.items() if k not in OFFLINE_KINDS)
     if bad:
         raise InvalidInput(f"regrade is offline and supports multiple-choice and grid answers only (IT-6); "
@@ -81,8 +82,8 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
 
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         report = st.get_json(inputs["report"])
-        p = st.get_json(report["provenance"]["plan"])
-        cases = {c.id: c for c in decode_cases(st.get_bytes(p["dataset"]["object"]))}
+        p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
+        cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset["object"]))}
         out, changed, published_changed = [], 0, 0
         grades: dict[str, dict[str, Any] | None] = {}
         for row in _rows(st, report):
@@ -112,16 +113,16 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
             t["accuracy"] = t["correct"] / t["total"] if t["total"] else None
         benchmarks = []
         for tid in totals:
-            for b in p["dataset"]["benchmarks"]:
+            for b in p.dataset["benchmarks"]:
                 rs = [r for r in out if r["target_id"] == tid and r["benchmark"] == b]
                 k = sum(bool(r["correct"]) for r in rs)
                 benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
                                    "accuracy": k / len(rs) if rs else None,
-                                   "published": published_figure(b, p, rs, [grades[r["cell_id"]] for r in rs], cases)})
+                                   "published": published_figure(b, p.grader_versions.get(b), rs, [grades[r["cell_id"]] for r in rs], cases)})
         return OfflineRegrade.model_validate({
             "version": VERSION, "regrade_version": REGRADE_VERSION, "run_id": report["run_id"],
             "grader_versions": params["graders"], "published_rules": params["published"],
-            "original_grader_versions": p["grader_versions"], "original_report": inputs["report"],
+            "original_grader_versions": p.grader_versions, "original_report": inputs["report"],
             "results": out, "changed_count": changed, "published_changed_count": published_changed,
             "targets": list(totals.values()), "benchmarks": benchmarks,
             "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
@@ -137,28 +138,28 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
     """A training matrix of an explicitly dev-labelled, complete, rectangular run (IT-7)."""
     store = engine.store
     rep = store.get_json(report_digest)
-    plan = store.get_json(rep["provenance"]["plan"])
+    plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
     if run["status"] != "completed":
         raise InvalidInput(f"export needs a completed run; {run['id']} is {run['status']}", code="export_refused")
-    if plan["mode"] != "live":
-        raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan['mode']} run", code="export_refused")
-    if plan["profile"] == "standard" or plan["dataset"]["split"] != "dev":
+    if plan.mode != "live":
+        raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan.mode} run", code="export_refused")
+    if plan.profile == "standard" or plan.dataset["split"] != "dev":
         raise InvalidInput("export refuses holdout data: only explicitly dev-labelled runs are exported (IT-7)",
                            code="export_refused")
     rows = _rows(store, rep)
-    cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
+    cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset["object"]))}
     not_dev = [cid for cid, c in cases.items() if c.metadata.split != "dev"]
     if not_dev:
         raise InvalidInput(f"export refuses {len(not_dev)} case(s) whose split is not dev (first: {not_dev[0]})",
                            code="export_refused")
-    targets = [pt["target"]["id"] for pt in plan["targets"]]
+    targets = [pt.target.id for pt in plan.targets]
     if len(rows) != len(cases) * len(targets):
         raise InvalidInput("export needs a rectangular run (every case × every target)", code="export_refused")
 
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         report = st.get_json(inputs["report"])
-        p = st.get_json(report["provenance"]["plan"])
-        by_target = {pt["target"]["id"]: pt for pt in p["targets"]}
+        p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
+        by_target = {pt.target.id: pt for pt in p.targets}
         matrix: dict[str, dict[str, Any]] = {}
         for row in _rows(st, report):
             case = cases[row["case_id"]]
@@ -168,12 +169,12 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
             call = st.get_json(row["call"]) if row["call"] else {}
             pt = by_target[row["target_id"]]
             entry["targets"].append({
-                "id": row["target_id"], "model": pt["target"]["model"], "kind": pt["target"]["kind"],
-                "request_params": pt["effective_params"], "answer": call.get("text"), "correct": row["correct"],
+                "id": row["target_id"], "model": pt.target.model, "kind": pt.target.kind,
+                "request_params": pt.effective_params, "answer": call.get("text"), "correct": row["correct"],
                 "usage": row["usage"], "cost_usd": row["cost_usd"], "subject_latency_s": row["latency_s"],
                 "selected_model": row["selected_model"], "final": row["state"]})
-        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p["profile"],
-                      plan_sha256=p["plan_sha256"], cases=[ExportCase.model_validate(c) for c in matrix.values()],
+        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p.profile,
+                      plan_sha256=p.plan_sha256, cases=[ExportCase.model_validate(c) for c in matrix.values()],
                       note="dev data only; this export starts no training and holds no reference answers"
                       ).model_dump(mode="json", by_alias=True)
 

@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
+from srbench.cas.digest import stored_number
 from srbench.errors import storage_fault
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.cell import call_state
@@ -39,7 +40,6 @@ from srbench.stages.dispatch.common import (
     request_headers,
     request_object,
     stop_scope,
-    stored_number,
 )
 from srbench.stages.dispatch.conversations import Conversations, multi_call_benchmarks
 from srbench.targets.accounting import call_cost

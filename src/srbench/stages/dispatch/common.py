@@ -21,12 +21,6 @@ from srbench.targets import routers
 from srbench.targets.transport import CallOutcome, build_body
 
 
-def stored_number(value: float) -> float | int:
-    """A plan's number as its stored JSON reads back (integral floats are written as integers): what a
-    message quoting a limit shows."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
 def stop_scope(plan: Plan) -> str:
     """What a target's systematic failure stops: "target" (the default) or "run"."""
     return plan.stop_on_systematic or "target"

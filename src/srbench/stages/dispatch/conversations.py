@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply
 from srbench.cas import canonical_json, digest_bytes
+from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import TerminalCellState
 from srbench.schemas.conversation import ConversationRecord
@@ -52,7 +53,6 @@ from srbench.stages.dispatch.common import (
     request_headers,
     request_object,
     stop_scope,
-    stored_number,
 )
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost

@@ -45,6 +45,7 @@ from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Volatile
 from srbench.schemas.call import Usage
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.plan import Plan
 from srbench.schemas.report import (
     AccountingCorrection,
     BenchmarkRow,
@@ -168,11 +169,11 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
     volatile = False
     receipts: dict[str, Any] = {}
     states: Counter[str] = Counter()
-    weights = plan["benchmark_weights"]
+    weights = plan.benchmark_weights
     revisions: dict[str, set[str | None]] = {}
     for c in cases.values():
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    revisions = for_full_score(revisions, plan["dataset"].get("sources"))   # unchecked bytes: not the pinned source
+    revisions = for_full_score(revisions, plan.dataset.get("sources"))   # unchecked bytes: not the pinned source
     probes = params.config_probes
     summary_targets: list[TargetSummary] = []
     per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
@@ -198,9 +199,9 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
             if b.receipt is not None:
                 receipts.setdefault(digest_json(b.receipt), b.receipt)
             states[b.row["state"]] += 1
-        evidence = config_hash_evidence(targets[tid], trows, probes.get(tid), plan["mode"])
+        evidence = config_hash_evidence(targets[tid], trows, probes.get(tid), plan.mode)
         t = _target_summary(targets[tid], trows, weights, turns, revisions, evidence)
-        summary_targets.append(adjust_for_mode(plan["mode"], t, trows))
+        summary_targets.append(adjust_for_mode(plan.mode, t, trows))
         per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
         spill.add(fresh)
         spill.add_raw(raw)
@@ -211,38 +212,38 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         for brow in brows:
             if unconfirmed.get(tid):
                 brow["limitations"] = [unconfirmed[tid]]
-            if plan["mode"] == "preview":         # routing only: no capability figures
+            if plan.mode == "preview":         # routing only: no capability figures
                 brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
                 brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
-            elif plan["mode"] == "replay":        # an offline estimate, never a measurement
+            elif plan.mode == "replay":        # an offline estimate, never a measurement
                 for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
                     brow["estimated_" + key] = brow.pop(key)
             brow.pop("_extra", None)
             bench_rows.append(BenchmarkRow.model_validate(brow))
     total = sum(states.values())
     all_done = states["completed"] == total
-    if plan.get("recovery"):
+    if plan.recovery:
         all_done = False                     # a child never completes the parent's evaluation
         summary_targets = [t.model_copy(update={"sr_bench_score": None, "sr_bench_score_ci95": None,
                                                 "score_scope": "recovery child: its selected cells only"})
                            for t in summary_targets]
     status = params.status
     spend = [t.total_cost_usd for t in summary_targets]
-    if plan["mode"] == "replay":
+    if plan.mode == "replay":
         spend = [0.0 for _ in summary_targets]
     paired = _paired(plan, spill, status, params) if _pairs(plan) else None
     report = Report(
-        version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=plan["mode"],
-        name=plan["name"], profile=plan["profile"], cost_policy=plan["cost_policy"],
-        complete=bool(status == "completed" and all_done and plan["mode"] == "live"),
+        version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=plan.mode,
+        name=plan.name, profile=plan.profile, cost_policy=plan.cost_policy,
+        complete=bool(status == "completed" and all_done and plan.mode == "live"),
         summary=ReportSummary(
             wall_time_s=params.wall_time_s, total_spend_usd=_sum_opt(spend),
             principal_cost_usd=_sum_opt([t.cost_usd for t in summary_targets]),
             judge_cost_usd=_sum_opt([t.judge_cost_usd for t in summary_targets]), **_aux(summary_targets),
-            known_spend_usd=0.0 if plan["mode"] == "replay" else _known_spend(summary_targets),
+            known_spend_usd=0.0 if plan.mode == "replay" else _known_spend(summary_targets),
             planned_cells=total, targets=summary_targets),
         benchmarks=bench_rows, aggregation=AGGREGATION, results=None,
-        recovery=plan.get("recovery"),
+        recovery=plan.recovery,
         price_correction=None if ri.price_fix is None else PriceCorrection(
             digest=inputs["prices"], version=ri.price_fix["version"], reason=ri.price_fix["reason"],
             targets=sorted(ri.price_fix["prices"])),
@@ -254,8 +255,8 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         + [x for x in unconfirmed.values() if x] + stop_limitations(params.early_stop)
         + recipe_limitations(params.recipes),
         provenance=Provenance.model_validate(
-            {k: plan[k] for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
-            | {"plan": inputs["plan"], "dataset": {k: plan["dataset"][k] for k in ("id", "sha256", "object")},
+            {k: getattr(plan, k) for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
+            | {"plan": inputs["plan"], "dataset": {k: plan.dataset[k] for k in ("id", "sha256", "object")},
                "report_version": REPORT_VERSION}
             | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})))
     # the same work in another store gives the same content digest (rows included, timings not):
@@ -267,7 +268,7 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
     return out
 
 
-def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: ReportParams) -> dict[str, Any] | None:
+def _paired(plan: Plan, spill: RowSpill, status: str, params: ReportParams) -> dict[str, Any] | None:
     """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
     run that ended without an answer in every cell."""
     rows = list(spill.rows())
@@ -276,27 +277,27 @@ def _paired(plan: dict[str, Any], spill: RowSpill, status: str, params: ReportPa
     return paired_in_run(plan, rows, status, params.run_id, params.early_stop)
 
 
-def _pairs(plan: dict[str, Any]) -> bool:
+def _pairs(plan: Plan) -> bool:
     """Whether paired_in_run has a section to build (it reads every row then)."""
-    kinds = {pt["target"]["kind"] for pt in plan["targets"]}
-    return plan.get("mode") == "live" and "single" in kinds and "mom" in kinds
+    kinds = {pt.target.kind for pt in plan.targets}
+    return plan.mode == "live" and "single" in kinds and "mom" in kinds
 
 
-def _bench_rows(plan: dict[str, Any], cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
+def _bench_rows(plan: Plan, cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
     """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
     out = []
-    for b in plan["dataset"]["benchmarks"]:
+    for b in plan.dataset["benchmarks"]:
         sel = [x for x in built if x.row["benchmark"] == b]
         rs = [x.row for x in sel]
         k = sum(bool(r["correct"]) for r in rs)
         grades = [x.grade if x.row["grade"] else None for x in sel]
         extra = get_benchmark(b).report_metrics(grades, [r["error_class"] for r in rs])
-        extra["published"] = published_figure(b, plan, rs, grades, cases)
+        extra["published"] = published_figure(b, plan.grader_versions.get(b), rs, grades, cases)
         done = sum(r["state"] == "completed" for r in rs)
         brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs), "completed": done, "correct": k,
                                 "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
                                 "accuracy_answered": k / done if done else None,
-                                "sr_bench_rule": grader_for(b, plan["grader_versions"].get(b)), **extra}
+                                "sr_bench_rule": grader_for(b, plan.grader_versions.get(b)), **extra}
         extra["headline"] = brow["headline"] = headline(brow)
         brow["_extra"] = list(extra)
         out.append(brow)

@@ -35,7 +35,7 @@ from srbench.targets.accounting import call_cost
 @dataclass
 class ReportInputs:
     store: ObjectStore
-    plan: dict[str, Any]
+    plan: Plan
     price_fix: dict[str, Any] | None
     correction: dict[str, Any] | None
     cases: dict[str, Case]
@@ -49,15 +49,15 @@ class ReportInputs:
     @classmethod
     def load(cls, store: ObjectStore, inputs: dict[str, Any]) -> ReportInputs:
         price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
-        plan = apply_prices(store.get_json(inputs["plan"]), price_fix)
-        cases = {c.id: c for c in decode_cases(store.get_bytes(plan["dataset"]["object"]))}
-        targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
-        aux = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
+        plan = apply_prices(Plan.model_validate(store.get_json(inputs["plan"])), price_fix)
+        cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset["object"]))}
+        targets = {pt.target.id: pt.target for pt in plan.targets}
+        aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
         correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
         fixed = corrected_usage(correction) if correction else {}
         targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
-        judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-        multi = multi_call_benchmarks(Plan.model_validate(plan)) if plan["mode"] == "live" else set()
+        judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
+        multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
         return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi)
 
     def load_call(self, digest: str) -> dict[str, Any]:
@@ -102,7 +102,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         row.update(judge_cost_usd=jc.cost_usd, judge_usage=jc.usage.model_dump() if jc.usage else None)
     elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
         row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
-    if call_digest is not None and plan["mode"] == "preview":
+    if call_digest is not None and plan.mode == "preview":
         routing = store.get_json(call_digest).get("routing") or {}
         row.update(routing=routing, selected_model=routing.get("selected_model"), decision=routing.get("decision"),
                    cost_usd=0.0,
@@ -129,12 +129,12 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
                        deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
                        fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
                        config_hash_seen=a.config_hash)
-    if call_digest is not None and plan["mode"] != "preview" and state == "completed":
+    if call_digest is not None and plan.mode != "preview" and state == "completed":
         try:
             g_digest, _ = grade_cell(engine, ri.case_digest(case), call_digest, case.benchmark, judge_digest,
-                                     grader=plan["grader_versions"].get(case.benchmark),
-                                     options=(plan.get("benchmark_options", {}).get(case.benchmark)
-                                              or {}).get("grading"), conversation=case.benchmark in ri.multi)
+                                     grader=plan.grader_versions.get(case.benchmark),
+                                     options=(plan.options_for(case.benchmark) or {}).get("grading"),
+                                     conversation=case.benchmark in ri.multi)
         except SandboxFault as exc:     # not the model's failure: the cell is not graded
             out.volatile = True
             row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
@@ -143,7 +143,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         g = out.grade = store.get_json(g_digest)
         row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
                    published_score=(get_benchmark(case.benchmark).published_stored(
-                       case, g, plan["grader_versions"].get(case.benchmark)) or {}).get("score"))
+                       case, g, plan.grader_versions.get(case.benchmark)) or {}).get("score"))
         if g.get("sandbox"):
             out.receipt = g["sandbox"]
         if g["status"] in ("judge_error", "judge_failed"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import compare_reports
 
 DROPPED = ("baseline_run", "candidate_run", "kind", "schema")
@@ -19,14 +20,14 @@ DROPPED = ("baseline_run", "candidate_run", "kind", "schema")
 __all__ = ["paired_in_run"]
 
 
-def paired_in_run(plan: dict[str, Any], rows: list[dict[str, Any]], status: str, run_id: str | None,
+def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: str | None,
                   early_stop: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """None when the run has no router and single target to pair; otherwise the paired section."""
-    kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
-    if plan.get("mode") != "live" or "single" not in kinds.values() or "mom" not in kinds.values():
+    kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
+    if plan.mode != "live" or "single" not in kinds.values() or "mom" not in kinds.values():
         return None
     stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": early_stop,
-            "provenance": {"plan_sha256": plan.get("plan_sha256")}}
+            "provenance": {"plan_sha256": plan.plan_sha256}}
     try:
         cmp = compare_reports(stub, rows, plan, stub, rows, plan)
     except InvalidInput as exc:

@@ -9,27 +9,28 @@ from collections import Counter
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.plan import Plan
 from srbench.schemas.report import TargetSummary
 from srbench.stages.report.published import PUBLISHED_NOTE
 
 __all__ = ["limitations", "stop_limitations", "recipe_limitations"]
 
 
-def limitations(plan: dict[str, Any], status: str, states: Counter[str], targets: list[TargetSummary]) -> list[str]:
+def limitations(plan: Plan, status: str, states: Counter[str], targets: list[TargetSummary]) -> list[str]:
     """The report's limitations; `states` counts the rows by state."""
-    out = list(plan.get("notices", []))
-    if plan.get("recovery"):
-        rec = plan["recovery"]
+    out = list(plan.notices)
+    if plan.recovery:
+        rec = plan.recovery
         out.append(f"Recovery child of {rec['parent']} (mode {rec['mode']}): its denominator, progress and cost "
                    f"cover only its {len(rec['cells'])} selected cells; the parent's known cost "
                    f"({rec['snapshot'].get('known_cost_usd')}) is shown apart. It never completes the parent.")
-    if plan["mode"] == "replay":
+    if plan.mode == "replay":
         out.append("Replay: an offline estimate from saved single-model answers along previewed routes; not a "
                    "measured capability, latency or saving (IT-4). No model was called.")
-    out.append(f"{plan['profile']} profile ({plan['dataset']['split']} split): "
+    out.append(f"{plan.profile} profile ({plan.dataset['split']} split): "
                "not the upstream full-benchmark result.")
     full = {b.id for b in all_benchmarks()}
-    if set(plan["dataset"]["benchmarks"]) != full:
+    if set(plan.dataset["benchmarks"]) != full:
         out.append("Not all nine benchmarks: no full sr-bench score; macro accuracy is a subset result.")
     total = sum(states.values())
     missing = total - states["completed"]
@@ -56,7 +57,7 @@ def limitations(plan: dict[str, Any], status: str, states: Counter[str], targets
                        "name no served model; they are left out of the model mix and their cost is unknown.")
     if any(t.cost_usd is None for t in targets):
         out.append("Some cost is unknown (unmetered, unpriced or missing calls): it is null, never zero.")
-    if plan["cost_policy"] == "capability_only":
+    if plan.cost_policy == "capability_only":
         out.append("cost_policy capability_only: prices may be unknown and no savings are claimed.")
     out.append("Intervals are Wilson 95% intervals over planned cells; they do not cover contamination or "
                "tuning selection.")

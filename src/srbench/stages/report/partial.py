@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench import TERMINAL_STATUSES
+from srbench.schemas.plan import Plan
 from srbench.schemas.report import PartialBlock
 from srbench.stages.stats.basic import percentile
 from srbench.stages.stats.paired import HOEFFDING, exact_weighted_quality, weighted_hoeffding
@@ -102,17 +103,17 @@ def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list
     }
 
 
-def partial_paired(plan: dict[str, Any], rows: list[dict[str, Any]], status: str) -> dict[str, Any]:
+def partial_paired(plan: Plan, rows: list[dict[str, Any]], status: str) -> dict[str, Any]:
     """The partial paired section of a run with at least one single and one mom target."""
-    kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
+    kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     by: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in kinds}
     for r in rows:
         by[r["target_id"]][r["case_id"]] = r
     planned = sorted({r["case_id"] for r in rows})
     singles = sorted(t for t, k in kinds.items() if k == "single")
-    weights = {b: float(w) for b, w in plan["benchmark_weights"].items()}
+    weights = {b: float(w) for b, w in plan.benchmark_weights.items()}
     label = "partial, dev (not a formal conclusion): the run ended (" + status + ") without an answer in every cell"
     return {"available": True, "partial": True, "status": status, "planned_cases": len(planned),
-            "evidence": {"profile": plan.get("profile"), "formal": False, "label": label},
+            "evidence": {"profile": plan.profile, "formal": False, "label": label},
             "candidates": [_candidate(t, by, singles, planned, weights)
                            for t in sorted(kinds) if kinds[t] == "mom"]}

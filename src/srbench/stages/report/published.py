@@ -34,12 +34,12 @@ PUBLISHED_NOTE = ("Benchmark rows show sr-bench's score under its own strict rul
                   "call); hold sr-bench's figures against published numbers only through the latter.")
 
 
-def published_figure(benchmark: str, plan: dict[str, Any], rows: list[dict[str, Any]],
+def published_figure(benchmark: str, grader_version: str | None, rows: list[dict[str, Any]],
                      grades: list[dict[str, Any] | None], cases: dict[str, Case]) -> dict[str, Any]:
     """The published-rule summary of one target on one benchmark; a planned cell without a graded
     answer is graded by the published rule as 'no reply'."""
     bench = get_benchmark(benchmark)
-    grader = grader_for(benchmark, plan["grader_versions"].get(benchmark))
+    grader = grader_for(benchmark, grader_version)
     cells: list[tuple[bool, dict[str, Any] | None]] = []
     for row, grade in zip(rows, grades, strict=True):
         case = cases[row["case_id"]]
