@@ -90,7 +90,7 @@ def simulator_process(latency_s: float = 0.0) -> Iterator[str]:
     """A simulator in a child process (every answer takes `latency_s`); yields its base URL."""
     code = ("import time,sys\n"
             "from srbench.simulate.behaviour import SimModel\n"
-            "from srbench.simulate.server import SimulatorThread\n"
+            "from srbench.simulate.thread import SimulatorThread\n"
             f"s=SimulatorThread(models=[SimModel('fast', skill=0.5, latency_s={latency_s!r})]).start()\n"
             "print(s.url, flush=True)\n"
             "sys.stdin.read()\n")

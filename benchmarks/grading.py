@@ -74,7 +74,7 @@ def service_run(real: Any, copies: int, latency: float, concurrency: int) -> Non
     from srbench.client.embedded import EmbeddedService
     from srbench.simulate import samples
     from srbench.simulate.behaviour import SimModel, load_answer_key
-    from srbench.simulate.server import SimulatorThread
+    from srbench.simulate.thread import SimulatorThread
     from srbench.stages.grading import code as code_grade
 
     tmp = Path(tempfile.mkdtemp(prefix="sr-bench-grading-"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 
 def timed(fn):  # type: ignore[no-untyped-def]

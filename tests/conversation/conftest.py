@@ -15,7 +15,7 @@ from service.helpers import PRICE, Api, isolated_env
 from srbench.benchmarks import REGISTRY
 from srbench.client.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .toy import ToyAgent, agent_script, write_tasks
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from service.helpers import Api, free_port, freeze, loopback_process, manifest
 from srbench.discovery import API_PREFIX
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .conftest import agent_models, toy_targets
 from .toy import agent_script, write_tasks

@@ -12,7 +12,7 @@ from service.helpers import PRICE, freeze, manifest
 from srbench.cas import canonical_json
 from srbench.schemas.target import Prices
 from srbench.simulate.behaviour import RouterRule
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.targets.pricing import reservation_usd
 
 from .conftest import SIM_PRICE, agent_models, pin_simulator, toy_targets

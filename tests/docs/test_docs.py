@@ -23,7 +23,7 @@ import yaml
 from srbench.schemas.plan import Manifest
 from srbench.schemas.target import Target
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKED = re.compile(r"<!-- doc-test: (\w+) -->\n```(\w*)\n(.*?)\n```", re.S)

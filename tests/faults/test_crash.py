@@ -21,7 +21,7 @@ import pytest
 from integration.conftest import Cli
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 KILLS = int(os.environ.get("SR_BENCH_KILLS", "20"))
 

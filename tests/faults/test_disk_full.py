@@ -28,7 +28,8 @@ from srbench.cas import store as store_module
 from srbench.client.embedded import EmbeddedService
 from srbench.service.journal.writer import Journal
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 
 SLOW = Fault(chunk_delay_s=0.15, label="slow")          # about 0.8 s a call: several are in flight at once
 LIMITS = {"concurrency": 4, "total_timeout_s": 10, "idle_timeout_s": 5, "case_timeout_s": 10,

@@ -17,7 +17,8 @@ import pytest
 from service.helpers import Api, freeze, manifest, single
 from srbench.service.wire.projections import epoch
 from srbench.simulate.behaviour import SimModel, messages_key
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 # tiny limits: idle 0.3 s, total 2 s; max_output_chars small enough for an oversize answer of 3 kB

@@ -22,7 +22,8 @@ from service.helpers import REVISIONS, Api, single
 from srbench.discovery import API_PREFIX, token_path
 from srbench.service.api.openapi import ROUTES
 from srbench.simulate.behaviour import SimModel, messages_key
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 from .conftest import cli_env, run_cli, settled_snapshot, store_snapshot

@@ -10,7 +10,7 @@ from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 PRICES = {"big": {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0},
           "tiny": {"input": 0.1, "cached_input": 0.05, "cache_write": 0.1, "output": 0.4}}

@@ -14,7 +14,7 @@ import time
 from srbench.benchmarks import all_benchmarks
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 
 def _prepare(cli, sources) -> dict:

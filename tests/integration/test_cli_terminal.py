@@ -24,7 +24,7 @@ from tests.integration.conftest import Cli
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 

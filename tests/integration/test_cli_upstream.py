@@ -15,7 +15,7 @@ from service.helpers import free_port, loopback_process
 from srbench.discovery import ensure_token
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 PRICE = {"input": 1.0, "cached_input": 0.25, "cache_write": 1.25, "output": 4.0}
 

@@ -14,7 +14,7 @@ from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.errors import InvalidInput
 from srbench.service.store.env_file import credential_fault, parse
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 SECRET = "sk-h29-env-file-secret-7f3a9c"
 

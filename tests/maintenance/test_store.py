@@ -21,7 +21,7 @@ from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
 from srbench.service.runs.manager import RunManager
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import settled
 

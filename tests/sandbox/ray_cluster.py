@@ -256,7 +256,7 @@ def lcb_run(sandbox: Any, tmp: Path) -> dict[str, Any]:
     from srbench.client.embedded import EmbeddedService
     from srbench.simulate import samples
     from srbench.simulate.behaviour import SimModel, load_answer_key
-    from srbench.simulate.server import SimulatorThread
+    from srbench.simulate.thread import SimulatorThread
     from srbench.stages.grading import code as code_grade
 
     for name in ("SR_BENCH_OBJECTS_URL", "SR_BENCH_URL", "SR_BENCH_TOKEN", "SR_BENCH_TOKEN_ENV"):
@@ -295,8 +295,8 @@ def tb_run(tmp: Path) -> dict[str, Any]:
     from srbench.sandbox.base import SandboxFault
     from srbench.service.store.task_resources import scope_for
     from srbench.simulate.behaviour import SimModel
-    from srbench.simulate.server import SimulatorThread
     from srbench.simulate.terminal_tasks import agent_script, local_base_image, write_terminal_bench
+    from srbench.simulate.thread import SimulatorThread
 
     try:
         api_docker = tc.engine(timeout_s=20)

@@ -11,7 +11,7 @@ import pytest
 from service.helpers import Api, freeze, manifest, sandbox_api, single
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.grading import code as code_grade
 
 from .conftest import backend_or_skip

@@ -15,7 +15,7 @@ from srbench.benchmarks import get
 from srbench.sandbox import scicode_data
 from srbench.simulate import scicode_samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.grading import code as code_grade
 
 from .conftest import backend_or_skip

@@ -26,8 +26,8 @@ from srbench.discovery import API_PREFIX
 from srbench.sandbox import task_container as tc
 from srbench.service.store.task_resources import scope_for
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
 from srbench.simulate.terminal_tasks import SCRIPTS, agent_script, write_terminal_bench
+from srbench.simulate.thread import SimulatorThread
 
 TB = "terminal-bench-2.1"
 LIMITS = {"concurrency": 2, "total_timeout_s": 20, "idle_timeout_s": 10, "case_timeout_s": 120,

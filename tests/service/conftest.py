@@ -15,7 +15,7 @@ from srbench import DEFAULT_SEED
 from srbench.client.embedded import EmbeddedService
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import REVISIONS, Api, isolated_env
 

@@ -15,7 +15,7 @@ from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_pass2_gra
 from srbench.schemas.dataset import Case
 from srbench.simulate.behaviour import SimModel, load_answer_key, messages_key
 from srbench.simulate.scripted import Scripted
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import freeze, manifest, single
 

@@ -13,9 +13,9 @@ from typing import Any
 from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.simulate import samples
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
 from srbench.simulate.tau_mini import REVISION, write_mini_domain
 from srbench.simulate.tau_script import script_hook
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import PRICE, freeze, manifest, single
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from srbench.dashboard import make_dashboard
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .browser import needs_chromium, sign_in, wait_true
 from .helpers import DashboardThread, freeze, manifest, single

@@ -11,7 +11,7 @@ from pathlib import Path
 from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .browser import check_page, needs_chromium, sign_in, wait_true
 from .helpers import DashboardThread, freeze, manifest, single

@@ -10,7 +10,7 @@ import re
 
 from srbench.simulate import preview as sim_preview
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .browser import check_page, needs_chromium, sign_in, tab_until, wait_true
 from .helpers import PRICE, DashboardThread, freeze, manifest, single

@@ -13,7 +13,7 @@ import pytest
 
 from srbench.simulate import samples
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.stats.betting import interleave
 

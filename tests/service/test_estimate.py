@@ -11,7 +11,7 @@ from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.cas.digest import canonical_json
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, manifest, single

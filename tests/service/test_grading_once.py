@@ -18,7 +18,7 @@ from srbench.rules import Engine, Rule
 from srbench.rules.engine import MemoryActionCache
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.grading import code as code_grade
 
 

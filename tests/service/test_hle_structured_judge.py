@@ -13,7 +13,7 @@ from srbench.benchmarks.published import HLE_RULE
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.scripted import Scripted
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import freeze, manifest, single
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
 from srbench.simulate import samples
 from srbench.simulate.behaviour import MCQ_STYLES, RouterRule, SimModel, load_answer_key, messages_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, freeze, manifest, single

@@ -13,7 +13,8 @@ from typing import Any
 
 from srbench.service.runs import report_rows
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.report import build as report_mod
 from srbench.stages.report.results import all_rows

@@ -9,7 +9,7 @@ from pathlib import Path
 from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import PRICE, freeze, manifest, single
 

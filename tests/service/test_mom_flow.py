@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key, messages_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 from .helpers import freeze, manifest

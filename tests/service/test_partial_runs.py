@@ -9,7 +9,8 @@ import itertools
 from typing import Any
 
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import PRICE, Api, freeze, manifest, single
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from srbench.simulate.behaviour import RouterRule, SimModel
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.targets.router_config import redact
 
 from .helpers import PRICE, freeze, manifest

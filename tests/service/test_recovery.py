@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import Api, freeze, manifest, single
 

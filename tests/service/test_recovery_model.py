@@ -9,7 +9,8 @@ from srbench.cas import canonical_json
 from srbench.schemas.recovery import RecoveryPlan
 from srbench.service.runs import recovery
 from srbench.simulate.behaviour import SimModel
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import freeze, manifest, single
 

@@ -13,7 +13,8 @@ from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.service.journal.writer import Journal
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import PRICE, freeze, manifest, single
 

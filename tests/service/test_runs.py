@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from srbench.simulate.behaviour import SimModel, answer_key_from_cases
-from srbench.simulate.server import Fault, SimulatorThread
+from srbench.simulate.server import Fault
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
 from .helpers import PRICE, Api, freeze, manifest, single

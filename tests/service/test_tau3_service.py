@@ -117,7 +117,7 @@ def _tau_targets(url: str) -> list[dict[str, Any]]:
 
 def _tau_sim(script: Any) -> Any:
     from srbench.simulate.behaviour import SimModel
-    from srbench.simulate.server import SimulatorThread
+    from srbench.simulate.thread import SimulatorThread
 
     models = [SimModel(n, skill=1.0) for n in ("agent-strong", "agent-weak", "sim-user", "judge-model")]
     return SimulatorThread(models=models, script=script)

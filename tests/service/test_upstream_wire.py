@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 from .helpers import Api, freeze, manifest
 from .upstream_client import UpstreamClient, UpstreamError, recover_from_file, token_total

@@ -12,7 +12,7 @@ from tests.integration.conftest import Cli
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.simulate.behaviour import SimModel, load_answer_key
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 from srbench.stages.plan.identity import VOLATILE, scrub
 
 PRICES = {"big": {"input": 2.0, "cached_input": 0.5, "cache_write": 2.5, "output": 8.0}}

@@ -15,7 +15,7 @@ from tests.service.helpers import Api, isolated_env, manifest, single
 from srbench.client.embedded import EmbeddedService
 from srbench.simulate.behaviour import SimModel
 from srbench.simulate.samples import SAMPLE_REVISION
-from srbench.simulate.server import SimulatorThread
+from srbench.simulate.thread import SimulatorThread
 
 
 @pytest.fixture

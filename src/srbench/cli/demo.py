@@ -168,7 +168,7 @@ def not_run(prepared: set[str]) -> list[str]:
 def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
     from srbench.client.embedded import EmbeddedService
     from srbench.simulate.behaviour import RouterRule, SimModel
-    from srbench.simulate.server import SimulatorThread
+    from srbench.simulate.thread import SimulatorThread
 
     console.print(Panel(BANNER, style="bold yellow", width=min(console.width, 80)))
     store = workdir / "store"

@@ -14,7 +14,8 @@ from srbench.simulate.behaviour import (
     usage_for,
 )
 from srbench.simulate.scripted import Scripted, tool_call
-from srbench.simulate.server import DEFAULT_MODELS, Fault, SimServer, SimulatorThread, start_simulator
+from srbench.simulate.server import DEFAULT_MODELS, Fault, SimServer, start_simulator
+from srbench.simulate.thread import SimulatorThread
 
 __all__ = [
     "DEFAULT_MODELS", "Fault", "Reply", "RouterRule", "Scripted", "SimModel", "SimServer", "SimulatorThread",
