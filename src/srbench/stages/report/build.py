@@ -36,6 +36,7 @@ report lists are built in stages/report/limits.py.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from srbench import VERSION
@@ -61,7 +62,7 @@ from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.datasets.source_labels import for_full_score
 from srbench.stages.grading.grade import grader_for
-from srbench.stages.report.cells import CellRow, ReportInputs, RowMemo, cell_row, from_memo
+from srbench.stages.report.cells import CellRow, MemoEntry, ReportInputs, RowMemo, cell_row, from_memo
 from srbench.stages.report.conversations import AUX_FIELDS, role_totals
 from srbench.stages.report.full_score import full_score
 from srbench.stages.report.in_run import paired_in_run
@@ -159,67 +160,114 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         models_outside_pool=outside, config_hash_evidence=evidence, **roles)
 
 
+@dataclass
+class _Pass:
+    """What the pass over every target's rows leaves behind (the rows themselves are spilled)."""
+
+    targets: list[TargetSummary] = field(default_factory=list)
+    bench: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    states: Counter[str] = field(default_factory=Counter)
+    receipts: dict[str, Any] = field(default_factory=dict)
+    volatile: bool = False
+
+
+def _target_rows(engine: Engine, ri: ReportInputs, cells: list[tuple[str, list[Any]]],
+                 memo_rows: dict[str, MemoEntry], spill: RowSpill) -> list[CellRow]:
+    """One target's rows, read from the rule's row memo where it holds and built otherwise; spilled."""
+    built: list[CellRow] = []
+    fresh: list[dict[str, Any]] = []
+    raw: list[tuple[int, str, str]] = []
+    for cell_id, cell in cells:
+        entry = memo_rows.pop(cell_id, None)
+        b = from_memo(cell, entry) if entry is not None else None
+        if b is None or entry is None:
+            b = cell_row(engine, ri, cell_id, cell)
+            fresh.append(b.row)
+        else:
+            raw.append((cell[0], entry[1], entry[2]))
+        built.append(b)
+    spill.add(fresh)
+    spill.add_raw(raw)
+    return built
+
+
+def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: ReportParams, spill: RowSpill,
+          ctx: str, memo: RowMemo | None) -> _Pass:
+    """Every target's summary and benchmark rows, one target's rows in memory at a time."""
+    plan, cases, targets = ri.plan, ri.cases, ri.targets
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases.values():
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    revisions = for_full_score(revisions, plan.dataset.get("sources"))   # unchecked bytes: not the pinned source
+    out = _Pass()
+    for tid in targets:
+        memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
+        built = _target_rows(engine, ri, cells_of.target(tid), memo_rows, spill)
+        del memo_rows
+        trows = [b.row for b in built]
+        turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
+        for b in built:
+            out.volatile = out.volatile or b.volatile
+            if b.receipt is not None:
+                out.receipts.setdefault(digest_json(b.receipt), b.receipt)
+            out.states[b.row["state"]] += 1
+        evidence = config_hash_evidence(targets[tid], trows, params.config_probes.get(tid), plan.mode)
+        t = _target_summary(targets[tid], trows, plan.benchmark_weights, turns, revisions, evidence)
+        out.targets.append(adjust_for_mode(plan.mode, t, trows))
+        out.bench.append((tid, _bench_rows(plan, cases, tid, built)))
+        del built, trows, turns
+    return out
+
+
+def _final_rows(mode: str, per_target: list[tuple[str, list[dict[str, Any]]]],
+                unconfirmed: dict[str, str | None]) -> list[BenchmarkRow]:
+    """The benchmark rows as the report shows them in its mode, with a target's unconfirmed config pin."""
+    out: list[BenchmarkRow] = []
+    for tid, brows in per_target:
+        for brow in brows:
+            if unconfirmed.get(tid):
+                brow["limitations"] = [unconfirmed[tid]]
+            if mode == "preview":         # routing only: no capability figures
+                brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
+                brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
+            elif mode == "replay":        # an offline estimate, never a measurement
+                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
+                    brow["estimated_" + key] = brow.pop(key)
+            brow.pop("_extra", None)
+            out.append(BenchmarkRow.model_validate(brow))
+    return out
+
+
+def _provenance(ri: ReportInputs, inputs: dict[str, Any], receipts: dict[str, Any]) -> Provenance:
+    plan = ri.plan
+    return Provenance.model_validate(
+        {k: getattr(plan, k) for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
+        | {"plan": inputs["plan"], "dataset": {k: plan.dataset[k] for k in ("id", "sha256", "object")},
+           "report_version": REPORT_VERSION}
+        | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {}))
+
+
+def _corrections(ri: ReportInputs, inputs: dict[str, Any],
+                 params: ReportParams) -> tuple[PriceCorrection | None, AccountingCorrection | None]:
+    """The price and usage corrections the report reads, as it names them."""
+    fix, cor = ri.price_fix, ri.correction
+    return (None if fix is None else PriceCorrection(digest=inputs["prices"], version=fix["version"],
+                                                     reason=fix["reason"], targets=sorted(fix["prices"])),
+            None if cor is None else AccountingCorrection.model_validate(
+                {k: cor.get(k) for k in AccountingCorrection.model_fields}
+                | {"digest": inputs["correction"], "at": params.correction_at}))
+
+
 def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: ReportParams, spill: RowSpill,
           ctx: str, memo: RowMemo | None = None) -> dict[str, Any]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)
-    plan, cases, targets = ri.plan, ri.cases, ri.targets
-    cells_of = CellSource(store, inputs["cells"], list(targets))
-    volatile = False
-    receipts: dict[str, Any] = {}
-    states: Counter[str] = Counter()
-    weights = plan.benchmark_weights
-    revisions: dict[str, set[str | None]] = {}
-    for c in cases.values():
-        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    revisions = for_full_score(revisions, plan.dataset.get("sources"))   # unchecked bytes: not the pinned source
-    probes = params.config_probes
-    summary_targets: list[TargetSummary] = []
-    per_target_bench: list[tuple[str, list[dict[str, Any]]]] = []
-    for tid in targets:
-        memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
-        built: list[CellRow] = []
-        fresh: list[dict[str, Any]] = []
-        raw: list[tuple[int, str, str]] = []
-        for cell_id, cell in cells_of.target(tid):
-            entry = memo_rows.pop(cell_id, None)
-            b = from_memo(cell, entry) if entry is not None else None
-            if b is None or entry is None:
-                b = cell_row(engine, ri, cell_id, cell)
-                fresh.append(b.row)
-            else:
-                raw.append((cell[0], entry[1], entry[2]))
-            built.append(b)
-        del memo_rows
-        trows = [b.row for b in built]
-        turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
-        for b in built:
-            volatile = volatile or b.volatile
-            if b.receipt is not None:
-                receipts.setdefault(digest_json(b.receipt), b.receipt)
-            states[b.row["state"]] += 1
-        evidence = config_hash_evidence(targets[tid], trows, probes.get(tid), plan.mode)
-        t = _target_summary(targets[tid], trows, weights, turns, revisions, evidence)
-        summary_targets.append(adjust_for_mode(plan.mode, t, trows))
-        per_target_bench.append((tid, _bench_rows(plan, cases, tid, built)))
-        spill.add(fresh)
-        spill.add_raw(raw)
-        del built, trows, turns, fresh, raw
-    unconfirmed = {t.target_id: evidence_limitation(t.target_id, t.config_hash_evidence) for t in summary_targets}
-    bench_rows: list[BenchmarkRow] = []
-    for tid, brows in per_target_bench:
-        for brow in brows:
-            if unconfirmed.get(tid):
-                brow["limitations"] = [unconfirmed[tid]]
-            if plan.mode == "preview":         # routing only: no capability figures
-                brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
-                brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
-            elif plan.mode == "replay":        # an offline estimate, never a measurement
-                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
-                    brow["estimated_" + key] = brow.pop(key)
-            brow.pop("_extra", None)
-            bench_rows.append(BenchmarkRow.model_validate(brow))
+    plan, mode, status = ri.plan, ri.plan.mode, params.status
+    p = _pass(engine, ri, CellSource(store, inputs["cells"], list(ri.targets)), params, spill, ctx, memo)
+    unconfirmed = {t.target_id: evidence_limitation(t.target_id, t.config_hash_evidence) for t in p.targets}
+    bench_rows = _final_rows(mode, p.bench, unconfirmed)
+    summary_targets, states = p.targets, p.states
     total = sum(states.values())
     all_done = states["completed"] == total
     if plan.recovery:
@@ -227,43 +275,31 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         summary_targets = [t.model_copy(update={"sr_bench_score": None, "sr_bench_score_ci95": None,
                                                 "score_scope": "recovery child: its selected cells only"})
                            for t in summary_targets]
-    status = params.status
-    spend = [t.total_cost_usd for t in summary_targets]
-    if plan.mode == "replay":
-        spend = [0.0 for _ in summary_targets]
-    paired = _paired(plan, spill, status, params) if _pairs(plan) else None
+    spend = [0.0 if mode == "replay" else t.total_cost_usd for t in summary_targets]
+    price_correction, accounting_correction = _corrections(ri, inputs, params)
     report = Report(
-        version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=plan.mode,
+        version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=mode,
         name=plan.name, profile=plan.profile, cost_policy=plan.cost_policy,
-        complete=bool(status == "completed" and all_done and plan.mode == "live"),
+        complete=bool(status == "completed" and all_done and mode == "live"),
         summary=ReportSummary(
             wall_time_s=params.wall_time_s, total_spend_usd=_sum_opt(spend),
             principal_cost_usd=_sum_opt([t.cost_usd for t in summary_targets]),
             judge_cost_usd=_sum_opt([t.judge_cost_usd for t in summary_targets]), **_aux(summary_targets),
-            known_spend_usd=0.0 if plan.mode == "replay" else _known_spend(summary_targets),
+            known_spend_usd=0.0 if mode == "replay" else _known_spend(summary_targets),
             planned_cells=total, targets=summary_targets),
-        benchmarks=bench_rows, aggregation=AGGREGATION, results=None,
-        recovery=plan.recovery,
-        price_correction=None if ri.price_fix is None else PriceCorrection(
-            digest=inputs["prices"], version=ri.price_fix["version"], reason=ri.price_fix["reason"],
-            targets=sorted(ri.price_fix["prices"])),
-        accounting_correction=None if ri.correction is None else AccountingCorrection.model_validate(
-            {k: ri.correction.get(k) for k in AccountingCorrection.model_fields}
-            | {"digest": inputs["correction"], "at": params.correction_at}),
-        early_stop=params.early_stop, partial=partial_block(status, states), recipes=params.recipes, paired=paired,
+        benchmarks=bench_rows, aggregation=AGGREGATION, results=None, recovery=plan.recovery,
+        price_correction=price_correction, accounting_correction=accounting_correction,
+        early_stop=params.early_stop, partial=partial_block(status, states), recipes=params.recipes,
+        paired=_paired(plan, spill, status, params) if _pairs(plan) else None,
         limitations=limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
         + [x for x in unconfirmed.values() if x] + stop_limitations(params.early_stop)
         + recipe_limitations(params.recipes),
-        provenance=Provenance.model_validate(
-            {k: getattr(plan, k) for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
-            | {"plan": inputs["plan"], "dataset": {k: plan.dataset[k] for k in ("id", "sha256", "object")},
-               "report_version": REPORT_VERSION}
-            | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {})))
+        provenance=_provenance(ri, inputs, p.receipts))
     # the same work in another store gives the same content digest (rows included, timings not):
     # content_digest(report | {"rows": rows}), hashed as the rows stream back in seq order
     results, digest = spill.finish(store, report.dump())
     out = report.model_copy(update={"results": results, "content_digest": digest}).dump()
-    if volatile:        # a sandbox fault left cells ungraded: the next build grades them again
+    if p.volatile:        # a sandbox fault left cells ungraded: the next build grades them again
         raise Volatile(out)
     return out
 
