@@ -25,8 +25,10 @@ class ReportRequest(BaseModel):
     """The run's status when the report is built (a running run's report says "figures so far")."""
     wall_time_s: float | None = None
     """Seconds from the run's start to its end (or to now, while it runs); None before it started."""
-    correction: dict[str, Any] | None = None
-    """The latest usage correction appended to the run ({digest, at, ...}: service/journal refs), or None."""
+    correction: str | None = None
+    """Digest of the latest usage correction appended to the run, or None."""
+    correction_at: float | None = None
+    """When that correction was appended (the journal's ref), or None."""
     price_correction: str | None = None
     """Digest of the latest price correction of the run, or None."""
     config_probes: dict[str, Any] | None = None

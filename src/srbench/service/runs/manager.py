@@ -454,7 +454,8 @@ class RunManager:
         corrections = self.journal.get_ref("correction", run_id) or []
         prices = self.journal.get_ref("price-correction", run_id) or []
         return ReportRequest(run_id=run_id, plan=run["plan"], status=run["status"], wall_time_s=wall,
-                             correction=corrections[-1] if corrections else None,
+                             correction=corrections[-1]["digest"] if corrections else None,
+                             correction_at=corrections[-1]["at"] if corrections else None,
                              price_correction=prices[-1]["digest"] if prices else None,
                              config_probes=self.config_probes(run_id), early_stop=run["early_stop"],
                              recipes=recipe_summary(self.journal, run_id))

@@ -113,42 +113,54 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         row.update(conversation=True, calls=None, tokens_by_role={},
                    **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS})
     elif call_digest is not None:
-        call = ri.load_call(call_digest)
-        cc = call_cost(target, call)
-        row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
-                   cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
-                   cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
-                   latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
-                   selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
-                   decision=(call.get("headers") or {}).get("x-vsr-selected-decision"),
-                   response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
-                   http_status=call.get("http_status"))
-        if cc.attribution is not None:          # MoM: what its router adapter read from the call
-            a = cc.attribution
-            row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
-                       deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
-                       fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
-                       config_hash_seen=a.config_hash)
+        _single_call(row, ri, target, call_digest)
     if call_digest is not None and plan.mode != "preview" and state == "completed":
-        try:
-            g_digest, _ = grade_cell(engine, ri.case_digest(case), call_digest, case.benchmark, judge_digest,
-                                     grader=plan.grader_versions.get(case.benchmark),
-                                     options=(plan.options_for(case.benchmark) or {}).get("grading"),
-                                     conversation=case.benchmark in ri.multi)
-        except SandboxFault as exc:     # not the model's failure: the cell is not graded
-            out.volatile = True
-            row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
-                       grade_error=exc.message)
-            return out
-        g = out.grade = store.get_json(g_digest)
-        row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
-                   published_score=(get_benchmark(case.benchmark).published_stored(
-                       case, g, plan.grader_versions.get(case.benchmark)) or {}).get("score"))
-        if g.get("sandbox"):
-            out.receipt = g["sandbox"]
-        if g["status"] in ("judge_error", "judge_failed"):
-            row.update(state="failed", error_class=g["status"], correct=False)
+        _grade(engine, ri, out, case, call_digest, judge_digest)
     return out
+
+
+def _single_call(row: dict[str, Any], ri: ReportInputs, target: Target, call_digest: str) -> None:
+    """A single call's figures in its cell's row; a router's attribution of it too."""
+    call = ri.load_call(call_digest)
+    cc = call_cost(target, call)
+    row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
+               cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
+               cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
+               latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
+               selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
+               decision=(call.get("headers") or {}).get("x-vsr-selected-decision"),
+               response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
+               http_status=call.get("http_status"))
+    if cc.attribution is not None:          # MoM: what its router adapter read from the call
+        a = cc.attribution
+        row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
+                   deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
+                   fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
+                   config_hash_seen=a.config_hash)
+
+
+def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_digest: str,
+           judge_digest: str | None) -> None:
+    """Grade a completed answer through the grade rule, and put the grade in its row."""
+    plan, row = ri.plan, out.row
+    try:
+        g_digest, _ = grade_cell(engine, ri.case_digest(case), call_digest, case.benchmark, judge_digest,
+                                 grader=plan.grader_versions.get(case.benchmark),
+                                 options=(plan.options_for(case.benchmark) or {}).get("grading"),
+                                 conversation=case.benchmark in ri.multi)
+    except SandboxFault as exc:     # not the model's failure: the cell is not graded
+        out.volatile = True
+        row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
+                   grade_error=exc.message)
+        return
+    g = out.grade = ri.store.get_json(g_digest)
+    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
+               published_score=(get_benchmark(case.benchmark).published_stored(
+                   case, g, plan.grader_versions.get(case.benchmark)) or {}).get("score"))
+    if g.get("sandbox"):
+        out.receipt = g["sandbox"]
+    if g["status"] in ("judge_error", "judge_failed"):
+        row.update(state="failed", error_class=g["status"], correct=False)
 
 
 # a memoised row: (basis, row, row without its volatile fields, grade, turns), the last three JSON or None

@@ -55,14 +55,14 @@ def report_params(request: ReportRequest) -> ReportParams:
     return ReportParams(run_id=request.run_id, status=request.status, wall_time_s=request.wall_time_s,
                         early_stop=request.early_stop, config_probes=request.config_probes or {},
                         recipes=request.recipes or {},
-                        correction_at=request.correction["at"] if request.correction else None, **installed_code())
+                        correction_at=request.correction_at if request.correction else None, **installed_code())
 
 
 def report_inputs(request: ReportRequest, cells: Any) -> dict[str, Any]:
     """The rule's input digests (`cells`: the cells map, the digest of an object holding it, or a version)."""
     inputs: dict[str, Any] = {"plan": request.plan, "cells": cells}
     if request.correction is not None:
-        inputs["correction"] = request.correction["digest"]
+        inputs["correction"] = request.correction
     if request.price_correction is not None:
         inputs["prices"] = request.price_correction
     return inputs
