@@ -1,6 +1,7 @@
 """The report (kind ``report``) keeps its stored bytes (issue 26, items 1 and 6): a demo-sized run's
 inputs (tests/stages/data/report_demo.json.gz: a live run of a single and a router target on MMLU-Pro
-and ARC-AGI-2, and a preview run, as the service stored them) build to the pinned report digests.
+and ARC-AGI-2, and a preview run, as the service stored them; the live plan also as a replay and as a
+recovery child) build to the pinned report digests.
 The pins were taken from the dict-literal report code before the report became a model."""
 
 from __future__ import annotations
@@ -30,7 +31,24 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "live-cancelled": ("live", "cancelled", {"early_stop": STOP, "recipes": RECIPES}),
     "live-running": ("live", "running", {"config_probes": {"mom": {"before": {"config_hash": "cfg-42"}}}}),
     "preview": ("preview", "completed", {}),
+    "replay": ("live", "completed", {}),              # the live plan as a replay, as a recovery child, both
+    "recovery": ("live", "completed", {}),
+    "replay-recovery": ("live", "completed", {}),
 }
+RECOVERY = {"parent": "run-parent", "mode": "failed", "cells": ["a", "b"], "cells_sha256": "x",
+            "snapshot": {"known_cost_usd": 0.5}}
+
+
+def _plan(store: ObjectStore, digest: str, case: str) -> str:
+    """The run's plan, or a variant of it: replay mode and/or a recovery child (same cells)."""
+    if case not in ("replay", "recovery", "replay-recovery"):
+        return digest
+    plan = store.get_json(digest)
+    if "replay" in case:
+        plan["mode"] = "replay"
+    if "recovery" in case:
+        plan["recovery"] = RECOVERY
+    return store.put_json(plan)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +70,8 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
     run, status, kw = CASES[case]
     store = _store(tmp_path, demo)
     engine = Engine(store, MemoryActionCache())
-    request = ReportRequest(run_id="run-demo", plan=demo[run]["plan"], status=status, wall_time_s=12.5, **kw)
+    plan = _plan(store, demo[run]["plan"], case)
+    request = ReportRequest(run_id="run-demo", plan=plan, status=status, wall_time_s=12.5, **kw)
     digest, hit, _ = build_report(engine, request, demo[run]["cells"])
     assert not hit
     report = store.get_json(digest)
@@ -65,6 +84,9 @@ PINNED = {
     "live-cancelled": "b3:acd911ca09f6a123e40e0309cd0040d66328df6e6ced857ac2b6c0cd35dabdcd",
     "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
+    "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
+    "recovery": "b3:40271a4cdfc7efe878bbcd0626e7d9e671a7a0f19ba11c45818f8ea124893536",
+    "replay-recovery": "b3:c9a91b5c85f0a44f31e2c534338cc95a19d481835537f99805377320d54a1376",
 }
 
 

@@ -46,11 +46,10 @@ class RoutingFigures(BaseModel):
 
 class TargetSummary(BaseModel):
     """One target's figures over every planned cell of it (stages/report/build.py). A preview run
-    writes its routing counts (models, decisions, selection_statuses, selection_reasons) and a replay
-    its `estimated_*` copies of the measured figures, which are extra fields
-    here. Unset fields are not written (`Report.dump`)."""
+    adds its routing counts and a replay its `estimated_*` copies of the measured figures
+    (`adjust_for_mode`). Unset fields are not written (`Report.dump`)."""
 
-    model_config = _OPEN
+    model_config = _FROZEN
     target_id: str
     """The target's id."""
     kind: Literal["single", "mom"]
@@ -143,6 +142,42 @@ class TargetSummary(BaseModel):
     """Recorded calls per role."""
     config_hash_evidence: dict[str, Any] | None
     """Whether a router's pinned config_hash is confirmed (stages/compare/evidence.py)."""
+    models: dict[str, int] | None = None
+    """Preview: the completed cells per model the router would select."""
+    selection_statuses: dict[str, int] | None = None
+    """Preview: the completed cells per selection status."""
+    selection_reasons: dict[str, int] | None = None
+    """Preview: the completed cells per selection reason."""
+    evidence_mode: Literal["offline_estimate"] | None = None
+    """Replay: the figures are an offline estimate, never a measurement."""
+    estimated_accuracy: float | None = None
+    """Replay: `accuracy` as estimated."""
+    estimated_accuracy_ci95: list[float] | None = None
+    """Replay: `accuracy_ci95` as estimated."""
+    estimated_accuracy_answered: float | None = None
+    """Replay: `accuracy_answered` as estimated."""
+    estimated_accuracy_answered_ci95: list[float] | None = None
+    """Replay: `accuracy_answered_ci95` as estimated."""
+    estimated_macro_accuracy: float | None = None
+    """Replay: `macro_accuracy` as estimated."""
+    estimated_correct: int | None = None
+    """Replay: `correct` as estimated."""
+    estimated_cost_usd: float | None = None
+    """Replay: `cost_usd` as estimated (what the saved answers cost)."""
+    estimated_cache_neutral_cost_usd: float | None = None
+    """Replay: `cache_neutral_cost_usd` as estimated."""
+    estimated_latency_p50_s: float | None = None
+    """Replay: `latency_p50_s` as estimated."""
+    estimated_latency_p95_s: float | None = None
+    """Replay: `latency_p95_s` as estimated."""
+    estimated_ttft_p50_s: float | None = None
+    """Replay: `ttft_p50_s` as estimated."""
+    estimated_tokens: dict[str, int] | None = None
+    """Replay: `tokens` as estimated."""
+    estimated_request_time_sum_s: float | None = None
+    """Replay: `request_time_sum_s` as estimated."""
+    estimated_tokens_by_role: dict[str, dict[str, int] | None] | None = None
+    """Replay: `tokens_by_role` as estimated (no model was called, so `tokens_by_role` is empty)."""
 
 
 class BenchmarkRow(BaseModel):

@@ -272,8 +272,8 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
     all_done = states["completed"] == total
     if plan.recovery:
         all_done = False                     # a child never completes the parent's evaluation
-        summary_targets = [t.model_copy(update={"sr_bench_score": None, "sr_bench_score_ci95": None,
-                                                "score_scope": "recovery child: its selected cells only"})
+        summary_targets = [_with(t, {"sr_bench_score": None, "sr_bench_score_ci95": None,
+                                     "score_scope": "recovery child: its selected cells only"})
                            for t in summary_targets]
     spend = [0.0 if mode == "replay" else t.total_cost_usd for t in summary_targets]
     price_correction, accounting_correction = _corrections(ri, inputs, params)
@@ -347,6 +347,11 @@ ESTIMATED = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answere
              "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
 
 
+def _with(t: TargetSummary, update: dict[str, Any]) -> TargetSummary:
+    """`t` with `update` (validated: a field the summary does not declare is refused)."""
+    return TargetSummary.model_validate(t.model_dump(exclude_unset=True) | update)
+
+
 def adjust_for_mode(mode: str, t: TargetSummary, rows: list[dict[str, Any]]) -> TargetSummary:
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
@@ -355,9 +360,9 @@ def adjust_for_mode(mode: str, t: TargetSummary, rows: list[dict[str, Any]]) -> 
         for name, key in (("models", "selected_model"), ("decisions", "decision"),
                           ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):
             update[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))
-        return t.model_copy(update=update | {"known_cost_usd": 0.0})
+        return _with(t, update | {"known_cost_usd": 0.0})
     if mode == "replay":
-        return t.model_copy(update={"estimated_" + key: getattr(t, key) for key in ESTIMATED} | dict.fromkeys(ESTIMATED) | {
+        return _with(t, {"estimated_" + key: getattr(t, key) for key in ESTIMATED} | dict.fromkeys(ESTIMATED) | {
             "sr_bench_score": None, "sr_bench_score_ci95": None, "total_cost_usd": 0.0, "known_cost_usd": 0.0,
             "judge_cost_usd": 0.0,              # nothing was called: the saved judge verdicts are reused
             "estimated_tokens_by_role": t.tokens_by_role,
