@@ -30,7 +30,9 @@ from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
+from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
+from srbench.service.journal.runs import IdemBinding, ReportHead, RunRow
 from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
 from srbench.service.runs.end import Endings, terminal
@@ -40,7 +42,7 @@ from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
-from srbench.stages.dispatch.calls import Cell, Dispatcher, RunControl, stop_scope
+from srbench.stages.dispatch.calls import Dispatcher, RunControl, stop_scope
 from srbench.stages.report.rule import build_report, report_signature
 from srbench.stages.report.stream import write_run_cells
 from srbench.stages.stats.stopping import dispatch_order
@@ -48,10 +50,6 @@ from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
 log = logging.getLogger("srbench.service")
-CELLS_SQL = ("SELECT cell_id, seq, case_id, target_id, state, call, error_class, judge_call, judge_request FROM cells "
-             "WHERE run_id=?")
-# SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
-CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
 
 
 class RunManager:
@@ -77,30 +75,7 @@ class RunManager:
 
     # -- start-up ------------------------------------------------------------------------------
     def recover_after_restart(self) -> dict[str, int]:
-        def w(c: sqlite3.Connection) -> dict[str, int]:
-            now = time.time()
-            amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells "
-                            "WHERE state IN ('dispatching', 'judge_dispatching')").fetchall()
-            for r in amb:
-                add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
-                                                             "target_id": r["target_id"]})
-            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', error=CASE WHEN "
-                      f"{CONVERSATION} THEN 'the service stopped during this conversation; a call may have been "
-                      "billed; it is never resumed' ELSE 'the service stopped while this call was in flight; it "
-                      "may have been billed' END, updated_at=? WHERE state='dispatching'", (now,))
-            c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
-                      "WHERE state='dispatching'", (now,))
-            c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_judge_dispatch', "
-                      "error='the service stopped while the judge call was in flight; it may have been billed', "
-                      "updated_at=? WHERE state='judge_dispatching'", (now,))
-            runs = c.execute("SELECT id FROM runs WHERE status IN ('queued','running')").fetchall()
-            for r in runs:
-                add_event(c, r["id"], "interrupted", {"reason": "service restarted"})
-            c.execute("UPDATE runs SET status='interrupted', finished_at=COALESCE(finished_at, ?), updated_at=?, "
-                      "error=COALESCE(error, 'service stopped during the run') "
-                      "WHERE status IN ('queued','running')", (now, now))
-            return {"ambiguous_cells": len(amb), "interrupted_runs": len(runs)}
-        return self.journal.submit_sync(w)
+        return self.journal.submit_sync(jruns.recover_after_restart)
 
     # -- submit --------------------------------------------------------------------------------
     def preflight(self, plan: Plan) -> None:
@@ -121,12 +96,12 @@ class RunManager:
         if idempotency_key is not None and not (1 <= len(idempotency_key) <= 200):
             raise InvalidInput("idempotency key must be 1-200 characters")
         if idempotency_key:
-            row = self.journal.one("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,))
-            if row is not None:
-                if row["plan_sha256"] != plan.plan_sha256:
-                    raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {row['id']} with another "
+            bound = jruns.idem_binding(self.journal, idempotency_key)
+            if bound is not None:
+                if bound.plan_sha256 != plan.plan_sha256:
+                    raise Conflict(f"idempotency key {idempotency_key!r} is bound to run {bound.run_id} with another "
                                    "plan; use a new key", code="idempotency_conflict")
-                return self.get(row["id"]), False
+                return self.get(bound.run_id), False
         return self.create_run(plan, idempotency_key, claim=on_create)
 
     def create_run(self, plan: Plan, idempotency_key: str | None, *, parent: str | None = None,
@@ -151,22 +126,22 @@ class RunManager:
 
         def w(c: sqlite3.Connection) -> str:
             if idempotency_key:
-                row = c.execute("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (idempotency_key,)).fetchone()
-                if row is not None:
-                    if row["plan_sha256"] != plan.plan_sha256:
+                bound: IdemBinding | None = jruns.bound_run(c, idempotency_key)
+                if bound is not None:
+                    if bound.plan_sha256 != plan.plan_sha256:
                         raise Conflict(f"idempotency key {idempotency_key!r} is bound to another plan",
                                        code="idempotency_conflict")
-                    return row["id"]
-            c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
-                      "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                      (run_id, plan.name, plan.mode, plan.profile, plan_digest, plan.plan_sha256,
-                       "queued", idempotency_key, parent, len(rows), json.dumps(target_ids), now, now))
+                    return bound.run_id
+            jruns.insert_run(c, RunRow(
+                id=run_id, name=plan.name, mode=plan.mode, profile=plan.profile, plan=plan_digest,
+                plan_sha256=plan.plan_sha256, status="queued", idem_key=idempotency_key, parent=parent,
+                total=len(rows), targets=json.dumps(target_ids), created_at=now, started_at=None, finished_at=None,
+                updated_at=now, error=None, cancel_requested=0, extra="{}"))
             if claim is not None:
                 claim(c, run_id)
-            c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) "
-                          "VALUES(?,?,?,?,?,?,?)", rows)
+            jruns.insert_cells(c, rows)
             if plan.limits.max_cost_usd is not None:
-                c.execute("INSERT INTO budgets(run_id, cap_usd) VALUES(?,?)", (run_id, plan.limits.max_cost_usd))
+                jruns.insert_budget(c, run_id, plan.limits.max_cost_usd)
             add_event(c, run_id, "created", {"plan_sha256": plan.plan_sha256, "total": len(rows)})
             return run_id
         got = self.journal.submit_sync(w)
@@ -196,34 +171,24 @@ class RunManager:
             self.controls.pop(run_id, None)
 
     async def _execute_run(self, run_id: str) -> None:
-        run = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
-        if run is None or run["status"] != "queued":
+        run = jruns.run_row(self.journal, run_id)
+        if run is None or run.status != "queued":
             return
-        plan = Plan.model_validate(self.store.get_json(run["plan"]))
+        plan = Plan.model_validate(self.store.get_json(run.plan))
         cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset["object"]))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan.limits.max_run_seconds)
         self.controls[run_id] = control
-        self.rows.begin(run_id, run["plan"])
+        self.rows.begin(run_id, run.plan)
         jr = RunJournalAdapter(self.journal, run_id, self.store,
                                on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
         now = time.time()
         monitor = await StopMonitor.start(self, run_id, plan, list(cases.values()), control)
-
-        def start(c: sqlite3.Connection) -> bool:
-            r = c.execute("SELECT status, cancel_requested FROM runs WHERE id=?", (run_id,)).fetchone()
-            if r["status"] != "queued":
-                return False
-            c.execute("UPDATE runs SET status='running', started_at=?, updated_at=? WHERE id=?", (now, now, run_id))
-            add_event(c, run_id, "running", {})
-            return True
         try:
-            if not await self.journal.submit(start):
+            if not await self.journal.submit(lambda c: jruns.mark_running(c, run_id, now)):
                 return
-            row = self.journal.one("SELECT cancel_requested FROM runs WHERE id=?", (run_id,))
-            if row is not None and row["cancel_requested"]:
+            if jruns.cancel_requested(self.journal, run_id):
                 control.cancel.set()
-            cells = [Cell(r["cell_id"], r["seq"], r["case_id"], r["target_id"]) for r in self.journal.query(
-                "SELECT * FROM cells WHERE run_id=? AND state='pending' ORDER BY seq", (run_id,))]
+            cells = jruns.pending_cells(self.journal, run_id)
             conc = plan.limits.concurrency * len(plan.targets)
             async with new_session(conc + 4) as client:
                 captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
@@ -276,9 +241,7 @@ class RunManager:
     def config_probes(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
         out: dict[str, dict[str, Any]] = {}
-        for row in self.journal.query("SELECT data FROM events WHERE run_id=? AND type='config_hash_checked' "
-                                      "ORDER BY seq", (run_id,)):
-            d = json.loads(row["data"])
+        for d in jruns.events_data(self.journal, run_id, "config_hash_checked"):
             out.setdefault(d["target_id"], {})[d["phase"]] = {
                 "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
                 "seen": d.get("seen"), "probe": d.get("probe")}
@@ -330,11 +293,7 @@ class RunManager:
         run = self.get(run_id)
         if run["status"] in TERMINAL:
             return run
-
-        def w(c: sqlite3.Connection) -> None:
-            c.execute("UPDATE runs SET cancel_requested=1, updated_at=? WHERE id=?", (time.time(), run_id))
-            add_event(c, run_id, "cancellation_requested", {"reason": reason})
-        await self.journal.submit(w)
+        await self.journal.submit(lambda c: jruns.request_cancel(c, run_id, reason))
         control = self.controls.get(run_id)
         if control is not None:
             control.cancel_reason = reason
@@ -356,89 +315,57 @@ class RunManager:
 
     def final_report(self, run_id: str) -> str:
         """The report recorded when the run ended (built now for runs that ended before that existed)."""
-        row = self.journal.one("SELECT status, extra FROM runs WHERE id=?", (run_id,))
+        row = jruns.run_row(self.journal, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        digest = json.loads(row["extra"]).get("final_report")
+        digest = row.extras().get("final_report")
         if digest and self.store.has(digest):
             return digest
         rep, _, _ = self.report(run_id)
-        if row["status"] in TERMINAL:
-            self._set_extra(run_id, "final_report", rep["report"])
+        if row.status in TERMINAL:
+            self.journal.submit_sync(lambda c: jruns.set_extra(c, run_id, "final_report", rep["report"]))
         return rep["report"]
-
-    def _set_extra(self, run_id: str, key: str, value: Any) -> None:
-        def w(c: sqlite3.Connection) -> None:
-            row = c.execute("SELECT extra FROM runs WHERE id=?", (run_id,)).fetchone()
-            extra = json.loads(row["extra"])
-            extra[key] = value
-            c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps(extra, sort_keys=True), run_id))
-        self.journal.submit_sync(w)
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, run_id: str) -> dict[str, Any]:
-        row = self.journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
+        row = jruns.run_row(self.journal, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
         view = self._views([row])[0]
-        children = [r["id"] for r in self.journal.query("SELECT id FROM runs WHERE parent=? ORDER BY created_at",
-                                                        (run_id,))]
-        view["lineage"] = {"parent": row["parent"], "children": children}
-        view["early_stop"] = json.loads(row["extra"]).get("early_stop")
-        if row["parent"]:
-            snap = (self.store.get_json(row["plan"]).get("recovery") or {}).get("snapshot", {})
+        view["lineage"] = {"parent": row.parent, "children": jruns.child_runs(self.journal, run_id)}
+        view["early_stop"] = row.extras().get("early_stop")
+        if row.parent:
+            snap = (self.store.get_json(row.plan).get("recovery") or {}).get("snapshot", {})
             view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
-        b = self.journal.one("SELECT * FROM budgets WHERE run_id=?", (run_id,))
+        b = jruns.budget(self.journal, run_id)
         view["budget"] = None if b is None else {
-            "cap_usd": b["cap_usd"], "spent_usd": b["spent_usd"], "reserved_usd": b["reserved_usd"],
-            "unknown_cost_calls": b["unknown_calls"],
+            "cap_usd": b.cap_usd, "spent_usd": b.spent_usd, "reserved_usd": b.reserved_usd,
+            "unknown_cost_calls": b.unknown_calls,
             "note": "a reservation and actual-cost stop kept in the journal; not a provider-enforced cap"}
         return view
 
     def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[dict[str, Any]]:
         """Newest runs first (keyset: strictly older than `before` = (created_at, id)), with progress
         from the maintained counters: O(page), whatever the store holds."""
-        if before is None:
-            rows = self.journal.query("SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT ?", (limit,))
-        else:
-            rows = self.journal.query("SELECT * FROM runs WHERE (created_at, id) < (?, ?) "
-                                      "ORDER BY created_at DESC, id DESC LIMIT ?", (*before, limit))
-        return self._views(rows)
+        return self._views(jruns.runs_page(self.journal, limit, before))
 
     def list_owned(self, owner: str, limit: int = 200, before: tuple[float, str] | None = None
                    ) -> builtins.list[dict[str, Any]]:
         """An actor's own runs, newest first, keyset like `list` (`service.actors`: run_owners)."""
-        join = "SELECT runs.* FROM runs JOIN run_owners ON run_owners.run_id=runs.id WHERE run_owners.owner=?"
-        if before is None:
-            rows = self.journal.query(join + " ORDER BY runs.created_at DESC, runs.id DESC LIMIT ?", (owner, limit))
-        else:
-            rows = self.journal.query(join + " AND (runs.created_at, runs.id) < (?, ?) ORDER BY runs.created_at DESC, "
-                                      "runs.id DESC LIMIT ?", (owner, *before, limit))
-        return self._views(rows)
+        return self._views(jruns.owned_runs_page(self.journal, owner, limit, before))
 
-    def _views(self, rows: builtins.list[sqlite3.Row]) -> builtins.list[dict[str, Any]]:
+    def _views(self, rows: builtins.list[RunRow]) -> builtins.list[dict[str, Any]]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
         service/journal/schema.py); the cells carry the latest persisted change (a cell update
         does not touch the run row)."""
-        ids = [r["id"] for r in rows]
-        counts: dict[str, dict[str, int]] = {i: {} for i in ids}
-        last: dict[str, float] = dict.fromkeys(ids, 0.0)
-        if ids:
-            marks = ",".join("?" * len(ids))
-            for r in self.journal.query(f"SELECT run_id, state, n FROM cell_counts WHERE run_id IN ({marks})",
-                                        tuple(ids)):
-                if r["n"]:
-                    counts[r["run_id"]][r["state"]] = r["n"]
-            for r in self.journal.query(f"SELECT run_id, last_change FROM run_stats WHERE run_id IN ({marks})",
-                                        tuple(ids)):
-                last[r["run_id"]] = r["last_change"] or 0.0
-        return [self.endings.overlay(run_view(row, counts[row["id"]], last[row["id"]])
-                                     | {"target_info": self.plan_targets(row["plan"])}) for row in rows]
+        ids = [r.id for r in rows]
+        counts, last = jruns.cell_counts(self.journal, ids), jruns.last_changes(self.journal, ids)
+        return [self.endings.overlay(run_view(row, counts[row.id], last[row.id])
+                                     | {"target_info": self.plan_targets(row.plan)}) for row in rows]
 
     def counts(self, run_id: str) -> dict[str, int]:
         """The run's cells by state, from the maintained counters (no scan of its cells)."""
-        return {r["state"]: r["n"] for r in self.journal.query(
-            "SELECT state, n FROM cell_counts WHERE run_id=? AND n > 0", (run_id,))}
+        return jruns.state_counts(self.journal, run_id)
 
     def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
         digest, hit, why = self.report_digest(run_id)
@@ -461,8 +388,7 @@ class RunManager:
                              recipes=recipe_summary(self.journal, run_id))
 
     def _cells_version(self, run_id: str) -> int:
-        row = self.journal.one("SELECT cell_writes FROM run_stats WHERE run_id=?", (run_id,))
-        return 0 if row is None else row["cell_writes"]
+        return jruns.cell_writes(self.journal, run_id)
 
     def report_digest(self, run_id: str) -> tuple[str, bool, str]:
         """(report digest, cache hit, explanation). The run's report head (the last report built,
@@ -471,36 +397,33 @@ class RunManager:
         request = self._report_request(run_id)
         version = self._cells_version(run_id)
         sig, rsig = report_signature(request, version)
-        head = self.journal.one("SELECT sig, report FROM report_heads WHERE run_id=?", (run_id,))
-        if head is not None and head["sig"] == sig and self.store.has(head["report"]):
-            return head["report"], True, "up to date"
+        head = jruns.report_head(self.journal, run_id)
+        if head is not None and head.sig == sig and self.store.has(head.report):
+            return head.report, True, "up to date"
         if request.status in TERMINAL:
             self.rows.drain(run_id)         # the grading pool's cells of a run just ended: graded once, there
             # a finished run's cells as objects (one per target, and their index): the rule key, the action
             # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
             # written as the journal streams them, read by the report one target at a time
-            cells_in: Any = write_run_cells(self.store, self.journal.reader().execute(
-                CELLS_SQL + " ORDER BY target_id, seq", (run_id,)))
+            cells_in: Any = write_run_cells(self.store, jruns.report_cells(self.journal, run_id, by_target=True))
         else:
-            cells_in = {r[0]: list(r[1:]) for r in self.journal.reader().execute(CELLS_SQL, (run_id,))}
+            cells_in = {r[0]: list(r[1:]) for r in jruns.report_cells(self.journal, run_id)}
         digest, hit, why = build_report(self.engine, request, cells_in, memo=self.rows.memo)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head
         results = self.store.get_json(digest)["results"]
-        self.journal.submit_sync(lambda c: c.execute(
-            "INSERT INTO report_heads(run_id, sig, results_sig, report, results) VALUES(?,?,?,?,?) "
-            "ON CONFLICT(run_id) DO UPDATE SET sig=excluded.sig, results_sig=excluded.results_sig, "
-            "report=excluded.report, results=excluded.results", (run_id, sig, rsig, digest, results)))
+        head = ReportHead(sig, rsig, digest, results)
+        self.journal.submit_sync(lambda c: jruns.put_report_head(c, run_id, head))
         return digest, hit, why
 
     def results_digest(self, run_id: str) -> str:
         """The current results object: the head's when only the summary changed since (a running
         run's wall time), else the report is rebuilt."""
         _, rsig = report_signature(self._report_request(run_id), self._cells_version(run_id))
-        head = self.journal.one("SELECT results_sig, results FROM report_heads WHERE run_id=?", (run_id,))
-        if head is not None and head["results_sig"] == rsig and self.store.has(head["results"]):
-            return head["results"]
+        head = jruns.report_head(self.journal, run_id)
+        if head is not None and head.results_sig == rsig and self.store.has(head.results):
+            return head.results
         return self.store.get_json(self.report_digest(run_id)[0])["results"]
 
 
@@ -523,15 +446,14 @@ def _exc_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def run_view(row: sqlite3.Row, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
-    total = row["total"]
-    progress = {"total": total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
+def run_view(row: RunRow, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
+    progress = {"total": row.total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
                 "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
                 "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
                 "pending": counts.get("pending", 0)}
-    return {"id": row["id"], "name": row["name"], "mode": row["mode"], "profile": row["profile"],
-            "status": row["status"], "plan": row["plan"], "plan_sha256": row["plan_sha256"],
-            "idempotency_key": row["idem_key"], "parent": row["parent"], "targets": json.loads(row["targets"]),
-            "created_at": row["created_at"], "started_at": row["started_at"], "finished_at": row["finished_at"],
-            "updated_at": max(row["updated_at"], last_change), "error": row["error"],
-            "cancel_requested": bool(row["cancel_requested"]), "progress": progress, "end_recorded": True}
+    return {"id": row.id, "name": row.name, "mode": row.mode, "profile": row.profile,
+            "status": row.status, "plan": row.plan, "plan_sha256": row.plan_sha256,
+            "idempotency_key": row.idem_key, "parent": row.parent, "targets": json.loads(row.targets),
+            "created_at": row.created_at, "started_at": row.started_at, "finished_at": row.finished_at,
+            "updated_at": max(row.updated_at, last_change), "error": row.error,
+            "cancel_requested": bool(row.cancel_requested), "progress": progress, "end_recorded": True}
