@@ -9,8 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 MODULES = ("schemas.corrections", "schemas.grade", "schemas.replay", "schemas.recovery", "schemas.derived",
-           "schemas.conversation", "schemas.recipe", "schemas.results", "schemas.report", "schemas.report_params", "benchmarks.terminal_bench.trajectory",
-           "service.journal.runs")
+           "schemas.conversation", "schemas.recipe", "schemas.results", "schemas.report", "schemas.report_params",
+           "schemas.report_sections", "benchmarks.terminal_bench.trajectory", "service.journal.runs")
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -12,36 +12,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.report_sections import (
+    Headline,
+    PartialBlock,
+    PriceCorrectionRef,
+    RoutingFigures,
+    UsageCorrectionRef,
+)
+
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 _OPEN = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
-
-
-class RoutingFigures(BaseModel):
-    """A router target's routing figures over its answered calls (stages/report/routing.py)."""
-
-    model_config = _FROZEN
-    router: str
-    """The router adapter that read the calls (targets/routers)."""
-    answered_calls: int
-    """Calls with a response (a conversation counts each subject turn)."""
-    model_mix: dict[str, int]
-    """Answered calls per served model."""
-    deployments: dict[str, int]
-    """Answered calls per deployment the router named."""
-    unattributed_calls: int
-    """Answered calls that name no served model."""
-    retries: int | None
-    """Retries over the answered calls; None when one call did not report them."""
-    fallbacks: int | None
-    """Fallbacks over the answered calls; None when one call did not report them."""
-    calls_with_retries_or_fallbacks: int
-    """Answered calls with at least one retry or fallback."""
-    inference_calls: int | None
-    """Inference calls behind the answered calls; None when one call did not report them."""
-    calls_over_max_inference_calls: int
-    """Answered calls over the target's max_inference_calls."""
 
 
 class TargetSummary(BaseModel):
@@ -206,7 +188,7 @@ class BenchmarkRow(BaseModel):
     """sr-bench's grading rule of the benchmark."""
     published: dict[str, Any] | None = None
     """The benchmark's published rule on the same answers (benchmarks/published.py)."""
-    headline: dict[str, Any] | None = None
+    headline: Headline | None = None
     """The benchmark's published headline metric."""
     limitations: list[str] | None = None
     """The target's unconfirmed config pin, when there is one."""
@@ -236,64 +218,6 @@ class ReportSummary(BaseModel):
     """One summary per target, in plan order."""
 
 
-class PartialBlock(BaseModel):
-    """How much of a run without an answer in every cell was answered (stages/report/partial.py)."""
-
-    model_config = _FROZEN
-    answered_cells: int
-    """Cells with a complete answer."""
-    planned_cells: int
-    """Every planned cell."""
-    final: bool
-    """Whether the run ended (it will not answer more)."""
-    label: str
-    """"partial: n of N planned cells answered (…)"."""
-    accuracy: str
-    """What `accuracy` is over."""
-    accuracy_answered: str
-    """What `accuracy_answered` is over."""
-
-
-class PriceCorrection(BaseModel):
-    """The price correction the report reads (service/runs/corrections.py)."""
-
-    model_config = _FROZEN
-    digest: str
-    """The correction object's digest."""
-    version: Any
-    """Its version."""
-    reason: Any
-    """Why it was made."""
-    targets: list[str]
-    """The targets it reprices."""
-
-
-class AccountingCorrection(BaseModel):
-    """The usage correction the report reads (stages/derived/reconcile.py)."""
-
-    model_config = _FROZEN
-    digest: str
-    """The correction object's digest."""
-    at: float | None
-    """When it was appended to the run."""
-    version: Any
-    """Its version."""
-    verified_count: int
-    """Calls whose usage was verified."""
-    changed_count: int
-    """Calls whose usage changed."""
-    unverifiable_count: int
-    """Calls that could not be verified."""
-    old_known_cost_usd: float | None
-    """Known cost before the correction."""
-    new_known_cost_usd: float | None
-    """Known cost after it."""
-    qualified: Any
-    """Whether the corrected figures qualify (the correction's own verdict)."""
-    routers: Any
-    """Router calls re-attributed offline, if any."""
-
-
 class DatasetRef(BaseModel):
     """The dataset a report's plan ran."""
 
@@ -318,7 +242,7 @@ class Provenance(BaseModel):
     """The dataset."""
     grader_versions: dict[str, str]
     """The plan's grader per benchmark."""
-    adapter_versions: dict[str, Any]
+    adapter_versions: dict[str, str]
     """The plan's adapter versions."""
     report_version: str
     """The report layout's version."""
@@ -367,9 +291,9 @@ class Report(BaseModel):
     """Digest of the result rows' index (stages/report/results.py)."""
     recovery: dict[str, Any] | None
     """A recovery child's parent and scope (schemas/recovery.py), or None."""
-    price_correction: PriceCorrection | None
+    price_correction: PriceCorrectionRef | None
     """The price correction it reads, or None."""
-    accounting_correction: AccountingCorrection | None
+    accounting_correction: UsageCorrectionRef | None
     """The usage correction it reads, or None."""
     early_stop: dict[str, Any] | None
     """The run's early-stop record, or None."""

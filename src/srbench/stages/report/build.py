@@ -48,16 +48,14 @@ from srbench.schemas.call import Usage
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.plan import Plan
 from srbench.schemas.report import (
-    AccountingCorrection,
     BenchmarkRow,
-    PriceCorrection,
     Provenance,
     Report,
     ReportSummary,
-    RoutingFigures,
     TargetSummary,
 )
 from srbench.schemas.report_params import ReportParams
+from srbench.schemas.report_sections import PriceCorrectionRef, RoutingFigures, UsageCorrectionRef
 from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.datasets.source_labels import for_full_score
@@ -248,13 +246,13 @@ def _provenance(ri: ReportInputs, inputs: dict[str, Any], receipts: dict[str, An
 
 
 def _corrections(ri: ReportInputs, inputs: dict[str, Any],
-                 params: ReportParams) -> tuple[PriceCorrection | None, AccountingCorrection | None]:
+                 params: ReportParams) -> tuple[PriceCorrectionRef | None, UsageCorrectionRef | None]:
     """The price and usage corrections the report reads, as it names them."""
     fix, cor = ri.price_fix, ri.correction
-    return (None if fix is None else PriceCorrection(digest=inputs["prices"], version=fix["version"],
+    return (None if fix is None else PriceCorrectionRef(digest=inputs["prices"], version=fix["version"],
                                                      reason=fix["reason"], targets=sorted(fix["prices"])),
-            None if cor is None else AccountingCorrection.model_validate(
-                {k: cor.get(k) for k in AccountingCorrection.model_fields}
+            None if cor is None else UsageCorrectionRef.model_validate(
+                {k: cor.get(k) for k in UsageCorrectionRef.model_fields}
                 | {"digest": inputs["correction"], "at": params.correction_at}))
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from srbench import TERMINAL_STATUSES
 from srbench.schemas.plan import Plan
-from srbench.schemas.report import PartialBlock
+from srbench.schemas.report_sections import PartialBlock
 from srbench.stages.stats.basic import percentile
 from srbench.stages.stats.paired import HOEFFDING, exact_weighted_quality, weighted_hoeffding
 
