@@ -20,8 +20,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
@@ -39,14 +37,14 @@ from srbench.service.runs.end import Endings, terminal
 from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
+from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
 from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
-from srbench.stages.dispatch.calls import Dispatcher, RunControl, stop_scope
+from srbench.stages.dispatch.calls import Dispatcher, RunControl
 from srbench.stages.report.rule import build_report, report_signature
 from srbench.stages.report.stream import write_run_cells
 from srbench.stages.stats.stopping import dispatch_order
-from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.transport import new_session
 
 log = logging.getLogger("srbench.service")
@@ -161,7 +159,7 @@ class RunManager:
             raise
         except Exception as exc:
             fault = storage_fault(exc)
-            msg = fault.message if fault else f"internal error before dispatch: {_exc_line(exc)}"
+            msg = fault.message if fault else f"internal error before dispatch: {exc_line(exc)}"
             try:
                 await self.endings.record(self.journal, run_id, "failed", msg, fault)
             except Exception:   # noqa: BLE001 - the journal itself is broken: the restart recovery ends it
@@ -192,60 +190,20 @@ class RunManager:
             conc = plan.limits.concurrency * len(plan.targets)
             async with new_session(conc + 4) as client:
                 captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
-                if await self._config_check(client, plan, jr, control, "before"):
+                if await config_check(client, plan, jr, control, "before"):
                     await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
                                      client).run(cells)
                     del cells              # not held while the end-of-run report is built (a big run's cells)
                     if not control.cancel.is_set() and control.fault is None:
-                        await self._config_check(client, plan, jr, control, "after")
+                        await config_check(client, plan, jr, control, "after")
                         await check_after(client, plan, captures, jr.event)
             await self._finish(run_id, control, monitor)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an internal error must still leave a terminal, explained run
             fault = storage_fault(exc)
-            msg = fault.message if fault else f"internal error: {_exc_line(exc)}"
+            msg = fault.message if fault else f"internal error: {exc_line(exc)}"
             await self.endings.record(self.journal, run_id, "failed", msg, fault)
-
-    async def _config_check(self, client: aiohttp.ClientSession, plan: Plan, jr: RunJournalAdapter,
-                            control: RunControl, phase: str) -> bool:
-        """IT-2: a live MoM target's pinned config_hash is probed before and after the run through
-        preview_url (no inference; each response's header is checked during it). Each probe is an
-        event with its evidence: confirmed, mismatch (stops the run), missing (failed probe or no hash
-        reported) or unavailable (no preview_url). Only confirmed counts as evidence in the report."""
-        if plan.mode != "live":
-            return True
-        for pt in plan.targets:
-            target = pt.target
-            if target.kind != "mom" or not target.config_hash:
-                continue
-            if not target.preview_url:
-                await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id,
-                                                       "expected": target.config_hash, "seen": None, "ok": True,
-                                                       "probe": "no preview_url", "evidence": "unavailable"})
-                continue
-            body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
-            out = await preview_call(client, target, body, min(10.0, plan.limits.total_timeout_s))
-            seen = (out.routing or {}).get("config_hash")
-            ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
-            evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")
-            await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
-                                                   "seen": seen, "ok": ok, "probe": out.error_class or "answered",
-                                                   "evidence": evidence})
-            reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
-                      f"the target pins {target.config_hash}")
-            if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:
-                return False
-        return True
-
-    def config_probes(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
-        out: dict[str, dict[str, Any]] = {}
-        for d in jruns.events_data(self.journal, run_id, "config_hash_checked"):
-            out.setdefault(d["target_id"], {})[d["phase"]] = {
-                "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
-                "seen": d.get("seen"), "probe": d.get("probe")}
-        return out
 
     async def _finish(self, run_id: str, control: RunControl, monitor: StopMonitor | None = None) -> None:
         counts = self.counts(run_id)
@@ -278,7 +236,7 @@ class RunManager:
             log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,
                      time.perf_counter() - t1)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
-            detail = _exc_line(exc)
+            detail = exc_line(exc)
             try:
                 await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
             except Exception:  # noqa: BLE001 - the journal is closing
@@ -384,7 +342,7 @@ class RunManager:
                              correction=corrections[-1]["digest"] if corrections else None,
                              correction_at=corrections[-1]["at"] if corrections else None,
                              price_correction=prices[-1]["digest"] if prices else None,
-                             config_probes=self.config_probes(run_id), early_stop=run["early_stop"],
+                             config_probes=config_probes(self.journal, run_id), early_stop=run["early_stop"],
                              recipes=recipe_summary(self.journal, run_id))
 
     def _cells_version(self, run_id: str) -> int:
@@ -425,35 +383,3 @@ class RunManager:
         if head is not None and head.results_sig == rsig and self.store.has(head.results):
             return head.results
         return self.store.get_json(self.report_digest(run_id)[0])["results"]
-
-
-def release_memory() -> None:
-    """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
-    that the service's footprint between runs does not keep the high-water mark of the last one."""
-    import gc
-
-    gc.collect()
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _exc_line(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def run_view(row: RunRow, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
-    progress = {"total": row.total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
-                "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
-                "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
-                "pending": counts.get("pending", 0)}
-    return {"id": row.id, "name": row.name, "mode": row.mode, "profile": row.profile,
-            "status": row.status, "plan": row.plan, "plan_sha256": row.plan_sha256,
-            "idempotency_key": row.idem_key, "parent": row.parent, "targets": json.loads(row.targets),
-            "created_at": row.created_at, "started_at": row.started_at, "finished_at": row.finished_at,
-            "updated_at": max(row.updated_at, last_change), "error": row.error,
-            "cancel_requested": bool(row.cancel_requested), "progress": progress, "end_recorded": True}

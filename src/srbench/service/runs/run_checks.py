@@ -1,0 +1,91 @@
+"""A run's config-hash evidence (IT-2) and the run view: what service/runs/manager.py shows of a run
+beside its lifecycle, and the helpers its ends share."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+
+from srbench.schemas.plan import Plan
+from srbench.service.journal import runs as jruns
+from srbench.service.journal.cells import RunJournalAdapter
+from srbench.service.journal.runs import RunRow
+from srbench.service.journal.writer import Journal
+from srbench.stages.dispatch.calls import RunControl, stop_scope
+from srbench.targets.preview import preview_body, preview_call
+
+
+async def config_check(client: aiohttp.ClientSession, plan: Plan, jr: RunJournalAdapter,
+                        control: RunControl, phase: str) -> bool:
+    """IT-2: a live MoM target's pinned config_hash is probed before and after the run through
+    preview_url (no inference; each response's header is checked during it). Each probe is an
+    event with its evidence: confirmed, mismatch (stops the run), missing (failed probe or no hash
+    reported) or unavailable (no preview_url). Only confirmed counts as evidence in the report."""
+    if plan.mode != "live":
+        return True
+    for pt in plan.targets:
+        target = pt.target
+        if target.kind != "mom" or not target.config_hash:
+            continue
+        if not target.preview_url:
+            await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id,
+                                                   "expected": target.config_hash, "seen": None, "ok": True,
+                                                   "probe": "no preview_url", "evidence": "unavailable"})
+            continue
+        body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
+        out = await preview_call(client, target, body, min(10.0, plan.limits.total_timeout_s))
+        seen = (out.routing or {}).get("config_hash")
+        ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
+        evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")
+        await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
+                                               "seen": seen, "ok": ok, "probe": out.error_class or "answered",
+                                               "evidence": evidence})
+        reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
+                  f"the target pins {target.config_hash}")
+        if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:
+            return False
+    return True
+
+
+def config_probes(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
+    """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in jruns.events_data(journal, run_id, "config_hash_checked"):
+        out.setdefault(d["target_id"], {})[d["phase"]] = {
+            "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
+            "seen": d.get("seen"), "probe": d.get("probe")}
+    return out
+
+
+def release_memory() -> None:
+    """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
+    that the service's footprint between runs does not keep the high-water mark of the last one."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def exc_line(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def run_view(row: RunRow, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
+    progress = {"total": row.total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
+                "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
+                "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
+                "pending": counts.get("pending", 0)}
+    return {"id": row.id, "name": row.name, "mode": row.mode, "profile": row.profile,
+            "status": row.status, "plan": row.plan, "plan_sha256": row.plan_sha256,
+            "idempotency_key": row.idem_key, "parent": row.parent, "targets": json.loads(row.targets),
+            "created_at": row.created_at, "started_at": row.started_at, "finished_at": row.finished_at,
+            "updated_at": max(row.updated_at, last_change), "error": row.error,
+            "cancel_requested": bool(row.cancel_requested), "progress": progress, "end_recorded": True}
