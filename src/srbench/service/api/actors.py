@@ -27,6 +27,7 @@ from aiohttp import web
 
 from srbench.discovery import API_PREFIX
 from srbench.errors import NotFound
+from srbench.service.journal import owners
 from srbench.service.wire.projections import error_body
 
 if TYPE_CHECKING:
@@ -73,14 +74,14 @@ def actor_of(request: web.Request) -> Actor:
 
 
 def owner_of(journal: Journal, run_id: str) -> str:
-    row = journal.one("SELECT owner FROM run_owners WHERE run_id=?", (run_id,))
-    return LOCAL if row is None else str(row["owner"])
+    owner = owners.run_owner(journal, run_id)
+    return LOCAL if owner is None else owner
 
 
 def record_owner(c: sqlite3.Connection, run_id: str, owner: str) -> None:
     """In the run's own insert transaction: a run is never visible without its owner."""
     if owner != LOCAL:
-        c.execute("INSERT OR REPLACE INTO run_owners(run_id, owner) VALUES(?,?)", (run_id, owner))
+        owners.set_run_owner(c, run_id, owner)
 
 
 def check_visible(journal: Journal, actor: Actor, run_id: str) -> None:

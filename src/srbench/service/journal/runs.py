@@ -106,6 +106,11 @@ def run_row(journal: Journal, run_id: str) -> RunRow | None:
     return None if row is None else _run(row)
 
 
+def run_by_idem_key(journal: Journal, key: str) -> RunRow | None:
+    row = journal.one("SELECT * FROM runs WHERE idem_key=?", (key,))
+    return None if row is None else _run(row)
+
+
 def idem_binding(journal: Journal, key: str) -> IdemBinding | None:
     row = journal.one("SELECT id, plan_sha256 FROM runs WHERE idem_key=?", (key,))
     return None if row is None else IdemBinding(row["id"], row["plan_sha256"])
@@ -243,16 +248,27 @@ def bound_run(c: sqlite3.Connection, key: str) -> IdemBinding | None:
 
 
 def insert_run(c: sqlite3.Connection, run: RunRow) -> None:
-    c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
-              "created_at,updated_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    """The run's row, every column as given."""
+    c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,created_at,"
+              "started_at,finished_at,updated_at,error,cancel_requested,extra) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
               (run.id, run.name, run.mode, run.profile, run.plan, run.plan_sha256, run.status, run.idem_key,
-               run.parent, run.total, run.targets, run.created_at, run.updated_at))
+               run.parent, run.total, run.targets, run.created_at, run.started_at, run.finished_at, run.updated_at,
+               run.error, run.cancel_requested, run.extra))
 
 
 def insert_cells(c: sqlite3.Connection, rows: list[tuple[str, str, int, str, str, str, float]]) -> None:
     """Cells, each (run_id, cell_id, seq, case_id, target_id, state, updated_at)."""
     c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,updated_at) VALUES(?,?,?,?,?,?,?)",
                   rows)
+
+
+def insert_finished_cells(c: sqlite3.Connection,
+                          rows: list[tuple[str, str, int, str, str, str, str | None, str | None, str | None, float]]
+                          ) -> None:
+    """Cells that are already done (a replay's), each (run_id, cell_id, seq, case_id, target_id, state, request,
+    call, judge_call, updated_at)."""
+    c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,request,call,judge_call,"
+                  "updated_at) VALUES(?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 def insert_budget(c: sqlite3.Connection, run_id: str, cap_usd: float) -> None:

@@ -4,11 +4,11 @@ usage corrections from the retained SSE (REP-2) and price corrections (reprice).
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
 from typing import Any
 
+from srbench.service.journal import refs
+from srbench.service.journal.cell_rows import run_cells
 from srbench.service.runs.manager import RunManager
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.derived.reconcile import reconcile as build_correction
@@ -21,7 +21,7 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     run = manager.get(run_id)
     plan = manager.store.get_json(run["plan"])
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
-    cells = [dict(r) for r in manager.journal.query("SELECT * FROM cells WHERE run_id=?", (run_id,))]
+    cells = [c.model_dump() for c in run_cells(manager.journal, run_id)]
     prices = manager.journal.get_ref("price-correction", run_id) or []
     digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None,
                                         routers)
@@ -35,18 +35,7 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
 def append_once(manager: RunManager, kind: str, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
     """Append `entry` to the ref's history in one transaction unless its digest is already there
     (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
-    def w(c: sqlite3.Connection) -> bool:
-        row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, run_id)).fetchone()
-        history = json.loads(row["value"]) if row else []
-        digests = [h["digest"] for h in history]
-        if (entry["digest"] in digests) if anywhere else (digests[-1:] == [entry["digest"]]):
-            return False
-        history.append(entry)
-        c.execute("INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) ON CONFLICT(kind,name) "
-                  "DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
-                  (kind, run_id, json.dumps(history, sort_keys=True), time.time()))
-        return True
-    return manager.journal.submit_sync(w)
+    return bool(manager.journal.submit_sync(lambda c: refs.append_once(c, kind, run_id, entry, anywhere=anywhere)))
 
 def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
     """Append a price correction once per distinct content. Returns (correction, appended)."""

@@ -23,8 +23,6 @@ sent; unknown when that target had an unknown cost).
 from __future__ import annotations
 
 import asyncio
-import json
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
+from srbench.service.journal.run_end import pending_by_target, record_early_stop
 from srbench.service.journal.writer import add_event
 from srbench.stages.compare.build import AUX_COST_FIELDS, choose_baseline
 from srbench.stages.compare.checks import NotComparable, pair_checks, run_checks
@@ -260,26 +259,16 @@ class StopMonitor:
         """Record the stop in the run's extra: cells never sent, estimated money not spent."""
         if self.record is None:
             return
-        pending = {r["target_id"]: r["n"] for r in self.manager.journal.query(
-            "SELECT target_id, COUNT(*) AS n FROM cells WHERE run_id=? AND state='pending' GROUP BY target_id",
-            (self.run_id,))}
+        pending = pending_by_target(self.manager.journal, self.run_id)
         saving: float | None = 0.0
         for t, n in pending.items():
             known, unknown = self.spend[t]
             if unknown or not self.settled_cells[t]:
                 saving = None
                 break
-            saving += n * known / self.settled_cells[t]
+            saving = (saving or 0.0) + n * known / self.settled_cells[t]     # never None here: None breaks
         record = {**self.record, "cells_not_sent": sum(pending.values()), "cells_not_sent_by_target": pending,
                   "subject_calls_not_sent": sum(pending.values()), "estimated_saving_usd": saving,
                   "saving_basis": "each target's mean known cost per settled cell (subject and judge calls) times "
                                   "its cells not sent: an estimate, not a bill; unknown when a cost was unknown"}
-
-        def w(c: sqlite3.Connection) -> None:
-            row = c.execute("SELECT extra FROM runs WHERE id=?", (self.run_id,)).fetchone()
-            extra = json.loads(row["extra"])
-            extra["early_stop"] = record
-            c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps(extra, sort_keys=True), self.run_id))
-            add_event(c, self.run_id, "early_stop_recorded", {"cells_not_sent": record["cells_not_sent"],
-                                                              "estimated_saving_usd": saving})
-        await self.manager.journal.submit(w)
+        await self.manager.journal.submit(lambda c: record_early_stop(c, self.run_id, record, saving))

@@ -18,49 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
-import time
 from typing import Any
 
-from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.errors import SrBenchError, storage_fault
-from srbench.service.journal.writer import Journal, add_event
+from srbench.service.journal.run_end import end_run
+from srbench.service.journal.writer import Journal
 
 log = logging.getLogger("srbench.service")
 MAX_RETRY_DELAY_S = 2.0
-
-
-def terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
-    now = time.time()
-    c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
-              f"({','.join('?' * len(TERMINAL))})", (status, error, now, now, run_id, *TERMINAL))
-    add_event(c, run_id, status, {"error": error} if error else {})
 
 
 def end_write(run_id: str, status: str, error: str | None, fault: SrBenchError | None = None) -> Any:
     """The journal write that ends a run (see the module docstring)."""
     why = (f"{fault.message.split(';')[0]} while this call was in flight; it may have been billed" if fault
            else "the run ended while this call was in flight; it may have been billed")
-
-    def w(c: sqlite3.Connection) -> None:
-        now = time.time()
-        stuck = c.execute("SELECT cell_id, case_id, target_id, state FROM cells WHERE run_id=? AND state IN "
-                          "('dispatching', 'judge_dispatching')", (run_id,)).fetchall()
-        for r in stuck:
-            add_event(c, run_id, "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
-                                                    "target_id": r["target_id"], "error": why})
-        c.execute("UPDATE cells SET error_class=CASE state WHEN 'dispatching' THEN 'ambiguous_dispatch' "
-                  "ELSE 'ambiguous_judge_dispatch' END, state='ambiguous', error=?, updated_at=? "
-                  "WHERE run_id=? AND state IN ('dispatching', 'judge_dispatching')", (why, now, run_id))
-        c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
-                  "WHERE run_id=? AND state='dispatching'", (now, run_id))
-        if fault is not None:
-            pending = c.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND state='pending'",
-                                (run_id,)).fetchone()[0]
-            add_event(c, run_id, "storage_fault", {"code": fault.code, "message": fault.message,
-                                                   "ambiguous": len(stuck), "not_dispatched": pending})
-        terminal(c, run_id, status, error)
-    return w
+    about = None if fault is None else (fault.code, fault.message)
+    return lambda c: end_run(c, run_id, status, error, why, about)
 
 
 class Endings:

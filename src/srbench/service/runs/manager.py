@@ -30,10 +30,11 @@ from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
+from srbench.service.journal.run_end import terminal
 from srbench.service.journal.runs import IdemBinding, ReportHead, RunRow
 from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
-from srbench.service.runs.end import Endings, terminal
+from srbench.service.runs.end import Endings
 from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder

@@ -28,7 +28,6 @@ Claims are inserted in the same transaction as the child, so two recoveries neve
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 from typing import Any
 
@@ -37,6 +36,9 @@ from srbench.errors import Conflict, InvalidInput
 from srbench.schemas.plan import Plan
 from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryPlan
 from srbench.schemas.target import Target
+from srbench.service.journal import runs as jruns
+from srbench.service.journal.cell_rows import run_cells
+from srbench.service.journal.recovery import claim_cells, claims_of
 from srbench.service.runs.manager import TERMINAL, RunManager
 from srbench.stages.plan.freeze import plan_sha256
 from srbench.targets.accounting import call_cost
@@ -110,43 +112,42 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
     judges = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_of = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
     judged = set(judge_of) and {c.id: c.benchmark for c in _cases(manager, plan)}
-    claims = {r["cell_id"]: r["child"] for r in manager.journal.query(
-        "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (run_id,))}
+    claims = claims_of(manager.journal, run_id)
     eligible: list[RecoveryCell] = []
     excluded: list[ExcludedCell] = []
-    for c in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,)):
-        conv = _conversation(manager, c["call"])
+    for c in run_cells(manager.journal, run_id, ordered=True):
+        conv = _conversation(manager, c.call)
         if conv is not None:        # a conversation was sent iff one of its calls was
             never_sent = not any(manager.store.get_json(x["record"]).get("sent") is not False for x in conv["calls"])
         else:
-            never_sent = c["call"] is not None and manager.store.get_json(c["call"]).get("sent") is False
-        has_call = (c["call"] is not None and not never_sent) or c["judge_call"] is not None
-        if c["state"] == "completed":
+            never_sent = c.call is not None and manager.store.get_json(c.call).get("sent") is False
+        has_call = (c.call is not None and not never_sent) or c.judge_call is not None
+        if c.state == "completed":
             reason = "completed"
-        elif c["cell_id"] in claims:
+        elif c.cell_id in claims:
             reason = "claimed"
-        elif c["state"] in ("ambiguous", "dispatching", "judge_dispatching"):
+        elif c.state in ("ambiguous", "dispatching", "judge_dispatching"):
             reason = "ambiguous_dispatch"
-        elif mode == "undispatched" and (has_call or (c["state"] != "pending" and not never_sent)):
+        elif mode == "undispatched" and (has_call or (c.state != "pending" and not never_sent)):
             reason = "already_dispatched"
         elif mode == "failed" and not has_call:
             reason = "never_dispatched"
-        elif mode == "failed" and conv is not None and _conversation_unknown(manager, conv, targets[c["target_id"]],
+        elif mode == "failed" and conv is not None and _conversation_unknown(manager, conv, targets[c.target_id],
                                                                              judges):
             reason = "unknown_usage_or_cost"
-        elif mode == "failed" and conv is None and c["call"] and _unknown(manager, targets[c["target_id"]], c["call"]):
+        elif mode == "failed" and conv is None and c.call and _unknown(manager, targets[c.target_id], c.call):
             reason = "unknown_usage_or_cost"
-        elif mode == "failed" and c["judge_call"] and judged and _unknown(
-                manager, judges[judge_of[judged[c["case_id"]]]], c["judge_call"]):
+        elif mode == "failed" and c.judge_call and judged and _unknown(
+                manager, judges[judge_of[judged[c.case_id]]], c.judge_call):
             reason = "unknown_usage_or_cost"
         else:
             reason = None
-        entry = {"cell_id": c["cell_id"], "case_id": c["case_id"], "target_id": c["target_id"], "state": c["state"]}
+        entry = {"cell_id": c.cell_id, "case_id": c.case_id, "target_id": c.target_id, "state": c.state}
         if reason is None:
             eligible.append(RecoveryCell.model_validate(entry))
         else:
             excluded.append(ExcludedCell.model_validate({**entry, "reason": reason, **(
-                {"claimed_by": claims[c["cell_id"]]} if reason == "claimed" else {})}))
+                {"claimed_by": claims[c.cell_id]} if reason == "claimed" else {})}))
     rep, _, _ = manager.report(run_id)
     known = sum(t["known_cost_usd"] for t in rep["summary"]["targets"])
     plan = RecoveryPlan(
@@ -197,11 +198,11 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     cells = selected_ids(submitted.get("selected_cells"))
     if len(set(cells)) != len(cells):
         raise InvalidInput("selected_cells has duplicates")
-    bound = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
+    bound = jruns.run_by_idem_key(manager.journal, key)
     binding = {"parent": run_id, "mode": mode, "cells": sorted(cells)}
     if bound is not None:
-        if json.loads(bound["extra"]).get("recovery_binding") == binding:
-            return manager.get(bound["id"]), False
+        if bound.extras().get("recovery_binding") == binding:
+            return manager.get(bound.id), False
         raise Conflict(f"idempotency key {key!r} is bound to another recovery (parent, mode or cells differ)",
                        code="idempotency_conflict")
     if mode == "failed" and not acknowledge:
@@ -209,9 +210,9 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
                            code="acknowledgement_required")
     fresh = recovery_plan(manager, run_id, str(mode))
     if fresh["plan_sha256"] != submitted.get("plan_sha256"):
-        again = manager.journal.one("SELECT id, extra FROM runs WHERE idem_key=?", (key,))
-        if again is not None and json.loads(again["extra"]).get("recovery_binding") == binding:
-            return manager.get(again["id"]), False      # the same submission raced itself: bind it
+        again = jruns.run_by_idem_key(manager.journal, key)
+        if again is not None and again.extras().get("recovery_binding") == binding:
+            return manager.get(again.id), False      # the same submission raced itself: bind it
         raise InvalidInput("the parent's cells changed since this recovery plan was made (e.g. another recovery "
                            "claimed some); make a new plan", code="recovery_plan_required",
                            details={"dispatch_started": False})
@@ -225,13 +226,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
                                                            for c in cells], fresh)
 
     def claim(c: sqlite3.Connection, child: str) -> None:
-        for cid in cells:
-            try:
-                c.execute("INSERT INTO recovery_claims(parent, cell_id, child, mode) VALUES(?,?,?,?)",
-                          (run_id, cid, child, mode))
-            except sqlite3.IntegrityError:
-                raise Conflict(f"cell {cid} was claimed by another recovery meanwhile", code="claimed") from None
-        c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps({"recovery_binding": binding}), child))
+        claim_cells(c, run_id, cells, child, str(mode), binding)
         if on_create is not None:
             on_create(c, child)
     return manager.create_run(plan, key, parent=run_id, claim=claim)

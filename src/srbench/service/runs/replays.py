@@ -9,6 +9,8 @@ import uuid
 from typing import Any
 
 from srbench.service.api.actors import record_owner
+from srbench.service.journal import runs as jruns
+from srbench.service.journal.cell_rows import run_cells
 from srbench.service.journal.writer import add_event
 from srbench.service.runs.manager import RunManager, cell_id
 from srbench.stages.derived import replay as rp
@@ -16,7 +18,7 @@ from srbench.stages.plan.freeze import plan_sha256
 
 
 def _cells(manager: RunManager, run_id: str) -> list[dict[str, Any]]:
-    return [dict(r) for r in manager.journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
+    return [c.model_dump() for c in run_cells(manager.journal, run_id, ordered=True)]
 
 
 def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner: str = "local"
@@ -24,9 +26,9 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
     """Returns (run, created). The same (baseline, preview) pair always binds the same replay run (per
     owner: `owner` owns the replay it creates)."""
     key = f"replay:{baseline_id}:{preview_id}" if owner == "local" else f"replay:{owner}\x1f{baseline_id}:{preview_id}"
-    existing = manager.journal.one("SELECT id FROM runs WHERE idem_key=?", (key,))
+    existing = jruns.idem_binding(manager.journal, key)
     if existing is not None:
-        return manager.get(existing["id"]), False
+        return manager.get(existing.run_id), False
     store = manager.store
     baseline, preview = manager.get(baseline_id), manager.get(preview_id)
     bplan, pplan = store.get_json(baseline["plan"]), store.get_json(preview["plan"])
@@ -49,16 +51,15 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
     target_ids = [pt["target"]["id"] for pt in plan["targets"]]
 
     def w(c: sqlite3.Connection) -> str:
-        row = c.execute("SELECT id FROM runs WHERE idem_key=?", (key,)).fetchone()
-        if row is not None:
-            return row["id"]
-        c.execute("INSERT INTO runs(id,name,mode,profile,plan,plan_sha256,status,idem_key,parent,total,targets,"
-                  "created_at,started_at,finished_at,updated_at,extra) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                  (run_id, plan["name"], "replay", plan["profile"], plan_digest, plan["plan_sha256"], "completed",
-                   key, None, len(rows), json.dumps(target_ids), now, now, now, now,
-                   json.dumps({"replay": {"baseline": baseline_id, "preview": preview_id}})))
-        c.executemany("INSERT INTO cells(run_id,cell_id,seq,case_id,target_id,state,request,call,judge_call,"
-                      "updated_at) VALUES(?,?,?,?,?,?,?,?,?,?)", rows)
+        bound = jruns.bound_run(c, key)
+        if bound is not None:
+            return bound.run_id
+        jruns.insert_run(c, jruns.RunRow(
+            id=run_id, name=plan["name"], mode="replay", profile=plan["profile"], plan=plan_digest,
+            plan_sha256=plan["plan_sha256"], status="completed", idem_key=key, parent=None, total=len(rows),
+            targets=json.dumps(target_ids), created_at=now, started_at=now, finished_at=now, updated_at=now,
+            error=None, cancel_requested=0, extra=json.dumps({"replay": {"baseline": baseline_id, "preview": preview_id}})))
+        jruns.insert_finished_cells(c, rows)
         add_event(c, run_id, "created", {"replay_of": {"baseline": baseline_id, "preview": preview_id},
                                          "model_requests": 0})
         add_event(c, run_id, "completed", {})

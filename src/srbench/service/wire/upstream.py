@@ -26,6 +26,7 @@ from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
 from srbench.schemas.plan import Plan
 from srbench.service.api.actors import Actor, record_owner
+from srbench.service.journal import owners
 from srbench.service.runs import experiments
 from srbench.service.wire.projections import experiment_roles
 from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
@@ -157,8 +158,8 @@ def creation_hook(service: Service, plan: Plan, actor: Actor) -> Any:
     def hook(c: sqlite3.Connection, run_id: str) -> None:
         record_owner(c, run_id, actor.owner)
         if link is not None:
-            row = c.execute("SELECT owner FROM experiments WHERE id=?", (link["id"],)).fetchone()
-            if row is None or (actor.scope is not None and row["owner"] != actor.scope):
+            exists, owner = owners.experiment_owner(c, link["id"])
+            if not exists or (actor.scope is not None and owner != actor.scope):
                 raise NotFound(f"no experiment {link['id']!r}")
             experiments.insert_link(c, link["id"], run_id, link["role"], link["hypothesis"])
     return hook
@@ -174,7 +175,7 @@ def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], ro
         record_owner(c, run_id, actor.owner)
         if link is None:
             return
-        row = c.execute("SELECT owner FROM experiments WHERE id=?", (link["id"],)).fetchone()
-        if row is not None and (actor.scope is None or row["owner"] == actor.scope):
+        exists, owner = owners.experiment_owner(c, link["id"])
+        if exists and (actor.scope is None or owner == actor.scope):
             experiments.insert_link(c, link["id"], run_id, role, link.get("hypothesis", ""))
     return hook

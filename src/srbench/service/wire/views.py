@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.schemas.plan import Plan
 from srbench.service.api.actors import LOCAL, Actor
+from srbench.service.journal import owners
 from srbench.service.wire import projections as wire
 
 if TYPE_CHECKING:
@@ -40,8 +41,8 @@ class RunViews:
         return self._plan(plan_digest)[0]
 
     def one(self, view: dict[str, Any], *, summary: bool = False) -> dict[str, Any]:
-        row = self.runs.journal.one("SELECT owner FROM run_owners WHERE run_id=?", (view["id"],))
-        return self._out(view, LOCAL if row is None else row["owner"], summary)
+        owner = owners.run_owner(self.runs.journal, view["id"])
+        return self._out(view, LOCAL if owner is None else owner, summary)
 
     def _out(self, view: dict[str, Any], owner: str, summary: bool) -> dict[str, Any]:
         full, short, roles = self._plan(view["plan"])
@@ -66,8 +67,6 @@ class RunViews:
         views = (self.runs.list(n, before) if actor.scope is None
                  else self.runs.list_owned(actor.scope, n, before))
         ids = [v["id"] for v in views]
-        owners = {r["run_id"]: r["owner"] for r in self.runs.journal.query(
-            f"SELECT run_id, owner FROM run_owners WHERE run_id IN ({','.join('?' * len(ids))})", tuple(ids))
-        } if ids else {}
-        return {"runs": [self._out(v, owners.get(v["id"], LOCAL), True) for v in views],
+        owned = owners.run_owners(self.runs.journal, ids)
+        return {"runs": [self._out(v, owned.get(v["id"], LOCAL), True) for v in views],
                 "next_cursor": None if limit is None else pages.runs_cursor(views, limit)}

@@ -1,0 +1,57 @@
+"""The journal writes that end a run (service/runs/end.py decides when): its terminal status, its cells and
+calls still in flight made ambiguous, and the early-stop record; each a function of the writer's connection."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from typing import Any
+
+from srbench import TERMINAL_STATUSES as TERMINAL
+from srbench.service.journal.runs import set_extra
+from srbench.service.journal.writer import Journal, add_event
+
+
+def terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
+    """The run's terminal status and error (unless it already ended), with its event."""
+    now = time.time()
+    c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
+              f"({','.join('?' * len(TERMINAL))})", (status, error, now, now, run_id, *TERMINAL))
+    add_event(c, run_id, status, {"error": error} if error else {})
+
+
+def end_run(c: sqlite3.Connection, run_id: str, status: str, error: str | None, why: str,
+            fault: tuple[str, str] | None) -> None:
+    """End the run: every cell still dispatching becomes ambiguous with `why` (an event each), every call
+    in flight too; a storage `fault` (code, message) is an event with what it left; then `terminal`."""
+    now = time.time()
+    stuck = c.execute("SELECT cell_id, case_id, target_id, state FROM cells WHERE run_id=? AND state IN "
+                      "('dispatching', 'judge_dispatching')", (run_id,)).fetchall()
+    for r in stuck:
+        add_event(c, run_id, "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
+                                                "target_id": r["target_id"], "error": why})
+    c.execute("UPDATE cells SET error_class=CASE state WHEN 'dispatching' THEN 'ambiguous_dispatch' "
+              "ELSE 'ambiguous_judge_dispatch' END, state='ambiguous', error=?, updated_at=? "
+              "WHERE run_id=? AND state IN ('dispatching', 'judge_dispatching')", (why, now, run_id))
+    c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
+              "WHERE run_id=? AND state='dispatching'", (now, run_id))
+    if fault is not None:
+        pending = c.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND state='pending'",
+                            (run_id,)).fetchone()[0]
+        add_event(c, run_id, "storage_fault", {"code": fault[0], "message": fault[1],
+                                               "ambiguous": len(stuck), "not_dispatched": pending})
+    terminal(c, run_id, status, error)
+
+
+def pending_by_target(journal: Journal, run_id: str) -> dict[str, int]:
+    """The run's cells never sent, by target."""
+    return {r["target_id"]: r["n"] for r in journal.query(
+        "SELECT target_id, COUNT(*) AS n FROM cells WHERE run_id=? AND state='pending' GROUP BY target_id",
+        (run_id,))}
+
+
+def record_early_stop(c: sqlite3.Connection, run_id: str, record: dict[str, Any], saving: float | None) -> None:
+    """The early stop's record in the run's extra, with its event."""
+    set_extra(c, run_id, "early_stop", record)
+    add_event(c, run_id, "early_stop_recorded", {"cells_not_sent": record["cells_not_sent"],
+                                                 "estimated_saving_usd": saving})
