@@ -7,7 +7,7 @@ import sqlite3
 
 from pydantic import BaseModel, ConfigDict
 
-from srbench.schemas.cell import CellState
+from srbench.schemas.cell import CallState, CellState
 from srbench.service.journal.writer import Journal
 
 
@@ -61,3 +61,45 @@ def cells_by_id(journal: Journal, run_id: str, cell_ids: list[str]) -> list[Cell
         return []
     return [_cell(r) for r in journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN "
                                             f"({','.join('?' * len(cell_ids))})", (run_id, *cell_ids))]
+
+
+class CallRow(BaseModel):
+    """One row of the journal's `calls` table: one model call of a multi-call cell (a conversation)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    run_id: str
+    """The run."""
+    cell_id: str
+    """The conversation cell."""
+    idx: int
+    """The call's place in the conversation."""
+    role: str
+    """Its role (subject, judge, user simulator …)."""
+    target_id: str
+    """The target called."""
+    state: CallState
+    """Its state."""
+    request: str
+    """The stored request's digest."""
+    call: str | None
+    """The call record's digest, once finished."""
+    error_class: str | None
+    """Why it did not complete, as a class."""
+    cost_usd: float | None
+    """Its cost, when known."""
+    reserved_usd: float | None
+    """The budget reservation it holds while out."""
+    updated_at: float
+    """The row's last change (epoch seconds)."""
+
+
+def calls_of(journal: Journal, run_id: str, cell_ids: list[str]) -> dict[str, list[CallRow]]:
+    """The `calls` rows of these cells (one query), by cell, in call order."""
+    out: dict[str, list[CallRow]] = {}
+    if not cell_ids:
+        return out
+    marks = ",".join("?" * len(cell_ids))
+    for r in journal.query(f"SELECT * FROM calls WHERE run_id=? AND cell_id IN ({marks}) ORDER BY cell_id, idx",
+                           (run_id, *cell_ids)):
+        out.setdefault(r["cell_id"], []).append(CallRow.model_validate(dict(r)))
+    return out

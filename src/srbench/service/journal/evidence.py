@@ -4,7 +4,9 @@ never from a count over the run's cells."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from typing import Any
 
 from srbench.service.journal.writer import Journal
 
@@ -44,3 +46,10 @@ def events_after(journal: Journal, run_id: str, after: int, limit: int) -> list[
 def event_count(journal: Journal, run_id: str) -> int:
     stat = journal.one("SELECT events FROM run_stats WHERE run_id=?", (run_id,))
     return 0 if stat is None else int(stat["events"])
+
+
+def events_of_types(journal: Journal, run_id: str, types: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    """The run's events of these types, in order: (type, data)."""
+    marks = ", ".join("?" * len(types))
+    return [(r["type"], json.loads(r["data"])) for r in journal.query(
+        f"SELECT type, data FROM events WHERE run_id=? AND type IN ({marks}) ORDER BY seq", (run_id, *types))]

@@ -14,22 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service.api.faults import record_damage
+from srbench.service.journal.cell_rows import CallRow, calls_of
 from srbench.targets import routers
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
 
 
-def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[Any]]:
+def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[CallRow]]:
     """The `calls` rows of these cells (one query), by cell, in call order."""
-    out: dict[str, list[Any]] = {}
-    if not cell_ids:
-        return out
-    marks = ",".join("?" * len(cell_ids))
-    for r in service.journal.query(f"SELECT * FROM calls WHERE run_id=? AND cell_id IN ({marks}) ORDER BY cell_id, idx",
-                                   (run_id, *cell_ids)):
-        out.setdefault(r["cell_id"], []).append(r)
-    return out
+    return calls_of(service.journal, run_id, cell_ids)
 
 
 def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
@@ -51,14 +45,14 @@ def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom
             "tool_calls": len(c.get("tool_calls") or [])}
 
 
-def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[Any],
+def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[CallRow],
                        record: dict[str, Any] | None, mom: Any = None) -> list[dict[str, Any]]:
     """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
     names the model that served each subject call)."""
     if rows:
-        entries = [{"index": r["idx"], "role": r["role"], "target_id": r["target_id"], "state": r["state"],
-                    "request": r["request"], "call": r["call"], "error_class": r["error_class"],
-                    "cost_usd": r["cost_usd"], "damaged": False} for r in rows]
+        entries: list[dict[str, Any]] = [
+            {"index": r.idx, "role": r.role, "target_id": r.target_id, "state": r.state, "request": r.request,
+             "call": r.call, "error_class": r.error_class, "cost_usd": r.cost_usd, "damaged": False} for r in rows]
     else:
         entries = [{"index": c["index"], "role": c["role"], "target_id": c["target_id"],
                     "state": c.get("status"), "request": c["request"], "call": c["record"],

@@ -24,13 +24,12 @@ from typing import Any
 
 from srbench.rules import Engine
 from srbench.sandbox import capacity
+from srbench.service.journal.report_rows import put_memo_rows
 from srbench.service.journal.writer import Journal
 from srbench.stages.grading.code import remote_slots
 from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
 
 log = logging.getLogger("srbench.service")
-INSERT_ROW = ("INSERT OR REPLACE INTO report_rows(run_id, target_id, cell_id, ctx, state, call, error_class, "
-              "judge_call, row, scrubbed, grade, turns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)")
 
 
 @dataclass
@@ -148,5 +147,5 @@ class GradePool:
         values = (job.run_id, job.cell[2], job.cell_id, job.ctx, *basis, row, scrubbed, grade, turns)
 
         def w(c: sqlite3.Connection) -> None:
-            c.execute(INSERT_ROW, values)
+            put_memo_rows(c, [values])
         self.journal.submit_sync(w)

@@ -11,7 +11,6 @@ a capture taken later or by another run.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import aiohttp
@@ -19,6 +18,7 @@ import aiohttp
 from srbench.cas import ObjectStore
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
+from srbench.service.journal.evidence import events_of_types
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
 
@@ -57,8 +57,7 @@ async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[
 
 
 def _events(journal: Journal, run_id: str) -> list[tuple[str, dict[str, Any]]]:
-    return [(r["type"], json.loads(r["data"])) for r in journal.query(
-        "SELECT type, data FROM events WHERE run_id=? AND type IN (?, ?) ORDER BY seq", (run_id, CAPTURED, CHECKED))]
+    return events_of_types(journal, run_id, (CAPTURED, CHECKED))
 
 
 def summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:

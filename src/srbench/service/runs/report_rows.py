@@ -37,6 +37,8 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.schemas.cell import TERMINAL_CELL_STATES
+from srbench.service.journal.cell_rows import cells_by_id
+from srbench.service.journal.report_rows import delete_memo_rows, memo_rows, put_memo_rows
 from srbench.service.journal.writer import Journal, write_action_entries
 from srbench.service.runs import report_rows_worker as worker
 from srbench.service.runs.grading import GradePool
@@ -59,9 +61,7 @@ class JournalRowMemo:
         self.journal = journal
 
     def rows(self, run_id: str, ctx: str, target_id: str) -> dict[str, MemoEntry]:
-        return {r[0]: ([r[1], r[2], r[3], r[4]], r[5], r[6], r[7], r[8]) for r in self.journal.query(
-            "SELECT cell_id, state, call, error_class, judge_call, row, scrubbed, grade, turns FROM report_rows "
-            "WHERE run_id=? AND target_id=? AND ctx=?", (run_id, target_id, ctx))}
+        return memo_rows(self.journal, run_id, ctx, target_id)
 
 
 class _Drain:
@@ -142,7 +142,7 @@ class RowBuilder:
 
     def _delete(self, run_id: str) -> None:
         try:
-            self.journal.submit_sync(lambda c: c.execute("DELETE FROM report_rows WHERE run_id=?", (run_id,)))
+            self.journal.submit_sync(lambda c: delete_memo_rows(c, run_id))
         except Exception as exc:  # noqa: BLE001 - a cache left behind is only space
             log.warning("report rows of run %s were not deleted: %s", run_id, exc)
 
@@ -222,11 +222,8 @@ class RowBuilder:
         todo: list[tuple[str, list[Any]]] = []
         for i in range(0, len(cell_ids), 500):
             part = cell_ids[i:i + 500]
-            todo += [(r["cell_id"], [r["seq"], r["case_id"], r["target_id"], r["state"], r["call"], r["error_class"],
-                                     r["judge_call"]])
-                     for r in self.journal.query(f"SELECT * FROM cells WHERE run_id=? AND cell_id IN "
-                                                 f"({','.join('?' * len(part))})", (run_id, *part))
-                     if r["state"] in TERMINAL_CELL]
+            todo += [(r.cell_id, [r.seq, r.case_id, r.target_id, r.state, r.call, r.error_class, r.judge_call])
+                     for r in cells_by_id(self.journal, run_id, part) if r.state in TERMINAL_CELL]
         if run_id in self._sandboxed and todo:       # graded in a sandbox: to the pool, at once
             ri0 = self._inputs(run_id)
             if ri0 is not None:
@@ -265,8 +262,7 @@ class RowBuilder:
 
         def w(c: sqlite3.Connection) -> None:   # the worker's grade objects are durable already
             write_action_entries(c, last)
-            c.executemany("INSERT OR REPLACE INTO report_rows(run_id, target_id, cell_id, ctx, state, call, "
-                          "error_class, judge_call, row, scrubbed, grade, turns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", out)
+            put_memo_rows(c, out)
         self.journal.submit_sync(w)
 
 

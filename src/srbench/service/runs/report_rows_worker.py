@@ -28,6 +28,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.rules.engine import CacheEntry
+from srbench.service.journal.report_rows import action_output
 from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
 
 _state: dict[str, Any] = {}
@@ -45,8 +46,7 @@ class _ReadCache:
         got = self.keys.get(key)
         if got is not None:
             return got
-        row = self.conn.execute("SELECT output FROM action_cache WHERE key=?", (key,)).fetchone()
-        return None if row is None else row[0]
+        return action_output(self.conn, key)
 
     def record(self, rule: str, subject: str, entry: CacheEntry) -> None:
         self.record_many([(rule, subject, entry)])

@@ -54,6 +54,7 @@ from typing import Any
 from srbench.cas.digest import digest_bytes, is_digest
 from srbench.cas.store import ObjectStore
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
+from srbench.service.journal.scan import runs_with_status, text_values
 from srbench.service.journal.writer import Journal
 
 DEFAULT_GRACE_S = 3600.0
@@ -141,32 +142,13 @@ def _text_references(text: str) -> Iterator[tuple[str, str]]:
 
 def journal_roots(journal: Journal) -> list[Reference]:
     """Every reference the journal holds, read in one snapshot, labelled ``table.column key [path]``."""
-    conn = journal.reader()
     out: list[Reference] = []
-    conn.execute("BEGIN")
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        for table in tables:
-            if (table, "*") in NOT_REFERENCES:
-                continue
-            q = '"' + table.replace('"', '""') + '"'
-            info = conn.execute(f"PRAGMA table_info({q})").fetchall()
-            pks = [r["name"] for r in sorted((r for r in info if r["pk"]), key=lambda r: r["pk"])]
-            cols = [r["name"] for r in info if (table, r["name"]) not in NOT_REFERENCES]
-            select = ", ".join('"' + c.replace('"', '""') + '"' for c in dict.fromkeys([*pks, *cols]))
-            for row in conn.execute(f'SELECT rowid AS "_rowid_", {select} FROM {q}'):
-                key = None
-                for col in cols:
-                    value = row[col]
-                    if not isinstance(value, str):
-                        continue
-                    for digest, path in _text_references(value):
-                        if key is None:
-                            key = "/".join(str(row[k]) for k in pks) if pks else f"rowid={row['_rowid_']}"
-                        out.append(Reference(digest, f"{table}.{col} {key}" + (f" {path}" if path else "")))
-    finally:
-        conn.execute("COMMIT")
+    for tv in text_values(journal, NOT_REFERENCES):
+        key = None
+        for digest, path in _text_references(tv.value):
+            if key is None:
+                key = tv.key()
+            out.append(Reference(digest, f"{tv.table}.{tv.column} {key}" + (f" {path}" if path else "")))
     return out
 
 
@@ -177,9 +159,7 @@ def name_roots(objects: ObjectStore) -> list[Reference]:
 
 def active_runs(journal: Journal) -> list[str]:
     """Ids of runs that are queued or running (their objects may not be referenced yet)."""
-    marks = ",".join("?" for _ in ACTIVE_RUN_STATUSES)
-    return [r["id"] for r in journal.query(f"SELECT id FROM runs WHERE status IN ({marks}) ORDER BY created_at",
-                                           ACTIVE_RUN_STATUSES)]
+    return runs_with_status(journal, ACTIVE_RUN_STATUSES)
 
 
 # -- verify ------------------------------------------------------------------------------------------
