@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 MODULES = ("schemas.corrections", "schemas.grade", "schemas.replay", "schemas.recovery", "schemas.derived",
            "schemas.conversation", "schemas.recipe", "schemas.results", "schemas.report", "schemas.report_params",
-           "schemas.report_sections", "benchmarks.terminal_bench.trajectory", "service.journal.runs", "service.journal.cell_rows")
+           "schemas.report_sections", "benchmarks.terminal_bench.trajectory", "service.journal.runs", "service.journal.cell_rows",
+           "service.journal.experiments")
 
 
 @pytest.mark.parametrize("name", MODULES)

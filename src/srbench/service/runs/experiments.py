@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.service.api.actors import Actor
+from srbench.service.journal import experiments as jexp
+from srbench.service.journal.experiments import ExperimentRow
 from srbench.service.wire.projections import iso
 
 if TYPE_CHECKING:
     from srbench.service.journal.writer import Journal
 
 ROLES = ("smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery")
-ACTIVE = ("queued", "running")
+ACTIVE = jexp.ACTIVE
 
 
 def membership(value: Any) -> dict[str, Any]:
@@ -40,37 +42,24 @@ def membership(value: Any) -> dict[str, Any]:
     return {"id": link.id, "role": link.role, "hypothesis": link.hypothesis.strip()}
 
 
-def _row(journal: Journal, experiment_id: str) -> Any:
-    return journal.one("SELECT * FROM experiments WHERE id=?", (experiment_id,))
-
-
-def visible(journal: Journal, experiment_id: str, actor: Actor) -> Any:
-    row = _row(journal, experiment_id)
-    if row is None or (actor.scope is not None and row["owner"] != actor.scope):
+def visible(journal: Journal, experiment_id: str, actor: Actor) -> ExperimentRow:
+    row = jexp.experiment(journal, experiment_id)
+    if row is None or (actor.scope is not None and row.owner != actor.scope):
         raise NotFound(f"no experiment {experiment_id!r}")
     return row
 
 
-def _view(journal: Journal, row: Any, counts: bool = True) -> dict[str, Any]:
-    out = {"id": row["id"], "name": row["name"], "owner": row["owner"], "created_at": iso(row["created_at"]),
-           "updated_at": iso(row["updated_at"])}
+def _view(journal: Journal, row: ExperimentRow, counts: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": row.id, "name": row.name, "owner": row.owner, "created_at": iso(row.created_at),
+                           "updated_at": iso(row.updated_at)}
     if counts:
-        out["run_count"] = _count(journal, "SELECT COUNT(*) AS n FROM experiment_runs WHERE experiment_id=?",
-                                  (row["id"],))
-        out["active_run_count"] = active_runs(journal, row["id"])
+        out["run_count"] = jexp.run_count(journal, row.id)
+        out["active_run_count"] = active_runs(journal, row.id)
     return out
 
 
 def active_runs(journal: Journal, experiment_id: str) -> int:
-    marks = ",".join("?" * len(ACTIVE))
-    return _count(journal, f"SELECT COUNT(*) AS n FROM experiment_runs e JOIN runs r ON r.id=e.run_id "
-                           f"WHERE e.experiment_id=? AND r.status IN ({marks})", (experiment_id, *ACTIVE))
-
-
-def _count(journal: Journal, sql: str, args: tuple[Any, ...]) -> int:
-    """A COUNT(*) AS n query's answer (an aggregate always answers one row)."""
-    row = journal.one(sql, args)
-    return 0 if row is None else int(row["n"])
+    return jexp.active_run_count(journal, experiment_id)
 
 
 def get(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]:
@@ -85,56 +74,51 @@ def create(journal: Journal, name: str, key: str | None, actor: Actor) -> tuple[
 
     def w(c: sqlite3.Connection) -> tuple[str, bool]:
         if key is not None:
-            gone = c.execute("SELECT id FROM experiment_deletions WHERE owner=? AND request_key=?",
-                             (owner, key)).fetchone()
+            gone = jexp.deleted_with_key(c, owner, key)
             if gone is not None:
                 raise Conflict("This creation key belongs to a deleted experiment; use a new key for a new "
-                               "experiment", code="experiment_deleted", details={"experiment_id": gone["id"]})
-            row = c.execute("SELECT id, name FROM experiments WHERE owner=? AND request_key=?", (owner, key)).fetchone()
-            if row is not None:
-                if row["name"] != name:
+                               "experiment", code="experiment_deleted", details={"experiment_id": gone})
+            bound = jexp.bound_to_key(c, owner, key)
+            if bound is not None:
+                if bound[1] != name:
                     raise Conflict("Experiment idempotency key is already bound to another name",
                                    code="idempotency_conflict")
-                return row["id"], False
-        c.execute("INSERT INTO experiments(id, owner, name, created_at, updated_at, request_key) VALUES(?,?,?,?,?,?)",
-                  (new_id, owner, name, now, now, key))
+                return bound[0], False
+        jexp.insert_experiment(c, ExperimentRow(id=new_id, owner=owner, name=name, created_at=now, updated_at=now,
+                                                request_key=key))
         return new_id, True
     got, created = journal.submit_sync(w)
-    return _view(journal, _row(journal, got)), created
+    row = jexp.experiment(journal, got)
+    if row is None:                 # deleted at once by another request
+        raise NotFound(f"no experiment {got!r}")
+    return _view(journal, row), created
 
 
 def page(journal: Journal, actor: Actor, after: int, limit: int) -> dict[str, Any]:
-    where, args = ("owner=? AND ", [actor.scope]) if actor.scope is not None else ("", [])
-    rows = journal.query(f"SELECT rowid AS pos, * FROM experiments WHERE {where}rowid>? ORDER BY rowid LIMIT ?",
-                         (*args, after, limit + 1))
+    rows = jexp.experiments_page(journal, actor.scope, after, limit + 1)
     more = len(rows) > limit
-    return {"experiments": [_view(journal, r, counts=False) for r in rows[:limit]],
-            "next_cursor": rows[limit - 1]["pos"] if more else None, "has_more": more}
+    return {"experiments": [_view(journal, r, counts=False) for _, r in rows[:limit]],
+            "next_cursor": rows[limit - 1][0] if more else None, "has_more": more}
 
 
 def runs(journal: Journal, experiment_id: str, actor: Actor, after: int, limit: int) -> dict[str, Any]:
     experiment = get(journal, experiment_id, actor)
-    rows = journal.query("SELECT * FROM experiment_runs WHERE experiment_id=? AND seq>? ORDER BY seq LIMIT ?",
-                         (experiment_id, after, limit + 1))
+    rows = jexp.members(journal, experiment_id, after, limit + 1)
     more = len(rows) > limit
     return {"experiment": experiment,
-            "members": [{"run_id": r["run_id"], "role": r["role"], "hypothesis": r["hypothesis"],
-                         "linked_at": iso(r["linked_at"])} for r in rows[:limit]],
-            "next_cursor": rows[limit - 1]["seq"] if more else None, "has_more": more}
+            "members": [{"run_id": r.run_id, "role": r.role, "hypothesis": r.hypothesis,
+                         "linked_at": iso(r.linked_at)} for r in rows[:limit]],
+            "next_cursor": rows[limit - 1].seq if more else None, "has_more": more}
 
 
 def insert_link(c: sqlite3.Connection, experiment_id: str, run_id: str, role: str, hypothesis: str) -> None:
     """Link a run (inside a write transaction); the same link again is a no-op, a different one a 409."""
-    existing = c.execute("SELECT role, hypothesis FROM experiment_runs WHERE experiment_id=? AND run_id=?",
-                         (experiment_id, run_id)).fetchone()
+    existing = jexp.link_of(c, experiment_id, run_id)
     if existing is not None:
-        if (existing["role"], existing["hypothesis"]) != (role, hypothesis):
+        if existing != (role, hypothesis):
             raise Conflict("This run is already linked with a different role or hypothesis", code="already_linked")
         return
-    now = time.time()
-    c.execute("INSERT INTO experiment_runs(experiment_id, run_id, role, hypothesis, linked_at) VALUES(?,?,?,?,?)",
-              (experiment_id, run_id, role, hypothesis, now))
-    c.execute("UPDATE experiments SET updated_at=? WHERE id=?", (now, experiment_id))
+    jexp.insert_link(c, experiment_id, run_id, role, hypothesis, time.time())
 
 
 def attach(journal: Journal, experiment_id: str, run_id: str, role: str, hypothesis: str, actor: Actor,
@@ -152,26 +136,18 @@ def delete(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]
         return {"id": experiment_id, "deleted": True, "unlinked_runs": count, "deleted_at": iso(at),
                 "runs_deleted": 0, "model_requests": 0}
 
-    gone = journal.one("SELECT * FROM experiment_deletions WHERE id=?", (experiment_id,))
+    gone = jexp.deletion(journal, experiment_id)
     if gone is not None:
-        if actor.scope is not None and gone["owner"] != actor.scope:
+        if actor.scope is not None and gone.owner != actor.scope:
             raise NotFound(f"no experiment {experiment_id!r}")
-        return receipt(gone["unlinked_runs"], gone["deleted_at"])
+        return receipt(gone.unlinked_runs, gone.deleted_at)
     visible(journal, experiment_id, actor)
     now = time.time()
 
     def w(c: sqlite3.Connection) -> int:
-        marks = ",".join("?" * len(ACTIVE))
-        active = c.execute(f"SELECT COUNT(*) AS n FROM experiment_runs e JOIN runs r ON r.id=e.run_id "
-                           f"WHERE e.experiment_id=? AND r.status IN ({marks})", (experiment_id, *ACTIVE)).fetchone()["n"]
+        active = jexp.active_run_count_in(c, experiment_id)
         if active:
             raise Conflict("Wait for linked runs to finish or cancel them before deleting this experiment",
                            code="experiment_active_runs", details={"active_run_count": active})
-        count = c.execute("SELECT COUNT(*) AS n FROM experiment_runs WHERE experiment_id=?",
-                          (experiment_id,)).fetchone()["n"]
-        c.execute("INSERT INTO experiment_deletions(id, owner, request_key, deleted_at, unlinked_runs) "
-                  "SELECT id, owner, request_key, ?, ? FROM experiments WHERE id=?", (now, count, experiment_id))
-        c.execute("DELETE FROM experiment_runs WHERE experiment_id=?", (experiment_id,))
-        c.execute("DELETE FROM experiments WHERE id=?", (experiment_id,))
-        return int(count)
+        return jexp.delete_experiment(c, experiment_id, now)
     return receipt(journal.submit_sync(w), now)
