@@ -29,7 +29,14 @@ from srbench.cas import ObjectStore
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
 from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunBundle
 from srbench.service.datasets.refs import publish_dataset, register_dataset
-from srbench.service.journal.writer import add_event
+from srbench.service.journal import runs as jruns
+from srbench.service.journal.bundles import (
+    bundled_events,
+    call_columns,
+    cell_columns,
+    import_rows,
+    run_columns,
+)
 from srbench.service.store.maintenance import digests_in, reach
 
 if TYPE_CHECKING:
@@ -87,34 +94,28 @@ def _closure(objects: ObjectStore, roots: set[str]) -> list[str]:
 
 def make_bundle(service: Service, run_id: str) -> RunBundle:
     journal = service.journal
-    row = journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
-    if row is None:
+    first = run_columns(journal, run_id)
+    if first is None:
         raise NotFound(f"no run {run_id!r}")
-    if row["status"] not in TERMINAL_STATUSES:
-        raise Conflict(f"run {run_id} is {row['status']}: push it once it has ended", code="run_active")
+    if first["status"] not in TERMINAL_STATUSES:
+        raise Conflict(f"run {run_id} is {first['status']}: push it once it has ended", code="run_active")
     deadline = time.monotonic() + FINISHING_WAIT_S
     while run_id in service.runs.tasks:          # terminal, and recording its final report
         if time.monotonic() > deadline:
             raise Conflict(f"run {run_id} is still recording its final report: push it in a moment",
                            code="run_active")
         time.sleep(0.05)
-    row = journal.one("SELECT * FROM runs WHERE id=?", (run_id,))
-    if row is None:
+    got = run_columns(journal, run_id)
+    if got is None:
         raise NotFound(f"no run {run_id!r}")
-    run = {c: row[c] for c in RUN_COLUMNS}
+    run = got
     run["idem_key"] = None                      # a key binds submissions to one store, not across hosts
     extra = json.loads(run["extra"] or "{}")
     extra.pop("pulled", None)
     run["extra"] = json.dumps(extra, sort_keys=True)
-    cells = [{c: r[c] for c in CELL_COLUMNS}
-             for r in journal.query("SELECT * FROM cells WHERE run_id=? ORDER BY seq", (run_id,))]
-    calls = [{c: r[c] for c in CALL_COLUMNS}
-             for r in journal.query("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (run_id,))]
-    events = [{"ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
-              for r in journal.query("SELECT ts, type, data FROM events WHERE run_id=? AND type != 'pulled' "
-                                     "ORDER BY seq", (run_id,))]
-    b = journal.one("SELECT * FROM budgets WHERE run_id=?", (run_id,))
-    budget = None if b is None else {k: b[k] for k in ("cap_usd", "spent_usd", "reserved_usd", "unknown_calls")}
+    cells, calls, events = cell_columns(journal, run_id), call_columns(journal, run_id), bundled_events(journal, run_id)
+    b = jruns.budget(journal, run_id)
+    budget = None if b is None else b._asdict()
     corrections = {k: v for k in CORRECTION_KINDS if (v := journal.get_ref(k, run_id))}
     plan = service.objects.get_json(run["plan"], verify=True)
     datasets = []
@@ -189,9 +190,9 @@ def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     if bundle.run.get("id") != run_id or any(set(c) != set(CELL_COLUMNS) for c in bundle.cells) \
             or any(set(c) != set(CALL_COLUMNS) for c in bundle.calls) or set(bundle.run) != set(RUN_COLUMNS):
         raise IntegrityError(f"pull refused: the bundle {digest} does not hold the rows of {run_id}")
-    existing = service.journal.one("SELECT extra FROM runs WHERE id=?", (run_id,))
+    existing = jruns.run_row(service.journal, run_id)
     if existing is not None:
-        if json.loads(existing["extra"] or "{}").get("pulled", {}).get("bundle") == digest:
+        if json.loads(existing.extra or "{}").get("pulled", {}).get("bundle") == digest:
             return {"run_id": run_id, "bundle": digest, "imported": False, "copied": 0, "model_requests": 0}
         raise Conflict(f"run {run_id} already exists in this store (not from bundle {digest}); nothing was "
                        "imported", code="run_exists")
@@ -216,29 +217,8 @@ def _import(service: Service, bundle: RunBundle, digest: str) -> bool:
     extra = json.loads(run["extra"] or "{}")
     extra["pulled"] = {"bundle": digest}
     run["extra"] = json.dumps(extra, sort_keys=True)
-    run_id = run["id"]
+    corrections = {k: h for k, h in bundle.corrections.items() if k in CORRECTION_KINDS}
 
     def w(c: sqlite3.Connection) -> bool:
-        if c.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None:
-            return False                               # a concurrent pull got there first
-        c.execute(f"INSERT INTO runs({','.join(RUN_COLUMNS)}) VALUES({','.join('?' * len(RUN_COLUMNS))})",
-                  tuple(run[k] for k in RUN_COLUMNS))
-        c.executemany(f"INSERT INTO cells(run_id,{','.join(CELL_COLUMNS)}) "
-                      f"VALUES(?,{','.join('?' * len(CELL_COLUMNS))})",
-                      [(run_id, *(cell[k] for k in CELL_COLUMNS)) for cell in bundle.cells])
-        c.executemany(f"INSERT INTO calls(run_id,{','.join(CALL_COLUMNS)}) "
-                      f"VALUES(?,{','.join('?' * len(CALL_COLUMNS))})",
-                      [(run_id, *(call[k] for k in CALL_COLUMNS)) for call in bundle.calls])
-        c.executemany("INSERT INTO events(run_id, ts, type, data) VALUES(?,?,?,?)",
-                      [(run_id, e.ts, e.type, json.dumps(e.data, sort_keys=True)) for e in bundle.events])
-        if bundle.budget is not None:
-            b = bundle.budget
-            c.execute("INSERT OR IGNORE INTO budgets(run_id, cap_usd, spent_usd, reserved_usd, unknown_calls) "
-                      "VALUES(?,?,?,?,?)", (run_id, b.cap_usd, b.spent_usd, b.reserved_usd, b.unknown_calls))
-        for kind, history in bundle.corrections.items():
-            if kind in CORRECTION_KINDS:
-                c.execute("INSERT OR REPLACE INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?)",
-                          (kind, run_id, json.dumps(history, sort_keys=True), time.time()))
-        add_event(c, run_id, "pulled", {"bundle": digest})
-        return True
+        return import_rows(c, run, bundle.cells, bundle.calls, bundle.events, bundle.budget, corrections, digest)
     return bool(service.journal.submit_sync(w))
