@@ -36,6 +36,10 @@ def test_sql_only_in_the_journal():
     stale = {k: (n, found.get(k, 0)) for k, n in NOT_YET_MOVED.items() if found.get(k, 0) < n}
     assert not stale, f"the allow-list must shrink with the SQL it allows (entry, now): {stale}"
     assert _sql_lines(SRC / "service" / "journal" / "runs.py") > 10      # the scan sees the journal's own SQL
+    connects = [p.relative_to(SRC).as_posix() for p in sorted(SRC.rglob("*.py"))
+                if "sqlite3.connect(" in p.read_text("utf-8") and not p.relative_to(SRC).as_posix().startswith(
+                    "service/journal/")]
+    assert not connects, f"a journal connection opened outside service/journal/: {connects}"
 
 
 def test_the_scan_sees_sql():

@@ -30,6 +30,11 @@ def delete_memo_rows(c: sqlite3.Connection, run_id: str) -> None:
     c.execute("DELETE FROM report_rows WHERE run_id=?", (run_id,))
 
 
+def open_read_only(journal_path: str) -> sqlite3.Connection:
+    """A read-only connection of a process of its own (the report-rows worker) to the journal at `journal_path`."""
+    return sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+
+
 def action_output(conn: sqlite3.Connection, key: str) -> str | None:
     """The action cache's output for `key`, on a connection of the reader's own (the worker process's)."""
     row = conn.execute("SELECT output FROM action_cache WHERE key=?", (key,)).fetchone()

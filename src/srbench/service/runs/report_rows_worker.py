@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.rules.engine import CacheEntry
-from srbench.service.journal.report_rows import action_output
+from srbench.service.journal.report_rows import action_output, open_read_only
 from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
 
 _state: dict[str, Any] = {}
@@ -38,7 +37,7 @@ class _ReadCache:
     """The journal's action cache, read-only; what this process builds is returned, not written."""
 
     def __init__(self, journal_path: str) -> None:
-        self.conn = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+        self.conn = open_read_only(journal_path)
         self.held: list[tuple[str, str, CacheEntry]] = []
         self.keys: dict[str, str] = {}
 
