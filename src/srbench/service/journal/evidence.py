@@ -5,9 +5,10 @@ never from a count over the run's cells."""
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import Any
+from typing import Any, NamedTuple
 
+from srbench.schemas.cell import CellState
+from srbench.service.journal.cell_rows import CellRow
 from srbench.service.journal.writer import Journal
 
 
@@ -18,29 +19,54 @@ def call_total(journal: Journal, run_id: str) -> int:
     return 0 if row is None else int(row["n"]) + int(row["j"] or 0)
 
 
-def sent_cell_roles(journal: Journal, run_id: str) -> list[sqlite3.Row]:
+class CellRoles(NamedTuple):
+    """What tells a sent cell's calls' roles (a subject call; a judge call too when it has one)."""
+    seq: int
+    state: CellState
+    judge_request: str | None
+    judge_call: str | None
+    error_class: str | None
+
+
+class EventRow(NamedTuple):
+    """One row of `events`."""
+    seq: int
+    run_id: str
+    ts: float
+    type: str
+    data: str
+    """The event's data, a JSON object."""
+
+
+def sent_cell_roles(journal: Journal, run_id: str) -> list[CellRoles]:
     """Every cell that left pending, in sequence order, with what tells its calls' roles."""
-    return journal.query("SELECT seq, state, judge_request, judge_call, error_class FROM cells WHERE run_id=? "
-                         "AND state!='pending' ORDER BY seq", (run_id,))
+    return [CellRoles(*r) for r in journal.query(
+        "SELECT seq, state, judge_request, judge_call, error_class FROM cells WHERE run_id=? "
+        "AND state!='pending' ORDER BY seq", (run_id,))]
 
 
-def sent_cells_from(journal: Journal, run_id: str, seq: int, limit: int) -> list[sqlite3.Row]:
+def sent_cells_from(journal: Journal, run_id: str, seq: int, limit: int) -> list[CellRow]:
     """At most `limit` cells that left pending, from sequence number `seq` on."""
-    return journal.query("SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq "
-                         "LIMIT ?", (run_id, seq, limit))
+    return [CellRow.model_validate(dict(r)) for r in journal.query(
+        "SELECT * FROM cells WHERE run_id=? AND state!='pending' AND seq>=? ORDER BY seq LIMIT ?",
+        (run_id, seq, limit))]
 
 
-def cell_by_seq(journal: Journal, run_id: str, seq: int) -> sqlite3.Row | None:
-    return journal.one("SELECT * FROM cells WHERE run_id=? AND seq=?", (run_id, seq))
+def cell_by_seq(journal: Journal, run_id: str, seq: int) -> CellRow | None:
+    row = journal.one("SELECT * FROM cells WHERE run_id=? AND seq=?", (run_id, seq))
+    return None if row is None else CellRow.model_validate(dict(row))
 
 
-def cell_by_id(journal: Journal, run_id: str, cell_id: str) -> sqlite3.Row | None:
-    return journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id))
+def cell_by_id(journal: Journal, run_id: str, cell_id: str) -> CellRow | None:
+    row = journal.one("SELECT * FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id))
+    return None if row is None else CellRow.model_validate(dict(row))
 
 
-def events_after(journal: Journal, run_id: str, after: int, limit: int) -> list[sqlite3.Row]:
+def events_after(journal: Journal, run_id: str, after: int, limit: int) -> list[EventRow]:
     """At most `limit` events of the run after sequence number `after`."""
-    return journal.query("SELECT * FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?", (run_id, after, limit))
+    return [EventRow(r["seq"], r["run_id"], r["ts"], r["type"], r["data"]) for r in journal.query(
+        "SELECT seq, run_id, ts, type, data FROM events WHERE run_id=? AND seq>? ORDER BY seq LIMIT ?",
+        (run_id, after, limit))]
 
 
 def event_count(journal: Journal, run_id: str) -> int:

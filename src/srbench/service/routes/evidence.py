@@ -25,6 +25,7 @@ from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
 from srbench.service.api.http import MAX_OFFSET, ok, query, svc
 from srbench.service.journal import evidence as jev
+from srbench.service.journal.cell_rows import CellRow
 from srbench.service.runs.call_pages import call_rows, conversation_calls
 from srbench.service.wire import projections as wire
 from srbench.stages.report.results import page as results_page
@@ -49,10 +50,10 @@ async def run_results(request: web.Request, q: rq.After) -> web.Response:
                         end if end < total else None))
 
 
-def _roles(row: Any) -> list[str]:
+def _roles(row: CellRow | jev.CellRoles) -> list[str]:
     roles = ["subject"]
-    if (row["judge_request"] or row["judge_call"] or row["state"] == "judge_dispatching"
-            or row["error_class"] == "ambiguous_judge_dispatch"):
+    if (row.judge_request or row.judge_call or row.state == "judge_dispatching"
+            or row.error_class == "ambiguous_judge_dispatch"):
         roles.append("judge")
     return roles
 
@@ -76,39 +77,39 @@ def _selected_model(call: dict[str, Any], target: Any) -> str | None:
     return (call.get("headers") or {}).get("x-vsr-selected-model")
 
 
-def _summary(service: Service, run_id: str, row: Any, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
-    request_d, call_d = (row["request"], row["call"]) if role == "subject" else (row["judge_request"], row["judge_call"])
-    out: dict[str, Any] = {"id": wire.call_id(run_id, row["seq"], role), "case_id": row["case_id"],
-                           "target_id": row["target_id"], "role": role, "cell_id": row["cell_id"], "seq": row["seq"],
-                           "state": row["state"], "error_class": row["error_class"], "error": row["error"],
+def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
+    request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
+    out: dict[str, Any] = {"id": wire.call_id(run_id, row.seq, role), "case_id": row.case_id,
+                           "target_id": row.target_id, "role": role, "cell_id": row.cell_id, "seq": row.seq,
+                           "state": row.state, "error_class": row.error_class, "error": row.error,
                            "request": request_d, "call": call_d, "damaged": False}
     record_status = None
-    if role == "subject" and not call_d and row["state"] in ("dispatching", "ambiguous"):
-        rows = call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"])
+    if role == "subject" and not call_d and row.state in ("dispatching", "ambiguous"):
+        rows = call_rows(service, run_id, [row.cell_id]).get(row.cell_id)
         if rows:                    # a conversation in flight, or left ambiguous by a restart
-            out["calls"] = conversation_calls(service, run_id, row["cell_id"], rows, None,
-                                              (moms or {}).get(row["target_id"]))
+            out["calls"] = conversation_calls(service, run_id, row.cell_id, rows, None,
+                                              (moms or {}).get(row.target_id))
     if call_d:
         try:
             c = service.objects.get_json(call_d)
         except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
             if isinstance(exc, DamagedObject):
-                record_damage(service, exc, run_id, f"{role} call of cell {row['cell_id']}")
+                record_damage(service, exc, run_id, f"{role} call of cell {row.cell_id}")
             out.update(damaged=True, damage=exc.message)
         else:
             if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
-                out["calls"] = conversation_calls(service, run_id, row["cell_id"],
-                                                  call_rows(service, run_id, [row["cell_id"]]).get(row["cell_id"], []), c,
-                                                  (moms or {}).get(row["target_id"]))
-                out["status"] = wire.call_status(row["state"], row["error_class"], row["state"], role)
+                out["calls"] = conversation_calls(service, run_id, row.cell_id,
+                                                  call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []), c,
+                                                  (moms or {}).get(row.target_id))
+                out["status"] = wire.call_status(row.state, row.error_class, row.state, role)
                 return out
             record_status = c["status"]
             out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
                        latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
                        response_model=c.get("response_model"),
-                       selected_model=_selected_model(c, (moms or {}).get(row["target_id"]) if role == "subject"
+                       selected_model=_selected_model(c, (moms or {}).get(row.target_id) if role == "subject"
                                                       else None))
-    out["status"] = wire.call_status(row["state"], row["error_class"], record_status, role)
+    out["status"] = wire.call_status(row.state, row.error_class, record_status, role)
     return out
 
 
@@ -121,7 +122,7 @@ def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
         for role in _roles(row):
             seen += 1
             if seen == offset:
-                return int(row["seq"]) * STRIDE + wire.ROLES.index(role) + 1
+                return int(row.seq) * STRIDE + wire.ROLES.index(role) + 1
     return 2**62
 
 
@@ -132,10 +133,10 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     moms = _mom_targets(service, run_id)
     while len(picked) <= limit:
         rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
-        service.objects.prefetch([d for r in rows for d in (r["call"], r["judge_call"]) if d])
+        service.objects.prefetch([d for r in rows for d in (r.call, r.judge_call) if d])
         for row in rows:
             for role in _roles(row):
-                pos = row["seq"] * STRIDE + wire.ROLES.index(role) + 1
+                pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
                 if pos <= after:
                     continue
                 item = _summary(service, run_id, row, role, moms)
@@ -143,7 +144,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
                     picked.append((pos, item))
         if len(rows) <= limit:
             break
-        seq = rows[-1]["seq"] + 1
+        seq = rows[-1].seq + 1
     total = jev.call_total(journal, run_id)
     more = len(picked) > limit
     return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
@@ -174,7 +175,7 @@ async def run_call(request: web.Request) -> web.Response:
     else:           # sr-bench's own name: a cell id stands for the cell's subject call
         row = jev.cell_by_id(service.journal, run_id, given)
         role = "subject"
-    if row is None or role not in _roles(row) or row["state"] == "pending":
+    if row is None or role not in _roles(row) or row.state == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
     out = _summary(service, run_id, row, role, _mom_targets(service, run_id))
     call_d, request_d = out["call"], out["request"]
@@ -197,4 +198,4 @@ async def run_events(request: web.Request) -> web.Response:
     q = query(request, rq.EventsAfter)
     rows = jev.events_after(service.journal, run_id, q.after, q.limit)
     total = jev.event_count(service.journal, run_id)
-    return ok({"events": [wire.wire_event(r, json.loads(r["data"])) for r in rows], "total": total})
+    return ok({"events": [wire.wire_event(r, json.loads(r.data)) for r in rows], "total": total})

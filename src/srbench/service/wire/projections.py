@@ -151,7 +151,7 @@ def scoped_key(owner: str, key: str | None) -> str | None:
 
 # -- events, calls, results -----------------------------------------------------------------------
 def wire_event(row: Any, data: dict[str, Any]) -> dict[str, Any]:
-    return {"seq": row["seq"], "at": iso(row["ts"]), "kind": row["type"], "data": data}
+    return {"seq": row.seq, "at": iso(row.ts), "kind": row.type, "data": data}
 
 
 def _mask(run_id: str) -> int:
