@@ -99,7 +99,8 @@ def _child_plan(parent: Plan, run_id: str, mode: str, cells: list[str], pairs: l
     return child.model_copy(update={"plan_sha256": plan_sha256(child)})
 
 
-def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+def _recoverable(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+    """The run's view, when a recovery of it in `mode` may be planned (a known mode; a terminated live run)."""
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
     run = manager.get(run_id)
@@ -107,6 +108,11 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
         raise InvalidInput(f"run {run_id} is {run['status']}; recover only a terminated run", code="run_not_finished")
     if run["mode"] != "live":
         raise InvalidInput("recovery applies to live runs only", code="not_live")
+    return run
+
+
+def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+    run = _recoverable(manager, run_id, mode)
     plan = manager.store.get_json(run["plan"])
     targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
     judges = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
