@@ -184,3 +184,30 @@ def test_push_and_pull_carry_the_calls_of_multi_call_cells(env, sources, tmp_pat
     finally:
         a.close()
         b.close()
+
+
+def test_a_bundle_whose_rows_break_the_journal_models_refuses_the_pull(env, tmp_path) -> None:
+    """A pulled run's rows are checked against the journal's row models (issue 26, item 4): a status outside
+    the closed set would otherwise enter the journal and break every run list that reads it."""
+    from srbench.cas import ObjectStore
+    from srbench.schemas.bundle import CELL_COLUMNS
+
+    rid = "run-" + "a" * 20
+    run = {"id": rid, "name": "n", "mode": "live", "profile": None, "plan": "b3:" + "1" * 64, "plan_sha256": "s",
+           "status": "exploded", "idem_key": None, "parent": None, "total": 1, "targets": '["t"]', "created_at": 1.0,
+           "started_at": 1.0, "finished_at": 2.0, "updated_at": 2.0, "error": None, "cancel_requested": 0,
+           "extra": "{}"}
+    cell = dict.fromkeys(CELL_COLUMNS) | {"cell_id": "c", "seq": 0, "case_id": "k", "target_id": "t",
+                                          "state": "completed", "updated_at": 2.0}
+    remote = ObjectStore(str(tmp_path / "team-remote"), create=True)
+    digest = remote.put_json({"kind": "run-bundle", "schema": 1, "run": run, "cells": [cell], "events": [],
+                              "objects": []})
+    remote.claim_name(f"runs/{rid}", digest)
+    b = Host(tmp_path / "b" / "store")
+    try:
+        msg = b.api.error("POST", f"/runs/{rid}/pull", {"remote": str(tmp_path / "team-remote")}, 422)
+        assert msg.startswith("pull refused:") and "nothing was imported" in msg, msg
+        b.api.error("GET", f"/runs/{rid}", None, 404)
+        assert b.api.ok("GET", "/runs")["runs"] == []
+    finally:
+        b.close()

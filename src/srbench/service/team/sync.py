@@ -37,6 +37,8 @@ from srbench.service.journal.bundles import (
     import_rows,
     run_columns,
 )
+from srbench.service.journal.cell_rows import CallRow, CellRow
+from srbench.service.journal.runs import RunRow
 from srbench.service.store.maintenance import digests_in, reach
 
 if TYPE_CHECKING:
@@ -190,6 +192,15 @@ def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     if bundle.run.get("id") != run_id or any(set(c) != set(CELL_COLUMNS) for c in bundle.cells) \
             or any(set(c) != set(CALL_COLUMNS) for c in bundle.calls) or set(bundle.run) != set(RUN_COLUMNS):
         raise IntegrityError(f"pull refused: the bundle {digest} does not hold the rows of {run_id}")
+    try:        # the journal's row models (closed sets: a run's status, a cell's and a call's state)
+        RunRow.model_validate(bundle.run)
+        for cell in bundle.cells:
+            CellRow.model_validate({"run_id": run_id, **cell})
+        for call in bundle.calls:
+            CallRow.model_validate({"run_id": run_id, **call})
+    except ValidationError as exc:
+        raise IntegrityError(f"pull refused: the bundle {digest} holds rows the journal cannot take "
+                             f"({exc.error_count()} problems); nothing was imported") from None
     existing = jruns.run_row(service.journal, run_id)
     if existing is not None:
         if json.loads(existing.extra or "{}").get("pulled", {}).get("bundle") == digest:
