@@ -44,10 +44,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from srbench.schemas.call import Usage
 from srbench.targets.failures import systematic_kind
 from srbench.targets.idle import Idle
-from srbench.targets.metering import UsageError, parse_usage, usage_shape
 from srbench.targets.outcome import (
     ALLOWED_EXTRAS,
     TERMINAL_FINISH_REASONS,
@@ -58,15 +56,12 @@ from srbench.targets.outcome import (
 )
 from srbench.targets.sse import (
     SSEDecoder,
-    SSEEvent,
     StreamTooLarge,
     credential_values,
     error_message,
-    mask,
     one_line,
-    repeats,
-    visible_text,
 )
+from srbench.targets.stream_state import Stop, StreamCall
 
 __all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "new_session", "stream_chat", "ALLOWED_EXTRAS",
            "TERMINAL_FINISH_REASONS"]
@@ -76,12 +71,6 @@ MAX_HEADER_BYTES = 256 * 1024
 DONE_GRACE_S = 0.5          # after [DONE], how long to wait for the server to end the body
 # response headers kept as evidence: all of them; the values of these are credentials and are masked
 _MASKED_RESPONSE_HEADERS = frozenset({"set-cookie", "authorization", "proxy-authorization", "api-key", "x-api-key"})
-
-
-class _Stop(Exception):
-    def __init__(self, error_class: str, message: str, *, systematic: str | None = None) -> None:
-        super().__init__(message)
-        self.error_class, self.systematic = error_class, systematic     # the systematic kind, if any
 
 
 def new_session(connections: int = 64) -> aiohttp.ClientSession:
@@ -101,216 +90,18 @@ def new_session(connections: int = 64) -> aiohttp.ClientSession:
 
 
 async def _traced(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
-    if isinstance(call := getattr(ctx, "trace_request_ctx", None), _Call):
+    if isinstance(call := getattr(ctx, "trace_request_ctx", None), StreamCall):
         call.traced = True
 
 
 async def _bytes_sent(session: aiohttp.ClientSession, ctx: Any, params: Any) -> None:
-    if isinstance(call := getattr(ctx, "trace_request_ctx", None), _Call):
+    if isinstance(call := getattr(ctx, "trace_request_ctx", None), StreamCall):
         call.request_started = True
         if call.idle is not None:           # the wait for the response head starts now
             call.idle.wait(call.limits.idle_timeout_s)
 
 
-class _Call:
-    """State of one call while it streams."""
-
-    def __init__(self, limits: StreamLimits) -> None:
-        self.limits = limits
-        self.out = CallOutcome()
-        self.raw = bytearray()
-        self.content: list[str] = []
-        self.tools: dict[int, dict[str, Any]] = {}     # tool-call index → {id, type, name, arguments[]}
-        self.chars = 0
-        self.tail = ""
-        self.t0: float | None = None
-        self.t_end: float | None = None
-        self.response = False
-        self.connect_failed = False
-        self.traced = False
-        self.request_started = False
-        self.idle: Idle | None = None
-        self.failure: _Stop | None = None
-        self.cancelled = False
-
-    def receive(self, chunk: bytes) -> None:
-        cap = self.limits.max_stream_bytes or 0
-        self.out.bytes_received += len(chunk)
-        room = cap - len(self.raw)
-        self.raw += chunk[: max(room, 0)]
-        if self.out.bytes_received > cap:
-            raise _Stop("stream_too_large", f"the stream exceeded {cap} bytes")
-
-    def event(self, ev: SSEEvent) -> None:
-        if self.out.done:
-            return
-        data = ev.data.strip()
-        if data == "[DONE]":
-            self.out.done, self.t_end = True, time.perf_counter()
-            return
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            raise _Stop("bad_event", f"an SSE event is not JSON: {data[:80]!r}") from None
-        if not isinstance(obj, dict):
-            raise _Stop("bad_event", "an SSE event is not a JSON object")
-        if ev.event == "error" or (obj.get("error") is not None and not obj.get("choices")):
-            raise _Stop("stream_error", "the stream reported an error: " + error_message(data.encode()))
-        model = obj.get("model")
-        if isinstance(model, str) and model:
-            self.out.response_model = model
-        if obj.get("usage") is not None:
-            self._usage(obj["usage"])
-        choices = obj.get("choices") or []
-        if not isinstance(choices, list):
-            raise _Stop("bad_event", "an SSE event has non-list choices")
-        new = []
-        for ch in choices:
-            delta = ch.get("delta") if isinstance(ch, dict) else None
-            if not isinstance(delta, dict | None):
-                raise _Stop("bad_event", "an SSE event has a malformed choice")
-            delta = delta or {}
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                self.content.append(content)
-                new.append(content)
-            # servers in transition send both names with the same text: count it once
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                self.out.reasoning_chars += len(reasoning)
-                new.append(reasoning)
-            if delta.get("tool_calls") is not None:
-                new += self._tool_deltas(delta["tool_calls"])
-            if isinstance(ch, dict) and ch.get("finish_reason") is not None:
-                self.out.finish_reason = str(ch["finish_reason"])
-        if new:
-            self._generated("".join(new))
-
-    def _tool_deltas(self, deltas: Any) -> list[str]:
-        """Accumulate one event's tool-call deltas; returns the generated text (names, arguments)."""
-        if not isinstance(deltas, list):
-            raise _Stop("bad_event", "an SSE event has non-list tool_calls")
-        text = []
-        for d in deltas:
-            if not isinstance(d, dict):
-                raise _Stop("bad_event", "an SSE event has a malformed tool call")
-            index = d.get("index", len(self.tools))
-            fn = d.get("function") or {}
-            if not isinstance(index, int) or isinstance(index, bool) or not isinstance(fn, dict):
-                raise _Stop("bad_event", "an SSE event has a malformed tool call")
-            slot = self.tools.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": []})
-            for key in ("id", "type"):
-                if isinstance(d.get(key), str) and d[key]:
-                    slot[key] = d[key]
-            if isinstance(fn.get("name"), str) and fn["name"]:
-                slot["name"] += fn["name"]
-                text.append(fn["name"])
-            if isinstance(fn.get("arguments"), str) and fn["arguments"]:
-                slot["arguments"].append(fn["arguments"])
-                text.append(fn["arguments"])
-        return text
-
-    def _usage(self, raw: Any) -> None:
-        if not isinstance(raw, dict):
-            raise _Stop("invalid_usage", f"usage is a {type(raw).__name__}, not an object")
-        self.out.usage_raw = raw
-        try:
-            usage = parse_usage(raw)
-        except UsageError:
-            return                      # judged on the last usage object, at the end
-        self._token_cap(usage)
-
-    def _token_cap(self, usage: Usage | None) -> None:
-        cap = self.limits.max_output_tokens
-        if usage is not None and cap is not None and usage.output > cap:
-            raise _Stop("output_too_long", f"usage reports {usage.output} output tokens, over {cap}")
-
-    def _generated(self, text: str) -> None:
-        lim = self.limits
-        if self.out.ttft_s is None and self.t0 is not None:
-            self.out.ttft_s = time.perf_counter() - self.t0
-        self.chars += len(text)
-        if self.chars > lim.max_output_chars:
-            raise _Stop("output_too_long", f"output exceeded {lim.max_output_chars} characters")
-        span = lim.repetition_window * lim.repetition_limit
-        self.tail = (self.tail + text)[-span:]
-        if repeats(self.tail, lim.repetition_window, lim.repetition_limit):
-            raise _Stop("repetition", f"the last {span} characters repeat one {lim.repetition_window}-"
-                        f"character block {lim.repetition_limit} times")
-
-    def end_of_stream(self) -> None:
-        if not self.out.done:
-            raise _Stop("truncated_stream", "the stream ended without [DONE]")
-        if self.out.finish_reason not in TERMINAL_FINISH_REASONS:
-            raise _Stop("truncated_stream", f"the stream ended with finish_reason {self.out.finish_reason!r}")
-        try:
-            self.out.usage = parse_usage(self.out.usage_raw)
-        except UsageError as e:
-            raise _Stop("invalid_usage", e.message) from None
-        self._token_cap(self.out.usage)
-
-    def settle(self) -> None:
-        """[DONE] arrived but draining the body was cut short: judge the stream as ended there."""
-        try:
-            self.end_of_stream()
-        except _Stop as stop:
-            self.failure = stop
-
-    def outcome(self, secrets: list[str]) -> CallOutcome:
-        out = self.out
-        if self.t0 is not None:
-            out.latency_s = (self.t_end or time.perf_counter()) - self.t0
-        if self.content or (self.failure is None and not self.cancelled):
-            out.text, out.think_unclosed = visible_text("".join(self.content))
-        out.tool_calls = [{"id": t["id"] or f"call_{i}", "type": t["type"],
-                           "function": {"name": t["name"], "arguments": "".join(t["arguments"])}}
-                          for i, t in sorted(self.tools.items())]
-        if out.usage is None and out.usage_raw is not None:
-            try:
-                out.usage = parse_usage(out.usage_raw)   # evidence of what a failed call cost
-            except UsageError:
-                out.usage = None
-        try:
-            out.usage_shape = usage_shape(out.usage_raw)
-        except UsageError:
-            out.usage_shape = "invalid"
-        out.sent = not self.connect_failed and (self.response or not self.traced or self.request_started)
-        raw = bytes(self.raw)
-        for secret in secrets:
-            raw = raw.replace(secret.encode(), b"***")
-        out.sse_raw = raw
-        if self.cancelled:
-            out.status, out.error_class, out.error = "cancelled", "cancelled", "the call was cancelled"
-        elif self.failure is not None:
-            out.status, out.error_class = "failed", self.failure.error_class
-            out.systematic = self.failure.systematic is not None
-            out.systematic_kind = self.failure.systematic
-            out.error = one_line(str(self.failure))
-        else:
-            out.status = "completed"
-        out.error = mask(out.error, secrets) if out.error else out.error
-        out.headers = {k: mask(v, secrets) for k, v in out.headers.items()}
-        # an endpoint may echo the key anywhere it writes text: mask every string the outcome keeps
-        if secrets:
-            out.text = mask(out.text, secrets) if out.text else out.text
-            out.response_model = mask(out.response_model, secrets) if out.response_model else out.response_model
-            out.finish_reason = mask(out.finish_reason, secrets) if out.finish_reason else out.finish_reason
-            out.usage_raw = _mask_json(out.usage_raw, secrets)
-            out.tool_calls = _mask_json(out.tool_calls, secrets)
-        return out
-
-
-def _mask_json(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, str):
-        return mask(value, secrets)
-    if isinstance(value, dict):
-        return {mask(str(k), secrets): _mask_json(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask_json(v, secrets) for v in value]
-    return value
-
-
-async def _read_some(response: aiohttp.ClientResponse, limit: int, call: _Call, idle: float) -> bytes:
+async def _read_some(response: aiohttp.ClientResponse, limit: int, call: StreamCall, idle: float) -> bytes:
     buf = bytearray()
     try:
         async with asyncio.timeout(idle):
@@ -324,7 +115,7 @@ async def _read_some(response: aiohttp.ClientResponse, limit: int, call: _Call, 
     return bytes(buf[:limit])
 
 
-async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, headers: Mapping[str, str],
+async def _exchange(client: aiohttp.ClientSession, call: StreamCall, url: str, headers: Mapping[str, str],
                     content: bytes) -> None:
     lim = call.limits
     # the idle limit bounds the wait for the response head (from the request's bytes) and every later read:
@@ -339,12 +130,12 @@ async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, header
                                             allow_redirects=False, trace_request_ctx=call)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
             call.connect_failed = True
-            raise _Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
+            raise Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
         except aiohttp.ClientError as e:
-            raise _Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
+            raise Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
         except asyncio.CancelledError:
             if idle.expired():
-                raise _Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
+                raise Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
             raise
         call.response = True
         try:
@@ -359,7 +150,7 @@ async def _exchange(client: aiohttp.ClientSession, call: _Call, url: str, header
         idle.close()
 
 
-async def _read(response: aiohttp.ClientResponse, call: _Call, idle: Idle) -> None:
+async def _read(response: aiohttp.ClientResponse, call: StreamCall, idle: Idle) -> None:
     lim, out = call.limits, call.out
     out.http_status = response.status
     for k, v in response.headers.items():       # every header is evidence (a later router adapter reads it)
@@ -371,12 +162,12 @@ async def _read(response: aiohttp.ClientResponse, call: _Call, idle: Idle) -> No
         call.raw += body
         status, text = response.status, error_message(body)
         kind = systematic_kind(status, text + "\n" + body.decode("utf-8", errors="replace"))
-        raise _Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason or ''}",
+        raise Stop(f"http_{status}", f"HTTP {status}: {one_line(text, 200) or response.reason or ''}",
                     systematic=kind)
     ctype = response.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "text/event-stream":
         call.raw += await _read_some(response, ERROR_BODY_BYTES, call, lim.idle_timeout_s)
-        raise _Stop("bad_content_type", f"expected text/event-stream, got {ctype or 'no content type'!r}")
+        raise Stop("bad_content_type", f"expected text/event-stream, got {ctype or 'no content type'!r}")
     decoder = SSEDecoder(lim.max_stream_bytes or 0)
     chunks = response.content.iter_any()
     while True:
@@ -390,23 +181,23 @@ async def _read(response: aiohttp.ClientResponse, call: _Call, idle: Idle) -> No
                 raise
             if out.done:
                 break
-            raise _Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
+            raise Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
         except aiohttp.ClientPayloadError as e:
             if out.done:
                 break
             cause = e.__cause__ or e
             if "encoding" in type(cause).__name__.lower() and "transfer" not in type(cause).__name__.lower():
-                raise _Stop("bad_event", f"the stream cannot be decoded: {cause}") from None
-            raise _Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
+                raise Stop("bad_event", f"the stream cannot be decoded: {cause}") from None
+            raise Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
         except aiohttp.ClientError as e:
             if out.done:
                 break
-            raise _Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
+            raise Stop("connection_reset", f"the stream broke: {type(e).__name__} {e}") from None
         call.receive(chunk)
         try:
             events = decoder.feed(chunk)
         except StreamTooLarge as e:
-            raise _Stop("stream_too_large", str(e)) from None
+            raise Stop("stream_too_large", str(e)) from None
         for ev in events:
             call.event(ev)
     for ev in decoder.close():
@@ -414,7 +205,7 @@ async def _read(response: aiohttp.ClientResponse, call: _Call, idle: Idle) -> No
     call.end_of_stream()
 
 
-async def _run(client: aiohttp.ClientSession, call: _Call, url: str, headers: Mapping[str, str],
+async def _run(client: aiohttp.ClientSession, call: StreamCall, url: str, headers: Mapping[str, str],
                content: bytes) -> None:
     call.out.started_at = time.time()
     call.t0 = time.perf_counter()
@@ -425,8 +216,8 @@ async def _run(client: aiohttp.ClientSession, call: _Call, url: str, headers: Ma
         if call.out.done:
             call.settle()
         else:
-            call.failure = _Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
-    except _Stop as stop:
+            call.failure = Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
+    except Stop as stop:
         call.failure = stop
 
 
@@ -439,7 +230,7 @@ async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mappi
     `dispatching` there); if it raises, nothing is sent and the exception propagates. When
     `cancel` is already set, nothing is sent and the outcome is `cancelled` with sent=False.
     """
-    call = _Call(limits)
+    call = StreamCall(limits)
     secrets = credential_values(headers)
     if cancel is not None and cancel.is_set():
         call.cancelled, call.connect_failed = True, True
