@@ -13,6 +13,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
+from srbench.schemas.comparison import Comparison
 from srbench.schemas.dataset import Case
 from srbench.schemas.derived import Export, ExportCase, OfflineRegrade
 from srbench.schemas.plan import Plan
@@ -49,7 +50,7 @@ def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     apply_declared(out, source, cplan.statistics)
     annotate(out, b, c)
     out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
-    return out
+    return Comparison.model_validate(out).dump()        # the stored shape is the model's
 
 
 COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2", _compare)  # declared-v2: primary_adjusted

@@ -1,0 +1,53 @@
+"""The stored comparison (kind ``comparison``) is a pydantic model (issue 26, item 1); its stored bytes did
+not change (the digests below were taken from the dict-literal code before the model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from tests.stages.test_compare import CASES, plan, report, rows_for, target
+
+from srbench.cas.digest import digest_json
+from srbench.schemas.comparison import Comparison
+from srbench.schemas.plan import Plan
+from srbench.stages.compare.build import compare_reports
+from srbench.stages.compare.declared import apply_declared
+from srbench.stages.compare.notes import annotate
+
+
+def _demo(profile: str, *, router_wins: dict[str, Any]) -> dict[str, Any]:
+    """A quick/standard run pair: two singles in the baseline, a router and a single in the candidate."""
+    bp = plan([target("A"), target("B")], profile=profile)
+    cp = plan([target("mom", "mom"), target("C")], profile=profile)
+    brows = rows_for("A", {"m1": True, "g1": True}, cost=0.02) + rows_for("B", {"m1": True}, cost=0.01,
+                                                                          judge_cost_usd=0.001)
+    crows = rows_for("mom", router_wins, cost=0.005, judge_cost_usd=0.0) + rows_for("C", {"m2": "failed"}, cost=None)
+    b, c = report(bp, run_id="rb"), report(cp, run_id="rc")
+    c["summary"] = {"targets": [{"target_id": "mom", "kind": "mom"}, {"target_id": "C", "kind": "single"}]}
+    cplan = Plan.model_validate(cp)
+    out = compare_reports(b, brows, Plan.model_validate(bp), c, crows, cplan)
+    apply_declared(out, "plan", cplan.statistics)
+    return annotate(out, b, c)
+
+
+def test_comparison_bytes_unchanged():
+    quick = _demo("quick", router_wins={"m1": True, "g1": True, "g2": True})
+    standard = _demo("standard", router_wins={c: True for c in CASES})
+    assert digest_json(quick) == PINNED_QUICK
+    assert digest_json(standard) == PINNED_STANDARD
+    for cmp in (quick, standard):          # the model is the stored shape: validating and dumping keeps the bytes
+        assert digest_json(Comparison.model_validate(cmp).dump()) == digest_json(cmp)
+
+
+def test_comparison_refuses_a_field_outside_the_model():
+    cmp = _demo("quick", router_wins={"m1": True})
+    with pytest.raises(ValidationError):
+        Comparison.model_validate({**cmp, "baseline": {**cmp["baseline"], "chosen_on_cases": "many"}})
+    with pytest.raises(ValidationError):
+        Comparison.model_validate({**cmp, "unknown_field": 1})
+
+
+PINNED_QUICK = "b3:a727013514b95bf39d0a6f6f2d5cad3dac41b61e26fd6bbee1b57328418d748c"
+PINNED_STANDARD = "b3:f1914ae8ff76d0e2d94fcbf5be636b6b8bc518b13aa5fd00fd4176917fd91196"
