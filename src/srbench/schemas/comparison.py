@@ -1,11 +1,7 @@
-"""The stored comparison (kind ``comparison``, stages/compare, IT-5): a paired live comparison of every
-target of a candidate run against the strongest single of a baseline run.
-
-The compare rule (stages/derived/rules.py) validates what it stores against `Comparison` and stores its
-`dump()`, so the model is the stored shape: the bytes equal the dict-literal code's (tests pin digests in
-tests/stages/test_comparison_model.py). The statistical blocks the claim rules write (intervals,
-planning, bootstrap, the primary-set claim, routing facts, detectability) are `Block`s: open objects
-whose fields stages/compare/claims.py, stages/stats and stages/report/routing.py define.
+"""The stored comparison (kind ``comparison``, stages/compare, IT-5). The compare rule (stages/derived/rules.py)
+stores `Comparison.model_validate(out).dump()`: the bytes equal the dict-literal code's (digests pinned in
+tests/stages/test_comparison_model.py). The claim rules' statistical blocks (stages/compare/claims.py,
+stages/stats, stages/report/routing.py) are open `Block`s.
 """
 
 from __future__ import annotations
@@ -15,7 +11,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Number = int | float
-Scope = Literal["principal", "total", "cache_neutral"]
 
 
 def _config(extra: Literal["forbid", "allow"] = "forbid") -> ConfigDict:

@@ -67,6 +67,7 @@ from typing import Any
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
 from srbench.schemas.plan import Plan
+from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
     STOPPED,
     NotComparable,
@@ -230,6 +231,45 @@ def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -
     return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
 
 
+def _prefixes(order: list[tuple[str, str]], bby: dict[str, dict[str, dict[str, Any]]],
+              cby: dict[str, dict[str, dict[str, Any]]], b_stop: bool, c_stop: bool, rule: str) -> tuple[int, int]:
+    """(cases the baseline measured, cases compared) in analysis order: all of them unless a run stopped early."""
+    if (b_stop or c_stop) and rule != "betting":
+        raise NotComparable("early_stop_needs_betting", "a run stopped early; only the anytime-valid betting rule "
+                            "makes claims after an early stop, and the candidate plan declares hoeffding")
+    b_pre = measured_prefix(order, bby) if b_stop else len(order)
+    n_cmp = min(b_pre, measured_prefix(order, cby) if c_stop else len(order))
+    if n_cmp == 0:
+        raise NotComparable("nothing_measured", "a run stopped early before any case had an outcome for every target")
+    return b_pre, n_cmp
+
+
+def _savings_blocked(baseline_plan: Plan, candidate_plan: Plan, tied: list[dict[str, Any]]) -> str | None:
+    """Why no saving is claimed at all (None: savings are computed per scope)."""
+    if any(p.cost_policy != "require_priced" for p in (baseline_plan, candidate_plan)):
+        return "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
+    if not all(t["cost_complete"] for t in tied):
+        unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
+        return f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
+    return None
+
+
+def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A router's model mix, retries and fallbacks (REP-1); None for a target that is not a router."""
+    if t.kind != "mom":
+        return None
+    return routing_summary(t.router or DEFAULT_ROUTER, list(cells.values()), t.max_inference_calls)
+
+
+def _baseline(plan: Plan, best_id: str, tied: list[dict[str, Any]], chosen_on: int) -> dict[str, Any]:
+    """The comparison's `baseline`: the chosen single target and every one tied with it (REP-5)."""
+    model = next(pt.target.model for pt in plan.targets if pt.target.id == best_id)
+    return {"target_id": best_id, "model": model, "quality": tied[0]["quality"],
+            "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied, "chosen_on_cases": chosen_on,
+            "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
+                    "principal cost, then target id (REP-5)"}
+
+
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
                     candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
                     *, margin: float | None = None) -> dict[str, Any]:
@@ -243,13 +283,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     order = analysis_order(candidate_rows)
     design = make_design([b for _, b in order], weights)
     b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
-    if (b_stop or c_stop) and stats["claim_rule"] != "betting":
-        raise NotComparable("early_stop_needs_betting", "a run stopped early; only the anytime-valid betting rule "
-                            "makes claims after an early stop, and the candidate plan declares hoeffding")
-    b_pre = measured_prefix(order, bby) if b_stop else len(order)
-    n_cmp = min(b_pre, measured_prefix(order, cby) if c_stop else len(order))
-    if n_cmp == 0:
-        raise NotComparable("nothing_measured", "a run stopped early before any case had an outcome for every target")
+    b_pre, n_cmp = _prefixes(order, bby, cby, b_stop, c_stop, stats["claim_rule"])
     compared = order[:n_cmp]
     keep = {c for c, _ in compared}
     aux_absent = _aux_absent(baseline_rows) & _aux_absent(candidate_rows)
@@ -260,13 +294,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         tied = [{**t, "cost_complete": t["costs"]["principal"] is not None} for t in tied]
     formal = baseline_plan.profile == "standard" and candidate_plan.profile == "standard"
     label = FORMAL if formal else DEV
-    blocked = None
-    policies = (baseline_plan.cost_policy, candidate_plan.cost_policy)
-    if any(p != "require_priced" for p in policies):
-        blocked = "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
-    elif not all(t["cost_complete"] for t in tied):
-        unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
-        blocked = f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
+    blocked = _savings_blocked(baseline_plan, candidate_plan, tied)
     models = {pt.target.id: pt.target for pt in candidate_plan.targets}
     singles = None
     if stats.get("baseline_selection") == "adjusted":      # the K singles the baseline is chosen among
@@ -277,10 +305,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                              singles=singles)
                   for t in models]
     for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
-        t = models[c["target_id"]]
-        c["routing"] = (routing_summary(t.router or DEFAULT_ROUTER, list(cby[c["target_id"]].values()),
-                                        t.max_inference_calls) if t.kind == "mom" else None)
-    bmodel = next(pt.target.model for pt in baseline_plan.targets if pt.target.id == best_id)
+        c["routing"] = _routing(models[c["target_id"]], cby[c["target_id"]])
     stop_info = None
     if b_stop or c_stop:
         stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
@@ -300,10 +325,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.get("split"),
                      "formal": formal, "label": label},
         "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
-        "baseline": {"target_id": best_id, "model": bmodel, "quality": tied[0]["quality"],
-                     "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied, "chosen_on_cases": b_pre,
-                     "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
-                             "principal cost, then target id (REP-5)"},
+        "baseline": _baseline(baseline_plan, best_id, tied, b_pre),
         "savings_blocked": blocked,
         "candidates": candidates,
         "limitations": limitations, **extra,
