@@ -75,7 +75,7 @@ def run(spec: dict[str, tuple[str, list[dict[str, Any]]]], status: str = "comple
 
 def compare(base: tuple, cand: tuple, **kw: Any) -> dict[str, Any]:
     (br, brows, bp), (cr, crows, cp) = base, cand          # the plans as dicts, edited by the tests
-    return compare_reports(br, brows, Plan.model_validate(bp), cr, crows, Plan.model_validate(cp), **kw)
+    return compare_reports(br, brows, Plan.model_validate(bp), cr, crows, Plan.model_validate(cp), **kw).dump()
 
 
 def refusal(base: tuple, cand: tuple, reason: str) -> NotComparable:

@@ -55,7 +55,7 @@ CAND_OK = {c: True for c, _ in CS}                                     # the can
 
 def pair(stats: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
     bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
-    return compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp, **kw)
+    return compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp, **kw).dump()
 
 
 def test_the_declared_rule_makes_the_claim_and_the_other_is_shown_beside_it():
@@ -102,7 +102,7 @@ def test_a_stopped_run_is_compared_on_its_measured_prefix():
     # the candidate stopped after 100 cases of the interleaved order; one later case happened to finish
     done_late = order[150][0]
     c_rows = rows("mom", CS, CAND_OK, pending=later - {done_late})
-    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp, "stopped_early", stop), c_rows, cp)
+    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp, "stopped_early", stop), c_rows, cp).dump()
     c = out["candidates"][0]
     assert out["cases"] == 100 and out["planned_cases"] == 240 and c["n"] == 100
     assert out["early_stop"]["candidate"] == stop and out["early_stop"]["compared_cases"] == 100
@@ -132,7 +132,7 @@ def test_the_declared_rule_also_makes_the_primary_claim():
 
     stats = {"claim_rule": "betting", "primary_benchmarks": ["mmlu-pro"]}
     bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
-    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp)
+    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp).dump()
     apply_declared(out, DECLARED, cp.statistics)
     p = out["candidates"][0]["primary"]
     # mmlu-pro alone: 20 wins in 200 cases, in their own (plan) order, weight 1

@@ -71,7 +71,7 @@ OLD_STATS = {"none": None, "margin": {"margin": 0.02}, "betting": {"claim_rule":
 def test_old_frozen_plans_reproduce_their_report_and_comparison_digests(name):
     plan, rows = Plan.model_validate(frozen_plan(OLD_STATS[name])), seeded_rows()
     paired = paired_in_run(plan, rows, "completed", "run-old")      # the report's `paired` section
-    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
+    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan).dump()
     assert (content_digest(paired), content_digest(cmp)) == PINNED[name]
     assert "selection" not in paired and paired["claim_rule"] == (OLD_STATS[name] or {}).get("claim_rule", "hoeffding")
 
@@ -174,7 +174,7 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
 
     stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"]}
     plan, rows = Plan.model_validate(frozen_plan(stats)), seeded_rows()
-    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
+    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan).dump()
     c = next(x for x in cmp["candidates"] if x["target_id"] == "mom")
     by = {t: {r["case_id"]: r for r in rows if r["target_id"] == t} for t, _ in TARGETS}
 

@@ -66,6 +66,7 @@ from typing import Any
 
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.comparison import Comparison
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
@@ -272,8 +273,9 @@ def _baseline(plan: Plan, best_id: str, tied: list[dict[str, Any]], chosen_on: i
 
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
                     candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
-                    *, margin: float | None = None) -> dict[str, Any]:
-    """Paired live comparison of every target of `candidate` against the strongest single of `baseline`."""
+                    *, margin: float | None = None) -> Comparison:
+    """Paired live comparison of every target of `candidate` against the strongest single of `baseline`
+    (the model; the compare rule adds its notes to the dump and stores that, validated again)."""
     stats = statistics_of(candidate_plan)
     margin = declared_margin(margin, stats)
     bcases, bby = run_checks("baseline", baseline, baseline_rows, baseline_plan)
@@ -317,7 +319,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     if singles is not None:
         extra["selection"] = selection_summary(len(singles), list(singles), stats["claim_rule"])
         limitations[0] = selection_limitation(len(singles))
-    return {
+    return Comparison.model_validate({
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
         "baseline_run": run_info(baseline, baseline_plan), "candidate_run": run_info(candidate, candidate_plan),
         "case_sha256": baseline_plan.case_sha256, "cases": n_cmp, "planned_cases": len(order),
@@ -329,7 +331,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "savings_blocked": blocked,
         "candidates": candidates,
         "limitations": limitations, **extra,
-    }
+    })
 
 
 def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,

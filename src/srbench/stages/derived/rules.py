@@ -46,7 +46,7 @@ def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
     cplan = _priced_plan(store, c)
     margin, source = resolve_margin(params["margin"], cplan.statistics)
-    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
+    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin).dump()
     apply_declared(out, source, cplan.statistics)
     annotate(out, b, c)
     out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}

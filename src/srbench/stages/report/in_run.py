@@ -29,7 +29,7 @@ def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: s
     stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": early_stop,
             "provenance": {"plan_sha256": plan.plan_sha256}}
     try:
-        cmp = compare_reports(stub, rows, plan, stub, rows, plan)
+        cmp = compare_reports(stub, rows, plan, stub, rows, plan).dump()
     except InvalidInput as exc:
         return {"available": False, "reason": exc.message}
     out = {k: v for k, v in cmp.items() if k not in DROPPED}
