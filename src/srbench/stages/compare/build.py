@@ -66,7 +66,17 @@ from typing import Any
 
 from srbench import VERSION
 from srbench.benchmarks import all_benchmarks
-from srbench.schemas.comparison import Comparison
+from srbench.schemas.comparison import (
+    BaselineChoice,
+    Comparison,
+    Costs,
+    Operations,
+    OperationsPair,
+    Saving,
+    Savings,
+    TiedBaseline,
+    Tokens,
+)
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
@@ -120,9 +130,10 @@ def _sum(values: list[Any]) -> float | None:
 
 
 CONVERSATION_ONLY = ("simulator_cost_usd", "scaffolding_cost_usd")
+SCOPES = ("principal", "total", "cache_neutral")
 
 
-def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, float | None]:
+def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> Costs:
     """Every row of a report carries `judge_cost_usd` (0 when not judged): a row without it comes from a
     report that did not meter judges, so the total is unknown unless no row has it. Only conversation rows
     carry the simulator and scaffolding fields (always, null when unknown): a single call's row without
@@ -131,58 +142,60 @@ def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> dict[str, 
     principal = _sum([r.get("cost_usd") for r in rows])
     aux = [_sum([0.0 if "judge_cost_usd" in aux_absent else r.get("judge_cost_usd") for r in rows])]
     aux += [_sum([r.get(f, 0.0) for r in rows]) for f in CONVERSATION_ONLY]
-    return {"principal": principal, "total": _sum([principal, *aux]), "auxiliary": _sum(aux),
-            "cache_neutral": _sum([r.get("cache_neutral_cost_usd") for r in rows])}
+    return Costs(principal=principal, total=_sum([principal, *aux]), auxiliary=_sum(aux),
+                 cache_neutral=_sum([r.get("cache_neutral_cost_usd") for r in rows]))
 
 
-def _operations(cells: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _operations(cells: dict[str, dict[str, Any]]) -> Operations:
     rows = list(cells.values())
     done = [r for r in rows if r["state"] == "completed"]
     lat = [r["latency_s"] for r in done if r.get("latency_s") is not None]
     ttft = [r["ttft_s"] for r in done if r.get("ttft_s") is not None]
     tokens = None
     if all(r.get("usage") is not None for r in rows):
-        tokens = {k: int(sum(r["usage"][k] for r in rows)) for k in TOKEN_KEYS}
-    return {"latency_p50_s": percentile(lat, 0.5), "latency_p95_s": percentile(lat, 0.95),
-            "ttft_p50_s": percentile(ttft, 0.5), "tokens": tokens,
-            "incorrect_by_state": dict(sorted(Counter(r["state"] for r in rows if r["state"] != "completed").items()))}
+        tokens = Tokens(**{k: int(sum(r["usage"][k] for r in rows)) for k in TOKEN_KEYS})
+    return Operations(latency_p50_s=percentile(lat, 0.5), latency_p95_s=percentile(lat, 0.95),
+                      ttft_p50_s=percentile(ttft, 0.5), tokens=tokens,
+                      incorrect_by_state=dict(sorted(Counter(r["state"] for r in rows
+                                                             if r["state"] != "completed").items())))
 
 
 def _choose_baseline(bplan: Plan, by_target: dict[str, dict[str, dict[str, Any]]],
-                     weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[dict[str, Any]]]:
+                     weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[TiedBaseline]]:
     singles = [pt.target.id for pt in bplan.targets if pt.target.kind == "single"]
     if not singles:
         raise NotComparable("no_single_baseline", "the baseline run has no single-model target")
     scored = {t: (_quality(by_target[t], weights), _costs(by_target[t], aux_absent)) for t in singles}
     best_q = max(q for q, _ in scored.values())
     tied = sorted((t for t, (q, _) in scored.items() if q == best_q),
-                  key=lambda t: (scored[t][1]["principal"] is None, scored[t][1]["principal"] or 0.0, t))
-    listed = [{"target_id": t, "quality": float(best_q), "quality_exact": str(best_q), "costs": scored[t][1],
-               "cost_complete": scored[t][1]["principal"] is not None} for t in tied]
+                  key=lambda t: (scored[t][1].principal is None, scored[t][1].principal or 0.0, t))
+    listed = [TiedBaseline(target_id=t, quality=float(best_q), quality_exact=str(best_q), costs=scored[t][1],
+                           cost_complete=scored[t][1].principal is not None) for t in tied]
     return tied[0], listed
 
 
-def _savings(scope: str, tied: list[dict[str, Any]], cand: float | None, blocked: str | None) -> dict[str, Any]:
-    known = [(t["costs"][scope], t["target_id"]) for t in tied if t["costs"][scope] is not None]
+def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: str | None) -> Saving:
+    costs = [(getattr(t.costs, scope), t.target_id) for t in tied]
+    known = [(c, t) for c, t in costs if c is not None]
     base, base_id = min(known) if len(known) == len(tied) else (None, None)
-    out = {"baseline_target_id": base_id, "baseline_usd": base, "candidate_usd": cand,
-           "saving_usd": None, "saving_pct": None, "reason": blocked}
+    reason, saving, pct = blocked, None, None
     if blocked is None:
         if base is None:
-            out["reason"] = f"a tied strongest baseline has an unknown {scope} cost"
+            reason = f"a tied strongest baseline has an unknown {scope} cost"
         elif cand is None:
-            out["reason"] = f"the candidate's {scope} cost is incomplete (some cell's cost is unknown)"
+            reason = f"the candidate's {scope} cost is incomplete (some cell's cost is unknown)"
         elif base <= 0:
-            out["reason"] = f"the baseline's {scope} cost is 0: no percentage"
+            reason = f"the baseline's {scope} cost is 0: no percentage"
         else:
-            out.update(saving_usd=base - cand, saving_pct=100.0 * (1.0 - cand / base))
-    return out
+            saving, pct = base - cand, 100.0 * (1.0 - cand / base)
+    return Saving(baseline_target_id=base_id, baseline_usd=base, candidate_usd=cand, saving_usd=saving,
+                  saving_pct=pct, reason=reason)
 
 
 def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
                best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
                design: Design, stats: dict[str, Any], margin: float | None, formal: bool, label: str,
-               stopped: bool, tied: list[dict[str, Any]], blocked: str | None, aux_absent: set[str],
+               stopped: bool, tied: list[TiedBaseline], blocked: str | None, aux_absent: set[str],
                singles: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
     """One candidate target against the baseline on the compared cases `order` (analysis order);
     `singles`: every single of the baseline run, when the plan adjusts for choosing among them."""
@@ -218,9 +231,9 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
         "wins": ordered.count(1), "losses": ordered.count(-1), "ties": ordered.count(0),
         "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
         **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
-        "savings": {s: _savings(s, tied, costs[s], blocked) for s in ("principal", "total", "cache_neutral")},
+        "savings": Savings(**{s: _savings(s, tied, getattr(costs, s), blocked) for s in SCOPES}),
         "costs": costs,
-        "operations": {"baseline": _operations(best), "candidate": _operations(cells)},
+        "operations": OperationsPair(baseline=_operations(best), candidate=_operations(cells)),
     }
 
 
@@ -245,12 +258,12 @@ def _prefixes(order: list[tuple[str, str]], bby: dict[str, dict[str, dict[str, A
     return b_pre, n_cmp
 
 
-def _savings_blocked(baseline_plan: Plan, candidate_plan: Plan, tied: list[dict[str, Any]]) -> str | None:
+def _savings_blocked(baseline_plan: Plan, candidate_plan: Plan, tied: list[TiedBaseline]) -> str | None:
     """Why no saving is claimed at all (None: savings are computed per scope)."""
     if any(p.cost_policy != "require_priced" for p in (baseline_plan, candidate_plan)):
         return "cost_policy capability_only (RUN-6): capability is compared, savings are never claimed"
-    if not all(t["cost_complete"] for t in tied):
-        unknown = [t["target_id"] for t in tied if not t["cost_complete"]]
+    if not all(t.cost_complete for t in tied):
+        unknown = [t.target_id for t in tied if not t.cost_complete]
         return f"tied strongest baseline target(s) {', '.join(unknown)} have an incomplete principal cost (REP-5)"
     return None
 
@@ -262,13 +275,13 @@ def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> dict[str, Any] | No
     return routing_summary(t.router or DEFAULT_ROUTER, list(cells.values()), t.max_inference_calls)
 
 
-def _baseline(plan: Plan, best_id: str, tied: list[dict[str, Any]], chosen_on: int) -> dict[str, Any]:
+def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int) -> BaselineChoice:
     """The comparison's `baseline`: the chosen single target and every one tied with it (REP-5)."""
     model = next(pt.target.model for pt in plan.targets if pt.target.id == best_id)
-    return {"target_id": best_id, "model": model, "quality": tied[0]["quality"],
-            "quality_exact": tied[0]["quality_exact"], "tied_strongest": tied, "chosen_on_cases": chosen_on,
-            "rule": "strongest single target by exact weighted quality; ties: complete and lowest "
-                    "principal cost, then target id (REP-5)"}
+    return BaselineChoice(target_id=best_id, model=model, quality=tied[0].quality,
+                          quality_exact=tied[0].quality_exact, tied_strongest=tied, chosen_on_cases=chosen_on,
+                          rule="strongest single target by exact weighted quality; ties: complete and lowest "
+                               "principal cost, then target id (REP-5)")
 
 
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
@@ -292,8 +305,9 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     best_id, tied = _choose_baseline(baseline_plan, _restrict(bby, {c for c, _ in order[:b_pre]}), weights, aux_absent)
     bby, cby = _restrict(bby, keep), _restrict(cby, keep)
     if n_cmp < b_pre:           # chosen on all it measured; costs for savings on the compared cases only
-        tied = [{**t, "costs": _costs(bby[t["target_id"]], aux_absent)} for t in tied]
-        tied = [{**t, "cost_complete": t["costs"]["principal"] is not None} for t in tied]
+        costs = {t.target_id: _costs(bby[t.target_id], aux_absent) for t in tied}
+        tied = [t.model_copy(update={"costs": costs[t.target_id],
+                                     "cost_complete": costs[t.target_id].principal is not None}) for t in tied]
     formal = baseline_plan.profile == "standard" and candidate_plan.profile == "standard"
     label = FORMAL if formal else DEV
     blocked = _savings_blocked(baseline_plan, candidate_plan, tied)
@@ -335,7 +349,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
 
 
 def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,
-                 tied: list[dict[str, Any]], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
+                 tied: list[TiedBaseline], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
     out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
            "targets on these same cases, not the selection of a tuned router or of one candidate among many "
            "(no multiplicity correction), and not contamination of public questions (REP-6)."]
@@ -352,7 +366,7 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan
             out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
                        "and ambiguous cells count as incorrect.")
     if len(tied) > 1:
-        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t['target_id'] for t in tied)}.")
+        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t.target_id for t in tied)}.")
     out += _aux_limitation(aux_absent, tied, candidates)
     out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
                "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
@@ -364,14 +378,14 @@ def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan
     return out
 
 
-def _aux_limitation(aux_absent: set[str], tied: list[dict[str, Any]], candidates: list[dict[str, Any]]) -> list[str]:
+def _aux_limitation(aux_absent: set[str], tied: list[TiedBaseline], candidates: list[dict[str, Any]]) -> list[str]:
     """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
     total equals principal only when no metered auxiliary cost adds to it."""
     if not aux_absent:
         return []
     metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
-    pairs = [(t["costs"]["total"], t["costs"]["principal"]) for t in tied]
-    pairs += [(c["savings"]["total"]["candidate_usd"], c["savings"]["principal"]["candidate_usd"]) for c in candidates]
+    pairs = [(t.costs.total, t.costs.principal) for t in tied]
+    pairs += [(c["savings"].total.candidate_usd, c["savings"].principal.candidate_usd) for c in candidates]
     adds = any(total != principal for total, principal in pairs)
     head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
     if adds:
