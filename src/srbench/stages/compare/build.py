@@ -65,7 +65,6 @@ from fractions import Fraction
 from typing import Any
 
 from srbench import VERSION
-from srbench.benchmarks import all_benchmarks
 from srbench.schemas.comparison import (
     BaselineChoice,
     Comparison,
@@ -88,11 +87,10 @@ from srbench.stages.compare.checks import (
     run_info,
 )
 from srbench.stages.compare.claims import assess, declared_margin, statistics_limitations
+from srbench.stages.compare.limitations import AUX_COST_FIELDS, DEV, comparison_limitations
 from srbench.stages.compare.selection import limitation as selection_limitation
 from srbench.stages.compare.selection import paired_diffs
 from srbench.stages.compare.selection import summary as selection_summary
-from srbench.stages.datasets.exclusions import evaluation_notices
-from srbench.stages.datasets.source_labels import notices as source_notices
 from srbench.stages.report.routing import routing_summary
 from srbench.stages.stats.basic import percentile, wilson
 from srbench.stages.stats.betting import ORDER, Design, make_design
@@ -102,10 +100,8 @@ from srbench.targets.routers import DEFAULT_ROUTER
 
 COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
 # v5: limitations name a dataset's evaluation role and named-history exclusion
-AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
 TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
 FORMAL = "formal (standard holdout)"
-DEV = "dev (not a formal conclusion)"
 NO_MARGIN = "no pre-declared margin"
 
 __all__ = ["AUX_COST_FIELDS", "COMPARE_VERSION", "DEV", "FORMAL", "NO_MARGIN", "STOPPED", "NotComparable",
@@ -326,7 +322,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     if b_stop or c_stop:
         stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
                      "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
-    limitations = (_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
+    limitations = (comparison_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
                    + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
     extra: dict[str, Any] = {}
@@ -346,53 +342,6 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "candidates": candidates,
         "limitations": limitations, **extra,
     })
-
-
-def _limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,
-                 tied: list[TiedBaseline], candidates: list[dict[str, Any]], aux_absent: set[str]) -> list[str]:
-    out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
-           "targets on these same cases, not the selection of a tuned router or of one candidate among many "
-           "(no multiplicity correction), and not contamination of public questions (REP-6)."]
-    if not formal:
-        out.append(f"{plan.profile} profile: {DEV}; formal conclusions need the standard holdout not used "
-                   "for tuning (IT-5, REP-7).")
-    rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
-    out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
-               "interval is shown beside it. The bootstrap interval is a diagnostic only.")
-    if {b.id for b in all_benchmarks()} - set(plan.benchmark_weights):
-        out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
-    for side, rep in (("baseline", baseline), ("candidate", candidate)):
-        if rep["status"] != "completed":
-            out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
-                       "and ambiguous cells count as incorrect.")
-    if len(tied) > 1:
-        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t.target_id for t in tied)}.")
-    out += _aux_limitation(aux_absent, tied, candidates)
-    out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
-               "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
-               "between runs (REP-3).")
-    if any(c["non_inferiority"]["margin"] is None for c in candidates):
-        out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
-    out += [n for n in evaluation_notices(plan.dataset.get("evaluation")) if n not in out]
-    out += [n for n in source_notices(plan.dataset.get("sources")) if n not in out]
-    return out
-
-
-def _aux_limitation(aux_absent: set[str], tied: list[TiedBaseline], candidates: list[dict[str, Any]]) -> list[str]:
-    """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
-    total equals principal only when no metered auxiliary cost adds to it."""
-    if not aux_absent:
-        return []
-    metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
-    pairs = [(t.costs.total, t.costs.principal) for t in tied]
-    pairs += [(c["savings"].total.candidate_usd, c["savings"].principal.candidate_usd) for c in candidates]
-    adds = any(total != principal for total, principal in pairs)
-    head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
-    if adds:
-        return [f"{head}; the total cost adds the metered {', '.join(metered)}, so total and principal costs (and "
-                "their savings) differ."]
-    what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
-    return [f"{head}, and {what}: total cost equals principal cost."]
 
 
 # Public name for the service's early-stop monitor, which chooses a run's baseline the same way.

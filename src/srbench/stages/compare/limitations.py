@@ -1,0 +1,67 @@
+"""What a comparison does not show, in words (its `limitations`; stages/compare/build.py adds the operational
+and statistical ones of stages/compare/checks.py and claims.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from srbench.benchmarks import all_benchmarks
+from srbench.schemas.comparison import TiedBaseline
+from srbench.schemas.plan import Plan
+from srbench.stages.datasets.exclusions import evaluation_notices
+from srbench.stages.datasets.source_labels import notices as source_notices
+
+AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
+DEV = "dev (not a formal conclusion)"
+
+__all__ = ["AUX_COST_FIELDS", "DEV", "comparison_limitations"]
+
+
+def comparison_limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,
+                           tied: list[TiedBaseline], candidates: list[dict[str, Any]],
+                           aux_absent: set[str]) -> list[str]:
+    """The comparison's own limitations: what its intervals cover, its profile, the claim rule, a subset of
+    benchmarks, an unfinished run, a tie, the auxiliary costs, cost estimates, the margin and the dataset's notes."""
+    out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
+           "targets on these same cases, not the selection of a tuned router or of one candidate among many "
+           "(no multiplicity correction), and not contamination of public questions (REP-6)."]
+    if not formal:
+        out.append(f"{plan.profile} profile: {DEV}; formal conclusions need the standard holdout not used "
+                   "for tuning (IT-5, REP-7).")
+    rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
+    out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
+               "interval is shown beside it. The bootstrap interval is a diagnostic only.")
+    if {b.id for b in all_benchmarks()} - set(plan.benchmark_weights):
+        out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
+    for side, rep in (("baseline", baseline), ("candidate", candidate)):
+        if rep["status"] != "completed":
+            out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
+                       "and ambiguous cells count as incorrect.")
+    if len(tied) > 1:
+        out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t.target_id for t in tied)}.")
+    out += _aux_limitation(aux_absent, tied, candidates)
+    out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
+               "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
+               "between runs (REP-3).")
+    if any(c["non_inferiority"]["margin"] is None for c in candidates):
+        out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
+    out += [n for n in evaluation_notices(plan.dataset.get("evaluation")) if n not in out]
+    out += [n for n in source_notices(plan.dataset.get("sources")) if n not in out]
+    return out
+
+
+def _aux_limitation(aux_absent: set[str], tied: list[TiedBaseline], candidates: list[dict[str, Any]]) -> list[str]:
+    """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
+    total equals principal only when no metered auxiliary cost adds to it."""
+    if not aux_absent:
+        return []
+    metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
+    pairs = [(t.costs.total, t.costs.principal) for t in tied]
+    pairs += [(c["savings"].total.candidate_usd, c["savings"].principal.candidate_usd) for c in candidates]
+    adds = any(total != principal for total, principal in pairs)
+    head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
+    if adds:
+        return [f"{head}; the total cost adds the metered {', '.join(metered)}, so total and principal costs (and "
+                "their savings) differ."]
+    what = f"the metered {', '.join(metered)} add nothing" if metered else "nothing else is metered"
+    return [f"{head}, and {what}: total cost equals principal cost."]
