@@ -33,9 +33,9 @@ CALL_LIMITS = ("total_timeout_s", "idle_timeout_s", "case_timeout_s", "max_outpu
                "repetition_window", "repetition_limit")
 
 
-def _choice(run: dict[str, Any], plan: dict[str, Any]) -> dict[str, Any]:
-    return {"run_id": run["id"], "name": run["name"], "profile": run["profile"],
-            "case_count": plan["dataset"].get("case_count") or 0}
+def _choice(run: dict[str, Any], plan: dict[str, Any]) -> wf.RunChoice:
+    return wf.RunChoice(run_id=run["id"], name=run["name"], profile=run["profile"],
+                        case_count=plan["dataset"].get("case_count") or 0)
 
 
 def _is_baseline(run: dict[str, Any], plan: dict[str, Any]) -> bool:
@@ -55,66 +55,75 @@ def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dic
 
 
 def _plans(service: Service, views: list[dict[str, Any]], kind: str
-           ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, str]]]:
+           ) -> tuple[list[dict[str, Any]], dict[str, Any], list[wf.DamagedRun]]:
     """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
-    plans, damaged = {}, []
+    plans: dict[str, Any] = {}
+    damaged: list[wf.DamagedRun] = []
     for v in views:
         try:
             plans[v["id"]] = service.objects.get_json(v["plan"])
         except DamagedObject as exc:
             record_damage(service, exc, v["id"], f"GET /{kind}-options")
-            damaged.append({"run_id": v["id"], "error": exc.message})
+            damaged.append(wf.DamagedRun(run_id=v["id"], error=exc.message))
     return [v for v in views if v["id"] in plans], plans, damaged
 
 
+def _answer_of(baseline: wf.RunChoice | None, key: str, found: list[wf.RunChoice], after: int, limit: int, *,
+               scanned: int, scan_limited: bool, damaged: list[wf.DamagedRun], empty: str | None = None
+               ) -> wf.RunOptions:
+    """One page of `found` (under `key`: options or baselines); `empty_reason` only when there is one."""
+    part = found[after:after + limit]
+    more = after + len(part) < len(found)
+    reason = {} if empty is None else {"empty_reason": empty}
+    return wf.RunOptions(baseline=baseline, baselines=part if key == "baselines" else [],
+                         options=part if key == "options" else [], next_cursor=str(after + len(part)) if more else None,
+                         has_more=more, scanned_pairs=scanned, scan_limited=scan_limited, unverified_pairs=0,
+                         unverified_baselines=0, model_requests=0, damaged_runs=damaged, **reason)
+
+
 def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
-                ) -> dict[str, Any]:
+                ) -> wf.RunOptions:
     runs = service.runs
     listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
     views, plans, damaged = _plans(service, listed, kind)
-    out: dict[str, Any] = {"baseline": None, "baselines": [], "options": [], "next_cursor": None, "has_more": False,
-                           "scanned_pairs": 0, "scan_limited": len(listed) >= SCAN, "unverified_pairs": 0,
-                           "unverified_baselines": 0, "model_requests": 0, "damaged_runs": damaged}
-    if baseline_id is not None:
-        check_visible(service.journal, actor, baseline_id)
-        run = runs.get(baseline_id)
-        plan = service.objects.get_json(run["plan"])
-        if not _is_baseline(run, plan):
-            out["empty_reason"] = "baseline_not_completed_live_single"
-            return out
-        out["baseline"] = _choice(run, plan)
-        found = []
-        for v in views:
-            if v["id"] != baseline_id:
-                out["scanned_pairs"] += 1
-                if _fits(kind, plan, v, plans[v["id"]]):
-                    found.append(_choice(v, plans[v["id"]]))
-        key = "options"
-    else:
-        found = []
+    limited = len(listed) >= SCAN
+    found: list[wf.RunChoice] = []
+    scanned = 0
+    if baseline_id is None:
         for v in views:
             if not _is_baseline(v, plans[v["id"]]):
                 continue
             partners = [w for w in views if w["id"] != v["id"] and _fits(kind, plans[v["id"]], w, plans[w["id"]])]
-            out["scanned_pairs"] += len(views) - 1
+            scanned += len(views) - 1
             if partners:
                 found.append(_choice(v, plans[v["id"]]))
-        key = "baselines"
-    part = found[after:after + limit]
-    out[key] = part
-    if after + len(part) < len(found):
-        out.update(next_cursor=str(after + len(part)), has_more=True)
-    if baseline_id is not None and not found:
-        out.update(baseline=None, empty_reason="no_compatible_saved_runs")
-    return out
+        return _answer_of(None, "baselines", found, after, limit, scanned=scanned, scan_limited=limited,
+                          damaged=damaged)
+    check_visible(service.journal, actor, baseline_id)
+    run = runs.get(baseline_id)
+    plan = service.objects.get_json(run["plan"])
+    if not _is_baseline(run, plan):
+        return _answer_of(None, "options", [], after, limit, scanned=0, scan_limited=limited, damaged=damaged,
+                          empty="baseline_not_completed_live_single")
+    for v in views:
+        if v["id"] != baseline_id:
+            scanned += 1
+            if _fits(kind, plan, v, plans[v["id"]]):
+                found.append(_choice(v, plans[v["id"]]))
+    if not found:
+        return _answer_of(None, "options", [], after, limit, scanned=scanned, scan_limited=limited,
+                          damaged=damaged, empty="no_compatible_saved_runs")
+    return _answer_of(_choice(run, plan), "options", found, after, limit, scanned=scanned, scan_limited=limited,
+                      damaged=damaged)
 
 
 async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> web.Response:
     import asyncio
 
     baseline = request.match_info.get("run_id") or q.baseline_run_id
-    return ok(await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
-                                      int(q.after or 0), q.limit))
+    answer = await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
+                                     int(q.after or 0), q.limit)
+    return ok(answer.model_dump(mode="json", exclude_unset=True))
 
 
 @route("GET", "/replay-options", "Baselines, or previews a baseline can be replayed with",
