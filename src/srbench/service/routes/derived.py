@@ -109,7 +109,7 @@ async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> web.Respons
     await _settled(service, run_id)
 
     def go() -> dict[str, Any]:
-        plan = recovery.recovery_plan(service.runs, run_id, mode)
+        plan = recovery.recovery_plan(service.runs, run_id, mode).model_dump(mode="json")
         parent = service.runs.get(run_id)
         return wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {}).get("cap_usd"))
     return ok(await asyncio.to_thread(go))

@@ -84,7 +84,7 @@ def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
 
 
 def _child_plan(parent: Plan, run_id: str, mode: str, cells: list[str], pairs: list[list[str]],
-                fresh: dict[str, Any]) -> Plan:
+                fresh: RecoveryPlan) -> Plan:
     """The recovery child's plan: the parent's, narrowed to the chosen cells and the targets they use."""
     used = {t for _, t in pairs}
     child = parent.model_copy(update={
@@ -93,9 +93,10 @@ def _child_plan(parent: Plan, run_id: str, mode: str, cells: list[str], pairs: l
         "name": f"{parent.name} (recovery of {run_id}, {mode})", "execution_cells": pairs, "total": len(pairs),
         "recovery": {"parent": run_id, "mode": mode, "cells": sorted(cells),
                      "cells_sha256": hashlib.sha256(canonical_json(sorted(cells))).hexdigest(),
-                     "snapshot": fresh["parent_snapshot"], "recovery_plan_sha256": fresh["plan_sha256"]},
+                     "snapshot": fresh.parent_snapshot.model_dump(mode="json"),
+                     "recovery_plan_sha256": fresh.plan_sha256},
         "notices": [*parent.notices, f"recovery child of {run_id}: covers {len(pairs)} of "
-                    f"{fresh['parent_snapshot']['total']} cells; never a complete evaluation on its own"]})
+                    f"{fresh.parent_snapshot.total} cells; never a complete evaluation on its own"]})
     return child.model_copy(update={"plan_sha256": plan_sha256(child)})
 
 
@@ -111,7 +112,8 @@ def _recoverable(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
     return run
 
 
-def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
+    """The reviewed plan of a recovery of `run_id` in `mode` (the model; the route dumps it at the edge)."""
     run = _recoverable(manager, run_id, mode)
     plan = manager.store.get_json(run["plan"])
     targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
@@ -166,9 +168,8 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]
         note=("new attempts of known-failed cells cost extra; confirm with --acknowledge-new-attempt"
               if mode == "failed" else "continues only cells that never dispatched a model call"),
         plan_sha256="", selected_cells=[e.cell_id for e in eligible])
-    body = plan.model_dump(mode="json")
-    body["plan_sha256"] = _hash(body)       # over every field but itself and selected_cells
-    return body
+    digest = _hash(plan.model_dump(mode="json"))        # over every field but itself and selected_cells
+    return plan.model_copy(update={"plan_sha256": digest})
 
 
 def selected_ids(cells: Any) -> list[str]:
@@ -215,20 +216,20 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
         raise InvalidInput("mode failed makes new, paid attempts: pass --acknowledge-new-attempt",
                            code="acknowledgement_required")
     fresh = recovery_plan(manager, run_id, str(mode))
-    if fresh["plan_sha256"] != submitted.get("plan_sha256"):
+    if fresh.plan_sha256 != submitted.get("plan_sha256"):
         again = jruns.run_by_idem_key(manager.journal, key)
         if again is not None and again.extras().get("recovery_binding") == binding:
             return manager.get(again.id), False      # the same submission raced itself: bind it
         raise InvalidInput("the parent's cells changed since this recovery plan was made (e.g. another recovery "
                            "claimed some); make a new plan", code="recovery_plan_required",
                            details={"dispatch_started": False})
-    eligible = {e["cell_id"]: e for e in fresh["eligible"]}
+    eligible = {e.cell_id: e for e in fresh.eligible}
     outside = [c for c in cells if c not in eligible]
     if outside:
         raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]}); make a new plan",
                            code="recovery_plan_required", details={"dispatch_started": False})
     parent = Plan.model_validate(manager.store.get_json(manager.get(run_id)["plan"]))
-    plan = _child_plan(parent, run_id, str(mode), cells, [[eligible[c]["case_id"], eligible[c]["target_id"]]
+    plan = _child_plan(parent, run_id, str(mode), cells, [[eligible[c].case_id, eligible[c].target_id]
                                                            for c in cells], fresh)
 
     def claim(c: sqlite3.Connection, child: str) -> None:
