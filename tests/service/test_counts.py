@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.judge import JUDGE_GRADER
+from srbench.service.api import responses as rs
 from srbench.simulate import samples
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.tau_mini import REVISION, write_mini_domain
@@ -88,6 +89,7 @@ def test_role_counts_and_the_model_mix_equal_the_endpoint_log(api, service, sour
     assert len(mix) == 2                                  # long τ³ prompts go strong, short questions weak
     assert by["mom"]["routing"]["model_mix"] == mix and by["mom"]["routing"]["unattributed_calls"] == 0
     cmp = api.ok("POST", "/comparisons", {"baseline_run_id": run_id, "candidate_run_id": run_id})
+    rs.Comparison.model_validate(cmp)          # the answer is its declared model (the stored comparison's fields)
     got = next(c for c in cmp["candidates"] if c["target_id"] == "mom")["routing"]
     assert got["model_mix"] == mix and got["unattributed_calls"] == 0 and got["answered_calls"] == len(routed)
     paired = next(c for c in rep["paired"]["candidates"] if c["target_id"] == "mom")["routing"]

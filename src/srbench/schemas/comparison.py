@@ -151,7 +151,7 @@ class BenchmarkDelta(BaseModel):
     """Cases both got right or both wrong."""
 
 
-class Saving(BaseModel):
+class ScopeSaving(BaseModel):
     """What the candidate saves against the baseline in one cost scope (null with a reason when unknown)."""
 
     model_config = _config()
@@ -173,11 +173,11 @@ class Savings(BaseModel):
     """The candidate's savings per cost scope."""
 
     model_config = _config()
-    principal: Saving
+    principal: ScopeSaving
     """On the subject's own calls."""
-    total: Saving
+    total: ScopeSaving
     """On principal plus auxiliary calls."""
-    cache_neutral: Saving
+    cache_neutral: ScopeSaving
     """On the cache-neutral cost."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
 from srbench.stages.compare.headline import RouterFacts
@@ -334,10 +335,10 @@ class Derived(Open):
     explain: str
 
 
-class Comparison(Open):
-    """sr-bench's comparison with upstream's fields beside it."""
+class Comparison(StoredComparison):
+    """The stored comparison (schemas/comparison.py) with its digest and upstream's fields beside it."""
 
-    version: str
+    model_config = ConfigDict(extra="allow")
     baseline_run_id: str
     candidate_run_id: str
     baseline_targets: list[Document]

@@ -71,8 +71,8 @@ from srbench.schemas.comparison import (
     Costs,
     Operations,
     OperationsPair,
-    Saving,
     Savings,
+    ScopeSaving,
     TiedBaseline,
     Tokens,
 )
@@ -170,7 +170,7 @@ def _choose_baseline(bplan: Plan, by_target: dict[str, dict[str, dict[str, Any]]
     return tied[0], listed
 
 
-def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: str | None) -> Saving:
+def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: str | None) -> ScopeSaving:
     costs = [(getattr(t.costs, scope), t.target_id) for t in tied]
     known = [(c, t) for c, t in costs if c is not None]
     base, base_id = min(known) if len(known) == len(tied) else (None, None)
@@ -184,7 +184,7 @@ def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: 
             reason = f"the baseline's {scope} cost is 0: no percentage"
         else:
             saving, pct = base - cand, 100.0 * (1.0 - cand / base)
-    return Saving(baseline_target_id=base_id, baseline_usd=base, candidate_usd=cand, saving_usd=saving,
+    return ScopeSaving(baseline_target_id=base_id, baseline_usd=base, candidate_usd=cand, saving_usd=saving,
                   saving_pct=pct, reason=reason)
 
 
