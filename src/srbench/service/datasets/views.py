@@ -26,6 +26,7 @@ from srbench.benchmarks import all_benchmarks
 from srbench.cas import canonical_json
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.dataset import Case
+from srbench.service.api import responses as rs
 from srbench.service.datasets.refs import dataset_ids_with_sha256, register_dataset
 from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
 
@@ -70,17 +71,15 @@ def _titles() -> dict[str, str]:
     return {b.id: b.title for b in all_benchmarks()}
 
 
-def public_case(case: Case) -> dict[str, Any]:
+def public_case(case: Case) -> rs.CaseView:
     messages = [{"role": m.role, "content": m.content} for m in case.messages
                 if m.role in PUBLIC_ROLES and m.content.strip()]
     question = "\n\n".join(m["content"] for m in messages)
-    out: dict[str, Any] = {"id": case.id, "benchmark": case.benchmark, "category": case.metadata.stratum,
-                           "question": question, "messages": messages,
-                           "input_status": "available" if question else "unavailable",
-                           "metadata": {"stratum": case.metadata.stratum, "split": case.metadata.split}}
-    if not question:
-        out["input_notice"] = "This prepared task has no displayable input (its harness builds the prompt)."
-    return out
+    notice = {} if question else {
+        "input_notice": "This prepared task has no displayable input (its harness builds the prompt)."}
+    return rs.CaseView(id=case.id, benchmark=case.benchmark, category=case.metadata.stratum, question=question,
+                       messages=messages, input_status="available" if question else "unavailable",
+                       metadata={"stratum": case.metadata.stratum, "split": case.metadata.split}, **notice)
 
 
 def detail(service: Service, dataset_id_: str) -> dict[str, Any]:
@@ -108,17 +107,18 @@ def detail(service: Service, dataset_id_: str) -> dict[str, Any]:
 
 
 def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, benchmark: str | None,
-               category: str | None, text: str | None) -> dict[str, Any]:
+               category: str | None, text: str | None) -> rs.Cases:
+    """One page of a dataset's public cases (the model; the route dumps it at the edge)."""
     m = manifest_of(service, dataset_id_)
     rows = [public_case(c) for c in CASES.get(service, m["object"])]
     needle = (text or "").casefold()
-    chosen = [r for r in rows if (not benchmark or r["benchmark"] == benchmark)
-              and (not category or r["category"] == category)
-              and (not needle or needle in (r["id"] + "\n" + r["question"]).casefold())]
+    chosen = [r for r in rows if (not benchmark or r.benchmark == benchmark)
+              and (not category or r.category == category)
+              and (not needle or needle in (r.id + "\n" + r.question).casefold())]
     part = chosen[start:start + limit]
     following = start + len(part)
-    return {"dataset_id": m["id"], "cases": part, "total": len(chosen), "dataset_total": len(rows),
-            "next_cursor": str(following) if following < len(chosen) else None, "limit": limit, "offset": start}
+    return rs.Cases(dataset_id=m["id"], cases=part, total=len(chosen), dataset_total=len(rows),
+                    next_cursor=str(following) if following < len(chosen) else None, limit=limit, offset=start)
 
 
 def _proof(m: dict[str, Any], benchmark: str) -> str:

@@ -104,9 +104,9 @@ async def get_dataset(request: web.Request) -> web.Response:
        query=rq.CasesPage, answer=rs.Cases)
 async def dataset_cases(request: web.Request, q: rq.CasesPage) -> web.Response:
     start = min(int(q.cursor) if q.cursor is not None else q.offset, MAX_OFFSET)
-    return ok(await asyncio.to_thread(dataset_views.cases_page, svc(request), request.match_info["dataset_id"],
-                                      start=start, limit=q.limit, benchmark=q.benchmark, category=q.category,
-                                      text=q.q))
+    page = await asyncio.to_thread(dataset_views.cases_page, svc(request), request.match_info["dataset_id"],
+                                   start=start, limit=q.limit, benchmark=q.benchmark, category=q.category, text=q.q)
+    return ok(page.model_dump(mode="json", exclude_unset=True))
 
 
 @route("GET", "/datasets/selection",
