@@ -20,34 +20,33 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from srbench.schemas.comparison import PublishedRow, PublishedRules
+
 BLOCKED = "blocked"
 
 
-def _rules(report: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
+def _rules(report: dict[str, Any], target: str) -> dict[str, PublishedRules]:
     """Per benchmark of `target` in `report`: sr-bench's score and the published rule's figure."""
     out = {}
     for row in report.get("benchmarks", []):
         if row.get("target_id") != target:
             continue
         pub = row.get("published") or {}
-        out[row["benchmark"]] = {"sr_bench_rule": row.get("sr_bench_rule"), "sr_bench_accuracy": row.get("accuracy"),
-                                 "published_rule": pub.get("rule"), "published_metric": pub.get("metric", "accuracy"),
-                                 "published": pub.get("score"), "graded_differently": pub.get("graded_differently"),
-                                 "reason": pub.get("reason"), "note": pub.get("note")}
+        out[row["benchmark"]] = PublishedRules(
+            sr_bench_rule=row.get("sr_bench_rule"), sr_bench_accuracy=row.get("accuracy"),
+            published_rule=pub.get("rule"), published_metric=pub.get("metric", "accuracy"),
+            published=pub.get("score"), graded_differently=pub.get("graded_differently"), reason=pub.get("reason"),
+            note=pub.get("note"))
     return out
 
 
 def published_side_by_side(cmp: dict[str, Any], baseline: dict[str, Any],
-                           candidate: dict[str, Any]) -> list[dict[str, Any]]:
+                           candidate: dict[str, Any]) -> list[PublishedRow]:
     """Per candidate and benchmark: both rules for the candidate and for the baseline target, read
     from the two reports' benchmark rows (the same stored answers; no model call)."""
     base = _rules(baseline, cmp["baseline"]["target_id"])
-    out = []
-    for c in cmp["candidates"]:
-        for b, rules in sorted(_rules(candidate, c["target_id"]).items()):
-            out.append({"candidate": c["target_id"], "benchmark": b, "candidate_rules": rules,
-                        "baseline_rules": base.get(b)})
-    return out
+    return [PublishedRow(candidate=c["target_id"], benchmark=b, candidate_rules=rules, baseline_rules=base.get(b))
+            for c in cmp["candidates"] for b, rules in sorted(_rules(candidate, c["target_id"]).items())]
 
 
 def hoeffding_detectability(cmp: dict[str, Any], c: dict[str, Any], alpha: float = 0.05) -> dict[str, Any]:
@@ -117,7 +116,7 @@ def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str,
                          f"(the interval alone says {said}).")
         if c["claim"] == "inconclusive" and c.get("claim_rule", "hoeffding") == "hoeffding":
             c["detectability"] = hoeffding_detectability(cmp, c)     # betting's is the candidate's `planning`
-    cmp["published"] = published_side_by_side(cmp, baseline, candidate)
+    cmp["published"] = [r.model_dump(mode="json") for r in published_side_by_side(cmp, baseline, candidate)]
     cmp["aggregation"] = {
         "quality": "macro: weighted mean of per-benchmark accuracies (REP-4 weights renormalised over the "
                    "benchmarks present)",
