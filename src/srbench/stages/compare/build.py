@@ -280,6 +280,12 @@ def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int
                                "principal cost, then target id (REP-5)")
 
 
+def _stop_info(baseline: dict[str, Any], candidate: dict[str, Any], compared: int, planned: int) -> dict[str, Any]:
+    """How an early stop shortened the compared cases."""
+    return {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
+            "compared_cases": compared, "planned_cases": planned, "order": ORDER}
+
+
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
                     candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
                     *, margin: float | None = None) -> Comparison:
@@ -318,11 +324,9 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                   for t in models]
     for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
         c["routing"] = _routing(models[c["target_id"]], cby[c["target_id"]])
-    stop_info = None
-    if b_stop or c_stop:
-        stop_info = {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
-                     "compared_cases": n_cmp, "planned_cases": len(order), "order": ORDER}
-    limitations = (comparison_limitations(baseline, candidate, baseline_plan, formal, tied, candidates, aux_absent)
+    stop_info = _stop_info(baseline, candidate, n_cmp, len(order)) if b_stop or c_stop else None
+    limitations = (comparison_limitations(baseline["status"], candidate["status"], baseline_plan, formal, tied,
+                                          candidates, aux_absent)
                    + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
     extra: dict[str, Any] = {}

@@ -17,7 +17,7 @@ DEV = "dev (not a formal conclusion)"
 __all__ = ["AUX_COST_FIELDS", "DEV", "comparison_limitations"]
 
 
-def comparison_limitations(baseline: dict[str, Any], candidate: dict[str, Any], plan: Plan, formal: bool,
+def comparison_limitations(baseline_status: str, candidate_status: str, plan: Plan, formal: bool,
                            tied: list[TiedBaseline], candidates: list[dict[str, Any]],
                            aux_absent: set[str]) -> list[str]:
     """The comparison's own limitations: what its intervals cover, its profile, the claim rule, a subset of
@@ -33,9 +33,9 @@ def comparison_limitations(baseline: dict[str, Any], candidate: dict[str, Any], 
                "interval is shown beside it. The bootstrap interval is a diagnostic only.")
     if {b.id for b in all_benchmarks()} - set(plan.benchmark_weights):
         out.append("Not all nine benchmarks: the quality difference is a subset result with renormalised weights.")
-    for side, rep in (("baseline", baseline), ("candidate", candidate)):
-        if rep["status"] != "completed":
-            out.append(f"The {side} run {rep['status']}: it is not a complete evaluation; its failed, cancelled "
+    for side, status in (("baseline", baseline_status), ("candidate", candidate_status)):
+        if status != "completed":
+            out.append(f"The {side} run {status}: it is not a complete evaluation; its failed, cancelled "
                        "and ambiguous cells count as incorrect.")
     if len(tied) > 1:
         out.append(f"{len(tied)} single targets tie as strongest: {', '.join(t.target_id for t in tied)}.")
