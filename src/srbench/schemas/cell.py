@@ -1,4 +1,5 @@
-"""A cell's state in the journal (``cells.state``, ``calls.state``): closed sets, not bare strings.
+"""A cell's and a run's state in the journal (``cells.state``, ``calls.state``, ``runs.status``): closed
+sets, not bare strings.
 
 A cell is `pending` until its request is journaled (`dispatching`); a judged cell is then
 `judge_dispatching` while its judge call is out; it ends `completed`, `failed`, `cancelled` or
@@ -14,6 +15,7 @@ from typing import Literal, get_args
 CellState = Literal["pending", "dispatching", "judge_dispatching", "completed", "failed", "cancelled", "ambiguous"]
 TerminalCellState = Literal["completed", "failed", "cancelled", "ambiguous"]
 CallState = Literal["dispatching", "completed", "failed", "cancelled", "ambiguous"]
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
 
 CELL_STATES: tuple[CellState, ...] = get_args(CellState)
 TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState)

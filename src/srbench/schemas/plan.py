@@ -227,6 +227,10 @@ class PlannedTarget(BaseModel):
     registered: bool
 
 
+PlanMode = Literal["live", "preview", "replay"]
+"""How a plan's cells are answered: called live, previewed (routing only), or replayed from a baseline."""
+
+
 class Plan(BaseModel):
     """A frozen, validated manifest: everything a run needs, addressed by `plan_sha256`."""
 
@@ -234,7 +238,7 @@ class Plan(BaseModel):
     kind: Literal["plan"] = "plan"
     version: Literal["sr-bench-1.0"] = "sr-bench-1.0"
     name: str
-    mode: Literal["live", "preview", "replay"] = "live"
+    mode: PlanMode = "live"
     preview_context: PreviewContext | None = None
     replay: dict[str, Any] | None = Field(default=None, description="baseline/preview runs and the receipt")
     recovery: dict[str, Any] | None = Field(default=None, description="parent, mode, cells, cells_sha256, snapshot")

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.cell import RunStatus
+from srbench.schemas.plan import PlanMode
 from srbench.schemas.report_sections import (
     Headline,
     PartialBlock,
@@ -269,9 +271,9 @@ class Report(BaseModel):
     """The report layout's version."""
     run_id: str
     """The run."""
-    status: str
+    status: RunStatus
     """The run's status when it was built."""
-    mode: Literal["live", "preview", "replay"]
+    mode: PlanMode
     """The plan's mode."""
     name: str
     """The plan's name."""

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
@@ -178,7 +179,7 @@ class RunView(Answer):
     name: str
     mode: str
     profile: str | None
-    status: Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
+    status: RunStatus
     manifest: Document = Field(description="the frozen manifest (a run list carries its summary)")
     manifest_summary: bool | None = None
     experiment_roles: list[str]

@@ -11,14 +11,15 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from srbench.schemas.cell import RunStatus
+from srbench.schemas.plan import PlanMode
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
 
-RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
 # SQL: the cell row `cells` is a multi-call cell that has journaled at least one call
 _CONVERSATION = "EXISTS (SELECT 1 FROM calls k WHERE k.run_id=cells.run_id AND k.cell_id=cells.cell_id)"
 _REPORT_CELLS = ("SELECT cell_id, seq, case_id, target_id, state, call, error_class, judge_call, judge_request "
@@ -35,8 +36,8 @@ class RunRow(BaseModel):
     """The run's id (`run-` and 20 hex digits)."""
     name: str
     """The plan's name."""
-    mode: str
-    """The plan's mode (live, replay …)."""
+    mode: PlanMode
+    """The plan's mode."""
     profile: str | None
     """The plan's profile, if any."""
     plan: str
