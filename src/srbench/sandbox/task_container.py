@@ -25,8 +25,6 @@ from __future__ import annotations
 import io
 import os
 import secrets
-import select
-import socket
 import tarfile
 import threading
 import time
@@ -36,6 +34,7 @@ from typing import Any
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.sandbox.base import SandboxFault, SandboxUnavailable
 from srbench.sandbox.dockerfile import external_images
+from srbench.sandbox.exec_stream import Tail, read_frames
 
 OWNED = "sr-bench.owned"
 SCOPE = "sr-bench.scope"
@@ -251,17 +250,6 @@ class CommandResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class _Tail:
-    def __init__(self, keep: int) -> None:
-        self.keep, self.data, self.total = keep, bytearray(), 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        self.data += chunk
-        if len(self.data) > self.keep:
-            del self.data[:len(self.data) - self.keep]
-
-
 class TaskContainer:
     """One running task container; `remove()` (idempotent) ends it."""
 
@@ -296,8 +284,8 @@ class TaskContainer:
             sock = self.api.exec_start(ex, socket=True)
         except Exception as exc:  # noqa: BLE001
             raise SandboxFault(f"the Docker engine could not run a command in the task container: {exc}") from None
-        out, err = _Tail(keep[0]), _Tail(keep[1])
-        timed_out = not _read_frames(sock, started + timeout_s + 10, out, err)
+        out, err = Tail(keep[0]), Tail(keep[1])
+        timed_out = not read_frames(sock, started + timeout_s + 10, out, err)
         exit_code = None
         try:
             info = self.api.exec_inspect(ex)
@@ -349,41 +337,6 @@ class TaskContainer:
         try:
             self.api.remove_container(cid, force=True, v=True)
         except Exception:  # noqa: BLE001 - best effort; labelled for the sweep at the next start
-            pass
-
-
-def _read_frames(sock: Any, deadline: float, out: _Tail, err: _Tail) -> bool:
-    """Read the multiplexed exec stream into the tails until EOF (True) or the deadline (False)."""
-    raw = getattr(sock, "_sock", sock)
-    buf = b""
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            ready, _, _ = select.select([raw], [], [], min(left, 1.0))
-            if not ready:
-                continue
-            chunk = raw.recv(65536)
-            if not chunk:
-                return True
-            buf += chunk
-            while len(buf) >= 8:
-                size = int.from_bytes(buf[4:8], "big")
-                if len(buf) < 8 + size:
-                    break
-                (err if buf[0] == 2 else out).add(buf[8:8 + size])
-                buf = buf[8 + size:]
-    except (OSError, ValueError):
-        return True
-    finally:
-        try:
-            raw.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            sock.close()
-        except OSError:
             pass
 
 
