@@ -6,10 +6,32 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from srbench.service.journal.writer import Journal
+
+CorrectionKind = Literal["correction", "price-correction"]
+"""The two histories of corrections a finished run keeps: usage (reconcile) and price (reprice)."""
 
 
-def append_once(c: sqlite3.Connection, kind: str, name: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
+class HistoryEntry(BaseModel):
+    """One entry of a run's correction history, oldest first; the latest one is in effect."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
+    digest: str
+    """The correction object's digest."""
+    at: float
+    """When it was appended (epoch seconds)."""
+
+
+def history(journal: Journal, kind: CorrectionKind, run_id: str) -> list[HistoryEntry]:
+    """The run's history of `kind` corrections, oldest first (empty when it has none)."""
+    return [HistoryEntry.model_validate(e) for e in journal.get_ref(kind, run_id) or []]
+
+
+def append_once(c: sqlite3.Connection, kind: CorrectionKind, name: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
     """Append `entry` to the ref's history unless its digest is already there (`anywhere`) or is the
     latest (otherwise). Returns whether it was appended."""
     row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, name)).fetchone()

@@ -22,8 +22,8 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     plan = manager.store.get_json(run["plan"])
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
     cells = [c.model_dump() for c in run_cells(manager.journal, run_id)]
-    prices = manager.journal.get_ref("price-correction", run_id) or []
-    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1]["digest"] if prices else None,
+    prices = refs.history(manager.journal, "price-correction", run_id)
+    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1].digest if prices else None,
                                         routers)
     body = manager.store.get_json(digest)
     entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
@@ -32,7 +32,7 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     appended = append_once(manager, "correction", run_id, entry, anywhere=True)
     return body | {"digest": digest}, hit, why, appended
 
-def append_once(manager: RunManager, kind: str, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
+def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
     """Append `entry` to the ref's history in one transaction unless its digest is already there
     (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
     return bool(manager.journal.submit_sync(lambda c: refs.append_once(c, kind, run_id, entry, anywhere=anywhere)))

@@ -28,6 +28,7 @@ from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
+from srbench.service.journal import refs
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
 from srbench.service.journal.run_end import terminal
@@ -337,12 +338,12 @@ class RunManager:
         wall = (end - run["started_at"]) if run["started_at"] else None
         if run["status"] not in TERMINAL and wall is not None:
             wall = round(wall, 3)
-        corrections = self.journal.get_ref("correction", run_id) or []
-        prices = self.journal.get_ref("price-correction", run_id) or []
+        corrections = refs.history(self.journal, "correction", run_id)
+        prices = refs.history(self.journal, "price-correction", run_id)
         return ReportRequest(run_id=run_id, plan=run["plan"], status=run["status"], wall_time_s=wall,
-                             correction=corrections[-1]["digest"] if corrections else None,
-                             correction_at=corrections[-1]["at"] if corrections else None,
-                             price_correction=prices[-1]["digest"] if prices else None,
+                             correction=corrections[-1].digest if corrections else None,
+                             correction_at=corrections[-1].at if corrections else None,
+                             price_correction=prices[-1].digest if prices else None,
                              config_probes=config_probes(self.journal, run_id), early_stop=run["early_stop"],
                              recipes=recipe_summary(self.journal, run_id))
 
