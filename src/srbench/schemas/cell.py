@@ -16,6 +16,7 @@ CellState = Literal["pending", "dispatching", "judge_dispatching", "completed", 
 TerminalCellState = Literal["completed", "failed", "cancelled", "ambiguous"]
 CallState = Literal["dispatching", "completed", "failed", "cancelled", "ambiguous"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
+TerminalRunStatus = Literal["completed", "failed", "cancelled", "interrupted", "stopped_early"]
 
 CELL_STATES: tuple[CellState, ...] = get_args(CellState)
 TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState)

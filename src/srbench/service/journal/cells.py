@@ -21,6 +21,7 @@ from typing import Any
 
 from srbench.cas import ObjectStore, digest_json, short
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
+from srbench.schemas.event import CELL_EVENTS, EventType
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
 
@@ -89,7 +90,7 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
             if st not in ("completed", "judge_dispatching"):
-                add_event(c, self.run_id, f"cell_{st}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                add_event(c, self.run_id, CELL_EVENTS[st], {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                           "target_id": cell.target_id, "error_class": ec, "error": er})
             return ok
         ok = bool(await self.journal.submit(w, self._objects(objects)))
@@ -107,7 +108,7 @@ class RunJournalAdapter:
                       "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
                                                        cell.cell_id))
             if state != "completed":
-                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                add_event(c, self.run_id, CELL_EVENTS[state], {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                              "target_id": cell.target_id,
                                                              "error_class": error_class, "error": error})
         await self.journal.submit(w, self._objects(objects))
@@ -162,13 +163,13 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, updated_at=? WHERE run_id=? "
                       "AND cell_id=?", (state, call, error_class, error, now, self.run_id, cell.cell_id))
             if state != "completed":
-                add_event(c, self.run_id, f"cell_{state}", {"cell_id": cell.cell_id, "case_id": cell.case_id,
+                add_event(c, self.run_id, CELL_EVENTS[state], {"cell_id": cell.cell_id, "case_id": cell.case_id,
                                                              "target_id": cell.target_id, "error_class": error_class,
                                                              "error": error})
         await self.journal.submit(w, self._objects(objects))
         self._done(cell)
 
-    async def event(self, type_: str, data: dict[str, Any]) -> None:
+    async def event(self, type_: EventType, data: dict[str, Any]) -> None:
         await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
 
 

@@ -8,11 +8,12 @@ import time
 from typing import Any
 
 from srbench import TERMINAL_STATUSES as TERMINAL
+from srbench.schemas.cell import TerminalRunStatus
 from srbench.service.journal.runs import set_extra
 from srbench.service.journal.writer import Journal, add_event
 
 
-def terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None) -> None:
+def terminal(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error: str | None) -> None:
     """The run's terminal status and error (unless it already ended), with its event."""
     now = time.time()
     c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
@@ -20,7 +21,7 @@ def terminal(c: sqlite3.Connection, run_id: str, status: str, error: str | None)
     add_event(c, run_id, status, {"error": error} if error else {})
 
 
-def end_run(c: sqlite3.Connection, run_id: str, status: str, error: str | None, why: str,
+def end_run(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error: str | None, why: str,
             fault: tuple[str, str] | None) -> None:
     """End the run: every cell still dispatching becomes ambiguous with `why` (an event each), every call
     in flight too; a storage `fault` (code, message) is an event with what it left; then `terminal`."""

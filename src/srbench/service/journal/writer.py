@@ -26,6 +26,7 @@ from typing import Any
 
 from srbench.errors import InvalidInput
 from srbench.rules.engine import CacheEntry
+from srbench.schemas.event import EventType
 from srbench.service.journal.schema import migrate
 
 Write = Callable[[sqlite3.Connection], Any]
@@ -292,7 +293,7 @@ def _deliver(futures: list[Any]) -> None:
             pass
 
 
-def add_event(conn: sqlite3.Connection, run_id: str, type_: str, data: dict[str, Any] | None = None) -> None:
+def add_event(conn: sqlite3.Connection, run_id: str, type_: EventType, data: dict[str, Any] | None = None) -> None:
     conn.execute("INSERT INTO events(run_id, ts, type, data) VALUES(?,?,?,?)",
                  (run_id, time.time(), type_, json.dumps(data or {}, sort_keys=True)))
 

@@ -21,6 +21,7 @@ import logging
 from typing import Any
 
 from srbench.errors import SrBenchError, storage_fault
+from srbench.schemas.cell import TerminalRunStatus
 from srbench.service.journal.run_end import end_run
 from srbench.service.journal.writer import Journal
 
@@ -28,7 +29,7 @@ log = logging.getLogger("srbench.service")
 MAX_RETRY_DELAY_S = 2.0
 
 
-def end_write(run_id: str, status: str, error: str | None, fault: SrBenchError | None = None) -> Any:
+def end_write(run_id: str, status: TerminalRunStatus, error: str | None, fault: SrBenchError | None = None) -> Any:
     """The journal write that ends a run (see the module docstring)."""
     why = (f"{fault.message.split(';')[0]} while this call was in flight; it may have been billed" if fault
            else "the run ended while this call was in flight; it may have been billed")
@@ -40,12 +41,12 @@ class Endings:
     """Run ends waiting for the store to take writes again: run id → (status, error)."""
 
     def __init__(self) -> None:
-        self.unrecorded: dict[str, tuple[str, str | None]] = {}
+        self.unrecorded: dict[str, tuple[TerminalRunStatus, str | None]] = {}
         self.closing = False
         self._retry_now: dict[str, asyncio.Event] = {}
         self._failures: dict[str, int] = {}            # failed attempts to record each unrecorded end
 
-    async def record(self, journal: Journal, run_id: str, status: str, error: str | None,
+    async def record(self, journal: Journal, run_id: str, status: TerminalRunStatus, error: str | None,
                      fault: SrBenchError | None = None) -> bool:
         """Write the end; after a storage fault, show it and retry until it lands. False when the service
         stopped first (the restart recovery ends the run then)."""

@@ -25,6 +25,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import Conflict, InvalidInput, NotFound, storage_fault
 from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
+from srbench.schemas.cell import TerminalRunStatus
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
@@ -210,6 +211,7 @@ class RunManager:
     async def _finish(self, run_id: str, control: RunControl, monitor: StopMonitor | None = None) -> None:
         counts = self.counts(run_id)
         total = sum(counts.values())
+        status: TerminalRunStatus
         if control.cancel.is_set() and control.cancel_reason == "service stopped":
             status, error = "interrupted", "service stopped during the run"
         elif control.cancel.is_set():

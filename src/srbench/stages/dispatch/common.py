@@ -15,6 +15,7 @@ from srbench.errors import SrBenchError
 from srbench.schemas.call import CallRecord, Timings
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
+from srbench.schemas.event import EventType
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.targets import routers
@@ -70,7 +71,7 @@ class RunJournal(ConversationJournal, Protocol):
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         """Durably store the judge's objects, then commit the cell's terminal state."""
 
-    async def event(self, type_: str, data: dict[str, Any]) -> None: ...
+    async def event(self, type_: EventType, data: dict[str, Any]) -> None: ...
 
 
 @dataclass
