@@ -1,6 +1,7 @@
 """Issue 26 (item 1): a plan travels as the `Plan` model, and its bytes do not change. These digests were
 taken before the plan stopped being a dict: a plan with every optional block a manifest (and upstream's
-wire fields) can give, and a recovery child of it (execution cells, recovery block, preview context)."""
+wire fields) can give, and a recovery child of it (execution cells, recovery block as the service writes it,
+preview context)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def fixture(root: str) -> tuple[ObjectStore, dict[str, Any], Any, Any, dict[str,
 
 PLAN_SHA256 = "fca99592e9da76e9dddc6f3f6884e55f49888641fccaafcbd3c72420b1e5b318"
 PLAN_BYTES_SHA256 = "253833ce91d1e6e6e646617e4c5c31d51dd3cd42a5fcc3d2c283e50db02d1727"
-CHILD_SHA256 = "4e89654b307ff6a090ac9d8dfedd421d50c27757ebaef5c506ed16a61ae6ceb9"
+CHILD_SHA256 = "c000dca75023c14cf291e09ec32bf227e6bd390ceab594749ced3a82184f79ef"   # taken with the dict-typed recovery block
 
 
 def _plan(tmp_path: Path) -> Plan:
@@ -77,7 +78,10 @@ def test_a_plan_with_every_optional_block_keeps_its_digest(tmp_path: Path) -> No
 
 def test_a_recovery_child_of_it_keeps_its_digest(tmp_path: Path) -> None:
     data = _plan(tmp_path).as_json()
-    child = {**data, "recovery": {"parent": "run-1", "mode": "resume", "cells": 1, "cells_sha256": "0" * 64},
+    recovery = {"parent": "run-1", "mode": "undispatched", "cells": ["c-1"], "cells_sha256": "0" * 64,
+                "snapshot": {"status": "failed", "plan_sha256": "1" * 64, "total": 4, "known_cost_usd": 0.25},
+                "recovery_plan_sha256": "2" * 64}
+    child = {**data, "recovery": recovery,
              "execution_cells": [["hle-0", "strong"]], "total": 1, "preview_context": {"session_id": "s"},
              "statistics": {**data["statistics"], "early_stop": None}}
     child.pop("plan_sha256")

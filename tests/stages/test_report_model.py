@@ -36,7 +36,8 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "replay-recovery": ("live", "completed", {}),
 }
 RECOVERY = {"parent": "run-parent", "mode": "failed", "cells": ["a", "b"], "cells_sha256": "x",
-            "snapshot": {"known_cost_usd": 0.5}}
+            "snapshot": {"status": "failed", "plan_sha256": "p" * 64, "total": 8, "known_cost_usd": 0.5},
+            "recovery_plan_sha256": "r" * 64}
 
 
 def _plan(store: ObjectStore, digest: str, case: str) -> str:
@@ -85,8 +86,8 @@ PINNED = {
     "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
-    "recovery": "b3:40271a4cdfc7efe878bbcd0626e7d9e671a7a0f19ba11c45818f8ea124893536",
-    "replay-recovery": "b3:c9a91b5c85f0a44f31e2c534338cc95a19d481835537f99805377320d54a1376",
+    "recovery": "b3:b3adcee267fc4429d2fd9dcff5de2c364887b9ca99e9bab3303a26fb3edd0dec",      # realistic block, dict code
+    "replay-recovery": "b3:44c40676f1fdf7f3ced76061f0879661999f7c6054d30584abe5cbd018242ca4",
 }
 
 

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from srbench.schemas.recovery import ParentSnapshot, RecoveryMode
+from srbench.schemas.replay import ReplayReceipt
 from srbench.schemas.target import Target, check_generation_params
 from srbench.schemas.text import LocalPath
 
@@ -227,6 +229,40 @@ class PlannedTarget(BaseModel):
     registered: bool
 
 
+class PlanRecovery(BaseModel):
+    """A recovery child's scope, frozen in its plan: the parent, the mode, the cells it re-runs and the
+    parent as it was when the recovery was planned."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    parent: str
+    """The parent run's id."""
+    mode: RecoveryMode
+    """Which of the parent's cells it re-runs (never sent, or failed too)."""
+    cells: list[str]
+    """The selected cells' ids, sorted."""
+    cells_sha256: str
+    """The SHA-256 of the canonical JSON of `cells`."""
+    snapshot: ParentSnapshot
+    """The parent when the recovery was planned."""
+    recovery_plan_sha256: str | None = None
+    """The reviewed recovery plan this child was made from (absent in children made before it was kept)."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A child without a reviewed recovery plan serialises (and hashes) as before the field existed."""
+        data: dict[str, Any] = handler(self)
+        if data.get("recovery_plan_sha256") is None:
+            data.pop("recovery_plan_sha256", None)
+        return data
+
+
+class PlanReplay(ReplayReceipt):
+    """A replay's receipt, frozen in its plan, with the replay object it made."""
+
+    object: str
+    """The replay object's digest (its cells: the baseline's answers along the preview's routes)."""
+
+
 PlanMode = Literal["live", "preview", "replay"]
 """How a plan's cells are answered: called live, previewed (routing only), or replayed from a baseline."""
 
@@ -240,8 +276,8 @@ class Plan(BaseModel):
     name: str
     mode: PlanMode = "live"
     preview_context: PreviewContext | None = None
-    replay: dict[str, Any] | None = Field(default=None, description="baseline/preview runs and the receipt")
-    recovery: dict[str, Any] | None = Field(default=None, description="parent, mode, cells, cells_sha256, snapshot")
+    replay: PlanReplay | None = Field(default=None, description="baseline/preview runs and the receipt")
+    recovery: PlanRecovery | None = Field(default=None, description="parent, mode, cells, cells_sha256, snapshot")
     execution_cells: list[list[str]] | None = Field(default=None, description="(case id, target id) pairs to run")
     profile: str
     seed: int

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.cell import RunStatus
-from srbench.schemas.plan import PlanMode
+from srbench.schemas.plan import PlanMode, PlanRecovery
 from srbench.schemas.report_sections import (
     Headline,
     PartialBlock,
@@ -291,8 +291,8 @@ class Report(BaseModel):
     """What micro and macro mean wherever the report uses them."""
     results: str | None
     """Digest of the result rows' index (stages/report/results.py)."""
-    recovery: dict[str, Any] | None
-    """A recovery child's parent and scope (schemas/recovery.py), or None."""
+    recovery: PlanRecovery | None
+    """A recovery child's parent and scope, or None."""
     price_correction: PriceCorrectionRef | None
     """The price correction it reads, or None."""
     accounting_correction: UsageCorrectionRef | None

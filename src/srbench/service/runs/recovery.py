@@ -33,8 +33,8 @@ from typing import Any
 
 from srbench.cas import canonical_json
 from srbench.errors import Conflict, InvalidInput
-from srbench.schemas.plan import Plan
-from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryPlan
+from srbench.schemas.plan import Plan, PlanRecovery
+from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode, RecoveryPlan
 from srbench.schemas.target import Target
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
@@ -83,7 +83,7 @@ def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
     return decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))
 
 
-def _child_plan(parent: Plan, run_id: str, mode: str, cells: list[str], pairs: list[list[str]],
+def _child_plan(parent: Plan, run_id: str, mode: RecoveryMode, cells: list[str], pairs: list[list[str]],
                 fresh: RecoveryPlan) -> Plan:
     """The recovery child's plan: the parent's, narrowed to the chosen cells and the targets they use."""
     used = {t for _, t in pairs}
@@ -91,10 +91,9 @@ def _child_plan(parent: Plan, run_id: str, mode: str, cells: list[str], pairs: l
         "experiment": None,          # the child joins the parent's experiment as recovery (on_create)
         "targets": [pt for pt in parent.targets if pt.target.id in used],
         "name": f"{parent.name} (recovery of {run_id}, {mode})", "execution_cells": pairs, "total": len(pairs),
-        "recovery": {"parent": run_id, "mode": mode, "cells": sorted(cells),
-                     "cells_sha256": hashlib.sha256(canonical_json(sorted(cells))).hexdigest(),
-                     "snapshot": fresh.parent_snapshot.model_dump(mode="json"),
-                     "recovery_plan_sha256": fresh.plan_sha256},
+        "recovery": PlanRecovery(parent=run_id, mode=mode, cells=sorted(cells),
+                                 cells_sha256=hashlib.sha256(canonical_json(sorted(cells))).hexdigest(),
+                                 snapshot=fresh.parent_snapshot, recovery_plan_sha256=fresh.plan_sha256),
         "notices": [*parent.notices, f"recovery child of {run_id}: covers {len(pairs)} of "
                     f"{fresh.parent_snapshot.total} cells; never a complete evaluation on its own"]})
     return child.model_copy(update={"plan_sha256": plan_sha256(child)})
@@ -229,7 +228,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
         raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]}); make a new plan",
                            code="recovery_plan_required", details={"dispatch_started": False})
     parent = Plan.model_validate(manager.store.get_json(manager.get(run_id)["plan"]))
-    plan = _child_plan(parent, run_id, str(mode), cells, [[eligible[c].case_id, eligible[c].target_id]
+    plan = _child_plan(parent, run_id, fresh.mode, cells, [[eligible[c].case_id, eligible[c].target_id]
                                                            for c in cells], fresh)
 
     def claim(c: sqlite3.Connection, child: str) -> None:

@@ -21,9 +21,9 @@ def limitations(plan: Plan, status: str, states: Counter[str], targets: list[Tar
     out = list(plan.notices)
     if plan.recovery:
         rec = plan.recovery
-        out.append(f"Recovery child of {rec['parent']} (mode {rec['mode']}): its denominator, progress and cost "
-                   f"cover only its {len(rec['cells'])} selected cells; the parent's known cost "
-                   f"({rec['snapshot'].get('known_cost_usd')}) is shown apart. It never completes the parent.")
+        out.append(f"Recovery child of {rec.parent} (mode {rec.mode}): its denominator, progress and cost "
+                   f"cover only its {len(rec.cells)} selected cells; the parent's known cost "
+                   f"({rec.snapshot.known_cost_usd}) is shown apart. It never completes the parent.")
     if plan.mode == "replay":
         out.append("Replay: an offline estimate from saved single-model answers along previewed routes; not a "
                    "measured capability, latency or saving (IT-4). No model was called.")
