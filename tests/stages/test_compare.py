@@ -30,7 +30,7 @@ def plan(targets: list[dict[str, Any]], *, profile: str = "quick", policy: str =
          case_sha: str = "c" * 64, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "kind": "plan", "name": "p", "mode": "live", "profile": profile, "seed": 1, "cost_policy": policy,
-        "dataset": {"case_count": len(CASES), "benchmarks": sorted(WEIGHTS),
+        "dataset": {"sha256": "0" * 64, "object": "b3:" + "0" * 64, "case_count": len(CASES), "benchmarks": sorted(WEIGHTS),
                     "split": "holdout" if profile == "standard" else "dev"},
         "case_sha256": case_sha, "targets": [{"target": t, "effective_params": {}, "registered": True}
                                              for t in targets],

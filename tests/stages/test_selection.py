@@ -30,7 +30,7 @@ def frozen_plan(stats: dict[str, Any] | None, targets: list[tuple[str, str]] = T
     """A frozen plan as stored before issue 28 (`stats` None: no statistics block)."""
     out = {"kind": "plan", "version": "sr-bench-1.0", "name": "old", "mode": "live", "profile": "standard",
            "seed": 1, "cost_policy": "require_priced",
-           "dataset": {"case_count": len(CS), "benchmarks": sorted(WEIGHTS), "split": "holdout"},
+           "dataset": {"sha256": "0" * 64, "object": "b3:" + "0" * 64, "case_count": len(CS), "benchmarks": sorted(WEIGHTS), "split": "holdout"},
            "case_sha256": "c" * 64,
            "targets": [{"target": {"id": t, "kind": k, "base_url": "http://x/v1", "model": t, "prices": {t: PRICE}},
                         "effective_params": {}, "registered": True} for t, k in targets],

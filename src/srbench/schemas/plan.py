@@ -229,6 +229,36 @@ class PlannedTarget(BaseModel):
     registered: bool
 
 
+class PlanDataset(BaseModel):
+    """The dataset a plan runs, by content (never a path: a plan is the same on every host)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, use_attribute_docstrings=True)
+    sha256: str
+    """The SHA-256 of the dataset's bytes (its cases as canonical JSON lines)."""
+    object: str
+    """The dataset object's digest in the store."""
+    id: str | None = None
+    """The registered dataset's id (None for a dataset given by content only)."""
+    case_count: int | None = None
+    """Its cases."""
+    benchmarks: list[str] = Field(default_factory=list)
+    """The benchmarks its cases come from."""
+    split: str | None = None
+    """The profile's split (dev, holdout)."""
+    custom_subset: bool | None = None
+    """Whether its cases are a custom subset rather than the profile's selection."""
+    sources: dict[str, Any] | None = None
+    """The pinned sources' labels, by benchmark."""
+    evaluation: dict[str, Any] | None = None
+    """Its evaluation roles and exclusions, when it has any."""
+
+    @model_serializer(mode="wrap")
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Only the keys the plan was made with (older plans lack the later ones): the same bytes."""
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set or k not in type(self).model_fields}
+
+
 class PlanRecovery(BaseModel):
     """A recovery child's scope, frozen in its plan: the parent, the mode, the cells it re-runs and the
     parent as it was when the recovery was planned."""
@@ -284,8 +314,8 @@ class Plan(BaseModel):
     cost_policy: CostPolicy
     stop_on_systematic: StopScope | None = Field(default=None, exclude_if=lambda v: v is None,
                                                  description="target (absent) or run")
-    dataset: dict[str, Any] = Field(description="sha256, object digest, id, case_count, benchmarks, split "
-                                                "(never a path: a plan is the same on every host)")
+    dataset: PlanDataset = Field(description="sha256, object digest, id, case_count, benchmarks, split "
+                                             "(never a path: a plan is the same on every host)")
     case_sha256: str
     targets: list[PlannedTarget]
     sampling: dict[str, Any]

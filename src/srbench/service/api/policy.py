@@ -57,7 +57,7 @@ def _expected_options(plan: Plan, options: dict[str, Any],
     plan's limits and cost policy)."""
     from srbench.stages.plan.freeze import benchmark_option_problems
 
-    benchmarks = plan.dataset.get("benchmarks") or []
+    benchmarks = plan.dataset.benchmarks or []
     adapters = {b: get_benchmark(b) for b in benchmarks}
 
     def resolve(tid: str) -> Target | None:
@@ -95,7 +95,7 @@ def check_plan(plan: Plan, targets: dict[str, dict[str, Any]], options: dict[str
     given = {b: o.model_dump(mode="json") for b, o in plan.benchmark_options.items()}
     if expected is None or given != _options(expected):
         raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
-    for b in plan.dataset.get("benchmarks") or []:
+    for b in plan.dataset.benchmarks or []:
         bench = get_benchmark(b)
         grader = (expected.get(b) or {}).get("grader_version") or bench.grader_version
         if (plan.grader_versions.get(b) != grader or plan.benchmark_weights.get(b) != bench.weight

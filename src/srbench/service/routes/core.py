@@ -146,7 +146,7 @@ def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
         return None
     check_baseline_run(service.runs, plan)
     counts: dict[str, int] = {}
-    for case in decode_cases(service.objects.get_bytes(plan.dataset["object"])):
+    for case in decode_cases(service.objects.get_bytes(plan.dataset.object)):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
     return planning_for(plan, counts)
 
@@ -156,7 +156,7 @@ def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
     from srbench.stages.datasets.build import decode_cases
     from srbench.stages.plan.estimate import plan_estimate
 
-    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan.dataset["object"])))
+    return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan.dataset.object)))
 
 
 async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:

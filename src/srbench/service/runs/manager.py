@@ -110,7 +110,7 @@ class RunManager:
         """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
         narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
         transaction (recovery claims) and may raise to abort it."""
-        data = read_dataset_object(self.store, plan.dataset["object"], plan.dataset["sha256"])
+        data = read_dataset_object(self.store, plan.dataset.object, plan.dataset.sha256)
         self.preflight(plan)
         cases = dispatch_order(plan, decode_cases(data))
         if plan.mode == "live":                 # hosts of agent tasks: engine, base images (task_resources)
@@ -176,7 +176,7 @@ class RunManager:
         if run is None or run.status != "queued":
             return
         plan = Plan.model_validate(self.store.get_json(run.plan))
-        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset["object"]))}
+        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset.object))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan.limits.max_run_seconds)
         self.controls[run_id] = control
         self.rows.begin(run_id, run.plan)

@@ -338,7 +338,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "baseline_run": run_info(baseline, baseline_plan), "candidate_run": run_info(candidate, candidate_plan),
         "case_sha256": baseline_plan.case_sha256, "cases": n_cmp, "planned_cases": len(order),
         "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
-        "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.get("split"),
+        "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.split,
                      "formal": formal, "label": label},
         "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
         "baseline": _baseline(baseline_plan, best_id, tied, b_pre),

@@ -61,9 +61,9 @@ def run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
         if set(cells) != cases:
             raise NotComparable("case_set_mismatch", f"in the {side} run, target {t!r} is not planned on the "
                                 "same cases as the others")
-    if plan.dataset.get("case_count") not in (None, len(cases)):
+    if plan.dataset.case_count not in (None, len(cases)):
         raise NotComparable("case_set_mismatch", f"the {side} rows cover {len(cases)} cases, its plan "
-                            f"{plan.dataset['case_count']}")
+                            f"{plan.dataset.case_count}")
     for r in rows:
         where = f"{side} cell ({r['case_id']}, {r['target_id']})"
         if r["state"] == "completed":

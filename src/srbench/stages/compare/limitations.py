@@ -45,8 +45,8 @@ def comparison_limitations(baseline_status: str, candidate_status: str, plan: Pl
                "between runs (REP-3).")
     if any(c["non_inferiority"]["margin"] is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
-    out += [n for n in evaluation_notices(plan.dataset.get("evaluation")) if n not in out]
-    out += [n for n in source_notices(plan.dataset.get("sources")) if n not in out]
+    out += [n for n in evaluation_notices(plan.dataset.evaluation) if n not in out]
+    out += [n for n in source_notices(plan.dataset.sources) if n not in out]
     return out
 
 

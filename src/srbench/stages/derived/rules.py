@@ -68,7 +68,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
     store = engine.store
     rep = store.get_json(original_report)
     plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
-    kinds = {b: get_benchmark(b).kind for b in plan.dataset["benchmarks"]}
+    kinds = {b: get_benchmark(b).kind for b in plan.dataset.benchmarks}
     bad = sorted(b for b, k in kinds.items() if k not in OFFLINE_KINDS)
     if bad:
         raise InvalidInput(f"regrade is offline and supports multiple-choice and grid answers only (IT-6); "
@@ -84,7 +84,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         report = st.get_json(inputs["report"])
         p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
-        cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset["object"]))}
+        cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset.object))}
         out, changed, published_changed = [], 0, 0
         grades: dict[str, dict[str, Any] | None] = {}
         for row in _rows(st, report):
@@ -114,7 +114,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
             t["accuracy"] = t["correct"] / t["total"] if t["total"] else None
         benchmarks = []
         for tid in totals:
-            for b in p.dataset["benchmarks"]:
+            for b in p.dataset.benchmarks:
                 rs = [r for r in out if r["target_id"] == tid and r["benchmark"] == b]
                 k = sum(bool(r["correct"]) for r in rs)
                 benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
@@ -144,11 +144,11 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
         raise InvalidInput(f"export needs a completed run; {run['id']} is {run['status']}", code="export_refused")
     if plan.mode != "live":
         raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan.mode} run", code="export_refused")
-    if plan.profile == "standard" or plan.dataset["split"] != "dev":
+    if plan.profile == "standard" or plan.dataset.split != "dev":
         raise InvalidInput("export refuses holdout data: only explicitly dev-labelled runs are exported (IT-7)",
                            code="export_refused")
     rows = _rows(store, rep)
-    cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset["object"]))}
+    cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
     not_dev = [cid for cid, c in cases.items() if c.metadata.split != "dev"]
     if not_dev:
         raise InvalidInput(f"export refuses {len(not_dev)} case(s) whose split is not dev (first: {not_dev[0]})",

@@ -70,7 +70,7 @@ UNSENT_STOPS = frozenset({"cancelled", "run_stopped", "budget_stop", "run_time_l
 
 def multi_call_benchmarks(plan: Plan) -> set[str]:
     """The plan's benchmarks whose cells are conversations under its frozen options."""
-    return {b for b in plan.dataset["benchmarks"] if get_benchmark(b).is_multi_call(plan.options_for(b))}
+    return {b for b in plan.dataset.benchmarks if get_benchmark(b).is_multi_call(plan.options_for(b))}
 
 
 class Session:

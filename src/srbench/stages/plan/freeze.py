@@ -363,13 +363,13 @@ def frozen_problems(plan: Plan) -> list[str]:
             problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
     primary = (plan.statistics.primary_benchmarks if plan.statistics else None) or []
     problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"
-                 for b in primary if b not in plan.dataset.get("benchmarks", [])]
+                 for b in primary if b not in plan.dataset.benchmarks]
     for b, opt in plan.benchmark_options.items():
         for role in ("judge", "user_simulator", "scaffolding"):
             if getattr(opt, role) and getattr(opt, role) not in plan.auxiliary_targets:
                 problems.append(f"benchmark_options.{b}.{role} names no auxiliary target")
     problems += statistics_problems(plan)
-    case_count = plan.dataset.get("case_count")
+    case_count = plan.dataset.case_count
     if plan.execution_cells is not None:
         cells = [tuple(c) for c in plan.execution_cells]
         if len(set(cells)) != len(cells) or any(len(c) != 2 or c[1] not in ids for c in cells):

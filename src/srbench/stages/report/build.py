@@ -196,7 +196,7 @@ def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: Report
     revisions: dict[str, set[str | None]] = {}
     for c in cases.values():
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    revisions = for_full_score(revisions, plan.dataset.get("sources"))   # unchecked bytes: not the pinned source
+    revisions = for_full_score(revisions, plan.dataset.sources)   # unchecked bytes: not the pinned source
     out = _Pass()
     for tid in targets:
         memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
@@ -240,7 +240,8 @@ def _provenance(ri: ReportInputs, inputs: dict[str, Any], receipts: dict[str, An
     plan = ri.plan
     return Provenance.model_validate(
         {k: getattr(plan, k) for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
-        | {"plan": inputs["plan"], "dataset": {k: plan.dataset[k] for k in ("id", "sha256", "object")},
+        | {"plan": inputs["plan"], "dataset": {"id": plan.dataset.id, "sha256": plan.dataset.sha256,
+                                              "object": plan.dataset.object},
            "report_version": REPORT_VERSION}
         | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {}))
 
@@ -320,7 +321,7 @@ def _pairs(plan: Plan) -> bool:
 def _bench_rows(plan: Plan, cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
     """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
     out = []
-    for b in plan.dataset["benchmarks"]:
+    for b in plan.dataset.benchmarks:
         sel = [x for x in built if x.row["benchmark"] == b]
         rs = [x.row for x in sel]
         k = sum(bool(r["correct"]) for r in rs)

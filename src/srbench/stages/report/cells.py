@@ -50,7 +50,7 @@ class ReportInputs:
     def load(cls, store: ObjectStore, inputs: dict[str, Any]) -> ReportInputs:
         price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
         plan = apply_prices(Plan.model_validate(store.get_json(inputs["plan"])), price_fix)
-        cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset["object"]))}
+        cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
         targets = {pt.target.id: pt.target for pt in plan.targets}
         aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
         correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None

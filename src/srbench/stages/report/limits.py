@@ -27,10 +27,10 @@ def limitations(plan: Plan, status: str, states: Counter[str], targets: list[Tar
     if plan.mode == "replay":
         out.append("Replay: an offline estimate from saved single-model answers along previewed routes; not a "
                    "measured capability, latency or saving (IT-4). No model was called.")
-    out.append(f"{plan.profile} profile ({plan.dataset['split']} split): "
+    out.append(f"{plan.profile} profile ({plan.dataset.split} split): "
                "not the upstream full-benchmark result.")
     full = {b.id for b in all_benchmarks()}
-    if set(plan.dataset["benchmarks"]) != full:
+    if set(plan.dataset.benchmarks) != full:
         out.append("Not all nine benchmarks: no full sr-bench score; macro accuracy is a subset result.")
     total = sum(states.values())
     missing = total - states["completed"]

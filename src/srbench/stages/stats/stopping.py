@@ -65,7 +65,7 @@ def statistics_problems(plan: Plan) -> list[str]:
                    "baseline_run)")
     if plan.execution_cells is not None:
         out.append("statistics.early_stop does not apply to a recovery child (its cells are a selection)")
-    sandboxed = sorted(b for b in plan.dataset.get("benchmarks", [])
+    sandboxed = sorted(b for b in plan.dataset.benchmarks
                        if getattr(_benchmark(b), "needs_sandbox", False))
     if sandboxed:   # the monitor grades as cells settle; a sandbox fault must never count as a wrong answer
         out.append(f"statistics.early_stop is not available yet with sandbox-graded benchmarks ({', '.join(sandboxed)})")
