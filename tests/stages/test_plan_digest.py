@@ -69,7 +69,7 @@ def test_a_plan_with_every_optional_block_keeps_its_digest(tmp_path: Path) -> No
     plan = _plan(tmp_path)
     assert isinstance(plan, Plan) and plan.plan_sha256 == PLAN_SHA256 == plan_sha256(plan)
     assert hashlib.sha256(canonical_json(plan.as_json())).hexdigest() == PLAN_BYTES_SHA256
-    assert plan.experiment == {"id": "exp-1", "role": "candidate", "hypothesis": "routing pays"}
+    assert plan.experiment is not None and plan.experiment.model_dump() == {"id": "exp-1", "role": "candidate", "hypothesis": "routing pays"}
     assert plan.baseline_run_id == "run-base" and plan.auxiliary_targets["judge"].target.id == "judge"
     assert plan.statistics is not None and plan.statistics.early_stop is not None
     again = check_frozen(plan.as_json())                  # the stored form validates back to the same plan

@@ -229,6 +229,22 @@ class PlannedTarget(BaseModel):
     registered: bool
 
 
+ExperimentRole = Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
+"""What a run is to its experiment (upstream's roles)."""
+
+
+class ExperimentLink(BaseModel):
+    """The experiment a run joins, frozen in its plan (checked by the service: it exists and is the actor's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    id: str
+    """The experiment (`exp-` and 32 hex digits)."""
+    role: ExperimentRole
+    """What the run is to it."""
+    hypothesis: str
+    """What the run tests (stripped; empty when none was given)."""
+
+
 class PlanDataset(BaseModel):
     """The dataset a plan runs, by content (never a path: a plan is the same on every host)."""
 
@@ -330,7 +346,7 @@ class Plan(BaseModel):
     notices: list[str] = Field(default_factory=list)
     statistics: Statistics | None = Field(default=None, description="absent: no margin declared in advance, "
                                                                    "Hoeffding makes claims, no early stop")
-    experiment: dict[str, Any] | None = Field(default=None, exclude_if=lambda v: v is None,
+    experiment: ExperimentLink | None = Field(default=None, exclude_if=lambda v: v is None,
                                               description="the experiment the run joins: {id, role, hypothesis}")
     baseline_run_id: str | None = Field(default=None, exclude_if=lambda v: v is None,
                                         description="the baseline run a candidate plan was derived from")

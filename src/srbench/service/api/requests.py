@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from srbench import DEFAULT_SEED
+from srbench.schemas.plan import ExperimentRole
 from srbench.schemas.target import Target
 from srbench.schemas.text import LocalPath, check_local_path
 
@@ -102,7 +103,7 @@ class Experiment(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     id: str = Field(pattern=r"^exp-[0-9a-f]{32}$")
-    role: Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
+    role: ExperimentRole
     hypothesis: str = Field(default="", max_length=2000)
 
 
@@ -202,7 +203,7 @@ class CreateExperiment(Body):
 
 class AttachRun(Body):
     run_id: RunId = Field(min_length=1, max_length=200)
-    role: Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
+    role: ExperimentRole
     hypothesis: str = Field(default="", max_length=2000)
 
 

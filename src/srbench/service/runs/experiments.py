@@ -15,6 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.plan import ExperimentLink
 from srbench.service.api.actors import Actor
 from srbench.service.journal import experiments as jexp
 from srbench.service.journal.experiments import ExperimentRow
@@ -27,7 +28,7 @@ ROLES = ("smoke", "baseline", "initial", "preview", "candidate", "validation", "
 ACTIVE = jexp.ACTIVE
 
 
-def membership(value: Any) -> dict[str, Any]:
+def membership(value: Any) -> ExperimentLink:
     """A manifest's `experiment` block, checked: {id, role, hypothesis (stripped, ≤ 2000)}."""
     from pydantic import ValidationError
 
@@ -39,7 +40,7 @@ def membership(value: Any) -> dict[str, Any]:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise InvalidInput(f"experiment{'.' + where if where else ''}: {first['msg']}") from None
-    return {"id": link.id, "role": link.role, "hypothesis": link.hypothesis.strip()}
+    return ExperimentLink(id=link.id, role=link.role, hypothesis=link.hypothesis.strip())
 
 
 def visible(journal: Journal, experiment_id: str, actor: Actor) -> ExperimentRow:

@@ -57,7 +57,7 @@ def translate(service: Service, manifest: Any, actor: Actor) -> PlanRequest:
     experiment = None
     if "experiment" in extras:
         experiment = experiments.membership(extras["experiment"])
-        experiments.visible(service.journal, experiment["id"], actor)
+        experiments.visible(service.journal, experiment.id, actor)
     baseline = extras.get("baseline_run_id")
     if baseline is not None and not isinstance(baseline, str):
         raise InvalidInput("baseline_run_id must be a run id")
@@ -151,17 +151,17 @@ def creation_hook(service: Service, plan: Plan, actor: Actor) -> Any:
     """In the run's insert transaction: its owner, and its experiment link (checked again there)."""
     link = plan.experiment
     roles = experiment_roles(plan)
-    if link is not None and link["role"] not in roles:
-        raise InvalidInput(f"experiment role {link['role']} does not fit this run (it can be: "
+    if link is not None and link.role not in roles:
+        raise InvalidInput(f"experiment role {link.role} does not fit this run (it can be: "
                            f"{', '.join(roles) or 'none'})", code="experiment_role")
 
     def hook(c: sqlite3.Connection, run_id: str) -> None:
         record_owner(c, run_id, actor.owner)
         if link is not None:
-            exists, owner = owners.experiment_owner(c, link["id"])
+            exists, owner = owners.experiment_owner(c, link.id)
             if not exists or (actor.scope is not None and owner != actor.scope):
-                raise NotFound(f"no experiment {link['id']!r}")
-            experiments.insert_link(c, link["id"], run_id, link["role"], link["hypothesis"])
+                raise NotFound(f"no experiment {link.id!r}")
+            experiments.insert_link(c, link.id, run_id, link.role, link.hypothesis)
     return hook
 
 

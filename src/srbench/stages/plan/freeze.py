@@ -19,7 +19,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.dataset import Case, split_of
-from srbench.schemas.plan import Limits, Manifest, Plan, PlannedTarget, TargetRef
+from srbench.schemas.plan import ExperimentLink, Limits, Manifest, Plan, PlannedTarget, TargetRef
 from srbench.schemas.target import Target
 from srbench.stages.datasets import source_labels
 from srbench.stages.datasets.build import decode_cases, read_dataset_file, read_dataset_object
@@ -106,8 +106,8 @@ class PlanLinks(BaseModel):
     service before planning (`service.wire.upstream.translate`) so the plan is frozen once, complete."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    experiment: dict[str, Any] | None = Field(default=None, description="the experiment the run joins: "
-                                              "{id, role, hypothesis} (checked: it exists and is the actor's)")
+    experiment: ExperimentLink | None = Field(default=None, description="the experiment the run joins "
+                                              "(checked: it exists and is the actor's)")
     baseline_run_id: str | None = Field(default=None, description="the baseline run a candidate plan was "
                                                                   "derived from")
 
