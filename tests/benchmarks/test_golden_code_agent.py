@@ -15,6 +15,7 @@ from srbench.benchmarks.livecodebench import extract_code as lcb_extract
 from srbench.benchmarks.published import LCB_RULE, SCICODE_RULE, TAU3_RULE, TB_RULE
 from srbench.benchmarks.scicode_protocol import extract_code as scicode_extract
 from srbench.benchmarks.tau import reward as tau_reward
+from srbench.benchmarks.tau.models import Criteria, TauOutputs
 from srbench.benchmarks.terminal_bench.verifier import RewardError, parse_reward
 from srbench.cas.digest import digest_json
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -147,8 +148,8 @@ def test_terminal_bench_sr_bench_and_published_over_the_corpus() -> None:
 # -- τ³ --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("criteria", "outputs", "value", "status"), TAU3_REWARD)
 def test_tau3_reward(criteria, outputs, value, status) -> None:
-    r = tau_reward.reward(criteria, outputs)
-    assert (r["reward"], r["status"], r["success"]) == (value, status, status == "correct")
+    r = tau_reward.reward(Criteria.model_validate(criteria), TauOutputs.model_validate(outputs))
+    assert (r.reward, r.status, r.success) == (value, status, status == "correct")
 
 
 def test_tau3_pass_hat_1_is_sr_bench_rule() -> None:

@@ -19,6 +19,7 @@ from srbench.benchmarks.selection import order
 from srbench.benchmarks.sources import read_files
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import reward
+from srbench.benchmarks.tau.models import CallFact, Criteria, GoldAction, TauOutputs
 from srbench.benchmarks.tau3 import Tau3
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.errors import InvalidInput
@@ -286,16 +287,16 @@ def test_real_domains_need_the_tau2_interpreter(cases: dict[str, Case], monkeypa
 def test_reward_rules_directly() -> None:
     assert reward.communicate(["The total is $1,234.50"], ["1234.50"])[0] == 1.0
     assert reward.communicate(["x"], ["A, B"])[0] == 0.0           # commas stay in the expected string
-    gold = {"action_id": "a", "name": "f", "arguments": {"x": 1, "note": "n"}, "compare_args": ["x"]}
-    assert reward.action_matches(gold, {"name": "f", "arguments": {"x": 1, "note": "other"}})
-    assert not reward.action_matches(gold, {"name": "f", "arguments": {"x": 2}})
-    every = {**gold, "compare_args": None}
-    assert reward.action_matches(every, {"name": "f", "arguments": {"x": 1}})   # the call's own keys
-    assert not reward.action_matches(every, {"name": "f", "arguments": {"x": 1, "note": "other"}})
-    out = {"termination": "user_stop", "env": {"predicted": {"agent": "a", "user": "u1"},
-                                               "gold": {"agent": "a", "user": "u2"}}}
-    assert reward.reward({"reward_basis": ["DB"]}, out)["reward"] == 0.0        # the user DB counts too
-    assert reward.reward({"reward_basis": ["NL_ASSERTION"], "nl_assertions": []}, out)["success"]
+    gold = GoldAction(action_id="a", name="f", arguments={"x": 1, "note": "n"}, compare_args=["x"])
+    assert reward.action_matches(gold, CallFact(name="f", arguments={"x": 1, "note": "other"}))
+    assert not reward.action_matches(gold, CallFact(name="f", arguments={"x": 2}))
+    every = gold.model_copy(update={"compare_args": None})
+    assert reward.action_matches(every, CallFact(name="f", arguments={"x": 1}))   # the call's own keys
+    assert not reward.action_matches(every, CallFact(name="f", arguments={"x": 1, "note": "other"}))
+    out = TauOutputs.model_validate({"termination": "user_stop", "env": {"predicted": {"agent": "a", "user": "u1"},
+                                                                         "gold": {"agent": "a", "user": "u2"}}})
+    assert reward.reward(Criteria(reward_basis=["DB"]), out).reward == 0.0        # the user DB counts too
+    assert reward.reward(Criteria(reward_basis=["NL_ASSERTION"], nl_assertions=[]), out).success
 
 
 def test_the_scripted_roles_of_the_demo_solve_the_toy_domain(cases: dict[str, Case]) -> None:

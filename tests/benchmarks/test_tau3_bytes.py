@@ -23,6 +23,7 @@ from tests.benchmarks.test_tau3_bridge import gold_script, pick, real_cases
 
 from srbench.benchmarks.conversation import CellStopped
 from srbench.benchmarks.tau import env as tau_env
+from srbench.benchmarks.tau.models import Criteria
 from srbench.benchmarks.tau3 import Tau3
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.schemas.dataset import Case
@@ -120,3 +121,20 @@ def test_real_domain_cells_keep_their_bytes(real_cases: dict[str, Case]) -> None
                                          + gold_script(telecom.answer["actions"], "user") + ["Works! ###STOP###"]}),
     }
     assert got == REAL_PINNED
+
+
+def test_criteria_reach_tau2_as_the_case_holds_them(cases: dict[str, Case]) -> None:
+    """The typed criteria are dumped for tau2's own protocol exactly as the stored case holds them."""
+    for c in cases.values():
+        assert Criteria.model_validate(c.answer).wire() == c.answer
+    native = {"reward_basis": ["DB", "ACTION"], "actions": [{"action_id": "a1", "requestor": "user", "name": "f",
+                                                              "arguments": {"x": [1, None]}, "info": None}],
+              "env_assertions": [{"env_type": "user", "func_name": "g", "arguments": {}, "message": None}],
+              "nl_assertions": None, "output": None}
+    assert Criteria.model_validate(native).wire() == native
+
+
+@pytest.mark.skipif(tau_env.interpreter() is None, reason=f"no tau2 interpreter: set {tau_env.PYTHON_ENV}")
+def test_real_criteria_reach_tau2_as_the_case_holds_them(real_cases: dict[str, Case]) -> None:
+    for c in real_cases.values():
+        assert Criteria.model_validate(c.answer).wire() == c.answer

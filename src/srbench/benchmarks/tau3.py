@@ -29,8 +29,10 @@ from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
 from srbench.benchmarks.tau.mini import toy_mismatch
+from srbench.benchmarks.tau.models import Criteria, EnvInfo, JudgeReply, TauOutputs, TauReward
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.call import CallStatus
 from srbench.schemas.dataset import Case
 
 RELEASE = "1.0.1"
@@ -44,7 +46,16 @@ def _meta(case: Case, key: str) -> Any:
     return (case.metadata.model_extra or {}).get(key)
 
 
-def gold_replay_error(domain: str, case: Case, unreplayed: list[Any], engine: Any) -> str:
+def _criteria(case: Case) -> Criteria:
+    """The case's evaluation criteria (its answer; none when it holds no object)."""
+    return Criteria.model_validate(case.answer if isinstance(case.answer, dict) else {})
+
+
+def _call_status(status: str) -> CallStatus:
+    return "completed" if status == "completed" else "cancelled" if status == "cancelled" else "failed"
+
+
+def gold_replay_error(domain: str, case: Case, unreplayed: list[str], engine: str | None) -> str:
     """The one line of a cell whose task's gold actions do not replay on the environment (ungraded)."""
     return (f"grading error: {len(unreplayed)} gold action(s) of {domain} task {_meta(case, 'task_id')} "
             f"({', '.join(str(a) for a in unreplayed[:3])}) fail to replay on {engine}: the task does not fit this "
@@ -168,57 +179,68 @@ class Tau3(Benchmark):
     # -- one cell ------------------------------------------------------------------------------
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
         domain = str(_meta(case, "domain"))
-        criteria = case.answer if isinstance(case.answer, dict) else {}
-        initial = _meta(case, "initial_state")
+        criteria = _criteria(case)
         conv = loop.Conversation(agent_system=case.messages[0].content,
                                  user_system=str(_meta(case, "user_system_prompt") or ""))
-        engine = None
-        error: tuple[str, str] | None = None
-        outputs: dict[str, Any] = {}
         try:
             env = tau_env.open_environment(domain, _meta(case, "local_db"))
         except tau_env.EnvironmentError_ as exc:
             return ConversationOutcome(final_text=None, outputs={"domain": domain}, error_class=exc.error_class,
                                        error=exc.message)
+        engine: str | None = None
+        error: tuple[str, str] | None = None
+        outputs = conv.outputs()
         try:
             info = await env.start(domain)
             engine = info.engine
             mismatch = self._mismatch(case, info)
             if mismatch:
                 raise tau_env.EnvironmentError_("environment_mismatch", mismatch)
-            await env.reset(initial)
-            await loop.run(session, env, info, conv, max_steps=self.max_steps, max_errors=self.max_errors)
-            outputs = conv.outputs()
-            if conv.termination in reward.SUCCESS_TERMINATIONS:
-                outputs["env"] = await env.evaluate(criteria, initial)
-                unreplayed = outputs["env"].get("gold_action_errors") or []
-                if unreplayed:             # the task does not fit this environment: no reward can be computed
-                    raise tau_env.EnvironmentError_("grading_error", gold_replay_error(domain, case, unreplayed, engine))
-                if reward.needs_judge(criteria) and reward.partial_product(criteria, outputs) > 0:
-                    reply = await session.call(reward.nl_messages(conv.trajectory, criteria["nl_assertions"]),
-                                               role="judge")
-                    conv.calls["judge"] += 1
-                    outputs["calls"] = dict(conv.calls)
-                    outputs["nl"] = {"call": reply.index, "status": reply.status, "text": reply.text,
-                                     "error": reply.error}
+            outputs = await self._conversation(case, session, env, info, conv, criteria)
         except (loop.ConversationFailed, tau_env.EnvironmentError_) as exc:
             error = (exc.error_class, exc.message)
         except CellStopped:
-            self._store(session, case, conv, conv.outputs(), engine, None)
+            self._store(session, case, conv, engine, None)
             raise
         finally:
             await env.close()
         if error is not None:
             outputs = conv.outputs()
-        outputs.update(domain=domain, engine=engine, max_steps=self.max_steps, max_errors=self.max_errors)
+        outputs = outputs.model_copy(update={"domain": domain, "engine": engine, "max_steps": self.max_steps,
+                                             "max_errors": self.max_errors})
         summary = None if error else reward.reward(criteria, outputs)
-        trajectory = self._store(session, case, conv, outputs, engine, summary)
-        texts = outputs.get("assistant_texts") or []
-        return ConversationOutcome(final_text=texts[-1] if texts else None, outputs=outputs, trajectory=trajectory,
-                                   error_class=error[0] if error else None, error=error[1] if error else None)
+        trajectory = self._store(session, case, conv, engine, summary)
+        texts = outputs.assistant_texts
+        return ConversationOutcome(final_text=texts[-1] if texts else None, outputs=outputs.stored(),
+                                   trajectory=trajectory, error_class=error[0] if error else None,
+                                   error=error[1] if error else None)
+
+    async def _conversation(self, case: Case, session: CellSession, env: tau_env.TauEnvironment,
+                            info: EnvInfo, conv: loop.Conversation, criteria: Criteria) -> TauOutputs:
+        """The conversation on a started environment, then its evaluation and the judge's call."""
+        initial = _meta(case, "initial_state")
+        await env.reset(initial)
+        await loop.run(session, env, info, conv, max_steps=self.max_steps, max_errors=self.max_errors)
+        outputs = conv.outputs()
+        if conv.termination not in reward.SUCCESS_TERMINATIONS:
+            return outputs
+        evaluation = await env.evaluate(criteria, initial)
+        outputs = outputs.model_copy(update={"env": evaluation})
+        if evaluation.gold_action_errors:      # the task does not fit this environment: no reward can be computed
+            raise tau_env.EnvironmentError_("grading_error", gold_replay_error(
+                str(_meta(case, "domain")), case, evaluation.gold_action_errors, info.engine))
+        if reward.needs_judge(criteria) and reward.partial_product(criteria, outputs) > 0:
+            reply = await session.call(reward.nl_messages(conv.trajectory, criteria.nl_assertions or []),
+                                       role="judge")
+            conv.calls.count("judge")
+            outputs = outputs.model_copy(update={
+                "calls": conv.calls.model_copy(),
+                "nl": JudgeReply(call=reply.index, status=_call_status(reply.status), text=reply.text,
+                                 error=reply.error)})
+        return outputs
 
     @staticmethod
-    def _mismatch(case: Case, info: tau_env.EnvInfo) -> str | None:
+    def _mismatch(case: Case, info: EnvInfo) -> str | None:
         """Why the running environment is not the one the dataset was prepared from (None: it is)."""
         if info.engine.startswith("sr-bench-mini"):
             return toy_mismatch(_meta(case, "policy_sha256"), _meta(case, "local_db"))
@@ -233,13 +255,15 @@ class Tau3(Benchmark):
         return None
 
     @staticmethod
-    def _store(session: CellSession, case: Case, conv: loop.Conversation, outputs: dict[str, Any],
-               engine: str | None, summary: dict[str, Any] | None) -> str:
+    def _store(session: CellSession, case: Case, conv: loop.Conversation, engine: str | None,
+               summary: TauReward | None) -> str:
+        """The trajectory object (kind ``tau3_trajectory``) in the object store; its digest."""
         return session.store({"kind": "tau3_trajectory", "schema": 1, "case_id": case.id,
                               "domain": _meta(case, "domain"), "task_id": _meta(case, "task_id"),
                               "engine": engine, "termination": conv.termination, "steps": conv.steps,
-                              "tool_errors": conv.errors, "messages": conv.trajectory, "reward": summary,
-                              "calls": dict(conv.calls)})
+                              "tool_errors": conv.errors, "messages": [m.stored() for m in conv.trajectory],
+                              "reward": summary.stored() if summary is not None else None,
+                              "calls": conv.calls.stored()})
 
     # -- grading -------------------------------------------------------------------------------
     def grade(self, case: Case, text: str | None) -> Grade:
@@ -251,15 +275,16 @@ class Tau3(Benchmark):
         if conversation.get("error_class"):
             return Grade(correct=False, status="invalid", details={"error": conversation.get("error"),
                                                                    "error_class": conversation.get("error_class")})
-        unreplayed = (outputs.get("env") or {}).get("gold_action_errors") or []
+        facts = TauOutputs.model_validate(outputs)
+        unreplayed = facts.env.gold_action_errors if facts.env is not None else []
         if unreplayed:                     # a record stored before such cells were errors: still no reward
             return Grade(correct=False, status="invalid", details={
                 "error_class": "grading_error",
-                "error": gold_replay_error(str(_meta(case, "domain")), case, unreplayed, outputs.get("engine"))})
-        result = reward.reward(case.answer if isinstance(case.answer, dict) else {}, outputs)
-        return Grade(correct=bool(result["success"]), status=result["status"],
-                     extracted={"reward": result["reward"], "termination": result["termination"],
-                                "domain": _meta(case, "domain")}, details=result)
+                "error": gold_replay_error(str(_meta(case, "domain")), case, unreplayed, facts.engine)})
+        result = reward.reward(_criteria(case), facts)
+        return Grade(correct=result.success, status=result.status,
+                     extracted={"reward": result.reward, "termination": result.termination,
+                                "domain": _meta(case, "domain")}, details=result.stored())
 
     def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:

@@ -21,11 +21,18 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.tau.mini import MiniShop, ToolError
+from srbench.benchmarks.tau.models import (
+    AssertionCheck,
+    Criteria,
+    DbHashes,
+    EnvEvaluation,
+    EnvInfo,
+    Requestor,
+)
 from srbench.benchmarks.tau.tasks import LOCAL_DOMAINS, TEXT_DOMAINS
 
 PYTHON_ENV = "SR_BENCH_TAU3_PYTHON"
@@ -43,15 +50,6 @@ class EnvironmentError_(Exception):
         self.message = message
 
 
-@dataclass
-class EnvInfo:
-    engine: str                                  # "tau2==<version> (python X)" or "sr-bench-mini-v1"
-    tools: list[dict[str, Any]]
-    user_tools: list[dict[str, Any]] = field(default_factory=list)
-    policy_sha256: str | None = None
-    env_sha256: dict[str, str] = field(default_factory=dict)
-
-
 class TauEnvironment:
     """The protocol (see the module docstring)."""
 
@@ -61,10 +59,10 @@ class TauEnvironment:
     async def reset(self, initial_state: dict[str, Any] | None) -> None:
         raise NotImplementedError
 
-    async def tool(self, requestor: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
         raise NotImplementedError
 
-    async def evaluate(self, criteria: dict[str, Any], initial_state: dict[str, Any] | None) -> dict[str, Any]:
+    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
         raise NotImplementedError
 
     async def close(self) -> None:
@@ -177,30 +175,31 @@ class LocalEnvironment(TauEnvironment):
         except (ToolError, KeyError, TypeError) as exc:
             raise EnvironmentError_("environment_error", f"initial state: {exc}") from None
 
-    async def tool(self, requestor: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
         assert self.env is not None
         if requestor != "assistant":
             return "Error: the mini domain has no user tools", True
         return self.env.call(name, arguments)
 
-    async def evaluate(self, criteria: dict[str, Any], initial_state: dict[str, Any] | None) -> dict[str, Any]:
+    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
         assert self.env is not None
         gold = self._fresh(initial_state)
         gold_errors = []
-        for action in criteria.get("actions") or []:
-            _content, error = gold.call(action["name"], action.get("arguments") or {})
+        for action in criteria.actions or []:
+            _content, error = gold.call(action.name, action.arguments or {})
             if error:
-                gold_errors.append(action.get("action_id") or action["name"])
+                gold_errors.append(action.action_id or action.name)
         checks = []
-        for a in criteria.get("env_assertions") or []:
+        for a in criteria.env_assertions or []:
             try:
-                met = self.env.run_function(a["func_name"], a.get("arguments") or {}) == a.get("assert_value", True)
+                met = a.func_name is not None and \
+                    self.env.run_function(a.func_name, a.arguments or {}) == a.assert_value
             except (ToolError, TypeError, KeyError):
                 met = False
-            checks.append({"func_name": a.get("func_name"), "met": bool(met)})
-        return {"predicted": {"agent": self.env.db_hash(), "user": None},
-                "gold": {"agent": gold.db_hash(), "user": None},
-                "env_assertions": checks, "gold_action_errors": gold_errors}
+            checks.append(AssertionCheck(func_name=a.func_name, met=bool(met)))
+        return EnvEvaluation(predicted=DbHashes(agent=self.env.db_hash(), user=None),
+                             gold=DbHashes(agent=gold.db_hash(), user=None),
+                             env_assertions=checks, gold_action_errors=gold_errors)
 
 
 def _merge(base: Any, update: Any) -> Any:
@@ -240,8 +239,9 @@ class Tau2Environment(TauEnvironment):
             reply = json.loads(line)
         except ValueError:
             raise EnvironmentError_("environment_error", f"tau2 child: unreadable reply to {op['op']}") from None
-        if not reply.get("ok"):
-            raise EnvironmentError_("environment_error", f"tau2 child, {op['op']}: {reply.get('error')}")
+        if not isinstance(reply, dict) or not reply.get("ok"):
+            why = reply.get("error") if isinstance(reply, dict) else "not an object"
+            raise EnvironmentError_("environment_error", f"tau2 child, {op['op']}: {why}")
         return reply
 
     def _tail(self) -> str:
@@ -270,13 +270,13 @@ class Tau2Environment(TauEnvironment):
     async def reset(self, initial_state: dict[str, Any] | None) -> None:
         await self._request({"op": "reset", "initial_state": initial_state})
 
-    async def tool(self, requestor: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
         got = await self._request({"op": "tool", "requestor": requestor, "name": name, "arguments": arguments})
         return str(got.get("content")), bool(got.get("error"))
 
-    async def evaluate(self, criteria: dict[str, Any], initial_state: dict[str, Any] | None) -> dict[str, Any]:
-        got = await self._request({"op": "evaluate", "criteria": criteria, "initial_state": initial_state})
-        return {k: got[k] for k in ("predicted", "gold", "env_assertions", "gold_action_errors")}
+    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
+        got = await self._request({"op": "evaluate", "criteria": criteria.wire(), "initial_state": initial_state})
+        return EnvEvaluation(**{k: got[k] for k in ("predicted", "gold", "env_assertions", "gold_action_errors")})
 
     async def close(self) -> None:
         proc, self.proc = self.proc, None

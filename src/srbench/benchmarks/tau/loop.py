@@ -25,7 +25,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srbench.benchmarks.conversation import CellSession, Reply
-from srbench.benchmarks.tau.env import EnvInfo, TauEnvironment
+from srbench.benchmarks.tau.env import TauEnvironment
+from srbench.benchmarks.tau.models import (
+    CallCounts,
+    CallFact,
+    EnvInfo,
+    Message,
+    Requestor,
+    TauOutputs,
+    TauRole,
+    Termination,
+    ToolCall,
+    ToolFunction,
+    ToolResult,
+    Turn,
+)
 from srbench.benchmarks.tau.reward import is_stop
 
 GREETING = "Hi! How can I help you today?"
@@ -46,57 +60,61 @@ class Conversation:
 
     agent_system: str
     user_system: str
-    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    trajectory: list[Message] = field(default_factory=list)
     steps: int = 0
     errors: int = 0
-    termination: str | None = None
-    calls: dict[str, int] = field(default_factory=lambda: {"subject": 0, "user_simulator": 0, "judge": 0})
+    termination: Termination | None = None
+    calls: CallCounts = field(default_factory=lambda: CallCounts(subject=0, user_simulator=0, judge=0))
     selected_models: list[str | None] = field(default_factory=list)
 
     def agent_view(self) -> list[dict[str, Any]]:
+        """The chat messages the agent is sent (the model endpoint's wire JSON)."""
         out: list[dict[str, Any]] = [{"role": "system", "content": self.agent_system}]
         for m in self.trajectory:
-            if m["role"] == "assistant":
+            if isinstance(m, ToolResult):
+                if m.requestor == "assistant":
+                    out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+            elif m.role == "assistant":
                 out.append(_chat("assistant", m))
-            elif m["role"] == "user" and not m.get("tool_calls"):
-                out.append({"role": "user", "content": m["content"]})
-            elif m["role"] == "tool" and m["requestor"] == "assistant":
-                out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+            elif not m.tool_calls:
+                out.append({"role": "user", "content": m.content})
         return out
 
     def user_view(self) -> list[dict[str, Any]]:
+        """The chat messages the user simulator is sent (roles swapped; the model endpoint's wire JSON)."""
         out: list[dict[str, Any]] = [{"role": "system", "content": self.user_system}]
         for m in self.trajectory:
-            if m["role"] == "assistant" and not m.get("tool_calls"):
-                out.append({"role": "user", "content": m["content"]})
-            elif m["role"] == "user":
+            if isinstance(m, ToolResult):
+                if m.requestor == "user":
+                    out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+            elif m.role == "user":
                 out.append(_chat("assistant", m))
-            elif m["role"] == "tool" and m["requestor"] == "user":
-                out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+            elif not m.tool_calls:
+                out.append({"role": "user", "content": m.content})
         return out
 
-    def outputs(self) -> dict[str, Any]:
+    def outputs(self) -> TauOutputs:
         """The facts the reward is computed from (stored in the conversation record)."""
-        texts = [m["content"] for m in self.trajectory if m["role"] == "assistant" and m.get("content")]
-        calls = [{"requestor": "assistant" if m["role"] == "assistant" else "user",
-                  "name": (tc.get("function") or {}).get("name"), "arguments": _arguments(tc)[0]}
-                 for m in self.trajectory if m["role"] in ("assistant", "user") for tc in m.get("tool_calls") or []]
-        return {"termination": self.termination, "steps": self.steps, "tool_errors": self.errors,
-                "assistant_texts": texts, "tool_calls": calls, "calls": dict(self.calls),
-                "selected_models": list(self.selected_models)}
+        turns = [m for m in self.trajectory if isinstance(m, Turn)]
+        texts = [m.content for m in turns if m.role == "assistant" and m.content]
+        calls = [CallFact(requestor=m.role, name=tc.function.name, arguments=_arguments(tc)[0])
+                 for m in turns for tc in m.tool_calls or []]
+        return TauOutputs(termination=self.termination, steps=self.steps, tool_errors=self.errors,
+                          assistant_texts=texts, tool_calls=calls, calls=self.calls.model_copy(),
+                          selected_models=list(self.selected_models))
 
 
-def _chat(role: str, m: dict[str, Any]) -> dict[str, Any]:
-    msg: dict[str, Any] = {"role": role, "content": m.get("content")}
-    if m.get("tool_calls"):
-        msg["tool_calls"] = m["tool_calls"]
+def _chat(role: str, m: Turn) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": role, "content": m.content}
+    if m.tool_calls:
+        msg["tool_calls"] = [tc.stored() for tc in m.tool_calls]
     elif msg["content"] is None:
         msg["content"] = ""
     return msg
 
 
-def _arguments(tc: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    raw = (tc.get("function") or {}).get("arguments")
+def _arguments(tc: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
+    raw = tc.function.arguments
     if isinstance(raw, dict):
         return raw, None
     try:
@@ -108,30 +126,28 @@ def _arguments(tc: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _tool_calls(reply: Reply, step: int) -> list[dict[str, Any]]:
+def _tool_calls(reply: Reply, step: int) -> list[ToolCall]:
     out = []
     for i, tc in enumerate(reply.tool_calls or []):
         fn = tc.get("function") or {}
-        out.append({"id": tc.get("id") or f"call_{step}_{i}", "type": "function",
-                    "function": {"name": fn.get("name"), "arguments": fn.get("arguments") or "{}"}})
+        out.append(ToolCall(id=tc.get("id") or f"call_{step}_{i}", type="function",
+                            function=ToolFunction(name=fn.get("name"), arguments=fn.get("arguments") or "{}")))
     return out
 
 
-def _message(role: str, reply: Reply, step: int) -> dict[str, Any]:
+def _message(role: Requestor, reply: Reply, step: int) -> Turn:
     text = reply.text if reply.text and reply.text.strip() else None
-    msg: dict[str, Any] = {"role": role, "content": text, "call": reply.index}
     calls = _tool_calls(reply, step)
-    if calls:
-        msg["tool_calls"] = calls
+    extra: dict[str, Any] = {"tool_calls": calls} if calls else {}
     if role == "assistant" and reply.selected_model:
-        msg["selected_model"] = reply.selected_model
-    return msg
+        extra["selected_model"] = reply.selected_model
+    return Turn(role=role, content=text, call=reply.index, **extra)
 
 
-async def _call(session: CellSession, conv: Conversation, role: str, messages: list[dict[str, Any]],
+async def _call(session: CellSession, conv: Conversation, role: TauRole, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]] | None) -> Reply:
     reply = await session.call(messages, role=role, tools=tools or None)
-    conv.calls[role] = conv.calls.get(role, 0) + 1
+    conv.calls.count(role)
     if reply.status != "completed":
         who = "agent" if role == "subject" else role.replace("_", " ")
         cls = reply.error_class or "call_failed"
@@ -143,7 +159,7 @@ async def _call(session: CellSession, conv: Conversation, role: str, messages: l
 async def run(session: CellSession, env: TauEnvironment, info: EnvInfo, conv: Conversation, *,
               max_steps: int, max_errors: int) -> None:
     """Drive the conversation until it terminates; `conv` holds everything on return or raise."""
-    conv.trajectory.append({"role": "assistant", "content": GREETING, "call": None})
+    conv.trajectory.append(Turn(role="assistant", content=GREETING, call=None))
     to_role, from_role = "user", "agent"
     while conv.termination is None:
         last = conv.trajectory[-1]
@@ -151,30 +167,31 @@ async def run(session: CellSession, env: TauEnvironment, info: EnvInfo, conv: Co
             reply = await _call(session, conv, "user_simulator", conv.user_view(), info.user_tools)
             msg = _message("user", reply, conv.steps)
             conv.trajectory.append(msg)
-            if not msg.get("tool_calls") and not msg["content"]:
+            if not msg.tool_calls and not msg.content:
                 conv.termination = "user_error"
-            elif not msg.get("tool_calls") and is_stop(msg["content"]):
+            elif not msg.tool_calls and is_stop(msg.content):
                 conv.termination = "user_stop"
-            from_role, to_role = "user", ("env" if msg.get("tool_calls") else "agent")
+            from_role, to_role = "user", ("env" if msg.tool_calls else "agent")
         elif to_role == "agent":
             reply = await _call(session, conv, "subject", conv.agent_view(), info.tools)
             msg = _message("assistant", reply, conv.steps)
             conv.trajectory.append(msg)
             conv.selected_models.append(reply.selected_model)
-            if not msg.get("tool_calls") and not msg["content"]:
+            if not msg.tool_calls and not msg.content:
                 conv.termination = "agent_error"
-            from_role, to_role = "agent", ("env" if msg.get("tool_calls") else "user")
+            from_role, to_role = "agent", ("env" if msg.tool_calls else "user")
         else:
-            requestor = "assistant" if from_role == "agent" else "user"
-            for tc in last["tool_calls"]:
+            requestor: Requestor = "assistant" if from_role == "agent" else "user"
+            assert isinstance(last, Turn) and last.tool_calls       # only a message with tool calls goes to env
+            for tc in last.tool_calls:
                 args, problem = _arguments(tc)
                 if problem is not None or args is None:
                     content, error = f"Error: {problem}", True
                 else:
-                    content, error = await env.tool(requestor, tc["function"]["name"], args)
+                    content, error = await env.tool(requestor, tc.function.name, args)
                 conv.errors += bool(error)
-                conv.trajectory.append({"role": "tool", "requestor": requestor, "tool_call_id": tc["id"],
-                                        "name": tc["function"]["name"], "content": content, "error": error})
+                conv.trajectory.append(ToolResult(role="tool", requestor=requestor, tool_call_id=tc.id,
+                                                  name=tc.function.name, content=content, error=error))
             from_role, to_role = "env", from_role
         conv.steps += 1
         if to_role == "env":

@@ -80,7 +80,7 @@ class MiniShop:
 
     def _order(self, order_id: Any) -> dict[str, Any]:
         order = self.db["orders"].get(order_id) if isinstance(order_id, str) else None
-        if order is None:
+        if not isinstance(order, dict):
             raise ToolError(f"order {order_id} not found")
         return order
 
@@ -88,7 +88,7 @@ class MiniShop:
     def find_user_by_email(self, email: str) -> str:
         for uid, user in sorted(self.db["users"].items()):
             if isinstance(email, str) and user.get("email", "").lower() == email.strip().lower():
-                return uid
+                return str(uid)
         raise ToolError(f"no user with email {email}")
 
     def get_order_details(self, order_id: str) -> dict[str, Any]:
@@ -110,9 +110,9 @@ class MiniShop:
         return self._order(order_id).get("status") == status
 
     # -- dispatch ------------------------------------------------------------------------------
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def call(self, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
         """(content, error) of one tool call, as the agent sees it."""
-        if name not in {t["function"]["name"] for t in TOOLS}:
+        if name is None or name not in {t["function"]["name"] for t in TOOLS}:
             return f"Error: Tool '{name}' not found.", True
         try:
             result = getattr(self, name)(**arguments)

@@ -25,6 +25,22 @@ import re
 from typing import Any
 
 from srbench.benchmarks.graders import visible_text
+from srbench.benchmarks.tau.models import (
+    ActionCheck,
+    CallFact,
+    CommunicateCheck,
+    Criteria,
+    DbCheck,
+    DbHashes,
+    EnvEvaluation,
+    GoldAction,
+    Message,
+    NlCheck,
+    RewardType,
+    TauOutputs,
+    TauReward,
+    Turn,
+)
 
 GRADER = "sr-bench-tau3-reward-v1"
 STOP_TOKENS: tuple[str, ...] = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
@@ -48,60 +64,60 @@ def is_stop(text: str | None) -> bool:
     return text is not None and bool(text) and any(tok in text for tok in STOP_TOKENS)
 
 
-def communicate(assistant_texts: list[str], infos: list[str]) -> tuple[float, list[dict[str, Any]]]:
+def communicate(assistant_texts: list[str], infos: list[str]) -> tuple[float, list[CommunicateCheck]]:
     checks = []
     cleaned = [t.lower().replace(",", "") for t in assistant_texts if t and t.strip()]
     for info in infos:
         met = any(info.lower() in t for t in cleaned)
-        checks.append({"info": info, "met": met})
-    return (1.0 if all(c["met"] for c in checks) else 0.0), checks
+        checks.append(CommunicateCheck(info=info, met=met))
+    return (1.0 if all(c.met for c in checks) else 0.0), checks
 
 
-def action_matches(action: dict[str, Any], call: dict[str, Any]) -> bool:
-    if action.get("name") != call.get("name") or not isinstance(call.get("arguments"), dict):
+def action_matches(action: GoldAction, call: CallFact) -> bool:
+    if action.name != call.name or not isinstance(call.arguments, dict):
         return False
-    args = call["arguments"]
-    keys = action.get("compare_args")
-    keys = list(args) if keys is None else keys
+    args = call.arguments
+    keys = list(args) if action.compare_args is None else action.compare_args
     if not keys:
         return True
-    gold = action.get("arguments") or {}
+    gold = action.arguments or {}
     return {k: v for k, v in args.items() if k in keys} == {k: v for k, v in gold.items() if k in keys}
 
 
-def actions(tool_calls: list[dict[str, Any]], gold: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
-    checks = [{"action_id": a.get("action_id"), "name": a.get("name"),
-               "met": any(action_matches(a, c) for c in tool_calls)} for a in gold]
-    return (1.0 if all(c["met"] for c in checks) else 0.0), checks
+def actions(tool_calls: list[CallFact], gold: list[GoldAction]) -> tuple[float, list[ActionCheck]]:
+    checks = [ActionCheck(action_id=a.action_id, name=a.name, met=any(action_matches(a, c) for c in tool_calls))
+              for a in gold]
+    return (1.0 if all(c.met for c in checks) else 0.0), checks
 
 
-def db_component(env: dict[str, Any]) -> float:
-    pred, gold = env.get("predicted") or {}, env.get("gold") or {}
-    same = pred.get("agent") == gold.get("agent") and pred.get("user") == gold.get("user")
+def db_component(env: EnvEvaluation) -> float:
+    pred, gold = env.predicted or DbHashes(), env.gold or DbHashes()
+    same = pred.agent == gold.agent and pred.user == gold.user
     return 1.0 if same else 0.0
 
 
-def env_assertion_component(env: dict[str, Any]) -> float:
-    return 1.0 if all(c.get("met") for c in env.get("env_assertions") or []) else 0.0
+def env_assertion_component(env: EnvEvaluation) -> float:
+    return 1.0 if all(c.met for c in env.env_assertions) else 0.0
 
 
-def needs_judge(criteria: dict[str, Any]) -> bool:
-    return "NL_ASSERTION" in (criteria.get("reward_basis") or []) and bool(criteria.get("nl_assertions"))
+def needs_judge(criteria: Criteria) -> bool:
+    return "NL_ASSERTION" in criteria.reward_basis and bool(criteria.nl_assertions)
 
 
-def transcript(trajectory: list[dict[str, Any]]) -> str:
+def transcript(trajectory: list[Message]) -> str:
     """The conversation as the judge sees it: one ``role: content`` line per message."""
     lines = []
     for m in trajectory:
-        content = m.get("content") or ""
-        for tc in m.get("tool_calls") or []:
-            fn = tc.get("function") or {}
-            content += ("\n" if content else "") + f"[tool call] {fn.get('name')}({fn.get('arguments')})"
-        lines.append(f"{m['role']}: {content}")
+        content = m.content or ""
+        for tc in (m.tool_calls or []) if isinstance(m, Turn) else []:
+            fn = tc.function
+            content += ("\n" if content else "") + f"[tool call] {fn.name}({fn.arguments})"
+        lines.append(f"{m.role}: {content}")
     return "\n".join(lines)
 
 
-def nl_messages(trajectory: list[dict[str, Any]], assertions: list[str]) -> list[dict[str, str]]:
+def nl_messages(trajectory: list[Message], assertions: list[str]) -> list[dict[str, str]]:
+    """The judge's request (the model endpoint's wire JSON)."""
     user = (f"conversation:\n{transcript(trajectory)}\n\n"
             f"expectedOutcomes:\n{json.dumps(assertions, ensure_ascii=False)}")
     return [{"role": "system", "content": NL_SYSTEM}, {"role": "user", "content": user}]
@@ -110,7 +126,7 @@ def nl_messages(trajectory: list[dict[str, Any]], assertions: list[str]) -> list
 _FENCE = re.compile(r"\A```[ \t]*(?:json|JSON)?[ \t]*\r?\n(.*?)\r?\n?[ \t]*```\Z", re.DOTALL)
 
 
-def parse_nl(text: str | None, assertions: list[str]) -> tuple[list[dict[str, Any]] | None, str | None]:
+def parse_nl(text: str | None, assertions: list[str]) -> tuple[list[NlCheck] | None, str | None]:
     """(one check per assertion, None) or (None, why the reply is unusable)."""
     visible = visible_text(text) if text is not None else None
     if not visible:
@@ -131,60 +147,59 @@ def parse_nl(text: str | None, assertions: list[str]) -> tuple[list[dict[str, An
         met = r.get("metExpectation") if isinstance(r, dict) else None
         if not isinstance(met, bool):
             return None, "a judge result has no boolean metExpectation"
-        checks.append({"assertion": assertion, "met": met, "reasoning": str(r.get("reasoning", ""))[:2000]})
+        checks.append(NlCheck(assertion=assertion, met=met, reasoning=str(r.get("reasoning", ""))[:2000]))
     return checks, None
 
 
-def reward(criteria: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-    """{reward, success, status, components, checks…} of one stored conversation."""
-    basis = list(criteria.get("reward_basis") or [])
-    termination = outputs.get("termination")
-    out: dict[str, Any] = {"reward_basis": basis, "termination": termination, "components": {}}
+def _judged(criteria: Criteria, outputs: TauOutputs) -> tuple[float, dict[str, Any]]:
+    """NL_ASSERTION's value and what the reward says of it (its checks, a note or the judge's error)."""
+    assertions = criteria.nl_assertions or []
+    nl = outputs.nl
+    if not assertions:
+        return 1.0, {}
+    if nl is None:          # not asked: another component was already 0, so the product is 0
+        return 0.0, {"nl_note": "judge not called: another component is already 0"}
+    checks, problem = (None, f"judge call {nl.status}: {nl.error}") \
+        if nl.status != "completed" else parse_nl(nl.text, assertions)
+    if checks is None:
+        return 0.0, {"judge_error": problem}
+    return (1.0 if all(c.met for c in checks) else 0.0), {"nl_assertions": checks}
+
+
+def reward(criteria: Criteria, outputs: TauOutputs) -> TauReward:
+    """The reward of one stored conversation, its components and checks."""
+    basis = list(criteria.reward_basis)
+    termination = outputs.termination
     if termination not in SUCCESS_TERMINATIONS:
-        return {**out, "reward": 0.0, "success": False, "status": "incorrect",
-                "note": f"conversation ended by {termination}: reward 0"}
-    comps: dict[str, float] = {}
-    env = outputs.get("env") or {}
+        return TauReward(reward_basis=basis, termination=termination, components={}, reward=0.0, success=False,
+                         status="incorrect", note=f"conversation ended by {termination}: reward 0")
+    comps: dict[RewardType, float] = {}
+    facts: dict[str, Any] = {}
+    env = outputs.env or EnvEvaluation()
     if "DB" in basis:
         comps["DB"] = db_component(env)
-        out["db"] = {"predicted": env.get("predicted"), "gold": env.get("gold"),
-                     "gold_action_errors": env.get("gold_action_errors") or []}
+        facts["db"] = DbCheck(predicted=env.predicted, gold=env.gold, gold_action_errors=env.gold_action_errors)
     if "ENV_ASSERTION" in basis:
         comps["ENV_ASSERTION"] = env_assertion_component(env)
-        out["env_assertions"] = env.get("env_assertions") or []
+        facts["env_assertions"] = env.env_assertions
     if "COMMUNICATE" in basis:
-        comps["COMMUNICATE"], out["communicate"] = communicate(outputs.get("assistant_texts") or [],
-                                                              criteria.get("communicate_info") or [])
+        comps["COMMUNICATE"], facts["communicate"] = communicate(outputs.assistant_texts,
+                                                                criteria.communicate_info or [])
     if "ACTION" in basis:
-        comps["ACTION"], out["actions"] = actions(outputs.get("tool_calls") or [], criteria.get("actions") or [])
-    status = None
+        comps["ACTION"], facts["actions"] = actions(outputs.tool_calls, criteria.actions or [])
     if "NL_ASSERTION" in basis:
-        assertions = criteria.get("nl_assertions") or []
-        nl = outputs.get("nl")
-        if not assertions:
-            comps["NL_ASSERTION"] = 1.0
-        elif nl is None:          # not asked: another component was already 0, so the product is 0
-            comps["NL_ASSERTION"] = 0.0
-            out["nl_note"] = "judge not called: another component is already 0"
-        else:
-            checks, problem = (None, f"judge call {nl.get('status')}: {nl.get('error')}") \
-                if nl.get("status") != "completed" else parse_nl(nl.get("text"), assertions)
-            if checks is None:
-                comps["NL_ASSERTION"] = 0.0
-                status = "judge_error"
-                out["judge_error"] = problem
-            else:
-                comps["NL_ASSERTION"] = 1.0 if all(c["met"] for c in checks) else 0.0
-                out["nl_assertions"] = checks
+        comps["NL_ASSERTION"], said = _judged(criteria, outputs)
+        facts.update(said)
     value = 1.0
     for v in comps.values():
         value *= v
-    success = abs(value - 1.0) <= TOLERANCE and status is None
-    return {**out, "components": comps, "reward": value, "success": success,
-            "status": status or ("correct" if success else "incorrect")}
+    judge_error = "judge_error" in facts
+    success = abs(value - 1.0) <= TOLERANCE and not judge_error
+    return TauReward(reward_basis=basis, termination=termination, components=comps, reward=value, success=success,
+                     status="judge_error" if judge_error else ("correct" if success else "incorrect"), **facts)
 
 
-def partial_product(criteria: dict[str, Any], outputs: dict[str, Any]) -> float:
+def partial_product(criteria: Criteria, outputs: TauOutputs) -> float:
     """The product of every component but NL_ASSERTION (is the judge worth asking?)."""
-    rest = {**criteria, "reward_basis": [b for b in criteria.get("reward_basis") or [] if b != "NL_ASSERTION"]}
-    return float(reward(rest, outputs)["reward"])
+    rest = criteria.model_copy(update={"reward_basis": [b for b in criteria.reward_basis if b != "NL_ASSERTION"]})
+    return reward(rest, outputs).reward
