@@ -137,11 +137,13 @@ def _tool_calls(reply: Reply, step: int) -> list[ToolCall]:
 
 def _message(role: Requestor, reply: Reply, step: int) -> Turn:
     text = reply.text if reply.text and reply.text.strip() else None
+    turn = Turn(role=role, content=text, call=reply.index)
     calls = _tool_calls(reply, step)
-    extra: dict[str, Any] = {"tool_calls": calls} if calls else {}
+    if calls:                               # set only when there are some: absent from the stored message
+        turn = turn.model_copy(update={"tool_calls": calls})
     if role == "assistant" and reply.selected_model:
-        extra["selected_model"] = reply.selected_model
-    return Turn(role=role, content=text, call=reply.index, **extra)
+        turn = turn.model_copy(update={"selected_model": reply.selected_model})
+    return turn
 
 
 async def _call(session: CellSession, conv: Conversation, role: TauRole, messages: list[dict[str, Any]],

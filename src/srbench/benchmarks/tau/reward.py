@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TypedDict
 
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.tau.models import (
     ActionCheck,
+    AssertionCheck,
     CallFact,
     CommunicateCheck,
     Criteria,
@@ -151,7 +152,19 @@ def parse_nl(text: str | None, assertions: list[str]) -> tuple[list[NlCheck] | N
     return checks, None
 
 
-def _judged(criteria: Criteria, outputs: TauOutputs) -> tuple[float, dict[str, Any]]:
+class _Facts(TypedDict, total=False):
+    """The reward's per-component facts, each present only when its component is in the basis."""
+
+    db: DbCheck
+    env_assertions: list[AssertionCheck]
+    communicate: list[CommunicateCheck]
+    actions: list[ActionCheck]
+    nl_assertions: list[NlCheck]
+    nl_note: str
+    judge_error: str
+
+
+def _judged(criteria: Criteria, outputs: TauOutputs) -> tuple[float, _Facts]:
     """NL_ASSERTION's value and what the reward says of it (its checks, a note or the judge's error)."""
     assertions = criteria.nl_assertions or []
     nl = outputs.nl
@@ -162,7 +175,7 @@ def _judged(criteria: Criteria, outputs: TauOutputs) -> tuple[float, dict[str, A
     checks, problem = (None, f"judge call {nl.status}: {nl.error}") \
         if nl.status != "completed" else parse_nl(nl.text, assertions)
     if checks is None:
-        return 0.0, {"judge_error": problem}
+        return 0.0, {"judge_error": str(problem)}
     return (1.0 if all(c.met for c in checks) else 0.0), {"nl_assertions": checks}
 
 
@@ -174,7 +187,7 @@ def reward(criteria: Criteria, outputs: TauOutputs) -> TauReward:
         return TauReward(reward_basis=basis, termination=termination, components={}, reward=0.0, success=False,
                          status="incorrect", note=f"conversation ended by {termination}: reward 0")
     comps: dict[RewardType, float] = {}
-    facts: dict[str, Any] = {}
+    facts: _Facts = {}
     env = outputs.env or EnvEvaluation()
     if "DB" in basis:
         comps["DB"] = db_component(env)
