@@ -232,9 +232,9 @@ class Tau3(Benchmark):
         if reward.needs_judge(criteria) and reward.partial_product(criteria, outputs) > 0:
             reply = await session.call(reward.nl_messages(conv.trajectory, criteria.nl_assertions or []),
                                        role="judge")
-            conv.calls.count("judge")
+            conv.calls = conv.calls.plus("judge")
             outputs = outputs.model_copy(update={
-                "calls": conv.calls.model_copy(),
+                "calls": conv.calls,
                 "nl": JudgeReply(call=reply.index, status=_call_status(reply.status), text=reply.text,
                                  error=reply.error)})
         return outputs

@@ -100,7 +100,7 @@ class Conversation:
         calls = [CallFact(requestor=m.role, name=tc.function.name, arguments=_arguments(tc)[0])
                  for m in turns for tc in m.tool_calls or []]
         return TauOutputs(termination=self.termination, steps=self.steps, tool_errors=self.errors,
-                          assistant_texts=texts, tool_calls=calls, calls=self.calls.model_copy(),
+                          assistant_texts=texts, tool_calls=calls, calls=self.calls,
                           selected_models=list(self.selected_models))
 
 
@@ -149,7 +149,7 @@ def _message(role: Requestor, reply: Reply, step: int) -> Turn:
 async def _call(session: CellSession, conv: Conversation, role: TauRole, messages: list[dict[str, Any]],
                 tools: list[dict[str, Any]] | None) -> Reply:
     reply = await session.call(messages, role=role, tools=tools or None)
-    conv.calls.count(role)
+    conv.calls = conv.calls.plus(role)
     if reply.status != "completed":
         who = "agent" if role == "subject" else role.replace("_", " ")
         cls = reply.error_class or "call_failed"

@@ -143,7 +143,6 @@ Message = Turn | ToolResult
 class CallCounts(_Model):
     """Model calls made so far, per role (counted as they are made)."""
 
-    model_config = ConfigDict(frozen=False)
     subject: int = 0
     """The agent under test."""
     user_simulator: int = 0
@@ -151,14 +150,11 @@ class CallCounts(_Model):
     judge: int = 0
     """The pinned judge."""
 
-    def count(self, role: TauRole) -> None:
-        """One more call of `role`."""
-        if role == "subject":
-            self.subject += 1
-        elif role == "user_simulator":
-            self.user_simulator += 1
-        else:
-            self.judge += 1
+    def plus(self, role: TauRole) -> CallCounts:
+        """The counts with one more call of `role`."""
+        return CallCounts(subject=self.subject + (role == "subject"),
+                          user_simulator=self.user_simulator + (role == "user_simulator"),
+                          judge=self.judge + (role == "judge"))
 
 
 class CallFact(_Model):
