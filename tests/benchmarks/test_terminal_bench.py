@@ -361,7 +361,7 @@ def test_a_trial_holds_its_cpu_cap_of_the_grading_budget(cases, monkeypatch) -> 
         asyncio.run(TB.converse(cases["hello-file"], FakeSession(scripted(SCRIPTS["hello-file"]["solve"]))))
     finally:
         environment.use_factory(None)
-    want = environment.effective_limits(TB.task_of(cases["hello-file"]), options_from(None))["cpus"]
+    want = environment.effective_limits(TB.task_of(cases["hello-file"]), options_from(None)).cpus
     assert seen == [want] and budget.used == 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,14 +29,24 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 GRADER = "sr-bench-terminal-reward-v1"
-_AVAILABILITY: dict[str, Any] = {"at": -1e9, "reason": None}
+
+
+@dataclass
+class _Availability:
+    """The last check of the Docker engine (when, and why trials cannot run; None: they can)."""
+
+    at: float = -1e9
+    reason: str | None = None
+
+
+_AVAILABILITY = _Availability()
 _CHECK_EVERY_S = 30.0
 
 
 def availability() -> str | None:
     """None when task containers can run here, else why not (checked at most every 30 s)."""
     now = time.monotonic()
-    if now - _AVAILABILITY["at"] > _CHECK_EVERY_S:
+    if now - _AVAILABILITY.at > _CHECK_EVERY_S:
         from srbench.sandbox.base import SandboxFault
         from srbench.sandbox.task_container import engine
 
@@ -44,8 +55,8 @@ def availability() -> str | None:
             reason = None
         except SandboxFault as exc:
             reason = f"needs a Docker engine for its task containers: {exc.message}"
-        _AVAILABILITY.update(at=now, reason=reason)
-    return _AVAILABILITY["reason"]
+        _AVAILABILITY.at, _AVAILABILITY.reason = now, reason
+    return _AVAILABILITY.reason
 
 
 class TerminalBench21(Benchmark):

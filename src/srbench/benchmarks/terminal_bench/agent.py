@@ -33,7 +33,15 @@ from srbench.benchmarks.terminal_bench.environment import (
 )
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import under
-from srbench.benchmarks.terminal_bench.trajectory import Trajectory
+from srbench.benchmarks.terminal_bench.trajectory import (
+    RewardFiles,
+    TimeShared,
+    Trajectory,
+    TrialFacts,
+    TrialOutputs,
+    TrialStep,
+    VerifierRun,
+)
 from srbench.benchmarks.terminal_bench.verifier import (
     MAX_REWARD_BYTES,
     REWARD_JSON,
@@ -121,28 +129,29 @@ class Trial:
         self.task, self.session, self.options = task, session, options
         self.limits = effective_limits(task, options)
         self.messages = first_messages(task.files["instruction.md"].decode("utf-8", "replace"), options)
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[TrialStep] = []
         self.turns = 0
         self.stop_reason: str | None = None
         self.error_class: str | None = None
         self.error: str | None = None
-        self.verifier: dict[str, Any] | None = None
+        self.verifier: VerifierRun | None = None
         self.reward: float | None = None
         self.rewards: dict[str, float] = {}
         self.reward_source: str | None = None
-        self.receipt: dict[str, Any] | None = None
-        self.facts: dict[str, Any] = {}
+        self.receipt: dict[str, Any] | None = None         # the environment's, as it reports it
+        self.facts = TrialFacts()
 
     def fail(self, error_class: str, error: str, stop_reason: str) -> None:
         self.error_class, self.error, self.stop_reason = error_class, " ".join(error.split())[:500], stop_reason
 
     async def agent_phase(self, env: TerminalEnvironment) -> None:
-        agent_s, verifier_s = self.limits["agent_timeout_s"], self.limits["verifier_timeout_s"]
+        agent_s, verifier_s = self.limits.agent_timeout_s, self.limits.verifier_timeout_s
         remaining = max(0.0, self.session.remaining_s())
         budget = agent_s
         if remaining < agent_s + verifier_s:     # the cell's time cannot hold both: share it in proportion
             budget = remaining * agent_s / (agent_s + verifier_s)
-            self.facts["time_shared"] = {"cell_remaining_s": round(remaining, 3), "agent_s": round(budget, 3)}
+            self.facts = self.facts.model_copy(update={"time_shared": TimeShared(
+                cell_remaining_s=round(remaining, 3), agent_s=round(budget, 3))})
         deadline = time.monotonic() + budget
         while True:
             if self.turns >= self.options.max_steps:
@@ -173,35 +182,35 @@ class Trial:
 
     async def tool(self, env: TerminalEnvironment, call: dict[str, Any], deadline: float) -> str:
         command, problem = parse_tool_call(call)
-        step: dict[str, Any] = {"turn": self.turns, "tool_call_id": call.get("id"), "command": command,
-                                "message": len(self.messages)}
-        self.steps.append(step)
+        step = TrialStep(turn=self.turns, tool_call_id=call.get("id"), command=command, message=len(self.messages))
+        self.steps.append(step)                  # kept as it is should the command's run fail
         if problem is not None:
-            step["error"] = problem
+            self.steps[-1] = step.model_copy(update={"error": problem})
             return f"error: {problem}"
         left = deadline - time.monotonic()
         if left <= 0:
-            step["error"] = "agent time is up"
+            self.steps[-1] = step.model_copy(update={"error": "agent time is up"})
             return "error: the agent's time is up; the command was not run"
         timeout = min(self.options.command_timeout_s, left)
         keep = (self.options.stdout_tail_chars * 4, self.options.stderr_tail_chars * 4)
         assert command is not None
         res = await env.run(command, timeout, keep=keep)
-        step.update({"exit_code": res.exit_code, "timed_out": res.timed_out, "wall_s": res.wall_s,
-                     "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes})
+        self.steps[-1] = step.model_copy(update={"exit_code": res.exit_code, "timed_out": res.timed_out,
+                                                 "wall_s": res.wall_s, "stdout_bytes": res.stdout_bytes,
+                                                 "stderr_bytes": res.stderr_bytes})
         return format_result(res, timeout, self.options)
 
     async def verifier_phase(self, env: TerminalEnvironment) -> None:
         await env.run(RESET_VERIFIER, 30)
         await env.put_files("/tests", under(self.task.files, "tests"))
-        timeout = max(1.0, min(self.limits["verifier_timeout_s"], self.session.remaining_s()))
+        timeout = max(1.0, min(self.limits.verifier_timeout_s, self.session.remaining_s()))
         n = self.options.verifier_log_chars
         res = await env.run("bash /tests/test.sh", timeout, env=self.task.config.verifier_env, keep=(n * 4, n * 4))
         out, _ = tail_text(res.stdout, n)
         err, _ = tail_text(res.stderr, n)
-        self.verifier = {"exit_code": res.exit_code, "timed_out": res.timed_out, "wall_s": res.wall_s,
-                         "timeout_s": timeout, "stdout": out, "stderr": err,
-                         "stdout_bytes": res.stdout_bytes, "stderr_bytes": res.stderr_bytes}
+        self.verifier = VerifierRun(exit_code=res.exit_code, timed_out=res.timed_out, wall_s=res.wall_s,
+                                    timeout_s=timeout, stdout=out, stderr=err,
+                                    stdout_bytes=res.stdout_bytes, stderr_bytes=res.stderr_bytes)
         if res.timed_out:
             self.fail("trial_error", f"VerifierTimeoutError: tests/test.sh did not finish within {timeout:g} s",
                       self.stop_reason or "verifier_timeout")
@@ -212,14 +221,16 @@ class Trial:
                 js = None if txt is not None else await env.read_file(REWARD_JSON, MAX_REWARD_BYTES)
             except SandboxFault as exc:
                 raise RewardError("VerifierOutputParseError", exc.message) from None
-            self.verifier["reward_files"] = {"reward.txt": _text(txt), "reward.json": _text(js)}
+            self.verifier = self.verifier.model_copy(update={
+                "reward_files": RewardFiles(reward_txt=_text(txt), reward_json=_text(js))})
             self.reward, self.reward_source, self.rewards = parse_reward(txt, js)
         except RewardError as exc:
             self.fail("trial_error", f"{exc.kind}: {exc.message}", self.stop_reason or "no_reward")
 
     def trajectory(self) -> dict[str, Any]:
+        """The stored trajectory object (JSON)."""
         return Trajectory(format=TRAJECTORY_FORMAT, agent=AGENT, task=self.task.name, tree_sha256=self.task.tree_sha256,
-                          options=self.options.model_dump(), messages=self.messages, steps=self.steps,
+                          options=self.options, messages=self.messages, steps=self.steps,
                           turns=self.turns, stop_reason=self.stop_reason, verifier=self.verifier, reward=self.reward,
                           rewards=self.rewards, error_class=self.error_class, error=self.error, receipt=self.receipt,
                           environment=self.facts).model_dump(mode="json", by_alias=True)
@@ -227,12 +238,13 @@ class Trial:
     def outcome(self) -> ConversationOutcome:
         digest = self.session.store(self.trajectory())
         final = next((m.get("content") for m in reversed(self.messages) if m["role"] == "assistant"), None)
-        outputs = {"agent": AGENT, "task": self.task.name, "tree_sha256": self.task.tree_sha256,
-                   "reward": self.reward, "rewards": self.rewards, "reward_source": self.reward_source,
-                   "stop_reason": self.stop_reason, "turns": self.turns, "commands": len(self.steps),
-                   "receipt": self.receipt, "environment": self.facts, "trajectory": digest,
-                   "verifier": {k: v for k, v in (self.verifier or {}).items() if k not in ("stdout", "stderr")} or None}
-        return ConversationOutcome(final_text=final, outputs=outputs, trajectory=digest,
+        outputs = TrialOutputs(agent=AGENT, task=self.task.name, tree_sha256=self.task.tree_sha256,
+                               reward=self.reward, rewards=self.rewards, reward_source=self.reward_source,
+                               stop_reason=self.stop_reason, turns=self.turns, commands=len(self.steps),
+                               receipt=self.receipt, environment=self.facts, trajectory=digest,
+                               verifier=self.verifier.summary() if self.verifier is not None else None)
+        return ConversationOutcome(final_text=final, outputs=outputs.model_dump(mode="json", by_alias=True),
+                                   trajectory=digest,
                                    error_class=self.error_class, error=self.error)
 
 
@@ -243,7 +255,7 @@ def _text(data: bytes | None) -> str | None:
 async def run_trial(task: TaskSpec, session: CellSession, options: TerminalOptions) -> ConversationOutcome:
     """One trial of `task` for the session's target; see the module docstring."""
     # the trial's CPU cap counts against the host's grading budget (sandbox/capacity.py), with code grading
-    async with capacity.GRADING.held(effective_limits(task, options)["cpus"]):
+    async with capacity.GRADING.held(effective_limits(task, options).cpus):
         return await _trial(task, session, options)
 
 
@@ -254,7 +266,7 @@ async def _trial(task: TaskSpec, session: CellSession, options: TerminalOptions)
     except SandboxFault as exc:
         trial.fail(exc.code, exc.message, "environment")
         return trial.outcome()
-    trial.receipt, trial.facts = env.receipt, env.facts
+    trial.receipt, trial.facts = env.receipt, TrialFacts.model_validate(env.facts)
     try:
         try:
             await trial.agent_phase(env)

@@ -14,7 +14,9 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import TaskConfig, executable, under
@@ -49,16 +51,46 @@ class TerminalEnvironment(Protocol):
 Factory = Callable[[TaskSpec, str, TerminalOptions], Awaitable[TerminalEnvironment]]
 
 
-def effective_limits(task: TaskSpec, options: TerminalOptions) -> dict[str, Any]:
+class TrialLimits(BaseModel):
+    """The task.toml limits capped by sr-bench's, as the receipt records them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    cpus: float
+    """CPUs of the container."""
+    memory_mb: int
+    """Its memory."""
+    pids: int
+    """Its process limit."""
+    agent_timeout_s: float
+    """The agent phase's time."""
+    verifier_timeout_s: float
+    """The verifier's time."""
+    build_timeout_s: float
+    """The image build's time."""
+    command_timeout_s: float
+    """One command's time."""
+    max_steps: int
+    """Model turns at most."""
+    storage_mb_requested: int | None
+    """The storage the task asks for (not enforced)."""
+    storage_enforced: Literal[False]
+    """Storage is not limited."""
+    network: Literal["none"]
+    """Containers have no network."""
+    task_allow_internet: bool
+    """What the task's allow_internet said."""
+
+
+def effective_limits(task: TaskSpec, options: TerminalOptions) -> TrialLimits:
     """The task.toml limits capped by sr-bench's (what the receipt records)."""
     c = task.config
-    return {"cpus": min(c.cpus, options.cpus_cap), "memory_mb": min(c.memory_mb, options.memory_mb_cap),
-            "pids": options.pids, "agent_timeout_s": min(c.agent_timeout_s, options.agent_timeout_cap_s),
-            "verifier_timeout_s": min(c.verifier_timeout_s, options.verifier_timeout_cap_s),
-            "build_timeout_s": min(c.build_timeout_s, options.build_timeout_cap_s),
-            "command_timeout_s": options.command_timeout_s, "max_steps": options.max_steps,
-            "storage_mb_requested": c.storage_mb, "storage_enforced": False, "network": "none",
-            "task_allow_internet": c.allow_internet}
+    return TrialLimits(cpus=min(c.cpus, options.cpus_cap), memory_mb=min(c.memory_mb, options.memory_mb_cap),
+                       pids=options.pids, agent_timeout_s=min(c.agent_timeout_s, options.agent_timeout_cap_s),
+                       verifier_timeout_s=min(c.verifier_timeout_s, options.verifier_timeout_cap_s),
+                       build_timeout_s=min(c.build_timeout_s, options.build_timeout_cap_s),
+                       command_timeout_s=options.command_timeout_s, max_steps=options.max_steps,
+                       storage_mb_requested=c.storage_mb, storage_enforced=False, network="none",
+                       task_allow_internet=c.allow_internet)
 
 
 class DockerTaskEnvironment:
@@ -81,15 +113,15 @@ class DockerTaskEnvironment:
         limits = effective_limits(task, options)
         api = tc.engine()
         image = tc.ensure_image(api, under(task.files, "environment"), where=f"task {task.name}",
-                                executable=executable, build_timeout_s=limits["build_timeout_s"],
+                                executable=executable, build_timeout_s=limits.build_timeout_s,
                                 network=options.build_network)
-        caps = tc.ContainerLimits(cpus=limits["cpus"], memory_mb=limits["memory_mb"], pids=limits["pids"])
+        caps = tc.ContainerLimits(cpus=limits.cpus, memory_mb=limits.memory_mb, pids=limits.pids)
         container = tc.TaskContainer(api, image, caps, cell=cell_id, env=task.config.environment_env)
         receipt = {"kind": "terminal-bench-receipt", "schema": 1, "backend": "docker", "engine": tc.engine_facts(api),
                    "image": image.tag, "image_id": image.image_id, "image_key": image.key,
                    "base_images": image.bases, "build_network": image.build_network,
                    "tree_sha256": task.tree_sha256, "workdir": container.workdir,
-                   "limits": {**limits, **caps.as_dict()}, "upstream_image": task.config.docker_image}
+                   "limits": {**limits.model_dump(), **caps.as_dict()}, "upstream_image": task.config.docker_image}
         return cls(container, receipt, {"image_built": image.built, "build_s": image.build_s})
 
     async def run(self, command: str, timeout_s: float, *, env: dict[str, str] | None = None,

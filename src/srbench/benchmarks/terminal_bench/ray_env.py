@@ -34,7 +34,8 @@ class TaskActor:
         return self.env.receipt, self.env.facts
 
     def run(self, command: str, timeout_s: float, env: dict[str, str] | None, keep: tuple[int, int]) -> CommandResult:
-        return self.env.container.exec(command, timeout_s, env=env, keep=keep)
+        result: CommandResult = self.env.container.exec(command, timeout_s, env=env, keep=keep)
+        return result
 
     def put_files(self, dest: str, files: dict[str, bytes]) -> None:
         from srbench.benchmarks.terminal_bench.tasks import executable

@@ -1,12 +1,116 @@
 """A Terminal-Bench trial's stored trajectory (kind ``trajectory``, format
 ``terminal-bench-trajectory-v1``): what the agent was told and did, what the verifier said, and the
-task container's receipt. The conversation record's outputs name it by digest (agent.py)."""
+task container's receipt. The conversation record's outputs (`TrialOutputs`) name it by digest (agent.py).
+
+The trial's parts (a command step, the verifier's run, the environment's facts) are built as models
+and passed by attribute; an optional field that was never set is absent from the stored JSON (as in
+the dict literals these replaced), so the bytes are unchanged. Dicts remain for JSON that crosses an
+edge: the chat messages sent to the model endpoint and the task container's receipt (the engine's facts).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from srbench.benchmarks.terminal_bench.options import TerminalOptions
+
+
+class _Sparse(BaseModel):
+    """A stored part whose optional fields are absent unless they were set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+
+    @model_serializer(mode="wrap")
+    def _set_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        fields = type(self).model_fields
+        keep = {n for n in self.model_fields_set} | {fields[n].alias for n in self.model_fields_set if fields[n].alias}
+        return {k: v for k, v in data.items() if k in keep}
+
+
+class TrialStep(_Sparse):
+    """One tool call of the agent: the command it ran (or why none ran) and how it ended."""
+
+    turn: int
+    """The model turn that asked for it."""
+    tool_call_id: str | None
+    """The tool call's id."""
+    command: str | None
+    """The bash command (None: the call named none)."""
+    message: int
+    """The index of its tool result in the messages."""
+    error: str | None = None
+    """Why nothing ran (absent: it ran)."""
+    exit_code: int | None = None
+    """Its exit code (None: unknown or killed)."""
+    timed_out: bool = False
+    """It was killed at its timeout."""
+    wall_s: float = 0.0
+    """Its wall time."""
+    stdout_bytes: int = 0
+    """Bytes it wrote to stdout."""
+    stderr_bytes: int = 0
+    """Bytes it wrote to stderr."""
+
+
+class RewardFiles(_Sparse):
+    """The verifier's reward files as read (the first 4096 characters)."""
+
+    reward_txt: str | None = Field(alias="reward.txt")
+    """``reward.txt`` (None: absent)."""
+    reward_json: str | None = Field(alias="reward.json")
+    """``reward.json`` (None: absent or not read)."""
+
+
+class VerifierRun(_Sparse):
+    """The verifier's run of ``tests/test.sh``."""
+
+    exit_code: int | None
+    """Its exit code."""
+    timed_out: bool
+    """It was killed at its timeout."""
+    wall_s: float
+    """Its wall time."""
+    timeout_s: float
+    """Its timeout."""
+    stdout: str | None = None
+    """Its stdout tail (in the trajectory only)."""
+    stderr: str | None = None
+    """Its stderr tail (in the trajectory only)."""
+    stdout_bytes: int
+    """Bytes it wrote to stdout."""
+    stderr_bytes: int
+    """Bytes it wrote to stderr."""
+    reward_files: RewardFiles | None = None
+    """The reward files it left (absent: it timed out, nothing was read)."""
+
+    def summary(self) -> VerifierRun:
+        """The run without its output tails (the conversation record's copy)."""
+        return VerifierRun.model_validate(self.model_dump(exclude={"stdout", "stderr"}))
+
+
+class TimeShared(_Sparse):
+    """The cell's time could not hold both phases: the agent's share."""
+
+    cell_remaining_s: float
+    """Seconds the cell had left."""
+    agent_s: float
+    """Seconds the agent phase was given."""
+
+
+class TrialFacts(_Sparse):
+    """Facts about the trial's environment, kept beside the receipt."""
+
+    image_built: bool | None = None
+    """The task image was built for this trial (False: reused)."""
+    build_s: float | None = None
+    """Seconds the build took."""
+    host: str | None = None
+    """Where the container ran (``ray``: a worker host)."""
+    time_shared: TimeShared | None = None
+    """The agent's share of the cell's time (absent: it had its own timeout)."""
 
 
 class Trajectory(BaseModel):
@@ -25,17 +129,17 @@ class Trajectory(BaseModel):
     """The task directory's name."""
     tree_sha256: str
     """The task tree's digest."""
-    options: dict[str, Any]
+    options: TerminalOptions
     """The benchmark options the trial ran under."""
     messages: list[dict[str, Any]]
     """The conversation with the model, as sent (tool calls and results included)."""
-    steps: list[dict[str, Any]]
+    steps: list[TrialStep]
     """Every command the agent ran, with its exit code, output and duration."""
     turns: int
     """Model calls made."""
     stop_reason: str | None
     """Why the agent phase ended."""
-    verifier: dict[str, Any] | None
+    verifier: VerifierRun | None
     """What the verifier ran and left (reward files, output)."""
     reward: int | float | None
     """The verifier's reward (None: none)."""
@@ -47,5 +151,37 @@ class Trajectory(BaseModel):
     """One line, with error_class."""
     receipt: dict[str, Any] | None
     """The task container's receipt (engine, image, limits)."""
-    environment: dict[str, Any]
+    environment: TrialFacts
     """Facts about the environment (image built, build time, time sharing)."""
+
+
+class TrialOutputs(BaseModel):
+    """The conversation record's ``outputs`` of one trial (what grading reads)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    agent: str
+    """sr-bench's agent scaffold and its version."""
+    task: str
+    """The task directory's name."""
+    tree_sha256: str
+    """The task tree's digest."""
+    reward: int | float | None
+    """The verifier's reward (None: none)."""
+    rewards: dict[str, int | float]
+    """Named rewards of a reward.json."""
+    reward_source: str | None
+    """The file the reward was read from."""
+    stop_reason: str | None
+    """Why the agent phase ended."""
+    turns: int
+    """Model calls made."""
+    commands: int
+    """Tool calls made."""
+    receipt: dict[str, Any] | None
+    """The task container's receipt."""
+    environment: TrialFacts
+    """Facts about the environment."""
+    trajectory: str
+    """Digest of the stored trajectory."""
+    verifier: VerifierRun | None
+    """The verifier's run without its output tails (None: it did not run)."""
