@@ -3,6 +3,7 @@
 Run by hand (after `sr-bench setup --build-sandbox`; the Ray part needs `pip install 'sr-bench[ray]'`,
 root, `unshare` and `ip`):
     python benchmarks/grading.py [--copies 8] [--latency 0.5] [--concurrency 4] [--items 16] [--skip ray]
+                                 [--profile standard --copies 45]   (300 cells: above the issue's 200)
 
 Prints one JSON line per measurement, each with its ratio or goal:
 1. `run`: a LiveCodeBench run (`--copies` × 4 synthetic problems, quick profile: 30 cases, two targets)
@@ -68,7 +69,7 @@ class _Times(logging.Handler):
             self.end_s = float(m.group(1)) + float(m.group(2))
 
 
-def service_run(real: Any, copies: int, latency: float, concurrency: int) -> None:
+def service_run(real: Any, copies: int, latency: float, concurrency: int, profile: str = "quick") -> None:
     from service.helpers import Api, freeze, manifest, single
     from service.sandbox_fakes import CountingSandbox
     from srbench.client.embedded import EmbeddedService
@@ -88,7 +89,7 @@ def service_run(real: Any, copies: int, latency: float, concurrency: int) -> Non
         with EmbeddedService(tmp / "store") as svc:
             api = Api(svc.url, svc.token)
             src = samples.write_livecodebench(tmp / "lcb", copies=copies)
-            ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+            ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": profile,
                                                      "source_path": str(src), "revision": "synthetic"})
             models = [SimModel("a", skill=1.0, latency_s=latency), SimModel("b", skill=0.0, latency_s=latency)]
             with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
@@ -205,6 +206,8 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--concurrency", type=int, default=4, help="the plan's concurrency per target")
     ap.add_argument("--items", type=int, default=16)
+    ap.add_argument("--profile", default="quick", choices=["quick", "standard"],
+                    help="quick: 30 cases (60 cells); standard: 150 cases (300 cells; needs --copies 45: 180 problems)")
     ap.add_argument("--ray-part", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated: run, throughput, ray")
     a = ap.parse_args()
@@ -214,7 +217,7 @@ def main() -> None:
     skip = set(filter(None, a.skip.split(",")))
     real = local_sandbox()
     if "run" not in skip:
-        service_run(real, a.copies, a.latency, a.concurrency)
+        service_run(real, a.copies, a.latency, a.concurrency, a.profile)
     if "throughput" not in skip:
         throughput(real, a.items)
     if "ray" not in skip:
