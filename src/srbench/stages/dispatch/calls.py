@@ -37,6 +37,7 @@ from srbench.stages.dispatch.common import (
     RunJournal,
     call_record,
     config_hash_problem,
+    preview_request,
     request_headers,
     request_object,
     stop_scope,
@@ -175,10 +176,7 @@ class Dispatcher:
         body = preview_body(target, [m.model_dump() for m in case.messages], int(params.get("max_tokens", 1)),
                             None if self.plan.preview_context is None
                             else self.plan.preview_context.model_dump(mode="json"))
-        req = {"kind": "request", "schema": 1, "url": target.preview_url, "body": body, "role": "preview",
-               "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
-               "header_names": ["authorization", "x-sr-bench-expected-config-hash"]}
-        req_bytes = canonical_json(req)
+        req_bytes = canonical_json(preview_request(target, case, cell, body))
         req_digest = digest_bytes(req_bytes)
         await self.journal.dispatching(cell, req_digest, [req_bytes])
         out = await preview_call(self.client, target, body, self.stream_limits().total_timeout_s)

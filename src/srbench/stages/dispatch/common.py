@@ -127,6 +127,13 @@ def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cel
             "api_key_env": target.api_key_env, "role": role}
 
 
+def preview_request(target: Target, case: Case, cell: Cell, body: dict[str, Any]) -> dict[str, Any]:
+    """The stored request of a preview call (IT-3): the router's decision only."""
+    return {"kind": "request", "schema": 1, "url": target.preview_url, "body": body, "role": "preview",
+            "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
+            "header_names": ["authorization", "x-sr-bench-expected-config-hash"]}
+
+
 def request_headers(target: Target) -> dict[str, str]:
     headers: dict[str, str] = {}
     if target.api_key_env:
