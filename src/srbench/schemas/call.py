@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 CallStatus = Literal["completed", "failed", "cancelled"]
+# subject/judge/user_simulator/scaffolding: benchmarks/conversation.py ROLES ("simulator": older records)
+CallRole = Literal["subject", "judge", "user_simulator", "scaffolding", "simulator", "preview"]
 
 
 class Usage(BaseModel):
@@ -43,8 +45,7 @@ class CallRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["call"] = "call"
     schema_: int = Field(default=1, alias="schema")
-    # subject/judge/user_simulator/scaffolding: benchmarks/conversation.py ROLES ("simulator": older records)
-    role: Literal["subject", "judge", "user_simulator", "scaffolding", "simulator", "preview"] = "subject"
+    role: CallRole = "subject"
     request: str = Field(description="digest of the request object")
     status: CallStatus
     error_class: str | None = None
@@ -69,3 +70,44 @@ class CallRecord(BaseModel):
     replayed_from: str | None = Field(default=None, description="replay: the baseline call record reused")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class RequestObject(BaseModel):
+    """The stored request of one model call (kind ``request``), committed before any byte is sent: where it
+    goes and the body sent, and the *names* of its headers, never their values (stages/dispatch/common.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    kind: Literal["request"] = "request"
+    """What this object is."""
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The layout of this object."""
+    url: str
+    """The endpoint it is sent to."""
+    body: dict[str, Any]
+    """The JSON body sent (the OpenAI chat wire format)."""
+    header_names: list[str]
+    """The names of the headers sent beside it (their values are never stored)."""
+    target_id: str
+    """The target called."""
+    case_id: str
+    """The case."""
+    cell_id: str
+    """The cell."""
+    role: CallRole
+    """Why the call is made (subject, judge, user_simulator, scaffolding, preview)."""
+    api_key_env: str | None = None
+    """The variable naming the target's key (absent from a preview's request)."""
+    call_index: int | None = None
+    """Its position in a multi-call cell's conversation (absent: a single call)."""
+
+    @model_serializer(mode="wrap")
+    def _absent_unless_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("api_key_env", "call_index"):
+            if name not in self.model_fields_set:
+                data.pop(name, None)
+        return data
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON object as stored."""
+        return self.model_dump(mode="json", by_alias=True)

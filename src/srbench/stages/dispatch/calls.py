@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 import aiohttp
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.cas.digest import stored_number
 from srbench.errors import storage_fault
-from srbench.schemas.call import CallRecord, Timings
+from srbench.schemas.call import CallRecord, RequestObject, Timings
 from srbench.schemas.cell import call_state
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
@@ -176,7 +175,7 @@ class Dispatcher:
         body = preview_body(target, [m.model_dump() for m in case.messages], int(params.get("max_tokens", 1)),
                             None if self.plan.preview_context is None
                             else self.plan.preview_context.model_dump(mode="json"))
-        req_bytes = canonical_json(preview_request(target, case, cell, body))
+        req_bytes = canonical_json(preview_request(target, case, cell, body).stored())
         req_digest = digest_bytes(req_bytes)
         await self.journal.dispatching(cell, req_digest, [req_bytes])
         out = await preview_call(self.client, target, body, self.stream_limits().total_timeout_s)
@@ -191,12 +190,12 @@ class Dispatcher:
         await self.journal.finished(cell, "completed" if out.status == "completed" else "failed", digest_bytes(data),
                                     out.error_class, out.error, [data])
 
-    def reservation(self, target: Target, req: dict[str, Any], req_bytes: bytes) -> float | None:
+    def reservation(self, target: Target, req: RequestObject, req_bytes: bytes) -> float | None:
         """RUN-8 upper estimate for one call (None without a cap or without prices)."""
         if self.plan.limits.max_cost_usd is None or not target.prices:
             return None
-        return reservation_usd(body_bytes=len(req_bytes), message_count=len(req["body"]["messages"]),
-                               max_tokens=int(req["body"].get("max_tokens") or self.plan.limits.max_output_tokens),
+        return reservation_usd(body_bytes=len(req_bytes), message_count=len(req.body["messages"]),
+                               max_tokens=int(req.body.get("max_tokens") or self.plan.limits.max_output_tokens),
                                max_output_chars=self.plan.limits.max_output_chars, prices=target.prices,
                                max_inference_calls=target.max_inference_calls or 1)
 
@@ -208,16 +207,16 @@ class Dispatcher:
     async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome] | None:
         target, params = self.targets[cell.target_id]
         req = request_object(target, self.cases[cell.case_id], params, cell)
-        req_bytes = canonical_json(req)
+        req_bytes = canonical_json(req.stored())
         req_digest = digest_bytes(req_bytes)
         if not await self.journal.dispatching(cell, req_digest, [req_bytes], self.reservation(target, req, req_bytes)):
             self.budget_stop("call")
             return None
-        outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(target),
-                                    body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
+        outcome = await stream_chat(self.client, url=req.url, headers=request_headers(target),
+                                    body=req.body, limits=self.stream_limits(), cancel=self.control.cancel)
         return target, req_digest, outcome
 
-    def judge_plan(self, cell: Cell, outcome: CallOutcome) -> tuple[Target, dict[str, Any], bytes, str] | None:
+    def judge_plan(self, cell: Cell, outcome: CallOutcome) -> tuple[Target, RequestObject, bytes, str] | None:
         """(judge target, its request, request bytes, digest) when this answer goes to a judge."""
         case = self.cases[cell.case_id]
         judge_id = self.judge_for.get(case.benchmark)
@@ -232,10 +231,10 @@ class Dispatcher:
         judge, params = self.aux[judge_id]
         extras = bench.judge_extras(grader, self.plan.options_for(case.benchmark))
         req = request_object(judge, case, params, cell, messages=messages, role="judge", extras=extras or None)
-        data = canonical_json(req)
+        data = canonical_json(req.stored())
         return judge, req, data, digest_bytes(data)
 
-    async def run_judge(self, cell: Cell, judge: Target, req: dict[str, Any], req_digest: str) -> None:
+    async def run_judge(self, cell: Cell, judge: Target, req: RequestObject, req_digest: str) -> None:
         async with self.sems[judge.id]:
             if self.control.stopped():
                 why = ("cancelled" if self.control.cancel.is_set() else
@@ -243,8 +242,8 @@ class Dispatcher:
                 await self.journal.judged(cell, "cancelled" if why == "cancelled" else "failed", None, why,
                                           f"{why}: the judge was not called", [], cost_usd=0.0)
                 return
-            outcome = await stream_chat(self.client, url=req["url"], headers=request_headers(judge),
-                                        body=req["body"], limits=self.stream_limits(), cancel=self.control.cancel)
+            outcome = await stream_chat(self.client, url=req.url, headers=request_headers(judge),
+                                        body=req.body, limits=self.stream_limits(), cancel=self.control.cancel)
             if outcome.status == "failed" and outcome.systematic and self.control.stop_reason is None:
                 self.control.stop_reason = f"systematic failure on judge {judge.id}: {outcome.error}"
         objects, sse = [], None
@@ -262,7 +261,7 @@ class Dispatcher:
                                   cost_usd=call_cost(judge, record.model_dump(mode="json", by_alias=True)).cost_usd)
 
     async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome,
-                     problem: str | None) -> tuple[Target, dict[str, Any], str] | None:
+                     problem: str | None) -> tuple[Target, RequestObject, str] | None:
         """Store the subject call; returns the judge step to run next, if any."""
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
         if problem is not None:

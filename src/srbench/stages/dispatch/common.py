@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from srbench.errors import SrBenchError
-from srbench.schemas.call import CallRecord, Timings
+from srbench.schemas.call import CallRecord, RequestObject, Timings
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
 from srbench.schemas.event import EventType
@@ -115,23 +115,24 @@ class RunControl:
 
 def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
                    messages: list[dict[str, Any]] | None = None, role: str = "subject",
-                   extras: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The stored request: endpoint, body and the *names* of headers (never their values)."""
+                   extras: dict[str, Any] | None = None) -> RequestObject:
+    """The stored request: endpoint, body and the *names* of headers (never their values); `role` one of
+    CallRole (the conversation dispatcher checks a benchmark's role before it asks)."""
     msgs = messages if messages is not None else [m.model_dump() for m in case.messages]
     body = build_body(target.model, msgs, params, {}, extras)
     headers = ["authorization"] if target.api_key_env else []
     if target.kind == "mom":
         headers += list(routers.for_target(target).header_names)
-    return {"kind": "request", "schema": 1, "url": target.base_url + "/chat/completions", "body": body,
-            "header_names": headers, "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
-            "api_key_env": target.api_key_env, "role": role}
+    return RequestObject(url=target.base_url + "/chat/completions", body=body, header_names=headers,
+                         target_id=target.id, case_id=case.id, cell_id=cell.cell_id, api_key_env=target.api_key_env,
+                         role=role)
 
 
-def preview_request(target: Target, case: Case, cell: Cell, body: dict[str, Any]) -> dict[str, Any]:
-    """The stored request of a preview call (IT-3): the router's decision only."""
-    return {"kind": "request", "schema": 1, "url": target.preview_url, "body": body, "role": "preview",
-            "target_id": target.id, "case_id": case.id, "cell_id": cell.cell_id,
-            "header_names": ["authorization", "x-sr-bench-expected-config-hash"]}
+def preview_request(target: Target, case: Case, cell: Cell, body: dict[str, Any]) -> RequestObject:
+    """The stored request of a preview call (IT-3): the router's decision only (no api_key_env)."""
+    assert target.preview_url is not None           # a preview plan names only targets with one (plan/freeze.py)
+    return RequestObject(url=target.preview_url, body=body, role="preview", target_id=target.id, case_id=case.id,
+                         cell_id=cell.cell_id, header_names=["authorization", "x-sr-bench-expected-config-hash"])
 
 
 def request_headers(target: Target) -> dict[str, str]:

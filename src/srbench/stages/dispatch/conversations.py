@@ -42,7 +42,7 @@ from srbench.cas import canonical_json, digest_bytes
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import TerminalCellState
-from srbench.schemas.conversation import ConversationRecord
+from srbench.schemas.conversation import ConversationCall, ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
@@ -62,7 +62,6 @@ from srbench.targets.transport import CallOutcome, stream_chat
 if TYPE_CHECKING:
     from srbench.stages.dispatch.calls import Dispatcher
 
-CONVERSATION_SCHEMA = 1
 # stops that leave a cell whose conversation never journaled a call `pending` (nothing was sent)
 UNSENT_STOPS = frozenset({"cancelled", "run_stopped", "budget_stop", "run_time_limit", "target_stopped",
                           "storage_fault"})
@@ -86,7 +85,7 @@ class Session:
         # the plan's frozen benchmark_options[<benchmark>] entry (a benchmark's own settings)
         self.options = dict(runner.d.plan.options_for(case.benchmark) or {})
         self.deadline = deadline                    # time.monotonic() of the case's own timeout
-        self.calls: list[dict[str, Any]] = []       # the conversation record's calls, in order
+        self.calls: list[ConversationCall] = []     # the conversation record's calls, in order
         self.stored: list[str] = []
         self.next_index = 0
         self.stop: CellStopped | None = None        # the stop raised to the benchmark, if any
@@ -155,14 +154,14 @@ class Conversations:
             state = "cancelled" if error_class == "cancelled" else "failed"
         if not session.calls and stop is not None and error_class in UNSENT_STOPS:
             return                                  # nothing was journaled, nothing sent: stays pending
-        record = ConversationRecord.model_validate({
-            "schema": CONVERSATION_SCHEMA, "benchmark": case.benchmark, "case_id": case.id, "cell_id": cell.cell_id,
-            "target_id": cell.target_id, "calls": session.calls, "final_text": outcome.final_text,
-            "outputs": outcome.outputs, "trajectory": outcome.trajectory, "stored": session.stored,
-            "error_class": error_class, "error": error})
+        record = ConversationRecord(
+            benchmark=case.benchmark, case_id=case.id, cell_id=cell.cell_id, target_id=cell.target_id,
+            calls=session.calls, final_text=outcome.final_text, outputs=outcome.outputs,
+            trajectory=outcome.trajectory, stored=session.stored, error_class=error_class, error=error)
         data = canonical_json(record.model_dump(mode="json", by_alias=True))
-        costs = [c["cost_usd"] for c in session.calls]
-        total = None if any(c is None for c in costs) else float(sum(costs))
+        costs = [c.cost_usd for c in session.calls]
+        known = [c for c in costs if c is not None]
+        total = float(sum(known)) if len(known) == len(costs) else None
         await d.journal.conversation_finished(cell, state, digest_bytes(data), error_class,
                                               error, [data], cost_usd=total)
 
@@ -205,8 +204,8 @@ class Conversations:
         index = s.next_index
         s.next_index += 1
         req = request_object(target, s.case, params, s.cell, messages=messages, role=role, extras=extras)
-        req["call_index"] = index
-        req_bytes = canonical_json(req)
+        req = req.model_copy(update={"call_index": index})
+        req_bytes = canonical_json(req.stored())
         req_digest = digest_bytes(req_bytes)
         self.check_open(s, target)
         async with d.sems[target.id]:
@@ -220,7 +219,7 @@ class Conversations:
             if left < limits.total_timeout_s:
                 limits = dataclasses.replace(limits, total_timeout_s=left,
                                              idle_timeout_s=min(limits.idle_timeout_s, left))
-            outcome = await stream_chat(d.client, url=req["url"], headers=request_headers(target), body=req["body"],
+            outcome = await stream_chat(d.client, url=req.url, headers=request_headers(target), body=req.body,
                                         limits=limits, cancel=d.control.cancel)
             problem = config_hash_problem(target, outcome) if role == "subject" else None
         return await self._record(s, index, role, target, req_digest, outcome, problem)
@@ -245,8 +244,9 @@ class Conversations:
         cost = cc.cost_usd if outcome.sent else 0.0          # nothing left this host: nothing billed
         selected = cc.attribution.selected_model if cc.attribution is not None else None
         await d.journal.call_finished(s.cell, index, status, digest, error_class, objects, cost)
-        s.calls.append({"index": index, "role": role, "target_id": target.id, "request": req_digest, "record": digest,
-                        "cost_usd": cost, "status": status, "error_class": error_class, "selected_model": selected})
+        s.calls.append(ConversationCall(index=index, role=role, target_id=target.id, request=req_digest, record=digest,
+                                        cost_usd=cost, status=status, error_class=error_class,
+                                        selected_model=selected))
         if status == "cancelled":
             raise CellStopped("cancelled", d.control.cancel_reason or "the run was cancelled")
         if (status == "failed" and outcome.systematic) or problem is not None:
