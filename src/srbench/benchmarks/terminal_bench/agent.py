@@ -35,6 +35,7 @@ from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import under
 from srbench.benchmarks.terminal_bench.trajectory import (
     RewardFiles,
+    TaskReceipt,
     TimeShared,
     Trajectory,
     TrialFacts,
@@ -138,7 +139,7 @@ class Trial:
         self.reward: float | None = None
         self.rewards: dict[str, float] = {}
         self.reward_source: str | None = None
-        self.receipt: dict[str, Any] | None = None         # the environment's, as it reports it
+        self.receipt: TaskReceipt | None = None
         self.facts = TrialFacts()
 
     def fail(self, error_class: str, error: str, stop_reason: str) -> None:
@@ -266,7 +267,8 @@ async def _trial(task: TaskSpec, session: CellSession, options: TerminalOptions)
     except SandboxFault as exc:
         trial.fail(exc.code, exc.message, "environment")
         return trial.outcome()
-    trial.receipt, trial.facts = env.receipt, TrialFacts.model_validate(env.facts)
+    # validated here: the environment is an edge (Docker, a Ray worker, a test's fake)
+    trial.receipt, trial.facts = TaskReceipt.model_validate(env.receipt), TrialFacts.model_validate(env.facts)
     try:
         try:
             await trial.agent_phase(env)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import TaskConfig, executable, under
+from srbench.benchmarks.terminal_bench.trajectory import TaskReceipt, TrialFacts
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
 
@@ -35,8 +36,8 @@ class TaskSpec:
 
 
 class TerminalEnvironment(Protocol):
-    receipt: dict[str, Any]
-    facts: dict[str, Any]           # per-trial facts kept beside the receipt (image built or reused, build time)
+    receipt: TaskReceipt
+    facts: TrialFacts               # per-trial facts kept beside the receipt (image built or reused, build time)
 
     async def run(self, command: str, timeout_s: float, *, env: dict[str, str] | None = None,
                   keep: tuple[int, int] = (96_000, 32_000)) -> CommandResult: ...
@@ -96,7 +97,7 @@ def effective_limits(task: TaskSpec, options: TerminalOptions) -> TrialLimits:
 class DockerTaskEnvironment:
     """One trial's container on the engine DOCKER_HOST names."""
 
-    def __init__(self, container: Any, receipt: dict[str, Any], facts: dict[str, Any]) -> None:
+    def __init__(self, container: Any, receipt: TaskReceipt, facts: TrialFacts) -> None:
         self.container, self.receipt, self.facts = container, receipt, facts
 
     @classmethod
@@ -117,12 +118,12 @@ class DockerTaskEnvironment:
                                 network=options.build_network)
         caps = tc.ContainerLimits(cpus=limits.cpus, memory_mb=limits.memory_mb, pids=limits.pids)
         container = tc.TaskContainer(api, image, caps, cell=cell_id, env=task.config.environment_env)
-        receipt = {"kind": "terminal-bench-receipt", "schema": 1, "backend": "docker", "engine": tc.engine_facts(api),
-                   "image": image.tag, "image_id": image.image_id, "image_key": image.key,
-                   "base_images": image.bases, "build_network": image.build_network,
-                   "tree_sha256": task.tree_sha256, "workdir": container.workdir,
-                   "limits": {**limits.model_dump(), **caps.as_dict()}, "upstream_image": task.config.docker_image}
-        return cls(container, receipt, {"image_built": image.built, "build_s": image.build_s})
+        receipt = TaskReceipt.model_validate({
+            "kind": "terminal-bench-receipt", "schema": 1, "backend": "docker", "engine": tc.engine_facts(api),
+            "image": image.tag, "image_id": image.image_id, "image_key": image.key, "base_images": image.bases,
+            "build_network": image.build_network, "tree_sha256": task.tree_sha256, "workdir": container.workdir,
+            "limits": {**limits.model_dump(), **caps.as_dict()}, "upstream_image": task.config.docker_image})
+        return cls(container, receipt, TrialFacts(image_built=image.built, build_s=image.build_s))
 
     async def run(self, command: str, timeout_s: float, *, env: dict[str, str] | None = None,
                   keep: tuple[int, int] = (96_000, 32_000)) -> CommandResult:

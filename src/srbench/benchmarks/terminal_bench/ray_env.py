@@ -17,6 +17,7 @@ from typing import Any
 
 from srbench.benchmarks.terminal_bench.environment import DockerTaskEnvironment, TaskSpec
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
+from srbench.benchmarks.terminal_bench.trajectory import TaskReceipt, TrialFacts
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
 
@@ -30,7 +31,7 @@ class TaskActor:
         tc.set_scope(scope)              # the service's scope: its sweeps find what this made
         self.env = DockerTaskEnvironment._open(task, cell_id, TerminalOptions.model_validate(options))
 
-    def opened(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def opened(self) -> tuple[TaskReceipt, TrialFacts]:
         return self.env.receipt, self.env.facts
 
     def run(self, command: str, timeout_s: float, env: dict[str, str] | None, keep: tuple[int, int]) -> CommandResult:
@@ -65,8 +66,8 @@ async def _call(ref: Any) -> Any:
 class RayTaskEnvironment:
     """`TerminalEnvironment` over a `TaskActor`."""
 
-    def __init__(self, actor: Any, receipt: dict[str, Any], facts: dict[str, Any]) -> None:
-        self.actor, self.receipt, self.facts = actor, receipt, {**facts, "host": "ray"}
+    def __init__(self, actor: Any, receipt: TaskReceipt, facts: TrialFacts) -> None:
+        self.actor, self.receipt, self.facts = actor, receipt, facts.model_copy(update={"host": "ray"})
 
     async def run(self, command: str, timeout_s: float, *, env: dict[str, str] | None = None,
                   keep: tuple[int, int] = (96_000, 32_000)) -> CommandResult:

@@ -4,8 +4,8 @@ task container's receipt. The conversation record's outputs (`TrialOutputs`) nam
 
 The trial's parts (a command step, the verifier's run, the environment's facts) are built as models
 and passed by attribute; an optional field that was never set is absent from the stored JSON (as in
-the dict literals these replaced), so the bytes are unchanged. Dicts remain for JSON that crosses an
-edge: the chat messages sent to the model endpoint and the task container's receipt (the engine's facts).
+the dict literals these replaced), so the bytes are unchanged. Dicts remain only for the chat messages
+sent to the model endpoint (JSON that crosses that edge).
 """
 
 from __future__ import annotations
@@ -113,6 +113,94 @@ class TrialFacts(_Sparse):
     """The agent's share of the cell's time (absent: it had its own timeout)."""
 
 
+class EngineFacts(_Sparse):
+    """The Docker engine the container ran on."""
+
+    version: str | None = None
+    """Its version."""
+    api_version: str | None = None
+    """Its API version."""
+    os: str | None = None
+    """Its OS."""
+    arch: str | None = None
+    """Its architecture."""
+    local: bool | None = None
+    """It answers on a local socket."""
+
+
+class BaseImage(_Sparse):
+    """One base image the task's Dockerfile names, as found on the engine."""
+
+    id: str | None = None
+    """Its image id."""
+    repo_digests: list[str] = []
+    """Its repository digests."""
+
+
+class ReceiptLimits(_Sparse):
+    """The limits in force (environment.TrialLimits) and the container's own caps."""
+
+    cpus: float | None = None
+    """CPUs of the container."""
+    memory_mb: int | None = None
+    """Its memory."""
+    memory_swap_mb: int | None = None
+    """Its memory with swap (= memory: no swap)."""
+    pids: int | None = None
+    """Its process limit."""
+    no_new_privileges: bool | None = None
+    """Its processes cannot gain privileges."""
+    agent_timeout_s: float | None = None
+    """The agent phase's time."""
+    verifier_timeout_s: float | None = None
+    """The verifier's time."""
+    build_timeout_s: float | None = None
+    """The image build's time."""
+    command_timeout_s: float | None = None
+    """One command's time."""
+    max_steps: int | None = None
+    """Model turns at most."""
+    storage_mb_requested: int | None = None
+    """The storage the task asks for (not enforced)."""
+    storage_enforced: bool | None = None
+    """Storage is limited."""
+    network: str | None = None
+    """The container's network (``none``)."""
+    task_allow_internet: bool | None = None
+    """What the task's allow_internet said."""
+
+
+class TaskReceipt(_Sparse):
+    """The task container's receipt (DEP-6): the engine, the image and its bases, the limits in force."""
+
+    kind: Literal["terminal-bench-receipt"]
+    """What this object is."""
+    schema_: Literal[1] | None = Field(default=None, alias="schema")
+    """The layout of this object."""
+    backend: str | None = None
+    """Where the container ran (``docker``)."""
+    engine: EngineFacts | None = None
+    """The engine."""
+    image: str | None = None
+    """The task image's tag."""
+    image_id: str | None = None
+    """The task image's id."""
+    image_key: str | None = None
+    """The key the image is cached under (its build inputs)."""
+    base_images: dict[str, BaseImage] | None = None
+    """Every base image by name."""
+    build_network: str | None = None
+    """The network the build had."""
+    tree_sha256: str | None = None
+    """The task tree's digest."""
+    workdir: str | None = None
+    """The image's working directory."""
+    limits: ReceiptLimits | None = None
+    """The limits in force."""
+    upstream_image: str | None = None
+    """The prebuilt image the task names (recorded; sr-bench builds its own)."""
+
+
 class Trajectory(BaseModel):
     """One trial, as stored."""
 
@@ -149,7 +237,7 @@ class Trajectory(BaseModel):
     """Why the trial failed."""
     error: str | None
     """One line, with error_class."""
-    receipt: dict[str, Any] | None
+    receipt: TaskReceipt | None
     """The task container's receipt (engine, image, limits)."""
     environment: TrialFacts
     """Facts about the environment (image built, build time, time sharing)."""
@@ -177,7 +265,7 @@ class TrialOutputs(BaseModel):
     """Model calls made."""
     commands: int
     """Tool calls made."""
-    receipt: dict[str, Any] | None
+    receipt: TaskReceipt | None
     """The task container's receipt."""
     environment: TrialFacts
     """Facts about the environment."""
