@@ -25,11 +25,11 @@ from srbench.sandbox.task_container import CommandResult
 class TaskActor:
     """On a worker host: one trial's container (made a Ray actor by `open_ray`)."""
 
-    def __init__(self, task: TaskSpec, cell_id: str, options: dict[str, Any], scope: str) -> None:
+    def __init__(self, task: TaskSpec, cell_id: str, options: TerminalOptions, scope: str) -> None:
         from srbench.sandbox import task_container as tc
 
         tc.set_scope(scope)              # the service's scope: its sweeps find what this made
-        self.env = DockerTaskEnvironment._open(task, cell_id, TerminalOptions.model_validate(options))
+        self.env = DockerTaskEnvironment._open(task, cell_id, options)
 
     def opened(self) -> tuple[TaskReceipt, TrialFacts]:
         return self.env.receipt, self.env.facts
@@ -98,7 +98,7 @@ async def open_ray(task: TaskSpec, cell_id: str, options: TerminalOptions) -> Ra
     ray = connect()
     resources = json.loads(os.environ.get("SR_BENCH_RAY_RESOURCES") or "{}") or None
     actor = ray.remote(num_cpus=0, resources=resources, max_restarts=0)(TaskActor).remote(
-        task, cell_id, options.model_dump(), tc.current_scope())
+        task, cell_id, options, tc.current_scope())
     try:
         receipt, facts = await _call(actor.opened.remote())
     except BaseException:
