@@ -228,16 +228,16 @@ class Trial:
         except RewardError as exc:
             self.fail("trial_error", f"{exc.kind}: {exc.message}", self.stop_reason or "no_reward")
 
-    def trajectory(self) -> dict[str, Any]:
-        """The stored trajectory object (JSON)."""
+    def trajectory(self) -> Trajectory:
+        """The trajectory object to store."""
         return Trajectory(format=TRAJECTORY_FORMAT, agent=AGENT, task=self.task.name, tree_sha256=self.task.tree_sha256,
                           options=self.options, messages=self.messages, steps=self.steps,
                           turns=self.turns, stop_reason=self.stop_reason, verifier=self.verifier, reward=self.reward,
                           rewards=self.rewards, error_class=self.error_class, error=self.error, receipt=self.receipt,
-                          environment=self.facts).model_dump(mode="json", by_alias=True)
+                          environment=self.facts)
 
     def outcome(self) -> ConversationOutcome:
-        digest = self.session.store(self.trajectory())
+        digest = self.session.store(self.trajectory().model_dump(mode="json", by_alias=True))
         final = next((m.get("content") for m in reversed(self.messages) if m["role"] == "assistant"), None)
         outputs = TrialOutputs(agent=AGENT, task=self.task.name, tree_sha256=self.task.tree_sha256,
                                reward=self.reward, rewards=self.rewards, reward_source=self.reward_source,
