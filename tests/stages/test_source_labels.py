@@ -44,8 +44,8 @@ def test_the_full_score_counts_unchecked_bytes_at_the_pinned_revision_as_not_pin
     rows = {b: [{"state": "completed", "correct": True}] for b in revisions}
     frozen = {b: sl.SourceLabel(revision=next(iter(r)), pinned=True, check="file-sha256").model_dump()
               for b, r in revisions.items()}
-    assert full_score(rows, sl.for_full_score(revisions, frozen))["score_scope"] == "full sr-bench 1.0"
+    assert full_score(rows, sl.for_full_score(revisions, frozen)).score_scope == "full sr-bench 1.0"
     frozen["hle"]["check"] = None                       # an unregistered file that claims the pinned revision
     got = full_score(rows, sl.for_full_score(revisions, frozen))
-    assert got["unpinned_benchmarks"] == ["hle"] and "not an sr-bench 1.0 result" in got["score_scope"]
+    assert got.unpinned_benchmarks == ["hle"] and "not an sr-bench 1.0 result" in got.score_scope
     assert sl.for_full_score(revisions, None) == revisions          # an older plan: its case revisions

@@ -268,7 +268,7 @@ def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> dict[str, Any] | No
     """A router's model mix, retries and fallbacks (REP-1); None for a target that is not a router."""
     if t.kind != "mom":
         return None
-    return routing_summary(t.router or DEFAULT_ROUTER, list(cells.values()), t.max_inference_calls)
+    return routing_summary(t.router or DEFAULT_ROUTER, list(cells.values()), t.max_inference_calls).model_dump()
 
 
 def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int) -> BaselineChoice:

@@ -55,7 +55,7 @@ from srbench.schemas.report import (
     TargetSummary,
 )
 from srbench.schemas.report_params import ReportParams
-from srbench.schemas.report_sections import PriceCorrectionRef, RoutingFigures, UsageCorrectionRef
+from srbench.schemas.report_sections import PriceCorrectionRef, UsageCorrectionRef
 from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.datasets.source_labels import for_full_score
@@ -139,11 +139,12 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         ambiguous_dispatch=sum(r["state"] == "ambiguous" for r in rows),
         accuracy=correct / total if total else None, accuracy_ci95=wilson(correct, total),
         accuracy_answered=correct / completed if completed else None,
-        accuracy_answered_ci95=wilson(correct, completed), macro_accuracy=macro, **full_score(by_bench, revisions),
+        accuracy_answered_ci95=wilson(correct, completed), macro_accuracy=macro,
+        **full_score(by_bench, revisions).model_dump(),
         tokens=tokens, cost_usd=_sum_opt(costs), known_cost_usd=float(sum(c for c in costs if c is not None)),
         judge_cost_usd=_sum_opt([r["judge_cost_usd"] for r in rows]),
         total_cost_usd=_sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
-                                 *[roles[f] for f in AUX_FIELDS if f in roles]]),
+                                 *[getattr(roles, f) for f in AUX_FIELDS if f in roles.model_fields_set]]),
         cost_complete=all(c is not None for c in costs),
         cache_neutral_cost_usd=_sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
         latency_p50_s=percentile(ok_lat, 0.5), latency_p95_s=percentile(ok_lat, 0.95),
@@ -153,9 +154,8 @@ def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[st
         failure_classes=dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
         selected_models=dict(sorted(selected.items())) if mom else None,
         decisions=dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items())) if mom else None,
-        routing=RoutingFigures.model_validate(routing_summary(routers.for_target(target).name, routed,
-                                                              target.max_inference_calls)) if mom else None,
-        models_outside_pool=outside, config_hash_evidence=evidence, **roles)
+        routing=routing_summary(routers.for_target(target).name, routed, target.max_inference_calls) if mom else None,
+        models_outside_pool=outside, config_hash_evidence=evidence, **roles.model_dump(exclude_unset=True))
 
 
 @dataclass
@@ -308,7 +308,7 @@ def _paired(plan: Plan, spill: RowSpill, status: str, params: ReportParams) -> d
     run that ended without an answer in every cell."""
     rows = list(spill.rows())
     if needs_partial(status, rows):
-        return partial_paired(plan, rows, status)
+        return partial_paired(plan, rows, status).dump()
     return paired_in_run(plan, rows, status, params.run_id, params.early_stop)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
 from srbench.schemas.call import Usage
+from srbench.schemas.report_sections import RoleTotals
 from srbench.schemas.target import Target
 from srbench.targets.accounting import call_cost
 
@@ -123,14 +124,14 @@ def _row_roles(r: dict[str, Any]) -> list[tuple[str, int, dict[str, int] | None]
     return out
 
 
-def role_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def role_totals(rows: list[dict[str, Any]]) -> RoleTotals:
     """Per-target figures over every row, single-call and conversation: the number of recorded calls
     per role and in all (an ambiguous cell's calls are on the calls page only), the four buckets per
     role (null when one call of the role is unmetered or a cell of it may have been billed without a
     record) and, when the target has a conversation row, the auxiliary costs per role."""
-    out: dict[str, Any] = {}
+    aux: dict[str, float | None] = {}
     if any(r.get("conversation") for r in rows):
-        out = {f: _sum([r.get(f, 0.0) for r in rows]) for f in AUX_FIELDS if f != "judge_cost_usd"}
+        aux = {f: _sum([r.get(f, 0.0) for r in rows]) for f in AUX_FIELDS if f != "judge_cost_usd"}
     counts: Counter[str] = Counter()
     tokens: dict[str, Usage | None] = {}
     for r in rows:
@@ -142,7 +143,6 @@ def role_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         # a conversation that may have been billed without a record: any of its roles may have been
         for role in {"subject", *(k for r in rows if r.get("conversation") for k in r.get("tokens_by_role") or {})}:
             tokens[role] = None
-    out["tokens_by_role"] = {role: None if u is None else u.model_dump() for role, u in sorted(tokens.items())}
-    out["call_count"] = sum(counts.values())
-    out["calls_by_role"] = {role: n for role, n in sorted(counts.items()) if n}
-    return out
+    return RoleTotals.model_validate({
+        **aux, "tokens_by_role": {role: None if u is None else u.model_dump() for role, u in sorted(tokens.items())},
+        "call_count": sum(counts.values()), "calls_by_role": {role: n for role, n in sorted(counts.items()) if n}})

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.report_sections import FullScore
 
 ALPHA = 0.05
 METHOD = "weighted Hoeffding 95% over per-benchmark accuracies (registry weights)"
@@ -39,28 +40,26 @@ def score_interval(by_bench: Mapping[str, tuple[int, int]], weights: Mapping[str
 
 
 def full_score(rows_by_bench: Mapping[str, list[dict[str, Any]]],
-               revisions: Mapping[str, set[str | None]] | None = None) -> dict[str, Any]:
+               revisions: Mapping[str, set[str | None]] | None = None) -> FullScore:
     """The target summary's full-score fields from its rows grouped by benchmark."""
     registry = all_benchmarks()
     weights = {b.id: b.weight for b in registry}
     missing = [b.id for b in registry if b.id not in rows_by_bench]
     incomplete = sorted(b for b, rs in rows_by_bench.items()
                         if any(r["state"] != "completed" or r["correct"] is None for r in rs))
-    out: dict[str, Any] = {"sr_bench_score": None, "sr_bench_score_ci95": None, "score_method": METHOD,
-                           "missing_benchmarks": missing, "incomplete_benchmarks": incomplete,
-                           "unpinned_benchmarks": []}
     if missing or incomplete:
         parts = ([f"missing: {', '.join(missing)}"] if missing else []) + \
             ([f"incomplete: {', '.join(incomplete)}"] if incomplete else [])
         head = "selected benchmark subset; renormalized fixed weights" if missing else "not every benchmark complete"
-        out["score_scope"] = f"{head}, no full sr-bench score ({'; '.join(parts)})"
-        return out
+        return FullScore(sr_bench_score=None, sr_bench_score_ci95=None, score_method=METHOD,
+                         missing_benchmarks=missing, incomplete_benchmarks=incomplete, unpinned_benchmarks=[],
+                         score_scope=f"{head}, no full sr-bench score ({'; '.join(parts)})")
     counts = {b: (sum(bool(r["correct"]) for r in rs), len(rs)) for b, rs in rows_by_bench.items()}
     score, ci = score_interval(counts, weights)
     pins = {b.id: b.source.revision for b in registry}
     unpinned = sorted(b for b, revs in (revisions or {}).items() if b in pins and revs != {pins[b]})
-    out.update(sr_bench_score=score, sr_bench_score_ci95=ci, unpinned_benchmarks=unpinned,
-               score_scope="full sr-bench 1.0" if not unpinned else
-               f"all nine benchmarks, but not at their pinned sources ({', '.join(unpinned)}): not an "
-               "sr-bench 1.0 result")
-    return out
+    return FullScore(sr_bench_score=score, sr_bench_score_ci95=ci, score_method=METHOD, missing_benchmarks=missing,
+                     incomplete_benchmarks=incomplete, unpinned_benchmarks=unpinned,
+                     score_scope="full sr-bench 1.0" if not unpinned else
+                     f"all nine benchmarks, but not at their pinned sources ({', '.join(unpinned)}): not an "
+                     "sr-bench 1.0 result")

@@ -23,7 +23,15 @@ from typing import Any
 
 from srbench import TERMINAL_STATUSES
 from srbench.schemas.plan import Plan
-from srbench.schemas.report_sections import PartialBlock
+from srbench.schemas.report_sections import (
+    DescriptiveInterval,
+    PairedOperations,
+    PairedSide,
+    PartialBlock,
+    PartialCandidate,
+    PartialEvidence,
+    PartialPaired,
+)
 from srbench.stages.stats.basic import percentile
 from srbench.stages.stats.paired import HOEFFDING, exact_weighted_quality, weighted_hoeffding
 
@@ -59,12 +67,12 @@ def needs_partial(status: str, rows: list[dict[str, Any]]) -> bool:
     return status in NEVER_FINISH and not all(_answered(r) for r in rows)
 
 
-def _side(cells: dict[str, dict[str, Any]], cases: list[str]) -> dict[str, Any]:
+def _side(cells: dict[str, dict[str, Any]], cases: list[str]) -> PairedSide:
     lat = [cells[c]["latency_s"] for c in cases if cells[c].get("latency_s") is not None]
     costs = [cells[c].get("cost_usd") for c in cases]
-    return {"correct": sum(bool(cells[c]["correct"]) for c in cases),
-            "cost_usd": None if any(x is None for x in costs) else float(sum(costs)),  # type: ignore[arg-type]
-            "latency_p50_s": percentile(lat, 0.5), "latency_p95_s": percentile(lat, 0.95)}
+    return PairedSide(correct=sum(bool(cells[c]["correct"]) for c in cases),
+                      cost_usd=None if any(x is None for x in costs) else float(sum(costs)),  # type: ignore[arg-type]
+                      latency_p50_s=percentile(lat, 0.5), latency_p95_s=percentile(lat, 0.95))
 
 
 def _quality(cells: dict[str, dict[str, Any]], cases: list[str], weights: dict[str, float]) -> Any:
@@ -77,14 +85,14 @@ def _quality(cells: dict[str, dict[str, Any]], cases: list[str], weights: dict[s
 
 
 def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list[str], planned: list[str],
-               weights: dict[str, float]) -> dict[str, Any]:
+               weights: dict[str, float]) -> PartialCandidate:
     cases = [c for c in planned if _answered(by[tid][c]) and all(_answered(by[s][c]) for s in singles)]
     n, total = len(cases), len(planned)
     label = f"partial: {n} of {total} planned cases answered by both sides"
-    out: dict[str, Any] = {"target_id": tid, "n": n, "planned_cases": total, "label": label, "claim": None,
-                           "claim_note": CLAIM_NOTE, "formal": False}
+    head = PartialCandidate(target_id=tid, n=n, planned_cases=total, label=label, claim=None, claim_note=CLAIM_NOTE,
+                            formal=False, baseline_target_id=None)
     if not n:
-        return out | {"baseline_target_id": None, "reason": "no case was answered by both sides"}
+        return head.model_copy(update={"reason": "no case was answered by both sides"})
     best = min(singles, key=lambda s: (-_quality(by[s], cases, weights), s))
     q_c, q_b = _quality(by[tid], cases, weights), _quality(by[best], cases, weights)
     diffs: dict[str, list[int]] = {}
@@ -92,18 +100,18 @@ def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list
         diffs.setdefault(by[tid][c]["benchmark"], []).append(int(by[tid][c]["correct"]) - int(by[best][c]["correct"]))
     flat = [d for g in diffs.values() for d in g]
     ci = weighted_hoeffding(diffs, weights)["ci"]
-    sides = {"candidate": _side(by[tid], cases), "baseline": _side(by[best], cases)}
-    cost_c, cost_b = sides["candidate"]["cost_usd"], sides["baseline"]["cost_usd"]
-    return out | {
+    sides = PairedOperations(candidate=_side(by[tid], cases), baseline=_side(by[best], cases))
+    cost_c, cost_b = sides.candidate.cost_usd, sides.baseline.cost_usd
+    return head.model_copy(update={
         "baseline_target_id": best, "quality": float(q_c), "baseline_quality": float(q_b), "delta": float(q_c - q_b),
         "micro_delta": sum(flat) / n, "wins": flat.count(1), "losses": flat.count(-1), "ties": flat.count(0),
-        "interval": {"method": HOEFFDING, "ci": ci, "scope": f"the {n} cases answered by both (descriptive)"},
+        "interval": DescriptiveInterval(method=HOEFFDING, ci=ci, scope=f"the {n} cases answered by both (descriptive)"),
         "operations": sides,       # principal cost and latency of each side on the same cases
         "saving_pct": None if cost_c is None or not cost_b else 100.0 * (1.0 - cost_c / cost_b),
-    }
+    })
 
 
-def partial_paired(plan: Plan, rows: list[dict[str, Any]], status: str) -> dict[str, Any]:
+def partial_paired(plan: Plan, rows: list[dict[str, Any]], status: str) -> PartialPaired:
     """The partial paired section of a run with at least one single and one mom target."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     by: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in kinds}
@@ -113,7 +121,7 @@ def partial_paired(plan: Plan, rows: list[dict[str, Any]], status: str) -> dict[
     singles = sorted(t for t, k in kinds.items() if k == "single")
     weights = {b: float(w) for b, w in plan.benchmark_weights.items()}
     label = "partial, dev (not a formal conclusion): the run ended (" + status + ") without an answer in every cell"
-    return {"available": True, "partial": True, "status": status, "planned_cases": len(planned),
-            "evidence": {"profile": plan.profile, "formal": False, "label": label},
-            "candidates": [_candidate(t, by, singles, planned, weights)
-                           for t in sorted(kinds) if kinds[t] == "mom"]}
+    return PartialPaired(status=status, planned_cases=len(planned),
+                         evidence=PartialEvidence(profile=plan.profile, formal=False, label=label),
+                         candidates=[_candidate(t, by, singles, planned, weights)
+                                     for t in sorted(kinds) if kinds[t] == "mom"])
