@@ -103,3 +103,26 @@ def test_code_grade_bytes_unchanged(tmp_path):
 
 
 CODE_PINNED = ["b3:4b417b2ad410bd1a12e24c5aa1058b5b02ffa2d7a73f4c00db6610218c9f828a"] * 2
+
+
+def test_grade_rule_keys_are_the_dicts_of_before():
+    """The rules' parameter models key the action cache exactly as the dict literals did (no regrade)."""
+    from srbench.stages.grading.grade import ConversationGradeParams, GradeParams
+
+    hle = get_benchmark("hle")
+    assert GradeParams(benchmark="hle", grader=JUDGE_GRADER, published=hle.published_rule_for(JUDGE_GRADER),
+                       judge_template_sha256=hle.template_sha256_for(JUDGE_GRADER)).key() == {
+        "benchmark": "hle", "grader": JUDGE_GRADER, "published": hle.published_rule_for(JUDGE_GRADER),
+        "judge_template_sha256": hle.template_sha256_for(JUDGE_GRADER)}
+    assert GradeParams(benchmark="mmlu-pro", grader="g", published=None).key() == {
+        "benchmark": "mmlu-pro", "grader": "g", "published": None}
+    tb = get_benchmark("terminal-bench-2.1")
+    assert ConversationGradeParams(benchmark=tb.id, grader=tb.grader_version, published=tb.published_rule,
+                                   published_conversation=tb.published_conversation_rule).model_dump() == {
+        "benchmark": tb.id, "grader": tb.grader_version, "published": tb.published_rule,
+        "published_conversation": tb.published_conversation_rule}
+    from srbench.stages.grading.code import CodeGradeParams
+
+    lcb = get_benchmark("livecodebench")
+    given = {"benchmark": lcb.id, "grader": lcb.grader_version, "options": lcb.options(None), "receipt": "b3:" + "0" * 64}
+    assert CodeGradeParams(**given).model_dump() == given

@@ -13,6 +13,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.code import CodeBenchmark
 from srbench.cas import ObjectStore
@@ -80,10 +82,25 @@ def call_texts(store: ObjectStore, record: dict[str, Any],
     return texts, (calls[-1].get("finish_reason") if calls else None)
 
 
+class CodeGradeParams(BaseModel):
+    """The ``code-grade`` rule's parameters: its action key, so another grader, option or sandbox regrades."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    benchmark: str
+    """The cell's benchmark."""
+    grader: str
+    """Its grader and version."""
+    options: dict[str, Any]
+    """The benchmark's effective grading options (its own keys: limits, timeouts …)."""
+    receipt: str
+    """The digest of the sandbox's receipt under those options (DEP-6)."""
+
+
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    p = CodeGradeParams.model_validate(params)
     case = Case.model_validate(store.get_json(inputs["case"]))
-    bench = code_benchmark(params["benchmark"])
-    options = params["options"]
+    bench = code_benchmark(p.benchmark)
+    options = p.options
     texts, finish = call_texts(store, store.get_json(inputs["call"]), bench)
     jobs, context = bench.jobs(case, texts, options)
     receipt = None
@@ -92,7 +109,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
         sandbox = current_sandbox()
         limits = base_limits(options)
         got = sandbox.receipt(limits)
-        if got.digest() != params["receipt"]:
+        if got.digest() != p.receipt:
             raise SandboxFault("the grading sandbox changed while grading; rebuild the report")
         receipt = got.model_dump(mode="json", by_alias=True)
         total = sum(float(j.get("wall_s") or limits.job_wall_s) for j in jobs) + 15
@@ -106,7 +123,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     g = bench.judge(case, verdicts, context)
     if finish == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
-    return CodeGradeRecord(grader=params["grader"], correct=bool(g.correct), status=g.status, extracted=g.extracted,
+    return CodeGradeRecord(grader=p.grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
                            strict_format=g.strict_format, details=g.details, sandbox=receipt).stored()
 
 
@@ -119,6 +136,6 @@ def grade_code_cell(engine: Engine, case_digest: str, call_digest: str, benchmar
     bench = code_benchmark(benchmark)
     effective = bench.options(options)
     receipt = current_sandbox().receipt(base_limits(effective)).digest()
-    r = engine.build(CODE_GRADE, {"case": case_digest, "call": call_digest},
-                     {"benchmark": benchmark, "grader": bench.grader_version, "options": effective, "receipt": receipt})
+    p = CodeGradeParams(benchmark=benchmark, grader=bench.grader_version, options=effective, receipt=receipt)
+    r = engine.build(CODE_GRADE, {"case": case_digest, "call": call_digest}, p.model_dump())
     return r.output, r.hit

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
@@ -26,27 +28,60 @@ from srbench.schemas.dataset import Case
 from srbench.schemas.grade import GradeRecord
 
 
-def _failed(params: dict[str, Any], status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
-    return GradeRecord(grader=params["grader"], correct=False, status=status, extracted=None, strict_format=None,
+class GradeParams(BaseModel):
+    """The ``grade`` rule's parameters: part of its action key, so a change of any of them regrades."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    benchmark: str
+    """The cell's benchmark."""
+    grader: str
+    """The grader and its version (for a judged benchmark: the pinned judge template)."""
+    published: str | None = None
+    """The benchmark's upstream rule applied beside it (None: none)."""
+    judge_template_sha256: str | None = None
+    """A judged benchmark's template digest (absent from the key of any other benchmark)."""
+
+    def key(self) -> dict[str, Any]:
+        """The parameters as the rule engine keys them (an unset field is absent)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class ConversationGradeParams(BaseModel):
+    """The ``grade-conversation`` rule's parameters (its action key)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    benchmark: str
+    """The cell's benchmark."""
+    grader: str
+    """The benchmark's grader and its version."""
+    published: str | None = None
+    """The benchmark's upstream rule (None: none)."""
+    published_conversation: str | None = None
+    """Its upstream rule for a conversation (None: none)."""
+
+
+def _failed(p: GradeParams, status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
+    return GradeRecord(grader=p.grader, correct=False, status=status, extracted=None, strict_format=None,
                        details=details, published=published).stored()
 
 
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    p = GradeParams.model_validate(params)
     case = Case.model_validate(store.get_json(inputs["case"]))
     call = store.get_json(inputs["call"])
-    bench = get_benchmark(params["benchmark"])
-    grader = params["grader"]
+    bench = get_benchmark(p.benchmark)
+    grader = p.grader
     text = call.get("text") if call.get("status") == "completed" else None
     details: dict[str, Any] = {}
     if isinstance(bench, JudgedBenchmark):
         judge = store.get_json(inputs["judge"]) if inputs.get("judge") else None
         judge_text = judge.get("text") if judge and judge.get("status") == "completed" else None
         if judge is not None and judge_text is None:
-            return _failed(params, "judge_failed", {}, bench.published_grade(case, text, None, grader))
+            return _failed(p, "judge_failed", {}, bench.published_grade(case, text, None, grader))
         try:
             g = bench.grade_judged(case, text, judge_text, grader)
         except SrBenchError as exc:
-            return _failed(params, "judge_error", {"error": exc.message},
+            return _failed(p, "judge_error", {"error": exc.message},
                            bench.published_grade(case, text, None, grader))
         details = g.details
     else:
@@ -63,12 +98,13 @@ GRADE = Rule("grade", "3", _grade)
 
 def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
+    p = ConversationGradeParams.model_validate(params)
     case = Case.model_validate(store.get_json(inputs["case"]))
     conversation = store.get_json(inputs["conversation"])
-    bench = get_benchmark(params["benchmark"])
+    bench = get_benchmark(p.benchmark)
     g = bench.grade_conversation(case, conversation)
-    published = bench.published_conversation(case, conversation, g, params["grader"])
-    return GradeRecord(grader=params["grader"], correct=bool(g.correct), status=g.status, extracted=g.extracted,
+    published = bench.published_conversation(case, conversation, g, p.grader)
+    return GradeRecord(grader=p.grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
                        strict_format=g.strict_format, details=g.details, published=published).stored()
 
 
@@ -98,9 +134,9 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
     if conversation is None:
         conversation = engine.store.get_json(call_digest).get("kind") == "conversation"
     if conversation and not getattr(bench, "needs_sandbox", False):
-        r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest},
-                         {"benchmark": benchmark, "grader": bench.grader_version, "published": bench.published_rule,
-                          "published_conversation": getattr(bench, "published_conversation_rule", None)})
+        cp = ConversationGradeParams(benchmark=benchmark, grader=bench.grader_version, published=bench.published_rule,
+                                     published_conversation=getattr(bench, "published_conversation_rule", None))
+        r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest}, cp.model_dump())
         return r.output, r.hit
     if getattr(bench, "needs_sandbox", False):
         from srbench.stages.grading.code import grade_code_cell
@@ -108,11 +144,11 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
         return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
     inputs: dict[str, str | None] = {"case": case_digest, "call": call_digest}
     version = grader_for(benchmark, grader)
-    params: dict[str, Any] = {"benchmark": benchmark, "grader": version,
-                              "published": bench.published_rule_for(version) if isinstance(bench, JudgedBenchmark)
-                              else bench.published_rule}
     if isinstance(bench, JudgedBenchmark):
         inputs["judge"] = judge_digest
-        params["judge_template_sha256"] = bench.template_sha256_for(version)
-    r = engine.build(GRADE, inputs, params)
+        p = GradeParams(benchmark=benchmark, grader=version, published=bench.published_rule_for(version),
+                        judge_template_sha256=bench.template_sha256_for(version))
+    else:
+        p = GradeParams(benchmark=benchmark, grader=version, published=bench.published_rule)
+    r = engine.build(GRADE, inputs, p.key())
     return r.output, r.hit
