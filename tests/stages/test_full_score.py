@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import math
 
+from tests.stages.rows import result_row
+
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.results import ResultRow
 from srbench.stages.report.full_score import full_score, score_interval
 
 
-def rows(correct: int, n: int, state: str = "completed") -> list[dict[str, object]]:
-    return [{"state": state, "correct": i < correct} for i in range(n)]
+def rows(correct: int, n: int, state: str = "completed") -> list[ResultRow]:
+    return [result_row(state=state, correct=i < correct) for i in range(n)]
 
 
-def nine(n: int = 4) -> dict[str, list[dict[str, object]]]:
+def nine(n: int = 4) -> dict[str, list[ResultRow]]:
     return {b.id: rows(i % (n + 1), n) for i, b in enumerate(all_benchmarks())}
 
 
@@ -22,7 +25,7 @@ def test_all_nine_complete_give_the_weighted_score_with_its_interval() -> None:
     out = full_score(by, pins)
     weights = {b.id: b.weight for b in all_benchmarks()}
     assert sum(weights.values()) == 100 and weights["gpqa-diamond"] == weights["hle"] == 15
-    want = sum(weights[b] / 100 * sum(bool(r["correct"]) for r in rs) / len(rs) for b, rs in by.items())
+    want = sum(weights[b] / 100 * sum(bool(r.correct) for r in rs) / len(rs) for b, rs in by.items())
     assert math.isclose(out.sr_bench_score, want)
     lo, hi = out.sr_bench_score_ci95
     r = math.sqrt(math.log(40) / 2 * sum((w / 100) ** 2 / 4 for w in weights.values()))
@@ -48,7 +51,7 @@ def test_missing_and_incomplete_benchmarks_are_named_and_give_no_score() -> None
     assert out.missing_benchmarks == ["scicode", "tau3"]
     assert "missing: scicode, tau3" in out.score_scope and "subset" in out.score_scope
     by = nine()
-    by["hle"][0] = {"state": "failed", "correct": None}
+    by["hle"][0] = result_row(state="failed", correct=None)
     out = full_score(by)
     assert out.sr_bench_score is None and out.incomplete_benchmarks == ["hle"]
     assert "incomplete: hle" in out.score_scope

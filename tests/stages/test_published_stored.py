@@ -15,7 +15,7 @@ def _case(benchmark: str, i: int, answer) -> Case:
 
 def test_livecodebench_figure_from_sandbox_grades() -> None:
     cases = {c.id: c for c in (_case("livecodebench", i, {}) for i in range(4))}
-    rows = [{"case_id": cid, "correct": ok} for cid, ok in zip(cases, (True, False, False, False), strict=True)]
+    rows = list(zip(cases, (True, False, False, False), strict=True))
     grades = [{"correct": True, "status": "correct", "details": {"verdict": "passed"}},
               {"correct": False, "status": "output_limit", "details": {"verdict": "passed"}},   # cut, yet it passed
               {"correct": False, "status": "incorrect", "details": {"verdict": "wrong_answer"}},
@@ -28,7 +28,7 @@ def test_livecodebench_figure_from_sandbox_grades() -> None:
 def test_scicode_figure_counts_every_planned_step() -> None:
     steps = {"steps": [{"step_number": "1.1", "test_cases": ["a"]}, {"step_number": "1.2", "test_cases": ["b"]}]}
     cases = {c.id: c for c in (_case("scicode", i, steps) for i in range(2))}
-    rows = [{"case_id": cid, "correct": False} for cid in cases]
+    rows: list[tuple[str, bool | None]] = [(cid, False) for cid in cases]
     grades = [{"correct": False, "status": "incorrect",
                "details": {"verdict": "wrong_answer", "sub_steps_passed": 1, "sub_steps_scored": 2}}, None]
     fig = published_figure("scicode", None, rows, grades, cases)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import random
 
+from tests.stages.rows import result_row
+
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
+from srbench.schemas.results import ResultRow
 from srbench.stages.plan.identity import content_digest, scrub
 from srbench.stages.report.results import write_results
 from srbench.stages.report.stream import CellSource, RowSpill, iter_cells, write_run_cells
 
 
 def _rows(n: int) -> list[dict]:
-    return [{"seq": i, "cell_id": f"c{i:04d}", "target_id": f"t{i % 3}", "correct": i % 2 == 0, "latency_s": i / 7,
-             "call": None if i % 5 else f"b3:{i:064x}", "usage": {"input": i, "output": 2 * i}, "note": "ü\"]"}
+    return [result_row(seq=i, cell_id=f"c{i:04d}", target_id=f"t{i % 3}", correct=i % 2 == 0, latency_s=i / 7,
+                       call=None if i % 5 else f"b3:{i:064x}", note="ü\"]",
+                       usage={"input": i, "cached_input": 0, "cache_write": 0, "output": 2 * i}).dump()
             for i in range(n)]
 
 
@@ -25,7 +29,7 @@ def test_spilled_rows_give_the_same_results_and_content_digest(tmp_path) -> None
     try:
         by_target = sorted(rows, key=lambda r: (r["target_id"], r["seq"]))
         half = len(by_target) // 2
-        spill.add(by_target[:half])
+        spill.add([ResultRow.model_validate(r) for r in by_target[:half]])
         spill.add_raw([(r["seq"], canonical_json(r).decode(), canonical_json(scrub(r)).decode())
                        for r in by_target[half:]])
         results, digest = spill.finish(store, report)

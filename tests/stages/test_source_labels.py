@@ -37,11 +37,13 @@ def test_a_fresh_dataset_says_not_the_pinned_source_or_which_check_applied() -> 
 
 
 def test_the_full_score_counts_unchecked_bytes_at_the_pinned_revision_as_not_pinned() -> None:
+    from tests.stages.rows import result_row
+
     from srbench.benchmarks import all_benchmarks
     from srbench.stages.report.full_score import full_score
 
     revisions = {b.id: {b.source.revision} for b in all_benchmarks()}
-    rows = {b: [{"state": "completed", "correct": True}] for b in revisions}
+    rows = {b: [result_row(state="completed", correct=True)] for b in revisions}
     frozen = {b: sl.SourceLabel(revision=next(iter(r)), pinned=True, check="file-sha256").model_dump()
               for b, r in revisions.items()}
     assert full_score(rows, sl.for_full_score(revisions, frozen)).score_scope == "full sr-bench 1.0"

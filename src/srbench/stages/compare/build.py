@@ -91,7 +91,7 @@ from srbench.stages.compare.limitations import AUX_COST_FIELDS, DEV, comparison_
 from srbench.stages.compare.selection import limitation as selection_limitation
 from srbench.stages.compare.selection import paired_diffs
 from srbench.stages.compare.selection import summary as selection_summary
-from srbench.stages.report.routing import routing_summary
+from srbench.stages.report.routing import routed_calls, routing_summary
 from srbench.stages.stats.basic import percentile, wilson
 from srbench.stages.stats.betting import ORDER, Design, make_design
 from srbench.stages.stats.paired import exact_weighted_quality, stratified_bootstrap, weighted_hoeffding
@@ -268,7 +268,8 @@ def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> dict[str, Any] | No
     """A router's model mix, retries and fallbacks (REP-1); None for a target that is not a router."""
     if t.kind != "mom":
         return None
-    return routing_summary(t.router or DEFAULT_ROUTER, list(cells.values()), t.max_inference_calls).model_dump()
+    return routing_summary(t.router or DEFAULT_ROUTER, routed_calls(list(cells.values())),
+                           t.max_inference_calls).model_dump()
 
 
 def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int) -> BaselineChoice:

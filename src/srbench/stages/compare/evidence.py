@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from srbench.schemas.results import ResultRow
 from srbench.schemas.target import Target
 
 
-def config_hash_evidence(target: Target, rows: list[dict[str, Any]], probes: dict[str, Any] | None,
+def config_hash_evidence(target: Target, rows: list[ResultRow], probes: dict[str, Any] | None,
                          mode: str) -> dict[str, Any] | None:
     """The evidence record of one target (None: not a live MoM target with a pinned config_hash)."""
     if mode != "live" or target.kind != "mom" or not target.config_hash:
@@ -31,9 +32,9 @@ def config_hash_evidence(target: Target, rows: list[dict[str, Any]], probes: dic
     probes = probes or {}
     before = (probes.get("before") or {}).get("evidence", "not run")
     after = (probes.get("after") or {}).get("evidence", "not run")
-    answered = [r for r in rows if r.get("has_call") and r.get("state") == "completed"]
-    with_header = sum(1 for r in answered if r.get("config_hash_seen") == target.config_hash)
-    without = sum(1 for r in answered if r.get("config_hash_seen") is None)
+    answered = [r for r in rows if r.has_call and r.state == "completed"]
+    with_header = sum(1 for r in answered if r.config_hash_seen == target.config_hash)
+    without = sum(1 for r in answered if r.config_hash_seen is None)
     reasons = [f"probe {phase}: {ev}" for phase, ev in (("before", before), ("after", after)) if ev != "confirmed"]
     if not target.preview_url:
         reasons = ["no preview_url: no probe before or after the run"]

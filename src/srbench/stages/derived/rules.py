@@ -119,7 +119,8 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
                 k = sum(bool(r["correct"]) for r in rs)
                 benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
                                    "accuracy": k / len(rs) if rs else None,
-                                   "published": published_figure(b, p.grader_versions.get(b), rs, [grades[r["cell_id"]] for r in rs], cases)})
+                                   "published": published_figure(b, p.grader_versions.get(b), [(r["case_id"], r["correct"]) for r in rs],
+                                                                 [grades[r["cell_id"]] for r in rs], cases)})
         return OfflineRegrade.model_validate({
             "version": VERSION, "regrade_version": REGRADE_VERSION, "run_id": report["run_id"],
             "grader_versions": params["graders"], "published_rules": params["published"],

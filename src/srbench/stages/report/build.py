@@ -44,7 +44,6 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Volatile
-from srbench.schemas.call import Usage
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.plan import Plan
 from srbench.schemas.report import (
@@ -56,16 +55,17 @@ from srbench.schemas.report import (
 )
 from srbench.schemas.report_params import ReportParams
 from srbench.schemas.report_sections import PriceCorrectionRef, UsageCorrectionRef
+from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
 from srbench.stages.datasets.source_labels import for_full_score
 from srbench.stages.grading.grade import grader_for
 from srbench.stages.report.cells import CellRow, MemoEntry, ReportInputs, RowMemo, cell_row, from_memo
-from srbench.stages.report.conversations import AUX_FIELDS, role_totals
+from srbench.stages.report.conversations import AUX_FIELDS, ZERO, role_totals
 from srbench.stages.report.full_score import full_score
 from srbench.stages.report.in_run import paired_in_run
 from srbench.stages.report.limits import limitations, recipe_limitations, stop_limitations
-from srbench.stages.report.partial import needs_partial, partial_block, partial_paired
+from srbench.stages.report.partial import NEVER_FINISH, needs_partial, partial_block, partial_paired
 from srbench.stages.report.published import (
     AGGREGATION,
     headline,
@@ -103,57 +103,57 @@ def _aux(targets: list[TargetSummary]) -> dict[str, float | None]:
             if f != "judge_cost_usd" and any(f in t.model_fields_set for t in targets)}
 
 
-def _target_summary(target: Target, rows: list[dict[str, Any]], weights: dict[str, int],
-                    turns: dict[str, list[dict[str, Any]]], revisions: dict[str, set[str | None]],
+def _target_summary(target: Target, rows: list[ResultRow], weights: dict[str, int],
+                    turns: dict[str, list[TurnRouting]], revisions: dict[str, set[str | None]],
                     evidence: dict[str, Any] | None) -> TargetSummary:
     total = len(rows)
-    completed = sum(r["state"] == "completed" for r in rows)
-    failed = sum(r["state"] in TERMINAL_FAIL for r in rows)
-    graded = sum(r["correct"] is not None for r in rows)
-    correct = sum(bool(r["correct"]) for r in rows)
-    calls = [r for r in rows if r["has_call"]]
-    usages = [r["usage"] for r in calls]
+    completed = sum(r.state == "completed" for r in rows)
+    failed = sum(r.state in TERMINAL_FAIL for r in rows)
+    graded = sum(r.correct is not None for r in rows)
+    correct = sum(bool(r.correct) for r in rows)
+    calls = [r for r in rows if r.has_call]
+    usages = [r.usage for r in calls]
     tokens = None
-    if calls and all(u is not None for u in usages) and len(calls) == total:
-        tokens = Usage(**{k: sum(u[k] for u in usages) for k in Usage.model_fields}).model_dump()
-    costs = [r["cost_usd"] for r in rows]
-    lat = [r["latency_s"] for r in calls if r["latency_s"] is not None]
-    ok_lat = [r["latency_s"] for r in rows if r["state"] == "completed" and r["latency_s"] is not None]
-    ttft = [r["ttft_s"] for r in rows if r["state"] == "completed" and r["ttft_s"] is not None]
-    by_bench: dict[str, list[dict[str, Any]]] = {}
+    if calls and len(calls) == total and all(u is not None for u in usages):
+        tokens = sum((u for u in usages if u is not None), ZERO).model_dump()
+    costs = [r.cost_usd for r in rows]
+    lat = [r.latency_s for r in calls if r.latency_s is not None]
+    ok_lat = [r.latency_s for r in rows if r.state == "completed" and r.latency_s is not None]
+    ttft = [r.ttft_s for r in rows if r.state == "completed" and r.ttft_s is not None]
+    by_bench: dict[str, list[ResultRow]] = {}
     for r in rows:
-        by_bench.setdefault(r["benchmark"], []).append(r)
-    accs = {b: sum(bool(x["correct"]) for x in rs) / len(rs) for b, rs in by_bench.items()}
+        by_bench.setdefault(r.benchmark, []).append(r)
+    accs = {b: sum(bool(x.correct) for x in rs) / len(rs) for b, rs in by_bench.items()}
     wsum = sum(weights[b] for b in accs)
     macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
     # a conversation's router choices count per turn (turn_models), a single call's once
-    selected = Counter(m for r in calls for m in (r.get("turn_models") or [r["selected_model"]]) if m)
-    routed = [t for r in rows for t in turns.get(r["cell_id"], [r])]
+    selected = Counter(m for r in calls for m in (r.turn_models or [r.selected_model]) if m)
+    routed = [t for r in rows for t in (turns[r.cell_id] if r.cell_id in turns else [r.own_routing()])]
     roles = role_totals(rows)
-    outside = sorted({m for r in calls for m in r.get("outside_pool", [])}
+    outside = sorted({m for r in calls for m in r.outside_pool or []}
                      | {m for m in selected if target.models and m not in target.models})
     mom = target.kind == "mom"
     return TargetSummary(
         target_id=target.id, kind=target.kind, model=target.model, total=total, completed=completed, failed=failed,
         pending=total - completed - failed, graded=graded, correct=correct,
-        ambiguous_dispatch=sum(r["state"] == "ambiguous" for r in rows),
+        ambiguous_dispatch=sum(r.state == "ambiguous" for r in rows),
         accuracy=correct / total if total else None, accuracy_ci95=wilson(correct, total),
         accuracy_answered=correct / completed if completed else None,
         accuracy_answered_ci95=wilson(correct, completed), macro_accuracy=macro,
         **full_score(by_bench, revisions).model_dump(),
         tokens=tokens, cost_usd=_sum_opt(costs), known_cost_usd=float(sum(c for c in costs if c is not None)),
-        judge_cost_usd=_sum_opt([r["judge_cost_usd"] for r in rows]),
-        total_cost_usd=_sum_opt([*costs, *[r["judge_cost_usd"] for r in rows],
+        judge_cost_usd=_sum_opt([r.judge_cost_usd for r in rows]),
+        total_cost_usd=_sum_opt([*costs, *[r.judge_cost_usd for r in rows],
                                  *[getattr(roles, f) for f in AUX_FIELDS if f in roles.model_fields_set]]),
         cost_complete=all(c is not None for c in costs),
-        cache_neutral_cost_usd=_sum_opt([r["cache_neutral_cost_usd"] for r in rows]),
+        cache_neutral_cost_usd=_sum_opt([r.cache_neutral_cost_usd for r in rows]),
         latency_p50_s=percentile(ok_lat, 0.5), latency_p95_s=percentile(ok_lat, 0.95),
         ttft_p50_s=percentile(ttft, 0.5), request_time_sum_s=float(sum(lat)) if lat else None,
         request_count=len(calls),
-        grade_statuses=dict(sorted(Counter(r["grade_status"] for r in rows if r["grade_status"]).items())),
-        failure_classes=dict(sorted(Counter(r["error_class"] for r in rows if r["error_class"]).items())),
+        grade_statuses=dict(sorted(Counter(r.grade_status for r in rows if r.grade_status).items())),
+        failure_classes=dict(sorted(Counter(r.error_class for r in rows if r.error_class).items())),
         selected_models=dict(sorted(selected.items())) if mom else None,
-        decisions=dict(sorted(Counter(r["decision"] for r in calls if r.get("decision")).items())) if mom else None,
+        decisions=dict(sorted(Counter(r.decision for r in calls if r.decision).items())) if mom else None,
         routing=routing_summary(routers.for_target(target).name, routed, target.max_inference_calls) if mom else None,
         models_outside_pool=outside, config_hash_evidence=evidence, **roles.model_dump(exclude_unset=True))
 
@@ -173,7 +173,7 @@ def _target_rows(engine: Engine, ri: ReportInputs, cells: list[tuple[str, list[A
                  memo_rows: dict[str, MemoEntry], spill: RowSpill) -> list[CellRow]:
     """One target's rows, read from the rule's row memo where it holds and built otherwise; spilled."""
     built: list[CellRow] = []
-    fresh: list[dict[str, Any]] = []
+    fresh: list[ResultRow] = []
     raw: list[tuple[int, str, str]] = []
     for cell_id, cell in cells:
         entry = memo_rows.pop(cell_id, None)
@@ -203,12 +203,12 @@ def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: Report
         built = _target_rows(engine, ri, cells_of.target(tid), memo_rows, spill)
         del memo_rows
         trows = [b.row for b in built]
-        turns = {b.row["cell_id"]: b.turns for b in built if b.turns is not None}
+        turns = {b.row.cell_id: b.turns for b in built if b.turns is not None}
         for b in built:
             out.volatile = out.volatile or b.volatile
             if b.receipt is not None:
                 out.receipts.setdefault(digest_json(b.receipt), b.receipt)
-            out.states[b.row["state"]] += 1
+            out.states[b.row.state] += 1
         evidence = config_hash_evidence(targets[tid], trows, params.config_probes.get(tid), plan.mode)
         t = _target_summary(targets[tid], trows, plan.benchmark_weights, turns, revisions, evidence)
         out.targets.append(adjust_for_mode(plan.mode, t, trows))
@@ -306,10 +306,12 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
 def _paired(plan: Plan, spill: RowSpill, status: str, params: ReportParams) -> dict[str, Any] | None:
     """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
     run that ended without an answer in every cell."""
-    rows = list(spill.rows())
-    if needs_partial(status, rows):
-        return partial_paired(plan, rows, status).dump()
-    return paired_in_run(plan, rows, status, params.run_id, params.early_stop)
+    if status in NEVER_FINISH:
+        models = [ResultRow.model_validate(r) for r in spill.rows()]
+        if needs_partial(status, models):
+            return partial_paired(plan, models, status).dump()
+        del models
+    return paired_in_run(plan, list(spill.rows()), status, params.run_id, params.early_stop)
 
 
 def _pairs(plan: Plan) -> bool:
@@ -322,13 +324,14 @@ def _bench_rows(plan: Plan, cases: dict[str, Any], tid: str, built: list[CellRow
     """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
     out = []
     for b in plan.dataset.benchmarks:
-        sel = [x for x in built if x.row["benchmark"] == b]
+        sel = [x for x in built if x.row.benchmark == b]
         rs = [x.row for x in sel]
-        k = sum(bool(r["correct"]) for r in rs)
-        grades = [x.grade if x.row["grade"] else None for x in sel]
-        extra = get_benchmark(b).report_metrics(grades, [r["error_class"] for r in rs])
-        extra["published"] = published_figure(b, plan.grader_versions.get(b), rs, grades, cases)
-        done = sum(r["state"] == "completed" for r in rs)
+        k = sum(bool(r.correct) for r in rs)
+        grades = [x.grade if x.row.grade else None for x in sel]
+        extra = get_benchmark(b).report_metrics(grades, [r.error_class for r in rs])
+        extra["published"] = published_figure(b, plan.grader_versions.get(b), [(r.case_id, r.correct) for r in rs],
+                                              grades, cases)
+        done = sum(r.state == "completed" for r in rs)
         brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs), "completed": done, "correct": k,
                                 "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
                                 "accuracy_answered": k / done if done else None,
@@ -351,10 +354,10 @@ def _with(t: TargetSummary, update: dict[str, Any]) -> TargetSummary:
     return TargetSummary.model_validate(t.model_dump(exclude_unset=True) | update)
 
 
-def adjust_for_mode(mode: str, t: TargetSummary, rows: list[dict[str, Any]]) -> TargetSummary:
+def adjust_for_mode(mode: str, t: TargetSummary, rows: list[ResultRow]) -> TargetSummary:
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
-        routing = [r.get("routing") or {} for r in rows if r["state"] == "completed"]
+        routing = [r.routing or {} for r in rows if r.state == "completed"]
         update: dict[str, Any] = dict.fromkeys(PREVIEW_NONE)
         for name, key in (("models", "selected_model"), ("decisions", "decision"),
                           ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
+from pydantic import TypeAdapter
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
@@ -21,6 +22,7 @@ from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
+from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.derived.reconcile import corrected_usage, with_routers
@@ -73,8 +75,8 @@ class ReportInputs:
 
 @dataclass
 class CellRow:
-    row: dict[str, Any]
-    turns: list[dict[str, Any]] | None = None       # a conversation cell's subject turns
+    row: ResultRow
+    turns: list[TurnRouting] | None = None          # a conversation cell's subject turns
     grade: dict[str, Any] | None = None
     receipt: dict[str, Any] | None = None            # a sandbox receipt of its grade
     volatile: bool = False                           # a sandbox fault left it ungraded
@@ -86,57 +88,56 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
     seq, case_id, target_id, state, call_digest, error_class = cell[:6]
     judge_digest = cell[6] if len(cell) > 6 else None
     case, target = ri.cases[case_id], ri.targets[target_id]
-    row: dict[str, Any] = {
-        "cell_id": cell_id, "seq": seq, "case_id": case_id, "target_id": target_id,
-        "benchmark": case.benchmark, "stratum": case.metadata.stratum, "state": state,
-        "error_class": error_class, "call": call_digest, "has_call": call_digest is not None,
-        "correct": None, "grade": None, "grade_status": None, "usage": None, "cost_usd": None,
-        "cache_neutral_cost_usd": None, "latency_s": None, "ttft_s": None, "selected_model": None,
-        "response_model": None, "decision": None, "finish_reason": None, "judge_call": judge_digest,
-        "judge_cost_usd": 0.0,
-        "published_score": None, "config_hash_seen": None,
-    }
+    row = ResultRow(
+        cell_id=cell_id, seq=seq, case_id=case_id, target_id=target_id, benchmark=case.benchmark,
+        stratum=case.metadata.stratum, state=state, error_class=error_class, call=call_digest,
+        has_call=call_digest is not None, correct=None, grade=None, grade_status=None, usage=None, cost_usd=None,
+        cache_neutral_cost_usd=None, latency_s=None, ttft_s=None, selected_model=None, response_model=None,
+        decision=None, finish_reason=None, judge_call=judge_digest, judge_cost_usd=0.0, published_score=None,
+        config_hash_seen=None)
     out = CellRow(row)
     if judge_digest is not None:
         jc = call_cost(ri.aux[ri.judge_for[case.benchmark]], ri.load_call(judge_digest))
-        row.update(judge_cost_usd=jc.cost_usd, judge_usage=jc.usage.model_dump() if jc.usage else None)
+        row = row.model_copy(update={"judge_cost_usd": jc.cost_usd, "judge_usage": jc.usage})
     elif state == "ambiguous" and error_class == "ambiguous_judge_dispatch":
-        row["judge_cost_usd"] = None      # the judge call was in flight: it may have been billed
+        row = row.model_copy(update={"judge_cost_usd": None})   # the judge call was in flight: it may have been billed
     if call_digest is not None and plan.mode == "preview":
         routing = store.get_json(call_digest).get("routing") or {}
-        row.update(routing=routing, selected_model=routing.get("selected_model"), decision=routing.get("decision"),
-                   cost_usd=0.0,
-                   cache_neutral_cost_usd=0.0, needs_real_run=route_blocker(routing))
+        row = row.model_copy(update={
+            "routing": routing, "selected_model": routing.get("selected_model"), "decision": routing.get("decision"),
+            "cost_usd": 0.0, "cache_neutral_cost_usd": 0.0, "needs_real_run": route_blocker(routing)})
     elif call_digest is not None and case.benchmark in ri.multi:
-        out.turns = conversation_row(row, ri.load_call(call_digest), target, ri.aux, ri.load_call)
+        row, out.turns = conversation_row(row, ri.load_call(call_digest), target, ri.aux, ri.load_call)
     elif case.benchmark in ri.multi:           # no conversation record: ambiguous, or never sent
-        row.update(conversation=True, calls=None, tokens_by_role={},
-                   **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS})
+        row = row.model_copy(update={"conversation": True, "calls": None, "tokens_by_role": {},
+                                     **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS}})
     elif call_digest is not None:
-        _single_call(row, ri, target, call_digest)
+        row = _single_call(row, ri, target, call_digest)
+    out.row = row
     if call_digest is not None and plan.mode != "preview" and state == "completed":
         _grade(engine, ri, out, case, call_digest, judge_digest)
     return out
 
 
-def _single_call(row: dict[str, Any], ri: ReportInputs, target: Target, call_digest: str) -> None:
-    """A single call's figures in its cell's row; a router's attribution of it too."""
+def _single_call(row: ResultRow, ri: ReportInputs, target: Target, call_digest: str) -> ResultRow:
+    """`row` with a single call's figures; a router's attribution of it too."""
     call = ri.load_call(call_digest)
     cc = call_cost(target, call)
-    row.update(usage=cc.usage.model_dump() if cc.usage else None, cost_usd=cc.cost_usd,
-               cache_neutral_cost_usd=cc.cache_neutral_cost_usd, cost_basis=cc.basis,
-               cost_unknown_reason=cc.reason, priced_models=cc.models, outside_pool=cc.outside_pool,
-               latency_s=call["timings"].get("latency_s"), ttft_s=call["timings"].get("ttft_s"),
-               selected_model=(call.get("headers") or {}).get("x-vsr-selected-model"),
-               decision=(call.get("headers") or {}).get("x-vsr-selected-decision"),
-               response_model=call.get("response_model"), finish_reason=call.get("finish_reason"),
-               http_status=call.get("http_status"))
-    if cc.attribution is not None:          # MoM: what its router adapter read from the call
-        a = cc.attribution
-        row.update(router=a.router, selected_model=a.selected_model, served_models=a.served_models(),
-                   deployment=a.deployment, inference_calls=a.inference_calls, retries=a.retries,
-                   fallbacks=a.fallbacks, router_reported_cost_usd=a.reported_cost_usd,
-                   config_hash_seen=a.config_hash)
+    headers = call.get("headers") or {}
+    row = row.model_copy(update={
+        "usage": cc.usage, "cost_usd": cc.cost_usd, "cache_neutral_cost_usd": cc.cache_neutral_cost_usd,
+        "cost_basis": cc.basis, "cost_unknown_reason": cc.reason, "priced_models": cc.models,
+        "outside_pool": cc.outside_pool, "latency_s": call["timings"].get("latency_s"),
+        "ttft_s": call["timings"].get("ttft_s"), "selected_model": headers.get("x-vsr-selected-model"),
+        "decision": headers.get("x-vsr-selected-decision"), "response_model": call.get("response_model"),
+        "finish_reason": call.get("finish_reason"), "http_status": call.get("http_status")})
+    if cc.attribution is None:
+        return row
+    a = cc.attribution                   # MoM: what its router adapter read from the call
+    return row.model_copy(update={
+        "router": a.router, "selected_model": a.selected_model, "served_models": a.served_models(),
+        "deployment": a.deployment, "inference_calls": a.inference_calls, "retries": a.retries,
+        "fallbacks": a.fallbacks, "router_reported_cost_usd": a.reported_cost_usd, "config_hash_seen": a.config_hash})
 
 
 def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_digest: str,
@@ -150,18 +151,21 @@ def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_dige
                                  conversation=case.benchmark in ri.multi)
     except SandboxFault as exc:     # not the model's failure: the cell is not graded
         out.volatile = True
-        row.update(state="failed", error_class="sandbox_error", grade_status="sandbox_error",
-                   grade_error=exc.message)
+        out.row = row.model_copy(update={"state": "failed", "error_class": "sandbox_error",
+                                         "grade_status": "sandbox_error", "grade_error": exc.message})
         return
     g = out.grade = ri.store.get_json(g_digest)
-    row.update(correct=g["correct"], grade=g_digest, grade_status=g["status"],
-               published_score=(get_benchmark(case.benchmark).published_stored(
-                   case, g, plan.grader_versions.get(case.benchmark)) or {}).get("score"))
+    published = get_benchmark(case.benchmark).published_stored(case, g, plan.grader_versions.get(case.benchmark))
+    row = row.model_copy(update={"correct": g["correct"], "grade": g_digest, "grade_status": g["status"],
+                                 "published_score": (published or {}).get("score")})
     if g.get("sandbox"):
         out.receipt = g["sandbox"]
     if g["status"] in ("judge_error", "judge_failed"):
-        row.update(state="failed", error_class=g["status"], correct=False)
+        row = row.model_copy(update={"state": "failed", "error_class": g["status"], "correct": False})
+    out.row = row
 
+
+_TURNS = TypeAdapter(list[TurnRouting])
 
 # a memoised row: (basis, row, row without its volatile fields, grade, turns), the last three JSON or None
 MemoEntry = tuple[list[Any], str, str, str | None, str | None]
@@ -185,9 +189,10 @@ def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
     from srbench.cas.digest import canonical_json
     from srbench.stages.plan.identity import scrub
 
-    return (basis(cell), canonical_json(built.row).decode(), canonical_json(scrub(built.row)).decode(),
+    row = built.row.dump()
+    return (basis(cell), canonical_json(row).decode(), canonical_json(scrub(row)).decode(),
             None if built.grade is None else json.dumps(built.grade),
-            None if built.turns is None else json.dumps(built.turns))
+            None if built.turns is None else json.dumps([t.model_dump() for t in built.turns]))
 
 
 def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
@@ -198,7 +203,7 @@ def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
     if got_basis != basis(cell):
         return None
     # orjson: the same values as json.loads, ~4x faster (a 40k-cell report decodes 80k of these)
-    out = CellRow(orjson.loads(row), None if turns is None else orjson.loads(turns),
+    out = CellRow(ResultRow.model_validate_json(row), None if turns is None else _TURNS.validate_json(turns),
                   None if grade is None else orjson.loads(grade))
     if out.grade is not None and out.grade.get("sandbox"):
         out.receipt = out.grade["sandbox"]

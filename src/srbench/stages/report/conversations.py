@@ -31,8 +31,9 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
 from srbench.schemas.call import Usage
 from srbench.schemas.report_sections import RoleTotals
+from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
-from srbench.targets.accounting import call_cost
+from srbench.targets.accounting import CallCost, call_cost
 
 AUX_FIELDS = tuple(f for r, f in ROLE_COST_FIELDS.items() if r != "subject")
 ZERO = Usage(input=0, cached_input=0, cache_write=0, output=0)
@@ -42,106 +43,111 @@ def _sum(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
 
 
-def _usage(values: list[Usage | None]) -> dict[str, int] | None:
+def _usage(values: list[Usage | None]) -> Usage | None:
     if any(u is None for u in values):
         return None
-    return sum((u for u in values if u is not None), ZERO).model_dump()
+    return sum((u for u in values if u is not None), ZERO)
 
 
-def conversation_row(row: dict[str, Any], conversation: dict[str, Any], subject: Target,
-                     aux: dict[str, Target], load_call: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fill `row` from one conversation record; returns one routing entry per subject turn (for the
-    target's routing summary), each with the fields a single call's row carries."""
-    by_role: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+def _turn(record: dict[str, Any], cost: CallCost | None) -> TurnRouting:
+    """One subject turn's routing, with the fields a single call's row carries."""
+    a = cost.attribution if cost else None
+    return TurnRouting(has_call=True, http_status=record.get("http_status"),
+                       selected_model=a.selected_model if a else None, deployment=a.deployment if a else None,
+                       inference_calls=a.inference_calls if a else None, retries=a.retries if a else None,
+                       fallbacks=a.fallbacks if a else None)
+
+
+def _by_role(conversation: dict[str, Any], subject: Target, aux: dict[str, Target],
+             load_call: Callable[[str], dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], CallCost | None]]]:
+    """Every call of the conversation with its cost (None: a target the (re)priced plan no longer names), per role."""
+    by_role: dict[str, list[tuple[dict[str, Any], CallCost | None]]] = {}
     for call in conversation.get("calls", []):
         record = load_call(call["record"])
         target = subject if call["role"] == "subject" else aux.get(call["target_id"])
-        if target is None:           # a target the (re)priced plan no longer names: cost unknown
-            cost = None
-        else:
-            cost = call_cost(target, record)
-            if record.get("sent") is False:
-                cost.cost_usd = cost.cache_neutral_cost_usd = 0.0
+        cost = None if target is None else call_cost(target, record)
+        if cost is not None and record.get("sent") is False:
+            cost.cost_usd = cost.cache_neutral_cost_usd = 0.0
         by_role.setdefault(call["role"], []).append((record, cost))
+    return by_role
+
+
+def conversation_row(row: ResultRow, conversation: dict[str, Any], subject: Target, aux: dict[str, Target],
+                     load_call: Callable[[str], dict[str, Any]]) -> tuple[ResultRow, list[TurnRouting]]:
+    """`row` filled from one conversation record, and one routing entry per subject turn (for the
+    target's routing summary), each with the fields a single call's row carries."""
+    by_role = _by_role(conversation, subject, aux, load_call)
     subj = by_role.get("subject", [])
-    costs = [c.cost_usd if c else None for _, c in subj]
-    row.update(conversation=True, calls=sum(len(v) for v in by_role.values()),
-               calls_by_role={r: len(v) for r, v in sorted(by_role.items())},
-               usage=_usage([c.usage if c else None for _, c in subj]) if subj else None,
-               cost_usd=_sum(costs), cache_neutral_cost_usd=_sum([c.cache_neutral_cost_usd if c else None
-                                                                  for _, c in subj]),
-               tokens_by_role={r: _usage([c.usage if c else None for _, c in v]) for r, v in sorted(by_role.items())},
-               latency_s=float(sum((rec.get("timings") or {}).get("latency_s") or 0.0
-                                   for v in by_role.values() for rec, _ in v)) if by_role else None,
-               error=conversation.get("error"), trajectory=conversation.get("trajectory"),
-               **get_benchmark(row["benchmark"]).conversation_row(conversation))
-    for field in AUX_FIELDS:
-        role = next(r for r, f in ROLE_COST_FIELDS.items() if f == field)
-        row[field] = _sum([c.cost_usd if c else None for _, c in by_role.get(role, [])])
     unknown = [c.reason for _, c in subj if c and c.cost_usd is None and c.reason]
-    models = sorted({m for _, c in subj if c for m in c.models})
-    row.update(cost_basis=Counter(c.basis for _, c in subj if c).most_common(1)[0][0] if subj else None,
-               cost_unknown_reason=unknown[0] if unknown else None, priced_models=models,
-               outside_pool=sorted({m for _, c in subj if c for m in c.outside_pool}))
-    turns = []
-    for rec, c in subj:
-        a = c.attribution if c else None
-        turns.append({"has_call": True, "http_status": rec.get("http_status"),
-                      "selected_model": a.selected_model if a else None, "deployment": a.deployment if a else None,
-                      "inference_calls": a.inference_calls if a else None, "retries": a.retries if a else None,
-                      "fallbacks": a.fallbacks if a else None})
+    update: dict[str, object] = {
+        "conversation": True, "calls": sum(len(v) for v in by_role.values()),
+        "calls_by_role": {r: len(v) for r, v in sorted(by_role.items())},
+        "usage": _usage([c.usage if c else None for _, c in subj]) if subj else None,
+        "cost_usd": _sum([c.cost_usd if c else None for _, c in subj]),
+        "cache_neutral_cost_usd": _sum([c.cache_neutral_cost_usd if c else None for _, c in subj]),
+        "tokens_by_role": {r: _usage([c.usage if c else None for _, c in v]) for r, v in sorted(by_role.items())},
+        "latency_s": float(sum((rec.get("timings") or {}).get("latency_s") or 0.0
+                               for v in by_role.values() for rec, _ in v)) if by_role else None,
+        "error": conversation.get("error"), "trajectory": conversation.get("trajectory"),
+        **get_benchmark(row.benchmark).conversation_row(conversation),
+        **{f: _sum([c.cost_usd if c else None for _, c in by_role.get(r, [])])
+           for r, f in ROLE_COST_FIELDS.items() if f in AUX_FIELDS},
+        "cost_basis": Counter(c.basis for _, c in subj if c).most_common(1)[0][0] if subj else None,
+        "cost_unknown_reason": unknown[0] if unknown else None,
+        "priced_models": sorted({m for _, c in subj if c for m in c.models}),
+        "outside_pool": sorted({m for _, c in subj if c for m in c.outside_pool})}
+    turns = [_turn(rec, c) for rec, c in subj]
     if subj:
         first, last = subj[0][0], subj[-1][0]
-        row.update(ttft_s=(first.get("timings") or {}).get("ttft_s"), finish_reason=last.get("finish_reason"),
-                   response_model=last.get("response_model"), http_status=last.get("http_status"))
+        update.update(ttft_s=(first.get("timings") or {}).get("ttft_s"), finish_reason=last.get("finish_reason"),
+                      response_model=last.get("response_model"), http_status=last.get("http_status"))
     if subject.kind == "mom":
-        row["turn_models"] = [t["selected_model"] for t in turns]
-        row["turn_routing"] = turns         # each turn is one routed call (stages/report/routing.py counts them)
-        row["router"] = next((c.attribution.router for _, c in subj if c and c.attribution), None)
         # the config hash evidence (evidence.py): every turn's header; one missing or differing decides
         seen = [c.attribution.config_hash if c and c.attribution else None for _, c in subj]
-        row["config_hash_seen"] = None if None in seen else next(
-            (h for h in seen if h != subject.config_hash), seen[0] if seen else None)
-    return turns
+        update.update(turn_models=[t.selected_model for t in turns], turn_routing=turns,  # each turn is one routed call
+                      router=next((c.attribution.router for _, c in subj if c and c.attribution), None),
+                      config_hash_seen=None if None in seen else next(
+                          (h for h in seen if h != subject.config_hash), seen[0] if seen else None))
+    return row.model_copy(update=update), turns
 
 
-def _row_roles(r: dict[str, Any]) -> list[tuple[str, int, dict[str, int] | None]]:
+def _row_roles(r: ResultRow) -> list[tuple[str, int, Usage | None]]:
     """(role, calls, their four buckets or None when unknown) of one row. A conversation row lists its
     roles; a single-call row is its subject call and, when judged, its judge call. A single call that
     may have been billed without a record (ambiguous) adds unknown tokens and no counted call."""
-    if r.get("conversation"):
-        return [(role, (r.get("calls_by_role") or {}).get(role, 0), usage)
-                for role, usage in (r.get("tokens_by_role") or {}).items()]
-    out = []
-    if r.get("has_call"):
-        out.append(("subject", 1, r.get("usage")))
-    elif r["state"] == "ambiguous" and r.get("error_class") != "ambiguous_judge_dispatch":
+    if r.conversation:
+        return [(role, (r.calls_by_role or {}).get(role, 0), usage) for role, usage in (r.tokens_by_role or {}).items()]
+    out: list[tuple[str, int, Usage | None]] = []
+    if r.has_call:
+        out.append(("subject", 1, r.usage))
+    elif r.state == "ambiguous" and r.error_class != "ambiguous_judge_dispatch":
         out.append(("subject", 0, None))
-    if r.get("judge_call"):
-        out.append(("judge", 1, r.get("judge_usage")))
-    elif r.get("error_class") == "ambiguous_judge_dispatch":
+    if r.judge_call:
+        out.append(("judge", 1, r.judge_usage))
+    elif r.error_class == "ambiguous_judge_dispatch":
         out.append(("judge", 0, None))
     return out
 
 
-def role_totals(rows: list[dict[str, Any]]) -> RoleTotals:
+def role_totals(rows: list[ResultRow]) -> RoleTotals:
     """Per-target figures over every row, single-call and conversation: the number of recorded calls
     per role and in all (an ambiguous cell's calls are on the calls page only), the four buckets per
     role (null when one call of the role is unmetered or a cell of it may have been billed without a
     record) and, when the target has a conversation row, the auxiliary costs per role."""
     aux: dict[str, float | None] = {}
-    if any(r.get("conversation") for r in rows):
-        aux = {f: _sum([r.get(f, 0.0) for r in rows]) for f in AUX_FIELDS if f != "judge_cost_usd"}
+    if any(r.conversation for r in rows):
+        aux = {f: _sum([getattr(r, f) if f in r.model_fields_set else 0.0 for r in rows])
+               for f in AUX_FIELDS if f != "judge_cost_usd"}
     counts: Counter[str] = Counter()
     tokens: dict[str, Usage | None] = {}
     for r in rows:
         for role, n, usage in _row_roles(r):
             counts[role] += n
             have = tokens.get(role, ZERO)
-            tokens[role] = None if have is None or usage is None else have + Usage(**usage)
-    if any(r.get("conversation") and r["state"] == "ambiguous" and not r.get("tokens_by_role") for r in rows):
+            tokens[role] = None if have is None or usage is None else have + usage
+    if any(r.conversation and r.state == "ambiguous" and not r.tokens_by_role for r in rows):
         # a conversation that may have been billed without a record: any of its roles may have been
-        for role in {"subject", *(k for r in rows if r.get("conversation") for k in r.get("tokens_by_role") or {})}:
+        for role in {"subject", *(k for r in rows if r.conversation for k in r.tokens_by_role or {})}:
             tokens[role] = None
     return RoleTotals.model_validate({
         **aux, "tokens_by_role": {role: None if u is None else u.model_dump() for role, u in sorted(tokens.items())},

@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.schemas.report_sections import FullScore
+from srbench.schemas.results import ResultRow
 
 ALPHA = 0.05
 METHOD = "weighted Hoeffding 95% over per-benchmark accuracies (registry weights)"
@@ -39,14 +39,14 @@ def score_interval(by_bench: Mapping[str, tuple[int, int]], weights: Mapping[str
     return score, [max(0.0, score - r), min(1.0, score + r)]
 
 
-def full_score(rows_by_bench: Mapping[str, list[dict[str, Any]]],
+def full_score(rows_by_bench: Mapping[str, list[ResultRow]],
                revisions: Mapping[str, set[str | None]] | None = None) -> FullScore:
     """The target summary's full-score fields from its rows grouped by benchmark."""
     registry = all_benchmarks()
     weights = {b.id: b.weight for b in registry}
     missing = [b.id for b in registry if b.id not in rows_by_bench]
     incomplete = sorted(b for b, rs in rows_by_bench.items()
-                        if any(r["state"] != "completed" or r["correct"] is None for r in rs))
+                        if any(r.state != "completed" or r.correct is None for r in rs))
     if missing or incomplete:
         parts = ([f"missing: {', '.join(missing)}"] if missing else []) + \
             ([f"incomplete: {', '.join(incomplete)}"] if incomplete else [])
@@ -54,7 +54,7 @@ def full_score(rows_by_bench: Mapping[str, list[dict[str, Any]]],
         return FullScore(sr_bench_score=None, sr_bench_score_ci95=None, score_method=METHOD,
                          missing_benchmarks=missing, incomplete_benchmarks=incomplete, unpinned_benchmarks=[],
                          score_scope=f"{head}, no full sr-bench score ({'; '.join(parts)})")
-    counts = {b: (sum(bool(r["correct"]) for r in rs), len(rs)) for b, rs in rows_by_bench.items()}
+    counts = {b: (sum(bool(r.correct) for r in rs), len(rs)) for b, rs in rows_by_bench.items()}
     score, ci = score_interval(counts, weights)
     pins = {b.id: b.source.revision for b in registry}
     unpinned = sorted(b for b, revs in (revisions or {}).items() if b in pins and revs != {pins[b]})

@@ -32,6 +32,7 @@ from srbench.schemas.report_sections import (
     PartialEvidence,
     PartialPaired,
 )
+from srbench.schemas.results import ResultRow
 from srbench.stages.stats.basic import percentile
 from srbench.stages.stats.paired import HOEFFDING, exact_weighted_quality, weighted_hoeffding
 
@@ -57,34 +58,34 @@ def partial_block(status: str, states: dict[str, int]) -> PartialBlock | None:
                         accuracy=PLANNED_SCOPE, accuracy_answered=ANSWERED_SCOPE)
 
 
-def _answered(r: dict[str, Any]) -> bool:
-    return r["state"] == "completed" and isinstance(r.get("correct"), bool)
+def _answered(r: ResultRow) -> bool:
+    return r.state == "completed" and isinstance(r.correct, bool)
 
 
-def needs_partial(status: str, rows: list[dict[str, Any]]) -> bool:
+def needs_partial(status: str, rows: list[ResultRow]) -> bool:
     """Whether the run's paired figure is the partial one: it ended (cancelled, interrupted or failed)
     and some cell has no answer."""
     return status in NEVER_FINISH and not all(_answered(r) for r in rows)
 
 
-def _side(cells: dict[str, dict[str, Any]], cases: list[str]) -> PairedSide:
-    lat = [cells[c]["latency_s"] for c in cases if cells[c].get("latency_s") is not None]
-    costs = [cells[c].get("cost_usd") for c in cases]
-    return PairedSide(correct=sum(bool(cells[c]["correct"]) for c in cases),
-                      cost_usd=None if any(x is None for x in costs) else float(sum(costs)),  # type: ignore[arg-type]
+def _side(cells: dict[str, ResultRow], cases: list[str]) -> PairedSide:
+    lat = [x for c in cases if (x := cells[c].latency_s) is not None]
+    costs = [cells[c].cost_usd for c in cases]
+    return PairedSide(correct=sum(bool(cells[c].correct) for c in cases),
+                      cost_usd=None if any(x is None for x in costs) else float(sum(x for x in costs if x is not None)),
                       latency_p50_s=percentile(lat, 0.5), latency_p95_s=percentile(lat, 0.95))
 
 
-def _quality(cells: dict[str, dict[str, Any]], cases: list[str], weights: dict[str, float]) -> Any:
+def _quality(cells: dict[str, ResultRow], cases: list[str], weights: dict[str, float]) -> Any:
     counts: dict[str, list[int]] = {}
     for c in cases:
-        kn = counts.setdefault(cells[c]["benchmark"], [0, 0])
-        kn[0] += int(cells[c]["correct"] is True)
+        kn = counts.setdefault(cells[c].benchmark, [0, 0])
+        kn[0] += int(cells[c].correct is True)
         kn[1] += 1
     return exact_weighted_quality({b: (k, n) for b, (k, n) in counts.items()}, weights)
 
 
-def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list[str], planned: list[str],
+def _candidate(tid: str, by: dict[str, dict[str, ResultRow]], singles: list[str], planned: list[str],
                weights: dict[str, float]) -> PartialCandidate:
     cases = [c for c in planned if _answered(by[tid][c]) and all(_answered(by[s][c]) for s in singles)]
     n, total = len(cases), len(planned)
@@ -97,7 +98,7 @@ def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list
     q_c, q_b = _quality(by[tid], cases, weights), _quality(by[best], cases, weights)
     diffs: dict[str, list[int]] = {}
     for c in cases:
-        diffs.setdefault(by[tid][c]["benchmark"], []).append(int(by[tid][c]["correct"]) - int(by[best][c]["correct"]))
+        diffs.setdefault(by[tid][c].benchmark, []).append(int(bool(by[tid][c].correct)) - int(bool(by[best][c].correct)))
     flat = [d for g in diffs.values() for d in g]
     ci = weighted_hoeffding(diffs, weights)["ci"]
     sides = PairedOperations(candidate=_side(by[tid], cases), baseline=_side(by[best], cases))
@@ -111,13 +112,13 @@ def _candidate(tid: str, by: dict[str, dict[str, dict[str, Any]]], singles: list
     })
 
 
-def partial_paired(plan: Plan, rows: list[dict[str, Any]], status: str) -> PartialPaired:
+def partial_paired(plan: Plan, rows: list[ResultRow], status: str) -> PartialPaired:
     """The partial paired section of a run with at least one single and one mom target."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
-    by: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in kinds}
+    by: dict[str, dict[str, ResultRow]] = {t: {} for t in kinds}
     for r in rows:
-        by[r["target_id"]][r["case_id"]] = r
-    planned = sorted({r["case_id"] for r in rows})
+        by[r.target_id][r.case_id] = r
+    planned = sorted({r.case_id for r in rows})
     singles = sorted(t for t, k in kinds.items() if k == "single")
     weights = {b: float(w) for b, w in plan.benchmark_weights.items()}
     label = "partial, dev (not a formal conclusion): the run ended (" + status + ") without an answer in every cell"

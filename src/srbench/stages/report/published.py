@@ -34,18 +34,19 @@ PUBLISHED_NOTE = ("Benchmark rows show sr-bench's score under its own strict rul
                   "call); hold sr-bench's figures against published numbers only through the latter.")
 
 
-def published_figure(benchmark: str, grader_version: str | None, rows: list[dict[str, Any]],
+def published_figure(benchmark: str, grader_version: str | None, answers: list[tuple[str, bool | None]],
                      grades: list[dict[str, Any] | None], cases: dict[str, Case]) -> dict[str, Any]:
-    """The published-rule summary of one target on one benchmark; a planned cell without a graded
-    answer is graded by the published rule as 'no reply'."""
+    """The published-rule summary of one target on one benchmark from its planned cells' (case id,
+    sr-bench verdict) and grades; a planned cell without a graded answer is graded by the published
+    rule as 'no reply'."""
     bench = get_benchmark(benchmark)
     grader = grader_for(benchmark, grader_version)
     cells: list[tuple[bool, dict[str, Any] | None]] = []
-    for row, grade in zip(rows, grades, strict=True):
-        case = cases[row["case_id"]]
+    for (case_id, correct), grade in zip(answers, grades, strict=True):
+        case = cases[case_id]
         published = (bench.published_stored(case, grade, grader) if grade is not None
                      else bench.published_grade(case, None, None, grader))
-        cells.append((bool(row["correct"]), published))
+        cells.append((bool(correct), published))
     return bench.published_summary(cells, grader)
 
 

@@ -13,30 +13,37 @@ from collections import Counter
 from typing import Any
 
 from srbench.schemas.report_sections import RoutingFigures
+from srbench.schemas.results import TurnRouting
 
 
-def _total(rows: list[dict[str, Any]], key: str) -> int | None:
-    values = [r.get(key) for r in rows]
-    return None if not rows or any(v is None for v in values) else int(sum(values))  # type: ignore[arg-type]
+def routed_calls(rows: list[dict[str, Any]]) -> list[TurnRouting]:
+    """The routed calls of stored result rows (compare reads them as stored): a conversation row's
+    subject turns (``turn_routing``), else the row's own call."""
+    return [TurnRouting(**{k: (bool(t.get(k)) if k == "has_call" else t.get(k)) for k in TurnRouting.model_fields})
+            for r in rows for t in (r.get("turn_routing") or [r])]
 
 
-def routing_summary(router: str, rows: list[dict[str, Any]], max_inference_calls: int | None) -> RoutingFigures:
-    """Model mix, deployments, retries and fallbacks of the rows that have a call with a response; a
-    conversation row counts each of its subject turns (``turn_routing``) as one call."""
-    calls = [t for r in rows for t in (r.get("turn_routing") or [r])]
-    answered = [r for r in calls if r.get("has_call") and r.get("http_status") is not None]
-    mix = Counter(r["selected_model"] for r in answered if r.get("selected_model"))
-    deployments = Counter(r["deployment"] for r in answered if r.get("deployment"))
-    over = [r for r in answered if max_inference_calls is not None and (r.get("inference_calls") or 0) > max_inference_calls]
+def _total(calls: list[TurnRouting], key: str) -> int | None:
+    values = [getattr(c, key) for c in calls]
+    return None if not calls or any(v is None for v in values) else int(sum(values))
+
+
+def routing_summary(router: str, calls: list[TurnRouting], max_inference_calls: int | None) -> RoutingFigures:
+    """Model mix, deployments, retries and fallbacks of the calls with a response; a conversation
+    counts each of its subject turns as one call."""
+    answered = [c for c in calls if c.has_call and c.http_status is not None]
+    mix = Counter(c.selected_model for c in answered if c.selected_model)
+    deployments = Counter(c.deployment for c in answered if c.deployment)
+    over = [c for c in answered if max_inference_calls is not None and (c.inference_calls or 0) > max_inference_calls]
     return RoutingFigures(
         router=router,
         answered_calls=len(answered),
         model_mix=dict(sorted(mix.items())),
         deployments=dict(sorted(deployments.items())),
-        unattributed_calls=sum(1 for r in answered if not r.get("selected_model")),
+        unattributed_calls=sum(1 for c in answered if not c.selected_model),
         retries=_total(answered, "retries"),
         fallbacks=_total(answered, "fallbacks"),
-        calls_with_retries_or_fallbacks=sum(1 for r in answered if (r.get("retries") or 0) + (r.get("fallbacks") or 0)),
+        calls_with_retries_or_fallbacks=sum(1 for c in answered if (c.retries or 0) + (c.fallbacks or 0)),
         inference_calls=_total(answered, "inference_calls"),
         calls_over_max_inference_calls=len(over),
     )

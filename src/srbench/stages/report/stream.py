@@ -26,7 +26,7 @@ import blake3
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
-from srbench.schemas.results import ResultsIndex
+from srbench.schemas.results import ResultRow, ResultsIndex
 from srbench.stages.plan.identity import scrub
 from srbench.stages.report.results import PAGE_ROWS
 
@@ -131,9 +131,10 @@ class RowSpill:
         self.pos += len(full) + len(scrubbed)
         self.total += 1
 
-    def add(self, rows: list[dict[str, Any]]) -> None:
-        for r in rows:
-            self._append(r["seq"], canonical_json(r), canonical_json(scrub(r)))
+    def add(self, rows: list[ResultRow]) -> None:
+        for row in rows:
+            r = row.dump()
+            self._append(row.seq, canonical_json(r), canonical_json(scrub(r)))
 
     def add_raw(self, rows: list[tuple[int, str, str]]) -> None:
         """Rows already encoded: (seq, canonical JSON, canonical JSON without the volatile fields)."""
