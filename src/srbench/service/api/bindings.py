@@ -9,9 +9,11 @@ documented cannot drift. A handler that takes a ``req`` (body) or ``q`` (query) 
 the declared model, is given the request already parsed and validated by it (`service.api.http.parse` /
 `query`: the body read up to the model's limit, parsed within its member budget in a worker thread,
 problems capped); one that does not parses by itself (it checks something first: that the run exists).
-A handler may answer with an instance of its declared answer model, which the binding serialises
-(``model_dump(mode="json")``, keys sorted, 200, or 202 for an accepted job); a route whose status
-varies (201 created or 200 bound) answers with its response.
+A handler answers with an instance of its declared answer model, which the binding serialises in this
+one place (``model_dump(mode="json", exclude_unset=True)``: the fields the handler set, a null it set
+included, an optional field it left out absent, as upstream's wire has them; keys sorted; 200, or 202
+for an accepted job); a route whose status varies (201 created or 200 bound) answers with its model
+`Status`. A route without an answer model (a stored object's own bytes) answers with its response.
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ from pydantic import BaseModel
 from srbench.service.api.http import ok, parse, query
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-Answered = web.StreamResponse | BaseModel        # a handler answers with a response, or its answer model
+
+
+class Status(NamedTuple):
+    """An answer model with the status it is served with (a route that creates: 201, or 200 when it bound
+    an existing one)."""
+
+    answer: BaseModel
+    status: int
+
+
+Answered = web.StreamResponse | BaseModel | Status     # a handler answers with its answer model (or a response)
 F = TypeVar("F", bound=Callable[..., Awaitable[Answered]])
 Method = Literal["GET", "POST", "DELETE"]
 
@@ -80,10 +92,11 @@ def _bound(fn: Callable[..., Awaitable[Answered]], body: type[BaseModel] | None,
         result = await fn(request, **kwargs)
         if isinstance(result, web.StreamResponse):
             return result
-        if answer is None or not isinstance(result, answer):
-            raise TypeError(f"{fn.__name__} answered a {type(result).__name__}, not its route's answer model "
+        served, code = (result.answer, result.status) if isinstance(result, Status) else (result, status)
+        if answer is None or not isinstance(served, answer):
+            raise TypeError(f"{fn.__name__} answered a {type(served).__name__}, not its route's answer model "
                             f"({answer.__name__ if answer else 'a response'})")
-        return ok(result.model_dump(mode="json"), status)
+        return ok(served.model_dump(mode="json", exclude_unset=True), code)
 
     return functools.update_wrapper(handler, fn)          # its name and docstring; __wrapped__ is `fn`
 

@@ -11,9 +11,9 @@ open (`extra="allow"`) with their upstream fields required.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
@@ -22,6 +22,15 @@ from srbench.schemas.target import Target
 from srbench.stages.compare.headline import RouterFacts
 
 Document = dict[str, Any]
+A = TypeVar("A", bound=BaseModel)
+# a JSON number served as the record holds it (an int stays an int: the answer's bytes are the record's)
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+
+
+def extend(answer: BaseModel, model: type[A], **more: Any) -> A:
+    """`answer` as `model` (a model adding fields to its own), with `more` set: the fields `answer` set and
+    no others, so it is served with the same keys (`service.api.bindings`)."""
+    return model.model_validate({**{k: getattr(answer, k) for k in answer.model_fields_set}, **more})
 
 
 class Answer(BaseModel):
@@ -255,15 +264,15 @@ class ConversationCall(Answer):
     request: str | None
     call: str | None
     error_class: str | None
-    cost_usd: float | None
+    cost_usd: Number | None
     damaged: bool
     damage: str | None = None
     status: str | None = None
     http_status: int | None = None
     finish_reason: str | None = None
     usage: Document | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
+    latency_s: Number | None = None
+    ttft_s: Number | None = None
     response_model: str | None = None
     selected_model: str | None = None
     tool_calls: int | None = None
@@ -287,8 +296,8 @@ class CallSummary(Answer):
     http_status: int | None = None
     finish_reason: str | None = None
     usage: Document | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
+    latency_s: Number | None = None
+    ttft_s: Number | None = None
     response_model: str | None = None
     selected_model: str | None = None
     calls: list[ConversationCall] | None = Field(default=None, description="a multi-call cell: every call of its "

@@ -28,7 +28,7 @@ from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, svc
+from srbench.service.api.http import svc
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.exclusions import ROLES
 
@@ -95,22 +95,22 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
 
 
 @route("GET", "/dataset-preparations", "Dataset preparation jobs, newest first", answer=wf.Preparations)
-async def list_preparations(request: web.Request) -> web.Response:
-    return ok({"preparations": _jobs(svc(request).journal)[:100]})
+async def list_preparations(request: web.Request) -> wf.Preparations:
+    return wf.Preparations.model_validate({"preparations": _jobs(svc(request).journal)[:100]})
 
 
 @route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
        answer=wf.PreparationOptions)
-async def preparation_options(request: web.Request) -> web.Response:
-    return ok(options())
+async def preparation_options(request: web.Request) -> wf.PreparationOptions:
+    return wf.PreparationOptions.model_validate(options())
 
 
 @route("GET", "/dataset-preparations/{prep_id}", "One preparation job", answer=wf.PreparationAnswer)
-async def get_preparation(request: web.Request) -> web.Response:
+async def get_preparation(request: web.Request) -> wf.PreparationAnswer:
     job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
     if job is None:
         raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
-    return ok({"preparation": job})
+    return wf.PreparationAnswer.model_validate({"preparation": job})
 
 
 def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
@@ -181,7 +181,7 @@ def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, A
 
 @route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
        body=rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True)
-async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> web.Response:
+async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.PreparationAnswer:
     from srbench.benchmarks import get as get_benchmark
     from srbench.service.routes.exclusions import resolve_snapshot
     from srbench.stages.datasets.build import check_evaluation
@@ -199,7 +199,7 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> web.Re
     jobs = _jobs(service.journal)
     for job in jobs:
         if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
-            return ok({"preparation": job}, status=202)
+            return wf.PreparationAnswer.model_validate({"preparation": job})
     if any(job["status"] in ACTIVE for job in jobs):
         raise Conflict("Another dataset is being prepared; wait for it to finish", code="preparation_busy")
     now = iso(time.time())
@@ -215,4 +215,4 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> web.Re
     jid = job["id"]
     tasks[jid] = asyncio.get_running_loop().create_task(work)
     tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))
-    return ok({"preparation": job}, status=202)
+    return wf.PreparationAnswer.model_validate({"preparation": job})

@@ -22,8 +22,8 @@ from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import Actor, actor_of
-from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, svc
+from srbench.service.api.bindings import Status, route
+from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.store import target_registry
 from srbench.service.wire import projections as wire
@@ -44,8 +44,8 @@ async def health(request: web.Request) -> rs.Health:
 
 
 @route("GET", "/catalog", "The installed suite, its nine benchmarks, profiles and modes", answer=rs.Catalog)
-async def catalog(request: web.Request) -> web.Response:
-    return ok({**catalog_doc(), "profiles": wire.PROFILES, "modes": wire.MODES})
+async def catalog(request: web.Request) -> rs.Catalog:
+    return rs.Catalog.model_validate({**catalog_doc(), "profiles": wire.PROFILES, "modes": wire.MODES})
 
 
 @route("POST", "/shutdown", "Stop the service; every result is kept", answer=wf.Stopping)
@@ -77,21 +77,21 @@ async def get_object(request: web.Request) -> web.Response:
 
 
 @route("GET", "/setup", "What each benchmark needs on the service host (check only)", answer=rs.SetupChecks)
-async def setup_check(request: web.Request) -> web.Response:
+async def setup_check(request: web.Request) -> rs.SetupChecks:
     from srbench.service.store.setup_checks import checks
 
     service = svc(request)
     await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
     registered = {name for name, _ in service.journal.list_refs("target")}
-    return ok(checks(service.store_dir, registered))
+    return rs.SetupChecks.model_validate(checks(service.store_dir, registered))
 
 
 # -- targets -------------------------------------------------------------------------------------
 @route("GET", "/targets", "The target registry", answer=rs.Targets)
-async def list_targets(request: web.Request) -> web.Response:
+async def list_targets(request: web.Request) -> rs.Targets:
     service = svc(request)
     await asyncio.to_thread(target_registry.sync, service)      # the store's targets.json, as upstream reads it
-    return ok({"targets": [v for _, v in service.journal.list_refs("target")]})
+    return rs.Targets(targets=[Target.model_validate(v) for _, v in service.journal.list_refs("target")])
 
 
 @route("POST", "/targets", "Register or replace targets (the operator)", body=rq.RegisterTargets,
@@ -159,19 +159,19 @@ def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
     return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan.dataset.object)))
 
 
-async def plan_answer(service: Service, plan: Plan) -> dict[str, Any]:
+async def plan_answer(service: Service, plan: Plan) -> rs.PlanAnswer:
     planning = await asyncio.to_thread(_planning_sync, service, plan)
     estimate = await asyncio.to_thread(_estimate_sync, service, plan)
-    return {"manifest": wire.wire_manifest(plan), "plan_sha256": plan.plan_sha256, "total": plan.total,
-            "status": "validated", "model_requests": 0, "planning": planning, "estimate": estimate}
+    return rs.PlanAnswer(manifest=wire.wire_manifest(plan), plan_sha256=plan.plan_sha256, total=plan.total,
+                         status="validated", model_requests=0, planning=planning, estimate=estimate)
 
 
 @route("POST", "/plans", "Validate and freeze a manifest (no model call)", body=rq.MakePlan,
        answer=rs.PlanAnswer)
-async def make_plan(request: web.Request, req: rq.MakePlan) -> web.Response:
+async def make_plan(request: web.Request, req: rq.MakePlan) -> rs.PlanAnswer:
     service = svc(request)
     plan = await asyncio.to_thread(_plan_sync, service, req.manifest, actor_of(request))
-    return ok(await plan_answer(service, plan))
+    return await plan_answer(service, plan)
 
 
 def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
@@ -196,7 +196,7 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
 
 @route("POST", "/runs", "Start a run of a frozen manifest (idempotent by key)", body=rq.SubmitRun,
        answer=rs.RunCreated, created=True)
-async def submit_run(request: web.Request, req: rq.SubmitRun) -> web.Response:
+async def submit_run(request: web.Request, req: rq.SubmitRun) -> Status:
     service, actor = svc(request), actor_of(request)
     plan = await asyncio.to_thread(_submitted_plan, service, req.manifest, actor)
     hook = upstream.creation_hook(service, plan, actor)
@@ -210,46 +210,46 @@ async def submit_run(request: web.Request, req: rq.SubmitRun) -> web.Response:
     if created:
         service.runs.start(run["id"])
     # upstream answers every accepted submission with 201 and the run; `created` says whether this one made it
-    return ok({**service.views.one(run), "created": created}, status=201)
+    return Status(rs.extend(service.views.one(run), rs.RunCreated, created=created), 201)
 
 
 @route("GET", "/runs", "Run summaries, newest first (keyset pages)", query=rq.RunsPage, answer=rs.Runs)
-async def list_runs(request: web.Request, q: rq.RunsPage) -> web.Response:
+async def list_runs(request: web.Request, q: rq.RunsPage) -> rs.Runs:
     service = svc(request)
-    return ok(await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after))
+    return await asyncio.to_thread(service.views.list, actor_of(request), q.limit, q.after)
 
 
 @route("GET", "/runs/{run_id}", "One run with progress", answer=rs.RunView)
-async def get_run(request: web.Request) -> web.Response:
+async def get_run(request: web.Request) -> rs.RunView:
     service = svc(request)
-    return ok(service.views.one(service.runs.get(request.match_info["run_id"])))
+    return service.views.one(service.runs.get(request.match_info["run_id"]))
 
 
 @route("POST", "/runs/{run_id}/cancel", "Stop the work of a run", answer=rs.RunView)
-async def cancel_run(request: web.Request) -> web.Response:
+async def cancel_run(request: web.Request) -> rs.RunView:
     service = svc(request)
-    return ok(service.views.one(await service.runs.cancel(request.match_info["run_id"])))
+    return service.views.one(await service.runs.cancel(request.match_info["run_id"]))
 
 
 @route("GET", "/runs/{run_id}/report", "The report (a cached rule output)", answer=rs.Report)
-async def run_report(request: web.Request) -> web.Response:
+async def run_report(request: web.Request) -> rs.Report:
     service = svc(request)
     rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
     digest = rep.pop("report")
-    return ok(wire.wire_report(rep, digest, hit, why))
+    return rs.Report.model_validate(wire.wire_report(rep, digest, hit, why))
 
 
 @route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=rs.Recipes)
-async def run_recipes(request: web.Request) -> web.Response:
+async def run_recipes(request: web.Request) -> rs.Recipes:
     from srbench.service.runs.recipes import recipes_view
 
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
     plan = Plan.model_validate(await asyncio.to_thread(service.objects.get_json, run["plan"]))
     found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run["id"], plan)
-    return ok({"run_id": run["id"], "recipes": found,
-               "note": "captured from the router's own config API before the run (secrets and connection details "
-                       "redacted); a run without a capture never borrows a later one (UI-7)"})
+    return rs.Recipes(run_id=run["id"], recipes=found,
+                      note="captured from the router's own config API before the run (secrets and connection "
+                           "details redacted); a run without a capture never borrows a later one (UI-7)")
 
 
 # -- store maintenance ---------------------------------------------------------------------------
@@ -257,24 +257,25 @@ async def run_recipes(request: web.Request) -> web.Response:
        "Re-hash every object and check journal → object references (repair: copy good objects from "
        "SR_BENCH_REPAIR_FROM)",
        body=rq.StoreVerify, answer=wf.Verified, optional=True)
-async def store_verify(request: web.Request, req: rq.StoreVerify) -> web.Response:
+async def store_verify(request: web.Request, req: rq.StoreVerify) -> wf.Verified:
     from srbench.service.store import maintenance
 
     service = svc(request)
     if not req.repair:
-        return ok(await asyncio.to_thread(maintenance.verify, service.objects, service.journal))
+        return wf.Verified.model_validate(await asyncio.to_thread(maintenance.verify, service.objects,
+                                                                  service.journal))
     res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
                                   maintenance.repair_sources())
     for digest in res["repaired"]:
         service.damage.forget(digest)
-    return ok(res)
+    return wf.Verified.model_validate(res)
 
 
 @route("POST", "/store/gc",
        "Remove objects no reference reaches, older than a grace period (dry run unless apply; refused while "
        "runs are active)",
        body=rq.StoreGc, answer=wf.Collected, optional=True)
-async def store_gc(request: web.Request, req: rq.StoreGc) -> web.Response:
+async def store_gc(request: web.Request, req: rq.StoreGc) -> wf.Collected:
     from srbench.errors import Conflict
     from srbench.service.store import maintenance
 
@@ -289,5 +290,5 @@ async def store_gc(request: web.Request, req: rq.StoreGc) -> web.Response:
         raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
                        "where other stores' journals may reference them; only a dry run is allowed",
                        code="objects_shared")
-    return ok(await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
-                                      grace_s=float(grace)))
+    return wf.Collected.model_validate(await asyncio.to_thread(maintenance.gc, service.objects, service.journal,
+                                                               dry_run=not apply, grace_s=float(grace)))

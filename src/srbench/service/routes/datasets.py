@@ -17,7 +17,7 @@ from srbench.schemas.text import shorten
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
-from srbench.service.api.http import MAX_OFFSET, ok, svc
+from srbench.service.api.http import MAX_OFFSET, svc
 from srbench.service.datasets import views as dataset_views
 from srbench.service.datasets.refs import register_dataset
 from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
@@ -62,8 +62,8 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
 
 @route("POST", "/datasets/prepare", "Freeze a dataset from a pinned or local source", body=rq.PrepareDataset,
        answer=DatasetManifest)
-async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> web.Response:
-    return ok(await asyncio.to_thread(_prepare_sync, svc(request), req))
+async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> DatasetManifest:
+    return DatasetManifest.model_validate(await asyncio.to_thread(_prepare_sync, svc(request), req))
 
 
 def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
@@ -77,47 +77,50 @@ def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
 
 @route("POST", "/datasets/combine", "Combine datasets of one profile, seed and split",
        body=rq.CombineDatasets, answer=DatasetManifest)
-async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> web.Response:
+async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> DatasetManifest:
     service = svc(request)
     stored = [_known_manifest(service, m) for m in req.manifests]
 
-    def run() -> dict[str, Any]:
+    def run() -> DatasetManifest:
         manifest, _ = combine(service.engine, stored)
-        return register_dataset(service, manifest)
-    return ok(await asyncio.to_thread(run))
+        return DatasetManifest.model_validate(register_dataset(service, manifest))
+    return await asyncio.to_thread(run)
 
 
 @route("GET", "/datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets)
-async def list_datasets(request: web.Request, q: rq.Page) -> web.Response:
+async def list_datasets(request: web.Request, q: rq.Page) -> rs.Datasets:
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
     items = [v for _, v in svc(request).journal.list_refs("dataset")]
-    return ok({"datasets": items[offset:offset + limit], "total": len(items)})
+    return rs.Datasets(datasets=[DatasetManifest.model_validate(v) for v in items[offset:offset + limit]],
+                       total=len(items))
 
 
 @route("GET", "/datasets/{dataset_id}", "One dataset: coverage, categories, provenance",
        answer=rs.DatasetDetail)
-async def get_dataset(request: web.Request) -> web.Response:
-    return ok(await asyncio.to_thread(dataset_views.detail, svc(request), request.match_info["dataset_id"]))
+async def get_dataset(request: web.Request) -> rs.DatasetDetail:
+    return rs.DatasetDetail.model_validate(await asyncio.to_thread(dataset_views.detail, svc(request),
+                                                                   request.match_info["dataset_id"]))
 
 
 @route("GET", "/datasets/{dataset_id}/cases", "Public case view, without reference answers",
        query=rq.CasesPage, answer=rs.Cases)
-async def dataset_cases(request: web.Request, q: rq.CasesPage) -> web.Response:
+async def dataset_cases(request: web.Request, q: rq.CasesPage) -> rs.Cases:
     start = min(int(q.cursor) if q.cursor is not None else q.offset, MAX_OFFSET)
     page = await asyncio.to_thread(dataset_views.cases_page, svc(request), request.match_info["dataset_id"],
                                    start=start, limit=q.limit, benchmark=q.benchmark, category=q.category, text=q.q)
-    return ok(page.model_dump(mode="json", exclude_unset=True))
+    return page
 
 
 @route("GET", "/datasets/selection",
        "Per benchmark: the one prepared source a profile would use, or why none", query=rq.Selection,
        answer=rs.DatasetSelection)
-async def dataset_selection(request: web.Request, q: rq.Selection) -> web.Response:
-    return ok(await asyncio.to_thread(dataset_views.selection, svc(request), q.profile))
+async def dataset_selection(request: web.Request, q: rq.Selection) -> rs.DatasetSelection:
+    return rs.DatasetSelection.model_validate(await asyncio.to_thread(dataset_views.selection, svc(request),
+                                                                      q.profile))
 
 
 @route("POST", "/datasets/compose", "One dataset from chosen benchmarks of prepared datasets",
        body=rq.ComposeDatasets, answer=rs.Composed)
-async def compose_datasets(request: web.Request, req: rq.ComposeDatasets) -> web.Response:
+async def compose_datasets(request: web.Request, req: rq.ComposeDatasets) -> rs.Composed:
     composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)
-    return ok({"dataset": composed})
+    return rs.Composed(dataset=DatasetManifest.model_validate(composed))

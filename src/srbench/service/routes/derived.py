@@ -14,8 +14,8 @@ from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
-from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, svc
+from srbench.service.api.bindings import Status, route
+from srbench.service.api.http import svc
 from srbench.service.journal.cells import cell_id
 from srbench.service.runs import corrections, recovery
 from srbench.service.runs.replays import create_replay
@@ -29,67 +29,71 @@ if TYPE_CHECKING:
 
 @route("POST", "/comparisons", "Paired comparison of a baseline and a candidate run", body=rq.MakeComparison,
        answer=rs.Comparison)
-async def make_comparison(request: web.Request, req: rq.MakeComparison) -> web.Response:
+async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Comparison:
     b, c, margin = req.baseline_run_id, req.candidate_run_id, req.margin
     service, actor = svc(request), actor_of(request)
     for run_id in (b, c):
         check_visible(service.journal, actor, run_id)
 
-    def run() -> dict[str, Any]:
+    def run() -> rs.Comparison:
         brep, _, _ = service.runs.report(b)
         crep, _, _ = service.runs.report(c)
         digest, hit, why = derived.compare(service.engine, brep["report"], crep["report"], margin,
                                            subject=f"{b}..{c}")
-        return wire.wire_comparison(service.objects.get_json(digest), brep, crep, digest, hit, why)
-    return ok(await asyncio.to_thread(run))
+        return rs.Comparison.model_validate(wire.wire_comparison(service.objects.get_json(digest), brep, crep,
+                                                                 digest, hit, why))
+    return await asyncio.to_thread(run)
 
 
 @route("POST", "/runs/{run_id}/regrade", "Offline regrade of saved MCQ/grid answers", answer=rs.Derived)
-async def regrade_run(request: web.Request) -> web.Response:
+async def regrade_run(request: web.Request) -> rs.Derived:
     service = svc(request)
     run_id = request.match_info["run_id"]
 
-    def go() -> dict[str, Any]:
+    def go() -> rs.Derived:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
         digest, hit, why = derived.regrade(service.engine, run, original)
-        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
-    return ok(await asyncio.to_thread(go))
+        return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                          "explain": why})
+    return await asyncio.to_thread(go)
 
 
 @route("POST", "/runs/{run_id}/export", "Dev-only training matrix of a completed run", answer=rs.Derived)
-async def export_run(request: web.Request) -> web.Response:
+async def export_run(request: web.Request) -> rs.Derived:
     service = svc(request)
     run_id = request.match_info["run_id"]
 
-    def go() -> dict[str, Any]:
+    def go() -> rs.Derived:
         run = service.runs.get(run_id)
         rep, _, _ = service.runs.report(run_id)
         digest, hit, why = derived.export(service.engine, run, rep["report"])
-        return {**service.objects.get_json(digest), "digest": digest, "cache_hit": hit, "explain": why}
-    return ok(await asyncio.to_thread(go))
+        return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                          "explain": why})
+    return await asyncio.to_thread(go)
 
 
 @route("POST", "/replays", "Replay saved single-model answers along previewed routes", body=rq.MakeReplay,
        answer=rs.ReplayCreated, created=True)
-async def make_replay(request: web.Request, req: rq.MakeReplay) -> web.Response:
+async def make_replay(request: web.Request, req: rq.MakeReplay) -> Status:
     b, p = req.baseline_run_id, req.preview_run_id
     service, actor = svc(request), actor_of(request)
     for run_id in (b, p):
         check_visible(service.journal, actor, run_id)
     run, created = await asyncio.to_thread(create_replay, service.runs, b, p, actor.owner)
-    return ok({**service.views.one(run), "created": created, "model_requests": 0}, status=201 if created else 200)
+    return Status(rs.extend(service.views.one(run), rs.ReplayCreated, created=created, model_requests=0),
+                  201 if created else 200)
 
 
 @route("POST", "/runs/{run_id}/reconcile-usage", "Append a usage correction from retained SSE",
        body=rq.ReconcileUsage, answer=wf.Reconciled, optional=True)
-async def reconcile_usage(request: web.Request, req: rq.ReconcileUsage) -> web.Response:
+async def reconcile_usage(request: web.Request, req: rq.ReconcileUsage) -> wf.Reconciled:
     service = svc(request)
     routers = req.routers
     body_, hit, why, appended = await asyncio.to_thread(corrections.reconcile, service.runs,
                                                         request.match_info["run_id"], routers)
-    return ok({**wire.wire_correction(body_), "cache_hit": hit, "explain": why, "appended": appended,
-               "model_requests": 0})
+    return wf.Reconciled.model_validate({**wire.wire_correction(body_), "cache_hit": hit, "explain": why,
+                                         "appended": appended, "model_requests": 0})
 
 
 async def _settled(service: Service, run_id: str) -> None:
@@ -103,16 +107,17 @@ async def _settled(service: Service, run_id: str) -> None:
 
 @route("POST", "/runs/{run_id}/recover-plan", "Review which cells a recovery may continue",
        body=rq.RecoverPlan, answer=rs.RecoveryPlan)
-async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> web.Response:
+async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> rs.RecoveryPlan:
     mode = req.mode
     service, run_id = svc(request), request.match_info["run_id"]
     await _settled(service, run_id)
 
-    def go() -> dict[str, Any]:
+    def go() -> rs.RecoveryPlan:
         plan = recovery.recovery_plan(service.runs, run_id, mode).model_dump(mode="json")
         parent = service.runs.get(run_id)
-        return wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {}).get("cap_usd"))
-    return ok(await asyncio.to_thread(go))
+        return rs.RecoveryPlan.model_validate(wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {})
+                                                                      .get("cap_usd")))
+    return await asyncio.to_thread(go)
 
 
 def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> Any:
@@ -128,7 +133,7 @@ def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> An
 
 @route("POST", "/runs/{run_id}/recover", "Create a recovery child run over selected cells",
        body=rq.RecoverRun, answer=rs.RunCreated, created=True)
-async def recover_run(request: web.Request, req: rq.RecoverRun) -> web.Response:
+async def recover_run(request: web.Request, req: rq.RecoverRun) -> Status:
     service, actor = svc(request), actor_of(request)
     run_id = request.match_info["run_id"]
     submitted = _submitted_recovery(service, run_id, req)
@@ -140,12 +145,12 @@ async def recover_run(request: web.Request, req: rq.RecoverRun) -> web.Response:
                                            req.acknowledge_new_attempt, hook)
     if created:
         service.runs.start(run["id"])
-    return ok({**service.views.one(run), "created": created}, status=201 if created else 200)
+    return Status(rs.extend(service.views.one(run), rs.RunCreated, created=created), 201 if created else 200)
 
 
 @route("POST", "/runs/{run_id}/reprice", "Append a price correction (zero model calls)", body=rq.RepriceRun,
        answer=wf.Repriced)
-async def reprice_run(request: web.Request, req: rq.RepriceRun) -> web.Response:
+async def reprice_run(request: web.Request, req: rq.RepriceRun) -> wf.Repriced:
     correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],
                                                    req.prices, req.reason)
-    return ok({"correction": correction, "appended": appended, "model_requests": 0})
+    return wf.Repriced(correction=correction, appended=appended, model_requests=0)

@@ -23,7 +23,7 @@ from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
-from srbench.service.api.http import MAX_OFFSET, ok, query, svc
+from srbench.service.api.http import MAX_OFFSET, query, svc
 from srbench.service.journal import evidence as jev
 from srbench.service.journal.cell_rows import CellRow
 from srbench.service.runs.call_pages import call_rows, conversation_calls
@@ -38,7 +38,7 @@ STRIDE = wire.CURSOR_STRIDE
 
 
 @route("GET", "/runs/{run_id}/results", "Per-cell results, by cursor", query=rq.After, answer=rs.Results)
-async def run_results(request: web.Request, q: rq.After) -> web.Response:
+async def run_results(request: web.Request, q: rq.After) -> rs.Results:
     """O(page): the run's current results object (its report head's when nothing changed) is an index
     of fixed-size pages, so the rows at a position are read from at most two pages."""
     service = svc(request)
@@ -46,8 +46,8 @@ async def run_results(request: web.Request, q: rq.After) -> web.Response:
     start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
     chunk, total = await asyncio.to_thread(results_page, service.objects, digest, offset=start, limit=q.limit)
     end = start + len(chunk)
-    return ok(wire.page("results", [wire.wire_result(r) for r in chunk], total, q.limit,
-                        end if end < total else None))
+    return rs.Results(results=[wire.wire_result(r) for r in chunk], total=total, limit=q.limit,
+                      next_cursor=end if end < total else None)
 
 
 def _roles(row: CellRow | jev.CellRoles) -> list[str]:
@@ -77,7 +77,8 @@ def _selected_model(call: dict[str, Any], target: Any) -> str | None:
     return (call.get("headers") or {}).get("x-vsr-selected-model")
 
 
-def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Any] | None = None) -> dict[str, Any]:
+def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Any] | None = None
+             ) -> rs.CallSummary:
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
     out: dict[str, Any] = {"id": wire.call_id(run_id, row.seq, role), "case_id": row.case_id,
                            "target_id": row.target_id, "role": role, "cell_id": row.cell_id, "seq": row.seq,
@@ -102,7 +103,7 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[
                                                   call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []), c,
                                                   (moms or {}).get(row.target_id))
                 out["status"] = wire.call_status(row.state, row.error_class, row.state, role)
-                return out
+                return rs.CallSummary.model_validate(out)
             record_status = c["status"]
             out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
                        latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
@@ -110,7 +111,7 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[
                        selected_model=_selected_model(c, (moms or {}).get(row.target_id) if role == "subject"
                                                       else None))
     out["status"] = wire.call_status(row.state, row.error_class, record_status, role)
-    return out
+    return rs.CallSummary.model_validate(out)
 
 
 def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
@@ -126,10 +127,10 @@ def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
     return 2**62
 
 
-def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> dict[str, Any]:
+def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> rs.Calls:
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
-    picked: list[tuple[int, dict[str, Any]]] = []
+    picked: list[tuple[int, rs.CallSummary]] = []
     moms = _mom_targets(service, run_id)
     while len(picked) <= limit:
         rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
@@ -140,19 +141,20 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
                 if pos <= after:
                     continue
                 item = _summary(service, run_id, row, role, moms)
-                if not active or item["status"] == "sent":
+                if not active or item.status == "sent":
                     picked.append((pos, item))
         if len(rows) <= limit:
             break
         seq = rows[-1].seq + 1
     total = jev.call_total(journal, run_id)
     more = len(picked) > limit
-    return wire.page("calls", [item for _, item in picked[:limit]], total, limit, picked[limit - 1][0] if more else None)
+    return rs.Calls(calls=[item for _, item in picked[:limit]], total=total, limit=limit,
+                    next_cursor=picked[limit - 1][0] if more else None)
 
 
 @route("GET", "/runs/{run_id}/calls", "Call summaries, by cursor (a damaged call marks its row)",
        query=rq.CallsAfter, answer=rs.Calls)
-async def run_calls(request: web.Request) -> web.Response:
+async def run_calls(request: web.Request) -> rs.Calls:
     service = svc(request)
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
@@ -160,11 +162,11 @@ async def run_calls(request: web.Request) -> web.Response:
     after = q.after
     if after == 0 and q.offset:
         after = await asyncio.to_thread(_cursor_at, service.journal, run_id, min(q.offset, MAX_OFFSET))
-    return ok(await asyncio.to_thread(_calls_page, service, run_id, after, q.limit, q.active == "true"))
+    return await asyncio.to_thread(_calls_page, service, run_id, after, q.limit, q.active == "true")
 
 
 @route("GET", "/runs/{run_id}/calls/{call_id}", "One full call record", answer=rs.CallDetail)
-async def run_call(request: web.Request) -> web.Response:
+async def run_call(request: web.Request) -> rs.CallDetail:
     service = svc(request)
     run_id, given = request.match_info["run_id"], request.match_info["call_id"]
     service.runs.get(run_id)
@@ -177,25 +179,25 @@ async def run_call(request: web.Request) -> web.Response:
         role = "subject"
     if row is None or role not in _roles(row) or row.state == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
-    out = _summary(service, run_id, row, role, _mom_targets(service, run_id))
-    call_d, request_d = out["call"], out["request"]
-    if call_d:              # the one full call: a damaged record is an error (503), never a row marked damaged
-        out["record"] = service.objects.get_json(call_d)
-        trajectory = out["record"].get("trajectory") if out["record"].get("kind") == "conversation" else None
+    summary = _summary(service, run_id, row, role, _mom_targets(service, run_id))
+    more: dict[str, Any] = {}
+    if summary.call:        # the one full call: a damaged record is an error (503), never a row marked damaged
+        record = more["record"] = service.objects.get_json(summary.call)
+        trajectory = record.get("trajectory") if record.get("kind") == "conversation" else None
         if isinstance(trajectory, str) and trajectory.startswith("b3:"):     # an agent's stored trajectory
-            out["trajectory_object"] = service.objects.get_json(trajectory)
-    if request_d:
-        out["request_object"] = service.objects.get_json(request_d)
-    return ok(out)
+            more["trajectory_object"] = service.objects.get_json(trajectory)
+    if summary.request:
+        more["request_object"] = service.objects.get_json(summary.request)
+    return rs.extend(summary, rs.CallDetail, **more)
 
 
 @route("GET", "/runs/{run_id}/events", "Events after a sequence number, 1000 a page", query=rq.EventsAfter,
        answer=rs.Events)
-async def run_events(request: web.Request) -> web.Response:
+async def run_events(request: web.Request) -> rs.Events:
     service = svc(request)
     run_id = request.match_info["run_id"]
     service.runs.get(run_id)
     q = query(request, rq.EventsAfter)
     rows = jev.events_after(service.journal, run_id, q.after, q.limit)
     total = jev.event_count(service.journal, run_id)
-    return ok({"events": [wire.wire_event(r, json.loads(r.data)) for r in rows], "total": total})
+    return rs.Events(events=[wire.wire_event(r, json.loads(r.data)) for r in rows], total=total)

@@ -20,7 +20,7 @@ from srbench.service.api import exclusions as ex
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.exclusions import CompileExclusions
-from srbench.service.api.http import ok, svc
+from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.datasets.views import manifest_of
 from srbench.stages.datasets.exclusions import check_snapshot, compile_snapshot, no_identity
@@ -95,6 +95,7 @@ def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids:
 @route("POST", "/datasets/exclusions",
        "An exclusion snapshot of named datasets and runs (task identities and digests only; stored)",
        body=ex.CompileExclusions, answer=ex.Snapshot)
-async def compile_exclusions(request: web.Request, req: CompileExclusions) -> web.Response:
+async def compile_exclusions(request: web.Request, req: CompileExclusions) -> ex.Snapshot:
     service, actor = svc(request), actor_of(request)
-    return ok(await asyncio.to_thread(compile_named, service, actor, req.dataset_ids, req.run_ids))
+    return ex.Snapshot.model_validate(await asyncio.to_thread(compile_named, service, actor, req.dataset_ids,
+                                                              req.run_ids))

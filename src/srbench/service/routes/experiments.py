@@ -15,55 +15,55 @@ from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
-from srbench.service.api.bindings import route
-from srbench.service.api.http import ok, svc
+from srbench.service.api.bindings import Status, route
+from srbench.service.api.http import svc
 from srbench.service.runs import experiments
 from srbench.service.wire import projections as wire
 
 
 @route("GET", "/experiments", "Experiments, oldest first", query=rq.ExperimentPage, answer=wf.Experiments)
-async def list_experiments(request: web.Request, q: rq.ExperimentPage) -> web.Response:
-    return ok(experiments.page(svc(request).journal, actor_of(request), q.after, q.limit))
+async def list_experiments(request: web.Request, q: rq.ExperimentPage) -> wf.Experiments:
+    return experiments.page(svc(request).journal, actor_of(request), q.after, q.limit)
 
 
 @route("POST", "/experiments", "Create an experiment (idempotent by key)", body=rq.CreateExperiment,
        answer=wf.Experiment, created=True)
-async def create_experiment(request: web.Request, req: rq.CreateExperiment) -> web.Response:
+async def create_experiment(request: web.Request, req: rq.CreateExperiment) -> Status:
     view, created = await asyncio.to_thread(experiments.create, svc(request).journal, req.name,
                                             req.idempotency_key, actor_of(request))
-    return ok(view, status=201 if created else 200)
+    return Status(view, 201 if created else 200)
 
 
 @route("GET", "/experiments/{experiment_id}", "One experiment", answer=wf.Experiment)
-async def get_experiment(request: web.Request) -> web.Response:
-    return ok(experiments.get(svc(request).journal, request.match_info["experiment_id"], actor_of(request)))
+async def get_experiment(request: web.Request) -> wf.Experiment:
+    return experiments.get(svc(request).journal, request.match_info["experiment_id"], actor_of(request))
 
 
 @route("DELETE", "/experiments/{experiment_id}", "Delete an experiment; its runs stay",
        answer=wf.ExperimentDeleted)
-async def delete_experiment(request: web.Request) -> web.Response:
+async def delete_experiment(request: web.Request) -> wf.ExperimentDeleted:
     if request.query or request.can_read_body:
         raise InvalidInput("Experiment deletion takes no body or filters")
-    return ok(await asyncio.to_thread(experiments.delete, svc(request).journal, request.match_info["experiment_id"],
-                                      actor_of(request)))
+    return await asyncio.to_thread(experiments.delete, svc(request).journal, request.match_info["experiment_id"],
+                                   actor_of(request))
 
 
 @route("GET", "/experiments/{experiment_id}/runs", "The runs of an experiment, by role",
        query=rq.ExperimentPage, answer=wf.ExperimentRuns)
-async def experiment_runs(request: web.Request, q: rq.ExperimentPage) -> web.Response:
-    return ok(experiments.runs(svc(request).journal, request.match_info["experiment_id"], actor_of(request),
-                               q.after, q.limit))
+async def experiment_runs(request: web.Request, q: rq.ExperimentPage) -> wf.ExperimentRuns:
+    return experiments.runs(svc(request).journal, request.match_info["experiment_id"], actor_of(request),
+                            q.after, q.limit)
 
 
 @route("POST", "/experiments/{experiment_id}/runs", "Attach a run to an experiment in a role",
        body=rq.AttachRun, answer=wf.Experiment)
-async def attach_run(request: web.Request, req: rq.AttachRun) -> web.Response:
+async def attach_run(request: web.Request, req: rq.AttachRun) -> wf.Experiment:
     service, actor = svc(request), actor_of(request)
     check_visible(service.journal, actor, req.run_id)
     run = service.runs.get(req.run_id)
     roles = wire.experiment_roles(Plan.model_validate(service.objects.get_json(run["plan"])))
-    return ok(await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
-                                      req.run_id, req.role, req.hypothesis, actor, roles))
+    return await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
+                                   req.run_id, req.role, req.hypothesis, actor, roles)
 
 
 # -- candidate plans -------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
 @route("POST", "/runs/{run_id}/candidate-plan",
        "A plan that swaps registered MoM targets into a finished baseline's protocol", body=rq.CandidatePlan,
        answer=rs.PlanAnswer)
-async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> web.Response:
+async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> rs.PlanAnswer:
     from srbench.service.api.policy import registry
     from srbench.service.routes.core import _plan_sync, plan_answer
 
@@ -127,4 +127,4 @@ async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> web.Res
     problems = protocol_problems(base, plan.as_json())
     if problems:
         raise InvalidInput(problems[0], code="baseline_protocol_changed")
-    return ok(await plan_answer(service, plan))
+    return await plan_answer(service, plan)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.service.api.faults import record_damage
+from srbench.service.api.responses import ConversationCall
 from srbench.service.journal.cell_rows import CallRow, calls_of
 from srbench.targets import routers
 
@@ -26,27 +27,27 @@ def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, l
     return calls_of(service.journal, run_id, cell_ids)
 
 
-def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> dict[str, Any]:
+def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> ConversationCall:
     if not entry.get("call"):
-        return entry
+        return ConversationCall.model_validate(entry)
     try:
         c = service.objects.get_json(entry["call"])
     except (DamagedObject, NotFound) as exc:
         if isinstance(exc, DamagedObject):
             record_damage(service, exc, run_id, f"call {entry['index']} of cell {cell_id}")
-        return {**entry, "damaged": True, "damage": exc.message}
+        return ConversationCall.model_validate({**entry, "damaged": True, "damage": exc.message})
     headers = c.get("headers") or {}
-    return {**entry, "status": c.get("status"), "http_status": c.get("http_status"),
+    return ConversationCall.model_validate({**entry, "status": c.get("status"), "http_status": c.get("http_status"),
             "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
             "latency_s": (c.get("timings") or {}).get("latency_s"), "ttft_s": (c.get("timings") or {}).get("ttft_s"),
             "response_model": c.get("response_model"),
             "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry["role"] == "subject"
             else headers.get("x-vsr-selected-model"),
-            "tool_calls": len(c.get("tool_calls") or [])}
+            "tool_calls": len(c.get("tool_calls") or [])})
 
 
 def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[CallRow],
-                       record: dict[str, Any] | None, mom: Any = None) -> list[dict[str, Any]]:
+                       record: dict[str, Any] | None, mom: Any = None) -> list[ConversationCall]:
     """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
     names the model that served each subject call)."""
     if rows:

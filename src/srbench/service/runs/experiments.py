@@ -12,14 +12,21 @@ from __future__ import annotations
 import sqlite3
 import time
 import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.schemas.plan import ExperimentLink
 from srbench.service.api.actors import Actor
+from srbench.service.api.workflow import (
+    Experiment,
+    ExperimentDeleted,
+    ExperimentMember,
+    ExperimentRuns,
+    Experiments,
+)
 from srbench.service.journal import experiments as jexp
 from srbench.service.journal.experiments import ExperimentRow
-from srbench.service.wire.projections import iso
 
 if TYPE_CHECKING:
     from srbench.service.journal.writer import Journal
@@ -50,24 +57,29 @@ def visible(journal: Journal, experiment_id: str, actor: Actor) -> ExperimentRow
     return row
 
 
-def _view(journal: Journal, row: ExperimentRow, counts: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"id": row.id, "name": row.name, "owner": row.owner, "created_at": iso(row.created_at),
-                           "updated_at": iso(row.updated_at)}
-    if counts:
-        out["run_count"] = jexp.run_count(journal, row.id)
-        out["active_run_count"] = active_runs(journal, row.id)
-    return out
+def _view(journal: Journal, row: ExperimentRow, counts: bool = True) -> Experiment:
+    """An experiment as the API answers it; its run counts only where one experiment is shown."""
+    view = Experiment(id=row.id, name=row.name, owner=row.owner, created_at=_iso(row.created_at),
+                      updated_at=_iso(row.updated_at))
+    if not counts:
+        return view
+    return view.model_copy(update={"run_count": jexp.run_count(journal, row.id),
+                                   "active_run_count": active_runs(journal, row.id)})
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()          # `wire.iso` of a time that is always set
 
 
 def active_runs(journal: Journal, experiment_id: str) -> int:
     return jexp.active_run_count(journal, experiment_id)
 
 
-def get(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]:
+def get(journal: Journal, experiment_id: str, actor: Actor) -> Experiment:
     return _view(journal, visible(journal, experiment_id, actor))
 
 
-def create(journal: Journal, name: str, key: str | None, actor: Actor) -> tuple[dict[str, Any], bool]:
+def create(journal: Journal, name: str, key: str | None, actor: Actor) -> tuple[Experiment, bool]:
     name = name.strip()
     if not name:
         raise InvalidInput("Experiment name must be between 1 and 160 characters")
@@ -95,21 +107,21 @@ def create(journal: Journal, name: str, key: str | None, actor: Actor) -> tuple[
     return _view(journal, row), created
 
 
-def page(journal: Journal, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+def page(journal: Journal, actor: Actor, after: int, limit: int) -> Experiments:
     rows = jexp.experiments_page(journal, actor.scope, after, limit + 1)
     more = len(rows) > limit
-    return {"experiments": [_view(journal, r, counts=False) for _, r in rows[:limit]],
-            "next_cursor": rows[limit - 1][0] if more else None, "has_more": more}
+    return Experiments(experiments=[_view(journal, r, counts=False) for _, r in rows[:limit]],
+                       next_cursor=rows[limit - 1][0] if more else None, has_more=more)
 
 
-def runs(journal: Journal, experiment_id: str, actor: Actor, after: int, limit: int) -> dict[str, Any]:
+def runs(journal: Journal, experiment_id: str, actor: Actor, after: int, limit: int) -> ExperimentRuns:
     experiment = get(journal, experiment_id, actor)
     rows = jexp.members(journal, experiment_id, after, limit + 1)
     more = len(rows) > limit
-    return {"experiment": experiment,
-            "members": [{"run_id": r.run_id, "role": r.role, "hypothesis": r.hypothesis,
-                         "linked_at": iso(r.linked_at)} for r in rows[:limit]],
-            "next_cursor": rows[limit - 1].seq if more else None, "has_more": more}
+    return ExperimentRuns(experiment=experiment,
+                          members=[ExperimentMember(run_id=r.run_id, role=r.role, hypothesis=r.hypothesis,
+                                                    linked_at=_iso(r.linked_at)) for r in rows[:limit]],
+                          next_cursor=rows[limit - 1].seq if more else None, has_more=more)
 
 
 def insert_link(c: sqlite3.Connection, experiment_id: str, run_id: str, role: str, hypothesis: str) -> None:
@@ -123,7 +135,7 @@ def insert_link(c: sqlite3.Connection, experiment_id: str, run_id: str, role: st
 
 
 def attach(journal: Journal, experiment_id: str, run_id: str, role: str, hypothesis: str, actor: Actor,
-           roles_of_run: list[str]) -> dict[str, Any]:
+           roles_of_run: list[str]) -> Experiment:
     visible(journal, experiment_id, actor)
     if role not in roles_of_run:
         raise InvalidInput(f"Run mode, profile or targets do not match its experiment role ({role}; this run can be: "
@@ -132,10 +144,10 @@ def attach(journal: Journal, experiment_id: str, run_id: str, role: str, hypothe
     return get(journal, experiment_id, actor)
 
 
-def delete(journal: Journal, experiment_id: str, actor: Actor) -> dict[str, Any]:
-    def receipt(count: int, at: float) -> dict[str, Any]:
-        return {"id": experiment_id, "deleted": True, "unlinked_runs": count, "deleted_at": iso(at),
-                "runs_deleted": 0, "model_requests": 0}
+def delete(journal: Journal, experiment_id: str, actor: Actor) -> ExperimentDeleted:
+    def receipt(count: int, at: float) -> ExperimentDeleted:
+        return ExperimentDeleted(id=experiment_id, deleted=True, unlinked_runs=count, deleted_at=_iso(at),
+                                 runs_deleted=0, model_requests=0)
 
     gone = jexp.deletion(journal, experiment_id)
     if gone is not None:

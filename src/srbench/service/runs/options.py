@@ -22,7 +22,7 @@ from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
-from srbench.service.api.http import ok, svc
+from srbench.service.api.http import svc
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -117,22 +117,21 @@ def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None
                       damaged=damaged)
 
 
-async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> web.Response:
+async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> wf.RunOptions:
     import asyncio
 
     baseline = request.match_info.get("run_id") or q.baseline_run_id
-    answer = await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
-                                     int(q.after or 0), q.limit)
-    return ok(answer.model_dump(mode="json", exclude_unset=True))
+    return await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
+                                   int(q.after or 0), q.limit)
 
 
 @route("GET", "/replay-options", "Baselines, or previews a baseline can be replayed with",
        query=rq.RunOptions, answer=wf.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",))
-async def replay_options(request: web.Request, q: rq.RunOptions) -> web.Response:
+async def replay_options(request: web.Request, q: rq.RunOptions) -> wf.RunOptions:
     return await _answer(request, "replay", q)
 
 
 @route("GET", "/comparison-options", "Baselines, or runs a baseline can be compared with",
        query=rq.RunOptions, answer=wf.RunOptions)
-async def comparison_options(request: web.Request, q: rq.RunOptions) -> web.Response:
+async def comparison_options(request: web.Request, q: rq.RunOptions) -> wf.RunOptions:
     return await _answer(request, "comparison", q)

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from srbench.schemas.plan import Plan
+from srbench.service.api.responses import Event
 from srbench.stages.compare.headline import routing_facts
 
 ROLES = ("subject", "judge", "simulator")
@@ -150,8 +151,8 @@ def scoped_key(owner: str, key: str | None) -> str | None:
 
 
 # -- events, calls, results -----------------------------------------------------------------------
-def wire_event(row: Any, data: dict[str, Any]) -> dict[str, Any]:
-    return {"seq": row.seq, "at": iso(row.ts), "kind": row.type, "data": data}
+def wire_event(row: Any, data: dict[str, Any]) -> Event:
+    return Event(seq=row.seq, at=datetime.fromtimestamp(row.ts, UTC).isoformat(), kind=row.type, data=data)
 
 
 def _mask(run_id: str) -> int:
@@ -216,10 +217,6 @@ def wire_result(row: dict[str, Any]) -> dict[str, Any]:
     out.update(status=row["state"], score=None if row.get("correct") is None else int(bool(row["correct"])),
                tokens=row.get("usage"), usage=usage_tokens(row.get("usage")))
     return out
-
-
-def page(kind: str, items: list[Any], total: int, limit: int, next_cursor: int | None) -> dict[str, Any]:
-    return {kind: items, "total": total, "limit": limit, "next_cursor": next_cursor}
 
 
 # -- reports and comparisons ----------------------------------------------------------------------

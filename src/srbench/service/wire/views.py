@@ -1,4 +1,5 @@
-"""Run answers in the wire format: a run view with its owner, its manifest and its experiment roles.
+"""Run answers in the wire format: a run view (`RunView`) with its owner, its manifest and its experiment
+roles, and a page of them (`Runs`).
 
 Plans are immutable objects, so the wire manifest of each plan digest (full and summary) is built
 once and kept (bounded) for the service's lifetime.
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.schemas.plan import Plan
 from srbench.service.api.actors import LOCAL, Actor
+from srbench.service.api.responses import Runs, RunView
 from srbench.service.journal import owners
 from srbench.service.wire import projections as wire
 
@@ -40,21 +42,21 @@ class RunViews:
     def manifest(self, plan_digest: str) -> dict[str, Any]:
         return self._plan(plan_digest)[0]
 
-    def one(self, view: dict[str, Any], *, summary: bool = False) -> dict[str, Any]:
+    def one(self, view: dict[str, Any], *, summary: bool = False) -> RunView:
         owner = owners.run_owner(self.runs.journal, view["id"])
         return self._out(view, LOCAL if owner is None else owner, summary)
 
-    def _out(self, view: dict[str, Any], owner: str, summary: bool) -> dict[str, Any]:
+    def _out(self, view: dict[str, Any], owner: str, summary: bool) -> RunView:
         full, short, roles = self._plan(view["plan"])
         out = wire.wire_run(view, short if summary else full, owner, roles)
         if summary:
             out["manifest_summary"] = True
-        return out
+        return RunView.model_validate(out)
 
-    def get(self, run_id: str) -> dict[str, Any]:
+    def get(self, run_id: str) -> RunView:
         return self.one(self.runs.get(run_id))
 
-    def list(self, actor: Actor, limit: int | None = None, after: str | None = None) -> dict[str, Any]:
+    def list(self, actor: Actor, limit: int | None = None, after: str | None = None) -> Runs:
         """A page of runs, newest first, only what the actor may see (owners from one query), with the
         next page's keyset cursor (`service.pages`). Neither `limit` nor `after`: every run (upstream's
         contract; its clients follow no cursor); `after` alone: a page of 200."""
@@ -68,5 +70,5 @@ class RunViews:
                  else self.runs.list_owned(actor.scope, n, before))
         ids = [v["id"] for v in views]
         owned = owners.run_owners(self.runs.journal, ids)
-        return {"runs": [self._out(v, owned.get(v["id"], LOCAL), True) for v in views],
-                "next_cursor": None if limit is None else pages.runs_cursor(views, limit)}
+        return Runs(runs=[self._out(v, owned.get(v["id"], LOCAL), True) for v in views],
+                    next_cursor=None if limit is None else pages.runs_cursor(views, limit))
