@@ -15,9 +15,10 @@ import secrets
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.cas.digest import digest_json
 from srbench.errors import SrBenchError
@@ -101,6 +102,62 @@ class Receipt(BaseModel):
 
     def digest(self) -> str:
         return digest_json(self.model_dump(mode="json", by_alias=True))
+
+
+class BuildImages(BaseModel):
+    """The grading rootfs and its base as imported into a Docker engine (`docker import`, never pulled)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    image: str
+    """The grading image's tag (``sr-bench-grader:<rootfs digest prefix>``)."""
+    image_id: str
+    """Its image id (a content digest): what the Docker backend checks before grading."""
+    base_image: str | None = None
+    """The base (debootstrap) image's tag."""
+    base_image_id: str | None = None
+    """Its image id."""
+
+
+class BuildReceipt(BaseModel):
+    """What `sr-bench setup --build-sandbox` built: ``<sandbox dir>/receipt.json`` (kind ``sandbox-build``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True)
+    kind: Literal["sandbox-build"] = "sandbox-build"
+    """The file's kind."""
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The file's layout version."""
+    rootfs_digest: str
+    """The SHA-256 of the grading rootfs's manifest (every path, mode, link target and content)."""
+    base_digest: str | None = None
+    """The same of the base (debootstrap) rootfs."""
+    debian: dict[str, str] = Field(default_factory=dict)
+    """The debootstrap suite, variant, mirror and included packages."""
+    packages: dict[str, str] = Field(default_factory=dict)
+    """Debian package → version, as installed in the rootfs."""
+    python_packages: dict[str, str] = Field(default_factory=dict)
+    """The grading wheels installed (PyPI name → version); empty without `--install`."""
+    docker: BuildImages | None = None
+    """The Docker images, when an engine was reachable at build time."""
+    harness_digest: str | None = None
+    """The in-sandbox harness's digest when it was built."""
+    scicode_test_data_sha256: str | None = None
+    """SciCode's test data copied into the rootfs, if any."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The receipt as written to receipt.json."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def read_build_receipt(sandbox_dir: Path) -> BuildReceipt:
+    """The sandbox directory's build receipt; SandboxUnavailable (naming the fix) when it is missing or unreadable."""
+    path = Path(sandbox_dir) / "receipt.json"
+    if not path.is_file():
+        raise SandboxUnavailable(f"{path} is missing: run `sr-bench setup --build-sandbox`")
+    try:
+        return BuildReceipt.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise SandboxUnavailable(f"{path} is not a sandbox build receipt ({exc.error_count()} problem(s)): "
+                                 "rebuild with `sr-bench setup --build-sandbox`") from None
 
 
 def harness_sources() -> dict[str, str]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.errors import IntegrityError, SrBenchError
-from srbench.sandbox.base import harness_digest
+from srbench.sandbox.base import BuildImages, BuildReceipt, harness_digest
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("SR_BENCH_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -177,10 +177,12 @@ def build(sandbox_dir: Path, *, deps: bool = True, scicode_h5: Path | None = Non
         shutil.rmtree(rootfs)
     os.replace(staging, rootfs)
     image = import_images(sandbox_dir, base, rootfs, digest, log) if docker else {}
-    receipt = {"kind": "sandbox-build", "schema": 1, "rootfs_digest": digest, "base_digest": base_digest,
-               "debian": {"suite": SUITE, "variant": "minbase", "mirror": MIRROR, "include": "python3"},
-               "packages": debian_packages(rootfs), "python_packages": dict(PYTHON_PINS) if deps else {},
-               "docker": image or None, "harness_digest": harness_digest(), "scicode_test_data_sha256": h5_sha}
+    receipt = BuildReceipt(
+        rootfs_digest=digest, base_digest=base_digest,
+        debian={"suite": SUITE, "variant": "minbase", "mirror": MIRROR, "include": "python3"},
+        packages=debian_packages(rootfs), python_packages=dict(PYTHON_PINS) if deps else {},
+        docker=BuildImages.model_validate(image) if image else None, harness_digest=harness_digest(),
+        scicode_test_data_sha256=h5_sha).as_json()
     tmp = sandbox_dir / "receipt.json.new"
     tmp.write_text(json.dumps(receipt, indent=1, sort_keys=True) + "\n", "utf-8")
     os.replace(tmp, sandbox_dir / "receipt.json")

@@ -18,7 +18,6 @@ cgroup where one is writable (`cgroups`); otherwise only the rlimits hold and `f
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -37,6 +36,7 @@ from srbench.sandbox.base import (
     Sandbox,
     SandboxUnavailable,
     harness_digest,
+    read_build_receipt,
 )
 
 OUTPUT_CAP = 4 << 20
@@ -64,21 +64,18 @@ class BwrapSandbox(Sandbox):
             raise SandboxUnavailable("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
         if not (self.rootfs / "usr" / "bin" / "python3").exists():
             raise SandboxUnavailable(f"no grading rootfs at {self.rootfs}: run `sr-bench setup --build-sandbox`")
-        receipt = self.dir / "receipt.json"
-        if not receipt.is_file():
-            raise SandboxUnavailable(f"{receipt} is missing: run `sr-bench setup --build-sandbox`")
-        self._build = json.loads(receipt.read_text("utf-8"))
+        self._build = read_build_receipt(self.dir)
         self.root = os.geteuid() == 0
         if self.root and shutil.which("setpriv", path=str(self.rootfs / "usr" / "bin")) is None:
             raise SandboxUnavailable(f"the rootfs at {self.rootfs} has no setpriv (util-linux): rebuild it")
 
     def receipt(self, limits: Limits | None = None) -> Receipt:
         b = self._build
-        return Receipt(backend="bwrap", rootfs_digest=b["rootfs_digest"], base_digest=b.get("base_digest"),
-                       debian=b.get("debian", {}), packages=b.get("packages", {}),
-                       python_packages=b.get("python_packages", {}), harness_digest=harness_digest(),
+        return Receipt(backend="bwrap", rootfs_digest=b.rootfs_digest, base_digest=b.base_digest,
+                       debian=b.debian, packages=b.packages,
+                       python_packages=b.python_packages, harness_digest=harness_digest(),
                        limits=(limits or Limits()).model_dump(),
-                       scicode_test_data_sha256=b.get("scicode_test_data_sha256"))
+                       scicode_test_data_sha256=b.scicode_test_data_sha256)
 
     def argv(self, limits: Limits, mounts: dict[str, str]) -> list[str]:
         prl = ["prlimit", f"--cpu={int(limits.wall_s * limits.cpus) + 1}", f"--fsize={limits.file_size_mb << 20}",

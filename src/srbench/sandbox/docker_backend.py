@@ -11,7 +11,6 @@ read-only when the engine is local; a remote engine must have them in the image.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import socket
@@ -29,6 +28,7 @@ from srbench.sandbox.base import (
     Sandbox,
     SandboxUnavailable,
     harness_digest,
+    read_build_receipt,
 )
 
 LABEL = "sr-bench.sandbox"
@@ -87,16 +87,13 @@ class DockerSandbox(Sandbox):
 
     def __init__(self, sandbox_dir: Path, timeout_s: float = 30.0) -> None:
         docker = _docker()
-        receipt = Path(sandbox_dir) / "receipt.json"
-        if not receipt.is_file():
-            raise SandboxUnavailable(f"{receipt} is missing: run `sr-bench setup --build-sandbox`")
-        self._build = json.loads(receipt.read_text("utf-8"))
-        image = self._build.get("docker") or {}
-        if not image.get("image_id"):
+        self._build = read_build_receipt(Path(sandbox_dir))
+        image = self._build.docker
+        if image is None:
             raise SandboxUnavailable("the sandbox build has no Docker image: run `sr-bench setup --build-sandbox` "
                                      "with a reachable Docker engine (DOCKER_HOST)")
-        self.image_tag, self.image_id = image["image"], image["image_id"]
-        self.base_image_id = image.get("base_image_id")
+        self.image_tag, self.image_id = image.image, image.image_id
+        self.base_image_id = image.base_image_id
         try:
             self.api = docker.from_env(timeout=int(timeout_s)).api
             if engine_is_local():
@@ -123,12 +120,12 @@ class DockerSandbox(Sandbox):
 
     def receipt(self, limits: Limits | None = None) -> Receipt:
         b = self._build
-        return Receipt(backend="docker", rootfs_digest=b["rootfs_digest"], base_digest=b.get("base_digest"),
+        return Receipt(backend="docker", rootfs_digest=b.rootfs_digest, base_digest=b.base_digest,
                        image=self.image_tag, image_id=self.image_id, base_image_id=self.base_image_id,
-                       debian=b.get("debian", {}), packages=b.get("packages", {}),
-                       python_packages=b.get("python_packages", {}), harness_digest=harness_digest(),
+                       debian=b.debian, packages=b.packages,
+                       python_packages=b.python_packages, harness_digest=harness_digest(),
                        limits=(limits or Limits()).model_dump(),
-                       scicode_test_data_sha256=b.get("scicode_test_data_sha256"))
+                       scicode_test_data_sha256=b.scicode_test_data_sha256)
 
     def host_config(self, limits: Limits, mounts: dict[str, str]) -> Any:
         docker = _docker()

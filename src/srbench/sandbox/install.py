@@ -14,7 +14,6 @@ Neither step calls a model.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import urllib.parse
@@ -27,6 +26,7 @@ import httpx
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.errors import IntegrityError, SourceUnavailable
 from srbench.sandbox import build as builder
+from srbench.sandbox.base import SandboxUnavailable, read_build_receipt
 from srbench.sandbox.paths import sandbox_dir, scicode_test_data
 from srbench.sandbox.scicode_data import PINNED_SHA256
 
@@ -100,18 +100,18 @@ def fetch_scicode_data(dest: Path, sha256: str = SCICODE_H5_SHA256, log: Callabl
 
 def up_to_date(directory: Path, deps: bool, h5_sha: str | None) -> bool:
     try:
-        receipt = json.loads((directory / "receipt.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        receipt = read_build_receipt(directory)
+    except SandboxUnavailable:
         return False
-    packages = receipt.get("python_packages") or {}
+    packages = receipt.python_packages
     # a build with the grading wheels also serves a request without them: never downgrade it
     if packages != dict(builder.PYTHON_PINS) and (deps or packages):
         return False
-    if h5_sha is not None and receipt.get("scicode_test_data_sha256") != h5_sha:
+    if h5_sha is not None and receipt.scicode_test_data_sha256 != h5_sha:
         return False
-    if not (directory / "rootfs").is_dir() or builder.tree_digest(directory / "rootfs") != receipt.get("rootfs_digest"):
+    if not (directory / "rootfs").is_dir() or builder.tree_digest(directory / "rootfs") != receipt.rootfs_digest:
         return False
-    image = receipt.get("docker") or {}
+    image = receipt.docker
     try:
         import docker
 
@@ -119,10 +119,10 @@ def up_to_date(directory: Path, deps: bool, h5_sha: str | None) -> bool:
         api.ping()
     except Exception:  # noqa: BLE001 - no engine now: the rootfs alone is what there is to check
         return True
-    if not image:
+    if image is None:
         return False
     try:
-        return api.inspect_image(image["image_id"])["Id"] == image["image_id"]
+        return bool(api.inspect_image(image.image_id)["Id"] == image.image_id)
     except Exception:  # noqa: BLE001 - missing image
         return False
 
@@ -143,6 +143,6 @@ def setup_sandbox(*, install: bool, build_sandbox: bool, benchmarks: set[str],
     else:
         builder.build(directory, deps=install, scicode_h5=h5, scicode_sha256=h5_sha, log=log)
         out["reused"] = False
-    out["receipt"] = json.loads((directory / "receipt.json").read_text("utf-8"))
+    out["receipt"] = read_build_receipt(directory).as_json()
     out["note"] = "no model was called"
     return out
