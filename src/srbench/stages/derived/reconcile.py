@@ -30,7 +30,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
-from srbench.schemas.corrections import UsageCorrection, UsageRow
+from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
 from srbench.schemas.target import Target
 from srbench.stages.derived.reprice import priced
 from srbench.targets import routers
@@ -115,7 +115,7 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
 
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     plan = store.get_json(inputs["plan"])         # only its targets and judges are read (and priced)
-    fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
+    fix = PriceCorrection.model_validate(store.get_json(inputs["prices"])) if inputs.get("prices") else None
     targets = with_routers({pt["target"]["id"]: priced(Target.model_validate(pt["target"]), fix)
                             for pt in plan["targets"]}, params.get("routers"))
     aux = {tid: priced(Target.model_validate(pt["target"]), fix)
@@ -192,6 +192,6 @@ def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], 
     return r.output, r.hit, r.explanation
 
 
-def corrected_usage(correction: dict[str, Any]) -> dict[str, Usage]:
+def corrected_usage(correction: UsageCorrection) -> dict[str, Usage]:
     """call digest → corrected buckets, for the rows whose evidence changed them."""
-    return {r["call"]: Usage(**r["new_usage"]) for r in correction["rows"] if r["status"] == "changed"}
+    return {r.call: Usage(**r.new_usage) for r in correction.rows if r.status == "changed" and r.new_usage is not None}

@@ -49,13 +49,13 @@ def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, rea
                            prices=out, reason=reason).model_dump(mode="json", by_alias=True)
 
 
-def priced(target: Target, correction: dict[str, Any] | None) -> Target:
+def priced(target: Target, correction: PriceCorrection | None) -> Target:
     """`target` with the prices a price correction gives it (itself when the correction does not name it)."""
-    new = correction["prices"].get(target.id) if correction else None
+    new = correction.prices.get(target.id) if correction else None
     return target if new is None else Target.model_validate({**target.model_dump(mode="json"), "prices": new})
 
 
-def apply_prices(plan: Plan, correction: dict[str, Any] | None) -> Plan:
+def apply_prices(plan: Plan, correction: PriceCorrection | None) -> Plan:
     """The plan as the report prices it: each corrected target's prices replaced (others untouched)."""
     if not correction:
         return plan

@@ -14,8 +14,17 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.comparison import Comparison
+from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.dataset import Case
-from srbench.schemas.derived import Export, ExportCase, OfflineRegrade
+from srbench.schemas.derived import (
+    Export,
+    ExportAnswer,
+    ExportCase,
+    OfflineRegrade,
+    RegradeBenchmark,
+    RegradeRow,
+    RegradeTarget,
+)
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import COMPARE_VERSION, compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
@@ -39,7 +48,7 @@ def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> Plan:
     """The plan with the prices the report used (a price correction replaces them)."""
     plan = Plan.model_validate(store.get_json(report["provenance"]["plan"]))
     fix = report.get("price_correction")
-    return apply_prices(plan, store.get_json(fix["digest"]) if fix else None)
+    return apply_prices(plan, PriceCorrection.model_validate(store.get_json(fix["digest"])) if fix else None)
 
 
 def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -85,55 +94,65 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
         report = st.get_json(inputs["report"])
         p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
         cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset.object))}
-        out, changed, published_changed = [], 0, 0
+        out: list[RegradeRow] = []
         grades: dict[str, dict[str, Any] | None] = {}
         for row in _rows(st, report):
-            new_correct, status, grade = False, row["grade_status"] or row["state"], None
-            if row["state"] == "completed" and row["call"]:
-                case: Case = cases[row["case_id"]]
-                g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
-                                  case.benchmark, conversation=bool(row.get("conversation")))
-                grade = st.get_json(g)
-                new_correct, status = grade["correct"], grade["status"]
-            grades[row["cell_id"]] = grade
-            was = bool(row["correct"])
-            changed += was != new_correct
-            score = (grade or {}).get("published", {}) or {}
-            new_pub = score.get("score") if grade else row.get("published_score")
-            published_changed += new_pub != row.get("published_score")
-            out.append({"cell_id": row["cell_id"], "case_id": row["case_id"], "target_id": row["target_id"],
-                        "benchmark": row["benchmark"], "correct": new_correct, "status": status,
-                        "previous_correct": was, "changed": was != new_correct, "published_score": new_pub,
-                        "previous_published_score": row.get("published_score")})
-        totals: dict[str, dict[str, Any]] = {}
-        for r in out:
-            t = totals.setdefault(r["target_id"], {"target_id": r["target_id"], "total": 0, "correct": 0})
-            t["total"] += 1
-            t["correct"] += r["correct"]
-        for t in totals.values():
-            t["accuracy"] = t["correct"] / t["total"] if t["total"] else None
-        benchmarks = []
-        for tid in totals:
-            for b in p.dataset.benchmarks:
-                rs = [r for r in out if r["target_id"] == tid and r["benchmark"] == b]
-                k = sum(bool(r["correct"]) for r in rs)
-                benchmarks.append({"benchmark": b, "target_id": tid, "total": len(rs), "correct": k,
-                                   "accuracy": k / len(rs) if rs else None,
-                                   "published": published_figure(b, p.grader_versions.get(b), [(r["case_id"], r["correct"]) for r in rs],
-                                                                 [grades[r["cell_id"]] for r in rs], cases)})
-        return OfflineRegrade.model_validate({
-            "version": VERSION, "regrade_version": REGRADE_VERSION, "run_id": report["run_id"],
-            "grader_versions": params["graders"], "published_rules": params["published"],
-            "original_grader_versions": p.grader_versions, "original_report": inputs["report"],
-            "results": out, "changed_count": changed, "published_changed_count": published_changed,
-            "targets": list(totals.values()), "benchmarks": benchmarks,
-            "note": "offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
-                    "benchmark's published rule; the original results are unchanged"}).model_dump(mode="json",
-                                                                                                 by_alias=True)
+            new, grades[row["cell_id"]] = _regrade_row(engine, st, cases, row)
+            out.append(new)
+        targets, benchmarks = _regrade_totals(p, out, grades, cases)
+        return OfflineRegrade(
+            version=VERSION, regrade_version=REGRADE_VERSION, run_id=report["run_id"],
+            grader_versions=params["graders"], published_rules=params["published"],
+            original_grader_versions=p.grader_versions, original_report=inputs["report"],
+            results=out, changed_count=sum(r.changed for r in out),
+            published_changed_count=sum(r.published_score != r.previous_published_score for r in out),
+            targets=targets, benchmarks=benchmarks,
+            note="offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
+                 "benchmark's published rule; the original results are unchanged").model_dump(mode="json", by_alias=True)
 
     r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
                      {"graders": graders, "published": published}, subject=run["id"])
     return r.output, r.hit, r.explanation
+
+
+def _regrade_row(engine: Engine, st: ObjectStore, cases: dict[str, Case],
+                 row: dict[str, Any]) -> tuple[RegradeRow, dict[str, Any] | None]:
+    """One stored result row graded again (a completed answer), and its new grade (None without one)."""
+    new_correct, status, grade = False, row["grade_status"] or row["state"], None
+    if row["state"] == "completed" and row["call"]:
+        case = cases[row["case_id"]]
+        g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
+                          case.benchmark, conversation=bool(row.get("conversation")))
+        grade = st.get_json(g)
+        new_correct, status = grade["correct"], grade["status"]
+    was = bool(row["correct"])
+    score = (grade or {}).get("published", {}) or {}
+    return RegradeRow(cell_id=row["cell_id"], case_id=row["case_id"], target_id=row["target_id"],
+                      benchmark=row["benchmark"], correct=new_correct, status=status, previous_correct=was,
+                      changed=was != new_correct,
+                      published_score=score.get("score") if grade else row.get("published_score"),
+                      previous_published_score=row.get("published_score")), grade
+
+
+def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, dict[str, Any] | None],
+                    cases: dict[str, Case]) -> tuple[list[RegradeTarget], list[RegradeBenchmark]]:
+    """The regrade's figures per target and per target and benchmark (with the published rule's)."""
+    per_target: dict[str, list[RegradeRow]] = {}
+    for r in out:
+        per_target.setdefault(r.target_id, []).append(r)
+    targets = [RegradeTarget(target_id=tid, total=len(rs), correct=sum(r.correct for r in rs),
+                             accuracy=sum(r.correct for r in rs) / len(rs) if rs else None)
+               for tid, rs in per_target.items()]
+    benchmarks = []
+    for tid, trs in per_target.items():
+        for b in p.dataset.benchmarks:
+            rs = [r for r in trs if r.benchmark == b]
+            k = sum(bool(r.correct) for r in rs)
+            benchmarks.append(RegradeBenchmark(
+                benchmark=b, target_id=tid, total=len(rs), correct=k, accuracy=k / len(rs) if rs else None,
+                published=published_figure(b, p.grader_versions.get(b), [(r.case_id, r.correct) for r in rs],
+                                           [grades[r.cell_id] for r in rs], cases)))
+    return targets, benchmarks
 
 
 def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str, bool, str]:
@@ -162,21 +181,20 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
         report = st.get_json(inputs["report"])
         p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
         by_target = {pt.target.id: pt for pt in p.targets}
-        matrix: dict[str, dict[str, Any]] = {}
+        answers: dict[str, list[ExportAnswer]] = {}
         for row in _rows(st, report):
-            case = cases[row["case_id"]]
-            entry = matrix.setdefault(row["case_id"], {
-                "case_id": case.id, "benchmark": case.benchmark, "stratum": case.metadata.stratum,
-                "split": case.metadata.split, "messages": [m.model_dump() for m in case.messages], "targets": []})
             call = st.get_json(row["call"]) if row["call"] else {}
             pt = by_target[row["target_id"]]
-            entry["targets"].append({
-                "id": row["target_id"], "model": pt.target.model, "kind": pt.target.kind,
-                "request_params": pt.effective_params, "answer": call.get("text"), "correct": row["correct"],
-                "usage": row["usage"], "cost_usd": row["cost_usd"], "subject_latency_s": row["latency_s"],
-                "selected_model": row["selected_model"], "final": row["state"]})
+            answers.setdefault(row["case_id"], []).append(ExportAnswer(
+                id=row["target_id"], model=pt.target.model, kind=pt.target.kind,
+                request_params=pt.effective_params, answer=call.get("text"), correct=row["correct"],
+                usage=row["usage"], cost_usd=row["cost_usd"], subject_latency_s=row["latency_s"],
+                selected_model=row["selected_model"], final=row["state"]))
+        matrix = [ExportCase(case_id=case.id, benchmark=case.benchmark, stratum=case.metadata.stratum,
+                             split=case.metadata.split, messages=case.messages, targets=got)
+                  for case, got in ((cases[cid], got) for cid, got in answers.items())]
         return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p.profile,
-                      plan_sha256=p.plan_sha256, cases=[ExportCase.model_validate(c) for c in matrix.values()],
+                      plan_sha256=p.plan_sha256, cases=matrix,
                       note="dev data only; this export starts no training and holds no reference answers"
                       ).model_dump(mode="json", by_alias=True)
 

@@ -250,11 +250,13 @@ def _corrections(ri: ReportInputs, inputs: dict[str, Any],
                  params: ReportParams) -> tuple[PriceCorrectionRef | None, UsageCorrectionRef | None]:
     """The price and usage corrections the report reads, as it names them."""
     fix, cor = ri.price_fix, ri.correction
-    return (None if fix is None else PriceCorrectionRef(digest=inputs["prices"], version=fix["version"],
-                                                     reason=fix["reason"], targets=sorted(fix["prices"])),
-            None if cor is None else UsageCorrectionRef.model_validate(
-                {k: cor.get(k) for k in UsageCorrectionRef.model_fields}
-                | {"digest": inputs["correction"], "at": params.correction_at}))
+    return (None if fix is None else PriceCorrectionRef(digest=inputs["prices"], version=fix.version,
+                                                     reason=fix.reason, targets=sorted(fix.prices)),
+            None if cor is None else UsageCorrectionRef(
+                digest=inputs["correction"], at=params.correction_at, version=cor.version,
+                verified_count=cor.verified_count, changed_count=cor.changed_count,
+                unverifiable_count=cor.unverifiable_count, old_known_cost_usd=cor.old_known_cost_usd,
+                new_known_cost_usd=cor.new_known_cost_usd, qualified=cor.qualified, routers=cor.routers))
 
 
 def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: ReportParams, spill: RowSpill,

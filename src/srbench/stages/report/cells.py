@@ -20,6 +20,8 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
+from srbench.schemas.call import Usage
+from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.results import ResultRow, TurnRouting
@@ -38,26 +40,27 @@ from srbench.targets.accounting import call_cost
 class ReportInputs:
     store: ObjectStore
     plan: Plan
-    price_fix: dict[str, Any] | None
-    correction: dict[str, Any] | None
+    price_fix: PriceCorrection | None
+    correction: UsageCorrection | None
     cases: dict[str, Case]
     targets: dict[str, Target]
     aux: dict[str, Target]
-    fixed: dict[str, Any]
+    fixed: dict[str, Usage]
     judge_for: dict[str, str]
     multi: set[str]
     case_digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, store: ObjectStore, inputs: dict[str, Any]) -> ReportInputs:
-        price_fix = store.get_json(inputs["prices"]) if inputs.get("prices") else None
+        price_fix = PriceCorrection.model_validate(store.get_json(inputs["prices"])) if inputs.get("prices") else None
         plan = apply_prices(Plan.model_validate(store.get_json(inputs["plan"])), price_fix)
         cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
         targets = {pt.target.id: pt.target for pt in plan.targets}
         aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
-        correction = store.get_json(inputs["correction"]) if inputs.get("correction") else None
+        correction = UsageCorrection.model_validate(store.get_json(inputs["correction"])) \
+            if inputs.get("correction") else None
         fixed = corrected_usage(correction) if correction else {}
-        targets = with_routers(targets, (correction or {}).get("routers"))   # re-attributed offline
+        targets = with_routers(targets, correction.routers if correction else None)   # re-attributed offline
         judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
         multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
         return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi)
