@@ -45,6 +45,7 @@ from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Volatile
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.report import (
     BenchmarkRow,
@@ -77,6 +78,8 @@ from srbench.stages.report.stream import CellSource, RowSpill
 from srbench.stages.stats.basic import percentile, wilson
 from srbench.targets import routers
 
+# a benchmark row before the report's mode adjusts it, and the keys of its benchmark's own metrics
+_BenchRow = tuple[BenchmarkRow, list[str]]
 REPORT_VERSION = "sr-bench-report-v1"      # the report object's layout; the rule's version is in rule.py
 TERMINAL_FAIL = UNSUCCESSFUL_CELL_STATES
 
@@ -163,7 +166,7 @@ class _Pass:
     """What the pass over every target's rows leaves behind (the rows themselves are spilled)."""
 
     targets: list[TargetSummary] = field(default_factory=list)
-    bench: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
+    bench: list[tuple[str, list[_BenchRow]]] = field(default_factory=list)
     states: Counter[str] = field(default_factory=Counter)
     receipts: dict[str, Any] = field(default_factory=dict)
     volatile: bool = False
@@ -217,22 +220,24 @@ def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: Report
     return out
 
 
-def _final_rows(mode: str, per_target: list[tuple[str, list[dict[str, Any]]]],
+def _final_rows(mode: str, per_target: list[tuple[str, list[_BenchRow]]],
                 unconfirmed: dict[str, str | None]) -> list[BenchmarkRow]:
     """The benchmark rows as the report shows them in its mode, with a target's unconfirmed config pin."""
     out: list[BenchmarkRow] = []
     for tid, brows in per_target:
-        for brow in brows:
+        for row, metrics in brows:
             if unconfirmed.get(tid):
-                brow["limitations"] = [unconfirmed[tid]]
+                row = row.model_copy(update={"limitations": [unconfirmed[tid]]})
             if mode == "preview":         # routing only: no capability figures
-                brow.update(correct=None, accuracy=None, accuracy_ci95=None, accuracy_answered=None)
-                brow = {key: v for key, v in brow.items() if key not in brow["_extra"]}
+                data = row.model_dump(exclude_unset=True) | dict.fromkeys(
+                    ("correct", "accuracy", "accuracy_ci95", "accuracy_answered"))
+                row = BenchmarkRow.model_validate({key: v for key, v in data.items() if key not in metrics})
             elif mode == "replay":        # an offline estimate, never a measurement
-                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *brow["_extra"]):
-                    brow["estimated_" + key] = brow.pop(key)
-            brow.pop("_extra", None)
-            out.append(BenchmarkRow.model_validate(brow))
+                data = row.model_dump(exclude_unset=True)
+                for key in ("correct", "accuracy", "accuracy_ci95", "accuracy_answered", *metrics):
+                    data["estimated_" + key] = data.pop(key)
+                row = BenchmarkRow.model_validate(data)
+            out.append(row)
     return out
 
 
@@ -322,25 +327,23 @@ def _pairs(plan: Plan) -> bool:
     return plan.mode == "live" and "single" in kinds and "mom" in kinds
 
 
-def _bench_rows(plan: Plan, cases: dict[str, Any], tid: str, built: list[CellRow]) -> list[dict[str, Any]]:
-    """One target's benchmark rows (before the mode adjustments; `_extra` names the metric keys)."""
+def _bench_rows(plan: Plan, cases: dict[str, Case], tid: str, built: list[CellRow]) -> list[_BenchRow]:
+    """One target's benchmark rows (before the mode adjustments), each with its metric keys."""
     out = []
     for b in plan.dataset.benchmarks:
         sel = [x for x in built if x.row.benchmark == b]
         rs = [x.row for x in sel]
         k = sum(bool(r.correct) for r in rs)
         grades = [x.grade if x.row.grade else None for x in sel]
-        extra = get_benchmark(b).report_metrics(grades, [r.error_class for r in rs])
-        extra["published"] = published_figure(b, plan.grader_versions.get(b), [(r.case_id, r.correct) for r in rs],
-                                              grades, cases)
+        metrics = get_benchmark(b).report_metrics(grades, [r.error_class for r in rs])
         done = sum(r.state == "completed" for r in rs)
-        brow: dict[str, Any] = {"benchmark": b, "target_id": tid, "total": len(rs), "completed": done, "correct": k,
-                                "accuracy": k / len(rs) if rs else None, "accuracy_ci95": wilson(k, len(rs)),
-                                "accuracy_answered": k / done if done else None,
-                                "sr_bench_rule": grader_for(b, plan.grader_versions.get(b)), **extra}
-        extra["headline"] = brow["headline"] = headline(brow)
-        brow["_extra"] = list(extra)
-        out.append(brow)
+        row = BenchmarkRow(benchmark=b, target_id=tid, total=len(rs), completed=done, correct=k,
+                           accuracy=k / len(rs) if rs else None, accuracy_ci95=wilson(k, len(rs)),
+                           accuracy_answered=k / done if done else None,
+                           sr_bench_rule=grader_for(b, plan.grader_versions.get(b)), **metrics,
+                           published=published_figure(b, plan.grader_versions.get(b),
+                                                      [(r.case_id, r.correct) for r in rs], grades, cases))
+        out.append((row.model_copy(update={"headline": headline(row)}), [*metrics, "published", "headline"]))
     return out
 
 

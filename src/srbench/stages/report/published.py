@@ -14,6 +14,7 @@ from typing import Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.schemas.dataset import Case
 from srbench.schemas.report import BenchmarkRow
+from srbench.schemas.report_sections import Headline
 from srbench.stages.grading.grade import grader_for
 
 AGGREGATION = {
@@ -50,13 +51,13 @@ def published_figure(benchmark: str, grader_version: str | None, answers: list[t
     return bench.published_summary(cells, grader)
 
 
-def headline(row: dict[str, Any]) -> dict[str, Any]:
+def headline(row: BenchmarkRow) -> Headline:
     """The benchmark's published headline metric for this row (SimpleQA: F1, accuracy beside it)."""
-    simpleqa = row.get("simpleqa")
+    simpleqa = (row.model_extra or {}).get("simpleqa")
     if isinstance(simpleqa, dict):
-        return {"metric": "f1", "value": simpleqa.get("f1"), "accuracy": row.get("accuracy"),
-                "note": "SimpleQA's headline is F1 of accuracy and accuracy-given-attempted; the macro uses accuracy"}
-    return {"metric": "accuracy", "value": row.get("accuracy")}
+        return Headline(metric="f1", value=simpleqa.get("f1"), accuracy=row.accuracy,
+                        note="SimpleQA's headline is F1 of accuracy and accuracy-given-attempted; the macro uses accuracy")
+    return Headline(metric="accuracy", value=row.accuracy)
 
 
 def published_limitations(bench_rows: list[BenchmarkRow]) -> list[str]:
