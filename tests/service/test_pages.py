@@ -58,10 +58,10 @@ def test_cursors_walk_every_row_once_in_order(api, sim, prepare) -> None:
 def test_runs_list_newest_first_with_counted_progress(api, sim, prepare, service) -> None:
     ds = prepare("mmlu-pro", limit=2)
     ids = [_run(api, sim, ds, name=f"r{i}") for i in range(3)]
-    assert [r["id"] for r in service.service.runs.list(2)] == ids[:0:-1]
-    older = service.service.runs.list(2, (service.service.runs.get(ids[1])["created_at"], ids[1]))
-    assert [r["id"] for r in older] == ids[:1]
-    assert all(r["progress"]["completed"] == 4 for r in service.service.runs.list())
+    assert [r.id for r in service.service.runs.list(2)] == ids[:0:-1]
+    older = service.service.runs.list(2, (service.service.runs.get(ids[1]).created_at, ids[1]))
+    assert [r.id for r in older] == ids[:1]
+    assert all(r.progress.completed == 4 for r in service.service.runs.list())
 
 
 def test_counters_match_a_recount_and_an_old_store_is_counted(api, sim, prepare, service, tmp_path) -> None:

@@ -119,7 +119,7 @@ def test_an_upstream_client_sees_every_run_without_a_cursor(api: Api, service: A
     api.ok("POST", "/targets", {"targets": [single("dead", "http://127.0.0.1:9/v1")]})
     plan = check_frozen(wire.plan_from_wire(freeze(api, manifest(ds, [{"id": "dead"}]))))
     # 205 queued runs, created in the journal without being started (no dispatch: the list is the point)
-    made = {service.service.runs.submit(plan, None)[0]["id"] for _ in range(205)}
+    made = {service.service.runs.submit(plan, None)[0].id for _ in range(205)}
     every = api.ok("GET", "/runs")
     assert len(every["runs"]) == 205 and {r["id"] for r in every["runs"]} == made and every["next_cursor"] is None
     paged, after = [], None

@@ -11,20 +11,19 @@ open (`extra="allow"`) with their upstream fields required.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
+from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
 
 Document = dict[str, Any]
 A = TypeVar("A", bound=BaseModel)
-# a JSON number served as the record holds it (an int stays an int: the answer's bytes are the record's)
-Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 
 
 def extend(answer: BaseModel, model: type[A], **more: Any) -> A:
@@ -166,22 +165,6 @@ class PlanAnswer(Answer):
                                                                 "and an upper cost estimate from the pinned prices")
 
 
-class Progress(Answer):
-    total: int
-    completed: int
-    failed: int
-    cancelled: int
-    ambiguous: int
-    running: int
-    pending: int
-
-
-class TargetInfo(Answer):
-    id: str
-    kind: str | None
-    model: str | None
-
-
 class RunView(Answer):
     id: str
     owner: str = Field(description="the actor that created the run (local: the operator)")
@@ -207,8 +190,8 @@ class RunView(Answer):
     end_recorded: bool = Field(description="false while a storage fault keeps the journal from recording the "
                                            "run's end (shown as it will be recorded)")
     target_info: list[TargetInfo]
-    lineage: Document | None = Field(default=None, description="parent, children (one run only)")
-    budget: Document | None = Field(default=None, description="RUN-8 reservation state (one run only)")
+    lineage: RunLineage | None = Field(default=None, description="parent, children (one run only)")
+    budget: RunBudget | None = Field(default=None, description="RUN-8 reservation state (one run only)")
     early_stop: Document | None = Field(default=None, description="the stopping rule's decision (one run only)")
 
 

@@ -21,10 +21,11 @@ def seq_cursor(items: list[dict[str, Any]], limit: int) -> str | None:
     return str(items[-1]["seq"]) if items and len(items) >= limit else None
 
 
-def runs_cursor(runs: list[dict[str, Any]], limit: int) -> str | None:
+def runs_cursor(runs: list[tuple[float, str]], limit: int) -> str | None:
+    """The next page's cursor after a page of runs, each (created_at, id); None: the last page."""
     if not runs or len(runs) < limit:
         return None
-    return f"{runs[-1]['created_at']!r}~{runs[-1]['id']}"
+    return f"{runs[-1][0]!r}~{runs[-1][1]}"
 
 
 def runs_before(cursor: str | None) -> tuple[float, str] | None:

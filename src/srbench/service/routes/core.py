@@ -208,7 +208,7 @@ async def submit_run(request: web.Request, req: rq.SubmitRun) -> Status:
             raise
         raise InvalidInput(exc.message, code=exc.code, details=exc.details) from None
     if created:
-        service.runs.start(run["id"])
+        service.runs.start(run.id)
     # upstream answers every accepted submission with 201 and the run; `created` says whether this one made it
     return Status(rs.extend(service.views.one(run), rs.RunCreated, created=created), 201)
 
@@ -245,9 +245,9 @@ async def run_recipes(request: web.Request) -> rs.Recipes:
 
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
-    plan = Plan.model_validate(await asyncio.to_thread(service.objects.get_json, run["plan"]))
-    found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run["id"], plan)
-    return rs.Recipes(run_id=run["id"], recipes=found,
+    plan = Plan.model_validate(await asyncio.to_thread(service.objects.get_json, run.plan))
+    found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run.id, plan)
+    return rs.Recipes(run_id=run.id, recipes=found,
                       note="captured from the router's own config API before the run (secrets and connection "
                            "details redacted); a run without a capture never borrows a later one (UI-7)")
 

@@ -53,7 +53,7 @@ async def regrade_run(request: web.Request) -> rs.Derived:
     def go() -> rs.Derived:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
-        digest, hit, why = derived.regrade(service.engine, run, original)
+        digest, hit, why = derived.regrade(service.engine, run.model_dump(), original)
         return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                           "explain": why})
     return await asyncio.to_thread(go)
@@ -67,7 +67,7 @@ async def export_run(request: web.Request) -> rs.Derived:
     def go() -> rs.Derived:
         run = service.runs.get(run_id)
         rep, _, _ = service.runs.report(run_id)
-        digest, hit, why = derived.export(service.engine, run, rep["report"])
+        digest, hit, why = derived.export(service.engine, run.model_dump(), rep["report"])
         return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                           "explain": why})
     return await asyncio.to_thread(go)
@@ -115,8 +115,8 @@ async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> rs.Recovery
     def go() -> rs.RecoveryPlan:
         plan = recovery.recovery_plan(service.runs, run_id, mode).model_dump(mode="json")
         parent = service.runs.get(run_id)
-        return rs.RecoveryPlan.model_validate(wire.wire_recovery_plan(plan, parent, (parent.get("budget") or {})
-                                                                      .get("cap_usd")))
+        return rs.RecoveryPlan.model_validate(wire.wire_recovery_plan(
+            plan, parent.progress, None if parent.budget is None else parent.budget.cap_usd))
     return await asyncio.to_thread(go)
 
 
@@ -138,13 +138,13 @@ async def recover_run(request: web.Request, req: rq.RecoverRun) -> Status:
     run_id = request.match_info["run_id"]
     submitted = _submitted_recovery(service, run_id, req)
     await _settled(service, run_id)
-    parent_plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    parent_plan = service.objects.get_json(service.runs.get(run_id).plan)
     hook = upstream.derived_hook(service, actor, parent_plan, "recovery")
     run, created = await asyncio.to_thread(recovery.recover, service.runs, run_id, submitted,
                                            wire.scoped_key(actor.owner, req.idempotency_key),
                                            req.acknowledge_new_attempt, hook)
     if created:
-        service.runs.start(run["id"])
+        service.runs.start(run.id)
     return Status(rs.extend(service.views.one(run), rs.RunCreated, created=created), 201 if created else 200)
 
 

@@ -62,7 +62,7 @@ def _mom_targets(service: Service, run_id: str) -> dict[str, Any]:
     """The run's MoM subject targets by id: their router adapter names the model that served a call."""
     from srbench.schemas.target import Target
 
-    plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+    plan = service.objects.get_json(service.runs.get(run_id).plan)
     return {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]
             if pt["target"]["kind"] == "mom"}
 

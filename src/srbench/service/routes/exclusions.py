@@ -85,7 +85,7 @@ def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids:
     runs = []
     for run_id in dict.fromkeys(run_ids):
         check_visible(service.journal, actor, run_id)
-        plan = service.objects.get_json(service.runs.get(run_id)["plan"])
+        plan = service.objects.get_json(service.runs.get(run_id).plan)
         runs.append((run_id, plan, _run_dataset(service, run_id, plan)))
     snapshot = compile_snapshot(service.objects, datasets, runs)
     store_snapshot(service, snapshot)

@@ -18,6 +18,7 @@ from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import Status, route
 from srbench.service.api.http import svc
 from srbench.service.runs import experiments
+from srbench.service.runs.state import RunState
 from srbench.service.wire import projections as wire
 
 
@@ -61,7 +62,7 @@ async def attach_run(request: web.Request, req: rq.AttachRun) -> wf.Experiment:
     service, actor = svc(request), actor_of(request)
     check_visible(service.journal, actor, req.run_id)
     run = service.runs.get(req.run_id)
-    roles = wire.experiment_roles(Plan.model_validate(service.objects.get_json(run["plan"])))
+    roles = wire.experiment_roles(Plan.model_validate(service.objects.get_json(run.plan)))
     return await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
                                    req.run_id, req.role, req.hypothesis, actor, roles)
 
@@ -71,10 +72,10 @@ PROTOCOL = ("case_sha256", "sampling", "limits", "profile", "seed", "cost_policy
             "adapter_versions", "benchmark_weights", "grader_versions")
 
 
-def candidate_manifest(run: dict[str, Any], plan: dict[str, Any], req: rq.CandidatePlan,
+def candidate_manifest(run: RunState, plan: dict[str, Any], req: rq.CandidatePlan,
                        registry: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A manifest on the baseline's questions and protocol with the chosen registered routers as subjects."""
-    if (run["status"] not in TERMINAL_STATUSES or plan["mode"] != "live"
+    if (run.status not in TERMINAL_STATUSES or plan["mode"] != "live"
             or not any(pt["target"]["kind"] == "single" for pt in plan["targets"])):
         raise InvalidInput("Choose a terminal live single-model baseline", code="not_a_baseline")
     if plan.get("execution_cells") is not None or plan.get("recovery"):
@@ -94,7 +95,7 @@ def candidate_manifest(run: dict[str, Any], plan: dict[str, Any], req: rq.Candid
         "name": req.name or ("Routing check" if req.mode == "preview" else "Candidate evaluation"),
         "dataset": {"sha256": plan["dataset"]["sha256"]}, "sampling": copy.deepcopy(plan["sampling"]),
         "limits": copy.deepcopy(plan["limits"]), "targets": [{"id": t} for t in req.target_ids],
-        "baseline_run_id": run["id"]}
+        "baseline_run_id": run.id}
     for key in ("statistics", "stop_on_systematic", "preview_context"):
         if plan.get(key) is not None:
             manifest[key] = copy.deepcopy(plan[key])
@@ -121,7 +122,7 @@ async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> rs.Plan
 
     service, actor = svc(request), actor_of(request)
     run = service.runs.get(request.match_info["run_id"])
-    base = service.objects.get_json(run["plan"])
+    base = service.objects.get_json(run.plan)
     manifest = candidate_manifest(run, base, req, registry(service))
     plan = await asyncio.to_thread(_plan_sync, service, manifest, actor)
     problems = protocol_problems(base, plan.as_json())

@@ -59,12 +59,12 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
     except Exception as exc:  # noqa: BLE001 - NotFound and friends become one plan problem
         raise InvalidInput(f"statistics.early_stop.baseline_run: {getattr(exc, 'message', exc)}",
                            code="invalid_baseline_run") from None
-    if run["status"] not in ("completed", "failed"):
-        raise InvalidInput(f"statistics.early_stop.baseline_run {run_id} is {run['status']}: it must be a finished "
+    if run.status not in ("completed", "failed"):
+        raise InvalidInput(f"statistics.early_stop.baseline_run {run_id} is {run.status}: it must be a finished "
                            "run with an outcome for every cell", code="invalid_baseline_run")
     report = manager.store.get_json(manager.final_report(run_id))
     rows = all_rows(manager.store, report["results"])
-    bplan = Plan.model_validate(manager.store.get_json(run["plan"]))
+    bplan = Plan.model_validate(manager.store.get_json(run.plan))
     try:
         bcases, bby = run_checks("baseline", report, rows, bplan)
         pair_checks(bplan, plan, bcases, bcases)          # equal case_sha256 ⇒ the same cases

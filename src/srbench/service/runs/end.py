@@ -24,6 +24,7 @@ from srbench.errors import SrBenchError, storage_fault
 from srbench.schemas.cell import TerminalRunStatus
 from srbench.service.journal.run_end import end_run
 from srbench.service.journal.writer import Journal
+from srbench.service.runs.state import RunState
 
 log = logging.getLogger("srbench.service")
 MAX_RETRY_DELAY_S = 2.0
@@ -92,14 +93,15 @@ class Endings:
             await asyncio.sleep(0.01)
         return run_id not in self.unrecorded
 
-    def overlay(self, view: dict[str, Any]) -> dict[str, Any]:
+    def overlay(self, view: RunState) -> RunState:
         """A run view with its unrecorded end, if it has one: status, error and progress as they will be
         recorded (no cell of an ended run is shown running)."""
-        end = self.unrecorded.get(view["id"])
+        end = self.unrecorded.get(view.id)
         if end is None:
             return view
         status, error = end
-        progress = view.get("progress")
-        if progress and progress.get("running"):       # in flight when the store filled: ambiguous once recorded
-            progress = {**progress, "ambiguous": progress["ambiguous"] + progress["running"], "running": 0}
-        return {**view, "status": status, "error": error, "end_recorded": False, "progress": progress}
+        progress = view.progress
+        if progress.running:                # in flight when the store filled: ambiguous once recorded
+            progress = progress.model_copy(update={"ambiguous": progress.ambiguous + progress.running, "running": 0})
+        return view.model_copy(update={"status": status, "error": error, "end_recorded": False,
+                                       "progress": progress})

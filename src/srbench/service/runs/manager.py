@@ -41,6 +41,7 @@ from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
+from srbench.service.runs.state import RunBudget, RunLineage, RunState, TargetInfo
 from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
@@ -62,15 +63,16 @@ class RunManager:
         self.engine = engine
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.controls: dict[str, RunControl] = {}
-        self._plan_targets: dict[str, list[dict[str, Any]]] = {}    # plan digest → its targets (immutable)
+        self._plan_targets: dict[str, list[TargetInfo]] = {}        # plan digest → its targets (immutable)
         self.endings = Endings()
         self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
 
-    def plan_targets(self, plan_digest: str) -> list[dict[str, Any]]:
+    def plan_targets(self, plan_digest: str) -> list[TargetInfo]:
         """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
         if plan_digest not in self._plan_targets:
             plan = self.store.get_json(plan_digest)
-            self._plan_targets[plan_digest] = [{k: pt["target"].get(k) for k in ("id", "kind", "model")}
+            self._plan_targets[plan_digest] = [TargetInfo.model_validate({k: pt["target"].get(k) for k in
+                                                                          ("id", "kind", "model")})
                                                for pt in plan["targets"]]
         return self._plan_targets[plan_digest]
 
@@ -89,7 +91,7 @@ class RunManager:
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
-    def submit(self, plan: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[dict[str, Any], bool]:
+    def submit(self, plan: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[RunState, bool]:
         """Create a run (or return the one bound to the key) of a checked plan (`stages.plan.freeze`: built
         or `check_frozen`). Returns (run, created). `on_create(conn, run_id)` runs in the run's insert
         transaction (its owner, its experiment link)."""
@@ -106,7 +108,7 @@ class RunManager:
         return self.create_run(plan, idempotency_key, claim=on_create)
 
     def create_run(self, plan: Plan, idempotency_key: str | None, *, parent: str | None = None,
-                   claim: Any = None) -> tuple[dict[str, Any], bool]:
+                   claim: Any = None) -> tuple[RunState, bool]:
         """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
         narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
         transaction (recovery claims) and may raise to abort it."""
@@ -250,17 +252,17 @@ class RunManager:
             release_memory()
 
     # -- control -------------------------------------------------------------------------------
-    async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> dict[str, Any]:
+    async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> RunState:
         """Record the request (durably, off the event loop), then stop the run's work."""
         run = self.get(run_id)
-        if run["status"] in TERMINAL:
+        if run.status in TERMINAL:
             return run
         await self.journal.submit(lambda c: jruns.request_cancel(c, run_id, reason))
         control = self.controls.get(run_id)
         if control is not None:
             control.cancel_reason = reason
             control.cancel.set()
-        elif run["status"] == "queued" and run_id not in self.tasks:
+        elif run.status == "queued" and run_id not in self.tasks:
             await self.journal.submit(lambda c: terminal(c, run_id, "cancelled", reason))
         return self.get(run_id)
 
@@ -289,41 +291,41 @@ class RunManager:
         return rep["report"]
 
     # -- read ----------------------------------------------------------------------------------
-    def get(self, run_id: str) -> dict[str, Any]:
+    def get(self, run_id: str) -> RunState:
+        """One run, with its lineage, budget and early-stop decision."""
         row = jruns.run_row(self.journal, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        view = self._views([row])[0]
-        view["lineage"] = {"parent": row.parent, "children": jruns.child_runs(self.journal, run_id)}
-        view["early_stop"] = row.extras().get("early_stop")
+        lineage = RunLineage(parent=row.parent, children=jruns.child_runs(self.journal, run_id))
         if row.parent:
             snap = (self.store.get_json(row.plan).get("recovery") or {}).get("snapshot", {})
-            view["lineage"]["parent_known_cost_usd"] = snap.get("known_cost_usd")
+            lineage = RunLineage(parent=row.parent, children=lineage.children,
+                                 parent_known_cost_usd=snap.get("known_cost_usd"))
         b = jruns.budget(self.journal, run_id)
-        view["budget"] = None if b is None else {
-            "cap_usd": b.cap_usd, "spent_usd": b.spent_usd, "reserved_usd": b.reserved_usd,
-            "unknown_cost_calls": b.unknown_calls,
-            "note": "a reservation and actual-cost stop kept in the journal; not a provider-enforced cap"}
-        return view
+        budget = None if b is None else RunBudget(
+            cap_usd=b.cap_usd, spent_usd=b.spent_usd, reserved_usd=b.reserved_usd, unknown_cost_calls=b.unknown_calls,
+            note="a reservation and actual-cost stop kept in the journal; not a provider-enforced cap")
+        return self._views([row])[0].model_copy(update={"lineage": lineage, "early_stop": row.extras().get(
+            "early_stop"), "budget": budget})
 
-    def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[dict[str, Any]]:
+    def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[RunState]:
         """Newest runs first (keyset: strictly older than `before` = (created_at, id)), with progress
         from the maintained counters: O(page), whatever the store holds."""
         return self._views(jruns.runs_page(self.journal, limit, before))
 
     def list_owned(self, owner: str, limit: int = 200, before: tuple[float, str] | None = None
-                   ) -> builtins.list[dict[str, Any]]:
+                   ) -> builtins.list[RunState]:
         """An actor's own runs, newest first, keyset like `list` (`service.actors`: run_owners)."""
         return self._views(jruns.owned_runs_page(self.journal, owner, limit, before))
 
-    def _views(self, rows: builtins.list[RunRow]) -> builtins.list[dict[str, Any]]:
+    def _views(self, rows: builtins.list[RunRow]) -> builtins.list[RunState]:
         """Run views with progress from the journal's maintained counters (cell_counts, run_stats:
         service/journal/schema.py); the cells carry the latest persisted change (a cell update
         does not touch the run row)."""
         ids = [r.id for r in rows]
         counts, last = jruns.cell_counts(self.journal, ids), jruns.last_changes(self.journal, ids)
-        return [self.endings.overlay(run_view(row, counts[row.id], last[row.id])
-                                     | {"target_info": self.plan_targets(row.plan)}) for row in rows]
+        return [self.endings.overlay(run_view(row, counts[row.id], self.plan_targets(row.plan), last[row.id]))
+                for row in rows]
 
     def counts(self, run_id: str) -> dict[str, int]:
         """The run's cells by state, from the maintained counters (no scan of its cells)."""
@@ -336,17 +338,17 @@ class RunManager:
     def _report_request(self, run_id: str) -> ReportRequest:
         """What the run's report is built from, except the cells (all O(1) reads)."""
         run = self.get(run_id)
-        end = run["finished_at"] or time.time()
-        wall = (end - run["started_at"]) if run["started_at"] else None
-        if run["status"] not in TERMINAL and wall is not None:
+        end = run.finished_at or time.time()
+        wall = (end - run.started_at) if run.started_at else None
+        if run.status not in TERMINAL and wall is not None:
             wall = round(wall, 3)
         corrections = refs.history(self.journal, "correction", run_id)
         prices = refs.history(self.journal, "price-correction", run_id)
-        return ReportRequest(run_id=run_id, plan=run["plan"], status=run["status"], wall_time_s=wall,
+        return ReportRequest(run_id=run_id, plan=run.plan, status=run.status, wall_time_s=wall,
                              correction=corrections[-1].digest if corrections else None,
                              correction_at=corrections[-1].at if corrections else None,
                              price_correction=prices[-1].digest if prices else None,
-                             config_probes=config_probes(self.journal, run_id), early_stop=run["early_stop"],
+                             config_probes=config_probes(self.journal, run_id), early_stop=run.early_stop,
                              recipes=recipe_summary(self.journal, run_id))
 
     def _cells_version(self, run_id: str) -> int:

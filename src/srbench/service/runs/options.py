@@ -23,6 +23,7 @@ from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
 from srbench.service.api.http import svc
+from srbench.service.runs.state import RunState
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -33,39 +34,39 @@ CALL_LIMITS = ("total_timeout_s", "idle_timeout_s", "case_timeout_s", "max_outpu
                "repetition_window", "repetition_limit")
 
 
-def _choice(run: dict[str, Any], plan: dict[str, Any]) -> wf.RunChoice:
-    return wf.RunChoice(run_id=run["id"], name=run["name"], profile=run["profile"],
+def _choice(run: RunState, plan: dict[str, Any]) -> wf.RunChoice:
+    return wf.RunChoice(run_id=run.id, name=run.name, profile=run.profile,
                         case_count=plan["dataset"].get("case_count") or 0)
 
 
-def _is_baseline(run: dict[str, Any], plan: dict[str, Any]) -> bool:
-    return (run["status"] == "completed" and plan["mode"] == "live" and not plan.get("recovery")
+def _is_baseline(run: RunState, plan: dict[str, Any]) -> bool:
+    return (run.status == "completed" and plan["mode"] == "live" and not plan.get("recovery")
             and any(pt["target"]["kind"] == "single" for pt in plan["targets"]))
 
 
-def _fits(kind: str, base: dict[str, Any], other_run: dict[str, Any], other: dict[str, Any]) -> bool:
+def _fits(kind: str, base: dict[str, Any], other_run: RunState, other: dict[str, Any]) -> bool:
     if kind == "replay":
-        return (other_run["status"] == "completed" and other["mode"] == "preview"
+        return (other_run.status == "completed" and other["mode"] == "preview"
                 and other["case_sha256"] == base["case_sha256"])
-    if other_run["status"] not in ("completed", "failed", "stopped_early") or other["mode"] != "live":
+    if other_run.status not in ("completed", "failed", "stopped_early") or other["mode"] != "live":
         return False
     if other.get("recovery") or any(other.get(k) != base.get(k) for k in PAIRED):
         return False
     return all(other["limits"].get(k) == base["limits"].get(k) for k in CALL_LIMITS)
 
 
-def _plans(service: Service, views: list[dict[str, Any]], kind: str
-           ) -> tuple[list[dict[str, Any]], dict[str, Any], list[wf.DamagedRun]]:
+def _plans(service: Service, views: list[RunState], kind: str
+           ) -> tuple[list[RunState], dict[str, Any], list[wf.DamagedRun]]:
     """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
     plans: dict[str, Any] = {}
     damaged: list[wf.DamagedRun] = []
     for v in views:
         try:
-            plans[v["id"]] = service.objects.get_json(v["plan"])
+            plans[v.id] = service.objects.get_json(v.plan)
         except DamagedObject as exc:
-            record_damage(service, exc, v["id"], f"GET /{kind}-options")
-            damaged.append(wf.DamagedRun(run_id=v["id"], error=exc.message))
-    return [v for v in views if v["id"] in plans], plans, damaged
+            record_damage(service, exc, v.id, f"GET /{kind}-options")
+            damaged.append(wf.DamagedRun(run_id=v.id, error=exc.message))
+    return [v for v in views if v.id in plans], plans, damaged
 
 
 def _answer_of(baseline: wf.RunChoice | None, key: str, found: list[wf.RunChoice], after: int, limit: int, *,
@@ -91,25 +92,25 @@ def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None
     scanned = 0
     if baseline_id is None:
         for v in views:
-            if not _is_baseline(v, plans[v["id"]]):
+            if not _is_baseline(v, plans[v.id]):
                 continue
-            partners = [w for w in views if w["id"] != v["id"] and _fits(kind, plans[v["id"]], w, plans[w["id"]])]
+            partners = [w for w in views if w.id != v.id and _fits(kind, plans[v.id], w, plans[w.id])]
             scanned += len(views) - 1
             if partners:
-                found.append(_choice(v, plans[v["id"]]))
+                found.append(_choice(v, plans[v.id]))
         return _answer_of(None, "baselines", found, after, limit, scanned=scanned, scan_limited=limited,
                           damaged=damaged)
     check_visible(service.journal, actor, baseline_id)
     run = runs.get(baseline_id)
-    plan = service.objects.get_json(run["plan"])
+    plan = service.objects.get_json(run.plan)
     if not _is_baseline(run, plan):
         return _answer_of(None, "options", [], after, limit, scanned=0, scan_limited=limited, damaged=damaged,
                           empty="baseline_not_completed_live_single")
     for v in views:
-        if v["id"] != baseline_id:
+        if v.id != baseline_id:
             scanned += 1
-            if _fits(kind, plan, v, plans[v["id"]]):
-                found.append(_choice(v, plans[v["id"]]))
+            if _fits(kind, plan, v, plans[v.id]):
+                found.append(_choice(v, plans[v.id]))
     if not found:
         return _answer_of(None, "options", [], after, limit, scanned=scanned, scan_limited=limited,
                           damaged=damaged, empty="no_compatible_saved_runs")

@@ -40,6 +40,7 @@ from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
 from srbench.service.journal.recovery import claim_cells, claims_of
 from srbench.service.runs.manager import TERMINAL, RunManager
+from srbench.service.runs.state import RunState
 from srbench.stages.plan.freeze import plan_sha256
 from srbench.targets.accounting import call_cost
 
@@ -99,14 +100,14 @@ def _child_plan(parent: Plan, run_id: str, mode: RecoveryMode, cells: list[str],
     return child.model_copy(update={"plan_sha256": plan_sha256(child)})
 
 
-def _recoverable(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
+def _recoverable(manager: RunManager, run_id: str, mode: str) -> RunState:
     """The run's view, when a recovery of it in `mode` may be planned (a known mode; a terminated live run)."""
     if mode not in MODES:
         raise InvalidInput(f"mode must be one of {', '.join(MODES)}")
     run = manager.get(run_id)
-    if run["status"] not in TERMINAL:
-        raise InvalidInput(f"run {run_id} is {run['status']}; recover only a terminated run", code="run_not_finished")
-    if run["mode"] != "live":
+    if run.status not in TERMINAL:
+        raise InvalidInput(f"run {run_id} is {run.status}; recover only a terminated run", code="run_not_finished")
+    if run.mode != "live":
         raise InvalidInput("recovery applies to live runs only", code="not_live")
     return run
 
@@ -114,7 +115,7 @@ def _recoverable(manager: RunManager, run_id: str, mode: str) -> dict[str, Any]:
 def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     """The reviewed plan of a recovery of `run_id` in `mode` (the model; the route dumps it at the edge)."""
     run = _recoverable(manager, run_id, mode)
-    plan = manager.store.get_json(run["plan"])
+    plan = manager.store.get_json(run.plan)
     targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
     judges = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_of = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
@@ -159,8 +160,8 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     known = sum(t["known_cost_usd"] for t in rep["summary"]["targets"])
     plan = RecoveryPlan(
         version=VERSION, parent=run_id, mode=mode,
-        parent_snapshot=ParentSnapshot(status=run["status"], plan_sha256=run["plan_sha256"],
-                                       total=run["progress"]["total"], known_cost_usd=known),
+        parent_snapshot=ParentSnapshot(status=run.status, plan_sha256=run.plan_sha256,
+                                       total=run.progress.total, known_cost_usd=known),
         eligible=eligible, excluded=excluded,
         excluded_counts={r: sum(e.reason == r for e in excluded) for r in sorted({e.reason for e in excluded})},
         requires_acknowledgement=mode == "failed",
@@ -189,7 +190,7 @@ def selected_ids(cells: Any) -> list[str]:
 
 
 def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
-            on_create: Any = None) -> tuple[dict[str, Any], bool]:
+            on_create: Any = None) -> tuple[RunState, bool]:
     """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
     if not key:
         raise InvalidInput("recover needs --idempotency-key (repeat an uncertain submission with the same key)",
@@ -227,7 +228,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     if outside:
         raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]}); make a new plan",
                            code="recovery_plan_required", details={"dispatch_started": False})
-    parent = Plan.model_validate(manager.store.get_json(manager.get(run_id)["plan"]))
+    parent = Plan.model_validate(manager.store.get_json(manager.get(run_id).plan))
     plan = _child_plan(parent, run_id, fresh.mode, cells, [[eligible[c].case_id, eligible[c].target_id]
                                                            for c in cells], fresh)
 

@@ -13,6 +13,7 @@ from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
 from srbench.service.journal.writer import add_event
 from srbench.service.runs.manager import RunManager, cell_id
+from srbench.service.runs.state import RunState
 from srbench.stages.derived import replay as rp
 from srbench.stages.plan.freeze import plan_sha256
 
@@ -22,7 +23,7 @@ def _cells(manager: RunManager, run_id: str) -> list[dict[str, Any]]:
 
 
 def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner: str = "local"
-                  ) -> tuple[dict[str, Any], bool]:
+                  ) -> tuple[RunState, bool]:
     """Returns (run, created). The same (baseline, preview) pair always binds the same replay run (per
     owner: `owner` owns the replay it creates)."""
     key = f"replay:{baseline_id}:{preview_id}" if owner == "local" else f"replay:{owner}\x1f{baseline_id}:{preview_id}"
@@ -31,9 +32,10 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
         return manager.get(existing.run_id), False
     store = manager.store
     baseline, preview = manager.get(baseline_id), manager.get(preview_id)
-    bplan, pplan = store.get_json(baseline["plan"]), store.get_json(preview["plan"])
-    rp.check_runs(baseline, bplan, preview, pplan)
-    digest, _hit, _why = rp.build_replay(manager.engine, baseline, _cells(manager, baseline_id), preview,
+    bplan, pplan = store.get_json(baseline.plan), store.get_json(preview.plan)
+    base, prev = baseline.model_dump(), preview.model_dump()         # stages.derived reads runs as JSON
+    rp.check_runs(base, bplan, prev, pplan)
+    digest, _hit, _why = rp.build_replay(manager.engine, base, _cells(manager, baseline_id), prev,
                                          _cells(manager, preview_id))
     result = store.get_json(digest)
     plan = dict(pplan)

@@ -13,6 +13,7 @@ from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter
 from srbench.service.journal.runs import RunRow
 from srbench.service.journal.writer import Journal
+from srbench.service.runs.state import Progress, RunState, TargetInfo
 from srbench.stages.dispatch.calls import RunControl, stop_scope
 from srbench.targets.preview import preview_body, preview_call
 
@@ -78,14 +79,16 @@ def exc_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
-def run_view(row: RunRow, counts: dict[str, int], last_change: float = 0.0) -> dict[str, Any]:
-    progress = {"total": row.total, "completed": counts.get("completed", 0), "failed": counts.get("failed", 0),
-                "cancelled": counts.get("cancelled", 0), "ambiguous": counts.get("ambiguous", 0),
-                "running": counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
-                "pending": counts.get("pending", 0)}
-    return {"id": row.id, "name": row.name, "mode": row.mode, "profile": row.profile,
-            "status": row.status, "plan": row.plan, "plan_sha256": row.plan_sha256,
-            "idempotency_key": row.idem_key, "parent": row.parent, "targets": json.loads(row.targets),
-            "created_at": row.created_at, "started_at": row.started_at, "finished_at": row.finished_at,
-            "updated_at": max(row.updated_at, last_change), "error": row.error,
-            "cancel_requested": bool(row.cancel_requested), "progress": progress, "end_recorded": True}
+def run_view(row: RunRow, counts: dict[str, int], target_info: list[TargetInfo], last_change: float = 0.0
+             ) -> RunState:
+    """A run's row as the service reads it back: progress from its cells' counts by state."""
+    progress = Progress(total=row.total, completed=counts.get("completed", 0), failed=counts.get("failed", 0),
+                        cancelled=counts.get("cancelled", 0), ambiguous=counts.get("ambiguous", 0),
+                        running=counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
+                        pending=counts.get("pending", 0))
+    return RunState(id=row.id, name=row.name, mode=row.mode, profile=row.profile, status=row.status, plan=row.plan,
+                    plan_sha256=row.plan_sha256, idempotency_key=row.idem_key, parent=row.parent,
+                    targets=json.loads(row.targets), created_at=row.created_at, started_at=row.started_at,
+                    finished_at=row.finished_at, updated_at=max(row.updated_at, last_change), error=row.error,
+                    cancel_requested=bool(row.cancel_requested), progress=progress, end_recorded=True,
+                    target_info=target_info)

@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from srbench.schemas.plan import Plan
-from srbench.service.api.responses import Event
+from srbench.service.api.responses import Event, RunView
+from srbench.service.runs.state import Progress, RunState
 from srbench.stages.compare.headline import routing_facts
 
 ROLES = ("subject", "judge", "simulator")
@@ -126,17 +127,21 @@ def experiment_roles(plan: Plan) -> list[str]:
     return roles
 
 
-def wire_run(view: dict[str, Any], manifest: dict[str, Any], owner: str, roles: list[str]) -> dict[str, Any]:
-    """A run view in upstream's shape (id, owner, status, ISO times, manifest, error, progress) with
-    sr-bench's fields beside it; the idempotency key as the caller gave it."""
-    out = dict(view)
+def wire_run(run: RunState, manifest: dict[str, Any], owner: str, roles: list[str], summary: bool = False
+             ) -> RunView:
+    """A run in upstream's shape (id, owner, status, ISO times, manifest, error, progress) with sr-bench's
+    fields beside it (those `run` has: a listed run has no lineage, budget or early stop); the idempotency
+    key as the caller gave it; `summary`: the manifest is a run list's summary of it."""
+    out = {key: getattr(run, key) for key in run.model_fields_set}
     for key in ("created_at", "started_at", "finished_at", "updated_at"):
-        out[key] = iso(view.get(key))
-    given = view.get("idempotency_key")
+        out[key] = iso(out[key])
+    given = run.idempotency_key
     if isinstance(given, str) and given.startswith(OWNER_KEY_PREFIX):      # actor ids are printable: no \x1f
         out["idempotency_key"] = given[len(OWNER_KEY_PREFIX):].partition("\x1f")[2]
     out.update(owner=owner, manifest=manifest, experiment_roles=roles)
-    return out
+    if summary:
+        out["manifest_summary"] = True
+    return RunView.model_validate(out)
 
 
 # idempotency keys of scoped actors are kept as "actor\x1f<owner>\x1f<key>": one owner's key never binds
@@ -308,14 +313,15 @@ def wire_correction(body: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- recovery plans -------------------------------------------------------------------------------
-def wire_recovery_plan(plan: dict[str, Any], parent: dict[str, Any], budget_usd: float | None) -> dict[str, Any]:
+def wire_recovery_plan(plan: dict[str, Any], progress: Progress, budget_usd: float | None) -> dict[str, Any]:
     """sr-bench's recovery plan (sent back whole by sr-bench's CLI) with upstream's fields beside it;
-    `parent` is upstream's parent snapshot object, the parent's id is `parent_run_id`."""
+    `parent` is upstream's parent snapshot object (`progress`: the parent's), the parent's id is
+    `parent_run_id`."""
     snap = plan["parent_snapshot"]
     return {**plan, "parent_run_id": plan["parent"],
             "eligible_cells": [{"case_id": e["case_id"], "target_id": e["target_id"]} for e in plan["eligible"]],
             "counts": {"eligible": len(plan["eligible"]), "excluded": len(plan["excluded"])},
-            "parent": {"status": snap["status"], "progress": parent["progress"],
+            "parent": {"status": snap["status"], "progress": progress.model_dump(),
                               "known_spend_usd": snap.get("known_cost_usd"),
                               "spend_complete": snap.get("known_cost_usd") is not None},
             "new_attempt_budget_usd": budget_usd,

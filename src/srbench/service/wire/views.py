@@ -14,6 +14,7 @@ from srbench.schemas.plan import Plan
 from srbench.service.api.actors import LOCAL, Actor
 from srbench.service.api.responses import Runs, RunView
 from srbench.service.journal import owners
+from srbench.service.runs.state import RunState
 from srbench.service.wire import projections as wire
 
 if TYPE_CHECKING:
@@ -42,16 +43,13 @@ class RunViews:
     def manifest(self, plan_digest: str) -> dict[str, Any]:
         return self._plan(plan_digest)[0]
 
-    def one(self, view: dict[str, Any], *, summary: bool = False) -> RunView:
-        owner = owners.run_owner(self.runs.journal, view["id"])
+    def one(self, view: RunState, *, summary: bool = False) -> RunView:
+        owner = owners.run_owner(self.runs.journal, view.id)
         return self._out(view, LOCAL if owner is None else owner, summary)
 
-    def _out(self, view: dict[str, Any], owner: str, summary: bool) -> RunView:
-        full, short, roles = self._plan(view["plan"])
-        out = wire.wire_run(view, short if summary else full, owner, roles)
-        if summary:
-            out["manifest_summary"] = True
-        return RunView.model_validate(out)
+    def _out(self, view: RunState, owner: str, summary: bool) -> RunView:
+        full, short, roles = self._plan(view.plan)
+        return wire.wire_run(view, short if summary else full, owner, roles, summary)
 
     def get(self, run_id: str) -> RunView:
         return self.one(self.runs.get(run_id))
@@ -68,7 +66,7 @@ class RunViews:
         n = -1 if limit is None else limit                # SQLite: LIMIT -1 is no limit
         views = (self.runs.list(n, before) if actor.scope is None
                  else self.runs.list_owned(actor.scope, n, before))
-        ids = [v["id"] for v in views]
+        ids = [v.id for v in views]
         owned = owners.run_owners(self.runs.journal, ids)
-        return Runs(runs=[self._out(v, owned.get(v["id"], LOCAL), True) for v in views],
-                    next_cursor=None if limit is None else pages.runs_cursor(views, limit))
+        return Runs(runs=[self._out(v, owned.get(v.id, LOCAL), True) for v in views],
+                    next_cursor=None if limit is None else pages.runs_cursor([(v.created_at, v.id) for v in views], limit))
