@@ -82,8 +82,8 @@ def test_one_benchmark_interval_by_hand():
     # prefixes 1 and 2 are below −1, so −1; the running intersection keeps the best lower bound
     assert lo[0, :2] == pytest.approx([-1.0, -1.0]) and lo[0, 2] == pytest.approx((3 * math.log1p(x) - LN40) / (3 * x))
     out = betting_interval([1, 1, 1, 1], design)
-    assert out["ci"] == pytest.approx([lo[0, -1], 1.0]) and out["estimate"] == 1.0 and out["anytime_valid"]
-    assert out["method"] == "stratified-betting-cs" and out["order"] == "benchmark-interleave-v1"
+    assert out.ci == pytest.approx([lo[0, -1], 1.0]) and out.estimate == 1.0 and out.anytime_valid
+    assert out.method == "stratified-betting-cs" and out.order == "benchmark-interleave-v1"
 
 
 def test_linear_programs_by_hand():
@@ -126,7 +126,7 @@ def test_interval_never_has_zero_width_and_inputs_are_checked():
     design = make_design(["a"] * 50 + ["b"] * 5, {"a": 10, "b": 15})
     for d in ([0] * 55, [1] * 55, [-1] * 55, [0] * 3):
         out = betting_interval(d, design)
-        assert out["ci"][1] > out["ci"][0]
+        assert out.ci[1] > out.ci[0]
     for bad in ([], [2], [0] * 56):
         with pytest.raises(InvalidInput):
             betting_interval(bad, design)
@@ -138,8 +138,8 @@ def test_all_ties_is_much_tighter_than_hoeffding():
     # 1,000 ties over one benchmark: Hoeffding r = √(2L/1000) = 0.0859; the betting interval is ≈ ±L/(0.9·1000)
     design = make_design(["a"] * 1000, {"a": 1})
     out = betting_interval([0] * 1000, design)
-    assert out["ci"][1] < 0.01 and out["ci"][0] > -0.01
-    assert math.sqrt(2 * LN40 / 1000) > 8 * out["ci"][1]
+    assert out.ci[1] < 0.01 and out.ci[0] > -0.01
+    assert math.sqrt(2 * LN40 / 1000) > 8 * out.ci[1]
 
 
 def test_decide_settled_unreachable_continue_and_non_inferiority():
@@ -148,19 +148,19 @@ def test_decide_settled_unreachable_continue_and_non_inferiority():
     won = decide([1] * 40, design)
     x = bets(np.ones((1, 40)), design)[0][0]
     assert x == pytest.approx(theta_star(1, 40), rel=0.01)
-    assert won["state"] == "settled" and won["verdict"] == "improvement"
-    assert won["lower"] == pytest.approx((40 * math.log1p(x) - LN40) / (40 * x), abs=1e-12)
-    assert won["lower"] == pytest.approx(0.6056, abs=2e-4)
-    assert decide([-1] * 40, design)["verdict"] == "regression"
-    assert decide([0] * 5, design)["state"] == "continue"
+    assert won.state == "settled" and won.verdict == "improvement"
+    assert won.lower == pytest.approx((40 * math.log1p(x) - LN40) / (40 * x), abs=1e-12)
+    assert won.lower == pytest.approx(0.6056, abs=2e-4)
+    assert decide([-1] * 40, design).verdict == "regression"
+    assert decide([0] * 5, design).state == "continue"
     # 39 ties and one case left: no outcome of it can lift the lower bound above 0 nor the upper below 0
     tied = decide([0] * 39, design)
-    assert tied["state"] == "unreachable" and tied["verdict"] == "inconclusive"
-    assert tied["best_lower"] <= 0 <= tied["worst_upper"]
+    assert tied.state == "unreachable" and tied.verdict == "inconclusive"
+    assert tied.best_lower <= 0 <= tied.worst_upper
     # with a margin the question is non-inferiority: 39 ties give lower ≈ −L/Σλ ≈ −0.11 > −0.5
     ni = decide([0] * 39, design, margin=0.5)
-    assert ni["question"] == "non_inferiority" and ni["state"] == "settled" and ni["verdict"] == "non_inferior"
-    assert decide([-1] * 40, design, margin=0.1)["verdict"] == "inferior"
+    assert ni.question == "non_inferiority" and ni.state == "settled" and ni.verdict == "non_inferior"
+    assert decide([-1] * 40, design, margin=0.1).verdict == "inferior"
 
 
 def test_planning_by_hand():
@@ -194,8 +194,9 @@ def test_detectable_effect_and_cases_needed_are_consistent():
         assert mde is not None and power.power_at(rule, counts, weights, 0.8, mde) == pytest.approx(0.8, abs=1e-6)
         assert power.power_at(rule, counts, weights, 0.8, mde * 0.9) < 0.8
         need = power.cases_needed(rule, counts, weights, 0.8, 0.05)
-        assert need["power"] >= 0.8 and need["total"] == sum(need["per_benchmark"].values())
-        smaller = {b: math.ceil(need["scale"] * 0.98 * n) for b, n in counts.items()}
+        assert need is not None
+        assert need.power >= 0.8 and need.total == sum(need.per_benchmark.values())
+        smaller = {b: math.ceil(need.scale * 0.98 * n) for b, n in counts.items()}
         assert power.power_at(rule, smaller, weights, 0.8, 0.05) < 0.8
     # ties help the betting rule, never the Hoeffding radius
     assert power.detectable_effect("betting", counts, weights, 0.8) < power.detectable_effect("hoeffding", counts,

@@ -221,7 +221,7 @@ def test_paired_delta_and_interval_by_hand():
     assert c["both_correct"] == 2 and c["both_wrong"] == 0
     assert c["interval"]["radius"] == pytest.approx(math.sqrt(2 * math.log(40) * 0.26))
     assert c["interval"]["ci"] == [-1.0, 1.0] and c["claim"] == "inconclusive"
-    hoeff = weighted_hoeffding({"mmlu-pro": [0, 1], "gpqa-diamond": [0, -1]}, WEIGHTS)
+    hoeff = weighted_hoeffding({"mmlu-pro": [0, 1], "gpqa-diamond": [0, -1]}, WEIGHTS).model_dump()
     assert {k: c["interval"][k] for k in hoeff} == hoeff         # the declared (default) rule's interval
     assert c["claim_rule"] == "hoeffding" and c["interval"]["makes_claim"] is True
     assert c["intervals"]["hoeffding"] is c["interval"] or c["intervals"]["hoeffding"] == c["interval"]

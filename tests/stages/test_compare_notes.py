@@ -67,5 +67,5 @@ def test_detectability_matches_the_paired_interval() -> None:
     d = hoeffding_detectability(_cmp(), _cmp()["candidates"][1])
     weights = {"mmlu-pro": 10, "arc-agi-2": 10}
     for n, detectable in ((d["cases_per_benchmark"], True), (d["cases_per_benchmark"] - 1, False)):
-        r = weighted_hoeffding({"mmlu-pro": [0] * n, "arc-agi-2": [0] * n}, weights)["radius"]
+        r = weighted_hoeffding({"mmlu-pro": [0] * n, "arc-agi-2": [0] * n}, weights).radius
         assert (r < 0.25) is detectable

@@ -64,13 +64,13 @@ def test_the_declared_rule_makes_the_claim_and_the_other_is_shown_beside_it():
     diffs = {"mmlu-pro": [int(not BASE_OK[c]) for c, b in CS if b == "mmlu-pro"],
              "gpqa-diamond": [int(not BASE_OK[c]) for c, b in CS if b == "gpqa-diamond"]}
     hoeff = weighted_hoeffding(diffs, WEIGHTS)
-    assert hoeff["radius"] == pytest.approx(0.26892, abs=1e-4) and default["delta"] == pytest.approx(0.1)
+    assert hoeff.radius == pytest.approx(0.26892, abs=1e-4) and default["delta"] == pytest.approx(0.1)
     order = interleave([b for _, b in CS])
     design = make_design([CS[i][1] for i in order], WEIGHTS)
     bet = betting_interval([int(not BASE_OK[CS[i][0]]) for i in order], design)
     for c in (default, declared):
-        assert {k: c["intervals"]["hoeffding"][k] for k in hoeff} == hoeff
-        assert {k: c["intervals"]["betting"][k] for k in bet} == bet
+        assert {k: c["intervals"]["hoeffding"][k] for k in hoeff.model_dump()} == hoeff.model_dump()
+        assert {k: c["intervals"]["betting"][k] for k in bet.model_dump()} == bet.model_dump()
         assert c["claims_by_rule"] == {"hoeffding": "inconclusive", "betting": "improvement"}
         assert c["intervals"]["betting"]["valid"] and c["intervals"]["hoeffding"]["valid"]
     assert default["claim_rule"] == "hoeffding" and default["claim"] == "inconclusive"
@@ -109,7 +109,7 @@ def test_a_stopped_run_is_compared_on_its_measured_prefix():
     assert c["intervals"]["hoeffding"]["valid"] is False and "early stop" in c["intervals"]["hoeffding"]["note"]
     design = make_design([b for _, b in order], WEIGHTS)
     expected = betting_interval([int(not BASE_OK[cid]) for cid, _ in order[:100]], design)
-    assert c["interval"]["ci"] == expected["ci"] and c["claim_rule"] == "betting"
+    assert c["interval"]["ci"] == expected.ci and c["claim_rule"] == "betting"
     assert out["baseline"]["chosen_on_cases"] == 240                  # the complete baseline run: REP-5 on all
     assert any("stopped early" in x for x in out["limitations"])
     # Hoeffding may not make claims after an early stop; and a stop before any outcome compares nothing
@@ -138,7 +138,7 @@ def test_the_declared_rule_also_makes_the_primary_claim():
     # mmlu-pro alone: 20 wins in 200 cases, in their own (plan) order, weight 1
     m = [c for c, b in CS if b == "mmlu-pro"]
     expected = betting_interval([int(not BASE_OK[c]) for c in m], make_design(["mmlu-pro"] * 200, WEIGHTS))
-    assert p["claim_rule"] == "betting" and p["interval"]["ci"] == expected["ci"]
+    assert p["claim_rule"] == "betting" and p["interval"]["ci"] == expected.ci
     assert p["claim"] == "improvement" and p["hoeffding_interval"]["ci"][0] < 0       # Hoeffding: r = 0.192 > 0.1
 
 

@@ -29,22 +29,22 @@ def test_hoeffding_two_benchmarks_by_hand():
     # Σ w²/n = 0.16/4 + 0.36/6 = 0.04 + 0.06 = 0.10;  r = √(2·ln 40·0.10) = √0.7377758908 = 0.8589388167
     # CI = [max(−1, 0.2 − 0.8589388167), min(1, 0.2 + 0.8589388167)] = [−0.6589388167, 1.0] (upper clamped)
     h = weighted_hoeffding({"a": [1, 1, 0, -1], "b": [1, 1, 0, 0, 0, -1]}, W)
-    assert h["method"] == HOEFFDING == "weighted-paired-hoeffding"
-    assert h["estimate"] == pytest.approx(0.2, abs=1e-15)
-    assert h["radius"] == pytest.approx(0.8589388166934752, abs=1e-12)
-    assert h["radius"] == pytest.approx(math.sqrt(2 * LN40 * 0.1), abs=1e-15)
-    assert h["ci"] == pytest.approx([-0.6589388166934751, 1.0], abs=1e-12)
-    assert h["n"] == 10 and h["confidence"] == pytest.approx(0.95)
-    assert [s["weight"] for s in h["strata"]] == pytest.approx([0.4, 0.6])
+    assert h.method == HOEFFDING == "weighted-paired-hoeffding"
+    assert h.estimate == pytest.approx(0.2, abs=1e-15)
+    assert h.radius == pytest.approx(0.8589388166934752, abs=1e-12)
+    assert h.radius == pytest.approx(math.sqrt(2 * LN40 * 0.1), abs=1e-15)
+    assert h.ci == pytest.approx([-0.6589388166934751, 1.0], abs=1e-12)
+    assert h.n == 10 and h.confidence == pytest.approx(0.95)
+    assert [s.weight for s in h.strata] == pytest.approx([0.4, 0.6])
 
 
 def test_positive_estimate_spanning_zero_is_inconclusive():
     # one benchmark, n = 100: 30 wins, 10 losses, 60 ties → Δ = 20/100 = 0.2
     # r = √(2·ln 40·1/100) = √0.0737775891 = 0.2716203...;  CI = [−0.0716203, 0.4716203] spans 0
     h = weighted_hoeffding({"a": [1] * 30 + [-1] * 10 + [0] * 60}, {"a": 10})
-    assert h["radius"] == pytest.approx(math.sqrt(2 * LN40 / 100), abs=1e-15)
-    assert h["ci"] == pytest.approx([0.2 - 0.27162031, 0.2 + 0.27162031], abs=1e-7)
-    assert h["estimate"] > 0 and claim(h["ci"]) == "inconclusive"
+    assert h.radius == pytest.approx(math.sqrt(2 * LN40 / 100), abs=1e-15)
+    assert h.ci == pytest.approx([0.2 - 0.27162031, 0.2 + 0.27162031], abs=1e-7)
+    assert h.estimate > 0 and claim(h.ci) == "inconclusive"
 
 
 @pytest.mark.parametrize("diffs,lo,hi", [
@@ -55,18 +55,18 @@ def test_positive_estimate_spanning_zero_is_inconclusive():
 ])
 def test_hoeffding_never_zero_width(diffs, lo, hi):
     h = weighted_hoeffding(diffs, W)
-    assert h["ci"][1] - h["ci"][0] > 0 and h["radius"] > 0
+    assert h.ci[1] - h.ci[0] > 0 and h.radius > 0
     if lo is not None:
-        assert h["ci"][0] == lo
+        assert h.ci[0] == lo
     if hi is not None:
-        assert h["ci"][1] == hi
+        assert h.ci[1] == hi
 
 
 def test_hoeffding_all_ties_is_symmetric_and_wide():
     # 4 ties per benchmark, weights 10/15: Σ w²/n = 0.16/4 + 0.36/4 = 0.13; r = √(2·ln 40·0.13)
     h = weighted_hoeffding({"a": [0] * 4, "b": [0] * 4}, W)
     r = math.sqrt(2 * LN40 * 0.13)
-    assert h["estimate"] == 0 and h["ci"] == pytest.approx([-min(1, r), min(1, r)])
+    assert h.estimate == 0 and h.ci == pytest.approx([-min(1, r), min(1, r)])
 
 
 @pytest.mark.parametrize("diffs,weights", [
@@ -92,11 +92,11 @@ def test_bootstrap_is_deterministic_by_seed():
     assert one == stratified_bootstrap(diffs, W)
     assert one == stratified_bootstrap(dict(reversed(list(diffs.items()))), W)      # order-independent
     assert stratified_bootstrap(diffs, W, seed=1) != one
-    assert one["method"] == BOOTSTRAP and one["diagnostic"] is True and one["label"] == "diagnostic"
-    assert one["seed"] == 20260918 and one["draws"] == 2000 and one["quantile_method"] == "linear"
-    assert one["ci"][0] <= one["estimate"] <= one["ci"][1] and one["note"] is None and one["degenerate"] is False
+    assert one.method == BOOTSTRAP and one.diagnostic is True and one.label == "diagnostic"
+    assert one.seed == 20260918 and one.draws == 2000 and one.quantile_method == "linear"
+    assert one.ci[0] <= one.estimate <= one.ci[1] and one.note is None and one.degenerate is False
     # Δ = 0.4·(2/8) + 0.6·(1/6) = 0.1 + 0.1
-    assert one["estimate"] == pytest.approx(0.2)
+    assert one.estimate == pytest.approx(0.2)
 
 
 def test_bootstrap_quantiles_are_type7_at_rank_b_minus_1_q():
@@ -118,22 +118,22 @@ def test_bootstrap_quantiles_are_type7_at_rank_b_minus_1_q():
         return float(s[lo] + (h - lo) * (s[lo + 1] - s[lo]))
 
     out = stratified_bootstrap(diffs, W, seed=seed, draws=draws)
-    assert out["ci"] == pytest.approx([type7(0.025), type7(0.975)], abs=1e-12)
+    assert out.ci == pytest.approx([type7(0.025), type7(0.975)], abs=1e-12)
 
 
 def test_bootstrap_zero_width_is_degenerate_never_an_interval():
     out = stratified_bootstrap({"a": [0] * 6, "b": [0] * 3}, W)
-    assert out["ci"] is None and out["degenerate"] is True and out["degenerate_at"] == 0.0
-    assert out["note"].startswith("degenerate") and "proves no parity" in out["note"]
+    assert out.ci is None and out.degenerate is True and out.degenerate_at == 0.0
+    assert out.note.startswith("degenerate") and "proves no parity" in out.note
     # every pair a win: every resample is 1 — degenerate too, at 1.0, and says so
     ones = stratified_bootstrap({"a": [1] * 3}, W)
-    assert ones["ci"] is None and ones["degenerate"] is True and ones["degenerate_at"] == 1.0
-    assert "no interval" in ones["note"]
+    assert ones.ci is None and ones.degenerate is True and ones.degenerate_at == 1.0
+    assert "no interval" in ones.note
     # n = 10 with one win: the resampled win count is Binomial(10, 0.1); P(0) = 0.349 and
     # P(≤ 3) = 0.987, so the 2.5 % quantile is 0 and the 97.5 % one 0.3 (w_a = 1: only a is present)
     some = stratified_bootstrap({"a": [1] + [0] * 9}, W)
-    assert some["degenerate"] is False and some["note"] is None
-    assert some["ci"] == pytest.approx([0.0, 0.3])
+    assert some.degenerate is False and some.note is None
+    assert some.ci == pytest.approx([0.0, 0.3])
 
 
 def test_exact_weighted_quality_by_hand():
@@ -194,11 +194,11 @@ def test_aa_simulation_claims_improvement_at_most_2_5_percent():
     improvements = regressions = 0
     for s in range(sims):
         h = weighted_hoeffding({"a": d[s, 0].tolist(), "b": d[s, 1].tolist()}, W)
-        assert h["ci"][1] - h["ci"][0] > 0
+        assert h.ci[1] - h.ci[0] > 0
         if s % 997 == 0:
-            assert h["estimate"] == pytest.approx(delta[s], abs=1e-12)
-            assert h["radius"] == pytest.approx(r, abs=1e-12)
-        verdict = claim(h["ci"])
+            assert h.estimate == pytest.approx(delta[s], abs=1e-12)
+            assert h.radius == pytest.approx(r, abs=1e-12)
+        verdict = claim(h.ci)
         improvements += verdict == "improvement"
         regressions += verdict == "regression"
     assert improvements <= 0.025 * sims
@@ -213,6 +213,6 @@ def test_hoeffding_covers_a_true_difference():
     d = _simulate((0.6, 0.6), (0.7, 0.6), sims, n, seed=11)
     covered = 0
     for s in range(sims):
-        lo, hi = weighted_hoeffding({"a": d[s, 0].tolist(), "b": d[s, 1].tolist()}, W)["ci"]
+        lo, hi = weighted_hoeffding({"a": d[s, 0].tolist(), "b": d[s, 1].tolist()}, W).ci
         covered += lo <= 0.04 <= hi
     assert covered >= 0.95 * sims

@@ -110,8 +110,8 @@ def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment()
     lows, highs = [], []
     for s in ("s1", "s2", "s3"):
         d = [int(by["mom"][x]["correct"]) - int(by[s][x]["correct"]) for x in order]
-        lows.append(betting_interval(d, design)["ci"][0])
-        highs.append(betting_interval(d, at_alpha(design, 0.05 / 3))["ci"][1])
+        lows.append(betting_interval(d, design).ci[0])
+        highs.append(betting_interval(d, at_alpha(design, 0.05 / 3)).ci[1])
     assert c["interval"]["ci"] == [min(lows), min(highs)] and c["interval"]["makes_claim"] is True
     assert c["intervals"]["betting"]["makes_claim"] is False                # the plain one, against s2 alone
     assert c["intervals"]["betting"]["ci"][1] < c["interval"]["ci"][1]     # the adjusted one is wider
@@ -137,8 +137,8 @@ def test_early_stopping_decides_on_the_same_adjusted_bounds():
     ds = [d, [rng.choice((-1, 0, 1)) for _ in range(90)], [1] * 90]
     out = decide_selected(ds, design, margin=0.05)
     # every single bounds the claim: the lower side is the smallest, the upper side the smallest at α/3
-    assert out["lower"] <= min(decide(x, design, 0.05)["lower"] for x in ds) + 1e-12
-    assert out["upper"] <= decide(ds[0], at_alpha(design, 0.05 / 3), 0.05)["upper"] + 1e-12
+    assert out.lower <= min(decide(x, design, 0.05).lower for x in ds) + 1e-12
+    assert out.upper <= decide(ds[0], at_alpha(design, 0.05 / 3), 0.05).upper + 1e-12
 
 
 def test_aa_false_regression_stays_below_2_5_percent_with_ten_equal_singles():
@@ -163,9 +163,9 @@ def test_planning_accounts_for_the_running_intersection_and_for_k():
     assert 0.5 < running[1] < 0.7          # simulated: 52-61 % (the two tests above, every-prefix runs)
     old = power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05)
     new = power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05, singles=3)
-    assert "singles" not in old and new["singles"] == 3 and "running intersection" in new["model"]
-    assert new["needed_for_effect"]["total"] > power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05,
-                                                          singles=1)["needed_for_effect"]["total"]
+    assert "singles" not in old.dump() and new.singles == 3 and new.model and "running intersection" in new.model
+    one = power_plan(counts, weights, rule="betting", tie_rate=0.9, effect=0.05, singles=1).needed_for_effect
+    assert new.needed_for_effect and one and new.needed_for_effect.total > one.total
 
 
 def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_claim():
@@ -185,12 +185,12 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
                 out.setdefault(bench, []).append(int(by["mom"][case]["correct"]) - int(by[s][case]["correct"]))
         return out
     singles = ("s1", "s2", "s3")
-    lower = min(weighted_hoeffding(groups(s), WEIGHTS)["ci"][0] for s in singles)
-    upper = min(weighted_hoeffding(groups(s), WEIGHTS, 0.05 / 3)["ci"][1] for s in singles)
+    lower = min(weighted_hoeffding(groups(s), WEIGHTS).ci[0] for s in singles)
+    upper = min(weighted_hoeffding(groups(s), WEIGHTS, 0.05 / 3).ci[1] for s in singles)
     assert c["interval"]["ci"] == pytest.approx([lower, upper], abs=1e-12) and c["interval"]["method"].endswith("hoeffding")
     apply_declared(cmp, DECLARED, plan.statistics)
     p = c["primary"]
     mm = {"mmlu-pro": WEIGHTS["mmlu-pro"]}
     assert p["interval"]["selection_adjusted"] and p["unadjusted_interval"]["method"] == "weighted-paired-hoeffding"
-    assert p["interval"]["ci"][0] == pytest.approx(min(weighted_hoeffding(groups(s, "mmlu-pro"), mm)["ci"][0]
+    assert p["interval"]["ci"][0] == pytest.approx(min(weighted_hoeffding(groups(s, "mmlu-pro"), mm).ci[0]
                                                        for s in singles), abs=1e-12)

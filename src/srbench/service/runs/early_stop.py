@@ -235,10 +235,10 @@ class StopMonitor:
                 if len(singles) > 1:        # the claim compare will make: against every single (issue 28)
                     ds = [[m - f(c) for m, c in zip(mine, cases, strict=True)] for f in singles]
                     out.append({"target_id": cand, "baseline_target_id": best, "selection": {
-                        "k": len(singles), "adjustment": ADJUSTMENT}, **decide_selected(ds, self.design, margin)})
+                        "k": len(singles), "adjustment": ADJUSTMENT}, **decide_selected(ds, self.design, margin).model_dump()})
                     continue
                 d = [m - base(c) for m, c in zip(mine, cases, strict=True)]
-                out.append({"target_id": cand, "baseline_target_id": best, **decide(d, self.design, margin)})
+                out.append({"target_id": cand, "baseline_target_id": best, **decide(d, self.design, margin).model_dump()})
             return out
         decisions = await asyncio.to_thread(run)
         if not decisions or any(x["state"] == "continue" for x in decisions):

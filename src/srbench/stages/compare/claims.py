@@ -47,7 +47,7 @@ def _planning(design: Design, weights: Mapping[str, float], rule: str, tie_rate:
     counts = _counts(design)
     tie = min(MAX_TIE_RATE, tie_rate)
     return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning["effect"]), 1 - tie),
-                      margin=margin, power=float(planning["power"]), singles=singles)
+                      margin=margin, power=float(planning["power"]), singles=singles).dump()
 
 
 def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
@@ -59,9 +59,9 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
     chosen among; with K > 1 the selection-adjusted interval (`stages/selection`) makes the claim."""
     hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
     bet = betting_interval(ordered, design)
-    intervals = {"hoeffding": {**hoeff, "rule": "hoeffding", "label": LABELS["hoeffding"],
+    intervals = {"hoeffding": {**hoeff.model_dump(), "rule": "hoeffding", "label": LABELS["hoeffding"],
                                "valid": not stopped, "note": NOT_AFTER_STOP if stopped else None},
-                 "betting": {**bet, "rule": "betting", "label": LABELS["betting"], "valid": True}}
+                 "betting": {**bet.model_dump(), "rule": "betting", "label": LABELS["betting"], "valid": True}}
     for name, iv in intervals.items():
         iv["makes_claim"] = name == rule
     declared = intervals[rule]
@@ -110,7 +110,7 @@ def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[st
     keep = [i for i, b in enumerate(names) if b in primary]
     sub = make_design([names[i] for i in keep], {b: weights[b] for b in primary}, design.alpha)
     seen = [ordered[i] for i in keep if i < len(ordered)]
-    return betting_interval(seen, sub) if seen else None
+    return betting_interval(seen, sub).model_dump() if seen else None
 
 
 def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None:

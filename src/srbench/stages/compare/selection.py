@@ -35,9 +35,11 @@ from typing import Any
 
 import numpy as np
 
+from srbench.schemas.intervals import BettingInterval, HoeffdingInterval, StopDecision
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import Design, betting_interval, make_design, reach_bounds
 from srbench.stages.stats.paired import HOEFFDING, weighted_hoeffding
+from srbench.stages.stats.stopping import decision
 
 ADJUSTMENT = "intersection-union lower bound (α), Bonferroni upper bound (α/K)"
 ESTIMAND = "candidate quality minus the highest true quality among the K single targets"
@@ -87,11 +89,11 @@ def _bounds(rule: str, diffs: PairDiffs, design: Design, weights: Mapping[str, f
     by, ordered = diffs
     if rule == "betting":
         sub, seen = _restrict(design, primary, weights, ordered)
-        iv = betting_interval(seen, at_alpha(sub, alpha))
+        iv: BettingInterval | HoeffdingInterval = betting_interval(seen, at_alpha(sub, alpha))
     else:
         keep = {b: g for b, g in by.items() if not primary or b in primary}
         iv = weighted_hoeffding(keep, {b: weights[b] for b in keep}, alpha)
-    return float(iv["ci"][0]), float(iv["ci"][1]), float(iv["estimate"])
+    return float(iv.ci[0]), float(iv.ci[1]), float(iv.estimate)
 
 
 def adjusted_interval(rule: str, singles: Mapping[str, PairDiffs], design: Design, weights: Mapping[str, float],
@@ -138,7 +140,7 @@ def limitation(k: int) -> str:
             "router or of one candidate among many, nor contamination of public questions (REP-6).")
 
 
-def decide_selected(ds: Sequence[Sequence[int]], design: Design, margin: float | None = None) -> dict[str, Any]:
+def decide_selected(ds: Sequence[Sequence[int]], design: Design, margin: float | None = None) -> StopDecision:
     """`stopping.decide` on the adjusted bounds: `ds` the candidate's paired differences against each
     of the K singles (analysis order). With one single it is `decide` exactly."""
     k = len(ds)
@@ -150,15 +152,4 @@ def decide_selected(ds: Sequence[Sequence[int]], design: Design, margin: float |
     lower, upper = float(np.min(lo_run)), float(np.min(hi_run))
     best = float(np.min(np.maximum(lo_run, best_lo[:, -1])))
     worst = float(np.min(np.minimum(hi_run, worst_hi[:, -1])))
-    threshold = 0.0 if margin is None else -float(margin)
-    question = "sign" if margin is None else "non_inferiority"
-    if lower > threshold:
-        state, verdict = "settled", "improvement" if question == "sign" else "non_inferior"
-    elif upper < threshold:
-        state, verdict = "settled", "regression" if question == "sign" else "inferior"
-    elif best <= threshold and worst >= threshold:
-        state, verdict = "unreachable", "inconclusive"
-    else:
-        state, verdict = "continue", None
-    return {"state": state, "verdict": verdict, "question": question, "threshold": threshold,
-            "n": int(arr.shape[1]), "lower": lower, "upper": upper, "best_lower": best, "worst_upper": worst}
+    return decision(int(arr.shape[1]), lower, upper, best, worst, margin)

@@ -100,7 +100,7 @@ def _candidate(tid: str, by: dict[str, dict[str, ResultRow]], singles: list[str]
     for c in cases:
         diffs.setdefault(by[tid][c].benchmark, []).append(int(bool(by[tid][c].correct)) - int(bool(by[best][c].correct)))
     flat = [d for g in diffs.values() for d in g]
-    ci = weighted_hoeffding(diffs, weights)["ci"]
+    ci = weighted_hoeffding(diffs, weights).ci
     sides = PairedOperations(candidate=_side(by[tid], cases), baseline=_side(by[best], cases))
     cost_c, cost_b = sides.candidate.cost_usd, sides.baseline.cost_usd
     return head.model_copy(update={

@@ -60,11 +60,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from srbench.errors import InvalidInput
+from srbench.schemas.intervals import BettingInterval
 
 METHOD = "stratified-betting-cs"
 ORDER = "benchmark-interleave-v1"
@@ -235,7 +235,7 @@ def reach_bounds(d: np.ndarray, design: Design, looks: Sequence[int] | np.ndarra
             _best_case(wp - thr, per, rest, w), -_best_case(wm - thr, per, rest, w))
 
 
-def betting_interval(diffs: Sequence[int], design: Design) -> dict[str, Any]:
+def betting_interval(diffs: Sequence[int], design: Design) -> BettingInterval:
     """The betting interval for the first len(diffs) cases of `design` (analysis order).
 
     `ci` is the running intersection over every prefix; `ci_last` the interval at the last prefix.
@@ -260,7 +260,6 @@ def betting_interval(diffs: Sequence[int], design: Design) -> dict[str, Any]:
     present = design.weights[seen] / design.weights[seen].sum()
     estimate = float(sum(wk * d[strata == k].mean() for wk, k in zip(present, seen, strict=True)))
     lam = bets(d[None, :], design)[0]
-    return {"method": METHOD, "anytime_valid": True, "alpha": design.alpha, "confidence": 1 - design.alpha,
-            "order": ORDER, "theta_max": THETA_MAX, "estimate": estimate, "ci": ci, "ci_last": last,
-            "n": int(d.size), "planned": design.size, "discordant": int(np.sum(d != 0)),
-            "mean_bet": float(lam.mean()), "note": note}
+    return BettingInterval(method=METHOD, anytime_valid=True, alpha=design.alpha, confidence=1 - design.alpha,
+                           order=ORDER, theta_max=THETA_MAX, estimate=estimate, ci=ci, ci_last=last, n=int(d.size),
+                           planned=design.size, discordant=int(np.sum(d != 0)), mean_bet=float(lam.mean()), note=note)

@@ -33,12 +33,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
 from srbench import DEFAULT_SEED
 from srbench.errors import InvalidInput
+from srbench.schemas.intervals import BootstrapInterval, HoeffdingInterval, HoeffdingStratum
 
 HOEFFDING = "weighted-paired-hoeffding"
 BOOTSTRAP = "stratified-percentile-bootstrap"
@@ -79,7 +80,7 @@ def _strata(diffs_by_benchmark: Mapping[str, Sequence[int]],
 
 
 def weighted_hoeffding(diffs_by_benchmark: Mapping[str, Sequence[int]], weights: Mapping[str, float],
-                       alpha: float = 0.05) -> dict[str, Any]:
+                       alpha: float = 0.05) -> HoeffdingInterval:
     """The primary paired interval: Δ = Σ_b w_b·mean(G_b), r = √(2·ln(2/α)·Σ_b w_b²/n_b),
     CI = [max(−1, Δ−r), min(1, Δ+r)].
 
@@ -97,16 +98,15 @@ def weighted_hoeffding(diffs_by_benchmark: Mapping[str, Sequence[int]], weights:
     d = float(delta)
     lo, hi = max(-1.0, d - r), min(1.0, d + r)
     assert r > 0 and hi > lo, "a Hoeffding interval never has zero width"
-    return {
-        "method": HOEFFDING, "alpha": a, "confidence": 1 - a, "estimate": d, "radius": r, "ci": [lo, hi],
-        "n": sum(len(g) for _, g, _ in strata),
-        "strata": [{"benchmark": b, "n": len(g), "weight": float(w), "mean_diff": sum(g) / len(g)}
-                   for b, g, w in strata],
-    }
+    return HoeffdingInterval(
+        method=HOEFFDING, alpha=a, confidence=1 - a, estimate=d, radius=r, ci=[lo, hi],
+        n=sum(len(g) for _, g, _ in strata),
+        strata=[HoeffdingStratum(benchmark=b, n=len(g), weight=float(w), mean_diff=sum(g) / len(g))
+                for b, g, w in strata])
 
 
 def stratified_bootstrap(diffs_by_benchmark: Mapping[str, Sequence[int]], weights: Mapping[str, float],
-                         seed: int = DEFAULT_SEED, draws: int = 2000, alpha: float = 0.05) -> dict[str, Any]:
+                         seed: int = DEFAULT_SEED, draws: int = 2000, alpha: float = 0.05) -> BootstrapInterval:
     """Diagnostic percentile bootstrap, stratified by benchmark.
 
     Each draw j is T_j = Σ_b w_b·mean(G*_b,j), G*_b,j a with-replacement resample of G_b of size
@@ -135,13 +135,13 @@ def stratified_bootstrap(diffs_by_benchmark: Mapping[str, Sequence[int]], weight
         total += float(w) * (picks[:, 0] - picks[:, 2]) / n
     lo, hi = (float(x) for x in np.quantile(total, [a / 2, 1 - a / 2], method=QUANTILE_METHOD))
     estimate = float(sum((w * Fraction(sum(g), len(g)) for _, g, w in strata), Fraction(0)))
-    out = {"method": BOOTSTRAP, "label": "diagnostic", "diagnostic": True, "alpha": a, "seed": seed,
-           "draws": draws, "quantile_method": QUANTILE_METHOD, "estimate": estimate, "ci": [lo, hi],
-           "degenerate": False, "degenerate_at": None, "note": None}
+    out = BootstrapInterval(method=BOOTSTRAP, label="diagnostic", diagnostic=True, alpha=a, seed=seed, draws=draws,
+                            quantile_method=QUANTILE_METHOD, estimate=estimate, ci=[lo, hi], degenerate=False,
+                            degenerate_at=None, note=None)
     if hi - lo <= 0:
         # every resample gave the same value: that is no interval, and it is never shown as one
-        out.update(ci=None, degenerate=True, degenerate_at=lo,
-                   note=ZERO_ZERO_NOTE if lo == 0 and hi == 0 else ZERO_WIDTH_NOTE)
+        out = out.model_copy(update={"ci": None, "degenerate": True, "degenerate_at": lo,
+                                     "note": ZERO_ZERO_NOTE if lo == 0 and hi == 0 else ZERO_WIDTH_NOTE})
     return out
 
 

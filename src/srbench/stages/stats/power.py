@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from srbench.errors import InvalidInput
+from srbench.schemas.intervals import CasesNeeded, PowerPlan
 from srbench.schemas.plan import Plan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
@@ -208,7 +209,7 @@ def detectable_effect(rule: str, counts: Mapping[str, int | float], weights: Map
 
 def cases_needed(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
                  delta: float, threshold: float = 0.0, power: float = 0.8, alpha: float = ALPHA,
-                 singles: int | None = None) -> dict[str, Any] | None:
+                 singles: int | None = None) -> CasesNeeded | None:
     """The smallest common scale k (n_b' = ⌈k·n_b⌉) with P(lower bound > threshold | δ) ≥ power."""
     def sizes(k: float) -> dict[str, int]:
         return {b: max(1, math.ceil(k * counts[b] - 1e-9)) for b in counts}
@@ -230,34 +231,33 @@ def cases_needed(rule: str, counts: Mapping[str, int | float], weights: Mapping[
         else:
             lo = mid
     per = sizes(hi)
-    return {"scale": hi, "per_benchmark": dict(sorted(per.items())), "total": sum(per.values()),
-            "power": power_at(rule, per, weights, tie_rate, delta, threshold, alpha, singles)}
+    return CasesNeeded(scale=hi, per_benchmark=dict(sorted(per.items())), total=sum(per.values()),
+                       power=power_at(rule, per, weights, tie_rate, delta, threshold, alpha, singles))
 
 
 def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule: str, tie_rate: float,
                effect: float, margin: float | None = None, power: float = 0.8, alpha: float = ALPHA,
-               singles: int | None = None) -> dict[str, Any]:
+               singles: int | None = None) -> PowerPlan:
     """Planning for one claim rule at the planned sizes `counts` (one line of the plan's answer);
     `singles` = K plans the claim of a new plan (the module docstring), None a plan from before."""
     if rule not in RULES:
         raise InvalidInput(f"unknown claim rule {rule!r}; choose hoeffding or betting", code="invalid_rule")
     _check(tie_rate, min(effect, 1 - tie_rate))
-    out: dict[str, Any] = {
-        "rule": rule, "method": RULES[rule], "tie_rate": tie_rate, "power": power, "alpha": alpha,
-        "radius_at_zero": radius(rule, counts, weights, tie_rate, 0.0, alpha),
-        "detectable_effect": detectable_effect(rule, counts, weights, tie_rate, power, alpha, singles),
-        "effect": effect, "power_at_effect": None, "needed_for_effect": None,
-        "margin": margin, "power_non_inferiority": None, "needed_for_margin": None,
-    }
-    if effect <= 1 - tie_rate:
-        out["power_at_effect"] = power_at(rule, counts, weights, tie_rate, effect, 0.0, alpha, singles)
-        out["needed_for_effect"] = cases_needed(rule, counts, weights, tie_rate, effect, 0.0, power, alpha, singles)
-    if margin is not None and margin > 0:
-        out["power_non_inferiority"] = power_at(rule, counts, weights, tie_rate, 0.0, -margin, alpha, singles)
-        out["needed_for_margin"] = cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha, singles)
-    if singles is not None:
-        out.update(singles=singles, model=MODEL)
-    return out
+    at_effect = effect <= 1 - tie_rate
+    ni = margin is not None and margin > 0
+    out = PowerPlan(
+        rule=rule, method=RULES[rule], tie_rate=tie_rate, power=power, alpha=alpha,
+        radius_at_zero=radius(rule, counts, weights, tie_rate, 0.0, alpha),
+        detectable_effect=detectable_effect(rule, counts, weights, tie_rate, power, alpha, singles),
+        effect=effect, margin=margin,
+        power_at_effect=power_at(rule, counts, weights, tie_rate, effect, 0.0, alpha, singles) if at_effect else None,
+        needed_for_effect=cases_needed(rule, counts, weights, tie_rate, effect, 0.0, power, alpha, singles)
+        if at_effect else None,
+        power_non_inferiority=power_at(rule, counts, weights, tie_rate, 0.0, -margin, alpha, singles)
+        if margin is not None and ni else None,
+        needed_for_margin=cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha, singles)
+        if margin is not None and ni else None)
+    return out if singles is None else out.model_copy(update={"singles": singles, "model": MODEL})
 
 
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
@@ -282,8 +282,8 @@ def planning_for(plan: Plan, counts: Mapping[str, int]) -> dict[str, Any]:
     out = {
         "claim_rule": declared, "assumptions": {**p, "model": "every benchmark: the same tie rate and difference"},
         "counts": dict(sorted(counts.items())), "margin": stats["margin"],
-        "declared": power_plan(counts, weights, rule=declared, **args),
-        "other": power_plan(counts, weights, rule=other, **args),
+        "declared": power_plan(counts, weights, rule=declared, **args).dump(),
+        "other": power_plan(counts, weights, rule=other, **args).dump(),
         "detectable_by_tie_rate": [{"tie_rate": t,
                                     declared: detectable_effect(declared, counts, weights, t, p["power"], singles=k),
                                     other: detectable_effect(other, counts, weights, t, p["power"], singles=k)}

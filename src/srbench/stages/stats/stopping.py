@@ -25,17 +25,19 @@ prefix, and the decision at a look. Pure functions; the service's monitor and `c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from srbench.schemas.cell import TERMINAL_CELL_STATES
+from srbench.schemas.intervals import StopDecision
 from srbench.schemas.plan import Plan, Statistics
 from srbench.stages.stats.betting import Design, interleave, reach_bounds
 
 TERMINAL_CELL = TERMINAL_CELL_STATES
 
 __all__ = ["statistics_of", "statistics_problems", "dispatch_order", "analysis_order", "measured_prefix", "decide",
+           "decision",
            "look_step"]
 
 
@@ -115,22 +117,28 @@ def look_step(planned_cases: int) -> int:
     return max(1, planned_cases // 200)
 
 
-def decide(d: Sequence[int], design: Design, margin: float | None = None) -> dict[str, Any]:
+def decide(d: Sequence[int], design: Design, margin: float | None = None) -> StopDecision:
     """The stopping decision on the prefix `d` (paired differences in analysis order)."""
     arr = np.asarray([int(v) for v in d], dtype=float)[None, :]
     lo, hi, best_lo, worst_hi = reach_bounds(arr, design)
     lower, upper = float(np.max(lo)), float(np.min(hi))
     best, worst = float(best_lo[0, -1]), float(worst_hi[0, -1])
+    return decision(int(arr.shape[1]), lower, upper, max(lower, best), min(upper, worst), margin)
+
+
+def decision(n: int, lower: float, upper: float, best_lower: float, worst_upper: float,
+             margin: float | None) -> StopDecision:
+    """The stopping decision from the running bounds and the bounds the remaining cases could reach."""
     threshold = 0.0 if margin is None else -float(margin)
-    question = "sign" if margin is None else "non_inferiority"
+    sign = margin is None
+    state: Literal["settled", "unreachable", "continue"] = "continue"
+    verdict: Literal["improvement", "regression", "non_inferior", "inferior", "inconclusive"] | None = None
     if lower > threshold:
-        state, verdict = "settled", "improvement" if question == "sign" else "non_inferior"
+        state, verdict = "settled", "improvement" if sign else "non_inferior"
     elif upper < threshold:
-        state, verdict = "settled", "regression" if question == "sign" else "inferior"
-    elif max(lower, best) <= threshold and min(upper, worst) >= threshold:
+        state, verdict = "settled", "regression" if sign else "inferior"
+    elif best_lower <= threshold and worst_upper >= threshold:
         state, verdict = "unreachable", "inconclusive"
-    else:
-        state, verdict = "continue", None
-    return {"state": state, "verdict": verdict, "question": question, "threshold": threshold,
-            "n": int(arr.shape[1]), "lower": lower, "upper": upper, "best_lower": max(lower, best),
-            "worst_upper": min(upper, worst)}
+    return StopDecision(state=state, verdict=verdict, question="sign" if sign else "non_inferiority",
+                        threshold=threshold, n=n, lower=lower, upper=upper, best_lower=best_lower,
+                        worst_upper=worst_upper)

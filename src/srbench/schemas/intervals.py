@@ -1,0 +1,190 @@
+"""What the statistics stages compute (stages/stats): paired intervals (Hoeffding, betting, the diagnostic
+bootstrap), an early-stop decision, and sample-size planning. A comparison stores them inside its claim
+blocks (stages/compare/claims.py dumps them there); the planning answer carries `Planning`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class HoeffdingStratum(BaseModel):
+    """One benchmark's part of a weighted Hoeffding interval."""
+
+    model_config = _FROZEN
+    benchmark: str
+    """The benchmark."""
+    n: int
+    """Its paired differences."""
+    weight: float
+    """Its weight, renormalised over the benchmarks present."""
+    mean_diff: float
+    """The mean of its paired differences."""
+
+
+class HoeffdingInterval(BaseModel):
+    """The primary paired interval (stages/stats/paired.py `weighted_hoeffding`)."""
+
+    model_config = _FROZEN
+    method: str
+    """``weighted-paired-hoeffding``."""
+    alpha: float
+    """The error level."""
+    confidence: float
+    """1 − alpha."""
+    estimate: float
+    """Δ = Σ_b w_b·mean(G_b)."""
+    radius: float
+    """r = √(2·ln(2/α)·Σ_b w_b²/n_b)."""
+    ci: list[float]
+    """[max(−1, Δ−r), min(1, Δ+r)]."""
+    n: int
+    """Paired differences in all."""
+    strata: list[HoeffdingStratum]
+    """Each benchmark's part."""
+
+
+class BootstrapInterval(BaseModel):
+    """The diagnostic stratified percentile bootstrap (stages/stats/paired.py `stratified_bootstrap`)."""
+
+    model_config = _FROZEN
+    method: str
+    """``stratified-bootstrap``."""
+    label: Literal["diagnostic"]
+    """Always diagnostic."""
+    diagnostic: Literal[True]
+    """It never makes a claim."""
+    alpha: float
+    """The error level."""
+    seed: int
+    """The generator's seed (a seed fixes the result)."""
+    draws: int
+    """Resamples drawn."""
+    quantile_method: str
+    """numpy's quantile method."""
+    estimate: float
+    """The weighted mean difference."""
+    ci: list[float] | None
+    """[low, high]; None when every resample gave the same value."""
+    degenerate: bool
+    """Whether every resample gave the same value."""
+    degenerate_at: float | None
+    """That value."""
+    note: str | None
+    """Why there is no interval."""
+
+
+class BettingInterval(BaseModel):
+    """The anytime-valid betting interval (stages/stats/betting.py `betting_interval`)."""
+
+    model_config = _FROZEN
+    method: str
+    """The betting method's name."""
+    anytime_valid: Literal[True]
+    """Valid at every look."""
+    alpha: float
+    """The error level."""
+    confidence: float
+    """1 − alpha."""
+    order: str
+    """The analysis order the cases are read in."""
+    theta_max: float
+    """The largest bet fraction."""
+    estimate: float
+    """The weighted mean difference over the benchmarks seen."""
+    ci: list[float]
+    """The running intersection over every prefix (the last interval should it be empty)."""
+    ci_last: list[float]
+    """The interval at the last prefix."""
+    n: int
+    """Paired differences read."""
+    planned: int
+    """Planned cases of the design."""
+    discordant: int
+    """Differences that are not 0."""
+    mean_bet: float
+    """The mean bet."""
+    note: str | None
+    """Why `ci` is the last interval, if it is."""
+
+
+class StopDecision(BaseModel):
+    """The early-stop decision at one look (stages/stats/stopping.py `decide`)."""
+
+    model_config = _FROZEN
+    state: Literal["settled", "unreachable", "continue"]
+    """Settled, unreachable (no outcome can settle it), or go on."""
+    verdict: Literal["improvement", "regression", "non_inferior", "inferior", "inconclusive"] | None
+    """What is settled; None while it goes on."""
+    question: Literal["sign", "non_inferiority"]
+    """The sign of Δ, or non-inferiority at the margin."""
+    threshold: float
+    """0, or −margin."""
+    n: int
+    """Paired differences read."""
+    lower: float
+    """The running lower bound."""
+    upper: float
+    """The running upper bound."""
+    best_lower: float
+    """The highest lower bound the remaining cases could reach."""
+    worst_upper: float
+    """The lowest upper bound the remaining cases could reach."""
+
+
+class CasesNeeded(BaseModel):
+    """The smallest common scale of the planned sizes with enough power (stages/stats/power.py `cases_needed`)."""
+
+    model_config = _FROZEN
+    scale: float
+    """k: every benchmark's size multiplied by it (rounded up)."""
+    per_benchmark: dict[str, int]
+    """The sizes at that scale."""
+    total: int
+    """Their sum."""
+    power: float
+    """The power at those sizes."""
+
+
+class PowerPlan(BaseModel):
+    """Planning for one claim rule at the planned sizes (stages/stats/power.py `power_plan`). `singles` and
+    `model` are set only for a plan whose claim adjusts for the baseline's selection (`dump`)."""
+
+    model_config = _FROZEN
+    rule: str
+    """The claim rule."""
+    method: str
+    """Its interval's method."""
+    tie_rate: float
+    """The assumed tie rate."""
+    power: float
+    """The power asked for."""
+    alpha: float
+    """The error level."""
+    radius_at_zero: float
+    """The interval's radius at Δ = 0."""
+    detectable_effect: float | None
+    """The smallest Δ detected with that power."""
+    effect: float
+    """The effect the plan assumes."""
+    power_at_effect: float | None
+    """The power at that effect."""
+    needed_for_effect: CasesNeeded | None
+    """The sizes needed to detect it."""
+    margin: float | None
+    """The non-inferiority margin."""
+    power_non_inferiority: float | None
+    """The power to show non-inferiority at Δ = 0."""
+    needed_for_margin: CasesNeeded | None
+    """The sizes needed for that."""
+    singles: int | None = None
+    """K: the single targets the baseline is chosen among."""
+    model: str | None = None
+    """How K enters the planning."""
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON form: `singles` and `model` only where set."""
+        return self.model_dump(mode="json", exclude_unset=True)
