@@ -23,11 +23,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -72,6 +74,27 @@ async def bare_aiohttp_loop(url: str, bodies: list[dict[str, Any]], concurrency:
         return await _timed(bodies, concurrency, one)
 
 
+def thread_cpu() -> dict[int, float]:
+    """CPU seconds (user + system) of each thread of this process so far (Linux; {} elsewhere)."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError, ValueError):
+                fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+                out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def cpu_by_thread(before: dict[int, float], names: dict[int, str]) -> dict[str, float]:
+    """CPU seconds per thread name since `before` (threads that ended meanwhile are not counted)."""
+    spent: dict[str, float] = {}
+    for tid, secs in thread_cpu().items():
+        name = names.get(tid, "other")
+        name = "asyncio executor" if name.startswith("asyncio_") else name
+        spent[name] = spent.get(name, 0.0) + secs - before.get(tid, 0.0)
+    return spent
+
+
 def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
     """Seconds from the run's start to its end as the journal recorded them (polling stays rare so
     that this process's own polling does not compete with the run for the GIL). Waits until the
@@ -81,6 +104,7 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
         time.sleep(0.25)
     while svc.service.runs.tasks:
         time.sleep(0.05)
+    _NAMES.update({t.native_id: t.name for t in threading.enumerate() if t.native_id is not None})
     view = svc.service.runs.get(run_id)          # epoch times (the wire answers ISO-8601)
     return view["finished_at"] - view["started_at"], view["progress"]["completed"]
 
@@ -103,6 +127,28 @@ def simulator_process(latency_s: float = 0.0) -> Iterator[str]:
         proc.wait()
 
 
+class GcClock:
+    """CPU seconds spent in the cyclic garbage collector's passes (every thread) while installed."""
+
+    def __init__(self) -> None:
+        self.spent, self._start = 0.0, threading.local()
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start.t = time.thread_time()
+        elif hasattr(self._start, "t"):
+            self.spent += time.thread_time() - self._start.t
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        gc.callbacks.append(self)
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(self)
+
+
+_NAMES: dict[int, str] = {}       # native thread id → name, seen while a run's threads were alive
 CONFIGS = {"zero": {"latency_s": 0.0, "concurrency": 8, "targets": 1, "goal": 0.5},
            "latency": {"latency_s": 0.2, "concurrency": 256, "targets": 4, "goal": 0.9}}
 
@@ -134,14 +180,19 @@ def measure(name: str, work: Path, src: Path, repeat: int) -> dict[str, Any]:
         bare_aio, bare, timed = [], [], []
         commits0 = svc.service.journal.commits
         cpu, wall, bare_cpu = 0.0, 0.0, 0.0
+        by_thread: dict[str, float] = {}
+        gc_clock = GcClock()
         for _ in range(repeat):
             bcpu0 = time.process_time()
             bare_aio.append(asyncio.run(bare_aiohttp_loop(url, bodies, conc)))
             bare_cpu += time.process_time() - bcpu0
             if name == "zero":
                 bare.append(asyncio.run(bare_loop(url, bodies, conc)))
-            cpu0, t0 = time.process_time(), time.perf_counter()
-            timed.append(run_once(c, plan, svc))
+            cpu0, t0, threads0 = time.process_time(), time.perf_counter(), thread_cpu()
+            with gc_clock.installed():
+                timed.append(run_once(c, plan, svc))
+            for k, v in cpu_by_thread(threads0, _NAMES).items():
+                by_thread[k] = by_thread.get(k, 0.0) + v
             cpu, wall = cpu + time.process_time() - cpu0, wall + time.perf_counter() - t0
         run_s, done = min(timed)
         aio_rate, run_rate = len(bodies) / min(bare_aio), done / run_s
@@ -154,6 +205,10 @@ def measure(name: str, work: Path, src: Path, repeat: int) -> dict[str, Any]:
                # CPU per call (this process: the service's loop and threads; the simulator is apart)
                "service_cpu_ms_per_call": round(cpu * 1000 / (repeat * len(bodies)), 3),
                "bare_aiohttp_cpu_ms_per_call": round(bare_cpu * 1000 / (repeat * len(bodies)), 3),
+               # where that CPU went (Linux: per thread, 10 ms ticks; MainThread is this script's polling)
+               "service_cpu_ms_per_call_by_thread": {k: round(v * 1000 / (repeat * len(bodies)), 3)
+                                                     for k, v in sorted(by_thread.items()) if v > 0},
+               "gc_cpu_ms_per_call": round(gc_clock.spent * 1000 / (repeat * len(bodies)), 3),
                "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
         if bare:
             out["bare_httpx_calls_per_s"] = round(len(bodies) / min(bare), 1)

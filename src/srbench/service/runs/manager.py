@@ -37,6 +37,7 @@ from srbench.service.journal.runs import IdemBinding, ReportHead, RunRow
 from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
 from srbench.service.runs.end import Endings
+from srbench.service.runs.heap import frozen_heap
 from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
@@ -196,8 +197,9 @@ class RunManager:
             async with new_session(conc + 4) as client:
                 captures = await capture_before(client, plan, self.store, jr.event)     # UI-7 recipes
                 if await config_check(client, plan, jr, control, "before"):
-                    await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
-                                     client).run(cells)
+                    with frozen_heap():     # the heap as it is now: out of the collector's passes (runs/heap.py)
+                        await Dispatcher(self.store, monitor.journal(jr) if monitor else jr, plan, cases, control,
+                                         client).run(cells)
                     del cells              # not held while the end-of-run report is built (a big run's cells)
                     if not control.cancel.is_set() and control.fault is None:
                         await config_check(client, plan, jr, control, "after")
