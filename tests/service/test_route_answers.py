@@ -67,3 +67,36 @@ def test_a_view_extended_keeps_its_keys() -> None:
                              damaged=False)
     detail = rs.extend(summary, rs.CallDetail, record={"kind": "call"})
     assert set(_served(detail, rs.CallDetail)[1]) == set(summary.model_fields_set) | {"record"}
+
+
+def test_a_field_is_served_by_its_wire_name() -> None:
+    # a stored comparison's `schema` (the model's field `schema_`): every answer model reachable from a route
+    # with an alias is served under it, as the stored document has it
+    import typing
+
+    from pydantic import BaseModel
+
+    aliased, seen = [], set()
+
+    def walk(model: type[BaseModel]) -> None:
+        if model in seen:
+            return
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            if field.alias and field.alias != name:
+                aliased.append((model, name, field.alias))
+            stack = [field.annotation]
+            while stack:
+                t = stack.pop()
+                stack.extend(typing.get_args(t))
+                if isinstance(t, type) and issubclass(t, BaseModel):
+                    walk(t)
+    for r in ROUTES:
+        if r.answer is not None:
+            walk(r.answer)
+    assert aliased, "the check below must see at least one aliased field"
+    for model, name, alias in aliased:
+        async def handler(request, model=model, name=name):
+            return model.model_construct(**{name: 1}, _fields_set={name})
+        got = asyncio.run(bindings._bound(handler, None, None, model, False, 200)(make_mocked_request("GET", "/")))
+        assert json.loads(got.body) == {alias: 1}, (model.__name__, name)

@@ -10,8 +10,9 @@ the declared model, is given the request already parsed and validated by it (`se
 `query`: the body read up to the model's limit, parsed within its member budget in a worker thread,
 problems capped); one that does not parses by itself (it checks something first: that the run exists).
 A handler answers with an instance of its declared answer model, which the binding serialises in this
-one place (``model_dump(mode="json", exclude_unset=True)``: the fields the handler set, a null it set
-included, an optional field it left out absent, as upstream's wire has them; keys sorted; 200, or 202
+one place (``model_dump(mode="json", by_alias=True, exclude_unset=True)``: the fields the handler set, by
+their wire names (a stored comparison's ``schema``), a null it set included, an optional field it left out
+absent, as upstream's wire has them; keys sorted; 200, or 202
 for an accepted job); a route whose status varies (201 created or 200 bound) answers with its model
 `Status`. A route without an answer model (a stored object's own bytes) answers with its response.
 """
@@ -96,7 +97,7 @@ def _bound(fn: Callable[..., Awaitable[Answered]], body: type[BaseModel] | None,
         if answer is None or not isinstance(served, answer):
             raise TypeError(f"{fn.__name__} answered a {type(served).__name__}, not its route's answer model "
                             f"({answer.__name__ if answer else 'a response'})")
-        return ok(served.model_dump(mode="json", exclude_unset=True), code)
+        return ok(served.model_dump(mode="json", by_alias=True, exclude_unset=True), code)
 
     return functools.update_wrapper(handler, fn)          # its name and docstring; __wrapped__ is `fn`
 
