@@ -188,3 +188,37 @@ class PowerPlan(BaseModel):
     def dump(self) -> dict[str, Any]:
         """The JSON form: `singles` and `model` only where set."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+class Planning(BaseModel):
+    """What `sr-bench plan` prints and the Dashboard's review shows for a live plan (stages/stats/power.py
+    `planning_for`): the declared claim rule's planning first, the other beside it. `singles` is set only
+    for a plan whose claim adjusts for the baseline's selection (`dump`)."""
+
+    model_config = _FROZEN
+    claim_rule: Literal["hoeffding", "betting"]
+    """The plan's declared claim rule."""
+    assumptions: dict[str, float | str]
+    """The plan's planning assumptions (effect, tie rate, power) and the model they assume."""
+    counts: dict[str, int]
+    """Planned cases per benchmark."""
+    margin: float | None
+    """The declared non-inferiority margin."""
+    declared: PowerPlan
+    """Planning for the declared rule."""
+    other: PowerPlan
+    """Planning for the other rule."""
+    detectable_by_tie_rate: list[dict[str, float | None]]
+    """The detectable effect of each rule (keyed by its name) at a few tie rates (`tie_rate`)."""
+    early_stop: dict[str, Any] | None
+    """The plan's early-stop block (schemas/plan.py `EarlyStop`, every default filled in), or None."""
+    singles: int | None = None
+    """K: the single targets the baseline is chosen among (a plan that adjusts for it)."""
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON form: each rule's planning as `PowerPlan.dump`, `singles` only where set."""
+        out = self.model_dump(mode="json")
+        out["declared"], out["other"] = self.declared.dump(), self.other.dump()
+        if "singles" not in self.model_fields_set:
+            del out["singles"]
+        return out

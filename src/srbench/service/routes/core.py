@@ -148,7 +148,7 @@ def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
     counts: dict[str, int] = {}
     for case in decode_cases(service.objects.get_bytes(plan.dataset.object)):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
-    return planning_for(plan, counts)
+    return planning_for(plan, counts).dump()
 
 
 def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:

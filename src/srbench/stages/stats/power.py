@@ -56,12 +56,11 @@ import functools
 import math
 from collections.abc import Mapping
 from statistics import NormalDist
-from typing import Any
 
 import numpy as np
 
 from srbench.errors import InvalidInput
-from srbench.schemas.intervals import CasesNeeded, PowerPlan
+from srbench.schemas.intervals import CasesNeeded, Planning, PowerPlan
 from srbench.schemas.plan import Plan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
@@ -263,7 +262,7 @@ def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
 
 
-def planning_for(plan: Plan, counts: Mapping[str, int]) -> dict[str, Any]:
+def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
     """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
     beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
     A plan that adjusts for the baseline's selection plans against K = its single targets (at least 1)."""
@@ -277,21 +276,21 @@ def planning_for(plan: Plan, counts: Mapping[str, int]) -> dict[str, Any]:
     k = None
     if stats.get("baseline_selection") == "adjusted":
         k = max(1, sum(pt.target.kind == "single" for pt in plan.targets))
-    args = {"tie_rate": p["tie_rate"], "effect": min(p["effect"], 1 - p["tie_rate"]), "margin": stats["margin"],
-            "power": p["power"], "singles": k}
-    out = {
-        "claim_rule": declared, "assumptions": {**p, "model": "every benchmark: the same tie rate and difference"},
-        "counts": dict(sorted(counts.items())), "margin": stats["margin"],
-        "declared": power_plan(counts, weights, rule=declared, **args).dump(),
-        "other": power_plan(counts, weights, rule=other, **args).dump(),
-        "detectable_by_tie_rate": [{"tie_rate": t,
-                                    declared: detectable_effect(declared, counts, weights, t, p["power"], singles=k),
-                                    other: detectable_effect(other, counts, weights, t, p["power"], singles=k)}
-                                   for t in TIE_RATES],
-        "early_stop": stats["early_stop"],
-    }
+    effect, margin = min(p["effect"], 1 - p["tie_rate"]), stats["margin"]
+
+    def plan_for(rule: str) -> PowerPlan:
+        return power_plan(counts, weights, rule=rule, tie_rate=p["tie_rate"], effect=effect, margin=margin,
+                          power=p["power"], singles=k)
+    model = "every benchmark: the same tie rate and difference"
     if k is not None:
-        out["singles"] = k
-        out["assumptions"]["model"] += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
-                                        f"({MODEL}); a baseline run with more singles needs more cases")
-    return out
+        model += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
+                  f"({MODEL}); a baseline run with more singles needs more cases")
+    out = Planning(
+        claim_rule=declared, assumptions={**p, "model": model}, counts=dict(sorted(counts.items())), margin=margin,
+        declared=plan_for(declared), other=plan_for(other),
+        detectable_by_tie_rate=[{"tie_rate": t,
+                                 declared: detectable_effect(declared, counts, weights, t, p["power"], singles=k),
+                                 other: detectable_effect(other, counts, weights, t, p["power"], singles=k)}
+                                for t in TIE_RATES],
+        early_stop=stats["early_stop"])
+    return out if k is None else out.model_copy(update={"singles": k})
