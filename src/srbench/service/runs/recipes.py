@@ -17,7 +17,9 @@ import aiohttp
 
 from srbench.cas import ObjectStore
 from srbench.schemas.plan import Plan
+from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
+from srbench.service.api.responses import RecipeCheck, RecipeView
 from srbench.service.journal.evidence import events_of_types
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
@@ -76,12 +78,12 @@ def summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) -> list[dict[str, Any]]:
+def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) -> list[RecipeView]:
     """Every MoM target of the run with its capture (the stored object, already redacted) or why there
     is none."""
     found = summary(journal, run_id)
-    checks = {d["target_id"]: d for kind, d in _events(journal, run_id) if kind == CHECKED}
-    out: list[dict[str, Any]] = []
+    checks = {d["target_id"]: RecipeCheck.model_validate(d) for kind, d in _events(journal, run_id) if kind == CHECKED}
+    out: list[RecipeView] = []
     for pt in plan.targets:
         t = pt.target
         if t.kind != "mom":
@@ -90,12 +92,12 @@ def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) 
         if s is None:
             why = ("capture_recipe is not set for this target" if not t.capture_recipe else
                    "this run holds no capture (it started before recipes were captured, or was not dispatched)")
-            out.append({"target_id": t.id, "status": "unavailable", "limitation": why, "capture": None,
-                        "after": None, "projection_hash": None, "held_during_run": None})
+            out.append(RecipeView(target_id=t.id, status="unavailable", limitation=why, capture=None, after=None,
+                                  projection_hash=None, held_during_run=None))
             continue
-        out.append({"target_id": t.id, "status": s["status"], "limitation": s["limitation"],
-                    "capture": store.get_json(s["capture"]), "capture_digest": s["capture"],
-                    "after": checks.get(t.id), "projection_hash": s["projection_hash"],
-                    "held_during_run": s["held_during_run"]})
+        out.append(RecipeView(target_id=t.id, status=s["status"], limitation=s["limitation"],
+                              capture=RecipeCapture.model_validate(store.get_json(s["capture"])),
+                              capture_digest=s["capture"], after=checks.get(t.id),
+                              projection_hash=s["projection_hash"], held_during_run=s["held_during_run"]))
     return out
 
