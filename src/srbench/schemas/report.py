@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import PlanMode, PlanRecovery
 from srbench.schemas.report_sections import (
+    ConfigHashEvidence,
     Headline,
     PartialBlock,
     PriceCorrectionRef,
@@ -124,7 +125,7 @@ class TargetSummary(BaseModel):
     """Recorded calls of every role."""
     calls_by_role: dict[str, int]
     """Recorded calls per role."""
-    config_hash_evidence: dict[str, Any] | None
+    config_hash_evidence: ConfigHashEvidence | None
     """Whether a router's pinned config_hash is confirmed (stages/compare/evidence.py)."""
     models: dict[str, int] | None = None
     """Preview: the completed cells per model the router would select."""

@@ -51,6 +51,28 @@ class Headline(BaseModel):
     """SimpleQA: why the macro uses accuracy, not the headline."""
 
 
+class ConfigHashEvidence(BaseModel):
+    """Whether a live router target's pinned config_hash is confirmed (stages/compare/evidence.py)."""
+
+    model_config = _FROZEN
+    pinned: str
+    """The config hash the target pins."""
+    probe_before: str | None
+    """The probe's evidence before the run (``confirmed``, ``not run`` …)."""
+    probe_after: str | None
+    """The probe's evidence after the run."""
+    responses: int
+    """Answered calls of the target."""
+    responses_with_header: int
+    """Those carrying the pinned hash."""
+    responses_without_header: int
+    """Those carrying no config hash."""
+    confirmed: bool
+    """Whether the pin is confirmed (both probes and every answered response that carries a hash)."""
+    reason: str | None
+    """Why it is not, or None."""
+
+
 class PartialBlock(BaseModel):
     """How much of a run without an answer in every cell was answered (stages/report/partial.py)."""
 

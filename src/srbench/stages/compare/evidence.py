@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from srbench.schemas.report_sections import ConfigHashEvidence
 from srbench.schemas.results import ResultRow
 from srbench.schemas.target import Target
 
 
 def config_hash_evidence(target: Target, rows: list[ResultRow], probes: dict[str, Any] | None,
-                         mode: str) -> dict[str, Any] | None:
+                         mode: str) -> ConfigHashEvidence | None:
     """The evidence record of one target (None: not a live MoM target with a pinned config_hash)."""
     if mode != "live" or target.kind != "mom" or not target.config_hash:
         return None
@@ -40,14 +41,15 @@ def config_hash_evidence(target: Target, rows: list[ResultRow], probes: dict[str
         reasons = ["no preview_url: no probe before or after the run"]
     if with_header and without:
         reasons.append(f"{without} of {len(answered)} responses carry no config hash header")
-    return {"pinned": target.config_hash, "probe_before": before, "probe_after": after,
-            "responses": len(answered), "responses_with_header": with_header, "responses_without_header": without,
-            "confirmed": not reasons, "reason": "; ".join(reasons) or None}
+    return ConfigHashEvidence(pinned=target.config_hash, probe_before=before, probe_after=after,
+                              responses=len(answered), responses_with_header=with_header,
+                              responses_without_header=without, confirmed=not reasons,
+                              reason="; ".join(reasons) or None)
 
 
-def evidence_limitation(target_id: str, evidence: dict[str, Any] | None) -> str | None:
-    if evidence is None or evidence["confirmed"]:
+def evidence_limitation(target_id: str, evidence: ConfigHashEvidence | None) -> str | None:
+    if evidence is None or evidence.confirmed:
         return None
-    return (f"Target {target_id}: its pinned config_hash {evidence['pinned']} is not confirmed by evidence "
-            f"({evidence['reason']}); every result of this target holds for an unconfirmed router "
+    return (f"Target {target_id}: its pinned config_hash {evidence.pinned} is not confirmed by evidence "
+            f"({evidence.reason}); every result of this target holds for an unconfirmed router "
             "configuration, and no improvement or non-inferiority is claimed for it (IT-2).")

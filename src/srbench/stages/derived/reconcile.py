@@ -72,45 +72,38 @@ def _evidence(raw: bytes, record: dict[str, Any]) -> tuple[dict[str, Any] | None
     return usage, None
 
 
-def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: str) -> dict[str, Any]:
+def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: str) -> UsageRow:
     record = store.get_json(digest)
     old = call_cost(target, record)
-    row: dict[str, Any] = {"cell_id": cell_id, "role": role, "call": digest, "old_usage": record.get("usage"),
-                           "old_cost_usd": old.cost_usd, "new_usage": None, "new_cost_usd": None,
-                           "sse_sha256": None, "status": "unverifiable", "reason": None}
+    row = UsageRow(cell_id=cell_id, role=role, call=digest, old_usage=record.get("usage"), old_cost_usd=old.cost_usd,
+                   new_usage=None, new_cost_usd=None, sse_sha256=None, status="unverifiable", reason=None)
     if target.kind == "mom":
         attr = old.attribution
         assert attr is not None
-        row.update(router=attr.router, served_models=attr.served_models(), retries=attr.retries,
-                   fallbacks=attr.fallbacks)
+        row = row.model_copy(update={"router": attr.router, "served_models": attr.served_models(),
+                                     "retries": attr.retries, "fallbacks": attr.fallbacks})
         if attr.problem or attr.children is not None or attr.inference_calls != 1 or attr.selected_model is None:
-            row["reason"] = ("not a proven direct single call: multi-call costs are never inferred from the final "
-                             "stream" + (f" ({attr.problem or attr.unknown_reason})"
-                                         if attr.problem or attr.unknown_reason else ""))
-            return row
+            return row.model_copy(update={"reason": (
+                "not a proven direct single call: multi-call costs are never inferred from the final stream"
+                + (f" ({attr.problem or attr.unknown_reason})" if attr.problem or attr.unknown_reason else ""))})
     if not record.get("sse"):
-        row["reason"] = "no retained SSE transcript"
-        return row
+        return row.model_copy(update={"reason": "no retained SSE transcript"})
     raw = store.get_bytes(record["sse"], verify=True)
-    row["sse_sha256"] = hashlib.sha256(raw).hexdigest()
+    row = row.model_copy(update={"sse_sha256": hashlib.sha256(raw).hexdigest()})
     raw_usage, problem = _evidence(raw, record)
     if problem is None and record.get("usage_raw") is not None and raw_usage != record["usage_raw"]:
         problem = "the transcript's usage differs from the recorded raw usage (conflicting evidence)"
     if problem is not None:
-        row["reason"] = problem
-        return row
+        return row.model_copy(update={"reason": problem})
     try:
         usage = parse_usage(raw_usage)
     except UsageError as exc:
-        row["reason"] = f"conflicting usage evidence: {exc.message}"
-        return row
+        return row.model_copy(update={"reason": f"conflicting usage evidence: {exc.message}"})
     if usage is None:
-        row["reason"] = "usage evidence is incomplete"
-        return row
+        return row.model_copy(update={"reason": "usage evidence is incomplete"})
     new = call_cost(target, {**record, "usage": usage.model_dump()})
-    row.update(new_usage=usage.model_dump(), new_cost_usd=new.cost_usd,
-               status="verified" if record.get("usage") == usage.model_dump() else "changed")
-    return row
+    return row.model_copy(update={"new_usage": usage.model_dump(), "new_cost_usd": new.cost_usd,
+                                  "status": "verified" if record.get("usage") == usage.model_dump() else "changed"})
 
 
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -121,30 +114,28 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
     aux = {tid: priced(Target.model_validate(pt["target"]), fix)
            for tid, pt in plan.get("auxiliary_targets", {}).items()}
     judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-    rows = []
+    rows: list[UsageRow] = []
     for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):
         record = store.get_json(call) if call else None
         if record is not None and record.get("kind") == "conversation":     # every call of it, one by one
             for c in record["calls"]:
                 target = targets[target_id] if c["role"] == "subject" else aux[c["target_id"]]
-                rows.append({**_row(store, target, cell_id, c["role"], c["record"]), "index": c["index"]})
+                rows.append(_row(store, target, cell_id, c["role"], c["record"]).model_copy(update={"index": c["index"]}))
         elif call:
             rows.append(_row(store, targets[target_id], cell_id, "subject", call))
         if judge_call:
             rows.append(_row(store, aux[judge_for[benchmark]], cell_id, "judge", judge_call))
-    count = {s: sum(r["status"] == s for r in rows) for s in ("verified", "changed", "unverifiable")}
-
-    def known(key: str) -> float:
-        return float(sum(r[key] for r in rows if r[key] is not None))
+    count = {s: sum(r.status == s for r in rows) for s in ("verified", "changed", "unverifiable")}
+    stored = [r.model_dump(mode="json", exclude_unset=True) for r in rows]
     body = UsageCorrection(
         version=ACCOUNTING_VERSION, metering_version=params["metering"], run_id=params["run_id"], plan=inputs["plan"],
-        rows=[UsageRow.model_validate(r) for r in rows], verified_count=count["verified"],
-        changed_count=count["changed"], unverifiable_count=count["unverifiable"],
-        old_known_cost_usd=known("old_cost_usd"),
-        new_known_cost_usd=float(sum((r["new_cost_usd"] if r["status"] != "unverifiable" else r["old_cost_usd"])
+        rows=rows, verified_count=count["verified"], changed_count=count["changed"],
+        unverifiable_count=count["unverifiable"],
+        old_known_cost_usd=float(sum(r.old_cost_usd for r in rows if r.old_cost_usd is not None)),
+        new_known_cost_usd=float(sum((r.new_cost_usd if r.status != "unverifiable" else r.old_cost_usd)
                                      or 0.0 for r in rows)),
         qualified=count["unverifiable"] == 0, routers=dict(sorted(params["routers"].items())) if params.get("routers")
-        else None, evidence=hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest())
+        else None, evidence=hashlib.sha256(json.dumps(stored, sort_keys=True).encode()).hexdigest())
     return body.stored()
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
@@ -20,6 +22,45 @@ from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
+
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class CellView(BaseModel):
+    """A run's cell as the replay rule reads it from its inputs (`_cell_view`)."""
+
+    model_config = _FROZEN
+    cell_id: str
+    """The cell."""
+    seq: int
+    """Its position in the run."""
+    case_id: str
+    """The case."""
+    target_id: str
+    """The target."""
+    state: str
+    """The cell's state."""
+    request: str | None
+    """Digest of its request object."""
+    call: str | None
+    """Digest of its call record."""
+    judge_call: str | None
+    """Digest of its judge call record."""
+
+
+class ReplayChoice(BaseModel):
+    """A preview cell and the baseline cell whose saved answer it reuses (`replay_cells`)."""
+
+    model_config = _FROZEN
+    cell: CellView
+    """The preview cell."""
+    baseline_cell: CellView
+    """The baseline cell whose answer is reused."""
+    model: str
+    """The model the previewed route selected."""
+    routing: dict[str, Any]
+    """The preview record's routing (the router's own payload)."""
 
 
 class ReplayRefused(InvalidInput):
@@ -68,18 +109,18 @@ def route_blocker(routing: dict[str, Any]) -> str | None:
     return None
 
 
-def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dict[str, Any],
-                 pcells: list[dict[str, Any]], routing: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def replay_cells(bplan: dict[str, Any], bcells: list[CellView], pplan: dict[str, Any],
+                 pcells: list[CellView], routing: dict[str, dict[str, Any]]) -> list[ReplayChoice]:
     """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
     preview record's routing. Raises ReplayRefused listing every rejected cell's reason."""
     singles = {pt["target"]["model"]: pt for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
-    by_case_target = {(c["case_id"], c["target_id"]): c for c in bcells}
+    by_case_target = {(c.case_id, c.target_id): c for c in bcells}
     moms = {pt["target"]["id"]: pt for pt in pplan["targets"]}
     out, rejected = [], []
-    for cell in sorted(pcells, key=lambda c: c["seq"]):
-        reason, r = None, routing.get(cell["cell_id"]) or {}
+    for cell in sorted(pcells, key=lambda c: c.seq):
+        reason, r = None, routing.get(cell.cell_id) or {}
         model = r.get("selected_model")
-        if cell["state"] != "completed":
+        if cell.state != "completed":
             reason = "preview_incomplete"
         elif route_blocker(r):
             reason = route_blocker(r)
@@ -87,17 +128,17 @@ def replay_cells(bplan: dict[str, Any], bcells: list[dict[str, Any]], pplan: dic
             reason = "model_not_in_baseline"
         else:
             base = singles[model]
-            mom_params = {k: v for k, v in moms[cell["target_id"]]["effective_params"].items()}
+            mom_params = {k: v for k, v in moms[cell.target_id]["effective_params"].items()}
             if mom_params != base["effective_params"]:
                 reason = "params_mismatch"
             else:
-                saved = by_case_target.get((cell["case_id"], base["target"]["id"]))
-                if saved is None or saved["state"] != "completed" or not saved["call"]:
+                saved = by_case_target.get((cell.case_id, base["target"]["id"]))
+                if saved is None or saved.state != "completed" or not saved.call:
                     reason = "saved_generation_incomplete"
                 else:
-                    out.append({"cell": cell, "baseline_cell": saved, "model": model, "routing": r})
+                    out.append(ReplayChoice(cell=cell, baseline_cell=saved, model=model, routing=r))
         if reason:
-            rejected.append((reason, cell["case_id"]))
+            rejected.append((reason, cell.case_id))
     if rejected:
         counts = Counter(reason for reason, _ in rejected)
         summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
@@ -128,23 +169,23 @@ def _cell_view(row: dict[str, Any]) -> list[Any]:
     return [row["seq"], row["case_id"], row["target_id"], row["state"], row["request"], row["call"], row["judge_call"]]
 
 
-def _from_view(cell_id: str, v: list[Any]) -> dict[str, Any]:
-    return {"cell_id": cell_id, "seq": v[0], "case_id": v[1], "target_id": v[2], "state": v[3], "request": v[4],
-            "call": v[5], "judge_call": v[6]}
+def _from_view(cell_id: str, v: list[Any]) -> CellView:
+    return CellView(cell_id=cell_id, seq=v[0], case_id=v[1], target_id=v[2], state=v[3], request=v[4], call=v[5],
+                    judge_call=v[6])
 
 
 def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     bplan, pplan = store.get_json(inputs["baseline_plan"]), store.get_json(inputs["preview_plan"])
     bcells = [_from_view(k, v) for k, v in inputs["baseline_cells"].items()]
     pcells = [_from_view(k, v) for k, v in inputs["preview_cells"].items()]
-    routing = {c["cell_id"]: (store.get_json(c["call"]).get("routing") or {}) for c in pcells if c["call"]}
-    chosen = replay_cells(bplan, bcells, pplan, pcells, routing)
+    routing = {c.cell_id: (store.get_json(c.call).get("routing") or {}) for c in pcells if c.call}
     cells = []
-    for item in chosen:
-        cell, saved = item["cell"], item["baseline_cell"]
-        record = replay_record(store.get_json(saved["call"]), saved["call"], item["routing"])
-        cells.append(ReplayCell(case_id=cell["case_id"], target_id=cell["target_id"], request=saved["request"],
-                                call=store.put_json(record), judge_call=saved["judge_call"]))
+    for item in replay_cells(bplan, bcells, pplan, pcells, routing):
+        saved = item.baseline_cell
+        assert saved.call is not None         # replay_cells chose a completed cell with a call
+        record = replay_record(store.get_json(saved.call), saved.call, item.routing)
+        cells.append(ReplayCell(case_id=item.cell.case_id, target_id=item.cell.target_id, request=saved.request,
+                                call=store.put_json(record), judge_call=saved.judge_call))
     replay = Replay(receipt=receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
                     cells=cells)
     return replay.model_dump(mode="json", by_alias=True)

@@ -55,7 +55,7 @@ from srbench.schemas.report import (
     TargetSummary,
 )
 from srbench.schemas.report_params import ReportParams
-from srbench.schemas.report_sections import PriceCorrectionRef, UsageCorrectionRef
+from srbench.schemas.report_sections import ConfigHashEvidence, PriceCorrectionRef, UsageCorrectionRef
 from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
 from srbench.stages.compare.evidence import config_hash_evidence, evidence_limitation
@@ -108,7 +108,7 @@ def _aux(targets: list[TargetSummary]) -> dict[str, float | None]:
 
 def _target_summary(target: Target, rows: list[ResultRow], weights: dict[str, int],
                     turns: dict[str, list[TurnRouting]], revisions: dict[str, set[str | None]],
-                    evidence: dict[str, Any] | None) -> TargetSummary:
+                    evidence: ConfigHashEvidence | None) -> TargetSummary:
     total = len(rows)
     completed = sum(r.state == "completed" for r in rows)
     failed = sum(r.state in TERMINAL_FAIL for r in rows)
