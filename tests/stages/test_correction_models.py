@@ -4,6 +4,7 @@ change (the digests below were taken from the dict-literal code before the model
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,7 +22,7 @@ MOM = {"id": "mom", "kind": "mom", "base_url": "http://127.0.0.1:9/router/v1", "
        "prices": {"m-large": PRICES}}
 PLAN = {"plan_sha256": "a" * 64, "targets": [{"target": TARGET}, {"target": MOM}], "auxiliary_targets": {"judge": {"target": JUDGE}},
         "benchmark_options": {"hle": {"judge": "judge"}}}
-RUN = {"id": "run-1", "status": "completed"}
+RUN = SimpleNamespace(id="run-1", status="completed", mode="live", plan="b3:plan")     # a run as stages/derived reads it
 USAGE = {"input": 10, "cached_input": 0, "cache_write": 0, "output": 5}
 ROUTED = {"x-vsr-selected-model": "m-large", "x-vsr-selected-decision": "d", "x-vsr-inference-call-count": "1"}
 RAW_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}

@@ -53,7 +53,7 @@ async def regrade_run(request: web.Request) -> rs.Derived:
     def go() -> rs.Derived:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
-        digest, hit, why = derived.regrade(service.engine, run.model_dump(), original)
+        digest, hit, why = derived.regrade(service.engine, run, original)
         return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                           "explain": why})
     return await asyncio.to_thread(go)
@@ -67,7 +67,7 @@ async def export_run(request: web.Request) -> rs.Derived:
     def go() -> rs.Derived:
         run = service.runs.get(run_id)
         rep, _, _ = service.runs.report(run_id)
-        digest, hit, why = derived.export(service.engine, run.model_dump(), rep["report"])
+        digest, hit, why = derived.export(service.engine, run, rep["report"])
         return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                           "explain": why})
     return await asyncio.to_thread(go)

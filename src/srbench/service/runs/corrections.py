@@ -23,7 +23,7 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
     cells = [c.model_dump() for c in run_cells(manager.journal, run_id)]
     prices = refs.history(manager.journal, "price-correction", run_id)
-    digest, hit, why = build_correction(manager.engine, run.model_dump(), cells, cases, prices[-1].digest if prices else None,
+    digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1].digest if prices else None,
                                         routers)
     body = manager.store.get_json(digest)
     entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
@@ -40,7 +40,7 @@ def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, ent
 def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
     """Append a price correction once per distinct content. Returns (correction, appended)."""
     run = manager.get(run_id)
-    body = price_correction(run.model_dump(), manager.store.get_json(run.plan), prices, reason)
+    body = price_correction(run, manager.store.get_json(run.plan), prices, reason)
     digest = manager.store.put_json(body)
     appended = append_once(manager, "price-correction", run_id, {"digest": digest, "at": time.time()},
                                  anywhere=False)

@@ -33,9 +33,8 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
     store = manager.store
     baseline, preview = manager.get(baseline_id), manager.get(preview_id)
     bplan, pplan = store.get_json(baseline.plan), store.get_json(preview.plan)
-    base, prev = baseline.model_dump(), preview.model_dump()         # stages.derived reads runs as JSON
-    rp.check_runs(base, bplan, prev, pplan)
-    digest, _hit, _why = rp.build_replay(manager.engine, base, _cells(manager, baseline_id), prev,
+    rp.check_runs(baseline, bplan, preview, pplan)
+    digest, _hit, _why = rp.build_replay(manager.engine, baseline, _cells(manager, baseline_id), preview,
                                          _cells(manager, preview_id))
     result = store.get_json(digest)
     plan = dict(pplan)

@@ -32,6 +32,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
 from srbench.schemas.target import Target
+from srbench.stages.derived.facts import RunFacts
 from srbench.stages.derived.reprice import priced
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
@@ -162,24 +163,24 @@ def check_routers(plan: dict[str, Any], chosen: Any) -> dict[str, str]:
     return dict(chosen)
 
 
-def reconcile(engine: Engine, run: dict[str, Any], cells: list[dict[str, Any]], cases: dict[str, str],
+def reconcile(engine: Engine, run: RunFacts, cells: list[dict[str, Any]], cases: dict[str, str],
               price_correction: str | None = None, chosen_routers: Any = None) -> tuple[str, bool, str]:
     """`price_correction`: the run's latest price correction digest; costs are priced with it.
     `chosen_routers`: {MoM target id: router kind} to re-attribute those targets' calls with."""
-    if run["status"] not in TERMINAL_STATUSES:
-        raise InvalidInput(f"run {run['id']} is {run['status']}; reconcile a terminated run", code="run_not_finished")
-    if run["mode"] != "live":
+    if run.status not in TERMINAL_STATUSES:
+        raise InvalidInput(f"run {run.id} is {run.status}; reconcile a terminated run", code="run_not_finished")
+    if run.mode != "live":
         raise InvalidInput("reconcile-usage applies to live runs only", code="not_live")
     calls = {c["cell_id"]: [c["target_id"], cases[c["case_id"]], c["call"], c["judge_call"]]
              for c in cells if c["call"]}
-    inputs: dict[str, Any] = {"plan": run["plan"], "calls": calls}
+    inputs: dict[str, Any] = {"plan": run.plan, "calls": calls}
     if price_correction:
         inputs["prices"] = price_correction
-    params: dict[str, Any] = {"metering": METERING_VERSION, "run_id": run["id"]}
-    chosen = check_routers(engine.store.get_json(run["plan"]), chosen_routers)
+    params: dict[str, Any] = {"metering": METERING_VERSION, "run_id": run.id}
+    chosen = check_routers(engine.store.get_json(run.plan), chosen_routers)
     if chosen:
         params["routers"] = chosen
-    r = engine.build(RECONCILE, inputs, params, subject=run["id"])
+    r = engine.build(RECONCILE, inputs, params, subject=run.id)
     return r.output, r.hit, r.explanation
 
 

@@ -19,6 +19,7 @@ from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
+from srbench.stages.derived.facts import RunFacts
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
@@ -72,11 +73,11 @@ def _refuse(reason: str, detail: str) -> ReplayRefused:
                          details={"reasons": [reason], "model_requests": 0, "dispatch_started": False})
 
 
-def check_runs(baseline: dict[str, Any], bplan: dict[str, Any], preview: dict[str, Any], pplan: dict[str, Any]) -> None:
-    if baseline["status"] != "completed" or bplan["mode"] != "live":
-        raise _refuse("baseline_not_completed", f"{baseline['id']} must be a completed live run")
-    if preview["status"] != "completed" or pplan["mode"] != "preview":
-        raise _refuse("preview_not_completed", f"{preview['id']} must be a completed preview run")
+def check_runs(baseline: RunFacts, bplan: dict[str, Any], preview: RunFacts, pplan: dict[str, Any]) -> None:
+    if baseline.status != "completed" or bplan["mode"] != "live":
+        raise _refuse("baseline_not_completed", f"{baseline.id} must be a completed live run")
+    if preview.status != "completed" or pplan["mode"] != "preview":
+        raise _refuse("preview_not_completed", f"{preview.id} must be a completed preview run")
     if bplan["case_sha256"] != pplan["case_sha256"]:
         raise _refuse("case_set_mismatch", "the baseline and the preview ran different datasets")
     for key in ("adapter_versions", "benchmark_weights"):
@@ -194,12 +195,12 @@ def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, A
 REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
 
 
-def build_replay(engine: Engine, baseline: dict[str, Any], bcells: list[dict[str, Any]], preview: dict[str, Any],
+def build_replay(engine: Engine, baseline: RunFacts, bcells: list[dict[str, Any]], preview: RunFacts,
                  pcells: list[dict[str, Any]]) -> tuple[str, bool, str]:
     """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
-    r = engine.build(REPLAY, {"baseline_plan": baseline["plan"], "preview_plan": preview["plan"],
+    r = engine.build(REPLAY, {"baseline_plan": baseline.plan, "preview_plan": preview.plan,
                               "baseline_cells": {c["cell_id"]: _cell_view(c) for c in bcells},
                               "preview_cells": {c["cell_id"]: _cell_view(c) for c in pcells}},
-                     {"baseline_run": baseline["id"], "preview_run": preview["id"]},
-                     subject=f"{baseline['id']}..{preview['id']}")
+                     {"baseline_run": baseline.id, "preview_run": preview.id},
+                     subject=f"{baseline.id}..{preview.id}")
     return r.output, r.hit, r.explanation

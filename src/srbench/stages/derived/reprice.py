@@ -17,14 +17,15 @@ from srbench.errors import InvalidInput
 from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.plan import Plan, PlannedTarget
 from srbench.schemas.target import Prices, Target
+from srbench.stages.derived.facts import RunFacts
 
 PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
 
 
-def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, reason: str | None) -> dict[str, Any]:
+def price_correction(run: RunFacts, plan: dict[str, Any], prices: Any, reason: str | None) -> dict[str, Any]:
     """Validate `prices` = {target id: {model: {input, cached_input, cache_write, output}}}."""
-    if run["status"] not in TERMINAL_STATUSES:
-        raise InvalidInput(f"run {run['id']} is {run['status']}; reprice a terminated run", code="run_not_finished")
+    if run.status not in TERMINAL_STATUSES:
+        raise InvalidInput(f"run {run.id} is {run.status}; reprice a terminated run", code="run_not_finished")
     if not isinstance(prices, dict) or not prices:
         raise InvalidInput("prices must be a non-empty object keyed by target id")
     known = {pt["target"]["id"] for pt in plan["targets"]} | set(plan.get("auxiliary_targets", {}))
@@ -32,7 +33,7 @@ def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, rea
     problems = []
     for tid, models in prices.items():
         if tid not in known:
-            problems.append(f"{tid}: not a target of run {run['id']}")
+            problems.append(f"{tid}: not a target of run {run.id}")
             continue
         if not isinstance(models, dict) or not models:
             problems.append(f"{tid}: expected {{model: prices}}")
@@ -45,7 +46,7 @@ def price_correction(run: dict[str, Any], plan: dict[str, Any], prices: Any, rea
                 problems.append(f"{tid}.{model}: {exc.errors()[0]['msg']}")
     if problems:
         raise InvalidInput("prices: " + "; ".join(problems))
-    return PriceCorrection(version=PRICE_CORRECTION_VERSION, run_id=run["id"], plan_sha256=plan["plan_sha256"],
+    return PriceCorrection(version=PRICE_CORRECTION_VERSION, run_id=run.id, plan_sha256=plan["plan_sha256"],
                            prices=out, reason=reason).model_dump(mode="json", by_alias=True)
 
 

@@ -30,6 +30,7 @@ from srbench.stages.compare.build import COMPARE_VERSION, compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
 from srbench.stages.compare.notes import annotate
 from srbench.stages.datasets.build import decode_cases
+from srbench.stages.derived.facts import RunFacts
 from srbench.stages.derived.reprice import apply_prices
 from srbench.stages.grading.grade import grade_cell
 from srbench.stages.report.published import published_figure
@@ -72,7 +73,7 @@ def compare(engine: Engine, baseline_report: str, candidate_report: str, margin:
     return r.output, r.hit, r.explanation
 
 
-def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[str, bool, str]:
+def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, bool, str]:
     """Re-grade the saved final answers with the current graders; zero model calls (IT-6)."""
     store = engine.store
     rep = store.get_json(original_report)
@@ -82,8 +83,8 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
     if bad:
         raise InvalidInput(f"regrade is offline and supports multiple-choice and grid answers only (IT-6); "
                            f"{', '.join(bad)} cannot be regraded here", code="regrade_unsupported")
-    if run["status"] in ("queued", "running"):
-        raise InvalidInput(f"run {run['id']} is still {run['status']}; regrade a terminated run",
+    if run.status in ("queued", "running"):
+        raise InvalidInput(f"run {run.id} is still {run.status}; regrade a terminated run",
                            code="run_not_finished")
     graders = {b: get_benchmark(b).grader_version for b in kinds}
     # the published rules are part of the key: a changed rule regrades (before, a cache hit kept the old figures)
@@ -111,7 +112,7 @@ def regrade(engine: Engine, run: dict[str, Any], original_report: str) -> tuple[
                  "benchmark's published rule; the original results are unchanged").model_dump(mode="json", by_alias=True)
 
     r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
-                     {"graders": graders, "published": published}, subject=run["id"])
+                     {"graders": graders, "published": published}, subject=run.id)
     return r.output, r.hit, r.explanation
 
 
@@ -155,15 +156,15 @@ def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, dict[str, 
     return targets, benchmarks
 
 
-def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str, bool, str]:
+def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool, str]:
     """A training matrix of an explicitly dev-labelled, complete, rectangular run (IT-7)."""
     store = engine.store
     rep = store.get_json(report_digest)
     plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
-    if run["status"] != "completed":
-        raise InvalidInput(f"export needs a completed run; {run['id']} is {run['status']}", code="export_refused")
+    if run.status != "completed":
+        raise InvalidInput(f"export needs a completed run; {run.id} is {run.status}", code="export_refused")
     if plan.mode != "live":
-        raise InvalidInput(f"export needs measured answers; {run['id']} is a {plan.mode} run", code="export_refused")
+        raise InvalidInput(f"export needs measured answers; {run.id} is a {plan.mode} run", code="export_refused")
     if plan.profile == "standard" or plan.dataset.split != "dev":
         raise InvalidInput("export refuses holdout data: only explicitly dev-labelled runs are exported (IT-7)",
                            code="export_refused")
@@ -198,5 +199,5 @@ def export(engine: Engine, run: dict[str, Any], report_digest: str) -> tuple[str
                       note="dev data only; this export starts no training and holds no reference answers"
                       ).model_dump(mode="json", by_alias=True)
 
-    r = engine.build(Rule("export", EXPORT_VERSION, fn), {"report": report_digest}, {}, subject=run["id"])
+    r = engine.build(Rule("export", EXPORT_VERSION, fn), {"report": report_digest}, {}, subject=run.id)
     return r.output, r.hit, r.explanation
