@@ -39,7 +39,7 @@ def test_prepare_twice_is_byte_identical(api, sources, tmp_path) -> None:
     assert first.status_code == second.status_code == 200
     assert first.content == second.content
     m = first.json()
-    assert m["id"].startswith("ds-") and len(m["sha256"]) == 64 and m["seed"] == 7
+    assert len(m["id"]) == len(m["sha256"]) == 64 and m["ref"] == "ds-" + m["id"][:32] and m["seed"] == 7
     # another store (another host) freezes the same dataset: same id, bytes and object
     with EmbeddedService(tmp_path / "other-store") as other:
         o = Api(other.url, other.token)

@@ -15,8 +15,8 @@ import pytest
 
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.cli.main import main as cli_main
-from srbench.schemas.dataset import DatasetManifest
 from srbench.service.api.exclusions import ExclusionSnapshot
+from srbench.service.api.responses import WireDataset
 from srbench.stages.datasets import exclusions
 from srbench.stages.datasets.build import decode_cases
 
@@ -71,7 +71,7 @@ def test_the_snapshot_holds_identities_and_digests_never_a_question(api: Api, se
     [fam] = snap["families"]
     assert fam["benchmark"] == "mmlu-pro" and fam["count"] == 6 and fam["source"]["partition"] == "test"
     assert fam["task_identities"] == sorted(c.metadata.task_identity for c in cases)
-    assert snap["references"]["datasets"] == [{"id": quick["id"], "sha256": quick["sha256"], "name": quick["name"],
+    assert snap["references"]["datasets"] == [{"id": quick["ref"], "sha256": quick["sha256"], "name": quick["name"],
                                                "case_count": 6}]
     assert "does not certify" in snap["limitation"]
     # immutable: the same names give the same snapshot, stored in the store under its sha256
@@ -93,7 +93,7 @@ def test_holdout_is_disjoint_from_the_named_history_and_quick_with_the_exact_cou
     assert snap["references"]["runs"][0]["plan_sha256"] == run["plan_sha256"]
     assert snap["families"][0]["count"] == 10
     holdout = prep("standard", source_partition="test", exclusion_snapshot=snap, evaluation_role="holdout")
-    DatasetManifest.model_validate(holdout)
+    WireDataset.model_validate(holdout)
     chosen = _ids(service, holdout)
     assert len(chosen) == holdout["case_count"] == 10
     assert not chosen & _ids(service, quick) and not chosen & _ids(service, used)
@@ -148,10 +148,10 @@ def test_without_the_new_options_datasets_are_unchanged(api: Api, sources: dict[
                                                     "source_path": str(sources[benchmark]),
                                                     "revision": REVISIONS[benchmark]})
     g = plain("gpqa-diamond", "smoke", 7)
-    assert (g["id"], g["sha256"]) == ("ds-22a52bd323b359d4c50f39e0409ad7bc",
+    assert (g["ref"], g["sha256"]) == ("ds-22a52bd323b359d4c50f39e0409ad7bc",
                                       "d77084249718ff5284ea853d5698ce0fab3409340be2d098b89686bb7bb2d67d")
     g = plain("gpqa-diamond", "quick", 1)
-    assert (g["id"], g["sha256"]) == ("ds-063c98dcc42a1d8c8c92eab9177f2c17",
+    assert (g["ref"], g["sha256"]) == ("ds-063c98dcc42a1d8c8c92eab9177f2c17",
                                       "9a68a986be75ec10c81ba37dfe79cddd2cfe9aae4462c3048bd4e3ef6ca1477b")
     m = plain("mmlu-pro", "smoke", 1)
     assert m["sha256"] == "e7dab6c1dc802ca6a60e675732d5c58616d97c79387a713173c3eca577201bb5"

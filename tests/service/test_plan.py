@@ -149,7 +149,7 @@ def test_same_bytes_prepared_as_full_profile_and_as_limit_keep_the_plans_label(a
     assert (sub["sha256"], sub["path"]) == (full["sha256"], full["path"]) and sub["id"] != full["id"]
     api.ok("POST", "/targets", {"targets": [single("strong", URL, "sim-strong")]})
     plan = freeze(api, manifest(full, [{"id": "strong"}]))
-    assert plan["dataset"]["custom_subset"] is False and plan["dataset"]["id"] == full["id"], plan["dataset"]
+    assert plan["dataset"]["custom_subset"] is False and plan["dataset"]["id"] == full["ref"], plan["dataset"]
     assert not any("custom" in n for n in plan["notices"]), plan["notices"]
 
 

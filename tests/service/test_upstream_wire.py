@@ -102,7 +102,7 @@ def world(api: Api, prepare: Any) -> Iterator[dict[str, Any]]:
         other = freeze(api, dict(base, name="another plan"))     # a different plan under a used key
         unhashed = {k: v for k, v in frozen.items() if k != "plan_sha256"}    # upstream re-freezes it
         calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
-        yield {"dataset_id": ds["id"], "dataset_sha256": ds["sha256"], "run_id": run_id, "candidate_run_id": cand_id,
+        yield {"dataset_id": ds["id"], "dataset_ref": ds["ref"], "dataset_sha256": ds["sha256"], "run_id": run_id, "candidate_run_id": cand_id,
                "call_id": calls[0]["id"], "baseline_manifest": base, "frozen_manifest": frozen,
                "edited_manifest": edited, "unhashed_manifest": unhashed, "seed": ds["seed"],
                "other_manifest": other, "sim": sim}

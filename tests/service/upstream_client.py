@@ -12,6 +12,11 @@
   ``preparation`` until it is neither queued nor running; failed raises with its error; the job's
   ``dataset`` is the result;
 - token totals (`token_total`, the Dashboard's `tokenTotal()`);
+- datasets as the Dashboard reads them through its proxy (`DashboardProxy`: its route contracts
+  ``/datasets/{id}`` and ``/datasets/{id}/cases`` forward only a 64-hex id — upstream's DatasetReader
+  takes ``[0-9a-f]{64}`` — anything else is its 404 ``sr-bench endpoint not found``; `datasets`,
+  `dataset`, `dataset_cases` are the Dashboard's benchApi calls: the list's ``id`` taken as given,
+  path-encoded);
 - recovery from a file (`recover_from_file`, as upstream's ``benchmark recover --plan``): the file's
   ``parent_run_id`` must be the run; it sends ``mode``, ``plan_sha256`` and ``cells`` = the file's
   ``selected_cells`` when it has them, else its ``eligible_cells`` — whatever they hold.
@@ -25,7 +30,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import quote, urlencode, urlparse
 
 import httpx
 
@@ -125,3 +130,36 @@ def token_total(value: Any) -> int | None:
         return int(value["total_tokens"])
     buckets = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
     return sum(value[k] for k in buckets) if all(isinstance(value.get(k), int) for k in buckets) else None
+
+
+DATASET_ID = re.compile(r"[0-9a-f]{64}")
+
+
+class DashboardProxy:
+    """Upstream's Dashboard in front of the service: a path naming a dataset other than by 64 hex
+    digits is answered 404 by the proxy and never reaches the service."""
+
+    def __init__(self, client: UpstreamClient) -> None:
+        self.client = client
+        self.forwarded: list[str] = []
+
+    def get(self, path: str) -> Any:
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[0] == "datasets" and len(parts) in (2, 3) and parts[1] not in ("selection", "compose"):
+            if not DATASET_ID.fullmatch(parts[1]) or (len(parts) == 3 and parts[2] != "cases"):
+                raise UpstreamError(404, {"error": {"message": "sr-bench endpoint not found"}})
+        self.forwarded.append(path)
+        return self.client.request("GET", path)
+
+
+def datasets(proxy: DashboardProxy) -> list[Any]:
+    return proxy.get("/datasets")["datasets"]
+
+
+def dataset(proxy: DashboardProxy, dataset_id: str) -> Any:
+    return proxy.get("/datasets/" + quote(dataset_id, safe=""))
+
+
+def dataset_cases(proxy: DashboardProxy, dataset_id: str, **filters: Any) -> Any:
+    query = urlencode({k: str(v) for k, v in filters.items() if v not in (None, "")})
+    return proxy.get(f"/datasets/{quote(dataset_id, safe='')}/cases?{query}")

@@ -108,7 +108,8 @@ def datasets_view(res: dict[str, Any], con: Console) -> None:
     t = table("id", "name", "profile", "split", "cases", *(("sha256",) if wide else ()), ids=["id", "sha256"],
               short=["profile", "split", "cases"], title="frozen datasets")
     for d in res["datasets"]:
-        t.add_row(d["id"], d["name"], d["profile"], d["split"], str(d["case_count"]), *((d["sha256"],) if wide else ()))
+        t.add_row(d.get("ref", d["id"]), d["name"], d["profile"], d["split"], str(d["case_count"]),
+                  *((d["sha256"],) if wide else ()))
     con.print(t)
     if res["total"] > len(res["datasets"]):
         con.print(f"(first {len(res['datasets'])} of {res['total']})", markup=False)
@@ -118,7 +119,7 @@ def manifest_view(m: dict[str, Any], con: Console) -> None:
     if not isinstance(m, dict) or "case_count" not in m:
         generic_view(m, con)
         return
-    for line in (f"dataset {m['id']}  {m['name']}",
+    for line in (f"dataset {m.get('ref', m['id'])}  {m['name']}",
                  f"{m['case_count']} cases of {', '.join(m.get('benchmarks') or [])}; profile {m.get('profile')}, "
                  f"seed {m.get('seed')}, split {m.get('split')}",
                  f"sha256 {m['sha256']}", f"file {m.get('path')}",

@@ -86,8 +86,16 @@ class Registered(Answer):
     registered: list[str]
 
 
+class WireDataset(DatasetManifest):
+    """A dataset manifest as answers hand it out (service.datasets.ids): every route that takes a dataset
+    takes `id`, `ref` or the `sha256`."""
+
+    id: str = Field(pattern=r"^[0-9a-f]{64}$", description="the dataset's 64-hex id (upstream's form)")
+    ref: str = Field(description="sr-bench's ds- id of the dataset (what frozen plans name)")
+
+
 class Datasets(Answer):
-    datasets: list[DatasetManifest]
+    datasets: list[WireDataset]
     total: int
 
 
@@ -99,7 +107,8 @@ class DatasetBenchmark(Answer):
 
 
 class DatasetDetail(Answer):
-    id: str
+    id: str = Field(description="the dataset's 64-hex id")
+    ref: str = Field(description="its ds- id")
     name: str | None = None
     profile: str | None = None
     split: str | None = None
@@ -108,7 +117,7 @@ class DatasetDetail(Answer):
     benchmarks: list[DatasetBenchmark]
     categories: list[Document]
     provenance: Document
-    manifest: DatasetManifest = Field(description="sr-bench's full dataset manifest")
+    manifest: WireDataset = Field(description="sr-bench's full dataset manifest")
 
 
 class CaseView(Answer):
@@ -151,7 +160,7 @@ class DatasetSelection(Answer):
 
 
 class Composed(Answer):
-    dataset: DatasetManifest
+    dataset: WireDataset
 
 
 class PlanAnswer(Answer):

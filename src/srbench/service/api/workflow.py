@@ -9,8 +9,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from srbench.schemas.dataset import DatasetManifest
-from srbench.service.api.responses import Answer, Document, Open
+from srbench.service.api.responses import Answer, Document, Open, WireDataset
 
 
 class Experiment(Answer):
@@ -80,7 +79,7 @@ class Preparation(Answer):
     created_at: str
     updated_at: str
     owner: str
-    dataset: DatasetManifest | None = None
+    dataset: WireDataset | None = None
     error: str | None = None
     items: list[PreparationItem] | None = Field(default=None, description="several benchmarks: each one's part")
 

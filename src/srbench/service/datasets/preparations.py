@@ -9,6 +9,7 @@ while a job is active, or after one completed whose dataset is still registered,
 one job runs at a time (409 ``preparation_busy`` otherwise). Upstream's answer shape: POST answers
 ``202 {"preparation": job}``, GET of one job ``{"preparation": job}``. Jobs still active when the
 service stops are failed on the next start ("retry explicitly"): a preparation is never resumed by itself.
+A job's dataset and items name datasets by their 64-hex ids in answers (`ids`); the journal keeps refs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
 from srbench.service.api.http import svc
+from srbench.service.datasets.ids import on_wire, wire_ids
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.exclusions import ROLES
 
@@ -69,6 +71,16 @@ def _jobs(journal: Journal) -> list[dict[str, Any]]:
     return sorted((job for _, job in journal.list_refs(KIND)), key=lambda j: j["created_at"], reverse=True)
 
 
+def _answer(service: Service, job: dict[str, Any]) -> dict[str, Any]:
+    """A job as answers hand it out: its dataset and its items' sources by their 64-hex ids."""
+    out = dict(job)
+    if job.get("dataset"):
+        out["dataset"] = on_wire(job["dataset"])
+    if job.get("items"):
+        out["items"] = [{**i, "source_ids": wire_ids(service, i["source_ids"])} for i in job["items"]]
+    return out
+
+
 def _still_there(journal: Journal, job: dict[str, Any]) -> bool:
     ds = job.get("dataset") or {}
     return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
@@ -96,7 +108,8 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
 
 @route("GET", "/dataset-preparations", "Dataset preparation jobs, newest first", answer=wf.Preparations)
 async def list_preparations(request: web.Request) -> wf.Preparations:
-    return wf.Preparations.model_validate({"preparations": _jobs(svc(request).journal)[:100]})
+    service = svc(request)
+    return wf.Preparations.model_validate({"preparations": [_answer(service, j) for j in _jobs(service.journal)[:100]]})
 
 
 @route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
@@ -110,7 +123,7 @@ async def get_preparation(request: web.Request) -> wf.PreparationAnswer:
     job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
     if job is None:
         raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
-    return wf.PreparationAnswer.model_validate({"preparation": job})
+    return wf.PreparationAnswer.model_validate({"preparation": _answer(svc(request), job)})
 
 
 def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
@@ -199,7 +212,7 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.Pre
     jobs = _jobs(service.journal)
     for job in jobs:
         if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
-            return wf.PreparationAnswer.model_validate({"preparation": job})
+            return wf.PreparationAnswer.model_validate({"preparation": _answer(service, job)})
     if any(job["status"] in ACTIVE for job in jobs):
         raise Conflict("Another dataset is being prepared; wait for it to finish", code="preparation_busy")
     now = iso(time.time())

@@ -10,24 +10,24 @@
 - compose: one dataset from chosen benchmarks of prepared datasets of one profile, seed and split
   (registered like a prepared one; the same choice gives the same dataset).
 
-Detail, cases and compose name a dataset by its ``ds-`` id or by the SHA-256 of its bytes (the 64-hex
-form upstream's Dashboard proxy lets through on ``/datasets/{id}``).
+Detail, cases and compose take a dataset by any of its names and answer its 64-hex id (`ids`: the one
+upstream's Dashboard proxy lets through on ``/datasets/{id}``), its ``ds-`` id as ``ref``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.cas import canonical_json
-from srbench.errors import InvalidInput, NotFound
+from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 from srbench.service.api import responses as rs
-from srbench.service.datasets.refs import dataset_ids_with_sha256, register_dataset
+from srbench.service.datasets.ids import on_wire, resolve, wire_id
+from srbench.service.datasets.refs import register_dataset
 from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
 
 if TYPE_CHECKING:
@@ -56,15 +56,8 @@ CASES = CaseCache()
 
 
 def manifest_of(service: Service, dataset_id_: str) -> dict[str, Any]:
-    """A dataset by its id, or by the SHA-256 of its bytes (upstream's proxy passes only 64-hex dataset
-    ids): of several datasets with the same bytes, the one with the smallest id."""
-    m = service.journal.get_ref("dataset", dataset_id_)
-    if m is None and re.fullmatch(r"[0-9a-f]{64}", dataset_id_):
-        same = sorted(dataset_ids_with_sha256(service, dataset_id_))
-        m = service.journal.get_ref("dataset", same[0]) if same else None
-    if m is None:
-        raise NotFound(f"no dataset {dataset_id_!r}")
-    return dict(m)
+    """The stored manifest of a dataset named by its 64-hex id, its ``ds-`` ref or its bytes' SHA-256."""
+    return resolve(service, dataset_id_)
 
 
 def _titles() -> dict[str, str]:
@@ -98,12 +91,12 @@ def detail(service: Service, dataset_id_: str) -> dict[str, Any]:
                 "access_note": s.get("access_note") or "Upstream access and license terms apply; answers are excluded "
                                                        "from this view.",
                 "file_count": len(s.get("files") or [])} for b, s in sorted(m["sources"].items())]
-    return {"id": m["id"], "name": m["name"], "profile": m["profile"], "split": m["split"],
+    return {"id": wire_id(m), "ref": m["id"], "name": m["name"], "profile": m["profile"], "split": m["split"],
             "custom_subset": m.get("custom_subset", False), "case_count": m["case_count"], "benchmarks": benchmarks,
             "categories": [{"benchmark": b, "name": cat, "count": n} for (b, cat), n in sorted(counts.items())],
             "provenance": {"sha256": m["sha256"], "seed": m["seed"], "selection": m["selection"], "sources": sources,
                            **({"evaluation": m["evaluation"]} if m.get("evaluation") else {})},
-            "manifest": m}
+            "manifest": on_wire(m)}
 
 
 def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, benchmark: str | None,
@@ -117,7 +110,7 @@ def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, be
               and (not needle or needle in (r.id + "\n" + r.question).casefold())]
     part = chosen[start:start + limit]
     following = start + len(part)
-    return rs.Cases(dataset_id=m["id"], cases=part, total=len(chosen), dataset_total=len(rows),
+    return rs.Cases(dataset_id=wire_id(m), cases=part, total=len(chosen), dataset_total=len(rows),
                     next_cursor=str(following) if following < len(chosen) else None, limit=limit, offset=start)
 
 
@@ -134,12 +127,13 @@ def _proof(m: dict[str, Any], benchmark: str) -> str:
 
 def selection(service: Service, profile: str) -> dict[str, Any]:
     split = "holdout" if profile == "standard" else "dev"
-    groups: dict[str, list[tuple[str, int, int, str, int]]] = {}
+    groups: dict[str, list[tuple[str, int, int, str, int, str]]] = {}
     for _, m in service.journal.list_refs("dataset"):
         if m.get("profile") != profile or m.get("custom_subset"):
             continue
         for b in m["benchmarks"]:
-            groups.setdefault(b, []).append((_proof(m, b), len(m["benchmarks"]), m["case_count"], m["id"], m["seed"]))
+            groups.setdefault(b, []).append((_proof(m, b), len(m["benchmarks"]), m["case_count"], m["id"], m["seed"],
+                                             wire_id(m)))
     entries = []
     for bench in all_benchmarks():
         found = groups.get(bench.id, [])
@@ -152,7 +146,7 @@ def selection(service: Service, profile: str) -> dict[str, Any]:
             count = m["case_count"] if len(m["benchmarks"]) == 1 else sum(
                 c.benchmark == bench.id for c in CASES.get(service, m["object"]))
         entries.append({"id": bench.id, "title": bench.title, "eligible": ok, "case_count": count,
-                        "source_ids": [chosen[3]] if ok and chosen else [], "seed": chosen[4] if ok and chosen else None,
+                        "source_ids": [chosen[5]] if ok and chosen else [], "seed": chosen[4] if ok and chosen else None,
                         "reason_code": None if ok else ("source_conflict" if conflict else "not_prepared"),
                         "reason": None if ok else (
                             "Multiple frozen versions are available. Prepare one canonical collection or select a "

@@ -12,13 +12,13 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.acquire import acquire
 from srbench.discovery import cache_home
 from srbench.errors import InvalidInput, NotFound, storage_fault
-from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.text import shorten
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
 from srbench.service.api.http import MAX_OFFSET, svc
 from srbench.service.datasets import views as dataset_views
+from srbench.service.datasets.ids import as_named, on_wire, resolve
 from srbench.service.datasets.refs import register_dataset
 from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
 from srbench.stages.datasets.build import check_evaluation, combine, prepare
@@ -61,29 +61,33 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
 
 
 @route("POST", "/datasets/prepare", "Freeze a dataset from a pinned or local source", body=rq.PrepareDataset,
-       answer=DatasetManifest)
-async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> DatasetManifest:
-    return DatasetManifest.model_validate(await asyncio.to_thread(_prepare_sync, svc(request), req))
+       answer=rs.WireDataset)
+async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> rs.WireDataset:
+    return rs.WireDataset.model_validate(on_wire(await asyncio.to_thread(_prepare_sync, svc(request), req)))
 
 
 def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
-    stored = service.journal.get_ref("dataset", m.id)
-    if stored is None:
-        raise NotFound(f"dataset {m.id} is not a dataset of this store")
+    try:
+        stored = resolve(service, m.id)
+    except NotFound:
+        raise NotFound(f"dataset {m.id} is not a dataset of this store") from None
     if stored["sha256"] != m.sha256:
         raise InvalidInput(f"dataset {m.id}: sha256 {m.sha256} does not match the stored {stored['sha256']}")
     return stored
 
 
 @route("POST", "/datasets/combine", "Combine datasets of one profile, seed and split",
-       body=rq.CombineDatasets, answer=DatasetManifest)
-async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> DatasetManifest:
+       body=rq.CombineDatasets, answer=rs.WireDataset)
+async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> rs.WireDataset:
     service = svc(request)
     stored = [_known_manifest(service, m) for m in req.manifests]
 
-    def run() -> DatasetManifest:
-        manifest, _ = combine(service.engine, stored)
-        return DatasetManifest.model_validate(register_dataset(service, manifest))
+    def run() -> rs.WireDataset:
+        try:
+            manifest, _ = combine(service.engine, stored)
+        except InvalidInput as exc:         # name the datasets as the request did, not by their refs
+            raise as_named(exc, [(given.id, m) for given, m in zip(req.manifests, stored, strict=True)]) from None
+        return rs.WireDataset.model_validate(on_wire(register_dataset(service, manifest)))
     return await asyncio.to_thread(run)
 
 
@@ -91,7 +95,7 @@ async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> Dat
 async def list_datasets(request: web.Request, q: rq.Page) -> rs.Datasets:
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
     items = [v for _, v in svc(request).journal.list_refs("dataset")]
-    return rs.Datasets(datasets=[DatasetManifest.model_validate(v) for v in items[offset:offset + limit]],
+    return rs.Datasets(datasets=[rs.WireDataset.model_validate(on_wire(v)) for v in items[offset:offset + limit]],
                        total=len(items))
 
 
@@ -123,4 +127,4 @@ async def dataset_selection(request: web.Request, q: rq.Selection) -> rs.Dataset
        body=rq.ComposeDatasets, answer=rs.Composed)
 async def compose_datasets(request: web.Request, req: rq.ComposeDatasets) -> rs.Composed:
     composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)
-    return rs.Composed(dataset=DatasetManifest.model_validate(composed))
+    return rs.Composed(dataset=rs.WireDataset.model_validate(on_wire(composed)))

@@ -21,6 +21,7 @@ from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.exclusions import CompileExclusions
 from srbench.service.api.http import svc
+from srbench.service.datasets.ids import as_named, wire_id
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.datasets.views import manifest_of
 from srbench.stages.datasets.exclusions import check_snapshot, compile_snapshot, no_identity
@@ -76,18 +77,22 @@ def _run_dataset(service: Service, run_id: str, plan: dict[str, Any]) -> dict[st
     if not with_identity:
         m = found[0]
         missing = next(b for b in m["benchmarks"] if not (m["sources"].get(b) or {}).get("partition"))
-        raise no_identity(f"run {run_id}'s dataset {m['id']} ({m['name']})", missing)
+        raise no_identity(f"run {run_id}'s dataset {wire_id(m)} ({m['name']})", missing)
     return with_identity[0]
 
 
 def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
-    datasets = [manifest_of(service, d) for d in dict.fromkeys(dataset_ids)]
+    named = [(d, manifest_of(service, d)) for d in dict.fromkeys(dataset_ids)]
+    datasets = [m for _, m in named]
     runs = []
     for run_id in dict.fromkeys(run_ids):
         check_visible(service.journal, actor, run_id)
         plan = service.objects.get_json(service.runs.get(run_id).plan)
         runs.append((run_id, plan, _run_dataset(service, run_id, plan)))
-    snapshot = compile_snapshot(service.objects, datasets, runs)
+    try:
+        snapshot = compile_snapshot(service.objects, datasets, runs)   # it records each dataset's ref
+    except InvalidInput as exc:
+        raise as_named(exc, named) from None
     store_snapshot(service, snapshot)
     return snapshot
 

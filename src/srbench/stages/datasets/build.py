@@ -35,14 +35,21 @@ def encode_cases(cases: list[Case]) -> bytes:
     return b"".join(canonical_json(c.model_dump(mode="json")) + b"\n" for c in cases)
 
 
-def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
-               selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
-    """A dataset's id; its evaluation roles and exclusions are part of it when there are any."""
+def dataset_digest(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
+                   selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+    """The 64 hex digits that name a dataset (what it is a function of, as upstream names its datasets);
+    its evaluation roles and exclusions are part of it when there are any."""
     named = {"cases_sha256": cases_sha256, "sources": sources, "profile": profile, "seed": seed,
              "custom_subset": custom, "selection": selection}
     if evaluation:
         named["evaluation"] = evaluation
-    return "ds-" + short(digest_json(named), 32)
+    return short(digest_json(named), 64)
+
+
+def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
+               selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+    """A dataset's id (frozen plans name it): ``ds-`` and the first 32 hex digits of its digest."""
+    return "ds-" + dataset_digest(cases_sha256, sources, profile, seed, custom, selection, evaluation)[:32]
 
 
 def _with_evaluation(manifest: dict[str, Any], evaluation: dict[str, Any] | None) -> dict[str, Any]:
