@@ -106,7 +106,8 @@ def run_once(client: Any, plan: dict[str, Any], svc: Any) -> tuple[float, int]:
         time.sleep(0.05)
     _NAMES.update({t.native_id: t.name for t in threading.enumerate() if t.native_id is not None})
     view = svc.service.runs.get(run_id)          # epoch times (the wire answers ISO-8601)
-    return view["finished_at"] - view["started_at"], view["progress"]["completed"]
+    assert view.finished_at is not None and view.started_at is not None
+    return view.finished_at - view.started_at, view.progress.completed
 
 
 @contextlib.contextmanager

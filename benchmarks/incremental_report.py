@@ -58,14 +58,15 @@ def main() -> None:
         plan = c.post("/plans", {"manifest": manifest})["manifest"]
         run_id = c.post("/runs", {"manifest": plan})["id"]
         runs = svc.service.runs
-        while runs.get(run_id)["status"] not in TERMINAL_STATUSES:
+        while runs.get(run_id).status not in TERMINAL_STATUSES:
             time.sleep(0.05)
         ended = time.perf_counter()
         while runs.tasks:
             time.sleep(0.02)
         end_report_s = time.perf_counter() - ended
         view = runs.get(run_id)
-        dispatch_s = view["finished_at"] - view["started_at"]
+        assert view.finished_at is not None and view.started_at is not None
+        dispatch_s = view.finished_at - view.started_at
 
         def clear(conn):  # type: ignore[no-untyped-def]
             conn.execute("DELETE FROM action_cache")
@@ -78,7 +79,7 @@ def main() -> None:
         rg1, g1 = timed(lambda: c.post(f"/runs/{run_id}/regrade", {}))
         rg2, g2 = timed(lambda: c.post(f"/runs/{run_id}/regrade", {}))
         assert g2["cache_hit"] and g2["digest"] == g1["digest"]
-    print(json.dumps({"cells": view["progress"]["total"], "completed": view["progress"]["completed"],
+    print(json.dumps({"cells": view.progress.total, "completed": view.progress.completed,
                       "dispatch_s": round(dispatch_s, 2), "end_report_s": round(end_report_s, 2),
                       "end_report_ratio": round(end_report_s / dispatch_s, 4),
                       "first_report_s": round(first, 3), "noop_report_s": round(again, 4),
