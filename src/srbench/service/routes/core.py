@@ -245,7 +245,7 @@ async def run_recipes(request: web.Request) -> rs.Recipes:
 
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
-    plan = Plan.model_validate(await asyncio.to_thread(service.objects.get_json, run.plan))
+    plan = await asyncio.to_thread(service.runs.plans.get, run.plan)
     found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run.id, plan)
     return rs.Recipes(run_id=run.id, recipes=found,
                       note="captured from the router's own config API before the run (secrets and connection "

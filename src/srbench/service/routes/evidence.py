@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from srbench.errors import DamagedObject, NotFound
+from srbench.schemas.target import Target
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
@@ -58,16 +59,13 @@ def _roles(row: CellRow | jev.CellRoles) -> list[str]:
     return roles
 
 
-def _mom_targets(service: Service, run_id: str) -> dict[str, Any]:
+def _mom_targets(service: Service, run_id: str) -> dict[str, Target]:
     """The run's MoM subject targets by id: their router adapter names the model that served a call."""
-    from srbench.schemas.target import Target
-
-    plan = service.objects.get_json(service.runs.get(run_id).plan)
-    return {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]
-            if pt["target"]["kind"] == "mom"}
+    plan = service.runs.plans.get(service.runs.get(run_id).plan)
+    return {pt.target.id: pt.target for pt in plan.targets if pt.target.kind == "mom"}
 
 
-def _selected_model(call: dict[str, Any], target: Any) -> str | None:
+def _selected_model(call: dict[str, Any], target: Target | None) -> str | None:
     """The model that served a subject call, as the report's rows say it: the MoM target's router
     adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
     from srbench.targets import routers
@@ -77,7 +75,7 @@ def _selected_model(call: dict[str, Any], target: Any) -> str | None:
     return (call.get("headers") or {}).get("x-vsr-selected-model")
 
 
-def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Any] | None = None
+def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Target] | None = None
              ) -> rs.CallSummary:
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
     out: dict[str, Any] = {"id": wire.call_id(run_id, row.seq, role), "case_id": row.case_id,

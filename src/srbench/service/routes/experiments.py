@@ -10,7 +10,6 @@ from aiohttp import web
 
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
-from srbench.schemas.plan import Plan
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
@@ -62,7 +61,7 @@ async def attach_run(request: web.Request, req: rq.AttachRun) -> wf.Experiment:
     service, actor = svc(request), actor_of(request)
     check_visible(service.journal, actor, req.run_id)
     run = service.runs.get(req.run_id)
-    roles = wire.experiment_roles(Plan.model_validate(service.objects.get_json(run.plan)))
+    roles = wire.experiment_roles(service.runs.plans.get(run.plan))
     return await asyncio.to_thread(experiments.attach, service.journal, request.match_info["experiment_id"],
                                    req.run_id, req.role, req.hypothesis, actor, roles)
 

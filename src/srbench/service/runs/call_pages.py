@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from srbench.errors import DamagedObject, NotFound
+from srbench.schemas.target import Target
 from srbench.service.api.faults import record_damage
 from srbench.service.api.responses import ConversationCall
 from srbench.service.journal.cell_rows import CallRow, calls_of
@@ -27,36 +28,39 @@ def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, l
     return calls_of(service.journal, run_id, cell_ids)
 
 
-def _one(service: Service, run_id: str, cell_id: str, entry: dict[str, Any], mom: Any = None) -> ConversationCall:
-    if not entry.get("call"):
-        return ConversationCall.model_validate(entry)
+def _one(service: Service, run_id: str, cell_id: str, entry: ConversationCall, mom: Target | None = None
+         ) -> ConversationCall:
+    """One call with what its stored record says (the record is read as JSON: its fields as stored)."""
+    if not entry.call:
+        return entry
     try:
-        c = service.objects.get_json(entry["call"])
+        c = service.objects.get_json(entry.call)
     except (DamagedObject, NotFound) as exc:
         if isinstance(exc, DamagedObject):
-            record_damage(service, exc, run_id, f"call {entry['index']} of cell {cell_id}")
-        return ConversationCall.model_validate({**entry, "damaged": True, "damage": exc.message})
+            record_damage(service, exc, run_id, f"call {entry.index} of cell {cell_id}")
+        return entry.model_copy(update={"damaged": True, "damage": exc.message})
     headers = c.get("headers") or {}
-    return ConversationCall.model_validate({**entry, "status": c.get("status"), "http_status": c.get("http_status"),
-            "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
-            "latency_s": (c.get("timings") or {}).get("latency_s"), "ttft_s": (c.get("timings") or {}).get("ttft_s"),
-            "response_model": c.get("response_model"),
-            "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry["role"] == "subject"
-            else headers.get("x-vsr-selected-model"),
-            "tool_calls": len(c.get("tool_calls") or [])})
+    timings = c.get("timings") or {}
+    return ConversationCall.model_validate({
+        **{k: getattr(entry, k) for k in entry.model_fields_set}, "status": c.get("status"),
+        "http_status": c.get("http_status"), "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
+        "latency_s": timings.get("latency_s"), "ttft_s": timings.get("ttft_s"), "response_model": c.get("response_model"),
+        "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry.role == "subject"
+        else headers.get("x-vsr-selected-model"),
+        "tool_calls": len(c.get("tool_calls") or [])})
 
 
 def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[CallRow],
-                       record: dict[str, Any] | None, mom: Any = None) -> list[ConversationCall]:
+                       record: dict[str, Any] | None, mom: Target | None = None) -> list[ConversationCall]:
     """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
     names the model that served each subject call)."""
     if rows:
-        entries: list[dict[str, Any]] = [
-            {"index": r.idx, "role": r.role, "target_id": r.target_id, "state": r.state, "request": r.request,
-             "call": r.call, "error_class": r.error_class, "cost_usd": r.cost_usd, "damaged": False} for r in rows]
+        entries = [ConversationCall(index=r.idx, role=r.role, target_id=r.target_id, state=r.state, request=r.request,
+                                    call=r.call, error_class=r.error_class, cost_usd=r.cost_usd, damaged=False)
+                   for r in rows]
     else:
-        entries = [{"index": c["index"], "role": c["role"], "target_id": c["target_id"],
-                    "state": c.get("status"), "request": c["request"], "call": c["record"],
-                    "error_class": c.get("error_class"), "cost_usd": c.get("cost_usd"), "damaged": False}
+        entries = [ConversationCall(index=c["index"], role=c["role"], target_id=c["target_id"], state=c.get("status"),
+                                    request=c["request"], call=c["record"], error_class=c.get("error_class"),
+                                    cost_usd=c.get("cost_usd"), damaged=False)
                    for c in (record or {}).get("calls", [])]
     return [_one(service, run_id, cell_id, e, mom) for e in entries]

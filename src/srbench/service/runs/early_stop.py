@@ -64,7 +64,7 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
                            "run with an outcome for every cell", code="invalid_baseline_run")
     report = manager.store.get_json(manager.final_report(run_id))
     rows = all_rows(manager.store, report["results"])
-    bplan = Plan.model_validate(manager.store.get_json(run.plan))
+    bplan = manager.plans.get(run.plan)
     try:
         bcases, bby = run_checks("baseline", report, rows, bplan)
         pair_checks(bplan, plan, bcases, bcases)          # equal case_sha256 ⇒ the same cases

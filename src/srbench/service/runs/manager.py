@@ -38,11 +38,12 @@ from srbench.service.journal.writer import Journal, add_event
 from srbench.service.runs.early_stop import StopMonitor, check_baseline_run
 from srbench.service.runs.end import Endings
 from srbench.service.runs.heap import frozen_heap
+from srbench.service.runs.plans import Plans
 from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
-from srbench.service.runs.state import RunBudget, RunLineage, RunState, TargetInfo
+from srbench.service.runs.state import RunBudget, RunLineage, RunState
 from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
@@ -64,18 +65,9 @@ class RunManager:
         self.engine = engine
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.controls: dict[str, RunControl] = {}
-        self._plan_targets: dict[str, list[TargetInfo]] = {}        # plan digest → its targets (immutable)
+        self.plans = Plans(store)                       # each run's frozen plan, validated once
         self.endings = Endings()
         self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
-
-    def plan_targets(self, plan_digest: str) -> list[TargetInfo]:
-        """Each planned target's id, kind and model (plans are immutable objects: cached by digest)."""
-        if plan_digest not in self._plan_targets:
-            plan = self.store.get_json(plan_digest)
-            self._plan_targets[plan_digest] = [TargetInfo.model_validate({k: pt["target"].get(k) for k in
-                                                                          ("id", "kind", "model")})
-                                               for pt in plan["targets"]]
-        return self._plan_targets[plan_digest]
 
     # -- start-up ------------------------------------------------------------------------------
     def recover_after_restart(self) -> dict[str, int]:
@@ -326,7 +318,7 @@ class RunManager:
         does not touch the run row)."""
         ids = [r.id for r in rows]
         counts, last = jruns.cell_counts(self.journal, ids), jruns.last_changes(self.journal, ids)
-        return [self.endings.overlay(run_view(row, counts[row.id], self.plan_targets(row.plan), last[row.id]))
+        return [self.endings.overlay(run_view(row, counts[row.id], self.plans.targets(row.plan), last[row.id]))
                 for row in rows]
 
     def counts(self, run_id: str) -> dict[str, int]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from srbench.errors import DamagedObject
+from srbench.schemas.plan import Plan
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
@@ -34,35 +35,33 @@ CALL_LIMITS = ("total_timeout_s", "idle_timeout_s", "case_timeout_s", "max_outpu
                "repetition_window", "repetition_limit")
 
 
-def _choice(run: RunState, plan: dict[str, Any]) -> wf.RunChoice:
-    return wf.RunChoice(run_id=run.id, name=run.name, profile=run.profile,
-                        case_count=plan["dataset"].get("case_count") or 0)
+def _choice(run: RunState, plan: Plan) -> wf.RunChoice:
+    return wf.RunChoice(run_id=run.id, name=run.name, profile=run.profile, case_count=plan.dataset.case_count or 0)
 
 
-def _is_baseline(run: RunState, plan: dict[str, Any]) -> bool:
-    return (run.status == "completed" and plan["mode"] == "live" and not plan.get("recovery")
-            and any(pt["target"]["kind"] == "single" for pt in plan["targets"]))
+def _is_baseline(run: RunState, plan: Plan) -> bool:
+    return (run.status == "completed" and plan.mode == "live" and not plan.recovery
+            and any(pt.target.kind == "single" for pt in plan.targets))
 
 
-def _fits(kind: str, base: dict[str, Any], other_run: RunState, other: dict[str, Any]) -> bool:
+def _fits(kind: str, base: Plan, other_run: RunState, other: Plan) -> bool:
     if kind == "replay":
-        return (other_run.status == "completed" and other["mode"] == "preview"
-                and other["case_sha256"] == base["case_sha256"])
-    if other_run.status not in ("completed", "failed", "stopped_early") or other["mode"] != "live":
+        return other_run.status == "completed" and other.mode == "preview" and other.case_sha256 == base.case_sha256
+    if other_run.status not in ("completed", "failed", "stopped_early") or other.mode != "live":
         return False
-    if other.get("recovery") or any(other.get(k) != base.get(k) for k in PAIRED):
+    if other.recovery or any(getattr(other, k) != getattr(base, k) for k in PAIRED):
         return False
-    return all(other["limits"].get(k) == base["limits"].get(k) for k in CALL_LIMITS)
+    return all(getattr(other.limits, k) == getattr(base.limits, k) for k in CALL_LIMITS)
 
 
 def _plans(service: Service, views: list[RunState], kind: str
-           ) -> tuple[list[RunState], dict[str, Any], list[wf.DamagedRun]]:
+           ) -> tuple[list[RunState], dict[str, Plan], list[wf.DamagedRun]]:
     """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
-    plans: dict[str, Any] = {}
+    plans: dict[str, Plan] = {}
     damaged: list[wf.DamagedRun] = []
     for v in views:
         try:
-            plans[v.id] = service.objects.get_json(v.plan)
+            plans[v.id] = service.runs.plans.get(v.plan)
         except DamagedObject as exc:
             record_damage(service, exc, v.id, f"GET /{kind}-options")
             damaged.append(wf.DamagedRun(run_id=v.id, error=exc.message))
@@ -102,7 +101,7 @@ def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None
                           damaged=damaged)
     check_visible(service.journal, actor, baseline_id)
     run = runs.get(baseline_id)
-    plan = service.objects.get_json(run.plan)
+    plan = service.runs.plans.get(run.plan)
     if not _is_baseline(run, plan):
         return _answer_of(None, "options", [], after, limit, scanned=0, scan_limited=limited, damaged=damaged,
                           empty="baseline_not_completed_live_single")

@@ -228,7 +228,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     if outside:
         raise InvalidInput(f"{len(outside)} selected cell(s) are not eligible (first: {outside[0]}); make a new plan",
                            code="recovery_plan_required", details={"dispatch_started": False})
-    parent = Plan.model_validate(manager.store.get_json(manager.get(run_id).plan))
+    parent = manager.plans.get(manager.get(run_id).plan)
     plan = _child_plan(parent, run_id, fresh.mode, cells, [[eligible[c].case_id, eligible[c].target_id]
                                                            for c in cells], fresh)
 

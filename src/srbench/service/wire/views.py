@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from srbench.schemas.plan import Plan
 from srbench.service.api.actors import LOCAL, Actor
 from srbench.service.api.responses import Runs, RunView
 from srbench.service.journal import owners
@@ -31,7 +30,7 @@ class RunViews:
     def _plan(self, digest: str) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         hit = self._cache.get(digest)
         if hit is None:
-            plan = Plan.model_validate(self.runs.store.get_json(digest))
+            plan = self.runs.plans.cached(digest)
             hit = (wire.wire_manifest(plan), wire.summary_manifest(plan), wire.experiment_roles(plan))
             self._cache[digest] = hit
             while len(self._cache) > MAX_CACHED:
