@@ -336,3 +336,31 @@ def test_limit_defaults():
     assert StreamLimits().connect_timeout_s == 10
     with pytest.raises(InvalidInput):
         StreamLimits(total_timeout_s=0)
+
+
+def test_one_cancel_stops_every_call_under_it_and_leaves_the_callers_clean(sim):
+    """The calls run in their callers' tasks (no waiter task per call): one set event cancels all that
+    are in flight, each caller's task goes on uncancelled (its next await is not cancelled), and a
+    call that timed out or was cancelled leaves no cancellation behind either (issue 31, item 5)."""
+    sim.set_fault(lambda body: Fault(stall_s=5))
+
+    async def go() -> tuple[list[CallOutcome], list[int], CallOutcome, int]:
+        cancel = asyncio.Event()
+        async with new_session() as client:
+            async def one() -> tuple[CallOutcome, int]:
+                out = await stream_chat(client, url=chat_url(sim.v1_url), headers={},
+                                        body=build_body("good", MESSAGES, {}, {}), limits=FAST, cancel=cancel)
+                await asyncio.sleep(0.01)          # would raise if a cancellation were left on the task
+                return out, asyncio.current_task().cancelling()
+            asyncio.get_running_loop().call_later(0.1, cancel.set)
+            done = await asyncio.gather(*(one() for _ in range(5)))
+            timed = await stream_chat(client, url=chat_url(sim.v1_url), headers={},
+                                      body=build_body("good", MESSAGES, {}, {}),
+                                      limits=StreamLimits(total_timeout_s=0.2, idle_timeout_s=3), cancel=None)
+            await asyncio.sleep(0.01)
+            return [o for o, _ in done], [c for _, c in done], timed, asyncio.current_task().cancelling()
+    t = time.perf_counter()
+    outs, counts, timed, left = asyncio.run(go())
+    assert [o.status for o in outs] == ["cancelled"] * 5 and counts == [0] * 5
+    assert time.perf_counter() - t < 4.0
+    assert timed.error_class == "timeout_total" and left == 0

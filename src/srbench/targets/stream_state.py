@@ -45,6 +45,7 @@ class StreamCall:
         self.idle: Idle | None = None
         self.failure: Stop | None = None
         self.cancelled = False
+        self.cancel_requested = False      # the run's cancel event asked this call's task to stop
 
     def receive(self, chunk: bytes) -> None:
         cap = self.limits.max_stream_bytes or 0

@@ -116,38 +116,41 @@ async def _read_some(response: aiohttp.ClientResponse, limit: int, call: StreamC
 
 
 async def _exchange(client: aiohttp.ClientSession, call: StreamCall, url: str, headers: Mapping[str, str],
-                    content: bytes) -> None:
+                    content: bytes, idle: Idle) -> None:
     lim = call.limits
     # the idle limit bounds the wait for the response head (from the request's bytes) and every later read:
     # one deadline per call (targets/idle.py), not aiohttp's sock_read timer per chunk
     timeout = aiohttp.ClientTimeout(total=None, connect=lim.connect_timeout_s, sock_connect=lim.connect_timeout_s)
     hdrs = {"content-type": "application/json", "accept": "text/event-stream", **headers}
     host = urlsplit(url).hostname or url
-    idle = call.idle = Idle(lim.idle_timeout_s + (lim.connect_timeout_s or 0.0))     # the connect has its own limit
     try:
-        try:
-            response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
-                                            allow_redirects=False, trace_request_ctx=call)
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
-            call.connect_failed = True
-            raise Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
-        except aiohttp.ClientError as e:
-            raise Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
-        except asyncio.CancelledError:
-            if idle.expired():
-                raise Stop("timeout_idle", f"no response from {host} within {lim.idle_timeout_s}s") from None
-            raise
-        call.response = True
-        try:
-            await _read(response, call, idle)
-        finally:
-            # a body read to its end gives the connection back to the pool; anything else closes it
-            if response.content.at_eof():
-                response.release()
-            else:
-                response.close()
+        response = await client.request("POST", url, data=content, headers=hdrs, timeout=timeout,
+                                        allow_redirects=False, trace_request_ctx=call)
+    except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError, aiohttp.InvalidURL) as e:
+        call.connect_failed = True
+        raise Stop("connect_error", f"cannot connect to {host}: {type(e).__name__} {e}") from None
+    except aiohttp.ClientError as e:
+        raise Stop("connection_reset", f"{host} closed the connection: {type(e).__name__} {e}") from None
+    except asyncio.CancelledError:
+        if idle.expired():
+            raise _timeout(call, idle, f"no response from {host} within {lim.idle_timeout_s}s") from None
+        raise
+    call.response = True
+    try:
+        await _read(response, call, idle)
     finally:
-        idle.close()
+        # a body read to its end gives the connection back to the pool; anything else closes it
+        if response.content.at_eof():
+            response.release()
+        else:
+            response.close()
+
+
+def _timeout(call: StreamCall, idle: Idle, idle_message: str) -> Stop:
+    """The stop for a limit of `idle` that fired: the total time, or the idle one."""
+    if idle.total:
+        return Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
+    return Stop("timeout_idle", idle_message)
 
 
 async def _read(response: aiohttp.ClientResponse, call: StreamCall, idle: Idle) -> None:
@@ -181,7 +184,7 @@ async def _read(response: aiohttp.ClientResponse, call: StreamCall, idle: Idle) 
                 raise
             if out.done:
                 break
-            raise Stop("timeout_idle", f"no data for {lim.idle_timeout_s}s") from None
+            raise _timeout(call, idle, f"no data for {lim.idle_timeout_s}s") from None
         except aiohttp.ClientPayloadError as e:
             if out.done:
                 break
@@ -207,18 +210,61 @@ async def _read(response: aiohttp.ClientResponse, call: StreamCall, idle: Idle) 
 
 async def _run(client: aiohttp.ClientSession, call: StreamCall, url: str, headers: Mapping[str, str],
                content: bytes) -> None:
+    lim = call.limits
     call.out.started_at = time.time()
     call.t0 = time.perf_counter()
+    # the idle deadline (the connect has its own limit on top) and the total one: one timer (targets/idle.py)
+    idle = call.idle = Idle(lim.idle_timeout_s + (lim.connect_timeout_s or 0.0), lim.total_timeout_s)
     try:
-        async with asyncio.timeout(call.limits.total_timeout_s):
-            await _exchange(client, call, url, headers, content)
-    except TimeoutError:
-        if call.out.done:
+        await _exchange(client, call, url, headers, content, idle)
+    except asyncio.CancelledError:
+        if not idle.expired():
+            raise
+        stop = _timeout(call, idle, f"no data for {lim.idle_timeout_s}s")
+        if idle.total and call.out.done:
             call.settle()
         else:
-            call.failure = Stop("timeout_total", f"no complete answer within {call.limits.total_timeout_s}s")
+            call.failure = stop
     except Stop as stop:
         call.failure = stop
+    finally:
+        idle.close()
+
+
+class _CancelWatch:
+    """The calls in flight under one cancel event, and one task that cancels them when it is set: no
+    waiter task and `asyncio.wait` per call (issue 31, item 5). It ends when its last call leaves."""
+
+    def __init__(self, event: asyncio.Event) -> None:
+        self.event = event
+        self.calls: dict[asyncio.Task[Any], StreamCall] = {}
+        self.task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        await self.event.wait()
+        if _WATCHES.get(self.event) is self:
+            del _WATCHES[self.event]           # a call that joins from now on gets a watch of its own
+        for task, call in self.calls.items():
+            call.cancel_requested = True
+            task.cancel()
+
+    def leave(self, task: asyncio.Task[Any]) -> None:
+        self.calls.pop(task, None)
+        if not self.calls and not self.task.done():
+            self.task.cancel()
+            if _WATCHES.get(self.event) is self:
+                del _WATCHES[self.event]
+
+
+_WATCHES: dict[asyncio.Event, _CancelWatch] = {}
+
+
+def _join(event: asyncio.Event, task: asyncio.Task[Any], call: StreamCall) -> _CancelWatch:
+    watch = _WATCHES.get(event)
+    if watch is None:
+        watch = _WATCHES[event] = _CancelWatch(event)
+    watch.calls[task] = call
+    return watch
 
 
 async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mapping[str, str],
@@ -228,7 +274,9 @@ async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mappi
 
     `on_dispatch` is awaited right before the request is handed to aiohttp (the journal commits
     `dispatching` there); if it raises, nothing is sent and the exception propagates. When
-    `cancel` is already set, nothing is sent and the outcome is `cancelled` with sent=False.
+    `cancel` is already set, nothing is sent and the outcome is `cancelled` with sent=False. The call
+    runs in the caller's task; setting `cancel` cancels it there (a cancellation of the caller's own
+    task from elsewhere propagates as ever).
     """
     call = StreamCall(limits)
     secrets = credential_values(headers)
@@ -238,20 +286,27 @@ async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mappi
     content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     if on_dispatch is not None:
         await on_dispatch()
-    work = asyncio.ensure_future(_run(client, call, url, headers, content))
-    waiter = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
+    if cancel is None:
+        await _run(client, call, url, headers, content)
+        return call.outcome(secrets)
+    task = asyncio.current_task()
+    assert task is not None
+    base = task.cancelling()
+    watch = _join(cancel, task, call)
+    arrived = False
     try:
-        await asyncio.wait([t for t in (work, waiter) if t is not None], return_when=asyncio.FIRST_COMPLETED)
+        await _run(client, call, url, headers, content)
+    except asyncio.CancelledError:
+        if not call.cancel_requested or task.uncancel() > base:
+            raise                       # (also) the caller's own task was cancelled
+        arrived = True
     finally:
-        if waiter is not None:
-            waiter.cancel()
-        if not work.done():
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
-            if call.out.done and call.failure is None:    # cancelled while draining after [DONE]
-                call.settle()
-            else:
-                call.cancelled = True
-    if not work.cancelled():
-        work.result()               # a bug in this module surfaces; endpoint behaviour never raises
+        watch.leave(task)
+    if call.cancel_requested:
+        if not arrived:                 # taken in by the call on its way: taken back from the task here
+            task.uncancel()
+        if call.out.done and call.failure is None:    # cancelled while draining after [DONE]
+            call.settle()
+        else:
+            call.cancelled = True
     return call.outcome(secrets)
