@@ -21,15 +21,23 @@ if TYPE_CHECKING:
     from srbench.service.api.app import Service
 
 
-def registry(service: Service) -> dict[str, dict[str, Any]]:
+def registry(service: Service) -> dict[str, Target]:
+    """The registered targets by id."""
     from srbench.service.store import target_registry
 
     target_registry.sync(service)        # the store's targets.json (upstream's `target register`)
-    return {name: value for name, value in service.journal.list_refs("target")}
+    return {name: Target.model_validate(value) for name, value in service.journal.list_refs("target")}
 
 
-def resolve_inline(manifest: dict[str, Any], targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The manifest with inline targets replaced by references to the registered targets they repeat."""
+def _differs(known: Target, given: dict[str, Any]) -> bool:
+    """Whether an inline target (wire JSON) gives a field another value than the registered one has."""
+    registered = known.model_dump(mode="json")
+    return any(registered.get(k) != v for k, v in given.items())
+
+
+def resolve_inline(manifest: dict[str, Any], targets: dict[str, Target]) -> dict[str, Any]:
+    """The manifest (wire JSON) with inline targets replaced by references to the registered targets they
+    repeat."""
     out = dict(manifest)
     entries = manifest.get("targets")
     if isinstance(entries, list):
@@ -39,20 +47,19 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, dict[str, Any]])
                 known = targets.get(str(entry.get("id")))
                 if known is None:
                     raise Forbidden("Target must be registered by the server operator", code="unregistered_target")
-                if any(known.get(k) != v for k, v in entry.items()):
+                if _differs(known, entry):
                     raise Forbidden("Dashboard cannot override a registered target", code="target_override")
                 entry = {"id": entry["id"]}
             resolved.append(entry)
         out["targets"] = resolved
     for key, target in (manifest.get("auxiliary_targets") or {}).items():
         known = targets.get(key)
-        if known is None or not isinstance(target, dict) or any(known.get(k) != v for k, v in target.items()):
+        if known is None or not isinstance(target, dict) or _differs(known, target):
             raise Forbidden("Auxiliary target must match the server registry", code="target_override")
     return out
 
 
-def _expected_options(plan: Plan, options: dict[str, Any],
-                      targets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Target]) -> dict[str, Any]:
     """The benchmark options the operator's store gives this plan now (planning's own function, given the
     plan's limits and cost policy)."""
     from srbench.stages.plan.freeze import benchmark_option_problems
@@ -61,7 +68,7 @@ def _expected_options(plan: Plan, options: dict[str, Any],
     adapters = {b: get_benchmark(b) for b in benchmarks}
 
     def resolve(tid: str) -> Target | None:
-        return Target.model_validate(targets[tid]) if tid in targets else None
+        return targets.get(tid)
     subjects = {pt.target.id for pt in plan.targets}
     _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, plan, subjects)
     return frozen
@@ -78,12 +85,11 @@ def _options(options: dict[str, Any]) -> dict[str, Any]:
         return options
 
 
-def check_plan(plan: Plan, targets: dict[str, dict[str, Any]], options: dict[str, Any]) -> None:
+def check_plan(plan: Plan, targets: dict[str, Target], options: dict[str, Any]) -> None:
     """Refuse (403) a frozen plan a named actor may not run."""
     for pt in [*plan.targets, *plan.auxiliary_targets.values()]:
         tid = pt.target.id
-        if tid not in targets or (Target.model_validate(targets[tid]).model_dump(mode="json")
-                                  != pt.target.model_dump(mode="json")):
+        if tid not in targets or targets[tid].model_dump(mode="json") != pt.target.model_dump(mode="json"):
             raise Forbidden(f"Target {tid} must be the server operator's registered target, unchanged",
                             code="target_override")
     if plan.mode == "preview":

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
+from srbench.schemas.target import Target
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
@@ -72,7 +73,7 @@ PROTOCOL = ("case_sha256", "sampling", "limits", "profile", "seed", "cost_policy
 
 
 def candidate_manifest(run: RunState, plan: dict[str, Any], req: rq.CandidatePlan,
-                       registry: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                       registry: dict[str, Target]) -> dict[str, Any]:
     """A manifest on the baseline's questions and protocol with the chosen registered routers as subjects."""
     if (run.status not in TERMINAL_STATUSES or plan["mode"] != "live"
             or not any(pt["target"]["kind"] == "single" for pt in plan["targets"])):
@@ -84,7 +85,7 @@ def candidate_manifest(run: RunState, plan: dict[str, Any], req: rq.CandidatePla
     missing = [t for t in req.target_ids if t not in registry]
     if missing:
         raise InvalidInput(f"Candidate target is not registered: {missing[0]}")
-    if any(registry[t].get("kind") != "mom" for t in req.target_ids):
+    if any(registry[t].kind != "mom" for t in req.target_ids):
         raise InvalidInput("Candidate plans require configured MoM targets")
     if set(req.target_ids) & set(plan.get("auxiliary_targets") or {}):
         raise InvalidInput("Candidate subjects cannot replace fixed auxiliary targets")
