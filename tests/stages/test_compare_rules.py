@@ -151,5 +151,5 @@ def test_statistics_leave_defaults_out_so_older_plans_hash_the_same():
                                                                                   "primary_benchmarks": None}
     full = Statistics.model_validate({"claim_rule": "betting", "early_stop": {}}).model_dump(mode="json")
     assert full["claim_rule"] == "betting" and full["early_stop"] == {"baseline_run": None} and "planning" not in full
-    assert statistics_of({})["planning"] == {"effect": 0.05, "tie_rate": 0.5, "power": 0.8}
-    assert statistics_of({"statistics": {"margin": 0.02}})["claim_rule"] == "hoeffding"
+    assert statistics_of({}).dump()["planning"] == {"effect": 0.05, "tie_rate": 0.5, "power": 0.8}
+    assert statistics_of({"statistics": {"margin": 0.02}}).claim_rule == "hoeffding"

@@ -81,7 +81,7 @@ def test_a_stored_plan_without_the_fields_keeps_its_rule_and_its_digest_while_a_
     again = Plan.model_validate({k: v for k, v in old.items() if k != "kind"} | {"kind": "plan"}).model_dump(mode="json")
     assert again["statistics"] == {"margin": 0.02, "primary_benchmarks": None}     # nothing added: same hash
     assert "statistics" not in Plan.model_validate(frozen_plan(None)).model_dump(mode="json")
-    assert statistics_of(old)["claim_rule"] == "hoeffding" and "baseline_selection" not in statistics_of(old)
+    assert statistics_of(old).claim_rule == "hoeffding" and "baseline_selection" not in statistics_of(old).dump()
     m = {"version": "sr-bench-1.0", "profile": "quick", "seed": 1, "dataset": {"sha256": "a" * 64},
          "targets": [{"id": "x"}]}
     assert Manifest.model_validate(m).statistics == Statistics(claim_rule="betting", baseline_selection="adjusted")

@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from srbench.schemas.plan import EarlyStop
+from srbench.schemas.plan import Planning as PlanningAssumptions
+
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
@@ -222,3 +225,30 @@ class Planning(BaseModel):
         if "singles" not in self.model_fields_set:
             del out["singles"]
         return out
+
+
+class StatisticsBlock(BaseModel):
+    """A plan's statistics block with every default filled in (stages/stats/stopping.py `statistics_of`); a
+    comparison stores its `dump` as its ``statistics``."""
+
+    model_config = _FROZEN
+    claim_rule: Literal["hoeffding", "betting"]
+    """The rule whose interval makes the claims."""
+    margin: float | None
+    """The declared non-inferiority margin."""
+    primary_benchmarks: list[str] | None
+    """The declared primary benchmarks, if any."""
+    planning: PlanningAssumptions
+    """The planning assumptions (effect, tie rate, power)."""
+    early_stop: EarlyStop | None
+    """Early stopping, when declared."""
+    baseline_selection: Literal["ignored", "adjusted"] = "ignored"
+    """Whether the claim adjusts for the baseline being chosen among the singles."""
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON form: `baseline_selection` only when adjusted, so a plan from before the field reads (and
+        compares) as it did."""
+        return {"claim_rule": self.claim_rule, "margin": self.margin, "primary_benchmarks": self.primary_benchmarks,
+                "planning": self.planning.model_dump(mode="json"),
+                "early_stop": None if self.early_stop is None else self.early_stop.model_dump(mode="json"),
+                **({"baseline_selection": "adjusted"} if self.baseline_selection == "adjusted" else {})}

@@ -53,7 +53,9 @@ Baseline = tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, dict[str, A
 def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
     """(strongest single target id, its rows by case id, every single's rows by target then case id) of
     the declared baseline run; InvalidInput if unusable."""
-    run_id = statistics_of(plan)["early_stop"]["baseline_run"]
+    stop = statistics_of(plan).early_stop
+    run_id = stop.baseline_run if stop is not None else None
+    assert run_id is not None, "only a plan with a baseline run has baseline rows"
     try:
         run = manager.get(run_id)
     except Exception as exc:  # noqa: BLE001 - NotFound and friends become one plan problem
@@ -82,8 +84,8 @@ def _ok(row: dict[str, Any]) -> int:
 
 def check_baseline_run(manager: RunManager, plan: Plan) -> None:
     """Refuse a plan whose declared baseline run cannot serve as its early-stop baseline."""
-    stop = statistics_of(plan).get("early_stop")
-    if stop and stop.get("baseline_run"):
+    stop = statistics_of(plan).early_stop
+    if stop is not None and stop.baseline_run:
         _baseline_rows(manager, plan)
 
 
@@ -149,10 +151,11 @@ class StopMonitor:
     async def start(cls, manager: RunManager, run_id: str, plan: Plan, cases: list[Case],
                     control: RunControl) -> StopMonitor | None:
         """A monitor when the plan declares early stopping (never for a recovery child), else None."""
-        if not statistics_of(plan).get("early_stop") or plan.execution_cells is not None:
+        stop = statistics_of(plan).early_stop
+        if stop is None or plan.execution_cells is not None:
             return None
         baseline = None
-        if statistics_of(plan)["early_stop"].get("baseline_run"):
+        if stop.baseline_run:
             baseline = await asyncio.to_thread(_baseline_rows, manager, plan)
         return cls(manager, run_id, plan, cases, control, baseline)
 
@@ -223,10 +226,10 @@ class StopMonitor:
         return [(t, chosen, live) for t, k in self.kinds.items() if k == "mom"]
 
     async def _look(self) -> None:
-        margin = self.stats["margin"]
+        margin = self.stats.margin
         cases = [c for c, _ in self.order[: self.prefix]]
 
-        singles = self._singles() if self.stats.get("baseline_selection") == "adjusted" else []
+        singles = self._singles() if self.stats.baseline_selection == "adjusted" else []
 
         def run() -> list[dict[str, Any]]:
             out = []
@@ -250,7 +253,8 @@ class StopMonitor:
             "summary": "; ".join(f"{x['target_id']} vs {x['baseline_target_id']}: {x['verdict']}" for x in decisions),
             "question": decisions[0]["question"], "margin": margin, "decided_at_cases": self.prefix,
             "planned_cases": len(self.order), "decided_at": time.time(), "decisions": decisions,
-            "baseline": self.stats["early_stop"].get("baseline_run") or "strongest single target of this run"}
+            "baseline": (self.stats.early_stop.baseline_run if self.stats.early_stop else None)
+            or "strongest single target of this run"}
         self.control.early_stop = self.record
         await self.manager.journal.submit(lambda c: add_event(c, self.run_id, "early_stop", {
             k: record[k] for k in ("reason", "summary", "decided_at_cases", "planned_cases")}))

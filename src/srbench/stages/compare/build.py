@@ -76,6 +76,7 @@ from srbench.schemas.comparison import (
     TiedBaseline,
     Tokens,
 )
+from srbench.schemas.intervals import StatisticsBlock
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
@@ -190,7 +191,7 @@ def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: 
 
 def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
                best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
-               design: Design, stats: dict[str, Any], margin: float | None, formal: bool, label: str,
+               design: Design, stats: StatisticsBlock, margin: float | None, formal: bool, label: str,
                stopped: bool, tied: list[TiedBaseline], blocked: str | None, aux_absent: set[str],
                singles: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
     """One candidate target against the baseline on the compared cases `order` (analysis order);
@@ -216,8 +217,8 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                                              "scope": "this benchmark's cases alone (descriptive, not the claim)"},
                           "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
     per_single = None if singles is None else {t: paired_diffs(cells, s, order) for t, s in singles.items()}
-    verdicts = assess(diffs, ordered, design, weights, rule=stats["claim_rule"], margin=margin, formal=formal,
-                      label=label, stopped=stopped, planning=stats["planning"], primary=stats["primary_benchmarks"],
+    verdicts = assess(diffs, ordered, design, weights, rule=stats.claim_rule, margin=margin, formal=formal,
+                      label=label, stopped=stopped, planning=stats.planning.model_dump(mode="json"), primary=stats.primary_benchmarks,
                       singles=per_single)
     costs = _costs(cells, aux_absent)
     return {
@@ -301,7 +302,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     order = analysis_order(candidate_rows)
     design = make_design([b for _, b in order], weights)
     b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
-    b_pre, n_cmp = _prefixes(order, bby, cby, b_stop, c_stop, stats["claim_rule"])
+    b_pre, n_cmp = _prefixes(order, bby, cby, b_stop, c_stop, stats.claim_rule)
     compared = order[:n_cmp]
     keep = {c for c, _ in compared}
     aux_absent = _aux_absent(baseline_rows) & _aux_absent(candidate_rows)
@@ -316,7 +317,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     blocked = _savings_blocked(baseline_plan, candidate_plan, tied)
     models = {pt.target.id: pt.target for pt in candidate_plan.targets}
     singles = None
-    if stats.get("baseline_selection") == "adjusted":      # the K singles the baseline is chosen among
+    if stats.baseline_selection == "adjusted":      # the K singles the baseline is chosen among
         singles = {pt.target.id: bby[pt.target.id] for pt in baseline_plan.targets if pt.target.kind == "single"}
     candidates = [_candidate(t, models[t].kind, models[t].model, cby[t], bby[best_id], weights, order=compared,
                              design=design, stats=stats, margin=margin, formal=formal, label=label,
@@ -332,7 +333,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
     extra: dict[str, Any] = {}
     if singles is not None:
-        extra["selection"] = selection_summary(len(singles), list(singles), stats["claim_rule"])
+        extra["selection"] = selection_summary(len(singles), list(singles), stats.claim_rule)
         limitations[0] = selection_limitation(len(singles))
     return Comparison.model_validate({
         "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
@@ -341,7 +342,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
         "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
         "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.split,
                      "formal": formal, "label": label},
-        "margin": margin, "claim_rule": stats["claim_rule"], "statistics": stats, "early_stop": stop_info,
+        "margin": margin, "claim_rule": stats.claim_rule, "statistics": stats.dump(), "early_stop": stop_info,
         "baseline": _baseline(baseline_plan, best_id, tied, b_pre),
         "savings_blocked": blocked,
         "candidates": candidates,

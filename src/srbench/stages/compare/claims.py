@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from srbench.errors import InvalidInput
+from srbench.schemas.intervals import StatisticsBlock
 from srbench.stages.compare.selection import SEED_LABEL, PairDiffs, adjusted_interval, summary
 from srbench.stages.stats.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.stats.paired import claim, non_inferiority, weighted_hoeffding
@@ -113,9 +114,9 @@ def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[st
     return betting_interval(seen, sub).model_dump() if seen else None
 
 
-def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None:
+def declared_margin(margin: float | None, stats: StatisticsBlock) -> float | None:
     """The non-inferiority margin: the one the candidate plan declared; one given later must equal it."""
-    declared: float | None = stats["margin"]
+    declared = stats.margin
     if margin is not None and not (isinstance(margin, int | float) and 0 <= margin <= 1):
         raise InvalidInput(f"the non-inferiority margin must be in [0, 1] (weighted-quality units), got {margin!r}",
                            code="invalid_margin")
@@ -127,12 +128,12 @@ def declared_margin(margin: float | None, stats: dict[str, Any]) -> float | None
     return float(margin)
 
 
-def statistics_limitations(stats: dict[str, Any], bstats: dict[str, Any], stop: dict[str, Any] | None) -> list[str]:
+def statistics_limitations(stats: StatisticsBlock, bstats: StatisticsBlock, stop: dict[str, Any] | None) -> list[str]:
     """What the statistics block and an early stop mean for reading a comparison."""
     out = []
-    if bstats["claim_rule"] != stats["claim_rule"]:
-        out.append(f"The baseline plan declares claim rule {bstats['claim_rule']}; the candidate plan's "
-                   f"{stats['claim_rule']} makes the claims here.")
+    if bstats.claim_rule != stats.claim_rule:
+        out.append(f"The baseline plan declares claim rule {bstats.claim_rule}; the candidate plan's "
+                   f"{stats.claim_rule} makes the claims here.")
     if stop is not None:
         out.append(f"A run stopped early by its plan's rule: compared on the first {stop['compared_cases']} of "
                    f"{stop['planned_cases']} cases of the plan order ({ORDER}). The betting interval is valid at "

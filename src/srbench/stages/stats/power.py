@@ -269,28 +269,28 @@ def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
     from srbench.stages.stats.stopping import statistics_of
 
     stats = statistics_of(plan)
-    declared = stats["claim_rule"]
+    declared = stats.claim_rule
     other = "betting" if declared == "hoeffding" else "hoeffding"
     weights = plan.benchmark_weights
-    p = stats["planning"]
+    p = stats.planning
     k = None
-    if stats.get("baseline_selection") == "adjusted":
+    if stats.baseline_selection == "adjusted":
         k = max(1, sum(pt.target.kind == "single" for pt in plan.targets))
-    effect, margin = min(p["effect"], 1 - p["tie_rate"]), stats["margin"]
+    effect, margin = min(p.effect, 1 - p.tie_rate), stats.margin
 
     def plan_for(rule: str) -> PowerPlan:
-        return power_plan(counts, weights, rule=rule, tie_rate=p["tie_rate"], effect=effect, margin=margin,
-                          power=p["power"], singles=k)
+        return power_plan(counts, weights, rule=rule, tie_rate=p.tie_rate, effect=effect, margin=margin,
+                          power=p.power, singles=k)
     model = "every benchmark: the same tie rate and difference"
     if k is not None:
         model += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
                   f"({MODEL}); a baseline run with more singles needs more cases")
     out = Planning(
-        claim_rule=declared, assumptions={**p, "model": model}, counts=dict(sorted(counts.items())), margin=margin,
+        claim_rule=declared, assumptions={**p.model_dump(mode="json"), "model": model}, counts=dict(sorted(counts.items())), margin=margin,
         declared=plan_for(declared), other=plan_for(other),
         detectable_by_tie_rate=[{"tie_rate": t,
-                                 declared: detectable_effect(declared, counts, weights, t, p["power"], singles=k),
-                                 other: detectable_effect(other, counts, weights, t, p["power"], singles=k)}
+                                 declared: detectable_effect(declared, counts, weights, t, p.power, singles=k),
+                                 other: detectable_effect(other, counts, weights, t, p.power, singles=k)}
                                 for t in TIE_RATES],
-        early_stop=stats["early_stop"])
+        early_stop=stats.dump()["early_stop"])
     return out if k is None else out.model_copy(update={"singles": k})

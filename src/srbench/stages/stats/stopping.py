@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from srbench.schemas.cell import TERMINAL_CELL_STATES
-from srbench.schemas.intervals import StopDecision
+from srbench.schemas.intervals import StatisticsBlock, StopDecision
 from srbench.schemas.plan import Plan, Statistics
 from srbench.stages.stats.betting import Design, interleave, reach_bounds
 
@@ -41,15 +41,12 @@ __all__ = ["statistics_of", "statistics_problems", "dispatch_order", "analysis_o
            "look_step"]
 
 
-def statistics_of(plan: Plan | Mapping[str, Any]) -> dict[str, Any]:
+def statistics_of(plan: Plan | Mapping[str, Any]) -> StatisticsBlock:
     """The plan's statistics block with every default filled in (the stored form leaves defaults out)."""
     s = (plan.statistics or Statistics()) if isinstance(plan, Plan) else Statistics.model_validate(
         plan.get("statistics") or {})
-    return {"claim_rule": s.claim_rule, "margin": s.margin, "primary_benchmarks": s.primary_benchmarks,
-            "planning": s.planning.model_dump(mode="json"),
-            "early_stop": None if s.early_stop is None else s.early_stop.model_dump(mode="json"),
-            # present only when adjusted, so a plan from before the field reads (and compares) as it did
-            **({"baseline_selection": "adjusted"} if s.baseline_selection == "adjusted" else {})}
+    return StatisticsBlock(claim_rule=s.claim_rule, margin=s.margin, primary_benchmarks=s.primary_benchmarks,
+                           planning=s.planning, early_stop=s.early_stop, baseline_selection=s.baseline_selection)
 
 
 def statistics_problems(plan: Plan) -> list[str]:
@@ -85,7 +82,7 @@ def _benchmark(benchmark_id: str) -> Any:
 
 def dispatch_order(plan: Plan | Mapping[str, Any], cases: Sequence[Any]) -> list[Any]:
     """The cases in the order they are dispatched: interleaved across benchmarks with early stopping."""
-    if not statistics_of(plan).get("early_stop"):
+    if statistics_of(plan).early_stop is None:
         return list(cases)
     return [cases[i] for i in interleave([c.benchmark for c in cases])]
 
