@@ -25,7 +25,16 @@ from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.thread import SimulatorThread
 
 from .helpers import Api, freeze, manifest
-from .upstream_client import UpstreamClient, UpstreamError, recover_from_file, token_total
+from .upstream_client import (
+    DashboardProxy,
+    UpstreamClient,
+    UpstreamError,
+    dataset_cases,
+    datasets,
+    recover_from_file,
+    token_total,
+)
+from .upstream_client import dataset as open_dataset
 from .upstream_client import prepare as upstream_prepare
 
 EXAMPLES = json.loads((Path(__file__).parent / "upstream_wire.json").read_text())["exchanges"]
@@ -193,6 +202,12 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
     mmlu = prepare("mmlu-pro")                                  # prepared before (the same default seed)
     both = upstream_prepare(client, {"benchmarks": ["mmlu-pro", "arc-agi-2"], "profile": "smoke"})
     assert both["benchmarks"] == ["arc-agi-2", "mmlu-pro"] and both["case_count"] == mmlu["case_count"] + 2
+    # the Dashboard opens every listed dataset through its proxy (64-hex ids only): each answers 200
+    proxy = DashboardProxy(client)
+    listed = datasets(proxy)
+    assert {both["id"], prepared["id"], mmlu["id"]} <= {d["id"] for d in listed}
+    for d in listed:
+        assert open_dataset(proxy, d["id"])["id"] == dataset_cases(proxy, d["id"], limit=2)["dataset_id"] == d["id"]
 
     router = RouterRule(strong="strong", weak="weak", long_prompt_chars=10**6, keywords=(), config_hash="cfg-7")
     with SimulatorThread(models=[SimModel("strong", skill=0.9), SimModel("weak", skill=0.3)], router=router,
