@@ -78,38 +78,38 @@ def _selected_model(call: dict[str, Any], target: Target | None) -> str | None:
 def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Target] | None = None
              ) -> rs.CallSummary:
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
-    out: dict[str, Any] = {"id": wire.call_id(run_id, row.seq, role), "case_id": row.case_id,
-                           "target_id": row.target_id, "role": role, "cell_id": row.cell_id, "seq": row.seq,
-                           "state": row.state, "error_class": row.error_class, "error": row.error,
-                           "request": request_d, "call": call_d, "damaged": False}
+    mom = (moms or {}).get(row.target_id)
+    out = rs.CallSummary(id=wire.call_id(run_id, row.seq, role), case_id=row.case_id, target_id=row.target_id,
+                         role=role, cell_id=row.cell_id, seq=row.seq, state=row.state, error_class=row.error_class,
+                         error=row.error, request=request_d, call=call_d, damaged=False, status="")
     record_status = None
     if role == "subject" and not call_d and row.state in ("dispatching", "ambiguous"):
         rows = call_rows(service, run_id, [row.cell_id]).get(row.cell_id)
         if rows:                    # a conversation in flight, or left ambiguous by a restart
-            out["calls"] = conversation_calls(service, run_id, row.cell_id, rows, None,
-                                              (moms or {}).get(row.target_id))
+            out = _with(out, calls=conversation_calls(service, run_id, row.cell_id, rows, None, mom))
     if call_d:
         try:
-            c = service.objects.get_json(call_d)
+            c = service.objects.get_json(call_d)    # the stored call record, read as JSON
         except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
             if isinstance(exc, DamagedObject):
                 record_damage(service, exc, run_id, f"{role} call of cell {row.cell_id}")
-            out.update(damaged=True, damage=exc.message)
+            out = _with(out, damaged=True, damage=exc.message)
         else:
             if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
-                out["calls"] = conversation_calls(service, run_id, row.cell_id,
-                                                  call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []), c,
-                                                  (moms or {}).get(row.target_id))
-                out["status"] = wire.call_status(row.state, row.error_class, row.state, role)
-                return rs.CallSummary.model_validate(out)
+                calls = conversation_calls(service, run_id, row.cell_id,
+                                           call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []), c, mom)
+                return _with(out, calls=calls, status=wire.call_status(row.state, row.error_class, row.state, role))
             record_status = c["status"]
-            out.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"), usage=c.get("usage"),
-                       latency_s=c["timings"].get("latency_s"), ttft_s=c["timings"].get("ttft_s"),
-                       response_model=c.get("response_model"),
-                       selected_model=_selected_model(c, (moms or {}).get(row.target_id) if role == "subject"
-                                                      else None))
-    out["status"] = wire.call_status(row.state, row.error_class, record_status, role)
-    return rs.CallSummary.model_validate(out)
+            out = _with(out, http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
+                        usage=c.get("usage"), latency_s=c["timings"].get("latency_s"),
+                        ttft_s=c["timings"].get("ttft_s"), response_model=c.get("response_model"),
+                        selected_model=_selected_model(c, mom if role == "subject" else None))
+    return _with(out, status=wire.call_status(row.state, row.error_class, record_status, role))
+
+
+def _with(summary: rs.CallSummary, **fields: object) -> rs.CallSummary:
+    """`summary` with `fields` set (validated: the record's numbers keep their JSON type)."""
+    return rs.extend(summary, rs.CallSummary, **fields)
 
 
 def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
