@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from srbench.service.api.responses import Answer, Document, Open, WireDataset
+from srbench.schemas.corrections import PriceCorrection, UsageCorrection
+from srbench.service.api.responses import Answer, Document, Number, WireDataset
 
 
 class Experiment(Answer):
@@ -126,24 +127,47 @@ class RunOptions(Answer):
                                            description="runs skipped: their frozen plan is damaged (each named)")
 
 
+class StoredPriceCorrection(PriceCorrection):
+    """The stored price correction with its object digest."""
+
+    digest: str
+    """The correction object's digest."""
+
+
 class Repriced(Answer):
-    correction: Document
+    correction: StoredPriceCorrection
     appended: bool
     model_requests: Literal[0]
 
 
-class Reconciled(Open):
-    """The usage correction itself (upstream's receipt fields beside sr-bench's)."""
+class Reconciled(UsageCorrection):
+    """The usage correction itself (schemas/corrections.py), with upstream's receipt fields beside sr-bench's
+    (`service.wire.projections.wire_correction`) and whether it was (re)built and appended."""
 
     id: str
-    version: str
+    """accounting-<24 hex>: upstream's id of this receipt."""
     evidence_sha256: str
-    qualified: bool
+    """SHA-256 of the correction's canonical JSON (its digest left out)."""
+    corrected_call_count: int
+    """upstream's name of `changed_count`."""
+    verified_call_count: int
+    """upstream's name of `verified_count`."""
+    unverifiable_call_count: int
+    """upstream's name of `unverifiable_count`."""
+    original_known_spend_usd: Number
+    """upstream's name of `old_known_cost_usd`."""
+    corrected_known_spend_usd: Number
+    """upstream's name of `new_known_cost_usd`."""
+    original_receipts_preserved: Literal[True]
+    """The calls' own records are kept unchanged."""
     digest: str
+    """The correction object's digest."""
     appended: bool
+    """It was appended to the run's corrections now (false: it was there already)."""
     cache_hit: bool
+    """The correction was taken from the action cache."""
     explain: str
-    model_requests: Literal[0]
+    """Why it was (re)built."""
 
 
 class Pushed(Answer):
