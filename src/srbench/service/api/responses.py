@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
-from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
@@ -308,54 +307,6 @@ class CallDetail(CallSummary):
                                                                           "trajectory (kind trajectory)")
 
 
-class RecipeCheck(Answer):
-    """The check of a captured recipe after the run (the run's `recipe_checked` event, UI-7)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-    target_id: str
-    """The MoM target."""
-    phase: Literal["after"]
-    """When the check ran."""
-    hash: Document | None
-    """The router's config hash view after the run, as the router gave it (null: not read)."""
-    config_etag: str | None
-    """The ETag of the router's config after the run."""
-    unchanged: bool
-    """The hash and the ETag are those of the capture."""
-    problem: str | None
-    """Why the capture does not hold for the whole run (null: it does)."""
-
-
-class RecipeView(Answer):
-    """One MoM target of a run with its recipe capture, or why it has none (UI-7)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
-    target_id: str
-    """The MoM target."""
-    status: Literal["captured", "not_captured", "unavailable"]
-    """unavailable: the run holds no capture of this target (it never borrows a later one)."""
-    limitation: str | None
-    """Why the recipe is not captured, or does not hold for the whole run."""
-    capture: RecipeCapture | None
-    """The stored capture (credentials redacted)."""
-    capture_digest: str | None = None
-    """The capture object's digest (absent: no capture)."""
-    after: RecipeCheck | None
-    """The check after the run (null: none ran)."""
-    projection_hash: str | None
-    """Digest of the redacted config and recipes."""
-    held_during_run: bool | None
-    """The configuration did not change during the run (null: not checked)."""
-
-
-class Recipes(Answer):
-    run_id: str
-    recipes: list[RecipeView] = Field(description="per MoM target: status captured | not_captured | unavailable, "
-                                                  "the limitation, the stored (redacted) capture and the check after "
-                                                  "the run")
-    note: str
-
-
 class Event(Answer):
     seq: int
     at: str = Field(description="ISO-8601, UTC")
@@ -367,15 +318,6 @@ class Events(Answer):
     events: list[Event]
     total: int
     next_cursor: str | None = Field(default=None, description="the next page's `after` (null: last page)")
-
-
-class Derived(Open):
-    """A derived document itself (regrade, export) with its digest and why it was (re)built."""
-
-    kind: str
-    digest: str
-    cache_hit: bool
-    explain: str
 
 
 class Comparison(StoredComparison):

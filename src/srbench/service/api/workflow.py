@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
+from srbench.schemas.derived import Export, OfflineRegrade
+from srbench.schemas.recipe import RecipeCapture
 from srbench.service.api.responses import Answer, Document, Number, WireDataset
 
 
@@ -225,3 +227,71 @@ class Collected(Answer):
     grace_s: float
     items: list[Document]
     elapsed_s: float
+
+
+class RecipeCheck(Answer):
+    """The check of a captured recipe after the run (the run's `recipe_checked` event, UI-7)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    target_id: str
+    """The MoM target."""
+    phase: Literal["after"]
+    """When the check ran."""
+    hash: Document | None
+    """The router's config hash view after the run, as the router gave it (null: not read)."""
+    config_etag: str | None
+    """The ETag of the router's config after the run."""
+    unchanged: bool
+    """The hash and the ETag are those of the capture."""
+    problem: str | None
+    """Why the capture does not hold for the whole run (null: it does)."""
+
+
+class RecipeView(Answer):
+    """One MoM target of a run with its recipe capture, or why it has none (UI-7)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    target_id: str
+    """The MoM target."""
+    status: Literal["captured", "not_captured", "unavailable"]
+    """unavailable: the run holds no capture of this target (it never borrows a later one)."""
+    limitation: str | None
+    """Why the recipe is not captured, or does not hold for the whole run."""
+    capture: RecipeCapture | None
+    """The stored capture (credentials redacted)."""
+    capture_digest: str | None = None
+    """The capture object's digest (absent: no capture)."""
+    after: RecipeCheck | None
+    """The check after the run (null: none ran)."""
+    projection_hash: str | None
+    """Digest of the redacted config and recipes."""
+    held_during_run: bool | None
+    """The configuration did not change during the run (null: not checked)."""
+
+
+class Recipes(Answer):
+    run_id: str
+    recipes: list[RecipeView] = Field(description="per MoM target: status captured | not_captured | unavailable, "
+                                                  "the limitation, the stored (redacted) capture and the check after "
+                                                  "the run")
+    note: str
+
+
+class _Built(BaseModel):
+    """What a derived rule's answer carries beside its stored document."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    digest: str
+    """The stored document's digest."""
+    cache_hit: bool
+    """It was taken from the action cache."""
+    explain: str
+    """Why it was (re)built."""
+
+
+class Regraded(OfflineRegrade, _Built):
+    """The stored offline regrade (schemas/derived.py) with its digest and why it was (re)built."""
+
+
+class Exported(Export, _Built):
+    """The stored training export (schemas/derived.py) with its digest and why it was (re)built."""

@@ -239,15 +239,15 @@ async def run_report(request: web.Request) -> rs.Report:
     return rs.Report.model_validate(wire.wire_report(rep, digest, hit, why))
 
 
-@route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=rs.Recipes)
-async def run_recipes(request: web.Request) -> rs.Recipes:
+@route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=wf.Recipes)
+async def run_recipes(request: web.Request) -> wf.Recipes:
     from srbench.service.runs.recipes import recipes_view
 
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
     plan = await asyncio.to_thread(service.runs.plans.get, run.plan)
     found = await asyncio.to_thread(recipes_view, service.journal, service.objects, run.id, plan)
-    return rs.Recipes(run_id=run.id, recipes=found,
+    return wf.Recipes(run_id=run.id, recipes=found,
                       note="captured from the router's own config API before the run (secrets and connection "
                            "details redacted); a run without a capture never borrows a later one (UI-7)")
 

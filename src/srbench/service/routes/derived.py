@@ -45,31 +45,31 @@ async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Co
     return await asyncio.to_thread(run)
 
 
-@route("POST", "/runs/{run_id}/regrade", "Offline regrade of saved MCQ/grid answers", answer=rs.Derived)
-async def regrade_run(request: web.Request) -> rs.Derived:
+@route("POST", "/runs/{run_id}/regrade", "Offline regrade of saved MCQ/grid answers", answer=wf.Regraded)
+async def regrade_run(request: web.Request) -> wf.Regraded:
     service = svc(request)
     run_id = request.match_info["run_id"]
 
-    def go() -> rs.Derived:
+    def go() -> wf.Regraded:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
         digest, hit, why = derived.regrade(service.engine, run, original)
-        return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
-                                          "explain": why})
+        return wf.Regraded.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                           "explain": why})
     return await asyncio.to_thread(go)
 
 
-@route("POST", "/runs/{run_id}/export", "Dev-only training matrix of a completed run", answer=rs.Derived)
-async def export_run(request: web.Request) -> rs.Derived:
+@route("POST", "/runs/{run_id}/export", "Dev-only training matrix of a completed run", answer=wf.Exported)
+async def export_run(request: web.Request) -> wf.Exported:
     service = svc(request)
     run_id = request.match_info["run_id"]
 
-    def go() -> rs.Derived:
+    def go() -> wf.Exported:
         run = service.runs.get(run_id)
         rep, _, _ = service.runs.report(run_id)
         digest, hit, why = derived.export(service.engine, run, rep["report"])
-        return rs.Derived.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
-                                          "explain": why})
+        return wf.Exported.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                           "explain": why})
     return await asyncio.to_thread(go)
 
 

@@ -19,7 +19,7 @@ from srbench.cas import ObjectStore
 from srbench.schemas.plan import Plan
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
-from srbench.service.api.responses import RecipeCheck, RecipeView
+from srbench.service.api.workflow import RecipeCheck, RecipeView
 from srbench.service.journal.evidence import events_of_types
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
