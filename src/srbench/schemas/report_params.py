@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from srbench.schemas.cell import RunStatus
+
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
@@ -21,7 +23,7 @@ class ReportRequest(BaseModel):
     """The run the report is of."""
     plan: str
     """Digest of the run's frozen plan."""
-    status: str
+    status: RunStatus
     """The run's status when the report is built (a running run's report says "figures so far")."""
     wall_time_s: float | None = None
     """Seconds from the run's start to its end (or to now, while it runs); None before it started."""
@@ -45,7 +47,7 @@ class ReportParams(BaseModel):
     model_config = _FROZEN
     run_id: str
     """The run the report is of."""
-    status: str
+    status: RunStatus
     """The run's status when the report is built."""
     wall_time_s: float | None
     """Seconds the run took so far, or None."""

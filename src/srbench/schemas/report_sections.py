@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from srbench.schemas.cell import RunStatus
+
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
@@ -271,7 +273,7 @@ class PartialPaired(BaseModel):
     """Always there for such a run."""
     partial: Literal[True] = True
     """The figure is partial."""
-    status: str
+    status: RunStatus
     """The run's status."""
     planned_cases: int
     """Every planned case."""

@@ -44,7 +44,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
 from srbench.rules import Engine, Volatile
-from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES, RunStatus
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
 from srbench.schemas.report import (
@@ -310,7 +310,7 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
     return out
 
 
-def _paired(plan: Plan, spill: RowSpill, status: str, params: ReportParams) -> dict[str, Any] | None:
+def _paired(plan: Plan, spill: RowSpill, status: RunStatus, params: ReportParams) -> dict[str, Any] | None:
     """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
     run that ended without an answer in every cell."""
     if status in NEVER_FINISH:

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import Plan
 from srbench.schemas.report import TargetSummary
 from srbench.stages.report.published import PUBLISHED_NOTE
@@ -16,7 +17,7 @@ from srbench.stages.report.published import PUBLISHED_NOTE
 __all__ = ["limitations", "stop_limitations", "recipe_limitations"]
 
 
-def limitations(plan: Plan, status: str, states: Counter[str], targets: list[TargetSummary]) -> list[str]:
+def limitations(plan: Plan, status: RunStatus, states: Counter[str], targets: list[TargetSummary]) -> list[str]:
     """The report's limitations; `states` counts the rows by state."""
     out = list(plan.notices)
     if plan.recovery:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench import TERMINAL_STATUSES
+from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_sections import (
     DescriptiveInterval,
@@ -45,7 +46,7 @@ PLANNED_SCOPE = "over every planned cell: a cell without an answer (never sent, 
 ANSWERED_SCOPE = "over the answered cells only (a complete, graded answer): what the answers so far say, not the plan"
 
 
-def partial_block(status: str, states: dict[str, int]) -> PartialBlock | None:
+def partial_block(status: RunStatus, states: dict[str, int]) -> PartialBlock | None:
     """The report's `partial` section, or None for a run that answered every planned cell."""
     total, answered = sum(states.values()), states.get("completed", 0)
     if status == "completed" and answered == total:
@@ -62,7 +63,7 @@ def _answered(r: ResultRow) -> bool:
     return r.state == "completed" and isinstance(r.correct, bool)
 
 
-def needs_partial(status: str, rows: list[ResultRow]) -> bool:
+def needs_partial(status: RunStatus, rows: list[ResultRow]) -> bool:
     """Whether the run's paired figure is the partial one: it ended (cancelled, interrupted or failed)
     and some cell has no answer."""
     return status in NEVER_FINISH and not all(_answered(r) for r in rows)
@@ -112,7 +113,7 @@ def _candidate(tid: str, by: dict[str, dict[str, ResultRow]], singles: list[str]
     })
 
 
-def partial_paired(plan: Plan, rows: list[ResultRow], status: str) -> PartialPaired:
+def partial_paired(plan: Plan, rows: list[ResultRow], status: RunStatus) -> PartialPaired:
     """The partial paired section of a run with at least one single and one mom target."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     by: dict[str, dict[str, ResultRow]] = {t: {} for t in kinds}
