@@ -29,7 +29,7 @@ def price_correction(run: RunFacts, plan: dict[str, Any], prices: Any, reason: s
     if not isinstance(prices, dict) or not prices:
         raise InvalidInput("prices must be a non-empty object keyed by target id")
     known = {pt["target"]["id"] for pt in plan["targets"]} | set(plan.get("auxiliary_targets", {}))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Prices]] = {}
     problems = []
     for tid, models in prices.items():
         if tid not in known:
@@ -41,7 +41,7 @@ def price_correction(run: RunFacts, plan: dict[str, Any], prices: Any, reason: s
         out[tid] = {}
         for model, p in models.items():
             try:
-                out[tid][str(model)] = Prices.model_validate(p).model_dump()
+                out[tid][str(model)] = Prices.model_validate(p)
             except ValidationError as exc:
                 problems.append(f"{tid}.{model}: {exc.errors()[0]['msg']}")
     if problems:
