@@ -335,13 +335,3 @@ class Comparison(StoredComparison):
     comparison_digest: str
     cache_hit: bool
     explain: str
-
-
-class RecoveryPlan(Open):
-    parent_run_id: str
-    mode: Literal["undispatched", "failed"]
-    eligible_cells: list[Document]
-    excluded: list[Document]
-    counts: Document
-    parent: Document
-    plan_sha256: str

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.derived import Export, OfflineRegrade
 from srbench.schemas.recipe import RecipeCapture
+from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode
 from srbench.service.api.responses import Answer, Document, Number, WireDataset
+from srbench.service.runs.state import Progress
 
 
 class Experiment(Answer):
@@ -295,3 +297,81 @@ class Regraded(OfflineRegrade, _Built):
 
 class Exported(Export, _Built):
     """The stored training export (schemas/derived.py) with its digest and why it was (re)built."""
+
+
+class RecoveryCellRef(Answer):
+    """A cell by its case and target (upstream's cell reference)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    case_id: str
+    """Its case."""
+    target_id: str
+    """Its target."""
+
+
+class RecoveryCounts(Answer):
+    """How many cells a recovery plan selects and leaves out."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    eligible: int
+    """Cells a child run may attempt."""
+    excluded: int
+    """Cells it may not."""
+
+
+class RecoveryParent(Answer):
+    """upstream's snapshot of the parent run."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    status: str
+    """Its status when the plan was made."""
+    progress: Progress
+    """Its cells by state now."""
+    known_spend_usd: Number | None
+    """What its calls are known to have cost."""
+    spend_complete: bool
+    """Its cost is known."""
+
+
+class RecoveryPlan(Answer):
+    """sr-bench's reviewed recovery plan (schemas/recovery.py; sr-bench's CLI sends it back whole) with upstream's
+    fields beside it (`service.wire.projections.wire_recovery_plan`): `parent` is upstream's parent snapshot,
+    the parent's id is `parent_run_id`."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+    kind: Literal["recovery-plan"]
+    """What this document is."""
+    version: str
+    """The recovery rules' version."""
+    mode: RecoveryMode
+    """undispatched (cells that never sent a call) or failed (new, paid attempts of failed cells)."""
+    parent_snapshot: ParentSnapshot
+    """The parent when the plan was made."""
+    eligible: list[RecoveryCell]
+    """The cells a child may attempt, in the parent's order."""
+    excluded: list[ExcludedCell]
+    """The others, each with its reason."""
+    excluded_counts: dict[str, int]
+    """Excluded cells per reason."""
+    requires_acknowledgement: bool
+    """Recovering needs --acknowledge-new-attempt (mode failed: attempts cost again)."""
+    note: str
+    """What recovering this way does."""
+    plan_sha256: str
+    """SHA-256 of the plan's canonical JSON without this field and `selected_cells`."""
+    selected_cells: list[str]
+    """The cells to attempt (all eligible ones; the operator may keep fewer)."""
+    parent_run_id: str
+    """The run to recover."""
+    eligible_cells: list[RecoveryCellRef]
+    """upstream's list of the eligible cells."""
+    counts: RecoveryCounts
+    """Eligible and excluded cells."""
+    parent: RecoveryParent
+    """upstream's parent snapshot."""
+    new_attempt_budget_usd: Number | None
+    """The parent's cost cap, which a child's new attempts are held to (null: none)."""
+    requires_new_attempt_acknowledgment: bool
+    """upstream's name of `requires_acknowledgement`."""
+    scope: str
+    """What a recovery run is (and is not)."""

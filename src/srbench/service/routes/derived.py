@@ -106,16 +106,16 @@ async def _settled(service: Service, run_id: str) -> None:
 
 
 @route("POST", "/runs/{run_id}/recover-plan", "Review which cells a recovery may continue",
-       body=rq.RecoverPlan, answer=rs.RecoveryPlan)
-async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> rs.RecoveryPlan:
+       body=rq.RecoverPlan, answer=wf.RecoveryPlan)
+async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> wf.RecoveryPlan:
     mode = req.mode
     service, run_id = svc(request), request.match_info["run_id"]
     await _settled(service, run_id)
 
-    def go() -> rs.RecoveryPlan:
+    def go() -> wf.RecoveryPlan:
         plan = recovery.recovery_plan(service.runs, run_id, mode).model_dump(mode="json")
         parent = service.runs.get(run_id)
-        return rs.RecoveryPlan.model_validate(wire.wire_recovery_plan(
+        return wf.RecoveryPlan.model_validate(wire.wire_recovery_plan(
             plan, parent.progress, None if parent.budget is None else parent.budget.cap_usd))
     return await asyncio.to_thread(go)
 
