@@ -19,6 +19,7 @@ from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
+from srbench.service.api.catalog import CatalogEntry, CatalogTotals
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
 
@@ -63,10 +64,10 @@ class Profile(Answer):
 
 class Catalog(Answer):
     version: str
-    benchmarks: list[Document]
+    benchmarks: list[CatalogEntry]
     profiles: list[Profile]
     modes: list[str]
-    totals: Document
+    totals: CatalogTotals
     weights_note: str
 
 
