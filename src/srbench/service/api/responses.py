@@ -19,7 +19,7 @@ from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.target import Target
-from srbench.service.api.catalog import CatalogEntry, CatalogTotals
+from srbench.service.api.catalog import CatalogEntry, CatalogTotals, SetupCheck
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
 
@@ -74,7 +74,7 @@ class Catalog(Answer):
 class SetupChecks(Answer):
     version: str
     home: str
-    benchmarks: list[Document]
+    benchmarks: list[SetupCheck]
     note: str
 
 
