@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
+from srbench.schemas.intervals import Planning
 from srbench.schemas.target import Target
 from srbench.service.api.catalog import CatalogEntry, CatalogTotals, SetupCheck
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
@@ -170,7 +171,7 @@ class PlanAnswer(Answer):
     total: int
     status: Literal["validated"]
     model_requests: Literal[0]
-    planning: Document | None = Field(default=None, description="sample-size planning of a live plan")
+    planning: Planning | None = Field(default=None, description="sample-size planning of a live plan")
     estimate: Document | None = Field(default=None, description="planned requests by role (judge calls included) "
                                                                 "and an upper cost estimate from the pinned prices")
 

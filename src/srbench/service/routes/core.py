@@ -15,6 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.api import policy
@@ -136,7 +137,7 @@ def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
                       links=req.links)
 
 
-def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
+def _planning_sync(service: Service, plan: Plan) -> Planning | None:
     """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
     from srbench.service.runs.early_stop import check_baseline_run
     from srbench.stages.datasets.build import decode_cases
@@ -148,7 +149,7 @@ def _planning_sync(service: Service, plan: Plan) -> dict[str, Any] | None:
     counts: dict[str, int] = {}
     for case in decode_cases(service.objects.get_bytes(plan.dataset.object)):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
-    return planning_for(plan, counts).dump()
+    return planning_for(plan, counts)            # served as its `dump` (the binding: the fields set)
 
 
 def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
