@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.call import Usage
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
@@ -264,7 +265,7 @@ class ConversationCall(Answer):
     status: str | None = None
     http_status: int | None = None
     finish_reason: str | None = None
-    usage: Document | None = None
+    usage: Usage | None = None
     latency_s: Number | None = None
     ttft_s: Number | None = None
     response_model: str | None = None
@@ -289,7 +290,7 @@ class CallSummary(Answer):
     damage: str | None = None
     http_status: int | None = None
     finish_reason: str | None = None
-    usage: Document | None = None
+    usage: Usage | None = None
     latency_s: Number | None = None
     ttft_s: Number | None = None
     response_model: str | None = None
