@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.comparison_published import PublishedRow
+
 Number = int | float
 
 
@@ -284,42 +286,6 @@ class Candidate(BaseModel):
     """The claim on the plan's declared primary benchmarks."""
     detectability: Block | None = None
     """For an inconclusive Hoeffding claim: the cases that would make the difference detectable."""
-
-
-class PublishedRules(BaseModel):
-    """One target's benchmark score by sr-bench's rule beside the published rule's figure."""
-
-    model_config = _config()
-    sr_bench_rule: str | None
-    """sr-bench's grading rule."""
-    sr_bench_accuracy: Number | None
-    """sr-bench's accuracy."""
-    published_rule: str | None
-    """The published rule."""
-    published_metric: str | None
-    """The published metric."""
-    published: Number | None
-    """The published rule's figure."""
-    graded_differently: int | None
-    """Cells whose published score differs from sr-bench's verdict."""
-    reason: str | None
-    """Why a figure is missing."""
-    note: str | None
-    """A note on the published rule."""
-
-
-class PublishedRow(BaseModel):
-    """Both rules for a candidate and the baseline on one benchmark."""
-
-    model_config = _config()
-    candidate: str
-    """The candidate target."""
-    benchmark: str
-    """The benchmark."""
-    candidate_rules: PublishedRules
-    """The candidate's figures."""
-    baseline_rules: PublishedRules | None
-    """The baseline target's figures (None: not in the baseline report)."""
 
 
 class Aggregation(BaseModel):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from srbench.schemas.comparison import PublishedRow, PublishedRules
+from srbench.schemas.comparison_published import PublishedRow, PublishedRules
 
 BLOCKED = "blocked"
 
