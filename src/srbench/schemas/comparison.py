@@ -1,7 +1,7 @@
 """The stored comparison (kind ``comparison``, stages/compare, IT-5). The compare rule (stages/derived/rules.py)
 stores `Comparison.model_validate(out).dump()`: the bytes equal the dict-literal code's (digests pinned in
 tests/stages/test_comparison_model.py). The claim rules' statistical blocks (stages/compare/claims.py,
-stages/stats, stages/report/routing.py) are open `Block`s.
+stages/stats, stages/report/routing.py) are open `Block`s, but the bootstrap (`BootstrapInterval`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.comparison_published import PublishedRow
+from srbench.schemas.intervals import BootstrapInterval
 
 Number = int | float
 
@@ -266,7 +267,7 @@ class Candidate(BaseModel):
     """improvement, regression, inconclusive or blocked."""
     non_inferiority: Block
     """The non-inferiority verdict and its margin."""
-    bootstrap: Block
+    bootstrap: BootstrapInterval
     """The stratified bootstrap interval (a diagnostic)."""
     claim_label: str
     """Formal or dev, in words."""

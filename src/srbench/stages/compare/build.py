@@ -227,7 +227,7 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
         "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(ordered) / len(ordered),
         "wins": ordered.count(1), "losses": ordered.count(-1), "ties": ordered.count(0),
         "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
-        **verdicts, "bootstrap": stratified_bootstrap(diffs, weights).model_dump(), "claim_label": label,
+        **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
         "savings": Savings(**{s: _savings(s, tied, getattr(costs, s), blocked) for s in SCOPES}),
         "costs": costs,
         "operations": OperationsPair(baseline=_operations(best), candidate=_operations(cells)),
