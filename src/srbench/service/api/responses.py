@@ -15,11 +15,12 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from srbench.schemas.call import Usage
-from srbench.schemas.cell import RunStatus
+from srbench.schemas.call import CallRole, Usage
+from srbench.schemas.cell import CellState, RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.intervals import Planning
+from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
 from srbench.service.api.catalog import CatalogEntry, CatalogTotals, SetupCheck
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
@@ -181,7 +182,7 @@ class RunView(Answer):
     id: str
     owner: str = Field(description="the actor that created the run (local: the operator)")
     name: str
-    mode: str
+    mode: PlanMode
     profile: str | None
     status: RunStatus
     manifest: Document = Field(description="the frozen manifest (a run list carries its summary)")
@@ -253,7 +254,7 @@ class ConversationCall(Answer):
     """One call of a multi-call cell (service/runs/call_pages.py)."""
 
     index: int
-    role: str
+    role: CallRole
     target_id: str
     state: str | None
     request: str | None
@@ -277,11 +278,11 @@ class CallSummary(Answer):
     id: str = Field(description="call-<32 hex>")
     case_id: str
     target_id: str
-    role: str = Field(description="subject, judge, simulator (a conversation: also scaffolding)")
+    role: CallRole = Field(description="subject, judge, simulator (a conversation: also scaffolding)")
     status: str = Field(description="sent, completed, failed, cancelled, sent_unknown")
     cell_id: str
     seq: int
-    state: str
+    state: CellState
     error_class: str | None
     error: str | None
     request: str | None

@@ -8,7 +8,7 @@ projection: ISO times, the caller's idempotency key, the owner and the manifest 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
@@ -33,7 +33,7 @@ class Progress(BaseModel):
 class TargetInfo(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
-    kind: str | None
+    kind: Literal["single", "mom"] | None
     model: str | None
 
 
