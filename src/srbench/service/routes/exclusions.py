@@ -17,7 +17,7 @@ from aiohttp import web
 
 from srbench.errors import InvalidInput, NotFound
 from srbench.service.api import exclusions as ex
-from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.actors import Actor, actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.exclusions import CompileExclusions
 from srbench.service.api.http import svc
@@ -81,7 +81,7 @@ def _run_dataset(service: Service, run_id: str, plan: dict[str, Any]) -> dict[st
     return with_identity[0]
 
 
-def compile_named(service: Service, actor: Any, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
+def compile_named(service: Service, actor: Actor, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
     named = [(d, manifest_of(service, d)) for d in dict.fromkeys(dataset_ids)]
     datasets = [m for _, m in named]
     runs = []

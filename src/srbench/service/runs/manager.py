@@ -43,7 +43,7 @@ from srbench.service.runs.recipes import capture_before, check_after
 from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
-from srbench.service.runs.state import RunBudget, RunLineage, RunState
+from srbench.service.runs.state import OnCreate, RunBudget, RunLineage, RunState
 from srbench.service.store.env_file import missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
@@ -84,7 +84,8 @@ class RunManager:
         if problems:
             raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
 
-    def submit(self, plan: Plan, idempotency_key: str | None, on_create: Any = None) -> tuple[RunState, bool]:
+    def submit(self, plan: Plan, idempotency_key: str | None, on_create: OnCreate | None = None
+               ) -> tuple[RunState, bool]:
         """Create a run (or return the one bound to the key) of a checked plan (`stages.plan.freeze`: built
         or `check_frozen`). Returns (run, created). `on_create(conn, run_id)` runs in the run's insert
         transaction (its owner, its experiment link)."""
@@ -101,7 +102,7 @@ class RunManager:
         return self.create_run(plan, idempotency_key, claim=on_create)
 
     def create_run(self, plan: Plan, idempotency_key: str | None, *, parent: str | None = None,
-                   claim: Any = None) -> tuple[RunState, bool]:
+                   claim: OnCreate | None = None) -> tuple[RunState, bool]:
         """Insert a queued run and its cells in one transaction. `plan.execution_cells` (recovery)
         narrows the cells to the listed (case, target) pairs; `claim(conn, run_id)` runs in the same
         transaction (recovery claims) and may raise to abort it."""

@@ -12,7 +12,7 @@ here calls a model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -20,7 +20,7 @@ from srbench.errors import DamagedObject
 from srbench.schemas.plan import Plan
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
-from srbench.service.api.actors import actor_of, check_visible
+from srbench.service.api.actors import Actor, actor_of, check_visible
 from srbench.service.api.bindings import route
 from srbench.service.api.faults import record_damage
 from srbench.service.api.http import svc
@@ -81,7 +81,7 @@ def _answer_of(baseline: wf.RunChoice | None, key: str, found: list[wf.RunChoice
                          unverified_baselines=0, model_requests=0, damaged_runs=damaged, **reason)
 
 
-def run_options(service: Service, kind: str, actor: Any, baseline_id: str | None, after: int, limit: int
+def run_options(service: Service, kind: str, actor: Actor, baseline_id: str | None, after: int, limit: int
                 ) -> wf.RunOptions:
     runs = service.runs
     listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)

@@ -40,7 +40,7 @@ from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
 from srbench.service.journal.recovery import claim_cells, claims_of
 from srbench.service.runs.manager import TERMINAL, RunManager
-from srbench.service.runs.state import RunState
+from srbench.service.runs.state import OnCreate, RunState
 from srbench.stages.plan.freeze import plan_sha256
 from srbench.targets.accounting import call_cost
 
@@ -190,7 +190,7 @@ def selected_ids(cells: Any) -> list[str]:
 
 
 def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
-            on_create: Any = None) -> tuple[RunState, bool]:
+            on_create: OnCreate | None = None) -> tuple[RunState, bool]:
     """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
     if not key:
         raise InvalidInput("recover needs --idempotency-key (repeat an uncertain submission with the same key)",

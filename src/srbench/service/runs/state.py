@@ -8,12 +8,18 @@ projection: ISO times, the caller's idempotency key, the owner and the manifest 
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import PlanMode
+
+# what runs in a run's insert transaction (its owner, its experiment link, a recovery's claims): the writer's
+# connection and the new run's id
+OnCreate = Callable[[sqlite3.Connection, str], None]
 
 # a JSON number served as the record holds it (an int stays an int: the answer's bytes are the record's)
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]

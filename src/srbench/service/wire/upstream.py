@@ -28,6 +28,7 @@ from srbench.schemas.plan import Plan
 from srbench.service.api.actors import Actor, record_owner
 from srbench.service.journal import owners
 from srbench.service.runs import experiments
+from srbench.service.runs.state import OnCreate
 from srbench.service.wire.projections import experiment_roles
 from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
 from srbench.stages.plan.freeze import PlanLinks
@@ -147,7 +148,7 @@ def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str,
     register_dataset(service, manifest)
 
 
-def creation_hook(service: Service, plan: Plan, actor: Actor) -> Any:
+def creation_hook(service: Service, plan: Plan, actor: Actor) -> OnCreate:
     """In the run's insert transaction: its owner, and its experiment link (checked again there)."""
     link = plan.experiment
     roles = experiment_roles(plan)
@@ -165,7 +166,7 @@ def creation_hook(service: Service, plan: Plan, actor: Actor) -> Any:
     return hook
 
 
-def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], role: str) -> Any:
+def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], role: str) -> OnCreate:
     """For a run derived from another (a recovery child, a replay): its owner, and the source's
     experiment membership in `role` while that experiment still exists and is the actor's (a deleted
     experiment is never recreated by a derived run)."""
