@@ -11,9 +11,10 @@ a capture taken later or by another run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
+from pydantic import BaseModel, ConfigDict
 
 from srbench.cas import ObjectStore
 from srbench.schemas.plan import Plan
@@ -62,20 +63,41 @@ def _events(journal: Journal, run_id: str) -> list[tuple[str, dict[str, Any]]]:
     return events_of_types(journal, run_id, (CAPTURED, CHECKED))
 
 
-def summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
-    """Per capturing target: status (captured | not_captured), projection hash and the limitation,
-    from the run's events only (what the report shows)."""
-    out: dict[str, dict[str, Any]] = {}
+class RecipeSummary(BaseModel):
+    """A capturing target's recipe in a run, from the run's events only (what the report shows)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    status: Literal["captured", "not_captured"]
+    """A recipe was captured before the run."""
+    capture: str
+    """The capture object's digest."""
+    projection_hash: str | None
+    """Digest of the redacted config and recipes."""
+    limitation: str | None
+    """Why it was not captured, or does not hold for the whole run."""
+    held_during_run: bool | None
+    """The configuration did not change during the run (null: not checked)."""
+
+
+def summary(journal: Journal, run_id: str) -> dict[str, RecipeSummary]:
+    """Per capturing target: status (captured | not_captured), projection hash and the limitation."""
+    out: dict[str, RecipeSummary] = {}
     for kind, d in _events(journal, run_id):
         if kind == CAPTURED:
-            out[d["target_id"]] = {"status": "captured" if d["captured"] else "not_captured",
-                                   "capture": d["capture"], "projection_hash": d.get("projection_hash"),
-                                   "limitation": d.get("limitation"), "held_during_run": None}
+            out[d["target_id"]] = RecipeSummary(status="captured" if d["captured"] else "not_captured",
+                                                capture=d["capture"], projection_hash=d.get("projection_hash"),
+                                                limitation=d.get("limitation"), held_during_run=None)
         elif d["target_id"] in out:
-            out[d["target_id"]]["held_during_run"] = bool(d.get("unchanged"))
-            if not d.get("unchanged"):
-                out[d["target_id"]]["limitation"] = d.get("problem")
+            held = bool(d.get("unchanged"))
+            found = out[d["target_id"]]
+            out[d["target_id"]] = found.model_copy(update={"held_during_run": held, "limitation": found.limitation
+                                                           if held else d.get("problem")})
     return out
+
+
+def report_summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
+    """`summary` as the report rule takes it (JSON)."""
+    return {tid: s.model_dump(mode="json") for tid, s in summary(journal, run_id).items()}
 
 
 def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) -> list[RecipeView]:
@@ -95,9 +117,9 @@ def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) 
             out.append(RecipeView(target_id=t.id, status="unavailable", limitation=why, capture=None, after=None,
                                   projection_hash=None, held_during_run=None))
             continue
-        out.append(RecipeView(target_id=t.id, status=s["status"], limitation=s["limitation"],
-                              capture=RecipeCapture.model_validate(store.get_json(s["capture"])),
-                              capture_digest=s["capture"], after=checks.get(t.id),
-                              projection_hash=s["projection_hash"], held_during_run=s["held_during_run"]))
+        out.append(RecipeView(target_id=t.id, status=s.status, limitation=s.limitation,
+                              capture=RecipeCapture.model_validate(store.get_json(s.capture)),
+                              capture_digest=s.capture, after=checks.get(t.id),
+                              projection_hash=s.projection_hash, held_during_run=s.held_during_run))
     return out
 
