@@ -26,21 +26,31 @@ Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 
 
 class Progress(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     total: int
+    """The run's planned cells."""
     completed: int
+    """Cells whose call completed (an answer, graded or not)."""
     failed: int
+    """Cells whose call failed."""
     cancelled: int
+    """Cells cancelled before they finished."""
     ambiguous: int
+    """Cells in flight when the service stopped: their call may have been sent and billed."""
     running: int
+    """Cells whose subject or judge call is in flight."""
     pending: int
+    """Cells not sent yet."""
 
 
 class TargetInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     id: str
+    """The target's id."""
     kind: Literal["single", "mom"] | None
+    """single (one model) or mom (a router)."""
     model: str | None
+    """The model it names."""
 
 
 class RunLineage(BaseModel):
