@@ -15,8 +15,8 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from srbench.schemas.call import CallRole, Usage
-from srbench.schemas.cell import CellState, RunStatus
+from srbench.schemas.call import CallRole, CallStatus, Usage
+from srbench.schemas.cell import CallState, CellState, RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.intervals import Planning
@@ -256,14 +256,14 @@ class ConversationCall(Answer):
     index: int
     role: CallRole
     target_id: str
-    state: str | None
+    state: CallState | None
     request: str | None
     call: str | None
     error_class: str | None
     cost_usd: Number | None
     damaged: bool
     damage: str | None = None
-    status: str | None = None
+    status: CallStatus | None = None
     http_status: int | None = None
     finish_reason: str | None = None
     usage: Usage | None = None
