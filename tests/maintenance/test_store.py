@@ -94,7 +94,7 @@ def test_a_deleted_referenced_object_is_missing_with_its_referrers(api, ran, ser
     pages = objects.get_json(ran["report"]["results"])["pages"]     # results schema 2: pages of rows
     assert any(w.split(" ")[0] in pages and " rows[" in w and w.endswith("].call") for w in where), where
     where = missing[dataset_object]["referenced_from"]
-    assert f"refs.value dataset/{ran['dataset']['id']} object" in where, where
+    assert f"refs.value dataset/{ran['dataset']['ref']} object" in where, where      # the journal keys the ds- ref
     assert any(w.startswith(ran["plan"] + " dataset.object") for w in where), where
     assert missing[dataset_object]["references"] >= 3      # the ref, the plan, the prepare rule's manifest
 

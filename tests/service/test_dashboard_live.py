@@ -164,5 +164,5 @@ def test_create_composes_a_ticked_subset_of_a_datasets_benchmarks(browser, axe, 
         text = review.inner_text()
         assert "Launch run (2 model calls planned)" in text, text          # ARC-AGI-2's 2 smoke tasks only
         plans = [p for p in api.ok("GET", "/datasets")["datasets"] if p["benchmarks"] == ["arc-agi-2"]]
-        assert plans and plans[0]["case_count"] == 2 and plans[0]["id"] in text
+        assert plans and plans[0]["case_count"] == 2 and plans[0]["ref"] in text    # a plan names the ds- ref
         assert sim.log == [] and api.run_count() == 0                      # reviewing sends nothing
