@@ -14,6 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from srbench.errors import DamagedObject
+from srbench.schemas.event_data import ObjectDamaged
 from srbench.service.journal.writer import add_event
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def record_damage(service: Service, exc: DamagedObject, run_id: str | None, wher
     if not service.damage.first(exc.digest, owner):
         return
     log.warning("damaged object %s (read for %s)", exc.digest, where)
-    data = {"digest": exc.digest, "where": where, "message": exc.message}
+    data = ObjectDamaged(digest=exc.digest, where=where, message=exc.message)
     try:   # from any thread; a full disk must not fail the read, so the outcome is only looked at
         fut = service.journal.submit_nowait(lambda c: add_event(c, owner, "object_damaged", data))
     except RuntimeError:          # the journal is closing

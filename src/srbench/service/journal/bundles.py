@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, BundledBudget, BundledEvent
+from srbench.schemas.event_data import Pulled
 from srbench.service.journal.writer import Journal, add_event
 
 Columns = dict[str, Any]       # one row as the bundle holds it: column → stored value
@@ -64,5 +65,5 @@ def import_rows(c: sqlite3.Connection, run: Columns, cells: list[Columns], calls
     for kind, history in corrections.items():
         c.execute("INSERT OR REPLACE INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?)",
                   (kind, run_id, json.dumps(history, sort_keys=True), time.time()))
-    add_event(c, run_id, "pulled", {"bundle": digest})
+    add_event(c, run_id, "pulled", Pulled(bundle=digest))
     return True

@@ -22,6 +22,7 @@ from typing import Any
 from srbench.cas import ObjectStore, digest_json, short
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.event import CELL_EVENTS, EventType
+from srbench.schemas.event_data import BudgetRefused, CellEvent, EventData
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
 
@@ -63,7 +64,7 @@ class RunJournalAdapter:
 
         def w(c: sqlite3.Connection) -> bool:
             if reserve_usd is not None and not _reserve(c, self.run_id, reserve_usd):
-                add_event(c, self.run_id, "budget_refused", {"cell_id": cell.cell_id, "reserve_usd": reserve_usd})
+                add_event(c, self.run_id, "budget_refused", BudgetRefused(cell_id=cell.cell_id, reserve_usd=reserve_usd))
                 return False
             c.execute("UPDATE cells SET state='dispatching', request=?, reserved_usd=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (request, reserve_usd, now, self.run_id, cell.cell_id))
@@ -90,8 +91,8 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
                       "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
             if st not in ("completed", "judge_dispatching"):
-                add_event(c, self.run_id, CELL_EVENTS[st], {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                          "target_id": cell.target_id, "error_class": ec, "error": er})
+                add_event(c, self.run_id, CELL_EVENTS[st], CellEvent(cell_id=cell.cell_id, case_id=cell.case_id,
+                                                                 target_id=cell.target_id, error_class=ec, error=er))
             return ok
         ok = bool(await self.journal.submit(w, self._objects(objects)))
         if state != "judge_dispatching" or not ok:
@@ -108,9 +109,9 @@ class RunJournalAdapter:
                       "WHERE run_id=? AND cell_id=?", (state, judge_call, error_class, error, now, self.run_id,
                                                        cell.cell_id))
             if state != "completed":
-                add_event(c, self.run_id, CELL_EVENTS[state], {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                             "target_id": cell.target_id,
-                                                             "error_class": error_class, "error": error})
+                add_event(c, self.run_id, CELL_EVENTS[state], CellEvent(cell_id=cell.cell_id, case_id=cell.case_id,
+                                                                    target_id=cell.target_id,
+                                                                    error_class=error_class, error=error))
         await self.journal.submit(w, self._objects(objects))
         self._done(cell)
 
@@ -123,8 +124,8 @@ class RunJournalAdapter:
 
         def w(c: sqlite3.Connection) -> bool:
             if reserve_usd is not None and not _reserve(c, self.run_id, reserve_usd):
-                add_event(c, self.run_id, "budget_refused", {"cell_id": cell.cell_id, "call_index": index,
-                                                             "role": role, "reserve_usd": reserve_usd})
+                add_event(c, self.run_id, "budget_refused", BudgetRefused(cell_id=cell.cell_id, call_index=index,
+                                                                          role=role, reserve_usd=reserve_usd))
                 return False
             c.execute("INSERT INTO calls(run_id, cell_id, idx, role, target_id, state, request, reserved_usd, "
                       "updated_at) VALUES(?,?,?,?,?,'dispatching',?,?,?)",
@@ -163,13 +164,13 @@ class RunJournalAdapter:
             c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, updated_at=? WHERE run_id=? "
                       "AND cell_id=?", (state, call, error_class, error, now, self.run_id, cell.cell_id))
             if state != "completed":
-                add_event(c, self.run_id, CELL_EVENTS[state], {"cell_id": cell.cell_id, "case_id": cell.case_id,
-                                                             "target_id": cell.target_id, "error_class": error_class,
-                                                             "error": error})
+                add_event(c, self.run_id, CELL_EVENTS[state], CellEvent(cell_id=cell.cell_id, case_id=cell.case_id,
+                                                                    target_id=cell.target_id, error_class=error_class,
+                                                                    error=error))
         await self.journal.submit(w, self._objects(objects))
         self._done(cell)
 
-    async def event(self, type_: EventType, data: dict[str, Any]) -> None:
+    async def event(self, type_: EventType, data: EventData) -> None:
         await self.journal.submit(lambda c: add_event(c, self.run_id, type_, data))
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.schemas.cell import TerminalRunStatus
+from srbench.schemas.event_data import CellEvent, EarlyStopRecorded, RunEnded, StorageFault
 from srbench.service.journal.runs import set_extra
 from srbench.service.journal.writer import Journal, add_event
 
@@ -18,7 +19,7 @@ def terminal(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, erro
     now = time.time()
     c.execute("UPDATE runs SET status=?, error=?, finished_at=?, updated_at=? WHERE id=? AND status NOT IN "
               f"({','.join('?' * len(TERMINAL))})", (status, error, now, now, run_id, *TERMINAL))
-    add_event(c, run_id, status, {"error": error} if error else {})
+    add_event(c, run_id, status, RunEnded(error=error) if error else RunEnded())
 
 
 def end_run(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error: str | None, why: str,
@@ -29,8 +30,8 @@ def end_run(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error
     stuck = c.execute("SELECT cell_id, case_id, target_id, state FROM cells WHERE run_id=? AND state IN "
                       "('dispatching', 'judge_dispatching')", (run_id,)).fetchall()
     for r in stuck:
-        add_event(c, run_id, "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
-                                                "target_id": r["target_id"], "error": why})
+        add_event(c, run_id, "cell_ambiguous", CellEvent(cell_id=r["cell_id"], case_id=r["case_id"],
+                                                          target_id=r["target_id"], error=why))
     c.execute("UPDATE cells SET error_class=CASE state WHEN 'dispatching' THEN 'ambiguous_dispatch' "
               "ELSE 'ambiguous_judge_dispatch' END, state='ambiguous', error=?, updated_at=? "
               "WHERE run_id=? AND state IN ('dispatching', 'judge_dispatching')", (why, now, run_id))
@@ -39,8 +40,8 @@ def end_run(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error
     if fault is not None:
         pending = c.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND state='pending'",
                             (run_id,)).fetchone()[0]
-        add_event(c, run_id, "storage_fault", {"code": fault[0], "message": fault[1],
-                                               "ambiguous": len(stuck), "not_dispatched": pending})
+        add_event(c, run_id, "storage_fault", StorageFault(code=fault[0], message=fault[1],
+                                                           ambiguous=len(stuck), not_dispatched=pending))
     terminal(c, run_id, status, error)
 
 
@@ -54,5 +55,5 @@ def pending_by_target(journal: Journal, run_id: str) -> dict[str, int]:
 def record_early_stop(c: sqlite3.Connection, run_id: str, record: dict[str, Any], saving: float | None) -> None:
     """The early stop's record in the run's extra, with its event."""
     set_extra(c, run_id, "early_stop", record)
-    add_event(c, run_id, "early_stop_recorded", {"cells_not_sent": record["cells_not_sent"],
-                                                 "estimated_saving_usd": saving})
+    add_event(c, run_id, "early_stop_recorded", EarlyStopRecorded(cells_not_sent=record["cells_not_sent"],
+                                                                     estimated_saving_usd=saving))

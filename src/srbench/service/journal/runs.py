@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.event_data import CancellationRequested, CellEvent, NoData, RunEnded
 from srbench.schemas.plan import PlanMode
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
@@ -222,8 +223,8 @@ def recover_after_restart(c: sqlite3.Connection) -> dict[str, int]:
     amb = c.execute("SELECT run_id, cell_id, case_id, target_id FROM cells "
                     "WHERE state IN ('dispatching', 'judge_dispatching')").fetchall()
     for r in amb:
-        add_event(c, r["run_id"], "cell_ambiguous", {"cell_id": r["cell_id"], "case_id": r["case_id"],
-                                                     "target_id": r["target_id"]})
+        add_event(c, r["run_id"], "cell_ambiguous", CellEvent(cell_id=r["cell_id"], case_id=r["case_id"],
+                                                               target_id=r["target_id"]))
     c.execute("UPDATE cells SET state='ambiguous', error_class='ambiguous_dispatch', error=CASE WHEN "
               f"{_CONVERSATION} THEN 'the service stopped during this conversation; a call may have been "
               "billed; it is never resumed' ELSE 'the service stopped while this call was in flight; it "
@@ -235,7 +236,7 @@ def recover_after_restart(c: sqlite3.Connection) -> dict[str, int]:
               "updated_at=? WHERE state='judge_dispatching'", (now,))
     runs = c.execute("SELECT id FROM runs WHERE status IN ('queued','running')").fetchall()
     for r in runs:
-        add_event(c, r["id"], "interrupted", {"reason": "service restarted"})
+        add_event(c, r["id"], "interrupted", RunEnded(reason="service restarted"))
     c.execute("UPDATE runs SET status='interrupted', finished_at=COALESCE(finished_at, ?), updated_at=?, "
               "error=COALESCE(error, 'service stopped during the run') "
               "WHERE status IN ('queued','running')", (now, now))
@@ -282,13 +283,13 @@ def mark_running(c: sqlite3.Connection, run_id: str, now: float) -> bool:
     if r["status"] != "queued":
         return False
     c.execute("UPDATE runs SET status='running', started_at=?, updated_at=? WHERE id=?", (now, now, run_id))
-    add_event(c, run_id, "running", {})
+    add_event(c, run_id, "running", NoData())
     return True
 
 
 def request_cancel(c: sqlite3.Connection, run_id: str, reason: str) -> None:
     c.execute("UPDATE runs SET cancel_requested=1, updated_at=? WHERE id=?", (time.time(), run_id))
-    add_event(c, run_id, "cancellation_requested", {"reason": reason})
+    add_event(c, run_id, "cancellation_requested", CancellationRequested(reason=reason))
 
 
 def set_extra(c: sqlite3.Connection, run_id: str, key: str, value: Any) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from srbench.errors import InvalidInput
 from srbench.rules.engine import CacheEntry
 from srbench.schemas.event import EventType
+from srbench.schemas.event_data import EventData, NoData
 from srbench.service.journal.schema import migrate
 
 Write = Callable[[sqlite3.Connection], Any]
@@ -293,9 +294,10 @@ def _deliver(futures: list[Any]) -> None:
             pass
 
 
-def add_event(conn: sqlite3.Connection, run_id: str, type_: EventType, data: dict[str, Any] | None = None) -> None:
+def add_event(conn: sqlite3.Connection, run_id: str, type_: EventType, data: EventData | None = None) -> None:
+    """One event of the run: its kind and its data model, stored as sorted JSON of the fields set."""
     conn.execute("INSERT INTO events(run_id, ts, type, data) VALUES(?,?,?,?)",
-                 (run_id, time.time(), type_, json.dumps(data or {}, sort_keys=True)))
+                 (run_id, time.time(), type_, json.dumps((data or NoData()).dump(), sort_keys=True)))
 
 
 def write_action_entries(c: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:

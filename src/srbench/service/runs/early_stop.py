@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
+from srbench.schemas.event_data import EarlyStop
 from srbench.schemas.plan import Plan
 from srbench.service.journal.run_end import pending_by_target, record_early_stop
 from srbench.service.journal.writer import add_event
@@ -256,8 +257,8 @@ class StopMonitor:
             "baseline": (self.stats.early_stop.baseline_run if self.stats.early_stop else None)
             or "strongest single target of this run"}
         self.control.early_stop = self.record
-        await self.manager.journal.submit(lambda c: add_event(c, self.run_id, "early_stop", {
-            k: record[k] for k in ("reason", "summary", "decided_at_cases", "planned_cases")}))
+        await self.manager.journal.submit(lambda c: add_event(c, self.run_id, "early_stop", EarlyStop(
+            reason=reason, summary=record["summary"], decided_at_cases=self.prefix, planned_cases=len(self.order))))
 
     async def close(self) -> None:
         """Record the stop in the run's extra: cells never sent, estimated money not spent."""

@@ -27,6 +27,7 @@ from srbench.rules import Engine
 from srbench.rules.engine import VOLATILE_REASON
 from srbench.schemas.cell import TerminalRunStatus
 from srbench.schemas.dataset import Case
+from srbench.schemas.event_data import Created, ReportFailed
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
 from srbench.service.journal import refs
@@ -139,7 +140,7 @@ class RunManager:
             jruns.insert_cells(c, rows)
             if plan.limits.max_cost_usd is not None:
                 jruns.insert_budget(c, run_id, plan.limits.max_cost_usd)
-            add_event(c, run_id, "created", {"plan_sha256": plan.plan_sha256, "total": len(rows)})
+            add_event(c, run_id, "created", Created(plan_sha256=plan.plan_sha256, total=len(rows)))
             return run_id
         got = self.journal.submit_sync(w)
         return self.get(got), got == run_id
@@ -239,7 +240,7 @@ class RunManager:
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
             detail = exc_line(exc)
             try:
-                await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", {"error": detail}))
+                await self.journal.submit(lambda c: add_event(c, run_id, "report_failed", ReportFailed(error=detail)))
             except Exception:  # noqa: BLE001 - the journal is closing
                 pass
         finally:

@@ -17,6 +17,7 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict
 
 from srbench.cas import ObjectStore
+from srbench.schemas.event_data import RecipeCaptured, RecipeChecked
 from srbench.schemas.plan import Plan
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
@@ -43,8 +44,8 @@ async def capture_before(client: aiohttp.ClientSession, plan: Plan, store: Objec
     for t in _capturing(plan):
         doc = await capture_recipe(client, t, min(TIMEOUT_S, plan.limits.total_timeout_s))
         digest = store.put_json(doc)
-        await event(CAPTURED, {"target_id": t.id, "capture": digest, "captured": doc["captured"],
-                               "projection_hash": doc["projection_hash"], "limitation": doc["limitation"]})
+        await event(CAPTURED, RecipeCaptured(target_id=t.id, capture=digest, captured=doc["captured"],
+                                              projection_hash=doc["projection_hash"], limitation=doc["limitation"]))
         out[t.id] = doc
     return out
 
@@ -56,7 +57,7 @@ async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[
         if doc is None or not doc["captured"]:
             continue
         res = await check_unchanged(client, t, doc, min(TIMEOUT_S, plan.limits.total_timeout_s))
-        await event(CHECKED, res)
+        await event(CHECKED, RecipeChecked.model_validate(res))
 
 
 def _events(journal: Journal, run_id: str) -> list[tuple[str, dict[str, Any]]]:

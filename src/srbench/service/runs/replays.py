@@ -8,6 +8,7 @@ import time
 import uuid
 from typing import Any
 
+from srbench.schemas.event_data import Created, ReplayOf, RunEnded
 from srbench.service.api.actors import record_owner
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
@@ -61,9 +62,9 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
             targets=json.dumps(target_ids), created_at=now, started_at=now, finished_at=now, updated_at=now,
             error=None, cancel_requested=0, extra=json.dumps({"replay": {"baseline": baseline_id, "preview": preview_id}})))
         jruns.insert_finished_cells(c, rows)
-        add_event(c, run_id, "created", {"replay_of": {"baseline": baseline_id, "preview": preview_id},
-                                         "model_requests": 0})
-        add_event(c, run_id, "completed", {})
+        add_event(c, run_id, "created", Created(replay_of=ReplayOf(baseline=baseline_id, preview=preview_id),
+                                                 model_requests=0))
+        add_event(c, run_id, "completed", RunEnded())
         record_owner(c, run_id, owner)
         return run_id
     got = manager.journal.submit_sync(w)

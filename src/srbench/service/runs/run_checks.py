@@ -8,6 +8,7 @@ from typing import Any
 
 import aiohttp
 
+from srbench.schemas.event_data import ConfigHashChecked
 from srbench.schemas.plan import Plan
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter
@@ -31,18 +32,18 @@ async def config_check(client: aiohttp.ClientSession, plan: Plan, jr: RunJournal
         if target.kind != "mom" or not target.config_hash:
             continue
         if not target.preview_url:
-            await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id,
-                                                   "expected": target.config_hash, "seen": None, "ok": True,
-                                                   "probe": "no preview_url", "evidence": "unavailable"})
+            await jr.event("config_hash_checked", ConfigHashChecked(
+                phase=phase, target_id=target.id, expected=target.config_hash, seen=None, ok=True,
+                probe="no preview_url", evidence="unavailable"))
             continue
         body = preview_body(target, [{"role": "user", "content": "sr-bench config-hash probe"}], 1, None)
         out = await preview_call(client, target, body, min(10.0, plan.limits.total_timeout_s))
         seen = (out.routing or {}).get("config_hash")
         ok = out.status == "completed" or out.error_class != "config_hash_mismatch"
         evidence = ("mismatch" if not ok else "confirmed" if seen == target.config_hash else "missing")
-        await jr.event("config_hash_checked", {"phase": phase, "target_id": target.id, "expected": target.config_hash,
-                                               "seen": seen, "ok": ok, "probe": out.error_class or "answered",
-                                               "evidence": evidence})
+        await jr.event("config_hash_checked", ConfigHashChecked(
+            phase=phase, target_id=target.id, expected=target.config_hash, seen=seen, ok=ok,
+            probe=out.error_class or "answered", evidence=evidence))
         reason = (f"config_hash check {phase} the run: router {target.id} reports {seen}, "
                   f"the target pins {target.config_hash}")
         if not ok and control.stop_target(target.id, reason, stop_scope(plan)) and control.stop_reason:

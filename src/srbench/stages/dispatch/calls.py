@@ -28,6 +28,7 @@ from srbench.errors import storage_fault
 from srbench.schemas.call import CallRecord, RequestObject, Timings
 from srbench.schemas.cell import call_state
 from srbench.schemas.dataset import Case
+from srbench.schemas.event_data import DispatchStopped
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
@@ -163,10 +164,9 @@ class Dispatcher:
         if judge is not None:
             await self.run_judge(cell, *judge)
         if newly_stopped:
-            await self.journal.event("dispatch_stopped", {"target_id": target.id, "scope": stop_scope(self.plan),
-                                                          "reason": self.control.target_stops[target.id],
-                                                          "error_class": "config_hash_mismatch" if problem
-                                                          else outcome.error_class})
+            await self.journal.event("dispatch_stopped", DispatchStopped(
+                target_id=target.id, scope=stop_scope(self.plan), reason=self.control.target_stops[target.id],
+                error_class="config_hash_mismatch" if problem else outcome.error_class))
 
     async def preview_one(self, cell: Cell) -> None:
         """IT-3: record the router's decision and model for one case; no inference, no score."""

@@ -16,13 +16,14 @@ from srbench.schemas.call import CallRecord, RequestObject, Timings
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
 from srbench.schemas.event import EventType
-from srbench.schemas.plan import Plan
+from srbench.schemas.event_data import EventData
+from srbench.schemas.plan import Plan, StopScope
 from srbench.schemas.target import Target
 from srbench.targets import routers
 from srbench.targets.transport import CallOutcome, build_body
 
 
-def stop_scope(plan: Plan) -> str:
+def stop_scope(plan: Plan) -> StopScope:
     """What a target's systematic failure stops: "target" (the default) or "run"."""
     return plan.stop_on_systematic or "target"
 
@@ -71,7 +72,7 @@ class RunJournal(ConversationJournal, Protocol):
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         """Durably store the judge's objects, then commit the cell's terminal state."""
 
-    async def event(self, type_: EventType, data: dict[str, Any]) -> None: ...
+    async def event(self, type_: EventType, data: EventData) -> None: ...
 
 
 @dataclass

@@ -44,6 +44,7 @@ from srbench.errors import InvalidInput, storage_fault
 from srbench.schemas.cell import TerminalCellState
 from srbench.schemas.conversation import ConversationCall, ConversationRecord
 from srbench.schemas.dataset import Case
+from srbench.schemas.event_data import DispatchStopped
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
@@ -254,8 +255,8 @@ class Conversations:
             why = f"systematic failure on {role} target {target.id} ({kind}): {problem or error}"
             scope = "run" if role != "subject" else stop_scope(d.plan)
             if d.control.stop_target(target.id, why, scope):
-                await d.journal.event("dispatch_stopped", {"target_id": target.id, "scope": scope, "reason": why,
-                                                           "error_class": error_class, "role": role})
+                await d.journal.event("dispatch_stopped", DispatchStopped(target_id=target.id, scope=scope, reason=why,
+                                                                          error_class=error_class, role=role))
             raise CellStopped(error_class or "systematic_failure", why)
         return Reply(index=index, role=role, target_id=target.id, status=status, text=outcome.text,
                      tool_calls=list(outcome.tool_calls), finish_reason=outcome.finish_reason,
