@@ -181,9 +181,9 @@ class RecipeCaptured(EventData):
     """The capture object's digest."""
     captured: bool
     """A recipe was captured."""
-    projection_hash: str | None
+    projection_hash: str | None = None
     """Digest of the redacted config and recipes."""
-    limitation: str | None
+    limitation: str | None = None
     """Why it was not captured."""
 
 
@@ -198,9 +198,9 @@ class RecipeChecked(EventData):
     """The router's config hash view after the run, as the router gave it (third-party JSON)."""
     config_etag: str | None
     """The ETag of the router's config after the run."""
-    unchanged: bool
+    unchanged: bool = False
     """The hash and the ETag are those of the capture."""
-    problem: str | None
+    problem: str | None = None
     """Why the capture does not hold for the whole run (null: it does)."""
 
 

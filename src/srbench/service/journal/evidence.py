@@ -4,10 +4,11 @@ never from a count over the run's cells."""
 
 from __future__ import annotations
 
-import json
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from srbench.schemas.cell import CellState
+from srbench.schemas.event import EventType
+from srbench.schemas.event_data import EventData, parse_event
 from srbench.service.journal.cell_rows import CellRow
 from srbench.service.journal.writer import Journal
 
@@ -74,8 +75,8 @@ def event_count(journal: Journal, run_id: str) -> int:
     return 0 if stat is None else int(stat["events"])
 
 
-def events_of_types(journal: Journal, run_id: str, types: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
-    """The run's events of these types, in order: (type, data)."""
+def events_of_types(journal: Journal, run_id: str, types: tuple[EventType, ...]) -> list[EventData]:
+    """The run's events of these types, in order, each as its kind's data model."""
     marks = ", ".join("?" * len(types))
-    return [(r["type"], json.loads(r["data"])) for r in journal.query(
+    return [parse_event(r["type"], r["data"]) for r in journal.query(
         f"SELECT type, data FROM events WHERE run_id=? AND type IN ({marks}) ORDER BY seq", (run_id, *types))]

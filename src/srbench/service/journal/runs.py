@@ -16,7 +16,15 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from srbench.schemas.cell import RunStatus
-from srbench.schemas.event_data import CancellationRequested, CellEvent, NoData, RunEnded
+from srbench.schemas.event import EventType
+from srbench.schemas.event_data import (
+    CancellationRequested,
+    CellEvent,
+    EventData,
+    NoData,
+    RunEnded,
+    parse_event,
+)
 from srbench.schemas.plan import PlanMode
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
@@ -204,10 +212,10 @@ def report_cells(journal: Journal, run_id: str, *, by_target: bool = False) -> I
         yield tuple(r)
 
 
-def events_data(journal: Journal, run_id: str, type_: str) -> list[dict[str, Any]]:
-    """The data (event JSON) of the run's events of one type, in order."""
-    return [json.loads(r["data"]) for r in journal.query("SELECT data FROM events WHERE run_id=? AND type=? "
-                                                         "ORDER BY seq", (run_id, type_))]
+def events_data(journal: Journal, run_id: str, type_: EventType) -> list[EventData]:
+    """The data of the run's events of one type, in order, as that kind's model."""
+    return [parse_event(type_, r["data"]) for r in journal.query("SELECT data FROM events WHERE run_id=? AND type=? "
+                                                                 "ORDER BY seq", (run_id, type_))]
 
 
 def report_head(journal: Journal, run_id: str) -> ReportHead | None:

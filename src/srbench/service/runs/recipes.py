@@ -17,7 +17,8 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict
 
 from srbench.cas import ObjectStore
-from srbench.schemas.event_data import RecipeCaptured, RecipeChecked
+from srbench.schemas.event import EventType
+from srbench.schemas.event_data import EventData, RecipeCaptured, RecipeChecked
 from srbench.schemas.plan import Plan
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
@@ -26,7 +27,8 @@ from srbench.service.journal.evidence import events_of_types
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
 
-CAPTURED, CHECKED = "recipe_captured", "recipe_checked"
+CAPTURED: EventType = "recipe_captured"
+CHECKED: EventType = "recipe_checked"
 TIMEOUT_S = 10.0
 
 
@@ -60,7 +62,7 @@ async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[
         await event(CHECKED, RecipeChecked.model_validate(res))
 
 
-def _events(journal: Journal, run_id: str) -> list[tuple[str, dict[str, Any]]]:
+def _events(journal: Journal, run_id: str) -> list[EventData]:
     return events_of_types(journal, run_id, (CAPTURED, CHECKED))
 
 
@@ -83,16 +85,16 @@ class RecipeSummary(BaseModel):
 def summary(journal: Journal, run_id: str) -> dict[str, RecipeSummary]:
     """Per capturing target: status (captured | not_captured), projection hash and the limitation."""
     out: dict[str, RecipeSummary] = {}
-    for kind, d in _events(journal, run_id):
-        if kind == CAPTURED:
-            out[d["target_id"]] = RecipeSummary(status="captured" if d["captured"] else "not_captured",
-                                                capture=d["capture"], projection_hash=d.get("projection_hash"),
-                                                limitation=d.get("limitation"), held_during_run=None)
-        elif d["target_id"] in out:
-            held = bool(d.get("unchanged"))
-            found = out[d["target_id"]]
-            out[d["target_id"]] = found.model_copy(update={"held_during_run": held, "limitation": found.limitation
-                                                           if held else d.get("problem")})
+    for d in _events(journal, run_id):
+        if isinstance(d, RecipeCaptured):
+            out[d.target_id] = RecipeSummary(status="captured" if d.captured else "not_captured",
+                                             capture=d.capture, projection_hash=d.projection_hash,
+                                             limitation=d.limitation, held_during_run=None)
+        elif isinstance(d, RecipeChecked) and d.target_id in out:
+            held = d.unchanged
+            found = out[d.target_id]
+            out[d.target_id] = found.model_copy(update={"held_during_run": held, "limitation": found.limitation
+                                                        if held else d.problem})
     return out
 
 
@@ -105,7 +107,8 @@ def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) 
     """Every MoM target of the run with its capture (the stored object, already redacted) or why there
     is none."""
     found = summary(journal, run_id)
-    checks = {d["target_id"]: RecipeCheck.model_validate(d) for kind, d in _events(journal, run_id) if kind == CHECKED}
+    checks = {d.target_id: RecipeCheck.model_validate(d.model_dump()) for d in _events(journal, run_id)
+              if isinstance(d, RecipeChecked)}
     out: list[RecipeView] = []
     for pt in plan.targets:
         t = pt.target

@@ -55,9 +55,10 @@ def config_probes(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
     """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
     out: dict[str, dict[str, Any]] = {}
     for d in jruns.events_data(journal, run_id, "config_hash_checked"):
-        out.setdefault(d["target_id"], {})[d["phase"]] = {
-            "evidence": d.get("evidence") or ("confirmed" if d.get("seen") == d.get("expected") else "missing"),
-            "seen": d.get("seen"), "probe": d.get("probe")}
+        if isinstance(d, ConfigHashChecked):
+            out.setdefault(d.target_id, {})[d.phase] = {
+                "evidence": d.evidence or ("confirmed" if d.seen == d.expected else "missing"),
+                "seen": d.seen, "probe": d.probe}
     return out
 
 
