@@ -44,3 +44,16 @@ def test_a_stored_row_parses_back():
     got = parse_event("cell_failed", text)
     assert isinstance(got, CellEvent) and got.error_class == "timeout"
     assert _text(got) == text
+
+
+def test_the_early_stop_record_dumps_the_keys_of_before():
+    from srbench.schemas.early_stop import EarlyStopRecord, TargetDecision
+    d = TargetDecision(target_id="a", baseline_target_id="b", state="settled", verdict="improvement", question="sign",
+                       threshold=0.0, n=3, lower=0.1, upper=0.2, best_lower=0.1, worst_upper=0.3)
+    r = EarlyStopRecord(rule="betting", method="m", order="o", reason="settled", summary="s", question="sign",
+                        margin=None, decided_at_cases=3, planned_cases=9, decided_at=1.5, decisions=[d], baseline="x")
+    assert "selection" not in r.dump()["decisions"][0] and "cells_not_sent" not in r.dump()
+    closed = r.model_copy(update={"cells_not_sent": 2, "cells_not_sent_by_target": {"a": 2}, "subject_calls_not_sent": 2,
+                                  "estimated_saving_usd": None, "saving_basis": "b"}).dump()
+    assert closed["estimated_saving_usd"] is None and closed["cells_not_sent_by_target"] == {"a": 2}
+    assert closed["margin"] is None and closed["decisions"][0]["threshold"] == 0.0

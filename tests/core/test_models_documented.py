@@ -12,7 +12,7 @@ MODULES = ("schemas.corrections", "schemas.grade", "schemas.replay", "schemas.re
            "schemas.comparison_published",
            "schemas.conversation", "schemas.recipe", "schemas.results", "schemas.report", "schemas.report_params",
            "schemas.report_sections", "schemas.intervals", "stages.derived.replay", "benchmarks.terminal_bench.trajectory", "benchmarks.tau.models", "service.journal.runs", "service.journal.cell_rows",
-           "service.journal.experiments", "service.runs.state", "service.runs.recipes", "schemas.event_data")
+           "service.journal.experiments", "service.runs.state", "service.runs.recipes", "schemas.event_data", "schemas.early_stop")
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict
 from srbench.schemas.event import EventType
 from srbench.schemas.plan import StopScope
 
+StopReason = Literal["settled", "unreachable", "settled or unreachable"]
+"""Why valid early stopping stops a run."""
+
 
 class EventData(BaseModel):
     """The base of every event's data: frozen, documented; dumped with only the fields the writer set."""
@@ -100,7 +103,7 @@ class BudgetRefused(EventData):
 class EarlyStop(EventData):
     """Valid early stopping decided the run's question; no further cell is sent."""
 
-    reason: Literal["settled", "unreachable", "settled or unreachable"]
+    reason: StopReason
     """Why the run stops."""
     summary: str
     """Each decision in one line."""

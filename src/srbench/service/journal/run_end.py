@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from typing import Any
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.schemas.cell import TerminalRunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.event_data import CellEvent, EarlyStopRecorded, RunEnded, StorageFault
 from srbench.service.journal.runs import set_extra
 from srbench.service.journal.writer import Journal, add_event
@@ -52,8 +52,8 @@ def pending_by_target(journal: Journal, run_id: str) -> dict[str, int]:
         (run_id,))}
 
 
-def record_early_stop(c: sqlite3.Connection, run_id: str, record: dict[str, Any], saving: float | None) -> None:
-    """The early stop's record in the run's extra, with its event."""
-    set_extra(c, run_id, "early_stop", record)
-    add_event(c, run_id, "early_stop_recorded", EarlyStopRecorded(cells_not_sent=record["cells_not_sent"],
+def record_early_stop(c: sqlite3.Connection, run_id: str, record: EarlyStopRecord, saving: float | None) -> None:
+    """The early stop's record in the run's extra (its dump), with its event."""
+    set_extra(c, run_id, "early_stop", record.dump())
+    add_event(c, run_id, "early_stop_recorded", EarlyStopRecorded(cells_not_sent=record.cells_not_sent or 0,
                                                                      estimated_saving_usd=saving))

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
-from srbench.schemas.event_data import EarlyStop
+from srbench.schemas.early_stop import EarlyStopRecord, StopSelection, TargetDecision
+from srbench.schemas.event_data import EarlyStop, StopReason
 from srbench.schemas.plan import Plan
 from srbench.service.journal.run_end import pending_by_target, record_early_stop
 from srbench.service.journal.writer import add_event
@@ -146,7 +147,7 @@ class StopMonitor:
         self.prefix, self.step = 0, look_step(len(self.order))
         self.next_look = self.step
         self.lock = asyncio.Lock()
-        self.record: dict[str, Any] | None = None
+        self.record: EarlyStopRecord | None = None
 
     @classmethod
     async def start(cls, manager: RunManager, run_id: str, plan: Plan, cases: list[Case],
@@ -232,33 +233,35 @@ class StopMonitor:
 
         singles = self._singles() if self.stats.baseline_selection == "adjusted" else []
 
-        def run() -> list[dict[str, Any]]:
+        def run() -> list[TargetDecision]:
             out = []
             for cand, best, base in self._pairs():
                 mine = [int(self.outcomes[cand][c]["correct"] is True) for c in cases]
                 if len(singles) > 1:        # the claim compare will make: against every single (issue 28)
                     ds = [[m - f(c) for m, c in zip(mine, cases, strict=True)] for f in singles]
-                    out.append({"target_id": cand, "baseline_target_id": best, "selection": {
-                        "k": len(singles), "adjustment": ADJUSTMENT}, **decide_selected(ds, self.design, margin).model_dump()})
+                    out.append(TargetDecision(target_id=cand, baseline_target_id=best, selection=StopSelection(
+                        k=len(singles), adjustment=ADJUSTMENT), **decide_selected(ds, self.design, margin).model_dump()))
                     continue
                 d = [m - base(c) for m, c in zip(mine, cases, strict=True)]
-                out.append({"target_id": cand, "baseline_target_id": best, **decide(d, self.design, margin).model_dump()})
+                out.append(TargetDecision(target_id=cand, baseline_target_id=best,
+                                          **decide(d, self.design, margin).model_dump()))
             return out
         decisions = await asyncio.to_thread(run)
-        if not decisions or any(x["state"] == "continue" for x in decisions):
+        states = {x.state for x in decisions}     # each decision's StopDecision state
+        if not decisions or "continue" in states:
             return
-        reason = "settled" if all(x["state"] == "settled" for x in decisions) else (
-            "unreachable" if all(x["state"] == "unreachable" for x in decisions) else "settled or unreachable")
-        self.record = record = {
-            "rule": "betting", "method": METHOD, "order": ORDER, "reason": reason,
-            "summary": "; ".join(f"{x['target_id']} vs {x['baseline_target_id']}: {x['verdict']}" for x in decisions),
-            "question": decisions[0]["question"], "margin": margin, "decided_at_cases": self.prefix,
-            "planned_cases": len(self.order), "decided_at": time.time(), "decisions": decisions,
-            "baseline": (self.stats.early_stop.baseline_run if self.stats.early_stop else None)
-            or "strongest single target of this run"}
-        self.control.early_stop = self.record
+        reason: StopReason = "settled" if states == {"settled"} else (
+            "unreachable" if states == {"unreachable"} else "settled or unreachable")
+        self.record = record = EarlyStopRecord(
+            rule="betting", method=METHOD, order=ORDER, reason=reason,
+            summary="; ".join(f"{x.target_id} vs {x.baseline_target_id}: {x.verdict}" for x in decisions),
+            question=decisions[0].question, margin=margin, decided_at_cases=self.prefix,
+            planned_cases=len(self.order), decided_at=time.time(), decisions=decisions,
+            baseline=(self.stats.early_stop.baseline_run if self.stats.early_stop else None)
+            or "strongest single target of this run")
+        self.control.early_stop = record
         await self.manager.journal.submit(lambda c: add_event(c, self.run_id, "early_stop", EarlyStop(
-            reason=reason, summary=record["summary"], decided_at_cases=self.prefix, planned_cases=len(self.order))))
+            reason=reason, summary=record.summary, decided_at_cases=self.prefix, planned_cases=len(self.order))))
 
     async def close(self) -> None:
         """Record the stop in the run's extra: cells never sent, estimated money not spent."""
@@ -272,8 +275,9 @@ class StopMonitor:
                 saving = None
                 break
             saving = (saving or 0.0) + n * known / self.settled_cells[t]     # never None here: None breaks
-        record = {**self.record, "cells_not_sent": sum(pending.values()), "cells_not_sent_by_target": pending,
-                  "subject_calls_not_sent": sum(pending.values()), "estimated_saving_usd": saving,
-                  "saving_basis": "each target's mean known cost per settled cell (subject and judge calls) times "
-                                  "its cells not sent: an estimate, not a bill; unknown when a cost was unknown"}
+        record = self.record.model_copy(update={
+            "cells_not_sent": sum(pending.values()), "cells_not_sent_by_target": pending,
+            "subject_calls_not_sent": sum(pending.values()), "estimated_saving_usd": saving,
+            "saving_basis": "each target's mean known cost per settled cell (subject and judge calls) times "
+                            "its cells not sent: an estimate, not a bill; unknown when a cost was unknown"})
         await self.manager.journal.submit(lambda c: record_early_stop(c, self.run_id, record, saving))

@@ -15,6 +15,7 @@ from srbench.errors import SrBenchError
 from srbench.schemas.call import CallRecord, RequestObject, Timings
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.dataset import Case
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.event import EventType
 from srbench.schemas.event_data import EventData
 from srbench.schemas.plan import Plan, StopScope
@@ -84,7 +85,7 @@ class RunControl:
     stop_reason: str | None = None
     cancel_reason: str | None = None
     target_stops: dict[str, str] = field(default_factory=dict)    # target id → why its dispatch stopped
-    early_stop: dict[str, Any] | None = None    # the plan's stopping rule decided: no new subject call
+    early_stop: EarlyStopRecord | None = None    # the plan's stopping rule decided: no new subject call
     fault: SrBenchError | None = None      # the storage fault that stopped dispatch (StorageFull/StorageFailed)
 
     def stopped(self) -> bool:
