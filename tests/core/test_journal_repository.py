@@ -38,7 +38,7 @@ def test_run_lifecycle_round_trip(tmp_path) -> None:
         j.submit_sync(lambda c: end_run(c, "run-a", "failed", "stopped", "why", None))
         row = runs.run_row(j, "run-a")
         assert row is not None and (row.status, row.error, row.started_at) == ("failed", "stopped", 2.0)
-        assert row.extras() == {"final_report": "b3:x"}
+        assert row.extras() == runs.RunExtras(final_report="b3:x")
         assert [c.state for c in cell_rows.run_cells(j, "run-a", ordered=True)] == ["pending", "pending"]
         head = ReportHead("sig", "rsig", "b3:r", "b3:res")
         j.submit_sync(lambda c: runs.put_report_head(c, "run-a", head))

@@ -22,10 +22,13 @@ from srbench.schemas.event_data import (
     CellEvent,
     EventData,
     NoData,
+    Pulled,
+    ReplayOf,
     RunEnded,
     parse_event,
 )
 from srbench.schemas.plan import PlanMode
+from srbench.schemas.recovery import RecoveryMode
 from srbench.service.journal.writer import Journal, add_event
 from srbench.stages.dispatch.calls import Cell
 
@@ -76,12 +79,41 @@ class RunRow(BaseModel):
     cancel_requested: int
     """1 once a cancellation was requested."""
     extra: str
-    """Further facts (final_report, early_stop …), a JSON object."""
+    """Further facts (final_report, early_stop …), a JSON object: `RunExtras`."""
 
-    def extras(self) -> dict[str, Any]:
-        """The `extra` JSON object."""
-        value: dict[str, Any] = json.loads(self.extra)
-        return value
+    def extras(self) -> RunExtras:
+        """The `extra` JSON object as its model."""
+        return RunExtras.model_validate_json(self.extra or "{}")
+
+
+class RecoveryBinding(BaseModel):
+    """The recovery submission a child run binds to its idempotency key (service/runs/recovery.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    parent: str
+    """The run recovered."""
+    mode: RecoveryMode
+    """undispatched | failed."""
+    cells: list[str]
+    """The parent's cells claimed, sorted."""
+
+
+class RunExtras(BaseModel):
+    """A run row's further facts (its `extra` JSON), each set by one writer; absent until then. Keys an
+    older sr-bench may have written are ignored on reading (the row's text is never rewritten from this)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    final_report: str | None = None
+    """The digest of the report recorded when the run ended (service/runs/manager.py)."""
+    early_stop: dict[str, Any] | None = None
+    """The early stop's record (schemas/early_stop.EarlyStopRecord's dump), handed on as stored: the run
+    view and the report take it as JSON, and runs stopped by older versions hold fewer of its fields."""
+    pulled: Pulled | None = None
+    """The bundle this run was pulled from (service/team/sync.py)."""
+    recovery_binding: RecoveryBinding | None = None
+    """A recovery child's submission (service/journal/recovery.py)."""
+    replay: ReplayOf | None = None
+    """The runs a replay run joins (service/runs/replays.py)."""
 
 
 class IdemBinding(NamedTuple):

@@ -278,7 +278,7 @@ class RunManager:
         row = jruns.run_row(self.journal, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
-        digest = row.extras().get("final_report")
+        digest = row.extras().final_report
         if digest and self.store.has(digest):
             return digest
         rep, _, _ = self.report(run_id)
@@ -301,8 +301,8 @@ class RunManager:
         budget = None if b is None else RunBudget(
             cap_usd=b.cap_usd, spent_usd=b.spent_usd, reserved_usd=b.reserved_usd, unknown_cost_calls=b.unknown_calls,
             note="a reservation and actual-cost stop kept in the journal; not a provider-enforced cap")
-        return self._views([row])[0].model_copy(update={"lineage": lineage, "early_stop": row.extras().get(
-            "early_stop"), "budget": budget})
+        return self._views([row])[0].model_copy(update={"lineage": lineage, "early_stop": row.extras().early_stop,
+                                                                 "budget": budget})
 
     def list(self, limit: int = 200, before: tuple[float, str] | None = None) -> list[RunState]:
         """Newest runs first (keyset: strictly older than `before` = (created_at, id)), with progress

@@ -189,6 +189,12 @@ def selected_ids(cells: Any) -> list[str]:
     return out
 
 
+def _binds(row: jruns.RunRow, binding: dict[str, Any]) -> bool:
+    """The run row was created by this recovery submission (its extra's recovery_binding)."""
+    bound = row.extras().recovery_binding
+    return bound is not None and bound.model_dump() == binding
+
+
 def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
             on_create: OnCreate | None = None) -> tuple[RunState, bool]:
     """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
@@ -208,7 +214,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     bound = jruns.run_by_idem_key(manager.journal, key)
     binding = {"parent": run_id, "mode": mode, "cells": sorted(cells)}
     if bound is not None:
-        if bound.extras().get("recovery_binding") == binding:
+        if _binds(bound, binding):
             return manager.get(bound.id), False
         raise Conflict(f"idempotency key {key!r} is bound to another recovery (parent, mode or cells differ)",
                        code="idempotency_conflict")
@@ -218,7 +224,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     fresh = recovery_plan(manager, run_id, str(mode))
     if fresh.plan_sha256 != submitted.get("plan_sha256"):
         again = jruns.run_by_idem_key(manager.journal, key)
-        if again is not None and again.extras().get("recovery_binding") == binding:
+        if again is not None and _binds(again, binding):
             return manager.get(again.id), False      # the same submission raced itself: bind it
         raise InvalidInput("the parent's cells changed since this recovery plan was made (e.g. another recovery "
                            "claimed some); make a new plan", code="recovery_plan_required",

@@ -203,7 +203,8 @@ def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
                              f"({exc.error_count()} problems); nothing was imported") from None
     existing = jruns.run_row(service.journal, run_id)
     if existing is not None:
-        if json.loads(existing.extra or "{}").get("pulled", {}).get("bundle") == digest:
+        pulled = existing.extras().pulled
+        if pulled is not None and pulled.bundle == digest:
             return {"run_id": run_id, "bundle": digest, "imported": False, "copied": 0, "model_requests": 0}
         raise Conflict(f"run {run_id} already exists in this store (not from bundle {digest}); nothing was "
                        "imported", code="run_exists")
