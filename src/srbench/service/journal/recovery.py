@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from srbench.errors import Conflict
+from srbench.service.journal.runs import RecoveryBinding
 from srbench.service.journal.writer import Journal
 
 
@@ -17,14 +17,13 @@ def claims_of(journal: Journal, parent: str) -> dict[str, str]:
         "SELECT cell_id, child FROM recovery_claims WHERE parent=?", (parent,))}
 
 
-def claim_cells(c: sqlite3.Connection, parent: str, cell_ids: list[str], child: str, mode: str,
-                binding: dict[str, Any]) -> None:
+def claim_cells(c: sqlite3.Connection, parent: str, cell_ids: list[str], child: str, binding: RecoveryBinding) -> None:
     """In the child's insert transaction: claim each parent cell for it (a cell claimed meanwhile by another
     recovery aborts it: Conflict), and record the submission it binds (its `extra`)."""
     for cid in cell_ids:
         try:
             c.execute("INSERT INTO recovery_claims(parent, cell_id, child, mode) VALUES(?,?,?,?)",
-                      (parent, cid, child, mode))
+                      (parent, cid, child, binding.mode))
         except sqlite3.IntegrityError:
             raise Conflict(f"cell {cid} was claimed by another recovery meanwhile", code="claimed") from None
-    c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps({"recovery_binding": binding}), child))
+    c.execute("UPDATE runs SET extra=? WHERE id=?", (json.dumps({"recovery_binding": binding.model_dump()}), child))

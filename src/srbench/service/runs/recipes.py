@@ -11,6 +11,7 @@ a capture taken later or by another run.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import aiohttp
@@ -27,6 +28,8 @@ from srbench.service.journal.evidence import events_of_types
 from srbench.service.journal.writer import Journal
 from srbench.targets.router_config import capture_recipe, check_unchanged
 
+EventSink = Callable[[EventType, EventData], Awaitable[None]]
+"""Records one event of the run (the run journal's `event`)."""
 CAPTURED: EventType = "recipe_captured"
 CHECKED: EventType = "recipe_checked"
 TIMEOUT_S = 10.0
@@ -40,7 +43,7 @@ def _capturing(plan: Plan) -> list[Target]:
 
 
 async def capture_before(client: aiohttp.ClientSession, plan: Plan, store: ObjectStore,
-                         event: Any) -> dict[str, dict[str, Any]]:
+                         event: EventSink) -> dict[str, dict[str, Any]]:
     """Capture every capturing target; `event(type, data)` records it. Returns target id → capture."""
     out = {}
     for t in _capturing(plan):
@@ -53,7 +56,7 @@ async def capture_before(client: aiohttp.ClientSession, plan: Plan, store: Objec
 
 
 async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[str, dict[str, Any]],
-                      event: Any) -> None:
+                      event: EventSink) -> None:
     for t in _capturing(plan):
         doc = captures.get(t.id)
         if doc is None or not doc["captured"]:

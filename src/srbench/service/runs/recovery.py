@@ -238,8 +238,10 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     plan = _child_plan(parent, run_id, fresh.mode, cells, [[eligible[c].case_id, eligible[c].target_id]
                                                            for c in cells], fresh)
 
+    bind = jruns.RecoveryBinding(parent=run_id, mode=fresh.mode, cells=sorted(cells))
+
     def claim(c: sqlite3.Connection, child: str) -> None:
-        claim_cells(c, run_id, cells, child, str(mode), binding)
+        claim_cells(c, run_id, cells, child, bind)
         if on_create is not None:
             on_create(c, child)
     return manager.create_run(plan, key, parent=run_id, claim=claim)
