@@ -57,3 +57,17 @@ def test_the_early_stop_record_dumps_the_keys_of_before():
                                   "estimated_saving_usd": None, "saving_basis": "b"}).dump()
     assert closed["estimated_saving_usd"] is None and closed["cells_not_sent_by_target"] == {"a": 2}
     assert closed["margin"] is None and closed["decisions"][0]["threshold"] == 0.0
+
+
+def test_a_run_rows_extra_reads_as_run_extras_and_the_binding_text_is_unchanged():
+    from srbench.service.journal.runs import RecoveryBinding, RunExtras
+    bind = RecoveryBinding(parent="run-p", mode="failed", cells=["a", "b"])
+    assert json.dumps({"recovery_binding": bind.model_dump()}) == \
+        json.dumps({"recovery_binding": {"parent": "run-p", "mode": "failed", "cells": ["a", "b"]}})
+    extra = RunExtras.model_validate_json(json.dumps(
+        {"final_report": "b3:r", "early_stop": {"reason": "settled"}, "pulled": {"bundle": "b3:x"},
+         "recovery_binding": bind.model_dump(), "replay": {"baseline": "run-a", "preview": "run-b"},
+         "from_an_older_version": 1}, sort_keys=True))
+    assert extra.recovery_binding == bind and extra.pulled is not None and extra.pulled.bundle == "b3:x"
+    assert extra.replay is not None and extra.replay.preview == "run-b" and extra.final_report == "b3:r"
+    assert RunExtras.model_validate_json("{}") == RunExtras()
