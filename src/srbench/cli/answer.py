@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from srbench.cli.output import table
+from srbench.schemas.wire import WireJSON
 from srbench.stages.compare.headline import CLAIM_TEXT, SCOPES, BenchmarkRow, RouterFacts, Saving
 
 __all__ = ["CLAIM_TEXT", "SCOPES", "BenchmarkRow", "RouterFacts", "RoutingAnswer", "Saving", "routing_facts"]
@@ -28,7 +29,7 @@ class RoutingAnswer(BaseModel):
     why_none: str | None = None
 
 
-def routing_facts(cmp: dict[str, Any]) -> list[RouterFacts]:
+def routing_facts(cmp: WireJSON) -> list[RouterFacts]:
     """The facts the service's comparison answer carries (`routing_facts`, from stages.headline)."""
     return [RouterFacts.model_validate(f) for f in cmp["routing_facts"]]
 
@@ -84,7 +85,7 @@ def benchmark_rows_table(f: RouterFacts) -> Any:
     return t
 
 
-def partial_answer(report: dict[str, Any]) -> str:
+def partial_answer(report: WireJSON) -> str:
     """A run that will not finish (issue 27): what it answered, and its partial paired figure on the
     cases both sides answered (the report's), never a claim."""
     p = report.get("partial") or {}
@@ -97,7 +98,7 @@ def partial_answer(report: dict[str, Any]) -> str:
     return out
 
 
-def routing_answer(client: Any, run: dict[str, Any], report: dict[str, Any], baseline: str | None = None
+def routing_answer(client: Any, run: WireJSON, report: WireJSON, baseline: str | None = None
                    ) -> RoutingAnswer:
     """The run's routers weighed as the Dashboard's panel weighs them (or why there is nothing to weigh)."""
     rid = run["id"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from srbench.cli.output import emit
 from srbench.errors import InvalidInput, NotFound
+from srbench.schemas.wire import WireJSON
 
 __all__ = ["Ctx", "emit", "load_structured"]
 FULL_RUN_ID = re.compile(r"run-[0-9a-f]{20}")
@@ -64,7 +65,7 @@ class Ctx:
         self._service = svc
         return svc.client
 
-    def dataset_bytes(self, manifest: dict[str, Any]) -> bytes:
+    def dataset_bytes(self, manifest: WireJSON) -> bytes:
         """A prepared dataset's frozen bytes: from the in-process store when embedded (any backend),
         else from the manifest's `path` on this host."""
         if self._service is not None:

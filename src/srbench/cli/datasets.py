@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -14,6 +13,7 @@ from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.runs import write_json
 from srbench.cli.views import datasets_view, manifest_view
 from srbench.errors import IntegrityError, InvalidInput
+from srbench.schemas.wire import WireJSON
 
 ROLES = ("development", "holdout", "retest")
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024       # the service's request body bound
@@ -55,7 +55,7 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
 
     if source_path is not None:
         source_path = os.path.abspath(source_path)
-    body: dict[str, Any] = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
+    body: WireJSON = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
                             "source_path": source_path, "revision": revision}
     if source_mode != "auto":
         body["source"] = source_mode
@@ -67,7 +67,7 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
     emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest, manifest_view)
 
 
-def read_snapshot(value: str) -> dict[str, Any] | str:
+def read_snapshot(value: str) -> WireJSON | str:
     """`--exclusion-snapshot`: a snapshot file (bounded; read by `load_structured`), or the sha256 /
     object digest of one the store holds. A missing, oversized or garbled file is one line."""
     p = Path(value)
@@ -89,7 +89,7 @@ def read_snapshot(value: str) -> dict[str, Any] | str:
     return raw
 
 
-def write_dataset(manifest: dict[str, Any], data: bytes, output: Path) -> dict[str, Any]:
+def write_dataset(manifest: WireJSON, data: bytes, output: Path) -> WireJSON:
     """Write the frozen dataset beside `output` (checked against its sha256) and the manifest to `output`,
     its `path` naming the dataset file relative to the manifest. Returns the manifest as written."""
     if sha256_bytes(data) != manifest["sha256"]:

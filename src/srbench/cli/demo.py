@@ -30,6 +30,7 @@ from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.cli.common import Ctx
 from srbench.cli.runs import benchmark_table, score_lines
 from srbench.errors import SrBenchError
+from srbench.schemas.wire import WireJSON
 
 DEMO_NOTES = (
     "How to read this: the baseline run measures the two single models; the candidate run measures the router on "
@@ -37,7 +38,7 @@ DEMO_NOTES = (
     "This is the smoke profile (a few tasks per benchmark): its intervals are wide by design, so 'inconclusive' is "
     "the expected verdict; a formal conclusion needs the standard holdout (IT-5, REP-7).",
 )
-SCICODE_OPTIONS: dict[str, Any] = {}     # the demo's SciCode grading options (its sample's test data)
+SCICODE_OPTIONS: WireJSON = {}     # the demo's SciCode grading options (its sample's test data)
 LEFT_OUT: dict[str, str] = {}            # benchmark → why the demo could not prepare it here (else a default)
 TB = "terminal-bench-2.1"
 NO_TB_BASE = ("no local base image for sr-bench's toy tasks on the Docker engine (sr-bench setup --build-sandbox "
@@ -138,7 +139,7 @@ def _remove_task_images(store: Path) -> None:
         pass
 
 
-def _answer_key(cases: list[dict[str, Any]]) -> dict[str, Any]:
+def _answer_key(cases: list[WireJSON]) -> WireJSON:
     from srbench.simulate.behaviour import answer_key_from_cases
     from srbench.simulate.scicode_samples import answer_key as scicode_steps
 
@@ -165,7 +166,7 @@ def not_run(prepared: set[str]) -> list[str]:
     return out
 
 
-def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
+def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
     from srbench.client.embedded import EmbeddedService
     from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.thread import SimulatorThread
@@ -215,7 +216,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
                 targets.append({"id": aux, "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
                                 "prices": {"sim-large": prices["sim-large"]}})
             client.post("/targets", {"targets": targets})
-            judged: dict[str, Any] = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
+            judged: WireJSON = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
                                       for b in ("hle", "simpleqa-verified")}
             judged["tau3"] = {"user_simulator": "user-sim", "judge": "judge", "release": "1.0.1"}
             (store / "benchmark-options.json").write_text(json.dumps({**judged, **SCICODE_OPTIONS}, indent=2))
@@ -244,7 +245,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> dict[str, Any]:
     return reports["candidate"]
 
 
-def print_results(console: Console, reports: dict[str, Any], cmp: dict[str, Any]) -> None:
+def print_results(console: Console, reports: WireJSON, cmp: WireJSON) -> None:
     """Both runs' figures, the published rules beside sr-bench's (one table, each note once), the full
     score lines, then the comparison: its headline, tables, notes and limitations."""
     from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table

@@ -11,9 +11,10 @@ from rich.table import Table
 from srbench.cli.common import Ctx, emit
 from srbench.cli.output import human, table
 from srbench.cli.runs import without_volatile, write_json
+from srbench.schemas.wire import WireJSON
 
 
-def _explain(res: dict[str, Any], what: str) -> None:
+def _explain(res: WireJSON, what: str) -> None:
     click.echo(f"{what}: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
 
 
@@ -21,7 +22,7 @@ def _pct(v: Any) -> str:
     return "unknown" if v is None else f"{v:.1f}%"
 
 
-def comparison_table(cmp: dict[str, Any]) -> Table:
+def comparison_table(cmp: WireJSON) -> Table:
     """One row per candidate: Δ with the claim rule's interval and the other rule's beside it."""
     base = cmp["baseline"]
     rule = cmp.get("claim_rule", "hoeffding")
@@ -45,7 +46,7 @@ def comparison_table(cmp: dict[str, Any]) -> Table:
     return t
 
 
-def comparison_notes(cmp: dict[str, Any]) -> list[str]:
+def comparison_notes(cmp: WireJSON) -> list[str]:
     """Plain sentences a first-time reader needs: why a claim is inconclusive or blocked, how many
     cases would tell, and what the savings columns mean."""
     out = []
@@ -77,7 +78,7 @@ def comparison_notes(cmp: dict[str, Any]) -> list[str]:
     return out
 
 
-def _planned(c: dict[str, Any]) -> str:
+def _planned(c: WireJSON) -> str:
     """An inconclusive claim of a rule other than Hoeffding, explained by its planning (claims.assess)."""
     lo, hi = c["interval"]["ci"]
     plan = c["planning"]["at_observed_ties"]
@@ -99,7 +100,7 @@ def _ci(ci: Any, fmt: str = "{:+.3f}") -> str:
     return "[unknown]" if not ci else f"[{fmt.format(ci[0])}, {fmt.format(ci[1])}]"
 
 
-def headline_lines(cmp: dict[str, Any]) -> list[str]:
+def headline_lines(cmp: WireJSON) -> list[str]:
     """"Does routing pay?": each router (every candidate when none is a router) against the strongest
     single model, in plain words with units and the aggregation named (answer.py: `report`'s facts)."""
     from srbench.cli.answer import fact_lines, routing_facts
@@ -107,7 +108,7 @@ def headline_lines(cmp: dict[str, Any]) -> list[str]:
     return [line for f in routing_facts(cmp) for line in fact_lines(f)]
 
 
-def per_benchmark_table(cmp: dict[str, Any]) -> Table:
+def per_benchmark_table(cmp: WireJSON) -> Table:
     """Per router and benchmark: both accuracies with Wilson 95% intervals and the paired Δ with its
     Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one). One router
     is named in the title instead of a column, and the accuracy columns keep a readable width at 80."""
@@ -139,7 +140,7 @@ def per_benchmark_table(cmp: dict[str, Any]) -> Table:
     return t
 
 
-def published_table(cmp: dict[str, Any]) -> Table:
+def published_table(cmp: WireJSON) -> Table:
     t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
     for col in ("candidate", "benchmark", "published metric", "candidate sr-bench / published",
                 "baseline sr-bench / published", "graded differently (cand. / base.)"):
@@ -165,7 +166,7 @@ def published_table(cmp: dict[str, Any]) -> Table:
     return t
 
 
-def inconclusive_lines(cmp: dict[str, Any]) -> list[str]:
+def inconclusive_lines(cmp: WireJSON) -> list[str]:
     """For each inconclusive candidate: what the sample could detect (the declared rule)."""
     out = []
     for c in cmp["candidates"]:
@@ -213,7 +214,7 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
         emit(cmp)
 
 
-def comparison_view(cmp: dict[str, Any], console: Console) -> None:
+def comparison_view(cmp: WireJSON, console: Console) -> None:
     for line in headline_lines(cmp):
         console.print(line, markup=False, highlight=False)
     console.print(comparison_table(cmp))

@@ -19,6 +19,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from srbench.schemas.wire import WireJSON
+
 JSON_META = "srbench.json"
 View = Callable[[Any, Console], None]
 
@@ -107,7 +109,7 @@ def _is_id(key: str) -> bool:
     return key == "id" or key.endswith("_id")
 
 
-def records_table(rows: list[dict[str, Any]], title: str | None = None, limit: int = 50,
+def records_table(rows: list[WireJSON], title: str | None = None, limit: int = 50,
                   width: int = 80) -> Table:
     """A list of records as a table of the fields that fit `width` (ids first, whole; the others wrap;
     nested values as compact JSON); the fields left out are named in the caption."""

@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from srbench.schemas.wire import WireJSON
 
 ROLES = {"judge": "judge", "user_simulator": "user simulator", "scaffolding": "scaffolding model"}
 
 
-def _router_warnings(t: dict[str, Any]) -> list[str]:
+def _router_warnings(t: WireJSON) -> list[str]:
     out: list[str] = []
     if t.get("kind") != "mom":
         return out
@@ -36,7 +36,7 @@ def _router_warnings(t: dict[str, Any]) -> list[str]:
     return out
 
 
-def _aux_warnings(plan: dict[str, Any]) -> list[str]:
+def _aux_warnings(plan: WireJSON) -> list[str]:
     aux = plan.get("auxiliary_targets") or {}
     uses: dict[str, set[str]] = {}
     for b, opt in sorted((plan.get("benchmark_options") or {}).items()):
@@ -61,7 +61,7 @@ def _aux_warnings(plan: dict[str, Any]) -> list[str]:
     return out
 
 
-def plan_warnings(plan: dict[str, Any], estimate: dict[str, Any] | None) -> list[str]:
+def plan_warnings(plan: WireJSON, estimate: WireJSON | None) -> list[str]:
     """The warnings for a frozen plan and its cost estimate, one sentence each."""
     out = [w for t in plan.get("targets") or [] for w in _router_warnings(t)]
     cap = (plan.get("limits") or {}).get("max_cost_usd")

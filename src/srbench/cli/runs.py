@@ -17,9 +17,10 @@ from srbench.cli import views
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.output import table
 from srbench.errors import InvalidInput
+from srbench.schemas.wire import WireJSON
 
 
-def without_volatile(value: dict[str, Any]) -> dict[str, Any]:
+def without_volatile(value: WireJSON) -> WireJSON:
     """A derived document as written to a file: without whether this read was a cache hit, and why."""
     return {k: v for k, v in value.items() if k not in ("cache_hit", "explain")}
 
@@ -82,13 +83,13 @@ def _pts(v: Any) -> str:
     return "not reachable" if v is None else f"{100 * v:.1f} pts"
 
 
-def _needed(n: dict[str, Any] | None) -> str:
+def _needed(n: WireJSON | None) -> str:
     if n is None:
         return "more than 10⁴× the plan"
     return f"{n['total']} ({', '.join(f'{b} {k}' for b, k in n['per_benchmark'].items())})"
 
 
-def planning_tables(p: dict[str, Any]) -> list[Table]:
+def planning_tables(p: WireJSON) -> list[Table]:
     """Sample-size planning as `plan` prints it: the declared rule first, the other beside it."""
     a = p["assumptions"]
     t = Table(title=f"planning at {100 * a['power']:.0f}% power, tie rate {100 * a['tie_rate']:.0f}% "
@@ -118,14 +119,14 @@ def _f(v: Any, fmt: str = "{:.3f}") -> str:
     return "unknown" if v is None else fmt.format(v)
 
 
-def targets_table(report: dict[str, Any], width: int) -> Table:
+def targets_table(report: WireJSON, width: int) -> Table:
     """The per-target summary that fits `width`: with the token buckets and TTFT where there is room
     (120 columns), else the compact one `report` shows (at 80 columns the wide one split numbers and
     words mid-way: "correc/t", "0.0005/4")."""
     return summary_table(report) if width >= 120 else views.report_targets_table(report)
 
 
-def summary_table(report: dict[str, Any]) -> Table:
+def summary_table(report: WireJSON) -> Table:
     """One row per target: micro and macro accuracy, cost, the four token buckets, latency."""
     f = _f
     title = f"{report['run_id']} — {report['status']}" + ("" if report["complete"] else " (not complete)")
@@ -146,7 +147,7 @@ def summary_table(report: dict[str, Any]) -> Table:
     return t
 
 
-def score_lines(report: dict[str, Any]) -> list[str]:
+def score_lines(report: WireJSON) -> list[str]:
     """Per target: the full sr-bench score with its interval, or why there is none (REP-4, CAT-2)."""
     out = []
     for s in report["summary"]["targets"]:
@@ -159,7 +160,7 @@ def score_lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
-def benchmark_table(report: dict[str, Any]) -> Table:
+def benchmark_table(report: WireJSON) -> Table:
     """One row per benchmark and target: sr-bench's score beside the published rule's, and how many
     answers the two grade differently; each benchmark's published rule and note once, below."""
     t = table("benchmark", "target", "sr-bench acc. [95% CI]", "published", "graded differently",
@@ -185,7 +186,7 @@ def benchmark_table(report: dict[str, Any]) -> Table:
     return t
 
 
-def wait_for(obj: Ctx, run_id: str) -> dict[str, Any]:
+def wait_for(obj: Ctx, run_id: str) -> WireJSON:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
@@ -239,7 +240,7 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         raise SystemExit(1)
 
 
-def partial_line(rep: dict[str, Any]) -> str | None:
+def partial_line(rep: WireJSON) -> str | None:
     """A run without an answer in every cell: its label and, per target, accuracy over the planned
     cells and over the answered cells (issue 27)."""
     p = rep.get("partial")
@@ -251,7 +252,7 @@ def partial_line(rep: dict[str, Any]) -> str | None:
     return f"{p['label']} — accuracy {per}"
 
 
-def stop_line(stop: dict[str, Any]) -> str:
+def stop_line(stop: WireJSON) -> str:
     saved = stop.get("estimated_saving_usd")
     return (f"stopped early ({stop['reason']}: {stop['summary']}) after {stop['decided_at_cases']} of "
             f"{stop['planned_cases']} cases: {stop.get('cells_not_sent')} cells not sent, estimated USD "
@@ -324,7 +325,7 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: s
         emit(res, lambda rep, con: report_view(obj, rep, con, base))
 
 
-def report_view(obj: Ctx, rep: dict[str, Any], con: Console, baseline: str | None = None) -> None:
+def report_view(obj: Ctx, rep: WireJSON, con: Console, baseline: str | None = None) -> None:
     """Does routing pay? — the headline and per-benchmark rows (answer.py, the Dashboard panel's facts),
     then the per-target summary."""
     from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer

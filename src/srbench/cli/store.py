@@ -8,11 +8,10 @@ a problem. `gc` is a dry run unless ``--apply`` is given.
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from srbench.cli.common import Ctx, emit
+from srbench.schemas.wire import WireJSON
 
 
 def human_bytes(n: int) -> str:
@@ -25,14 +24,14 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def verify_line(res: dict[str, Any]) -> str:
+def verify_line(res: WireJSON) -> str:
     verdict = "ok" if res["ok"] else f"{res['problems']} problem(s)"
     return (f"store verify: {res['objects']} objects ({human_bytes(res['bytes'])}) re-hashed, "
             f"{res['reachable']} reachable through {res['references']} references; "
             f"{len(res['corrupt'])} corrupt, {len(res['missing'])} missing: {verdict}")
 
 
-def gc_line(res: dict[str, Any]) -> str:
+def gc_line(res: WireJSON) -> str:
     head = "store gc (dry run)" if res["dry_run"] else "store gc"
     line = (f"{head}: {res['objects']} objects, {res['reachable']} reachable, {res['unreachable']} unreachable "
             f"({human_bytes(res['unreachable_bytes'])}); {res['young']} younger than {res['grace_s']:g} s kept; ")
@@ -83,7 +82,7 @@ def verify_cmd(obj: Ctx, repair: bool, as_json: bool) -> None:
 @click.pass_obj
 def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool, as_json: bool) -> None:
     """Remove objects no journal reference reaches (dry run unless --apply)."""
-    req: dict[str, Any] = {"apply": apply_}
+    req: WireJSON = {"apply": apply_}
     if grace_s is not None:
         req["grace_s"] = grace_s
     res = obj.client.post("/store/gc", req)

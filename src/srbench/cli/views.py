@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 
 from srbench.cli.output import generic_view, one_line, table
+from srbench.schemas.wire import WireJSON
 from srbench.service.wire.projections import epoch
 
 
@@ -23,7 +24,7 @@ def _missing(items: list[str]) -> str:
     return "ready" if not items else "missing: " + "; ".join(one_line(i) for i in items)
 
 
-def catalog_view(doc: dict[str, Any], con: Console) -> None:
+def catalog_view(doc: WireJSON, con: Console) -> None:
     """The nine benchmarks, their weights and sizes, and what this host lacks for each (the same
     checks as `setup`, which also checks the store's judge and simulator pins)."""
     from srbench.benchmarks import REGISTRY
@@ -42,7 +43,7 @@ def catalog_view(doc: dict[str, Any], con: Console) -> None:
               "`sr-bench setup --json`", markup=False)
 
 
-def setup_view(res: dict[str, Any], con: Console) -> None:
+def setup_view(res: WireJSON, con: Console) -> None:
     t = table("benchmark", "ready", "what is missing", ids=["benchmark"], short=["ready"],
               title="what each benchmark needs on the service host", caption=res.get("note"))
     for b in res["benchmarks"]:
@@ -53,7 +54,7 @@ def setup_view(res: dict[str, Any], con: Console) -> None:
         con.print("full reasons: `sr-bench setup --json`", markup=False)
 
 
-def runs_view(res: dict[str, Any], con: Console) -> None:
+def runs_view(res: WireJSON, con: Console) -> None:
     wide = con.width >= 120
     cols = ("id", "status", "cells done", "targets", "name", *(("profile", "updated") if wide else ()))
     t = table(*cols, ids=["id"], short=["status", "cells done", "profile", "updated"],
@@ -69,7 +70,7 @@ def runs_view(res: dict[str, Any], con: Console) -> None:
         con.print("more runs: --json lists this page as JSON", markup=False)
 
 
-def run_view(r: dict[str, Any], con: Console) -> None:
+def run_view(r: WireJSON, con: Console) -> None:
     """One run: what it is, how far it got, and what to do next."""
     p = r["progress"]
     lines = [f"{r['id']}  {r['name']}",
@@ -88,7 +89,7 @@ def run_view(r: dict[str, Any], con: Console) -> None:
         con.print(line, markup=False)
 
 
-def targets_view(res: dict[str, Any], con: Console) -> None:
+def targets_view(res: WireJSON, con: Console) -> None:
     """Ids, model names and URLs whole (a URL was cut mid-port, "http://127.0.0.1:800" / "0/v1", and a model
     name mid-word); the priced models where there is room (110 columns), else named in the caption."""
     wide = con.width >= 110
@@ -103,7 +104,7 @@ def targets_view(res: dict[str, Any], con: Console) -> None:
     con.print(t)
 
 
-def datasets_view(res: dict[str, Any], con: Console) -> None:
+def datasets_view(res: WireJSON, con: Console) -> None:
     wide = con.width >= 140                 # the sha256 whole, or not at all (`dataset show ID` has it)
     t = table("id", "name", "profile", "split", "cases", *(("sha256",) if wide else ()), ids=["id", "sha256"],
               short=["profile", "split", "cases"], title="frozen datasets")
@@ -115,7 +116,7 @@ def datasets_view(res: dict[str, Any], con: Console) -> None:
         con.print(f"(first {len(res['datasets'])} of {res['total']})", markup=False)
 
 
-def manifest_view(m: dict[str, Any], con: Console) -> None:
+def manifest_view(m: WireJSON, con: Console) -> None:
     if not isinstance(m, dict) or "case_count" not in m:
         generic_view(m, con)
         return
@@ -127,13 +128,13 @@ def manifest_view(m: dict[str, Any], con: Console) -> None:
         con.print(line, markup=False)
 
 
-def plan_view(res: dict[str, Any], con: Console) -> None:
+def plan_view(res: WireJSON, con: Console) -> None:
     con.print(f"plan frozen in {res['output']}: {res['total']} cells, sha256 {res['plan_sha256']}, "
               f"{res['model_requests']} model requests so far; next: `sr-bench run --manifest {res['output']}`",
               markup=False)
 
 
-def run_result_view(res: dict[str, Any], con: Console) -> None:
+def run_result_view(res: WireJSON, con: Console) -> None:
     p = res.get("progress")
     done = "" if not p else f" ({p['completed']} of {p['total']} cells completed, {p['failed']} failed)"
     con.print(f"run {res['run_id']}: {res['status']}{done}", markup=False)
@@ -142,7 +143,7 @@ def run_result_view(res: dict[str, Any], con: Console) -> None:
     con.print(f"next: `sr-bench report {res['run_id']}`", markup=False)
 
 
-def report_targets_table(rep: dict[str, Any]) -> Any:
+def report_targets_table(rep: WireJSON) -> Any:
     """Per target, compactly: correct, micro and macro accuracy, principal cost, latency (tokens: --json)."""
     t = table("target", "correct", "micro acc. [95% Wilson]", "macro", "cost USD", "p50/p95 s", ids=["target"],
               short=["correct", "macro", "p50/p95 s"],
@@ -163,7 +164,7 @@ def report_targets_table(rep: dict[str, Any]) -> Any:
     return t
 
 
-def _cost(s: dict[str, Any]) -> str:
+def _cost(s: WireJSON) -> str:
     """A target's principal cost; where some call's cost is unknown (a call cancelled in flight, an
     unpriced model), at least what is known ("≥0.00013"), never a bare "unknown" hiding known spend."""
     if s.get("cost_usd") is not None:
@@ -172,14 +173,14 @@ def _cost(s: dict[str, Any]) -> str:
     return f"≥{known:.5f}" if known > 0 else "unknown"
 
 
-def _page_note(res: dict[str, Any], con: Console) -> None:
+def _page_note(res: WireJSON, con: Console) -> None:
     shown = len(res.get("calls") or res.get("results") or [])
     more = f"; next page: --after {res['next_cursor']}" if res.get("next_cursor") is not None else ""
     con.print(f"{shown} of {res.get('total')} shown{more}; every field with --json (or --call-id ID for a call)",
               markup=False)
 
 
-def calls_view(res: dict[str, Any], con: Console) -> None:
+def calls_view(res: WireJSON, con: Console) -> None:
     wide = con.width >= 110                   # role and served model when there is room for them
     timed = con.width >= 90                   # call and case ids whole first (a case id was cut mid-id)
     t = table("id", "case", "target", *(("role", "model") if wide else ()), "status", *(("s",) if timed else ()),
@@ -192,7 +193,7 @@ def calls_view(res: dict[str, Any], con: Console) -> None:
     _page_note(res, con)
 
 
-def results_view(res: dict[str, Any], con: Console) -> None:
+def results_view(res: WireJSON, con: Console) -> None:
     t = table("case", "target", "grade", "cost USD", "s", ids=["case"], short=["cost USD", "s"], title="results")
     for r in res["results"]:
         t.add_row(r.get("case_id") or "-", r.get("target_id") or "-", str(r.get("grade_status") or r.get("status")),

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.cas.digest import digest_json
 from srbench.errors import SrBenchError
+from srbench.schemas.wire import WireJSON
 
 BOOT = ("import sys,json;p=json.loads(sys.stdin.buffer.read());"
         "exec(compile(p['supervisor'],'supervisor.py','exec'),{'__name__':'__srbench__','PAYLOAD':p})")
@@ -60,7 +61,7 @@ class Limits(BaseModel):
     output_bytes: int = Field(default=65536, ge=1024)  # per child stream kept by the supervisor
     scratch_mb: int = Field(default=64, ge=1)
 
-    def child(self, wall_s: float | None = None) -> dict[str, Any]:
+    def child(self, wall_s: float | None = None) -> WireJSON:
         return {"cpu_s": self.cpu_s, "address_space_mb": self.address_space_mb, "file_size_mb": self.file_size_mb,
                 "open_files": self.open_files, "output_bytes": self.output_bytes,
                 "wall_s": wall_s if wall_s is not None else self.job_wall_s}
@@ -77,7 +78,7 @@ class Execution:
     timed_out: bool = False            # the outer wall limit fired
     oom_killed: bool = False
     fault: str | None = None           # the backend failed before or around the run
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: WireJSON = field(default_factory=dict)
 
 
 class Receipt(BaseModel):
@@ -143,7 +144,7 @@ class BuildReceipt(BaseModel):
     scicode_test_data_sha256: str | None = None
     """SciCode's test data copied into the rootfs, if any."""
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> WireJSON:
         """The receipt as written to receipt.json."""
         return self.model_dump(mode="json", by_alias=True)
 
@@ -169,7 +170,7 @@ def harness_digest() -> str:
     return digest_json(harness_sources())
 
 
-def make_payload(jobs: list[dict[str, Any]], limits: Limits, *, stop_on_failure: bool = False) -> tuple[bytes, str]:
+def make_payload(jobs: list[WireJSON], limits: Limits, *, stop_on_failure: bool = False) -> tuple[bytes, str]:
     """(stdin bytes, marker) for one execution. Each job = {module, input, limits?}."""
     src = harness_sources()
     marker = "SRBENCH-" + secrets.token_hex(12)
@@ -179,7 +180,7 @@ def make_payload(jobs: list[dict[str, Any]], limits: Limits, *, stop_on_failure:
     return json.dumps(payload).encode("utf-8"), marker
 
 
-def outcome(execution: Execution, marker: str) -> list[dict[str, Any]]:
+def outcome(execution: Execution, marker: str) -> list[WireJSON]:
     """The supervisor's job reports, or SandboxFault when there are none to trust.
 
     A missing report after the outer wall limit or an OOM kill is the program's doing (the
@@ -219,7 +220,7 @@ class Sandbox(ABC):
         """The receipt of the environment this backend runs, with the `limits` its jobs run under
         (None: the defaults)."""
 
-    def run_jobs(self, jobs: list[dict[str, Any]], limits: Limits, *, stop_on_failure: bool = False,
-                 mounts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    def run_jobs(self, jobs: list[WireJSON], limits: Limits, *, stop_on_failure: bool = False,
+                 mounts: dict[str, str] | None = None) -> list[WireJSON]:
         payload, marker = make_payload(jobs, limits, stop_on_failure=stop_on_failure)
         return outcome(self.execute(payload, limits, mounts=mounts), marker)

@@ -26,10 +26,10 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from srbench.errors import IntegrityError, SrBenchError
 from srbench.sandbox.base import BuildImages, BuildReceipt, harness_digest
+from srbench.schemas.wire import WireJSON
 
 SUITE = "bookworm"
 MIRROR = os.environ.get("SR_BENCH_DEBIAN_MIRROR", "http://deb.debian.org/debian")
@@ -123,7 +123,7 @@ def install_wheels(rootfs: Path, log: Callable[[str], None]) -> None:
          "installing the pinned grading wheels", log)
 
 
-def import_images(build_dir: Path, base: Path, rootfs: Path, digest: str, log: Callable[[str], None]) -> dict[str, Any]:
+def import_images(build_dir: Path, base: Path, rootfs: Path, digest: str, log: Callable[[str], None]) -> WireJSON:
     """Import both trees into the Docker engine; {} when no engine is reachable."""
     try:
         import docker
@@ -151,7 +151,7 @@ def import_images(build_dir: Path, base: Path, rootfs: Path, digest: str, log: C
 
 
 def build(sandbox_dir: Path, *, deps: bool = True, scicode_h5: Path | None = None, scicode_sha256: str | None = None,
-          docker: bool = True, log: Callable[[str], None] = print) -> dict[str, Any]:
+          docker: bool = True, log: Callable[[str], None] = print) -> WireJSON:
     """Build (or refresh) the grading environment; returns the receipt written to receipt.json."""
     sandbox_dir.mkdir(parents=True, exist_ok=True)
     base, rootfs = sandbox_dir / "base-rootfs", sandbox_dir / "rootfs"

@@ -19,7 +19,6 @@ import shutil
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -29,6 +28,7 @@ from srbench.sandbox import build as builder
 from srbench.sandbox.base import SandboxUnavailable, read_build_receipt
 from srbench.sandbox.paths import sandbox_dir, scicode_test_data
 from srbench.sandbox.scicode_data import PINNED_SHA256
+from srbench.schemas.wire import WireJSON
 
 SCICODE_H5_SHA256 = PINNED_SHA256
 # the authors' Google Drive file (README step 3), in the direct-download form the nvidia-scicode wheel uses
@@ -128,9 +128,9 @@ def up_to_date(directory: Path, deps: bool, h5_sha: str | None) -> bool:
 
 
 def setup_sandbox(*, install: bool, build_sandbox: bool, benchmarks: set[str],
-                  log: Callable[[str], None] = print) -> dict[str, Any]:
+                  log: Callable[[str], None] = print) -> WireJSON:
     """What `setup --install/--build-sandbox` did: the receipt and the assets, as a JSON document."""
-    out: dict[str, Any] = {"sandbox_dir": str(sandbox_dir())}
+    out: WireJSON = {"sandbox_dir": str(sandbox_dir())}
     h5 = None
     if install and "scicode" in benchmarks:
         h5 = fetch_scicode_data(scicode_test_data(), log=log)

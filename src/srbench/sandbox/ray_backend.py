@@ -24,9 +24,10 @@ from dataclasses import asdict
 from typing import Any
 
 from srbench.sandbox.base import Execution, Limits, Receipt, Sandbox, SandboxUnavailable
+from srbench.schemas.wire import WireJSON
 
 RETRIES = 3                     # a lost worker or node: the job runs again elsewhere, this many times
-_LOCAL: dict[str, Any] = {}     # on a worker: its host's sandbox, opened once per worker process
+_LOCAL: WireJSON = {}     # on a worker: its host's sandbox, opened once per worker process
 
 
 def _ray() -> Any:
@@ -54,7 +55,7 @@ def _environment(receipt: Receipt) -> str:
     return receipt.model_copy(update={"limits": {}}).digest()
 
 
-def worker_receipt() -> dict[str, Any]:
+def worker_receipt() -> WireJSON:
     """On a worker: its host's sandbox receipt (opening the sandbox on first use)."""
     from srbench.sandbox import open_sandbox
 
@@ -63,7 +64,7 @@ def worker_receipt() -> dict[str, Any]:
     return _LOCAL["sandbox"].receipt().model_dump(mode="json", by_alias=True)  # type: ignore[no-any-return]
 
 
-def execute_job(stdin: bytes, limits: dict[str, Any], mounts: dict[str, str], environment: str) -> dict[str, Any]:
+def execute_job(stdin: bytes, limits: WireJSON, mounts: dict[str, str], environment: str) -> WireJSON:
     """On a worker: one execution in its host's sandbox, refused when that host's environment differs."""
     from srbench.sandbox import SandboxFault
 

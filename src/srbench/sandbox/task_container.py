@@ -35,6 +35,7 @@ from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.sandbox.base import SandboxFault, SandboxUnavailable
 from srbench.sandbox.dockerfile import external_images
 from srbench.sandbox.exec_stream import Tail, read_frames
+from srbench.schemas.wire import WireJSON
 
 OWNED = "sr-bench.owned"
 SCOPE = "sr-bench.scope"
@@ -97,7 +98,7 @@ def engine(timeout_s: float = 60.0) -> Any:
     return api
 
 
-def engine_facts(api: Any) -> dict[str, Any]:
+def engine_facts(api: Any) -> WireJSON:
     v = api.version()
     host = os.environ.get("DOCKER_HOST", "")
     return {"version": v.get("Version"), "api_version": v.get("ApiVersion"), "os": v.get("Os"), "arch": v.get("Arch"),
@@ -105,7 +106,7 @@ def engine_facts(api: Any) -> dict[str, Any]:
 
 
 # -- images -------------------------------------------------------------------------------------
-def base_images(api: Any, dockerfile: bytes, where: str) -> dict[str, dict[str, Any]]:
+def base_images(api: Any, dockerfile: bytes, where: str) -> dict[str, WireJSON]:
     """{image: {id, repo_digests}} for every external image the Dockerfile names; BaseImageMissing
     naming every absent one (sr-bench never pulls)."""
     docker = _docker()
@@ -155,7 +156,7 @@ class ImageInfo:
     tag: str
     image_id: str
     key: str
-    bases: dict[str, dict[str, Any]]
+    bases: dict[str, WireJSON]
     built: bool                       # False: the cached image was reused
     build_network: str
     build_s: float = 0.0
@@ -233,7 +234,7 @@ class ContainerLimits:
     memory_mb: int
     pids: int = 4096
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> WireJSON:
         return {"cpus": self.cpus, "memory_mb": self.memory_mb, "memory_swap_mb": self.memory_mb, "pids": self.pids,
                 "network": "none", "no_new_privileges": True}
 
@@ -247,7 +248,7 @@ class CommandResult:
     stderr_bytes: int
     timed_out: bool
     wall_s: float
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: WireJSON = field(default_factory=dict)
 
 
 class TaskContainer:
@@ -356,6 +357,6 @@ def sweep(api: Any | None = None, scope: str | None = None) -> list[str]:
     return removed
 
 
-def owned_containers(api: Any, scope: str | None = None) -> list[dict[str, Any]]:
+def owned_containers(api: Any, scope: str | None = None) -> list[WireJSON]:
     filters = [f"{OWNED}=task-container"] + ([f"{SCOPE}={scope}"] if scope else [])
     return list(api.containers(all=True, filters={"label": filters}))

@@ -10,15 +10,15 @@ program's fault, never counted as an answer, and never memoised).
 from __future__ import annotations
 
 import signal
-from typing import Any
 
 from srbench.sandbox.base import SandboxFault
+from srbench.schemas.wire import WireJSON
 
 VERDICTS = ("passed", "failed", "wrong_answer", "time_limit", "runtime_error", "memory_limit", "sandbox_error")
 _LCB_CODES = {-2: "wrong_answer", -3: "time_limit", -4: "runtime_error"}
 
 
-def _killed(job: dict[str, Any], oom: bool) -> str | None:
+def _killed(job: WireJSON, oom: bool) -> str | None:
     if job.get("timed_out"):
         return "time_limit"
     sig = job.get("signal")
@@ -31,7 +31,7 @@ def _killed(job: dict[str, Any], oom: bool) -> str | None:
     return None
 
 
-def lcb_verdict(job: dict[str, Any], oom: bool = False) -> tuple[str, dict[str, Any]]:
+def lcb_verdict(job: WireJSON, oom: bool = False) -> tuple[str, WireJSON]:
     """(verdict, details) of one LiveCodeBench child (lcb_child.py)."""
     if job.get("spawn_error"):
         raise SandboxFault(f"the sandbox could not start the test process: {job['spawn_error']}")
@@ -53,7 +53,7 @@ def lcb_verdict(job: dict[str, Any], oom: bool = False) -> tuple[str, dict[str, 
                       "tests_passed_before": done}
 
 
-def script_verdict(job: dict[str, Any], oom: bool = False) -> tuple[str, dict[str, Any]]:
+def script_verdict(job: WireJSON, oom: bool = False) -> tuple[str, WireJSON]:
     """(verdict, details) of one test script (script_child.py): passed iff it exited with code 0."""
     if job.get("spawn_error"):
         raise SandboxFault(f"the sandbox could not start the test process: {job['spawn_error']}")

@@ -50,6 +50,7 @@ from typing import Any
 import blake3
 
 from srbench.cas.digest import canonical_json, digest_json
+from srbench.schemas.wire import WireJSON
 from srbench.simulate import code_answers
 
 __all__ = ["SimModel", "RouterRule", "Reply", "messages_key", "prompt_chars", "last_user_text",
@@ -131,16 +132,16 @@ def unit_hash(*parts: Any) -> float:
     return int.from_bytes(h[:8], "big") / 2**64
 
 
-def answer_key_from_cases(cases: Iterable[Any]) -> dict[str, Any]:
+def answer_key_from_cases(cases: Iterable[Any]) -> WireJSON:
     """{messages_key(case.messages): case.answer} for dicts or pydantic cases."""
-    key: dict[str, Any] = {}
+    key: WireJSON = {}
     for case in cases:
         c = case.model_dump() if hasattr(case, "model_dump") else case
         key[messages_key(c["messages"])] = c.get("answer")
     return key
 
 
-def load_answer_key(path: str | Path) -> dict[str, Any]:
+def load_answer_key(path: str | Path) -> WireJSON:
     """Answer key of a frozen dataset JSONL (one case per line)."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     return answer_key_from_cases(json.loads(line) for line in lines if line.strip())
@@ -274,7 +275,7 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
     return Reply(text=text, correct=correct, answer=given)
 
 
-def usage_for(model: SimModel, messages: MessageList, completion_text: str) -> dict[str, Any]:
+def usage_for(model: SimModel, messages: MessageList, completion_text: str) -> WireJSON:
     """The OpenAI-shaped usage object the simulator bills (formulas in the module docstring)."""
     prompt = max(1, math.ceil(prompt_chars(messages) / 4))
     completion = max(1, math.ceil(len(completion_text) / 4))

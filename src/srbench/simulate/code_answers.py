@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
+
 
 def is_code_answer(answer: Any) -> bool:
     return isinstance(answer, dict) and isinstance(answer.get("tests"), list) and "mode" in answer
@@ -22,11 +24,11 @@ def is_scicode_step(answer: Any) -> bool:
     return isinstance(answer, dict) and "scicode_step" in answer and "right" in answer
 
 
-def scicode_reply(answer: dict[str, Any], correct: bool) -> str:
+def scicode_reply(answer: WireJSON, correct: bool) -> str:
     return str(answer["right" if correct else "wrong"])
 
 
-def lcb_program(answer: dict[str, Any], correct: bool) -> str:
+def lcb_program(answer: WireJSON, correct: bool) -> str:
     tests = answer["tests"]
     if answer["mode"] == "functional":
         table = {json.dumps([json.loads(x) for x in t["input"].split("\n")]): json.loads(t["output"]) for t in tests}

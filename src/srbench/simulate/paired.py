@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from srbench.benchmarks import all_benchmarks
+from srbench.schemas.wire import WireJSON
 from srbench.stages.stats.betting import Design, bounds, interleave, make_design, reach_bounds
 
 __all__ = ["profile_design", "draw", "simulate", "draw_singles", "simulate_selection"]
@@ -45,7 +45,7 @@ def draw(rng: np.random.Generator, reps: int, design: Design, tie_rate: float,
 
 
 def simulate(design: Design, *, tie_rate: float, delta: float | Sequence[float], reps: int, seed: int,
-             looks: int = 50) -> dict[str, Any]:
+             looks: int = 50) -> WireJSON:
     """Coverage, claims and cases used for Hoeffding (at the planned size) and betting (with stops)."""
     rng = np.random.default_rng(seed)
     d = draw(rng, reps, design, tie_rate, delta)
@@ -98,7 +98,7 @@ def draw_singles(rng: np.random.Generator, reps: int, design: Design, singles: i
 
 
 def simulate_selection(design: Design, *, singles: int, tie_rate: float, delta: float, reps: int, seed: int,
-                       looks: int | None = 50) -> dict[str, Any]:
+                       looks: int | None = 50) -> WireJSON:
     """Claims against the strongest of K singles (`draw_singles`): the unadjusted rule (the betting
     interval against the single that measured best) and the selection-adjusted one (`stages/selection`),
     each with its running intersection over `looks` evenly spaced prefixes (None: every prefix)."""

@@ -3,14 +3,13 @@ inference (IT-3). Deterministic, read-only: it never changes any state."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
+from srbench.schemas.wire import WireJSON
 from srbench.simulate.behaviour import RouterRule
 
 
-def preview_payload(router: RouterRule, body: dict[str, Any]) -> dict[str, Any]:
+def preview_payload(router: RouterRule, body: WireJSON) -> WireJSON:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list")

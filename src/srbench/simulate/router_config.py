@@ -15,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiohttp import web
 
+from srbench.schemas.wire import WireJSON
 from srbench.simulate.behaviour import RouterRule
 
 REDACTED = "***"
@@ -34,7 +34,7 @@ class RouterConfigState:
     revision: int = 0
     reads: list[str] = field(default_factory=list)
 
-    def source(self) -> dict[str, Any]:
+    def source(self) -> WireJSON:
         """The router's config source as the operator wrote it (with a secret the API never shows)."""
         r = self.rule
         return {"version": f"sim-{self.revision}", "default_model": r.weak,
@@ -47,11 +47,11 @@ class RouterConfigState:
     def etag(self) -> str:
         return '"' + hashlib.sha256(json.dumps(self.source(), sort_keys=True).encode()).hexdigest() + '"'
 
-    def hashes(self) -> dict[str, Any]:
+    def hashes(self) -> WireJSON:
         h = self.rule.config_hash if self.revision == 0 else f"{self.rule.config_hash}+{self.revision}"
         return {"hash": h, "runtime_hash": self.runtime_hash or h, "active_hash": h, "status": self.status}
 
-    def recipes(self) -> list[dict[str, Any]]:
+    def recipes(self) -> list[WireJSON]:
         r = self.rule
         return [{"name": "escalate-hard-prompts", "description": "long or keyword prompts go to the strong model",
                  "routing": {"decision": r.strong_decision, "model": r.strong, "keywords": list(r.keywords),
@@ -66,7 +66,7 @@ class RouterConfigState:
         self.revision += 1
 
 
-def _redacted(config: dict[str, Any]) -> dict[str, Any]:
+def _redacted(config: WireJSON) -> WireJSON:
     out = json.loads(json.dumps(config))
     for ep in out.get("vllm_endpoints", []):
         if "api_key" in ep:

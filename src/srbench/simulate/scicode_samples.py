@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.scicode_protocol import step_prompt, system_prompt
+from srbench.schemas.wire import WireJSON
 
 SAMPLE_REVISION = "synthetic-sample-v1"
 CMP = "from scicode.compare.cmp import cmp_tuple_or_list\n"
@@ -22,7 +23,7 @@ DICTS = "from scicode.compare.cmp import are_dicts_close\n"
 
 
 def _step(number: str, header: str, ret: str | None, description: str, tests: list[str],
-          right: str, wrong: str, targets: list[Any]) -> dict[str, Any]:
+          right: str, wrong: str, targets: list[Any]) -> WireJSON:
     return {"row": {"step_number": number, "step_description_prompt": f"[synthetic sample] {description}",
                     "step_background": "", "function_header": header, "return_line": ret, "test_cases": tests},
             "right": right, "wrong": wrong, "targets": targets}
@@ -30,7 +31,7 @@ def _step(number: str, header: str, ret: str | None, description: str, tests: li
 
 # each target: ("array", values) | ("scalar", x) | ("tuple", [target…]) | ("list", [values…])
 #              | ("csr", data, indices, indptr, shape) | ("dict", {key: value}) | ("str", text)
-PROBLEMS: list[dict[str, Any]] = [
+PROBLEMS: list[WireJSON] = [
     {"problem_id": "9001", "problem_name": "[synthetic sample] scaled vectors", "deps": "import numpy as np",
      "steps": [
          _step("9001.1", "def scale(v, a):\n    '''Multiply the vector v by the number a.'''", "    return out",
@@ -81,12 +82,12 @@ PROBLEMS: list[dict[str, Any]] = [
 ]
 
 
-def rows() -> list[dict[str, Any]]:
+def rows() -> list[WireJSON]:
     """The problems as native rows (fresh copies)."""
     return json.loads(json.dumps(_rows()))
 
 
-def _rows() -> list[dict[str, Any]]:
+def _rows() -> list[WireJSON]:
     return [{"problem_name": p["problem_name"], "problem_id": p["problem_id"],
              "problem_description_main": f"{p['problem_name']}: not a real SciCode problem.",
              "problem_io": "", "required_dependencies": p["deps"], "sub_steps": [s["row"] for s in p["steps"]],
@@ -146,13 +147,13 @@ def reply(code: str) -> str:
     return f"A simulated solution.\n```python\n# Background: simulated, not a real solution.\n{code}\n```\n"
 
 
-def answer_key() -> dict[str, Any]:
+def answer_key() -> WireJSON:
     """{the user turn of a step: {"scicode_step", "right", "wrong"}} for the simulated models, plus the
     first request of each problem by its messages digest (which would otherwise find the case's own
     grading answer first)."""
     from srbench.simulate.behaviour import messages_key
 
-    key: dict[str, Any] = {}
+    key: WireJSON = {}
     for p in PROBLEMS:
         for i, s in enumerate(p["steps"]):
             entry = {"scicode_step": s["row"]["step_number"], "right": reply(s["right"]), "wrong": reply(s["wrong"])}
@@ -163,7 +164,7 @@ def answer_key() -> dict[str, Any]:
     return key
 
 
-def for_demo(root: Path) -> tuple[str, dict[str, Any]]:
+def for_demo(root: Path) -> tuple[str, WireJSON]:
     """The demo's SciCode source: (source path, benchmark-options entry). The in-process service grades
     against this sample's test_data.h5 (SR_BENCH_SCICODE_TEST_DATA is set for this process), and the
     options name its sha256 instead of the real file's; ImportError without h5py."""

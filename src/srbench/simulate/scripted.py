@@ -9,12 +9,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
+
 __all__ = ["Scripted", "ScriptHook", "first_of", "tool_call", "chunk", "pieces", "tool_chunks"]
 
 
-def chunk(cid: str, model: str, delta: dict[str, Any] | None, finish: str | None = None,
+def chunk(cid: str, model: str, delta: WireJSON | None, finish: str | None = None,
           usage: Any = None, with_usage: bool = False) -> bytes:
-    obj: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
+    obj: WireJSON = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model,
                            "choices": [] if delta is None else
                            [{"index": 0, "delta": delta, "finish_reason": finish}]}
     if with_usage:
@@ -39,20 +41,20 @@ class Scripted:
     usage: Any = None                                # serve this usage object instead of the formula's
 
 
-def tool_call(name: str, arguments: Any, call_id: str | None = None) -> dict[str, Any]:
+def tool_call(name: str, arguments: Any, call_id: str | None = None) -> WireJSON:
     """One tool call of a :class:`Scripted` reply (`arguments` a JSON value or its text)."""
-    out: dict[str, Any] = {"name": name, "arguments": arguments}
+    out: WireJSON = {"name": name, "arguments": arguments}
     if call_id is not None:
         out["id"] = call_id
     return out
 
 
-ScriptHook = Callable[[dict[str, Any]], "Scripted | None"]
+ScriptHook = Callable[[WireJSON], "Scripted | None"]
 
 
 def first_of(*hooks: ScriptHook) -> ScriptHook:
     """One hook asking `hooks` in order: the first reply that is not None (else None)."""
-    def hook(body: dict[str, Any]) -> Scripted | None:
+    def hook(body: WireJSON) -> Scripted | None:
         for h in hooks:
             got = h(body)
             if got is not None:

@@ -38,6 +38,7 @@ from typing import Any
 
 from aiohttp import web
 
+from srbench.schemas.wire import WireJSON
 from srbench.simulate.behaviour import (
     MessageList,
     RouterRule,
@@ -100,7 +101,7 @@ class Fault:
                        raw_sse=raw, headers={k: fill(v) for k, v in self.headers.items()})
 
 
-FaultHook = Callable[[dict[str, Any]], "Fault | None"]
+FaultHook = Callable[[WireJSON], "Fault | None"]
 
 
 def _error(status: int, message: str, code: str) -> web.Response:
@@ -128,7 +129,7 @@ class SimServer:
         self.api_key = api_key
         self.fault = fault
         self.script = script
-        self.log: list[dict[str, Any]] = []
+        self.log: list[WireJSON] = []
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -194,7 +195,7 @@ class SimServer:
         return self.api_key is None or request.headers.get("Authorization") == f"Bearer {self.api_key}"
 
     async def _serve(self, request: web.Request, *, routed: bool) -> web.StreamResponse:
-        entry: dict[str, Any] = {"time": time.time(), "path": request.path,
+        entry: WireJSON = {"time": time.time(), "path": request.path,
                                  "endpoint": "router" if routed else "single", "requested_model": None,
                                  "model": None, "decision": None, "messages_digest": None, "status": None,
                                  "fault": None, "usage": None, "finish_reason": None, "correct": None,
@@ -202,7 +203,7 @@ class SimServer:
         self.log.append(entry)         # in arrival order; filled in while the request is served
         return await self._answer(request, routed, entry)
 
-    async def _answer(self, request: web.Request, routed: bool, entry: dict[str, Any]) -> web.StreamResponse:
+    async def _answer(self, request: web.Request, routed: bool, entry: WireJSON) -> web.StreamResponse:
         if not self._authorised(request):
             entry["status"] = 401
             return _error(401, "Incorrect API key provided.", "invalid_api_key")
@@ -269,7 +270,7 @@ class SimServer:
             return self._plain(entry, name, text, finish, usage, headers)
         return await self._stream(request, entry, model, text, finish, usage, headers, fault or Fault())
 
-    async def _scripted(self, request: web.Request, body: dict[str, Any], entry: dict[str, Any], model: SimModel,
+    async def _scripted(self, request: web.Request, body: WireJSON, entry: WireJSON, model: SimModel,
                         scripted: Scripted, headers: dict[str, str], fault: Fault) -> web.StreamResponse:
         cid = "chatcmpl-" + entry["messages_digest"][3:27]
         tools, tool_text = _tool_chunks(cid, model.name, scripted.tool_calls)
@@ -282,7 +283,7 @@ class SimServer:
         return await self._stream(request, entry, model, scripted.content, finish, usage, headers, fault,
                                   extra=tools)
 
-    def _plain(self, entry: dict[str, Any], name: str, text: str, finish: str, usage: Any,
+    def _plain(self, entry: WireJSON, name: str, text: str, finish: str, usage: Any,
                headers: dict[str, str]) -> web.Response:
         entry.update(status=200, usage=usage, finish_reason=finish, completed=True)
         return web.json_response({"id": "chatcmpl-sim", "object": "chat.completion", "created": 0,
@@ -295,7 +296,7 @@ class SimServer:
         if request.transport is not None:
             request.transport.close()
 
-    async def _stream(self, request: web.Request, entry: dict[str, Any], model: SimModel, text: str,
+    async def _stream(self, request: web.Request, entry: WireJSON, model: SimModel, text: str,
                       finish: str, usage: Any, headers: dict[str, str], fault: Fault,
                       extra: list[bytes] | None = None) -> web.StreamResponse:
         cid = "chatcmpl-" + entry["messages_digest"][3:27]

@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
+
 REVISION = "mini-fixture-v1"
 POLICY = """# Mini shop agent policy (sr-bench toy domain, not a tau2-bench domain)
 - Identify the customer by email with find_user_by_email before touching an order.
@@ -29,7 +31,7 @@ GUIDELINES = """# User simulation guidelines (sr-bench toy domain)
 You play a customer of a small shop. Follow the scenario; reveal information only when asked.
 When your goal is reached or cannot be reached, end the conversation with the token ###STOP###.
 """
-DB: dict[str, Any] = {
+DB: WireJSON = {
     "users": {"u1": {"name": "Ada Park", "email": "ada@example.com", "orders": ["o1", "o2"]}},
     "orders": {
         "o1": {"user_id": "u1", "status": "pending", "items": [{"name": "desk lamp", "price": 30.0}], "total": 30.0},
@@ -38,19 +40,19 @@ DB: dict[str, Any] = {
 }
 
 
-def _scenario(reason: str, task: str) -> dict[str, Any]:
+def _scenario(reason: str, task: str) -> WireJSON:
     return {"persona": "A polite, brief customer.",
             "instructions": {"domain": "mini", "reason_for_call": reason,
                              "known_info": "Your email is ada@example.com.", "unknown_info": None,
                              "task_instructions": task}}
 
 
-def _action(aid: str, name: str, compare: list[str] | None = None, **arguments: Any) -> dict[str, Any]:
+def _action(aid: str, name: str, compare: list[str] | None = None, **arguments: Any) -> WireJSON:
     return {"action_id": aid, "requestor": "assistant", "name": name, "arguments": arguments,
             "info": None, "compare_args": compare}
 
 
-TASKS: list[dict[str, Any]] = [
+TASKS: list[WireJSON] = [
     {"id": "cancel_pending", "description": {"purpose": "DB change and communicated refund", "relevant_policies": None,
                                              "notes": None},
      "user_scenario": _scenario("You want to cancel order o1.", "Ask to cancel order o1; once done, say thanks."),

@@ -23,8 +23,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
+
 Message = Mapping[str, Any]
-ToolCalls = list[dict[str, Any]]
+ToolCalls = list[WireJSON]
 ORDER = re.compile(r"\bo\d+\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
@@ -131,7 +133,7 @@ def script_hook(careful_models: frozenset[str] | set[str], router: Any = None) -
     RouterRule), when the model its rule picks for these messages is."""
     from srbench.simulate.scripted import Scripted, tool_call
 
-    def hook(body: dict[str, Any]) -> Scripted | None:
+    def hook(body: WireJSON) -> Scripted | None:
         messages = body.get("messages")
         if not isinstance(messages, list):
             return None

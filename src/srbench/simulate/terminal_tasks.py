@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
 from srbench.simulate.scripted import Scripted, ScriptHook
 from srbench.simulate.scripted import tool_call as scripted_call
 
@@ -125,7 +126,7 @@ if [ -f /app/done.txt ]; then echo passed > /logs/verifier/result.txt; else echo
 echo "verifier finished without a reward file"
 """
 
-TASKS: dict[str, dict[str, Any]] = {
+TASKS: dict[str, WireJSON] = {
     "hello-file": {
         "toml": TASK_21, "difficulty": "easy", "category": "file-operations",
         "description": "Write a greeting to a file",
@@ -218,7 +219,7 @@ def agent_script(plays: dict[str, str], slow_command: str = "sleep 25", router: 
     the simulated router (`router`, a RouterRule) M is the model its rule picks for this turn."""
     by_instruction = {spec["instruction"]: name for name, spec in TASKS.items()}
 
-    def hook(body: dict[str, Any]) -> Scripted | None:
+    def hook(body: WireJSON) -> Scripted | None:
         model = str(body.get("model"))
         if router is not None and model == router.name and isinstance(body.get("messages"), list):
             model = router.route(body["messages"])[0]

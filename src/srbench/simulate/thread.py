@@ -6,6 +6,7 @@ import asyncio
 import threading
 from typing import Any
 
+from srbench.schemas.wire import WireJSON
 from srbench.simulate.scripted import ScriptHook
 from srbench.simulate.server import FaultHook, SimServer, start_simulator
 
@@ -37,7 +38,7 @@ class SimulatorThread:
         return self.url + "/router/v1"
 
     @property
-    def log(self) -> list[dict[str, Any]]:
+    def log(self) -> list[WireJSON]:
         assert self.server is not None, "the simulator is not running"
         return self.server.log
 

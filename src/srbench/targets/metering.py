@@ -33,10 +33,10 @@ fields that disagree, a non-object where an object belongs, or field names of tw
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from srbench.errors import SrBenchError
 from srbench.schemas.call import Usage
+from srbench.schemas.wire import WireJSON
 
 __all__ = ["UsageError", "parse_usage", "usage_shape", "SHAPES"]
 
@@ -57,7 +57,7 @@ class UsageError(SrBenchError):
     http_status = 422
 
 
-def _count(obj: dict[str, Any], key: str, where: str) -> int | None:
+def _count(obj: WireJSON, key: str, where: str) -> int | None:
     """A token count, None when absent or null; UsageError when it is not a non-negative integer."""
     if key not in obj or obj[key] is None:
         return None
@@ -75,7 +75,7 @@ def _count(obj: dict[str, Any], key: str, where: str) -> int | None:
     return value
 
 
-def _details(raw: dict[str, Any], key: str) -> dict[str, Any]:
+def _details(raw: WireJSON, key: str) -> WireJSON:
     value = raw.get(key)
     if value is None:
         return {}
@@ -93,7 +93,7 @@ def _agreeing(found: list[tuple[str, int]], what: str) -> int | None:
     return found[0][1] if found else None
 
 
-def _collect(sources: list[tuple[dict[str, Any], str]], keys: tuple[str, ...]) -> list[tuple[str, int]]:
+def _collect(sources: list[tuple[WireJSON, str]], keys: tuple[str, ...]) -> list[tuple[str, int]]:
     found = []
     for obj, where in sources:
         for key in keys:
@@ -103,11 +103,11 @@ def _collect(sources: list[tuple[dict[str, Any], str]], keys: tuple[str, ...]) -
     return found
 
 
-def _present(raw: dict[str, Any], keys: tuple[str, ...]) -> bool:
+def _present(raw: WireJSON, keys: tuple[str, ...]) -> bool:
     return any(raw.get(k) is not None for k in keys)
 
 
-def usage_shape(raw: dict[str, Any] | None) -> str:
+def usage_shape(raw: WireJSON | None) -> str:
     """Which shape a usage object has: one of :data:`SHAPES`. Raises UsageError for mixed shapes."""
     if raw is None:
         return "absent"
@@ -133,7 +133,7 @@ def usage_shape(raw: dict[str, Any] | None) -> str:
     return "absent"
 
 
-def _parse_openai(raw: dict[str, Any]) -> Usage | None:
+def _parse_openai(raw: WireJSON) -> Usage | None:
     details = _details(raw, "prompt_tokens_details")
     prompt = _count(raw, "prompt_tokens", "")
     output = _count(raw, "completion_tokens", "")
@@ -143,7 +143,7 @@ def _parse_openai(raw: dict[str, Any]) -> Usage | None:
     return _whole_prompt(prompt, output, reads or 0, writes or 0)
 
 
-def _parse_responses(raw: dict[str, Any]) -> Usage | None:
+def _parse_responses(raw: WireJSON) -> Usage | None:
     details = _details(raw, "input_tokens_details")
     prompt = _count(raw, "input_tokens", "")
     output = _count(raw, "output_tokens", "")
@@ -162,7 +162,7 @@ def _whole_prompt(prompt: int | None, output: int | None, reads: int, writes: in
     return Usage(input=prompt - reads - writes, cached_input=reads, cache_write=writes, output=output)
 
 
-def _parse_anthropic(raw: dict[str, Any]) -> Usage | None:
+def _parse_anthropic(raw: WireJSON) -> Usage | None:
     plain = _count(raw, "input_tokens", "")
     output = _count(raw, "output_tokens", "")
     reads = _count(raw, "cache_read_input_tokens", "") or 0
@@ -172,7 +172,7 @@ def _parse_anthropic(raw: dict[str, Any]) -> Usage | None:
     return Usage(input=plain, cached_input=reads, cache_write=writes, output=output)
 
 
-def parse_usage(raw: dict[str, Any] | None) -> Usage | None:
+def parse_usage(raw: WireJSON | None) -> Usage | None:
     """Four buckets from one usage object (formulas in the module docstring); None when unknown.
 
     Raises UsageError when the object contradicts itself. Never returns zeros for missing counts.

@@ -14,11 +14,11 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import aiohttp
 
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 
 ROUTING_FIELDS = ("selected_model", "decision", "selection_status", "selection_reason", "selection_method",
                   "selection_provenance", "plugins", "state_dependent", "config_hash")
@@ -31,7 +31,7 @@ class PreviewOutcome:
     error_class: str | None = None
     error: str | None = None
     http_status: int | None = None
-    routing: dict[str, Any] | None = None
+    routing: WireJSON | None = None
     headers: dict[str, str] = field(default_factory=dict)
     raw: bytes = b""
     started_at: float = 0.0
@@ -39,9 +39,9 @@ class PreviewOutcome:
     systematic: bool = False
 
 
-def preview_body(target: Target, messages: list[dict[str, Any]], max_tokens: int,
-                 context: dict[str, Any] | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": target.model, "messages": messages, "max_tokens": max_tokens, "trace": True}
+def preview_body(target: Target, messages: list[WireJSON], max_tokens: int,
+                 context: WireJSON | None) -> WireJSON:
+    body: WireJSON = {"model": target.model, "messages": messages, "max_tokens": max_tokens, "trace": True}
     if context:
         body["preview_context"] = {k: v for k, v in context.items() if v is not None}
     return body
@@ -58,7 +58,7 @@ def preview_headers(target: Target) -> dict[str, str]:
     return headers
 
 
-async def preview_call(client: aiohttp.ClientSession, target: Target, body: dict[str, Any],
+async def preview_call(client: aiohttp.ClientSession, target: Target, body: WireJSON,
                        timeout_s: float) -> PreviewOutcome:
     out = PreviewOutcome(status="failed", started_at=time.time())
     t0 = time.perf_counter()

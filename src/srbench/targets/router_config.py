@@ -30,6 +30,7 @@ import aiohttp
 from srbench.cas.digest import digest_json
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 
 HASH_FIELDS = ("hash", "runtime_hash", "active_hash")
 MAX_BODY = 4 * 1024 * 1024
@@ -96,13 +97,13 @@ async def _get(client: aiohttp.ClientSession, url: str, headers: dict[str, str],
         raise ValueError(f"GET {urlsplit(url).path} did not answer JSON") from None
 
 
-def _hash_view(data: Any) -> dict[str, Any]:
+def _hash_view(data: Any) -> WireJSON:
     if not isinstance(data, dict):
         raise ValueError("GET /config/hash did not answer an object")
     return {k: data.get(k) for k in (*HASH_FIELDS, "status")}
 
 
-async def read_config(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> dict[str, Any]:
+async def read_config(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> WireJSON:
     """hash → config (+ETag) → recipes → hash, as read (raises ValueError with one line)."""
     base = api_base(target)
     assert base is not None
@@ -119,7 +120,7 @@ async def read_config(client: aiohttp.ClientSession, target: Target, timeout_s: 
             "recipes_etag": recipes.get("etag"), "recipes": recipes["recipes"]}
 
 
-def _problems(target: Target, got: dict[str, Any]) -> list[str]:
+def _problems(target: Target, got: WireJSON) -> list[str]:
     before, after = got["hash_before"], got["hash_after"]
     out = []
     if before.get("status") != "active":

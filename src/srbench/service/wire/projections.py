@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from srbench.schemas.plan import Plan
+from srbench.schemas.wire import WireJSON
 from srbench.service.api.responses import Event, RunView
 from srbench.service.runs.state import Progress, RunState
 from srbench.stages.compare.headline import routing_facts
@@ -50,12 +51,12 @@ def epoch(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
 
 
-def error_body(message: str, code: str, **extra: Any) -> dict[str, Any]:
+def error_body(message: str, code: str, **extra: Any) -> WireJSON:
     return {"error": message, "code": code, **extra}
 
 
 # -- plans as upstream manifests ------------------------------------------------------------------
-def wire_manifest(frozen: Plan) -> dict[str, Any]:
+def wire_manifest(frozen: Plan) -> WireJSON:
     """A frozen plan as upstream's frozen manifest: `targets` plain, `auxiliary_targets` {id: target}."""
     plan = frozen.as_json()
     out = dict(plan)
@@ -69,7 +70,7 @@ def wire_manifest(frozen: Plan) -> dict[str, Any]:
     return out
 
 
-def plan_from_wire(manifest: dict[str, Any]) -> dict[str, Any]:
+def plan_from_wire(manifest: WireJSON) -> WireJSON:
     """The frozen plan a wire manifest stands for (a plan file in sr-bench's own form passes unchanged).
     Anything that does not fit is left for the plan's own check (its hash) to refuse."""
     if "target_profiles" not in manifest:
@@ -87,7 +88,7 @@ def plan_from_wire(manifest: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def summary_manifest(frozen: Plan) -> dict[str, Any]:
+def summary_manifest(frozen: Plan) -> WireJSON:
     """What a run list carries of the manifest (upstream's `run_summary`): no per-target profiles."""
     plan = frozen.as_json()
     out = {k: plan[k] for k in SUMMARY_KEYS if k in plan}
@@ -127,7 +128,7 @@ def experiment_roles(plan: Plan) -> list[str]:
     return roles
 
 
-def wire_run(run: RunState, manifest: dict[str, Any], owner: str, roles: list[str], summary: bool = False
+def wire_run(run: RunState, manifest: WireJSON, owner: str, roles: list[str], summary: bool = False
              ) -> RunView:
     """A run in upstream's shape (id, owner, status, ISO times, manifest, error, progress) with sr-bench's
     fields beside it (those `run` has: a listed run has no lineage, budget or early stop); the idempotency
@@ -156,7 +157,7 @@ def scoped_key(owner: str, key: str | None) -> str | None:
 
 
 # -- events, calls, results -----------------------------------------------------------------------
-def wire_event(row: Any, data: dict[str, Any]) -> Event:
+def wire_event(row: Any, data: WireJSON) -> Event:
     return Event(seq=row.seq, at=datetime.fromtimestamp(row.ts, UTC).isoformat(), kind=row.type, data=data)
 
 
@@ -196,7 +197,7 @@ def call_status(state: str, error_class: str | None, record_status: str | None, 
     return record_status or ("failed" if state in ("failed", "cancelled") else state)
 
 
-def usage_tokens(usage: dict[str, Any] | None) -> dict[str, Any] | None:
+def usage_tokens(usage: WireJSON | None) -> WireJSON | None:
     """sr-bench's four buckets under upstream's result field names."""
     if usage is None:
         return None
@@ -215,7 +216,7 @@ def wire_tokens(tokens: Any) -> Any:
     return {**tokens, **named, "total_tokens": total}
 
 
-def wire_result(row: dict[str, Any]) -> dict[str, Any]:
+def wire_result(row: WireJSON) -> WireJSON:
     """A report row as upstream's case result: status, score and token usage beside sr-bench's fields
     (`tokens` keeps the four buckets under sr-bench's names)."""
     out = dict(row)
@@ -225,7 +226,7 @@ def wire_result(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- reports and comparisons ----------------------------------------------------------------------
-def wire_report(report: dict[str, Any], digest: str, cache_hit: bool, explain: str) -> dict[str, Any]:
+def wire_report(report: WireJSON, digest: str, cache_hit: bool, explain: str) -> WireJSON:
     """The report object itself (summary rows carry upstream's `id`), with its digest and why it was
     (re)built beside it."""
     out = dict(report)
@@ -239,7 +240,7 @@ def wire_report(report: dict[str, Any], digest: str, cache_hit: bool, explain: s
     return out
 
 
-def _upstream_interval(c: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+def _upstream_interval(c: WireJSON) -> tuple[WireJSON, str | None]:
     """What upstream's `quality_delta_ci95` fields carry: REP-6's weighted Hoeffding interval (the seed's
     conservative interval) and its qualification, whichever interval makes sr-bench's claim (`claim`,
     `claim_rule`, `claim_ci95` beside them); a claim blocked by evidence stays blocked."""
@@ -250,8 +251,8 @@ def _upstream_interval(c: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return hoeffding, c["claim"] if c.get("claim") == "blocked" else said
 
 
-def wire_comparison(cmp: dict[str, Any], base_report: dict[str, Any], cand_report: dict[str, Any],
-                    digest: str, cache_hit: bool, explain: str) -> dict[str, Any]:
+def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
+                    digest: str, cache_hit: bool, explain: str) -> WireJSON:
     """sr-bench's comparison with upstream's fields beside it: the runs, their targets' metrics, the
     baseline selection and one `comparisons` row per candidate target (Δ with REP-6's Hoeffding interval
     as upstream has it and sr-bench's claim beside it, the stratified bootstrap interval, savings,
@@ -299,7 +300,7 @@ def wire_comparison(cmp: dict[str, Any], base_report: dict[str, Any], cand_repor
             "routing_facts": [f.model_dump(mode="json") for f in routing_facts(cmp)]}
 
 
-def wire_correction(body: dict[str, Any]) -> dict[str, Any]:
+def wire_correction(body: WireJSON) -> WireJSON:
     """A usage correction with upstream's receipt fields beside sr-bench's."""
     from srbench.cas import canonical_json
 
@@ -313,7 +314,7 @@ def wire_correction(body: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- recovery plans -------------------------------------------------------------------------------
-def wire_recovery_plan(plan: dict[str, Any], progress: Progress, budget_usd: float | None) -> dict[str, Any]:
+def wire_recovery_plan(plan: WireJSON, progress: Progress, budget_usd: float | None) -> WireJSON:
     """sr-bench's recovery plan (sent back whole by sr-bench's CLI) with upstream's fields beside it;
     `parent` is upstream's parent snapshot object (`progress`: the parent's), the parent's id is
     `parent_run_id`."""

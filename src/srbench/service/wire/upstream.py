@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
 from srbench.schemas.plan import Plan
+from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import Actor, record_owner
 from srbench.service.journal import owners
 from srbench.service.runs import experiments
@@ -46,8 +47,8 @@ class PlanRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
     manifest: Any = Field(description="sr-bench's manifest (inline cases made a dataset of the store); "
                                       "planning validates it")
-    options: dict[str, Any] | None = Field(description="benchmark options to plan with (None: the store's)")
-    auxiliary_targets: dict[str, Any] = Field(description="targets spelled out inline, by id (local operator)")
+    options: WireJSON | None = Field(description="benchmark options to plan with (None: the store's)")
+    auxiliary_targets: WireJSON = Field(description="targets spelled out inline, by id (local operator)")
     links: PlanLinks = Field(description="the experiment the run joins and its baseline run, checked")
 
 
@@ -66,7 +67,7 @@ def translate(service: Service, manifest: Any, actor: Actor) -> PlanRequest:
                        links=PlanLinks(experiment=experiment, baseline_run_id=baseline))
 
 
-def split_manifest(manifest: Any) -> tuple[Any, dict[str, Any]]:
+def split_manifest(manifest: Any) -> tuple[Any, WireJSON]:
     """(sr-bench's manifest, the upstream fields taken out of it)."""
     if not isinstance(manifest, dict):
         return manifest, {}
@@ -74,8 +75,8 @@ def split_manifest(manifest: Any) -> tuple[Any, dict[str, Any]]:
     return {k: v for k, v in manifest.items() if k not in EXTRA_KEYS}, extras
 
 
-def prepare_inputs(service: Service, manifest: Any, extras: dict[str, Any], actor: Actor
-                   ) -> tuple[Any, dict[str, Any] | None, dict[str, Any]]:
+def prepare_inputs(service: Service, manifest: Any, extras: WireJSON, actor: Actor
+                   ) -> tuple[Any, WireJSON | None, WireJSON]:
     """Before planning: inline cases as a dataset, and the options and auxiliary targets to plan with.
     Returns (manifest, benchmark options or None for the store's, auxiliary targets)."""
     from srbench.discovery import read_benchmark_options
@@ -97,7 +98,7 @@ def prepare_inputs(service: Service, manifest: Any, extras: dict[str, Any], acto
     return manifest, options, ({} if actor.named else aux)
 
 
-def _with_inline_cases(service: Service, manifest: dict[str, Any], raw: Any) -> dict[str, Any]:
+def _with_inline_cases(service: Service, manifest: WireJSON, raw: Any) -> WireJSON:
     if not isinstance(raw, list) or not raw:
         raise InvalidInput("cases must be a non-empty list")
     try:
@@ -166,7 +167,7 @@ def creation_hook(service: Service, plan: Plan, actor: Actor) -> OnCreate:
     return hook
 
 
-def derived_hook(service: Service, actor: Actor, source_plan: dict[str, Any], role: str) -> OnCreate:
+def derived_hook(service: Service, actor: Actor, source_plan: WireJSON, role: str) -> OnCreate:
     """For a run derived from another (a recovery child, a replay): its owner, and the source's
     experiment membership in `role` while that experiment still exists and is the actor's (a deleted
     experiment is never recreated by a derived run)."""

@@ -8,8 +8,9 @@ once and kept (bounded) for the service's lifetime.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import LOCAL, Actor
 from srbench.service.api.responses import Runs, RunView
 from srbench.service.journal import owners
@@ -25,9 +26,9 @@ MAX_CACHED = 512
 class RunViews:
     def __init__(self, runs: RunManager) -> None:
         self.runs = runs
-        self._cache: OrderedDict[str, tuple[dict[str, Any], dict[str, Any], list[str]]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[WireJSON, WireJSON, list[str]]] = OrderedDict()
 
-    def _plan(self, digest: str) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    def _plan(self, digest: str) -> tuple[WireJSON, WireJSON, list[str]]:
         hit = self._cache.get(digest)
         if hit is None:
             plan = self.runs.plans.cached(digest)
@@ -39,7 +40,7 @@ class RunViews:
             self._cache.move_to_end(digest)
         return hit
 
-    def manifest(self, plan_digest: str) -> dict[str, Any]:
+    def manifest(self, plan_digest: str) -> WireJSON:
         return self._plan(plan_digest)[0]
 
     def one(self, view: RunState, *, summary: bool = False) -> RunView:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class RouterAdapter:
     header_names: tuple[str, ...] = ()      # names of the headers `request_headers` may send
 
     def attribute(self, target: Target, headers: Mapping[str, str], response_model: str | None,
-                  usage_raw: dict[str, Any] | None) -> Attribution:
+                  usage_raw: WireJSON | None) -> Attribution:
         raise NotImplementedError
 
     def request_headers(self, target: Target) -> dict[str, str]:
@@ -99,7 +99,7 @@ def header_usd(headers: Mapping[str, str], name: str) -> float | None:
     return value if value is not None and math.isfinite(value) and value >= 0 else None
 
 
-def usage_cost(usage_raw: dict[str, Any] | None) -> float | None:
+def usage_cost(usage_raw: WireJSON | None) -> float | None:
     """A ``cost`` a router or gateway adds to the usage object (OpenRouter, LiteLLM), when it is a
     finite non-negative number: its own figure, kept as evidence."""
     cost = (usage_raw or {}).get("cost") if isinstance(usage_raw, dict) else None

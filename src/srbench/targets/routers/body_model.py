@@ -11,9 +11,9 @@ not reported: they stay unknown.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 from srbench.targets.routers.base import Attribution, RouterAdapter, usage_cost
 
 
@@ -22,7 +22,7 @@ class BodyModel(RouterAdapter):
     title = "served model named in the response body's model (OpenRouter-style)"
 
     def attribute(self, target: Target, headers: Mapping[str, str], response_model: str | None,
-                  usage_raw: dict[str, Any] | None) -> Attribution:
+                  usage_raw: WireJSON | None) -> Attribution:
         model = (response_model or "").strip() or None
         out = Attribution(self.name, evidence={"model": model} if model else {})
         out.reported_cost_usd = usage_cost(usage_raw)

@@ -16,9 +16,9 @@ LiteLLM reports no configuration hash: a pinned ``config_hash`` cannot be checke
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 from srbench.targets.routers.base import (
     Attribution,
     RouterAdapter,
@@ -36,7 +36,7 @@ class LiteLLM(RouterAdapter):
     title = "LiteLLM proxy / Router (x-litellm-* headers)"
 
     def attribute(self, target: Target, headers: Mapping[str, str], response_model: str | None,
-                  usage_raw: dict[str, Any] | None) -> Attribution:
+                  usage_raw: WireJSON | None) -> Attribution:
         h = lower(headers)
         out = Attribution(self.name, selected_model=(h.get("x-litellm-model-name") or "").strip() or None,
                           deployment=h.get("x-litellm-model-id") or None,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 from srbench.targets.metering import UsageError, parse_usage
 from srbench.targets.routers.base import Attribution, ChildCall, RouterAdapter, lower
 
@@ -49,7 +49,7 @@ class VllmSemanticRouter(RouterAdapter):
     header_names = ("x-vsr-debug", "x-sr-bench-expected-config-hash")
 
     def attribute(self, target: Target, headers: Mapping[str, str], response_model: str | None,
-                  usage_raw: dict[str, Any] | None) -> Attribution:
+                  usage_raw: WireJSON | None) -> Attribution:
         h = lower(headers)
         count = h.get("x-vsr-inference-call-count", "").strip()
         out = Attribution(self.name, selected_model=h.get("x-vsr-selected-model") or None,
