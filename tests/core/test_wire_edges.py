@@ -14,7 +14,7 @@ import srbench
 
 SRC = Path(srbench.__file__).parent
 CORE = ("cas", "rules", "stages", "schemas")
-EDGES = ("cli", "simulate", "sandbox", "targets", "service/wire", "dashboard", "client")
+EDGES = ("cli", "simulate", "sandbox", "targets", "service/wire", "dashboard", "client", "benchmarks")
 
 
 def _files(*packages: str) -> list[Path]:

@@ -6,6 +6,7 @@ because its shape belongs to someone else or is only passed through:
 - a model endpoint's request body, stream chunk or ``usage`` object (``targets/``, ``simulate/``);
 - a third party's payload: the sandbox's job file and its answers, the Docker engine's and Ray's answers,
   a router's configuration document (``sandbox/``, ``targets/``);
+- a benchmark's native source rows as parsed, and the chat messages and tool schemas it sends (``benchmarks/``);
 - the service's answer as the CLI reads it to print it (``cli/``), and the router project's own wire
   format (``service/wire/``).
 
