@@ -34,6 +34,7 @@ from srbench.benchmarks.tau.models import (
     Requestor,
 )
 from srbench.benchmarks.tau.tasks import LOCAL_DOMAINS, TEXT_DOMAINS
+from srbench.schemas.wire import WireJSON
 
 PYTHON_ENV = "SR_BENCH_TAU3_PYTHON"
 CHILD = Path(__file__).with_name("tau2_child.py")
@@ -56,13 +57,13 @@ class TauEnvironment:
     async def start(self, domain: str) -> EnvInfo:
         raise NotImplementedError
 
-    async def reset(self, initial_state: dict[str, Any] | None) -> None:
+    async def reset(self, initial_state: WireJSON | None) -> None:
         raise NotImplementedError
 
-    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: WireJSON) -> tuple[str, bool]:
         raise NotImplementedError
 
-    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
+    async def evaluate(self, criteria: Criteria, initial_state: WireJSON | None) -> EnvEvaluation:
         raise NotImplementedError
 
     async def close(self) -> None:
@@ -160,7 +161,7 @@ class LocalEnvironment(TauEnvironment):
             raise EnvironmentError_("environment_error", str(exc)) from None
         return EnvInfo(engine="sr-bench-mini-v1", tools=self.env.tool_schemas())
 
-    def _fresh(self, initial_state: dict[str, Any] | None) -> MiniShop:
+    def _fresh(self, initial_state: WireJSON | None) -> MiniShop:
         env = MiniShop(self.base)
         data = ((initial_state or {}).get("initialization_data") or {}).get("agent_data")
         if data:
@@ -169,19 +170,19 @@ class LocalEnvironment(TauEnvironment):
             env.run_function(action["func_name"], action.get("arguments") or {})
         return env
 
-    async def reset(self, initial_state: dict[str, Any] | None) -> None:
+    async def reset(self, initial_state: WireJSON | None) -> None:
         try:
             self.env = self._fresh(initial_state)
         except (ToolError, KeyError, TypeError) as exc:
             raise EnvironmentError_("environment_error", f"initial state: {exc}") from None
 
-    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: WireJSON) -> tuple[str, bool]:
         assert self.env is not None
         if requestor != "assistant":
             return "Error: the mini domain has no user tools", True
         return self.env.call(name, arguments)
 
-    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
+    async def evaluate(self, criteria: Criteria, initial_state: WireJSON | None) -> EnvEvaluation:
         assert self.env is not None
         gold = self._fresh(initial_state)
         gold_errors = []
@@ -220,7 +221,7 @@ class Tau2Environment(TauEnvironment):
         self.proc: asyncio.subprocess.Process | None = None
         self._log: Any = None
 
-    async def _request(self, op: dict[str, Any], timeout: float = OP_TIMEOUT_S) -> dict[str, Any]:
+    async def _request(self, op: WireJSON, timeout: float = OP_TIMEOUT_S) -> WireJSON:
         proc = self.proc
         if proc is None or proc.stdin is None or proc.stdout is None:
             raise EnvironmentError_("environment_error", "the tau2 child is not running")
@@ -267,14 +268,14 @@ class Tau2Environment(TauEnvironment):
                        tools=got["tools"], user_tools=got.get("user_tools") or [],
                        policy_sha256=got.get("policy_sha256"), env_sha256=got.get("env_sha256") or {})
 
-    async def reset(self, initial_state: dict[str, Any] | None) -> None:
+    async def reset(self, initial_state: WireJSON | None) -> None:
         await self._request({"op": "reset", "initial_state": initial_state})
 
-    async def tool(self, requestor: Requestor, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
+    async def tool(self, requestor: Requestor, name: str | None, arguments: WireJSON) -> tuple[str, bool]:
         got = await self._request({"op": "tool", "requestor": requestor, "name": name, "arguments": arguments})
         return str(got.get("content")), bool(got.get("error"))
 
-    async def evaluate(self, criteria: Criteria, initial_state: dict[str, Any] | None) -> EnvEvaluation:
+    async def evaluate(self, criteria: Criteria, initial_state: WireJSON | None) -> EnvEvaluation:
         got = await self._request({"op": "evaluate", "criteria": criteria.wire(), "initial_state": initial_state})
         return EnvEvaluation(**{k: got[k] for k in ("predicted", "gold", "env_assertions", "gold_action_errors")})
 

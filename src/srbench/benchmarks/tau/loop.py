@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from srbench.benchmarks.conversation import CellSession, Reply
 from srbench.benchmarks.tau.env import TauEnvironment
@@ -41,6 +40,7 @@ from srbench.benchmarks.tau.models import (
     Turn,
 )
 from srbench.benchmarks.tau.reward import is_stop
+from srbench.schemas.wire import WireJSON
 
 GREETING = "Hi! How can I help you today?"
 
@@ -67,9 +67,9 @@ class Conversation:
     calls: CallCounts = field(default_factory=lambda: CallCounts(subject=0, user_simulator=0, judge=0))
     selected_models: list[str | None] = field(default_factory=list)
 
-    def agent_view(self) -> list[dict[str, Any]]:
+    def agent_view(self) -> list[WireJSON]:
         """The chat messages the agent is sent (the model endpoint's wire JSON)."""
-        out: list[dict[str, Any]] = [{"role": "system", "content": self.agent_system}]
+        out: list[WireJSON] = [{"role": "system", "content": self.agent_system}]
         for m in self.trajectory:
             if isinstance(m, ToolResult):
                 if m.requestor == "assistant":
@@ -80,9 +80,9 @@ class Conversation:
                 out.append({"role": "user", "content": m.content})
         return out
 
-    def user_view(self) -> list[dict[str, Any]]:
+    def user_view(self) -> list[WireJSON]:
         """The chat messages the user simulator is sent (roles swapped; the model endpoint's wire JSON)."""
-        out: list[dict[str, Any]] = [{"role": "system", "content": self.user_system}]
+        out: list[WireJSON] = [{"role": "system", "content": self.user_system}]
         for m in self.trajectory:
             if isinstance(m, ToolResult):
                 if m.requestor == "user":
@@ -104,8 +104,8 @@ class Conversation:
                           selected_models=list(self.selected_models))
 
 
-def _chat(role: str, m: Turn) -> dict[str, Any]:
-    msg: dict[str, Any] = {"role": role, "content": m.content}
+def _chat(role: str, m: Turn) -> WireJSON:
+    msg: WireJSON = {"role": role, "content": m.content}
     if m.tool_calls:
         msg["tool_calls"] = [tc.stored() for tc in m.tool_calls]
     elif msg["content"] is None:
@@ -113,7 +113,7 @@ def _chat(role: str, m: Turn) -> dict[str, Any]:
     return msg
 
 
-def _arguments(tc: ToolCall) -> tuple[dict[str, Any] | None, str | None]:
+def _arguments(tc: ToolCall) -> tuple[WireJSON | None, str | None]:
     raw = tc.function.arguments
     if isinstance(raw, dict):
         return raw, None
@@ -146,8 +146,8 @@ def _message(role: Requestor, reply: Reply, step: int) -> Turn:
     return turn
 
 
-async def _call(session: CellSession, conv: Conversation, role: TauRole, messages: list[dict[str, Any]],
-                tools: list[dict[str, Any]] | None) -> Reply:
+async def _call(session: CellSession, conv: Conversation, role: TauRole, messages: list[WireJSON],
+                tools: list[WireJSON] | None) -> Reply:
     reply = await session.call(messages, role=role, tools=tools or None)
     conv.calls = conv.calls.plus(role)
     if reply.status != "completed":

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from srbench.cas.digest import canonical_json, sha256_bytes
+from srbench.schemas.wire import WireJSON
 
 TOY_POLICY_SHA256 = "8c3916cf110a41bab66acf51d28827a84156f2d34f61fe3e5d354af49b7e5836"   # the policy text
 TOY_DB_SHA256 = "a4ec30748598cd15bff708897639f4f93ed3070d2446896c87d89baa65726b41"       # canonical JSON of db.json
@@ -45,7 +46,7 @@ class ToolError(Exception):
     """A tool refused the call; the agent sees ``Error: <message>``."""
 
 
-def _fn(name: str, description: str, params: dict[str, str]) -> dict[str, Any]:
+def _fn(name: str, description: str, params: dict[str, str]) -> WireJSON:
     return {"type": "function", "function": {
         "name": name, "description": description,
         "parameters": {"type": "object", "properties": {k: {"type": "string", "description": v}
@@ -53,7 +54,7 @@ def _fn(name: str, description: str, params: dict[str, str]) -> dict[str, Any]:
                        "required": list(params)}}}
 
 
-TOOLS: tuple[dict[str, Any], ...] = (
+TOOLS: tuple[WireJSON, ...] = (
     _fn("find_user_by_email", "Find a customer's user id by their email address.",
         {"email": "The customer's email address."}),
     _fn("get_order_details", "Get the status, items and total of an order.", {"order_id": "The order id, e.g. o1."}),
@@ -67,18 +68,18 @@ TOOLS: tuple[dict[str, Any], ...] = (
 class MiniShop:
     """One environment instance of the toy shop over its own copy of the database."""
 
-    def __init__(self, db: dict[str, Any]) -> None:
+    def __init__(self, db: WireJSON) -> None:
         if not isinstance(db, dict) or not isinstance(db.get("users"), dict) or not isinstance(db.get("orders"), dict):
             raise ToolError("the mini database needs 'users' and 'orders' objects")
         self.db = copy.deepcopy(db)
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
+    def tool_schemas(self) -> list[WireJSON]:
         return [copy.deepcopy(t) for t in TOOLS]
 
     def db_hash(self) -> str:
         return sha256_bytes(canonical_json(self.db))
 
-    def _order(self, order_id: Any) -> dict[str, Any]:
+    def _order(self, order_id: Any) -> WireJSON:
         order = self.db["orders"].get(order_id) if isinstance(order_id, str) else None
         if not isinstance(order, dict):
             raise ToolError(f"order {order_id} not found")
@@ -91,10 +92,10 @@ class MiniShop:
                 return str(uid)
         raise ToolError(f"no user with email {email}")
 
-    def get_order_details(self, order_id: str) -> dict[str, Any]:
+    def get_order_details(self, order_id: str) -> WireJSON:
         return {"order_id": order_id, **self._order(order_id)}
 
-    def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
+    def cancel_pending_order(self, order_id: str, reason: str) -> WireJSON:
         order = self._order(order_id)
         if order.get("status") != "pending":
             raise ToolError(f"order {order_id} is {order.get('status')} and cannot be cancelled")
@@ -110,7 +111,7 @@ class MiniShop:
         return self._order(order_id).get("status") == status
 
     # -- dispatch ------------------------------------------------------------------------------
-    def call(self, name: str | None, arguments: dict[str, Any]) -> tuple[str, bool]:
+    def call(self, name: str | None, arguments: WireJSON) -> tuple[str, bool]:
         """(content, error) of one tool call, as the agent sees it."""
         if name is None or name not in {t["function"]["name"] for t in TOOLS}:
             return f"Error: Tool '{name}' not found.", True
@@ -122,7 +123,7 @@ class MiniShop:
             return f"Error: {exc}", True
         return (result if isinstance(result, str) else json.dumps(result, sort_keys=True)), False
 
-    def run_function(self, name: str, arguments: dict[str, Any]) -> Any:
+    def run_function(self, name: str, arguments: WireJSON) -> Any:
         """An initialization action or an assertion function (never a model-visible tool call)."""
         if name not in ("order_has_status", *(t["function"]["name"] for t in TOOLS)):
             raise ToolError(f"mini has no function {name}")

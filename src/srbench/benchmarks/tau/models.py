@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.call import CallStatus
+from srbench.schemas.wire import WireJSON
 
 RewardType = Literal["DB", "ENV_ASSERTION", "COMMUNICATE", "NL_ASSERTION", "ACTION"]
 Termination = Literal["user_stop", "agent_stop", "max_steps", "too_many_errors", "agent_error", "user_error"]
@@ -46,7 +47,7 @@ class GoldAction(_Native):
     """Its id in the task."""
     name: str
     """The tool it calls."""
-    arguments: dict[str, Any]
+    arguments: WireJSON
     """The tool call's arguments (JSON, as the task gives them)."""
     compare_args: list[str] | None = None
     """The argument names a matching call must equal (None: every argument of the call)."""
@@ -57,7 +58,7 @@ class EnvAssertion(_Native):
 
     func_name: str | None = None
     """The assertion function."""
-    arguments: dict[str, Any] | None = None
+    arguments: WireJSON | None = None
     """Its arguments (JSON)."""
     assert_value: JsonValue = True
     """What it must return."""
@@ -79,7 +80,7 @@ class Criteria(_Native):
     nl_assertions: list[str] | None = None
     """Natural-language assertions the judge checks (NL_ASSERTION)."""
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> WireJSON:
         """As the case holds them: what tau2's own protocol receives."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -174,9 +175,9 @@ class EnvInfo(_Model):
 
     engine: str
     """``tau2==<version> (python X)`` or ``sr-bench-mini-v1``."""
-    tools: list[dict[str, Any]]
+    tools: list[WireJSON]
     """The agent's tool schemas (the OpenAI shape the model endpoint receives)."""
-    user_tools: list[dict[str, Any]] = []
+    user_tools: list[WireJSON] = []
     """The user simulator's tool schemas (telecom's dual control)."""
     policy_sha256: str | None = None
     """The policy's sha256 (None: the toy)."""

@@ -26,6 +26,7 @@ from typing import Any
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 DATA = "data/tau2"
 TEXT_DOMAINS: tuple[str, ...] = ("airline", "retail", "telecom")
@@ -161,7 +162,7 @@ def user_prompt(guidelines: str, scenario: str) -> str:
     return f"{guidelines}\n\n<scenario>\n{scenario}\n</scenario>".strip()
 
 
-def criteria(task: dict[str, Any], where: str) -> dict[str, Any]:
+def criteria(task: WireJSON, where: str) -> WireJSON:
     """The task's evaluation criteria with its reward basis checked (tau2's default when absent)."""
     ec = task.get("evaluation_criteria")
     if ec is None:
@@ -208,7 +209,7 @@ def domain_cases(files: dict[str, bytes], domain: str, *, benchmark: str, revisi
     if not isinstance(splits, dict) or not isinstance(splits.get(SPLIT), list):
         raise InvalidInput(f"{base}/split_tasks.json has no '{SPLIT}' list")
     wanted = [str(t) for t in splits[SPLIT]]
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, WireJSON] = {}
     for i, task in enumerate(tasks):
         if not isinstance(task, dict) or not isinstance(task.get("id"), str | int):
             raise InvalidInput(f"{base}/tasks.json[{i}] is not a task with an id")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
 from srbench.benchmarks.terminal_bench.environment import (
@@ -54,6 +53,7 @@ from srbench.benchmarks.terminal_bench.verifier import (
 from srbench.sandbox import capacity
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
+from srbench.schemas.wire import WireJSON
 
 SYSTEM = (
     "You are an autonomous agent solving a task in a Linux terminal. Your one tool, `terminal`, runs a "
@@ -64,7 +64,7 @@ SYSTEM = (
     "act, and check your work. When the task is complete, answer with a short summary and no tool call: "
     "that ends your work, and the task is then checked by its tests."
 )
-TOOL: dict[str, Any] = {
+TOOL: WireJSON = {
     "type": "function",
     "function": {
         "name": "terminal",
@@ -78,7 +78,7 @@ TRAJECTORY_FORMAT = "terminal-bench-trajectory-v1"
 RESET_VERIFIER = f"rm -rf /tests {VERIFIER_DIR} && mkdir -p /tests {VERIFIER_DIR}"
 
 
-def first_messages(instruction: str, options: TerminalOptions) -> list[dict[str, Any]]:
+def first_messages(instruction: str, options: TerminalOptions) -> list[WireJSON]:
     """The opening of every trial (also the case's messages)."""
     return [{"role": "system", "content": SYSTEM.format(timeout=f"{options.command_timeout_s:g}")},
             {"role": "user", "content": instruction}]
@@ -106,7 +106,7 @@ def format_result(res: CommandResult, timeout_s: float, options: TerminalOptions
     return "\n".join(lines)
 
 
-def parse_tool_call(call: dict[str, Any]) -> tuple[str | None, str | None]:
+def parse_tool_call(call: WireJSON) -> tuple[str | None, str | None]:
     """(command, None) or (None, the problem told to the model)."""
     fn = call.get("function") if isinstance(call, dict) else None
     fn = fn if isinstance(fn, dict) else {}
@@ -170,7 +170,7 @@ class Trial:
             if reply.status != "completed":
                 self.fail(reply.error_class or "call_failed", reply.error or f"turn {self.turns} failed", "call_failed")
                 return
-            assistant: dict[str, Any] = {"role": "assistant", "content": reply.text}
+            assistant: WireJSON = {"role": "assistant", "content": reply.text}
             if reply.tool_calls:
                 assistant["tool_calls"] = reply.tool_calls
             self.messages.append(assistant)
@@ -181,7 +181,7 @@ class Trial:
                 content = await self.tool(env, call, deadline)
                 self.messages.append({"role": "tool", "tool_call_id": str(call.get("id") or ""), "content": content})
 
-    async def tool(self, env: TerminalEnvironment, call: dict[str, Any], deadline: float) -> str:
+    async def tool(self, env: TerminalEnvironment, call: WireJSON, deadline: float) -> str:
         command, problem = parse_tool_call(call)
         step = TrialStep(turn=self.turns, tool_call_id=call.get("id"), command=command, message=len(self.messages))
         self.steps.append(step)                  # kept as it is should the command's run fail

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput
+from srbench.schemas.wire import WireJSON
 
 REQUIRED = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -60,7 +61,7 @@ class TaskConfig(BaseModel):
     environment_env: dict[str, str] = Field(default_factory=dict)
 
 
-def _table(doc: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+def _table(doc: WireJSON, key: str, where: str) -> WireJSON:
     value = doc.get(key, {})
     if not isinstance(value, dict):
         raise InvalidInput(f"{where}: [{key}] must be a table")
@@ -88,7 +89,7 @@ def size_mb(value: Any, what: str, where: str) -> int:
     return int(round(mb))
 
 
-def _env(table: dict[str, Any], key: str, where: str) -> dict[str, str]:
+def _env(table: WireJSON, key: str, where: str) -> dict[str, str]:
     value = table.get("env", {})
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str | int | float | bool)
                                               for k, v in value.items()):
@@ -132,7 +133,7 @@ def parse_task_toml(data: bytes, where: str = "task.toml") -> TaskConfig:
     difficulty = meta.get("difficulty", "unknown")
     if not isinstance(difficulty, str) or not difficulty.strip():
         raise InvalidInput(f"{where}: [metadata] difficulty must be a string")
-    out: dict[str, Any] = {
+    out: WireJSON = {
         "form": form, "name": _optional_str(task.get("name"), "[task] name", where),
         "description": _optional_str(task.get("description"), "[task] description", where),
         "difficulty": difficulty.strip().lower(),

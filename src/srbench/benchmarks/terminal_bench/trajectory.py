@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
+from srbench.schemas.wire import WireJSON
 
 
 class _Sparse(BaseModel):
@@ -219,7 +220,7 @@ class Trajectory(BaseModel):
     """The task tree's digest."""
     options: TerminalOptions
     """The benchmark options the trial ran under."""
-    messages: list[dict[str, Any]]
+    messages: list[WireJSON]
     """The conversation with the model, as sent (tool calls and results included)."""
     steps: list[TrialStep]
     """Every command the agent ran, with its exit code, output and duration."""
