@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from srbench.cas.digest import digest_json
+from srbench.schemas.event_data import RecipeChecked
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.target import Target
 from srbench.schemas.wire import WireJSON
@@ -139,59 +140,45 @@ def _problems(target: Target, got: WireJSON) -> list[str]:
     return out
 
 
-async def capture_recipe(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> dict[str, Any]:
+async def capture_recipe(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> RecipeCapture:
     """The capture object of one MoM target (kind `recipe_capture`); `captured` false with a `limitation`."""
-    doc = await _capture(client, target, timeout_s)
-    return RecipeCapture.model_validate(doc).model_dump(mode="json", by_alias=True)
-
-
-async def _capture(client: aiohttp.ClientSession, target: Target, timeout_s: float) -> dict[str, Any]:
-    """The capture's fields (schemas/recipe.py RecipeCapture checks them)."""
-    doc: dict[str, Any] = {"kind": "recipe_capture", "schema": 1, "target_id": target.id,
-                           "pinned_config_hash": target.config_hash, "captured_at": time.time(), "captured": False,
-                           "limitation": None, "hash_before": None, "hash_after": None, "config_etag": None,
-                           "recipes_etag": None, "config": None, "recipes": None, "redacted": [],
-                           "projection_hash": None}
+    empty = RecipeCapture(target_id=target.id, pinned_config_hash=target.config_hash, captured_at=time.time(),
+                          captured=False, limitation=None, hash_before=None, hash_after=None, config_etag=None,
+                          recipes_etag=None, config=None, recipes=None, redacted=[], projection_hash=None)
     if not target.preview_url or not target.config_hash:
-        doc["limitation"] = ("capture_recipe needs a pinned config_hash and a preview_url on the router's API port; "
-                             "no recipe was captured")
-        return doc
+        return empty.model_copy(update={"limitation": "capture_recipe needs a pinned config_hash and a preview_url "
+                                                      "on the router's API port; no recipe was captured"})
     try:
         got = await read_config(client, target, timeout_s)
     except ValueError as exc:
-        doc["limitation"] = f"no recipe was captured: the router's config API: {exc}"
-        return doc
-    doc.update({k: got[k] for k in ("hash_before", "hash_after", "config_etag", "recipes_etag")})
+        return empty.model_copy(update={"limitation": f"no recipe was captured: the router's config API: {exc}"})
+    read = empty.model_copy(update={k: got[k] for k in ("hash_before", "hash_after", "config_etag", "recipes_etag")})
     problems = _problems(target, got)
     if problems:
-        doc["limitation"] = "no recipe was captured: " + "; ".join(problems)
-        return doc
+        return read.model_copy(update={"limitation": "no recipe was captured: " + "; ".join(problems)})
     config, paths = redact(got["config"], "config")
     recipes, paths = redact(got["recipes"], "recipes", paths)
-    doc.update(captured=True, config=config, recipes=recipes, redacted=paths,
-               projection_hash=digest_json({"config": config, "recipes": recipes}))
-    return doc
+    return read.model_copy(update={"captured": True, "config": config, "recipes": recipes, "redacted": paths,
+                                   "projection_hash": digest_json({"config": config, "recipes": recipes})})
 
 
-async def check_unchanged(client: aiohttp.ClientSession, target: Target, capture: dict[str, Any],
-                          timeout_s: float) -> dict[str, Any]:
+async def check_unchanged(client: aiohttp.ClientSession, target: Target, capture: RecipeCapture,
+                          timeout_s: float) -> RecipeChecked:
     """After the run: the hash and the config's ETag again; `unchanged` false (with `problem`) otherwise."""
     base = api_base(target)
-    out: dict[str, Any] = {"target_id": target.id, "phase": "after", "hash": None, "config_etag": None,
-                           "unchanged": False, "problem": None}
-    if base is None or not capture.get("captured"):
-        out["problem"] = "nothing was captured before the run"
-        return out
+    out = RecipeChecked(target_id=target.id, phase="after", hash=None, config_etag=None, unchanged=False, problem=None)
+    if base is None or not capture.captured:
+        return out.model_copy(update={"problem": "nothing was captured before the run"})
     try:
         h = _headers(target)
-        out["hash"] = _hash_view((await _get(client, base + "/config/hash", h, timeout_s))[0])
-        out["config_etag"] = (await _get(client, base + "/config/router", h, timeout_s))[1]
+        now = _hash_view((await _get(client, base + "/config/hash", h, timeout_s))[0])
+        etag = (await _get(client, base + "/config/router", h, timeout_s))[1]
     except ValueError as exc:
-        out["problem"] = f"the check after the run failed: {exc}"
-        return out
-    if out["hash"] != capture["hash_before"] or out["config_etag"] != capture["config_etag"]:
-        out["problem"] = (f"the router's configuration changed during the run (hash {capture['hash_before'].get('hash')}"
-                          f" → {out['hash'].get('hash')}, ETag {capture['config_etag']} → {out['config_etag']})")
-    else:
-        out["unchanged"] = True
-    return out
+        return out.model_copy(update={"problem": f"the check after the run failed: {exc}"})
+    out = out.model_copy(update={"hash": now, "config_etag": etag})
+    before = capture.hash_before or {}
+    if now != capture.hash_before or etag != capture.config_etag:
+        return out.model_copy(update={"problem": (
+            f"the router's configuration changed during the run (hash {before.get('hash')}"
+            f" → {now.get('hash')}, ETag {capture.config_etag} → {etag})")})
+    return out.model_copy(update={"unchanged": True})

@@ -43,26 +43,26 @@ def _capturing(plan: Plan) -> list[Target]:
 
 
 async def capture_before(client: aiohttp.ClientSession, plan: Plan, store: ObjectStore,
-                         event: EventSink) -> dict[str, dict[str, Any]]:
+                         event: EventSink) -> dict[str, RecipeCapture]:
     """Capture every capturing target; `event(type, data)` records it. Returns target id → capture."""
     out = {}
     for t in _capturing(plan):
         doc = await capture_recipe(client, t, min(TIMEOUT_S, plan.limits.total_timeout_s))
-        digest = store.put_json(doc)
-        await event(CAPTURED, RecipeCaptured(target_id=t.id, capture=digest, captured=doc["captured"],
-                                              projection_hash=doc["projection_hash"], limitation=doc["limitation"]))
+        digest = store.put_json(doc.model_dump(mode="json", by_alias=True))
+        await event(CAPTURED, RecipeCaptured(target_id=t.id, capture=digest, captured=doc.captured,
+                                              projection_hash=doc.projection_hash, limitation=doc.limitation))
         out[t.id] = doc
     return out
 
 
-async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[str, dict[str, Any]],
+async def check_after(client: aiohttp.ClientSession, plan: Plan, captures: dict[str, RecipeCapture],
                       event: EventSink) -> None:
     for t in _capturing(plan):
         doc = captures.get(t.id)
-        if doc is None or not doc["captured"]:
+        if doc is None or not doc.captured:
             continue
         res = await check_unchanged(client, t, doc, min(TIMEOUT_S, plan.limits.total_timeout_s))
-        await event(CHECKED, RecipeChecked.model_validate(res))
+        await event(CHECKED, res)
 
 
 def _events(journal: Journal, run_id: str) -> list[EventData]:
