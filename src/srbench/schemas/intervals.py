@@ -213,7 +213,7 @@ class Planning(BaseModel):
     """Planning for the other rule."""
     detectable_by_tie_rate: list[dict[str, float | None]]
     """The detectable effect of each rule (keyed by its name) at a few tie rates (`tie_rate`)."""
-    early_stop: dict[str, Any] | None
+    early_stop: EarlyStop | None
     """The plan's early-stop block (schemas/plan.py `EarlyStop`, every default filled in), or None."""
     singles: int | None = None
     """K: the single targets the baseline is chosen among (a plan that adjusts for it)."""

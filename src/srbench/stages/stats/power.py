@@ -61,7 +61,7 @@ import numpy as np
 
 from srbench.errors import InvalidInput
 from srbench.schemas.intervals import CasesNeeded, Planning, PowerPlan
-from srbench.schemas.plan import Plan
+from srbench.schemas.plan import EarlyStop, Plan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
 from srbench.stages.stats.paired import HOEFFDING
@@ -262,6 +262,10 @@ def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
 
 
+def _filled(early_stop: EarlyStop | None) -> EarlyStop | None:
+    """The early-stop block with every default set, so that an answer written with only the set fields shows them."""
+    return None if early_stop is None else EarlyStop.model_validate(early_stop.model_dump())
+
 def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
     """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
     beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
@@ -292,5 +296,5 @@ def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
                                  declared: detectable_effect(declared, counts, weights, t, p.power, singles=k),
                                  other: detectable_effect(other, counts, weights, t, p.power, singles=k)}
                                 for t in TIE_RATES],
-        early_stop=stats.dump()["early_stop"])
+        early_stop=_filled(stats.early_stop))
     return out if k is None else out.model_copy(update={"singles": k})
