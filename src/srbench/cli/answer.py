@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from srbench.cli.output import table
+from srbench.errors import SrBenchError
 from srbench.schemas.wire import WireJSON
 from srbench.stages.compare.headline import CLAIM_TEXT, SCOPES, BenchmarkRow, RouterFacts, Saving
 
@@ -122,7 +123,6 @@ def routing_answer(client: Any, run: WireJSON, report: WireJSON, baseline: str |
         tries = [r["id"] for r in client.get("/runs")["runs"] if r["id"] != rid and r.get("mode") == "live"
                  and r["status"] in COMPARABLE and r.get("profile") == run.get("profile")][:6]
     why = "no finished run with a single model compares with this one (same cases and protocol)"
-    from srbench.errors import SrBenchError
 
     for b in tries:
         try:

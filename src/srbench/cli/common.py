@@ -4,12 +4,13 @@ run ids by any unique prefix."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from srbench.cli.output import emit
-from srbench.errors import InvalidInput, NotFound
+from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.schemas.wire import WireJSON
 
 __all__ = ["Ctx", "emit", "load_structured"]
@@ -35,17 +36,17 @@ class Ctx:
             if self.embedded:
                 self._client = self._start_embedded()
             else:
+                # deferred: srbench.client loads only for the commands that use it (the CLI starts light)
                 from srbench.client.api import connect
 
                 self._client = connect(self.store, autostart=self.autostart, url=self.url)
         return self._client
 
     def _start_embedded(self) -> Any:
-        import os
-
+        # deferred: srbench.client, srbench.discovery load only for the commands that use them (the CLI starts
+        # light)
         from srbench.client.embedded import EmbeddedService
         from srbench.discovery import ensure_token, read_service_info, resolve_store
-        from srbench.errors import Conflict
 
         if self.url or os.environ.get("SR_BENCH_URL"):
             raise InvalidInput("--embedded runs the command against its own in-process service: drop --url and "
@@ -123,6 +124,7 @@ def load_structured(path: str) -> Any:
     except UnicodeDecodeError:
         raise InvalidInput(f"{path}: not UTF-8 JSON or YAML text") from None
     if p.suffix.lower() in (".yaml", ".yml"):
+        # deferred: PyYAML loads only when a YAML file is read
         import yaml
 
         try:

@@ -31,6 +31,8 @@ def dashboard(obj: Ctx, host: str, port: int | None, tls_cert: str | None, tls_k
     reach the service or see its token. Stopping the Dashboard never stops a run. On a non-loopback
     --host every key must be strong and the Dashboard serves HTTPS (--tls-cert/--tls-key) unless
     --insecure says otherwise."""
+    # deferred: srbench.dashboard, srbench.discovery, srbench.service load only for the commands that use them
+    # (the CLI starts light); aiohttp's server loads only for the command that serves
     from aiohttp import web
 
     from srbench.dashboard import make_dashboard

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -51,8 +52,6 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
             revision: str | None, source_mode: str, output: str | None, source_partition: str | None,
             exclusion_snapshot: str | None, evaluation_role: str | None) -> None:
     """Freeze a dataset from the pinned source and print its manifest."""
-    import os
-
     if source_path is not None:
         source_path = os.path.abspath(source_path)
     body: WireJSON = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
@@ -130,8 +129,6 @@ def combine(obj: Ctx, manifests: tuple[str, ...]) -> None:
 def exclusions(obj: Ctx, dataset_ids: tuple[str, ...], run_ids: tuple[str, ...], output: str | None) -> None:
     """Compile an immutable exclusion snapshot of exactly the named datasets and runs (every case they
     hold, answered or not: task identities, digests and source provenance, never a question)."""
-    import os
-
     ids = [_manifest_id(d) if os.path.isfile(d) else d for d in dataset_ids]
     snap = obj.client.post("/datasets/exclusions", {"dataset_ids": ids, "run_ids": [obj.run_id(r) for r in run_ids]})
     if output is None:
@@ -158,8 +155,6 @@ def list_(obj: Ctx) -> None:
 @click.pass_obj
 def show(obj: Ctx, dataset_id: str, show_cases: bool, page: int) -> None:
     """Show a dataset manifest (by id or manifest file), or a page of its cases."""
-    import os
-
     if os.path.isfile(dataset_id):
         dataset_id = _manifest_id(dataset_id)
     if show_cases:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,17 @@ from rich.console import Console
 from rich.panel import Panel
 
 from srbench import DEFAULT_SEED, TERMINAL_STATUSES
+from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks.arc_agi_2 import ArcAgi2
+from srbench.benchmarks.terminal_bench.adapter import availability
 from srbench.cli.common import Ctx
+from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table
 from srbench.cli.runs import benchmark_table, score_lines
+from srbench.cli.views import report_targets_table
 from srbench.errors import SrBenchError
+from srbench.sandbox import open_sandbox
+from srbench.sandbox import task_container as tc
+from srbench.sandbox.task_container import engine
 from srbench.schemas.wire import WireJSON
 
 DEMO_NOTES = (
@@ -49,7 +58,7 @@ BANNER = ("SIMULATED ENDPOINTS — the models and the router below are local sim
 
 def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | None, str]]:
     """(benchmark, source_path, revision, label) for each available benchmark."""
-    from srbench.benchmarks.arc_agi_2 import ArcAgi2
+    # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
     from srbench.simulate import samples, scicode_samples
 
     out: list[tuple[str, str | None, str | None, str]] = []
@@ -67,7 +76,6 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
         out.append(("simpleqa-verified", str(samples.write_simpleqa(root / "simpleqa")), samples.SAMPLE_REVISION,
                     "synthetic sample in the native CSV format; judged by a simulated judge"))
         try:        # code benchmarks only where this host has a grading sandbox (setup --build-sandbox)
-            from srbench.sandbox import open_sandbox
 
             backend = open_sandbox().name
             out.append(("livecodebench", str(samples.write_livecodebench(root / "lcb")), samples.SAMPLE_REVISION,
@@ -81,6 +89,7 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                                        "(pip install -e '.[bench]')")
         except Exception:  # noqa: BLE001 - no sandbox here: the demo runs the others
             pass
+    # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
     from srbench.simulate.tau_mini import REVISION as TAU_REVISION
     from srbench.simulate.tau_mini import write_mini_domain
 
@@ -88,6 +97,7 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
                 "sr-bench's toy domain in the native layout (not τ³ data); scripted agent, user and judge"))
     base = _terminal_base()
     if base is not None:
+        # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
         from srbench.simulate.terminal_tasks import DEMO_REVISION, write_demo_tasks
 
         out.append((TB, str(write_demo_tasks(root / "terminal-bench", base)), DEMO_REVISION,
@@ -105,12 +115,10 @@ def _sources(root: Path, download: bool) -> list[tuple[str, str | None, str | No
 
 def _terminal_base() -> str | None:
     """The local image the demo's toy Terminal-Bench tasks start FROM, or None (no engine, no image)."""
-    from srbench.benchmarks.terminal_bench.adapter import availability
-
     if availability() is not None:
         return None
     try:
-        from srbench.sandbox.task_container import engine
+        # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
         from srbench.simulate.terminal_tasks import local_base_image
 
         return local_base_image(engine(timeout_s=10))
@@ -131,7 +139,7 @@ def _task_images_removed(store: Path, built: bool) -> Iterator[None]:
 
 def _remove_task_images(store: Path) -> None:
     try:
-        from srbench.sandbox import task_container as tc
+        # deferred: srbench.service loads only for the commands that use it (the CLI starts light)
         from srbench.service.store.task_resources import scope_for
 
         tc.remove_images(tc.engine(timeout_s=10), scope_for(store))
@@ -140,14 +148,15 @@ def _remove_task_images(store: Path) -> None:
 
 
 def _answer_key(cases: list[WireJSON]) -> WireJSON:
+    # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
     from srbench.simulate.behaviour import answer_key_from_cases
     from srbench.simulate.scicode_samples import answer_key as scicode_steps
 
     return {**answer_key_from_cases(cases), **(scicode_steps() if SCICODE_OPTIONS else {})}
+
+
 def not_run(prepared: set[str]) -> list[str]:
     """Each benchmark the demo leaves out, with the reason (the full score then names it as missing)."""
-    from srbench.benchmarks import all_benchmarks
-
     out = []
     for b in all_benchmarks():
         if b.id in prepared:
@@ -167,6 +176,8 @@ def not_run(prepared: set[str]) -> list[str]:
 
 
 def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
+    # deferred: srbench.client, srbench.simulate load only for the commands that use them (the CLI starts
+    # light)
     from srbench.client.embedded import EmbeddedService
     from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.thread import SimulatorThread
@@ -192,6 +203,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
                   SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
         router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
                             keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
+        # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
         from srbench.simulate.scripted import first_of
         from srbench.simulate.tau_script import script_hook
         from srbench.simulate.terminal_tasks import agent_script
@@ -248,9 +260,6 @@ def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
 def print_results(console: Console, reports: WireJSON, cmp: WireJSON) -> None:
     """Both runs' figures, the published rules beside sr-bench's (one table, each note once), the full
     score lines, then the comparison: its headline, tables, notes and limitations."""
-    from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table
-    from srbench.cli.views import report_targets_table
-
     for role in ("baseline", "candidate"):
         rep = reports[role]
         console.print(report_targets_table(rep))
@@ -288,8 +297,6 @@ def next_steps(console: Console, store: Path, runs: dict[str, str]) -> None:
 
 
 def _wait(client: Any, run_id: str) -> None:
-    import time
-
     while client.get(f"/runs/{run_id}")["status"] not in TERMINAL_STATUSES:
         time.sleep(0.1)
 

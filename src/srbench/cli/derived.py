@@ -8,9 +8,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from srbench.cli.common import Ctx, emit
+from srbench.cli.answer import fact_lines, routing_facts
+from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.output import human, table
-from srbench.cli.runs import without_volatile, write_json
+from srbench.cli.runs import wait_for, without_volatile, write_json
+from srbench.errors import InvalidInput
 from srbench.schemas.wire import WireJSON
 
 
@@ -103,8 +105,6 @@ def _ci(ci: Any, fmt: str = "{:+.3f}") -> str:
 def headline_lines(cmp: WireJSON) -> list[str]:
     """"Does routing pay?": each router (every candidate when none is a router) against the strongest
     single model, in plain words with units and the aggregation named (answer.py: `report`'s facts)."""
-    from srbench.cli.answer import fact_lines, routing_facts
-
     return [line for f in routing_facts(cmp) for line in fact_lines(f)]
 
 
@@ -256,10 +256,6 @@ def export(obj: Ctx, run_id: str, output: str) -> None:
 @click.pass_obj
 def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Ask the router which decision and model each case gets (no inference, no capability score)."""
-    from srbench.cli.common import load_structured
-    from srbench.cli.runs import wait_for
-    from srbench.errors import InvalidInput
-
     obj.refuse_detach(detach)
     data = load_structured(manifest)
     if not isinstance(data, dict):
@@ -331,8 +327,6 @@ def reconcile_usage(obj: Ctx, run_id: str, router_opts: tuple[str, ...]) -> None
 @click.pass_obj
 def reprice(obj: Ctx, run_id: str, prices_path: str, reason: str | None) -> None:
     """Reprice a finished run from its stored calls (zero model calls); reports then use the new prices."""
-    from srbench.cli.common import load_structured
-
     run_id = obj.run_id(run_id)
     res = obj.client.post(f"/runs/{run_id}/reprice", {"prices": load_structured(prices_path), "reason": reason})
     emit({"run_id": run_id, "correction": res["correction"]["digest"], "appended": res["appended"],
@@ -363,9 +357,6 @@ def recover_plan(obj: Ctx, run_id: str, mode: str, output: str) -> None:
 def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowledge_new_attempt: bool,
             detach: bool) -> None:
     """Create a recovery child run over the plan's selected cells (the parent is kept as it is)."""
-    from srbench.cli.common import load_structured
-    from srbench.cli.runs import wait_for
-
     obj.refuse_detach(detach)
     run_id = obj.run_id(run_id)
     res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),

@@ -9,8 +9,12 @@ import sys
 import click
 
 from srbench import VERSION
+from srbench.benchmarks import REGISTRY
+from srbench.benchmarks import catalog as catalog_doc
+from srbench.cli import dashboard, datasets, demo, derived, experiments, runs, store, targets, team
 from srbench.cli.common import Ctx, emit
 from srbench.cli.output import add_json_option
+from srbench.cli.views import catalog_view, setup_view
 from srbench.errors import InvalidInput, SrBenchError
 
 
@@ -39,9 +43,6 @@ def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, 
 @click.pass_obj
 def catalog(obj: Ctx) -> None:
     """Print the installed suite and its nine benchmarks (no service needed)."""
-    from srbench.benchmarks import catalog as catalog_doc
-    from srbench.cli.views import catalog_view
-
     emit(catalog_doc(), catalog_view)
 
 
@@ -57,6 +58,8 @@ def catalog(obj: Ctx) -> None:
 @click.pass_obj
 def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_identity: str | None) -> None:
     """Run the service that owns the store (foreground)."""
+    # deferred: srbench.discovery, srbench.service load only for the commands that use them (the CLI starts
+    # light)
     from srbench.discovery import (
         default_port,
         ensure_token,
@@ -91,7 +94,7 @@ def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
     """Check what each benchmark needs on the service host (no model call). --build-sandbox builds the
     offline grading sandbox on this host; --install adds the pinned grading packages and SciCode's data."""
     if install or build_sandbox:
-        from srbench.benchmarks import REGISTRY
+        # deferred: srbench.sandbox loads only for the commands that use it (the CLI starts light)
         from srbench.sandbox.install import setup_sandbox
 
         if benchmark != "all" and benchmark not in REGISTRY:
@@ -105,7 +108,6 @@ def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
         res["benchmarks"] = [b for b in res["benchmarks"] if b["benchmark"] == benchmark]
         if not res["benchmarks"]:
             raise InvalidInput(f"unknown benchmark {benchmark!r}")
-    from srbench.cli.views import setup_view
 
     emit(res, setup_view)
     if any(not b["ready"] for b in res["benchmarks"] if b["available"]):
@@ -116,6 +118,7 @@ def setup(obj: Ctx, benchmark: str, install: bool, build_sandbox: bool) -> None:
 @click.pass_obj
 def stop(obj: Ctx) -> None:
     """Stop the local service; every result is kept."""
+    # deferred: srbench.client loads only for the commands that use it (the CLI starts light)
     from srbench.client.api import connect
 
     try:
@@ -128,8 +131,6 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    from srbench.cli import dashboard, datasets, demo, derived, experiments, runs, store, targets, team
-
     for module in (datasets, targets, runs, derived, store, team, demo, dashboard, experiments):
         module.register(cli)
     add_json_option(cli)

@@ -14,8 +14,10 @@ from rich.table import Table
 
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli import views
+from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.output import table
+from srbench.cli.plan_checks import plan_warnings
 from srbench.errors import InvalidInput
 from srbench.schemas.wire import WireJSON
 
@@ -71,7 +73,6 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
                       f"{'unknown' if up is None else f'{up:.4f} USD'} ({est['note']})", markup=False)
         for n in est["notes"]:
             console.print(f"note: {n}", markup=False)
-    from srbench.cli.plan_checks import plan_warnings
 
     for w in plan_warnings(frozen, est):    # before any money is spent; the plan is frozen all the same
         click.echo(f"warning: {w}", err=True)
@@ -187,6 +188,7 @@ def benchmark_table(report: WireJSON) -> Table:
 
 
 def wait_for(obj: Ctx, run_id: str) -> WireJSON:
+    # deferred: rich's progress bars load only when a run is followed live
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
@@ -328,8 +330,6 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: s
 def report_view(obj: Ctx, rep: WireJSON, con: Console, baseline: str | None = None) -> None:
     """Does routing pay? — the headline and per-benchmark rows (answer.py, the Dashboard panel's facts),
     then the per-target summary."""
-    from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
-
     run = obj.client.get(f"/runs/{rep['run_id']}")
     ans = routing_answer(obj.client, run, rep, baseline)
     if ans.why_none:

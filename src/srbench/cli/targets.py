@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.views import targets_view
 from srbench.errors import InvalidInput
 
 
@@ -38,8 +39,6 @@ def register_cmd(obj: Ctx, path: str) -> None:
 @click.pass_obj
 def list_(obj: Ctx) -> None:
     """Print the registered targets."""
-    from srbench.cli.views import targets_view
-
     emit(obj.client.get("/targets"), targets_view)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
+from srbench.benchmarks import REGISTRY
 from srbench.cli.output import generic_view, one_line, table
 from srbench.schemas.wire import WireJSON
 from srbench.service.wire.projections import epoch
@@ -27,7 +28,7 @@ def _missing(items: list[str]) -> str:
 def catalog_view(doc: WireJSON, con: Console) -> None:
     """The nine benchmarks, their weights and sizes, and what this host lacks for each (the same
     checks as `setup`, which also checks the store's judge and simulator pins)."""
-    from srbench.benchmarks import REGISTRY
+    # deferred: srbench.service loads only for the commands that use it (the CLI starts light)
     from srbench.service.store.setup_checks import host_missing
 
     t = table("benchmark", "kind", "weight", "tasks", "on this host", ids=["benchmark"],
