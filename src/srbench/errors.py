@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 from typing import Any
 
@@ -105,8 +106,6 @@ def storage_fault(exc: BaseException) -> SrBenchError | None:
 
 
 def os_strerror(code: int | None) -> str:
-    import os
-
     return os.strerror(code) if code else "storage error"
 
 

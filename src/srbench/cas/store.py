@@ -263,6 +263,7 @@ def _same_bytes(path: str, data: bytes) -> bool:
 
 def _load_syncfs() -> Any:
     try:
+        # deferred: ctypes loads only when this system call is needed
         import ctypes
         import ctypes.util
 

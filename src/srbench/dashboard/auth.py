@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 import time
@@ -25,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from srbench.discovery import ensure_private_secret, is_loopback
+from srbench.discovery import ensure_private_secret, is_loopback, read_private_file
 from srbench.errors import InvalidInput
 from srbench.service.api.auth import MAKE_TOKEN, weakness
 
@@ -53,10 +54,6 @@ def dashboard_key(state_dir: Path) -> tuple[str, str]:
 
 def dashboard_users() -> list[tuple[str, str, str]]:
     """(key, actor id, role) of every Dashboard user beyond the operator's (``SR_BENCH_DASHBOARD_USERS``)."""
-    import json
-
-    from srbench.discovery import read_private_file
-
     where = os.environ.get(USERS_ENV)
     if not where:
         return []

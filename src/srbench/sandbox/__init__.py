@@ -29,14 +29,17 @@ def open_sandbox(backend: str | None = None, directory: Path | None = None) -> S
         raise SandboxUnavailable(f"SR_BENCH_SANDBOX must be docker, bwrap or auto (or ray, with "
                                  f"SR_BENCH_RAY_ADDRESS), not {choice!r}")
     if choice == "ray":
+        # deferred: a backend's module (and its packages) loads only when that backend is opened
         from srbench.sandbox.ray_backend import RaySandbox
 
         return RaySandbox()
     if choice == "docker":
+        # deferred: a backend's module (and its packages) loads only when that backend is opened
         from srbench.sandbox.docker_backend import DockerSandbox
 
         return DockerSandbox(where)
     if choice == "bwrap":
+        # deferred: a backend's module (and its packages) loads only when that backend is opened
         from srbench.sandbox.bwrap import BwrapSandbox
 
         return BwrapSandbox(where)

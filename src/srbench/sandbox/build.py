@@ -126,6 +126,7 @@ def install_wheels(rootfs: Path, log: Callable[[str], None]) -> None:
 def import_images(build_dir: Path, base: Path, rootfs: Path, digest: str, log: Callable[[str], None]) -> WireJSON:
     """Import both trees into the Docker engine; {} when no engine is reachable."""
     try:
+        # deferred: docker is optional and heavy: imported only when a container is used
         import docker
 
         api = docker.from_env(timeout=600).api

@@ -36,6 +36,7 @@ LABEL = "sr-bench.sandbox"
 
 def _docker() -> Any:
     try:
+        # deferred: docker is optional and heavy: imported only when a container is used
         import docker
     except ImportError as exc:
         raise SandboxUnavailable("the Docker backend needs the docker package: pip install 'sr-bench[sandbox]'") from exc

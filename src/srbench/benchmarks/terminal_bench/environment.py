@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
 from srbench.benchmarks.terminal_bench.tasks import TaskConfig, executable, under
 from srbench.benchmarks.terminal_bench.trajectory import TaskReceipt, TrialFacts
+from srbench.sandbox import task_container as tc
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
 
@@ -106,8 +107,6 @@ class DockerTaskEnvironment:
 
     @classmethod
     def _open(cls, task: TaskSpec, cell_id: str, options: TerminalOptions) -> DockerTaskEnvironment:
-        from srbench.sandbox import task_container as tc
-
         if task.config.gpus > 0:
             raise tc.TaskEnvironmentUnavailable(f"task {task.name} needs {task.config.gpus} GPU(s); sr-bench runs "
                                                 "Terminal-Bench without GPUs")
@@ -163,8 +162,6 @@ async def open_environment(task: TaskSpec, cell_id: str, options: TerminalOption
 
 def preflight(tasks: list[TaskSpec]) -> list[str]:
     """One line per problem that would stop these tasks from running here (empty: ready)."""
-    from srbench.sandbox import task_container as tc
-
     try:
         api = tc.engine(timeout_s=20)
     except SandboxFault as exc:

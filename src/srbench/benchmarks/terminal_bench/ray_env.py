@@ -17,7 +17,9 @@ from typing import Any
 
 from srbench.benchmarks.terminal_bench.environment import DockerTaskEnvironment, TaskSpec
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
+from srbench.benchmarks.terminal_bench.tasks import executable
 from srbench.benchmarks.terminal_bench.trajectory import TaskReceipt, TrialFacts
+from srbench.sandbox import task_container as tc
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import CommandResult
 
@@ -26,8 +28,6 @@ class TaskActor:
     """On a worker host: one trial's container (made a Ray actor by `open_ray`)."""
 
     def __init__(self, task: TaskSpec, cell_id: str, options: TerminalOptions, scope: str) -> None:
-        from srbench.sandbox import task_container as tc
-
         tc.set_scope(scope)              # the service's scope: its sweeps find what this made
         self.env = DockerTaskEnvironment._open(task, cell_id, options)
 
@@ -39,8 +39,6 @@ class TaskActor:
         return result
 
     def put_files(self, dest: str, files: dict[str, bytes]) -> None:
-        from srbench.benchmarks.terminal_bench.tasks import executable
-
         self.env.container.put_files(dest, files, executable)
 
     def read_file(self, path: str, max_bytes: int) -> bytes | None:
@@ -80,6 +78,7 @@ class RayTaskEnvironment:
         return await _call(self.actor.read_file.remote(path, max_bytes))  # type: ignore[no-any-return]
 
     async def close(self) -> None:
+        # deferred: ray is an optional extra: imported only on the Ray backend
         import ray
 
         try:
@@ -92,7 +91,7 @@ class RayTaskEnvironment:
 
 async def open_ray(task: TaskSpec, cell_id: str, options: TerminalOptions) -> RayTaskEnvironment:
     """The trial's container on a worker host (the Ray backend's `environment` factory)."""
-    from srbench.sandbox import task_container as tc
+    # deferred: the Ray backend's module loads only when a trial runs on Ray
     from srbench.sandbox.ray_backend import connect
 
     ray = connect()

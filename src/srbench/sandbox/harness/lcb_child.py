@@ -126,6 +126,7 @@ def guard():
     os.environ["OMP_NUM_THREADS"] = "1"
     for name in OS_DISABLED:
         setattr(os, name, None)
+    # imported here only to disable their functions, as upstream's reliability_guard does
     import shutil
     import subprocess
     shutil.rmtree = shutil.move = shutil.chown = None
