@@ -19,6 +19,7 @@ from srbench.schemas.call import CallRole, CallStatus, Usage
 from srbench.schemas.cell import CallState, CellState, RunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
+from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
@@ -174,7 +175,7 @@ class PlanAnswer(Answer):
     status: Literal["validated"]
     model_requests: Literal[0]
     planning: Planning | None = Field(default=None, description="sample-size planning of a live plan")
-    estimate: Document | None = Field(default=None, description="planned requests by role (judge calls included) "
+    estimate: PlanEstimate | None = Field(default=None, description="planned requests by role (judge calls included) "
                                                                 "and an upper cost estimate from the pinned prices")
 
 

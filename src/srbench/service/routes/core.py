@@ -15,6 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
@@ -152,7 +153,7 @@ def _planning_sync(service: Service, plan: Plan) -> Planning | None:
     return planning_for(plan, counts)            # served as its `dump` (the binding: the fields set)
 
 
-def _estimate_sync(service: Service, plan: Plan) -> dict[str, Any]:
+def _estimate_sync(service: Service, plan: Plan) -> PlanEstimate:
     """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
     from srbench.stages.datasets.build import decode_cases
     from srbench.stages.plan.estimate import plan_estimate

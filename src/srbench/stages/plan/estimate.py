@@ -18,11 +18,13 @@ The figures are an estimate from the pinned prices, not a bill and not a provide
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import canonical_json
 from srbench.schemas.dataset import Case
+from srbench.schemas.estimate import EstimateRow, PlanEstimate, RoleCosts, RoleCounts
 from srbench.schemas.plan import Limits, Plan
 from srbench.schemas.target import Target
 from srbench.targets.outcome import build_body
@@ -50,8 +52,27 @@ def _add(total: float | None, part: float | None) -> float | None:
     return None if total is None or part is None else total + part
 
 
-def plan_estimate(plan: Plan, cases: Iterable[Case]) -> dict[str, Any]:
-    """Requests by role and target and the upper cost estimate of `plan` (module docstring)."""
+@dataclass
+class _Tally:
+    """One target's counts in one role while the cells are counted."""
+
+    target: Target
+    role: Literal["subject", "judge"]
+    requests: int = 0
+    inference_calls_upper: int = 0
+    conversation_cells: int = 0
+    upper_cost_usd: float | None = 0.0
+
+    def row(self, mode: str) -> EstimateRow:
+        cost = self.upper_cost_usd if mode == "live" else (0.0 if mode == "replay" else None)
+        return EstimateRow(target_id=self.target.id, kind=self.target.kind, model=self.target.model,
+                           role=self.role, requests=self.requests, inference_calls_upper=self.inference_calls_upper,
+                           conversation_cells=self.conversation_cells, upper_cost_usd=cost,
+                           priced=bool(self.target.prices))
+
+
+def _tallies(plan: Plan, cases: Iterable[Case]) -> list[_Tally]:
+    """Count every planned cell (and its judge call) per target and role."""
     limits = plan.limits
     by_case = {c.id: c for c in cases}
     targets = {pt.target.id: (pt.target, pt.effective_params) for pt in plan.targets}
@@ -60,65 +81,65 @@ def plan_estimate(plan: Plan, cases: Iterable[Case]) -> dict[str, Any]:
     judge_for = {b: o.judge for b, o in options.items() if o.judge}
     pairs = ([(p[0], p[1]) for p in plan.execution_cells] if plan.execution_cells is not None
              else [(cid, tid) for cid in by_case for tid in targets])
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    rows: dict[tuple[str, str], _Tally] = {}
 
-    def row(tid: str, role: str, target: Target) -> dict[str, Any]:
-        return rows.setdefault((role, tid), {"target_id": tid, "kind": target.kind, "model": target.model,
-                                             "role": role, "requests": 0, "inference_calls_upper": 0,
-                                             "conversation_cells": 0, "upper_cost_usd": 0.0,
-                                             "priced": bool(target.prices)})
+    def row(tid: str, role: Literal["subject", "judge"], target: Target) -> _Tally:
+        return rows.setdefault((role, tid), _Tally(target, role))
     live = plan.mode == "live"
     for cid, tid in pairs:
         case, (target, params) = by_case[cid], targets[tid]
         bench = get_benchmark(case.benchmark)
         r = row(tid, "subject", target)
-        r["requests"] += 1
+        r.requests += 1
         msgs = [m.model_dump() for m in case.messages]
         if getattr(bench, "multi_call", False) and live:
-            r["conversation_cells"] += 1
-            r["upper_cost_usd"] = None
+            r.conversation_cells += 1
+            r.upper_cost_usd = None
             continue
-        r["inference_calls_upper"] += (target.max_inference_calls or 1) if live else 0
+        r.inference_calls_upper += (target.max_inference_calls or 1) if live else 0
         if not live:                 # preview asks the router only; replay calls nothing
             continue
-        r["upper_cost_usd"] = _add(r["upper_cost_usd"], _upper(target, params, msgs, limits))
+        r.upper_cost_usd = _add(r.upper_cost_usd, _upper(target, params, msgs, limits))
         judge_id = judge_for.get(case.benchmark)
         if judge_id is None or judge_id not in aux:
             continue
         judge, jparams = aux[judge_id]
         jmsgs = bench.judge_messages(case, "x", options[case.benchmark].grader_version)
         j = row(judge_id, "judge", judge)
-        j["requests"] += 1
-        j["inference_calls_upper"] += 1
-        j["upper_cost_usd"] = _add(j["upper_cost_usd"],
-                                   _upper(judge, jparams, jmsgs, limits, extra_bytes=limits.max_output_chars))
-    out_rows = sorted(rows.values(), key=lambda x: (x["role"] != "subject", x["target_id"]))
-    if not live:
-        for x in out_rows:
-            x["upper_cost_usd"] = 0.0 if plan.mode == "replay" else None
-    by_role: dict[str, Any] = {}
-    for role in ("subject", "judge"):
-        mine = [x for x in out_rows if x["role"] == role]
-        cost: float | None = 0.0
-        for x in mine:
-            cost = _add(cost, x["upper_cost_usd"])
-        by_role[role] = {"requests": sum(x["requests"] for x in mine), "upper_cost_usd": cost}
-    total = _add(by_role["subject"]["upper_cost_usd"], by_role["judge"]["upper_cost_usd"])
-    conv = sum(x["conversation_cells"] for x in out_rows)
+        j.requests += 1
+        j.inference_calls_upper += 1
+        j.upper_cost_usd = _add(j.upper_cost_usd, _upper(judge, jparams, jmsgs, limits,
+                                                         extra_bytes=limits.max_output_chars))
+    return sorted(rows.values(), key=lambda x: (x.role != "subject", x.target.id))
+
+
+def _cost(rows: list[EstimateRow]) -> float | None:
+    cost: float | None = 0.0
+    for x in rows:
+        cost = _add(cost, x.upper_cost_usd)
+    return cost
+
+
+def plan_estimate(plan: Plan, cases: Iterable[Case]) -> PlanEstimate:
+    """Requests by role and target and the upper cost estimate of `plan` (module docstring)."""
+    out_rows = [t.row(plan.mode) for t in _tallies(plan, cases)]
+    subject = [x for x in out_rows if x.role == "subject"]
+    judge = [x for x in out_rows if x.role == "judge"]
+    s_req, j_req = sum(x.requests for x in subject), sum(x.requests for x in judge)
+    s_cost, j_cost = _cost(subject), _cost(judge)
+    conv = sum(x.conversation_cells for x in out_rows)
     notes = []
     if conv:
         notes.append(f"{conv} cell(s) are conversations (several requests each, as the conversation goes): "
                      "they are counted once and their cost is not bounded here; limits.max_cost_usd still stops them")
-    unpriced = sorted({x["target_id"] for x in out_rows if not x["priced"]})
-    if unpriced and live:
+    unpriced = sorted({x.target_id for x in out_rows if not x.priced})
+    if unpriced and plan.mode == "live":
         notes.append(f"no prices pinned for {', '.join(unpriced)}: no upper bound (null, never 0)")
     if plan.mode == "preview":
         notes.append("preview: the router is asked for its route only (no inference, no judge)")
-    return {"requests": {"subject": by_role["subject"]["requests"], "judge": by_role["judge"]["requests"],
-                         "total": by_role["subject"]["requests"] + by_role["judge"]["requests"]},
-            "inference_calls_upper": sum(x["inference_calls_upper"] for x in out_rows),
-            "conversation_cells": conv,
-            "upper_cost_usd": {"subject": by_role["subject"]["upper_cost_usd"],
-                               "judge": by_role["judge"]["upper_cost_usd"], "total": total},
-            "targets": out_rows, "basis": BASIS, "notes": notes,
-            "note": "an upper estimate from the pinned prices, not a bill and not a provider-enforced cap"}
+    return PlanEstimate(
+        requests=RoleCounts(subject=s_req, judge=j_req, total=s_req + j_req),
+        inference_calls_upper=sum(x.inference_calls_upper for x in out_rows), conversation_cells=conv,
+        upper_cost_usd=RoleCosts(subject=s_cost, judge=j_cost, total=_add(s_cost, j_cost)),
+        targets=out_rows, basis=BASIS, notes=notes,
+        note="an upper estimate from the pinned prices, not a bill and not a provider-enforced cap")
