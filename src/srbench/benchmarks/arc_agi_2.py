@@ -41,7 +41,7 @@ from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
 from srbench.benchmarks.pins import PINS
-from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade
+from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade, summarize
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -238,7 +238,5 @@ class ArcAgi2(Benchmark):
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
         """The one-attempt rule, or pass@2 when the cells were graded with two attempts."""
-        from srbench.benchmarks.published import summarize
-
         rules = {p.get("rule") for _, p in cells if p}
         return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells)

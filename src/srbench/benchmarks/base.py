@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from srbench.benchmarks.contract import Grade, SourcePin
+from srbench.benchmarks.pins import pins_for
+from srbench.benchmarks.published import summarize
+from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import Case
 
@@ -59,9 +62,6 @@ class Benchmark(ABC):
 
     def fetch(self, cache_dir: Path) -> dict[str, Path]:
         """Download the pinned files (HTTP through httpx). Raises SourceUnavailable."""
-        from srbench.benchmarks.pins import pins_for
-        from srbench.benchmarks.sources import fetch_pinned
-
         pins = pins_for(self.id)
         sizes = {n: p.size for n, p in pins.files.items()} if pins and pins.revision == self.source.revision else {}
         return fetch_pinned(self.source, cache_dir / self.id, sizes=sizes)
@@ -178,8 +178,6 @@ class Benchmark(ABC):
                           grader: str | None = None) -> dict[str, Any]:
         """The published-rule figure over one target's planned cells of this benchmark, as
         (sr-bench correct, published grade) pairs; see `published.summarize`."""
-        from srbench.benchmarks.published import summarize
-
         reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
         return summarize(self.published_rule, cells, reason=reason)
 

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
+from srbench.sandbox.verdicts import lcb_verdict, script_verdict
 from srbench.schemas.dataset import Case
 
 
@@ -51,8 +52,6 @@ class CodeBenchmark(Benchmark):
         raise NotImplementedError
 
     def verdict(self, job_report: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        from srbench.sandbox.verdicts import lcb_verdict, script_verdict
-
         return (script_verdict if job_report.get("module") == "script_child.py" else lcb_verdict)(job_report)
 
     def mounts(self, options: dict[str, Any], receipt: Any = None) -> dict[str, str]:

@@ -58,6 +58,7 @@ NOTICES = (
 def _read_parquet(data: bytes) -> tuple[list[dict[str, Any]], int]:
     """The text-only rows (without ``image``) and the number of image rows dropped."""
     pa, pq = pyarrow_modules("HLE")
+    # deferred: pyarrow is heavy: imported only when a parquet file is read or written
     import pyarrow.compute as pc
     try:
         parquet = pq.ParquetFile(pa.BufferReader(data))

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, NoReturn
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.official_judges import RESPONSE_FORMATS, SPECS, JudgeReplyError
-from srbench.benchmarks.published import verdict_grade
+from srbench.benchmarks.published import summarize, verdict_grade
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.dataset import Case
@@ -240,8 +240,6 @@ class JudgedBenchmark(Benchmark):
 
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
-        from srbench.benchmarks.published import summarize
-
         rule = self.published_rule_for(grader)
         return summarize(rule, cells, reason=None if rule else self.published_unavailable())
 

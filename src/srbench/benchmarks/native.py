@@ -13,7 +13,7 @@ from srbench.errors import InvalidInput
 
 def pyarrow_modules(what: str) -> tuple[Any, Any]:
     """(pyarrow, pyarrow.parquet), or the DS-6 message naming `what` needs the bench extra."""
-    try:
+    try:        # deferred: pyarrow is the [bench] extra's; without it, a one-line error
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:

@@ -43,6 +43,9 @@ from srbench.benchmarks.scicode_protocol import (
     system_prompt,
 )
 from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.sandbox.base import harness_sources
+from srbench.sandbox.docker_backend import engine_is_local
+from srbench.sandbox.scicode_data import INSIDE, TestDataMissing, mounts, status
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 if TYPE_CHECKING:
@@ -232,9 +235,6 @@ class SciCode(CodeBenchmark):
         return out
 
     def jobs(self, case: Case, texts: list[str | None], options: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-        from srbench.sandbox.base import harness_sources
-        from srbench.sandbox.scicode_data import INSIDE
-
         answer = case.answer
         if len(texts) != len(answer["steps"]) or any(t is None for t in texts):
             return [], {"reason": f"the conversation has {sum(t is not None for t in texts)} of "
@@ -254,8 +254,6 @@ class SciCode(CodeBenchmark):
         return jobs, {"scored": scored, "test_data_sha256": options["test_data_sha256"]}
 
     def judge(self, case: Case, verdicts: list[tuple[str, dict[str, Any]]], context: Any) -> Grade:
-        from srbench.sandbox.scicode_data import TestDataMissing
-
         base = {"protocol": PROTOCOL, "extraction": EXTRACTION, "stratum": case.metadata.stratum,
                 "sub_steps_scored": sum(1 for s in case.answer["steps"] if s["test_cases"])}
         if not verdicts:
@@ -276,9 +274,6 @@ class SciCode(CodeBenchmark):
                               "test_data_sha256": context["test_data_sha256"]})
 
     def mounts(self, options: dict[str, Any], receipt: Receipt | None = None) -> dict[str, str]:
-        from srbench.sandbox.docker_backend import engine_is_local
-        from srbench.sandbox.scicode_data import mounts
-
         if receipt is None:
             raise InvalidInput("scicode needs the sandbox receipt to find its test data")
         return mounts(str(options["test_data_sha256"]), receipt,
@@ -286,8 +281,6 @@ class SciCode(CodeBenchmark):
 
     def setup_needs(self, receipt: Receipt, options: dict[str, Any] | None = None) -> list[str]:
         """What this host lacks to grade SciCode (setup's check)."""
-        from srbench.sandbox.scicode_data import status
-
         need = []
         lacking = [p for p in GRADING_PACKAGES if p not in receipt.python_packages]
         if lacking:

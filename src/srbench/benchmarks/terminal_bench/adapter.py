@@ -25,7 +25,9 @@ from srbench.benchmarks.published import TB_RULE, terminal_grade
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, locate_tasks, tasks_tree
-from srbench.errors import InvalidInput
+from srbench.errors import IntegrityError, InvalidInput
+from srbench.sandbox.base import SandboxFault
+from srbench.sandbox.task_container import engine
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 GRADER = "sr-bench-terminal-reward-v1"
@@ -47,9 +49,6 @@ def availability() -> str | None:
     """None when task containers can run here, else why not (checked at most every 30 s)."""
     now = time.monotonic()
     if now - _AVAILABILITY.at > _CHECK_EVERY_S:
-        from srbench.sandbox.base import SandboxFault
-        from srbench.sandbox.task_container import engine
-
         try:
             engine(timeout_s=5)
             reason = None
@@ -138,8 +137,6 @@ class TerminalBench21(Benchmark):
             raise InvalidInput(f"case {case.id} does not carry a Terminal-Bench task ({type(exc).__name__})") from None
         got = tasks.tree_sha256(files)
         if got != meta.get("tree_sha256"):
-            from srbench.errors import IntegrityError
-
             raise IntegrityError(f"case {case.id}: the task tree digest is {got}, the case pins {meta.get('tree_sha256')}")
         return environment.TaskSpec(name=meta["task"], tree_sha256=got, config=config, files=files)
 

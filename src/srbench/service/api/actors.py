@@ -27,6 +27,7 @@ from aiohttp import web
 
 from srbench.discovery import API_PREFIX
 from srbench.errors import NotFound
+from srbench.service.api.http import svc
 from srbench.service.journal import owners
 from srbench.service.wire.projections import error_body
 
@@ -127,8 +128,6 @@ def access_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]
         request[ACTOR_KEY] = found
         match = RUN_PATH.fullmatch(route)
         if match and found.scope is not None:
-            from srbench.service.api.http import svc
-
             check_visible(svc(request).journal, found, match.group(1))
         return await handler(request)
 

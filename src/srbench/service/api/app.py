@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import re
+import signal
 import sys
 import time
 import uuid
@@ -270,8 +271,6 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         if ready is not None:
             ready(url, service)
         loop = asyncio.get_running_loop()
-        import signal
-
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
                 loop.add_signal_handler(sig, service.stopping.set)

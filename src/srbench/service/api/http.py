@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.text import lone_surrogate_at
+from srbench.stages.plan.problems import fail, pydantic_problems
 
 SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.api.app.Service`
 MAX_BODY = 8 * 1024 * 1024          # the largest body (a recovery plan lists every cell of a large run)
@@ -188,8 +189,6 @@ async def body(request: web.Request, limit: int = SMALL_BODY) -> dict[str, Any]:
 
 
 def _invalid(exc: ValidationError, what: str) -> InvalidInput:
-    from srbench.stages.plan.problems import fail, pydantic_problems
-
     return fail(pydantic_problems(exc), what)
 
 

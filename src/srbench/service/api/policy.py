@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Forbidden, SrBenchError
-from srbench.schemas.plan import Plan
+from srbench.schemas.plan import BenchmarkOptions, Plan
 from srbench.schemas.target import Target
+from srbench.service.store import target_registry
+from srbench.stages.plan.freeze import benchmark_option_problems
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -23,8 +25,6 @@ if TYPE_CHECKING:
 
 def registry(service: Service) -> dict[str, Target]:
     """The registered targets by id."""
-    from srbench.service.store import target_registry
-
     target_registry.sync(service)        # the store's targets.json (upstream's `target register`)
     return {name: Target.model_validate(value) for name, value in service.journal.list_refs("target")}
 
@@ -62,8 +62,6 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, Target]) -> dict
 def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Target]) -> dict[str, Any]:
     """The benchmark options the operator's store gives this plan now (planning's own function, given the
     plan's limits and cost policy)."""
-    from srbench.stages.plan.freeze import benchmark_option_problems
-
     benchmarks = plan.dataset.benchmarks or []
     adapters = {b: get_benchmark(b) for b in benchmarks}
 
@@ -77,8 +75,6 @@ def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Ta
 def _options(options: dict[str, Any]) -> dict[str, Any]:
     """Benchmark options as a frozen plan holds them (the model's defaults filled in: a judged
     benchmark's `grading: null`), so the operator's expected options compare with a plan's."""
-    from srbench.schemas.plan import BenchmarkOptions
-
     try:
         return {b: BenchmarkOptions.model_validate(o).model_dump(mode="json") for b, o in options.items()}
     except ValueError:

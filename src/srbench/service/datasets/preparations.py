@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Conflict, NotFound, SrBenchError
 from srbench.schemas.dataset import PROFILES
 from srbench.service.api import requests as rq
@@ -31,7 +32,11 @@ from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
 from srbench.service.api.http import svc
 from srbench.service.datasets.ids import on_wire, wire_ids
+from srbench.service.datasets.views import compose
+from srbench.service.routes.datasets import _prepare_sync
+from srbench.service.routes.exclusions import resolve_snapshot
 from srbench.service.wire.projections import iso
+from srbench.stages.datasets.build import check_evaluation
 from srbench.stages.datasets.exclusions import ROLES
 
 if TYPE_CHECKING:
@@ -87,8 +92,6 @@ def _still_there(journal: Journal, job: dict[str, Any]) -> bool:
 
 
 async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
-    from srbench.service.routes.datasets import _prepare_sync
-
     journal = service.journal
 
     def update(**changes: Any) -> None:
@@ -136,9 +139,6 @@ def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str 
 
 async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
     """Each benchmark reused or prepared, in order, then one composed dataset."""
-    from srbench.service.datasets.views import compose
-    from srbench.service.routes.datasets import _prepare_sync
-
     journal = service.journal
     benchmarks = list(req.benchmarks or [])
 
@@ -195,10 +195,6 @@ def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, A
 @route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
        body=rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True)
 async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.PreparationAnswer:
-    from srbench.benchmarks import get as get_benchmark
-    from srbench.service.routes.exclusions import resolve_snapshot
-    from srbench.stages.datasets.build import check_evaluation
-
     service = svc(request)
     snapshot = None
     if req.benchmarks is not None:

@@ -27,11 +27,17 @@ from srbench.service.api.actors import Actor, actor_of
 from srbench.service.api.bindings import Status, route
 from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
-from srbench.service.store import target_registry
+from srbench.service.runs.early_stop import check_baseline_run
+from srbench.service.runs.recipes import recipes_view
+from srbench.service.store import maintenance, target_registry
+from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream
+from srbench.stages.datasets.build import decode_cases
+from srbench.stages.plan.estimate import plan_estimate
 from srbench.stages.plan.freeze import build_plan, check_frozen
 from srbench.stages.plan.problems import fail, pydantic_problems
+from srbench.stages.stats.power import planning_for
 from srbench.targets import routers
 
 if TYPE_CHECKING:
@@ -80,8 +86,6 @@ async def get_object(request: web.Request) -> web.Response:
 
 @route("GET", "/setup", "What each benchmark needs on the service host (check only)", answer=rs.SetupChecks)
 async def setup_check(request: web.Request) -> rs.SetupChecks:
-    from srbench.service.store.setup_checks import checks
-
     service = svc(request)
     await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
     registered = {name for name, _ in service.journal.list_refs("target")}
@@ -140,10 +144,6 @@ def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
 
 def _planning_sync(service: Service, plan: Plan) -> Planning | None:
     """Sample-size planning for a live plan (stages.power.planning_for); its baseline run checked."""
-    from srbench.service.runs.early_stop import check_baseline_run
-    from srbench.stages.datasets.build import decode_cases
-    from srbench.stages.stats.power import planning_for
-
     if plan.mode != "live":
         return None
     check_baseline_run(service.runs, plan)
@@ -155,9 +155,6 @@ def _planning_sync(service: Service, plan: Plan) -> Planning | None:
 
 def _estimate_sync(service: Service, plan: Plan) -> PlanEstimate:
     """Planned requests (judge calls included) and the upper cost estimate (stages.estimate)."""
-    from srbench.stages.datasets.build import decode_cases
-    from srbench.stages.plan.estimate import plan_estimate
-
     return plan_estimate(plan, decode_cases(service.objects.get_bytes(plan.dataset.object)))
 
 
@@ -243,8 +240,6 @@ async def run_report(request: web.Request) -> rs.Report:
 
 @route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=wf.Recipes)
 async def run_recipes(request: web.Request) -> wf.Recipes:
-    from srbench.service.runs.recipes import recipes_view
-
     service = svc(request)
     run = service.runs.get(request.match_info["run_id"])
     plan = await asyncio.to_thread(service.runs.plans.get, run.plan)
@@ -260,8 +255,6 @@ async def run_recipes(request: web.Request) -> wf.Recipes:
        "SR_BENCH_REPAIR_FROM)",
        body=rq.StoreVerify, answer=wf.Verified, optional=True)
 async def store_verify(request: web.Request, req: rq.StoreVerify) -> wf.Verified:
-    from srbench.service.store import maintenance
-
     service = svc(request)
     if not req.repair:
         return wf.Verified.model_validate(await asyncio.to_thread(maintenance.verify, service.objects,
@@ -278,9 +271,6 @@ async def store_verify(request: web.Request, req: rq.StoreVerify) -> wf.Verified
        "runs are active)",
        body=rq.StoreGc, answer=wf.Collected, optional=True)
 async def store_gc(request: web.Request, req: rq.StoreGc) -> wf.Collected:
-    from srbench.errors import Conflict
-    from srbench.service.store import maintenance
-
     apply, grace = req.apply, req.grace_s
     service = svc(request)
     active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))

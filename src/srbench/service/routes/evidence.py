@@ -30,6 +30,7 @@ from srbench.service.journal.cell_rows import CellRow
 from srbench.service.runs.call_pages import call_rows, conversation_calls
 from srbench.service.wire import projections as wire
 from srbench.stages.report.results import page as results_page
+from srbench.targets import routers
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -68,8 +69,6 @@ def _mom_targets(service: Service, run_id: str) -> dict[str, Target]:
 def _selected_model(call: dict[str, Any], target: Target | None) -> str | None:
     """The model that served a subject call, as the report's rows say it: the MoM target's router
     adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
-    from srbench.targets import routers
-
     if target is not None:
         return routers.attribute(target, call).selected_model
     return (call.get("headers") or {}).get("x-vsr-selected-model")

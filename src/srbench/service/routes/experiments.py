@@ -17,6 +17,8 @@ from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
 from srbench.service.api.bindings import Status, route
 from srbench.service.api.http import svc
+from srbench.service.api.policy import registry
+from srbench.service.routes.core import _plan_sync, plan_answer
 from srbench.service.runs import experiments
 from srbench.service.runs.state import RunState
 from srbench.service.wire import projections as wire
@@ -117,9 +119,6 @@ def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> li
        "A plan that swaps registered MoM targets into a finished baseline's protocol", body=rq.CandidatePlan,
        answer=rs.PlanAnswer)
 async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> rs.PlanAnswer:
-    from srbench.service.api.policy import registry
-    from srbench.service.routes.core import _plan_sync, plan_answer
-
     service, actor = svc(request), actor_of(request)
     run = service.runs.get(request.match_info["run_id"])
     base = service.objects.get_json(run.plan)

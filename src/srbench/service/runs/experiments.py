@@ -15,9 +15,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from srbench.errors import Conflict, InvalidInput, NotFound
 from srbench.schemas.plan import ExperimentLink
 from srbench.service.api.actors import Actor
+from srbench.service.api.requests import Experiment as ExperimentRequest
 from srbench.service.api.workflow import (
     Experiment,
     ExperimentDeleted,
@@ -37,12 +40,8 @@ ACTIVE = jexp.ACTIVE
 
 def membership(value: Any) -> ExperimentLink:
     """A manifest's `experiment` block, checked: {id, role, hypothesis (stripped, ≤ 2000)}."""
-    from pydantic import ValidationError
-
-    from srbench.service.api.requests import Experiment
-
     try:
-        link = Experiment.model_validate(value)
+        link = ExperimentRequest.model_validate(value)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

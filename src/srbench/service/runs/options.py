@@ -12,6 +12,7 @@ here calls a model.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -118,8 +119,6 @@ def run_options(service: Service, kind: str, actor: Actor, baseline_id: str | No
 
 
 async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> wf.RunOptions:
-    import asyncio
-
     baseline = request.match_info.get("run_id") or q.baseline_run_id
     return await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
                                    int(q.after or 0), q.limit)

@@ -38,9 +38,11 @@ from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell,
 from srbench.schemas.target import Target
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
+from srbench.service.journal.cells import cell_id
 from srbench.service.journal.recovery import claim_cells, claims_of
 from srbench.service.runs.manager import TERMINAL, RunManager
 from srbench.service.runs.state import OnCreate, RunState
+from srbench.stages.datasets.build import decode_cases
 from srbench.stages.plan.freeze import plan_sha256
 from srbench.targets.accounting import call_cost
 
@@ -79,8 +81,6 @@ def _conversation_unknown(manager: RunManager, conv: dict[str, Any], subject: Ta
 
 
 def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
-    from srbench.stages.datasets.build import decode_cases
-
     return decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))
 
 
@@ -174,8 +174,6 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
 
 def selected_ids(cells: Any) -> list[str]:
     """The selected cells as cell ids: each given as its id or as upstream's {case_id, target_id}."""
-    from srbench.service.journal.cells import cell_id
-
     if not isinstance(cells, list) or not cells:
         raise InvalidInput("selected_cells must be a non-empty list of cell ids or {case_id, target_id} objects")
     out = []

@@ -3,6 +3,7 @@ beside its lifecycle, and the helpers its ends share."""
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -65,10 +66,8 @@ def config_probes(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
 def release_memory() -> None:
     """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
     that the service's footprint between runs does not keep the high-water mark of the last one."""
-    import gc
-
     gc.collect()
-    try:
+    try:        # deferred: ctypes loads only when a run ends
         import ctypes
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)

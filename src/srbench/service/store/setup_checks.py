@@ -19,12 +19,11 @@ from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.discovery import cache_home, read_benchmark_options
 from srbench.errors import InvalidInput, SrBenchError
+from srbench.sandbox import SandboxUnavailable, open_sandbox
 
 
 def sandbox_needs(b: Any, entry: dict[str, Any], options: dict[str, Any] | None = None) -> list[str]:
     """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing."""
-    from srbench.sandbox import SandboxUnavailable, open_sandbox
-
     try:
         sb = open_sandbox()
     except SandboxUnavailable as exc:

@@ -11,6 +11,7 @@ images) is asked; any problem refuses the run with one line per problem. Nothing
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import logging
 import socket
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.sandbox import task_container
 from srbench.schemas.dataset import Case
 
 log = logging.getLogger("srbench.service")
@@ -34,14 +36,8 @@ def scope_for(store_dir: Path) -> str:
 def sweep_leftovers(store_id: str, *, wait: bool = False) -> threading.Thread | None:
     """Set the scope (`store_id`, see `scope_for`) and remove the scope's leftover task containers (in
     a thread; `wait` joins it). Without the docker package nothing happens."""
-    try:
-        from srbench.sandbox import task_container
-    except ImportError:                      # pragma: no cover - the module itself needs no package
-        return None
     task_container.set_scope(store_id)
-    try:
-        import docker  # noqa: F401 - only to learn whether containers can exist at all
-    except ImportError:
+    if importlib.util.find_spec("docker") is None:      # no docker package: no container can exist
         return None
 
     def work() -> None:

@@ -21,6 +21,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+from srbench.cas import canonical_json
 from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.responses import Event, RunView
@@ -302,8 +303,6 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
 
 def wire_correction(body: WireJSON) -> WireJSON:
     """A usage correction with upstream's receipt fields beside sr-bench's."""
-    from srbench.cas import canonical_json
-
     evidence = hashlib.sha256(canonical_json({k: v for k, v in body.items() if k != "digest"})).hexdigest()
     return {**body, "id": "accounting-" + evidence[:24], "evidence_sha256": evidence,
             "qualified": bool(body.get("qualified", body.get("unverifiable_count") == 0)),

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.discovery import read_benchmark_options
 from srbench.errors import Forbidden, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
 from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import Actor, record_owner
+from srbench.service.datasets.refs import find_datasets, register_dataset
 from srbench.service.journal import owners
 from srbench.service.runs import experiments
 from srbench.service.runs.state import OnCreate
@@ -79,8 +81,6 @@ def prepare_inputs(service: Service, manifest: Any, extras: WireJSON, actor: Act
                    ) -> tuple[Any, WireJSON | None, WireJSON]:
     """Before planning: inline cases as a dataset, and the options and auxiliary targets to plan with.
     Returns (manifest, benchmark options or None for the store's, auxiliary targets)."""
-    from srbench.discovery import read_benchmark_options
-
     if "cases" in extras and isinstance(manifest, dict):
         manifest = _with_inline_cases(service, manifest, extras["cases"])
     operator = read_benchmark_options(service.store_dir)
@@ -124,8 +124,6 @@ def _with_inline_cases(service: Service, manifest: WireJSON, raw: Any) -> WireJS
 
 
 def _dataset_cases(service: Service, sha: str | None) -> list[Case] | None:
-    from srbench.service.datasets.refs import find_datasets
-
     if not sha:
         return None
     found = find_datasets(service, sha)
@@ -133,8 +131,6 @@ def _dataset_cases(service: Service, sha: str | None) -> list[Case] | None:
 
 
 def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str, profile: str, seed: int) -> None:
-    from srbench.service.datasets.refs import register_dataset
-
     obj = service.objects.put_bytes(data)
     benchmarks = sorted({c.benchmark for c in cases})
     sources = {b: {"url": INLINE_URL, "revision": "inline", "files": [], "origin": "local-import",

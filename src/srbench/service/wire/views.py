@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import LOCAL, Actor
 from srbench.service.api.responses import Runs, RunView
-from srbench.service.journal import owners
+from srbench.service.journal import owners, pages
 from srbench.service.runs.state import RunState
 from srbench.service.wire import projections as wire
 
@@ -58,8 +58,6 @@ class RunViews:
         """A page of runs, newest first, only what the actor may see (owners from one query), with the
         next page's keyset cursor (`service.pages`). Neither `limit` nor `after`: every run (upstream's
         contract; its clients follow no cursor); `after` alone: a page of 200."""
-        from srbench.service.journal import pages
-
         if limit is None and after is not None:
             limit = 200
         before = pages.runs_before(after)

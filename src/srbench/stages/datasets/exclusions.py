@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, SourceFile, decode_cases
@@ -130,8 +131,6 @@ def with_role(cases: list[Case], role: str, snapshot_sha256: str | None) -> list
 
 
 def no_identity(what: str, benchmark: str) -> InvalidInput:
-    from srbench.benchmarks import get as get_benchmark
-
     try:
         partition = get_benchmark(benchmark).source_partition
     except InvalidInput:

@@ -20,6 +20,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 from srbench.stages.derived.facts import RunFacts
+from srbench.stages.dispatch.conversations import multi_call_benchmarks
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"
@@ -83,7 +84,6 @@ def check_runs(baseline: RunFacts, bplan: dict[str, Any], preview: RunFacts, ppl
     for key in ("adapter_versions", "benchmark_weights"):
         if bplan[key] != pplan[key]:
             raise _refuse("protocol_mismatch", f"{key} differ between the runs")
-    from srbench.stages.dispatch.conversations import multi_call_benchmarks
 
     multi = sorted(multi_call_benchmarks(Plan.model_validate(bplan))) if bplan["mode"] == "live" else []
     if multi:   # a router picks a model per turn of a conversation: a saved single answer cannot stand in

@@ -22,6 +22,7 @@ import time
 
 import aiohttp
 
+from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.cas.digest import stored_number
 from srbench.errors import storage_fault
@@ -222,7 +223,6 @@ class Dispatcher:
         judge_id = self.judge_for.get(case.benchmark)
         if judge_id is None:
             return None
-        from srbench.benchmarks import get as get_benchmark
 
         bench, grader = get_benchmark(case.benchmark), self.plan.grader_versions.get(case.benchmark)
         messages = bench.judge_messages(case, outcome.text, grader)

@@ -26,6 +26,7 @@ from srbench.errors import SrBenchError
 from srbench.rules import Engine, Rule
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import GradeRecord
+from srbench.stages.grading.code import grade_code_cell
 
 
 class GradeParams(BaseModel):
@@ -139,8 +140,6 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
         r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest}, cp.model_dump())
         return r.output, r.hit
     if getattr(bench, "needs_sandbox", False):
-        from srbench.stages.grading.code import grade_code_cell
-
         return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
     inputs: dict[str, str | None] = {"case": case_digest, "call": call_digest}
     version = grader_for(benchmark, grader)

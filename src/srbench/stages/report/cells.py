@@ -18,6 +18,7 @@ from pydantic import TypeAdapter
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
+from srbench.cas.digest import canonical_json
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
@@ -32,6 +33,7 @@ from srbench.stages.derived.replay import route_blocker
 from srbench.stages.derived.reprice import apply_prices
 from srbench.stages.dispatch.conversations import multi_call_benchmarks
 from srbench.stages.grading.grade import grade_cell
+from srbench.stages.plan.identity import scrub
 from srbench.stages.report.conversations import AUX_FIELDS, conversation_row
 from srbench.targets.accounting import call_cost
 
@@ -189,9 +191,6 @@ def basis(cell: list[Any]) -> list[Any]:
 
 
 def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
-    from srbench.cas.digest import canonical_json
-    from srbench.stages.plan.identity import scrub
-
     row = built.row.dump()
     return (basis(cell), canonical_json(row).decode(), canonical_json(scrub(row)).decode(),
             None if built.grade is None else json.dumps(built.grade),

@@ -65,6 +65,7 @@ from srbench.schemas.plan import EarlyStop, Plan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
 from srbench.stages.stats.paired import HOEFFDING
+from srbench.stages.stats.stopping import statistics_of
 
 RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
 ALPHA = 0.05
@@ -270,8 +271,6 @@ def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
     """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
     beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
     A plan that adjusts for the baseline's selection plans against K = its single targets (at least 1)."""
-    from srbench.stages.stats.stopping import statistics_of
-
     stats = statistics_of(plan)
     declared = stats.claim_rule
     other = "betting" if declared == "hoeffding" else "hoeffding"

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from srbench.benchmarks import get
 from srbench.schemas.cell import TERMINAL_CELL_STATES
 from srbench.schemas.intervals import StatisticsBlock, StopDecision
 from srbench.schemas.plan import Plan, Statistics
@@ -72,8 +73,6 @@ def statistics_problems(plan: Plan) -> list[str]:
 
 
 def _benchmark(benchmark_id: str) -> Any:
-    from srbench.benchmarks import get
-
     try:
         return get(benchmark_id)
     except Exception:  # noqa: BLE001 - an unknown benchmark is reported by the plan's own checks
