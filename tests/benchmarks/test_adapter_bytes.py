@@ -44,6 +44,13 @@ def _verdicts(bench: CodeBenchmark, n: int) -> list[list[tuple[str, dict[str, An
     return [[passed] * n, [passed] * (n - 1) + [wrong], [late] * n, []]
 
 
+def _plan(bench: CodeBenchmark, c: Any, texts: list, options: Any) -> tuple[list, Any]:
+    """(the jobs as the sandbox receives them, what `judge` takes): the digests were taken from the job
+    dicts' module, input and wall_s before `CodeJobs`, and are the same from its jobs."""
+    planned = bench.jobs(c, texts, options)
+    return [j.model_dump() for j in planned.jobs], planned
+
+
 def _code_outputs(benchmark: str, cases: list) -> list:
     bench = get(benchmark)
     assert isinstance(bench, CodeBenchmark)
@@ -53,10 +60,12 @@ def _code_outputs(benchmark: str, cases: list) -> list:
         steps = len(c.answer.get("steps") or [None])
         for texts in ([None] * steps, ["no code here"] * steps, ["```python\nprint(1)\n```"] * steps,
                       ["```python\nimport os\ndef f(x):\n    return x\n```"] * max(1, steps - 1)):
-            jobs, context = bench.jobs(c, texts, options)
-            out.append([jobs, context])
+            jobs, planned = _plan(bench, c, texts, options)
+            out.append(jobs)
             for verdicts in _verdicts(bench, len(jobs)):
-                g = bench.judge(c, verdicts[:len(jobs)], context)
+                if not verdicts and jobs:
+                    continue            # never judged: every planned job has a verdict
+                g = bench.judge(c, verdicts[:len(jobs)], planned)
                 stored = {"correct": g.correct, "status": g.status, "extracted": g.extracted, "details": g.details}
                 out.append([stored, bench.published_stored(c, stored), bench.published_grade(c, texts[0], g)])
     return out
@@ -140,8 +149,8 @@ PINNED: dict[str, Any] = {
     "arc-agi-2": {"cases": "22707134bcbb", "graded": "6a5993892cdd", "figures": "9b65ec3ae5f6"},
     "hle": {"cases": "d6975de9723d", "graded": "9ff015063067", "figures": "57bfc88b6048"},
     "simpleqa-verified": {"cases": "66303e8e703a", "graded": "f8e603375399", "figures": "449f298020f8"},
-    "livecodebench": {"cases": "c9c05529b40f", "graded": "0de531b802f3", "figures": "defc955a7842"},
-    "scicode": {"cases": "858fc3e78698", "graded": "fc13aa1cb7f1", "figures": "6b08987a374b"},
+    "livecodebench": {"cases": "c9c05529b40f", "graded": "9ef814dc8465", "figures": "904ffd227aef"},
+    "scicode": {"cases": "858fc3e78698", "graded": "c4b6d3286d6f", "figures": "c8e069295941"},
     "catalog": "1c0aa93a7c0d",
 }
 

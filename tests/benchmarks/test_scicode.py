@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from srbench.benchmarks import get
+from srbench.benchmarks.code import CodeJobs
 from srbench.benchmarks.conversation import CellStopped, Reply
 from srbench.benchmarks.scicode import SciCode
 from srbench.benchmarks.scicode_protocol import (
     INITIAL_PROMPT,
     SUBPROBLEM_PROMPT,
+    SciCodeAnswer,
     extract_code,
     step_prompt,
     step_scripts,
@@ -194,7 +196,7 @@ def test_extraction_is_scicodes(reply: str | None, code: str) -> None:
 def test_each_scored_step_script_holds_the_earlier_steps_then_the_tests() -> None:
     case = _cases()[1]
     replies = [f"```python\ndef s{i}():\n    return {i}\n```" for i in range(4)]
-    scripts = step_scripts(case.answer, replies)
+    scripts = step_scripts(SciCodeAnswer.model_validate(case.answer), replies)
     assert scripts[2] is None and [s[0] for s in scripts if s] == ["9002.1", "9002.2", "9002.4"]
     last = scripts[3][1]
     assert last.startswith("import numpy as np\nfrom scipy import sparse\n\ndef s0():\n    return 0\n\n\n")
@@ -207,21 +209,21 @@ def test_each_scored_step_script_holds_the_earlier_steps_then_the_tests() -> Non
 def test_jobs_need_every_reply_and_run_each_scored_step() -> None:
     case = _cases()[1]
     options = BENCH.options(None)
-    jobs, ctx = BENCH.jobs(case, ["```python\npass\n```"] * 4, options)
-    assert len(jobs) == 3 and ctx["scored"] == ["9002.1", "9002.2", "9002.4"]
-    job = jobs[0]
-    assert job["module"] == "script_child.py" and job["wall_s"] == 60
-    assert set(job["input"]["modules"]) == {"scicode.parse.parse", "scicode.compare.cmp"}
-    assert job["input"]["env"]["SRBENCH_SCICODE_H5"] == scicode_data.INSIDE
-    none, why = BENCH.jobs(case, ["x", None, "y", "z"], options)
-    assert none == [] and "3 of 4 replies" in why["reason"]
+    planned = BENCH.jobs(case, ["```python\npass\n```"] * 4, options)
+    assert len(planned.jobs) == 3 and planned.steps == ("9002.1", "9002.2", "9002.4")
+    job = planned.jobs[0]
+    assert job.module == "script_child.py" and job.wall_s == 60
+    assert set(job.input["modules"]) == {"scicode.parse.parse", "scicode.compare.cmp"}
+    assert job.input["env"]["SRBENCH_SCICODE_H5"] == scicode_data.INSIDE
+    why = BENCH.jobs(case, ["x", None, "y", "z"], options)
+    assert why.jobs == () and why.reason and "3 of 4 replies" in why.reason
     g = BENCH.judge(case, [], why)
     assert g.correct is False and g.status == "failed" and g.details["sub_steps_scored"] == 3
 
 
 def test_judge_resolves_only_when_every_scored_step_passes() -> None:
     case = _cases()[1]
-    ctx = {"scored": ["9002.1", "9002.2", "9002.4"], "test_data_sha256": "ab" * 32}
+    ctx = CodeJobs(steps=("9002.1", "9002.2", "9002.4"), test_data_sha256="ab" * 32)
     ok = BENCH.judge(case, [("passed", {"exit": 0})] * 3, ctx)
     assert ok.correct and ok.details["sub_steps_passed"] == 3 and ok.details["verdict"] == "passed"
     tb = 'Traceback (most recent call last):\n  File "/tmp/srbench/job1/test_step.py", line 9, in <module>\nAssertionError\n'

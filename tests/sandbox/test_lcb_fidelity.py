@@ -103,11 +103,11 @@ def srbench_verdict(sandbox, code: str, tests: list[tuple[str, str]], fn: str | 
     case = row_to_case(native_row(tests, fn, pickled=True), "golden", "r")
     options = bench.options({"test_timeout_s": TIMEOUT, "memory_mb": 512})
     reply = f"Here it is:\n```python\n{code}```\nDone."
-    jobs, ctx = bench.jobs(case, [reply], options)
+    planned = bench.jobs(case, [reply], options)
     limits = base_limits(options)
-    reports = sandbox.run_jobs([{"module": j["module"], "input": j["input"], "limits": limits.child(j["wall_s"])}
-                                for j in jobs], limits.model_copy(update={"wall_s": 60}))
-    grade = bench.judge(case, [bench.verdict({**reports[0], "module": jobs[0]["module"]})], ctx)
+    reports = sandbox.run_jobs([{"module": j.module, "input": j.input, "limits": limits.child(j.wall_s)}
+                                for j in planned.jobs], limits.model_copy(update={"wall_s": 60}))
+    grade = bench.judge(case, [bench.verdict({**reports[0], "module": planned.jobs[0].module})], planned)
     return grade.details["verdict"]
 
 
@@ -153,4 +153,4 @@ def test_pickled_private_tests_never_run_code() -> None:
     blob = base64.b64encode(zlib.compress(pickle.dumps(Evil()))).decode()
     with pytest.raises(Exception, match="refused global"):
         decode_private(blob, "row 1")
-    assert decode_private(_lcb_private([("1\n", "2\n")], "stdin", True), "row 2")[0]["output"] == "2\n"
+    assert decode_private(_lcb_private([("1\n", "2\n")], "stdin", True), "row 2")[0].output == "2\n"

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from srbench.benchmarks import get
-from srbench.benchmarks.scicode_protocol import extract_code, step_scripts
+from srbench.benchmarks.scicode_protocol import SciCodeAnswer, extract_code, step_scripts
 from srbench.sandbox import scicode_data
 from srbench.simulate import scicode_samples
 from srbench.stages.grading.code import base_limits
@@ -242,14 +242,15 @@ def test_step_grading_equals_scicodes(upstream, monkeypatch: pytest.MonkeyPatch,
     for model, replies in SCENARIOS.items():
         for case in cases:
             texts = [replies[s["step_number"]] for s in case.answer["steps"]]
-            for item in step_scripts(case.answer, texts):            # the same file bodies as upstream's
+            for item in step_scripts(SciCodeAnswer.model_validate(case.answer), texts):            # the same file bodies as upstream's
                 if item is not None:
                     number, script = item
                     assert script.split("\n\nfrom scicode.parse.parse import")[0] == upstream_files[model][number]
-            jobs, ctx = BENCH.jobs(case, texts, options)
-            run = limits.model_copy(update={"wall_s": TIMEOUT * len(jobs) + 30})
-            reports = sandbox.run_jobs([{**j, "limits": run.child(j["wall_s"])} for j in jobs], run, mounts=mounts)
-            grade = BENCH.judge(case, [BENCH.verdict({**r, "module": "script_child.py"}) for r in reports], ctx)
+            planned = BENCH.jobs(case, texts, options)
+            run = limits.model_copy(update={"wall_s": TIMEOUT * len(planned.jobs) + 30})
+            reports = sandbox.run_jobs([{"module": j.module, "input": j.input, "limits": run.child(j.wall_s)}
+                                        for j in planned.jobs], run, mounts=mounts)
+            grade = BENCH.judge(case, [BENCH.verdict({**r, "module": "script_child.py"}) for r in reports], planned)
             mine = {s["step"]: s["verdict"] == "passed" for s in grade.details["steps"]}
             verdicts_seen |= {s["verdict"] for s in grade.details["steps"]}
             assert mine == {k: theirs[model][k] for k in mine}, (model, case.id, grade.details["steps"])

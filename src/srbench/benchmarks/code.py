@@ -1,7 +1,7 @@
 """The contract of a benchmark graded by running code in the sandbox (LiveCodeBench, SciCode).
 
 A code benchmark turns (case, the model's reply texts — one per call of the cell) into sandbox jobs
-(`jobs`), and the verdicts of those jobs into a grade (`judge`). Grading options (timeouts, memory)
+(`jobs`, a `CodeJobs`), and the verdicts of those jobs into a grade (`judge`). Grading options (timeouts, memory)
 come from ``default_options`` overlaid by the store's benchmark-options.json and are frozen into the
 plan, so a grade is a function of (case, calls, options, sandbox receipt). ``grade`` (the plain
 text-only grader) is refused: a code answer is never graded without the sandbox.
@@ -9,22 +9,60 @@ text-only grader) is refused: a code answer is never graded without the sandbox.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
 from srbench.sandbox.verdicts import lcb_verdict, script_verdict
 from srbench.schemas.dataset import Case
+from srbench.schemas.wire import WireJSON
+
+if TYPE_CHECKING:
+    from srbench.sandbox.base import Receipt
+
+GradingOptions: TypeAlias = dict[str, int | float | str]
+"""A code benchmark's grading options (timeouts, limits, the test data's digest), frozen into the plan as JSON."""
+Verdict: TypeAlias = tuple[str, WireJSON]
+"""One job's verdict (sandbox/verdicts.py) and its details as the sandbox child reported them."""
+
+
+class SandboxJob(BaseModel):
+    """One program the sandbox runs to grade a code answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    module: Literal["lcb_child.py", "script_child.py"]
+    """The sandbox child (``sandbox/harness/<module>``) that runs it."""
+    input: WireJSON
+    """The child's job file: the program, its tests and environment (the sandbox's own payload)."""
+    wall_s: float
+    """The job's own wall limit in seconds."""
+
+
+class CodeJobs(BaseModel):
+    """The sandbox jobs that grade one code answer, and what `CodeBenchmark.judge` needs to read their verdicts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    jobs: tuple[SandboxJob, ...] = ()
+    """The jobs, in order; none: nothing runnable (the grade is ``failed``)."""
+    reason: str | None = Field(None, exclude_if=lambda v: v is None)
+    """Why nothing runs (set only when there are no jobs)."""
+    steps: tuple[str, ...] = ()
+    """The step each job grades (SciCode: its step number; empty for a one-job benchmark)."""
+    test_data_sha256: str | None = None
+    """The SHA-256 of the test data the jobs read (SciCode's ``test_data.h5``), if any."""
 
 
 class CodeBenchmark(Benchmark):
     needs_sandbox: ClassVar[bool] = True
-    default_options: ClassVar[dict[str, Any]] = {}
+    default_options: ClassVar[GradingOptions] = {}
 
     def grade(self, case: Case, text: str | None) -> Grade:
         raise InvalidInput(f"benchmark {self.id} is graded in the sandbox, not from the text alone")
 
-    def options(self, given: dict[str, Any] | None) -> dict[str, Any]:
+    def options(self, given: Mapping[str, Any] | None) -> GradingOptions:
         """The effective grading options: defaults overlaid by `given`; unknown keys refused."""
         given = dict(given or {})
         given.pop("grader_version", None)
@@ -43,18 +81,18 @@ class CodeBenchmark(Benchmark):
             out[key] = value
         return out
 
-    def jobs(self, case: Case, texts: list[str | None], options: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-        """(sandbox jobs, context for `judge`); no jobs means nothing runnable (graded failed)."""
+    def jobs(self, case: Case, texts: list[str | None], options: GradingOptions) -> CodeJobs:
+        """The sandbox jobs for these replies; no jobs means nothing runnable (graded failed)."""
         raise NotImplementedError
 
-    def judge(self, case: Case, verdicts: list[tuple[str, dict[str, Any]]], context: Any) -> Grade:
-        """The grade from each job's (verdict, details)."""
+    def judge(self, case: Case, verdicts: list[Verdict], planned: CodeJobs) -> Grade:
+        """The grade from each job's (verdict, details), the jobs being `planned`."""
         raise NotImplementedError
 
-    def verdict(self, job_report: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    def verdict(self, job_report: WireJSON) -> Verdict:
         return (script_verdict if job_report.get("module") == "script_child.py" else lcb_verdict)(job_report)
 
-    def mounts(self, options: dict[str, Any], receipt: Any = None) -> dict[str, str]:
+    def mounts(self, options: GradingOptions, receipt: Receipt | None = None) -> dict[str, str]:
         """Host files the sandbox (whose `receipt` is given) needs read-only, {sandbox path: host path}
         (SciCode's test data); raises SandboxFault when a needed file is not there."""
         return {}

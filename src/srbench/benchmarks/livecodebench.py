@@ -30,14 +30,17 @@ import json
 import pickle
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
-from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 FILES = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl")
 PINNED_SHA256: dict[str, str] = {n: p.sha256 for n, p in PINS["livecodebench"].files.items()}   # the pin table's
@@ -53,12 +56,38 @@ DIFFICULTIES = ("easy", "medium", "hard")
 GRADER = "sr-bench-lcb-sandbox-v1"
 
 
+class LcbTest(BaseModel):
+    """One test of a problem, as LiveCodeBench's rows give it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    input: str
+    """The test's input: stdin text, or the call's arguments one JSON value a line (functional)."""
+    output: str
+    """The expected output."""
+    testtype: str
+    """``stdin`` or ``functional`` (as the row says; ``stdin`` when it says nothing)."""
+
+
+class LcbAnswer(BaseModel):
+    """A case's reference (``Case.answer``): how the program is called and every test it must pass."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    mode: Literal["functional", "stdin"]
+    """A method of ``class Solution`` called per test (functional), or a program reading stdin."""
+    fn_name: str | None
+    """The method's name (functional problems only)."""
+    tests: list[LcbTest]
+    """The public tests, then the private ones."""
+    public_count: int
+    """How many of `tests` are public."""
+
+
 class _NoGlobals(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         raise pickle.UnpicklingError(f"refused global {module}.{name} in private tests")
 
 
-def decode_private(text: str, where: str) -> list[dict[str, Any]]:
+def decode_private(text: str, where: str) -> list[LcbTest]:
     """Private tests as a list of {input, output, testtype}: plain JSON, or base64 → zlib → pickle."""
     try:
         tests = json.loads(text)
@@ -72,14 +101,16 @@ def decode_private(text: str, where: str) -> list[dict[str, Any]]:
     return _tests(tests, where)
 
 
-def _tests(value: Any, where: str) -> list[dict[str, Any]]:
+def _tests(value: Any, where: str) -> list[LcbTest]:
     if not isinstance(value, list):
         raise InvalidInput(f"{where}: test cases must be a JSON list")
     out = []
     for i, t in enumerate(value):
         if not isinstance(t, dict) or not isinstance(t.get("input"), str) or not isinstance(t.get("output"), str):
             raise InvalidInput(f"{where}: test {i} needs string input and output")
-        out.append({"input": t["input"], "output": t["output"], "testtype": t.get("testtype", "stdin")})
+        if not isinstance(t.get("testtype", "stdin"), str):
+            raise InvalidInput(f"{where}: test {i} has a testtype that is not a string")
+        out.append(LcbTest(input=t["input"], output=t["output"], testtype=t.get("testtype", "stdin")))
     return out
 
 
@@ -103,7 +134,7 @@ def extract_code(text: str | None) -> str:
     return "\n".join(lines[fences[0] + 1: fences[1]])
 
 
-def row_to_case(row: dict[str, Any], where: str, revision: str) -> Case:
+def row_to_case(row: WireJSON, where: str, revision: str) -> Case:
     for field in ("question_id", "question_content", "difficulty", "public_test_cases", "private_test_cases"):
         if field not in row:
             raise InvalidInput(f"{where}: missing field {field!r}")
@@ -126,8 +157,8 @@ def row_to_case(row: dict[str, Any], where: str, revision: str) -> Case:
                             platform=row.get("platform"), contest_date=row.get("contest_date"),
                             question_title=row.get("question_title"), fn_name=fn_name, mode=mode,
                             test_count=len(public) + len(private))
-    answer = {"mode": mode, "fn_name": fn_name, "tests": public + private, "public_count": len(public)}
-    return Case(id=f"livecodebench/{qid}", benchmark=LiveCodeBench.id, messages=messages, answer=answer,
+    answer = LcbAnswer(mode=mode, fn_name=fn_name, tests=public + private, public_count=len(public))
+    return Case(id=f"livecodebench/{qid}", benchmark=LiveCodeBench.id, messages=messages, answer=answer.model_dump(),
                 metadata=metadata)
 
 
@@ -182,21 +213,22 @@ class LiveCodeBench(CodeBenchmark):
             raise InvalidInput("livecodebench: no problems in the given files")
         return cases
 
-    def jobs(self, case: Case, texts: list[str | None], options: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+    def jobs(self, case: Case, texts: list[str | None], options: GradingOptions) -> CodeJobs:
         code = extract_code(texts[-1] if texts else None)
         if not code.strip():
-            return [], {"reason": "no fenced program in the reply"}
-        ans = case.answer
+            return CodeJobs(reason="no fenced program in the reply")
+        ans = LcbAnswer.model_validate(case.answer)
         timeout = int(options["test_timeout_s"])
-        job = {"module": "lcb_child.py", "input": {
-            "mode": ans["mode"], "fn_name": ans["fn_name"], "code": code, "timeout": timeout,
-            "inputs": [t["input"] for t in ans["tests"]], "outputs": [t["output"] for t in ans["tests"]]},
-            "limits": None, "wall_s": min(float(options["grade_timeout_s"]), (timeout + 1) * len(ans["tests"]) + 5)}
-        return [job], None
+        job = SandboxJob(module="lcb_child.py", input={
+            "mode": ans.mode, "fn_name": ans.fn_name, "code": code, "timeout": timeout,
+            "inputs": [t.input for t in ans.tests], "outputs": [t.output for t in ans.tests]},
+            wall_s=min(float(options["grade_timeout_s"]), (timeout + 1) * len(ans.tests) + 5))
+        return CodeJobs(jobs=(job,))
 
-    def judge(self, case: Case, verdicts: list[tuple[str, dict[str, Any]]], pre: Any) -> Grade:
+    def judge(self, case: Case, verdicts: list[Verdict], planned: CodeJobs) -> Grade:
         if not verdicts:
-            return Grade(correct=False, status="failed", details={"verdict": "failed", **(pre or {}),
+            why = {"reason": planned.reason} if planned.reason is not None else {}
+            return Grade(correct=False, status="failed", details={"verdict": "failed", **why,
                                                                   "difficulty": case.metadata.stratum})
         verdict, details = verdicts[0]
         ok = verdict == "passed"

@@ -25,18 +25,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from srbench.benchmarks.base import Grade, SourcePin
-from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
 from srbench.benchmarks.conversation import ConversationOutcome
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.scicode_protocol import (
     EXTRACTION,
     PROTOCOL,
+    SciCodeAnswer,
+    SciCodeStep,
     extract_code,
     step_prompt,
     step_scripts,
@@ -47,6 +52,7 @@ from srbench.sandbox.base import harness_sources
 from srbench.sandbox.docker_backend import engine_is_local
 from srbench.sandbox.scicode_data import INSIDE, TestDataMissing, mounts, status
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 if TYPE_CHECKING:
     from srbench.benchmarks.conversation import CellSession
@@ -63,7 +69,21 @@ _SHA = re.compile(r"^[0-9a-f]{64}$")
 _STEP_FIELDS = ("step_number", "step_description_prompt", "function_header", "return_line", "test_cases")
 
 
-def _step(step: Any, pid: str, k: int, where: str) -> dict[str, Any]:
+class StepResult(BaseModel):
+    """One scored step's outcome in the sandbox, as a SciCode grade's details list it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    step: str
+    """The step number."""
+    verdict: str
+    """The sandbox verdict (sandbox/verdicts.py)."""
+    exit: int | None
+    """The step script's exit code (None: it did not exit by itself)."""
+    stderr_tail: str | None = Field(None, exclude_if=lambda v: v is None)
+    """The end of its standard error (only when it did not pass)."""
+
+
+def _step(step: object, pid: str, k: int, where: str) -> SciCodeStep:
     if not isinstance(step, dict):
         raise InvalidInput(f"{where}: sub_steps[{k}] is not an object")
     for field in _STEP_FIELDS:
@@ -80,10 +100,10 @@ def _step(step: Any, pid: str, k: int, where: str) -> dict[str, Any]:
         # the provided steps 13.6 and 62.1 have "return_line": null (the prompt then says None, as upstream's)
         if not isinstance(step[field], str) and not (field == "return_line" and step[field] is None):
             raise InvalidInput(f"{where}: step {number} {field} must be a string")
-    return {"step_number": number, "test_cases": list(tests)}
+    return SciCodeStep(step_number=number, test_cases=list(tests))
 
 
-def row_to_case(row: Any, where: str, revision: str) -> Case:
+def row_to_case(row: object, where: str, revision: str) -> Case:
     if not isinstance(row, dict):
         raise InvalidInput(f"{where}: not a JSON object")
     for field in ("problem_id", "required_dependencies", "sub_steps"):
@@ -97,24 +117,25 @@ def row_to_case(row: Any, where: str, revision: str) -> Case:
     if not isinstance(raw, list) or not raw:
         raise InvalidInput(f"{where}: problem {pid} has no sub_steps")
     steps = [_step(s, pid, k, where) for k, s in enumerate(raw)]
-    if len({s["step_number"] for s in steps}) != len(steps):
+    if len({s.step_number for s in steps}) != len(steps):
         raise InvalidInput(f"{where}: problem {pid} repeats a step_number")
-    scored = [s for s in steps if s["test_cases"]]
+    scored = [s for s in steps if s.test_cases]
     if not scored:
         raise InvalidInput(f"{where}: problem {pid} has no step with test cases")
     messages = [Message(role="system", content=system_prompt(deps)), Message(role="user", content=step_prompt(raw[0]))]
     meta = CaseMetadata(stratum=str(row.get("domain") or "all"), source_revision=revision, task_id=pid,
                         problem_name=row.get("problem_name"), step_count=len(steps), scored_steps=len(scored),
-                        test_count=sum(len(s["test_cases"]) for s in steps), protocol=PROTOCOL, source_record=row)
-    answer = {"problem_id": pid, "required_dependencies": deps, "steps": steps}
-    return Case(id=f"scicode/{pid}", benchmark=SciCode.id, messages=messages, answer=answer, metadata=meta)
+                        test_count=sum(len(s.test_cases) for s in steps), protocol=PROTOCOL, source_record=row)
+    answer = SciCodeAnswer(problem_id=pid, required_dependencies=deps, steps=steps)
+    return Case(id=f"scicode/{pid}", benchmark=SciCode.id, messages=messages, answer=answer.model_dump(),
+                metadata=meta)
 
 
 def _short(text: str, n: int = 600) -> str:
     return text if len(text) <= n else "…" + text[-n:]
 
 
-def _reader_failed(details: dict[str, Any]) -> bool:
+def _reader_failed(details: WireJSON) -> bool:
     """The step's traceback passes through our h5 reader (the script calls it once, before any test):
     the test data, not the program, failed."""
     frames = [line for line in str(details.get("stderr_tail") or "").splitlines() if line.strip().startswith("File ")]
@@ -201,8 +222,8 @@ class SciCode(CodeBenchmark):
         """One call per sub-step, the whole conversation resent each time (CellStopped propagates: the
         core ends the cell ambiguous)."""
         raw = (case.metadata.model_extra or {}).get("source_record") or {}
-        steps = raw.get("sub_steps") or []
-        messages: list[dict[str, Any]] = [m.model_dump() for m in case.messages]
+        steps: list[WireJSON] = raw.get("sub_steps") or []      # the native rows: each turn's prompt is read there
+        messages: list[WireJSON] = [m.model_dump() for m in case.messages]
         replies: list[str] = []
         finishes: list[str | None] = []
         outputs: dict[str, Any] = {"protocol": PROTOCOL, "replies": replies, "finish_reasons": finishes}
@@ -228,17 +249,17 @@ class SciCode(CodeBenchmark):
         return list(out.get("replies") or []), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
 
     # -- grading -----------------------------------------------------------------------------------
-    def options(self, given: dict[str, Any] | None) -> dict[str, Any]:
+    def options(self, given: Mapping[str, Any] | None) -> GradingOptions:
         out = super().options(given)
         if not _SHA.match(str(out["test_data_sha256"])):
             raise InvalidInput("benchmark-options scicode.test_data_sha256 must be 64 lowercase hex digits")
         return out
 
-    def jobs(self, case: Case, texts: list[str | None], options: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-        answer = case.answer
-        if len(texts) != len(answer["steps"]) or any(t is None for t in texts):
-            return [], {"reason": f"the conversation has {sum(t is not None for t in texts)} of "
-                                  f"{len(answer['steps'])} replies"}
+    def jobs(self, case: Case, texts: list[str | None], options: GradingOptions) -> CodeJobs:
+        answer = SciCodeAnswer.model_validate(case.answer)
+        if len(texts) != len(answer.steps) or any(t is None for t in texts):
+            return CodeJobs(reason=f"the conversation has {sum(t is not None for t in texts)} of "
+                                   f"{len(answer.steps)} replies")
         src = harness_sources()
         modules = {"scicode.parse.parse": src["scicode_h5.py"], "scicode.compare.cmp": src["scicode_cmp.py"]}
         env = {"SRBENCH_SCICODE_H5": INSIDE, "HDF5_USE_FILE_LOCKING": "FALSE"}
@@ -249,44 +270,46 @@ class SciCode(CodeBenchmark):
                 continue
             number, script = item
             scored.append(number)
-            jobs.append({"module": "script_child.py", "input": {"script": script, "modules": modules, "env": env},
-                         "limits": None, "wall_s": wall})
-        return jobs, {"scored": scored, "test_data_sha256": options["test_data_sha256"]}
+            jobs.append(SandboxJob(module="script_child.py", input={"script": script, "modules": modules, "env": env},
+                                   wall_s=wall))
+        return CodeJobs(jobs=tuple(jobs), steps=tuple(scored), test_data_sha256=str(options["test_data_sha256"]))
 
-    def judge(self, case: Case, verdicts: list[tuple[str, dict[str, Any]]], context: Any) -> Grade:
+    def judge(self, case: Case, verdicts: list[Verdict], planned: CodeJobs) -> Grade:
+        answer = SciCodeAnswer.model_validate(case.answer)
         base = {"protocol": PROTOCOL, "extraction": EXTRACTION, "stratum": case.metadata.stratum,
-                "sub_steps_scored": sum(1 for s in case.answer["steps"] if s["test_cases"])}
+                "sub_steps_scored": sum(1 for s in answer.steps if s.test_cases)}
         if not verdicts:
+            why = {} if planned.reason is None else {"reason": planned.reason}
             return Grade(correct=False, status="failed",
-                         details={**base, "verdict": "failed", "sub_steps_passed": 0, **(context or {})})
+                         details={**base, "verdict": "failed", "sub_steps_passed": 0, **why})
         steps = []
-        for number, (verdict, details) in zip(context["scored"], verdicts, strict=True):
+        for number, (verdict, details) in zip(planned.steps, verdicts, strict=True):
             if verdict != "passed" and _reader_failed(details):
                 raise TestDataMissing(f"SciCode's test data has no readable targets for step {number} "
-                                      f"(sha256 {context['test_data_sha256']}): the data does not match the problems")
-            steps.append({"step": number, "verdict": verdict, "exit": details.get("exit"),
-                          **({"stderr_tail": _short(str(details.get("stderr_tail") or ""))} if verdict != "passed" else {})})
-        passed = sum(s["verdict"] == "passed" for s in steps)
+                                      f"(sha256 {planned.test_data_sha256}): the data does not match the problems")
+            tail = _short(str(details.get("stderr_tail") or "")) if verdict != "passed" else None
+            steps.append(StepResult(step=number, verdict=verdict, exit=details.get("exit"), stderr_tail=tail))
+        passed = sum(s.verdict == "passed" for s in steps)
         ok = passed == len(steps)
-        first = next((s["verdict"] for s in steps if s["verdict"] != "passed"), "passed")
+        first = next((s.verdict for s in steps if s.verdict != "passed"), "passed")
         return Grade(correct=ok, status="correct" if ok else "incorrect",
-                     details={**base, "verdict": first, "sub_steps_passed": passed, "steps": steps,
-                              "test_data_sha256": context["test_data_sha256"]})
+                     details={**base, "verdict": first, "sub_steps_passed": passed,
+                              "steps": [s.model_dump() for s in steps], "test_data_sha256": planned.test_data_sha256})
 
-    def mounts(self, options: dict[str, Any], receipt: Receipt | None = None) -> dict[str, str]:
+    def mounts(self, options: GradingOptions, receipt: Receipt | None = None) -> dict[str, str]:
         if receipt is None:
             raise InvalidInput("scicode needs the sandbox receipt to find its test data")
         return mounts(str(options["test_data_sha256"]), receipt,
                       local_engine=receipt.backend != "docker" or engine_is_local())
 
-    def setup_needs(self, receipt: Receipt, options: dict[str, Any] | None = None) -> list[str]:
+    def setup_needs(self, receipt: Receipt, options: Mapping[str, Any] | None = None) -> list[str]:
         """What this host lacks to grade SciCode (setup's check)."""
         need = []
         lacking = [p for p in GRADING_PACKAGES if p not in receipt.python_packages]
         if lacking:
             need.append(f"the grading sandbox lacks {', '.join(lacking)}: sr-bench setup --build-sandbox --install")
         try:
-            expected = self.options(options)["test_data_sha256"]
+            expected = str(self.options(options)["test_data_sha256"])
         except InvalidInput as exc:
             return [*need, exc.message]
         _, problem = status(expected, receipt)

@@ -23,7 +23,10 @@ back only the function named in the header when it resumes from files), this ste
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from srbench.schemas.wire import WireJSON
 
 PROTOCOL = "sr-bench-scicode-multiturn-v1"
 EXTRACTION = "scicode-extract-python-script"
@@ -76,6 +79,30 @@ Example:
 ```
 """  # noqa: E501 - the upstream text, verbatim
 
+
+
+class SciCodeStep(BaseModel):
+    """One sub-step of a main problem as the case keeps it (its prompt is read from the native row)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    step_number: str
+    """``<problem id>.<k>``, SciCode's own numbering."""
+    test_cases: list[str]
+    """The step's test snippets (each reads ``target``); none: a provided step, never scored."""
+
+
+class SciCodeAnswer(BaseModel):
+    """A SciCode case's reference (``Case.answer``): what composes and grades each step's script."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    problem_id: str
+    """SciCode's main problem id."""
+    required_dependencies: str
+    """The import lines every step script starts with."""
+    steps: list[SciCodeStep]
+    """The sub-steps in order."""
+
+
 _IMPORT = re.compile(r"^\s*(import .*|from .*\s+import\s+.*)", re.MULTILINE)
 
 
@@ -83,7 +110,7 @@ def system_prompt(required_dependencies: str) -> str:
     return INITIAL_PROMPT.format(required_dependencies=required_dependencies)
 
 
-def step_prompt(step: dict[str, Any]) -> str:
+def step_prompt(step: WireJSON) -> str:
     """The user turn of one sub-step (only the three fields the template names are read)."""
     return SUBPROBLEM_PROMPT.format(step_description_prompt=step["step_description_prompt"],
                                     function_header=step["function_header"], return_line=step["return_line"])
@@ -115,15 +142,15 @@ def step_script(dependencies: str, earlier: list[str], code: str, step_number: s
     return text
 
 
-def step_scripts(answer: dict[str, Any], replies: list[str | None]) -> list[tuple[str, str] | None]:
+def step_scripts(answer: SciCodeAnswer, replies: list[str | None]) -> list[tuple[str, str] | None]:
     """For every step, (step number, script) when it is scored (it has tests), else None. `replies` are
     the model's texts in step order (fewer than the steps: the missing ones have no code)."""
-    codes = [extract_code(replies[i] if i < len(replies) else None) for i in range(len(answer["steps"]))]
+    codes = [extract_code(replies[i] if i < len(replies) else None) for i in range(len(answer.steps))]
     out: list[tuple[str, str] | None] = []
-    for i, step in enumerate(answer["steps"]):
-        if not step["test_cases"]:
+    for i, step in enumerate(answer.steps):
+        if not step.test_cases:
             out.append(None)
             continue
-        out.append((step["step_number"], step_script(answer["required_dependencies"], codes[:i], codes[i],
-                                                     step["step_number"], step["test_cases"])))
+        out.append((step.step_number, step_script(answer.required_dependencies, codes[:i], codes[i],
+                                                  step.step_number, step.test_cases)))
     return out

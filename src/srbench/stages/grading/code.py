@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.code import CodeBenchmark, Verdict
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
@@ -102,9 +102,10 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     bench = code_benchmark(p.benchmark)
     options = p.options
     texts, finish = call_texts(store, store.get_json(inputs["call"]), bench)
-    jobs, context = bench.jobs(case, texts, options)
+    planned = bench.jobs(case, texts, options)
+    jobs = planned.jobs
     receipt = None
-    verdicts: list[tuple[str, dict[str, Any]]] = []
+    verdicts: list[Verdict] = []
     if jobs:
         sandbox = current_sandbox()
         limits = base_limits(options)
@@ -112,15 +113,15 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
         if got.digest() != p.receipt:
             raise SandboxFault("the grading sandbox changed while grading; rebuild the report")
         receipt = got.model_dump(mode="json", by_alias=True)
-        total = sum(float(j.get("wall_s") or limits.job_wall_s) for j in jobs) + 15
+        total = sum(float(j.wall_s or limits.job_wall_s) for j in jobs) + 15
         run = limits.model_copy(update={"wall_s": total})
-        reports = sandbox.run_jobs([{"module": j["module"], "input": j["input"],
-                                     "limits": run.child(float(j.get("wall_s") or limits.job_wall_s))} for j in jobs],
+        reports = sandbox.run_jobs([{"module": j.module, "input": j.input,
+                                     "limits": run.child(float(j.wall_s or limits.job_wall_s))} for j in jobs],
                                    run, mounts=bench.mounts(options, got))
         for i, job in enumerate(jobs):       # jobs after an outer wall-limit stop have no report
-            verdicts.append(bench.verdict({**reports[i], "module": job["module"]}) if i < len(reports) else
+            verdicts.append(bench.verdict({**reports[i], "module": job.module}) if i < len(reports) else
                             ("time_limit", {"reason": "the sandbox's wall limit ended the execution"}))
-    g = bench.judge(case, verdicts, context)
+    g = bench.judge(case, verdicts, planned)
     if finish == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
     return CodeGradeRecord(grader=p.grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
