@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.gpqa_diamond import NATIVE_HEADER as GPQA_HEADER
+from srbench.schemas.conversation import ConversationRecord
 
 MMLU_CATEGORIES = (
     "biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
@@ -245,3 +246,13 @@ def simpleqa_csv_bytes(rows: list[dict[str, str]] | None = None, *, header: list
     for row in simpleqa_rows_small() if rows is None else rows:
         writer.writerow(row)
     return (b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8")
+
+
+# -- a multi-call cell's stored conversation record --------------------------------------------
+def conversation_record(**fields: Any) -> ConversationRecord:
+    """A conversation record as the dispatcher stores it, with the fields a test gives (``outputs``,
+    ``final_text``, ``error_class`` …) and placeholders for the rest, as grading reads it."""
+    base: dict[str, Any] = {"benchmark": "test", "case_id": "test/case", "cell_id": "c-1", "target_id": "t",
+                            "calls": [], "final_text": None, "outputs": {}, "trajectory": None, "stored": [],
+                            "error_class": None, "error": None}
+    return ConversationRecord.model_validate({**base, **fields})

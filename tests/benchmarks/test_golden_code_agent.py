@@ -18,8 +18,10 @@ from srbench.benchmarks.tau import reward as tau_reward
 from srbench.benchmarks.tau.models import Criteria, TauOutputs
 from srbench.benchmarks.terminal_bench.verifier import RewardError, parse_reward
 from srbench.cas.digest import digest_json
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
+from .fixtures import conversation_record
 from .golden.agent import TAU3_REWARD, TB_REWARD
 from .golden.code import LCB_EXTRACT, LCB_OUTPUT, SCICODE_EXTRACT
 
@@ -119,10 +121,10 @@ def test_terminal_bench_reward_files(txt, js, expected) -> None:
     assert _tb(txt, js) == expected
 
 
-def _tb_conversation(expected) -> dict:
+def _tb_conversation(expected) -> ConversationRecord:
     if isinstance(expected, str):           # a trial error: the trial stores no reward
-        return {"outputs": {"reward": None}, "error_class": "trial_error", "error": expected}
-    return {"outputs": {"reward": expected[0], "reward_source": expected[1]}}
+        return conversation_record(outputs={"reward": None}, error_class="trial_error", error=expected)
+    return conversation_record(outputs={"reward": expected[0], "reward_source": expected[1]})
 
 
 def test_terminal_bench_sr_bench_and_published_over_the_corpus() -> None:
@@ -156,13 +158,13 @@ def test_tau3_pass_hat_1_is_sr_bench_rule() -> None:
     bench = get("tau3")
     cells = []
     for criteria, outputs, _, status in TAU3_REWARD:
-        c, conv = case("tau3", criteria, domain="airline"), {"outputs": outputs}
+        c, conv = case("tau3", criteria, domain="airline"), conversation_record(outputs=outputs)
         g = bench.grade_conversation(c, conv)
         assert g.correct is (status == "correct")
         p = bench.published_conversation(c, conv, g)
         assert p["rule"] == TAU3_RULE and p["score"] == float(status == "correct") and p["ran"] is True
         cells.append((g.correct, p))
-    failed = {"outputs": {}, "error_class": "environment_error", "error": "the tau2 child exited"}
+    failed = conversation_record(error_class="environment_error", error="the tau2 child exited")
     c = case("tau3", TAU3_REWARD[0][0], domain="airline")
     cells.append((False, bench.published_conversation(c, failed, bench.grade_conversation(c, failed))))
     s = bench.published_summary(cells)
@@ -192,7 +194,7 @@ def _outputs(benchmark: str) -> list:
     bench = get("tau3")
     out = []
     for criteria, outputs, _, _ in TAU3_REWARD:
-        c, conv = case("tau3", criteria, domain="airline"), {"outputs": outputs}
+        c, conv = case("tau3", criteria, domain="airline"), conversation_record(outputs=outputs)
         g = bench.grade_conversation(c, conv)
         out.append([g.status, g.correct, g.details, bench.published_conversation(c, conv, g)])
     return out

@@ -29,6 +29,8 @@ from srbench.sandbox.base import Receipt
 from srbench.schemas.dataset import Case
 from srbench.simulate import scicode_samples
 
+from .fixtures import conversation_record
+
 BENCH: SciCode = get("scicode")  # type: ignore[assignment]
 
 
@@ -159,7 +161,7 @@ def test_converse_sends_one_call_per_step_carrying_the_conversation() -> None:
     assert [m["content"] for m in last if m["role"] == "user"] == [step_prompt(s) for s in steps]
     assert out.outputs["replies"] == answers and out.outputs["finish_reasons"] == ["stop"] * 4
     assert "# step 9002.4\n\ndef f3():" in out.final_text and "import numpy" not in out.final_text
-    assert BENCH.conversation_texts({"kind": "conversation", "outputs": out.outputs}) == (answers, "stop")
+    assert BENCH.conversation_texts(conversation_record(outputs=out.outputs)) == (answers, "stop")
 
 
 def test_an_interrupted_conversation_ends_the_cell() -> None:
@@ -297,7 +299,7 @@ def test_the_plain_grader_is_refused() -> None:
     with pytest.raises(InvalidInput, match="graded in the sandbox"):
         BENCH.grade(_cases()[0], "anything")
     with pytest.raises(InvalidInput, match="graded in the sandbox"):
-        BENCH.grade_conversation(_cases()[0], {"final_text": "x"})
+        BENCH.grade_conversation(_cases()[0], conversation_record(final_text="x"))
 
 
 def test_the_simulated_models_answer_every_step_of_the_sample() -> None:

@@ -26,6 +26,8 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 from srbench.simulate.tau_mini import REVISION, TASKS, write_mini_domain
 
+from .fixtures import conversation_record
+
 
 def tool(name: str, **args: Any) -> dict[str, Any]:
     return {"tool": name, "args": args}
@@ -87,8 +89,8 @@ def converse(case: Case, scripts: dict[str, list[Any]], bench: Tau3 | None = Non
 
 
 def graded(case: Case, outcome: Any, bench: Tau3 | None = None) -> Any:
-    record = {"final_text": outcome.final_text, "outputs": outcome.outputs, "error_class": outcome.error_class,
-              "error": outcome.error}
+    record = conversation_record(final_text=outcome.final_text, outputs=outcome.outputs,
+                                 error_class=outcome.error_class, error=outcome.error)
     return (bench or Tau3()).grade_conversation(case, record)
 
 
@@ -379,7 +381,7 @@ def test_a_gold_action_that_fails_to_replay_is_a_named_grading_error_never_a_rew
         "termination": "user_stop", "engine": "sr-bench-mini-v1",
         "env": {"predicted": {"agent": "h", "user": None}, "gold": {"agent": "h", "user": None},
                 "gold_action_errors": ["foreign_1"], "env_assertions": []}}}
-    old = Tau3().grade_conversation(case, legacy)
+    old = Tau3().grade_conversation(case, conversation_record(**legacy))
     assert old.status == "invalid" and "gold action(s)" in old.details["error"] and "reward" not in old.details
 
 

@@ -24,6 +24,7 @@ from srbench.sandbox.dockerfile import external_images
 from srbench.sandbox.task_container import BaseImageMissing
 from srbench.simulate.terminal_tasks import SCRIPTS, write_task, write_terminal_bench
 
+from .fixtures import conversation_record
 from .tbench_fakes import FakeEnvironment, FakeSession, reply, scripted
 
 TB = get("terminal-bench-2.1")
@@ -213,7 +214,7 @@ def test_a_solved_trial_has_reward_one_and_a_stored_trajectory(cases) -> None:
     assert traj["kind"] == "trajectory" and traj["format"] == "terminal-bench-trajectory-v1" and traj["agent"] == "sr-bench-terminal-v1"
     assert [s["command"] for s in traj["steps"]] == SCRIPTS["hello-file"]["solve"] and traj["turns"] == 4
     assert traj["verifier"]["reward_files"]["reward.txt"] == "1\n" and out.outputs["trajectory"] == out.trajectory
-    g = TB.grade_conversation(cases["hello-file"], {"final_text": out.final_text, "outputs": out.outputs})
+    g = TB.grade_conversation(cases["hello-file"], conversation_record(final_text=out.final_text, outputs=out.outputs))
     assert g.correct and g.status == "correct" and g.details["reward"] == 1.0 and g.details["receipt"]["backend"] == "fake"
 
 
@@ -221,19 +222,20 @@ def test_a_failed_trial_is_a_zero_and_a_missing_reward_is_an_error(cases) -> Non
     env = FakeEnvironment(reward_files={"/logs/verifier/reward.json": b'{"reward": 0.0}'})
     out = trial(cases["fix-greeting"], FakeSession(scripted(SCRIPTS["fix-greeting"]["fail"])), env)
     assert out.error_class is None and out.outputs["reward"] == 0.0 and out.outputs["reward_source"] == "reward.json"
-    g = TB.grade_conversation(cases["fix-greeting"], {"outputs": out.outputs})
+    g = TB.grade_conversation(cases["fix-greeting"], conversation_record(outputs=out.outputs))
     assert not g.correct and g.status == "incorrect"
     out = trial(cases["never-rewards"], FakeSession(scripted(["true"])), FakeEnvironment())
     assert out.error_class == "trial_error" and out.error.startswith("RewardFileNotFoundError")
     assert out.outputs["reward"] is None
-    g = TB.grade_conversation(cases["never-rewards"], {"outputs": out.outputs, "error_class": out.error_class})
+    g = TB.grade_conversation(cases["never-rewards"], conversation_record(outputs=out.outputs,
+                                                                       error_class=out.error_class))
     assert g.status == "trial_error" and not g.correct
 
 
 def test_partial_rewards_and_verifier_timeouts(cases) -> None:
     out = trial(cases["hello-file"], FakeSession(scripted([])),
                 FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"0.99"}))
-    conv = {"outputs": out.outputs}
+    conv = conversation_record(outputs=out.outputs)
     g = TB.grade_conversation(cases["hello-file"], conv)
     assert not g.correct                                   # sr-bench: resolved only at reward 1
     assert TB.published_conversation(cases["hello-file"], conv, g)["score"] == 0.99   # Harbor: the mean reward
@@ -289,7 +291,7 @@ def test_failed_calls_and_stops_end_the_cell_without_a_verifier(cases) -> None:
     env = FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"1"})
     out = trial(cases["hello-file"], FakeSession([reply(0, "ls"), CellStopped("budget_stop", "budget is spent")]), env)
     assert out.error_class == "budget_stop" and out.outputs["stop_reason"] == "stopped" and env.closed
-    assert TB.grade_conversation(cases["hello-file"], {"outputs": out.outputs, "error_class": "budget_stop"}
+    assert TB.grade_conversation(cases["hello-file"], conversation_record(outputs=out.outputs, error_class="budget_stop")
                                  ).status == "trial_error"
 
 

@@ -15,6 +15,7 @@ from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.sandbox.task_container import BaseImageMissing
 from srbench.simulate.terminal_tasks import SCRIPTS
 
+from .fixtures import conversation_record
 from .tbench_fakes import FakeEnvironment, FakeSession, reply, scripted
 from .test_terminal_bench import TB, checkout, trial
 from .test_terminal_bench import cases as tb_cases
@@ -64,7 +65,8 @@ def _digest(value: Any) -> str:
 
 
 def _bytes_of(case: Any, session: FakeSession, out: Any) -> str:
-    conv = {"final_text": out.final_text, "outputs": out.outputs, "error_class": out.error_class, "error": out.error}
+    conv = conversation_record(final_text=out.final_text, outputs=out.outputs, error_class=out.error_class,
+                               error=out.error)
     g = TB.grade_conversation(case, conv)
     return _digest({"outputs": out.outputs, "final": out.final_text, "error": [out.error_class, out.error],
                     "trajectory": out.trajectory, "stored": sorted(_digest(v) for v in session.objects.values()),

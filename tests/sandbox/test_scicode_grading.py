@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.fixtures import conversation_record
 from benchmarks.test_scicode import FakeSession
 from srbench.benchmarks import get
 from srbench.cas import ObjectStore
@@ -46,8 +47,8 @@ def _conversation(store: ObjectStore, case: Case, pick: dict[str, str]) -> str:
         replies.append(entry[pick.get(s["step_number"], "right")] if pick.get(s["step_number"], "right")
                        in ("right", "wrong") else pick[s["step_number"]])
     out = asyncio.run(BENCH.converse(case, FakeSession(case, replies)))
-    return store.put_json({"kind": "conversation", "schema": 1, "final_text": out.final_text, "outputs": out.outputs,
-                           "calls": []})
+    return store.put_json(conversation_record(benchmark="scicode", case_id=case.id, final_text=out.final_text,
+                                              outputs=out.outputs).model_dump(mode="json", by_alias=True))
 
 
 def _grade(store, engine, case: Case, conv: str, options: dict[str, Any]) -> tuple[dict[str, Any], bool]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.fixtures import conversation_record
 from benchmarks.tbench_fakes import FakeSession, scripted
 from srbench.benchmarks import get
 from srbench.benchmarks.sources import read_files
@@ -118,7 +119,7 @@ def test_three_toy_tasks_end_to_end(docker_api, local_base, tb_scope, tmp_path: 
 
     session, out = run_trial(cases["hello-file"], SCRIPTS["hello-file"]["solve"])
     assert out.error_class is None and out.outputs["reward"] == 1.0, out
-    grade = TB.grade_conversation(cases["hello-file"], {"outputs": out.outputs})
+    grade = TB.grade_conversation(cases["hello-file"], conversation_record(outputs=out.outputs))
     assert grade.correct and grade.details["trajectory"] == out.trajectory
     receipt = out.outputs["receipt"]
     assert receipt["base_images"][local_base]["id"] == docker_api.inspect_image(local_base)["Id"]
@@ -139,8 +140,8 @@ def test_three_toy_tasks_end_to_end(docker_api, local_base, tb_scope, tmp_path: 
 
     _, never = run_trial(cases["never-rewards"], SCRIPTS["never-rewards"]["solve"])
     assert never.error_class == "trial_error" and never.error.startswith("RewardFileNotFoundError")
-    assert not TB.grade_conversation(cases["never-rewards"], {"outputs": never.outputs,
-                                                               "error_class": never.error_class}).correct
+    assert not TB.grade_conversation(cases["never-rewards"], conversation_record(
+        outputs=never.outputs, error_class=never.error_class)).correct
     assert tc.owned_containers(docker_api, tb_scope) == []                    # every trial removed its container
 
 

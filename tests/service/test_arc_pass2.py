@@ -10,6 +10,8 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+from tests.benchmarks.fixtures import conversation_record
+
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_pass2_grade
 from srbench.schemas.dataset import Case
@@ -108,11 +110,12 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
     bench = ArcAgi2()
     case = Case(id="arc-agi-2/x", benchmark="arc-agi-2", messages=[{"role": "user", "content": "p"}],
                 answer=[[[1]]], metadata={"stratum": "all"})
-    conv = {"outputs": {"attempts": [{"status": "completed", "text": "[[[2]]]", "finish_reason": "stop"},
-                                     {"status": "completed", "text": "[[[1]]]", "finish_reason": "stop"}]}}
+    attempts = [{"status": "completed", "text": "[[[2]]]", "finish_reason": "stop"},
+                {"status": "completed", "text": "[[[1]]]", "finish_reason": "stop"}]
+    conv = conversation_record(outputs={"attempts": attempts})
     assert bench.grade_conversation(case, conv).correct is False
     assert bench.published_conversation(case, conv, None)["score"] == 1.0
-    conv["outputs"]["attempts"][0].update(text="[[[1]]]", finish_reason="length")
+    attempts[0].update(text="[[[1]]]", finish_reason="length")
     g = bench.grade_conversation(case, conv)
     assert g.correct is False and g.status == "output_limit"       # a truncated first attempt never counts
     assert bench.published_summary([(False, None)])["rule"] == ARC_RULE

@@ -3,6 +3,7 @@ calls, auxiliary costs apart per role, unknown stays unknown, and per-role total
 
 from __future__ import annotations
 
+from tests.benchmarks.fixtures import conversation_record
 from tests.stages.rows import result_row
 
 from srbench.schemas.results import ResultRow
@@ -22,7 +23,9 @@ def _rec(inp: int | None, out: int = 10, latency: float = 1.0, sent: bool = True
 
 def _row(records: dict, calls: list) -> ResultRow:
     row = result_row(state="completed", has_call=True, cell_id="c", benchmark="tau3")
-    return conversation_row(row, {"calls": calls}, AGENT, {"sim": SIM}, records.__getitem__)[0]
+    full = [{"request": "q", "cost_usd": None, "status": "completed", "error_class": None, "selected_model": None, **c}
+            for c in calls]
+    return conversation_row(row, conversation_record(calls=full), AGENT, {"sim": SIM}, records.__getitem__)[0]
 
 
 def test_principal_is_the_subject_calls_and_the_simulator_is_apart() -> None:

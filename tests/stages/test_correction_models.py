@@ -7,6 +7,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from tests.benchmarks.fixtures import conversation_record
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.errors import InvalidInput
@@ -61,9 +62,10 @@ def test_usage_correction_bytes_unchanged(tmp_path):
         "cell-b": ["large", "mmlu-pro", _record(store, {**USAGE, "output": 4}, _sse(RAW_USAGE)), None],  # changed
         "cell-c": ["large", "hle", _record(store, USAGE, None), _record(store, USAGE, None, "m-judge")],  # no SSE
         "cell-d": ["mom", "mmlu-pro", _record(store, USAGE, _sse(RAW_USAGE), headers=ROUTED), None],   # a MoM call
-        "cell-e": ["large", "tau3", store.put_json({"kind": "conversation", "calls": [           # a conversation
-            {"role": "subject", "target_id": "large", "index": 0, "record": _record(store, USAGE, _sse(RAW_USAGE))}]}),
-            None],
+        "cell-e": ["large", "tau3", store.put_json(conversation_record(calls=[           # a conversation
+            {"role": "subject", "target_id": "large", "index": 0, "record": _record(store, USAGE, _sse(RAW_USAGE)),
+             "request": "q", "cost_usd": None, "status": "completed", "error_class": None, "selected_model": None}]
+        ).model_dump(mode="json", by_alias=True)), None],
     }
     body = _reconcile(store, {"plan": plan, "calls": calls}, {"metering": "sr-bench-metering-v1", "run_id": "run-1"})
     assert [r["status"] for r in body["rows"]] == ["verified", "changed", "unverifiable", "unverifiable", "verified",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from tests.benchmarks.fixtures import conversation_record
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.judge import JUDGE_GRADER
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
@@ -44,8 +46,8 @@ def _digests(store: ObjectStore) -> tuple[list[str], list[dict]]:
                hle),                                                                  # judge_failed
         _grade(store, {"case": case_open, "call": _call(store, "Answer: 42"), "judge": _call(store, "no json")},
                hle),                                                                  # judge_error
-        _grade_conversation(store, {"case": case_task, "conversation": store.put_json(
-            {"kind": "conversation", "outputs": {"reward": 1.0, "turns": 3}, "error_class": None})},
+        _grade_conversation(store, {"case": case_task, "conversation": store.put_json(conversation_record(
+            benchmark="terminal-bench-2.1", outputs={"reward": 1.0, "turns": 3}).model_dump(mode="json", by_alias=True))},
             {"benchmark": "terminal-bench-2.1", "grader": get_benchmark("terminal-bench-2.1").grader_version}),
     ]
     assert [g["status"] for g in grades] == ["correct", "output_limit", "unparsed", "correct", "judge_failed",

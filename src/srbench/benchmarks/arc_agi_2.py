@@ -44,6 +44,7 @@ from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade, summarize
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 EVAL_DIR = "data/evaluation"
@@ -221,17 +222,17 @@ class ArcAgi2(Benchmark):
                                            error_class=reply.error_class or "call_failed", error=reply.error)
         return ConversationOutcome(final_text=attempts[0]["text"], outputs={"attempts": attempts})
 
-    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
+    def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
         """sr-bench's rule: the first attempt only, all-or-nothing; a truncated one is never credited."""
-        first = (conversation.get("outputs") or {}).get("attempts", [{}])[0]
+        first = conversation.outputs.get("attempts", [{}])[0]
         g = self.grade(case, first.get("text") if first.get("status") == "completed" else None)
         if first.get("finish_reason") == "length" and g.correct:
             g.correct, g.status = False, "output_limit"
         return g
 
-    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+    def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
-        attempts = (conversation.get("outputs") or {}).get("attempts", [])
+        attempts = conversation.outputs.get("attempts", [])
         return arc_pass2_grade([a.get("text") if a.get("status") == "completed" else None for a in attempts],
                                case.answer)
 

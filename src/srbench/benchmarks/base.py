@@ -17,6 +17,7 @@ from srbench.benchmarks.pins import pins_for
 from srbench.benchmarks.published import summarize
 from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 
 if TYPE_CHECKING:
@@ -145,21 +146,21 @@ class Benchmark(ABC):
         """Drive one multi-call cell through `session` (every model call journaled by it)."""
         raise InvalidInput(f"benchmark {self.id} is answered in one call")
 
-    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
-        """Grade a stored conversation record (``final_text``, ``outputs``, ``calls``). Default: the
-        plain grade of the final text."""
-        return self.grade(case, conversation.get("final_text"))
+    def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
+        """Grade a stored conversation record (``final_text``, ``outputs``, ``calls``), validated where it
+        was read. Default: the plain grade of the final text."""
+        return self.grade(case, conversation.final_text)
 
-    def conversation_row(self, conversation: dict[str, Any]) -> dict[str, Any]:
+    def conversation_row(self, conversation: ConversationRecord) -> dict[str, Any]:
         """Extra fields of a conversation cell's report row, from its stored record (JSON values; e.g.
         an agent trial's reward). Default: none."""
         return {}
 
-    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+    def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any] | None:
         """The published rule's grade of a stored conversation record. Default: `published_grade` of
         its final text."""
-        return self.published_grade(case, conversation.get("final_text"), grade, grader)
+        return self.published_grade(case, conversation.final_text, grade, grader)
 
     # -- the published rule (a diagnostic beside sr-bench's grade, zero model calls) ---------------
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
 from srbench.sandbox.verdicts import lcb_verdict, script_verdict
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.wire import WireJSON
 
@@ -97,7 +98,7 @@ class CodeBenchmark(Benchmark):
         (SciCode's test data); raises SandboxFault when a needed file is not there."""
         return {}
 
-    def conversation_texts(self, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    def conversation_texts(self, record: ConversationRecord) -> tuple[list[str | None], str | None]:
         """(each reply's text, the finish reason that matters) from a multi-call cell's conversation
         record (``kind: conversation``); only multi-call code benchmarks have one."""
         raise InvalidInput(f"benchmark {self.id} is answered in one call")

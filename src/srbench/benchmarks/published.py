@@ -80,6 +80,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
+from srbench.schemas.conversation import ConversationRecord
 
 MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
 GPQA_RULE = "gpqa-simple-evals-regex-v1"
@@ -206,18 +207,18 @@ def code_grade(rule: str, grade: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def tau3_grade(conversation: dict[str, Any], details: dict[str, Any] | None) -> dict[str, Any]:
+def tau3_grade(conversation: ConversationRecord, details: dict[str, Any] | None) -> dict[str, Any]:
     """One τ³ trial under pass^1: success ⇔ reward within 1e-6 of 1 (`details`: the stored reward)."""
-    ran = not conversation.get("error_class") and isinstance((details or {}).get("reward"), int | float)
+    ran = not conversation.error_class and isinstance((details or {}).get("reward"), int | float)
     reward = float(details["reward"]) if ran and details else None
     success = reward is not None and abs(reward - 1.0) <= 1e-6
     return {"rule": TAU3_RULE, "score": float(success), "reward": reward, "ran": ran}
 
 
-def terminal_grade(conversation: dict[str, Any]) -> dict[str, Any]:
+def terminal_grade(conversation: ConversationRecord) -> dict[str, Any]:
     """One Terminal-Bench trial: its verifier reward (no reward, or a failed trial: 0, ``rewarded`` false)."""
-    reward = (conversation.get("outputs") or {}).get("reward")
-    ok = not conversation.get("error_class") and isinstance(reward, int | float) and not isinstance(reward, bool)
+    reward = conversation.outputs.get("reward")
+    ok = not conversation.error_class and isinstance(reward, int | float) and not isinstance(reward, bool)
     value = float(reward) if ok and isinstance(reward, int | float) else None
     return {"rule": TB_RULE, "score": value if value is not None else 0.0, "reward": value, "rewarded": ok}
 

@@ -51,6 +51,7 @@ from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.sandbox.base import harness_sources
 from srbench.sandbox.docker_backend import engine_is_local
 from srbench.sandbox.scicode_data import INSIDE, TestDataMissing, mounts, status
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.wire import WireJSON
 
@@ -242,9 +243,9 @@ class SciCode(CodeBenchmark):
         final = "\n\n".join(f"# step {s['step_number']}\n{extract_code(t)}" for s, t in zip(steps, replies, strict=True))
         return ConversationOutcome(final_text=final, outputs=outputs)
 
-    def conversation_texts(self, record: dict[str, Any]) -> tuple[list[str | None], str | None]:
+    def conversation_texts(self, record: ConversationRecord) -> tuple[list[str | None], str | None]:
         """(each step's reply, "length" when any step's reply was cut) from a conversation record."""
-        out = record.get("outputs") or {}
+        out = record.outputs
         finishes = list(out.get("finish_reasons") or [])
         return list(out.get("replies") or []), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
 

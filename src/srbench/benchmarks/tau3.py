@@ -33,6 +33,7 @@ from srbench.benchmarks.tau.models import Criteria, EnvInfo, JudgeReply, TauOutp
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.call import CallStatus
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 
 RELEASE = "1.0.1"
@@ -270,12 +271,11 @@ class Tau3(Benchmark):
         return Grade(correct=False, status="invalid",
                      details={"error": "τ³ is graded from its conversation record, not from one reply"})
 
-    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
-        outputs = conversation.get("outputs") or {}
-        if conversation.get("error_class"):
-            return Grade(correct=False, status="invalid", details={"error": conversation.get("error"),
-                                                                   "error_class": conversation.get("error_class")})
-        facts = TauOutputs.model_validate(outputs)
+    def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
+        if conversation.error_class:
+            return Grade(correct=False, status="invalid", details={"error": conversation.error,
+                                                                   "error_class": conversation.error_class})
+        facts = TauOutputs.model_validate(conversation.outputs)
         unreplayed = facts.env.gold_action_errors if facts.env is not None else []
         if unreplayed:                     # a record stored before such cells were errors: still no reward
             return Grade(correct=False, status="invalid", details={
@@ -286,7 +286,7 @@ class Tau3(Benchmark):
                      extracted={"reward": result.reward, "termination": result.termination,
                                 "domain": _meta(case, "domain")}, details=result.stored())
 
-    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+    def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
         return tau3_grade(conversation, grade.details if grade is not None else None)
 

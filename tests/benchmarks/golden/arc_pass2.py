@@ -19,6 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from srbench.schemas.conversation import ConversationRecord
+
+from ..fixtures import conversation_record
+
 
 def OK(text: str) -> dict[str, Any]:  # noqa: N802 - reads as a constructor in the table
     return {"status": "completed", "text": text, "finish_reason": "stop", "error_class": None}
@@ -96,7 +100,7 @@ PASS2 = [
 ]
 
 
-def conversation(first: dict[str, Any], second: dict[str, Any] | None) -> dict[str, Any]:
+def conversation(first: dict[str, Any], second: dict[str, Any] | None) -> ConversationRecord:
     """The stored conversation record of one pass@2 cell (arc_agi_2.ArcAgi2.converse's shape)."""
     attempts = [{"attempt": 1, **first}] + ([{"attempt": 2, **second}] if second is not None else [])
-    return {"final_text": first["text"], "outputs": {"attempts": attempts}}
+    return conversation_record(final_text=first["text"], outputs={"attempts": attempts})

@@ -28,6 +28,7 @@ from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, 
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import engine
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
 GRADER = "sr-bench-terminal-reward-v1"
@@ -162,24 +163,24 @@ class TerminalBench21(Benchmark):
     def grade(self, case: Case, text: str | None) -> Grade:
         raise InvalidInput(f"benchmark {self.id} is graded from its trial (reward), not from a text")
 
-    def grade_conversation(self, case: Case, conversation: dict[str, Any]) -> Grade:
-        out = conversation.get("outputs") or {}
+    def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
+        out = conversation.outputs
         details = {"reward": out.get("reward"), "rewards": out.get("rewards") or {},
                    "reward_source": out.get("reward_source"), "stop_reason": out.get("stop_reason"),
                    "turns": out.get("turns"), "commands": out.get("commands"), "trajectory": out.get("trajectory"),
                    "receipt": out.get("receipt"), "tree_sha256": out.get("tree_sha256")}
         reward = out.get("reward")
-        if conversation.get("error_class") or not isinstance(reward, int | float) or isinstance(reward, bool):
+        if conversation.error_class or not isinstance(reward, int | float) or isinstance(reward, bool):
             return Grade(correct=False, status="trial_error", extracted=None, details=details)
         correct = float(reward) == 1.0
         return Grade(correct=correct, status="correct" if correct else "incorrect", extracted=reward, details=details)
 
-    def published_conversation(self, case: Case, conversation: dict[str, Any], grade: Grade | None,
+    def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
         return terminal_grade(conversation)
 
-    def conversation_row(self, conversation: dict[str, Any]) -> dict[str, Any]:
-        out = conversation.get("outputs") or {}
+    def conversation_row(self, conversation: ConversationRecord) -> dict[str, Any]:
+        out = conversation.outputs
         receipt = out.get("receipt") or {}
         return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),
                 "commands": out.get("commands"), "task_image_id": receipt.get("image_id")}

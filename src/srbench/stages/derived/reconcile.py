@@ -30,6 +30,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
 from srbench.schemas.target import Target
 from srbench.stages.derived.facts import RunFacts
@@ -119,9 +120,9 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
     for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):
         record = store.get_json(call) if call else None
         if record is not None and record.get("kind") == "conversation":     # every call of it, one by one
-            for c in record["calls"]:
-                target = targets[target_id] if c["role"] == "subject" else aux[c["target_id"]]
-                rows.append(_row(store, target, cell_id, c["role"], c["record"]).model_copy(update={"index": c["index"]}))
+            for c in ConversationRecord.model_validate(record).calls:
+                target = targets[target_id] if c.role == "subject" else aux[c.target_id]
+                rows.append(_row(store, target, cell_id, c.role, c.record).model_copy(update={"index": c.index}))
         elif call:
             rows.append(_row(store, targets[target_id], cell_id, "subject", call))
         if judge_call:

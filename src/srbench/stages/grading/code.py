@@ -21,6 +21,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import CodeGradeRecord
 
@@ -72,7 +73,7 @@ def call_texts(store: ObjectStore, record: dict[str, Any],
     """Each call's visible text (None when it did not complete) and the last finish reason. A multi-call
     cell's conversation record is read by its benchmark (`conversation_texts`)."""
     if record.get("kind") == "conversation" and bench is not None:
-        return bench.conversation_texts(record)
+        return bench.conversation_texts(ConversationRecord.model_validate(record))
     if bench is not None and getattr(bench, "multi_call", False):
         raise SandboxFault(f"a {bench.id} cell must be a conversation record (one call per step), not one call: "
                            "this build's dispatch did not drive the conversation; nothing was graded")

@@ -24,6 +24,7 @@ from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.errors import SrBenchError
 from srbench.rules import Engine, Rule
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import GradeRecord
 from srbench.stages.grading.code import grade_code_cell
@@ -101,7 +102,7 @@ def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict
     """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
     p = ConversationGradeParams.model_validate(params)
     case = Case.model_validate(store.get_json(inputs["case"]))
-    conversation = store.get_json(inputs["conversation"])
+    conversation = ConversationRecord.model_validate(store.get_json(inputs["conversation"]))
     bench = get_benchmark(p.benchmark)
     g = bench.grade_conversation(case, conversation)
     published = bench.published_conversation(case, conversation, g, p.grader)

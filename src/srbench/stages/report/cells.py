@@ -22,6 +22,7 @@ from srbench.cas.digest import canonical_json
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
@@ -71,6 +72,10 @@ class ReportInputs:
         rec = self.store.get_json(digest)
         return {**rec, "usage": self.fixed[digest].model_dump()} if digest in self.fixed else rec
 
+    def load_conversation(self, digest: str) -> ConversationRecord:
+        """A multi-call cell's stored conversation record, validated (its calls are read by `load_call`)."""
+        return ConversationRecord.model_validate(self.store.get_json(digest))
+
     def case_digest(self, case: Case) -> str:
         got = self.case_digests.get(case.id)
         if got is None:            # the build syncs once at its end
@@ -112,7 +117,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
             "routing": routing, "selected_model": routing.get("selected_model"), "decision": routing.get("decision"),
             "cost_usd": 0.0, "cache_neutral_cost_usd": 0.0, "needs_real_run": route_blocker(routing)})
     elif call_digest is not None and case.benchmark in ri.multi:
-        row, out.turns = conversation_row(row, ri.load_call(call_digest), target, ri.aux, ri.load_call)
+        row, out.turns = conversation_row(row, ri.load_conversation(call_digest), target, ri.aux, ri.load_call)
     elif case.benchmark in ri.multi:           # no conversation record: ambiguous, or never sent
         row = row.model_copy(update={"conversation": True, "calls": None, "tokens_by_role": {},
                                      **{f: (None if state == "ambiguous" else 0.0) for f in AUX_FIELDS}})

@@ -30,6 +30,7 @@ from typing import Any
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
 from srbench.schemas.call import Usage
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.report_sections import RoleTotals
 from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
@@ -58,21 +59,21 @@ def _turn(record: dict[str, Any], cost: CallCost | None) -> TurnRouting:
                        fallbacks=a.fallbacks if a else None)
 
 
-def _by_role(conversation: dict[str, Any], subject: Target, aux: dict[str, Target],
+def _by_role(conversation: ConversationRecord, subject: Target, aux: dict[str, Target],
              load_call: Callable[[str], dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], CallCost | None]]]:
     """Every call of the conversation with its cost (None: a target the (re)priced plan no longer names), per role."""
     by_role: dict[str, list[tuple[dict[str, Any], CallCost | None]]] = {}
-    for call in conversation.get("calls", []):
-        record = load_call(call["record"])
-        target = subject if call["role"] == "subject" else aux.get(call["target_id"])
+    for call in conversation.calls:
+        record = load_call(call.record)
+        target = subject if call.role == "subject" else aux.get(call.target_id)
         cost = None if target is None else call_cost(target, record)
         if cost is not None and record.get("sent") is False:
             cost.cost_usd = cost.cache_neutral_cost_usd = 0.0
-        by_role.setdefault(call["role"], []).append((record, cost))
+        by_role.setdefault(call.role, []).append((record, cost))
     return by_role
 
 
-def conversation_row(row: ResultRow, conversation: dict[str, Any], subject: Target, aux: dict[str, Target],
+def conversation_row(row: ResultRow, conversation: ConversationRecord, subject: Target, aux: dict[str, Target],
                      load_call: Callable[[str], dict[str, Any]]) -> tuple[ResultRow, list[TurnRouting]]:
     """`row` filled from one conversation record, and one routing entry per subject turn (for the
     target's routing summary), each with the fields a single call's row carries."""
@@ -88,7 +89,7 @@ def conversation_row(row: ResultRow, conversation: dict[str, Any], subject: Targ
         "tokens_by_role": {r: _usage([c.usage if c else None for _, c in v]) for r, v in sorted(by_role.items())},
         "latency_s": float(sum((rec.get("timings") or {}).get("latency_s") or 0.0
                                for v in by_role.values() for rec, _ in v)) if by_role else None,
-        "error": conversation.get("error"), "trajectory": conversation.get("trajectory"),
+        "error": conversation.error, "trajectory": conversation.trajectory,
         **get_benchmark(row.benchmark).conversation_row(conversation),
         **{f: _sum([c.cost_usd if c else None for _, c in by_role.get(r, [])])
            for r, f in ROLE_COST_FIELDS.items() if f in AUX_FIELDS},
