@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.judge import JUDGE_GRADER, JudgedBenchmark
@@ -32,6 +34,7 @@ from srbench.benchmarks.official_judges import HLE_OFFICIAL
 from srbench.benchmarks.published import HLE_RULE
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 TEST_FILE = "data/test-00000-of-00001.parquet"
 COLUMNS = ("id", "question", "image", "answer", "answer_type", "category")
@@ -54,8 +57,18 @@ NOTICES = (
 )
 
 
+class StatedConfidence(BaseModel):
+    """The confidence the subject's reply states, kept in an HLE grade's details (calibration error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    confidence: float
+    """0..1; 1.0 when none is stated (upstream's convention)."""
+    confidence_stated: bool
+    """Whether the reply stated one."""
+
+
 # -- reading the parquet -----------------------------------------------------------------------
-def _read_parquet(data: bytes) -> tuple[list[dict[str, Any]], int]:
+def _read_parquet(data: bytes) -> tuple[list[WireJSON], int]:
     """The text-only rows (without ``image``) and the number of image rows dropped."""
     pa, pq = pyarrow_modules("HLE")
     # deferred: pyarrow is heavy: imported only when a parquet file is read or written
@@ -76,14 +89,14 @@ def _read_parquet(data: bytes) -> tuple[list[dict[str, Any]], int]:
     return kept.to_pylist(), table.num_rows - kept.num_rows
 
 
-def _text(row: dict[str, Any], key: str, where: str) -> str:
+def _text(row: WireJSON, key: str, where: str) -> str:
     value = row.get(key)
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{TEST_FILE}: {where} has no {key}")
     return value.strip()
 
 
-def row_to_case(row: dict[str, Any], revision: str) -> Case:
+def row_to_case(row: WireJSON, revision: str) -> Case:
     """One text-only native row as a case."""
     native_id = _text(row, "id", "a row")
     where = f"question {native_id}"
@@ -209,10 +222,10 @@ class Hle(JudgedBenchmark):
             raise InvalidInput(f"{TEST_FILE} holds no text-only question")
         return cases
 
-    def judged_details(self, case: Case, candidate: str | None) -> dict[str, Any]:
+    def judged_details(self, case: Case, candidate: str | None) -> StatedConfidence:
         """The stated confidence; upstream's convention is 100 % when none is stated."""
         stated = extract_confidence(candidate)
-        return {"confidence": 1.0 if stated is None else stated, "confidence_stated": stated is not None}
+        return StatedConfidence(confidence=1.0 if stated is None else stated, confidence_stated=stated is not None)
 
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]

@@ -23,18 +23,28 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar, NoReturn
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal, NoReturn
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.benchmarks.graders import visible_text
-from srbench.benchmarks.official_judges import RESPONSE_FORMATS, SPECS, JudgeReplyError
+from srbench.benchmarks.official_judges import (
+    RESPONSE_FORMATS,
+    SPECS,
+    JudgeReading,
+    JudgeReplyError,
+    JudgeVerdict,
+)
 from srbench.benchmarks.published import summarize, verdict_grade
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.dataset import Case
+from srbench.schemas.wire import WireJSON
 
 JUDGE_GRADER = "sr-bench-reference-judge-v1"
-VERDICTS: tuple[str, ...] = ("correct", "incorrect", "not_attempted")
+VERDICTS: tuple[JudgeVerdict, ...] = ("correct", "incorrect", "not_attempted")
 USER_KEYS: tuple[str, ...] = ("candidate_answer", "question", "reference_answer")
 
 SYSTEM_PROMPT = (
@@ -56,7 +66,31 @@ SYSTEM_PROMPT = (
     "Reply with exactly one JSON object and nothing else: "
     "{\"verdict\": \"correct\" | \"incorrect\" | \"not_attempted\", \"explanation\": \"<one short sentence>\"}"
 )
-USER_LAYOUT: dict[str, Any] = {"format": "canonical-json-object", "keys": list(USER_KEYS)}
+
+
+class UserLayout(BaseModel):
+    """How the reference judge's user message is laid out."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    format: Literal["canonical-json-object"]
+    """One JSON object in canonical form (sorted keys, compact)."""
+    keys: list[str]
+    """Its keys."""
+
+
+class JudgeTemplate(BaseModel):
+    """The reference judge's template as one value; the SHA-256 of its canonical JSON keys every judged grade."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    version: str
+    """The grader version it is."""
+    system: str
+    """The system message."""
+    user: UserLayout
+    """The user message's layout."""
+
+
+USER_LAYOUT = UserLayout(format="canonical-json-object", keys=list(USER_KEYS))
 
 
 class JudgeError(SrBenchError):
@@ -66,14 +100,14 @@ class JudgeError(SrBenchError):
     http_status = 502
 
 
-def template() -> dict[str, Any]:
-    """The judge template as one JSON value: version, system text and user layout."""
-    return {"version": JUDGE_GRADER, "system": SYSTEM_PROMPT, "user": USER_LAYOUT}
+def template() -> JudgeTemplate:
+    """The judge template: version, system text and user layout."""
+    return JudgeTemplate(version=JUDGE_GRADER, system=SYSTEM_PROMPT, user=USER_LAYOUT)
 
 
 def template_sha256() -> str:
     """SHA-256 hex of the canonical JSON of `template()` (recomputed from the module constants)."""
-    return sha256_bytes(canonical_json(template()))
+    return sha256_bytes(canonical_json(template().model_dump()))
 
 
 JUDGE_TEMPLATE_SHA256 = template_sha256()
@@ -97,7 +131,7 @@ def _fail(reason: str) -> NoReturn:
     raise JudgeError(f"judge reply rejected: {reason}")
 
 
-def parse_judgement(text: str | None) -> tuple[str, str]:
+def parse_judgement(text: str | None) -> tuple[JudgeVerdict, str]:
     """``(verdict, explanation)`` from a judge reply; `JudgeError` when it is not a valid verdict."""
     if text is None:
         _fail("no reply text")
@@ -115,15 +149,17 @@ def parse_judgement(text: str | None) -> tuple[str, str]:
     if not isinstance(value, dict):
         _fail(f"JSON {type(value).__name__} instead of an object")
     verdict = value.get("verdict")
-    if not isinstance(verdict, str) or verdict.strip().lower() not in VERDICTS:
+    said = verdict.strip().lower() if isinstance(verdict, str) else None
+    known = next((v for v in VERDICTS if v == said), None)
+    if known is None:
         _fail(f"verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
     explanation = value.get("explanation", "")
     if not isinstance(explanation, str):
         _fail("explanation is not a string")
-    return verdict.strip().lower(), explanation
+    return known, explanation
 
 
-def parse_verdict(text: str | None) -> str:
+def parse_verdict(text: str | None) -> JudgeVerdict:
     """The verdict (correct | incorrect | not_attempted) of a judge reply; `JudgeError` otherwise."""
     return parse_judgement(text)[0]
 
@@ -191,7 +227,7 @@ class JudgedBenchmark(Benchmark):
                                f"output; grader_version {version!r} has none")
         return str(value)
 
-    def judge_extras(self, grader: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    def judge_extras(self, grader: str | None, options: Mapping[str, Any] | None) -> WireJSON:
         """Request fields beside the judge's messages: upstream's ``response_format`` when the plan's
         frozen options ask for it (``judge_response_format``), else none."""
         if not (options or {}).get("judge_response_format"):
@@ -199,32 +235,34 @@ class JudgedBenchmark(Benchmark):
         spec = SPECS.get(self.judge_grader(grader))
         return {"response_format": spec.response_format} if spec is not None and spec.response_format else {}
 
-    def judged_details(self, case: Case, candidate: str | None) -> dict[str, Any]:
-        """Benchmark-specific grade details (HLE adds the stated confidence)."""
-        return {}
+    def judged_details(self, case: Case, candidate: str | None) -> BaseModel | None:
+        """Benchmark-specific grade details, merged into the grade's (HLE adds the stated confidence)."""
+        return None
 
     def grade_judged(self, case: Case, answer_text: str | None, judge_text: str | None,
                      grader: str | None = None) -> Grade:
         """The grade from the judge's reply; `JudgeError` when the reply is not a valid verdict."""
         version = self.judge_grader(grader)
         candidate = self.candidate(answer_text)
+        own = self.judged_details(case, candidate)
         details: dict[str, Any] = {"grader": version, "judge_template_sha256": self.template_sha256_for(version),
-                                   **self.judged_details(case, candidate)}
+                                   **(own.model_dump() if own is not None else {})}
         if candidate is None:
             details["reason"] = "no final answer text: not judged"
             return Grade(correct=False, status="not_attempted", details=details)
         if version == JUDGE_GRADER:
             verdict, explanation = parse_judgement(judge_text)
+            reading = JudgeReading(verdict=verdict, explanation=explanation)
         else:
             if judge_text is None:
                 _fail("no reply text")
             try:
-                verdict, explanation, extra = SPECS[version].read(judge_text)
+                reading = SPECS[version].read(judge_text)
             except JudgeReplyError as exc:
                 _fail(str(exc))
-            details.update(extra)
-        details["explanation"] = explanation
-        return Grade(correct=verdict == "correct", status=verdict, details=details)
+            details.update(reading.details())
+        details["explanation"] = reading.explanation
+        return Grade(correct=reading.verdict == "correct", status=reading.verdict, details=details)
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any] | None:
@@ -253,7 +291,9 @@ __all__ = [
     "SYSTEM_PROMPT",
     "VERDICTS",
     "JudgeError",
+    "JudgeTemplate",
     "JudgedBenchmark",
+    "UserLayout",
     "judge_messages",
     "parse_judgement",
     "parse_verdict",

@@ -37,10 +37,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.benchmarks.graders import visible_text
 from srbench.cas.digest import canonical_json, sha256_bytes
+from srbench.schemas.wire import WireJSON
 
 SIMPLEQA_AUTORATER = "simpleqa-verified-autorater-v1"
 HLE_OFFICIAL = "hle-official-judge-v1"
@@ -152,7 +155,7 @@ confidence: The extracted confidence score between 0|\%| and 100|\%| from [respo
 
 # upstream's response_format (hle_eval/run_judge_results.py: ``response_format=ExtractedAnswer``), as the
 # OpenAI SDK sends a pydantic model: a strict json_schema named after the model
-HLE_RESPONSE_FORMAT: dict[str, Any] = {
+HLE_RESPONSE_FORMAT: WireJSON = {
     "type": "json_schema",
     "json_schema": {
         "name": "ExtractedAnswer",
@@ -175,8 +178,45 @@ HLE_RESPONSE_FORMAT: dict[str, Any] = {
 RESPONSE_FORMATS = ("json_schema",)           # the values of benchmark-options judge_response_format
 
 
+JudgeVerdict = Literal["correct", "incorrect", "not_attempted"]
+
+
 class JudgeReplyError(ValueError):
     """The judge's reply has no verdict under the pinned template's parse rule."""
+
+
+class JudgeReading(BaseModel):
+    """What a judge's reply says under its template's parse rule."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    verdict: JudgeVerdict
+    """The verdict on the subject's answer."""
+    explanation: str = ""
+    """The judge's stated reason ('' when the template asks for none)."""
+
+    def details(self) -> dict[str, JsonValue]:
+        """What the grade's details keep beside the verdict and the explanation (a template's own fields)."""
+        return self.model_dump(exclude={"verdict", "explanation"})
+
+
+class SimpleQaReading(JudgeReading):
+    """The SimpleQA autorater's reply: one letter."""
+
+    grade_letter: Literal["A", "B", "C"]
+    """The letter read (C when none was found)."""
+    letter_found: bool
+    """Whether the reply held a letter at all."""
+
+
+class HleReading(JudgeReading):
+    """HLE's official judge reply: its fields as upstream's ``ExtractedAnswer``."""
+
+    extracted_final_answer: JsonValue = None
+    """The final answer the judge extracted from the response (as the judge wrote it)."""
+    confidence: float | None = Field(None, exclude_if=lambda v: v is None)
+    """The confidence the judge read from the response, 0..1 (only when it stated one within 0–100 %)."""
+    confidence_stated: bool | None = Field(None, exclude_if=lambda v: v is None)
+    """True when `confidence` is set."""
 
 
 @dataclass(frozen=True)
@@ -186,8 +226,8 @@ class JudgeSpec:
     version: str
     text: str
     ask: Callable[[str, str, str], list[dict[str, str]]]          # (question, reference, candidate)
-    read: Callable[[str | None], tuple[str, str, dict[str, Any]]]  # reply → (verdict, explanation, extra)
-    response_format: dict[str, Any] | None = None   # upstream's structured output, sent when the plan opts in
+    read: Callable[[str | None], JudgeReading]                    # reply → what it says
+    response_format: WireJSON | None = None   # upstream's structured output, sent when the plan opts in
 
     @property
     def sha256(self) -> str:
@@ -200,15 +240,15 @@ def _simpleqa_ask(question: str, reference: str, candidate: str) -> list[dict[st
 
 
 _LETTER = re.compile(r"(A|B|C)")
-_SIMPLEQA_VERDICT = {"A": "correct", "B": "incorrect", "C": "not_attempted"}
+_SIMPLEQA_VERDICT: dict[str, JudgeVerdict] = {"A": "correct", "B": "incorrect", "C": "not_attempted"}
 
 
-def read_simpleqa(reply: str | None) -> tuple[str, str, dict[str, Any]]:
+def read_simpleqa(reply: str | None) -> SimpleQaReading:
     """Upstream's parse: the first A, B or C anywhere in the reply; none → C (not attempted)."""
     text = visible_text(reply) or ""
     m = _LETTER.search(text)
     letter = m.group(0) if m else "C"
-    return _SIMPLEQA_VERDICT[letter], "", {"grade_letter": letter, "letter_found": m is not None}
+    return SimpleQaReading(verdict=_SIMPLEQA_VERDICT[letter], grade_letter=letter, letter_found=m is not None)
 
 
 def _hle_ask(question: str, reference: str, candidate: str) -> list[dict[str, str]]:
@@ -222,7 +262,8 @@ _FIELD = re.compile(r"^[ \t*_#]*(extracted_final_answer|reasoning|correct|confid
 _PERCENT = re.compile(r"(\d{1,3}(?:\.\d+)?)")
 
 
-def _hle_fields(text: str) -> dict[str, Any]:
+def _hle_fields(text: str) -> WireJSON:
+    """The judge reply's fields: its JSON object (structured output), else its ``field: value`` lines."""
     fenced = _FENCE.match(text)
     body = fenced.group(1).strip() if fenced else text
     try:
@@ -234,7 +275,7 @@ def _hle_fields(text: str) -> dict[str, Any]:
     return {m.group(1).lower(): m.group(2).strip() for m in reversed(list(_FIELD.finditer(text)))}
 
 
-def read_hle(reply: str | None) -> tuple[str, str, dict[str, Any]]:
+def read_hle(reply: str | None) -> HleReading:
     """The official judge's verdict: correct ⇔ ``"yes" in correct``; confidence 0–100 → 0..1."""
     text = visible_text(reply)
     if not text:
@@ -243,15 +284,14 @@ def read_hle(reply: str | None) -> tuple[str, str, dict[str, Any]]:
     correct = fields.get("correct")
     if not isinstance(correct, str) or not correct.strip():
         raise JudgeReplyError("no 'correct' field (yes/no) in the judge reply")
-    extra: dict[str, Any] = {"extracted_final_answer": fields.get("extracted_final_answer")}
     conf = fields.get("confidence")
     m = _PERCENT.search(str(conf)) if conf is not None and not isinstance(conf, bool) else None
-    if m and 0 <= float(m.group(1)) <= 100:
-        extra["confidence"] = float(m.group(1)) / 100
-        extra["confidence_stated"] = True
-    verdict = "correct" if "yes" in correct.strip().lower() else "incorrect"
+    stated = m is not None and 0 <= float(m.group(1)) <= 100
     reasoning = fields.get("reasoning")
-    return verdict, reasoning if isinstance(reasoning, str) else "", extra
+    return HleReading(verdict="correct" if "yes" in correct.strip().lower() else "incorrect",
+                      explanation=reasoning if isinstance(reasoning, str) else "",
+                      extracted_final_answer=fields.get("extracted_final_answer"),
+                      confidence=float(m.group(1)) / 100 if m and stated else None, confidence_stated=stated or None)
 
 
 SPECS: dict[str, JudgeSpec] = {
@@ -259,5 +299,5 @@ SPECS: dict[str, JudgeSpec] = {
     HLE_OFFICIAL: JudgeSpec(HLE_OFFICIAL, HLE_TEMPLATE, _hle_ask, read_hle, HLE_RESPONSE_FORMAT),
 }
 
-__all__ = ["HLE_OFFICIAL", "HLE_RESPONSE_FORMAT", "HLE_TEMPLATE", "RESPONSE_FORMATS", "SIMPLEQA_AUTORATER", "SIMPLEQA_TEMPLATE", "SPECS", "JudgeReplyError",
-           "JudgeSpec", "read_hle", "read_simpleqa"]
+__all__ = ["HLE_OFFICIAL", "HLE_RESPONSE_FORMAT", "HLE_TEMPLATE", "RESPONSE_FORMATS", "SIMPLEQA_AUTORATER", "SIMPLEQA_TEMPLATE", "SPECS", "HleReading",
+           "JudgeReading", "JudgeReplyError", "JudgeSpec", "JudgeVerdict", "SimpleQaReading", "read_hle", "read_simpleqa"]

@@ -49,7 +49,7 @@ def f1_metrics(verdicts: Sequence[str]) -> dict[str, float | int]:
     ``f1`` = 2 · correct · cga / (correct + cga), 0 when both are 0 (the headline metric; the paper's
     "hedged" rate is ``not_attempted``). ``n`` is returned as well.
     """
-    counts = dict.fromkeys(VERDICTS, 0)
+    counts: dict[str, int] = dict.fromkeys(VERDICTS, 0)
     for i, verdict in enumerate(verdicts):
         if verdict not in counts:
             raise InvalidInput(f"verdict {i} is {verdict!r}, not one of {', '.join(VERDICTS)}")
