@@ -53,3 +53,20 @@ def _frozen_and_live() -> list[object]:
         return gc.get_objects()
     finally:
         gc.freeze()
+
+
+def test_the_runs_own_cycles_are_collected_when_the_last_run_ends() -> None:
+    class Node:
+        other: object = None
+
+    was = gc.isenabled()
+    gc.disable()                            # only the collection at the block's end may free them
+    try:
+        with frozen_heap():
+            a, b = Node(), Node()
+            a.other, b.other = b, a         # a cycle made while the run dispatches
+            del a, b
+        assert not any(type(o) is Node for o in gc.get_objects())
+    finally:
+        if was:
+            gc.enable()

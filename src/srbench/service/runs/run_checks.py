@@ -3,7 +3,6 @@ beside its lifecycle, and the helpers its ends share."""
 
 from __future__ import annotations
 
-import gc
 import json
 from typing import Any
 
@@ -65,8 +64,9 @@ def config_probes(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
 
 def release_memory() -> None:
     """Give the heap a big run and its report freed back to the system (glibc's malloc_trim), so
-    that the service's footprint between runs does not keep the high-water mark of the last one."""
-    gc.collect()
+    that the service's footprint between runs does not keep the high-water mark of the last one. The
+    runs' cyclic garbage was collected when their dispatch ended (runs/heap.py); the rest was freed as it
+    died."""
     try:        # deferred: ctypes loads only when a run ends
         import ctypes
 
