@@ -125,7 +125,7 @@ def _figures(benchmark: str, graded: list) -> list:
         out.append(bench.published_summary(cells, grader))
     if benchmark in ("simpleqa-verified", "hle"):
         verdicts = ["correct", "incorrect", "not_attempted", None, "correct"]
-        out.append(bench.published_summary([(v == "correct", verdict_grade(bench.published_rule or "x", v))
+        out.append(bench.published_summary([(v == "correct", verdict_grade(bench.published_rule or "x", v).stored())
                                             for v in verdicts], getattr(bench, "judge_graders", (None,))[-1]))
     return out
 

@@ -136,7 +136,7 @@ def _f1(verdicts: list[str]) -> tuple[float, float]:
 def test_simpleqa_published_f1_over_the_corpus(grader, column) -> None:
     bench = get("simpleqa-verified")
     verdicts = [r[column] for r in SIMPLEQA]
-    cells = [(v == "correct", None if v == "judge_error" else verdict_grade(SIMPLEQA_RULE, v)) for v in verdicts]
+    cells = [(v == "correct", None if v == "judge_error" else verdict_grade(SIMPLEQA_RULE, v).stored()) for v in verdicts]
     s = bench.published_summary(cells, grader)
     f1, acc = _f1([v if v != "judge_error" else "not_attempted" for v in verdicts])
     assert s["rule"] == SIMPLEQA_RULE and s["metric"] == "f1" and s["judge"] == grader
@@ -159,7 +159,7 @@ def test_hle_published_accuracy_needs_the_official_judge() -> None:
     bench = get("hle")
     ref = bench.published_summary([(r[2] == "correct", None) for r in HLE], JUDGE_GRADER)
     assert ref["rule"] is None and ref["score"] is None and HLE_OFFICIAL in ref["reason"]
-    cells = [(r[4] == "correct", verdict_grade(HLE_RULE, None if r[4] == "judge_error" else r[4])) for r in HLE]
+    cells = [(r[4] == "correct", verdict_grade(HLE_RULE, None if r[4] == "judge_error" else r[4]).stored()) for r in HLE]
     s = bench.published_summary(cells, HLE_OFFICIAL)
     assert s["rule"] == HLE_RULE
     assert s["score"] == pytest.approx(sum(r[4] == "correct" for r in HLE) / len(HLE))

@@ -102,7 +102,7 @@ def test_pass_at_2_rule_by_hand() -> None:
         ((wrong0, wrong0), [False, True]), ((None, right), [True, True]), ((None, None), [False, False]),
         (("no json here", wrong1), [True, False]), ((f"reasoning… {wrong1}", None), [True, False])]
     for texts, solved in cases:
-        g = arc_pass2_grade(list(texts), expected)
+        g = arc_pass2_grade(list(texts), expected).stored()
         assert g["solved"] == solved and g["score"] == sum(solved) / 2 and g["rule"] == ARC_PASS2_RULE
 
 

@@ -194,7 +194,7 @@ class ArcAgi2(Benchmark):
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
-        return arc_grade(text, case.answer)
+        return arc_grade(text, case.answer).stored()
 
     # -- pass@2: two journaled attempts (a multi-call cell) ---------------------------------------
     published_conversation_rule = ARC_PASS2_RULE
@@ -234,10 +234,10 @@ class ArcAgi2(Benchmark):
                                grader: str | None = None) -> dict[str, Any]:
         attempts = conversation.outputs.get("attempts", [])
         return arc_pass2_grade([a.get("text") if a.get("status") == "completed" else None for a in attempts],
-                               case.answer)
+                               case.answer).stored()
 
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
         """The one-attempt rule, or pass@2 when the cells were graded with two attempts."""
         rules = {p.get("rule") for _, p in cells if p}
-        return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells)
+        return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells).stored()

@@ -180,7 +180,7 @@ class Benchmark(ABC):
         """The published-rule figure over one target's planned cells of this benchmark, as
         (sr-bench correct, published grade) pairs; see `published.summarize`."""
         reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
-        return summarize(self.published_rule, cells, reason=reason)
+        return summarize(self.published_rule, cells, reason=reason).stored()
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         """Benchmark-specific report figures over one target's planned cells (a None grade is a

@@ -148,7 +148,7 @@ class GpqaDiamond(Benchmark):
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
-        return gpqa_grade(text, case.answer)
+        return gpqa_grade(text, case.answer).stored()
 
     def notices(self) -> list[str]:
         return [*super().notices(), RETEST_NOTICE]

@@ -270,7 +270,7 @@ class JudgedBenchmark(Benchmark):
         rule = self.published_rule_for(grader)
         if rule is None:
             return None
-        return verdict_grade(rule, grade.status if grade is not None else None)
+        return verdict_grade(rule, grade.status if grade is not None else None).stored()
 
     def published_rule_for(self, grader: str | None) -> str | None:
         """The published rule this plan's judge supports (None: not with this judge)."""
@@ -279,7 +279,7 @@ class JudgedBenchmark(Benchmark):
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
         rule = self.published_rule_for(grader)
-        return summarize(rule, cells, reason=None if rule else self.published_unavailable())
+        return summarize(rule, cells, reason=None if rule else self.published_unavailable()).stored()
 
     def published_unavailable(self) -> str:
         return "no published-rule diagnostic for this benchmark"

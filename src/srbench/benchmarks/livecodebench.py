@@ -238,10 +238,10 @@ class LiveCodeBench(CodeBenchmark):
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
         """A cell without a sandbox grade: no program ran, it fails pass@1 too."""
-        return code_grade(LCB_RULE, None)
+        return code_grade(LCB_RULE, None).stored()
 
     def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
-        return code_grade(LCB_RULE, grade)
+        return code_grade(LCB_RULE, grade).stored()
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         by: dict[str, list[bool]] = {}

@@ -139,7 +139,7 @@ class MmluPro(Benchmark):
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
-        return mmlu_pro_grade(text, case.answer, int(getattr(case.metadata, "option_count", 10)))
+        return mmlu_pro_grade(text, case.answer, int(getattr(case.metadata, "option_count", 10))).stored()
 
     def notices(self) -> list[str]:
         return [*super().notices(),

@@ -76,10 +76,21 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
+from srbench.benchmarks.published_grades import (
+    ArcPass2Published,
+    ArcPublished,
+    CodePublished,
+    GpqaPublished,
+    MmluProPublished,
+    PublishedSummary,
+    Tau3Published,
+    TerminalPublished,
+    VerdictPublished,
+)
 from srbench.schemas.conversation import ConversationRecord
 
 MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
@@ -134,10 +145,14 @@ def _text(text: str | None) -> str | None:
     return "" if visible is None else visible
 
 
-def mmlu_pro_extract(text: str) -> tuple[str | None, str | None]:
+McqStep = Literal["answer_is", "answer_colon", "last_letter"]
+
+
+def mmlu_pro_extract(text: str) -> tuple[str | None, McqStep | None]:
     """(letter, step) under the official chain; step is answer_is | answer_colon | last_letter."""
     text = text.replace("**", "")
-    for step, pattern in (("answer_is", _MMLU_1), ("answer_colon", _MMLU_2)):
+    steps: tuple[tuple[McqStep, re.Pattern[str]], ...] = (("answer_is", _MMLU_1), ("answer_colon", _MMLU_2))
+    for step, pattern in steps:
         m = pattern.search(text)
         if m:
             return m.group(1), step
@@ -150,30 +165,30 @@ def mmlu_pro_fallback_index(option_count: int) -> int:
     return random.Random(MMLU_FALLBACK_SEED).randint(0, option_count - 1)
 
 
-def mmlu_pro_grade(text: str | None, answer: str, option_count: int) -> dict[str, Any]:
+def mmlu_pro_grade(text: str | None, answer: str, option_count: int) -> MmluProPublished:
     """Published-rule grade of one MMLU-Pro reply (None = the call gave no reply)."""
     visible = _text(text)
     if visible is None:
-        return {"rule": MMLU_PRO_RULE, "score": 0.0, "extracted": None, "step": None, "fallback": False,
-                "reason": "no reply"}
+        return MmluProPublished(rule=MMLU_PRO_RULE, score=0.0, extracted=None, step=None, fallback=False,
+                                reason="no reply")
     letter, step = mmlu_pro_extract(visible)
     if letter is not None:
-        return {"rule": MMLU_PRO_RULE, "score": float(letter == answer), "extracted": letter, "step": step,
-                "fallback": False}
+        return MmluProPublished(rule=MMLU_PRO_RULE, score=float(letter == answer), extracted=letter, step=step,
+                                fallback=False)
     guess = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[mmlu_pro_fallback_index(option_count)]
-    return {"rule": MMLU_PRO_RULE, "score": float(guess == answer), "extracted": None, "step": None,
-            "fallback": True, "fallback_guess": guess}
+    return MmluProPublished(rule=MMLU_PRO_RULE, score=float(guess == answer), extracted=None, step=None,
+                            fallback=True, fallback_guess=guess)
 
 
-def gpqa_grade(text: str | None, answer: str) -> dict[str, Any]:
+def gpqa_grade(text: str | None, answer: str) -> GpqaPublished:
     """Published-rule grade of one GPQA reply (simple-evals regex, first match, exact letter)."""
     visible = _text(text)
     m = _GPQA.search(visible) if visible else None
     letter = m.group(1) if m else None
-    return {"rule": GPQA_RULE, "score": float(letter is not None and letter == answer), "extracted": letter}
+    return GpqaPublished(rule=GPQA_RULE, score=float(letter is not None and letter == answer), extracted=letter)
 
 
-def arc_grade(text: str | None, expected: list[Any]) -> dict[str, Any]:
+def arc_grade(text: str | None, expected: list[Any]) -> ArcPublished:
     """Published-rule grade of one ARC-AGI-2 reply: each test input on its own, one attempt."""
     inputs = len(expected)
     visible = _text(text)
@@ -182,55 +197,59 @@ def arc_grade(text: str | None, expected: list[Any]) -> dict[str, Any]:
         value = [value]                         # a bare grid answers a one-input puzzle
     grids = value if found and isinstance(value, list) else []
     solved = [i < len(grids) and grid_problem(grids[i]) is None and grids[i] == expected[i] for i in range(inputs)]
-    return {"rule": ARC_RULE, "score": sum(solved) / inputs, "solved_inputs": sum(solved), "test_inputs": inputs,
-            "solved": solved}
+    return ArcPublished(rule=ARC_RULE, score=sum(solved) / inputs, solved_inputs=sum(solved), test_inputs=inputs,
+                        solved=solved)
 
 
-def arc_pass2_grade(texts: Sequence[str | None], expected: list[Any]) -> dict[str, Any]:
+def arc_pass2_grade(texts: Sequence[str | None], expected: list[Any]) -> ArcPass2Published:
     """Published-rule grade of two ARC-AGI-2 attempts (pass@2 per test input)."""
-    each = [arc_grade(t, expected)["solved"] for t in texts]
+    each = [arc_grade(t, expected).solved for t in texts]
     inputs = len(expected)
     solved = [any(s[i] for s in each) for i in range(inputs)]
-    return {"rule": ARC_PASS2_RULE, "score": sum(solved) / inputs, "solved_inputs": sum(solved),
-            "test_inputs": inputs, "solved": solved, "attempts": len(texts), "solved_by_attempt": each}
+    return ArcPass2Published(rule=ARC_PASS2_RULE, score=sum(solved) / inputs, solved_inputs=sum(solved),
+                             test_inputs=inputs, solved=solved, attempts=len(texts), solved_by_attempt=each)
 
 
-def code_grade(rule: str, grade: dict[str, Any] | None) -> dict[str, Any]:
-    """LiveCodeBench / SciCode: the stored sandbox verdict, before sr-bench's output-limit rule
-    (``passed`` = every test / every scored step passed). `grade` None: the cell was not graded."""
+def code_grade(rule: str, grade: Mapping[str, Any] | None) -> CodePublished:
+    """LiveCodeBench / SciCode: the stored sandbox verdict (`grade`: the stored grade object), before
+    sr-bench's output-limit rule (``passed`` = every test / every scored step passed). `grade` None: the
+    cell was not graded."""
     details = (grade or {}).get("details") or {}
-    out: dict[str, Any] = {"rule": rule, "score": float(details.get("verdict") == "passed"),
-                           "verdict": details.get("verdict")}
-    if rule == SCICODE_RULE:
-        out["sub_steps_passed"] = int(details.get("sub_steps_passed") or 0)
-        out["sub_steps_scored"] = int(details.get("sub_steps_scored") or 0)
-    return out
+    verdict = details.get("verdict")
+    scicode = rule == SCICODE_RULE
+    return CodePublished(rule=rule, score=float(verdict == "passed"), verdict=verdict,
+                         sub_steps_passed=int(details.get("sub_steps_passed") or 0) if scicode else None,
+                         sub_steps_scored=int(details.get("sub_steps_scored") or 0) if scicode else None)
 
 
-def tau3_grade(conversation: ConversationRecord, details: dict[str, Any] | None) -> dict[str, Any]:
+def tau3_grade(conversation: ConversationRecord, details: Mapping[str, Any] | None) -> Tau3Published:
     """One τ³ trial under pass^1: success ⇔ reward within 1e-6 of 1 (`details`: the stored reward)."""
     ran = not conversation.error_class and isinstance((details or {}).get("reward"), int | float)
     reward = float(details["reward"]) if ran and details else None
     success = reward is not None and abs(reward - 1.0) <= 1e-6
-    return {"rule": TAU3_RULE, "score": float(success), "reward": reward, "ran": ran}
+    return Tau3Published(rule=TAU3_RULE, score=float(success), reward=reward, ran=ran)
 
 
-def terminal_grade(conversation: ConversationRecord) -> dict[str, Any]:
+def terminal_grade(conversation: ConversationRecord) -> TerminalPublished:
     """One Terminal-Bench trial: its verifier reward (no reward, or a failed trial: 0, ``rewarded`` false)."""
     reward = conversation.outputs.get("reward")
     ok = not conversation.error_class and isinstance(reward, int | float) and not isinstance(reward, bool)
     value = float(reward) if ok and isinstance(reward, int | float) else None
-    return {"rule": TB_RULE, "score": value if value is not None else 0.0, "reward": value, "rewarded": ok}
+    return TerminalPublished(rule=TB_RULE, score=value if value is not None else 0.0, reward=value, rewarded=ok)
 
 
-def verdict_grade(rule: str, verdict: str | None) -> dict[str, Any]:
+def verdict_grade(rule: str, verdict: str | None) -> VerdictPublished:
     """Judged benchmarks: the published per-answer verdict is the judge's own."""
-    return {"rule": rule, "score": float(verdict == "correct"), "verdict": verdict}
+    return VerdictPublished(rule=rule, score=float(verdict == "correct"), verdict=verdict)
 
 
 # -- summaries over a benchmark's planned cells -------------------------------------------------
-def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | None]], *,
-              reason: str | None = None) -> dict[str, Any]:
+StoredPublished = Mapping[str, Any]
+"""A published grade as a stored grade keeps it (``PublishedGrade.stored``), read back from the store."""
+
+
+def summarize(rule: str | None, cells: Sequence[tuple[bool, StoredPublished | None]], *,
+              reason: str | None = None) -> PublishedSummary:
     """The published-rule figure of one target on one benchmark, beside sr-bench's.
 
     `cells` holds, per planned cell, (sr-bench correct, published grade or None); a cell without a
@@ -241,19 +260,25 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, dict[str, Any] | Non
     """
     n = len(cells)
     if rule is None:
-        return {"rule": None, "score": None, "n": n, "graded_differently": None, "reason": reason,
-                "source": None}
+        return PublishedSummary(rule=None, score=None, n=n, graded_differently=None, reason=reason, source=None)
     scores = [float((p or {}).get("score") or 0.0) for _, p in cells]
     higher = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s > float(bool(c)))
     lower = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s < float(bool(c)))
-    out: dict[str, Any] = {"rule": rule, "source": SOURCES.get(rule), "n": n,
-                           "score": sum(scores) / n if n else None, "graded_differently": higher + lower,
-                           "published_higher": higher, "published_lower": lower}
+    out = PublishedSummary(rule=rule, source=SOURCES.get(rule), n=n, score=sum(scores) / n if n else None,
+                           graded_differently=higher + lower, published_higher=higher, published_lower=lower)
+    return out.model_copy(update=_rule_fields(rule, cells, scores, reason))
+
+
+def _rule_fields(rule: str, cells: Sequence[tuple[bool, StoredPublished | None]], scores: list[float],
+                 reason: str | None) -> dict[str, Any]:
+    """The `PublishedSummary` fields that only `rule`'s figure has (set on it by `summarize`)."""
+    n = len(cells)
+    out: dict[str, Any] = {}
     if rule == MMLU_PRO_RULE:
         fb = [p for _, p in cells if p and p.get("fallback")]
-        out["unextracted"] = len(fb)
-        out["fallback_credited"] = sum(1 for p in fb if p.get("score"))
-        out["score_without_fallback"] = ((sum(scores) - out["fallback_credited"]) / n) if n else None
+        credited = sum(1 for p in fb if p.get("score"))
+        out.update(unextracted=len(fb), fallback_credited=credited,
+                   score_without_fallback=((sum(scores) - credited) / n) if n else None)
     if rule in (ARC_RULE, ARC_PASS2_RULE):
         out["test_inputs"] = sum(int((p or {}).get("test_inputs") or 0) for _, p in cells)
         out["solved_inputs"] = sum(int((p or {}).get("solved_inputs") or 0) for _, p in cells)

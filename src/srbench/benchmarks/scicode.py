@@ -319,12 +319,12 @@ class SciCode(CodeBenchmark):
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
         """A problem without a sandbox grade: unresolved, its scored steps all count as not passed."""
-        out = code_grade(SCICODE_RULE, None)
+        out = code_grade(SCICODE_RULE, None).stored()
         out["sub_steps_scored"] = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
         return out
 
     def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
-        return code_grade(SCICODE_RULE, grade)
+        return code_grade(SCICODE_RULE, grade).stored()
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         graded = [g for g in grades if g is not None]

@@ -288,7 +288,7 @@ class Tau3(Benchmark):
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
-        return tau3_grade(conversation, grade.details if grade is not None else None)
+        return tau3_grade(conversation, grade.details if grade is not None else None).stored()
 
     def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,

@@ -177,7 +177,7 @@ class TerminalBench21(Benchmark):
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
-        return terminal_grade(conversation)
+        return terminal_grade(conversation).stored()
 
     def conversation_row(self, conversation: ConversationRecord) -> dict[str, Any]:
         out = conversation.outputs
