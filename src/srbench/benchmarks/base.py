@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from pydantic import JsonValue
+
 from srbench.benchmarks.contract import Grade, SourcePin
 from srbench.benchmarks.pins import pins_for
 from srbench.benchmarks.published import summarize
@@ -151,7 +153,7 @@ class Benchmark(ABC):
         was read. Default: the plain grade of the final text."""
         return self.grade(case, conversation.final_text)
 
-    def conversation_row(self, conversation: ConversationRecord) -> dict[str, Any]:
+    def conversation_row(self, conversation: ConversationRecord) -> dict[str, JsonValue]:
         """Extra fields of a conversation cell's report row, from its stored record (JSON values; e.g.
         an agent trial's reward). Default: none."""
         return {}
@@ -216,3 +218,6 @@ class Benchmark(ABC):
             "needs_judge": self.needs_judge,
             **({"reason": self.unavailable_reason} if not self.available else {}),
         }
+
+
+__all__ = ["Benchmark", "Grade", "Kind", "SourcePin"]

@@ -22,10 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from srbench.schemas.call import CallStatus
 from srbench.schemas.dataset import Case
+from srbench.schemas.wire import WireJSON
 
 Role = Literal["subject", "user_simulator", "judge", "scaffolding"]
-ROLES: tuple[str, ...] = ("subject", "user_simulator", "judge", "scaffolding")
+"""Who a call of a conversation is for (a subset of the call record's `CallRole`)."""
+ROLES: tuple[Role, ...] = ("subject", "user_simulator", "judge", "scaffolding")
 # the report's per-row cost field of each role; subject is the principal cost
 ROLE_COST_FIELDS: dict[str, str] = {"subject": "cost_usd", "user_simulator": "simulator_cost_usd",
                                     "judge": "judge_cost_usd", "scaffolding": "scaffolding_cost_usd"}
@@ -46,12 +49,12 @@ class Reply:
     """One journaled call of a conversation, as the benchmark sees it."""
 
     index: int                               # 0-based order of the call within the cell
-    role: str                                # one of ROLES
+    role: Role
     target_id: str                           # the target that answered (the cell's target for "subject")
-    status: str                              # completed | failed | cancelled
+    status: CallStatus
     text: str | None                         # the visible final text (reasoning stripped)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    # each: {"id": str, "type": "function", "function": {"name": str, "arguments": str}}
+    tool_calls: list[WireJSON] = field(default_factory=list)
+    # as the endpoint answered them, each {"id": str, "type": "function", "function": {"name": str, "arguments": str}}
     finish_reason: str | None = None
     error_class: str | None = None
     error: str | None = None
@@ -79,8 +82,8 @@ class CellSession(Protocol):
     seed: int
     options: dict[str, Any]          # the plan's frozen benchmark_options[<benchmark>] entry ({} when none)
 
-    async def call(self, messages: list[dict[str, Any]], *, role: str = "subject",
-                   tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
+    async def call(self, messages: list[WireJSON], *, role: Role = "subject",
+                   tools: list[WireJSON] | None = None, tool_choice: Any = None,
                    max_tokens: int | None = None) -> Reply:
         """Send one journaled call to the cell's target (role "subject") or to the auxiliary target the
         plan pins for `role`; returns its reply (a failed call is a Reply with status "failed", not an

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from srbench.schemas.call import CallStatus
+from srbench.schemas.call import CallRole, CallStatus
 
 
 class ConversationCall(BaseModel):
@@ -17,8 +17,8 @@ class ConversationCall(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     index: int
     """Its position in the conversation."""
-    role: str
-    """subject, judge, user_simulator, scaffolding …"""
+    role: CallRole
+    """Who it was for: subject, judge, user_simulator or scaffolding."""
     target_id: str
     """The target called."""
     request: str

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import JsonValue
+
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.published import TB_RULE, terminal_grade
@@ -179,7 +181,7 @@ class TerminalBench21(Benchmark):
                                grader: str | None = None) -> dict[str, Any]:
         return terminal_grade(conversation).stored()
 
-    def conversation_row(self, conversation: ConversationRecord) -> dict[str, Any]:
+    def conversation_row(self, conversation: ConversationRecord) -> dict[str, JsonValue]:
         out = conversation.outputs
         receipt = out.get("receipt") or {}
         return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),

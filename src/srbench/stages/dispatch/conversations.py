@@ -37,7 +37,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply
+from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply, Role
 from srbench.cas import canonical_json, digest_bytes
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput, storage_fault
@@ -91,7 +91,7 @@ class Session:
         self.next_index = 0
         self.stop: CellStopped | None = None        # the stop raised to the benchmark, if any
 
-    async def call(self, messages: list[dict[str, Any]], *, role: str = "subject",
+    async def call(self, messages: list[dict[str, Any]], *, role: Role = "subject",
                    tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
                    max_tokens: int | None = None) -> Reply:
         try:
@@ -167,7 +167,7 @@ class Conversations:
                                               error, [data], cost_usd=total)
 
     # -- one call ------------------------------------------------------------------------------
-    def resolve(self, s: Session, role: str) -> tuple[Target, dict[str, Any]]:
+    def resolve(self, s: Session, role: Role) -> tuple[Target, dict[str, Any]]:
         if role == "subject":
             return self.d.targets[s.target_id]
         tid = self.roles.get(s.case.benchmark, {}).get(role)
@@ -192,7 +192,7 @@ class Conversations:
             raise CellStopped("case_timeout", f"the case's time limit (case_timeout_s "
                                               f"{stored_number(self.d.plan.limits.case_timeout_s)}) was reached")
 
-    async def call(self, s: Session, messages: list[dict[str, Any]], role: str, tools: Any, tool_choice: Any,
+    async def call(self, s: Session, messages: list[dict[str, Any]], role: Role, tools: Any, tool_choice: Any,
                    max_tokens: int | None) -> Reply:
         d = self.d
         target, params = self.resolve(s, role)
@@ -225,7 +225,7 @@ class Conversations:
             problem = config_hash_problem(target, outcome) if role == "subject" else None
         return await self._record(s, index, role, target, req_digest, outcome, problem)
 
-    async def _record(self, s: Session, index: int, role: str, target: Target, req_digest: str,
+    async def _record(self, s: Session, index: int, role: Role, target: Target, req_digest: str,
                       outcome: CallOutcome, problem: str | None) -> Reply:
         d = self.d
         status, error_class, error = outcome.status, outcome.error_class, outcome.error
@@ -236,7 +236,7 @@ class Conversations:
             objects.append(outcome.sse_raw)
             sse = digest_bytes(outcome.sse_raw)
         record = call_record(outcome, req_digest, sse, status=status, error_class=error_class, error=error)
-        record.role = role  # type: ignore[assignment]
+        record.role = role
         rec = record.model_dump(mode="json", by_alias=True)
         data = canonical_json(rec)
         objects.append(data)
