@@ -151,7 +151,7 @@ PINNED: dict[str, Any] = {
     "simpleqa-verified": {"cases": "66303e8e703a", "graded": "f8e603375399", "figures": "449f298020f8"},
     "livecodebench": {"cases": "c9c05529b40f", "graded": "9ef814dc8465", "figures": "904ffd227aef"},
     "scicode": {"cases": "858fc3e78698", "graded": "c4b6d3286d6f", "figures": "c8e069295941"},
-    "catalog": "1c0aa93a7c0d",
+    "catalog": "e038ea6ccbb8",
 }
 
 
@@ -162,4 +162,10 @@ def test_adapter_bytes_are_pinned(benchmark: str, tmp_path: Path) -> None:
 
 
 def test_catalog_bytes_are_pinned() -> None:
-    assert _digest(catalog()) == PINNED["catalog"]
+    # what this host can run (a Docker engine for Terminal-Bench, …) is not part of the pinned bytes
+    doc = catalog()
+    for entry in doc["benchmarks"]:
+        entry.pop("available")
+        entry.pop("reason", None)
+    doc["totals"].pop("available")
+    assert _digest(doc) == PINNED["catalog"]
