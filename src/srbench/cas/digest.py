@@ -11,11 +11,15 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 import blake3
 
 PREFIX = "b3:"
+
+JSONValue: TypeAlias = "str | int | float | bool | None | Sequence[JSONValue] | Mapping[str, JSONValue]"
+"""A value canonical JSON can hold: what a rule's inputs and parameters are made of (rules/engine.py)."""
 _DIGEST_RE = re.compile(r"^b3:[0-9a-f]{64}$")
 
 

@@ -7,9 +7,11 @@ from srbench.rules.engine import (
     Engine,
     MemoryActionCache,
     Rule,
+    RuleInputs,
+    RuleParams,
     Volatile,
     explain,
     rule_key,
 )
 
-__all__ = ["ActionCache", "BuildResult", "CacheEntry", "Engine", "MemoryActionCache", "Rule", "Volatile", "explain", "rule_key"]
+__all__ = ["ActionCache", "BuildResult", "CacheEntry", "Engine", "MemoryActionCache", "Rule", "RuleInputs", "RuleParams", "Volatile", "explain", "rule_key"]

@@ -27,15 +27,19 @@ A rule never calls a model, never reads the clock and never touches the network.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
-from srbench.cas.digest import digest_json
+from srbench.cas.digest import JSONValue, digest_json
 from srbench.cas.store import ObjectStore
 
-RuleFn = Callable[[ObjectStore, dict[str, Any], dict[str, Any]], Any]
+RuleInputs: TypeAlias = dict[str, JSONValue]
+"""A rule's inputs: names to object digests (or lists or maps of them); part of the action key."""
+RuleParams: TypeAlias = dict[str, JSONValue]
+"""A rule's parameters: JSON values; part of the action key."""
+RuleFn = Callable[[ObjectStore, RuleInputs, RuleParams], Any]
 
 
 VOLATILE_REASON = "not cached: it depends on a passing fault"
@@ -64,8 +68,8 @@ class Rule:
 class CacheEntry:
     key: str
     output: str
-    inputs: dict[str, Any]
-    params: dict[str, Any]
+    inputs: RuleInputs
+    params: RuleParams
     version: str
 
 
@@ -117,7 +121,7 @@ class BuildResult:
         return "rebuilt: " + "; ".join(self.reasons)
 
 
-def rule_key(rule: Rule, inputs: dict[str, Any], params: dict[str, Any]) -> str:
+def rule_key(rule: Rule, inputs: RuleInputs, params: RuleParams) -> str:
     return digest_json({"rule": rule.name, "version": rule.version, "inputs": inputs, "params": params})
 
 
@@ -132,7 +136,7 @@ def _diff(name: str, old: Any, new: Any) -> list[str]:
     return [f"{name} changed"]
 
 
-def explain(previous: CacheEntry | None, rule: Rule, inputs: dict[str, Any], params: dict[str, Any]) -> list[str]:
+def explain(previous: CacheEntry | None, rule: Rule, inputs: RuleInputs, params: RuleParams) -> list[str]:
     """Human-readable reasons why a build with these inputs differs from the previous one."""
     if previous is None:
         return ["never built before"]
@@ -175,12 +179,12 @@ class Engine:
         self._claims: dict[str, _Claim] = {}
         self._claims_lock = threading.Lock()
 
-    def build(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
+    def build(self, rule: Rule, inputs: Mapping[str, JSONValue], params: Mapping[str, JSONValue] | None = None,
               *, subject: str = "") -> BuildResult:
         batch = self._batch
         batch.depth += 1
         try:
-            return self._build(batch, rule, inputs, params or {}, subject)
+            return self._build(batch, rule, dict(inputs), dict(params or {}), subject)
         finally:
             batch.depth -= 1
             if batch.depth == 0:
@@ -198,7 +202,7 @@ class Engine:
             if batch.depth == 0:
                 self._flush(batch)
 
-    def _build(self, batch: _Batch, rule: Rule, inputs: dict[str, Any], params: dict[str, Any],
+    def _build(self, batch: _Batch, rule: Rule, inputs: RuleInputs, params: RuleParams,
                subject: str) -> BuildResult:
         key = rule_key(rule, inputs, params)
         previous = self.cache.last(rule.name, subject)
@@ -222,7 +226,7 @@ class Engine:
                 return BuildResult(claim.output, True, key)
         return self._run(batch, rule, inputs, params, subject, key, previous, claim)
 
-    def _run(self, batch: _Batch, rule: Rule, inputs: dict[str, Any], params: dict[str, Any], subject: str,
+    def _run(self, batch: _Batch, rule: Rule, inputs: RuleInputs, params: RuleParams, subject: str,
              key: str, previous: CacheEntry | None, claim: _Claim) -> BuildResult:
         """Run the rule under this thread's claim of `key` (see the module docstring)."""
         reasons = explain(previous, rule, inputs, params)
@@ -273,10 +277,10 @@ class Engine:
                     for key in claimed:
                         self._claims.pop(key, None)
 
-    def status(self, rule: Rule, inputs: dict[str, Any], params: dict[str, Any] | None = None,
+    def status(self, rule: Rule, inputs: Mapping[str, JSONValue], params: Mapping[str, JSONValue] | None = None,
                *, subject: str = "") -> BuildResult | None:
         """Without building: the cached result, or None with nothing run."""
-        key = rule_key(rule, inputs, params or {})
+        key = rule_key(rule, dict(inputs), dict(params or {}))
         found = self.cache.lookup(key)
         if found is not None and self.store.has(found):
             return BuildResult(found, True, key)

@@ -16,7 +16,7 @@ from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
 from srbench.benchmarks.selection import select, select_excluding
 from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
 from srbench.errors import IntegrityError, InvalidInput
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleParams
 from srbench.schemas.dataset import (
     Case,
     DatasetManifest,
@@ -139,7 +139,7 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
         raise InvalidInput(f"no source files for {benchmark}")
     check_evaluation(bench, partition, role, snapshot)
     digests = {name: engine.store.put_bytes(data) for name, data in sorted(files.items())}
-    params = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
+    params: RuleParams = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
               "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
               "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
     inputs: dict[str, Any] = {"sources": digests}
