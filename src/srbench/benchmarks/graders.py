@@ -45,13 +45,45 @@ from __future__ import annotations
 import json
 import re
 import string
-from typing import Any
+from typing import Any, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.benchmarks.contract import Grade
 from srbench.errors import InvalidInput
 
 MCQ_GRADER = "sr-bench-mcq-final-v2"
 ARC_GRADER = "sr-bench-arc-exact-v1"
+Grid: TypeAlias = list[list[int]]
+"""An ARC grid: a list of rows, each cell an integer 0–9."""
+
+
+class McqDetails(BaseModel):
+    """A multiple-choice grade's details (``sr-bench-mcq-final-v2``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    candidates: list[str]
+    """The option letters the final answer commits to (one: graded; none: unparsed; several: ambiguous)."""
+    ignored: list[str]
+    """Letters found that are not options of this question."""
+    grader: str
+    """The grader version."""
+
+
+class ArcDetails(BaseModel):
+    """An ARC grade's details (``sr-bench-arc-exact-v1``); a field is absent where grading stopped before it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    grader: str
+    """The grader version."""
+    expected_grids: int
+    """The puzzle's test inputs."""
+    reason: str | None = Field(None, exclude_if=lambda v: v is None)
+    """Why the answer is unparsed or invalid."""
+    found_in: str | None = Field(None, exclude_if=lambda v: v is None)
+    """Where the JSON answer was found (``whole``: the whole final text)."""
+    answered_grids: int | None = Field(None, exclude_if=lambda v: v is None)
+    """Grids in the answer (a valid grid list only)."""
 
 # -- visible text ------------------------------------------------------------------------------
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
@@ -144,7 +176,7 @@ def grade_mcq(text: str | None, answer: str, option_count: int | None) -> Grade:
     raw = mcq_candidates(visible)
     valid = sorted({c for c in raw if c in letters})
     ignored = sorted({c for c in raw if c not in letters})
-    details: dict[str, Any] = {"candidates": valid, "ignored": ignored, "grader": MCQ_GRADER}
+    details = McqDetails(candidates=valid, ignored=ignored, grader=MCQ_GRADER).model_dump()
     if not valid:
         return Grade(correct=False, status="unparsed", strict_format=strict, details=details)
     if len(valid) > 1:
@@ -227,7 +259,7 @@ def grid_list_problem(value: Any) -> str | None:
     return None
 
 
-def grade_arc(text: str | None, expected: list[Any]) -> Grade:
+def grade_arc(text: str | None, expected: list[Grid]) -> Grade:
     """Grade a visible final answer against the list of expected test outputs (`sr-bench-arc-exact-v1`)."""
     problem = grid_list_problem(expected)
     if problem is not None:
@@ -236,17 +268,16 @@ def grade_arc(text: str | None, expected: list[Any]) -> Grade:
     if visible is None:
         return _no_text_grade(text)
     found, value, where = extract_json_answer(visible)
-    details: dict[str, Any] = {"grader": ARC_GRADER, "expected_grids": len(expected)}
+    details = ArcDetails(grader=ARC_GRADER, expected_grids=len(expected))
     if not found:
-        details["reason"] = "no JSON list found in the final text"
-        return Grade(correct=False, status="unparsed", strict_format=False, details=details)
-    details["found_in"] = where
+        details = details.model_copy(update={"reason": "no JSON list found in the final text"})
+        return Grade(correct=False, status="unparsed", strict_format=False, details=details.model_dump())
     strict = where == "whole"
     problem = grid_list_problem(value)
     if problem is not None:
-        details["reason"] = problem
-        return Grade(correct=False, status="invalid", strict_format=strict, details=details)
+        details = details.model_copy(update={"found_in": where, "reason": problem})
+        return Grade(correct=False, status="invalid", strict_format=strict, details=details.model_dump())
     ok = value == expected
-    details["answered_grids"] = len(value)
+    details = details.model_copy(update={"found_in": where, "answered_grids": len(value)})
     return Grade(correct=ok, status="correct" if ok else "incorrect", extracted=value,
-                 strict_format=strict, details=details)
+                 strict_format=strict, details=details.model_dump())

@@ -22,6 +22,7 @@ from srbench.benchmarks.native import locate_single, pyarrow_modules
 from srbench.benchmarks.published import MMLU_PRO_RULE, mmlu_pro_grade
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.wire import WireJSON
 
 TEST_FILE = "data/test-00000-of-00001.parquet"
 COLUMNS = ("question_id", "question", "options", "answer", "category", "src")
@@ -37,7 +38,7 @@ PROMPT = (
 )
 
 
-def _read_parquet(data: bytes) -> list[dict[str, Any]]:
+def _read_parquet(data: bytes) -> list[WireJSON]:
     pa, pq = pyarrow_modules("MMLU-Pro")
     try:
         table = pq.read_table(pa.BufferReader(data))
@@ -49,7 +50,7 @@ def _read_parquet(data: bytes) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
-def _answer_position(row: dict[str, Any], options: list[str]) -> int | None:
+def _answer_position(row: WireJSON, options: list[str]) -> int | None:
     """Index of the reference among the native options (before N/A options are dropped)."""
     letter = row.get("answer")
     if isinstance(letter, str) and len(letter.strip()) == 1 and letter.strip().isupper():
@@ -61,7 +62,7 @@ def _answer_position(row: dict[str, Any], options: list[str]) -> int | None:
     return pos if 0 <= pos < len(options) else None
 
 
-def row_to_case(row: dict[str, Any], revision: str) -> Case | None:
+def row_to_case(row: WireJSON, revision: str) -> Case | None:
     """One native row as a case, or None when the row is not a gradable task."""
     qid = row.get("question_id")
     if isinstance(qid, bool) or not isinstance(qid, int):

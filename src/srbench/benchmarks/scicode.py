@@ -84,6 +84,18 @@ class StepResult(BaseModel):
     """The end of its standard error (only when it did not pass)."""
 
 
+class SciCodeOutputs(BaseModel):
+    """What a SciCode cell's conversation record keeps as its outputs (graded by `conversation_texts`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    protocol: str
+    """The conversation protocol (``PROTOCOL``)."""
+    replies: list[str]
+    """Each answered step's reply, in step order (fewer than the steps: the conversation ended early)."""
+    finish_reasons: list[str | None]
+    """Each reply's finish reason."""
+
+
 def _step(step: object, pid: str, k: int, where: str) -> SciCodeStep:
     if not isinstance(step, dict):
         raise InvalidInput(f"{where}: sub_steps[{k}] is not an object")
@@ -225,15 +237,14 @@ class SciCode(CodeBenchmark):
         raw = (case.metadata.model_extra or {}).get("source_record") or {}
         steps: list[WireJSON] = raw.get("sub_steps") or []      # the native rows: each turn's prompt is read there
         messages: list[WireJSON] = [m.model_dump() for m in case.messages]
-        replies: list[str] = []
-        finishes: list[str | None] = []
-        outputs: dict[str, Any] = {"protocol": PROTOCOL, "replies": replies, "finish_reasons": finishes}
+        outputs = SciCodeOutputs(protocol=PROTOCOL, replies=[], finish_reasons=[])
+        replies, finishes = outputs.replies, outputs.finish_reasons
         for i, step in enumerate(steps):
             if i > 0:
                 messages.append({"role": "user", "content": step_prompt(step)})
             reply = await session.call(list(messages))
             if reply.status != "completed":
-                return ConversationOutcome(final_text=None, outputs=outputs,
+                return ConversationOutcome(final_text=None, outputs=outputs.model_dump(),
                                            error_class=reply.error_class or f"call_{reply.status}",
                                            error=reply.error or f"the call for step {step['step_number']} {reply.status}")
             text = reply.text or ""
@@ -241,7 +252,7 @@ class SciCode(CodeBenchmark):
             replies.append(text)
             finishes.append(reply.finish_reason)
         final = "\n\n".join(f"# step {s['step_number']}\n{extract_code(t)}" for s, t in zip(steps, replies, strict=True))
-        return ConversationOutcome(final_text=final, outputs=outputs)
+        return ConversationOutcome(final_text=final, outputs=outputs.model_dump())
 
     def conversation_texts(self, record: ConversationRecord) -> tuple[list[str | None], str | None]:
         """(each step's reply, "length" when any step's reply was cut) from a conversation record."""
