@@ -47,7 +47,8 @@ def _read_parquet(data: bytes) -> list[WireJSON]:
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise InvalidInput(f"{TEST_FILE} is missing columns: {', '.join(missing)}")
-    return table.to_pylist()
+    rows: list[WireJSON] = table.to_pylist()
+    return rows
 
 
 def _answer_position(row: WireJSON, options: list[str]) -> int | None:
