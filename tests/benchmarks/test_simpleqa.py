@@ -117,23 +117,23 @@ def test_profiles_deterministic_and_nested():
 
 # -- F1 ----------------------------------------------------------------------------------------
 def test_f1_hand_computed():
-    m = f1_metrics(["correct"] * 3 + ["incorrect"] + ["not_attempted"])
+    m = f1_metrics(["correct"] * 3 + ["incorrect"] + ["not_attempted"]).model_dump()
     # correct 3/5 = 0.6; cga 3/4 = 0.75; F1 = 2*0.6*0.75 / 1.35 = 2/3
     assert m["n"] == 5 and math.isclose(m["correct"], 0.6) and math.isclose(m["incorrect"], 0.2)
     assert math.isclose(m["not_attempted"], 0.2) and math.isclose(m["correct_given_attempted"], 0.75)
     assert math.isclose(m["f1"], 2 / 3)
-    m = f1_metrics(["correct", "not_attempted", "not_attempted", "not_attempted"])
+    m = f1_metrics(["correct", "not_attempted", "not_attempted", "not_attempted"]).model_dump()
     # correct 0.25; cga 1.0; F1 = 2*0.25*1 / 1.25 = 0.4
     assert math.isclose(m["correct_given_attempted"], 1.0) and math.isclose(m["f1"], 0.4)
 
 
 def test_f1_zero_attempts_and_edge_cases():
-    assert f1_metrics(["not_attempted"] * 4) == {"n": 4, "correct": 0.0, "incorrect": 0.0, "not_attempted": 1.0,
+    assert f1_metrics(["not_attempted"] * 4).model_dump() == {"n": 4, "correct": 0.0, "incorrect": 0.0, "not_attempted": 1.0,
                                                  "correct_given_attempted": 0.0, "f1": 0.0}
-    assert f1_metrics(["incorrect", "incorrect"])["f1"] == 0.0
-    assert f1_metrics([]) == {"n": 0, "correct": 0.0, "incorrect": 0.0, "not_attempted": 0.0,
+    assert f1_metrics(["incorrect", "incorrect"]).f1 == 0.0
+    assert f1_metrics([]).model_dump() == {"n": 0, "correct": 0.0, "incorrect": 0.0, "not_attempted": 0.0,
                               "correct_given_attempted": 0.0, "f1": 0.0}
-    assert f1_metrics(["correct"])["f1"] == 1.0
+    assert f1_metrics(["correct"]).f1 == 1.0
     with pytest.raises(InvalidInput, match="verdict 1 is 'A'"):
         f1_metrics(["correct", "A"])
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import SourcePin
+from srbench.benchmarks.figures import HleFigures
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.judge import JUDGE_GRADER, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, pyarrow_modules
@@ -248,6 +249,7 @@ __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_co
 
 def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
     pairs = [(float((g.get("details") or {}).get("confidence", 1.0)), bool(g["correct"])) for g in grades if g]
-    return {"calibration_error": calibration_error(pairs),
-            "calibration_note": "RMS calibration error over graded cells; null below 100 graded answers"}
+    return HleFigures(calibration_error=calibration_error(pairs),
+                      calibration_note="RMS calibration error over graded cells; null below 100 graded answers"
+                      ).model_dump()
 

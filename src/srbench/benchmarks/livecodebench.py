@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
+from srbench.benchmarks.figures import LcbFigures
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.errors import InvalidInput
@@ -253,9 +254,10 @@ class LiveCodeBench(CodeBenchmark):
             by.setdefault(str(d.get("difficulty")), []).append(bool(g.get("correct")))
             v = str(d.get("verdict"))
             verdicts[v] = verdicts.get(v, 0) + 1
-        return {"livecodebench": {"pass_at_1": (sum(sum(v) for v in by.values()) / len(grades)) if grades else None,
-                                  "pass_at_1_by_difficulty": {k: sum(v) / len(v) for k, v in sorted(by.items())},
-                                  "verdicts": dict(sorted(verdicts.items())), "samples_per_problem": 1}}
+        figures = LcbFigures(pass_at_1=(sum(sum(v) for v in by.values()) / len(grades)) if grades else None,
+                             pass_at_1_by_difficulty={k: sum(v) / len(v) for k, v in sorted(by.items())},
+                             verdicts=dict(sorted(verdicts.items())), samples_per_problem=1)
+        return {"livecodebench": figures.model_dump()}
 
 
 __all__ = ["LiveCodeBench", "decode_private", "extract_code", "user_prompt", "Benchmark"]

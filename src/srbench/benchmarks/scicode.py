@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from srbench.benchmarks.base import Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
 from srbench.benchmarks.conversation import ConversationOutcome
+from srbench.benchmarks.figures import SciCodeFigures
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.scicode_protocol import (
@@ -330,9 +331,8 @@ class SciCode(CodeBenchmark):
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
                         grader: str | None = None) -> dict[str, Any]:
         """A problem without a sandbox grade: unresolved, its scored steps all count as not passed."""
-        out = code_grade(SCICODE_RULE, None).stored()
-        out["sub_steps_scored"] = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
-        return out
+        scored = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
+        return code_grade(SCICODE_RULE, None).model_copy(update={"sub_steps_scored": scored}).stored()
 
     def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
         return code_grade(SCICODE_RULE, grade).stored()
@@ -348,13 +348,14 @@ class SciCode(CodeBenchmark):
                 verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
         shas = sorted({str(d["test_data_sha256"]) for g in graded if (d := g.get("details") or {}).get("test_data_sha256")})
         pin = self.default_options["test_data_sha256"]
-        return {"scicode": {
-            "main_problem_resolve_rate": resolved / len(grades) if grades else None,
-            "problems_resolved": resolved, "problems_graded": len(graded), "problems_planned": len(grades),
-            "sub_step_pass_rate": passed / scored if scored else None,
-            "sub_steps_passed": passed, "sub_steps_scored": scored, "step_verdicts": dict(sorted(verdicts.items())),
-            "test_data_sha256": shas, "test_data_pinned": bool(shas) and shas == [pin],
-            "protocol": PROTOCOL, "samples_per_problem": 1}}
+        figures = SciCodeFigures(
+            main_problem_resolve_rate=resolved / len(grades) if grades else None,
+            problems_resolved=resolved, problems_graded=len(graded), problems_planned=len(grades),
+            sub_step_pass_rate=passed / scored if scored else None,
+            sub_steps_passed=passed, sub_steps_scored=scored, step_verdicts=dict(sorted(verdicts.items())),
+            test_data_sha256=shas, test_data_pinned=bool(shas) and shas == [pin],
+            protocol=PROTOCOL, samples_per_problem=1)
+        return {"scicode": figures.model_dump()}
 
 
 __all__ = ["SciCode", "row_to_case"]

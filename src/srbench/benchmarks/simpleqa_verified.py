@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.base import SourcePin
+from srbench.benchmarks.figures import F1Metrics, SimpleQaFigures
 from srbench.benchmarks.judge import JUDGE_GRADER, VERDICTS, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
@@ -40,7 +41,7 @@ NOTICES = (
 )
 
 
-def f1_metrics(verdicts: Sequence[str]) -> dict[str, float | int]:
+def f1_metrics(verdicts: Sequence[str]) -> F1Metrics:
     """SimpleQA metrics over judge verdicts (each ``correct`` | ``incorrect`` | ``not_attempted``).
 
     With n verdicts: ``correct`` = #correct / n, ``incorrect`` = #incorrect / n,
@@ -60,7 +61,8 @@ def f1_metrics(verdicts: Sequence[str]) -> dict[str, float | int]:
     cga = counts["correct"] / attempted if attempted else 0.0
     c = shares["correct"]
     f1 = 2 * c * cga / (c + cga) if c + cga else 0.0
-    return {"n": n, **shares, "correct_given_attempted": cga, "f1": f1}
+    return F1Metrics(n=n, correct=shares["correct"], incorrect=shares["incorrect"],
+                     not_attempted=shares["not_attempted"], correct_given_attempted=cga, f1=f1)
 
 
 def _flag(value: str, column: str, line: int) -> bool:
@@ -150,8 +152,8 @@ class SimpleQaVerified(JudgedBenchmark):
         verdicts = [v if (v := (p or {}).get("verdict")) in VERDICTS else "not_attempted" for _, p in cells]
         m = f1_metrics(verdicts)
         judge = self.judge_grader(grader)
-        out.update(metric="f1", score=m["f1"], accuracy=m["correct"],
-                   correct_given_attempted=m["correct_given_attempted"], not_attempted=m["not_attempted"],
+        out.update(metric="f1", score=m.f1, accuracy=m.correct,
+                   correct_given_attempted=m.correct_given_attempted, not_attempted=m.not_attempted,
                    judge=judge,
                    note="the paper's A/B/C autorater prompt" if judge == SIMPLEQA_AUTORATER else
                    "verdicts of sr-bench's reference judge, not the paper's autorater prompt")
@@ -163,6 +165,7 @@ __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_cas
 
 def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
     verdicts = [g["status"] if g and g["status"] in VERDICTS else "not_attempted" for g in grades]
-    return {"simpleqa": f1_metrics(verdicts),
-            "simpleqa_note": "cells without a judge verdict (failed, unanswered) count as not_attempted"}
+    return SimpleQaFigures(simpleqa=f1_metrics(verdicts),
+                           simpleqa_note="cells without a judge verdict (failed, unanswered) count as not_attempted"
+                           ).model_dump()
 
