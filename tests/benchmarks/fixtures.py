@@ -9,11 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from srbench.benchmarks.gpqa_diamond import NATIVE_HEADER as GPQA_HEADER
 from srbench.schemas.conversation import ConversationRecord
+from srbench.schemas.grade import StoredGrade, read_grade
 
 MMLU_CATEGORIES = (
     "biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
@@ -256,3 +258,15 @@ def conversation_record(**fields: Any) -> ConversationRecord:
                             "calls": [], "final_text": None, "outputs": {}, "trajectory": None, "stored": [],
                             "error_class": None, "error": None}
     return ConversationRecord.model_validate({**base, **fields})
+
+
+# -- a cell's stored grade ---------------------------------------------------------------------
+def stored_grade(fields: Mapping[str, Any] | None = None, /, **more: Any) -> StoredGrade:
+    """A stored grade with the fields a test gives (``correct``, ``status``, ``details`` …) and
+    placeholders for the rest, as the report reads it (with ``sandbox``: a code grade)."""
+    given = {**(fields or {}), **more}
+    base: dict[str, Any] = {"grader": "test", "correct": False, "status": "incorrect", "extracted": None,
+                            "strict_format": None, "details": {}}
+    if "sandbox" not in given:
+        base["published"] = None
+    return read_grade({**base, **given})

@@ -18,6 +18,8 @@ from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.simulate import samples, scicode_samples
 from srbench.stages.datasets.build import encode_cases
 
+from .fixtures import stored_grade
+
 SINGLE = ("mmlu-pro", "gpqa-diamond", "arc-agi-2", "hle", "simpleqa-verified", "livecodebench", "scicode")
 
 
@@ -67,7 +69,8 @@ def _code_outputs(benchmark: str, cases: list) -> list:
                     continue            # never judged: every planned job has a verdict
                 g = bench.judge(c, verdicts[:len(jobs)], planned)
                 stored = {"correct": g.correct, "status": g.status, "extracted": g.extracted, "details": g.details}
-                out.append([stored, bench.published_stored(c, stored), bench.published_grade(c, texts[0], g)])
+                out.append([stored, bench.published_stored(c, stored_grade(stored, sandbox=None)),
+                            bench.published_grade(c, texts[0], g)])
     return out
 
 
@@ -110,13 +113,13 @@ def _figures(benchmark: str, graded: list) -> list:
     cells: list = []
     for item in graded:
         if isinstance(item, list) and len(item) >= 3 and isinstance(item[0], dict) and "details" in item[0]:
-            grades.append(item[0])
+            grades.append(stored_grade(item[0], sandbox=None))
             cells.append((bool(item[0]["correct"]), item[1]))
         elif isinstance(item, list) and len(item) == 6 and isinstance(item[4], dict):
-            grades.append({"correct": item[0], "status": item[1], "details": item[4], "published": item[5]})
+            grades.append(stored_grade(correct=item[0], status=item[1], details=item[4], published=item[5]))
             cells.append((bool(item[0]), item[5]))
         elif isinstance(item, list) and len(item) == 5 and isinstance(item[3], dict):
-            grades.append({"correct": item[0], "status": item[1], "details": item[3], "published": item[4]})
+            grades.append(stored_grade(correct=item[0], status=item[1], details=item[3], published=item[4]))
             cells.append((bool(item[0]), item[4]))
     grades.append(None)
     cells.append((False, None))

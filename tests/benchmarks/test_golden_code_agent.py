@@ -21,7 +21,7 @@ from srbench.cas.digest import digest_json
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
-from .fixtures import conversation_record
+from .fixtures import conversation_record, stored_grade
 from .golden.agent import TAU3_REWARD, TB_REWARD
 from .golden.code import LCB_EXTRACT, LCB_OUTPUT, SCICODE_EXTRACT
 
@@ -74,7 +74,7 @@ LCB_GRADES = [
 def test_lcb_published_pass_at_1_from_stored_grades() -> None:
     bench = get("livecodebench")
     c = case("livecodebench", {"mode": "stdin", "fn_name": None, "tests": []})
-    cells = [(g["correct"], bench.published_stored(c, g)) for g, _ in LCB_GRADES]
+    cells = [(g["correct"], bench.published_stored(c, stored_grade(g, sandbox=None))) for g, _ in LCB_GRADES]
     assert [p["score"] for _, p in cells] == [s for _, s in LCB_GRADES]
     cells.append((False, bench.published_grade(c, None, None)))         # a planned cell never graded
     s = bench.published_summary(cells)
@@ -99,7 +99,7 @@ def test_scicode_published_resolve_and_sub_step_rates() -> None:
                "details": {"verdict": "wrong_answer", "sub_steps_passed": 1, "sub_steps_scored": 2}},
               {"correct": False, "status": "output_limit",
                "details": {"verdict": "passed", "sub_steps_passed": 2, "sub_steps_scored": 2}}]
-    cells = [(g["correct"], bench.published_stored(c, g)) for g in grades]
+    cells = [(g["correct"], bench.published_stored(c, stored_grade(g, sandbox=None))) for g in grades]
     cells.append((False, bench.published_grade(c, None, None)))         # not graded: 2 scored steps, 0 passed
     s = bench.published_summary(cells)
     assert s["rule"] == SCICODE_RULE and s["metric"] == "resolved"
@@ -180,7 +180,7 @@ def _outputs(benchmark: str) -> list:
     if benchmark == "livecodebench":
         c = case(benchmark, {})
         return [[list(LCB["outputs_match"](g, w)) for g, w, _ in LCB_OUTPUT], [lcb_extract(r) for r, _ in LCB_EXTRACT],
-                [get(benchmark).published_stored(c, g) for g, _ in LCB_GRADES]]
+                [get(benchmark).published_stored(c, stored_grade(g, sandbox=None)) for g, _ in LCB_GRADES]]
     if benchmark == "scicode":
         return [scicode_extract(r) for r, _ in SCICODE_EXTRACT]
     if benchmark == "terminal-bench-2.1":

@@ -27,9 +27,10 @@ from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.sandbox import scicode_data
 from srbench.sandbox.base import Receipt
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import StoredGrade
 from srbench.simulate import scicode_samples
 
-from .fixtures import conversation_record
+from .fixtures import conversation_record, stored_grade
 
 BENCH: SciCode = get("scicode")  # type: ignore[assignment]
 
@@ -241,10 +242,10 @@ def test_judge_resolves_only_when_every_scored_step_passes() -> None:
 def test_metrics_give_the_resolve_rate_and_the_sub_step_pass_rate() -> None:
     pin = BENCH.default_options["test_data_sha256"]
 
-    def grade(ok: bool, passed: int, scored: int, sha: str = pin) -> dict[str, Any]:
+    def grade(ok: bool, passed: int, scored: int, sha: str = pin) -> StoredGrade:
         steps = [{"step": str(i), "verdict": "passed" if i < passed else "wrong_answer"} for i in range(scored)]
-        return {"correct": ok, "details": {"sub_steps_passed": passed, "sub_steps_scored": scored, "steps": steps,
-                                           "test_data_sha256": sha}}
+        return stored_grade(correct=ok, sandbox=None, details={"sub_steps_passed": passed, "sub_steps_scored": scored,
+                                                               "steps": steps, "test_data_sha256": sha})
 
     m = BENCH.metrics([grade(True, 3, 3), grade(False, 1, 4), None])["scicode"]
     assert m["main_problem_resolve_rate"] == pytest.approx(1 / 3) and m["problems_graded"] == 2

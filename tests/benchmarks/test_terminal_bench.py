@@ -24,7 +24,7 @@ from srbench.sandbox.dockerfile import external_images
 from srbench.sandbox.task_container import BaseImageMissing
 from srbench.simulate.terminal_tasks import SCRIPTS, write_task, write_terminal_bench
 
-from .fixtures import conversation_record
+from .fixtures import conversation_record, stored_grade
 from .tbench_fakes import FakeEnvironment, FakeSession, reply, scripted
 
 TB = get("terminal-bench-2.1")
@@ -371,7 +371,7 @@ def test_a_trial_error_cell_counts_as_a_trial_error_not_as_ungraded() -> None:
     """A trial that ended without a reward fails its cell before any grade (issue 27): the benchmark row
     counts it under trial_errors; ungraded keeps the cells that never ran."""
     tb = get("terminal-bench-2.1")
-    solved = {"status": "correct", "details": {"reward": 1.0, "stop_reason": "agent_done"}}
+    solved = stored_grade(correct=True, status="correct", details={"reward": 1.0, "stop_reason": "agent_done"})
     m = tb.report_metrics([solved, None, None], [None, "trial_error", None])
     assert m["trial_errors"] == 1 and m["ungraded"] == 1 and m["trials_with_reward"] == 1
     assert tb.metrics([solved, None, None])["trial_errors"] == 0          # the grades alone cannot tell

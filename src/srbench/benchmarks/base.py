@@ -21,6 +21,7 @@ from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import GradeRecord, StoredGrade
 
 if TYPE_CHECKING:
     from srbench.benchmarks.conversation import CellSession, ConversationOutcome
@@ -171,11 +172,11 @@ class Benchmark(ABC):
         None when there is none; `grader` the plan's grader version). None: no published rule."""
         return None
 
-    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any] | None:
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any] | None:
         """The published rule's grade of a stored grade object: the one it carries (``published``).
         A benchmark whose grades carry none (the sandbox's code grades) derives it from the grade's
         stored details here, so the figure needs no regrading and no model call."""
-        return grade.get("published")
+        return grade.published if isinstance(grade, GradeRecord) else None
 
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
                           grader: str | None = None) -> dict[str, Any]:
@@ -184,12 +185,12 @@ class Benchmark(ABC):
         reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
         return summarize(self.published_rule, cells, reason=reason).stored()
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         """Benchmark-specific report figures over one target's planned cells (a None grade is a
         cell with no graded answer). Default: none."""
         return {}
 
-    def report_metrics(self, grades: list[dict[str, Any] | None], error_classes: list[str | None]) -> dict[str, Any]:
+    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, Any]:
         """`metrics` with each cell's error class beside its grade (the same order), for figures that
         count cells which failed before a grade (e.g. Terminal-Bench's trial errors). Default: `metrics`."""
         return self.metrics(grades)

@@ -35,6 +35,7 @@ from srbench.benchmarks.official_judges import HLE_OFFICIAL
 from srbench.benchmarks.published import HLE_RULE
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.grade import StoredGrade
 from srbench.schemas.wire import WireJSON
 
 TEST_FILE = "data/test-00000-of-00001.parquet"
@@ -231,7 +232,7 @@ class Hle(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         return _metrics(grades)
 
     def published_rule_for(self, grader: str | None) -> str | None:
@@ -247,8 +248,8 @@ class Hle(JudgedBenchmark):
 __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_confidence", "row_to_case"]
 
 
-def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
-    pairs = [(float((g.get("details") or {}).get("confidence", 1.0)), bool(g["correct"])) for g in grades if g]
+def _metrics(grades: list[StoredGrade | None]) -> dict[str, Any]:
+    pairs = [(float(g.details.get("confidence", 1.0)), bool(g.correct)) for g in grades if g]
     return HleFigures(calibration_error=calibration_error(pairs),
                       calibration_note="RMS calibration error over graded cells; null below 100 graded answers"
                       ).model_dump()

@@ -41,6 +41,7 @@ from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.grade import StoredGrade
 from srbench.schemas.wire import WireJSON
 
 FILES = ("test.jsonl", "test2.jsonl", "test3.jsonl", "test4.jsonl", "test5.jsonl", "test6.jsonl")
@@ -241,17 +242,17 @@ class LiveCodeBench(CodeBenchmark):
         """A cell without a sandbox grade: no program ran, it fails pass@1 too."""
         return code_grade(LCB_RULE, None).stored()
 
-    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any]:
         return code_grade(LCB_RULE, grade).stored()
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         by: dict[str, list[bool]] = {}
         verdicts: dict[str, int] = {}
         for g in grades:
             if g is None:
                 continue
-            d = g.get("details") or {}
-            by.setdefault(str(d.get("difficulty")), []).append(bool(g.get("correct")))
+            d = g.details
+            by.setdefault(str(d.get("difficulty")), []).append(bool(g.correct))
             v = str(d.get("verdict"))
             verdicts[v] = verdicts.get(v, 0) + 1
         figures = LcbFigures(pass_at_1=(sum(sum(v) for v in by.values()) / len(grades)) if grades else None,

@@ -92,6 +92,7 @@ from srbench.benchmarks.published_grades import (
     VerdictPublished,
 )
 from srbench.schemas.conversation import ConversationRecord
+from srbench.schemas.grade import StoredGrade
 
 MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
 GPQA_RULE = "gpqa-simple-evals-regex-v1"
@@ -210,11 +211,11 @@ def arc_pass2_grade(texts: Sequence[str | None], expected: list[Any]) -> ArcPass
                              test_inputs=inputs, solved=solved, attempts=len(texts), solved_by_attempt=each)
 
 
-def code_grade(rule: str, grade: Mapping[str, Any] | None) -> CodePublished:
+def code_grade(rule: str, grade: StoredGrade | None) -> CodePublished:
     """LiveCodeBench / SciCode: the stored sandbox verdict (`grade`: the stored grade object), before
     sr-bench's output-limit rule (``passed`` = every test / every scored step passed). `grade` None: the
     cell was not graded."""
-    details = (grade or {}).get("details") or {}
+    details = grade.details if grade is not None else {}
     verdict = details.get("verdict")
     scicode = rule == SCICODE_RULE
     return CodePublished(rule=rule, score=float(verdict == "passed"), verdict=verdict,

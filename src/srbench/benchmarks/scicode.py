@@ -54,6 +54,7 @@ from srbench.sandbox.docker_backend import engine_is_local
 from srbench.sandbox.scicode_data import INSIDE, TestDataMissing, mounts, status
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.grade import StoredGrade
 from srbench.schemas.wire import WireJSON
 
 if TYPE_CHECKING:
@@ -334,19 +335,19 @@ class SciCode(CodeBenchmark):
         scored = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
         return code_grade(SCICODE_RULE, None).model_copy(update={"sub_steps_scored": scored}).stored()
 
-    def published_stored(self, case: Case, grade: dict[str, Any], grader: str | None = None) -> dict[str, Any]:
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any]:
         return code_grade(SCICODE_RULE, grade).stored()
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         graded = [g for g in grades if g is not None]
-        resolved = sum(bool(g.get("correct")) for g in graded)
-        passed = sum(int((g.get("details") or {}).get("sub_steps_passed") or 0) for g in graded)
-        scored = sum(int((g.get("details") or {}).get("sub_steps_scored") or 0) for g in graded)
+        resolved = sum(bool(g.correct) for g in graded)
+        passed = sum(int(g.details.get("sub_steps_passed") or 0) for g in graded)
+        scored = sum(int(g.details.get("sub_steps_scored") or 0) for g in graded)
         verdicts: dict[str, int] = {}
         for g in graded:
-            for s in (g.get("details") or {}).get("steps") or []:
+            for s in g.details.get("steps") or []:
                 verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
-        shas = sorted({str(d["test_data_sha256"]) for g in graded if (d := g.get("details") or {}).get("test_data_sha256")})
+        shas = sorted({str(d["test_data_sha256"]) for g in graded if (d := g.details).get("test_data_sha256")})
         pin = self.default_options["test_data_sha256"]
         figures = SciCodeFigures(
             main_problem_resolve_rate=resolved / len(grades) if grades else None,

@@ -26,6 +26,7 @@ from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
 from srbench.benchmarks.published import SIMPLEQA_RULE
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.grade import StoredGrade
 
 CSV_FILE = "simpleqa_verified.csv"
 REQUIRED = ("original_index", "problem", "answer", "topic", "answer_type", "multi_step",
@@ -142,7 +143,7 @@ class SimpleQaVerified(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         return _metrics(grades)
 
     def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
@@ -163,8 +164,8 @@ class SimpleQaVerified(JudgedBenchmark):
 __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_case"]
 
 
-def _metrics(grades: list[dict[str, Any] | None]) -> dict[str, Any]:
-    verdicts = [g["status"] if g and g["status"] in VERDICTS else "not_attempted" for g in grades]
+def _metrics(grades: list[StoredGrade | None]) -> dict[str, Any]:
+    verdicts = [g.status if g and g.status in VERDICTS else "not_attempted" for g in grades]
     return SimpleQaFigures(simpleqa=f1_metrics(verdicts),
                            simpleqa_note="cells without a judge verdict (failed, unanswered) count as not_attempted"
                            ).model_dump()

@@ -35,6 +35,7 @@ from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.call import CallStatus
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import StoredGrade
 
 RELEASE = "1.0.1"
 PINNED = "fc0055dc4e0a316c3f83133267fbd6faaa770992"
@@ -290,16 +291,16 @@ class Tau3(Benchmark):
                                grader: str | None = None) -> dict[str, Any]:
         return tau3_grade(conversation, grade.details if grade is not None else None).stored()
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,
         which leaves infrastructure errors out), mean reward, per domain and termination counts."""
-        ext = [(g.get("extracted") or {}) if g else None for g in grades]
+        ext = [(g.extracted or {}) if g else None for g in grades]
         graded = [e for e in ext if e and "reward" in e]
-        ok = [g for g in grades if g and g.get("correct")]
+        ok = [g for g in grades if g and g.correct]
         by_domain: dict[str, list[bool]] = {}
         for g, e in zip(grades, ext, strict=True):
             if e and e.get("domain"):
-                by_domain.setdefault(str(e["domain"]), []).append(bool(g and g.get("correct")))
+                by_domain.setdefault(str(e["domain"]), []).append(bool(g and g.correct))
         return {
             "pass_hat_1": len(ok) / len(grades) if grades else None,
             "pass_hat_1_graded_only": len(ok) / len(graded) if graded else None,

@@ -7,6 +7,7 @@ Written by the rules ``grade`` and ``grade-conversation`` (stages/grading/grade.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,3 +51,12 @@ class CodeGradeRecord(_Grade):
 
     sandbox: dict[str, Any] | None
     """The receipt of the sandbox the programs ran in (None: nothing was runnable, nothing ran)."""
+
+
+StoredGrade = GradeRecord | CodeGradeRecord
+"""A cell's stored grade, of either rule (what a report reads and a benchmark's figures take)."""
+
+
+def read_grade(data: Mapping[str, Any]) -> StoredGrade:
+    """A stored grade object's JSON as its model (a code grade carries ``sandbox``, the others ``published``)."""
+    return (CodeGradeRecord if "sandbox" in data else GradeRecord).model_validate(data)

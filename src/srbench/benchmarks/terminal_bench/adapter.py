@@ -32,6 +32,7 @@ from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import engine
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.grade import StoredGrade
 
 GRADER = "sr-bench-terminal-reward-v1"
 
@@ -187,19 +188,19 @@ class TerminalBench21(Benchmark):
         return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),
                 "commands": out.get("commands"), "task_image_id": receipt.get("image_id")}
 
-    def metrics(self, grades: list[dict[str, Any] | None]) -> dict[str, Any]:
-        rewards = [g["details"].get("reward") for g in grades if g and g.get("status") in ("correct", "incorrect")]
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+        rewards: list[Any] = [g.details.get("reward") for g in grades if g and g.status in ("correct", "incorrect")]
         stops: dict[str, int] = {}
         for g in grades:
-            reason = ((g or {}).get("details") or {}).get("stop_reason")
+            reason = g.details.get("stop_reason") if g else None
             if reason:
                 stops[reason] = stops.get(reason, 0) + 1
         return {"mean_reward": round(sum(rewards) / len(rewards), 6) if rewards else None,
                 "trials_with_reward": len(rewards),
-                "trial_errors": sum(1 for g in grades if g and g.get("status") == "trial_error"),
+                "trial_errors": sum(1 for g in grades if g and g.status == "trial_error"),
                 "ungraded": sum(1 for g in grades if g is None), "stop_reasons": dict(sorted(stops.items()))}
 
-    def report_metrics(self, grades: list[dict[str, Any] | None], error_classes: list[str | None]) -> dict[str, Any]:
+    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, Any]:
         """A trial that ended without a reward fails its cell (``error_class`` trial_error) before any
         grade: it counts as a trial error, not as ungraded."""
         out = self.metrics(grades)

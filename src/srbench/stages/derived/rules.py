@@ -25,6 +25,7 @@ from srbench.schemas.derived import (
     RegradeRow,
     RegradeTarget,
 )
+from srbench.schemas.grade import GradeRecord, StoredGrade, read_grade
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import COMPARE_VERSION, compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
@@ -96,7 +97,7 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
         p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
         cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset.object))}
         out: list[RegradeRow] = []
-        grades: dict[str, dict[str, Any] | None] = {}
+        grades: dict[str, StoredGrade | None] = {}
         for row in _rows(st, report):
             new, grades[row["cell_id"]] = _regrade_row(engine, st, cases, row)
             out.append(new)
@@ -117,17 +118,17 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
 
 
 def _regrade_row(engine: Engine, st: ObjectStore, cases: dict[str, Case],
-                 row: dict[str, Any]) -> tuple[RegradeRow, dict[str, Any] | None]:
+                 row: dict[str, Any]) -> tuple[RegradeRow, StoredGrade | None]:
     """One stored result row graded again (a completed answer), and its new grade (None without one)."""
     new_correct, status, grade = False, row["grade_status"] or row["state"], None
     if row["state"] == "completed" and row["call"]:
         case = cases[row["case_id"]]
         g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
                           case.benchmark, conversation=bool(row.get("conversation")))
-        grade = st.get_json(g)
-        new_correct, status = grade["correct"], grade["status"]
+        grade = read_grade(st.get_json(g))
+        new_correct, status = grade.correct, grade.status
     was = bool(row["correct"])
-    score = (grade or {}).get("published", {}) or {}
+    score = (grade.published if isinstance(grade, GradeRecord) else None) or {}
     return RegradeRow(cell_id=row["cell_id"], case_id=row["case_id"], target_id=row["target_id"],
                       benchmark=row["benchmark"], correct=new_correct, status=status, previous_correct=was,
                       changed=was != new_correct,
@@ -135,7 +136,7 @@ def _regrade_row(engine: Engine, st: ObjectStore, cases: dict[str, Case],
                       previous_published_score=row.get("published_score")), grade
 
 
-def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, dict[str, Any] | None],
+def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, StoredGrade | None],
                     cases: dict[str, Case]) -> tuple[list[RegradeTarget], list[RegradeBenchmark]]:
     """The regrade's figures per target and per target and benchmark (with the published rule's)."""
     per_target: dict[str, list[RegradeRow]] = {}

@@ -25,6 +25,7 @@ from srbench.schemas.call import Usage
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import CodeGradeRecord, StoredGrade, read_grade
 from srbench.schemas.plan import Plan
 from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
@@ -87,7 +88,7 @@ class ReportInputs:
 class CellRow:
     row: ResultRow
     turns: list[TurnRouting] | None = None          # a conversation cell's subject turns
-    grade: dict[str, Any] | None = None
+    grade: StoredGrade | None = None
     receipt: dict[str, Any] | None = None            # a sandbox receipt of its grade
     volatile: bool = False                           # a sandbox fault left it ungraded
 
@@ -164,14 +165,14 @@ def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_dige
         out.row = row.model_copy(update={"state": "failed", "error_class": "sandbox_error",
                                          "grade_status": "sandbox_error", "grade_error": exc.message})
         return
-    g = out.grade = ri.store.get_json(g_digest)
+    g = out.grade = read_grade(ri.store.get_json(g_digest))
     published = get_benchmark(case.benchmark).published_stored(case, g, plan.grader_versions.get(case.benchmark))
-    row = row.model_copy(update={"correct": g["correct"], "grade": g_digest, "grade_status": g["status"],
+    row = row.model_copy(update={"correct": g.correct, "grade": g_digest, "grade_status": g.status,
                                  "published_score": (published or {}).get("score")})
-    if g.get("sandbox"):
-        out.receipt = g["sandbox"]
-    if g["status"] in ("judge_error", "judge_failed"):
-        row = row.model_copy(update={"state": "failed", "error_class": g["status"], "correct": False})
+    if isinstance(g, CodeGradeRecord) and g.sandbox:
+        out.receipt = g.sandbox
+    if g.status in ("judge_error", "judge_failed"):
+        row = row.model_copy(update={"state": "failed", "error_class": g.status, "correct": False})
     out.row = row
 
 
@@ -198,7 +199,7 @@ def basis(cell: list[Any]) -> list[Any]:
 def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
     row = built.row.dump()
     return (basis(cell), canonical_json(row).decode(), canonical_json(scrub(row)).decode(),
-            None if built.grade is None else json.dumps(built.grade),
+            None if built.grade is None else json.dumps(built.grade.stored()),
             None if built.turns is None else json.dumps([t.model_dump() for t in built.turns]))
 
 
@@ -211,7 +212,7 @@ def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
         return None
     # orjson: the same values as json.loads, ~4x faster (a 40k-cell report decodes 80k of these)
     out = CellRow(ResultRow.model_validate_json(row), None if turns is None else _TURNS.validate_json(turns),
-                  None if grade is None else orjson.loads(grade))
-    if out.grade is not None and out.grade.get("sandbox"):
-        out.receipt = out.grade["sandbox"]
+                  None if grade is None else read_grade(orjson.loads(grade)))
+    if isinstance(out.grade, CodeGradeRecord) and out.grade.sandbox:
+        out.receipt = out.grade.sandbox
     return out

@@ -13,6 +13,7 @@ from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.schemas.dataset import Case
+from srbench.schemas.grade import StoredGrade
 from srbench.schemas.report import BenchmarkRow
 from srbench.schemas.report_sections import Headline
 from srbench.stages.grading.grade import grader_for
@@ -36,7 +37,7 @@ PUBLISHED_NOTE = ("Benchmark rows show sr-bench's score under its own strict rul
 
 
 def published_figure(benchmark: str, grader_version: str | None, answers: list[tuple[str, bool | None]],
-                     grades: list[dict[str, Any] | None], cases: dict[str, Case]) -> dict[str, Any]:
+                     grades: list[StoredGrade | None], cases: dict[str, Case]) -> dict[str, Any]:
     """The published-rule summary of one target on one benchmark from its planned cells' (case id,
     sr-bench verdict) and grades; a planned cell without a graded answer is graded by the published
     rule as 'no reply'."""
