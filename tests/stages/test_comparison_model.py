@@ -51,3 +51,14 @@ def test_comparison_refuses_a_field_outside_the_model():
 
 PINNED_QUICK = "b3:a727013514b95bf39d0a6f6f2d5cad3dac41b61e26fd6bbee1b57328418d748c"
 PINNED_STANDARD = "b3:f1914ae8ff76d0e2d94fcbf5be636b6b8bc518b13aa5fd00fd4176917fd91196"
+
+
+def test_a_claim_block_is_a_model_too():
+    cmp = _demo("quick", router_wins={"m1": True})
+    cand = cmp["candidates"][0]
+    assert {"interval", "intervals", "claims_by_rule", "non_inferiority"} <= set(cand)
+    for bad in ({**cand, "non_inferiority": {**cand["non_inferiority"], "verdict": "yes"}},
+                {**cand, "intervals": {**cand["intervals"], "bootstrap": cand["intervals"]["betting"]}},
+                {**cand, "claim": "maybe"}):
+        with pytest.raises(ValidationError):
+            Comparison.model_validate({**cmp, "candidates": [bad]})

@@ -1,7 +1,7 @@
 """The stored comparison (kind ``comparison``, stages/compare, IT-5). The compare rule (stages/derived/rules.py)
 stores `Comparison.model_validate(out).dump()`: the bytes equal the dict-literal code's (digests pinned in
-tests/stages/test_comparison_model.py). The claim rules' statistical blocks (stages/compare/claims.py,
-stages/stats, stages/report/routing.py) are open `Block`s, but the bootstrap (`BootstrapInterval`).
+tests/stages/test_comparison_model.py). The claim rules' blocks are models too (schemas/comparison_claims.py),
+validated on the way out like every field: a key no model declares is refused.
 """
 
 from __future__ import annotations
@@ -10,20 +10,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.comparison_claims import (
+    AdjustedInterval,
+    Claim,
+    ClaimPlanning,
+    ClaimsByRule,
+    Detectability,
+    EarlyStopShortening,
+    IntervalsByRule,
+    LabelledBetting,
+    LabelledHoeffding,
+    MissingEvidence,
+    NonInferiority,
+    PrimaryClaim,
+    Rule,
+    SelectionSummary,
+)
 from srbench.schemas.comparison_published import PublishedRow
-from srbench.schemas.intervals import BootstrapInterval
+from srbench.schemas.intervals import BettingInterval, BootstrapInterval, StatisticsBlock
+from srbench.schemas.report_sections import ConfigHashEvidence, RoutingFigures
 
 Number = int | float
 
 
 def _config(extra: Literal["forbid", "allow"] = "forbid") -> ConfigDict:
     return ConfigDict(extra=extra, frozen=True, populate_by_name=True, use_attribute_docstrings=True)
-
-
-class Block(BaseModel):
-    """An open statistical block (its fields are those of the function that writes it)."""
-
-    model_config = _config("allow")
 
 
 class RunInfo(BaseModel):
@@ -226,9 +237,10 @@ class OperationsPair(BaseModel):
 
 class Candidate(BaseModel):
     """One candidate target against the baseline. Its claim fields (interval, intervals, claim_method,
-    claims_by_rule, planning, primary_betting, and a plan's extras) are written by stages/compare/claims.py."""
+    claims_by_rule, planning, primary_betting, selection, primary_adjusted) are written by
+    stages/compare/claims.py (schemas/comparison_claims.py)."""
 
-    model_config = _config("allow")
+    model_config = _config()
     target_id: str
     """The candidate target."""
     kind: str
@@ -261,11 +273,27 @@ class Candidate(BaseModel):
     """Cases both got wrong."""
     benchmarks: list[BenchmarkDelta]
     """Per benchmark (REP-1)."""
-    claim_rule: str
+    claim_rule: Rule
     """The rule that makes the claim (hoeffding or betting)."""
-    claim: str
+    claim: Claim
     """improvement, regression, inconclusive or blocked."""
-    non_inferiority: Block
+    interval: LabelledHoeffding | LabelledBetting | AdjustedInterval | None = None
+    """The interval that makes the claim (the declared rule's, or its selection-adjusted one)."""
+    intervals: IntervalsByRule | None = None
+    """Both rules' intervals."""
+    claim_method: str | None = None
+    """The method of the interval that makes the claim."""
+    claims_by_rule: ClaimsByRule | None = None
+    """The claim each rule's interval would make."""
+    planning: ClaimPlanning | None = None
+    """Sample-size planning of an inconclusive claim (None: the claim is settled)."""
+    primary_betting: BettingInterval | None = None
+    """The betting interval over the declared primary benchmarks alone, if any."""
+    selection: SelectionSummary | None = None
+    """The baseline's selection among K singles (plans that adjust for it)."""
+    primary_adjusted: AdjustedInterval | None = None
+    """The selection-adjusted interval over the primary benchmarks, if any."""
+    non_inferiority: NonInferiority
     """The non-inferiority verdict and its margin."""
     bootstrap: BootstrapInterval
     """The stratified bootstrap interval (a diagnostic)."""
@@ -277,15 +305,15 @@ class Candidate(BaseModel):
     """Its costs on the compared cases."""
     operations: OperationsPair
     """Latency and tokens of both sides."""
-    routing: Block | None = None
+    routing: RoutingFigures | None = None
     """A router's model mix, retries and fallbacks (None: not a router)."""
-    config_hash_evidence: Block | None = None
+    config_hash_evidence: ConfigHashEvidence | MissingEvidence | None = None
     """Whether a router's pinned config_hash was confirmed by evidence."""
-    interval_claim: str | None = None
+    interval_claim: Claim | None = None
     """The interval's own verdict when the claim is blocked."""
-    primary: Block | None = None
+    primary: PrimaryClaim | None = None
     """The claim on the plan's declared primary benchmarks."""
-    detectability: Block | None = None
+    detectability: Detectability | None = None
     """For an inconclusive Hoeffding claim: the cases that would make the difference detectable."""
 
 
@@ -341,9 +369,9 @@ class Comparison(BaseModel):
     """The non-inferiority margin (None: none declared)."""
     claim_rule: str
     """The candidate plan's claim rule."""
-    statistics: Block
+    statistics: StatisticsBlock
     """The candidate plan's statistics block as compare read it."""
-    early_stop: Block | None
+    early_stop: EarlyStopShortening | None
     """How an early stop shortened the compared cases (None: no run stopped early)."""
     baseline: BaselineChoice
     """The baseline target."""
@@ -353,7 +381,7 @@ class Comparison(BaseModel):
     """Every candidate target against the baseline."""
     limitations: list[str]
     """What the comparison does not show."""
-    selection: Block | None = None
+    selection: SelectionSummary | None = None
     """How the baseline's selection among K singles is adjusted for (plans with baseline_selection: adjusted)."""
     margin_source: str | None = None
     """Where the margin came from (declared in the plan or given post hoc)."""
