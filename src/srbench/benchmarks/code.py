@@ -42,6 +42,36 @@ class SandboxJob(BaseModel):
     """The job's own wall limit in seconds."""
 
 
+class LcbJobInput(BaseModel):
+    """The job file ``lcb_child.py`` reads: one program and every test it must pass."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    mode: Literal["functional", "stdin"]
+    """A method of ``class Solution`` called per test, or a program reading stdin."""
+    fn_name: str | None
+    """The method (functional only)."""
+    code: str
+    """The extracted program."""
+    timeout: int
+    """Seconds per test (upstream's per-test alarm)."""
+    inputs: list[str]
+    """Each test's input."""
+    outputs: list[str]
+    """Each test's expected output."""
+
+
+class ScriptJobInput(BaseModel):
+    """The job file ``script_child.py`` reads: a script run as ``__main__``, passed iff it exits 0."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    script: str
+    """The script."""
+    modules: dict[str, str]
+    """Extra modules it imports, {dotted name: source}."""
+    env: dict[str, str]
+    """Environment variables set before it runs."""
+
+
 class CodeJobs(BaseModel):
     """The sandbox jobs that grade one code answer, and what `CodeBenchmark.judge` needs to read their verdicts."""
 

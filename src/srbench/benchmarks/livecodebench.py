@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
-from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
+from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, LcbJobInput, SandboxJob, Verdict
 from srbench.benchmarks.figures import LcbFigures
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
@@ -221,10 +221,10 @@ class LiveCodeBench(CodeBenchmark):
             return CodeJobs(reason="no fenced program in the reply")
         ans = LcbAnswer.model_validate(case.answer)
         timeout = int(options["test_timeout_s"])
-        job = SandboxJob(module="lcb_child.py", input={
-            "mode": ans.mode, "fn_name": ans.fn_name, "code": code, "timeout": timeout,
-            "inputs": [t.input for t in ans.tests], "outputs": [t.output for t in ans.tests]},
-            wall_s=min(float(options["grade_timeout_s"]), (timeout + 1) * len(ans.tests) + 5))
+        payload = LcbJobInput(mode=ans.mode, fn_name=ans.fn_name, code=code, timeout=timeout,
+                              inputs=[t.input for t in ans.tests], outputs=[t.output for t in ans.tests])
+        job = SandboxJob(module="lcb_child.py", input=payload.model_dump(),
+                         wall_s=min(float(options["grade_timeout_s"]), (timeout + 1) * len(ans.tests) + 5))
         return CodeJobs(jobs=(job,))
 
     def judge(self, case: Case, verdicts: list[Verdict], planned: CodeJobs) -> Grade:

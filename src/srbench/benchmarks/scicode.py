@@ -33,7 +33,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.benchmarks.base import Grade, SourcePin
-from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, SandboxJob, Verdict
+from srbench.benchmarks.code import (
+    CodeBenchmark,
+    CodeJobs,
+    GradingOptions,
+    SandboxJob,
+    ScriptJobInput,
+    Verdict,
+)
 from srbench.benchmarks.conversation import ConversationOutcome
 from srbench.benchmarks.figures import SciCodeFigures
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
@@ -284,8 +291,8 @@ class SciCode(CodeBenchmark):
                 continue
             number, script = item
             scored.append(number)
-            jobs.append(SandboxJob(module="script_child.py", input={"script": script, "modules": modules, "env": env},
-                                   wall_s=wall))
+            payload = ScriptJobInput(script=script, modules=modules, env=env)
+            jobs.append(SandboxJob(module="script_child.py", input=payload.model_dump(), wall_s=wall))
         return CodeJobs(jobs=tuple(jobs), steps=tuple(scored), test_data_sha256=str(options["test_data_sha256"]))
 
     def judge(self, case: Case, verdicts: list[Verdict], planned: CodeJobs) -> Grade:
