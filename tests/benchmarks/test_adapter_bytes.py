@@ -125,11 +125,11 @@ def _figures(benchmark: str, graded: list) -> list:
     cells.append((False, None))
     out: list = [bench.metrics(grades), bench.report_metrics(grades, [None] * (len(grades) - 1) + ["call_failed"])]
     for grader in (*getattr(bench, "judge_graders", ()), None):
-        out.append(bench.published_summary(cells, grader))
+        out.append(bench.published_summary(cells, grader).stored())
     if benchmark in ("simpleqa-verified", "hle"):
         verdicts = ["correct", "incorrect", "not_attempted", None, "correct"]
         out.append(bench.published_summary([(v == "correct", verdict_grade(bench.published_rule or "x", v).stored())
-                                            for v in verdicts], getattr(bench, "judge_graders", (None,))[-1]))
+                                            for v in verdicts], getattr(bench, "judge_graders", (None,))[-1]).stored())
     return out
 
 

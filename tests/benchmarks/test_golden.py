@@ -73,7 +73,7 @@ def test_arc_published_summary_counts_inputs_and_differences() -> None:
     for text, expected, status, _ in ARC:
         c = case("arc-agi-2", expected)
         cells.append((status == "correct", bench.published_grade(c, text, bench.grade(c, text))))
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     solved = sum(sum(r[3]) for r in ARC)
     assert s["test_inputs"] == sum(len(r[1]) for r in ARC) and s["solved_inputs"] == solved
     assert s["score"] == pytest.approx(sum(sum(r[3]) / len(r[3]) for r in ARC) / len(ARC))
@@ -98,7 +98,7 @@ def test_arc_pass2_summary_over_the_corpus() -> None:
     for first, second, expected, status, _ in PASS2:
         c, conv = case("arc-agi-2", expected), conversation(first, second)
         cells.append((status == "correct", bench.published_conversation(c, conv, bench.grade_conversation(c, conv))))
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     assert s["rule"] == ARC_PASS2_RULE
     assert s["score"] == pytest.approx(sum(sum(r[4]) / len(r[4]) for r in PASS2) / len(PASS2))
     assert s["solved_inputs"] == sum(sum(r[4]) for r in PASS2) and s["test_inputs"] == sum(len(r[2]) for r in PASS2)
@@ -137,7 +137,7 @@ def test_simpleqa_published_f1_over_the_corpus(grader, column) -> None:
     bench = get("simpleqa-verified")
     verdicts = [r[column] for r in SIMPLEQA]
     cells = [(v == "correct", None if v == "judge_error" else verdict_grade(SIMPLEQA_RULE, v).stored()) for v in verdicts]
-    s = bench.published_summary(cells, grader)
+    s = bench.published_summary(cells, grader).stored()
     f1, acc = _f1([v if v != "judge_error" else "not_attempted" for v in verdicts])
     assert s["rule"] == SIMPLEQA_RULE and s["metric"] == "f1" and s["judge"] == grader
     assert s["score"] == pytest.approx(f1) and s["accuracy"] == pytest.approx(acc) and f1 != acc
@@ -157,10 +157,10 @@ def test_hle_golden(cand, ref, verdict, official_reply, official, confidence) ->
 
 def test_hle_published_accuracy_needs_the_official_judge() -> None:
     bench = get("hle")
-    ref = bench.published_summary([(r[2] == "correct", None) for r in HLE], JUDGE_GRADER)
+    ref = bench.published_summary([(r[2] == "correct", None) for r in HLE], JUDGE_GRADER).stored()
     assert ref["rule"] is None and ref["score"] is None and HLE_OFFICIAL in ref["reason"]
     cells = [(r[4] == "correct", verdict_grade(HLE_RULE, None if r[4] == "judge_error" else r[4]).stored()) for r in HLE]
-    s = bench.published_summary(cells, HLE_OFFICIAL)
+    s = bench.published_summary(cells, HLE_OFFICIAL).stored()
     assert s["rule"] == HLE_RULE
     assert s["score"] == pytest.approx(sum(r[4] == "correct" for r in HLE) / len(HLE))
 

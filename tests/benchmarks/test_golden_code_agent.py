@@ -77,7 +77,7 @@ def test_lcb_published_pass_at_1_from_stored_grades() -> None:
     cells = [(g["correct"], bench.published_stored(c, stored_grade(g, sandbox=None))) for g, _ in LCB_GRADES]
     assert [p["score"] for _, p in cells] == [s for _, s in LCB_GRADES]
     cells.append((False, bench.published_grade(c, None, None)))         # a planned cell never graded
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     assert s["rule"] == LCB_RULE and s["metric"] == "pass@1" and s["score"] == pytest.approx(2 / 6)
     assert s["graded_differently"] == 1 and s["published_higher"] == 1 and "same rule" in s["note"]
 
@@ -101,7 +101,7 @@ def test_scicode_published_resolve_and_sub_step_rates() -> None:
                "details": {"verdict": "passed", "sub_steps_passed": 2, "sub_steps_scored": 2}}]
     cells = [(g["correct"], bench.published_stored(c, stored_grade(g, sandbox=None))) for g in grades]
     cells.append((False, bench.published_grade(c, None, None)))         # not graded: 2 scored steps, 0 passed
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     assert s["rule"] == SCICODE_RULE and s["metric"] == "resolved"
     assert s["score"] == pytest.approx(2 / 4) and (s["sub_steps_passed"], s["sub_steps_scored"]) == (5, 8)
     assert s["sub_step_pass_rate"] == pytest.approx(5 / 8) and s["graded_differently"] == 1
@@ -140,7 +140,7 @@ def test_terminal_bench_sr_bench_and_published_over_the_corpus() -> None:
         p = bench.published_conversation(c, conv, g)
         assert p["rule"] == TB_RULE and p["score"] == (expected[0] if rewarded else 0.0) and p["rewarded"] is rewarded
         cells.append((g.correct, p))
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     rewards = [e[0] for _, _, e in TB_REWARD if not isinstance(e, str)]
     assert s["score"] == pytest.approx(sum(rewards) / len(TB_REWARD)) and s["metric"] == "mean reward"
     assert s["score_rewarded_only"] == pytest.approx(sum(rewards) / len(rewards)) and s["rewarded"] == len(rewards)
@@ -167,7 +167,7 @@ def test_tau3_pass_hat_1_is_sr_bench_rule() -> None:
     failed = conversation_record(error_class="environment_error", error="the tau2 child exited")
     c = case("tau3", TAU3_REWARD[0][0], domain="airline")
     cells.append((False, bench.published_conversation(c, failed, bench.grade_conversation(c, failed))))
-    s = bench.published_summary(cells)
+    s = bench.published_summary(cells).stored()
     wins = sum(r[3] == "correct" for r in TAU3_REWARD)
     assert s["rule"] == TAU3_RULE and s["metric"] == "pass^1" and s["graded_differently"] == 0
     assert s["score"] == pytest.approx(wins / (len(TAU3_REWARD) + 1))              # sr-bench's denominator

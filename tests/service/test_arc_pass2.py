@@ -118,7 +118,7 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
     attempts[0].update(text="[[[1]]]", finish_reason="length")
     g = bench.grade_conversation(case, conv)
     assert g.correct is False and g.status == "output_limit"       # a truncated first attempt never counts
-    assert bench.published_summary([(False, None)])["rule"] == ARC_RULE
+    assert bench.published_summary([(False, None)]).stored()["rule"] == ARC_RULE
 
 
 def test_a_named_actor_may_run_the_operators_pass_at_2_plan(api, service, prepare) -> None:

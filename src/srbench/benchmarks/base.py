@@ -8,7 +8,7 @@ clock and never touches the network except in `fetch`, which downloads the pinne
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -16,7 +16,8 @@ from pydantic import JsonValue
 
 from srbench.benchmarks.contract import Grade, SourcePin
 from srbench.benchmarks.pins import pins_for
-from srbench.benchmarks.published import summarize
+from srbench.benchmarks.published import StoredPublished, summarize
+from srbench.benchmarks.published_grades import PublishedSummary
 from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
@@ -178,12 +179,12 @@ class Benchmark(ABC):
         stored details here, so the figure needs no regrading and no model call."""
         return grade.published if isinstance(grade, GradeRecord) else None
 
-    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
-                          grader: str | None = None) -> dict[str, Any]:
+    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+                          grader: str | None = None) -> PublishedSummary:
         """The published-rule figure over one target's planned cells of this benchmark, as
         (sr-bench correct, published grade) pairs; see `published.summarize`."""
         reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
-        return summarize(self.published_rule, cells, reason=reason).stored()
+        return summarize(self.published_rule, cells, reason=reason)
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         """Benchmark-specific report figures over one target's planned cells (a None grade is a

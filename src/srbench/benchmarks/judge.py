@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict
@@ -37,7 +37,8 @@ from srbench.benchmarks.official_judges import (
     JudgeReplyError,
     JudgeVerdict,
 )
-from srbench.benchmarks.published import summarize, verdict_grade
+from srbench.benchmarks.published import StoredPublished, summarize, verdict_grade
+from srbench.benchmarks.published_grades import PublishedSummary
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.dataset import Case
@@ -276,10 +277,10 @@ class JudgedBenchmark(Benchmark):
         """The published rule this plan's judge supports (None: not with this judge)."""
         return self.published_rule
 
-    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
-                          grader: str | None = None) -> dict[str, Any]:
+    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+                          grader: str | None = None) -> PublishedSummary:
         rule = self.published_rule_for(grader)
-        return summarize(rule, cells, reason=None if rule else self.published_unavailable()).stored()
+        return summarize(rule, cells, reason=None if rule else self.published_unavailable())
 
     def published_unavailable(self) -> str:
         return "no published-rule diagnostic for this benchmark"

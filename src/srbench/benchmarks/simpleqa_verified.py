@@ -23,7 +23,8 @@ from srbench.benchmarks.figures import F1Metrics, SimpleQaFigures
 from srbench.benchmarks.judge import JUDGE_GRADER, VERDICTS, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
-from srbench.benchmarks.published import SIMPLEQA_RULE
+from srbench.benchmarks.published import SIMPLEQA_RULE, StoredPublished
+from srbench.benchmarks.published_grades import PublishedSummary
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.grade import StoredGrade
@@ -146,19 +147,18 @@ class SimpleQaVerified(JudgedBenchmark):
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         return _metrics(grades)
 
-    def published_summary(self, cells: list[tuple[bool, dict[str, Any] | None]],
-                          grader: str | None = None) -> dict[str, Any]:
+    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+                          grader: str | None = None) -> PublishedSummary:
         """F1 over the judge's verdicts (a cell without one counts as not attempted), accuracy beside."""
         out = super().published_summary(cells, grader)
         verdicts = [v if (v := (p or {}).get("verdict")) in VERDICTS else "not_attempted" for _, p in cells]
         m = f1_metrics(verdicts)
         judge = self.judge_grader(grader)
-        out.update(metric="f1", score=m.f1, accuracy=m.correct,
-                   correct_given_attempted=m.correct_given_attempted, not_attempted=m.not_attempted,
-                   judge=judge,
-                   note="the paper's A/B/C autorater prompt" if judge == SIMPLEQA_AUTORATER else
-                   "verdicts of sr-bench's reference judge, not the paper's autorater prompt")
-        return out
+        note = ("the paper's A/B/C autorater prompt" if judge == SIMPLEQA_AUTORATER else
+                "verdicts of sr-bench's reference judge, not the paper's autorater prompt")
+        return out.model_copy(update={"metric": "f1", "score": m.f1, "accuracy": m.correct,
+                                      "correct_given_attempted": m.correct_given_attempted,
+                                      "not_attempted": m.not_attempted, "judge": judge, "note": note})
 
 
 __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_case"]

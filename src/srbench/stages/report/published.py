@@ -49,7 +49,7 @@ def published_figure(benchmark: str, grader_version: str | None, answers: list[t
         published = (bench.published_stored(case, grade, grader) if grade is not None
                      else bench.published_grade(case, None, None, grader))
         cells.append((bool(correct), published))
-    return bench.published_summary(cells, grader)
+    return bench.published_summary(cells, grader).stored()
 
 
 def headline(row: BenchmarkRow) -> Headline:
