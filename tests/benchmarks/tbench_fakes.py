@@ -9,6 +9,7 @@ from typing import Any
 from srbench.benchmarks.conversation import CellStopped, Reply
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.sandbox.task_container import CommandResult
+from srbench.schemas.plan import BenchmarkOptions
 from srbench.simulate.terminal_tasks import tool_call
 
 
@@ -33,8 +34,7 @@ class FakeSession:
         self.sent: list[dict[str, Any]] = []
         self.objects: dict[str, Any] = {}
         self.remaining = remaining
-        if options is not None:
-            self.options = options
+        self.options = None if options is None else BenchmarkOptions.model_validate(options)
 
     async def call(self, messages: list[dict[str, Any]], *, role: str = "subject",
                    tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 from srbench.schemas.call import CallStatus
 from srbench.schemas.dataset import Case
+from srbench.schemas.plan import BenchmarkOptions
 from srbench.schemas.wire import WireJSON
 
 Role = Literal["subject", "user_simulator", "judge", "scaffolding"]
@@ -80,7 +81,7 @@ class CellSession(Protocol):
     case: Case
     target_id: str
     seed: int
-    options: dict[str, Any]          # the plan's frozen benchmark_options[<benchmark>] entry ({} when none)
+    options: BenchmarkOptions | None  # the plan's frozen benchmark_options[<benchmark>] entry (None when none)
 
     async def call(self, messages: list[WireJSON], *, role: Role = "subject",
                    tools: list[WireJSON] | None = None, tool_choice: Any = None,

@@ -153,8 +153,8 @@ class TerminalBench21(Benchmark):
         return {"grading": options_from(given).model_dump()}
 
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
-        frozen = getattr(session, "options", None) or {}        # the plan's benchmark_options entry
-        options = options_from(frozen.get("grading") if isinstance(frozen, Mapping) else None)
+        frozen = session.options                                # the plan's benchmark_options entry
+        options = options_from(frozen.grading if frozen is not None else None)
         return await agent.run_trial(self.task_of(case), session, options)
 
     def preflight(self, cases: list[Case]) -> list[str]:

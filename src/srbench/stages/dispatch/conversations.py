@@ -84,7 +84,7 @@ class Session:
         self.target_id = cell.target_id
         self.seed = seed
         # the plan's frozen benchmark_options[<benchmark>] entry (a benchmark's own settings)
-        self.options = dict(runner.d.plan.options_for(case.benchmark) or {})
+        self.options = runner.d.plan.benchmark_options.get(case.benchmark)
         self.deadline = deadline                    # time.monotonic() of the case's own timeout
         self.calls: list[ConversationCall] = []     # the conversation record's calls, in order
         self.stored: list[str] = []
