@@ -51,19 +51,21 @@ def test_verify_and_gc_follow_nested_references_on_a_memory_store(objects: Objec
     journal.set_ref_sync("test", "top", {"object": top})
 
     res = maintenance.verify(objects, journal)
-    assert res["ok"] and res["objects"] == 4 and res["reachable"] == 3, res
+    assert res.ok and res.objects == 4 and res.reachable == 3, res
 
     dry = maintenance.gc(objects, journal, grace_s=0)
-    assert dry["dry_run"] and [i["digest"] for i in dry["items"]] == [garbage]
+    assert dry.dry_run and [i.digest for i in dry.items] == [garbage]
     kept = maintenance.gc(objects, journal, dry_run=False)           # memory:// reports datetimes: age 0 s
-    assert kept["young"] == 1 and kept["deleted"] == 0 and objects.has(garbage)
+    assert kept.young == 1 and kept.deleted == 0 and objects.has(garbage)
     done = maintenance.gc(objects, journal, dry_run=False, grace_s=0)
-    assert done["deleted"] == 1 and not objects.has(garbage)
+    assert done.deleted == 1 and not objects.has(garbage)
+    assert [(i.digest, i.action) for i in done.items] == [(garbage, "deleted")]
     assert all(objects.has(d) for d in (top, middle, leaf))
 
     objects.delete(leaf)
     res = maintenance.verify(objects, journal)
-    assert res["missing"] == [{"digest": leaf, "referenced_from": [f"{middle} sse"], "references": 1}]
+    assert [m.model_dump() for m in res.missing] == [{"digest": leaf, "referenced_from": [f"{middle} sse"],
+                                                      "references": 1}]
 
 
 def test_mtime_reads_what_backends_report() -> None:

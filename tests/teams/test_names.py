@@ -50,7 +50,7 @@ def test_gc_keeps_what_a_name_holds_and_what_it_reaches(tmp_path: Path) -> None:
         junk = store.put_bytes(b"junk")
         store.claim_name("runs/run-kept", bundle)
         result = gc(store, journal, dry_run=False, grace_s=0)
-        assert result["deleted"] == 1 and not store.has(junk)
+        assert result.deleted == 1 and not store.has(junk)
         assert store.has(bundle) and store.has(leaf)
     finally:
         journal.close()

@@ -197,40 +197,6 @@ class Stopping(Answer):
     results: Literal["kept"]
 
 
-class Missing(Answer):
-    digest: str
-    referenced_from: list[str]
-    references: int
-
-
-class Unrepaired(Answer):
-    digest: str
-    reason: str
-
-
-class Verified(Answer):
-    objects: int
-    bytes: int
-    reachable: int
-    references: int
-    corrupt: list[str]
-    missing: list[Missing]
-    problems: int
-    ok: bool
-    elapsed_s: float
-    repaired: list[str] | None = None
-    unrepaired: list[Unrepaired] | None = None
-    sources: list[str] | None = None
-
-
-class Collected(Answer):
-    model_config = ConfigDict(extra="allow")      # the per-kind counts and their *_bytes twins
-    dry_run: bool
-    grace_s: float
-    items: list[Document]
-    elapsed_s: float
-
-
 class RecipeCheck(Answer):
     """The check of a captured recipe after the run (the run's `recipe_checked` event, UI-7)."""
 

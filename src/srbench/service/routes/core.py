@@ -30,6 +30,7 @@ from srbench.service.datasets.refs import find_datasets
 from srbench.service.runs.early_stop import check_baseline_run
 from srbench.service.runs.recipes import recipes_view
 from srbench.service.store import maintenance, target_registry
+from srbench.service.store.maintenance_answers import Collected, Verified
 from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream
@@ -253,24 +254,23 @@ async def run_recipes(request: web.Request) -> wf.Recipes:
 @route("POST", "/store/verify",
        "Re-hash every object and check journal → object references (repair: copy good objects from "
        "SR_BENCH_REPAIR_FROM)",
-       body=rq.StoreVerify, answer=wf.Verified, optional=True)
-async def store_verify(request: web.Request, req: rq.StoreVerify) -> wf.Verified:
+       body=rq.StoreVerify, answer=Verified, optional=True)
+async def store_verify(request: web.Request, req: rq.StoreVerify) -> Verified:
     service = svc(request)
     if not req.repair:
-        return wf.Verified.model_validate(await asyncio.to_thread(maintenance.verify, service.objects,
-                                                                  service.journal))
+        return await asyncio.to_thread(maintenance.verify, service.objects, service.journal)
     res = await asyncio.to_thread(maintenance.verify_and_repair, service.objects, service.journal,
                                   maintenance.repair_sources())
-    for digest in res["repaired"]:
+    for digest in res.repaired or []:
         service.damage.forget(digest)
-    return wf.Verified.model_validate(res)
+    return res
 
 
 @route("POST", "/store/gc",
        "Remove objects no reference reaches, older than a grace period (dry run unless apply; refused while "
        "runs are active)",
-       body=rq.StoreGc, answer=wf.Collected, optional=True)
-async def store_gc(request: web.Request, req: rq.StoreGc) -> wf.Collected:
+       body=rq.StoreGc, answer=Collected, optional=True)
+async def store_gc(request: web.Request, req: rq.StoreGc) -> Collected:
     apply, grace = req.apply, req.grace_s
     service = svc(request)
     active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
@@ -282,5 +282,5 @@ async def store_gc(request: web.Request, req: rq.StoreGc) -> wf.Collected:
         raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
                        "where other stores' journals may reference them; only a dry run is allowed",
                        code="objects_shared")
-    return wf.Collected.model_validate(await asyncio.to_thread(maintenance.gc, service.objects, service.journal,
-                                                               dry_run=not apply, grace_s=float(grace)))
+    return await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
+                                   grace_s=float(grace))

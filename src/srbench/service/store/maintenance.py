@@ -56,6 +56,14 @@ from srbench.cas.store import ObjectStore
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound
 from srbench.service.journal.scan import runs_with_status, text_values
 from srbench.service.journal.writer import Journal
+from srbench.service.store.maintenance_answers import (
+    Collected,
+    GcAction,
+    GcItem,
+    Missing,
+    Unrepaired,
+    Verified,
+)
 
 DEFAULT_GRACE_S = 3600.0
 # (table, column) pairs that hold digests which are not references; "*" skips the whole table
@@ -163,12 +171,10 @@ def active_runs(journal: Journal) -> list[str]:
 
 
 # -- verify ------------------------------------------------------------------------------------------
-def verify(objects: ObjectStore, journal: Journal) -> dict[str, Any]:
+def verify(objects: ObjectStore, journal: Journal) -> Verified:
     """Re-hash every object and check that every reference reachable from the journal resolves.
 
-    Returns ``{"objects", "bytes", "reachable", "references", "corrupt": [digest…],
-    "missing": [{"digest", "referenced_from": [where…], "references": n}…], "problems", "ok",
-    "elapsed_s"}``. A corrupt object counts whether or not it is reachable (the disk lost bytes); a
+    A corrupt object counts whether or not it is reachable (the disk lost bytes); a
     missing digest counts only when something reachable names it. References are followed through
     corrupt objects too (best effort), so what a corrupt object names is still checked.
     """
@@ -210,12 +216,12 @@ def verify(objects: ObjectStore, journal: Journal) -> dict[str, Any]:
             continue
         reachable.add(digest)
         stack.extend((child, f"{digest} {path}") for child, path in children.get(digest, ()))
-    missing_view = [{"digest": d, "referenced_from": sorted(w)[:MAX_REFERRERS], "references": len(w)}
+    missing_view = [Missing(digest=d, referenced_from=sorted(w)[:MAX_REFERRERS], references=len(w))
                     for d, w in sorted(missing.items())]
     problems = len(corrupt) + len(missing_view)
-    return {"objects": len(present), "bytes": total_bytes, "reachable": len(reachable), "references": edges,
-            "corrupt": sorted(corrupt), "missing": missing_view, "problems": problems, "ok": problems == 0,
-            "elapsed_s": round(time.monotonic() - started, 3)}
+    return Verified(objects=len(present), bytes=total_bytes, reachable=len(reachable), references=edges,
+                    corrupt=sorted(corrupt), missing=missing_view, problems=problems, ok=problems == 0,
+                    elapsed_s=round(time.monotonic() - started, 3))
 
 
 # -- repair ------------------------------------------------------------------------------------------
@@ -229,19 +235,19 @@ def repair_sources() -> list[ObjectStore]:
     return [ObjectStore(u) for u in urls]
 
 
-def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[ObjectStore]) -> dict[str, Any]:
+def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[ObjectStore]) -> Verified:
     """`verify`, then for each corrupt or missing object a copy from the first source whose bytes hash
     to its name is written in its place; the answer is a fresh `verify` of the repaired store, plus
     ``repaired`` (digests) and ``unrepaired`` (``{"digest", "reason"}``), and the ``sources`` asked."""
     first = verify(objects, journal)
-    wanted = [*first["corrupt"], *(m["digest"] for m in first["missing"])]
+    wanted = [*first.corrupt, *(m.digest for m in first.missing)]
     repaired: list[str] = []
-    unrepaired: list[dict[str, str]] = []
+    unrepaired: list[Unrepaired] = []
     for digest in wanted:
         data = _good_copy(sources, digest)
         if data is None:
-            unrepaired.append({"digest": digest, "reason": "no configured source holds a good copy"
-                               if sources else f"no second store configured ({REPAIR_ENV})"})
+            unrepaired.append(Unrepaired(digest=digest, reason="no configured source holds a good copy"
+                                         if sources else f"no second store configured ({REPAIR_ENV})"))
             continue
         if objects.local:
             objects.put_bytes(data)          # a damaged local file is rewritten whole (temp file + rename)
@@ -249,7 +255,8 @@ def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[Obje
             objects.fs.pipe_file(objects.path_of(digest), data)
         repaired.append(digest)
     res = verify(objects, journal) if repaired else first
-    return {**res, "repaired": repaired, "unrepaired": unrepaired, "sources": [s.url for s in sources]}
+    return res.model_copy(update={"repaired": repaired, "unrepaired": unrepaired,
+                                  "sources": [s.url for s in sources]})
 
 
 def _good_copy(sources: list[ObjectStore], digest: str) -> bytes | None:
@@ -296,7 +303,7 @@ def _store_lock(objects: ObjectStore) -> threading.Lock:
 
 
 def gc(objects: ObjectStore, journal: Journal, *, dry_run: bool = True,
-       grace_s: float = DEFAULT_GRACE_S) -> dict[str, Any]:
+       grace_s: float = DEFAULT_GRACE_S) -> Collected:
     """Mark from the journal through nested references; delete unreachable objects older than `grace_s`.
 
     With ``dry_run`` (the default) nothing is deleted and the result says what would be. Refuses
@@ -330,7 +337,7 @@ def _refuse_if_active(journal: Journal) -> None:
                        "to finish or cancel them", code="runs_active")
 
 
-def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float) -> dict[str, Any]:
+def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float) -> Collected:
     started = time.monotonic()
     _refuse_if_active(journal)
     marked: set[str] = set()
@@ -343,7 +350,7 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
     counts = {k: 0 for k in ("objects", "bytes", "reachable", "reachable_bytes", "unreachable",
                              "unreachable_bytes", "collectable", "collectable_bytes", "young", "young_bytes",
                              "rescued", "rescued_bytes", "deleted", "deleted_bytes")}
-    items: list[dict[str, Any]] = []
+    items: list[GcItem] = []
     for digest in objects.iter_digests():
         st = _stat(objects, digest)
         if st is None:            # gone meanwhile
@@ -362,26 +369,27 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
         kind = "collectable" if old else "young"
         counts[kind] += 1
         counts[f"{kind}_bytes"] += size
-        items.append({"digest": digest, "bytes": size, "age_s": None if age is None else round(age, 3),
-                      "action": "delete" if old else "keep_young"})
+        items.append(GcItem(digest=digest, bytes=size, age_s=None if age is None else round(age, 3),
+                            action="delete" if old else "keep_young"))
     if not dry_run and counts["collectable"]:
         # rows committed since the first mark rescue their objects; a run that started meanwhile stops gc
         mark(journal_roots(journal) + name_roots(objects))
         _refuse_if_active(journal)
-        for item in items:
-            if item["action"] != "delete":
-                continue
-            if item["digest"] in marked:
-                item["action"] = "rescued"
-                counts["rescued"] += 1
-                counts["rescued_bytes"] += item["bytes"]
-                continue
-            objects.delete(item["digest"])
-            item["action"] = "deleted"
-            counts["deleted"] += 1
-            counts["deleted_bytes"] += item["bytes"]
-    return {"dry_run": dry_run, "grace_s": grace_s, **counts, "items": items,
-            "elapsed_s": round(time.monotonic() - started, 3)}
+        items = [_collect(objects, item, marked, counts) for item in items]
+    return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items,
+                     elapsed_s=round(time.monotonic() - started, 3))
+
+
+def _collect(objects: ObjectStore, item: GcItem, marked: set[str], counts: dict[str, int]) -> GcItem:
+    """Delete one collectable object unless a row committed meanwhile names it (then it is rescued)."""
+    if item.action != "delete":
+        return item
+    kind: GcAction = "rescued" if item.digest in marked else "deleted"
+    if kind == "deleted":
+        objects.delete(item.digest)
+    counts[kind] += 1
+    counts[f"{kind}_bytes"] += item.bytes
+    return item.model_copy(update={"action": kind})
 
 
 __all__ = ["DEFAULT_GRACE_S", "NOT_REFERENCES", "REPAIR_ENV", "Reference", "active_runs", "digests_in", "gc",
