@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.text import lone_surrogate_at
+from srbench.schemas.wire import WireJSON
 from srbench.stages.plan.problems import fail, pydantic_problems
 
 SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.api.app.Service`
@@ -90,7 +91,7 @@ def _members_within(budget: int) -> Any:
     """A json `object_pairs_hook` refusing a body whose objects hold more than `budget` members in all."""
     count = 0
 
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def hook(pairs: list[tuple[str, Any]]) -> WireJSON:
         nonlocal count
         count += len(pairs)
         if count > budget:
@@ -160,7 +161,7 @@ def _charset(request: web.Request) -> str:
     return "utf-8"
 
 
-def decode_body(raw: bytes, charset: str = "utf-8", max_members: int = MAX_MEMBERS) -> dict[str, Any]:
+def decode_body(raw: bytes, charset: str = "utf-8", max_members: int = MAX_MEMBERS) -> WireJSON:
     """The body as a JSON object (blocking: called off the event loop)."""
     if _over_budget(raw, max_members):
         raise InvalidInput(_too_many(max_members))
@@ -182,7 +183,7 @@ def decode_body(raw: bytes, charset: str = "utf-8", max_members: int = MAX_MEMBE
     return data
 
 
-async def body(request: web.Request, limit: int = SMALL_BODY) -> dict[str, Any]:
+async def body(request: web.Request, limit: int = SMALL_BODY) -> WireJSON:
     """The body as a JSON object, read up to `limit` bytes and parsed off the event loop."""
     charset = _charset(request)
     return await asyncio.to_thread(decode_body, await read_body(request, limit), charset)

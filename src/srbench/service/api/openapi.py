@@ -13,11 +13,11 @@ service against this document.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import BaseModel
 
 from srbench import VERSION
+from srbench.schemas.wire import WireJSON
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import Route, bound_routes
 from srbench.service.datasets import preparations
@@ -49,7 +49,7 @@ ACTORS = ("A caller holding the token may act for an actor: X-SR-Bench-Actor-ID 
           "the local operator.")
 
 
-def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any]:
+def _schema(model: type[BaseModel], components: WireJSON) -> WireJSON:
     """A `$ref` to the model's schema, which is added (with the models it uses) to `components`."""
     schema = model.model_json_schema(ref_template=_REF)
     components.update(schema.pop("$defs", {}))
@@ -57,28 +57,28 @@ def _schema(model: type[BaseModel], components: dict[str, Any]) -> dict[str, Any
     return {"$ref": _REF.format(model=model.__name__)}
 
 
-def _query(model: type[BaseModel]) -> list[dict[str, Any]]:
+def _query(model: type[BaseModel]) -> list[WireJSON]:
     schema = model.model_json_schema()
     required = set(schema.get("required", []))
     return [{"name": name, "in": "query", "required": name in required, "schema": prop}
             for name, prop in schema["properties"].items()]
 
 
-def openapi_document() -> dict[str, Any]:
-    components: dict[str, Any] = {}
+def openapi_document() -> WireJSON:
+    components: WireJSON = {}
     error = _schema(rs.Error, components)
-    paths: dict[str, Any] = {}
+    paths: WireJSON = {}
     for r in ROUTES:
         answer = _schema(r.answer, components) if r.answer else {"type": "object"}
         ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
-        responses: dict[str, Any] = ({"201": {**ok, "description": "Created"}, "200": ok} if r.created else
+        responses: WireJSON = ({"201": {**ok, "description": "Created"}, "200": ok} if r.created else
                                      {"202": {**ok, "description": "Accepted"}} if r.accepted else {"200": ok})
         responses["4XX"] = {"description": "client error (403: a wrong token, the read role, another actor's "
                                            "operator route)", "content": {"application/json": {"schema": error}}}
         responses["5XX"] = {"description": "a storage fault (507 insufficient_storage, 503 storage_unavailable) "
                                            "or a damaged object (503 damaged_object)",
                             "content": {"application/json": {"schema": error}}}
-        op: dict[str, Any] = {"operationId": r.name, "summary": r.summary, "responses": responses}
+        op: WireJSON = {"operationId": r.name, "summary": r.summary, "responses": responses}
         params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
                   for p in re.findall(r"{(\w+)}", r.path)]
         if r.query is not None:

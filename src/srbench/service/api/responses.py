@@ -23,11 +23,12 @@ from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
+from srbench.schemas.wire import WireJSON
 from srbench.service.api.catalog import CatalogEntry, CatalogTotals, SetupCheck
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
 
-Document = dict[str, Any]
+Document = WireJSON      # a JSON document an answer passes through in its wire form (a manifest, a report)
 A = TypeVar("A", bound=BaseModel)
 
 
