@@ -116,7 +116,7 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
     assert bench.grade_conversation(case, conv).correct is False
     assert bench.published_conversation(case, conv, None)["score"] == 1.0
     attempts[0].update(text="[[[1]]]", finish_reason="length")
-    g = bench.grade_conversation(case, conv)
+    g = bench.grade_conversation(case, conversation_record(outputs={"attempts": attempts}))
     assert g.correct is False and g.status == "output_limit"       # a truncated first attempt never counts
     assert bench.published_summary([(False, None)]).stored()["rule"] == ARC_RULE
 

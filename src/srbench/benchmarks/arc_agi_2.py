@@ -94,7 +94,8 @@ class ArcAttempt(BaseModel):
 
 
 def _attempts(conversation: ConversationRecord) -> list[ArcAttempt]:
-    return [ArcAttempt.model_validate(a) for a in conversation.outputs.get("attempts", [])]
+    attempts = conversation.outputs.get("attempts")
+    return [ArcAttempt.model_validate(a) for a in attempts] if isinstance(attempts, list) else []
 
 
 def _name(task_id: str) -> str:

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import JsonValue
+
 from srbench.schemas.call import CallStatus
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import BenchmarkOptions
@@ -68,7 +70,7 @@ class ConversationOutcome:
     """What `converse` returns; stored with the list of calls as the cell's conversation record."""
 
     final_text: str | None                   # the answer a plain grader would see (e.g. joined code)
-    outputs: dict[str, Any] = field(default_factory=dict)   # JSON: per-benchmark (step codes, reward…)
+    outputs: dict[str, JsonValue] = field(default_factory=dict)   # per-benchmark (step codes, reward…)
     trajectory: str | None = None            # digest of a stored trajectory object, if any
     error_class: str | None = None           # set: the cell failed for this reason (e.g. trial_error)
     error: str | None = None                 # one line, with error_class

@@ -265,9 +265,9 @@ class SciCode(CodeBenchmark):
 
     def conversation_texts(self, record: ConversationRecord) -> tuple[list[str | None], str | None]:
         """(each step's reply, "length" when any step's reply was cut) from a conversation record."""
-        out = record.outputs
-        finishes = list(out.get("finish_reasons") or [])
-        return list(out.get("replies") or []), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
+        out = SciCodeOutputs.model_validate(record.outputs)
+        finishes = out.finish_reasons
+        return list(out.replies), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
 
     # -- grading -----------------------------------------------------------------------------------
     def options(self, given: Mapping[str, Any] | None) -> GradingOptions:

@@ -4,9 +4,9 @@ named by the cell's ``call``; each call's own record is a call record (schemas/c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.call import CallRole, CallStatus
 
@@ -55,7 +55,7 @@ class ConversationRecord(BaseModel):
     """Every call, in order."""
     final_text: str | None
     """The answer a plain grader would see."""
-    outputs: dict[str, Any]
+    outputs: dict[str, JsonValue]
     """The benchmark's own results (step codes, a reward …)."""
     trajectory: str | None
     """Digest of a stored trajectory object, if any."""

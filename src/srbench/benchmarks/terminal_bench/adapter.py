@@ -184,9 +184,10 @@ class TerminalBench21(Benchmark):
 
     def conversation_row(self, conversation: ConversationRecord) -> dict[str, JsonValue]:
         out = conversation.outputs
-        receipt = out.get("receipt") or {}
+        receipt = out.get("receipt")
         return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),
-                "commands": out.get("commands"), "task_image_id": receipt.get("image_id")}
+                "commands": out.get("commands"),
+                "task_image_id": receipt.get("image_id") if isinstance(receipt, dict) else None}
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         rewards: list[Any] = [g.details.get("reward") for g in grades if g and g.status in ("correct", "incorrect")]
