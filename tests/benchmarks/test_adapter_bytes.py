@@ -14,6 +14,7 @@ from srbench.benchmarks import catalog, get
 from srbench.benchmarks.code import CodeBenchmark
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.benchmarks.published import verdict_grade
+from srbench.benchmarks.published_grades import published_json, read_published
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.simulate import samples, scicode_samples
 from srbench.stages.datasets.build import encode_cases
@@ -69,8 +70,8 @@ def _code_outputs(benchmark: str, cases: list) -> list:
                     continue            # never judged: every planned job has a verdict
                 g = bench.judge(c, verdicts[:len(jobs)], planned)
                 stored = {"correct": g.correct, "status": g.status, "extracted": g.extracted, "details": g.details}
-                out.append([stored, bench.published_stored(c, stored_grade(stored, sandbox=None)),
-                            bench.published_grade(c, texts[0], g)])
+                out.append([stored, published_json(bench.published_stored(c, stored_grade(stored, sandbox=None))),
+                            published_json(bench.published_grade(c, texts[0], g))])
     return out
 
 
@@ -89,7 +90,7 @@ def _judged_outputs(benchmark: str, cases: list) -> list:
                 try:
                     g = bench.grade_judged(c, "The answer is 42.", reply, grader)
                     out.append([g.correct, g.status, g.extracted, g.details,
-                                bench.published_grade(c, "42", g, grader)])
+                                published_json(bench.published_grade(c, "42", g, grader))])
                 except Exception as exc:     # noqa: BLE001 - the failure's class and text are pinned too
                     out.append([type(exc).__name__, str(exc)])
     return out
@@ -102,7 +103,7 @@ def _grade_outputs(benchmark: str, cases: list) -> list:
         for text in (None, "", "Answer: B", "The answer is (C)", "[[[0, 1], [1, 0]]]", f"{c.answer}"):
             g = bench.grade(c, text)
             out.append([g.correct, g.status, g.extracted, g.strict_format, g.details,
-                        bench.published_grade(c, text, g)])
+                        published_json(bench.published_grade(c, text, g))])
     return out
 
 
@@ -114,13 +115,13 @@ def _figures(benchmark: str, graded: list) -> list:
     for item in graded:
         if isinstance(item, list) and len(item) >= 3 and isinstance(item[0], dict) and "details" in item[0]:
             grades.append(stored_grade(item[0], sandbox=None))
-            cells.append((bool(item[0]["correct"]), item[1]))
+            cells.append((bool(item[0]["correct"]), read_published(item[1])))
         elif isinstance(item, list) and len(item) == 6 and isinstance(item[4], dict):
             grades.append(stored_grade(correct=item[0], status=item[1], details=item[4], published=item[5]))
-            cells.append((bool(item[0]), item[5]))
+            cells.append((bool(item[0]), read_published(item[5])))
         elif isinstance(item, list) and len(item) == 5 and isinstance(item[3], dict):
             grades.append(stored_grade(correct=item[0], status=item[1], details=item[3], published=item[4]))
-            cells.append((bool(item[0]), item[4]))
+            cells.append((bool(item[0]), read_published(item[4])))
     grades.append(None)
     cells.append((False, None))
     out: list = [bench.metrics(grades), bench.report_metrics(grades, [None] * (len(grades) - 1) + ["call_failed"])]
@@ -128,7 +129,7 @@ def _figures(benchmark: str, graded: list) -> list:
         out.append(bench.published_summary(cells, grader).stored())
     if benchmark in ("simpleqa-verified", "hle"):
         verdicts = ["correct", "incorrect", "not_attempted", None, "correct"]
-        out.append(bench.published_summary([(v == "correct", verdict_grade(bench.published_rule or "x", v).stored())
+        out.append(bench.published_summary([(v == "correct", verdict_grade(bench.published_rule or "x", v))
                                             for v in verdicts], getattr(bench, "judge_graders", (None,))[-1]).stored())
     return out
 

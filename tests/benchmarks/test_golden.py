@@ -11,6 +11,7 @@ from srbench.benchmarks import get
 from srbench.benchmarks.judge import JUDGE_GRADER, JudgeError
 from srbench.benchmarks.official_judges import HLE_OFFICIAL, SIMPLEQA_AUTORATER
 from srbench.benchmarks.published import ARC_PASS2_RULE, HLE_RULE, SIMPLEQA_RULE, verdict_grade
+from srbench.benchmarks.published_grades import published_json
 from srbench.cas.digest import digest_json
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 
@@ -36,7 +37,7 @@ def test_mmlu_pro_golden(text, answer, n, status, letter, p_letter, p_step, p_sc
     bench, c = get("mmlu-pro"), case("mmlu-pro", answer, option_count=n)
     g = bench.grade(c, text)
     assert (g.status, g.extracted) == (status, letter)
-    p = bench.published_grade(c, text, g)
+    p = published_json(bench.published_grade(c, text, g))
     assert (p["extracted"], p["step"], p["score"]) == (p_letter, p_step, p_score)
     assert p["fallback"] is (p_letter is None)
 
@@ -46,14 +47,14 @@ def test_gpqa_golden(text, answer, status, letter, p_letter, p_score) -> None:
     bench, c = get("gpqa-diamond"), case("gpqa-diamond", answer, option_count=4)
     g = bench.grade(c, text)
     assert (g.status, g.extracted) == (status, letter)
-    p = bench.published_grade(c, text, g)
+    p = published_json(bench.published_grade(c, text, g))
     assert (p["extracted"], p["score"]) == (p_letter, p_score)
 
 
 def test_mcq_no_reply_is_wrong_under_both_rules() -> None:
     bench, c = get("mmlu-pro"), case("mmlu-pro", "G", option_count=10)
     assert bench.grade(c, None).status == "unparsed"
-    assert bench.published_grade(c, None, None)["score"] == 0       # no fallback without a reply
+    assert published_json(bench.published_grade(c, None, None))["score"] == 0       # no fallback without a reply
 
 
 # -- ARC -----------------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ def test_arc_golden(text, expected, status, solved) -> None:
     bench, c = get("arc-agi-2"), case("arc-agi-2", expected, test_count=len(expected))
     g = bench.grade(c, text)
     assert g.status == status and g.correct is (status == "correct")
-    p = bench.published_grade(c, text, g)
+    p = published_json(bench.published_grade(c, text, g))
     assert p["solved"] == solved
     assert p["score"] == sum(solved) / len(solved) and p["test_inputs"] == len(expected)
 
@@ -87,7 +88,7 @@ def test_arc_pass2_golden(first, second, expected, status, solved) -> None:
     conv = conversation(first, second)
     g = bench.grade_conversation(c, conv)                  # sr-bench: the first attempt, all-or-nothing
     assert g.status == status and g.correct is (status == "correct")
-    p = bench.published_conversation(c, conv, g)           # pass@2 per test input
+    p = published_json(bench.published_conversation(c, conv, g))           # pass@2 per test input
     assert p["rule"] == ARC_PASS2_RULE and p["solved"] == solved
     assert p["score"] == sum(solved) / len(solved) and p["attempts"] == (1 if second is None else 2)
 
@@ -136,7 +137,7 @@ def _f1(verdicts: list[str]) -> tuple[float, float]:
 def test_simpleqa_published_f1_over_the_corpus(grader, column) -> None:
     bench = get("simpleqa-verified")
     verdicts = [r[column] for r in SIMPLEQA]
-    cells = [(v == "correct", None if v == "judge_error" else verdict_grade(SIMPLEQA_RULE, v).stored()) for v in verdicts]
+    cells = [(v == "correct", None if v == "judge_error" else verdict_grade(SIMPLEQA_RULE, v)) for v in verdicts]
     s = bench.published_summary(cells, grader).stored()
     f1, acc = _f1([v if v != "judge_error" else "not_attempted" for v in verdicts])
     assert s["rule"] == SIMPLEQA_RULE and s["metric"] == "f1" and s["judge"] == grader
@@ -159,7 +160,7 @@ def test_hle_published_accuracy_needs_the_official_judge() -> None:
     bench = get("hle")
     ref = bench.published_summary([(r[2] == "correct", None) for r in HLE], JUDGE_GRADER).stored()
     assert ref["rule"] is None and ref["score"] is None and HLE_OFFICIAL in ref["reason"]
-    cells = [(r[4] == "correct", verdict_grade(HLE_RULE, None if r[4] == "judge_error" else r[4]).stored()) for r in HLE]
+    cells = [(r[4] == "correct", verdict_grade(HLE_RULE, None if r[4] == "judge_error" else r[4])) for r in HLE]
     s = bench.published_summary(cells, HLE_OFFICIAL).stored()
     assert s["rule"] == HLE_RULE
     assert s["score"] == pytest.approx(sum(r[4] == "correct" for r in HLE) / len(HLE))
@@ -174,12 +175,12 @@ def _outputs(benchmark: str, grader: str | None = None) -> list:
         for text, answer, n, *_ in rows:
             c = case(benchmark, answer, option_count=n)
             g = bench.grade(c, text)
-            out.append([g.status, g.extracted, g.strict_format, bench.published_grade(c, text, g)])
+            out.append([g.status, g.extracted, g.strict_format, published_json(bench.published_grade(c, text, g))])
     elif benchmark == "arc-agi-2":
         for text, expected, *_ in ARC:
             c = case(benchmark, expected)
             g = bench.grade(c, text)
-            out.append([g.status, g.extracted, g.strict_format, bench.published_grade(c, text, g)])
+            out.append([g.status, g.extracted, g.strict_format, published_json(bench.published_grade(c, text, g))])
     else:
         rows = SIMPLEQA if benchmark == "simpleqa-verified" else HLE
         for cand, ref, _, official, *_ in rows:
@@ -231,7 +232,7 @@ def test_no_adapter_drift_arc_pass2() -> None:
     for first, second, expected, *_ in PASS2:
         c, conv = case("arc-agi-2", expected), conversation(first, second)
         g = bench.grade_conversation(c, conv)
-        out.append([g.status, g.correct, g.extracted, bench.published_conversation(c, conv, g)])
+        out.append([g.status, g.correct, g.extracted, published_json(bench.published_conversation(c, conv, g))])
     key = ("arc-agi-2", bench.grader_version, bench.published_conversation_rule)
     digest = digest_json(out)
     assert key in PINNED, f"arc-agi-2 pass@2: {key[1:]} has no pinned outputs; pin {digest}"

@@ -13,6 +13,7 @@ import pytest
 from srbench.benchmarks import get
 from srbench.benchmarks.livecodebench import extract_code as lcb_extract
 from srbench.benchmarks.published import LCB_RULE, SCICODE_RULE, TAU3_RULE, TB_RULE
+from srbench.benchmarks.published_grades import published_json, read_published
 from srbench.benchmarks.scicode_protocol import extract_code as scicode_extract
 from srbench.benchmarks.tau import reward as tau_reward
 from srbench.benchmarks.tau.models import Criteria, TauOutputs
@@ -75,7 +76,7 @@ def test_lcb_published_pass_at_1_from_stored_grades() -> None:
     bench = get("livecodebench")
     c = case("livecodebench", {"mode": "stdin", "fn_name": None, "tests": []})
     cells = [(g["correct"], bench.published_stored(c, stored_grade(g, sandbox=None))) for g, _ in LCB_GRADES]
-    assert [p["score"] for _, p in cells] == [s for _, s in LCB_GRADES]
+    assert [p.score for _, p in cells] == [s for _, s in LCB_GRADES]
     cells.append((False, bench.published_grade(c, None, None)))         # a planned cell never graded
     s = bench.published_summary(cells).stored()
     assert s["rule"] == LCB_RULE and s["metric"] == "pass@1" and s["score"] == pytest.approx(2 / 6)
@@ -137,9 +138,9 @@ def test_terminal_bench_sr_bench_and_published_over_the_corpus() -> None:
         rewarded = not isinstance(expected, str)
         assert g.correct is (rewarded and expected[0] == 1.0)
         assert g.status == ("trial_error" if not rewarded else "correct" if g.correct else "incorrect")
-        p = bench.published_conversation(c, conv, g)
+        p = published_json(bench.published_conversation(c, conv, g))
         assert p["rule"] == TB_RULE and p["score"] == (expected[0] if rewarded else 0.0) and p["rewarded"] is rewarded
-        cells.append((g.correct, p))
+        cells.append((g.correct, read_published(p)))
     s = bench.published_summary(cells).stored()
     rewards = [e[0] for _, _, e in TB_REWARD if not isinstance(e, str)]
     assert s["score"] == pytest.approx(sum(rewards) / len(TB_REWARD)) and s["metric"] == "mean reward"
@@ -161,9 +162,9 @@ def test_tau3_pass_hat_1_is_sr_bench_rule() -> None:
         c, conv = case("tau3", criteria, domain="airline"), conversation_record(outputs=outputs)
         g = bench.grade_conversation(c, conv)
         assert g.correct is (status == "correct")
-        p = bench.published_conversation(c, conv, g)
+        p = published_json(bench.published_conversation(c, conv, g))
         assert p["rule"] == TAU3_RULE and p["score"] == float(status == "correct") and p["ran"] is True
-        cells.append((g.correct, p))
+        cells.append((g.correct, read_published(p)))
     failed = conversation_record(error_class="environment_error", error="the tau2 child exited")
     c = case("tau3", TAU3_REWARD[0][0], domain="airline")
     cells.append((False, bench.published_conversation(c, failed, bench.grade_conversation(c, failed))))
@@ -180,7 +181,7 @@ def _outputs(benchmark: str) -> list:
     if benchmark == "livecodebench":
         c = case(benchmark, {})
         return [[list(LCB["outputs_match"](g, w)) for g, w, _ in LCB_OUTPUT], [lcb_extract(r) for r, _ in LCB_EXTRACT],
-                [get(benchmark).published_stored(c, stored_grade(g, sandbox=None)) for g, _ in LCB_GRADES]]
+                [published_json(get(benchmark).published_stored(c, stored_grade(g, sandbox=None))) for g, _ in LCB_GRADES]]
     if benchmark == "scicode":
         return [scicode_extract(r) for r, _ in SCICODE_EXTRACT]
     if benchmark == "terminal-bench-2.1":
@@ -189,14 +190,14 @@ def _outputs(benchmark: str) -> list:
         for txt, js, expected in TB_REWARD:
             conv = _tb_conversation(expected)
             g = bench.grade_conversation(c, conv)
-            out.append([_tb(txt, js), g.status, g.correct, bench.published_conversation(c, conv, g)])
+            out.append([_tb(txt, js), g.status, g.correct, published_json(bench.published_conversation(c, conv, g))])
         return out
     bench = get("tau3")
     out = []
     for criteria, outputs, _, _ in TAU3_REWARD:
         c, conv = case("tau3", criteria, domain="airline"), conversation_record(outputs=outputs)
         g = bench.grade_conversation(c, conv)
-        out.append([g.status, g.correct, g.details, bench.published_conversation(c, conv, g)])
+        out.append([g.status, g.correct, g.details, published_json(bench.published_conversation(c, conv, g))])
     return out
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from srbench.benchmarks import get
 from srbench.benchmarks.conversation import CellStopped
+from srbench.benchmarks.published_grades import published_json
 from srbench.benchmarks.selection import select
 from srbench.benchmarks.sources import read_files
 from srbench.benchmarks.terminal_bench import adapter, agent, environment
@@ -238,7 +239,7 @@ def test_partial_rewards_and_verifier_timeouts(cases) -> None:
     conv = conversation_record(outputs=out.outputs)
     g = TB.grade_conversation(cases["hello-file"], conv)
     assert not g.correct                                   # sr-bench: resolved only at reward 1
-    assert TB.published_conversation(cases["hello-file"], conv, g)["score"] == 0.99   # Harbor: the mean reward
+    assert published_json(TB.published_conversation(cases["hello-file"], conv, g))["score"] == 0.99   # Harbor: the mean reward
     env = FakeEnvironment(reward_files={"/logs/verifier/reward.txt": b"1"},
                           outputs={"bash /tests/test.sh": (124, b"", b"", True)})
     out = trial(cases["hello-file"], FakeSession(scripted([])), env)

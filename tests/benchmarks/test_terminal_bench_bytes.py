@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from srbench.benchmarks.conversation import CellStopped
+from srbench.benchmarks.published_grades import published_json
 from srbench.benchmarks.terminal_bench import environment
 from srbench.cas.digest import canonical_json, digest_bytes
 from srbench.sandbox.task_container import BaseImageMissing
@@ -71,7 +72,7 @@ def _bytes_of(case: Any, session: FakeSession, out: Any) -> str:
     return _digest({"outputs": out.outputs, "final": out.final_text, "error": [out.error_class, out.error],
                     "trajectory": out.trajectory, "stored": sorted(_digest(v) for v in session.objects.values()),
                     "sent": session.sent, "grade": [g.correct, g.status, g.extracted, g.details],
-                    "published": TB.published_conversation(case, conv, g), "row": TB.conversation_row(conv)})
+                    "published": published_json(TB.published_conversation(case, conv, g)), "row": TB.conversation_row(conv)})
 
 
 PINNED = {

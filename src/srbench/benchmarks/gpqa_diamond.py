@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
 from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.benchmarks.published import GPQA_RULE, gpqa_grade
+from srbench.benchmarks.published_grades import GpqaPublished
 from srbench.cas.digest import digest_json, short
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
@@ -147,8 +147,8 @@ class GpqaDiamond(Benchmark):
         return grade_mcq(text, case.answer, getattr(case.metadata, "option_count", 4))
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any]:
-        return gpqa_grade(text, case.answer).stored()
+                        grader: str | None = None) -> GpqaPublished:
+        return gpqa_grade(text, case.answer)
 
     def notices(self) -> list[str]:
         return [*super().notices(), RETEST_NOTICE]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, ConfigDict
@@ -37,8 +37,8 @@ from srbench.benchmarks.official_judges import (
     JudgeReplyError,
     JudgeVerdict,
 )
-from srbench.benchmarks.published import StoredPublished, summarize, verdict_grade
-from srbench.benchmarks.published_grades import PublishedSummary
+from srbench.benchmarks.published import PublishedCells, summarize, verdict_grade
+from srbench.benchmarks.published_grades import PublishedGrade, PublishedSummary
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.dataset import Case
@@ -266,18 +266,18 @@ class JudgedBenchmark(Benchmark):
         return Grade(correct=reading.verdict == "correct", status=reading.verdict, details=details)
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any] | None:
+                        grader: str | None = None) -> PublishedGrade | None:
         """The published rule reads the same judge verdict (no second judge call)."""
         rule = self.published_rule_for(grader)
         if rule is None:
             return None
-        return verdict_grade(rule, grade.status if grade is not None else None).stored()
+        return verdict_grade(rule, grade.status if grade is not None else None)
 
     def published_rule_for(self, grader: str | None) -> str | None:
         """The published rule this plan's judge supports (None: not with this judge)."""
         return self.published_rule
 
-    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+    def published_summary(self, cells: PublishedCells,
                           grader: str | None = None) -> PublishedSummary:
         rule = self.published_rule_for(grader)
         return summarize(rule, cells, reason=None if rule else self.published_unavailable())

@@ -39,6 +39,7 @@ from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, Lcb
 from srbench.benchmarks.figures import LcbFigures
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
+from srbench.benchmarks.published_grades import CodePublished
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.grade import StoredGrade
@@ -238,12 +239,12 @@ class LiveCodeBench(CodeBenchmark):
                      details={"verdict": verdict, **details, "difficulty": case.metadata.stratum})
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any]:
+                        grader: str | None = None) -> CodePublished:
         """A cell without a sandbox grade: no program ran, it fails pass@1 too."""
-        return code_grade(LCB_RULE, None).stored()
+        return code_grade(LCB_RULE, None)
 
-    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any]:
-        return code_grade(LCB_RULE, grade).stored()
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> CodePublished:
+        return code_grade(LCB_RULE, grade)
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         by: dict[str, list[bool]] = {}

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import string
 from pathlib import Path
-from typing import Any
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
 from srbench.benchmarks.native import locate_single, pyarrow_modules
 from srbench.benchmarks.published import MMLU_PRO_RULE, mmlu_pro_grade
+from srbench.benchmarks.published_grades import MmluProPublished
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.wire import WireJSON
@@ -140,8 +140,8 @@ class MmluPro(Benchmark):
         return grade_mcq(text, case.answer, count)
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any]:
-        return mmlu_pro_grade(text, case.answer, int(getattr(case.metadata, "option_count", 10))).stored()
+                        grader: str | None = None) -> MmluProPublished:
+        return mmlu_pro_grade(text, case.answer, int(getattr(case.metadata, "option_count", 10)))
 
     def notices(self) -> list[str]:
         return [*super().notices(),

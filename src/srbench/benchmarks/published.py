@@ -81,11 +81,22 @@ from typing import Any, Literal
 
 from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
 from srbench.benchmarks.published_grades import (
+    ARC_PASS2_RULE,
+    ARC_RULE,
+    GPQA_RULE,
+    HLE_RULE,
+    LCB_RULE,
+    MMLU_PRO_RULE,
+    SCICODE_RULE,
+    SIMPLEQA_RULE,
+    TAU3_RULE,
+    TB_RULE,
     ArcPass2Published,
     ArcPublished,
     CodePublished,
     GpqaPublished,
     MmluProPublished,
+    PublishedGrade,
     PublishedSummary,
     Tau3Published,
     TerminalPublished,
@@ -93,17 +104,6 @@ from srbench.benchmarks.published_grades import (
 )
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.grade import StoredGrade
-
-MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
-GPQA_RULE = "gpqa-simple-evals-regex-v1"
-ARC_RULE = "arc-agi-2-per-test-input-v1"
-ARC_PASS2_RULE = "arc-agi-2-pass-at-2-v1"
-SIMPLEQA_RULE = "simpleqa-f1-v1"
-HLE_RULE = "hle-official-accuracy-v1"
-LCB_RULE = "livecodebench-pass-at-1-v1"
-SCICODE_RULE = "scicode-main-problem-v1"
-TAU3_RULE = "tau2-pass-hat-1-v1"
-TB_RULE = "terminal-bench-mean-reward-v1"
 
 SOURCES = {
     MMLU_PRO_RULE: "TIGER-AI-Lab/MMLU-Pro evaluate_from_api.py: extraction chain and seed-12345 random fallback",
@@ -218,9 +218,10 @@ def code_grade(rule: str, grade: StoredGrade | None) -> CodePublished:
     details = grade.details if grade is not None else {}
     verdict = details.get("verdict")
     scicode = rule == SCICODE_RULE
-    return CodePublished(rule=rule, score=float(verdict == "passed"), verdict=verdict,
-                         sub_steps_passed=int(details.get("sub_steps_passed") or 0) if scicode else None,
-                         sub_steps_scored=int(details.get("sub_steps_scored") or 0) if scicode else None)
+    return CodePublished.model_validate({
+        "rule": rule, "score": float(verdict == "passed"), "verdict": verdict,
+        "sub_steps_passed": int(details.get("sub_steps_passed") or 0) if scicode else None,
+        "sub_steps_scored": int(details.get("sub_steps_scored") or 0) if scicode else None})
 
 
 def tau3_grade(conversation: ConversationRecord, details: Mapping[str, Any] | None) -> Tau3Published:
@@ -241,15 +242,15 @@ def terminal_grade(conversation: ConversationRecord) -> TerminalPublished:
 
 def verdict_grade(rule: str, verdict: str | None) -> VerdictPublished:
     """Judged benchmarks: the published per-answer verdict is the judge's own."""
-    return VerdictPublished(rule=rule, score=float(verdict == "correct"), verdict=verdict)
+    return VerdictPublished.model_validate({"rule": rule, "score": float(verdict == "correct"), "verdict": verdict})
 
 
 # -- summaries over a benchmark's planned cells -------------------------------------------------
-StoredPublished = Mapping[str, Any]
-"""A published grade as a stored grade keeps it (``PublishedGrade.stored``), read back from the store."""
+PublishedCells = Sequence[tuple[bool, PublishedGrade | None]]
+"""Per planned cell: (sr-bench's verdict, the cell's published grade or None)."""
 
 
-def summarize(rule: str | None, cells: Sequence[tuple[bool, StoredPublished | None]], *,
+def summarize(rule: str | None, cells: PublishedCells, *,
               reason: str | None = None) -> PublishedSummary:
     """The published-rule figure of one target on one benchmark, beside sr-bench's.
 
@@ -262,7 +263,7 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, StoredPublished | No
     n = len(cells)
     if rule is None:
         return PublishedSummary(rule=None, score=None, n=n, graded_differently=None, reason=reason, source=None)
-    scores = [float((p or {}).get("score") or 0.0) for _, p in cells]
+    scores = [p.score if p is not None else 0.0 for _, p in cells]
     higher = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s > float(bool(c)))
     lower = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s < float(bool(c)))
     out = PublishedSummary(rule=rule, source=SOURCES.get(rule), n=n, score=sum(scores) / n if n else None,
@@ -270,31 +271,32 @@ def summarize(rule: str | None, cells: Sequence[tuple[bool, StoredPublished | No
     return out.model_copy(update=_rule_fields(rule, cells, scores, reason))
 
 
-def _rule_fields(rule: str, cells: Sequence[tuple[bool, StoredPublished | None]], scores: list[float],
-                 reason: str | None) -> dict[str, Any]:
+def _rule_fields(rule: str, cells: PublishedCells, scores: list[float], reason: str | None) -> dict[str, Any]:
     """The `PublishedSummary` fields that only `rule`'s figure has (set on it by `summarize`)."""
     n = len(cells)
+    grades = [p for _, p in cells]
     out: dict[str, Any] = {}
     if rule == MMLU_PRO_RULE:
-        fb = [p for _, p in cells if p and p.get("fallback")]
-        credited = sum(1 for p in fb if p.get("score"))
+        fb = [p for p in grades if isinstance(p, MmluProPublished) and p.fallback]
+        credited = sum(1 for p in fb if p.score)
         out.update(unextracted=len(fb), fallback_credited=credited,
                    score_without_fallback=((sum(scores) - credited) / n) if n else None)
     if rule in (ARC_RULE, ARC_PASS2_RULE):
-        out["test_inputs"] = sum(int((p or {}).get("test_inputs") or 0) for _, p in cells)
-        out["solved_inputs"] = sum(int((p or {}).get("solved_inputs") or 0) for _, p in cells)
+        arc = [p for p in grades if isinstance(p, ArcPublished | ArcPass2Published)]
+        out["test_inputs"] = sum(p.test_inputs for p in arc)
+        out["solved_inputs"] = sum(p.solved_inputs for p in arc)
     if rule == SCICODE_RULE:
-        passed = sum(int((p or {}).get("sub_steps_passed") or 0) for _, p in cells)
-        scored = sum(int((p or {}).get("sub_steps_scored") or 0) for _, p in cells)
+        code = [p for p in grades if isinstance(p, CodePublished)]
+        passed = sum(p.sub_steps_passed or 0 for p in code)
+        scored = sum(p.sub_steps_scored or 0 for p in code)
         out.update(sub_steps_passed=passed, sub_steps_scored=scored,
                    sub_step_pass_rate=passed / scored if scored else None)
     if rule == TAU3_RULE:
-        ran = [p for _, p in cells if p and p.get("ran")]
-        out.update(ran=len(ran), score_ran_only=sum(float(p["score"]) for p in ran) / len(ran) if ran else None)
+        ran = [p for p in grades if isinstance(p, Tau3Published) and p.ran]
+        out.update(ran=len(ran), score_ran_only=sum(p.score for p in ran) / len(ran) if ran else None)
     if rule == TB_RULE:
-        got = [p for _, p in cells if p and p.get("rewarded")]
-        out.update(rewarded=len(got),
-                   score_rewarded_only=sum(float(p["score"]) for p in got) / len(got) if got else None)
+        got = [p for p in grades if isinstance(p, TerminalPublished) and p.rewarded]
+        out.update(rewarded=len(got), score_rewarded_only=sum(p.score for p in got) / len(got) if got else None)
     if rule in METRICS:
         out["metric"] = METRICS[rule]
     if rule in SAME_RULE:

@@ -4,14 +4,28 @@ A `PublishedGrade` is one cell's grade under a benchmark's published rule, kept 
 ``published`` field) by `stored()`; a `PublishedSummary` is that rule's figure over one target's planned
 cells of a benchmark, beside sr-bench's score in the report. Each rule's grade has its own fields; a field
 that a rule writes only in some cases is left out of the stored JSON when it is not set, so the stored
-bytes are those of the dicts the rules wrote before these models.
+bytes are those of the dicts the rules wrote before these models. A stored grade's ``published`` is read
+back by `read_published`, which knows each rule's grade by its ``rule``.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+
+# the published rules' versioned ids (each model below names its own in its `rule` Literal)
+MMLU_PRO_RULE = "mmlu-pro-official-chain-v1"
+GPQA_RULE = "gpqa-simple-evals-regex-v1"
+ARC_RULE = "arc-agi-2-per-test-input-v1"
+ARC_PASS2_RULE = "arc-agi-2-pass-at-2-v1"
+SIMPLEQA_RULE = "simpleqa-f1-v1"
+HLE_RULE = "hle-official-accuracy-v1"
+LCB_RULE = "livecodebench-pass-at-1-v1"
+SCICODE_RULE = "scicode-main-problem-v1"
+TAU3_RULE = "tau2-pass-hat-1-v1"
+TB_RULE = "terminal-bench-mean-reward-v1"
 
 
 def _absent(value: object) -> bool:
@@ -35,6 +49,8 @@ class PublishedGrade(BaseModel):
 class MmluProPublished(PublishedGrade):
     """MMLU-Pro's extraction chain and seeded random fallback."""
 
+    rule: Literal["mmlu-pro-official-chain-v1"]
+    """The rule (``MMLU_PRO_RULE``)."""
     extracted: str | None
     """The letter the chain extracted (None: none, the fallback guessed)."""
     step: Literal["answer_is", "answer_colon", "last_letter"] | None
@@ -50,12 +66,14 @@ class MmluProPublished(PublishedGrade):
 class GpqaPublished(PublishedGrade):
     """simple-evals' GPQA regex."""
 
+    rule: Literal["gpqa-simple-evals-regex-v1"]
+    """The rule (``GPQA_RULE``)."""
     extracted: str | None
     """The captured letter, as captured (None: no match)."""
 
 
-class ArcPublished(PublishedGrade):
-    """ARC-AGI-2 scored per test input (one attempt)."""
+class _ArcSolved(PublishedGrade):
+    """ARC-AGI-2's per-input scoring, the fields both of its rules write."""
 
     solved_inputs: int
     """Test inputs solved."""
@@ -65,9 +83,18 @@ class ArcPublished(PublishedGrade):
     """Per test input, whether it was solved."""
 
 
-class ArcPass2Published(ArcPublished):
+class ArcPublished(_ArcSolved):
+    """ARC-AGI-2 scored per test input (one attempt)."""
+
+    rule: Literal["arc-agi-2-per-test-input-v1"]
+    """The rule (``ARC_RULE``)."""
+
+
+class ArcPass2Published(_ArcSolved):
     """ARC-AGI-2's pass@2: a test input is solved by either attempt."""
 
+    rule: Literal["arc-agi-2-pass-at-2-v1"]
+    """The rule (``ARC_PASS2_RULE``)."""
     attempts: int
     """The attempts read."""
     solved_by_attempt: list[list[bool]]
@@ -77,6 +104,8 @@ class ArcPass2Published(ArcPublished):
 class CodePublished(PublishedGrade):
     """LiveCodeBench's pass@1 / SciCode's main-problem rule, read from the stored sandbox verdict."""
 
+    rule: Literal["livecodebench-pass-at-1-v1", "scicode-main-problem-v1"]
+    """The rule (``LCB_RULE`` or ``SCICODE_RULE``)."""
     verdict: str | None
     """The stored sandbox verdict (None: the cell was not graded)."""
     sub_steps_passed: int | None = Field(None, exclude_if=_absent)
@@ -88,6 +117,8 @@ class CodePublished(PublishedGrade):
 class Tau3Published(PublishedGrade):
     """τ³'s pass^1 over one trial."""
 
+    rule: Literal["tau2-pass-hat-1-v1"]
+    """The rule (``TAU3_RULE``)."""
     reward: float | None
     """The trial's reward (None: the conversation did not run to an end)."""
     ran: bool
@@ -97,6 +128,8 @@ class Tau3Published(PublishedGrade):
 class TerminalPublished(PublishedGrade):
     """Terminal-Bench's mean verifier reward."""
 
+    rule: Literal["terminal-bench-mean-reward-v1"]
+    """The rule (``TB_RULE``)."""
     reward: float | None
     """The verifier's reward (None: the trial produced none)."""
     rewarded: bool
@@ -106,8 +139,26 @@ class TerminalPublished(PublishedGrade):
 class VerdictPublished(PublishedGrade):
     """A judged benchmark's published per-answer verdict: the judge's own."""
 
+    rule: Literal["simpleqa-f1-v1", "hle-official-accuracy-v1"]
+    """The rule (``SIMPLEQA_RULE`` or ``HLE_RULE``)."""
     verdict: str | None
     """The judge's verdict (None: no verdict)."""
+
+
+AnyPublished = Annotated[MmluProPublished | GpqaPublished | ArcPublished | ArcPass2Published | CodePublished
+                         | Tau3Published | TerminalPublished | VerdictPublished, Field(discriminator="rule")]
+"""A published grade of any rule, known by its ``rule``."""
+_READER: TypeAdapter[AnyPublished] = TypeAdapter(AnyPublished)
+
+
+def read_published(value: Mapping[str, Any] | None) -> PublishedGrade | None:
+    """A stored grade's ``published`` JSON as its rule's model (None stays None)."""
+    return None if value is None else _READER.validate_python(value)
+
+
+def published_json(grade: PublishedGrade | None) -> dict[str, JsonValue] | None:
+    """What a stored grade keeps as ``published`` (None: the benchmark has no published rule)."""
+    return None if grade is None else grade.stored()
 
 
 class PublishedSummary(BaseModel):
@@ -175,5 +226,7 @@ class PublishedSummary(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
-__all__ = ["ArcPass2Published", "ArcPublished", "CodePublished", "GpqaPublished", "MmluProPublished",
-           "PublishedGrade", "PublishedSummary", "Tau3Published", "TerminalPublished", "VerdictPublished"]
+__all__ = ["ARC_PASS2_RULE", "ARC_RULE", "GPQA_RULE", "HLE_RULE", "LCB_RULE", "MMLU_PRO_RULE", "SCICODE_RULE",
+           "SIMPLEQA_RULE", "TAU3_RULE", "TB_RULE", "AnyPublished", "ArcPass2Published", "ArcPublished", "CodePublished",
+           "GpqaPublished", "MmluProPublished", "PublishedGrade", "PublishedSummary", "Tau3Published",
+           "TerminalPublished", "VerdictPublished", "published_json", "read_published"]

@@ -45,6 +45,7 @@ from srbench.benchmarks.conversation import ConversationOutcome
 from srbench.benchmarks.figures import SciCodeFigures
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
+from srbench.benchmarks.published_grades import CodePublished
 from srbench.benchmarks.scicode_protocol import (
     EXTRACTION,
     PROTOCOL,
@@ -337,13 +338,13 @@ class SciCode(CodeBenchmark):
         return [*need, *([problem] if problem else [])]
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,
-                        grader: str | None = None) -> dict[str, Any]:
+                        grader: str | None = None) -> CodePublished:
         """A problem without a sandbox grade: unresolved, its scored steps all count as not passed."""
         scored = sum(1 for s in (case.answer or {}).get("steps") or [] if s.get("test_cases"))
-        return code_grade(SCICODE_RULE, None).model_copy(update={"sub_steps_scored": scored}).stored()
+        return code_grade(SCICODE_RULE, None).model_copy(update={"sub_steps_scored": scored})
 
-    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> dict[str, Any]:
-        return code_grade(SCICODE_RULE, grade).stored()
+    def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> CodePublished:
+        return code_grade(SCICODE_RULE, grade)
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         graded = [g for g in grades if g is not None]

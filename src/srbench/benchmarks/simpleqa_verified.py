@@ -23,8 +23,8 @@ from srbench.benchmarks.figures import F1Metrics, SimpleQaFigures
 from srbench.benchmarks.judge import JUDGE_GRADER, VERDICTS, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, read_csv_rows
 from srbench.benchmarks.official_judges import SIMPLEQA_AUTORATER
-from srbench.benchmarks.published import SIMPLEQA_RULE, StoredPublished
-from srbench.benchmarks.published_grades import PublishedSummary
+from srbench.benchmarks.published import SIMPLEQA_RULE, PublishedCells
+from srbench.benchmarks.published_grades import PublishedSummary, VerdictPublished
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.grade import StoredGrade
@@ -147,11 +147,12 @@ class SimpleQaVerified(JudgedBenchmark):
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         return _metrics(grades)
 
-    def published_summary(self, cells: Sequence[tuple[bool, StoredPublished | None]],
+    def published_summary(self, cells: PublishedCells,
                           grader: str | None = None) -> PublishedSummary:
         """F1 over the judge's verdicts (a cell without one counts as not attempted), accuracy beside."""
         out = super().published_summary(cells, grader)
-        verdicts = [v if (v := (p or {}).get("verdict")) in VERDICTS else "not_attempted" for _, p in cells]
+        said = [p.verdict if isinstance(p, VerdictPublished) else None for _, p in cells]
+        verdicts = [v if v in VERDICTS else "not_attempted" for v in said]
         m = f1_metrics(verdicts)
         judge = self.judge_grader(grader)
         note = ("the paper's A/B/C autorater prompt" if judge == SIMPLEQA_AUTORATER else

@@ -25,6 +25,7 @@ from typing import Any
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
 from srbench.benchmarks.published import TAU3_RULE, tau3_grade
+from srbench.benchmarks.published_grades import Tau3Published
 from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
@@ -288,8 +289,8 @@ class Tau3(Benchmark):
                                 "domain": _meta(case, "domain")}, details=result.stored())
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
-                               grader: str | None = None) -> dict[str, Any]:
-        return tau3_grade(conversation, grade.details if grade is not None else None).stored()
+                               grader: str | None = None) -> Tau3Published:
+        return tau3_grade(conversation, grade.details if grade is not None else None)
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,

@@ -24,6 +24,7 @@ from pydantic import JsonValue
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
 from srbench.benchmarks.published import TB_RULE, terminal_grade
+from srbench.benchmarks.published_grades import TerminalPublished
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, locate_tasks, tasks_tree
@@ -179,8 +180,8 @@ class TerminalBench21(Benchmark):
         return Grade(correct=correct, status="correct" if correct else "incorrect", extracted=reward, details=details)
 
     def published_conversation(self, case: Case, conversation: ConversationRecord, grade: Grade | None,
-                               grader: str | None = None) -> dict[str, Any]:
-        return terminal_grade(conversation).stored()
+                               grader: str | None = None) -> TerminalPublished:
+        return terminal_grade(conversation)
 
     def conversation_row(self, conversation: ConversationRecord) -> dict[str, JsonValue]:
         out = conversation.outputs

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.judge import JudgedBenchmark
+from srbench.benchmarks.published_grades import PublishedGrade, published_json
 from srbench.cas import ObjectStore
 from srbench.errors import SrBenchError
 from srbench.rules import Engine, Rule
@@ -62,9 +63,9 @@ class ConversationGradeParams(BaseModel):
     """Its upstream rule for a conversation (None: none)."""
 
 
-def _failed(p: GradeParams, status: str, details: dict[str, Any], published: Any) -> dict[str, Any]:
+def _failed(p: GradeParams, status: str, details: dict[str, Any], published: PublishedGrade | None) -> dict[str, Any]:
     return GradeRecord(grader=p.grader, correct=False, status=status, extracted=None, strict_format=None,
-                       details=details, published=published).stored()
+                       details=details, published=published_json(published)).stored()
 
 
 def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
@@ -92,7 +93,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     if call.get("finish_reason") == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
     return GradeRecord(grader=grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
-                       strict_format=g.strict_format, details=details, published=published).stored()
+                       strict_format=g.strict_format, details=details, published=published_json(published)).stored()
 
 
 GRADE = Rule("grade", "3", _grade)
@@ -107,7 +108,7 @@ def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict
     g = bench.grade_conversation(case, conversation)
     published = bench.published_conversation(case, conversation, g, p.grader)
     return GradeRecord(grader=p.grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
-                       strict_format=g.strict_format, details=g.details, published=published).stored()
+                       strict_format=g.strict_format, details=g.details, published=published_json(published)).stored()
 
 
 GRADE_CONVERSATION = Rule("grade-conversation", "1", _grade_conversation)

@@ -168,7 +168,7 @@ def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_dige
     g = out.grade = read_grade(ri.store.get_json(g_digest))
     published = get_benchmark(case.benchmark).published_stored(case, g, plan.grader_versions.get(case.benchmark))
     row = row.model_copy(update={"correct": g.correct, "grade": g_digest, "grade_status": g.status,
-                                 "published_score": (published or {}).get("score")})
+                                 "published_score": published.score if published is not None else None})
     if isinstance(g, CodeGradeRecord) and g.sandbox:
         out.receipt = g.sandbox
     if g.status in ("judge_error", "judge_failed"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.published_grades import PublishedGrade
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import StoredGrade
 from srbench.schemas.report import BenchmarkRow
@@ -43,7 +44,7 @@ def published_figure(benchmark: str, grader_version: str | None, answers: list[t
     rule as 'no reply'."""
     bench = get_benchmark(benchmark)
     grader = grader_for(benchmark, grader_version)
-    cells: list[tuple[bool, dict[str, Any] | None]] = []
+    cells: list[tuple[bool, PublishedGrade | None]] = []
     for (case_id, correct), grade in zip(answers, grades, strict=True):
         case = cases[case_id]
         published = (bench.published_stored(case, grade, grader) if grade is not None
