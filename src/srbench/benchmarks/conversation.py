@@ -92,7 +92,7 @@ class CellSession(Protocol):
         plan pins for `role`; returns its reply (a failed call is a Reply with status "failed", not an
         exception). Raises CellStopped when no further call may be sent."""
 
-    def store(self, value: bytes | dict[str, Any]) -> str:
+    def store(self, value: bytes | dict[str, JsonValue]) -> str:
         """Put a JSON object or bytes (a trajectory, a verifier log) in the object store; returns its
         digest. It is durable before the cell's end is committed."""
 

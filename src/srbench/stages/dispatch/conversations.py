@@ -36,6 +36,8 @@ import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply, Role
 from srbench.cas import canonical_json, digest_bytes
@@ -100,7 +102,7 @@ class Session:
             self.stop = self.stop or stop
             raise
 
-    def store(self, value: bytes | dict[str, Any]) -> str:
+    def store(self, value: bytes | dict[str, JsonValue]) -> str:
         data = value if isinstance(value, bytes) else canonical_json(value)
         digest = self.runner.d.store.put_bytes(data, durable=False)    # made durable by the cell's end
         if digest not in self.stored:
