@@ -102,6 +102,7 @@ def test_bad_replies_raise_judge_error(text, reason):
 def test_template_digest_is_pinned_and_recomputable():
     assert JUDGE_TEMPLATE_SHA256 == template_sha256() == PINNED_SHA256
     assert judge.template().version == JUDGE_GRADER
+    assert list(judge.JudgeInput.model_fields) == judge.template().user.keys     # the layout names what is sent
     assert get("hle").judge_template_sha256 == get("simpleqa-verified").judge_template_sha256 == PINNED_SHA256
 
 

@@ -91,6 +91,18 @@ class JudgeTemplate(BaseModel):
     """The user message's layout."""
 
 
+class JudgeInput(BaseModel):
+    """The reference judge's user message: the three fields `USER_LAYOUT` names, sent as canonical JSON."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    candidate_answer: str
+    """The visible reply under test."""
+    question: str
+    """The task that was asked (the case's user messages)."""
+    reference_answer: str
+    """The case's reference answer."""
+
+
 USER_LAYOUT = UserLayout(format="canonical-json-object", keys=list(USER_KEYS))
 
 
@@ -119,9 +131,9 @@ def judge_messages(question: str, reference: str, candidate: str) -> list[dict[s
     for name, value in (("question", question), ("reference", reference), ("candidate", candidate)):
         if not isinstance(value, str):
             raise JudgeError(f"judge {name} must be text, got {type(value).__name__}")
-    body = {"question": question, "reference_answer": reference, "candidate_answer": candidate}
+    body = JudgeInput(question=question, reference_answer=reference, candidate_answer=candidate)
     return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": canonical_json(body).decode("utf-8")}]
+            {"role": "user", "content": canonical_json(body.model_dump()).decode("utf-8")}]
 
 
 # -- parsing the judge's reply -----------------------------------------------------------------
@@ -292,6 +304,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "VERDICTS",
     "JudgeError",
+    "JudgeInput",
     "JudgeTemplate",
     "JudgedBenchmark",
     "UserLayout",
