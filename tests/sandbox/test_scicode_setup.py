@@ -117,11 +117,12 @@ def test_the_check_is_ready_with_the_sandbox_and_the_expected_data(tmp_path: Pat
     monkeypatch.setenv("SR_BENCH_SCICODE_TEST_DATA", str(src))
     store = tmp_path / "store"
     store.mkdir()
-    row = next(r for r in checks(store, set())["benchmarks"] if r["benchmark"] == "scicode")
-    assert not row["ready"] and any(f"has sha256 {sha}, grading needs 48b0272a" in m for m in row["missing"])
+    row = next(r for r in checks(store, set()).benchmarks if r.benchmark == "scicode")
+    assert not row.ready and any(f"has sha256 {sha}, grading needs 48b0272a" in m for m in row.missing)
     (store / "benchmark-options.json").write_text(json.dumps({"scicode": {"test_data_sha256": sha}}))
-    row = next(r for r in checks(store, set())["benchmarks"] if r["benchmark"] == "scicode")
-    assert row["missing"] == [] and row["ready"] is True and "matplotlib" in row["sandbox"]["python_packages"]
+    row = next(r for r in checks(store, set()).benchmarks if r.benchmark == "scicode")
+    assert row.missing == [] and row.ready is True and row.sandbox is not None
+    assert "matplotlib" in row.sandbox.python_packages
 
 
 def _receipt(directory: Path, packages: dict[str, str]) -> None:

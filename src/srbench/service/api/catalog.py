@@ -115,3 +115,17 @@ class SetupCheck(BaseModel):
     """What is missing, each a line a person can act on."""
     ready: bool
     """Nothing is missing."""
+
+
+class SetupChecks(BaseModel):
+    """What every benchmark needs on the service host, and what is missing (check only: nothing installed)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    version: str
+    """The suite version."""
+    home: str
+    """This host's sr-bench cache directory (sources, sandbox)."""
+    benchmarks: list[SetupCheck]
+    """One check per benchmark."""
+    note: str
+    """What the check did not do."""

@@ -24,7 +24,7 @@ from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
 from srbench.schemas.wire import WireJSON
-from srbench.service.api.catalog import CatalogEntry, CatalogTotals, SetupCheck
+from srbench.service.api.catalog import CatalogEntry, CatalogTotals
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
 
@@ -74,13 +74,6 @@ class Catalog(Answer):
     modes: list[str]
     totals: CatalogTotals
     weights_note: str
-
-
-class SetupChecks(Answer):
-    version: str
-    home: str
-    benchmarks: list[SetupCheck]
-    note: str
 
 
 class Targets(Answer):

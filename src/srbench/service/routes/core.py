@@ -25,6 +25,7 @@ from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import Actor, actor_of
 from srbench.service.api.bindings import Status, route
+from srbench.service.api.catalog import SetupChecks
 from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.runs.early_stop import check_baseline_run
@@ -85,12 +86,12 @@ async def get_object(request: web.Request) -> web.Response:
     return web.Response(body=data, content_type="application/json")
 
 
-@route("GET", "/setup", "What each benchmark needs on the service host (check only)", answer=rs.SetupChecks)
-async def setup_check(request: web.Request) -> rs.SetupChecks:
+@route("GET", "/setup", "What each benchmark needs on the service host (check only)", answer=SetupChecks)
+async def setup_check(request: web.Request) -> SetupChecks:
     service = svc(request)
     await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
     registered = {name for name, _ in service.journal.list_refs("target")}
-    return rs.SetupChecks.model_validate(checks(service.store_dir, registered))
+    return checks(service.store_dir, registered)
 
 
 # -- targets -------------------------------------------------------------------------------------

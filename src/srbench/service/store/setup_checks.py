@@ -20,19 +20,20 @@ from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.discovery import cache_home, read_benchmark_options
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.sandbox import SandboxUnavailable, open_sandbox
+from srbench.service.api.catalog import SetupCheck, SetupChecks, SetupSandbox, SetupSource
 
 
-def sandbox_needs(b: Any, entry: dict[str, Any], options: dict[str, Any] | None = None) -> list[str]:
-    """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing."""
+def sandbox_needs(b: Any, options: dict[str, Any] | None = None) -> tuple[list[str], SetupSandbox | None]:
+    """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing,
+    and the sandbox found (None: none)."""
     try:
         sb = open_sandbox()
     except SandboxUnavailable as exc:
-        entry["sandbox"] = None
-        return [f"a code-grading sandbox: {exc.message} (sr-bench setup --build-sandbox --install)"]
+        return [f"a code-grading sandbox: {exc.message} (sr-bench setup --build-sandbox --install)"], None
     receipt = sb.receipt()
-    entry["sandbox"] = {"backend": receipt.backend, "rootfs_digest": receipt.rootfs_digest,
-                        "image_id": receipt.image_id, "python_packages": receipt.python_packages}
-    return [f"{need}" for need in b.setup_needs(receipt, options)] if hasattr(b, "setup_needs") else []
+    found = SetupSandbox(backend=receipt.backend, rootfs_digest=receipt.rootfs_digest, image_id=receipt.image_id,
+                         python_packages=receipt.python_packages)
+    return ([f"{need}" for need in b.setup_needs(receipt, options)] if hasattr(b, "setup_needs") else []), found
 
 
 def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, registered: set[str]) -> list[str]:
@@ -67,50 +68,59 @@ def host_missing(b: Any) -> list[str]:
     tools): the catalog's terminal view says this, `setup` says it too and adds the store's pins."""
     missing = release_and_packages(b)
     if getattr(b, "needs_sandbox", False):
-        missing += sandbox_needs(b, {})
+        missing += sandbox_needs(b)[0]
     if hasattr(b, "host_needs"):
         missing += b.host_needs()
     return missing
 
 
-def checks(store_dir: Path, registered_targets: set[str]) -> dict[str, Any]:
+def checks(store_dir: Path, registered_targets: set[str]) -> SetupChecks:
+    """Every benchmark's check against this host and the store's pins (benchmark-options.json)."""
     try:
         options, options_problem = read_benchmark_options(store_dir), None
     except InvalidInput as exc:          # a judged benchmark then misses exactly that
         options, options_problem = {}, exc.message
-    out = []
-    for b in all_benchmarks():
-        missing: list[str] = []
-        entry: dict[str, Any] = {"benchmark": b.id, "available": b.available}
-        missing += release_and_packages(b)
-        cached = (cache_home() / "sources" / b.id / b.source.revision).is_dir()
-        entry["source"] = {"url": b.source.url, "revision": b.source.revision, "cached": cached,
-                           "gated": b.source.gated}
-        if b.offline_mirror:
-            entry["offline_mirror"] = importlib.util.find_spec(b.offline_mirror) is not None
-        if isinstance(b, JudgedBenchmark):
-            opt = options.get(b.id)
-            opt = opt if isinstance(opt, dict) else {}
-            judge = opt.get("judge")
-            entry["judge"] = judge           # the Dashboard marks this target as a judge, not a subject
-            if options_problem:
-                missing.append(options_problem)
-            elif not judge:
-                missing.append("a pinned judge in benchmark-options.json (DEP-1)")
-            elif judge not in registered_targets:
-                missing.append(f"judge {judge!r} is not a registered target")
-            elif opt.get("grader_version") not in b.judge_graders:
-                missing.append(f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in "
-                               "benchmark-options.json")
-        if getattr(b, "needs_sandbox", False):
-            opt = options.get(b.id) if isinstance(options, dict) else None
-            missing += sandbox_needs(b, entry, opt if isinstance(opt, dict) else None)
-        if b.multi_call and b.conversation_roles:
-            missing += role_needs(b, options, options_problem, registered_targets)
-        if hasattr(b, "host_needs"):
-            missing += b.host_needs()
-        entry["missing"] = missing
-        entry["ready"] = not missing
-        out.append(entry)
-    return {"version": "sr-bench-1.0", "home": str(cache_home()), "benchmarks": out,
-            "note": "check only: nothing was installed and no model was called"}
+    return SetupChecks(version="sr-bench-1.0", home=str(cache_home()),
+                       benchmarks=[_check(b, options, options_problem, registered_targets) for b in all_benchmarks()],
+                       note="check only: nothing was installed and no model was called")
+
+
+def _check(b: Any, options: dict[str, Any], options_problem: str | None, registered: set[str]) -> SetupCheck:
+    """One benchmark's check; a field it does not apply to stays absent from the answer."""
+    missing = release_and_packages(b)
+    cached = (cache_home() / "sources" / b.id / b.source.revision).is_dir()
+    entry = SetupCheck(benchmark=b.id, available=b.available, missing=[], ready=False,
+                       source=SetupSource(url=b.source.url, revision=b.source.revision, cached=cached,
+                                          gated=b.source.gated))
+    if b.offline_mirror:
+        entry = entry.model_copy(update={"offline_mirror": importlib.util.find_spec(b.offline_mirror) is not None})
+    opt = options.get(b.id) if isinstance(options, dict) else None
+    opt = opt if isinstance(opt, dict) else {}
+    if isinstance(b, JudgedBenchmark):
+        entry = entry.model_copy(update={"judge": opt.get("judge")})   # the Dashboard marks it a judge, not a subject
+        missing += _judge_needs(b, opt, options_problem, registered)
+    if getattr(b, "needs_sandbox", False):
+        pinned = options.get(b.id) if isinstance(options, dict) else None
+        needs, found = sandbox_needs(b, pinned if isinstance(pinned, dict) else None)
+        entry = entry.model_copy(update={"sandbox": found})
+        missing += needs
+    if b.multi_call and b.conversation_roles:
+        missing += role_needs(b, options, options_problem, registered)
+    if hasattr(b, "host_needs"):
+        missing += b.host_needs()
+    return entry.model_copy(update={"missing": missing, "ready": not missing})
+
+
+def _judge_needs(b: JudgedBenchmark, opt: dict[str, Any], options_problem: str | None, registered: set[str]
+                 ) -> list[str]:
+    """DEP-1/DEP-3: a judged benchmark's pinned judge, registered, with an accepted grader_version."""
+    judge = opt.get("judge")
+    if options_problem:
+        return [options_problem]
+    if not judge:
+        return ["a pinned judge in benchmark-options.json (DEP-1)"]
+    if judge not in registered:
+        return [f"judge {judge!r} is not a registered target"]
+    if opt.get("grader_version") not in b.judge_graders:
+        return [f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in benchmark-options.json"]
+    return []
