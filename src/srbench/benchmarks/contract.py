@@ -4,8 +4,10 @@ reader and the graders need not import the contract itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 @dataclass(frozen=True)
@@ -22,12 +24,18 @@ class SourcePin:
     content_sha256: str | None = None
 
 
-@dataclass
-class Grade:
-    """Outcome of grading one visible final answer."""
+class Grade(BaseModel):
+    """Outcome of grading one visible final answer (or a stored conversation); the grade rules store it as a
+    `GradeRecord` (schemas/grade.py). Not frozen: the grade rule withdraws credit from a truncated reply."""
 
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     correct: bool
-    status: str                    # correct | incorrect | ambiguous | unparsed | invalid
+    """The reply is credited under sr-bench's rule."""
+    status: str
+    """Why: correct, incorrect, unparsed, invalid, output_limit, trial_error … (the benchmark's own statuses)."""
     extracted: Any = None
+    """The answer read from the reply (a letter, a number, grids, a reward …; None: none)."""
     strict_format: bool | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    """The reply used the exact required answer format (None: not applicable)."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """The benchmark's grading details (JSON)."""
