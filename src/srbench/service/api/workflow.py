@@ -174,24 +174,6 @@ class Reconciled(UsageCorrection):
     """Why it was (re)built."""
 
 
-class Pushed(Answer):
-    run_id: str
-    bundle: str
-    objects: int
-    copied: int
-    cells: int
-    model_requests: Literal[0]
-
-
-class Pulled(Answer):
-    run_id: str
-    bundle: str
-    imported: bool
-    copied: int
-    cells: int | None = Field(default=None, description="absent when the run was pulled before")
-    model_requests: Literal[0]
-
-
 class Stopping(Answer):
     status: Literal["stopping"]
     results: Literal["kept"]

@@ -7,25 +7,25 @@ import asyncio
 from aiohttp import web
 
 from srbench.service.api import requests as rq
-from srbench.service.api import workflow as wf
 from srbench.service.api.bindings import route
 from srbench.service.api.http import svc
 from srbench.service.team import sync as team
+from srbench.service.team.answers import Pulled, Pushed
 
 
 @route("POST", "/runs/{run_id}/push",
        "Copy a finished run's objects and its bundle to a team object store (idempotent)", body=rq.TeamRemote,
-       answer=wf.Pushed)
-async def push_run(request: web.Request, req: rq.TeamRemote) -> wf.Pushed:
+       answer=Pushed)
+async def push_run(request: web.Request, req: rq.TeamRemote) -> Pushed:
     remote = req.remote
     service = svc(request)
-    return wf.Pushed.model_validate(await asyncio.to_thread(team.push, service, request.match_info["run_id"], remote))
+    return await asyncio.to_thread(team.push, service, request.match_info["run_id"], remote)
 
 
 @route("POST", "/runs/{run_id}/pull",
        "Import a pushed run from a team object store, every digest checked on arrival", body=rq.TeamRemote,
-       answer=wf.Pulled)
-async def pull_run(request: web.Request, req: rq.TeamRemote) -> wf.Pulled:
+       answer=Pulled)
+async def pull_run(request: web.Request, req: rq.TeamRemote) -> Pulled:
     remote = req.remote
     service = svc(request)
-    return wf.Pulled.model_validate(await asyncio.to_thread(team.pull, service, request.match_info["run_id"], remote))
+    return await asyncio.to_thread(team.pull, service, request.match_info["run_id"], remote)

@@ -40,6 +40,7 @@ from srbench.service.journal.bundles import (
 from srbench.service.journal.cell_rows import CallRow, CellRow
 from srbench.service.journal.runs import RunRow
 from srbench.service.store.maintenance import digests_in, reach
+from srbench.service.team.answers import Pulled, Pushed
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -152,7 +153,7 @@ def _copy(source: ObjectStore, dest: ObjectStore, digests: list[str]) -> int:
         return sum(pool.map(one, digests))
 
 
-def push(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
+def push(service: Service, run_id: str, remote_url: Any) -> Pushed:
     bundle = make_bundle(service, run_id)          # an unknown or unfinished run touches no remote
     remote = remote_for(service, remote_url, create=True)
     copied = _copy(service.objects, remote, bundle.objects)
@@ -167,12 +168,12 @@ def push(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
         raise Conflict(f"run {run_id} was pushed before with other rows (bundle {bound}; this store's run now "
                        f"gives {digest}, e.g. after a correction): the pushed run is kept unchanged",
                        code="bundle_conflict")
-    return {"run_id": run_id, "bundle": digest, "objects": len(bundle.objects), "copied": copied,
-            "cells": len(bundle.cells), "model_requests": 0}
+    return Pushed(run_id=run_id, bundle=digest, objects=len(bundle.objects), copied=copied, cells=len(bundle.cells),
+                  model_requests=0)
 
 
 # -- pull ----------------------------------------------------------------------------------------
-def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
+def pull(service: Service, run_id: str, remote_url: Any) -> Pulled:
     if not isinstance(run_id, str) or not run_id.startswith("run-") or len(run_id) > 64:
         raise InvalidInput("run id must look like run-<hex>")
     remote = remote_for(service, remote_url, create=False)
@@ -205,7 +206,7 @@ def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     if existing is not None:
         pulled = existing.extras().pulled
         if pulled is not None and pulled.bundle == digest:
-            return {"run_id": run_id, "bundle": digest, "imported": False, "copied": 0, "model_requests": 0}
+            return Pulled(run_id=run_id, bundle=digest, imported=False, copied=0, model_requests=0)
         raise Conflict(f"run {run_id} already exists in this store (not from bundle {digest}); nothing was "
                        "imported", code="run_exists")
     try:
@@ -220,8 +221,8 @@ def pull(service: Service, run_id: str, remote_url: Any) -> dict[str, Any]:
     imported = _import(service, bundle, digest)
     for manifest in bundle.datasets:
         register_dataset(service, manifest)
-    return {"run_id": run_id, "bundle": digest, "imported": imported, "copied": copied,
-            "cells": len(bundle.cells), "model_requests": 0}
+    return Pulled(run_id=run_id, bundle=digest, imported=imported, copied=copied, cells=len(bundle.cells),
+                  model_requests=0)
 
 
 def _import(service: Service, bundle: RunBundle, digest: str) -> bool:
