@@ -30,7 +30,7 @@ from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
 from srbench.benchmarks.tau.mini import toy_mismatch
-from srbench.benchmarks.tau.models import Criteria, EnvInfo, JudgeReply, TauOutputs, TauReward
+from srbench.benchmarks.tau.models import Criteria, EnvInfo, JudgeReply, TauFigures, TauOutputs, TauReward
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.call import CallStatus
@@ -302,14 +302,14 @@ class Tau3(Benchmark):
         for g, e in zip(grades, ext, strict=True):
             if e and e.get("domain"):
                 by_domain.setdefault(str(e["domain"]), []).append(bool(g and g.correct))
-        return {
-            "pass_hat_1": len(ok) / len(grades) if grades else None,
-            "pass_hat_1_graded_only": len(ok) / len(graded) if graded else None,
-            "mean_reward": sum(float(e["reward"]) for e in graded) / len(graded) if graded else None,
-            "pass_hat_1_by_domain": {d: sum(v) / len(v) for d, v in sorted(by_domain.items())},
-            "terminations": dict(sorted(Counter(str(e.get("termination")) for e in graded).items())),
-            "trials": 1,
-        }
+        return TauFigures(
+            pass_hat_1=len(ok) / len(grades) if grades else None,
+            pass_hat_1_graded_only=len(ok) / len(graded) if graded else None,
+            mean_reward=sum(float(e["reward"]) for e in graded) / len(graded) if graded else None,
+            pass_hat_1_by_domain={d: sum(v) / len(v) for d, v in sorted(by_domain.items())},
+            terminations=dict(sorted(Counter(str(e.get("termination")) for e in graded).items())),
+            trials=1,
+        ).model_dump()
 
     def notices(self) -> list[str]:
         return ["Public questions: results cannot be called contamination-free.",

@@ -334,3 +334,20 @@ class TauReward(_Model):
     """Why the judge was not asked (absent: it was, or had nothing to check)."""
     judge_error: str | None = None
     """Why the judge's reply is unusable (absent: it is usable)."""
+
+
+class TauFigures(_Model):
+    """τ³'s figures over one target's planned cells (a benchmark row's extra fields)."""
+
+    pass_hat_1: float | None
+    """Cells whose one trial succeeded over the planned cells (sr-bench's denominator; None: none planned)."""
+    pass_hat_1_graded_only: float | None
+    """The same over the graded conversations (tau2's, which leaves infrastructure errors out)."""
+    mean_reward: float | None
+    """Mean reward of the graded conversations (None: none)."""
+    pass_hat_1_by_domain: dict[str, float]
+    """pass^1 per domain, over the cells graded with a domain."""
+    terminations: dict[str, int]
+    """How many graded conversations ended each way."""
+    trials: int
+    """Trials per task (one)."""

@@ -28,6 +28,7 @@ from srbench.benchmarks.published_grades import TerminalPublished
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, locate_tasks, tasks_tree
+from srbench.benchmarks.terminal_bench.trajectory import TrialFigures
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import engine
@@ -191,24 +192,15 @@ class TerminalBench21(Benchmark):
                 "task_image_id": receipt.get("image_id") if isinstance(receipt, dict) else None}
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
-        rewards: list[Any] = [g.details.get("reward") for g in grades if g and g.status in ("correct", "incorrect")]
-        stops: dict[str, int] = {}
-        for g in grades:
-            reason = g.details.get("stop_reason") if g else None
-            if reason:
-                stops[reason] = stops.get(reason, 0) + 1
-        return {"mean_reward": round(sum(rewards) / len(rewards), 6) if rewards else None,
-                "trials_with_reward": len(rewards),
-                "trial_errors": sum(1 for g in grades if g and g.status == "trial_error"),
-                "ungraded": sum(1 for g in grades if g is None), "stop_reasons": dict(sorted(stops.items()))}
+        return _figures(grades).model_dump()
 
     def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, Any]:
         """A trial that ended without a reward fails its cell (``error_class`` trial_error) before any
         grade: it counts as a trial error, not as ungraded."""
-        out = self.metrics(grades)
+        out = _figures(grades)
         failed = sum(1 for g, e in zip(grades, error_classes, strict=True) if g is None and e == "trial_error")
-        out.update(trial_errors=out["trial_errors"] + failed, ungraded=out["ungraded"] - failed)
-        return out
+        return out.model_copy(update={"trial_errors": out.trial_errors + failed,
+                                      "ungraded": out.ungraded - failed}).model_dump()
 
     def notices(self) -> list[str]:
         return ["Public tasks: results cannot be called contamination-free.",
@@ -216,3 +208,17 @@ class TerminalBench21(Benchmark):
                 "an agent+model score, not comparable to Harbor leaderboard pairs.",
                 "Task images are built by sr-bench from each task's Dockerfile with local base images and no build "
                 "network; containers have no network although tasks set allow_internet."]
+
+
+def _figures(grades: list[StoredGrade | None]) -> TrialFigures:
+    """Terminal-Bench's figures from one target's planned cells' grades (None: no grade)."""
+    rewards: list[Any] = [g.details.get("reward") for g in grades if g and g.status in ("correct", "incorrect")]
+    stops: dict[str, int] = {}
+    for g in grades:
+        reason = g.details.get("stop_reason") if g else None
+        if reason:
+            stops[reason] = stops.get(reason, 0) + 1
+    return TrialFigures(mean_reward=round(sum(rewards) / len(rewards), 6) if rewards else None,
+                        trials_with_reward=len(rewards),
+                        trial_errors=sum(1 for g in grades if g and g.status == "trial_error"),
+                        ungraded=sum(1 for g in grades if g is None), stop_reasons=dict(sorted(stops.items())))

@@ -274,3 +274,19 @@ class TrialOutputs(BaseModel):
     """Digest of the stored trajectory."""
     verifier: VerifierRun | None
     """The verifier's run without its output tails (None: it did not run)."""
+
+
+class TrialFigures(BaseModel):
+    """Terminal-Bench's figures over one target's planned trials (a benchmark row's extra fields)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    mean_reward: float | None
+    """Mean verifier reward of the trials that have one (rounded to 6 places; None: none)."""
+    trials_with_reward: int
+    """Trials graded from a reward."""
+    trial_errors: int
+    """Trials that ended without a reward (graded so, or failed before a grade)."""
+    ungraded: int
+    """Planned trials without a grade that did not fail as a trial error."""
+    stop_reasons: dict[str, int]
+    """How many graded trials' agent phases ended for each reason."""
