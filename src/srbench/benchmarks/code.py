@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
-from srbench.sandbox.verdicts import lcb_verdict, script_verdict
+from srbench.sandbox.verdicts import SandboxVerdict, lcb_verdict, script_verdict
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.wire import WireJSON
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 GradingOptions: TypeAlias = dict[str, int | float | str]
 """A code benchmark's grading options (timeouts, limits, the test data's digest), frozen into the plan as JSON."""
-Verdict: TypeAlias = tuple[str, WireJSON]
+Verdict: TypeAlias = tuple[SandboxVerdict, WireJSON]
 """One job's verdict (sandbox/verdicts.py) and its details as the sandbox child reported them."""
 
 

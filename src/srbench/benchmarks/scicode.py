@@ -60,6 +60,7 @@ from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.sandbox.base import harness_sources
 from srbench.sandbox.docker_backend import engine_is_local
 from srbench.sandbox.scicode_data import INSIDE, TestDataMissing, mounts, status
+from srbench.sandbox.verdicts import SandboxVerdict
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case, CaseMetadata, Message
 from srbench.schemas.grade import StoredGrade
@@ -86,7 +87,7 @@ class StepResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
     step: str
     """The step number."""
-    verdict: str
+    verdict: SandboxVerdict
     """The sandbox verdict (sandbox/verdicts.py)."""
     exit: int | None
     """The step script's exit code (None: it did not exit by itself)."""

@@ -10,15 +10,18 @@ program's fault, never counted as an answer, and never memoised).
 from __future__ import annotations
 
 import signal
+from typing import Literal, get_args
 
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.wire import WireJSON
 
-VERDICTS = ("passed", "failed", "wrong_answer", "time_limit", "runtime_error", "memory_limit", "sandbox_error")
-_LCB_CODES = {-2: "wrong_answer", -3: "time_limit", -4: "runtime_error"}
+SandboxVerdict = Literal["passed", "failed", "wrong_answer", "time_limit", "runtime_error", "memory_limit",
+                         "sandbox_error"]
+VERDICTS: tuple[SandboxVerdict, ...] = get_args(SandboxVerdict)
+_LCB_CODES: dict[object, SandboxVerdict] = {-2: "wrong_answer", -3: "time_limit", -4: "runtime_error"}
 
 
-def _killed(job: WireJSON, oom: bool) -> str | None:
+def _killed(job: WireJSON, oom: bool) -> SandboxVerdict | None:
     if job.get("timed_out"):
         return "time_limit"
     sig = job.get("signal")
@@ -31,7 +34,7 @@ def _killed(job: WireJSON, oom: bool) -> str | None:
     return None
 
 
-def lcb_verdict(job: WireJSON, oom: bool = False) -> tuple[str, WireJSON]:
+def lcb_verdict(job: WireJSON, oom: bool = False) -> tuple[SandboxVerdict, WireJSON]:
     """(verdict, details) of one LiveCodeBench child (lcb_child.py)."""
     if job.get("spawn_error"):
         raise SandboxFault(f"the sandbox could not start the test process: {job['spawn_error']}")
@@ -53,7 +56,7 @@ def lcb_verdict(job: WireJSON, oom: bool = False) -> tuple[str, WireJSON]:
                       "tests_passed_before": done}
 
 
-def script_verdict(job: WireJSON, oom: bool = False) -> tuple[str, WireJSON]:
+def script_verdict(job: WireJSON, oom: bool = False) -> tuple[SandboxVerdict, WireJSON]:
     """(verdict, details) of one test script (script_child.py): passed iff it exited with code 0."""
     if job.get("spawn_error"):
         raise SandboxFault(f"the sandbox could not start the test process: {job['spawn_error']}")
