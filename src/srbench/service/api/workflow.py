@@ -97,8 +97,36 @@ class Preparations(Answer):
     preparations: list[Preparation]
 
 
+class PreparableBenchmark(Answer):
+    """One benchmark as the preparation form offers it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    id: str
+    """The benchmark."""
+    name: str
+    """Its title."""
+    profiles: dict[str, int | None]
+    """Cases per profile (smoke, quick, standard)."""
+    source_url: str
+    """Its upstream source."""
+    revision: str
+    """The pinned revision."""
+    available: bool
+    """This release implements it."""
+    unavailable_reason: str | None
+    """Why not, if not."""
+    access_note: str
+    """What preparing it reads, and its access terms."""
+    dependencies: list[str]
+    """Other benchmarks it needs prepared first (none)."""
+    source_partition: str | None
+    """The upstream partition its pinned files are (for canonical task identities)."""
+    evaluation_roles: list[str]
+    """The evaluation roles a preparation may record."""
+
+
 class PreparationOptions(Answer):
-    benchmarks: list[Document]
+    benchmarks: list[PreparableBenchmark]
 
 
 class RunChoice(Answer):

@@ -60,16 +60,17 @@ def fail_interrupted(journal: Journal) -> int:
     return n
 
 
-def options() -> dict[str, Any]:
-    return {"benchmarks": [{
-        "id": b.id, "name": b.title, "profiles": {p: b.profiles.get(p) for p in PROFILES},
-        "source_url": b.source.url, "revision": b.source.revision, "available": b.available,
-        "unavailable_reason": None if b.available else b.unavailable_reason,
-        "access_note": ("Downloads the pinned source revision (or reads the offline mirror). Source access and "
-                        "license terms apply; set HF_TOKEN on the service for gated sources." if b.source.gated else
-                        "Downloads the pinned source revision (or reads the offline mirror)."),
-        "dependencies": [], "source_partition": b.source_partition,
-        "evaluation_roles": list(ROLES)} for b in all_benchmarks()]}
+def options() -> wf.PreparationOptions:
+    """What the preparation form offers: every benchmark, its profiles, source and access terms."""
+    return wf.PreparationOptions(benchmarks=[wf.PreparableBenchmark(
+        id=b.id, name=b.title, profiles={p: b.profiles.get(p) for p in PROFILES},
+        source_url=b.source.url, revision=b.source.revision, available=b.available,
+        unavailable_reason=None if b.available else b.unavailable_reason,
+        access_note=("Downloads the pinned source revision (or reads the offline mirror). Source access and "
+                     "license terms apply; set HF_TOKEN on the service for gated sources." if b.source.gated else
+                     "Downloads the pinned source revision (or reads the offline mirror)."),
+        dependencies=[], source_partition=b.source_partition,
+        evaluation_roles=list(ROLES)) for b in all_benchmarks()])
 
 
 def _jobs(journal: Journal) -> list[dict[str, Any]]:
@@ -118,7 +119,7 @@ async def list_preparations(request: web.Request) -> wf.Preparations:
 @route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
        answer=wf.PreparationOptions)
 async def preparation_options(request: web.Request) -> wf.PreparationOptions:
-    return wf.PreparationOptions.model_validate(options())
+    return options()
 
 
 @route("GET", "/dataset-preparations/{prep_id}", "One preparation job", answer=wf.PreparationAnswer)
