@@ -268,41 +268,41 @@ def summarize(rule: str | None, cells: PublishedCells, *,
     lower = sum(1 for (c, _), s in zip(cells, scores, strict=True) if s < float(bool(c)))
     out = PublishedSummary(rule=rule, source=SOURCES.get(rule), n=n, score=sum(scores) / n if n else None,
                            graded_differently=higher + lower, published_higher=higher, published_lower=lower)
-    return out.model_copy(update=_rule_fields(rule, cells, scores, reason))
+    out = _with_rule_fields(out, rule, [p for _, p in cells], scores)
+    if rule in METRICS:
+        out = out.model_copy(update={"metric": METRICS[rule]})
+    if rule in SAME_RULE:
+        out = out.model_copy(update={"note": SAME_RULE[rule]})
+    return out.model_copy(update={"reason": reason}) if reason else out
 
 
-def _rule_fields(rule: str, cells: PublishedCells, scores: list[float], reason: str | None) -> dict[str, Any]:
-    """The `PublishedSummary` fields that only `rule`'s figure has (set on it by `summarize`)."""
-    n = len(cells)
-    grades = [p for _, p in cells]
-    out: dict[str, Any] = {}
+def _with_rule_fields(out: PublishedSummary, rule: str, grades: list[PublishedGrade | None],
+                      scores: list[float]) -> PublishedSummary:
+    """`out` with the fields that only `rule`'s figure has."""
+    n = len(grades)
     if rule == MMLU_PRO_RULE:
         fb = [p for p in grades if isinstance(p, MmluProPublished) and p.fallback]
         credited = sum(1 for p in fb if p.score)
-        out.update(unextracted=len(fb), fallback_credited=credited,
-                   score_without_fallback=((sum(scores) - credited) / n) if n else None)
+        return out.model_copy(update={"unextracted": len(fb), "fallback_credited": credited,
+                                      "score_without_fallback": ((sum(scores) - credited) / n) if n else None})
     if rule in (ARC_RULE, ARC_PASS2_RULE):
         arc = [p for p in grades if isinstance(p, ArcPublished | ArcPass2Published)]
-        out["test_inputs"] = sum(p.test_inputs for p in arc)
-        out["solved_inputs"] = sum(p.solved_inputs for p in arc)
+        return out.model_copy(update={"test_inputs": sum(p.test_inputs for p in arc),
+                                      "solved_inputs": sum(p.solved_inputs for p in arc)})
     if rule == SCICODE_RULE:
         code = [p for p in grades if isinstance(p, CodePublished)]
         passed = sum(p.sub_steps_passed or 0 for p in code)
         scored = sum(p.sub_steps_scored or 0 for p in code)
-        out.update(sub_steps_passed=passed, sub_steps_scored=scored,
-                   sub_step_pass_rate=passed / scored if scored else None)
+        return out.model_copy(update={"sub_steps_passed": passed, "sub_steps_scored": scored,
+                                      "sub_step_pass_rate": passed / scored if scored else None})
     if rule == TAU3_RULE:
         ran = [p for p in grades if isinstance(p, Tau3Published) and p.ran]
-        out.update(ran=len(ran), score_ran_only=sum(p.score for p in ran) / len(ran) if ran else None)
+        return out.model_copy(update={"ran": len(ran),
+                                      "score_ran_only": sum(p.score for p in ran) / len(ran) if ran else None})
     if rule == TB_RULE:
         got = [p for p in grades if isinstance(p, TerminalPublished) and p.rewarded]
-        out.update(rewarded=len(got), score_rewarded_only=sum(p.score for p in got) / len(got) if got else None)
-    if rule in METRICS:
-        out["metric"] = METRICS[rule]
-    if rule in SAME_RULE:
-        out["note"] = SAME_RULE[rule]
-    if reason:
-        out["reason"] = reason
+        return out.model_copy(update={"rewarded": len(got),
+                                      "score_rewarded_only": sum(p.score for p in got) / len(got) if got else None})
     return out
 
 
