@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from srbench.errors import DamagedObject, NotFound
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.target import Target
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
@@ -96,7 +97,8 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[
         else:
             if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
                 calls = conversation_calls(service, run_id, row.cell_id,
-                                           call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []), c, mom)
+                                           call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []),
+                                           ConversationRecord.model_validate(c), mom)
                 return _with(out, calls=calls, status=wire.call_status(row.state, row.error_class, row.state, role))
             record_status = c["status"]
             out = _with(out, http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),

@@ -10,9 +10,10 @@ of tool calls); a damaged or missing record marks that call only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from srbench.errors import DamagedObject, NotFound
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.target import Target
 from srbench.service.api.faults import record_damage
 from srbench.service.api.responses import ConversationCall
@@ -51,7 +52,7 @@ def _one(service: Service, run_id: str, cell_id: str, entry: ConversationCall, m
 
 
 def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[CallRow],
-                       record: dict[str, Any] | None, mom: Target | None = None) -> list[ConversationCall]:
+                       record: ConversationRecord | None, mom: Target | None = None) -> list[ConversationCall]:
     """Every call of one conversation cell, summarised (`mom`: the cell's MoM target, whose router adapter
     names the model that served each subject call)."""
     if rows:
@@ -59,8 +60,8 @@ def conversation_calls(service: Service, run_id: str, cell_id: str, rows: list[C
                                     call=r.call, error_class=r.error_class, cost_usd=r.cost_usd, damaged=False)
                    for r in rows]
     else:
-        entries = [ConversationCall(index=c["index"], role=c["role"], target_id=c["target_id"], state=c.get("status"),
-                                    request=c["request"], call=c["record"], error_class=c.get("error_class"),
-                                    cost_usd=c.get("cost_usd"), damaged=False)
-                   for c in (record or {}).get("calls", [])]
+        entries = [ConversationCall(index=c.index, role=c.role, target_id=c.target_id, state=c.status,
+                                    request=c.request, call=c.record, error_class=c.error_class,
+                                    cost_usd=c.cost_usd, damaged=False)
+                   for c in (record.calls if record is not None else [])]
     return [_one(service, run_id, cell_id, e, mom) for e in entries]

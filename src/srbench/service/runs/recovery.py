@@ -33,6 +33,7 @@ from typing import Any
 
 from srbench.cas import canonical_json
 from srbench.errors import Conflict, InvalidInput
+from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.plan import Plan, PlanRecovery
 from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode, RecoveryPlan
 from srbench.schemas.target import Target
@@ -65,19 +66,19 @@ def _unknown(manager: RunManager, target: Target, digest: str) -> bool:
             or rec.get("finish_reason") not in ("stop", "length", "tool_calls", "function_call"))
 
 
-def _conversation(manager: RunManager, digest: str | None) -> dict[str, Any] | None:
+def _conversation(manager: RunManager, digest: str | None) -> ConversationRecord | None:
     """The cell's conversation record (a multi-call cell), else None."""
     if digest is None:
         return None
     rec = manager.store.get_json(digest)
-    return rec if rec.get("kind") == "conversation" else None
+    return ConversationRecord.model_validate(rec) if rec.get("kind") == "conversation" else None
 
 
-def _conversation_unknown(manager: RunManager, conv: dict[str, Any], subject: Target,
+def _conversation_unknown(manager: RunManager, conv: ConversationRecord, subject: Target,
                           aux: dict[str, Target]) -> bool:
     """A conversation may have been billed unknowingly when one of its calls may have been."""
-    return any(_unknown(manager, subject if c["role"] == "subject" else aux[c["target_id"]], c["record"])
-               for c in conv["calls"])
+    return any(_unknown(manager, subject if c.role == "subject" else aux[c.target_id], c.record)
+               for c in conv.calls)
 
 
 def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
@@ -126,7 +127,7 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     for c in run_cells(manager.journal, run_id, ordered=True):
         conv = _conversation(manager, c.call)
         if conv is not None:        # a conversation was sent iff one of its calls was
-            never_sent = not any(manager.store.get_json(x["record"]).get("sent") is not False for x in conv["calls"])
+            never_sent = not any(manager.store.get_json(x.record).get("sent") is not False for x in conv.calls)
         else:
             never_sent = c.call is not None and manager.store.get_json(c.call).get("sent") is False
         has_call = (c.call is not None and not never_sent) or c.judge_call is not None
