@@ -25,7 +25,8 @@ from srbench.stages.report.rule import build_report
 DATA = Path(__file__).parent / "data" / "report_demo.json.gz"
 STOP = {"reason": "futility", "summary": "no gain", "decided_at_cases": 4, "planned_cases": 8,
         "cells_not_sent": 6, "estimated_saving_usd": 0.0123}
-RECIPES = {"mom": {"status": "captured", "limitation": "the config changed during the run"}}
+RECIPES = {"mom": {"status": "captured", "capture": "b3:" + "c" * 64, "projection_hash": "d" * 64,
+                   "limitation": "the config changed during the run", "held_during_run": False}}
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "live": ("live", "completed", {}),
     "live-cancelled": ("live", "cancelled", {"early_stop": STOP, "recipes": RECIPES}),
@@ -82,7 +83,7 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 
 PINNED = {
     "live": "b3:86181abfabd8132bcc922cf5595ad1cd7c9ddc231b6cb2f5a92f0a827446b442",
-    "live-cancelled": "b3:acd911ca09f6a123e40e0309cd0040d66328df6e6ced857ac2b6c0cd35dabdcd",
+    "live-cancelled": "b3:1ed05d0d2ecc7d04e324396613aeec4c76de6701e85f3e8179a9db270114d3d4",   # realistic recipes, dict code
     "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",

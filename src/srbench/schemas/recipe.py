@@ -43,3 +43,19 @@ class RecipeCapture(BaseModel):
     """The paths whose values were redacted."""
     projection_hash: str | None
     """Digest of the redacted config and recipes."""
+
+
+class RecipeSummary(BaseModel):
+    """A capturing target's recipe in a run, from the run's events only (what the report shows)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    status: Literal["captured", "not_captured"]
+    """A recipe was captured before the run."""
+    capture: str
+    """The capture object's digest."""
+    projection_hash: str | None
+    """Digest of the redacted config and recipes."""
+    limitation: str | None
+    """Why it was not captured, or does not hold for the whole run."""
+    held_during_run: bool | None
+    """The configuration did not change during the run (null: not checked)."""

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import PlanMode, PlanRecovery
+from srbench.schemas.recipe import RecipeSummary
 from srbench.schemas.report_sections import (
     ConfigHashEvidence,
     Headline,
@@ -302,7 +303,7 @@ class Report(BaseModel):
     """The run's early-stop record, or None."""
     partial: PartialBlock | None
     """What was answered, for a run without an answer in every cell."""
-    recipes: dict[str, Any]
+    recipes: dict[str, RecipeSummary]
     """Router recipe captures per target (UI-7)."""
     paired: dict[str, Any] | None
     """Routers against the strongest single target of the run (stages/report/in_run.py, partial.py)."""

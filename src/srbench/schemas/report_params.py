@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.recipe import RecipeSummary
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -37,7 +38,7 @@ class ReportRequest(BaseModel):
     """The run's config-hash probe evidence per router target and phase (stages/compare/evidence.py)."""
     early_stop: dict[str, Any] | None = None
     """The run's early-stop record, or None."""
-    recipes: dict[str, Any] | None = None
+    recipes: dict[str, RecipeSummary] | None = None
     """The run's router recipe captures per router target (service/runs/recipes.py `summary`, UI-7)."""
 
 
@@ -55,7 +56,7 @@ class ReportParams(BaseModel):
     """The run's early-stop record, or None."""
     config_probes: dict[str, Any]
     """Config-hash probe evidence per router target ({} without any)."""
-    recipes: dict[str, Any]
+    recipes: dict[str, RecipeSummary]
     """Router recipe captures per router target ({} without any)."""
     correction_at: float | None
     """When the usage correction the report reads was appended, or None."""

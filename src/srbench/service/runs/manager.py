@@ -41,7 +41,7 @@ from srbench.service.runs.end import Endings
 from srbench.service.runs.heap import frozen_heap
 from srbench.service.runs.plans import Plans
 from srbench.service.runs.recipes import capture_before, check_after
-from srbench.service.runs.recipes import report_summary as recipe_summary
+from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
 from srbench.service.runs.state import OnCreate, RunBudget, RunLineage, RunState

@@ -12,16 +12,14 @@ a capture taken later or by another run.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict
 
 from srbench.cas import ObjectStore
 from srbench.schemas.event import EventType
 from srbench.schemas.event_data import EventData, RecipeCaptured, RecipeChecked
 from srbench.schemas.plan import Plan
-from srbench.schemas.recipe import RecipeCapture
+from srbench.schemas.recipe import RecipeCapture, RecipeSummary
 from srbench.schemas.target import Target
 from srbench.service.api.workflow import RecipeCheck, RecipeView
 from srbench.service.journal.evidence import events_of_types
@@ -69,22 +67,6 @@ def _events(journal: Journal, run_id: str) -> list[EventData]:
     return events_of_types(journal, run_id, (CAPTURED, CHECKED))
 
 
-class RecipeSummary(BaseModel):
-    """A capturing target's recipe in a run, from the run's events only (what the report shows)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-    status: Literal["captured", "not_captured"]
-    """A recipe was captured before the run."""
-    capture: str
-    """The capture object's digest."""
-    projection_hash: str | None
-    """Digest of the redacted config and recipes."""
-    limitation: str | None
-    """Why it was not captured, or does not hold for the whole run."""
-    held_during_run: bool | None
-    """The configuration did not change during the run (null: not checked)."""
-
-
 def summary(journal: Journal, run_id: str) -> dict[str, RecipeSummary]:
     """Per capturing target: status (captured | not_captured), projection hash and the limitation."""
     out: dict[str, RecipeSummary] = {}
@@ -99,11 +81,6 @@ def summary(journal: Journal, run_id: str) -> dict[str, RecipeSummary]:
             out[d.target_id] = found.model_copy(update={"held_during_run": held, "limitation": found.limitation
                                                         if held else d.problem})
     return out
-
-
-def report_summary(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
-    """`summary` as the report rule takes it (JSON)."""
-    return {tid: s.model_dump(mode="json") for tid, s in summary(journal, run_id).items()}
 
 
 def recipes_view(journal: Journal, store: ObjectStore, run_id: str, plan: Plan) -> list[RecipeView]:

@@ -6,11 +6,13 @@ budget or unattributed, unknown costs, an early stop, and a recipe capture that 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.plan import Plan
+from srbench.schemas.recipe import RecipeSummary
 from srbench.schemas.report import TargetSummary
 from srbench.stages.report.published import PUBLISHED_NOTE
 
@@ -79,7 +81,7 @@ def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
             "valid (the Hoeffding one is shown for reference only)."]
 
 
-def recipe_limitations(recipes: dict[str, Any]) -> list[str]:
+def recipe_limitations(recipes: Mapping[str, RecipeSummary]) -> list[str]:
     """A recipe capture that did not hold, or a configuration that changed during the run (UI-7)."""
-    return [f"Recipe of target {tid} (UI-7): {s['limitation']}." for tid, s in sorted(recipes.items())
-            if s.get("limitation")]
+    return [f"Recipe of target {tid} (UI-7): {s.limitation}." for tid, s in sorted(recipes.items())
+            if s.limitation]
