@@ -31,6 +31,7 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case
 from srbench.schemas.early_stop import EarlyStopRecord, StopSelection, TargetDecision
 from srbench.schemas.event_data import EarlyStop, StopReason
+from srbench.schemas.grade import read_grade
 from srbench.schemas.plan import Plan
 from srbench.service.journal.run_end import pending_by_target, record_early_stop
 from srbench.service.journal.writer import add_event
@@ -181,8 +182,8 @@ class StopMonitor:
         digest = store.put_json(case.model_dump(mode="json"), durable=False)
         g, _ = grade_cell(self.manager.engine, digest, call, case.benchmark, judge,
                           grader=self.plan.grader_versions.get(case.benchmark))
-        grade = store.get_json(g)
-        return bool(grade["correct"]) and grade["status"] not in ("judge_error", "judge_failed")
+        grade = read_grade(store.get_json(g))
+        return grade.correct and grade.status not in ("judge_error", "judge_failed")
 
     async def settled(self, cell: Cell, state: str, call: str | None, judge: str | None) -> None:
         correct = await asyncio.to_thread(self._correct, cell, state, call, judge)
