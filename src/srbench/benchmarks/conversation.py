@@ -11,8 +11,9 @@ further call may be sent, ``call`` raises :class:`CellStopped` and the benchmark
 ambiguous; a conversation is never resumed or resent by itself.
 
 When ``converse`` returns, its :class:`ConversationOutcome` and the list of the cell's calls are
-stored as one *conversation record* (``kind: conversation``), and the cell's ``call`` names it.
-Grading reads that record (``Benchmark.grade_conversation``), so a grade stays a pure function of
+stored as one *conversation record* (``kind: conversation``, schemas/conversation.py ``ConversationRecord``),
+and the cell's ``call`` names it. Grading reads that record back as its model
+(``Benchmark.grade_conversation``), so a grade stays a pure function of
 stored objects. Costs are per call and per role: the role's cost goes to the row's principal cost
 (``subject``) or to an auxiliary cost apart (``user_simulator``, ``judge``, ``scaffolding``).
 """
@@ -20,7 +21,7 @@ stored objects. Costs are per call and per role: the role's cost goes to the row
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import JsonValue
 
@@ -86,7 +87,7 @@ class CellSession(Protocol):
     options: BenchmarkOptions | None  # the plan's frozen benchmark_options[<benchmark>] entry (None when none)
 
     async def call(self, messages: list[WireJSON], *, role: Role = "subject",
-                   tools: list[WireJSON] | None = None, tool_choice: Any = None,
+                   tools: list[WireJSON] | None = None, tool_choice: str | WireJSON | None = None,
                    max_tokens: int | None = None) -> Reply:
         """Send one journaled call to the cell's target (role "subject") or to the auxiliary target the
         plan pins for `role`; returns its reply (a failed call is a Reply with status "failed", not an

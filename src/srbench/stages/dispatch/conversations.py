@@ -94,7 +94,7 @@ class Session:
         self.stop: CellStopped | None = None        # the stop raised to the benchmark, if any
 
     async def call(self, messages: list[dict[str, Any]], *, role: Role = "subject",
-                   tools: list[dict[str, Any]] | None = None, tool_choice: Any = None,
+                   tools: list[dict[str, Any]] | None = None, tool_choice: str | dict[str, Any] | None = None,
                    max_tokens: int | None = None) -> Reply:
         try:
             return await self.runner.call(self, messages, role, tools, tool_choice, max_tokens)
@@ -194,7 +194,8 @@ class Conversations:
             raise CellStopped("case_timeout", f"the case's time limit (case_timeout_s "
                                               f"{stored_number(self.d.plan.limits.case_timeout_s)}) was reached")
 
-    async def call(self, s: Session, messages: list[dict[str, Any]], role: Role, tools: Any, tool_choice: Any,
+    async def call(self, s: Session, messages: list[dict[str, Any]], role: Role, tools: list[dict[str, Any]] | None,
+                   tool_choice: str | dict[str, Any] | None,
                    max_tokens: int | None) -> Reply:
         d = self.d
         target, params = self.resolve(s, role)
