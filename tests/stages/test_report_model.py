@@ -27,10 +27,11 @@ STOP = {"reason": "futility", "summary": "no gain", "decided_at_cases": 4, "plan
         "cells_not_sent": 6, "estimated_saving_usd": 0.0123}
 RECIPES = {"mom": {"status": "captured", "capture": "b3:" + "c" * 64, "projection_hash": "d" * 64,
                    "limitation": "the config changed during the run", "held_during_run": False}}
+PROBES = {"mom": {"before": {"evidence": "mismatch", "seen": "cfg-42", "probe": "answered"}}}
 CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "live": ("live", "completed", {}),
     "live-cancelled": ("live", "cancelled", {"early_stop": STOP, "recipes": RECIPES}),
-    "live-running": ("live", "running", {"config_probes": {"mom": {"before": {"config_hash": "cfg-42"}}}}),
+    "live-running": ("live", "running", {"config_probes": PROBES}),
     "preview": ("preview", "completed", {}),
     "replay": ("live", "completed", {}),              # the live plan as a replay, as a recovery child, both
     "recovery": ("live", "completed", {}),
@@ -84,7 +85,7 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 PINNED = {
     "live": "b3:86181abfabd8132bcc922cf5595ad1cd7c9ddc231b6cb2f5a92f0a827446b442",
     "live-cancelled": "b3:1ed05d0d2ecc7d04e324396613aeec4c76de6701e85f3e8179a9db270114d3d4",   # realistic recipes, dict code
-    "live-running": "b3:e4de30f1ca90328da466d4469b054bd451f81ebe5a0cea09e8daeae6b4235e8a",
+    "live-running": "b3:c39cfde737c9cea3dd0bbe48f450528cab91ef412ce83a91810fdd54f18562da",   # realistic probes, dict code
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
     "recovery": "b3:b3adcee267fc4429d2fd9dcff5de2c364887b9ca99e9bab3303a26fb3edd0dec",      # realistic block, dict code

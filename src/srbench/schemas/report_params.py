@@ -5,7 +5,7 @@ tuple and a dict, so no action-cache key changed when they became a model (issue
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,6 +13,23 @@ from srbench.schemas.cell import RunStatus
 from srbench.schemas.recipe import RecipeSummary
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class ProbeEvidence(BaseModel):
+    """What one probe of a MoM target's pinned config_hash showed (the run's latest ``config_hash_checked``
+    event of that phase, service/runs/run_checks.py)."""
+
+    model_config = _FROZEN
+    evidence: Literal["confirmed", "mismatch", "missing", "unavailable"]
+    """What the probe shows (an event from before it was recorded: confirmed when the hashes match)."""
+    seen: str | None
+    """The hash the router reported (null: none)."""
+    probe: str | None
+    """How the probe went (answered, an error class, or no preview_url)."""
+
+
+ConfigProbes = dict[str, dict[str, ProbeEvidence]]
+"""Per MoM target, per phase (before / after the run): the probe's evidence."""
 
 
 class ReportRequest(BaseModel):
@@ -34,7 +51,7 @@ class ReportRequest(BaseModel):
     """When that correction was appended (the journal's ref), or None."""
     price_correction: str | None = None
     """Digest of the latest price correction of the run, or None."""
-    config_probes: dict[str, Any] | None = None
+    config_probes: ConfigProbes | None = None
     """The run's config-hash probe evidence per router target and phase (stages/compare/evidence.py)."""
     early_stop: dict[str, Any] | None = None
     """The run's early-stop record, or None."""
@@ -54,7 +71,7 @@ class ReportParams(BaseModel):
     """Seconds the run took so far, or None."""
     early_stop: dict[str, Any] | None
     """The run's early-stop record, or None."""
-    config_probes: dict[str, Any]
+    config_probes: ConfigProbes
     """Config-hash probe evidence per router target ({} without any)."""
     recipes: dict[str, RecipeSummary]
     """Router recipe captures per router target ({} without any)."""

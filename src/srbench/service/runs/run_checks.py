@@ -4,12 +4,12 @@ beside its lifecycle, and the helpers its ends share."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import aiohttp
 
 from srbench.schemas.event_data import ConfigHashChecked
 from srbench.schemas.plan import Plan
+from srbench.schemas.report_params import ConfigProbes, ProbeEvidence
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter
 from srbench.service.journal.runs import RunRow
@@ -51,14 +51,14 @@ async def config_check(client: aiohttp.ClientSession, plan: Plan, jr: RunJournal
     return True
 
 
-def config_probes(journal: Journal, run_id: str) -> dict[str, dict[str, Any]]:
+def config_probes(journal: Journal, run_id: str) -> ConfigProbes:
     """The latest probe evidence per MoM target and phase (before / after), from the run's events."""
-    out: dict[str, dict[str, Any]] = {}
+    out: ConfigProbes = {}
     for d in jruns.events_data(journal, run_id, "config_hash_checked"):
         if isinstance(d, ConfigHashChecked):
-            out.setdefault(d.target_id, {})[d.phase] = {
-                "evidence": d.evidence or ("confirmed" if d.seen == d.expected else "missing"),
-                "seen": d.seen, "probe": d.probe}
+            out.setdefault(d.target_id, {})[d.phase] = ProbeEvidence(
+                evidence=d.evidence or ("confirmed" if d.seen == d.expected else "missing"), seen=d.seen,
+                probe=d.probe)
     return out
 
 

@@ -18,21 +18,22 @@ a target an improvement or non-inferior.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
+from srbench.schemas.report_params import ProbeEvidence
 from srbench.schemas.report_sections import ConfigHashEvidence
 from srbench.schemas.results import ResultRow
 from srbench.schemas.target import Target
 
 
-def config_hash_evidence(target: Target, rows: list[ResultRow], probes: dict[str, Any] | None,
+def config_hash_evidence(target: Target, rows: list[ResultRow], probes: Mapping[str, ProbeEvidence] | None,
                          mode: str) -> ConfigHashEvidence | None:
     """The evidence record of one target (None: not a live MoM target with a pinned config_hash)."""
     if mode != "live" or target.kind != "mom" or not target.config_hash:
         return None
     probes = probes or {}
-    before = (probes.get("before") or {}).get("evidence", "not run")
-    after = (probes.get("after") or {}).get("evidence", "not run")
+    before = probes["before"].evidence if "before" in probes else "not run"
+    after = probes["after"].evidence if "after" in probes else "not run"
     answered = [r for r in rows if r.has_call and r.state == "completed"]
     with_header = sum(1 for r in answered if r.config_hash_seen == target.config_hash)
     without = sum(1 for r in answered if r.config_hash_seen is None)
