@@ -20,10 +20,9 @@ stored objects. Costs are per call and per role: the role's cost goes to the row
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from pydantic import JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.call import CallStatus
 from srbench.schemas.dataset import Case
@@ -48,33 +47,49 @@ class CellStopped(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(BaseModel):
     """One journaled call of a conversation, as the benchmark sees it."""
 
-    index: int                               # 0-based order of the call within the cell
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    index: int
+    """Its 0-based order within the cell."""
     role: Role
-    target_id: str                           # the target that answered (the cell's target for "subject")
+    """Who it was for."""
+    target_id: str
+    """The target that answered (the cell's target for ``subject``)."""
     status: CallStatus
-    text: str | None                         # the visible final text (reasoning stripped)
-    tool_calls: list[WireJSON] = field(default_factory=list)
-    # as the endpoint answered them, each {"id": str, "type": "function", "function": {"name": str, "arguments": str}}
+    """How the call ended."""
+    text: str | None
+    """The visible final text (reasoning stripped; None: none)."""
+    tool_calls: list[WireJSON] = Field(default_factory=list)
+    """The tool calls as the endpoint answered them, each ``{"id", "type": "function", "function": {"name",
+    "arguments"}}``."""
     finish_reason: str | None = None
+    """Why the reply ended (``length``: cut by the output limit)."""
     error_class: str | None = None
+    """Why the call failed, if it did."""
     error: str | None = None
-    record: str | None = None                # digest of the stored call record
-    selected_model: str | None = None        # a router's choice for this turn (MoM targets)
+    """One line, with error_class."""
+    record: str | None = None
+    """Digest of the stored call record."""
+    selected_model: str | None = None
+    """A router's choice for this turn (MoM targets)."""
 
 
-@dataclass
-class ConversationOutcome:
+class ConversationOutcome(BaseModel):
     """What `converse` returns; stored with the list of calls as the cell's conversation record."""
 
-    final_text: str | None                   # the answer a plain grader would see (e.g. joined code)
-    outputs: dict[str, JsonValue] = field(default_factory=dict)   # per-benchmark (step codes, reward…)
-    trajectory: str | None = None            # digest of a stored trajectory object, if any
-    error_class: str | None = None           # set: the cell failed for this reason (e.g. trial_error)
-    error: str | None = None                 # one line, with error_class
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    final_text: str | None
+    """The answer a plain grader would see (e.g. the joined code)."""
+    outputs: dict[str, JsonValue] = Field(default_factory=dict)
+    """The benchmark's own results (step codes, a reward …), as its own model dumps them."""
+    trajectory: str | None = None
+    """Digest of a stored trajectory object, if any."""
+    error_class: str | None = None
+    """Set: the cell failed for this reason (e.g. trial_error)."""
+    error: str | None = None
+    """One line, with error_class."""
 
 
 class CellSession(Protocol):
