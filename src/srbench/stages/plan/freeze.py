@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.base import Benchmark
+from srbench.benchmarks.code import CodeBenchmark
+from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
 from srbench.schemas.dataset import Case, split_of
@@ -37,7 +40,7 @@ def plan_sha256(plan: Plan | dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(body)).hexdigest()
 
 
-def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+def benchmark_option_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
                               resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
                               subjects: set[str]
                               ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
@@ -53,7 +56,7 @@ def benchmark_option_problems(benchmarks: list[str], adapters: dict[str, Any], o
     return problems + rp, aux, frozen
 
 
-def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+def judge_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
                    resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
                    subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
     """DEP-1/DEP-3: every judged benchmark needs a pinned judge and grader_version in the store's
@@ -63,13 +66,13 @@ def judge_problems(benchmarks: list[str], adapters: dict[str, Any], options: dic
     frozen: dict[str, Any] = {}
     for b in benchmarks:
         bench = adapters.get(b)
-        if bench is not None and getattr(bench, "needs_sandbox", False):    # code grading options, frozen
+        if isinstance(bench, CodeBenchmark):    # code grading options (needs_sandbox), frozen
             try:
                 frozen[b] = {"grader_version": bench.grader_version, "grading": bench.options((options or {}).get(b))}
             except SrBenchError as exc:
                 problems.append(exc.message)
             continue
-        if bench is None or not getattr(bench, "needs_judge", False):
+        if not isinstance(bench, JudgedBenchmark):      # needs_judge
             continue
         opt = options.get(b) if isinstance(options, dict) else None
         hint = (f'add {{"{b}": {{"judge": "<target id>", "grader_version": "{bench.grader_version}"}}}} to the '
@@ -132,7 +135,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     cases = decode_cases(data) if data is not None else []
     problems += _case_problems(manifest, cases, data is not None, registered)
     benchmarks = sorted({c.benchmark for c in cases})
-    adapters = {}
+    adapters: dict[str, Benchmark] = {}
     for b in benchmarks:
         try:
             bench = get_benchmark(b)
@@ -242,7 +245,7 @@ def _planned_targets(manifest: Manifest, resolve_target: Callable[[str], Target 
     return planned
 
 
-def _notices(manifest: Manifest, adapters: dict[str, Any], registered: dict[str, Any], evaluation: Any,
+def _notices(manifest: Manifest, adapters: Mapping[str, Benchmark], registered: dict[str, Any], evaluation: Any,
              sources: dict[str, Any], planned: list[PlannedTarget]) -> list[str]:
     """The plan's notices, each once: the benchmarks', the dataset's, the sources', preview's, routers'."""
     notices: list[str] = []

@@ -11,9 +11,10 @@ are its own pinned ones, as a judge's). A missing role is one line naming the be
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from srbench.benchmarks.base import Benchmark
 from srbench.errors import SrBenchError
 from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget
 from srbench.schemas.target import Target
@@ -45,7 +46,7 @@ def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str]
                                    effective_params=effective_params({}, target, limits.max_output_tokens))
 
 
-def role_problems(benchmarks: list[str], adapters: dict[str, Any], options: dict[str, Any],
+def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
                   resolve_target: Callable[[str], Target | None], limits: Limits, cost_policy: str,
                   subject_ids: set[str], check_target: Callable[..., list[str]]
                   ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
