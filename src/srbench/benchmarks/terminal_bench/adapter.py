@@ -28,7 +28,7 @@ from srbench.benchmarks.published_grades import TerminalPublished
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
 from srbench.benchmarks.terminal_bench.options import AGENT, TerminalOptions, options_from
 from srbench.benchmarks.terminal_bench.source import fetch_tasks, forget_tasks, locate_tasks, tasks_tree
-from srbench.benchmarks.terminal_bench.trajectory import TrialFigures
+from srbench.benchmarks.terminal_bench.trajectory import TrialFigures, TrialResult
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.sandbox.base import SandboxFault
 from srbench.sandbox.task_container import engine
@@ -169,12 +169,9 @@ class TerminalBench21(Benchmark):
         raise InvalidInput(f"benchmark {self.id} is graded from its trial (reward), not from a text")
 
     def grade_conversation(self, case: Case, conversation: ConversationRecord) -> Grade:
-        out = conversation.outputs
-        details = {"reward": out.get("reward"), "rewards": out.get("rewards") or {},
-                   "reward_source": out.get("reward_source"), "stop_reason": out.get("stop_reason"),
-                   "turns": out.get("turns"), "commands": out.get("commands"), "trajectory": out.get("trajectory"),
-                   "receipt": out.get("receipt"), "tree_sha256": out.get("tree_sha256")}
-        reward = out.get("reward")
+        trial = TrialResult.model_validate(conversation.outputs)
+        details = trial.model_dump()
+        reward = trial.reward
         if conversation.error_class or not isinstance(reward, int | float) or isinstance(reward, bool):
             return Grade(correct=False, status="trial_error", extracted=None, details=details)
         correct = float(reward) == 1.0
@@ -185,11 +182,9 @@ class TerminalBench21(Benchmark):
         return terminal_grade(conversation)
 
     def conversation_row(self, conversation: ConversationRecord) -> dict[str, JsonValue]:
-        out = conversation.outputs
-        receipt = out.get("receipt")
-        return {"reward": out.get("reward"), "stop_reason": out.get("stop_reason"), "turns": out.get("turns"),
-                "commands": out.get("commands"),
-                "task_image_id": receipt.get("image_id") if isinstance(receipt, dict) else None}
+        trial = TrialResult.model_validate(conversation.outputs)
+        return {"reward": trial.reward, "stop_reason": trial.stop_reason, "turns": trial.turns,
+                "commands": trial.commands, "task_image_id": trial.receipt.get("image_id") if trial.receipt else None}
 
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
         return _figures(grades).model_dump()

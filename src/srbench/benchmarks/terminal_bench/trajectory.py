@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from srbench.benchmarks.terminal_bench.options import TerminalOptions
 from srbench.schemas.wire import WireJSON
@@ -290,3 +298,33 @@ class TrialFigures(BaseModel):
     """Planned trials without a grade that did not fail as a trial error."""
     stop_reasons: dict[str, int]
     """How many graded trials' agent phases ended for each reason."""
+
+
+class TrialResult(BaseModel):
+    """What grading reads of one trial from its conversation record's outputs (a `TrialOutputs` as stored; a
+    field a partial record lacks reads as None), and what the grade keeps of it (its details)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    reward: JsonValue = None
+    """The verifier's reward as stored (only a number that is not a bool is one)."""
+    rewards: dict[str, JsonValue] = {}
+    """Named rewards of a reward.json (none: empty)."""
+    reward_source: str | None = None
+    """The file the reward was read from."""
+    stop_reason: str | None = None
+    """Why the agent phase ended."""
+    turns: int | None = None
+    """Model calls made."""
+    commands: int | None = None
+    """Tool calls made."""
+    trajectory: str | None = None
+    """Digest of the stored trajectory."""
+    receipt: dict[str, JsonValue] | None = None
+    """The task container's receipt, as stored."""
+    tree_sha256: str | None = None
+    """The task tree's digest."""
+
+    @field_validator("rewards", mode="before")
+    @classmethod
+    def _no_rewards(cls, value: object) -> object:
+        return value or {}
