@@ -3,15 +3,25 @@ bytes did not change (the digest below was taken from the dict-literal code befo
 
 from __future__ import annotations
 
+from tests.stages.test_compare import plan, target
+
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.stages.derived.replay import _replay_rule
 
 PARAMS = {"temperature": 0, "max_tokens": 256}
-BPLAN = {"plan_sha256": "b" * 64, "case_sha256": "c" * 64, "mode": "live",
-         "targets": [{"target": {"id": "large", "kind": "single", "model": "m-large"}, "effective_params": PARAMS},
-                     {"target": {"id": "small", "kind": "single", "model": "m-small"}, "effective_params": PARAMS}]}
-PPLAN = {"plan_sha256": "p" * 64, "case_sha256": "c" * 64, "mode": "preview",
-         "targets": [{"target": {"id": "mom", "kind": "mom", "model": "MoM"}, "effective_params": PARAMS}]}
+
+
+def _frozen(targets: list[dict], mode: str, sha: str) -> dict:
+    """A frozen plan as the service stores it, with these targets (all called with PARAMS)."""
+    out = plan(targets)
+    out.update(mode=mode, plan_sha256=sha)
+    for pt in out["targets"]:
+        pt["effective_params"] = PARAMS
+    return out
+
+
+BPLAN = _frozen([target("large", model="m-large"), target("small", model="m-small")], "live", "b" * 64)
+PPLAN = _frozen([{**target("mom", "mom", "MoM"), "preview_url": "http://127.0.0.1:9/preview"}], "preview", "p" * 64)
 
 
 def _replay(store: ObjectStore) -> dict:

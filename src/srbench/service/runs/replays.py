@@ -9,6 +9,7 @@ import uuid
 from typing import Any
 
 from srbench.schemas.event_data import Created, ReplayOf, RunEnded
+from srbench.schemas.plan import Plan
 from srbench.service.api.actors import record_owner
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
@@ -34,7 +35,7 @@ def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner:
     store = manager.store
     baseline, preview = manager.get(baseline_id), manager.get(preview_id)
     bplan, pplan = store.get_json(baseline.plan), store.get_json(preview.plan)
-    rp.check_runs(baseline, bplan, preview, pplan)
+    rp.check_runs(baseline, Plan.model_validate(bplan), preview, Plan.model_validate(pplan))
     digest, _hit, _why = rp.build_replay(manager.engine, baseline, _cells(manager, baseline_id), preview,
                                          _cells(manager, preview_id))
     result = store.get_json(digest)

@@ -74,22 +74,23 @@ def _refuse(reason: str, detail: str) -> ReplayRefused:
                          details={"reasons": [reason], "model_requests": 0, "dispatch_started": False})
 
 
-def check_runs(baseline: RunFacts, bplan: dict[str, Any], preview: RunFacts, pplan: dict[str, Any]) -> None:
-    if baseline.status != "completed" or bplan["mode"] != "live":
+def check_runs(baseline: RunFacts, bplan: Plan, preview: RunFacts, pplan: Plan) -> None:
+    if baseline.status != "completed" or bplan.mode != "live":
         raise _refuse("baseline_not_completed", f"{baseline.id} must be a completed live run")
-    if preview.status != "completed" or pplan["mode"] != "preview":
+    if preview.status != "completed" or pplan.mode != "preview":
         raise _refuse("preview_not_completed", f"{preview.id} must be a completed preview run")
-    if bplan["case_sha256"] != pplan["case_sha256"]:
+    if bplan.case_sha256 != pplan.case_sha256:
         raise _refuse("case_set_mismatch", "the baseline and the preview ran different datasets")
-    for key in ("adapter_versions", "benchmark_weights"):
-        if bplan[key] != pplan[key]:
-            raise _refuse("protocol_mismatch", f"{key} differ between the runs")
+    if bplan.adapter_versions != pplan.adapter_versions:
+        raise _refuse("protocol_mismatch", "adapter_versions differ between the runs")
+    if bplan.benchmark_weights != pplan.benchmark_weights:
+        raise _refuse("protocol_mismatch", "benchmark_weights differ between the runs")
 
-    multi = sorted(multi_call_benchmarks(Plan.model_validate(bplan))) if bplan["mode"] == "live" else []
+    multi = sorted(multi_call_benchmarks(bplan)) if bplan.mode == "live" else []
     if multi:   # a router picks a model per turn of a conversation: a saved single answer cannot stand in
         raise _refuse("multi_call", f"{', '.join(multi)} cells are conversations of several calls; replay reuses "
                                     "single-call answers only")
-    models = Counter(pt["target"]["model"] for pt in bplan["targets"] if pt["target"]["kind"] == "single")
+    models = Counter(pt.target.model for pt in bplan.targets if pt.target.kind == "single")
     dupes = sorted(m for m, n in models.items() if n > 1)
     if dupes:
         raise _refuse("ambiguous_baseline_model", f"model(s) {', '.join(dupes)} appear in several baseline targets")
@@ -110,13 +111,13 @@ def route_blocker(routing: dict[str, Any]) -> str | None:
     return None
 
 
-def replay_cells(bplan: dict[str, Any], bcells: list[CellView], pplan: dict[str, Any],
+def replay_cells(bplan: Plan, bcells: list[CellView], pplan: Plan,
                  pcells: list[CellView], routing: dict[str, dict[str, Any]]) -> list[ReplayChoice]:
     """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
     preview record's routing. Raises ReplayRefused listing every rejected cell's reason."""
-    singles = {pt["target"]["model"]: pt for pt in bplan["targets"] if pt["target"]["kind"] == "single"}
+    singles = {pt.target.model: pt for pt in bplan.targets if pt.target.kind == "single"}
     by_case_target = {(c.case_id, c.target_id): c for c in bcells}
-    moms = {pt["target"]["id"]: pt for pt in pplan["targets"]}
+    moms = {pt.target.id: pt for pt in pplan.targets}
     out, rejected = [], []
     for cell in sorted(pcells, key=lambda c: c.seq):
         reason, r = None, routing.get(cell.cell_id) or {}
@@ -129,11 +130,10 @@ def replay_cells(bplan: dict[str, Any], bcells: list[CellView], pplan: dict[str,
             reason = "model_not_in_baseline"
         else:
             base = singles[model]
-            mom_params = {k: v for k, v in moms[cell.target_id]["effective_params"].items()}
-            if mom_params != base["effective_params"]:
+            if moms[cell.target_id].effective_params != base.effective_params:
                 reason = "params_mismatch"
             else:
-                saved = by_case_target.get((cell.case_id, base["target"]["id"]))
+                saved = by_case_target.get((cell.case_id, base.target.id))
                 if saved is None or saved.state != "completed" or not saved.call:
                     reason = "saved_generation_incomplete"
                 else:
@@ -159,11 +159,10 @@ def replay_record(base_record: dict[str, Any], base_digest: str, routing: dict[s
     return rec
 
 
-def receipt(baseline_id: str, preview_id: str, bplan: dict[str, Any], pplan: dict[str, Any], n: int
-            ) -> ReplayReceipt:
+def receipt(baseline_id: str, preview_id: str, bplan: Plan, pplan: Plan, n: int) -> ReplayReceipt:
     return ReplayReceipt(version=RECEIPT_VERSION, baseline_run=baseline_id, preview_run=preview_id,
-                         baseline_plan_sha256=bplan["plan_sha256"], preview_plan_sha256=pplan["plan_sha256"],
-                         case_sha256=bplan["case_sha256"], cells=n)
+                         baseline_plan_sha256=bplan.plan_sha256, preview_plan_sha256=pplan.plan_sha256,
+                         case_sha256=bplan.case_sha256, cells=n)
 
 
 def _cell_view(row: dict[str, Any]) -> list[Any]:
@@ -176,7 +175,8 @@ def _from_view(cell_id: str, v: list[Any]) -> CellView:
 
 
 def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    bplan, pplan = store.get_json(inputs["baseline_plan"]), store.get_json(inputs["preview_plan"])
+    bplan = Plan.model_validate(store.get_json(inputs["baseline_plan"]))
+    pplan = Plan.model_validate(store.get_json(inputs["preview_plan"]))
     bcells = [_from_view(k, v) for k, v in inputs["baseline_cells"].items()]
     pcells = [_from_view(k, v) for k, v in inputs["preview_cells"].items()]
     routing = {c.cell_id: (store.get_json(c.call).get("routing") or {}) for c in pcells if c.call}
