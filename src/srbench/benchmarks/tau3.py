@@ -30,7 +30,15 @@ from srbench.benchmarks.selection import ROUND_ROBIN
 from srbench.benchmarks.tau import env as tau_env
 from srbench.benchmarks.tau import loop, reward, tasks
 from srbench.benchmarks.tau.mini import toy_mismatch
-from srbench.benchmarks.tau.models import Criteria, EnvInfo, JudgeReply, TauFigures, TauOutputs, TauReward
+from srbench.benchmarks.tau.models import (
+    Criteria,
+    EnvInfo,
+    JudgeReply,
+    TauFigures,
+    TauOutputs,
+    TauReward,
+    TauTrajectory,
+)
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.call import CallStatus
@@ -261,12 +269,10 @@ class Tau3(Benchmark):
     def _store(session: CellSession, case: Case, conv: loop.Conversation, engine: str | None,
                summary: TauReward | None) -> str:
         """The trajectory object (kind ``tau3_trajectory``) in the object store; its digest."""
-        return session.store({"kind": "tau3_trajectory", "schema": 1, "case_id": case.id,
-                              "domain": _meta(case, "domain"), "task_id": _meta(case, "task_id"),
-                              "engine": engine, "termination": conv.termination, "steps": conv.steps,
-                              "tool_errors": conv.errors, "messages": [m.stored() for m in conv.trajectory],
-                              "reward": summary.stored() if summary is not None else None,
-                              "calls": conv.calls.stored()})
+        return session.store(TauTrajectory(
+            kind="tau3_trajectory", schema=1, case_id=case.id, domain=_meta(case, "domain"),
+            task_id=_meta(case, "task_id"), engine=engine, termination=conv.termination, steps=conv.steps,
+            tool_errors=conv.errors, messages=conv.trajectory, reward=summary, calls=conv.calls).stored())
 
     # -- grading -------------------------------------------------------------------------------
     def grade(self, case: Case, text: str | None) -> Grade:

@@ -351,3 +351,37 @@ class TauFigures(_Model):
     """How many graded conversations ended each way."""
     trials: int
     """Trials per task (one)."""
+
+
+class TauTrajectory(_Model):
+    """A τ³ cell's stored trajectory object (kind ``tau3_trajectory``): every message of the conversation,
+    its counters, how it ended and its reward; the conversation record names it by digest."""
+
+    kind: Literal["tau3_trajectory"]
+    """What this object is."""
+    schema_: Literal[1] = Field(alias="schema")
+    """The layout of this object."""
+    case_id: str
+    """The cell's case."""
+    domain: str | None
+    """The τ³ domain."""
+    task_id: str | None
+    """The task's id in its domain."""
+    engine: str | None
+    """The environment that ran the tools (None: none started)."""
+    termination: Termination | None
+    """How the conversation ended (None: it did not end on its own)."""
+    steps: int
+    """Steps taken."""
+    tool_errors: int
+    """Tool calls that were errors."""
+    messages: list[Message]
+    """Every message, in order (each with only the fields it set)."""
+    reward: TauReward | None
+    """The reward (None: none was computed)."""
+    calls: CallCounts
+    """Model calls made, per role."""
+
+    def stored(self) -> dict[str, Any]:
+        """The object as stored (``schema`` by its name; each message with only the fields it set)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
