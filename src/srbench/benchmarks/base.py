@@ -141,7 +141,7 @@ class Benchmark(ABC):
         (default: `multi_call`; ARC-AGI-2 is one only when the plan asks for two attempts)."""
         return self.multi_call
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
         """The benchmark's own entries of the store's benchmark-options.json to freeze into the plan
         (each a `BenchmarkOptions` field; nothing by default). Raises InvalidInput naming a bad one."""
         return {}
@@ -186,12 +186,12 @@ class Benchmark(ABC):
         reason = None if self.published_rule else "no published-rule diagnostic for this benchmark"
         return summarize(self.published_rule, cells, reason=reason)
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         """Benchmark-specific report figures over one target's planned cells (a None grade is a
         cell with no graded answer). Default: none."""
         return {}
 
-    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, Any]:
+    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, JsonValue]:
         """`metrics` with each cell's error class beside its grade (the same order), for figures that
         count cells which failed before a grade (e.g. Terminal-Bench's trial errors). Default: `metrics`."""
         return self.metrics(grades)

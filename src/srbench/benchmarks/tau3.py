@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pydantic import JsonValue
+
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
 from srbench.benchmarks.published import TAU3_RULE, tau3_grade
@@ -178,7 +180,7 @@ class Tau3(Benchmark):
         """`setup`: what this host misses to run the real domains (the tau2 interpreter, DEP-2)."""
         return tau_env.interpreter_problems()
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
         """The fixed upstream settings the plan freezes; the release must be pinned (DEP-1)."""
         release = (raw or {}).get("release")
         if release != RELEASE:
@@ -298,7 +300,7 @@ class Tau3(Benchmark):
                                grader: str | None = None) -> Tau3Published:
         return tau3_grade(conversation, grade.details if grade is not None else None)
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,
         which leaves infrastructure errors out), mean reward, per domain and termination counts."""
         ext = [(g.extracted or {}) if g else None for g in grades]

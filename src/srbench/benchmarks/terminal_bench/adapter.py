@@ -146,7 +146,7 @@ class TerminalBench21(Benchmark):
             raise IntegrityError(f"case {case.id}: the task tree digest is {got}, the case pins {meta.get('tree_sha256')}")
         return environment.TaskSpec(name=meta["task"], tree_sha256=got, config=config, files=files)
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
         """The agent settings and caps (options.py) from the store's benchmark-options.json entry,
         frozen into the plan as ``benchmark_options["terminal-bench-2.1"]["grading"]``."""
         given = {k: v for k, v in (raw or {}).items() if k not in ("grader_version", "grading")}
@@ -186,10 +186,10 @@ class TerminalBench21(Benchmark):
         return {"reward": trial.reward, "stop_reason": trial.stop_reason, "turns": trial.turns,
                 "commands": trial.commands, "task_image_id": trial.receipt.get("image_id") if trial.receipt else None}
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         return _figures(grades).model_dump()
 
-    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, Any]:
+    def report_metrics(self, grades: list[StoredGrade | None], error_classes: list[str | None]) -> dict[str, JsonValue]:
         """A trial that ended without a reward fails its cell (``error_class`` trial_error) before any
         grade: it counts as a trial error, not as ungraded."""
         out = _figures(grades)
