@@ -54,7 +54,7 @@ def test_availability_and_pins():
         assert len(b.source.revision) == 40 and int(b.source.revision, 16) >= 0
         assert set(b.profiles) == {"smoke", "quick", "standard"}
         if not b.available:
-            assert b.catalog_entry()["reason"]
+            assert b.catalog_entry().reason
             if not isinstance(b, UnavailableBenchmark):     # a host requirement: its source still loads
                 continue
             with pytest.raises(InvalidInput, match=f"{b.id} is not available"):

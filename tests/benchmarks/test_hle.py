@@ -197,7 +197,7 @@ def test_gated_source_error_names_hf_token(tmp_path, monkeypatch, token):
 def test_notices_and_catalog():
     notes = " ".join(B.notices())
     assert "contamination-free" in notes and "reference judge" in notes and "rolling" in notes
-    entry = B.catalog_entry()
+    entry = B.catalog_entry().model_dump(exclude_unset=True)
     assert entry["available"] and entry["needs_judge"] and entry["kind"] == "judge" and entry["weight"] == 15
     assert entry["grader_version"] == "sr-bench-reference-judge-v1"
 

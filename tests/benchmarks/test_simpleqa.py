@@ -153,7 +153,7 @@ def test_open_source_no_token_needed(tmp_path, monkeypatch):
 
 def test_notices_and_catalog():
     assert any("reference judge" in n for n in B.notices())
-    entry = B.catalog_entry()
+    entry = B.catalog_entry().model_dump(exclude_unset=True)
     assert entry["available"] and entry["needs_judge"] and entry["weight"] == 10
     assert entry["grader_version"] == "sr-bench-reference-judge-v1" and entry["profiles"]["quick"] == 100
 

@@ -340,10 +340,10 @@ def test_options_are_checked_and_frozen() -> None:
 # -- catalog ---------------------------------------------------------------------------------------
 def test_the_catalog_says_why_terminal_bench_is_unavailable(monkeypatch) -> None:
     monkeypatch.setattr(adapter, "availability", lambda: "needs a Docker engine for its task containers: none here")
-    entry = TB.catalog_entry()
+    entry = TB.catalog_entry().model_dump(exclude_unset=True)
     assert entry["available"] is False and entry["reason"].startswith("needs a Docker engine")
     monkeypatch.setattr(adapter, "availability", lambda: None)
-    entry = TB.catalog_entry()
+    entry = TB.catalog_entry().model_dump(exclude_unset=True)
     assert entry["available"] is True and "reason" not in entry and entry["kind"] == "agent"
     assert json.dumps(entry)
 

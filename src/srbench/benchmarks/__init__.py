@@ -73,7 +73,7 @@ def catalog() -> dict[str, Any]:
     totals["available"] = _totals([b for b in entries if b.available])
     return {
         "version": VERSION,
-        "benchmarks": [b.catalog_entry() for b in entries],
+        "benchmarks": [b.catalog_entry().model_dump(exclude_unset=True) for b in entries],
         "totals": totals,
         "weights_note": WEIGHTS_NOTE,
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import JsonValue
 
@@ -20,14 +20,13 @@ from srbench.benchmarks.published import PublishedCells, summarize
 from srbench.benchmarks.published_grades import PublishedGrade, PublishedSummary, read_published
 from srbench.benchmarks.sources import fetch_pinned
 from srbench.errors import InvalidInput, SourceUnavailable
+from srbench.schemas.catalog import CatalogEntry, CatalogSource, Kind
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import GradeRecord, StoredGrade
 
 if TYPE_CHECKING:
     from srbench.benchmarks.conversation import CellSession, ConversationOutcome
-
-Kind = Literal["mcq", "grid", "judge", "code", "agent"]
 
 
 class Benchmark(ABC):
@@ -200,26 +199,16 @@ class Benchmark(ABC):
         """Fixed caveats printed with every dataset of this benchmark (e.g. DS-5 retest)."""
         return ["Public questions: results cannot be called contamination-free."]
 
-    def catalog_entry(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "capability": self.capability,
-            "kind": self.kind,
-            "weight": self.weight,
-            "profiles": dict(self.profiles),
-            "source": {
-                "url": self.source.url,
-                "revision": self.source.revision,
-                "files": list(self.source.files),
-                "gated": self.source.gated,
-            },
-            "grader_version": self.grader_version or None,
-            "adapter_version": self.adapter_version,
-            "available": self.available,
-            "needs_judge": self.needs_judge,
-            **({"reason": self.unavailable_reason} if not self.available else {}),
-        }
+    def catalog_entry(self) -> CatalogEntry:
+        """This benchmark's catalog entry (CAT-1; ``reason`` set only when it is not available)."""
+        entry = CatalogEntry(
+            id=self.id, title=self.title, capability=self.capability, kind=self.kind, weight=self.weight,
+            profiles=dict(self.profiles),
+            source=CatalogSource(url=self.source.url, revision=self.source.revision, files=list(self.source.files),
+                                 gated=self.source.gated),
+            grader_version=self.grader_version or None, adapter_version=self.adapter_version,
+            available=self.available, needs_judge=self.needs_judge)
+        return entry if self.available else entry.model_copy(update={"reason": self.unavailable_reason})
 
 
 __all__ = ["Benchmark", "Grade", "Kind", "SourcePin"]

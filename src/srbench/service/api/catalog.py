@@ -1,56 +1,12 @@
 """The catalog answer's parts (GET /catalog, CAT-1): each benchmark's entry as `benchmarks.catalog` lists it
-(`Benchmark.catalog_entry`), its pinned source, and the per-profile task totals; and the setup check's
-(GET /setup: `service.store.setup_checks.checks`), one per benchmark."""
+(`Benchmark.catalog_entry`, a schemas/catalog.py `CatalogEntry` with its pinned `CatalogSource`), and the
+per-profile task totals; and the setup check's (GET /setup: `service.store.setup_checks.checks`), one per benchmark."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from srbench.benchmarks.base import Kind
-
-
-class CatalogSource(BaseModel):
-    """Where a benchmark's questions come from, pinned."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    url: str
-    """The upstream source."""
-    revision: str
-    """The pinned revision."""
-    files: list[str]
-    """The files read from it."""
-    gated: bool
-    """Reading it needs an accepted licence (a token)."""
-
-
-class CatalogEntry(BaseModel):
-    """One benchmark of the suite."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    id: str
-    """Its id (a manifest's benchmark name)."""
-    title: str
-    """Its name for people."""
-    capability: str
-    """What it measures."""
-    kind: Kind
-    """How it is graded: mcq, grid, judge, code or agent."""
-    weight: int
-    """Its percent of the full sr-bench score (REP-4)."""
-    profiles: dict[str, int]
-    """Tasks per profile."""
-    source: CatalogSource
-    """Its pinned source."""
-    grader_version: str | None
-    """The grader's version (null: a judge's is pinned by the operator)."""
-    adapter_version: str
-    """The adapter's version."""
-    available: bool
-    """It can run on this installation."""
-    needs_judge: bool
-    """Its answers are graded by a judge model."""
-    reason: str | None = None
-    """Why it is not available (absent when it is)."""
+from srbench.schemas.catalog import CatalogEntry, CatalogSource
 
 
 class CatalogTotals(BaseModel):
@@ -129,3 +85,6 @@ class SetupChecks(BaseModel):
     """One check per benchmark."""
     note: str
     """What the check did not do."""
+
+
+__all__ = ["CatalogEntry", "CatalogSource", "CatalogTotals", "SetupCheck", "SetupChecks", "SetupSandbox", "SetupSource"]
