@@ -132,8 +132,8 @@ def test_the_declared_rule_also_makes_the_primary_claim():
 
     stats = {"claim_rule": "betting", "primary_benchmarks": ["mmlu-pro"]}
     bp, cp = plan("B", "single", CS), plan("mom", "mom", CS, stats)
-    out = compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp), rows("mom", CS, CAND_OK), cp).dump()
-    apply_declared(out, DECLARED, cp.statistics)
+    out = apply_declared(compare_reports(report(bp), rows("B", CS, BASE_OK), bp, report(cp),
+                                         rows("mom", CS, CAND_OK), cp), DECLARED, cp.statistics).dump()
     p = out["candidates"][0]["primary"]
     # mmlu-pro alone: 20 wins in 200 cases, in their own (plan) order, weight 1
     m = [c for c, b in CS if b == "mmlu-pro"]

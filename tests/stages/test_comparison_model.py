@@ -27,9 +27,8 @@ def _demo(profile: str, *, router_wins: dict[str, Any]) -> dict[str, Any]:
     b, c = report(bp, run_id="rb"), report(cp, run_id="rc")
     c["summary"] = {"targets": [{"target_id": "mom", "kind": "mom"}, {"target_id": "C", "kind": "single"}]}
     cplan = Plan.model_validate(cp)
-    out = compare_reports(b, brows, Plan.model_validate(bp), c, crows, cplan).dump()
-    apply_declared(out, "plan", cplan.statistics)
-    return annotate(out, b, c)
+    out = compare_reports(b, brows, Plan.model_validate(bp), c, crows, cplan)
+    return annotate(apply_declared(out, "plan", cplan.statistics), b, c).dump()
 
 
 def test_comparison_bytes_unchanged():

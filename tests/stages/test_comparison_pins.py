@@ -28,10 +28,8 @@ def _pipeline(b: dict[str, Any], brows: list[dict[str, Any]], bplan: Plan, c: di
               crows: list[dict[str, Any]], cplan: Plan, margin: float | None = None) -> dict[str, Any]:
     """What the compare rule (stages/derived/rules.py) stores, without the store."""
     margin, source = resolve_margin(margin, cplan.statistics)
-    out = compare_reports(b, brows, bplan, c, crows, cplan, margin=margin).dump()
-    apply_declared(out, source, cplan.statistics)
-    annotate(out, b, c)
-    return out
+    out = compare_reports(b, brows, bplan, c, crows, cplan, margin=margin)
+    return annotate(apply_declared(out, source, cplan.statistics), b, c).dump()
 
 
 def _router_pair(stats: dict[str, Any] | None, evidence: dict[str, Any] | None,

@@ -174,7 +174,8 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
 
     stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"]}
     plan, rows = Plan.model_validate(frozen_plan(stats)), seeded_rows()
-    cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan).dump()
+    model = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan)
+    cmp = model.dump()
     c = next(x for x in cmp["candidates"] if x["target_id"] == "mom")
     by = {t: {r["case_id"]: r for r in rows if r["target_id"] == t} for t, _ in TARGETS}
 
@@ -188,8 +189,8 @@ def test_a_new_hoeffding_plan_is_adjusted_the_same_way_and_so_is_its_primary_cla
     lower = min(weighted_hoeffding(groups(s), WEIGHTS).ci[0] for s in singles)
     upper = min(weighted_hoeffding(groups(s), WEIGHTS, 0.05 / 3).ci[1] for s in singles)
     assert c["interval"]["ci"] == pytest.approx([lower, upper], abs=1e-12) and c["interval"]["method"].endswith("hoeffding")
-    apply_declared(cmp, DECLARED, plan.statistics)
-    p = c["primary"]
+    declared = apply_declared(model, DECLARED, plan.statistics).dump()
+    p = next(x for x in declared["candidates"] if x["target_id"] == "mom")["primary"]
     mm = {"mmlu-pro": WEIGHTS["mmlu-pro"]}
     assert p["interval"]["selection_adjusted"] and p["unadjusted_interval"]["method"] == "weighted-paired-hoeffding"
     assert p["interval"]["ci"][0] == pytest.approx(min(weighted_hoeffding(groups(s, "mmlu-pro"), mm).ci[0]

@@ -23,10 +23,12 @@ The manifest's ``statistics`` block (frozen into the plan) may declare the non-i
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
 
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
+from srbench.schemas.comparison import Candidate, Comparison
+from srbench.schemas.comparison_claims import NonInferiority, PrimaryClaim, PrimaryHoeffding, PrimaryInterval
 from srbench.schemas.plan import Statistics
 from srbench.stages.stats.paired import claim, non_inferiority
 
@@ -45,56 +47,59 @@ def resolve_margin(given: float | None, declared_block: Statistics | None) -> tu
     return (None, None) if given is None else (float(given), POST_HOC)
 
 
-def _primary(c: dict[str, Any], primary: list[str], weights: dict[str, Any], margin: float | None,
-             formal: bool, alpha: float = 0.05) -> dict[str, Any]:
-    rows = [b for b in c["benchmarks"] if b["benchmark"] in primary]
-    missing = sorted(set(primary) - {b["benchmark"] for b in rows})
+def _primary(c: Candidate, primary: list[str], weights: Mapping[str, float], margin: float | None,
+             formal: bool, alpha: float = 0.05) -> PrimaryClaim:
+    rows = [b for b in c.benchmarks if b.benchmark in primary]
+    missing = sorted(set(primary) - {b.benchmark for b in rows})
     if missing:
-        return {"benchmarks": primary, "claim": None, "reason": f"not compared: {', '.join(missing)}"}
-    total = sum(float(weights[b["benchmark"]]) for b in rows)
-    w = {b["benchmark"]: float(weights[b["benchmark"]]) / total for b in rows}
-    delta = sum(w[b["benchmark"]] * b["delta"] for b in rows)
-    r = math.sqrt(2.0 * math.log(2.0 / alpha) * sum(w[b["benchmark"]] ** 2 / b["n"] for b in rows))
+        return PrimaryClaim(benchmarks=primary, claim=None, reason=f"not compared: {', '.join(missing)}")
+    total = sum(float(weights[b.benchmark]) for b in rows)
+    w = {b.benchmark: float(weights[b.benchmark]) / total for b in rows}
+    delta = sum(w[b.benchmark] * b.delta for b in rows)
+    r = math.sqrt(2.0 * math.log(2.0 / alpha) * sum(w[b.benchmark] ** 2 / b.n for b in rows))
     ci = [max(-1.0, delta - r), min(1.0, delta + r)]
-    hoeffding = {"method": "weighted-paired-hoeffding", "alpha": alpha, "radius": r, "ci": ci}
-    out: dict[str, Any] = {"benchmarks": primary, "delta": delta, "interval": hoeffding, "claim": claim(ci),
-                           "non_inferior": None, "claim_rule": "hoeffding"}
-    bet = c.get("primary_betting")
-    if c.get("claim_rule") == "betting" and bet:    # the plan's claim rule makes the primary claim too
-        ci = bet["ci"]
-        out.update(interval=bet, hoeffding_interval=hoeffding, claim=claim(ci), claim_rule="betting")
-    adjusted = c.get("primary_adjusted")
+    hoeffding = PrimaryHoeffding(method="weighted-paired-hoeffding", alpha=alpha, radius=r, ci=ci)
+    interval: PrimaryInterval = hoeffding
+    rule: str = "hoeffding"
+    extra: dict[str, PrimaryInterval] = {}
+    bet = c.primary_betting
+    if c.claim_rule == "betting" and bet:           # the plan's claim rule makes the primary claim too
+        interval, rule, ci = bet, "betting", bet.ci
+        extra["hoeffding_interval"] = hoeffding
+    adjusted = c.primary_adjusted
     if adjusted:                                    # chosen among K singles: the adjusted interval claims
-        ci = adjusted["ci"]
-        out.update(unadjusted_interval=out["interval"], interval=adjusted, claim=claim(ci),
-                   claim_rule=adjusted["rule"])
-    if margin is not None and formal:
-        out["non_inferior"] = non_inferiority(ci[0], margin)
-    return out
+        extra["unadjusted_interval"] = interval
+        interval, rule, ci = adjusted, adjusted.rule, adjusted.ci
+    verdict = non_inferiority(ci[0], margin) if margin is not None and formal else None
+    out = PrimaryClaim(benchmarks=primary, delta=delta, interval=interval, claim=claim(ci), non_inferior=verdict,
+                       claim_rule=rule)
+    return out.model_copy(update=extra)             # the fields set are the fields stored
 
 
-def apply_declared(cmp: dict[str, Any], source: str | None, declared_block: Statistics | None) -> dict[str, Any]:
+def _post_hoc(ni: NonInferiority) -> NonInferiority:
+    """A margin given only at compare time: the verdict becomes `post_hoc_non_inferior`, never a claim."""
+    return ni.model_copy(update={
+        "label": "post hoc", "post_hoc_non_inferior": ni.non_inferior, "non_inferior": None,
+        "reason": "margin given only at compare time, after the results existed: post hoc, never a formal claim "
+                  "(REP-7)"})
+
+
+def apply_declared(cmp: Comparison, source: str | None, declared_block: Statistics | None) -> Comparison:
     """Label the margin's source, void a post-hoc verdict, add the primary-set claim (the candidate plan's
-    statistics block declares them). Returns `cmp`."""
-    cmp["margin_source"] = source
+    statistics block declares them). Returns a new comparison."""
     notes: list[str] = []
-    for c in cmp["candidates"]:
-        ni = c.get("non_inferiority")
-        if source == POST_HOC and isinstance(ni, dict):
-            ni["label"] = "post hoc"
-            ni["post_hoc_non_inferior"], ni["non_inferior"] = ni.get("non_inferior"), None
-            ni["reason"] = ("margin given only at compare time, after the results existed: post hoc, never a "
-                            "formal claim (REP-7)")
+    candidates = cmp.candidates
     if source == POST_HOC:
-        notes.append(f"The non-inferiority margin {cmp.get('margin')} was given only at compare time: it is post hoc "
+        candidates = [c.model_copy(update={"non_inferiority": _post_hoc(c.non_inferiority)}) for c in candidates]
+        notes.append(f"The non-inferiority margin {cmp.margin} was given only at compare time: it is post hoc "
                      "and yields no non-inferiority claim; declare statistics.margin in the manifest (REP-7).")
     primary = declared_block.primary_benchmarks if declared_block is not None else None
     if primary:
-        margin = cmp.get("margin") if source == DECLARED else None
-        for c in cmp["candidates"]:
-            c["primary"] = _primary(c, primary, cmp["benchmark_weights"], margin, bool(cmp["evidence"].get("formal")))
-        secondary = sorted(set(cmp["benchmark_weights"]) - set(primary))
+        margin = cmp.margin if source == DECLARED else None
+        candidates = [c.model_copy(update={"primary": _primary(c, primary, cmp.benchmark_weights, margin,
+                                                               cmp.evidence.formal)}) for c in candidates]
+        secondary = sorted(set(cmp.benchmark_weights) - set(primary))
         notes.append(f"Declared primary benchmarks: {', '.join(primary)}; the primary claim is theirs"
                      + (f"; {', '.join(secondary)} are secondary (exploratory)." if secondary else "."))
-    cmp["limitations"] = [*cmp["limitations"], *notes]
-    return cmp
+    return cmp.model_copy(update={"margin_source": source, "candidates": candidates,
+                                  "limitations": [*cmp.limitations, *notes]})

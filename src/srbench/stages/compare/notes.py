@@ -20,7 +20,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic import TypeAdapter
+
+from srbench.schemas.comparison import Aggregation, Candidate, Comparison
+from srbench.schemas.comparison_claims import Detectability, MissingEvidence
 from srbench.schemas.comparison_published import PublishedRow, PublishedRules
+from srbench.schemas.report_sections import ConfigHashEvidence
 
 BLOCKED = "blocked"
 
@@ -40,86 +45,101 @@ def _rules(report: dict[str, Any], target: str) -> dict[str, PublishedRules]:
     return out
 
 
-def published_side_by_side(cmp: dict[str, Any], baseline: dict[str, Any],
-                           candidate: dict[str, Any]) -> list[PublishedRow]:
+def published_side_by_side(cmp: Comparison, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[PublishedRow]:
     """Per candidate and benchmark: both rules for the candidate and for the baseline target, read
     from the two reports' benchmark rows (the same stored answers; no model call)."""
-    base = _rules(baseline, cmp["baseline"]["target_id"])
-    return [PublishedRow(candidate=c["target_id"], benchmark=b, candidate_rules=rules, baseline_rules=base.get(b))
-            for c in cmp["candidates"] for b, rules in sorted(_rules(candidate, c["target_id"]).items())]
+    base = _rules(baseline, cmp.baseline.target_id)
+    return [PublishedRow(candidate=c.target_id, benchmark=b, candidate_rules=rules, baseline_rules=base.get(b))
+            for c in cmp.candidates for b, rules in sorted(_rules(candidate, c.target_id).items())]
 
 
-def hoeffding_detectability(cmp: dict[str, Any], c: dict[str, Any], alpha: float = 0.05) -> dict[str, Any]:
+def hoeffding_detectability(cmp: Comparison, c: Candidate, alpha: float = 0.05) -> Detectability:
     """Half-width and the cases per benchmark that make |Δ| detectable (module docstring formula)."""
-    benches = [b["benchmark"] for b in c["benchmarks"]]
-    weights = {b: float(cmp["benchmark_weights"][b]) for b in benches}
+    benches = [b.benchmark for b in c.benchmarks]
+    weights = {b: float(cmp.benchmark_weights[b]) for b in benches}
     total = sum(weights.values())
     w = {b: v / total for b, v in weights.items()}
-    n = {b["benchmark"]: b["n"] for b in c["benchmarks"]}
+    n = {b.benchmark: b.n for b in c.benchmarks}
     k = 2.0 * math.log(2.0 / alpha)
     radius = math.sqrt(k * sum(w[b] ** 2 / n[b] for b in benches))
-    delta = abs(float(c["delta"]))
-    out: dict[str, Any] = {"half_width": radius, "observed_delta": float(c["delta"]), "alpha": alpha,
-                           "cases_now": n, "rule": "weighted-paired-hoeffding, equal n per benchmark"}
+    delta = abs(float(c.delta))
+    common = {"half_width": radius, "observed_delta": float(c.delta), "alpha": alpha, "cases_now": n,
+              "rule": "weighted-paired-hoeffding, equal n per benchmark"}
     if delta == 0:
-        out.update(cases_per_benchmark=None, total_cases=None,
-                   note="no difference was observed: no number of cases makes a zero difference detectable")
-        return out
+        return Detectability(**common, cases_per_benchmark=None, total_cases=None,
+                             note="no difference was observed: no number of cases makes a zero difference detectable")
     need = k * sum(v * v for v in w.values()) / (delta * delta)
     per = math.floor(need) + 1
-    out.update(cases_per_benchmark=per, total_cases=per * len(benches),
-               note=f"with {per} cases in each of the {len(benches)} benchmark(s) a difference of "
-                    f"{delta:.3f} would exceed the Hoeffding half-width (if it held up)")
-    return out
+    return Detectability(**common, cases_per_benchmark=per, total_cases=per * len(benches),
+                         note=f"with {per} cases in each of the {len(benches)} benchmark(s) a difference of "
+                              f"{delta:.3f} would exceed the Hoeffding half-width (if it held up)")
 
 
-def _evidence(t: dict[str, Any]) -> dict[str, Any] | None:
+Evidence = ConfigHashEvidence | MissingEvidence
+_EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
+
+
+def _evidence(t: dict[str, Any]) -> Evidence | None:
     """A target's config-hash evidence; a router in a report made before evidence was recorded has none,
     which is not a confirmation."""
     if "config_hash_evidence" not in t and t.get("kind") == "mom":
-        return {"pinned": None, "confirmed": False, "reason": "the report records no config-hash evidence"}
-    return t.get("config_hash_evidence")
+        return MissingEvidence(pinned=None, confirmed=False, reason="the report records no config-hash evidence")
+    ev = t.get("config_hash_evidence")
+    return None if ev is None else _EVIDENCE.validate_python(ev)
 
 
-def annotate(cmp: dict[str, Any], baseline: dict[str, Any], candidate: dict[str, Any]) -> dict[str, Any]:
+def _blocked(c: Candidate, ev: Evidence) -> Candidate:
+    """An unconfirmed router: no improvement, no non-inferiority (the interval's verdicts kept beside)."""
+    update: dict[str, Any] = {}
+    if c.claim == "improvement":
+        update.update(interval_claim=c.claim, claim=BLOCKED)
+    p = c.primary
+    if p is not None and (p.claim == "improvement" or p.non_inferior):
+        pu: dict[str, Any] = {}
+        if p.claim == "improvement":
+            pu.update(interval_claim="improvement", claim=BLOCKED)
+        if p.non_inferior:
+            pu.update(interval_non_inferior=True, non_inferior=None)
+        update["primary"] = p.model_copy(update=pu)
+    ni = c.non_inferiority
+    nu: dict[str, Any] = {"interval_non_inferior": True, "non_inferior": None} if ni.non_inferior else {}
+    update["non_inferiority"] = ni.model_copy(update={**nu, "blocked": f"config_hash unconfirmed: {ev.reason}"})
+    return c.model_copy(update=update)
+
+
+def _annotated(cmp: Comparison, c: Candidate, ev: Evidence | None, extra: list[str]) -> Candidate:
+    """One candidate with its evidence, blocked if unconfirmed, and an inconclusive claim explained."""
+    said = c.claim
+    c = c.model_copy(update={"config_hash_evidence": ev})
+    if ev is not None and not ev.confirmed:
+        c = _blocked(c, ev)
+        extra.append(f"Candidate {c.target_id}: its pinned config_hash {ev.pinned} was not confirmed "
+                     f"by evidence ({ev.reason}); no improvement or non-inferiority is claimed for it "
+                     f"(the interval alone says {said}).")
+    if c.claim == "inconclusive" and c.claim_rule == "hoeffding":    # betting's is the candidate's `planning`
+        c = c.model_copy(update={"detectability": hoeffding_detectability(cmp, c)})
+    return c
+
+
+def annotate(cmp: Comparison, baseline: dict[str, Any], candidate: dict[str, Any]) -> Comparison:
     """Add the published figures, drop a self-comparison, block unconfirmed claims, explain
-    inconclusive ones. Returns `cmp` (changed in place)."""
+    inconclusive ones. Returns a new comparison."""
     extra: list[str] = []
+    candidates = cmp.candidates
     same_run = baseline.get("run_id") is not None and baseline.get("run_id") == candidate.get("run_id")
     if same_run:
-        best = cmp["baseline"]["target_id"]
-        kept = [c for c in cmp["candidates"] if c["target_id"] != best]
-        if len(kept) != len(cmp["candidates"]):
+        best = cmp.baseline.target_id
+        candidates = [c for c in candidates if c.target_id != best]
+        if len(candidates) != len(cmp.candidates):
             extra.append(f"Baseline and candidate are the same run: the baseline target {best} is not compared "
                          "with itself (that difference is zero by construction).")
-        cmp["candidates"] = kept
     evidence = {t["target_id"]: _evidence(t) for t in (candidate.get("summary") or {}).get("targets", [])}
-    for c in cmp["candidates"]:
-        ev = evidence.get(c["target_id"])
-        c["config_hash_evidence"] = ev
-        if ev is not None and not ev.get("confirmed"):
-            said = c["claim"]
-            if said == "improvement":
-                c["interval_claim"], c["claim"] = said, BLOCKED
-            primary = c.get("primary")
-            if isinstance(primary, dict) and primary.get("claim") == "improvement":
-                primary["interval_claim"], primary["claim"] = "improvement", BLOCKED
-            if isinstance(primary, dict) and primary.get("non_inferior"):
-                primary["interval_non_inferior"], primary["non_inferior"] = True, None
-            ni = c.get("non_inferiority")
-            if isinstance(ni, dict):
-                if ni.get("non_inferior"):
-                    ni["interval_non_inferior"], ni["non_inferior"] = True, None
-                ni["blocked"] = f"config_hash unconfirmed: {ev.get('reason')}"
-            extra.append(f"Candidate {c['target_id']}: its pinned config_hash {ev.get('pinned')} was not confirmed "
-                         f"by evidence ({ev.get('reason')}); no improvement or non-inferiority is claimed for it "
-                         f"(the interval alone says {said}).")
-        if c["claim"] == "inconclusive" and c.get("claim_rule", "hoeffding") == "hoeffding":
-            c["detectability"] = hoeffding_detectability(cmp, c)     # betting's is the candidate's `planning`
-    cmp["published"] = [r.model_dump(mode="json") for r in published_side_by_side(cmp, baseline, candidate)]
-    cmp["aggregation"] = {
-        "quality": "macro: weighted mean of per-benchmark accuracies (REP-4 weights renormalised over the "
-                   "benchmarks present)",
-        "micro_delta": "micro: mean of the per-case differences, every case weighted equally"}
-    cmp["limitations"] = [*cmp["limitations"], *extra]
-    return cmp
+    candidates = [_annotated(cmp, c, evidence.get(c.target_id), extra) for c in candidates]
+    cmp = cmp.model_copy(update={"candidates": candidates})
+    return cmp.model_copy(update={
+        "published": published_side_by_side(cmp, baseline, candidate),
+        "aggregation": Aggregation(
+            quality="macro: weighted mean of per-benchmark accuracies (REP-4 weights renormalised over the "
+                    "benchmarks present)",
+            micro_delta="micro: mean of the per-case differences, every case weighted equally"),
+        "limitations": [*cmp.limitations, *extra]})

@@ -13,7 +13,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
-from srbench.schemas.comparison import Comparison
+from srbench.schemas.comparison import Comparison, Provenance
 from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.dataset import Case
 from srbench.schemas.derived import (
@@ -57,11 +57,11 @@ def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
     cplan = _priced_plan(store, c)
     margin, source = resolve_margin(params["margin"], cplan.statistics)
-    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin).dump()
-    apply_declared(out, source, cplan.statistics)
-    annotate(out, b, c)
-    out["provenance"] = {"baseline_report": inputs["baseline"], "candidate_report": inputs["candidate"]}
-    return Comparison.model_validate(out).dump()        # the stored shape is the model's
+    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
+    out = annotate(apply_declared(out, source, cplan.statistics), b, c)
+    out = out.model_copy(update={"provenance": Provenance(baseline_report=inputs["baseline"],
+                                                          candidate_report=inputs["candidate"])})
+    return Comparison.model_validate(out.dump()).dump()        # the stored shape is the model's, validated
 
 
 COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2", _compare)  # declared-v2: primary_adjusted
