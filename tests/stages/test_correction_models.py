@@ -8,9 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 from tests.benchmarks.fixtures import conversation_record
+from tests.stages.test_compare import plan
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.stages.derived.reconcile import _reconcile
 from srbench.stages.derived.reprice import price_correction
 
@@ -21,8 +23,9 @@ JUDGE = {"id": "judge", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "
          "prices": {"m-judge": PRICES}}
 MOM = {"id": "mom", "kind": "mom", "base_url": "http://127.0.0.1:9/router/v1", "model": "MoM",
        "prices": {"m-large": PRICES}}
-PLAN = {"plan_sha256": "a" * 64, "targets": [{"target": TARGET}, {"target": MOM}], "auxiliary_targets": {"judge": {"target": JUDGE}},
-        "benchmark_options": {"hle": {"judge": "judge"}}}
+PLAN = {**plan([TARGET, MOM]), "plan_sha256": "a" * 64,          # a frozen plan as the service stores it
+        "auxiliary_targets": {"judge": {"target": JUDGE, "effective_params": {}, "registered": True}},
+        "benchmark_options": {"hle": {"judge": "judge", "grader_version": "g1", "grading": None}}}
 RUN = SimpleNamespace(id="run-1", status="completed", mode="live", plan="b3:plan")     # a run as stages/derived reads it
 USAGE = {"input": 10, "cached_input": 0, "cache_write": 0, "output": 5}
 ROUTED = {"x-vsr-selected-model": "m-large", "x-vsr-selected-decision": "d", "x-vsr-inference-call-count": "1"}
@@ -44,14 +47,15 @@ def _record(store: ObjectStore, usage: dict | None, sse: bytes | None, model: st
 
 
 def test_price_correction_bytes_unchanged():
-    body = price_correction(RUN, PLAN, {"large": {"m-large": {**PRICES, "output": 8}}}, "new list price")
+    body = price_correction(RUN, Plan.model_validate(PLAN), {"large": {"m-large": {**PRICES, "output": 8}}},
+                            "new list price").model_dump(mode="json", by_alias=True)
     assert digest_bytes(canonical_json(body)) == PRICE_DIGEST
     assert body["prices"]["large"]["m-large"]["output"] == 8.0 and body["model_requests"] == 0
 
 
 def test_price_correction_refuses_a_bad_price():
     with pytest.raises(InvalidInput, match="large.m-large"):
-        price_correction(RUN, PLAN, {"large": {"m-large": {**PRICES, "output": -1}}}, None)
+        price_correction(RUN, Plan.model_validate(PLAN), {"large": {"m-large": {**PRICES, "output": -1}}}, None)
 
 
 def test_usage_correction_bytes_unchanged(tmp_path):
@@ -80,8 +84,8 @@ def test_usage_correction_bytes_unchanged(tmp_path):
 
 
 PRICE_DIGEST = "b3:fdc5fb9985410558fc148d2cdf5f81266e84d1beb4c1bba331a6a438c63e9fcf"
-USAGE_DIGEST = "b3:e8111d0b7808727d6db40842755123e21f15ef110f284a8c93ba0b2151bae845"
-REROUTED_DIGEST = "b3:1131706f1a62d28d806a2d2b26ca06e7f857f4cc42141843de799bdc036f636d"
+USAGE_DIGEST = "b3:d3c53c789c1f3f6547a7cd37d93c8efc6e725cb64099fe813d0a0aef14482732"      # full plan, dict code
+REROUTED_DIGEST = "b3:b96af30163a3b151ba1befa9663f48cccdb52e4d755232d6efbf11114ec5c4fc"   # full plan, dict code
 
 
 def test_the_models_are_frozen_and_document_every_field():
@@ -92,8 +96,8 @@ def test_the_models_are_frozen_and_document_every_field():
     for model in (PriceCorrection, UsageCorrection, UsageRow):
         undocumented = [n for n, f in model.model_fields.items() if not f.description]
         assert not undocumented, (model.__name__, undocumented)
-    body = price_correction(RUN, PLAN, {"large": {"m-large": PRICES}}, None)
-    model = PriceCorrection.model_validate(body)
+    model = price_correction(RUN, Plan.model_validate(PLAN), {"large": {"m-large": PRICES}}, None)
     with pytest.raises(ValidationError):
         model.reason = "changed"                      # type: ignore[misc]
-    assert model.model_dump(mode="json", by_alias=True) == body
+    body = model.model_dump(mode="json", by_alias=True)
+    assert PriceCorrection.model_validate(body).model_dump(mode="json", by_alias=True) == body

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from srbench.schemas.plan import Plan
 from srbench.service.journal import refs
 from srbench.service.journal.cell_rows import run_cells
 from srbench.service.runs.manager import RunManager
@@ -40,7 +41,8 @@ def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, ent
 def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
     """Append a price correction once per distinct content. Returns (correction, appended)."""
     run = manager.get(run_id)
-    body = price_correction(run, manager.store.get_json(run.plan), prices, reason)
+    body = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices,
+                            reason).model_dump(mode="json", by_alias=True)
     digest = manager.store.put_json(body)
     appended = append_once(manager, "price-correction", run_id, {"digest": digest, "at": time.time()},
                                  anywhere=False)

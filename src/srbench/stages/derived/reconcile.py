@@ -32,6 +32,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.call import Usage
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.derived.facts import RunFacts
 from srbench.stages.derived.reprice import priced
@@ -109,13 +110,11 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
 
 
 def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    plan = store.get_json(inputs["plan"])         # only its targets and judges are read (and priced)
+    plan = Plan.model_validate(store.get_json(inputs["plan"]))    # only its targets and judges are read (and priced)
     fix = PriceCorrection.model_validate(store.get_json(inputs["prices"])) if inputs.get("prices") else None
-    targets = with_routers({pt["target"]["id"]: priced(Target.model_validate(pt["target"]), fix)
-                            for pt in plan["targets"]}, params.get("routers"))
-    aux = {tid: priced(Target.model_validate(pt["target"]), fix)
-           for tid, pt in plan.get("auxiliary_targets", {}).items()}
-    judge_for = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
+    targets = with_routers({pt.target.id: priced(pt.target, fix) for pt in plan.targets}, params.get("routers"))
+    aux = {tid: priced(pt.target, fix) for tid, pt in plan.auxiliary_targets.items()}
+    judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
     rows: list[UsageRow] = []
     for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):
         record = store.get_json(call) if call else None
@@ -150,13 +149,13 @@ def with_routers(targets: dict[str, Target], chosen: dict[str, str] | None) -> d
             for tid, t in targets.items()}
 
 
-def check_routers(plan: dict[str, Any], chosen: Any) -> dict[str, str]:
+def check_routers(plan: Plan, chosen: Any) -> dict[str, str]:
     """`chosen` as {MoM target id: registered router}; InvalidInput naming what is wrong."""
     if chosen is None:
         return {}
     if not isinstance(chosen, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in chosen.items()):
         raise InvalidInput("routers must map target ids to router kinds", code="invalid_routers")
-    kinds = {pt["target"]["id"]: pt["target"]["kind"] for pt in plan["targets"]}
+    kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     for tid, name in chosen.items():
         if kinds.get(tid) != "mom":
             raise InvalidInput(f"routers: {tid!r} is not a MoM target of this run", code="invalid_routers")
@@ -178,7 +177,7 @@ def reconcile(engine: Engine, run: RunFacts, cells: list[dict[str, Any]], cases:
     if price_correction:
         inputs["prices"] = price_correction
     params: dict[str, Any] = {"metering": METERING_VERSION, "run_id": run.id}
-    chosen = check_routers(engine.store.get_json(run.plan), chosen_routers)
+    chosen = check_routers(Plan.model_validate(engine.store.get_json(run.plan)), chosen_routers)
     if chosen:
         params["routers"] = chosen
     r = engine.build(RECONCILE, inputs, params, subject=run.id)

@@ -22,13 +22,13 @@ from srbench.stages.derived.facts import RunFacts
 PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
 
 
-def price_correction(run: RunFacts, plan: dict[str, Any], prices: Any, reason: str | None) -> dict[str, Any]:
+def price_correction(run: RunFacts, plan: Plan, prices: Any, reason: str | None) -> PriceCorrection:
     """Validate `prices` = {target id: {model: {input, cached_input, cache_write, output}}}."""
     if run.status not in TERMINAL_STATUSES:
         raise InvalidInput(f"run {run.id} is {run.status}; reprice a terminated run", code="run_not_finished")
     if not isinstance(prices, dict) or not prices:
         raise InvalidInput("prices must be a non-empty object keyed by target id")
-    known = {pt["target"]["id"] for pt in plan["targets"]} | set(plan.get("auxiliary_targets", {}))
+    known = {pt.target.id for pt in plan.targets} | set(plan.auxiliary_targets)
     out: dict[str, dict[str, Prices]] = {}
     problems = []
     for tid, models in prices.items():
@@ -46,8 +46,8 @@ def price_correction(run: RunFacts, plan: dict[str, Any], prices: Any, reason: s
                 problems.append(f"{tid}.{model}: {exc.errors()[0]['msg']}")
     if problems:
         raise InvalidInput("prices: " + "; ".join(problems))
-    return PriceCorrection(version=PRICE_CORRECTION_VERSION, run_id=run.id, plan_sha256=plan["plan_sha256"],
-                           prices=out, reason=reason).model_dump(mode="json", by_alias=True)
+    return PriceCorrection(version=PRICE_CORRECTION_VERSION, run_id=run.id, plan_sha256=plan.plan_sha256,
+                           prices=out, reason=reason)
 
 
 def priced(target: Target, correction: PriceCorrection | None) -> Target:
