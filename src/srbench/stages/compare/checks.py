@@ -8,6 +8,7 @@ from typing import Any
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
+from srbench.schemas.comparison import RunInfo
 from srbench.schemas.plan import Plan
 
 STOPPED = "stopped_early"
@@ -141,10 +142,9 @@ def _shown(value: float | None) -> float | int | None:
     return None if value is None else stored_number(value)
 
 
-def run_info(report: dict[str, Any], plan: Plan) -> dict[str, Any]:
+def run_info(report: dict[str, Any], plan: Plan) -> RunInfo:
     """Which run a side of the comparison is: its id, status, plan and targets."""
-    return {"run_id": report.get("run_id"), "status": report["status"], "plan_sha256": plan.plan_sha256,
-            "profile": plan.profile, "cost_policy": plan.cost_policy,
-            "targets": [pt.target.id for pt in plan.targets]}
+    return RunInfo(run_id=report.get("run_id"), status=report["status"], plan_sha256=plan.plan_sha256,
+                   profile=plan.profile, cost_policy=plan.cost_policy, targets=[pt.target.id for pt in plan.targets])
 
 
