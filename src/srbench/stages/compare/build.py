@@ -78,6 +78,7 @@ from srbench.schemas.comparison import (
 )
 from srbench.schemas.intervals import StatisticsBlock
 from srbench.schemas.plan import Plan
+from srbench.schemas.report_sections import RoutingFigures
 from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
     STOPPED,
@@ -265,12 +266,11 @@ def _savings_blocked(baseline_plan: Plan, candidate_plan: Plan, tied: list[TiedB
     return None
 
 
-def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> RoutingFigures | None:
     """A router's model mix, retries and fallbacks (REP-1); None for a target that is not a router."""
     if t.kind != "mom":
         return None
-    return routing_summary(t.router or DEFAULT_ROUTER, routed_calls(list(cells.values())),
-                           t.max_inference_calls).model_dump()
+    return routing_summary(t.router or DEFAULT_ROUTER, routed_calls(list(cells.values())), t.max_inference_calls)
 
 
 def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int) -> BaselineChoice:
