@@ -67,8 +67,12 @@ from typing import Any
 from srbench import VERSION
 from srbench.schemas.comparison import (
     BaselineChoice,
+    BenchmarkDelta,
+    Candidate,
     Comparison,
     Costs,
+    DeltaInterval,
+    Evidence,
     Operations,
     OperationsPair,
     Savings,
@@ -76,6 +80,7 @@ from srbench.schemas.comparison import (
     TiedBaseline,
     Tokens,
 )
+from srbench.schemas.comparison_claims import EarlyStopShortening
 from srbench.schemas.intervals import StatisticsBlock
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_sections import RoutingFigures
@@ -194,9 +199,11 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
                best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
                design: Design, stats: StatisticsBlock, margin: float | None, formal: bool, label: str,
                stopped: bool, tied: list[TiedBaseline], blocked: str | None, aux_absent: set[str],
-               singles: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+               singles: dict[str, dict[str, dict[str, Any]]] | None = None, routing: RoutingFigures | None = None
+               ) -> Candidate:
     """One candidate target against the baseline on the compared cases `order` (analysis order);
-    `singles`: every single of the baseline run, when the plan adjusts for choosing among them."""
+    `singles`: every single of the baseline run, when the plan adjusts for choosing among them; `routing`: a
+    router's figures (None: not a router)."""
     diffs: dict[str, list[int]] = {}
     ordered = []
     for case_id, bench in order:
@@ -205,34 +212,38 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
         ordered.append(d)
     q_c, q_b = _quality(cells, weights), _quality(best, weights)
     both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
-    per_bench = []
-    for b, g in sorted(diffs.items()):
-        alone = weighted_hoeffding({b: g}, {b: 1.0})
-        ids = [i for i in cells if cells[i]["benchmark"] == b]
-        kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
-        per_bench.append({"benchmark": b, "n": len(g), "weight": weights[b], "candidate_correct": kc,
-                          "baseline_correct": kb, "candidate_accuracy": kc / len(g),
-                          "baseline_accuracy": kb / len(g), "delta": (kc - kb) / len(g),
-                          "candidate_accuracy_ci95": wilson(kc, len(g)), "baseline_accuracy_ci95": wilson(kb, len(g)),
-                          "delta_interval": {"method": alone.method, "ci": alone.ci,
-                                             "scope": "this benchmark's cases alone (descriptive, not the claim)"},
-                          "wins": g.count(1), "losses": g.count(-1), "ties": g.count(0)})
+    per_bench = [_benchmark_delta(b, g, cells, best, weights[b]) for b, g in sorted(diffs.items())]
     per_single = None if singles is None else {t: paired_diffs(cells, s, order) for t, s in singles.items()}
     verdicts = assess(diffs, ordered, design, weights, rule=stats.claim_rule, margin=margin, formal=formal,
-                      label=label, stopped=stopped, planning=stats.planning.model_dump(mode="json"), primary=stats.primary_benchmarks,
+                      label=label, stopped=stopped, planning=stats.planning, primary=stats.primary_benchmarks,
                       singles=per_single)
     costs = _costs(cells, aux_absent)
-    return {
-        "target_id": tid, "kind": kind, "model": model, "n": len(ordered),
-        "quality": float(q_c), "quality_exact": str(q_c), "baseline_quality": float(q_b),
-        "delta": float(q_c - q_b), "delta_exact": str(q_c - q_b), "micro_delta": sum(ordered) / len(ordered),
-        "wins": ordered.count(1), "losses": ordered.count(-1), "ties": ordered.count(0),
-        "both_correct": both[(1, 1)], "both_wrong": both[(0, 0)], "benchmarks": per_bench,
-        **verdicts, "bootstrap": stratified_bootstrap(diffs, weights), "claim_label": label,
-        "savings": Savings(**{s: _savings(s, tied, getattr(costs, s), blocked) for s in SCOPES}),
-        "costs": costs,
-        "operations": OperationsPair(baseline=_operations(best), candidate=_operations(cells)),
-    }
+    return Candidate(
+        target_id=tid, kind=kind, model=model, n=len(ordered), quality=float(q_c), quality_exact=str(q_c),
+        baseline_quality=float(q_b), delta=float(q_c - q_b), delta_exact=str(q_c - q_b),
+        micro_delta=sum(ordered) / len(ordered), wins=ordered.count(1), losses=ordered.count(-1),
+        ties=ordered.count(0), both_correct=both[(1, 1)], both_wrong=both[(0, 0)], benchmarks=per_bench,
+        bootstrap=stratified_bootstrap(diffs, weights), claim_label=label,
+        savings=Savings(principal=_savings("principal", tied, costs.principal, blocked),
+                        total=_savings("total", tied, costs.total, blocked),
+                        cache_neutral=_savings("cache_neutral", tied, costs.cache_neutral, blocked)),
+        costs=costs, operations=OperationsPair(baseline=_operations(best), candidate=_operations(cells)),
+        routing=routing, **verdicts.fields())     # Verdicts' fields are Candidate's (validated here)
+
+
+def _benchmark_delta(b: str, g: list[int], cells: dict[str, dict[str, Any]], best: dict[str, dict[str, Any]],
+                     weight: float) -> BenchmarkDelta:
+    """The candidate against the baseline on one benchmark's compared cases (REP-1), with its own interval."""
+    alone = weighted_hoeffding({b: g}, {b: 1.0})
+    ids = [i for i in cells if cells[i]["benchmark"] == b]
+    kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
+    return BenchmarkDelta(
+        benchmark=b, n=len(g), weight=weight, candidate_correct=kc, baseline_correct=kb,
+        candidate_accuracy=kc / len(g), baseline_accuracy=kb / len(g), delta=(kc - kb) / len(g),
+        candidate_accuracy_ci95=wilson(kc, len(g)), baseline_accuracy_ci95=wilson(kb, len(g)),
+        delta_interval=DeltaInterval(method=alone.method, ci=alone.ci,
+                                     scope="this benchmark's cases alone (descriptive, not the claim)"),
+        wins=g.count(1), losses=g.count(-1), ties=g.count(0))
 
 
 def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
@@ -282,10 +293,11 @@ def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int
                                "principal cost, then target id (REP-5)")
 
 
-def _stop_info(baseline: dict[str, Any], candidate: dict[str, Any], compared: int, planned: int) -> dict[str, Any]:
+def _stop_info(baseline: dict[str, Any], candidate: dict[str, Any], compared: int,
+               planned: int) -> EarlyStopShortening:
     """How an early stop shortened the compared cases."""
-    return {"baseline": baseline.get("early_stop"), "candidate": candidate.get("early_stop"),
-            "compared_cases": compared, "planned_cases": planned, "order": ORDER}
+    return EarlyStopShortening(baseline=baseline.get("early_stop"), candidate=candidate.get("early_stop"),
+                               compared_cases=compared, planned_cases=planned, order=ORDER)
 
 
 def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
@@ -322,32 +334,28 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     candidates = [_candidate(t, models[t].kind, models[t].model, cby[t], bby[best_id], weights, order=compared,
                              design=design, stats=stats, margin=margin, formal=formal, label=label,
                              stopped=b_stop or c_stop, tied=tied, blocked=blocked, aux_absent=aux_absent,
-                             singles=singles)
+                             singles=singles, routing=_routing(models[t], cby[t]))
                   for t in models]
-    for c in candidates:                # a router's model mix, retries and fallbacks (REP-1)
-        c["routing"] = _routing(models[c["target_id"]], cby[c["target_id"]])
     stop_info = _stop_info(baseline, candidate, n_cmp, len(order)) if b_stop or c_stop else None
     limitations = (comparison_limitations(baseline["status"], candidate["status"], baseline_plan, formal, tied,
                                           candidates, aux_absent)
                    + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
-    extra: dict[str, Any] = {}
+    selection = None
     if singles is not None:
-        extra["selection"] = selection_summary(len(singles), list(singles), stats.claim_rule)
+        selection = selection_summary(len(singles), list(singles), stats.claim_rule)
         limitations[0] = selection_limitation(len(singles))
-    return Comparison.model_validate({
-        "kind": "comparison", "schema": 1, "version": VERSION, "compare_version": COMPARE_VERSION,
-        "baseline_run": run_info(baseline, baseline_plan), "candidate_run": run_info(candidate, candidate_plan),
-        "case_sha256": baseline_plan.case_sha256, "cases": n_cmp, "planned_cases": len(order),
-        "benchmarks": sorted({r["benchmark"] for r in bby[best_id].values()}), "benchmark_weights": weights,
-        "evidence": {"profile": baseline_plan.profile, "split": baseline_plan.dataset.split,
-                     "formal": formal, "label": label},
-        "margin": margin, "claim_rule": stats.claim_rule, "statistics": stats.dump(), "early_stop": stop_info,
-        "baseline": _baseline(baseline_plan, best_id, tied, b_pre),
-        "savings_blocked": blocked,
-        "candidates": candidates,
-        "limitations": limitations, **extra,
-    })
+    out = Comparison(
+        kind="comparison", schema_=1, version=VERSION, compare_version=COMPARE_VERSION,
+        baseline_run=run_info(baseline, baseline_plan), candidate_run=run_info(candidate, candidate_plan),
+        case_sha256=baseline_plan.case_sha256, cases=n_cmp, planned_cases=len(order),
+        benchmarks=sorted({r["benchmark"] for r in bby[best_id].values()}), benchmark_weights=weights,
+        evidence=Evidence(profile=baseline_plan.profile, split=baseline_plan.dataset.split, formal=formal,
+                          label=label),
+        margin=margin, claim_rule=stats.claim_rule, statistics=StatisticsBlock.model_validate(stats.dump()),
+        early_stop=stop_info, baseline=_baseline(baseline_plan, best_id, tied, b_pre), savings_blocked=blocked,
+        candidates=candidates, limitations=limitations)
+    return out if selection is None else out.model_copy(update={"selection": selection})
 
 
 # Public name for the service's early-stop monitor, which chooses a run's baseline the same way.

@@ -21,10 +21,25 @@ labelled as the seed's conservative interval. Planning then plans that claim (ru
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench.errors import InvalidInput
-from srbench.schemas.intervals import StatisticsBlock
+from srbench.schemas.comparison_claims import (
+    AdjustedInterval,
+    Claim,
+    ClaimPlanning,
+    ClaimsByRule,
+    EarlyStopShortening,
+    IntervalsByRule,
+    LabelledBetting,
+    LabelledHoeffding,
+    NonInferiority,
+    Rule,
+    SelectionSummary,
+)
+from srbench.schemas.intervals import BettingInterval, PowerPlan, StatisticsBlock
+from srbench.schemas.plan import Planning as PlanningAssumptions
 from srbench.stages.compare.selection import SEED_LABEL, PairDiffs, adjusted_interval, summary
 from srbench.stages.stats.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.stats.paired import claim, non_inferiority, weighted_hoeffding
@@ -39,70 +54,114 @@ MAX_TIE_RATE = 0.99
 __all__ = ["assess", "declared_margin", "statistics_limitations", "LABELS"]
 
 
+class Verdicts(BaseModel):
+    """A candidate's claim fields as `assess` made them (schemas/comparison.py Candidate): the fields set here
+    are the fields the comparison stores (`selection` and `primary_adjusted` only on plans that adjust for the
+    baseline's selection)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    interval: LabelledHoeffding | LabelledBetting | AdjustedInterval
+    """The interval that makes the claim."""
+    intervals: IntervalsByRule
+    """Both rules' intervals."""
+    claim_rule: Rule
+    """The rule that makes the claim."""
+    claim_method: str
+    """The method of the interval that makes the claim."""
+    claim: Claim
+    """improvement, regression or inconclusive."""
+    claims_by_rule: ClaimsByRule
+    """The claim each rule's interval would make."""
+    non_inferiority: NonInferiority
+    """The non-inferiority verdict and its margin."""
+    planning: ClaimPlanning | None
+    """Sample-size planning of an inconclusive claim."""
+    primary_betting: BettingInterval | None
+    """The betting interval over the declared primary benchmarks alone, if any."""
+    selection: SelectionSummary | None = None
+    """The baseline's selection among K singles (plans that adjust for it)."""
+    primary_adjusted: AdjustedInterval | None = None
+    """The selection-adjusted interval over the primary benchmarks, if any."""
+
+    def fields(self) -> dict[str, object]:
+        """The fields set, by name (what the candidate stores)."""
+        return {name: getattr(self, name) for name in type(self).model_fields if name in self.model_fields_set}
+
+
 def _counts(design: Design) -> dict[str, int]:
     return {b: int(n) for b, n in zip(design.names, design.counts, strict=True)}
 
 
-def _planning(design: Design, weights: Mapping[str, float], rule: str, tie_rate: float,
-              planning: Mapping[str, Any], margin: float | None, singles: int | None) -> dict[str, Any]:
+def _planning(design: Design, weights: Mapping[str, float], rule: Rule, tie_rate: float,
+              planning: PlanningAssumptions, margin: float | None, singles: int | None) -> PowerPlan:
     counts = _counts(design)
     tie = min(MAX_TIE_RATE, tie_rate)
-    return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning["effect"]), 1 - tie),
-                      margin=margin, power=float(planning["power"]), singles=singles).dump()
+    return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning.effect), 1 - tie),
+                      margin=margin, power=float(planning.power), singles=singles)
+
+
+def _intervals(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
+               weights: Mapping[str, float], rule: Rule, stopped: bool, seeded: bool, adjusted: bool
+               ) -> IntervalsByRule:
+    """Both rules' intervals, labelled; the declared one makes the claim unless a selection-adjusted one does."""
+    hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
+    bet = betting_interval(ordered, design)
+    return IntervalsByRule(
+        hoeffding=LabelledHoeffding(**hoeff.model_dump(), rule="hoeffding",
+                                    label=SEED_LABEL if seeded else LABELS["hoeffding"], valid=not stopped,
+                                    note=NOT_AFTER_STOP if stopped else None,
+                                    makes_claim=rule == "hoeffding" and not adjusted),
+        betting=LabelledBetting(**bet.model_dump(), rule="betting", label=LABELS["betting"], valid=True,
+                                makes_claim=rule == "betting" and not adjusted))
+
+
+def _non_inferiority(rule: Rule, low: float, margin: float | None, formal: bool, label: str) -> NonInferiority:
+    if margin is None:
+        return NonInferiority(margin=None, non_inferior=None, label=None, rule=rule, reason="no pre-declared margin")
+    if not formal:
+        return NonInferiority(margin=margin, non_inferior=None, label=label, rule=rule,
+                              reason="dev profile: no parity conclusion; a formal one needs the standard holdout "
+                                     "(REP-7)")
+    return NonInferiority(margin=margin, non_inferior=non_inferiority(low, margin), label=label, rule=rule,
+                          reason=f"{rule} lower bound {low:.4f} vs −{margin}")
 
 
 def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,
-           weights: Mapping[str, float], *, rule: str, margin: float | None, formal: bool, label: str,
-           stopped: bool, planning: Mapping[str, Any], primary: Sequence[str] | None = None,
-           singles: Mapping[str, PairDiffs] | None = None) -> dict[str, Any]:
+           weights: Mapping[str, float], *, rule: Rule, margin: float | None, formal: bool, label: str,
+           stopped: bool, planning: PlanningAssumptions, primary: Sequence[str] | None = None,
+           singles: Mapping[str, PairDiffs] | None = None) -> Verdicts:
     """Both intervals and the declared rule's verdicts for one candidate. `singles` (plans that adjust
     for the baseline's selection): the differences against each of the K singles the baseline was
     chosen among; with K > 1 the selection-adjusted interval (`stages/selection`) makes the claim."""
-    hoeff = weighted_hoeffding(diffs_by_benchmark, weights)
-    bet = betting_interval(ordered, design)
-    intervals = {"hoeffding": {**hoeff.model_dump(), "rule": "hoeffding", "label": LABELS["hoeffding"],
-                               "valid": not stopped, "note": NOT_AFTER_STOP if stopped else None},
-                 "betting": {**bet.model_dump(), "rule": "betting", "label": LABELS["betting"], "valid": True}}
-    for name, iv in intervals.items():
-        iv["makes_claim"] = name == rule
-    declared = intervals[rule]
-    extra: dict[str, Any] = {}
     k = None if singles is None else len(singles)
+    adjusted = adjusted_interval(rule, singles, design, weights) if singles is not None and len(singles) > 1 else None
+    intervals = _intervals(diffs_by_benchmark, ordered, design, weights, rule, stopped, singles is not None,
+                           singles is not None and len(singles) > 1)
+    declared: LabelledHoeffding | LabelledBetting | AdjustedInterval = adjusted or getattr(intervals, rule)
+    extra: dict[str, object] = {}
     if singles is not None:
-        intervals["hoeffding"]["label"] = SEED_LABEL
         extra["selection"] = summary(len(singles), list(singles), rule)
-        if len(singles) > 1:
-            declared = adjusted_interval(rule, singles, design, weights) or declared
-            intervals[rule]["makes_claim"] = False
-            if primary:
-                extra["primary_adjusted"] = adjusted_interval(rule, singles, design, weights, primary)
-    verdict = claim(declared["ci"])
-    low = declared["ci"][0]
-    if margin is None:
-        ni: dict[str, Any] = {"margin": None, "non_inferior": None, "label": None, "rule": rule,
-                              "reason": "no pre-declared margin"}
-    elif not formal:
-        ni = {"margin": margin, "non_inferior": None, "label": label, "rule": rule,
-              "reason": "dev profile: no parity conclusion; a formal one needs the standard holdout (REP-7)"}
-    else:
-        ni = {"margin": margin, "non_inferior": non_inferiority(low, margin), "label": label, "rule": rule,
-              "reason": f"{rule} lower bound {low:.4f} vs −{margin}"}
+        if len(singles) > 1 and primary:
+            extra["primary_adjusted"] = adjusted_interval(rule, singles, design, weights, primary)
+    verdict = claim(declared.ci)
     flat = [int(v) for v in ordered]
     observed_tie = flat.count(0) / len(flat)
     plan_info = None
     if verdict == "inconclusive":
-        plan_info = {"rule": rule, "observed_tie_rate": observed_tie, "planned_tie_rate": planning["tie_rate"],
-                     "at_observed_ties": _planning(design, weights, rule, observed_tie, planning, margin, k),
-                     "at_planned_ties": _planning(design, weights, rule, float(planning["tie_rate"]), planning,
-                                                  margin, k)}
-    return {"interval": declared, "intervals": intervals, "claim_rule": rule, "claim_method": declared["method"],
-            "claim": verdict, "claims_by_rule": {name: claim(v["ci"]) for name, v in intervals.items()},
-            "non_inferiority": ni, "planning": plan_info,
-            "primary_betting": _primary_betting(ordered, design, weights, primary), **extra}
+        plan_info = ClaimPlanning(
+            rule=rule, observed_tie_rate=observed_tie, planned_tie_rate=planning.tie_rate,
+            at_observed_ties=_planning(design, weights, rule, observed_tie, planning, margin, k),
+            at_planned_ties=_planning(design, weights, rule, float(planning.tie_rate), planning, margin, k))
+    out = Verdicts(interval=declared, intervals=intervals, claim_rule=rule, claim_method=declared.method,
+                   claim=verdict, claims_by_rule=ClaimsByRule(hoeffding=claim(intervals.hoeffding.ci),
+                                                              betting=claim(intervals.betting.ci)),
+                   non_inferiority=_non_inferiority(rule, declared.ci[0], margin, formal, label),
+                   planning=plan_info, primary_betting=_primary_betting(ordered, design, weights, primary))
+    return out.model_copy(update=extra)
 
 
 def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[str, float],
-                     primary: Sequence[str] | None) -> dict[str, Any] | None:
+                     primary: Sequence[str] | None) -> BettingInterval | None:
     """The betting interval over the declared primary benchmarks only: their planned cases in analysis
     order, their weights renormalised (`declared` uses it when betting is the claim rule)."""
     if not primary or not set(primary) <= set(design.names):
@@ -111,7 +170,7 @@ def _primary_betting(ordered: Sequence[int], design: Design, weights: Mapping[st
     keep = [i for i, b in enumerate(names) if b in primary]
     sub = make_design([names[i] for i in keep], {b: weights[b] for b in primary}, design.alpha)
     seen = [ordered[i] for i in keep if i < len(ordered)]
-    return betting_interval(seen, sub).model_dump() if seen else None
+    return betting_interval(seen, sub) if seen else None
 
 
 def declared_margin(margin: float | None, stats: StatisticsBlock) -> float | None:
@@ -128,14 +187,15 @@ def declared_margin(margin: float | None, stats: StatisticsBlock) -> float | Non
     return float(margin)
 
 
-def statistics_limitations(stats: StatisticsBlock, bstats: StatisticsBlock, stop: dict[str, Any] | None) -> list[str]:
+def statistics_limitations(stats: StatisticsBlock, bstats: StatisticsBlock,
+                           stop: EarlyStopShortening | None) -> list[str]:
     """What the statistics block and an early stop mean for reading a comparison."""
     out = []
     if bstats.claim_rule != stats.claim_rule:
         out.append(f"The baseline plan declares claim rule {bstats.claim_rule}; the candidate plan's "
                    f"{stats.claim_rule} makes the claims here.")
     if stop is not None:
-        out.append(f"A run stopped early by its plan's rule: compared on the first {stop['compared_cases']} of "
-                   f"{stop['planned_cases']} cases of the plan order ({ORDER}). The betting interval is valid at "
+        out.append(f"A run stopped early by its plan's rule: compared on the first {stop.compared_cases} of "
+                   f"{stop.planned_cases} cases of the plan order ({ORDER}). The betting interval is valid at "
                    "that data-chosen size; the Hoeffding interval is not and is shown for reference only.")
     return out

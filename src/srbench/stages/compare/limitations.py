@@ -3,10 +3,8 @@ and statistical ones of stages/compare/checks.py and claims.py)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from srbench.benchmarks import all_benchmarks
-from srbench.schemas.comparison import TiedBaseline
+from srbench.schemas.comparison import Candidate, TiedBaseline
 from srbench.schemas.plan import Plan
 from srbench.stages.datasets.exclusions import evaluation_notices
 from srbench.stages.datasets.source_labels import notices as source_notices
@@ -18,7 +16,7 @@ __all__ = ["AUX_COST_FIELDS", "DEV", "comparison_limitations"]
 
 
 def comparison_limitations(baseline_status: str, candidate_status: str, plan: Plan, formal: bool,
-                           tied: list[TiedBaseline], candidates: list[dict[str, Any]],
+                           tied: list[TiedBaseline], candidates: list[Candidate],
                            aux_absent: set[str]) -> list[str]:
     """The comparison's own limitations: what its intervals cover, its profile, the claim rule, a subset of
     benchmarks, an unfinished run, a tie, the auxiliary costs, cost estimates, the margin and the dataset's notes."""
@@ -28,7 +26,7 @@ def comparison_limitations(baseline_status: str, candidate_status: str, plan: Pl
     if not formal:
         out.append(f"{plan.profile} profile: {DEV}; formal conclusions need the standard holdout not used "
                    "for tuning (IT-5, REP-7).")
-    rule = candidates[0]["claim_rule"] if candidates else "hoeffding"
+    rule = candidates[0].claim_rule if candidates else "hoeffding"
     out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
                "interval is shown beside it. The bootstrap interval is a diagnostic only.")
     if {b.id for b in all_benchmarks()} - set(plan.benchmark_weights):
@@ -43,21 +41,21 @@ def comparison_limitations(baseline_status: str, candidate_status: str, plan: Pl
     out.append("Costs are token-equivalent estimates at the frozen prices, not a bill; a self-hosted "
                "token-equivalent price is not a GPU bill saving. The cache-neutral cost exposes cache warm-up "
                "between runs (REP-3).")
-    if any(c["non_inferiority"]["margin"] is None for c in candidates):
+    if any(c.non_inferiority.margin is None for c in candidates):
         out.append("No non-inferiority margin was declared in advance: no parity is concluded (REP-7).")
     out += [n for n in evaluation_notices(plan.dataset.evaluation) if n not in out]
     out += [n for n in source_notices(plan.dataset.sources) if n not in out]
     return out
 
 
-def _aux_limitation(aux_absent: set[str], tied: list[TiedBaseline], candidates: list[dict[str, Any]]) -> list[str]:
+def _aux_limitation(aux_absent: set[str], tied: list[TiedBaseline], candidates: list[Candidate]) -> list[str]:
     """What the total-cost scope holds, true to the rows: the absent auxiliary fields count as 0, and
     total equals principal only when no metered auxiliary cost adds to it."""
     if not aux_absent:
         return []
     metered = sorted(set(AUX_COST_FIELDS) - aux_absent)
     pairs = [(t.costs.total, t.costs.principal) for t in tied]
-    pairs += [(c["savings"].total.candidate_usd, c["savings"].principal.candidate_usd) for c in candidates]
+    pairs += [(c.savings.total.candidate_usd, c.savings.principal.candidate_usd) for c in candidates]
     adds = any(total != principal for total, principal in pairs)
     head = f"No row carries {', '.join(sorted(aux_absent))}: those calls are not metered in these reports (counted 0)"
     if adds:

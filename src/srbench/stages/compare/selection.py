@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from srbench.schemas.comparison_claims import AdjustedInterval, Rule, SelectionSummary, SingleBound
 from srbench.schemas.intervals import BettingInterval, HoeffdingInterval, StopDecision
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import Design, betting_interval, make_design, reach_bounds
@@ -96,39 +97,35 @@ def _bounds(rule: str, diffs: PairDiffs, design: Design, weights: Mapping[str, f
     return float(iv.ci[0]), float(iv.ci[1]), float(iv.estimate)
 
 
-def adjusted_interval(rule: str, singles: Mapping[str, PairDiffs], design: Design, weights: Mapping[str, float],
-                      primary: Sequence[str] | None = None) -> dict[str, Any] | None:
+def adjusted_interval(rule: Rule, singles: Mapping[str, PairDiffs], design: Design, weights: Mapping[str, float],
+                      primary: Sequence[str] | None = None) -> AdjustedInterval | None:
     """The selection-adjusted interval of `rule` (module docstring); None when a primary benchmark
     has no compared case."""
     if primary and not set(primary) <= set(design.names):
         return None
     k, alpha = len(singles), design.alpha
-    per: list[dict[str, Any]] = []
-    lows, highs, estimates = [], [], []
+    per: list[SingleBound] = []
     for tid, diffs in sorted(singles.items()):
         lo, _, est = _bounds(rule, diffs, design, weights, alpha, primary)
         _, hi, _ = _bounds(rule, diffs, design, weights, alpha / k, primary)
-        per.append({"target_id": tid, "lower": lo, "upper": hi, "estimate": est})
-        lows.append(lo)
-        highs.append(hi)
-        estimates.append(est)
-    lower, upper = min(lows), min(highs)
+        per.append(SingleBound(target_id=tid, lower=lo, upper=hi, estimate=est))
+    lower, upper = min(s.lower for s in per), min(s.upper for s in per)
     note = None
     if lower >= upper:      # each side holds on its own; crossing sides are a miss (probability ≤ α)
         lower, upper = min(lower, upper), max(lower, upper)
         note = "the two sides crossed (a miss, probability ≤ α): shown in order"
-    return {"rule": rule, "method": BETTING if rule == "betting" else HOEFFDING, "selection_adjusted": True,
-            "adjustment": ADJUSTMENT, "k": k, "alpha": alpha, "upper_alpha_per_single": alpha / k,
-            "estimand": ESTIMAND, "estimate": min(estimates), "ci": [lower, upper],
-            "per_single": per, "anytime_valid": rule == "betting", "valid": True, "makes_claim": True,
-            "label": f"{rule}, adjusted for choosing the strongest of {k} single targets ({ADJUSTMENT})",
-            "note": note}
+    return AdjustedInterval(
+        rule=rule, method=BETTING if rule == "betting" else HOEFFDING, selection_adjusted=True,
+        adjustment=ADJUSTMENT, k=k, alpha=alpha, upper_alpha_per_single=alpha / k, estimand=ESTIMAND,
+        estimate=min(s.estimate for s in per), ci=[lower, upper], per_single=per, anytime_valid=rule == "betting",
+        valid=True, makes_claim=True,
+        label=f"{rule}, adjusted for choosing the strongest of {k} single targets ({ADJUSTMENT})", note=note)
 
 
-def summary(k: int, singles: Sequence[str], rule: str) -> dict[str, Any]:
+def summary(k: int, singles: Sequence[str], rule: Rule) -> SelectionSummary:
     """What a comparison says about the baseline's selection."""
-    return {"k": k, "singles": sorted(singles), "rule": rule, "adjusted": k > 1,
-            "adjustment": ADJUSTMENT if k > 1 else FIXED, "estimand": ESTIMAND if k > 1 else None}
+    return SelectionSummary(k=k, singles=sorted(singles), rule=rule, adjusted=k > 1,
+                            adjustment=ADJUSTMENT if k > 1 else FIXED, estimand=ESTIMAND if k > 1 else None)
 
 
 def limitation(k: int) -> str:
