@@ -23,8 +23,15 @@ from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
 from srbench.stages.report.rule import build_report
 
 DATA = Path(__file__).parent / "data" / "report_demo.json.gz"
-STOP = {"reason": "futility", "summary": "no gain", "decided_at_cases": 4, "planned_cases": 8,
-        "cells_not_sent": 6, "estimated_saving_usd": 0.0123}
+STOP = {"rule": "betting", "method": "stratified-betting-cs", "order": "benchmark-interleave-v1", "reason": "settled",
+        "summary": "mom vs strong: inferior", "question": "sign", "margin": None, "decided_at_cases": 4,
+        "planned_cases": 8, "decided_at": 1700000000.5,
+        "decisions": [{"state": "settled", "verdict": "inferior", "question": "sign", "threshold": 0.0, "n": 4,
+                       "lower": -0.9, "upper": -0.1, "best_lower": -0.8, "worst_upper": -0.2, "target_id": "mom",
+                       "baseline_target_id": "strong"}],
+        "baseline": "strongest single target of this run", "cells_not_sent": 6,
+        "cells_not_sent_by_target": {"mom": 3, "strong": 3}, "subject_calls_not_sent": 6,
+        "estimated_saving_usd": 0.0123, "saving_basis": "each target's mean known cost per settled cell"}
 RECIPES = {"mom": {"status": "captured", "capture": "b3:" + "c" * 64, "projection_hash": "d" * 64,
                    "limitation": "the config changed during the run", "held_during_run": False}}
 PROBES = {"mom": {"before": {"evidence": "mismatch", "seen": "cfg-42", "probe": "answered"}}}
@@ -32,6 +39,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "live": ("live", "completed", {}),
     "live-cancelled": ("live", "cancelled", {"early_stop": STOP, "recipes": RECIPES}),
     "live-running": ("live", "running", {"config_probes": PROBES}),
+    "live-stopped": ("live", "completed", {"early_stop": STOP}),     # the paired section reads the stop
     "preview": ("preview", "completed", {}),
     "replay": ("live", "completed", {}),              # the live plan as a replay, as a recovery child, both
     "recovery": ("live", "completed", {}),
@@ -84,7 +92,8 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 
 PINNED = {
     "live": "b3:86181abfabd8132bcc922cf5595ad1cd7c9ddc231b6cb2f5a92f0a827446b442",
-    "live-cancelled": "b3:1ed05d0d2ecc7d04e324396613aeec4c76de6701e85f3e8179a9db270114d3d4",   # realistic recipes, dict code
+    "live-cancelled": "b3:96fc3970055d9cc3cb1727bf80482afac91732dcf05329782041778bf9157a8d",   # realistic recipes and stop, dict code
+    "live-stopped": "b3:13d46a0568ef7a707351828d9ed6c48920b9c2247f6c14e615eb6a62617a01e8",  # realistic stop, dict code
     "live-running": "b3:c39cfde737c9cea3dd0bbe48f450528cab91ef412ce83a91810fdd54f18562da",   # realistic probes, dict code
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
