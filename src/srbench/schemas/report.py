@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import PlanMode, PlanRecovery
 from srbench.schemas.recipe import RecipeSummary
 from srbench.schemas.report_sections import (
@@ -299,7 +300,7 @@ class Report(BaseModel):
     """The price correction it reads, or None."""
     accounting_correction: UsageCorrectionRef | None
     """The usage correction it reads, or None."""
-    early_stop: dict[str, Any] | None
+    early_stop: EarlyStopRecord | None
     """The run's early-stop record, or None."""
     partial: PartialBlock | None
     """What was answered, for a run without an answer in every cell."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.recipe import RecipeSummary
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
@@ -53,8 +54,8 @@ class ReportRequest(BaseModel):
     """Digest of the latest price correction of the run, or None."""
     config_probes: ConfigProbes | None = None
     """The run's config-hash probe evidence per router target and phase (stages/compare/evidence.py)."""
-    early_stop: dict[str, Any] | None = None
-    """The run's early-stop record, or None."""
+    early_stop: EarlyStopRecord | None = None
+    """The run's early-stop record (the run's `extra.early_stop`), or None."""
     recipes: dict[str, RecipeSummary] | None = None
     """The run's router recipe captures per router target (service/runs/recipes.py `summary`, UI-7)."""
 
@@ -69,8 +70,8 @@ class ReportParams(BaseModel):
     """The run's status when the report is built."""
     wall_time_s: float | None
     """Seconds the run took so far, or None."""
-    early_stop: dict[str, Any] | None
-    """The run's early-stop record, or None."""
+    early_stop: EarlyStopRecord | None
+    """The run's early-stop record, or None (dumped with the fields it has, as stored)."""
     config_probes: ConfigProbes
     """Config-hash probe evidence per router target ({} without any)."""
     recipes: dict[str, RecipeSummary]
@@ -83,3 +84,8 @@ class ReportParams(BaseModel):
     """The installed judge prompt templates' sha256 per judged benchmark and grader."""
     published_rules: dict[str, str | None]
     """The installed published rule per benchmark (benchmarks/published.py)."""
+
+    @field_serializer("early_stop")
+    def _stop(self, stop: EarlyStopRecord | None) -> dict[str, Any] | None:
+        """The record's fields as stored (the params dumped before it was a model held that dict)."""
+        return None if stop is None else stop.dump()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from srbench.errors import InvalidInput
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import compare_reports
 
@@ -21,12 +22,13 @@ __all__ = ["paired_in_run"]
 
 
 def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: str | None,
-                  early_stop: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                  early_stop: EarlyStopRecord | None = None) -> dict[str, Any] | None:
     """None when the run has no router and single target to pair; otherwise the paired section."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     if plan.mode != "live" or "single" not in kinds.values() or "mom" not in kinds.values():
         return None
-    stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": early_stop,
+    stop = None if early_stop is None else early_stop.dump()
+    stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": stop,
             "provenance": {"plan_sha256": plan.plan_sha256}}
     try:
         cmp = compare_reports(stub, rows, plan, stub, rows, plan).dump()

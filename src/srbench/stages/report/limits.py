@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import Plan
 from srbench.schemas.recipe import RecipeSummary
 from srbench.schemas.report import TargetSummary
@@ -68,14 +68,14 @@ def limitations(plan: Plan, status: RunStatus, states: Counter[str], targets: li
     return out
 
 
-def stop_limitations(stop: dict[str, Any] | None) -> list[str]:
+def stop_limitations(stop: EarlyStopRecord | None) -> list[str]:
     """What an early stop means for reading the report."""
-    if not stop:
+    if stop is None:
         return []
-    saved = stop.get("estimated_saving_usd")
+    saved = stop.estimated_saving_usd
     money = "unknown" if saved is None else f"{saved:.4f}"
-    return [f"Stopped early by the plan's rule ({stop.get('reason')}: {stop.get('summary')}) after "
-            f"{stop.get('decided_at_cases')} of {stop.get('planned_cases')} cases: {stop.get('cells_not_sent')} cells "
+    return [f"Stopped early by the plan's rule ({stop.reason}: {stop.summary}) after "
+            f"{stop.decided_at_cases} of {stop.planned_cases} cases: {stop.cells_not_sent} cells "
             f"were never sent (estimated USD {money} not spent). Accuracies over the planned denominator count them "
             "as not correct; the paired section compares the measured prefix, where the betting interval is "
             "valid (the Hoeffding one is shown for reference only)."]
