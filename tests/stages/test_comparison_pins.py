@@ -16,6 +16,7 @@ from srbench.schemas.comparison import Comparison
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
+from srbench.stages.compare.headline import routing_facts
 from srbench.stages.compare.notes import annotate
 from srbench.stages.stats.betting import interleave
 
@@ -82,3 +83,20 @@ def test_comparison_paths_keep_their_bytes(name: str) -> None:
     out = CASES[name]()
     assert digest_json(out) == PINNED[name]
     assert digest_json(Comparison.model_validate(out).dump()) == PINNED[name]     # what the rule stores
+
+
+# "Does routing pay?" as the service answers it (stages/compare/headline.py), read from the stored comparison;
+# digests taken from the dict-reading code before it read the Comparison model
+FACTS_PINNED = {
+    "betting-primary-blocked": "b3:84c214db7224a74ad6d31ab40e8c23b470db1ce37c41b939b34071829b422592",
+    "early-stop-betting": "b3:68b0be457e247a8ae0b4da59e4651a462e87aa16490a63afec8d67d6df74061a",
+    "hoeffding-primary-confirmed": "b3:afa90a4530651766f5bcdbdae8d99b6dcc8d6d7e75b0904c9744e60d73f5eccb",
+    "post-hoc-confirmed": "b3:561d0accd5dec050d3fca792b7c8ab50c9541c1fdc83fde03c55d4658ec6a83b",
+    "selection-adjusted-self": "b3:2b5edee5235719531b00ab942c13e0cd8e3d0a550b3538b617c401192a51166b",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_routing_facts_keep_their_bytes(name: str) -> None:
+    facts = routing_facts(Comparison.model_validate(CASES[name]()))
+    assert digest_json([f.model_dump(mode="json") for f in facts]) == FACTS_PINNED[name]

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from srbench.cas import canonical_json
+from srbench.schemas.comparison import Comparison
 from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.responses import Event, RunView
@@ -298,7 +299,7 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
             "baseline_cost_comparison_reason": blocked if blocked is not None else (
                 None if cost_known else "a tied strongest baseline has an unknown cost"),
             "comparisons": rows,
-            "routing_facts": [f.model_dump(mode="json") for f in routing_facts(cmp)]}
+            "routing_facts": [f.model_dump(mode="json") for f in routing_facts(Comparison.model_validate(cmp))]}
 
 
 def wire_correction(body: WireJSON) -> WireJSON:

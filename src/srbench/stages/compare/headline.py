@@ -1,6 +1,6 @@
 """"Does routing pay?" as facts: the one function the service's comparison answer carries them from.
 
-`routing_facts` reads a paired comparison (stages.compare) and states, per router (every candidate when
+`routing_facts` reads a paired comparison (stages.compare, the stored Comparison model) and states, per router (every candidate when
 none is a router), the headline: Δ macro quality with its interval and claim word, the claim in plain
 words, formal vs dev, savings in the three scopes or why unknown, the model mix, p50/p95 latency of the
 compared cells, and the per-benchmark rows. The service puts them on every comparison answer
@@ -10,11 +10,14 @@ compared cells, and the per-benchmark rows. The service puts them on every compa
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
-SCOPES = ("principal", "total", "cache_neutral")
+from srbench.schemas.comparison import Candidate, Comparison, Operations, ScopeSaving
+
+Scope = Literal["principal", "total", "cache_neutral"]
+SCOPES: tuple[Scope, ...] = ("principal", "total", "cache_neutral")
 CLAIM_TEXT = {
     "improvement": "better than the strongest single model: the whole interval is above zero",
     "regression": "worse than the strongest single model: the whole interval is below zero",
@@ -80,55 +83,52 @@ class RouterFacts(BaseModel):
     config_unconfirmed: str | None     # why the router's pinned config_hash was not confirmed (None: it was)
 
 
-def _latency(ops: dict[str, Any] | None) -> tuple[float | None, float | None]:
-    return (ops or {}).get("latency_p50_s"), (ops or {}).get("latency_p95_s")
+def _latency(ops: Operations) -> tuple[float | None, float | None]:
+    return ops.latency_p50_s, ops.latency_p95_s
 
 
-def _benchmarks(c: dict[str, Any]) -> list[BenchmarkRow]:
+def _benchmarks(c: Candidate) -> list[BenchmarkRow]:
     return [BenchmarkRow(
-        benchmark=b["benchmark"], n=b["n"], candidate_accuracy=b.get("candidate_accuracy"),
-        candidate_ci=b.get("candidate_accuracy_ci95"), baseline_accuracy=b.get("baseline_accuracy"),
-        baseline_ci=b.get("baseline_accuracy_ci95"), delta=b["delta"],
-        delta_ci=(b.get("delta_interval") or {}).get("ci"), wins=b["wins"], losses=b["losses"],
-        ties=b["ties"]) for b in c.get("benchmarks", [])]
+        benchmark=b.benchmark, n=b.n, candidate_accuracy=b.candidate_accuracy, candidate_ci=b.candidate_accuracy_ci95,
+        baseline_accuracy=b.baseline_accuracy, baseline_ci=b.baseline_accuracy_ci95, delta=b.delta,
+        delta_ci=b.delta_interval.ci, wins=b.wins, losses=b.losses, ties=b.ties) for b in c.benchmarks]
 
 
-def _verdict(c: dict[str, Any]) -> tuple[str, float | None]:
-    d = c.get("detectability")
-    text = CLAIM_TEXT.get(c["claim"], c["claim"])
-    if c["claim"] == "inconclusive" and d:
-        text += f" (its half-width is ±{d['half_width']:.3f})"
-    ni = c.get("non_inferiority") or {}
-    return text, ni.get("margin") if ni.get("non_inferior") else None
+def _verdict(c: Candidate) -> tuple[str, float | None]:
+    d = c.detectability
+    text = CLAIM_TEXT.get(c.claim, c.claim)
+    if c.claim == "inconclusive" and d:
+        text += f" (its half-width is ±{d.half_width:.3f})"
+    ni = c.non_inferiority
+    return text, ni.margin if ni.non_inferior else None
 
 
-def routing_facts(cmp: dict[str, Any]) -> list[RouterFacts]:
+def _saving(scope: Scope, s: ScopeSaving) -> Saving:
+    return Saving(scope=scope, candidate_usd=s.candidate_usd, baseline_usd=s.baseline_usd, saving_pct=s.saving_pct,
+                  saving_usd=s.saving_usd, reason=s.reason)
+
+
+def routing_facts(cmp: Comparison) -> list[RouterFacts]:
     """Per router (every candidate when none is a router): the headline facts and per-benchmark rows."""
-    base = cmp["baseline"]
-    ev = cmp.get("evidence") or {}
+    ev = cmp.evidence
     out = []
-    for c in [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]:
+    for c in [c for c in cmp.candidates if c.kind == "mom"] or cmp.candidates:
         verdict, margin = _verdict(c)
-        routing = c.get("routing") or {}
-        ops = c.get("operations") or {}
-        hev = c.get("config_hash_evidence") or {}
-        sel = c.get("selection") or {}
+        routing, hev, sel = c.routing, c.config_hash_evidence, c.selection
         out.append(RouterFacts(
-            router=c["target_id"], baseline=base["target_id"], baseline_run=cmp["baseline_run"]["run_id"],
-            same_run=cmp["baseline_run"]["run_id"] == cmp["candidate_run"]["run_id"], n=c["n"], delta=c["delta"],
-            ci=(c.get("interval") or {}).get("ci"), rule=c.get("claim_rule") or cmp.get("claim_rule") or "hoeffding",
-            selection=f"adjusted for choosing the strongest of K = {sel['k']} singles" if sel.get("adjusted") else None,
-            claim=c["claim"], verdict=verdict, non_inferior_margin=margin,
+            router=c.target_id, baseline=cmp.baseline.target_id, baseline_run=cmp.baseline_run.run_id,
+            same_run=cmp.baseline_run.run_id == cmp.candidate_run.run_id, n=c.n, delta=c.delta,
+            ci=c.interval.ci if c.interval else None, rule=c.claim_rule or cmp.claim_rule or "hoeffding",
+            selection=f"adjusted for choosing the strongest of K = {sel.k} singles" if sel and sel.adjusted else None,
+            claim=c.claim, verdict=verdict, non_inferior_margin=margin,
             claim_text=verdict + (f"; non-inferior (margin {margin})" if margin is not None else ""),
-            evidence=ev.get("label") or "unknown", profile=ev.get("profile"), formal=bool(ev.get("formal")),
-            quality=c.get("quality"), baseline_quality=c.get("baseline_quality"), micro_delta=c.get("micro_delta"),
-            wins=c.get("wins", 0), losses=c.get("losses", 0), ties=c.get("ties", 0),
-            savings=[Saving(scope=k, **{f: c["savings"][k].get(f) for f in ("candidate_usd", "baseline_usd",
-                                                                            "saving_pct", "saving_usd", "reason")})
-                     for k in SCOPES],
-            model_mix=routing.get("model_mix") or {}, unattributed_calls=routing.get("unattributed_calls") or 0,
-            retries=routing.get("retries"), fallbacks=routing.get("fallbacks"),
-            router_latency_s=_latency(ops.get("candidate")), baseline_latency_s=_latency(ops.get("baseline")),
-            config_unconfirmed=None if not hev or hev.get("confirmed") else str(hev.get("reason")),
+            evidence=ev.label or "unknown", profile=ev.profile, formal=ev.formal, quality=c.quality,
+            baseline_quality=c.baseline_quality, micro_delta=c.micro_delta, wins=c.wins, losses=c.losses,
+            ties=c.ties, savings=[_saving(k, getattr(c.savings, k)) for k in SCOPES],
+            model_mix=(routing.model_mix if routing else None) or {},
+            unattributed_calls=(routing.unattributed_calls if routing else None) or 0,
+            retries=routing.retries if routing else None, fallbacks=routing.fallbacks if routing else None,
+            router_latency_s=_latency(c.operations.candidate), baseline_latency_s=_latency(c.operations.baseline),
+            config_unconfirmed=None if hev is None or hev.confirmed else str(hev.reason),
             benchmarks=_benchmarks(c)))
     return out
