@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 CallStatus = Literal["completed", "failed", "cancelled"]
 # subject/judge/user_simulator/scaffolding: benchmarks/conversation.py ROLES ("simulator": older records)
@@ -54,19 +54,19 @@ class CallRecord(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict, description="every response header, credentials masked")
     sse: str | None = Field(default=None, description="digest of the raw SSE transcript blob")
     text: str | None = Field(default=None, description="visible final text, <think> stripped")
-    tool_calls: list[dict[str, Any]] | None = Field(
+    tool_calls: list[dict[str, JsonValue]] | None = Field(
         default=None, exclude_if=lambda v: not v,
         description="tool calls of the reply, OpenAI shape [{id, type: function, function: {name, arguments}}]; "
                     "absent when there are none (a record without them hashes as before they existed)")
     reasoning_chars: int = 0
     finish_reason: str | None = None
     response_model: str | None = None
-    usage_raw: dict[str, Any] | None = None
+    usage_raw: dict[str, JsonValue] | None = None
     usage: Usage | None = None
     timings: Timings
     bytes_received: int = 0
     sent: bool = Field(default=True, description="False only when no request byte can have left this host")
-    routing: dict[str, Any] | None = Field(default=None, description="preview: decision, model, selection")
+    routing: dict[str, JsonValue] | None = Field(default=None, description="preview: decision, model, selection")
     replayed_from: str | None = Field(default=None, description="replay: the baseline call record reused")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
