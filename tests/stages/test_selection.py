@@ -70,7 +70,7 @@ OLD_STATS = {"none": None, "margin": {"margin": 0.02}, "betting": {"claim_rule":
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_old_frozen_plans_reproduce_their_report_and_comparison_digests(name):
     plan, rows = Plan.model_validate(frozen_plan(OLD_STATS[name])), seeded_rows()
-    paired = paired_in_run(plan, rows, "completed", "run-old")      # the report's `paired` section
+    paired = paired_in_run(plan, rows, "completed", "run-old").dump()      # the report's `paired` section
     cmp = compare_reports(stub(plan), rows, plan, stub(plan), rows, plan).dump()
     assert (content_digest(paired), content_digest(cmp)) == PINNED[name]
     assert "selection" not in paired and paired["claim_rule"] == (OLD_STATS[name] or {}).get("claim_rule", "hoeffding")
@@ -98,7 +98,7 @@ def _order() -> list[str]:
 def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment():
     plan = Plan.model_validate(frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}))
     rows = seeded_rows()
-    paired = paired_in_run(plan, rows, "completed", "run-new")
+    paired = paired_in_run(plan, rows, "completed", "run-new").dump()
     c = paired["candidates"][0]
     assert paired["selection"]["k"] == 3 and paired["selection"]["singles"] == ["s1", "s2", "s3"]
     assert c["selection"]["adjusted"] and "Bonferroni" in c["selection"]["adjustment"]
@@ -122,7 +122,7 @@ def test_a_new_plan_claims_against_every_single_and_names_k_and_the_adjustment()
 def test_a_baseline_fixed_in_advance_is_not_adjusted():
     one = [("s1", "single"), ("mom", "mom")]
     plan = Plan.model_validate(frozen_plan({"claim_rule": "betting", "baseline_selection": "adjusted"}, one))
-    c = paired_in_run(plan, seeded_rows(one), "completed", "run-new")["candidates"][0]
+    c = paired_in_run(plan, seeded_rows(one), "completed", "run-new").dump()["candidates"][0]
     assert c["selection"] == {"k": 1, "singles": ["s1"], "rule": "betting", "adjusted": False,
                               "adjustment": c["selection"]["adjustment"], "estimand": None}
     assert c["interval"] == c["intervals"]["betting"]

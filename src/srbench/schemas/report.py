@@ -16,6 +16,7 @@ from srbench.schemas.cell import RunStatus
 from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import PlanMode, PlanRecovery
 from srbench.schemas.recipe import RecipeSummary
+from srbench.schemas.report_paired import Paired
 from srbench.schemas.report_sections import (
     ConfigHashEvidence,
     Headline,
@@ -306,8 +307,9 @@ class Report(BaseModel):
     """What was answered, for a run without an answer in every cell."""
     recipes: dict[str, RecipeSummary]
     """Router recipe captures per target (UI-7)."""
-    paired: dict[str, Any] | None
-    """Routers against the strongest single target of the run (stages/report/in_run.py, partial.py)."""
+    paired: Paired | None
+    """Routers against the strongest single target of the run (stages/report/in_run.py, partial.py;
+    schemas/report_paired.py)."""
     limitations: list[str]
     """What a reader must know before reading the figures (stages/report/limits.py)."""
     provenance: Provenance

@@ -282,6 +282,9 @@ class PartialPaired(BaseModel):
     candidates: list[PartialCandidate]
     """One figure per router target."""
 
+    def model_post_init(self, context: object, /) -> None:
+        self.__pydantic_fields_set__.update({"available", "partial"})       # always written
+
     def dump(self) -> dict[str, object]:
         """The stored JSON (the report's `paired`): without the unset figures of a candidate."""
         return self.model_dump(mode="json", exclude_unset=True) | {"available": True, "partial": True}

@@ -54,6 +54,7 @@ from srbench.schemas.report import (
     ReportSummary,
     TargetSummary,
 )
+from srbench.schemas.report_paired import Paired
 from srbench.schemas.report_params import ReportParams
 from srbench.schemas.report_sections import ConfigHashEvidence, PriceCorrectionRef, UsageCorrectionRef
 from srbench.schemas.results import ResultRow, TurnRouting
@@ -310,13 +311,13 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
     return out
 
 
-def _paired(plan: Plan, spill: RowSpill, status: RunStatus, params: ReportParams) -> dict[str, Any] | None:
+def _paired(plan: Plan, spill: RowSpill, status: RunStatus, params: ReportParams) -> Paired | None:
     """The paired section: `compare` on the run itself, or the partial figure (stages/report/partial.py) of a
     run that ended without an answer in every cell."""
     if status in NEVER_FINISH:
         models = [ResultRow.model_validate(r) for r in spill.rows()]
         if needs_partial(status, models):
-            return partial_paired(plan, models, status).dump()
+            return partial_paired(plan, models, status)
         del models
     return paired_in_run(plan, list(spill.rows()), status, params.run_id, params.early_stop)
 

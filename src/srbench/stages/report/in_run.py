@@ -14,15 +14,14 @@ from typing import Any
 from srbench.errors import InvalidInput
 from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import Plan
+from srbench.schemas.report_paired import PairedInRun, PairedUnavailable
 from srbench.stages.compare.build import compare_reports
-
-DROPPED = ("baseline_run", "candidate_run", "kind", "schema")
 
 __all__ = ["paired_in_run"]
 
 
 def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: str | None,
-                  early_stop: EarlyStopRecord | None = None) -> dict[str, Any] | None:
+                  early_stop: EarlyStopRecord | None = None) -> PairedInRun | PairedUnavailable | None:
     """None when the run has no router and single target to pair; otherwise the paired section."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
     if plan.mode != "live" or "single" not in kinds.values() or "mom" not in kinds.values():
@@ -31,10 +30,7 @@ def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: s
     stub = {"kind": "report", "run_id": run_id, "status": status, "mode": "live", "early_stop": stop,
             "provenance": {"plan_sha256": plan.plan_sha256}}
     try:
-        cmp = compare_reports(stub, rows, plan, stub, rows, plan).dump()
+        cmp = compare_reports(stub, rows, plan, stub, rows, plan)
     except InvalidInput as exc:
-        return {"available": False, "reason": exc.message}
-    out = {k: v for k, v in cmp.items() if k not in DROPPED}
-    out["candidates"] = [c for c in cmp["candidates"] if kinds[c["target_id"]] == "mom"]
-    out["available"] = True
-    return out
+        return PairedUnavailable(reason=exc.message)
+    return PairedInRun.of(cmp, {t for t, k in kinds.items() if k == "mom"})
