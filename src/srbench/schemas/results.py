@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.call import Usage
 from srbench.schemas.cell import CellState
@@ -116,7 +116,7 @@ class ResultRow(BaseModel):
     """The router config hash its response(s) carried (stages/compare/evidence.py)."""
     judge_usage: Usage | None = None
     """The judge call's four token buckets (a judged cell)."""
-    routing: dict[str, Any] | None = None
+    routing: dict[str, JsonValue] | None = None
     """Preview: the routing record the router returned (its own payload)."""
     needs_real_run: str | None = None
     """Preview: why the route cannot be replayed from saved answers (stages/derived/replay.py), or None."""

@@ -6,7 +6,6 @@ import json
 import sqlite3
 import time
 import uuid
-from typing import Any
 
 from srbench.schemas.event_data import Created, ReplayOf, RunEnded
 from srbench.schemas.plan import Plan
@@ -20,8 +19,9 @@ from srbench.stages.derived import replay as rp
 from srbench.stages.plan.freeze import plan_sha256
 
 
-def _cells(manager: RunManager, run_id: str) -> list[dict[str, Any]]:
-    return [c.model_dump() for c in run_cells(manager.journal, run_id, ordered=True)]
+def _cells(manager: RunManager, run_id: str) -> list[rp.CellView]:
+    return [rp.CellView.model_validate(c.model_dump(include=set(rp.CellView.model_fields)))
+            for c in run_cells(manager.journal, run_id, ordered=True)]
 
 
 def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner: str = "local"

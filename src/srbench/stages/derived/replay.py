@@ -10,13 +10,15 @@ the baseline did not run, a missing or incomplete saved answer — refuses the r
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
+from srbench.schemas.cell import CellState
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 from srbench.stages.derived.facts import RunFacts
@@ -41,7 +43,7 @@ class CellView(BaseModel):
     """The case."""
     target_id: str
     """The target."""
-    state: str
+    state: CellState
     """The cell's state."""
     request: str | None
     """Digest of its request object."""
@@ -61,8 +63,8 @@ class ReplayChoice(BaseModel):
     """The baseline cell whose answer is reused."""
     model: str
     """The model the previewed route selected."""
-    routing: dict[str, Any]
-    """The preview record's routing (the router's own payload)."""
+    routing: dict[str, JsonValue]
+    """The preview record's routing (the router's own payload, as its call record holds it)."""
 
 
 class ReplayRefused(InvalidInput):
@@ -96,7 +98,7 @@ def check_runs(baseline: RunFacts, bplan: Plan, preview: RunFacts, pplan: Plan) 
         raise _refuse("ambiguous_baseline_model", f"model(s) {', '.join(dupes)} appear in several baseline targets")
 
 
-def route_blocker(routing: dict[str, Any]) -> str | None:
+def route_blocker(routing: Mapping[str, JsonValue]) -> str | None:
     """Why a previewed route cannot be replayed from saved answers whatever the baseline (it needs a
     real run), or None: an unresolved selection, learning-dependent state, plugins, a method that is
     not deterministic."""
@@ -112,7 +114,7 @@ def route_blocker(routing: dict[str, Any]) -> str | None:
 
 
 def replay_cells(bplan: Plan, bcells: list[CellView], pplan: Plan,
-                 pcells: list[CellView], routing: dict[str, dict[str, Any]]) -> list[ReplayChoice]:
+                 pcells: list[CellView], routing: dict[str, dict[str, JsonValue]]) -> list[ReplayChoice]:
     """Per preview cell: the baseline cell whose answer is reused. `routing[cell_id]` is the
     preview record's routing. Raises ReplayRefused listing every rejected cell's reason."""
     singles = {pt.target.model: pt for pt in bplan.targets if pt.target.kind == "single"}
@@ -126,7 +128,7 @@ def replay_cells(bplan: Plan, bcells: list[CellView], pplan: Plan,
             reason = "preview_incomplete"
         elif route_blocker(r):
             reason = route_blocker(r)
-        elif model not in singles:
+        elif not isinstance(model, str) or model not in singles:
             reason = "model_not_in_baseline"
         else:
             base = singles[model]
@@ -148,10 +150,13 @@ def replay_cells(bplan: Plan, bcells: list[CellView], pplan: Plan,
     return out
 
 
-def replay_record(base_record: dict[str, Any], base_digest: str, routing: dict[str, Any]) -> dict[str, Any]:
-    """The replayed call: the saved answer, attributed to the previewed route, marked as reused."""
+def replay_record(base_record: dict[str, JsonValue], base_digest: str,
+                  routing: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """The replayed call: the saved answer (its stored JSON, copied as it is), attributed to the previewed
+    route, marked as reused."""
     rec = dict(base_record)
-    headers = dict(rec.get("headers") or {})
+    saved = rec.get("headers")
+    headers: dict[str, JsonValue] = dict(saved) if isinstance(saved, dict) else {}
     headers.update({"x-vsr-selected-model": routing["selected_model"], "x-vsr-inference-call-count": "1"})
     if routing.get("decision"):
         headers["x-vsr-selected-decision"] = str(routing["decision"])
@@ -165,8 +170,9 @@ def receipt(baseline_id: str, preview_id: str, bplan: Plan, pplan: Plan, n: int)
                          case_sha256=bplan.case_sha256, cells=n)
 
 
-def _cell_view(row: dict[str, Any]) -> list[Any]:
-    return [row["seq"], row["case_id"], row["target_id"], row["state"], row["request"], row["call"], row["judge_call"]]
+def _cell_view(c: CellView) -> list[Any]:
+    """The cell as the rule's inputs hold it (a list, so the action-cache key is the one of before)."""
+    return [c.seq, c.case_id, c.target_id, c.state, c.request, c.call, c.judge_call]
 
 
 def _from_view(cell_id: str, v: list[Any]) -> CellView:
@@ -195,12 +201,12 @@ def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, A
 REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
 
 
-def build_replay(engine: Engine, baseline: RunFacts, bcells: list[dict[str, Any]], preview: RunFacts,
-                 pcells: list[dict[str, Any]]) -> tuple[str, bool, str]:
+def build_replay(engine: Engine, baseline: RunFacts, bcells: Sequence[CellView], preview: RunFacts,
+                 pcells: Sequence[CellView]) -> tuple[str, bool, str]:
     """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
     r = engine.build(REPLAY, {"baseline_plan": baseline.plan, "preview_plan": preview.plan,
-                              "baseline_cells": {c["cell_id"]: _cell_view(c) for c in bcells},
-                              "preview_cells": {c["cell_id"]: _cell_view(c) for c in pcells}},
+                              "baseline_cells": {c.cell_id: _cell_view(c) for c in bcells},
+                              "preview_cells": {c.cell_id: _cell_view(c) for c in pcells}},
                      {"baseline_run": baseline.id, "preview_run": preview.id},
                      subject=f"{baseline.id}..{preview.id}")
     return r.output, r.hit, r.explanation
