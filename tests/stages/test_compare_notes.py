@@ -7,6 +7,7 @@ import math
 
 from srbench.schemas.comparison import BaselineChoice, BenchmarkDelta, Candidate, Comparison
 from srbench.schemas.comparison_claims import NonInferiority
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.stages.compare.notes import annotate, hoeffding_detectability
 
 PROBES = {"probe_before": "not run", "probe_after": "not run", "responses": 3, "responses_with_header": 3,
@@ -27,11 +28,11 @@ def _cmp(claim: str = "inconclusive", ni: bool | None = None, delta: float = -0.
                                       candidates=[base, cand], limitations=[])
 
 
-def _report(run_id: str, evidence: dict | None, kind: str = "mom") -> dict:
+def _report(run_id: str, evidence: dict | None, kind: str = "mom") -> ComparedReport:
     t = {"target_id": "mom", "kind": kind}
     if evidence is not ...:
         t["config_hash_evidence"] = evidence
-    return {"run_id": run_id, "summary": {"targets": [t]}, "benchmarks": []}
+    return ComparedReport.model_validate({"run_id": run_id, "summary": {"targets": [t]}, "benchmarks": []})
 
 
 def test_detectability_by_hand() -> None:

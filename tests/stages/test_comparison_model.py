@@ -11,6 +11,7 @@ from tests.stages.test_compare import CASES, plan, report, rows_for, target
 
 from srbench.cas.digest import digest_json
 from srbench.schemas.comparison import Comparison
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import compare_reports
 from srbench.stages.compare.declared import apply_declared
@@ -28,7 +29,8 @@ def _demo(profile: str, *, router_wins: dict[str, Any]) -> dict[str, Any]:
     c["summary"] = {"targets": [{"target_id": "mom", "kind": "mom"}, {"target_id": "C", "kind": "single"}]}
     cplan = Plan.model_validate(cp)
     out = compare_reports(b, brows, Plan.model_validate(bp), c, crows, cplan)
-    return annotate(apply_declared(out, "plan", cplan.statistics), b, c).dump()
+    return annotate(apply_declared(out, "plan", cplan.statistics), ComparedReport.model_validate(b),
+                    ComparedReport.model_validate(c)).dump()
 
 
 def test_comparison_bytes_unchanged():

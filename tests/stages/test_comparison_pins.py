@@ -13,6 +13,7 @@ from tests.stages import test_selection as sel
 
 from srbench.cas.digest import digest_json
 from srbench.schemas.comparison import Comparison
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import compare_reports
 from srbench.stages.compare.declared import apply_declared, resolve_margin
@@ -31,7 +32,8 @@ def _pipeline(b: dict[str, Any], brows: list[dict[str, Any]], bplan: Plan, c: di
     """What the compare rule (stages/derived/rules.py) stores, without the store."""
     margin, source = resolve_margin(margin, cplan.statistics)
     out = compare_reports(b, brows, bplan, c, crows, cplan, margin=margin)
-    return annotate(apply_declared(out, source, cplan.statistics), b, c).dump()
+    return annotate(apply_declared(out, source, cplan.statistics), ComparedReport.model_validate(b),
+                    ComparedReport.model_validate(c)).dump()
 
 
 def _router_pair(stats: dict[str, Any] | None, evidence: dict[str, Any] | None,

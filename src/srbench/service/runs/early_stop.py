@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from srbench.errors import InvalidInput
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.dataset import Case
 from srbench.schemas.early_stop import EarlyStopRecord, StopSelection, TargetDecision
 from srbench.schemas.event_data import EarlyStop, StopReason
@@ -71,7 +72,7 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
     rows = all_rows(manager.store, report["results"])
     bplan = manager.plans.get(run.plan)
     try:
-        bcases, bby = run_checks("baseline", report, rows, bplan)
+        bcases, bby = run_checks("baseline", ComparedReport.model_validate(report), rows, bplan)
         pair_checks(bplan, plan, bcases, bcases)          # equal case_sha256 ⇒ the same cases
         best, _ = choose_baseline(bplan, bby, dict(bplan.benchmark_weights), set(AUX_COST_FIELDS))
     except NotComparable as exc:

@@ -81,6 +81,7 @@ from srbench.schemas.comparison import (
     Tokens,
 )
 from srbench.schemas.comparison_claims import EarlyStopShortening
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.intervals import StatisticsBlock
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_sections import RoutingFigures
@@ -293,18 +294,20 @@ def _baseline(plan: Plan, best_id: str, tied: list[TiedBaseline], chosen_on: int
                                "principal cost, then target id (REP-5)")
 
 
-def _stop_info(baseline: dict[str, Any], candidate: dict[str, Any], compared: int,
+def _stop_info(baseline: ComparedReport, candidate: ComparedReport, compared: int,
                planned: int) -> EarlyStopShortening:
     """How an early stop shortened the compared cases."""
-    return EarlyStopShortening(baseline=baseline.get("early_stop"), candidate=candidate.get("early_stop"),
+    return EarlyStopShortening(baseline=baseline.early_stop, candidate=candidate.early_stop,
                                compared_cases=compared, planned_cases=planned, order=ORDER)
 
 
-def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
-                    candidate: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
+def compare_reports(baseline_json: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
+                    candidate_json: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
                     *, margin: float | None = None) -> Comparison:
     """Paired live comparison of every target of `candidate` against the strongest single of `baseline`
-    (the model; the compare rule adds its notes to the dump and stores that, validated again)."""
+    (the model; the compare rule adds its notes and stores its dump, validated again). The reports are the
+    stored JSON; compare reads them through `ComparedReport`."""
+    baseline, candidate = ComparedReport.model_validate(baseline_json), ComparedReport.model_validate(candidate_json)
     stats = statistics_of(candidate_plan)
     margin = declared_margin(margin, stats)
     bcases, bby = run_checks("baseline", baseline, baseline_rows, baseline_plan)
@@ -313,7 +316,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
     weights: dict[str, float] = dict(baseline_plan.benchmark_weights)
     order = analysis_order(candidate_rows)
     design = make_design([b for _, b in order], weights)
-    b_stop, c_stop = baseline["status"] == STOPPED, candidate["status"] == STOPPED
+    b_stop, c_stop = baseline.status == STOPPED, candidate.status == STOPPED
     b_pre, n_cmp = _prefixes(order, bby, cby, b_stop, c_stop, stats.claim_rule)
     compared = order[:n_cmp]
     keep = {c for c, _ in compared}
@@ -337,7 +340,7 @@ def compare_reports(baseline: dict[str, Any], baseline_rows: list[dict[str, Any]
                              singles=singles, routing=_routing(models[t], cby[t]))
                   for t in models]
     stop_info = _stop_info(baseline, candidate, n_cmp, len(order)) if b_stop or c_stop else None
-    limitations = (comparison_limitations(baseline["status"], candidate["status"], baseline_plan, formal, tied,
+    limitations = (comparison_limitations(str(baseline.status), str(candidate.status), baseline_plan, formal, tied,
                                           candidates, aux_absent)
                    + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))

@@ -9,6 +9,7 @@ from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.comparison import RunInfo
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.plan import Plan
 
 STOPPED = "stopped_early"
@@ -30,19 +31,19 @@ class NotComparable(InvalidInput):
         self.reason = reason
 
 
-def run_checks(side: str, report: dict[str, Any], rows: list[dict[str, Any]],
+def run_checks(side: str, report: ComparedReport, rows: list[dict[str, Any]],
                plan: Plan) -> tuple[set[str], dict[str, dict[str, dict[str, Any]]]]:
     """One run's own eligibility; returns (case set E, rows by target then case id)."""
-    declared = (report.get("provenance") or {}).get("plan_sha256")
+    declared = report.provenance.plan_sha256 if report.provenance is not None else None
     if declared is not None and declared != plan.plan_sha256:
         raise NotComparable("plan_mismatch", f"the {side} report was made from plan {declared}, not the plan given")
-    status = report.get("status")
+    status = report.status
     if status in FINISHING_STATUS:
         raise NotComparable("run_not_finished", f"the {side} run is {status}; wait until it has finished")
     if status not in COMPARABLE_STATUS:
         raise NotComparable("run_not_comparable", f"the {side} run is {status}; only completed or failed runs "
                             "compare (a cancelled or interrupted run did not carry out its plan)")
-    if plan.mode != "live" or report.get("mode", "live") != "live":
+    if plan.mode != "live" or report.mode != "live":
         raise NotComparable("not_live", f"the {side} run is not a live run (mode {plan.mode})")
     target_ids = [pt.target.id for pt in plan.targets]
     by_target: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in target_ids}
@@ -142,9 +143,9 @@ def _shown(value: float | None) -> float | int | None:
     return None if value is None else stored_number(value)
 
 
-def run_info(report: dict[str, Any], plan: Plan) -> RunInfo:
+def run_info(report: ComparedReport, plan: Plan) -> RunInfo:
     """Which run a side of the comparison is: its id, status, plan and targets."""
-    return RunInfo(run_id=report.get("run_id"), status=report["status"], plan_sha256=plan.plan_sha256,
+    return RunInfo(run_id=report.run_id, status=report.status, plan_sha256=plan.plan_sha256,
                    profile=plan.profile, cost_policy=plan.cost_policy, targets=[pt.target.id for pt in plan.targets])
 
 

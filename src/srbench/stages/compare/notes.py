@@ -20,32 +20,30 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from srbench.schemas.comparison import Aggregation, Candidate, Comparison
 from srbench.schemas.comparison_claims import Detectability, MissingEvidence
+from srbench.schemas.comparison_inputs import ComparedReport, PublishedFigure, ReportTarget
 from srbench.schemas.comparison_published import PublishedRow, PublishedRules
 from srbench.schemas.report_sections import ConfigHashEvidence
 
 BLOCKED = "blocked"
 
 
-def _rules(report: dict[str, Any], target: str) -> dict[str, PublishedRules]:
+def _rules(report: ComparedReport, target: str) -> dict[str, PublishedRules]:
     """Per benchmark of `target` in `report`: sr-bench's score and the published rule's figure."""
     out = {}
-    for row in report.get("benchmarks", []):
-        if row.get("target_id") != target:
+    for row in report.benchmarks:
+        if row.target_id != target:
             continue
-        pub = row.get("published") or {}
-        out[row["benchmark"]] = PublishedRules(
-            sr_bench_rule=row.get("sr_bench_rule"), sr_bench_accuracy=row.get("accuracy"),
-            published_rule=pub.get("rule"), published_metric=pub.get("metric", "accuracy"),
-            published=pub.get("score"), graded_differently=pub.get("graded_differently"), reason=pub.get("reason"),
-            note=pub.get("note"))
+        pub = row.published or PublishedFigure()
+        out[row.benchmark] = PublishedRules(
+            sr_bench_rule=row.sr_bench_rule, sr_bench_accuracy=row.accuracy, published_rule=pub.rule,
+            published_metric=pub.metric, published=pub.score, graded_differently=pub.graded_differently,
+            reason=pub.reason, note=pub.note)
     return out
 
 
-def published_side_by_side(cmp: Comparison, baseline: dict[str, Any], candidate: dict[str, Any]) -> list[PublishedRow]:
+def published_side_by_side(cmp: Comparison, baseline: ComparedReport, candidate: ComparedReport) -> list[PublishedRow]:
     """Per candidate and benchmark: both rules for the candidate and for the baseline target, read
     from the two reports' benchmark rows (the same stored answers; no model call)."""
     base = _rules(baseline, cmp.baseline.target_id)
@@ -76,16 +74,14 @@ def hoeffding_detectability(cmp: Comparison, c: Candidate, alpha: float = 0.05) 
 
 
 Evidence = ConfigHashEvidence | MissingEvidence
-_EVIDENCE: TypeAdapter[Evidence] = TypeAdapter(Evidence)
 
 
-def _evidence(t: dict[str, Any]) -> Evidence | None:
+def _evidence(t: ReportTarget) -> Evidence | None:
     """A target's config-hash evidence; a router in a report made before evidence was recorded has none,
     which is not a confirmation."""
-    if "config_hash_evidence" not in t and t.get("kind") == "mom":
+    if "config_hash_evidence" not in t.model_fields_set and t.kind == "mom":
         return MissingEvidence(pinned=None, confirmed=False, reason="the report records no config-hash evidence")
-    ev = t.get("config_hash_evidence")
-    return None if ev is None else _EVIDENCE.validate_python(ev)
+    return t.config_hash_evidence
 
 
 def _blocked(c: Candidate, ev: Evidence) -> Candidate:
@@ -121,19 +117,19 @@ def _annotated(cmp: Comparison, c: Candidate, ev: Evidence | None, extra: list[s
     return c
 
 
-def annotate(cmp: Comparison, baseline: dict[str, Any], candidate: dict[str, Any]) -> Comparison:
+def annotate(cmp: Comparison, baseline: ComparedReport, candidate: ComparedReport) -> Comparison:
     """Add the published figures, drop a self-comparison, block unconfirmed claims, explain
     inconclusive ones. Returns a new comparison."""
     extra: list[str] = []
     candidates = cmp.candidates
-    same_run = baseline.get("run_id") is not None and baseline.get("run_id") == candidate.get("run_id")
+    same_run = baseline.run_id is not None and baseline.run_id == candidate.run_id
     if same_run:
         best = cmp.baseline.target_id
         candidates = [c for c in candidates if c.target_id != best]
         if len(candidates) != len(cmp.candidates):
             extra.append(f"Baseline and candidate are the same run: the baseline target {best} is not compared "
                          "with itself (that difference is zero by construction).")
-    evidence = {t["target_id"]: _evidence(t) for t in (candidate.get("summary") or {}).get("targets", [])}
+    evidence = {t.target_id: _evidence(t) for t in (candidate.summary.targets if candidate.summary else [])}
     candidates = [_annotated(cmp, c, evidence.get(c.target_id), extra) for c in candidates]
     cmp = cmp.model_copy(update={"candidates": candidates})
     return cmp.model_copy(update={

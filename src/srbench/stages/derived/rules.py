@@ -14,6 +14,7 @@ from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule
 from srbench.schemas.comparison import Comparison, Provenance
+from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.dataset import Case
 from srbench.schemas.derived import (
@@ -58,7 +59,8 @@ def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any])
     cplan = _priced_plan(store, c)
     margin, source = resolve_margin(params["margin"], cplan.statistics)
     out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
-    out = annotate(apply_declared(out, source, cplan.statistics), b, c)
+    out = annotate(apply_declared(out, source, cplan.statistics), ComparedReport.model_validate(b),
+                   ComparedReport.model_validate(c))
     out = out.model_copy(update={"provenance": Provenance(baseline_report=inputs["baseline"],
                                                           candidate_report=inputs["candidate"])})
     return Comparison.model_validate(out.dump()).dump()        # the stored shape is the model's, validated
