@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from srbench.schemas.comparison import Aggregation, Candidate, Comparison
 from srbench.schemas.comparison_claims import Detectability, MissingEvidence
@@ -86,21 +85,18 @@ def _evidence(t: ReportTarget) -> Evidence | None:
 
 def _blocked(c: Candidate, ev: Evidence) -> Candidate:
     """An unconfirmed router: no improvement, no non-inferiority (the interval's verdicts kept beside)."""
-    update: dict[str, Any] = {}
     if c.claim == "improvement":
-        update.update(interval_claim=c.claim, claim=BLOCKED)
+        c = c.model_copy(update={"interval_claim": c.claim, "claim": BLOCKED})
     p = c.primary
-    if p is not None and (p.claim == "improvement" or p.non_inferior):
-        pu: dict[str, Any] = {}
-        if p.claim == "improvement":
-            pu.update(interval_claim="improvement", claim=BLOCKED)
-        if p.non_inferior:
-            pu.update(interval_non_inferior=True, non_inferior=None)
-        update["primary"] = p.model_copy(update=pu)
+    if p is not None and p.claim == "improvement":
+        p = p.model_copy(update={"interval_claim": "improvement", "claim": BLOCKED})
+    if p is not None and p.non_inferior:
+        p = p.model_copy(update={"interval_non_inferior": True, "non_inferior": None})
     ni = c.non_inferiority
-    nu: dict[str, Any] = {"interval_non_inferior": True, "non_inferior": None} if ni.non_inferior else {}
-    update["non_inferiority"] = ni.model_copy(update={**nu, "blocked": f"config_hash unconfirmed: {ev.reason}"})
-    return c.model_copy(update=update)
+    if ni.non_inferior:
+        ni = ni.model_copy(update={"interval_non_inferior": True, "non_inferior": None})
+    ni = ni.model_copy(update={"blocked": f"config_hash unconfirmed: {ev.reason}"})
+    return c.model_copy(update={"non_inferiority": ni} if p is c.primary else {"non_inferiority": ni, "primary": p})
 
 
 def _annotated(cmp: Comparison, c: Candidate, ev: Evidence | None, extra: list[str]) -> Candidate:
