@@ -22,7 +22,7 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     run = manager.get(run_id)
     plan = manager.store.get_json(run.plan)
     cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
-    cells = [c.model_dump() for c in run_cells(manager.journal, run_id)]
+    cells = run_cells(manager.journal, run_id)
     prices = refs.history(manager.journal, "price-correction", run_id)
     digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1].digest if prices else None,
                                         routers)

@@ -11,7 +11,7 @@ from srbench.schemas.event_data import Created, ReplayOf, RunEnded
 from srbench.schemas.plan import Plan
 from srbench.service.api.actors import record_owner
 from srbench.service.journal import runs as jruns
-from srbench.service.journal.cell_rows import run_cells
+from srbench.service.journal.cell_rows import CellRow, run_cells
 from srbench.service.journal.writer import add_event
 from srbench.service.runs.manager import RunManager, cell_id
 from srbench.service.runs.state import RunState
@@ -19,9 +19,8 @@ from srbench.stages.derived import replay as rp
 from srbench.stages.plan.freeze import plan_sha256
 
 
-def _cells(manager: RunManager, run_id: str) -> list[rp.CellView]:
-    return [rp.CellView.model_validate(c.model_dump(include=set(rp.CellView.model_fields)))
-            for c in run_cells(manager.journal, run_id, ordered=True)]
+def _cells(manager: RunManager, run_id: str) -> list[CellRow]:
+    return run_cells(manager.journal, run_id, ordered=True)
 
 
 def create_replay(manager: RunManager, baseline_id: str, preview_id: str, owner: str = "local"

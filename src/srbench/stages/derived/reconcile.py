@@ -23,18 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.schemas.call import Usage
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection, UsageRow
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
-from srbench.stages.derived.facts import RunFacts
+from srbench.stages.derived.facts import CellFacts, RunFacts
 from srbench.stages.derived.reprice import priced
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
@@ -43,6 +46,35 @@ from srbench.targets.sse import decode_transcript
 
 ACCOUNTING_VERSION = "sr-bench-accounting-v2"
 METERING_VERSION = "sr-bench-metering-v1"
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+CellCalls = tuple[str, str, str, str | None]
+"""A cell's (target id, benchmark, call digest, judge call digest)."""
+
+
+class ReconcileInputs(BaseModel):
+    """The rule's inputs (digests): the run's plan, its cells' calls and the price correction it reads."""
+
+    model_config = _FROZEN
+    plan: str
+    """Digest of the run's frozen plan."""
+    calls: dict[str, CellCalls]
+    """Per cell with a call: its target, benchmark, call record and judge call record."""
+    prices: str | None = None
+    """Digest of the run's latest price correction (absent: the plan's prices)."""
+
+
+class ReconcileParams(BaseModel):
+    """The rule's params."""
+
+    model_config = _FROZEN
+    metering: str
+    """The metering version (METERING_VERSION)."""
+    run_id: str
+    """The run reconciled."""
+    routers: dict[str, str] | None = None
+    """{MoM target id: router kind} re-attributing those targets' calls (absent: the planned routers)."""
 
 
 def _evidence(raw: bytes, record: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -109,14 +141,15 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
                                   "status": "verified" if record.get("usage") == usage.model_dump() else "changed"})
 
 
-def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    plan = Plan.model_validate(store.get_json(inputs["plan"]))    # only its targets and judges are read (and priced)
-    fix = PriceCorrection.model_validate(store.get_json(inputs["prices"])) if inputs.get("prices") else None
-    targets = with_routers({pt.target.id: priced(pt.target, fix) for pt in plan.targets}, params.get("routers"))
+def _reconcile(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+    inputs, params = ReconcileInputs.model_validate(raw_inputs), ReconcileParams.model_validate(raw_params)
+    plan = Plan.model_validate(store.get_json(inputs.plan))    # only its targets and judges are read (and priced)
+    fix = PriceCorrection.model_validate(store.get_json(inputs.prices)) if inputs.prices else None
+    targets = with_routers({pt.target.id: priced(pt.target, fix) for pt in plan.targets}, params.routers)
     aux = {tid: priced(pt.target, fix) for tid, pt in plan.auxiliary_targets.items()}
     judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
     rows: list[UsageRow] = []
-    for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs["calls"].items()):
+    for cell_id, (target_id, benchmark, call, judge_call) in sorted(inputs.calls.items()):
         record = store.get_json(call) if call else None
         if record is not None and record.get("kind") == "conversation":     # every call of it, one by one
             for c in ConversationRecord.model_validate(record).calls:
@@ -129,13 +162,13 @@ def _reconcile(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any
     count = {s: sum(r.status == s for r in rows) for s in ("verified", "changed", "unverifiable")}
     stored = [r.model_dump(mode="json", exclude_unset=True) for r in rows]
     body = UsageCorrection(
-        version=ACCOUNTING_VERSION, metering_version=params["metering"], run_id=params["run_id"], plan=inputs["plan"],
+        version=ACCOUNTING_VERSION, metering_version=params.metering, run_id=params.run_id, plan=inputs.plan,
         rows=rows, verified_count=count["verified"], changed_count=count["changed"],
         unverifiable_count=count["unverifiable"],
         old_known_cost_usd=float(sum(r.old_cost_usd for r in rows if r.old_cost_usd is not None)),
         new_known_cost_usd=float(sum((r.new_cost_usd if r.status != "unverifiable" else r.old_cost_usd)
                                      or 0.0 for r in rows)),
-        qualified=count["unverifiable"] == 0, routers=dict(sorted(params["routers"].items())) if params.get("routers")
+        qualified=count["unverifiable"] == 0, routers=dict(sorted(params.routers.items())) if params.routers
         else None, evidence=hashlib.sha256(json.dumps(stored, sort_keys=True).encode()).hexdigest())
     return body.stored()
 
@@ -163,7 +196,7 @@ def check_routers(plan: Plan, chosen: Any) -> dict[str, str]:
     return dict(chosen)
 
 
-def reconcile(engine: Engine, run: RunFacts, cells: list[dict[str, Any]], cases: dict[str, str],
+def reconcile(engine: Engine, run: RunFacts, cells: Sequence[CellFacts], cases: dict[str, str],
               price_correction: str | None = None, chosen_routers: Any = None) -> tuple[str, bool, str]:
     """`price_correction`: the run's latest price correction digest; costs are priced with it.
     `chosen_routers`: {MoM target id: router kind} to re-attribute those targets' calls with."""
@@ -171,16 +204,12 @@ def reconcile(engine: Engine, run: RunFacts, cells: list[dict[str, Any]], cases:
         raise InvalidInput(f"run {run.id} is {run.status}; reconcile a terminated run", code="run_not_finished")
     if run.mode != "live":
         raise InvalidInput("reconcile-usage applies to live runs only", code="not_live")
-    calls = {c["cell_id"]: [c["target_id"], cases[c["case_id"]], c["call"], c["judge_call"]]
-             for c in cells if c["call"]}
-    inputs: dict[str, Any] = {"plan": run.plan, "calls": calls}
-    if price_correction:
-        inputs["prices"] = price_correction
-    params: dict[str, Any] = {"metering": METERING_VERSION, "run_id": run.id}
+    calls = {c.cell_id: (c.target_id, cases[c.case_id], c.call, c.judge_call) for c in cells if c.call}
+    inputs = ReconcileInputs(plan=run.plan, calls=calls, prices=price_correction or None)
     chosen = check_routers(Plan.model_validate(engine.store.get_json(run.plan)), chosen_routers)
-    if chosen:
-        params["routers"] = chosen
-    r = engine.build(RECONCILE, inputs, params, subject=run.id)
+    params = ReconcileParams(metering=METERING_VERSION, run_id=run.id, routers=chosen or None)
+    r = engine.build(RECONCILE, inputs.model_dump(mode="json", exclude_none=True),
+                     params.model_dump(mode="json", exclude_none=True), subject=run.id)
     return r.output, r.hit, r.explanation
 
 

@@ -21,7 +21,7 @@ from srbench.rules import Engine, Rule
 from srbench.schemas.cell import CellState
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
-from srbench.stages.derived.facts import RunFacts
+from srbench.stages.derived.facts import CellFacts, RunFacts
 from srbench.stages.dispatch.conversations import multi_call_benchmarks
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
@@ -170,7 +170,7 @@ def receipt(baseline_id: str, preview_id: str, bplan: Plan, pplan: Plan, n: int)
                          case_sha256=bplan.case_sha256, cells=n)
 
 
-def _cell_view(c: CellView) -> list[Any]:
+def _cell_view(c: CellFacts) -> list[Any]:
     """The cell as the rule's inputs hold it (a list, so the action-cache key is the one of before)."""
     return [c.seq, c.case_id, c.target_id, c.state, c.request, c.call, c.judge_call]
 
@@ -201,8 +201,8 @@ def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, A
 REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
 
 
-def build_replay(engine: Engine, baseline: RunFacts, bcells: Sequence[CellView], preview: RunFacts,
-                 pcells: Sequence[CellView]) -> tuple[str, bool, str]:
+def build_replay(engine: Engine, baseline: RunFacts, bcells: Sequence[CellFacts], preview: RunFacts,
+                 pcells: Sequence[CellFacts]) -> tuple[str, bool, str]:
     """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
     r = engine.build(REPLAY, {"baseline_plan": baseline.plan, "preview_plan": preview.plan,
                               "baseline_cells": {c.cell_id: _cell_view(c) for c in bcells},
