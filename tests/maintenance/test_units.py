@@ -92,3 +92,19 @@ def test_gc_refuses_during_active_runs_another_gc_and_bad_grace(objects: ObjectS
     with pytest.raises(Conflict) as info:
         maintenance.gc(objects, journal, dry_run=False, grace_s=0)
     assert info.value.code == "runs_active" and "run-1" in info.value.message
+
+
+def test_a_sandbox_receipts_harness_digest_is_not_a_reference(objects: ObjectStore, journal: Journal) -> None:
+    """A code grade's receipt names the grading harness by the digest of its sources, which ship with sr-bench and
+    are never stored: verify must not call a fresh store that graded code "missing" an object, nor push copy it."""
+    from srbench.sandbox.base import harness_digest
+
+    harness = harness_digest()
+    assert not objects.has(harness)
+    grade = objects.put_json({"kind": "grade", "schema": 1, "sandbox": {"harness_digest": harness}})
+    report = objects.put_json({"kind": "report", "schema": 1, "grade": grade,
+                               "provenance": {"sandbox_receipts": [{"harness_digest": harness}]}})
+    journal.set_ref_sync("test", "report", {"object": report})
+    res = maintenance.verify(objects, journal)
+    assert res.ok and res.missing == [] and res.reachable == 2, res
+    assert [d for d, _ in maintenance.digests_in({"sandbox": {"harness_digest": harness}})] == []

@@ -71,9 +71,10 @@ NOT_REFERENCES: frozenset[tuple[str, str]] = frozenset({
     ("action_cache", "key"), ("action_last", "key"), ("action_last", "inputs"), ("action_last", "params"),
     ("events", "*"), ("report_heads", "sig"), ("report_heads", "results_sig"), ("report_rows", "ctx"),
 })
-# keys whose digest is of a value kept inline beside it, never stored as an object: a recipe capture's
-# `projection_hash` (targets/router_config.py) digests the capture's own config and recipes
-NOT_REFERENCE_KEYS = frozenset({"projection_hash"})
+# keys whose digest names a value that is never stored as an object: a recipe capture's `projection_hash`
+# (targets/router_config.py) digests the capture's own config and recipes; a sandbox receipt's `harness_digest`
+# (sandbox/base.py) digests the grading harness's sources, which ship with sr-bench
+NOT_REFERENCE_KEYS = frozenset({"projection_hash", "harness_digest"})
 ACTIVE_RUN_STATUSES = ("queued", "running")
 MAX_REFERRERS = 10            # referrers listed per missing digest (the count is always given)
 
