@@ -28,6 +28,7 @@ from srbench.schemas.comparison_claims import (
 )
 from srbench.schemas.comparison_published import PublishedRow
 from srbench.schemas.intervals import BettingInterval, BootstrapInterval, StatisticsBlock
+from srbench.schemas.plan import CostPolicy
 from srbench.schemas.report_sections import ConfigHashEvidence, RoutingFigures
 
 Number = int | float
@@ -43,13 +44,13 @@ class RunInfo(BaseModel):
     model_config = _config()
     run_id: str | None
     """The run (None: a report made outside a run)."""
-    status: str
-    """The run's status when its report was made."""
+    status: Literal["completed", "failed", "stopped_early"]
+    """The run's status when its report was made (only these compare)."""
     plan_sha256: str
     """Its frozen plan."""
     profile: str
     """The plan's profile."""
-    cost_policy: str
+    cost_policy: CostPolicy
     """The plan's cost policy."""
     targets: list[str]
     """The plan's target ids, in plan order."""
@@ -243,8 +244,8 @@ class Candidate(BaseModel):
     model_config = _config()
     target_id: str
     """The candidate target."""
-    kind: str
-    """Its kind (single, mom, …)."""
+    kind: Literal["single", "mom"]
+    """Its kind: a single model or a router (mom)."""
     model: str
     """Its model."""
     n: int
@@ -367,7 +368,7 @@ class Comparison(BaseModel):
     """How much the comparison may conclude."""
     margin: float | None
     """The non-inferiority margin (None: none declared)."""
-    claim_rule: str
+    claim_rule: Rule
     """The candidate plan's claim rule."""
     statistics: StatisticsBlock
     """The candidate plan's statistics block as compare read it."""

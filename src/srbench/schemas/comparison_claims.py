@@ -191,7 +191,7 @@ class PrimaryClaim(BaseModel):
     """The interval that makes the claim."""
     non_inferior: bool | None = None
     """The non-inferiority verdict on the primary set (declared margin, formal run)."""
-    claim_rule: str | None = None
+    claim_rule: Rule | None = None
     """The rule that makes the claim."""
     hoeffding_interval: PrimaryHoeffding | None = None
     """Hoeffding's interval, beside a betting claim."""

@@ -28,7 +28,13 @@ from collections.abc import Mapping
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
 from srbench.schemas.comparison import Candidate, Comparison
-from srbench.schemas.comparison_claims import NonInferiority, PrimaryClaim, PrimaryHoeffding, PrimaryInterval
+from srbench.schemas.comparison_claims import (
+    NonInferiority,
+    PrimaryClaim,
+    PrimaryHoeffding,
+    PrimaryInterval,
+    Rule,
+)
 from srbench.schemas.plan import Statistics
 from srbench.stages.stats.paired import claim, non_inferiority
 
@@ -60,7 +66,7 @@ def _primary(c: Candidate, primary: list[str], weights: Mapping[str, float], mar
     ci = [max(-1.0, delta - r), min(1.0, delta + r)]
     hoeffding = PrimaryHoeffding(method="weighted-paired-hoeffding", alpha=alpha, radius=r, ci=ci)
     interval: PrimaryInterval = hoeffding
-    rule: str = "hoeffding"
+    rule: Rule = "hoeffding"
     extra: dict[str, PrimaryInterval] = {}
     bet = c.primary_betting
     if c.claim_rule == "betting" and bet:           # the plan's claim rule makes the primary claim too
