@@ -181,6 +181,8 @@ def test_push_and_pull_carry_the_calls_of_multi_call_cells(env, sources, tmp_pat
         assert [dict(r) for r in rows_b] == [dict(r) for r in rows_a]
         assert b.api.ok("GET", f"/runs/{rid}/calls?limit=500") == calls_a
         assert b.api.ok("GET", f"/runs/{rid}/report")["content_digest"] == report_a["content_digest"]
+        verified = b.api.ok("POST", "/store/verify", {})      # the run row names its bundle: a local object too
+        assert verified["ok"] and verified["missing"] == [], verified
     finally:
         a.close()
         b.close()

@@ -218,6 +218,8 @@ def pull(service: Service, run_id: str, remote_url: Any) -> Pulled:
          "datasets": bundle.datasets})}))
     if not reached <= set(bundle.objects):
         raise IntegrityError(f"pull refused: the bundle {digest} does not list every object its rows name")
+    kept = service.objects.put_bytes(raw)      # the bundle the run row names (pulled.bundle): a local object too
+    assert kept == digest                      # raw was read with verify=True: it hashes to its name
     imported = _import(service, bundle, digest)
     for manifest in bundle.datasets:
         register_dataset(service, manifest)
