@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.cell import CellState
 from srbench.schemas.dataset import Message, Split
@@ -121,7 +121,7 @@ class ExportAnswer(BaseModel):
     """Its visible final answer."""
     correct: bool | None
     """sr-bench's verdict."""
-    usage: dict[str, Any] | None
+    usage: dict[str, JsonValue] | None
     """Its four token buckets (None: unknown)."""
     cost_usd: Number | None
     """Its cost (None: unknown)."""
@@ -175,3 +175,72 @@ class Export(BaseModel):
     """The matrix, one case per entry."""
     note: str
     """What this is and is not."""
+
+
+_VIEW = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+
+
+class SavedRef(BaseModel):
+    """A correction the stored report reads."""
+
+    model_config = _VIEW
+    digest: str
+    """The correction object's digest."""
+
+
+class SavedProvenance(BaseModel):
+    """What the stored report was built from."""
+
+    model_config = _VIEW
+    plan: str
+    """Digest of the run's frozen plan."""
+
+
+class SavedReport(BaseModel):
+    """What regrade, export and compare's pricing read of a stored run report (a view of its JSON: the
+    fields they do not read are ignored)."""
+
+    model_config = _VIEW
+    run_id: str
+    """The run."""
+    results: str
+    """Digest of its result rows' index (stages/report/results.py)."""
+    provenance: SavedProvenance
+    """What it was built from."""
+    price_correction: SavedRef | None = None
+    """The price correction its costs read (None: the plan's prices)."""
+
+
+class SavedRow(BaseModel):
+    """What regrade and export read of one stored result row (schemas/results.py `ResultRow`; a view:
+    the fields they do not read are ignored, numbers kept as stored)."""
+
+    model_config = _VIEW
+    cell_id: str
+    """The cell."""
+    case_id: str
+    """Its case."""
+    target_id: str
+    """Its target."""
+    benchmark: str
+    """Its benchmark."""
+    state: CellState
+    """Its state."""
+    call: str | None
+    """Digest of its call record (a conversation record for a multi-call cell)."""
+    correct: bool | None
+    """Its grade's verdict; None when not graded."""
+    grade_status: str | None
+    """Its grade's status, or None."""
+    usage: dict[str, JsonValue] | None = None
+    """Its four token buckets as stored (None when one is unmetered)."""
+    cost_usd: Number | None = None
+    """Its principal cost (None: unknown)."""
+    latency_s: Number | None = None
+    """Its latency."""
+    selected_model: str | None = None
+    """The model a router chose."""
+    conversation: bool | None = None
+    """A multi-call cell."""
+    published_score: Number | None = None
+    """The published rule's score of its answer."""

@@ -25,6 +25,8 @@ from srbench.schemas.derived import (
     RegradeBenchmark,
     RegradeRow,
     RegradeTarget,
+    SavedReport,
+    SavedRow,
 )
 from srbench.schemas.grade import GradeRecord, StoredGrade, read_grade
 from srbench.schemas.plan import Plan
@@ -43,22 +45,29 @@ EXPORT_VERSION = "sr-bench-export-v1"
 REGRADE_VERSION = "sr-bench-regrade-v2"
 
 
-def _rows(store: ObjectStore, report: dict[str, Any]) -> list[dict[str, Any]]:
-    return all_rows(store, report["results"])
+def _report(store: ObjectStore, digest: str) -> SavedReport:
+    """The stored report as the derived rules read it."""
+    return SavedReport.model_validate(store.get_json(digest))
 
 
-def _priced_plan(store: ObjectStore, report: dict[str, Any]) -> Plan:
+def _rows(store: ObjectStore, report: SavedReport) -> list[SavedRow]:
+    return [SavedRow.model_validate(r) for r in all_rows(store, report.results)]
+
+
+def _priced_plan(store: ObjectStore, report: SavedReport) -> Plan:
     """The plan with the prices the report used (a price correction replaces them)."""
-    plan = Plan.model_validate(store.get_json(report["provenance"]["plan"]))
-    fix = report.get("price_correction")
-    return apply_prices(plan, PriceCorrection.model_validate(store.get_json(fix["digest"])) if fix else None)
+    plan = Plan.model_validate(store.get_json(report.provenance.plan))
+    fix = report.price_correction
+    return apply_prices(plan, PriceCorrection.model_validate(store.get_json(fix.digest)) if fix else None)
 
 
 def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
-    cplan = _priced_plan(store, c)
+    bview, cview = SavedReport.model_validate(b), SavedReport.model_validate(c)
+    cplan = _priced_plan(store, cview)
     margin, source = resolve_margin(params["margin"], cplan.statistics)
-    out = compare_reports(b, _rows(store, b), _priced_plan(store, b), c, _rows(store, c), cplan, margin=margin)
+    out = compare_reports(b, all_rows(store, bview.results), _priced_plan(store, bview), c,
+                          all_rows(store, cview.results), cplan, margin=margin)
     out = annotate(apply_declared(out, source, cplan.statistics), ComparedReport.model_validate(b),
                    ComparedReport.model_validate(c))
     out = out.model_copy(update={"provenance": Provenance(baseline_report=inputs["baseline"],
@@ -79,8 +88,7 @@ def compare(engine: Engine, baseline_report: str, candidate_report: str, margin:
 def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, bool, str]:
     """Re-grade the saved final answers with the current graders; zero model calls (IT-6)."""
     store = engine.store
-    rep = store.get_json(original_report)
-    plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
+    plan = Plan.model_validate(store.get_json(_report(store, original_report).provenance.plan))
     kinds = {b: get_benchmark(b).kind for b in plan.dataset.benchmarks}
     bad = sorted(b for b, k in kinds.items() if k not in OFFLINE_KINDS)
     if bad:
@@ -95,17 +103,17 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
                  for b in kinds}
 
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        report = st.get_json(inputs["report"])
-        p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
+        report = _report(st, inputs["report"])
+        p = Plan.model_validate(st.get_json(report.provenance.plan))
         cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset.object))}
         out: list[RegradeRow] = []
         grades: dict[str, StoredGrade | None] = {}
         for row in _rows(st, report):
-            new, grades[row["cell_id"]] = _regrade_row(engine, st, cases, row)
+            new, grades[row.cell_id] = _regrade_row(engine, st, cases, row)
             out.append(new)
         targets, benchmarks = _regrade_totals(p, out, grades, cases)
         return OfflineRegrade(
-            version=VERSION, regrade_version=REGRADE_VERSION, run_id=report["run_id"],
+            version=VERSION, regrade_version=REGRADE_VERSION, run_id=report.run_id,
             grader_versions=params["graders"], published_rules=params["published"],
             original_grader_versions=p.grader_versions, original_report=inputs["report"],
             results=out, changed_count=sum(r.changed for r in out),
@@ -120,22 +128,22 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
 
 
 def _regrade_row(engine: Engine, st: ObjectStore, cases: dict[str, Case],
-                 row: dict[str, Any]) -> tuple[RegradeRow, StoredGrade | None]:
+                 row: SavedRow) -> tuple[RegradeRow, StoredGrade | None]:
     """One stored result row graded again (a completed answer), and its new grade (None without one)."""
-    new_correct, status, grade = False, row["grade_status"] or row["state"], None
-    if row["state"] == "completed" and row["call"]:
-        case = cases[row["case_id"]]
-        g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row["call"],
-                          case.benchmark, conversation=bool(row.get("conversation")))
+    new_correct, status, grade = False, row.grade_status or row.state, None
+    if row.state == "completed" and row.call:
+        case = cases[row.case_id]
+        g, _ = grade_cell(engine, st.put_json(case.model_dump(mode="json"), durable=False), row.call,
+                          case.benchmark, conversation=bool(row.conversation))
         grade = read_grade(st.get_json(g))
         new_correct, status = grade.correct, grade.status
-    was = bool(row["correct"])
+    was = bool(row.correct)
     score = (grade.published if isinstance(grade, GradeRecord) else None) or {}
-    return RegradeRow(cell_id=row["cell_id"], case_id=row["case_id"], target_id=row["target_id"],
-                      benchmark=row["benchmark"], correct=new_correct, status=status, previous_correct=was,
+    return RegradeRow(cell_id=row.cell_id, case_id=row.case_id, target_id=row.target_id,
+                      benchmark=row.benchmark, correct=new_correct, status=status, previous_correct=was,
                       changed=was != new_correct,
-                      published_score=score.get("score") if grade else row.get("published_score"),
-                      previous_published_score=row.get("published_score")), grade
+                      published_score=score.get("score") if grade else row.published_score,
+                      previous_published_score=row.published_score), grade
 
 
 def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, StoredGrade | None],
@@ -162,8 +170,8 @@ def _regrade_totals(p: Plan, out: list[RegradeRow], grades: dict[str, StoredGrad
 def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool, str]:
     """A training matrix of an explicitly dev-labelled, complete, rectangular run (IT-7)."""
     store = engine.store
-    rep = store.get_json(report_digest)
-    plan = Plan.model_validate(store.get_json(rep["provenance"]["plan"]))
+    rep = _report(store, report_digest)
+    plan = Plan.model_validate(store.get_json(rep.provenance.plan))
     if run.status != "completed":
         raise InvalidInput(f"export needs a completed run; {run.id} is {run.status}", code="export_refused")
     if plan.mode != "live":
@@ -182,22 +190,22 @@ def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool
         raise InvalidInput("export needs a rectangular run (every case × every target)", code="export_refused")
 
     def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        report = st.get_json(inputs["report"])
-        p = Plan.model_validate(st.get_json(report["provenance"]["plan"]))
+        report = _report(st, inputs["report"])
+        p = Plan.model_validate(st.get_json(report.provenance.plan))
         by_target = {pt.target.id: pt for pt in p.targets}
         answers: dict[str, list[ExportAnswer]] = {}
         for row in _rows(st, report):
-            call = st.get_json(row["call"]) if row["call"] else {}
-            pt = by_target[row["target_id"]]
-            answers.setdefault(row["case_id"], []).append(ExportAnswer(
-                id=row["target_id"], model=pt.target.model, kind=pt.target.kind,
-                request_params=pt.effective_params, answer=call.get("text"), correct=row["correct"],
-                usage=row["usage"], cost_usd=row["cost_usd"], subject_latency_s=row["latency_s"],
-                selected_model=row["selected_model"], final=row["state"]))
+            call = st.get_json(row.call) if row.call else {}
+            pt = by_target[row.target_id]
+            answers.setdefault(row.case_id, []).append(ExportAnswer(
+                id=row.target_id, model=pt.target.model, kind=pt.target.kind,
+                request_params=pt.effective_params, answer=call.get("text"), correct=row.correct,
+                usage=row.usage, cost_usd=row.cost_usd, subject_latency_s=row.latency_s,
+                selected_model=row.selected_model, final=row.state))
         matrix = [ExportCase(case_id=case.id, benchmark=case.benchmark, stratum=case.metadata.stratum,
                              split=case.metadata.split, messages=case.messages, targets=got)
                   for case, got in ((cases[cid], got) for cid, got in answers.items())]
-        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report["run_id"], profile=p.profile,
+        return Export(version=VERSION, export_version=EXPORT_VERSION, run_id=report.run_id, profile=p.profile,
                       plan_sha256=p.plan_sha256, cases=matrix,
                       note="dev data only; this export starts no training and holds no reference answers"
                       ).model_dump(mode="json", by_alias=True)
