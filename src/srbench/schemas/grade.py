@@ -3,6 +3,7 @@ published rule applied to the same reply.
 
 Written by the rules ``grade`` and ``grade-conversation`` (stages/grading/grade.py); a code benchmark's grade
 (stages/grading/code.py, rule ``code-grade``) carries the sandbox receipt instead of ``published``.
+`SavedCall` is what those rules read of a stored call record.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 
 class _Grade(BaseModel):
@@ -42,15 +43,31 @@ class _Grade(BaseModel):
 class GradeRecord(_Grade):
     """The stored grade of one cell (rules ``grade`` and ``grade-conversation``)."""
 
-    published: dict[str, Any] | None
+    published: dict[str, JsonValue] | None
     """The benchmark's upstream rule applied to the same reply (None: the benchmark has none)."""
 
 
 class CodeGradeRecord(_Grade):
     """The stored grade of a code cell, graded in the sandbox (rule ``code-grade``)."""
 
-    sandbox: dict[str, Any] | None
+    sandbox: dict[str, JsonValue] | None
     """The receipt of the sandbox the programs ran in (None: nothing was runnable, nothing ran)."""
+
+
+class SavedCall(BaseModel):
+    """What grading reads of a stored call record (schemas/call.py `CallRecord`; a view: other fields ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    status: str | None = None
+    """completed, or why not."""
+    text: str | None = None
+    """The visible final text."""
+    finish_reason: str | None = None
+    """The finish reason (``length``: the reply was truncated)."""
+
+    def answer(self) -> str | None:
+        """The text of a completed call, else None."""
+        return self.text if self.status == "completed" else None
 
 
 StoredGrade = GradeRecord | CodeGradeRecord

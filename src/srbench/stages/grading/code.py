@@ -23,7 +23,7 @@ from srbench.rules import Engine, Rule
 from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
-from srbench.schemas.grade import CodeGradeRecord
+from srbench.schemas.grade import CodeGradeRecord, SavedCall
 
 _LOCK = threading.Lock()
 _SANDBOX: Sandbox | None = None
@@ -79,8 +79,8 @@ def call_texts(store: ObjectStore, record: dict[str, Any],
                            "this build's dispatch did not drive the conversation; nothing was graded")
     calls = [store.get_json(c["call"]) if c.get("call") else {} for c in record["calls"]] \
         if record.get("kind") == "turns" else [record]
-    texts = [c.get("text") if c.get("status") == "completed" else None for c in calls]
-    return texts, (calls[-1].get("finish_reason") if calls else None)
+    read = [SavedCall.model_validate(c) for c in calls]
+    return [c.answer() for c in read], (read[-1].finish_reason if read else None)
 
 
 class CodeGradeParams(BaseModel):

@@ -17,18 +17,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.benchmarks.published_grades import PublishedGrade, published_json
 from srbench.cas import ObjectStore
 from srbench.errors import SrBenchError
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
-from srbench.schemas.grade import GradeRecord
+from srbench.schemas.grade import GradeRecord, SavedCall
 from srbench.stages.grading.code import grade_code_cell
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class GradeInputs(BaseModel):
+    """The ``grade`` rule's inputs (digests)."""
+
+    model_config = _FROZEN
+    case: str
+    """The case object."""
+    call: str
+    """The cell's call record."""
+    judge: str | None = None
+    """A judged benchmark's judge call record (set, maybe None, only for a judged benchmark: part of its key)."""
+
+    def key(self) -> dict[str, JsonValue]:
+        """The inputs as the rule engine keys them (`judge` only where set)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class ConversationGradeInputs(BaseModel):
+    """The ``grade-conversation`` rule's inputs (digests)."""
+
+    model_config = _FROZEN
+    case: str
+    """The case object."""
+    conversation: str
+    """The cell's conversation record."""
 
 
 class GradeParams(BaseModel):
@@ -44,7 +72,7 @@ class GradeParams(BaseModel):
     judge_template_sha256: str | None = None
     """A judged benchmark's template digest (absent from the key of any other benchmark)."""
 
-    def key(self) -> dict[str, Any]:
+    def key(self) -> dict[str, JsonValue]:
         """The parameters as the rule engine keys them (an unset field is absent)."""
         return self.model_dump(exclude_unset=True)
 
@@ -68,17 +96,18 @@ def _failed(p: GradeParams, status: str, details: dict[str, Any], published: Pub
                        details=details, published=published_json(published)).stored()
 
 
-def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
     p = GradeParams.model_validate(params)
-    case = Case.model_validate(store.get_json(inputs["case"]))
-    call = store.get_json(inputs["call"])
+    inputs = GradeInputs.model_validate(raw_inputs)
+    case = Case.model_validate(store.get_json(inputs.case))
+    call = SavedCall.model_validate(store.get_json(inputs.call))
     bench = get_benchmark(p.benchmark)
     grader = p.grader
-    text = call.get("text") if call.get("status") == "completed" else None
+    text = call.answer()
     details: dict[str, Any] = {}
     if isinstance(bench, JudgedBenchmark):
-        judge = store.get_json(inputs["judge"]) if inputs.get("judge") else None
-        judge_text = judge.get("text") if judge and judge.get("status") == "completed" else None
+        judge = SavedCall.model_validate(store.get_json(inputs.judge)) if inputs.judge else None
+        judge_text = judge.answer() if judge else None
         if judge is not None and judge_text is None:
             return _failed(p, "judge_failed", {}, bench.published_grade(case, text, None, grader))
         try:
@@ -90,7 +119,7 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
     else:
         g = bench.grade(case, text)
     published = bench.published_grade(case, text, g, grader)     # before the output-limit rule below
-    if call.get("finish_reason") == "length" and g.correct:
+    if call.finish_reason == "length" and g.correct:
         g.correct, g.status = False, "output_limit"
     return GradeRecord(grader=grader, correct=bool(g.correct), status=g.status, extracted=g.extracted,
                        strict_format=g.strict_format, details=details, published=published_json(published)).stored()
@@ -99,11 +128,12 @@ def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -
 GRADE = Rule("grade", "3", _grade)
 
 
-def _grade_conversation(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def _grade_conversation(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
     """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
     p = ConversationGradeParams.model_validate(params)
-    case = Case.model_validate(store.get_json(inputs["case"]))
-    conversation = ConversationRecord.model_validate(store.get_json(inputs["conversation"]))
+    inputs = ConversationGradeInputs.model_validate(raw_inputs)
+    case = Case.model_validate(store.get_json(inputs.case))
+    conversation = ConversationRecord.model_validate(store.get_json(inputs.conversation))
     bench = get_benchmark(p.benchmark)
     g = bench.grade_conversation(case, conversation)
     published = bench.published_conversation(case, conversation, g, p.grader)
@@ -139,17 +169,18 @@ def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: st
     if conversation and not getattr(bench, "needs_sandbox", False):
         cp = ConversationGradeParams(benchmark=benchmark, grader=bench.grader_version, published=bench.published_rule,
                                      published_conversation=getattr(bench, "published_conversation_rule", None))
-        r = engine.build(GRADE_CONVERSATION, {"case": case_digest, "conversation": call_digest}, cp.model_dump())
+        ci = ConversationGradeInputs(case=case_digest, conversation=call_digest)
+        r = engine.build(GRADE_CONVERSATION, ci.model_dump(), cp.model_dump())
         return r.output, r.hit
     if getattr(bench, "needs_sandbox", False):
         return grade_code_cell(engine, case_digest, call_digest, benchmark, options)
-    inputs: dict[str, str | None] = {"case": case_digest, "call": call_digest}
+    inputs = GradeInputs(case=case_digest, call=call_digest)
     version = grader_for(benchmark, grader)
     if isinstance(bench, JudgedBenchmark):
-        inputs["judge"] = judge_digest
+        inputs = GradeInputs(case=case_digest, call=call_digest, judge=judge_digest)
         p = GradeParams(benchmark=benchmark, grader=version, published=bench.published_rule_for(version),
                         judge_template_sha256=bench.template_sha256_for(version))
     else:
         p = GradeParams(benchmark=benchmark, grader=version, published=bench.published_rule)
-    r = engine.build(GRADE, inputs, p.key())
+    r = engine.build(GRADE, inputs.key(), p.key())
     return r.output, r.hit
