@@ -24,6 +24,7 @@ from srbench.schemas.catalog import CatalogEntry, CatalogSource, Kind
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import GradeRecord, StoredGrade
+from srbench.schemas.wire import WireJSON
 
 if TYPE_CHECKING:
     from srbench.benchmarks.conversation import CellSession, ConversationOutcome
@@ -125,8 +126,8 @@ class Benchmark(ABC):
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
-    def judge_extras(self, grader: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
-        """Extra request fields of the judge call (judged benchmarks only)."""
+    def judge_extras(self, grader: str | None, options: Mapping[str, Any] | None) -> WireJSON:
+        """Extra request fields of the judge call, as sent to its endpoint (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
     # -- planning (no model call) -----------------------------------------------------------------
