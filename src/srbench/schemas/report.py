@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.early_stop import EarlyStopRecord
@@ -256,7 +256,7 @@ class Provenance(BaseModel):
     """The plan's profile."""
     seed: int
     """The plan's seed."""
-    sandbox_receipts: list[dict[str, Any]] | None = None
+    sandbox_receipts: list[dict[str, JsonValue]] | None = None
     """The sandbox receipts of its grades, when a grade ran in a sandbox."""
 
 

@@ -5,6 +5,7 @@ tuple and a dict, so no action-cache key changed when they became a model (issue
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_serializer
@@ -31,6 +32,24 @@ class ProbeEvidence(BaseModel):
 
 ConfigProbes = dict[str, dict[str, ProbeEvidence]]
 """Per MoM target, per phase (before / after the run): the probe's evidence."""
+
+
+class ReportDigests(BaseModel):
+    """The report rule's input digests besides the run's cells (which travel beside them as they are: a big
+    run's map of cells is not validated field by field)."""
+
+    model_config = _FROZEN
+    plan: str
+    """Digest of the run's frozen plan."""
+    correction: str | None = None
+    """Digest of the usage correction the report reads (absent: none)."""
+    prices: str | None = None
+    """Digest of the price correction the report reads (absent: none)."""
+
+    @classmethod
+    def of(cls, inputs: Mapping[str, object]) -> ReportDigests:
+        """The digests of the rule's inputs (every input but the cells)."""
+        return cls.model_validate({k: v for k, v in inputs.items() if k != "cells"})
 
 
 class ReportRequest(BaseModel):

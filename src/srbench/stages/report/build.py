@@ -37,13 +37,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+from pydantic import JsonValue
 
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
-from srbench.rules import Engine, Volatile
+from srbench.rules import Engine, RuleInputs, Volatile
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES, RunStatus
 from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan
@@ -169,7 +171,7 @@ class _Pass:
     targets: list[TargetSummary] = field(default_factory=list)
     bench: list[tuple[str, list[_BenchRow]]] = field(default_factory=list)
     states: Counter[str] = field(default_factory=Counter)
-    receipts: dict[str, Any] = field(default_factory=dict)
+    receipts: dict[str, dict[str, JsonValue]] = field(default_factory=dict)
     volatile: bool = False
 
 
@@ -242,36 +244,40 @@ def _final_rows(mode: str, per_target: list[tuple[str, list[_BenchRow]]],
     return out
 
 
-def _provenance(ri: ReportInputs, inputs: dict[str, Any], receipts: dict[str, Any]) -> Provenance:
+def _provenance(ri: ReportInputs, receipts: dict[str, dict[str, JsonValue]]) -> Provenance:
     plan = ri.plan
     return Provenance.model_validate(
         {k: getattr(plan, k) for k in ("plan_sha256", "grader_versions", "adapter_versions", "profile", "seed")}
-        | {"plan": inputs["plan"], "dataset": {"id": plan.dataset.id, "sha256": plan.dataset.sha256,
+        | {"plan": ri.digests.plan, "dataset": {"id": plan.dataset.id, "sha256": plan.dataset.sha256,
                                               "object": plan.dataset.object},
            "report_version": REPORT_VERSION}
         | ({"sandbox_receipts": [receipts[k] for k in sorted(receipts)]} if receipts else {}))
 
 
-def _corrections(ri: ReportInputs, inputs: dict[str, Any],
-                 params: ReportParams) -> tuple[PriceCorrectionRef | None, UsageCorrectionRef | None]:
+def _corrections(ri: ReportInputs, params: ReportParams) -> tuple[PriceCorrectionRef | None, UsageCorrectionRef | None]:
     """The price and usage corrections the report reads, as it names them."""
-    fix, cor = ri.price_fix, ri.correction
-    return (None if fix is None else PriceCorrectionRef(digest=inputs["prices"], version=fix.version,
+    fix, cor, d = ri.price_fix, ri.correction, ri.digests
+    assert (fix is None or d.prices is not None) and (cor is None or d.correction is not None)
+    return (None if fix is None else PriceCorrectionRef(digest=d.prices, version=fix.version,
                                                      reason=fix.reason, targets=sorted(fix.prices)),
             None if cor is None else UsageCorrectionRef(
-                digest=inputs["correction"], at=params.correction_at, version=cor.version,
+                digest=d.correction, at=params.correction_at, version=cor.version,
                 verified_count=cor.verified_count, changed_count=cor.changed_count,
                 unverifiable_count=cor.unverifiable_count, old_known_cost_usd=cor.old_known_cost_usd,
                 new_known_cost_usd=cor.new_known_cost_usd, qualified=cor.qualified, routers=cor.routers))
 
 
-def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: ReportParams, spill: RowSpill,
+def build(engine: Engine, store: ObjectStore, inputs: RuleInputs, params: ReportParams, spill: RowSpill,
           ctx: str, memo: RowMemo | None = None) -> dict[str, Any]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)
     plan, mode, status = ri.plan, ri.plan.mode, params.status
-    p = _pass(engine, ri, CellSource(store, inputs["cells"], list(ri.targets)), params, spill, ctx, memo)
+    cells = inputs["cells"]          # the cells map as the journal holds it, or the digest of an object holding it
+    if not isinstance(cells, str | dict):
+        raise TypeError("the report's cells are a map of cells or the digest of an object holding one")
+    source = CellSource(store, cast("dict[str, list[Any]] | str", cells), list(ri.targets))
+    p = _pass(engine, ri, source, params, spill, ctx, memo)
     unconfirmed = {t.target_id: evidence_limitation(t.target_id, t.config_hash_evidence) for t in p.targets}
     bench_rows = _final_rows(mode, p.bench, unconfirmed)
     summary_targets, states = p.targets, p.states
@@ -283,7 +289,7 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
                                      "score_scope": "recovery child: its selected cells only"})
                            for t in summary_targets]
     spend = [0.0 if mode == "replay" else t.total_cost_usd for t in summary_targets]
-    price_correction, accounting_correction = _corrections(ri, inputs, params)
+    price_correction, accounting_correction = _corrections(ri, params)
     report = Report(
         version=VERSION, report_version=REPORT_VERSION, run_id=params.run_id, status=status, mode=mode,
         name=plan.name, profile=plan.profile, cost_policy=plan.cost_policy,
@@ -301,7 +307,7 @@ def build(engine: Engine, store: ObjectStore, inputs: dict[str, Any], params: Re
         limitations=limitations(plan, status, states, summary_targets) + published_limitations(bench_rows)
         + [x for x in unconfirmed.values() if x] + stop_limitations(params.early_stop)
         + recipe_limitations(params.recipes),
-        provenance=_provenance(ri, inputs, p.receipts))
+        provenance=_provenance(ri, p.receipts))
     # the same work in another store gives the same content digest (rows included, timings not):
     # content_digest(report | {"rows": rows}), hashed as the rows stream back in seq order
     results, digest = spill.finish(store, report.dump())

@@ -10,11 +10,12 @@ earlier build, is a cache hit). A case is stored once per build, not once per ce
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
-from pydantic import TypeAdapter
+from pydantic import JsonValue, TypeAdapter
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
@@ -27,6 +28,7 @@ from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import CodeGradeRecord, StoredGrade, read_grade
 from srbench.schemas.plan import Plan
+from srbench.schemas.report_params import ReportDigests
 from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
 from srbench.stages.datasets.build import decode_cases
@@ -52,22 +54,24 @@ class ReportInputs:
     fixed: dict[str, Usage]
     judge_for: dict[str, str]
     multi: set[str]
+    digests: ReportDigests
     case_digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: ObjectStore, inputs: dict[str, Any]) -> ReportInputs:
-        price_fix = PriceCorrection.model_validate(store.get_json(inputs["prices"])) if inputs.get("prices") else None
-        plan = apply_prices(Plan.model_validate(store.get_json(inputs["plan"])), price_fix)
+    def load(cls, store: ObjectStore, inputs: Mapping[str, object]) -> ReportInputs:
+        """What every row reads, from the rule's inputs (their digests: the cells are not read here)."""
+        d = ReportDigests.of(inputs)
+        price_fix = PriceCorrection.model_validate(store.get_json(d.prices)) if d.prices else None
+        plan = apply_prices(Plan.model_validate(store.get_json(d.plan)), price_fix)
         cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
         targets = {pt.target.id: pt.target for pt in plan.targets}
         aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
-        correction = UsageCorrection.model_validate(store.get_json(inputs["correction"])) \
-            if inputs.get("correction") else None
+        correction = UsageCorrection.model_validate(store.get_json(d.correction)) if d.correction else None
         fixed = corrected_usage(correction) if correction else {}
         targets = with_routers(targets, correction.routers if correction else None)   # re-attributed offline
         judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
         multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
-        return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi)
+        return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi, d)
 
     def load_call(self, digest: str) -> dict[str, Any]:
         rec = self.store.get_json(digest)
@@ -89,7 +93,7 @@ class CellRow:
     row: ResultRow
     turns: list[TurnRouting] | None = None          # a conversation cell's subject turns
     grade: StoredGrade | None = None
-    receipt: dict[str, Any] | None = None            # a sandbox receipt of its grade
+    receipt: dict[str, JsonValue] | None = None      # a sandbox receipt of its grade
     volatile: bool = False                           # a sandbox fault left it ungraded
 
 

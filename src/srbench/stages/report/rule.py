@@ -18,13 +18,14 @@ One version, `REPORT_RULE_VERSION`, covers all of the rule's caches, each a key 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
-from srbench.rules import Engine, Rule, rule_key
-from srbench.schemas.report_params import ReportParams, ReportRequest
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams, rule_key
+from srbench.schemas.report_params import ReportDigests, ReportParams, ReportRequest
 from srbench.stages.report.build import build
 from srbench.stages.report.cells import RowMemo
 from srbench.stages.report.stream import RowSpill
@@ -58,17 +59,14 @@ def report_params(request: ReportRequest) -> ReportParams:
                         correction_at=request.correction_at if request.correction else None, **installed_code())
 
 
-def report_inputs(request: ReportRequest, cells: Any) -> dict[str, Any]:
-    """The rule's input digests (`cells`: the cells map, the digest of an object holding it, or a version)."""
-    inputs: dict[str, Any] = {"plan": request.plan, "cells": cells}
-    if request.correction is not None:
-        inputs["correction"] = request.correction
-    if request.price_correction is not None:
-        inputs["prices"] = request.price_correction
-    return inputs
+def report_inputs(request: ReportRequest, cells: Any) -> RuleInputs:
+    """The rule's inputs: its digests (ReportDigests, an absent correction left out) and `cells` (the cells
+    map, the digest of an object holding it, or a version)."""
+    digests = ReportDigests(plan=request.plan, correction=request.correction, prices=request.price_correction)
+    return digests.model_dump(exclude_none=True) | {"cells": cells}
 
 
-def _unbound(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> Any:
+def _unbound(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> Any:
     raise RuntimeError("the report rule is bound to an engine by make_report_rule")
 
 
@@ -79,7 +77,7 @@ def _key_rule() -> Rule:
 
 def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
     """`memo`: the rule's input cache, rows built before the report (the output is the same without it)."""
-    def _report(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    def _report(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
         p = ReportParams.model_validate(params)
         ctx = row_context(inputs, {k: params[k] for k in CODE_PARAMS})
         spill = RowSpill()
@@ -91,11 +89,12 @@ def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
     return Rule(RULE_NAME, REPORT_RULE_VERSION, _report)
 
 
-def row_context(inputs: dict[str, Any], code: dict[str, Any] | None = None) -> str:
+def row_context(inputs: Mapping[str, object], code: RuleParams | None = None) -> str:
     """The key of the rule's row cache: what every row of a report depends on beyond its cell — the
     plan, the price and usage corrections (`inputs`: the rule's) and the grading code (`code`:
     its CODE_PARAMS, default the installed ones)."""
-    return rule_key(_key_rule(), {k: inputs.get(k) for k in ROW_INPUTS}, installed_code() if code is None else code)
+    digests = ReportDigests.of(inputs)
+    return rule_key(_key_rule(), {k: getattr(digests, k) for k in ROW_INPUTS}, installed_code() if code is None else code)
 
 
 def report_signature(request: ReportRequest, cells_version: int) -> tuple[str, str]:
