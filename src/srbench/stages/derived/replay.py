@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.schemas.cell import CellState
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
@@ -65,6 +65,34 @@ class ReplayChoice(BaseModel):
     """The model the previewed route selected."""
     routing: dict[str, JsonValue]
     """The preview record's routing (the router's own payload, as its call record holds it)."""
+
+
+CellTuple = tuple[int, str, str, CellState, str | None, str | None, str | None]
+"""A cell as the rule's inputs hold it: (seq, case, target, state, request, call, judge call)."""
+
+
+class ReplayInputs(BaseModel):
+    """The ``replay`` rule's inputs: both runs' plans and cells."""
+
+    model_config = _FROZEN
+    baseline_plan: str
+    """Digest of the baseline run's frozen plan."""
+    preview_plan: str
+    """Digest of the preview run's frozen plan."""
+    baseline_cells: dict[str, CellTuple]
+    """The baseline run's cells by id."""
+    preview_cells: dict[str, CellTuple]
+    """The preview run's cells by id."""
+
+
+class ReplayParams(BaseModel):
+    """The ``replay`` rule's params."""
+
+    model_config = _FROZEN
+    baseline_run: str
+    """The baseline run."""
+    preview_run: str
+    """The preview run."""
 
 
 class ReplayRefused(InvalidInput):
@@ -170,21 +198,22 @@ def receipt(baseline_id: str, preview_id: str, bplan: Plan, pplan: Plan, n: int)
                          case_sha256=bplan.case_sha256, cells=n)
 
 
-def _cell_view(c: CellFacts) -> list[Any]:
-    """The cell as the rule's inputs hold it (a list, so the action-cache key is the one of before)."""
-    return [c.seq, c.case_id, c.target_id, c.state, c.request, c.call, c.judge_call]
+def _cell_view(c: CellFacts) -> CellTuple:
+    """The cell as the rule's inputs hold it (a list in JSON, so the action-cache key is the one of before)."""
+    return (c.seq, c.case_id, c.target_id, c.state, c.request, c.call, c.judge_call)
 
 
-def _from_view(cell_id: str, v: list[Any]) -> CellView:
+def _from_view(cell_id: str, v: CellTuple) -> CellView:
     return CellView(cell_id=cell_id, seq=v[0], case_id=v[1], target_id=v[2], state=v[3], request=v[4], call=v[5],
                     judge_call=v[6])
 
 
-def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    bplan = Plan.model_validate(store.get_json(inputs["baseline_plan"]))
-    pplan = Plan.model_validate(store.get_json(inputs["preview_plan"]))
-    bcells = [_from_view(k, v) for k, v in inputs["baseline_cells"].items()]
-    pcells = [_from_view(k, v) for k, v in inputs["preview_cells"].items()]
+def _replay_rule(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+    inputs, params = ReplayInputs.model_validate(raw_inputs), ReplayParams.model_validate(raw_params)
+    bplan = Plan.model_validate(store.get_json(inputs.baseline_plan))
+    pplan = Plan.model_validate(store.get_json(inputs.preview_plan))
+    bcells = [_from_view(k, v) for k, v in inputs.baseline_cells.items()]
+    pcells = [_from_view(k, v) for k, v in inputs.preview_cells.items()]
     routing = {c.cell_id: (store.get_json(c.call).get("routing") or {}) for c in pcells if c.call}
     cells = []
     for item in replay_cells(bplan, bcells, pplan, pcells, routing):
@@ -193,7 +222,7 @@ def _replay_rule(store: ObjectStore, inputs: dict[str, Any], params: dict[str, A
         record = replay_record(store.get_json(saved.call), saved.call, item.routing)
         cells.append(ReplayCell(case_id=item.cell.case_id, target_id=item.cell.target_id, request=saved.request,
                                 call=store.put_json(record), judge_call=saved.judge_call))
-    replay = Replay(receipt=receipt(params["baseline_run"], params["preview_run"], bplan, pplan, len(cells)),
+    replay = Replay(receipt=receipt(params.baseline_run, params.preview_run, bplan, pplan, len(cells)),
                     cells=cells)
     return replay.model_dump(mode="json", by_alias=True)
 
@@ -204,9 +233,9 @@ REPLAY = Rule("replay", RECEIPT_VERSION, _replay_rule)
 def build_replay(engine: Engine, baseline: RunFacts, bcells: Sequence[CellFacts], preview: RunFacts,
                  pcells: Sequence[CellFacts]) -> tuple[str, bool, str]:
     """The replay as a memoised rule over both runs' plans and cells: (digest, cache hit, explain)."""
-    r = engine.build(REPLAY, {"baseline_plan": baseline.plan, "preview_plan": preview.plan,
-                              "baseline_cells": {c.cell_id: _cell_view(c) for c in bcells},
-                              "preview_cells": {c.cell_id: _cell_view(c) for c in pcells}},
-                     {"baseline_run": baseline.id, "preview_run": preview.id},
-                     subject=f"{baseline.id}..{preview.id}")
+    inputs = ReplayInputs(baseline_plan=baseline.plan, preview_plan=preview.plan,
+                          baseline_cells={c.cell_id: _cell_view(c) for c in bcells},
+                          preview_cells={c.cell_id: _cell_view(c) for c in pcells})
+    params = ReplayParams(baseline_run=baseline.id, preview_run=preview.id)
+    r = engine.build(REPLAY, inputs.model_dump(mode="json"), params.model_dump(), subject=f"{baseline.id}..{preview.id}")
     return r.output, r.hit, r.explanation

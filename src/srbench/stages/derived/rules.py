@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.schemas.comparison import Comparison, Provenance
 from srbench.schemas.comparison_inputs import ComparedReport
 from srbench.schemas.corrections import PriceCorrection
@@ -41,6 +43,43 @@ from srbench.stages.report.published import published_figure
 from srbench.stages.report.results import all_rows
 
 OFFLINE_KINDS = ("mcq", "grid")
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class CompareInputs(BaseModel):
+    """The ``compare`` rule's inputs."""
+
+    model_config = _FROZEN
+    baseline: str
+    """Digest of the baseline run's report."""
+    candidate: str
+    """Digest of the candidate run's report."""
+
+
+class CompareParams(BaseModel):
+    """The ``compare`` rule's params."""
+
+    model_config = _FROZEN
+    margin: int | float | None
+    """A post-hoc non-inferiority margin (None: the plan's, if it declares one)."""
+
+
+class ReportInput(BaseModel):
+    """The ``regrade`` and ``export`` rules' input."""
+
+    model_config = _FROZEN
+    report: str
+    """Digest of the run's report."""
+
+
+class RegradeParams(BaseModel):
+    """The ``regrade`` rule's params: the installed graders and published rules (a change regrades)."""
+
+    model_config = _FROZEN
+    graders: dict[str, str]
+    """The installed grader version per benchmark."""
+    published: dict[str, list[str | None]]
+    """Per benchmark: its published rule and its published conversation rule (None: none)."""
 EXPORT_VERSION = "sr-bench-export-v1"
 REGRADE_VERSION = "sr-bench-regrade-v2"
 
@@ -61,17 +100,18 @@ def _priced_plan(store: ObjectStore, report: SavedReport) -> Plan:
     return apply_prices(plan, PriceCorrection.model_validate(store.get_json(fix.digest)) if fix else None)
 
 
-def _compare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    b, c = store.get_json(inputs["baseline"]), store.get_json(inputs["candidate"])
+def _compare(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+    inputs, params = CompareInputs.model_validate(raw_inputs), CompareParams.model_validate(raw_params)
+    b, c = store.get_json(inputs.baseline), store.get_json(inputs.candidate)
     bview, cview = SavedReport.model_validate(b), SavedReport.model_validate(c)
     cplan = _priced_plan(store, cview)
-    margin, source = resolve_margin(params["margin"], cplan.statistics)
+    margin, source = resolve_margin(params.margin, cplan.statistics)
     out = compare_reports(b, all_rows(store, bview.results), _priced_plan(store, bview), c,
                           all_rows(store, cview.results), cplan, margin=margin)
     out = annotate(apply_declared(out, source, cplan.statistics), ComparedReport.model_validate(b),
                    ComparedReport.model_validate(c))
-    out = out.model_copy(update={"provenance": Provenance(baseline_report=inputs["baseline"],
-                                                          candidate_report=inputs["candidate"])})
+    out = out.model_copy(update={"provenance": Provenance(baseline_report=inputs.baseline,
+                                                          candidate_report=inputs.candidate)})
     return Comparison.model_validate(out.dump()).dump()        # the stored shape is the model's, validated
 
 
@@ -80,8 +120,8 @@ COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2", _com
 
 def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,
             subject: str) -> tuple[str, bool, str]:
-    r = engine.build(COMPARE, {"baseline": baseline_report, "candidate": candidate_report}, {"margin": margin},
-                     subject=subject)
+    r = engine.build(COMPARE, CompareInputs(baseline=baseline_report, candidate=candidate_report).model_dump(),
+                     CompareParams(margin=margin).model_dump(), subject=subject)
     return r.output, r.hit, r.explanation
 
 
@@ -102,8 +142,9 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
     published = {b: [get_benchmark(b).published_rule, getattr(get_benchmark(b), "published_conversation_rule", None)]
                  for b in kinds}
 
-    def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        report = _report(st, inputs["report"])
+    def fn(st: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+        inputs, params = ReportInput.model_validate(raw_inputs), RegradeParams.model_validate(raw_params)
+        report = _report(st, inputs.report)
         p = Plan.model_validate(st.get_json(report.provenance.plan))
         cases = {c.id: c for c in decode_cases(st.get_bytes(p.dataset.object))}
         out: list[RegradeRow] = []
@@ -114,16 +155,16 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
         targets, benchmarks = _regrade_totals(p, out, grades, cases)
         return OfflineRegrade(
             version=VERSION, regrade_version=REGRADE_VERSION, run_id=report.run_id,
-            grader_versions=params["graders"], published_rules=params["published"],
-            original_grader_versions=p.grader_versions, original_report=inputs["report"],
+            grader_versions=params.graders, published_rules=params.published,
+            original_grader_versions=p.grader_versions, original_report=inputs.report,
             results=out, changed_count=sum(r.changed for r in out),
             published_changed_count=sum(r.published_score != r.previous_published_score for r in out),
             targets=targets, benchmarks=benchmarks,
             note="offline regrade of the saved final answers under sr-bench's rules and, beside them, each "
                  "benchmark's published rule; the original results are unchanged").model_dump(mode="json", by_alias=True)
 
-    r = engine.build(Rule("regrade", REGRADE_VERSION, fn), {"report": original_report},
-                     {"graders": graders, "published": published}, subject=run.id)
+    r = engine.build(Rule("regrade", REGRADE_VERSION, fn), ReportInput(report=original_report).model_dump(),
+                     RegradeParams(graders=graders, published=published).model_dump(), subject=run.id)
     return r.output, r.hit, r.explanation
 
 
@@ -189,8 +230,8 @@ def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool
     if len(rows) != len(cases) * len(targets):
         raise InvalidInput("export needs a rectangular run (every case × every target)", code="export_refused")
 
-    def fn(st: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-        report = _report(st, inputs["report"])
+    def fn(st: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+        report = _report(st, ReportInput.model_validate(raw_inputs).report)
         p = Plan.model_validate(st.get_json(report.provenance.plan))
         by_target = {pt.target.id: pt for pt in p.targets}
         answers: dict[str, list[ExportAnswer]] = {}
@@ -210,5 +251,6 @@ def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool
                       note="dev data only; this export starts no training and holds no reference answers"
                       ).model_dump(mode="json", by_alias=True)
 
-    r = engine.build(Rule("export", EXPORT_VERSION, fn), {"report": report_digest}, {}, subject=run.id)
+    r = engine.build(Rule("export", EXPORT_VERSION, fn), ReportInput(report=report_digest).model_dump(), {},
+                     subject=run.id)
     return r.output, r.hit, r.explanation
