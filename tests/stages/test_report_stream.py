@@ -61,3 +61,18 @@ def test_run_cells_parts_give_each_target_its_cells_in_seq_order(tmp_path) -> No
         assert src.target("t0") == [(r[0], list(r[1:])) for r in rows if r[3] == "t0"]
         assert src.target("t1") == [(r[0], list(r[1:])) for r in rows if r[3] == "t1"]
         assert src.target("t9") == []
+
+
+def test_run_cells_bytes_unchanged(tmp_path) -> None:
+    """The run_cells index and its parts keep their stored bytes (issue 26, item 1: the digest was taken
+    from the dict-literal code before they became models)."""
+    store = ObjectStore(str(tmp_path / "cas"))
+    rows = [(f"c{i:03d}", i, f"case-{i // 2}", f"t{i % 2}", "completed" if i % 3 else "failed", f"b3:{i:064x}",
+             None if i % 3 else "http_500", f"b3:{i + 99:064x}" if i % 4 == 0 else None) for i in range(9)]
+    index = write_run_cells(store, sorted(rows, key=lambda r: (r[3], r[1])))
+    assert index == RUN_CELLS_PINNED
+    assert write_run_cells(store, []) == RUN_CELLS_EMPTY
+
+
+RUN_CELLS_PINNED = "b3:bb5e8e68be340c50bd2807215411bf721a0c7e2e674e1a1aff463c878ccc9abf"
+RUN_CELLS_EMPTY = "b3:29ef1e8dfd0513e7f175f3e4b21a053126ad4ce2ac768e784f5d7b4c6527da07"
