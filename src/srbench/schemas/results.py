@@ -176,3 +176,31 @@ class ResultRow(BaseModel):
         return TurnRouting(has_call=self.has_call, http_status=self.http_status, selected_model=self.selected_model,
                            deployment=self.deployment, inference_calls=self.inference_calls, retries=self.retries,
                            fallbacks=self.fallbacks)
+
+
+class RunCells(BaseModel):
+    """The index of a finished run's cells for its report (kind ``run_cells``, stages/report/stream.py
+    `write_run_cells`): one `RunCellsPart` per target, so a build holds one target's cells at a time."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    kind: Literal["run_cells"] = "run_cells"
+    """What this object is."""
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The layout of this object."""
+    targets: dict[str, str]
+    """Per target: the digest of its part."""
+
+
+class RunCellsPart(BaseModel):
+    """One target's cells of a `RunCells` index (kind ``run_cells_part``), in seq order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    kind: Literal["run_cells_part"] = "run_cells_part"
+    """What this object is."""
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The layout of this object."""
+    target_id: str
+    """The target."""
+    cells: list[list[JsonValue]]
+    """Each cell as the journal lists it: (cell id, seq, case id, target id, state, call, error class, judge
+    call, ...)."""

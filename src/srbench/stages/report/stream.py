@@ -23,10 +23,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import blake3
+from pydantic import JsonValue
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
-from srbench.schemas.results import ResultRow, ResultsIndex
+from srbench.schemas.results import ResultRow, ResultsIndex, RunCells, RunCellsPart
 from srbench.stages.plan.identity import scrub
 from srbench.stages.report.results import PAGE_ROWS
 
@@ -65,7 +66,7 @@ class CellSource:
         if isinstance(cells, str):
             data = store.get_bytes(cells)
             if data.startswith(b'{"kind":"run_cells",'):
-                self.parts = json.loads(data)["targets"]
+                self.parts = RunCells.model_validate_json(data).targets
                 return
             entries: Iterable[tuple[str, list[Any]]] = iter_cells(data)
             del data
@@ -85,27 +86,28 @@ class CellSource:
         digest = self.parts.get(tid)
         if digest is None:
             return []
-        return [(c[0], c[1:]) for c in self.store.get_json(digest)["cells"]]
+        part = RunCellsPart.model_validate_json(self.store.get_bytes(digest))
+        return [(str(c[0]), c[1:]) for c in part.cells]
 
 
 def write_run_cells(store: ObjectStore, rows: Iterable[tuple[Any, ...]]) -> str:
     """The `run_cells` index of (cell_id, seq, case_id, target_id, ...) rows ordered by target and seq,
     one part per target (objects without a sync each: the report build ends with one barrier)."""
     parts: dict[str, str] = {}
-    buf: list[list[Any]] = []
+    buf: list[list[JsonValue]] = []
     current: str | None = None
 
     def flush() -> None:
-        if current is not None:
-            parts[current] = store.put_json({"kind": "run_cells_part", "schema": 1, "target_id": current,
-                                             "cells": buf}, durable=False)
+        if current is not None:      # built, not validated: the rows are the journal's own
+            part = RunCellsPart.model_construct(target_id=current, cells=buf)
+            parts[current] = store.put_json(part.model_dump(mode="json", by_alias=True), durable=False)
     for r in rows:
         if r[3] != current:
             flush()
             current, buf = r[3], []
         buf.append(list(r))
     flush()
-    return store.put_json({"kind": "run_cells", "schema": 1, "targets": parts}, durable=False)
+    return store.put_json(RunCells(targets=parts).model_dump(mode="json", by_alias=True), durable=False)
 
 
 class RowSpill:
