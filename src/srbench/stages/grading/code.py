@@ -19,7 +19,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.code import CodeBenchmark, Verdict
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
-from srbench.rules import Engine, Rule
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.sandbox import Limits, Sandbox, SandboxFault, SandboxUnavailable, open_sandbox
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.dataset import Case
@@ -83,6 +83,16 @@ def call_texts(store: ObjectStore, record: dict[str, Any],
     return [c.answer() for c in read], (read[-1].finish_reason if read else None)
 
 
+class CodeGradeInputs(BaseModel):
+    """The ``code-grade`` rule's inputs (digests)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    case: str
+    """The case object."""
+    call: str
+    """The cell's call record (or its conversation record)."""
+
+
 class CodeGradeParams(BaseModel):
     """The ``code-grade`` rule's parameters: its action key, so another grader, option or sandbox regrades."""
 
@@ -97,12 +107,13 @@ class CodeGradeParams(BaseModel):
     """The digest of the sandbox's receipt under those options (DEP-6)."""
 
 
-def _grade(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
     p = CodeGradeParams.model_validate(params)
-    case = Case.model_validate(store.get_json(inputs["case"]))
+    inputs = CodeGradeInputs.model_validate(raw_inputs)
+    case = Case.model_validate(store.get_json(inputs.case))
     bench = code_benchmark(p.benchmark)
     options = p.options
-    texts, finish = call_texts(store, store.get_json(inputs["call"]), bench)
+    texts, finish = call_texts(store, store.get_json(inputs.call), bench)
     planned = bench.jobs(case, texts, options)
     jobs = planned.jobs
     receipt = None
@@ -139,5 +150,5 @@ def grade_code_cell(engine: Engine, case_digest: str, call_digest: str, benchmar
     effective = bench.options(options)
     receipt = current_sandbox().receipt(base_limits(effective)).digest()
     p = CodeGradeParams(benchmark=benchmark, grader=bench.grader_version, options=effective, receipt=receipt)
-    r = engine.build(CODE_GRADE, {"case": case_digest, "call": call_digest}, p.model_dump())
+    r = engine.build(CODE_GRADE, CodeGradeInputs(case=case_digest, call=call_digest).model_dump(), p.model_dump())
     return r.output, r.hit
