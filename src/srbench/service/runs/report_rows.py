@@ -80,7 +80,7 @@ class RowBuilder:
     def __init__(self, journal: Journal, store: ObjectStore, engine: Engine) -> None:
         self.journal, self.store, self.engine = journal, store, engine
         self.memo = JournalRowMemo(journal)
-        self._queue: queue.Queue[Any] = queue.Queue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()   # C-level: no Condition per put
         self._runs: dict[str, ReportInputs | None] = {}
         self._plans: dict[str, str] = {}
         self._pending: dict[str, int] = {}       # cells queued and not built yet, per run
