@@ -5,6 +5,7 @@ the readers in stages/report/results.py still read it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -204,3 +205,37 @@ class RunCellsPart(BaseModel):
     cells: list[list[JsonValue]]
     """Each cell as the journal lists it: (cell id, seq, case id, target id, state, call, error class, judge
     call, ...)."""
+
+
+StoredRow = dict[str, JsonValue]
+"""A result row as stored: `ResultRow.dump()` (its fields set, extras included), handed on as JSON by the
+readers (a report of an earlier layout may lack a field the model now requires)."""
+
+
+class ResultsPage(BaseModel):
+    """One page of a report's result rows (kind ``results_page``), up to `ResultsIndex.page_rows` rows in
+    sequence order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    kind: Literal["results_page"] = "results_page"
+    """What this object is."""
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The layout of this object."""
+    rows: list[StoredRow]
+    """The rows, as stored."""
+
+
+class InlineResults(BaseModel):
+    """A report's result rows held in the index itself (kind ``results``, schema 1: written before pages
+    existed; still read)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
+    schema_: Literal[1] = Field(default=1, alias="schema")
+    """The layout of this object (1: inline)."""
+    rows: list[StoredRow]
+    """Every row, in sequence order."""
+
+
+def read_results(data: Mapping[str, object]) -> ResultsIndex | InlineResults:
+    """A stored results object's JSON as its model (a paged index, or the inline rows of schema 1)."""
+    return (ResultsIndex if data.get("schema", 1) == 2 else InlineResults).model_validate(data)
