@@ -93,7 +93,8 @@ def build_body(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapp
     body: dict[str, Any] = {**sampling, **request_params, **(extras or {})}
     body.update(model=model, messages=[dict(m) for m in messages], stream=True,
                 stream_options={"include_usage": True})
-    return _copy_json(body)
+    copied: dict[str, Any] = _copy_json(body)
+    return copied
 
 
 def _copy_json(value: Any) -> Any:
