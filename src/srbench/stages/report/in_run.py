@@ -9,18 +9,17 @@ some cell) the section says why it is not available instead of showing a partial
 
 from __future__ import annotations
 
-from typing import Any
-
 from srbench.errors import InvalidInput
 from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_paired import PairedInRun, PairedUnavailable
+from srbench.schemas.results import StoredRow
 from srbench.stages.compare.build import compare_reports
 
 __all__ = ["paired_in_run"]
 
 
-def paired_in_run(plan: Plan, rows: list[dict[str, Any]], status: str, run_id: str | None,
+def paired_in_run(plan: Plan, rows: list[StoredRow], status: str, run_id: str | None,
                   early_stop: EarlyStopRecord | None = None) -> PairedInRun | PairedUnavailable | None:
     """None when the run has no router and single target to pair; otherwise the paired section."""
     kinds = {pt.target.id: pt.target.kind for pt in plan.targets}

@@ -27,7 +27,7 @@ from pydantic import JsonValue
 
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
-from srbench.schemas.results import ResultRow, ResultsIndex, RunCells, RunCellsPart
+from srbench.schemas.results import ResultRow, ResultsIndex, RunCells, RunCellsPart, StoredRow
 from srbench.stages.plan.identity import scrub
 from srbench.stages.report.results import PAGE_ROWS
 
@@ -151,12 +151,12 @@ class RowSpill:
             data = os.pread(fd, n + self.scrubbed_lens[i], self.offsets[i])
             yield self.seqs[i], data[:n], data[n:]
 
-    def rows(self) -> Iterator[dict[str, Any]]:
+    def rows(self) -> Iterator[StoredRow]:
         """Every row in seq order, decoded (the paired section reads them)."""
         for _, full, _ in self._in_order():
             yield json.loads(full)
 
-    def finish(self, store: ObjectStore, report: dict[str, Any], page_rows: int = PAGE_ROWS) -> tuple[str, str]:
+    def finish(self, store: ObjectStore, report: dict[str, JsonValue], page_rows: int = PAGE_ROWS) -> tuple[str, str]:
         """(results digest, content digest of `report | {"rows": rows}`), one pass in seq order. The
         results object is the one `results.write_results` writes for the same rows."""
         marker = "sr-bench-rows-" + secrets.token_hex(16)
