@@ -27,6 +27,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
 from srbench.schemas.call import Usage
@@ -50,26 +52,57 @@ def _usage(values: list[Usage | None]) -> Usage | None:
     return sum((u for u in values if u is not None), ZERO)
 
 
-def _turn(record: dict[str, Any], cost: CallCost | None) -> TurnRouting:
+_VIEW = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+
+
+class CallTimingsView(BaseModel):
+    """What a conversation row reads of a call's timings."""
+
+    model_config = _VIEW
+    latency_s: int | float | None = None
+    """Request start to end of stream."""
+    ttft_s: int | float | None = None
+    """Time to first token."""
+
+
+class CallView(BaseModel):
+    """What a conversation row reads of one stored call record beside its cost (schemas/call.py `CallRecord`;
+    a view: other fields ignored, numbers kept as stored)."""
+
+    model_config = _VIEW
+    http_status: int | None = None
+    """The response's HTTP status."""
+    sent: bool | None = None
+    """False only when no request byte can have left the host (it then costs nothing)."""
+    finish_reason: str | None = None
+    """The finish reason."""
+    response_model: str | None = None
+    """The model the response names."""
+    timings: CallTimingsView | None = None
+    """Its timings."""
+
+
+def _turn(record: CallView, cost: CallCost | None) -> TurnRouting:
     """One subject turn's routing, with the fields a single call's row carries."""
     a = cost.attribution if cost else None
-    return TurnRouting(has_call=True, http_status=record.get("http_status"),
+    return TurnRouting(has_call=True, http_status=record.http_status,
                        selected_model=a.selected_model if a else None, deployment=a.deployment if a else None,
                        inference_calls=a.inference_calls if a else None, retries=a.retries if a else None,
                        fallbacks=a.fallbacks if a else None)
 
 
 def _by_role(conversation: ConversationRecord, subject: Target, aux: dict[str, Target],
-             load_call: Callable[[str], dict[str, Any]]) -> dict[str, list[tuple[dict[str, Any], CallCost | None]]]:
+             load_call: Callable[[str], dict[str, Any]]) -> dict[str, list[tuple[CallView, CallCost | None]]]:
     """Every call of the conversation with its cost (None: a target the (re)priced plan no longer names), per role."""
-    by_role: dict[str, list[tuple[dict[str, Any], CallCost | None]]] = {}
+    by_role: dict[str, list[tuple[CallView, CallCost | None]]] = {}
     for call in conversation.calls:
-        record = load_call(call.record)
+        record = load_call(call.record)           # as stored (the pricing reads it so: targets/accounting.py)
         target = subject if call.role == "subject" else aux.get(call.target_id)
         cost = None if target is None else call_cost(target, record)
-        if cost is not None and record.get("sent") is False:
+        view = CallView.model_validate(record)
+        if cost is not None and view.sent is False:
             cost.cost_usd = cost.cache_neutral_cost_usd = 0.0
-        by_role.setdefault(call.role, []).append((record, cost))
+        by_role.setdefault(call.role, []).append((view, cost))
     return by_role
 
 
@@ -87,7 +120,7 @@ def conversation_row(row: ResultRow, conversation: ConversationRecord, subject: 
         "cost_usd": _sum([c.cost_usd if c else None for _, c in subj]),
         "cache_neutral_cost_usd": _sum([c.cache_neutral_cost_usd if c else None for _, c in subj]),
         "tokens_by_role": {r: _usage([c.usage if c else None for _, c in v]) for r, v in sorted(by_role.items())},
-        "latency_s": float(sum((rec.get("timings") or {}).get("latency_s") or 0.0
+        "latency_s": float(sum((rec.timings.latency_s if rec.timings else None) or 0.0
                                for v in by_role.values() for rec, _ in v)) if by_role else None,
         "error": conversation.error, "trajectory": conversation.trajectory,
         **get_benchmark(row.benchmark).conversation_row(conversation),
@@ -100,8 +133,8 @@ def conversation_row(row: ResultRow, conversation: ConversationRecord, subject: 
     turns = [_turn(rec, c) for rec, c in subj]
     if subj:
         first, last = subj[0][0], subj[-1][0]
-        update.update(ttft_s=(first.get("timings") or {}).get("ttft_s"), finish_reason=last.get("finish_reason"),
-                      response_model=last.get("response_model"), http_status=last.get("http_status"))
+        update.update(ttft_s=first.timings.ttft_s if first.timings else None, finish_reason=last.finish_reason,
+                      response_model=last.response_model, http_status=last.http_status)
     if subject.kind == "mom":
         # the config hash evidence (evidence.py): every turn's header; one missing or differing decides
         seen = [c.attribution.config_hash if c and c.attribution else None for _, c in subj]
