@@ -34,6 +34,19 @@ ConfigProbes = dict[str, dict[str, ProbeEvidence]]
 """Per MoM target, per phase (before / after the run): the probe's evidence."""
 
 
+class GradingCode(BaseModel):
+    """The installed grading code a report depends on (stages/report/rule.py `installed_code`): part of the
+    report rule's params, so a change rebuilds the report and its rows."""
+
+    model_config = _FROZEN
+    grader_versions: dict[str, str]
+    """The installed grader version per benchmark."""
+    judge_templates: dict[str, dict[str, str]]
+    """The installed judge prompt templates' sha256 per judged benchmark and grader."""
+    published_rules: dict[str, str | None]
+    """The installed published rule per benchmark (benchmarks/published.py)."""
+
+
 class ReportDigests(BaseModel):
     """The report rule's input digests besides the run's cells (which travel beside them as they are: a big
     run's map of cells is not validated field by field)."""

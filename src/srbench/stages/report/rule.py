@@ -25,7 +25,7 @@ from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams, rule_key
-from srbench.schemas.report_params import ReportDigests, ReportParams, ReportRequest
+from srbench.schemas.report_params import GradingCode, ReportDigests, ReportParams, ReportRequest
 from srbench.stages.report.build import build
 from srbench.stages.report.cells import RowMemo
 from srbench.stages.report.stream import RowSpill
@@ -44,19 +44,20 @@ CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")
 ROW_INPUTS = ("plan", "prices", "correction")
 
 
-def installed_code() -> dict[str, Any]:
+def installed_code() -> GradingCode:
     """The installed grading code a report depends on: grader versions, judge templates, published rules."""
-    return {"grader_versions": {b.id: b.grader_version for b in all_benchmarks()},
-            "judge_templates": {b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
-                                for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
-            "published_rules": {b.id: b.published_rule for b in all_benchmarks()}}
+    return GradingCode(grader_versions={b.id: b.grader_version for b in all_benchmarks()},
+                       judge_templates={b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
+                                        for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
+                       published_rules={b.id: b.published_rule for b in all_benchmarks()})
 
 
 def report_params(request: ReportRequest) -> ReportParams:
     return ReportParams(run_id=request.run_id, status=request.status, wall_time_s=request.wall_time_s,
                         early_stop=request.early_stop, config_probes=request.config_probes or {},
                         recipes=request.recipes or {},
-                        correction_at=request.correction_at if request.correction else None, **installed_code())
+                        correction_at=request.correction_at if request.correction else None,
+                        **installed_code().model_dump())
 
 
 def report_inputs(request: ReportRequest, cells: Any) -> RuleInputs:
@@ -94,7 +95,8 @@ def row_context(inputs: Mapping[str, object], code: RuleParams | None = None) ->
     plan, the price and usage corrections (`inputs`: the rule's) and the grading code (`code`:
     its CODE_PARAMS, default the installed ones)."""
     digests = ReportDigests.of(inputs)
-    return rule_key(_key_rule(), {k: getattr(digests, k) for k in ROW_INPUTS}, installed_code() if code is None else code)
+    return rule_key(_key_rule(), {k: getattr(digests, k) for k in ROW_INPUTS},
+                    installed_code().model_dump() if code is None else code)
 
 
 def report_signature(request: ReportRequest, cells_version: int) -> tuple[str, str]:
