@@ -26,7 +26,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
@@ -48,6 +48,23 @@ ACCOUNTING_VERSION = "sr-bench-accounting-v2"
 METERING_VERSION = "sr-bench-metering-v1"
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+class MeteredCall(BaseModel):
+    """What reconciliation reads of a stored call record beside its cost (schemas/call.py `CallRecord`; a
+    view: other fields ignored, values as stored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    usage: JsonValue = None
+    """The recorded four token buckets (None: unmetered)."""
+    usage_raw: JsonValue = None
+    """The usage object the provider sent, as received."""
+    sse: str | None = None
+    """Digest of the retained SSE transcript."""
+    finish_reason: str | None = None
+    """The recorded finish reason."""
+    response_model: str | None = None
+    """The model the response named."""
+
 
 CellCalls = tuple[str, str, str, str | None]
 """A cell's (target id, benchmark, call digest, judge call digest)."""
@@ -77,7 +94,7 @@ class ReconcileParams(BaseModel):
     """{MoM target id: router kind} re-attributing those targets' calls (absent: the planned routers)."""
 
 
-def _evidence(raw: bytes, record: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+def _evidence(raw: bytes, record: MeteredCall) -> tuple[dict[str, Any] | None, str | None]:
     """(usage object, problem) from a transcript."""
     done, usage, finish, model = 0, None, None, None
     for ev in decode_transcript(raw):
@@ -98,9 +115,9 @@ def _evidence(raw: bytes, record: dict[str, Any]) -> tuple[dict[str, Any] | None
                 finish = choice["finish_reason"]
     if done != 1:
         return None, f"the transcript has {done} [DONE] markers, not exactly one"
-    if finish != record.get("finish_reason"):
-        return None, f"the transcript's finish reason {finish!r} differs from the recorded {record.get('finish_reason')!r}"
-    if record.get("response_model") and model and model != record["response_model"]:
+    if finish != record.finish_reason:
+        return None, f"the transcript's finish reason {finish!r} differs from the recorded {record.finish_reason!r}"
+    if record.response_model and model and model != record.response_model:
         return None, "the transcript names another model than the record"
     if usage is None:
         return None, "the transcript carries no usage"
@@ -108,9 +125,10 @@ def _evidence(raw: bytes, record: dict[str, Any]) -> tuple[dict[str, Any] | None
 
 
 def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: str) -> UsageRow:
-    record = store.get_json(digest)
-    old = call_cost(target, record)
-    row = UsageRow(cell_id=cell_id, role=role, call=digest, old_usage=record.get("usage"), old_cost_usd=old.cost_usd,
+    stored = store.get_json(digest)             # as stored: the pricing reads it so (targets/accounting.py)
+    record = MeteredCall.model_validate(stored)
+    old = call_cost(target, stored)
+    row = UsageRow(cell_id=cell_id, role=role, call=digest, old_usage=record.usage, old_cost_usd=old.cost_usd,
                    new_usage=None, new_cost_usd=None, sse_sha256=None, status="unverifiable", reason=None)
     if target.kind == "mom":
         attr = old.attribution
@@ -121,12 +139,12 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
             return row.model_copy(update={"reason": (
                 "not a proven direct single call: multi-call costs are never inferred from the final stream"
                 + (f" ({attr.problem or attr.unknown_reason})" if attr.problem or attr.unknown_reason else ""))})
-    if not record.get("sse"):
+    if not record.sse:
         return row.model_copy(update={"reason": "no retained SSE transcript"})
-    raw = store.get_bytes(record["sse"], verify=True)
+    raw = store.get_bytes(record.sse, verify=True)
     row = row.model_copy(update={"sse_sha256": hashlib.sha256(raw).hexdigest()})
     raw_usage, problem = _evidence(raw, record)
-    if problem is None and record.get("usage_raw") is not None and raw_usage != record["usage_raw"]:
+    if problem is None and record.usage_raw is not None and raw_usage != record.usage_raw:
         problem = "the transcript's usage differs from the recorded raw usage (conflicting evidence)"
     if problem is not None:
         return row.model_copy(update={"reason": problem})
@@ -136,9 +154,9 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
         return row.model_copy(update={"reason": f"conflicting usage evidence: {exc.message}"})
     if usage is None:
         return row.model_copy(update={"reason": "usage evidence is incomplete"})
-    new = call_cost(target, {**record, "usage": usage.model_dump()})
+    new = call_cost(target, {**stored, "usage": usage.model_dump()})
     return row.model_copy(update={"new_usage": usage.model_dump(), "new_cost_usd": new.cost_usd,
-                                  "status": "verified" if record.get("usage") == usage.model_dump() else "changed"})
+                                  "status": "verified" if record.usage == usage.model_dump() else "changed"})
 
 
 def _reconcile(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
