@@ -121,7 +121,7 @@ class ExportAnswer(BaseModel):
     """Its visible final answer."""
     correct: bool | None
     """sr-bench's verdict."""
-    usage: dict[str, JsonValue] | None
+    usage: dict[str, Any] | None
     """Its four token buckets (None: unknown)."""
     cost_usd: Number | None
     """Its cost (None: unknown)."""
