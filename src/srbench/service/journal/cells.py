@@ -79,17 +79,19 @@ class RunJournalAdapter:
         now = time.time()
 
         def w(c: sqlite3.Connection) -> bool:
-            _settle(c, self.run_id, cell.cell_id, cost_usd)
+            # the cell's reservation after this write: released when the cost is known, replaced by the
+            # judge's; None keeps it held (an unknown cost). One UPDATE of the cell, not three.
+            held = 0.0 if _settle_budget(c, self.run_id, cell.cell_id, cost_usd) else None
             st, ec, er, jr, ok = state, error_class, error, judge_request, True
             if state == "judge_dispatching" and judge_reserve_usd is not None:
                 if _reserve(c, self.run_id, judge_reserve_usd):
-                    c.execute("UPDATE cells SET reserved_usd=? WHERE run_id=? AND cell_id=?",
-                              (judge_reserve_usd, self.run_id, cell.cell_id))
+                    held = judge_reserve_usd
                 else:
                     st, ec, jr, ok = "failed", "budget_stop", None, False
                     er = "the judge call's reservation would exceed limits.max_cost_usd; the judge was not called"
-            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=? "
-                      "WHERE run_id=? AND cell_id=?", (st, call, ec, er, jr, now, self.run_id, cell.cell_id))
+            c.execute("UPDATE cells SET state=?, call=?, error_class=?, error=?, judge_request=?, updated_at=?, "
+                      "reserved_usd=COALESCE(?, reserved_usd) WHERE run_id=? AND cell_id=?",
+                      (st, call, ec, er, jr, now, held, self.run_id, cell.cell_id))
             if st not in ("completed", "judge_dispatching"):
                 add_event(c, self.run_id, CELL_EVENTS[st], CellEvent(cell_id=cell.cell_id, case_id=cell.case_id,
                                                                  target_id=cell.target_id, error_class=ec, error=er))
@@ -187,9 +189,19 @@ def _reserve(c: sqlite3.Connection, run_id: str, amount: float) -> bool:
 
 def _settle(c: sqlite3.Connection, run_id: str, cell_id: str, cost_usd: float | None) -> None:
     """A known cost is spent and its reservation released; an unknown cost keeps the reservation held."""
-    row = c.execute("SELECT reserved_usd FROM cells WHERE run_id=? AND cell_id=?", (run_id, cell_id)).fetchone()
-    if _settle_held(c, run_id, (row["reserved_usd"] or 0.0) if row else 0.0, cost_usd):
+    if _settle_budget(c, run_id, cell_id, cost_usd):
         c.execute("UPDATE cells SET reserved_usd=0 WHERE run_id=? AND cell_id=?", (run_id, cell_id))
+
+
+def _settle_budget(c: sqlite3.Connection, run_id: str, cell_id: str, cost_usd: float | None) -> bool:
+    """The run's side of `_settle`, in one statement: True when the cell's reservation is to be cleared."""
+    if cost_usd is None:
+        c.execute("UPDATE budgets SET unknown_calls=unknown_calls+1 WHERE run_id=?", (run_id,))
+        return False
+    c.execute("UPDATE budgets SET spent_usd=spent_usd+?, reserved_usd=MAX(0, reserved_usd-COALESCE("
+              "(SELECT reserved_usd FROM cells WHERE run_id=? AND cell_id=?), 0.0)) WHERE run_id=?",
+              (cost_usd, run_id, cell_id, run_id))
+    return True
 
 
 def _settle_held(c: sqlite3.Connection, run_id: str, held: float, cost_usd: float | None) -> bool:
