@@ -43,3 +43,12 @@ def test_the_wire_alias_is_a_plain_json_object() -> None:
 
     from srbench.schemas.wire import WireJSON
     assert WireJSON == dict[str, Any]
+
+
+CEILING = 250     # untyped `dict[str, Any]` lines left in src/srbench (issue 26's goal: under 150); lower it as they go
+
+
+def test_untyped_dicts_only_shrink() -> None:
+    count = sum(line.count("dict[str, Any]") > 0 for p in SRC.rglob("*.py") for line in p.read_text().splitlines())
+    assert count <= CEILING, (f"{count} lines with dict[str, Any] in src/srbench, more than the {CEILING} left: type "
+                              "the new one (a model), or name it WireJSON if it is JSON at an edge")
