@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from srbench import VERSION
 from srbench.cas import ObjectStore
@@ -78,21 +79,42 @@ def check_store_identity(value: str) -> str:
     return value
 
 
-def _store_info(store_dir: Path) -> dict[str, Any]:
+class StoreInfo(BaseModel):
+    """A store's ``store.json``: its id, the version that made it, and where its objects live. Keys this
+    version does not know are kept as read (an older or newer sr-bench may have written them)."""
+
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    store_id: str | None = None
+    """The store's id (``store-`` and 16 hex characters), made on first start."""
+    version: str | None = None
+    """The sr-bench version that made the store."""
+    objects_url: str | None = None
+    """The team object store (``SR_BENCH_OBJECTS_URL``) the store's objects live in; absent: its own ``cas/``."""
+
+    def text(self) -> str:
+        """The file's text: the keys set, in the order read or made (the bytes the dict of before wrote)."""
+        return json.dumps(self.model_dump(exclude_unset=True))
+
+
+def _store_info(store_dir: Path) -> StoreInfo:
     """The store's ``store.json`` (its id, and where its objects live), made on first start."""
     path = store_dir / "store.json"
     if path.exists():
         try:
-            info = json.loads(path.read_text())
+            raw = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise InvalidInput(f"{path} cannot be read ({exc}): it is damaged; restore the store from a copy, "
                                "or give another --store") from None
-        if not isinstance(info, dict):
+        if not isinstance(raw, dict):
             raise InvalidInput(f"{path} is damaged (not a JSON object): restore the store from a copy, or give "
                                "another --store")
-        return dict(info)
-    info = {"store_id": "store-" + uuid.uuid4().hex[:16], "version": VERSION}
-    path.write_text(json.dumps(info))
+        try:
+            return StoreInfo.model_validate(raw)
+        except ValidationError as exc:
+            raise InvalidInput(f"{path} is damaged ({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}): restore "
+                               "the store from a copy, or give another --store") from None
+    info = StoreInfo(store_id="store-" + uuid.uuid4().hex[:16], version=VERSION)
+    path.write_text(info.text())
     return info
 
 
@@ -112,11 +134,11 @@ def open_objects(url: str) -> ObjectStore:
                            "directory …)") from None
 
 
-def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
+def objects_location(store_dir: Path, info: StoreInfo) -> str | None:
     """Where the store's objects live when not in its own ``cas/``: ``SR_BENCH_OBJECTS_URL``, recorded
     in ``store.json`` (`info`) on first use so that later starts without the variable find the same objects."""
     path = store_dir / "store.json"
-    recorded, wanted = info.get("objects_url"), os.environ.get("SR_BENCH_OBJECTS_URL") or None
+    recorded, wanted = info.objects_url, os.environ.get("SR_BENCH_OBJECTS_URL") or None
     if wanted is None or wanted == recorded:
         return recorded
     if recorded is not None:
@@ -127,9 +149,9 @@ def objects_location(store_dir: Path, info: dict[str, Any]) -> str | None:
                            "hide them (use a new store for the team object store, or push runs to it)")
     open_objects(wanted)                          # a URL that cannot be opened is never recorded
     if not wanted.startswith("memory://"):        # memory:// lives as long as one process: never recorded
-        info["objects_url"] = wanted
+        info.objects_url = wanted
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(info))
+        tmp.write_text(info.text())
         os.replace(tmp, path)
     return wanted
 
