@@ -31,15 +31,15 @@ def history(journal: Journal, kind: CorrectionKind, run_id: str) -> list[History
     return [HistoryEntry.model_validate(e) for e in journal.get_ref(kind, run_id) or []]
 
 
-def append_once(c: sqlite3.Connection, kind: CorrectionKind, name: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
+def append_once(c: sqlite3.Connection, kind: CorrectionKind, name: str, entry: HistoryEntry, *, anywhere: bool) -> bool:
     """Append `entry` to the ref's history unless its digest is already there (`anywhere`) or is the
-    latest (otherwise). Returns whether it was appended."""
+    latest (otherwise). Returns whether it was appended. The entries already there are kept as stored."""
     row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, name)).fetchone()
     history: list[dict[str, Any]] = json.loads(row["value"]) if row else []
     digests = [h["digest"] for h in history]
-    if (entry["digest"] in digests) if anywhere else (digests[-1:] == [entry["digest"]]):
+    if (entry.digest in digests) if anywhere else (digests[-1:] == [entry.digest]):
         return False
-    history.append(entry)
+    history.append(entry.model_dump())
     c.execute("INSERT INTO refs(kind,name,value,updated_at) VALUES(?,?,?,?) ON CONFLICT(kind,name) "
               "DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
               (kind, name, json.dumps(history, sort_keys=True), time.time()))

@@ -27,13 +27,14 @@ def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[di
     digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1].digest if prices else None,
                                         routers)
     body = manager.store.get_json(digest)
-    entry = {"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
+    entry = refs.HistoryEntry.model_validate({"digest": digest, "at": time.time(), "verified_count": body["verified_count"],
              "changed_count": body["changed_count"], "unverifiable_count": body["unverifiable_count"],
-             "old_known_cost_usd": body["old_known_cost_usd"], "new_known_cost_usd": body["new_known_cost_usd"]}
+             "old_known_cost_usd": body["old_known_cost_usd"], "new_known_cost_usd": body["new_known_cost_usd"]})
     appended = append_once(manager, "correction", run_id, entry, anywhere=True)
     return body | {"digest": digest}, hit, why, appended
 
-def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, entry: dict[str, Any], *, anywhere: bool) -> bool:
+def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, entry: refs.HistoryEntry, *,
+                anywhere: bool) -> bool:
     """Append `entry` to the ref's history in one transaction unless its digest is already there
     (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
     return bool(manager.journal.submit_sync(lambda c: refs.append_once(c, kind, run_id, entry, anywhere=anywhere)))
@@ -44,6 +45,6 @@ def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -
     body = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices,
                             reason).model_dump(mode="json", by_alias=True)
     digest = manager.store.put_json(body)
-    appended = append_once(manager, "price-correction", run_id, {"digest": digest, "at": time.time()},
+    appended = append_once(manager, "price-correction", run_id, refs.HistoryEntry(digest=digest, at=time.time()),
                                  anywhere=False)
     return body | {"digest": digest}, appended
