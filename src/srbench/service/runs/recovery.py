@@ -188,10 +188,11 @@ def selected_ids(cells: Any) -> list[str]:
     return out
 
 
-def _binds(row: jruns.RunRow, binding: dict[str, Any]) -> bool:
-    """The run row was created by this recovery submission (its extra's recovery_binding)."""
+def _binds(row: jruns.RunRow, parent: str, mode: object, cells: list[str]) -> bool:
+    """The run row was created by this recovery submission: its extra's recovery_binding has this parent,
+    mode (as submitted, not yet checked) and sorted cells."""
     bound = row.extras().recovery_binding
-    return bound is not None and bound.model_dump() == binding
+    return bound is not None and (bound.parent, bound.mode, bound.cells) == (parent, mode, cells)
 
 
 def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
@@ -211,9 +212,9 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     if len(set(cells)) != len(cells):
         raise InvalidInput("selected_cells has duplicates")
     bound = jruns.run_by_idem_key(manager.journal, key)
-    binding = {"parent": run_id, "mode": mode, "cells": sorted(cells)}
+    binding = (run_id, mode, sorted(cells))
     if bound is not None:
-        if _binds(bound, binding):
+        if _binds(bound, *binding):
             return manager.get(bound.id), False
         raise Conflict(f"idempotency key {key!r} is bound to another recovery (parent, mode or cells differ)",
                        code="idempotency_conflict")
@@ -223,7 +224,7 @@ def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, a
     fresh = recovery_plan(manager, run_id, str(mode))
     if fresh.plan_sha256 != submitted.get("plan_sha256"):
         again = jruns.run_by_idem_key(manager.journal, key)
-        if again is not None and _binds(again, binding):
+        if again is not None and _binds(again, *binding):
             return manager.get(again.id), False      # the same submission raced itself: bind it
         raise InvalidInput("the parent's cells changed since this recovery plan was made (e.g. another recovery "
                            "claimed some); make a new plan", code="recovery_plan_required",
