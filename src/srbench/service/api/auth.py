@@ -1,39 +1,14 @@
-"""Bearer-token middleware: every route but /health needs the token (compared in constant time); a
-non-loopback listen needs a strong one (`check_listen_token`)."""
+"""The service token's strength: a non-loopback listen needs a strong one (`check_listen_token`, `weakness`,
+which the Dashboard's keys share). Who a request is, token and all, is service/api/actors.py's."""
 
 from __future__ import annotations
 
-import hmac
-from collections.abc import Awaitable, Callable
-
-from aiohttp import web
-
-from srbench.discovery import API_PREFIX, is_loopback, token_env_name
+from srbench.discovery import is_loopback, token_env_name
 from srbench.errors import InvalidInput
 
 MIN_TOKEN_CHARS = 16
 MIN_TOKEN_DISTINCT = 8       # "aaaa…", "abab…" or "12341234…" are long but guessable
 MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
-
-OPEN_PATHS = frozenset({API_PREFIX + "/health"})
-
-
-def token_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]:
-    expected = token.encode()
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                         ) -> web.StreamResponse:
-        if request.path in OPEN_PATHS:
-            return await handler(request)
-        header = request.headers.get("Authorization", "")
-        given = header[7:].encode() if header.startswith("Bearer ") else b""
-        if not hmac.compare_digest(given, expected):
-            return web.json_response({"error": {"code": "unauthorized",
-                                                "message": "missing or wrong service token"}}, status=401)
-        return await handler(request)
-
-    return middleware
 
 
 def weakness(secret: str) -> str | None:

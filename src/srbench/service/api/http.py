@@ -100,11 +100,6 @@ def _members_within(budget: int) -> Any:
     return hook
 
 
-def strict_loads(text: str) -> Any:
-    """JSON without NaN/Infinity and without numbers that overflow to infinity."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-
-
 def _size(n: int) -> str:
     return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n // 1024} KiB"
 

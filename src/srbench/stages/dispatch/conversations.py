@@ -57,7 +57,6 @@ from srbench.stages.dispatch.common import (
     request_object,
     stop_scope,
 )
-from srbench.targets import routers
 from srbench.targets.accounting import call_cost
 from srbench.targets.sse import one_line
 from srbench.targets.transport import CallOutcome, stream_chat
@@ -267,8 +266,3 @@ class Conversations:
                      selected_model=selected or (outcome.headers or {}).get("x-vsr-selected-model"))
 
 
-def routed_model(target: Target, record: dict[str, Any]) -> str | None:
-    """The model a MoM target's router chose for one stored call (None for a single model)."""
-    if target.kind != "mom":
-        return None
-    return routers.attribute(target, record).selected_model
