@@ -27,8 +27,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from srbench.errors import InvalidInput
-from srbench.schemas.comparison_inputs import ComparedReport
+from srbench.schemas.cell import CellState
+from srbench.schemas.comparison_inputs import ComparedReport, ComparedRow
 from srbench.schemas.dataset import Case
 from srbench.schemas.early_stop import EarlyStopRecord, StopSelection, TargetDecision
 from srbench.schemas.event_data import EarlyStop, StopReason
@@ -37,7 +40,7 @@ from srbench.schemas.plan import Plan
 from srbench.service.journal.run_end import pending_by_target, record_early_stop
 from srbench.service.journal.writer import add_event
 from srbench.stages.compare.build import AUX_COST_FIELDS, choose_baseline
-from srbench.stages.compare.checks import NotComparable, pair_checks, run_checks
+from srbench.stages.compare.checks import ByTarget, Cells, NotComparable, pair_checks, run_checks
 from srbench.stages.compare.selection import ADJUSTMENT, decide_selected
 from srbench.stages.dispatch.calls import Cell, RunControl
 from srbench.stages.grading.grade import grade_cell
@@ -51,7 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["StopMonitor", "check_baseline_run"]
 
 
-Baseline = tuple[str, dict[str, dict[str, Any]], dict[str, dict[str, dict[str, Any]]]]
+Baseline = tuple[str, Cells, ByTarget]
+"""(strongest single target id, its rows by case id, every single's rows by target then case id)."""
+_STATE: TypeAdapter[CellState] = TypeAdapter(CellState)
 
 
 def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
@@ -69,7 +74,7 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
         raise InvalidInput(f"statistics.early_stop.baseline_run {run_id} is {run.status}: it must be a finished "
                            "run with an outcome for every cell", code="invalid_baseline_run")
     report = manager.store.get_json(manager.final_report(run_id))
-    rows = all_rows(manager.store, report["results"])
+    rows = [ComparedRow.model_validate(r) for r in all_rows(manager.store, report["results"])]
     bplan = manager.plans.get(run.plan)
     try:
         bcases, bby = run_checks("baseline", ComparedReport.model_validate(report), rows, bplan)
@@ -80,10 +85,6 @@ def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
                            code="invalid_baseline_run") from None
     singles = {pt.target.id for pt in bplan.targets if pt.target.kind == "single"}
     return best, bby[best], {t: bby[t] for t in sorted(singles)}
-
-
-def _ok(row: dict[str, Any]) -> int:
-    return int(row["state"] == "completed" and row["correct"] is True)
 
 
 def check_baseline_run(manager: RunManager, plan: Plan) -> None:
@@ -141,7 +142,7 @@ class StopMonitor:
         self.design = make_design([b for _, b in self.order], self.weights)
         self.kinds = {pt.target.id: pt.target.kind for pt in plan.targets}
         self.baseline = baseline
-        self.outcomes: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in self.kinds}
+        self.outcomes: ByTarget = {t: {} for t in self.kinds}
         self.calls: dict[str, str | None] = {}
         self.spend: dict[str, list[float]] = {t: [0.0, 0.0] for t in self.kinds}   # known USD, unknown count
         self.cell_cost: dict[str, float | None] = {}
@@ -190,9 +191,9 @@ class StopMonitor:
         correct = await asyncio.to_thread(self._correct, cell, state, call, judge)
         async with self.lock:
             self.settled_cells[cell.target_id] += 1
-            self.outcomes[cell.target_id][cell.case_id] = {
-                "case_id": cell.case_id, "target_id": cell.target_id, "benchmark": self.cases[cell.case_id].benchmark,
-                "state": state, "correct": correct, "cost_usd": self.cell_cost.get(cell.cell_id)}
+            self.outcomes[cell.target_id][cell.case_id] = ComparedRow(
+                case_id=cell.case_id, target_id=cell.target_id, benchmark=self.cases[cell.case_id].benchmark,
+                state=_STATE.validate_python(state), correct=correct, cost_usd=self.cell_cost.get(cell.cell_id))
             while self.prefix < len(self.order) and all(self.order[self.prefix][0] in o for o in self.outcomes.values()):
                 self.prefix += 1
             if self.control.early_stop is None and (self.prefix >= self.next_look or self.prefix == len(self.order)):
@@ -201,11 +202,11 @@ class StopMonitor:
 
     def _singles(self) -> list[Callable[[str], int]]:
         """The outcome of a case for every single the baseline is chosen among (REP-5's K)."""
-        def stored(rows: dict[str, dict[str, Any]]) -> Callable[[str], int]:
-            return lambda c: _ok(rows[c])
+        def stored(rows: Cells) -> Callable[[str], int]:
+            return lambda c: rows[c].ok()
 
         def live(t: str) -> Callable[[str], int]:
-            return lambda c: int(self.outcomes[t][c]["correct"] is True)
+            return lambda c: int(self.outcomes[t][c].correct is True)
 
         if self.baseline is not None:
             return [stored(rows) for rows in self.baseline[2].values()]
@@ -217,7 +218,7 @@ class StopMonitor:
             best, rows, _ = self.baseline
 
             def frozen(c: str) -> int:
-                return _ok(rows[c])
+                return rows[c].ok()
 
             return [(t, best, frozen) for t in self.kinds]
         keep = {c for c, _ in self.order[: self.prefix]}
@@ -225,7 +226,7 @@ class StopMonitor:
         chosen, _ = choose_baseline(self.plan, prefix, self.weights, set(AUX_COST_FIELDS))
 
         def live(c: str) -> int:
-            return int(self.outcomes[chosen][c]["correct"] is True)
+            return int(self.outcomes[chosen][c].correct is True)
 
         return [(t, chosen, live) for t, k in self.kinds.items() if k == "mom"]
 
@@ -238,7 +239,7 @@ class StopMonitor:
         def run() -> list[TargetDecision]:
             out = []
             for cand, best, base in self._pairs():
-                mine = [int(self.outcomes[cand][c]["correct"] is True) for c in cases]
+                mine = [int(self.outcomes[cand][c].correct is True) for c in cases]
                 if len(singles) > 1:        # the claim compare will make: against every single (issue 28)
                     ds = [[m - f(c) for m, c in zip(mine, cases, strict=True)] for f in singles]
                     out.append(TargetDecision(target_id=cand, baseline_target_id=best, selection=StopSelection(

@@ -61,8 +61,10 @@ another's unmetered ones.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+
+from pydantic import TypeAdapter
 
 from srbench import VERSION
 from srbench.schemas.comparison import (
@@ -81,13 +83,15 @@ from srbench.schemas.comparison import (
     Tokens,
 )
 from srbench.schemas.comparison_claims import EarlyStopShortening
-from srbench.schemas.comparison_inputs import ComparedReport
+from srbench.schemas.comparison_inputs import ComparedReport, ComparedRow
 from srbench.schemas.intervals import StatisticsBlock
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_sections import RoutingFigures
 from srbench.schemas.target import Target
 from srbench.stages.compare.checks import (
     STOPPED,
+    ByTarget,
+    Cells,
     NotComparable,
     operational_limitations,
     pair_checks,
@@ -108,7 +112,7 @@ from srbench.targets.routers import DEFAULT_ROUTER
 
 COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
 # v5: limitations name a dataset's evaluation role and named-history exclusion
-TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
+_ROWS = TypeAdapter(list[ComparedRow])
 FORMAL = "formal (standard holdout)"
 NO_MARGIN = "no pre-declared margin"
 
@@ -116,55 +120,53 @@ __all__ = ["AUX_COST_FIELDS", "COMPARE_VERSION", "DEV", "FORMAL", "NO_MARGIN", "
            "choose_baseline", "compare_reports"]
 
 
-def _correct(row: dict[str, Any]) -> int:
-    return int(row["state"] == "completed" and row["correct"] is True)
-
-
-def _quality(cells: dict[str, dict[str, Any]], weights: dict[str, float]) -> Fraction:
+def _quality(cells: Cells, weights: dict[str, float]) -> Fraction:
     counts: dict[str, list[int]] = {}
     for r in cells.values():
-        kn = counts.setdefault(r["benchmark"], [0, 0])
-        kn[0] += _correct(r)
+        kn = counts.setdefault(r.benchmark, [0, 0])
+        kn[0] += r.ok()
         kn[1] += 1
     return exact_weighted_quality({b: (k, n) for b, (k, n) in counts.items()}, weights)
 
 
-def _sum(values: list[Any]) -> float | None:
-    return None if any(v is None for v in values) else float(sum(values))
+def _sum(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return None if len(known) < len(values) else float(sum(known))
 
 
-CONVERSATION_ONLY = ("simulator_cost_usd", "scaffolding_cost_usd")
 SCOPES = ("principal", "total", "cache_neutral")
 
 
-def _costs(cells: dict[str, dict[str, Any]], aux_absent: set[str]) -> Costs:
+def _costs(cells: Cells, aux_absent: set[str]) -> Costs:
     """Every row of a report carries `judge_cost_usd` (0 when not judged): a row without it comes from a
     report that did not meter judges, so the total is unknown unless no row has it. Only conversation rows
     carry the simulator and scaffolding fields (always, null when unknown): a single call's row without
     them made no such call, 0."""
     rows = list(cells.values())
-    principal = _sum([r.get("cost_usd") for r in rows])
-    aux = [_sum([0.0 if "judge_cost_usd" in aux_absent else r.get("judge_cost_usd") for r in rows])]
-    aux += [_sum([r.get(f, 0.0) for r in rows]) for f in CONVERSATION_ONLY]
+    principal = _sum([r.cost_usd for r in rows])
+    aux = [_sum([0.0 if "judge_cost_usd" in aux_absent else r.judge_cost_usd for r in rows]),
+           _sum([r.simulator_cost_usd for r in rows]), _sum([r.scaffolding_cost_usd for r in rows])]
     return Costs(principal=principal, total=_sum([principal, *aux]), auxiliary=_sum(aux),
-                 cache_neutral=_sum([r.get("cache_neutral_cost_usd") for r in rows]))
+                 cache_neutral=_sum([r.cache_neutral_cost_usd for r in rows]))
 
 
-def _operations(cells: dict[str, dict[str, Any]]) -> Operations:
+def _operations(cells: Cells) -> Operations:
     rows = list(cells.values())
-    done = [r for r in rows if r["state"] == "completed"]
-    lat = [r["latency_s"] for r in done if r.get("latency_s") is not None]
-    ttft = [r["ttft_s"] for r in done if r.get("ttft_s") is not None]
+    done = [r for r in rows if r.state == "completed"]
+    lat = [r.latency_s for r in done if r.latency_s is not None]
+    ttft = [r.ttft_s for r in done if r.ttft_s is not None]
+    usages = [r.usage for r in rows if r.usage is not None]
     tokens = None
-    if all(r.get("usage") is not None for r in rows):
-        tokens = Tokens(**{k: int(sum(r["usage"][k] for r in rows)) for k in TOKEN_KEYS})
+    if len(usages) == len(rows):
+        tokens = Tokens(input=sum(u.input for u in usages), cached_input=sum(u.cached_input for u in usages),
+                        cache_write=sum(u.cache_write for u in usages), output=sum(u.output for u in usages))
     return Operations(latency_p50_s=percentile(lat, 0.5), latency_p95_s=percentile(lat, 0.95),
                       ttft_p50_s=percentile(ttft, 0.5), tokens=tokens,
-                      incorrect_by_state=dict(sorted(Counter(r["state"] for r in rows
-                                                             if r["state"] != "completed").items())))
+                      incorrect_by_state=dict(sorted(Counter(r.state for r in rows
+                                                             if r.state != "completed").items())))
 
 
-def _choose_baseline(bplan: Plan, by_target: dict[str, dict[str, dict[str, Any]]],
+def _choose_baseline(bplan: Plan, by_target: ByTarget,
                      weights: dict[str, float], aux_absent: set[str]) -> tuple[str, list[TiedBaseline]]:
     singles = [pt.target.id for pt in bplan.targets if pt.target.kind == "single"]
     if not singles:
@@ -196,11 +198,11 @@ def _savings(scope: str, tied: list[TiedBaseline], cand: float | None, blocked: 
                   saving_pct=pct, reason=reason)
 
 
-def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]],
-               best: dict[str, dict[str, Any]], weights: dict[str, float], *, order: list[tuple[str, str]],
+def _candidate(tid: str, kind: str, model: str, cells: Cells,
+               best: Cells, weights: dict[str, float], *, order: list[tuple[str, str]],
                design: Design, stats: StatisticsBlock, margin: float | None, formal: bool, label: str,
                stopped: bool, tied: list[TiedBaseline], blocked: str | None, aux_absent: set[str],
-               singles: dict[str, dict[str, dict[str, Any]]] | None = None, routing: RoutingFigures | None = None
+               singles: ByTarget | None = None, routing: RoutingFigures | None = None
                ) -> Candidate:
     """One candidate target against the baseline on the compared cases `order` (analysis order);
     `singles`: every single of the baseline run, when the plan adjusts for choosing among them; `routing`: a
@@ -208,11 +210,11 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
     diffs: dict[str, list[int]] = {}
     ordered = []
     for case_id, bench in order:
-        d = _correct(cells[case_id]) - _correct(best[case_id])
+        d = cells[case_id].ok() - best[case_id].ok()
         diffs.setdefault(bench, []).append(d)
         ordered.append(d)
     q_c, q_b = _quality(cells, weights), _quality(best, weights)
-    both = Counter((_correct(cells[i]), _correct(best[i])) for i in cells)
+    both = Counter((cells[i].ok(), best[i].ok()) for i in cells)
     per_bench = [_benchmark_delta(b, g, cells, best, weights[b]) for b, g in sorted(diffs.items())]
     per_single = None if singles is None else {t: paired_diffs(cells, s, order) for t, s in singles.items()}
     verdicts = assess(diffs, ordered, design, weights, rule=stats.claim_rule, margin=margin, formal=formal,
@@ -232,12 +234,12 @@ def _candidate(tid: str, kind: str, model: str, cells: dict[str, dict[str, Any]]
         routing=routing, **verdicts.fields())     # Verdicts' fields are Candidate's (validated here)
 
 
-def _benchmark_delta(b: str, g: list[int], cells: dict[str, dict[str, Any]], best: dict[str, dict[str, Any]],
+def _benchmark_delta(b: str, g: list[int], cells: Cells, best: Cells,
                      weight: float) -> BenchmarkDelta:
     """The candidate against the baseline on one benchmark's compared cases (REP-1), with its own interval."""
     alone = weighted_hoeffding({b: g}, {b: 1.0})
-    ids = [i for i in cells if cells[i]["benchmark"] == b]
-    kc, kb = sum(_correct(cells[i]) for i in ids), sum(_correct(best[i]) for i in ids)
+    ids = [i for i in cells if cells[i].benchmark == b]
+    kc, kb = sum(cells[i].ok() for i in ids), sum(best[i].ok() for i in ids)
     return BenchmarkDelta(
         benchmark=b, n=len(g), weight=weight, candidate_correct=kc, baseline_correct=kb,
         candidate_accuracy=kc / len(g), baseline_accuracy=kb / len(g), delta=(kc - kb) / len(g),
@@ -247,16 +249,16 @@ def _benchmark_delta(b: str, g: list[int], cells: dict[str, dict[str, Any]], bes
         wins=g.count(1), losses=g.count(-1), ties=g.count(0))
 
 
-def _aux_absent(rows: list[dict[str, Any]]) -> set[str]:
-    return {f for f in AUX_COST_FIELDS if not any(f in r for r in rows)}
+def _aux_absent(rows: list[ComparedRow]) -> set[str]:
+    return {f for f in AUX_COST_FIELDS if not any(r.has(f) for r in rows)}
 
 
-def _restrict(by_target: dict[str, dict[str, dict[str, Any]]], keep: set[str]) -> dict[str, dict[str, dict[str, Any]]]:
+def _restrict(by_target: ByTarget, keep: set[str]) -> ByTarget:
     return {t: {c: r for c, r in cells.items() if c in keep} for t, cells in by_target.items()}
 
 
-def _prefixes(order: list[tuple[str, str]], bby: dict[str, dict[str, dict[str, Any]]],
-              cby: dict[str, dict[str, dict[str, Any]]], b_stop: bool, c_stop: bool, rule: str) -> tuple[int, int]:
+def _prefixes(order: list[tuple[str, str]], bby: ByTarget,
+              cby: ByTarget, b_stop: bool, c_stop: bool, rule: str) -> tuple[int, int]:
     """(cases the baseline measured, cases compared) in analysis order: all of them unless a run stopped early."""
     if (b_stop or c_stop) and rule != "betting":
         raise NotComparable("early_stop_needs_betting", "a run stopped early; only the anytime-valid betting rule "
@@ -278,7 +280,7 @@ def _savings_blocked(baseline_plan: Plan, candidate_plan: Plan, tied: list[TiedB
     return None
 
 
-def _routing(t: Target, cells: dict[str, dict[str, Any]]) -> RoutingFigures | None:
+def _routing(t: Target, cells: Cells) -> RoutingFigures | None:
     """A router's model mix, retries and fallbacks (REP-1); None for a target that is not a router."""
     if t.kind != "mom":
         return None
@@ -301,13 +303,15 @@ def _stop_info(baseline: ComparedReport, candidate: ComparedReport, compared: in
                                compared_cases=compared, planned_cases=planned, order=ORDER)
 
 
-def compare_reports(baseline_json: dict[str, Any], baseline_rows: list[dict[str, Any]], baseline_plan: Plan,
-                    candidate_json: dict[str, Any], candidate_rows: list[dict[str, Any]], candidate_plan: Plan,
+def compare_reports(baseline_json: Mapping[str, object], baseline_stored: Sequence[Mapping[str, object]],
+                    baseline_plan: Plan, candidate_json: Mapping[str, object],
+                    candidate_stored: Sequence[Mapping[str, object]], candidate_plan: Plan,
                     *, margin: float | None = None) -> Comparison:
     """Paired live comparison of every target of `candidate` against the strongest single of `baseline`
-    (the model; the compare rule adds its notes and stores its dump, validated again). The reports are the
-    stored JSON; compare reads them through `ComparedReport`."""
+    (the model; the compare rule adds its notes and stores its dump, validated again). The reports and
+    their result rows are the stored JSON; compare reads them through `ComparedReport` and `ComparedRow`."""
     baseline, candidate = ComparedReport.model_validate(baseline_json), ComparedReport.model_validate(candidate_json)
+    baseline_rows, candidate_rows = _ROWS.validate_python(baseline_stored), _ROWS.validate_python(candidate_stored)
     stats = statistics_of(candidate_plan)
     margin = declared_margin(margin, stats)
     bcases, bby = run_checks("baseline", baseline, baseline_rows, baseline_plan)
@@ -352,7 +356,7 @@ def compare_reports(baseline_json: dict[str, Any], baseline_rows: list[dict[str,
         kind="comparison", schema_=1, version=VERSION, compare_version=COMPARE_VERSION,
         baseline_run=run_info(baseline, baseline_plan), candidate_run=run_info(candidate, candidate_plan),
         case_sha256=baseline_plan.case_sha256, cases=n_cmp, planned_cases=len(order),
-        benchmarks=sorted({r["benchmark"] for r in bby[best_id].values()}), benchmark_weights=weights,
+        benchmarks=sorted({r.benchmark for r in bby[best_id].values()}), benchmark_weights=weights,
         evidence=Evidence(profile=baseline_plan.profile, split=baseline_plan.dataset.split, formal=formal,
                           label=label),
         margin=margin, claim_rule=stats.claim_rule, statistics=StatisticsBlock.model_validate(stats.dump()),

@@ -9,7 +9,7 @@ from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.comparison import RunInfo
-from srbench.schemas.comparison_inputs import ComparedReport
+from srbench.schemas.comparison_inputs import ComparedReport, ComparedRow
 from srbench.schemas.plan import Plan
 
 STOPPED = "stopped_early"
@@ -19,6 +19,11 @@ INCORRECT_STATES = UNSUCCESSFUL_CELL_STATES
 PROTOCOL_KEYS = ("profile", "sampling", "limits", "benchmark_weights", "grader_versions", "adapter_versions",
                  "benchmark_options")
 OPERATIONAL_LIMITS = ("concurrency", "max_run_seconds", "max_cost_usd")
+
+Cells = dict[str, ComparedRow]
+"""One target's rows by case id."""
+ByTarget = dict[str, Cells]
+"""A run's rows by target, then case id."""
 
 
 class NotComparable(InvalidInput):
@@ -31,8 +36,7 @@ class NotComparable(InvalidInput):
         self.reason = reason
 
 
-def run_checks(side: str, report: ComparedReport, rows: list[dict[str, Any]],
-               plan: Plan) -> tuple[set[str], dict[str, dict[str, dict[str, Any]]]]:
+def run_checks(side: str, report: ComparedReport, rows: list[ComparedRow], plan: Plan) -> tuple[set[str], ByTarget]:
     """One run's own eligibility; returns (case set E, rows by target then case id)."""
     declared = report.provenance.plan_sha256 if report.provenance is not None else None
     if declared is not None and declared != plan.plan_sha256:
@@ -46,16 +50,16 @@ def run_checks(side: str, report: ComparedReport, rows: list[dict[str, Any]],
     if plan.mode != "live" or report.mode != "live":
         raise NotComparable("not_live", f"the {side} run is not a live run (mode {plan.mode})")
     target_ids = [pt.target.id for pt in plan.targets]
-    by_target: dict[str, dict[str, dict[str, Any]]] = {t: {} for t in target_ids}
+    by_target: ByTarget = {t: {} for t in target_ids}
     for r in rows:
-        cells = by_target.get(r["target_id"])
+        cells = by_target.get(r.target_id)
         if cells is None:
-            raise NotComparable("case_set_mismatch", f"the {side} rows name target {r['target_id']!r}, "
+            raise NotComparable("case_set_mismatch", f"the {side} rows name target {r.target_id!r}, "
                                 "which its plan does not")
-        if r["case_id"] in cells:
-            raise NotComparable("case_set_mismatch", f"the {side} run has two cells for case {r['case_id']!r} "
-                                f"and target {r['target_id']!r}")
-        cells[r["case_id"]] = r
+        if r.case_id in cells:
+            raise NotComparable("case_set_mismatch", f"the {side} run has two cells for case {r.case_id!r} "
+                                f"and target {r.target_id!r}")
+        cells[r.case_id] = r
     cases = set(by_target[target_ids[0]]) if target_ids else set()
     if not cases:
         raise NotComparable("case_set_mismatch", f"the {side} run has no planned cases")
@@ -67,14 +71,14 @@ def run_checks(side: str, report: ComparedReport, rows: list[dict[str, Any]],
         raise NotComparable("case_set_mismatch", f"the {side} rows cover {len(cases)} cases, its plan "
                             f"{plan.dataset.case_count}")
     for r in rows:
-        where = f"{side} cell ({r['case_id']}, {r['target_id']})"
-        if r["state"] == "completed":
-            if not isinstance(r.get("correct"), bool):
+        where = f"{side} cell ({r.case_id}, {r.target_id})"
+        if r.state == "completed":
+            if r.correct is None:
                 raise NotComparable("cell_not_graded", f"{where} completed without a grade")
-        elif r["state"] == "pending" and status == STOPPED:
+        elif r.state == "pending" and status == STOPPED:
             continue                                   # never sent: after the measured prefix
-        elif r["state"] not in INCORRECT_STATES:
-            raise NotComparable("cell_pending", f"{where} is {r['state']}: it has no terminal outcome yet")
+        elif r.state not in INCORRECT_STATES:
+            raise NotComparable("cell_pending", f"{where} is {r.state}: it has no terminal outcome yet")
     return cases, by_target
 
 

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from srbench.schemas.comparison_claims import AdjustedInterval, Rule, SelectionSummary, SingleBound
+from srbench.schemas.comparison_inputs import ComparedRow
 from srbench.schemas.intervals import BettingInterval, HoeffdingInterval, StopDecision
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import Design, betting_interval, make_design, reach_bounds
@@ -54,16 +54,13 @@ __all__ = ["ADJUSTMENT", "SEED_LABEL", "paired_diffs", "adjusted_interval", "sum
            "decide_selected", "at_alpha"]
 
 
-def paired_diffs(cells: Mapping[str, Mapping[str, Any]], other: Mapping[str, Mapping[str, Any]],
+def paired_diffs(cells: Mapping[str, ComparedRow], other: Mapping[str, ComparedRow],
                  order: Sequence[tuple[str, str]]) -> PairDiffs:
     """1[candidate correct] − 1[other correct] per case of `order`, grouped and in order."""
-    def ok(row: Mapping[str, Any]) -> int:
-        return int(row["state"] == "completed" and row["correct"] is True)
-
     by: dict[str, list[int]] = {}
     ordered = []
     for case_id, bench in order:
-        d = ok(cells[case_id]) - ok(other[case_id])
+        d = cells[case_id].ok() - other[case_id].ok()
         by.setdefault(bench, []).append(d)
         ordered.append(d)
     return by, ordered

@@ -10,17 +10,17 @@ turn in ``turn_routing``). Unknown stays unknown: a total is
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Sequence
 
+from srbench.schemas.comparison_inputs import ComparedRow
 from srbench.schemas.report_sections import RoutingFigures
 from srbench.schemas.results import TurnRouting
 
 
-def routed_calls(rows: list[dict[str, Any]]) -> list[TurnRouting]:
+def routed_calls(rows: Sequence[ComparedRow]) -> list[TurnRouting]:
     """The routed calls of stored result rows (compare reads them as stored): a conversation row's
     subject turns (``turn_routing``), else the row's own call."""
-    return [TurnRouting(**{k: (bool(t.get(k)) if k == "has_call" else t.get(k)) for k in TurnRouting.model_fields})
-            for r in rows for t in (r.get("turn_routing") or [r])]
+    return [t.routing() for r in rows for t in (r.turn_routing or [r])]
 
 
 def _total(calls: list[TurnRouting], key: str) -> int | None:

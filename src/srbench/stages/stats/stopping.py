@@ -31,6 +31,7 @@ import numpy as np
 
 from srbench.benchmarks import get
 from srbench.schemas.cell import TERMINAL_CELL_STATES
+from srbench.schemas.comparison_inputs import ComparedRow
 from srbench.schemas.intervals import StatisticsBlock, StopDecision
 from srbench.schemas.plan import Plan, Statistics
 from srbench.stages.stats.betting import Design, interleave, reach_bounds
@@ -86,24 +87,24 @@ def dispatch_order(plan: Plan | Mapping[str, Any], cases: Sequence[Any]) -> list
     return [cases[i] for i in interleave([c.benchmark for c in cases])]
 
 
-def analysis_order(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def analysis_order(rows: Sequence[ComparedRow]) -> list[tuple[str, str]]:
     """(case id, benchmark) of every planned case of a run, in `benchmark-interleave-v1` order."""
     first: dict[str, tuple[int, str]] = {}
     for r in rows:
-        seq = int(r.get("seq") or 0)
-        if r["case_id"] not in first or seq < first[r["case_id"]][0]:
-            first[r["case_id"]] = (seq, r["benchmark"])
+        seq = int(r.seq or 0)
+        if r.case_id not in first or seq < first[r.case_id][0]:
+            first[r.case_id] = (seq, r.benchmark)
     planned = sorted(first.items(), key=lambda kv: (kv[1][0], kv[0]))
     benches = [b for _, (_, b) in planned]
     return [(planned[i][0], benches[i]) for i in interleave(benches)]
 
 
-def measured_prefix(order: Sequence[tuple[str, str]], cells: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> int:
+def measured_prefix(order: Sequence[tuple[str, str]], cells: Mapping[str, Mapping[str, ComparedRow]]) -> int:
     """Leading cases of `order` whose cell has a terminal outcome for every target of `cells`."""
     for k, (case_id, _) in enumerate(order):
         for by_case in cells.values():
             row = by_case.get(case_id)
-            if row is None or row["state"] not in TERMINAL_CELL:
+            if row is None or row.state not in TERMINAL_CELL:
                 return k
     return len(order)
 
