@@ -46,12 +46,16 @@ def test_a_stored_row_parses_back():
     assert _text(got) == text
 
 
-def test_the_early_stop_record_dumps_the_keys_of_before():
+def _record():
     from srbench.schemas.early_stop import EarlyStopRecord, TargetDecision
     d = TargetDecision(target_id="a", baseline_target_id="b", state="settled", verdict="improvement", question="sign",
                        threshold=0.0, n=3, lower=0.1, upper=0.2, best_lower=0.1, worst_upper=0.3)
-    r = EarlyStopRecord(rule="betting", method="m", order="o", reason="settled", summary="s", question="sign",
-                        margin=None, decided_at_cases=3, planned_cases=9, decided_at=1.5, decisions=[d], baseline="x")
+    return EarlyStopRecord(rule="betting", method="m", order="o", reason="settled", summary="s", question="sign",
+                           margin=None, decided_at_cases=3, planned_cases=9, decided_at=1.5, decisions=[d], baseline="x")
+
+
+def test_the_early_stop_record_dumps_the_keys_of_before():
+    r = _record()
     assert "selection" not in r.dump()["decisions"][0] and "cells_not_sent" not in r.dump()
     closed = r.model_copy(update={"cells_not_sent": 2, "cells_not_sent_by_target": {"a": 2}, "subject_calls_not_sent": 2,
                                   "estimated_saving_usd": None, "saving_basis": "b"}).dump()
@@ -64,10 +68,12 @@ def test_a_run_rows_extra_reads_as_run_extras_and_the_binding_text_is_unchanged(
     bind = RecoveryBinding(parent="run-p", mode="failed", cells=["a", "b"])
     assert json.dumps({"recovery_binding": bind.model_dump()}) == \
         json.dumps({"recovery_binding": {"parent": "run-p", "mode": "failed", "cells": ["a", "b"]}})
+    stop = _record().dump()
     extra = RunExtras.model_validate_json(json.dumps(
-        {"final_report": "b3:r", "early_stop": {"reason": "settled"}, "pulled": {"bundle": "b3:x"},
+        {"final_report": "b3:r", "early_stop": stop, "pulled": {"bundle": "b3:x"},
          "recovery_binding": bind.model_dump(), "replay": {"baseline": "run-a", "preview": "run-b"},
          "from_an_older_version": 1}, sort_keys=True))
     assert extra.recovery_binding == bind and extra.pulled is not None and extra.pulled.bundle == "b3:x"
     assert extra.replay is not None and extra.replay.preview == "run-b" and extra.final_report == "b3:r"
+    assert extra.early_stop is not None and extra.early_stop.dump() == stop     # read as the model, dumped as stored
     assert RunExtras.model_validate_json("{}") == RunExtras()

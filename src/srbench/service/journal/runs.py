@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.event import EventType
 from srbench.schemas.event_data import (
     CancellationRequested,
@@ -105,9 +106,9 @@ class RunExtras(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
     final_report: str | None = None
     """The digest of the report recorded when the run ended (service/runs/manager.py)."""
-    early_stop: dict[str, Any] | None = None
-    """The early stop's record (schemas/early_stop.EarlyStopRecord's dump), handed on as stored: the run
-    view and the report take it as JSON, and runs stopped by older versions hold fewer of its fields."""
+    early_stop: EarlyStopRecord | None = None
+    """The early stop's record (written as `EarlyStopRecord.dump()`: the fields set; the closing fields are
+    absent until the run closes)."""
     pulled: Pulled | None = None
     """The bundle this run was pulled from (service/team/sync.py)."""
     recovery_binding: RecoveryBinding | None = None

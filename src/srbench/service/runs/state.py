@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 from srbench.schemas.cell import RunStatus
+from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.plan import PlanMode
 
 # what runs in a run's insert transaction (its owner, its experiment link, a recovery's claims): the writer's
@@ -127,5 +128,5 @@ class RunState(BaseModel):
     """One run only: its parent and children."""
     budget: RunBudget | None = None
     """One run only: its budget (null: no cost cap)."""
-    early_stop: dict[str, Any] | None = None
+    early_stop: EarlyStopRecord | None = None
     """One run only: the stopping rule's decision as recorded in the run (null: it did not stop early)."""

@@ -136,6 +136,8 @@ def wire_run(run: RunState, manifest: WireJSON, owner: str, roles: list[str], su
     fields beside it (those `run` has: a listed run has no lineage, budget or early stop); the idempotency
     key as the caller gave it; `summary`: the manifest is a run list's summary of it."""
     out = {key: getattr(run, key) for key in run.model_fields_set}
+    if run.early_stop is not None:
+        out["early_stop"] = run.early_stop.dump()          # the record's fields as stored
     for key in ("created_at", "started_at", "finished_at", "updated_at"):
         out[key] = iso(out[key])
     given = run.idempotency_key
