@@ -8,9 +8,9 @@ comparisons of the pulled run are then built from the shared answers with zero m
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 RUN_COLUMNS = ("id", "name", "mode", "profile", "plan", "plan_sha256", "status", "idem_key", "parent", "total",
                "targets", "created_at", "started_at", "finished_at", "updated_at", "error", "cancel_requested",
@@ -20,15 +20,24 @@ CELL_COLUMNS = ("cell_id", "seq", "case_id", "target_id", "state", "request", "c
 CALL_COLUMNS = ("cell_id", "idx", "role", "target_id", "state", "request", "call", "error_class", "cost_usd",
                 "reserved_usd", "updated_at")
 
+ColumnValue: TypeAlias = str | int | float | None
+"""A journal column's stored value (SQLite TEXT, INTEGER, REAL or NULL; the journal stores no BLOB)."""
+Columns: TypeAlias = dict[str, ColumnValue]
+"""One journal row as a bundle carries it: column → stored value (the columns are RUN_/CELL_/CALL_COLUMNS)."""
+
 
 class BundledEvent(BaseModel):
+    """One journaled event of the run (its `pulled` events are not carried)."""
+
     model_config = ConfigDict(extra="forbid")
-    ts: float
-    type: str
-    data: dict[str, Any]
+    ts: float = Field(description="when it was journaled (epoch seconds)")
+    type: str = Field(description="the event type (schemas/event_data.py)")
+    data: dict[str, JsonValue] = Field(description="its payload as journaled (the JSON of its event-data model)")
 
 
 class BundledBudget(BaseModel):
+    """The run's budget row."""
+
     model_config = ConfigDict(extra="forbid")
     cap_usd: float
     spent_usd: float
@@ -42,13 +51,13 @@ class RunBundle(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["run-bundle"] = "run-bundle"
     schema_: int = Field(default=1, alias="schema")
-    run: dict[str, Any] = Field(description="the runs row (the idempotency key is not carried)")
-    cells: list[dict[str, Any]]
-    calls: list[dict[str, Any]] = Field(default_factory=list,
-                                        description="the journaled calls of multi-call cells (absent when none)")
+    run: Columns = Field(description="the runs row (the idempotency key is not carried)")
+    cells: list[Columns]
+    calls: list[Columns] = Field(default_factory=list,
+                                 description="the journaled calls of multi-call cells (absent when none)")
     events: list[BundledEvent]
     budget: BundledBudget | None = None
-    corrections: dict[str, list[dict[str, Any]]] = Field(default_factory=dict,
-                                                         description="usage and price correction histories")
-    datasets: list[dict[str, Any]] = Field(default_factory=list, description="dataset manifests, without path")
+    corrections: dict[str, list[dict[str, JsonValue]]] = Field(
+        default_factory=dict, description="usage and price correction histories, as journaled")
+    datasets: list[dict[str, JsonValue]] = Field(default_factory=list, description="dataset manifests, without path")
     objects: list[str] = Field(description="every object digest the rows reach, sorted")

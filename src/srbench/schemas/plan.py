@@ -9,6 +9,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    JsonValue,
     SerializerFunctionWrapHandler,
     Tag,
     field_validator,
@@ -150,8 +151,8 @@ class Statistics(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _without_defaults_of_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _without_defaults_of_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = handler(self)
         if isinstance(data, dict):
             if data.get("claim_rule") == "hoeffding":
                 data.pop("claim_rule")
@@ -166,7 +167,7 @@ class Statistics(BaseModel):
 
 # What a new plan claims with when its manifest does not say (issue 28): the anytime-valid betting
 # sequence (REP-6's Hoeffding interval is still computed and shown beside it) and selection-aware claims.
-NEW_PLAN_STATISTICS: dict[str, Any] = {"claim_rule": "betting", "baseline_selection": "adjusted"}
+NEW_PLAN_STATISTICS: dict[str, str] = {"claim_rule": "betting", "baseline_selection": "adjusted"}
 
 
 class Manifest(BaseModel):
@@ -207,8 +208,9 @@ class BenchmarkOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     judge: str | None = Field(default=None, description="id of the registered judge target")
     grader_version: str | None = None
-    grading: dict[str, Any] | None = Field(default=None, description="code benchmarks: the frozen sandbox "
-                                           "grading options (timeouts, memory, test-data sha256)")
+    grading: dict[str, JsonValue] | None = Field(default=None, description="code benchmarks: the frozen sandbox "
+                                                 "grading options (timeouts, memory, test-data sha256; the "
+                                                 "benchmark's own keys, open by design)")
     # multi-call benchmarks (benchmarks/conversation.py): the pinned target of each auxiliary role, and
     # benchmark settings; absent when unset, so a plan without them hashes as before they existed
     user_simulator: str | None = Field(default=None, exclude_if=lambda v: v is None,
@@ -269,9 +271,9 @@ class PlanDataset(BaseModel):
     """Its evaluation roles and exclusions, when it has any."""
 
     @model_serializer(mode="wrap")
-    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
         """Only the keys the plan was made with (older plans lack the later ones): the same bytes."""
-        data: dict[str, Any] = handler(self)
+        data: dict[str, JsonValue] = handler(self)
         return {k: v for k, v in data.items() if k in self.model_fields_set or k not in type(self).model_fields}
 
 
@@ -294,9 +296,9 @@ class PlanRecovery(BaseModel):
     """The reviewed recovery plan this child was made from (absent in children made before it was kept)."""
 
     @model_serializer(mode="wrap")
-    def _without_absent_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_absent_review(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
         """A child without a reviewed recovery plan serialises (and hashes) as before the field existed."""
-        data: dict[str, Any] = handler(self)
+        data: dict[str, JsonValue] = handler(self)
         if data.get("recovery_plan_sha256") is None:
             data.pop("recovery_plan_sha256", None)
         return data
@@ -367,9 +369,9 @@ class Plan(BaseModel):
         return self.model_dump(mode="json", by_alias=True)
 
     @model_serializer(mode="wrap")
-    def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
         """A plan without a statistics block serialises (and hashes) as before the block existed."""
-        data: dict[str, Any] = handler(self)
+        data: dict[str, JsonValue] = handler(self)
         if isinstance(data, dict) and data.get("statistics") is None:
             data.pop("statistics", None)
         return data

@@ -6,13 +6,19 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any
 
-from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, BundledBudget, BundledEvent
+from pydantic import JsonValue
+
+from srbench.schemas.bundle import (
+    CALL_COLUMNS,
+    CELL_COLUMNS,
+    RUN_COLUMNS,
+    BundledBudget,
+    BundledEvent,
+    Columns,
+)
 from srbench.schemas.event_data import Pulled
 from srbench.service.journal.writer import Journal, add_event
-
-Columns = dict[str, Any]       # one row as the bundle holds it: column → stored value
 
 
 def run_columns(journal: Journal, run_id: str) -> Columns | None:
@@ -33,19 +39,19 @@ def call_columns(journal: Journal, run_id: str) -> list[Columns]:
             for r in journal.query("SELECT * FROM calls WHERE run_id=? ORDER BY cell_id, idx", (run_id,))]
 
 
-def bundled_events(journal: Journal, run_id: str) -> list[Columns]:
-    """The run's events but its `pulled` ones, in order: {ts, type, data}."""
-    return [{"ts": r["ts"], "type": r["type"], "data": json.loads(r["data"])}
+def bundled_events(journal: Journal, run_id: str) -> list[BundledEvent]:
+    """The run's events but its `pulled` ones, in order."""
+    return [BundledEvent(ts=r["ts"], type=r["type"], data=json.loads(r["data"]))
             for r in journal.query("SELECT ts, type, data FROM events WHERE run_id=? AND type != 'pulled' "
                                    "ORDER BY seq", (run_id,))]
 
 
 def import_rows(c: sqlite3.Connection, run: Columns, cells: list[Columns], calls: list[Columns],
                 events: list[BundledEvent], budget: BundledBudget | None,
-                corrections: dict[str, list[dict[str, Any]]], digest: str) -> bool:
+                corrections: dict[str, list[dict[str, JsonValue]]], digest: str) -> bool:
     """In one writer transaction: the run's rows, its budget and correction histories, and a `pulled`
     event naming the bundle. False (nothing written) when the run is already there."""
-    run_id = run["id"]
+    run_id = str(run["id"])
     if c.execute("SELECT 1 FROM runs WHERE id=?", (run_id,)).fetchone() is not None:
         return False                               # a concurrent pull got there first
     c.execute(f"INSERT INTO runs({','.join(RUN_COLUMNS)}) VALUES({','.join('?' * len(RUN_COLUMNS))})",

@@ -113,14 +113,14 @@ def make_bundle(service: Service, run_id: str) -> RunBundle:
         raise NotFound(f"no run {run_id!r}")
     run = got
     run["idem_key"] = None                      # a key binds submissions to one store, not across hosts
-    extra = json.loads(run["extra"] or "{}")
+    extra = json.loads(str(run["extra"] or "{}"))
     extra.pop("pulled", None)
     run["extra"] = json.dumps(extra, sort_keys=True)
     cells, calls, events = cell_columns(journal, run_id), call_columns(journal, run_id), bundled_events(journal, run_id)
     b = jruns.budget(journal, run_id)
     budget = None if b is None else b._asdict()
     corrections = {k: v for k in CORRECTION_KINDS if (v := journal.get_ref(k, run_id))}
-    plan = service.objects.get_json(run["plan"], verify=True)
+    plan = service.objects.get_json(str(run["plan"]), verify=True)
     datasets = []
     ds_id = plan["dataset"].get("id")
     manifest = journal.get_ref("dataset", ds_id) if ds_id else None
@@ -229,7 +229,7 @@ def pull(service: Service, run_id: str, remote_url: Any) -> Pulled:
 
 def _import(service: Service, bundle: RunBundle, digest: str) -> bool:
     run = dict(bundle.run)
-    extra = json.loads(run["extra"] or "{}")
+    extra = json.loads(str(run["extra"] or "{}"))
     extra["pulled"] = {"bundle": digest}
     run["extra"] = json.dumps(extra, sort_keys=True)
     corrections = {k: h for k, h in bundle.corrections.items() if k in CORRECTION_KINDS}
