@@ -6,9 +6,9 @@ validated on the way out like every field: a key no model declares is refused.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.comparison_claims import (
     AdjustedInterval,
@@ -393,6 +393,6 @@ class Comparison(BaseModel):
     provenance: Provenance | None = None
     """The reports compared."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON shape (fields never set stay absent)."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

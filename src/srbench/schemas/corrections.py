@@ -10,9 +10,9 @@ by_alias=True)``) to the bytes the dict literals they replace stored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.target import Prices
 
@@ -115,7 +115,7 @@ class UsageCorrection(BaseModel):
     evidence: str
     """SHA-256 of the rows' JSON."""
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, JsonValue]:
         """The stored object: a row's optional fields that were not given stay absent."""
         data = self.model_dump(mode="json", by_alias=True, exclude={"rows"})
         data["rows"] = [r.model_dump(mode="json", exclude_unset=True) for r in self.rows]

@@ -4,9 +4,9 @@ run closes, what the stop saved. Kept in the run's `extra.early_stop` and carrie
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.schemas.event_data import StopReason
 from srbench.schemas.intervals import StopDecision
@@ -74,6 +74,6 @@ class EarlyStopRecord(BaseModel):
     saving_basis: str | None = None
     """How the saving is estimated (set when the run closes)."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON object: the fields set, in JSON form."""
         return self.model_dump(mode="json", exclude_unset=True)

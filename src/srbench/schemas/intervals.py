@@ -4,9 +4,9 @@ blocks (stages/compare/claims.py dumps them there); the planning answer carries 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.schemas.plan import EarlyStop
 from srbench.schemas.plan import Planning as PlanningAssumptions
@@ -188,7 +188,7 @@ class PowerPlan(BaseModel):
     model: str | None = None
     """How K enters the planning."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The JSON form: `singles` and `model` only where set."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -218,7 +218,7 @@ class Planning(BaseModel):
     singles: int | None = None
     """K: the single targets the baseline is chosen among (a plan that adjusts for it)."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The JSON form: each rule's planning as `PowerPlan.dump`, `singles` only where set."""
         out = self.model_dump(mode="json")
         out["declared"], out["other"] = self.declared.dump(), self.other.dump()
@@ -245,10 +245,11 @@ class StatisticsBlock(BaseModel):
     baseline_selection: Literal["ignored", "adjusted"] = "ignored"
     """Whether the claim adjusts for the baseline being chosen among the singles."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The JSON form: `baseline_selection` only when adjusted, so a plan from before the field reads (and
         compares) as it did."""
-        return {"claim_rule": self.claim_rule, "margin": self.margin, "primary_benchmarks": self.primary_benchmarks,
+        primary: list[JsonValue] | None = None if self.primary_benchmarks is None else [*self.primary_benchmarks]
+        return {"claim_rule": self.claim_rule, "margin": self.margin, "primary_benchmarks": primary,
                 "planning": self.planning.model_dump(mode="json"),
                 "early_stop": None if self.early_stop is None else self.early_stop.model_dump(mode="json"),
                 **({"baseline_selection": "adjusted"} if self.baseline_selection == "adjusted" else {})}

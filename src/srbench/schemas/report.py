@@ -320,6 +320,6 @@ class Report(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         self.__pydantic_fields_set__.update({"kind", "schema_"})       # always written
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON: by alias, without the fields left unset."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.schemas.comparison import (
     Aggregation,
@@ -41,7 +41,7 @@ class PairedUnavailable(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         self.__pydantic_fields_set__.add("available")       # always written
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON."""
         return self.model_dump(mode="json")
 
@@ -105,7 +105,7 @@ class PairedInRun(BaseModel):
         fields = {k: getattr(cmp, k) for k in cmp.model_fields_set - DROPPED}
         return cls(**fields | {"candidates": [c for c in cmp.candidates if c.target_id in routers]})
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON: the fields set."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 

@@ -6,9 +6,9 @@ tuple and a dict, so no action-cache key changed when they became a model (issue
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_serializer
+from pydantic import BaseModel, ConfigDict, JsonValue, field_serializer
 
 from srbench.schemas.cell import RunStatus
 from srbench.schemas.early_stop import EarlyStopRecord
@@ -118,6 +118,6 @@ class ReportParams(BaseModel):
     """The installed published rule per benchmark (benchmarks/published.py)."""
 
     @field_serializer("early_stop")
-    def _stop(self, stop: EarlyStopRecord | None) -> dict[str, Any] | None:
+    def _stop(self, stop: EarlyStopRecord | None) -> dict[str, JsonValue] | None:
         """The record's fields as stored (the params dumped before it was a model held that dict)."""
         return None if stop is None else stop.dump()

@@ -6,7 +6,7 @@ the readers in stages/report/results.py still read it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -168,7 +168,7 @@ class ResultRow(BaseModel):
     grade_error: str | None = None
     """Why a sandbox fault left the answer ungraded."""
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON: the fields it has (set), extras included."""
         return self.model_dump(mode="json", exclude_unset=True)
 

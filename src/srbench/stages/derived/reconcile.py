@@ -159,7 +159,7 @@ def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: st
                                   "status": "verified" if record.usage == usage.model_dump() else "changed"})
 
 
-def _reconcile(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+def _reconcile(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, JsonValue]:
     inputs, params = ReconcileInputs.model_validate(raw_inputs), ReconcileParams.model_validate(raw_params)
     plan = Plan.model_validate(store.get_json(inputs.plan))    # only its targets and judges are read (and priced)
     fix = PriceCorrection.model_validate(store.get_json(inputs.prices)) if inputs.prices else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -208,7 +207,7 @@ def _from_view(cell_id: str, v: CellTuple) -> CellView:
                     judge_call=v[6])
 
 
-def _replay_rule(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+def _replay_rule(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, JsonValue]:
     inputs, params = ReplayInputs.model_validate(raw_inputs), ReplayParams.model_validate(raw_params)
     bplan = Plan.model_validate(store.get_json(inputs.baseline_plan))
     pplan = Plan.model_validate(store.get_json(inputs.preview_plan))

@@ -6,9 +6,7 @@ twice is a cache hit and a changed input rebuilds only what depends on it. None 
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
@@ -100,7 +98,7 @@ def _priced_plan(store: ObjectStore, report: SavedReport) -> Plan:
     return apply_prices(plan, PriceCorrection.model_validate(store.get_json(fix.digest)) if fix else None)
 
 
-def _compare(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+def _compare(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, JsonValue]:
     inputs, params = CompareInputs.model_validate(raw_inputs), CompareParams.model_validate(raw_params)
     b, c = store.get_json(inputs.baseline), store.get_json(inputs.candidate)
     bview, cview = SavedReport.model_validate(b), SavedReport.model_validate(c)
@@ -142,7 +140,7 @@ def regrade(engine: Engine, run: RunFacts, original_report: str) -> tuple[str, b
     published = {b: [get_benchmark(b).published_rule, getattr(get_benchmark(b), "published_conversation_rule", None)]
                  for b in kinds}
 
-    def fn(st: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, Any]:
+    def fn(st: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams) -> dict[str, JsonValue]:
         inputs, params = ReportInput.model_validate(raw_inputs), RegradeParams.model_validate(raw_params)
         report = _report(st, inputs.report)
         p = Plan.model_validate(st.get_json(report.provenance.plan))
@@ -230,7 +228,7 @@ def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool
     if len(rows) != len(cases) * len(targets):
         raise InvalidInput("export needs a rectangular run (every case × every target)", code="export_refused")
 
-    def fn(st: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+    def fn(st: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
         report = _report(st, ReportInput.model_validate(raw_inputs).report)
         p = Plan.model_validate(st.get_json(report.provenance.plan))
         by_target = {pt.target.id: pt for pt in p.targets}

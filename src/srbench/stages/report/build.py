@@ -268,7 +268,7 @@ def _corrections(ri: ReportInputs, params: ReportParams) -> tuple[PriceCorrectio
 
 
 def build(engine: Engine, store: ObjectStore, inputs: RuleInputs, params: ReportParams, spill: RowSpill,
-          ctx: str, memo: RowMemo | None = None) -> dict[str, Any]:
+          ctx: str, memo: RowMemo | None = None) -> dict[str, JsonValue]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
     summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
     ri = ReportInputs.load(store, inputs)

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import JsonValue
+
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
@@ -78,7 +80,7 @@ def _key_rule() -> Rule:
 
 def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
     """`memo`: the rule's input cache, rows built before the report (the output is the same without it)."""
-    def _report(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+    def _report(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
         p = ReportParams.model_validate(params)
         ctx = row_context(inputs, {k: params[k] for k in CODE_PARAMS})
         spill = RowSpill()
