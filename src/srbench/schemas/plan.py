@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -222,6 +223,11 @@ class BenchmarkOptions(BaseModel):
     judge_response_format: Literal["json_schema"] | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="judged benchmarks whose official judge asks for a structured output (HLE): send it")
+
+
+StoreOptions: TypeAlias = Mapping[str, JsonValue]
+"""The store's benchmark-options.json as read (DEP-1): benchmark id → its entry, JSON as the operator wrote it;
+planning checks each entry and freezes it as `BenchmarkOptions`."""
 
 
 class PlannedTarget(BaseModel):

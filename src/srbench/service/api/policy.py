@@ -17,7 +17,7 @@ from srbench.errors import Forbidden, SrBenchError
 from srbench.schemas.plan import BenchmarkOptions, Plan
 from srbench.schemas.target import Target
 from srbench.service.store import target_registry
-from srbench.stages.plan.freeze import benchmark_option_problems
+from srbench.stages.plan.options import benchmark_option_problems
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -59,7 +59,8 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, Target]) -> dict
     return out
 
 
-def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Target]) -> dict[str, Any]:
+def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Target]
+                      ) -> dict[str, BenchmarkOptions]:
     """The benchmark options the operator's store gives this plan now (planning's own function, given the
     plan's limits and cost policy)."""
     benchmarks = plan.dataset.benchmarks or []
@@ -70,15 +71,6 @@ def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Ta
     subjects = {pt.target.id for pt in plan.targets}
     _, _, frozen = benchmark_option_problems(benchmarks, adapters, options, resolve, plan, subjects)
     return frozen
-
-
-def _options(options: dict[str, Any]) -> dict[str, Any]:
-    """Benchmark options as a frozen plan holds them (the model's defaults filled in: a judged
-    benchmark's `grading: null`), so the operator's expected options compare with a plan's."""
-    try:
-        return {b: BenchmarkOptions.model_validate(o).model_dump(mode="json") for b, o in options.items()}
-    except ValueError:
-        return options
 
 
 def check_plan(plan: Plan, targets: dict[str, Target], options: dict[str, Any]) -> None:
@@ -92,14 +84,15 @@ def check_plan(plan: Plan, targets: dict[str, Target], options: dict[str, Any]) 
         return
     try:
         expected = _expected_options(plan, options, targets)
-    except SrBenchError:
+    except (SrBenchError, ValueError):            # ValueError: an entry no frozen plan could hold
         expected = None
     given = {b: o.model_dump(mode="json") for b, o in plan.benchmark_options.items()}
-    if expected is None or given != _options(expected):
+    if expected is None or given != {b: o.model_dump(mode="json") for b, o in expected.items()}:
         raise Forbidden("Benchmark harness options are configured by the server operator", code="options_override")
     for b in plan.dataset.benchmarks or []:
         bench = get_benchmark(b)
-        grader = (expected.get(b) or {}).get("grader_version") or bench.grader_version
+        pinned = expected.get(b)
+        grader = (pinned.grader_version if pinned is not None else None) or bench.grader_version
         if (plan.grader_versions.get(b) != grader or plan.benchmark_weights.get(b) != bench.weight
                 or plan.adapter_versions.get(b) != bench.adapter_version):
             raise Forbidden(f"{b}: graders, weights and adapter versions are the registered ones",

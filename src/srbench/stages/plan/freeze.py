@@ -9,7 +9,6 @@ canonical JSON of the plan without that field.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -17,18 +16,26 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.base import Benchmark
-from srbench.benchmarks.code import CodeBenchmark
-from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore, canonical_json
-from srbench.errors import IntegrityError, InvalidInput, NotFound, SrBenchError
+from srbench.errors import IntegrityError, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
-from srbench.schemas.plan import ExperimentLink, Limits, Manifest, Plan, PlannedTarget, TargetRef
+from srbench.schemas.plan import (
+    BenchmarkOptions,
+    ExperimentLink,
+    Manifest,
+    Plan,
+    PlannedTarget,
+    StoreOptions,
+    TargetRef,
+)
 from srbench.schemas.target import Target
 from srbench.stages.datasets import source_labels
 from srbench.stages.datasets.build import decode_cases, read_dataset_file, read_dataset_object
 from srbench.stages.datasets.exclusions import evaluation_notices
+from srbench.stages.plan.options import benchmark_option_problems
 from srbench.stages.plan.problems import fail, pydantic_problems
-from srbench.stages.plan.roles import effective_params, pinned_auxiliary, role_problems
+from srbench.stages.plan.roles import effective_params
+from srbench.stages.plan.targets import target_problems
 from srbench.stages.stats.stopping import statistics_problems
 from srbench.targets import routers
 
@@ -38,70 +45,6 @@ def plan_sha256(plan: Plan | dict[str, Any]) -> str:
     data = plan.as_json() if isinstance(plan, Plan) else plan
     body = {k: v for k, v in data.items() if k != "plan_sha256"}
     return hashlib.sha256(canonical_json(body)).hexdigest()
-
-
-def benchmark_option_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
-                              resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
-                              subjects: set[str]
-                              ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
-    """(problems, auxiliary targets, frozen benchmark_options) of a live or replay plan: the judges, then
-    each benchmark's own options and conversation roles, under the limits and cost policy of `manifest`
-    (or of a frozen plan: the service's actor policy rebuilds a plan's options with this same function)."""
-    problems, aux, frozen = judge_problems(benchmarks, adapters, options, resolve_target, manifest, subjects)
-    rp, role_aux, role_options = role_problems(benchmarks, adapters, options, resolve_target, manifest.limits,
-                                               manifest.cost_policy, subjects, target_problems)
-    aux.update(role_aux)
-    for b, entry in role_options.items():
-        frozen[b] = {**frozen.get(b, {}), **entry}
-    return problems + rp, aux, frozen
-
-
-def judge_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
-                   resolve_target: Callable[[str], Target | None], manifest: Manifest | Plan,
-                   subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, Any]]:
-    """DEP-1/DEP-3: every judged benchmark needs a pinned judge and grader_version in the store's
-    benchmark-options.json, and that judge a registered target. Returns (problems, aux, options)."""
-    problems: list[str] = []
-    aux: dict[str, PlannedTarget] = {}
-    frozen: dict[str, Any] = {}
-    for b in benchmarks:
-        bench = adapters.get(b)
-        if isinstance(bench, CodeBenchmark):    # code grading options (needs_sandbox), frozen
-            try:
-                frozen[b] = {"grader_version": bench.grader_version, "grading": bench.options((options or {}).get(b))}
-            except SrBenchError as exc:
-                problems.append(exc.message)
-            continue
-        if not isinstance(bench, JudgedBenchmark):      # needs_judge
-            continue
-        opt = options.get(b) if isinstance(options, dict) else None
-        hint = (f'add {{"{b}": {{"judge": "<target id>", "grader_version": "{bench.grader_version}"}}}} to the '
-                "store's benchmark-options.json (DEP-1)")
-        if not isinstance(opt, dict) or not opt.get("judge"):
-            problems.append(f"{b} needs a pinned judge: {hint}")
-            continue
-        accepted = getattr(bench, "judge_graders", (bench.grader_version,))
-        if opt.get("grader_version") not in accepted:
-            problems.append(f"{b}: benchmark-options grader_version must be one of "
-                            f"{', '.join(repr(g) for g in accepted)}, got {opt.get('grader_version')!r}")
-            continue
-        entry = {"judge": str(opt["judge"]), "grader_version": opt["grader_version"]}
-        if opt.get("judge_response_format") is not None:
-            try:
-                entry["judge_response_format"] = bench.judge_response_format(opt["grader_version"],
-                                                                             opt["judge_response_format"])
-            except SrBenchError as exc:
-                problems.append(exc.message)
-                continue
-        judge_id = entry["judge"]
-        found, planned = pinned_auxiliary(b, "judge", judge_id, resolve_target, manifest.limits,
-                                          manifest.cost_policy, subject_ids, target_problems)
-        problems += found
-        if planned is None:
-            continue
-        aux[judge_id] = planned
-        frozen[b] = entry
-    return problems, aux, frozen
 
 
 class PlanLinks(BaseModel):
@@ -117,7 +60,7 @@ class PlanLinks(BaseModel):
 
 def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
                find_datasets: Callable[[str], list[dict[str, Any]]],
-               options: dict[str, Any] | None = None, links: PlanLinks | None = None) -> Plan:
+               options: StoreOptions | None = None, links: PlanLinks | None = None) -> Plan:
     """Validate `raw` (a parsed manifest) and return the frozen plan, its `plan_sha256` set.
 
     `find_datasets(sha256)` gives every registered dataset with those bytes (several may share them,
@@ -178,8 +121,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
         adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
-        grader_versions={b: (bench_options.get(b) or {}).get("grader_version") or adapters[b].grader_version
-                         for b in benchmarks},
+        grader_versions={b: _grader(bench_options.get(b)) or adapters[b].grader_version for b in benchmarks},
         total=len(cases) * len(planned), auxiliary_targets=aux, benchmark_options=bench_options,
         notices=_notices(manifest, adapters, reg, evaluation, sources, planned), statistics=manifest.statistics,
         experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None)
@@ -187,6 +129,11 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
         raise fail(statistics_problems(plan))
     _check_calls_per_case(plan)
     return plan.model_copy(update={"plan_sha256": plan_sha256(plan)})
+
+
+def _grader(options: BenchmarkOptions | None) -> str | None:
+    """The grader version a benchmark's frozen options pin (None: the adapter's own)."""
+    return options.grader_version if options is not None else None
 
 
 def _check_calls_per_case(plan: Plan) -> None:
@@ -287,37 +234,6 @@ def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[st
     problems.append(f"dataset.sha256 {ref.sha256} is not a frozen dataset of this store (prepare or combine it "
                     "first, or `sr-bench pull` the run that used it)")
     return None, "", None
-
-
-def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) -> list[str]:
-    where = f"targets[{i}] ({target.id})"
-    out: list[str] = []
-    pinned = target.request_params.get("max_tokens")
-    if pinned is not None and pinned > limits.max_output_tokens:
-        out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
-                   f"{limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
-    bad_router = routers.router_problem(target)
-    if bad_router:
-        out.append(f"{where}: {bad_router}")
-    elif target.kind == "mom" and not target.config_hash and routers.for_target(target).reports_config_hash:
-        out.append(f"{where}: a live MoM target must pin config_hash")
-    token_env = os.environ.get("SR_BENCH_TOKEN_ENV") or "SR_BENCH_TOKEN"
-    for name in ("api_key_env", "preview_api_key_env"):
-        if getattr(target, name) == token_env:
-            out.append(f"{where}: {name} names the service token variable {token_env}; the service token is "
-                       "never sent to a model endpoint (SVC-6)")
-    if cost_policy == "require_priced":
-        if not target.prices:
-            out.append(f"{where}: cost_policy require_priced needs prices (or choose capability_only)")
-        elif target.kind == "single" and target.model not in target.prices:
-            out.append(f"{where}: prices must include the target's own model {target.model!r}")
-        if target.kind == "mom" and target.max_inference_calls is None:
-            out.append(f"{where}: a priced MoM target must declare max_inference_calls")
-        if target.kind == "mom" and target.models:
-            missing = [m for m in target.models if m not in target.prices]
-            if missing:
-                out.append(f"{where}: no prices for pool model(s) {', '.join(missing)}")
-    return out
 
 
 def check_frozen(raw: Any, *, refreeze: bool = False) -> Plan:

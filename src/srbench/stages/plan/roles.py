@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import JsonValue
+
 from srbench.benchmarks.base import Benchmark
 from srbench.errors import SrBenchError
-from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget
+from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget, StoreOptions
 from srbench.schemas.target import Target
 
 
@@ -46,14 +48,15 @@ def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str]
                                    effective_params=effective_params({}, target, limits.max_output_tokens))
 
 
-def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: dict[str, Any],
+def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: StoreOptions,
                   resolve_target: Callable[[str], Target | None], limits: Limits, cost_policy: str,
                   subject_ids: set[str], check_target: Callable[..., list[str]]
-                  ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, dict[str, Any]]]:
-    """(problems, auxiliary targets by id, frozen option entries by benchmark) for the plan."""
+                  ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, BenchmarkOptions]]:
+    """(problems, auxiliary targets by id, frozen option entries by benchmark) for the plan: each entry
+    holds only the benchmark's own settings and its roles (its other fields unset)."""
     problems: list[str] = []
     aux: dict[str, PlannedTarget] = {}
-    frozen: dict[str, dict[str, Any]] = {}
+    frozen: dict[str, dict[str, JsonValue]] = {}
     for b in benchmarks:
         bench = adapters.get(b)
         if bench is None:
@@ -85,4 +88,4 @@ def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], opti
                 continue
             aux[tid] = planned
             frozen.setdefault(b, {})[role] = tid
-    return problems, aux, frozen
+    return problems, aux, {b: BenchmarkOptions.model_validate(entry) for b, entry in frozen.items()}
