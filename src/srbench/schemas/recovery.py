@@ -45,6 +45,35 @@ class RecoveryCell(BaseModel):
     """Its state in the parent."""
 
 
+class KnownCostTarget(BaseModel):
+    """What a recovery plan reads of one target of its parent's report summary (a view: the other fields are
+    ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    known_cost_usd: int | float
+    """What the target's calls are known to have cost (as stored)."""
+
+
+class KnownCostSummary(BaseModel):
+    """The parent's report summary as a recovery plan reads it."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    targets: list[KnownCostTarget]
+    """Its targets."""
+
+
+class KnownCostReport(BaseModel):
+    """What a recovery plan reads of its parent's report: each target's known cost (`ParentSnapshot`)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    summary: KnownCostSummary
+    """The report's summary."""
+
+    def known_cost_usd(self) -> int | float:
+        """The targets' known costs summed."""
+        return sum(t.known_cost_usd for t in self.summary.targets)
+
+
 class ExcludedCell(RecoveryCell):
     """A cell the plan leaves out, and why."""
 

@@ -235,9 +235,11 @@ async def cancel_run(request: web.Request) -> rs.RunView:
 @route("GET", "/runs/{run_id}/report", "The report (a cached rule output)", answer=rs.Report)
 async def run_report(request: web.Request) -> rs.Report:
     service = svc(request)
-    rep, hit, why = await asyncio.to_thread(service.runs.report, request.match_info["run_id"])
-    digest = rep.pop("report")
-    return rs.Report.model_validate(wire.wire_report(rep, digest, hit, why))
+
+    def go() -> rs.Report:
+        digest, hit, why = service.runs.report_digest(request.match_info["run_id"])
+        return rs.Report.model_validate(wire.wire_report(service.objects.get_json(digest), digest, hit, why))
+    return await asyncio.to_thread(go)
 
 
 @route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=wf.Recipes)

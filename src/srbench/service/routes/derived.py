@@ -36,10 +36,10 @@ async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Co
         check_visible(service.journal, actor, run_id)
 
     def run() -> rs.Comparison:
-        brep, _, _ = service.runs.report(b)
-        crep, _, _ = service.runs.report(c)
-        digest, hit, why = derived.compare(service.engine, brep["report"], crep["report"], margin,
-                                           subject=f"{b}..{c}")
+        bdig, cdig = service.runs.report_digest(b)[0], service.runs.report_digest(c)[0]
+        brep = service.objects.get_json(bdig) | {"report": bdig}       # the reports as the wire reads them
+        crep = service.objects.get_json(cdig) | {"report": cdig}
+        digest, hit, why = derived.compare(service.engine, bdig, cdig, margin, subject=f"{b}..{c}")
         return rs.Comparison.model_validate(wire.wire_comparison(service.objects.get_json(digest), brep, crep,
                                                                  digest, hit, why))
     return await asyncio.to_thread(run)
@@ -66,8 +66,7 @@ async def export_run(request: web.Request) -> wf.Exported:
 
     def go() -> wf.Exported:
         run = service.runs.get(run_id)
-        rep, _, _ = service.runs.report(run_id)
-        digest, hit, why = derived.export(service.engine, run, rep["report"])
+        digest, hit, why = derived.export(service.engine, run, service.runs.report_digest(run_id)[0])
         return wf.Exported.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                            "explain": why})
     return await asyncio.to_thread(go)

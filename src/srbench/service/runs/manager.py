@@ -281,10 +281,10 @@ class RunManager:
         digest = row.extras().final_report
         if digest and self.store.has(digest):
             return digest
-        rep, _, _ = self.report(run_id)
+        built, _, _ = self.report_digest(run_id)
         if row.status in TERMINAL:
-            self.journal.submit_sync(lambda c: jruns.set_extra(c, run_id, "final_report", rep["report"]))
-        return rep["report"]
+            self.journal.submit_sync(lambda c: jruns.set_extra(c, run_id, "final_report", built))
+        return built
 
     # -- read ----------------------------------------------------------------------------------
     def get(self, run_id: str) -> RunState:
@@ -326,10 +326,6 @@ class RunManager:
     def counts(self, run_id: str) -> dict[str, int]:
         """The run's cells by state, from the maintained counters (no scan of its cells)."""
         return jruns.state_counts(self.journal, run_id)
-
-    def report(self, run_id: str) -> tuple[dict[str, Any], bool, str]:
-        digest, hit, why = self.report_digest(run_id)
-        return self.store.get_json(digest) | {"report": digest}, hit, why
 
     def _report_request(self, run_id: str) -> ReportRequest:
         """What the run's report is built from, except the cells (all O(1) reads)."""

@@ -34,8 +34,16 @@ from typing import Any
 from srbench.cas import canonical_json
 from srbench.errors import Conflict, InvalidInput
 from srbench.schemas.conversation import ConversationRecord
+from srbench.schemas.dataset import Case
 from srbench.schemas.plan import Plan, PlanRecovery
-from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode, RecoveryPlan
+from srbench.schemas.recovery import (
+    ExcludedCell,
+    KnownCostReport,
+    ParentSnapshot,
+    RecoveryCell,
+    RecoveryMode,
+    RecoveryPlan,
+)
 from srbench.schemas.target import Target
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cell_rows import run_cells
@@ -51,9 +59,10 @@ MODES = ("undispatched", "failed")
 VERSION = "sr-bench-recovery-v1"
 
 
-def _hash(body: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json({k: v for k, v in body.items()
-                                          if k not in ("plan_sha256", "selected_cells")})).hexdigest()
+def _hash(plan: RecoveryPlan) -> str:
+    """SHA-256 of the plan's canonical JSON without `plan_sha256` and `selected_cells`."""
+    return hashlib.sha256(canonical_json(plan.model_dump(mode="json", exclude={"plan_sha256", "selected_cells"}))
+                          ).hexdigest()
 
 
 def _unknown(manager: RunManager, target: Target, digest: str) -> bool:
@@ -81,8 +90,8 @@ def _conversation_unknown(manager: RunManager, conv: ConversationRecord, subject
                for c in conv.calls)
 
 
-def _cases(manager: RunManager, plan: dict[str, Any]) -> list[Any]:
-    return decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))
+def _cases(manager: RunManager, plan: Plan) -> list[Case]:
+    return decode_cases(manager.store.get_bytes(plan.dataset.object))
 
 
 def _child_plan(parent: Plan, run_id: str, mode: RecoveryMode, cells: list[str], pairs: list[list[str]],
@@ -116,11 +125,11 @@ def _recoverable(manager: RunManager, run_id: str, mode: str) -> RunState:
 def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     """The reviewed plan of a recovery of `run_id` in `mode` (the model; the route dumps it at the edge)."""
     run = _recoverable(manager, run_id, mode)
-    plan = manager.store.get_json(run.plan)
-    targets = {pt["target"]["id"]: Target.model_validate(pt["target"]) for pt in plan["targets"]}
-    judges = {tid: Target.model_validate(pt["target"]) for tid, pt in plan.get("auxiliary_targets", {}).items()}
-    judge_of = {b: o["judge"] for b, o in plan.get("benchmark_options", {}).items() if o.get("judge")}
-    judged = set(judge_of) and {c.id: c.benchmark for c in _cases(manager, plan)}
+    frozen = manager.plans.get(run.plan)
+    targets = {pt.target.id: pt.target for pt in frozen.targets}
+    judges = {tid: pt.target for tid, pt in frozen.auxiliary_targets.items()}
+    judge_of = {b: o.judge for b, o in frozen.benchmark_options.items() if o.judge}
+    judged = set(judge_of) and {c.id: c.benchmark for c in _cases(manager, frozen)}
     claims = claims_of(manager.journal, run_id)
     eligible: list[RecoveryCell] = []
     excluded: list[ExcludedCell] = []
@@ -157,8 +166,8 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
         else:
             excluded.append(ExcludedCell.model_validate({**entry, "reason": reason, **(
                 {"claimed_by": claims[c.cell_id]} if reason == "claimed" else {})}))
-    rep, _, _ = manager.report(run_id)
-    known = sum(t["known_cost_usd"] for t in rep["summary"]["targets"])
+    report, _, _ = manager.report_digest(run_id)
+    known = KnownCostReport.model_validate(manager.store.get_json(report)).known_cost_usd()
     plan = RecoveryPlan(
         version=VERSION, parent=run_id, mode=mode,
         parent_snapshot=ParentSnapshot(status=run.status, plan_sha256=run.plan_sha256,
@@ -169,8 +178,7 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
         note=("new attempts of known-failed cells cost extra; confirm with --acknowledge-new-attempt"
               if mode == "failed" else "continues only cells that never dispatched a model call"),
         plan_sha256="", selected_cells=[e.cell_id for e in eligible])
-    digest = _hash(plan.model_dump(mode="json"))        # over every field but itself and selected_cells
-    return plan.model_copy(update={"plan_sha256": digest})
+    return plan.model_copy(update={"plan_sha256": _hash(plan)})
 
 
 def selected_ids(cells: Any) -> list[str]:
