@@ -192,8 +192,9 @@ class BenchmarkRow(BaseModel):
     """Correct over the answered cells."""
     sr_bench_rule: str
     """sr-bench's grading rule of the benchmark."""
-    published: dict[str, Any] | None = None
-    """The benchmark's published rule on the same answers (benchmarks/published.py)."""
+    published: dict[str, JsonValue] | None = None
+    """The benchmark's published rule on the same answers (benchmarks/published_grades.py `PublishedSummary`'s
+    stored JSON: its fields depend on the rule)."""
     headline: Headline | None = None
     """The benchmark's published headline metric."""
     limitations: list[str] | None = None

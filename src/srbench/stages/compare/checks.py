@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from pydantic import JsonValue
 
 from srbench.cas.digest import stored_number
 from srbench.errors import InvalidInput
@@ -11,6 +14,7 @@ from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.comparison import RunInfo
 from srbench.schemas.comparison_inputs import ComparedReport, ComparedRow
 from srbench.schemas.plan import Plan
+from srbench.schemas.target import Prices
 
 STOPPED = "stopped_early"
 COMPARABLE_STATUS = ("completed", "failed", STOPPED)
@@ -91,9 +95,20 @@ def _prices(plan: Plan) -> dict[str, list[Any]]:
     return out
 
 
-def _aux(plan: Plan) -> dict[str, Any]:
-    """What grading depends on in a judge: its model, prices and effective request parameters."""
-    return {tid: (pt.target.model, pt.target.prices, pt.effective_params)
+class JudgeProtocol(NamedTuple):
+    """What grading depends on in a judge."""
+
+    model: str
+    """Its model."""
+    prices: dict[str, Prices]
+    """Its prices per model."""
+    params: Mapping[str, object]
+    """Its effective request parameters."""
+
+
+def _aux(plan: Plan) -> dict[str, JudgeProtocol]:
+    """Each judge's model, prices and effective request parameters."""
+    return {tid: JudgeProtocol(pt.target.model, pt.target.prices, pt.effective_params)
             for tid, pt in plan.auxiliary_targets.items()}
 
 
@@ -108,7 +123,8 @@ def _params_by_model(plan: Plan) -> dict[str, list[Any]]:
     return out
 
 
-def _protocol(plan: dict[str, Any], key: str) -> Any:
+def _protocol(plan: Mapping[str, JsonValue], key: str) -> JsonValue:
+    """The plan's JSON under `key`, the limits without the operational ones."""
     value = plan.get(key)
     if key == "limits" and isinstance(value, dict):
         return {k: v for k, v in value.items() if k not in OPERATIONAL_LIMITS}

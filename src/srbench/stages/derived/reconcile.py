@@ -94,8 +94,8 @@ class ReconcileParams(BaseModel):
     """{MoM target id: router kind} re-attributing those targets' calls (absent: the planned routers)."""
 
 
-def _evidence(raw: bytes, record: MeteredCall) -> tuple[dict[str, Any] | None, str | None]:
-    """(usage object, problem) from a transcript."""
+def _evidence(raw: bytes, record: MeteredCall) -> tuple[dict[str, JsonValue] | None, str | None]:
+    """(usage object, problem) from a transcript (the provider's JSON usage object, as it sent it)."""
     done, usage, finish, model = 0, None, None, None
     for ev in decode_transcript(raw):
         if ev.data.strip() == "[DONE]":

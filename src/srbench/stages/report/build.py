@@ -361,7 +361,7 @@ ESTIMATED = ("accuracy", "accuracy_ci95", "accuracy_answered", "accuracy_answere
              "latency_p50_s", "latency_p95_s", "ttft_p50_s", "tokens", "request_time_sum_s", "correct")
 
 
-def _with(t: TargetSummary, update: dict[str, Any]) -> TargetSummary:
+def _with(t: TargetSummary, update: dict[str, object]) -> TargetSummary:
     """`t` with `update` (validated: a field the summary does not declare is refused)."""
     return TargetSummary.model_validate(t.model_dump(exclude_unset=True) | update)
 
@@ -370,7 +370,7 @@ def adjust_for_mode(mode: str, t: TargetSummary, rows: list[ResultRow]) -> Targe
     """Preview measures no capability (IT-3); replay is an offline estimate (IT-4), never a measurement."""
     if mode == "preview":
         routing = [r.routing or {} for r in rows if r.state == "completed"]
-        update: dict[str, Any] = dict.fromkeys(PREVIEW_NONE)
+        update: dict[str, object] = dict.fromkeys(PREVIEW_NONE)
         for name, key in (("models", "selected_model"), ("decisions", "decision"),
                           ("selection_statuses", "selection_status"), ("selection_reasons", "selection_reason")):
             update[name] = dict(sorted(Counter(str(x.get(key)) for x in routing if x.get(key) is not None).items()))

@@ -9,10 +9,10 @@ stored answers (benchmarks/published.py), with how many answers the two rules gr
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
 
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.published_grades import PublishedGrade
+from srbench.benchmarks.published_grades import PublishedGrade, PublishedSummary
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import StoredGrade
 from srbench.schemas.report import BenchmarkRow
@@ -38,7 +38,7 @@ PUBLISHED_NOTE = ("Benchmark rows show sr-bench's score under its own strict rul
 
 
 def published_figure(benchmark: str, grader_version: str | None, answers: list[tuple[str, bool | None]],
-                     grades: list[StoredGrade | None], cases: dict[str, Case]) -> dict[str, Any]:
+                     grades: list[StoredGrade | None], cases: dict[str, Case]) -> dict[str, JsonValue]:
     """The published-rule summary of one target on one benchmark from its planned cells' (case id,
     sr-bench verdict) and grades; a planned cell without a graded answer is graded by the published
     rule as 'no reply'."""
@@ -66,18 +66,18 @@ def published_limitations(bench_rows: list[BenchmarkRow]) -> list[str]:
     """One line per benchmark: how many answers the two rules grade differently, or why there is no
     published figure."""
     out: list[str] = []
-    by_bench: dict[str, list[tuple[BenchmarkRow, dict[str, Any]]]] = {}
+    by_bench: dict[str, list[tuple[BenchmarkRow, PublishedSummary]]] = {}
     for r in bench_rows:
         if r.published is not None:
-            by_bench.setdefault(r.benchmark, []).append((r, r.published))
+            by_bench.setdefault(r.benchmark, []).append((r, PublishedSummary.model_validate(r.published)))
     for b, rs in by_bench.items():
         pub = [p for _, p in rs]
-        if pub[0].get("rule") is None:
-            out.append(f"{b}: no published-rule figure ({pub[0].get('reason')}).")
+        if pub[0].rule is None:
+            out.append(f"{b}: no published-rule figure ({pub[0].reason}).")
             continue
-        differ = sum(int(p.get("graded_differently") or 0) for p in pub)
-        total = sum(int(p.get("n") or 0) for p in pub)
-        per = ", ".join(f"{r.target_id} {p.get('graded_differently')}" for r, p in rs)
-        out.append(f"{b}: the published rule {pub[0]['rule']} grades {differ} of {total} answers differently "
+        differ = sum(p.graded_differently or 0 for p in pub)
+        total = sum(p.n for p in pub)
+        per = ", ".join(f"{r.target_id} {p.graded_differently}" for r, p in rs)
+        out.append(f"{b}: the published rule {pub[0].rule} grades {differ} of {total} answers differently "
                    f"from sr-bench's {rs[0][0].sr_bench_rule} ({per}).")
     return out
