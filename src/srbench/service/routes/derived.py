@@ -150,6 +150,8 @@ async def recover_run(request: web.Request, req: rq.RecoverRun) -> Status:
 @route("POST", "/runs/{run_id}/reprice", "Append a price correction (zero model calls)", body=rq.RepriceRun,
        answer=wf.Repriced)
 async def reprice_run(request: web.Request, req: rq.RepriceRun) -> wf.Repriced:
-    correction, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs, request.match_info["run_id"],
-                                                   req.prices, req.reason)
-    return wf.Repriced(correction=correction, appended=appended, model_requests=0)
+    correction, digest, appended = await asyncio.to_thread(corrections.reprice, svc(request).runs,
+                                                           request.match_info["run_id"], req.prices, req.reason)
+    stored = wf.StoredPriceCorrection.model_validate({**correction.model_dump(mode="json", by_alias=True),
+                                                      "digest": digest})
+    return wf.Repriced(correction=stored, appended=appended, model_requests=0)

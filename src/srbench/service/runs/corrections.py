@@ -7,6 +7,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from pydantic import JsonValue
+
+from srbench.schemas.corrections import PriceCorrection
 from srbench.schemas.plan import Plan
 from srbench.service.journal import refs
 from srbench.service.journal.cell_rows import run_cells
@@ -16,8 +19,10 @@ from srbench.stages.derived.reconcile import reconcile as build_correction
 from srbench.stages.derived.reprice import price_correction
 
 
-def reconcile(manager: RunManager, run_id: str, routers: Any = None) -> tuple[dict[str, Any], bool, str, bool]:
-    """REP-2: build the usage correction and append it once. Returns (correction, hit, why, appended).
+def reconcile(manager: RunManager, run_id: str,
+              routers: Any = None) -> tuple[dict[str, JsonValue], bool, str, bool]:
+    """REP-2: build the usage correction and append it once. Returns (the correction's stored JSON with its
+    digest, for the wire's receipt fields; hit, why, appended).
     `routers` ({MoM target id: router kind}) re-attributes those targets' calls from their stored headers."""
     run = manager.get(run_id)
     plan = manager.store.get_json(run.plan)
@@ -39,12 +44,11 @@ def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, ent
     (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
     return bool(manager.journal.submit_sync(lambda c: refs.append_once(c, kind, run_id, entry, anywhere=anywhere)))
 
-def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[dict[str, Any], bool]:
-    """Append a price correction once per distinct content. Returns (correction, appended)."""
+def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[PriceCorrection, str, bool]:
+    """Append a price correction once per distinct content. Returns (correction, its digest, appended)."""
     run = manager.get(run_id)
-    body = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices,
-                            reason).model_dump(mode="json", by_alias=True)
-    digest = manager.store.put_json(body)
+    correction = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices, reason)
+    digest = manager.store.put_json(correction.model_dump(mode="json", by_alias=True))
     appended = append_once(manager, "price-correction", run_id, refs.HistoryEntry(digest=digest, at=time.time()),
                                  anywhere=False)
-    return body | {"digest": digest}, appended
+    return correction, digest, appended

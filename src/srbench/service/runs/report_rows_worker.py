@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from srbench.benchmarks import get as get_benchmark
@@ -29,8 +30,6 @@ from srbench.rules import Engine
 from srbench.rules.engine import CacheEntry
 from srbench.service.journal.report_rows import action_output, open_read_only
 from srbench.stages.report.cells import ReportInputs, cell_row, memo_entry
-
-_state: dict[str, Any] = {}
 
 
 class _ReadCache:
@@ -59,6 +58,20 @@ class _ReadCache:
         return None
 
 
+@dataclass
+class _Worker:
+    """What this process holds once `init` opened the store: the store, the read-only action cache, the
+    engine over both and the report inputs of the latest plans."""
+
+    store: ObjectStore
+    cache: _ReadCache
+    engine: Engine
+    inputs: dict[str, ReportInputs] = field(default_factory=dict)
+
+
+_worker: list[_Worker] = []          # the one `init` made
+
+
 def _watch_parent(parent: int) -> None:
     """Exit when the service is gone (a kill -9 leaves no orphan worker behind)."""
     while os.getppid() == parent:
@@ -70,13 +83,13 @@ def init(store_url: str, verify_reads: bool, journal_path: str) -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     store = ObjectStore(store_url, verify_reads=verify_reads, create=False)
     cache = _ReadCache(journal_path)
-    _state.update(store=store, cache=cache, engine=Engine(store, cache), inputs={})
+    _worker[:] = [_Worker(store, cache, Engine(store, cache))]
 
 
 def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
     """(action-cache entries, (cell_id, memo entry) per built row, cell ids it could not build)."""
-    store, cache, engine = _state["store"], _state["cache"], _state["engine"]
-    inputs: dict[str, ReportInputs] = _state["inputs"]
+    (w,) = _worker
+    store, cache, engine, inputs = w.store, w.cache, w.engine, w.inputs
     if plan_digest not in inputs:
         if len(inputs) > 8:
             inputs.clear()
