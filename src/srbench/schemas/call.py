@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    SkipValidation,
+    model_serializer,
+)
 
 CallStatus = Literal["completed", "failed", "cancelled"]
 # subject/judge/user_simulator/scaffolding: benchmarks/conversation.py ROLES ("simulator": older records)
@@ -83,8 +91,9 @@ class RequestObject(BaseModel):
     """The layout of this object."""
     url: str
     """The endpoint it is sent to."""
-    body: dict[str, Any]
-    """The JSON body sent (the OpenAI chat wire format)."""
+    body: SkipValidation[dict[str, JsonValue]]
+    """The JSON body sent (the OpenAI chat wire format; built by targets/outcome.py build_body, so not
+    validated again: this is on every call's path)."""
     header_names: list[str]
     """The names of the headers sent beside it (their values are never stored)."""
     target_id: str
@@ -101,13 +110,13 @@ class RequestObject(BaseModel):
     """Its position in a multi-call cell's conversation (absent: a single call)."""
 
     @model_serializer(mode="wrap")
-    def _absent_unless_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _absent_unless_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = handler(self)
         for name in ("api_key_env", "call_index"):
             if name not in self.model_fields_set:
                 data.pop(name, None)
         return data
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, JsonValue]:
         """The JSON object as stored."""
         return self.model_dump(mode="json", by_alias=True)

@@ -8,12 +8,13 @@ keys earlier versions wrote, which reading ignores (``extra="ignore"``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.schemas.event import EventType
 from srbench.schemas.plan import StopScope
+from srbench.schemas.wire import JSONObject
 
 StopReason = Literal["settled", "unreachable", "settled or unreachable"]
 """Why valid early stopping stops a run."""
@@ -24,7 +25,7 @@ class EventData(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> dict[str, JsonValue]:
         """The stored JSON object: the fields set by the writer, in JSON form."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -197,7 +198,7 @@ class RecipeChecked(EventData):
     """The MoM target."""
     phase: Literal["after"]
     """When the check ran."""
-    hash: dict[str, Any] | None
+    hash: JSONObject | None
     """The router's config hash view after the run, as the router gave it (third-party JSON)."""
     config_etag: str | None
     """The ETag of the router's config after the run."""

@@ -36,7 +36,7 @@ class _Grade(BaseModel):
     details: dict[str, Any]
     """The benchmark's grading details (the judge's verdict and explanation, a trial's reward …)."""
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, JsonValue]:
         return self.model_dump(mode="json", by_alias=True)
 
 

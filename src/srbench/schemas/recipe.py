@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.wire import JSONObject
+
 
 class RecipeCapture(BaseModel):
     """One target's capture, as stored."""
@@ -27,9 +29,9 @@ class RecipeCapture(BaseModel):
     """A recipe was captured (False: see `limitation`)."""
     limitation: str | None
     """Why nothing was captured."""
-    hash_before: dict[str, Any] | None
+    hash_before: JSONObject | None
     """The router's config hash view before reading the config."""
-    hash_after: dict[str, Any] | None
+    hash_after: JSONObject | None
     """That view after reading it (must equal `hash_before`)."""
     config_etag: str | None
     """The ETag of the router's config."""

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
+
+from srbench.schemas.wire import JSONObject
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -42,7 +44,7 @@ def check_url(value: str, what: str) -> str:
     return value.rstrip("/")
 
 
-def check_generation_params(params: dict[str, Any], what: str) -> dict[str, Any]:
+def check_generation_params(params: dict[str, JsonValue], what: str) -> dict[str, JsonValue]:
     unknown = sorted(set(params) - GENERATION_FIELDS)
     if unknown:
         raise ValueError(f"{what} has unsupported field(s): {', '.join(unknown)}")
@@ -63,8 +65,11 @@ def check_generation_params(params: dict[str, Any], what: str) -> dict[str, Any]
     if mt is not None and not (isinstance(mt, int) and not isinstance(mt, bool) and mt >= 1):
         raise ValueError(f"{what}.max_tokens must be a positive integer")
     mn = params.get("min_tokens")
-    if mn is not None and mt is not None and mn > mt:
-        raise ValueError(f"{what}.min_tokens must not exceed max_tokens")
+    if mn is not None and mt is not None:
+        if not isinstance(mn, int | float):     # (compared below; was a TypeError traceback)
+            raise ValueError(f"{what}.min_tokens must be a number")
+        if mn > mt:
+            raise ValueError(f"{what}.min_tokens must not exceed max_tokens")
     tk = params.get("top_k")
     if tk is not None and not (tk == -1 or (isinstance(tk, int) and tk >= 1)):
         raise ValueError(f"{what}.top_k must be -1 or >= 1")
@@ -84,7 +89,7 @@ class Target(BaseModel):
     model: str = Field(min_length=1)
     api_key_env: str | None = None
     prices: dict[str, Prices] = Field(default_factory=dict)
-    request_params: dict[str, Any] = Field(default_factory=dict)
+    request_params: JSONObject = Field(default_factory=dict)
     # MoM only
     config_hash: str | None = None
     preview_url: str | None = None
@@ -127,7 +132,7 @@ class Target(BaseModel):
 
     @field_validator("request_params")
     @classmethod
-    def _params(cls, v: dict[str, Any]) -> dict[str, Any]:
+    def _params(cls, v: dict[str, JsonValue]) -> dict[str, JsonValue]:
         return check_generation_params(v, "request_params")
 
     @model_validator(mode="after")

@@ -16,7 +16,16 @@ Such a value is annotated ``WireJSON``, so that the edges are named and can be c
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Annotated, Any, TypeAlias
+
+from pydantic import JsonValue, WithJsonSchema
 
 WireJSON: TypeAlias = dict[str, Any]
 """A JSON object as parsed (``json.loads``) or about to be sent, whose shape is an edge's, not sr-bench's."""
+
+
+_OPEN_OBJECT = WithJsonSchema({"additionalProperties": True, "type": "object"})
+JSONObject: TypeAlias = Annotated[dict[str, JsonValue], _OPEN_OBJECT]
+"""A JSON object a model holds as given (a router's config-hash view, a target's generation parameters): mypy
+and pydantic check that it is JSON; its schema in the OpenAPI document is the open object it always was. Unlike
+``WireJSON`` it may be used inside the core."""

@@ -195,8 +195,11 @@ class Dispatcher:
         """RUN-8 upper estimate for one call (None without a cap or without prices)."""
         if self.plan.limits.max_cost_usd is None or not target.prices:
             return None
-        return reservation_usd(body_bytes=len(req_bytes), message_count=len(req.body["messages"]),
-                               max_tokens=int(req.body.get("max_tokens") or self.plan.limits.max_output_tokens),
+        messages, max_tokens = req.body["messages"], req.body.get("max_tokens")
+        assert isinstance(messages, list)                   # build_body's list
+        return reservation_usd(body_bytes=len(req_bytes), message_count=len(messages),
+                               max_tokens=int(max_tokens if isinstance(max_tokens, int | float) and max_tokens
+                                              else self.plan.limits.max_output_tokens),
                                max_output_chars=self.plan.limits.max_output_chars, prices=target.prices,
                                max_inference_calls=target.max_inference_calls or 1)
 

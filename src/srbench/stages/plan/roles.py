@@ -25,7 +25,7 @@ from srbench.schemas.target import Target
 def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens: int) -> dict[str, Any]:
     """The request parameters a target is called with: greedy and the output cap, then the plan's
     sampling, then the target's own parameters."""
-    params = {"temperature": 0, "max_tokens": max_output_tokens}
+    params: dict[str, JsonValue] = {"temperature": 0, "max_tokens": max_output_tokens}
     params.update(sampling)
     params.update(target.request_params)
     return params

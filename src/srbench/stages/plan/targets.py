@@ -15,7 +15,7 @@ def target_problems(target: Target, limits: Limits, cost_policy: str, i: int) ->
     where = f"targets[{i}] ({target.id})"
     out: list[str] = []
     pinned = target.request_params.get("max_tokens")
-    if pinned is not None and pinned > limits.max_output_tokens:
+    if isinstance(pinned, int) and pinned > limits.max_output_tokens:     # an int: check_generation_params
         out.append(f"{where}: pinned max_tokens {pinned} exceeds limits.max_output_tokens "
                    f"{limits.max_output_tokens}; raise the cap (the model profile is never rewritten)")
     bad_router = routers.router_problem(target)
