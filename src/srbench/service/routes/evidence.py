@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
+from pydantic import JsonValue
 
 from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.conversation import ConversationRecord
@@ -67,12 +68,14 @@ def _mom_targets(service: Service, run_id: str) -> dict[str, Target]:
     return {pt.target.id: pt.target for pt in plan.targets if pt.target.kind == "mom"}
 
 
-def _selected_model(call: dict[str, Any], target: Target | None) -> str | None:
-    """The model that served a subject call, as the report's rows say it: the MoM target's router
-    adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
+def _selected_model(call: dict[str, JsonValue], target: Target | None) -> str | None:
+    """The model that served a subject call (`call`: its stored record, as JSON), as the report's rows say it:
+    the MoM target's router adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
     if target is not None:
         return routers.attribute(target, call).selected_model
-    return (call.get("headers") or {}).get("x-vsr-selected-model")
+    headers = call.get("headers")
+    chosen = headers.get("x-vsr-selected-model") if isinstance(headers, dict) else None
+    return chosen if isinstance(chosen, str) else None
 
 
 def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Target] | None = None
@@ -179,7 +182,7 @@ async def run_call(request: web.Request) -> rs.CallDetail:
     if row is None or role not in _roles(row) or row.state == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
     summary = _summary(service, run_id, row, role, _mom_targets(service, run_id))
-    more: dict[str, Any] = {}
+    more: dict[str, JsonValue] = {}          # the stored objects the answer carries whole, as JSON
     if summary.call:        # the one full call: a damaged record is an error (503), never a row marked damaged
         record = more["record"] = service.objects.get_json(summary.call)
         trajectory = record.get("trajectory") if record.get("kind") == "conversation" else None

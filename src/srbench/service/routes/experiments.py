@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any
+from collections.abc import Mapping
 
 from aiohttp import web
+from pydantic import JsonValue
 
 from srbench import TERMINAL_STATUSES
 from srbench.errors import InvalidInput
+from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
@@ -74,13 +76,15 @@ PROTOCOL = ("case_sha256", "sampling", "limits", "profile", "seed", "cost_policy
             "adapter_versions", "benchmark_weights", "grader_versions")
 
 
-def candidate_manifest(run: RunState, plan: dict[str, Any], req: rq.CandidatePlan,
-                       registry: dict[str, Target]) -> dict[str, Any]:
-    """A manifest on the baseline's questions and protocol with the chosen registered routers as subjects."""
-    if (run.status not in TERMINAL_STATUSES or plan["mode"] != "live"
-            or not any(pt["target"]["kind"] == "single" for pt in plan["targets"])):
+def candidate_manifest(run: RunState, plan: Plan, stored: Mapping[str, JsonValue], req: rq.CandidatePlan,
+                       registry: dict[str, Target]) -> dict[str, JsonValue]:
+    """A manifest (JSON, as a client would send it) on the baseline's questions and protocol with the chosen
+    registered routers as subjects: `plan` is the baseline's frozen plan, `stored` its stored JSON, whose
+    protocol blocks the manifest copies as they are."""
+    if (run.status not in TERMINAL_STATUSES or plan.mode != "live"
+            or not any(pt.target.kind == "single" for pt in plan.targets)):
         raise InvalidInput("Choose a terminal live single-model baseline", code="not_a_baseline")
-    if plan.get("execution_cells") is not None or plan.get("recovery"):
+    if plan.execution_cells is not None or plan.recovery is not None:
         raise InvalidInput("A recovery subset is not a complete reusable baseline", code="not_a_baseline")
     if len(set(req.target_ids)) != len(req.target_ids):
         raise InvalidInput("Select distinct configured MoM targets")
@@ -89,24 +93,25 @@ def candidate_manifest(run: RunState, plan: dict[str, Any], req: rq.CandidatePla
         raise InvalidInput(f"Candidate target is not registered: {missing[0]}")
     if any(registry[t].kind != "mom" for t in req.target_ids):
         raise InvalidInput("Candidate plans require configured MoM targets")
-    if set(req.target_ids) & set(plan.get("auxiliary_targets") or {}):
+    if set(req.target_ids) & set(plan.auxiliary_targets):
         raise InvalidInput("Candidate subjects cannot replace fixed auxiliary targets")
-    manifest: dict[str, Any] = {
-        "version": plan["version"], "profile": plan["profile"], "seed": plan["seed"],
-        "cost_policy": plan["cost_policy"], "mode": req.mode,
+    manifest: dict[str, JsonValue] = {
+        "version": plan.version, "profile": plan.profile, "seed": plan.seed,
+        "cost_policy": plan.cost_policy, "mode": req.mode,
         "name": req.name or ("Routing check" if req.mode == "preview" else "Candidate evaluation"),
-        "dataset": {"sha256": plan["dataset"]["sha256"]}, "sampling": copy.deepcopy(plan["sampling"]),
-        "limits": copy.deepcopy(plan["limits"]), "targets": [{"id": t} for t in req.target_ids],
+        "dataset": {"sha256": plan.dataset.sha256}, "sampling": copy.deepcopy(stored["sampling"]),
+        "limits": copy.deepcopy(stored["limits"]), "targets": [{"id": t} for t in req.target_ids],
         "baseline_run_id": run.id}
     for key in ("statistics", "stop_on_systematic", "preview_context"):
-        if plan.get(key) is not None:
-            manifest[key] = copy.deepcopy(plan[key])
+        if stored.get(key) is not None:
+            manifest[key] = copy.deepcopy(stored[key])
     if req.experiment is not None:
         manifest["experiment"] = req.experiment.model_dump()
     return manifest
 
 
-def protocol_problems(baseline: dict[str, Any], candidate: dict[str, Any]) -> list[str]:
+def protocol_problems(baseline: Mapping[str, JsonValue], candidate: Mapping[str, JsonValue]) -> list[str]:
+    """What differs in the protocol between the baseline's stored plan JSON and the candidate's."""
     if candidate["mode"] == "preview":
         keys: tuple[str, ...] = ("case_sha256", "profile", "seed")
     else:
@@ -122,7 +127,7 @@ async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> rs.Plan
     service, actor = svc(request), actor_of(request)
     run = service.runs.get(request.match_info["run_id"])
     base = service.objects.get_json(run.plan)
-    manifest = candidate_manifest(run, base, req, registry(service))
+    manifest = candidate_manifest(run, Plan.model_validate(base), base, req, registry(service))
     plan = await asyncio.to_thread(_plan_sync, service, manifest, actor)
     problems = protocol_problems(base, plan.as_json())
     if problems:
