@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.recovery import ParentSnapshot, RecoveryMode
 from srbench.schemas.replay import ReplayReceipt
 from srbench.schemas.target import Target, check_generation_params
@@ -186,14 +187,14 @@ class Manifest(BaseModel):
     stop_on_systematic: StopScope | None = Field(default=None, exclude_if=lambda v: v is None)
     dataset: DatasetRef
     targets: list[TargetEntry] = Field(min_length=1)
-    sampling: dict[str, Any] = Field(default_factory=dict)
+    sampling: GenerationParams = Field(default_factory=GenerationParams)
     limits: Limits = Field(default_factory=Limits)
     statistics: Statistics | None = Field(default=None, validate_default=True)
 
-    @field_validator("sampling")
+    @field_validator("sampling", mode="before")
     @classmethod
-    def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return check_generation_params(v, "sampling")
+    def _sampling(cls, v: object) -> object:
+        return check_generation_params(v, "sampling") if isinstance(v, dict) else v
 
     @field_validator("statistics", mode="before")
     @classmethod
@@ -231,10 +232,13 @@ planning checks each entry and freezes it as `BenchmarkOptions`."""
 
 
 class PlannedTarget(BaseModel):
+    """A target as the plan runs it: its snapshot and the parameters every call of it is sent with."""
+
     model_config = ConfigDict(extra="forbid")
-    target: Target
-    effective_params: dict[str, Any]
-    registered: bool
+    target: Target = Field(description="the target's fields as planned (a registered one's, unchanged)")
+    effective_params: GenerationParams = Field(description="greedy and the output cap, then the plan's "
+                                               "sampling, then the target's request_params")
+    registered: bool = Field(description="whether the manifest named a registered target (else inline)")
 
 
 ExperimentRole = Literal["smoke", "baseline", "initial", "preview", "candidate", "validation", "estimate", "recovery"]
@@ -342,7 +346,7 @@ class Plan(BaseModel):
                                              "(never a path: a plan is the same on every host)")
     case_sha256: str
     targets: list[PlannedTarget]
-    sampling: dict[str, Any]
+    sampling: GenerationParams
     limits: Limits
     benchmark_weights: dict[str, int]
     adapter_versions: dict[str, str]
@@ -360,10 +364,10 @@ class Plan(BaseModel):
                                         description="the baseline run a candidate plan was derived from")
     plan_sha256: str | None = None
 
-    @field_validator("sampling")
+    @field_validator("sampling", mode="before")
     @classmethod
-    def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return check_generation_params(v, "sampling")
+    def _sampling(cls, v: object) -> object:
+        return check_generation_params(v, "sampling") if isinstance(v, dict) else v
 
     def options_for(self, benchmark: str) -> dict[str, Any] | None:
         """A benchmark's frozen options as the plan stores them (what its adapter reads), or None."""

@@ -108,7 +108,7 @@ class JudgeProtocol(NamedTuple):
 
 def _aux(plan: Plan) -> dict[str, JudgeProtocol]:
     """Each judge's model, prices and effective request parameters."""
-    return {tid: JudgeProtocol(pt.target.model, pt.target.prices, pt.effective_params)
+    return {tid: JudgeProtocol(pt.target.model, pt.target.prices, pt.effective_params.body())
             for tid, pt in plan.auxiliary_targets.items()}
 
 
@@ -117,7 +117,7 @@ def _params_by_model(plan: Plan) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for pt in plan.targets:
         if pt.target.kind == "single":
-            p = pt.effective_params
+            p = pt.effective_params.body()
             if p not in out.setdefault(pt.target.model, []):
                 out[pt.target.model].append(p)
     return out

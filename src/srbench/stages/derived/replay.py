@@ -159,7 +159,7 @@ def replay_cells(bplan: Plan, bcells: list[CellView], pplan: Plan,
             reason = "model_not_in_baseline"
         else:
             base = singles[model]
-            if moms[cell.target_id].effective_params != base.effective_params:
+            if not moms[cell.target_id].effective_params.same(base.effective_params):
                 reason = "params_mismatch"
             else:
                 saved = by_case_target.get((cell.case_id, base.target.id))

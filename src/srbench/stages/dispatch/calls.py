@@ -173,7 +173,7 @@ class Dispatcher:
         """IT-3: record the router's decision and model for one case; no inference, no score."""
         target, params = self.targets[cell.target_id]
         case = self.cases[cell.case_id]
-        body = preview_body(target, [m.model_dump() for m in case.messages], int(params.get("max_tokens", 1)),
+        body = preview_body(target, [m.model_dump() for m in case.messages], 1 if params.max_tokens is None else params.max_tokens,
                             None if self.plan.preview_context is None
                             else self.plan.preview_context.model_dump(mode="json"))
         req_bytes = canonical_json(preview_request(target, case, cell, body).stored())
@@ -210,7 +210,7 @@ class Dispatcher:
 
     async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome] | None:
         target, params = self.targets[cell.target_id]
-        req = request_object(target, self.cases[cell.case_id], params, cell)
+        req = request_object(target, self.cases[cell.case_id], params.body(), cell)
         req_bytes = canonical_json(req.stored())
         req_digest = digest_bytes(req_bytes)
         if not await self.journal.dispatching(cell, req_digest, [req_bytes], self.reservation(target, req, req_bytes)):
@@ -233,7 +233,7 @@ class Dispatcher:
             return None
         judge, params = self.aux[judge_id]
         extras = bench.judge_extras(grader, self.plan.options_for(case.benchmark))
-        req = request_object(judge, case, params, cell, messages=messages, role="judge", extras=extras or None)
+        req = request_object(judge, case, params.body(), cell, messages=messages, role="judge", extras=extras or None)
         data = canonical_json(req.stored())
         return judge, req, data, digest_bytes(data)
 

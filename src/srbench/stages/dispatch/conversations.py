@@ -47,6 +47,7 @@ from srbench.schemas.cell import TerminalCellState
 from srbench.schemas.conversation import ConversationCall, ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.event_data import DispatchStopped
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
@@ -168,7 +169,7 @@ class Conversations:
                                               error, [data], cost_usd=total)
 
     # -- one call ------------------------------------------------------------------------------
-    def resolve(self, s: Session, role: Role) -> tuple[Target, dict[str, Any]]:
+    def resolve(self, s: Session, role: Role) -> tuple[Target, GenerationParams]:
         if role == "subject":
             return self.d.targets[s.target_id]
         tid = self.roles.get(s.case.benchmark, {}).get(role)
@@ -199,14 +200,14 @@ class Conversations:
         d = self.d
         target, params = self.resolve(s, role)
         if max_tokens is not None:
-            params = {**params, "max_tokens": max(1, min(int(max_tokens), d.plan.limits.max_output_tokens))}
+            params = params.model_copy(update={"max_tokens": max(1, min(int(max_tokens), d.plan.limits.max_output_tokens))})
         extras = {k: v for k, v in (("tools", tools), ("tool_choice", tool_choice)) if v is not None}
         cap = d.plan.limits.max_calls_per_case
         if cap is not None and s.next_index >= cap:
             raise CellStopped("call_limit", f"limits.max_calls_per_case {cap} reached: no further call of this case")
         index = s.next_index
         s.next_index += 1
-        req = request_object(target, s.case, params, s.cell, messages=messages, role=role, extras=extras)
+        req = request_object(target, s.case, params.body(), s.cell, messages=messages, role=role, extras=extras)
         req = req.model_copy(update={"call_index": index})
         req_bytes = canonical_json(req.stored())
         req_digest = digest_bytes(req_bytes)

@@ -25,6 +25,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import canonical_json
 from srbench.schemas.dataset import Case
 from srbench.schemas.estimate import EstimateRow, PlanEstimate, RoleCosts, RoleCounts
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import Limits, Plan
 from srbench.schemas.target import Target
 from srbench.targets.outcome import build_body
@@ -37,11 +38,11 @@ BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound ×
 __all__ = ["plan_estimate"]
 
 
-def _upper(target: Target, params: dict[str, Any], messages: list[dict[str, Any]], limits: Limits,
+def _upper(target: Target, params: GenerationParams, messages: list[dict[str, Any]], limits: Limits,
            extra_bytes: int = 0) -> float | None:
     if not target.prices:
         return None
-    body = build_body(target.model, messages, params, {})
+    body = build_body(target.model, messages, params.body(), {})
     return reservation_usd(body_bytes=len(canonical_json(body)) + extra_bytes, message_count=len(messages),
                            max_tokens=int(body.get("max_tokens") or limits.max_output_tokens),
                            max_output_chars=limits.max_output_chars, prices=target.prices,

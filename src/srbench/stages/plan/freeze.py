@@ -19,6 +19,7 @@ from srbench.benchmarks.base import Benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound
 from srbench.schemas.dataset import Case, split_of
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import (
     BenchmarkOptions,
     ExperimentLink,
@@ -156,8 +157,8 @@ def _case_problems(manifest: Manifest, cases: list[Case], read: bool, registered
             if registered["seed"] != manifest.seed:
                 problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
     cap = manifest.limits.max_output_tokens
-    if manifest.sampling.get("max_tokens") is not None and manifest.sampling["max_tokens"] > cap:
-        problems.append(f"sampling.max_tokens {manifest.sampling['max_tokens']} exceeds limits.max_output_tokens "
+    if manifest.sampling.max_tokens is not None and manifest.sampling.max_tokens > cap:
+        problems.append(f"sampling.max_tokens {manifest.sampling.max_tokens} exceeds limits.max_output_tokens "
                         f"{cap}; raise the cap or lower sampling.max_tokens")
     want_split = split_of(manifest.profile)
     bad_split = [c.id for c in cases if c.metadata.split != want_split]
@@ -262,8 +263,8 @@ def frozen_problems(plan: Plan) -> list[str]:
     limits = plan.limits
     problems: list[str] = []
     cap = limits.max_output_tokens
-    if plan.sampling.get("max_tokens") is not None and plan.sampling["max_tokens"] > cap:
-        problems.append(f"sampling.max_tokens {plan.sampling['max_tokens']} exceeds limits.max_output_tokens {cap}")
+    if plan.sampling.max_tokens is not None and plan.sampling.max_tokens > cap:
+        problems.append(f"sampling.max_tokens {plan.sampling.max_tokens} exceeds limits.max_output_tokens {cap}")
     ids = [pt.target.id for pt in plan.targets]
     if not ids:
         problems.append("targets: a plan needs at least one target")
@@ -272,13 +273,13 @@ def frozen_problems(plan: Plan) -> list[str]:
         if ids.count(target.id) > 1 and ids.index(target.id) != i:
             problems.append(f"targets[{i}]: duplicate target id {target.id!r}")
         problems += target_problems(target, limits, "capability_only" if plan.mode != "live" else plan.cost_policy, i)
-        if pt.effective_params != effective_params(plan.sampling, target, cap):
+        if not pt.effective_params.same(effective_params(plan.sampling, target, cap)):
             problems.append(f"targets[{i}] ({target.id}): effective_params do not follow from the plan's sampling, "
                             "limits and the target's request_params; plan the manifest again")
     for jid, pt in plan.auxiliary_targets.items():
         if pt.target.id != jid or jid in ids:
             problems.append(f"auxiliary target {jid!r} does not match its id or collides with a subject target")
-        if pt.effective_params != effective_params({}, pt.target, cap):
+        if not pt.effective_params.same(effective_params(GenerationParams(), pt.target, cap)):
             problems.append(f"auxiliary target {jid!r}: effective_params were edited; plan the manifest again")
     primary = (plan.statistics.primary_benchmarks if plan.statistics else None) or []
     problems += [f"statistics.primary_benchmarks names {b}, which the plan's dataset does not hold"

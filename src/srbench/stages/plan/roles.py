@@ -12,23 +12,21 @@ are its own pinned ones, as a judge's). A missing role is one line naming the be
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from pydantic import JsonValue
 
 from srbench.benchmarks.base import Benchmark
 from srbench.errors import SrBenchError
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget, StoreOptions
 from srbench.schemas.target import Target
 
 
-def effective_params(sampling: dict[str, Any], target: Target, max_output_tokens: int) -> dict[str, Any]:
+def effective_params(sampling: GenerationParams, target: Target, max_output_tokens: int) -> GenerationParams:
     """The request parameters a target is called with: greedy and the output cap, then the plan's
     sampling, then the target's own parameters."""
-    params: dict[str, JsonValue] = {"temperature": 0, "max_tokens": max_output_tokens}
-    params.update(sampling)
-    params.update(target.request_params)
-    return params
+    return GenerationParams.model_validate({"temperature": 0, "max_tokens": max_output_tokens, **sampling.body(),
+                                            **target.request_params})
 
 
 def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str], Target | None], limits: Limits,
@@ -45,7 +43,7 @@ def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str]
         return [f"{b}: {role} {tid!r} must be a single model, not a router"], None
     problems = [p.replace("targets[-1]", role) for p in check_target(target, limits, cost_policy, -1)]
     return problems, PlannedTarget(target=target, registered=True,
-                                   effective_params=effective_params({}, target, limits.max_output_tokens))
+                                   effective_params=effective_params(GenerationParams(), target, limits.max_output_tokens))
 
 
 def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: StoreOptions,
