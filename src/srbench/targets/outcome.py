@@ -11,10 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from srbench.errors import InvalidInput
 from srbench.schemas.call import Usage
 
-__all__ = ["StreamLimits", "CallOutcome", "build_body", "chat_url", "ALLOWED_EXTRAS", "TERMINAL_FINISH_REASONS"]
+__all__ = ["StreamLimits", "CallOutcome", "build_body", "body_max_tokens", "chat_url", "ALLOWED_EXTRAS", "TERMINAL_FINISH_REASONS"]
 
 TERMINAL_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "function_call"})
 ALLOWED_EXTRAS = frozenset({"tools", "tool_choice", "parallel_tool_calls", "response_format", "functions",
@@ -60,11 +62,11 @@ class CallOutcome:
     text: str | None = None              # visible final text, <think> stripped; None if no content
     # tool calls accumulated from the stream's deltas, OpenAI shape, in index order:
     # [{"id": str, "type": "function", "function": {"name": str, "arguments": str}}]
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[dict[str, JsonValue]] = field(default_factory=list)
     reasoning_chars: int = 0
     finish_reason: str | None = None
     response_model: str | None = None
-    usage_raw: dict[str, Any] | None = None
+    usage_raw: dict[str, JsonValue] | None = None    # the provider's usage object as received
     usage: Usage | None = None
     started_at: float = 0.0              # time.time() when the request was handed to httpx
     ttft_s: float | None = None
@@ -80,8 +82,9 @@ def chat_url(base_url: str) -> str:
     return base_url.rstrip("/") + "/chat/completions"
 
 
-def build_body(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapping[str, Any],
-               request_params: Mapping[str, Any], extras: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def build_body(model: str, messages: Sequence[Mapping[str, JsonValue]], sampling: Mapping[str, JsonValue],
+               request_params: Mapping[str, JsonValue], extras: Mapping[str, JsonValue] | None = None
+               ) -> dict[str, JsonValue]:
     """Request body = sampling ⊕ request_params ⊕ extras ⊕ {model, messages, stream, stream_options}.
 
     Later parts win: the target's pinned `request_params` override the run's sampling (TG-4); the
@@ -90,11 +93,17 @@ def build_body(model: str, messages: Sequence[Mapping[str, Any]], sampling: Mapp
     unknown = sorted(set(extras or {}) - ALLOWED_EXTRAS)
     if unknown:
         raise InvalidInput(f"request extras not allowed: {', '.join(unknown)}")
-    body: dict[str, Any] = {**sampling, **request_params, **(extras or {})}
+    body: dict[str, JsonValue] = {**sampling, **request_params, **(extras or {})}
     body.update(model=model, messages=[dict(m) for m in messages], stream=True,
                 stream_options={"include_usage": True})
-    copied: dict[str, Any] = _copy_json(body)
+    copied: dict[str, JsonValue] = _copy_json(body)
     return copied
+
+
+def body_max_tokens(body: Mapping[str, JsonValue], default: int) -> int:
+    """The output cap a request body asks for (its max_tokens, a validated positive integer), else `default`."""
+    asked = body.get("max_tokens")
+    return int(asked) if isinstance(asked, int | float) and asked else default
 
 
 def _copy_json(value: Any) -> Any:

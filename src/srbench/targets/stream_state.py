@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from srbench.schemas.call import Usage
@@ -25,6 +26,16 @@ class Stop(Exception):
 
 
 
+@dataclass(slots=True)
+class ToolCallSlot:
+    """One tool call of the reply as its deltas arrive (by the delta's index)."""
+
+    id: str | None = None                   # the first non-empty id a delta gave
+    type: str = "function"                  # the call's type ("function" unless a delta says otherwise)
+    name: str = ""                          # the function name, its pieces joined
+    arguments: list[str] = field(default_factory=list)     # the arguments' pieces, in order
+
+
 class StreamCall:
     """State of one call while it streams."""
 
@@ -33,7 +44,7 @@ class StreamCall:
         self.out = CallOutcome()
         self.raw = bytearray()
         self.content: list[str] = []
-        self.tools: dict[int, dict[str, Any]] = {}     # tool-call index → {id, type, name, arguments[]}
+        self.tools: dict[int, ToolCallSlot] = {}     # tool-call index → its accumulated parts
         self.chars = 0
         self.tail = ""
         self.t0: float | None = None
@@ -112,15 +123,18 @@ class StreamCall:
             fn = d.get("function") or {}
             if not isinstance(index, int) or isinstance(index, bool) or not isinstance(fn, dict):
                 raise Stop("bad_event", "an SSE event has a malformed tool call")
-            slot = self.tools.setdefault(index, {"id": None, "type": "function", "name": "", "arguments": []})
-            for key in ("id", "type"):
-                if isinstance(d.get(key), str) and d[key]:
-                    slot[key] = d[key]
+            slot = self.tools.get(index)
+            if slot is None:
+                slot = self.tools[index] = ToolCallSlot()
+            if isinstance(d.get("id"), str) and d["id"]:
+                slot.id = d["id"]
+            if isinstance(d.get("type"), str) and d["type"]:
+                slot.type = d["type"]
             if isinstance(fn.get("name"), str) and fn["name"]:
-                slot["name"] += fn["name"]
+                slot.name += fn["name"]
                 text.append(fn["name"])
             if isinstance(fn.get("arguments"), str) and fn["arguments"]:
-                slot["arguments"].append(fn["arguments"])
+                slot.arguments.append(fn["arguments"])
                 text.append(fn["arguments"])
         return text
 
@@ -176,8 +190,8 @@ class StreamCall:
             out.latency_s = (self.t_end or time.perf_counter()) - self.t0
         if self.content or (self.failure is None and not self.cancelled):
             out.text, out.think_unclosed = visible_text("".join(self.content))
-        out.tool_calls = [{"id": t["id"] or f"call_{i}", "type": t["type"],
-                           "function": {"name": t["name"], "arguments": "".join(t["arguments"])}}
+        out.tool_calls = [{"id": t.id or f"call_{i}", "type": t.type,
+                           "function": {"name": t.name, "arguments": "".join(t.arguments)}}
                           for i, t in sorted(self.tools.items())]
         if out.usage is None and out.usage_raw is not None:
             try:

@@ -45,6 +45,7 @@ from srbench.stages.dispatch.common import (
 )
 from srbench.stages.dispatch.conversations import Conversations, multi_call_benchmarks
 from srbench.targets.accounting import call_cost
+from srbench.targets.outcome import body_max_tokens
 from srbench.targets.preview import preview_body, preview_call
 from srbench.targets.pricing import reservation_usd
 from srbench.targets.transport import CallOutcome, StreamLimits, stream_chat
@@ -195,11 +196,10 @@ class Dispatcher:
         """RUN-8 upper estimate for one call (None without a cap or without prices)."""
         if self.plan.limits.max_cost_usd is None or not target.prices:
             return None
-        messages, max_tokens = req.body["messages"], req.body.get("max_tokens")
+        messages = req.body["messages"]
         assert isinstance(messages, list)                   # build_body's list
         return reservation_usd(body_bytes=len(req_bytes), message_count=len(messages),
-                               max_tokens=int(max_tokens if isinstance(max_tokens, int | float) and max_tokens
-                                              else self.plan.limits.max_output_tokens),
+                               max_tokens=body_max_tokens(req.body, self.plan.limits.max_output_tokens),
                                max_output_chars=self.plan.limits.max_output_chars, prices=target.prices,
                                max_inference_calls=target.max_inference_calls or 1)
 

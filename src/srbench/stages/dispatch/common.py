@@ -8,8 +8,11 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from pydantic import JsonValue
 
 from srbench.errors import SrBenchError
 from srbench.schemas.call import CallRecord, RequestObject, Timings
@@ -115,9 +118,9 @@ class RunControl:
         return self.stopped() or self.early_stop is not None
 
 
-def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cell,
-                   messages: list[dict[str, Any]] | None = None, role: str = "subject",
-                   extras: dict[str, Any] | None = None) -> RequestObject:
+def request_object(target: Target, case: Case, params: Mapping[str, JsonValue], cell: Cell,
+                   messages: Sequence[Mapping[str, JsonValue]] | None = None, role: str = "subject",
+                   extras: Mapping[str, JsonValue] | None = None) -> RequestObject:
     """The stored request: endpoint, body and the *names* of headers (never their values); `role` one of
     CallRole (the conversation dispatcher checks a benchmark's role before it asks)."""
     msgs = messages if messages is not None else [m.model_dump() for m in case.messages]
@@ -130,7 +133,7 @@ def request_object(target: Target, case: Case, params: dict[str, Any], cell: Cel
                          role=role)
 
 
-def preview_request(target: Target, case: Case, cell: Cell, body: dict[str, Any]) -> RequestObject:
+def preview_request(target: Target, case: Case, cell: Cell, body: dict[str, JsonValue]) -> RequestObject:
     """The stored request of a preview call (IT-3): the router's decision only (no api_key_env)."""
     assert target.preview_url is not None           # a preview plan names only targets with one (plan/freeze.py)
     return RequestObject(url=target.preview_url, body=body, role="preview", target_id=target.id, case_id=case.id,

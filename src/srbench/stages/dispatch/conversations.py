@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
@@ -93,8 +93,9 @@ class Session:
         self.next_index = 0
         self.stop: CellStopped | None = None        # the stop raised to the benchmark, if any
 
-    async def call(self, messages: list[dict[str, Any]], *, role: Role = "subject",
-                   tools: list[dict[str, Any]] | None = None, tool_choice: str | dict[str, Any] | None = None,
+    async def call(self, messages: list[dict[str, JsonValue]], *, role: Role = "subject",
+                   tools: list[dict[str, JsonValue]] | None = None,
+                   tool_choice: str | dict[str, JsonValue] | None = None,
                    max_tokens: int | None = None) -> Reply:
         try:
             return await self.runner.call(self, messages, role, tools, tool_choice, max_tokens)
@@ -194,14 +195,18 @@ class Conversations:
             raise CellStopped("case_timeout", f"the case's time limit (case_timeout_s "
                                               f"{stored_number(self.d.plan.limits.case_timeout_s)}) was reached")
 
-    async def call(self, s: Session, messages: list[dict[str, Any]], role: Role, tools: list[dict[str, Any]] | None,
-                   tool_choice: str | dict[str, Any] | None,
+    async def call(self, s: Session, messages: list[dict[str, JsonValue]], role: Role,
+                   tools: list[dict[str, JsonValue]] | None, tool_choice: str | dict[str, JsonValue] | None,
                    max_tokens: int | None) -> Reply:
         d = self.d
         target, params = self.resolve(s, role)
         if max_tokens is not None:
             params = params.model_copy(update={"max_tokens": max(1, min(int(max_tokens), d.plan.limits.max_output_tokens))})
-        extras = {k: v for k, v in (("tools", tools), ("tool_choice", tool_choice)) if v is not None}
+        extras: dict[str, JsonValue] = {}
+        if tools is not None:
+            extras["tools"] = [*tools]
+        if tool_choice is not None:
+            extras["tool_choice"] = tool_choice
         cap = d.plan.limits.max_calls_per_case
         if cap is not None and s.next_index >= cap:
             raise CellStopped("call_limit", f"limits.max_calls_per_case {cap} reached: no further call of this case")

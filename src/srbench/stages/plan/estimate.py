@@ -28,7 +28,7 @@ from srbench.schemas.estimate import EstimateRow, PlanEstimate, RoleCosts, RoleC
 from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import Limits, Plan
 from srbench.schemas.target import Target
-from srbench.targets.outcome import build_body
+from srbench.targets.outcome import body_max_tokens, build_body
 from srbench.targets.pricing import reservation_usd
 
 BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound × highest prompt-token rate + "
@@ -44,7 +44,7 @@ def _upper(target: Target, params: GenerationParams, messages: list[dict[str, An
         return None
     body = build_body(target.model, messages, params.body(), {})
     return reservation_usd(body_bytes=len(canonical_json(body)) + extra_bytes, message_count=len(messages),
-                           max_tokens=int(body.get("max_tokens") or limits.max_output_tokens),
+                           max_tokens=body_max_tokens(body, limits.max_output_tokens),
                            max_output_chars=limits.max_output_chars, prices=target.prices,
                            max_inference_calls=target.max_inference_calls or 1)
 
