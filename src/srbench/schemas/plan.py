@@ -21,6 +21,7 @@ from pydantic import (
 from srbench.schemas.generation import GenerationParams
 from srbench.schemas.recovery import ParentSnapshot, RecoveryMode
 from srbench.schemas.replay import ReplayReceipt
+from srbench.schemas.sources import SourceLabel
 from srbench.schemas.target import Target, check_generation_params
 from srbench.schemas.text import LocalPath
 
@@ -275,7 +276,7 @@ class PlanDataset(BaseModel):
     """The profile's split (dev, holdout)."""
     custom_subset: bool | None = None
     """Whether its cases are a custom subset rather than the profile's selection."""
-    sources: dict[str, Any] | None = None
+    sources: dict[str, SourceLabel] | None = None
     """The pinned sources' labels, by benchmark."""
     evaluation: dict[str, Any] | None = None
     """Its evaluation roles and exclusions, when it has any."""

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import InvalidInput
+from srbench.schemas.sources import SourceLabel
 
 NOT_PINNED = "not the pinned source"
 CHECKS = {
@@ -23,15 +22,6 @@ CHECKS = {
     "content-sha256": "the content sha256 of its canonical files equals the pin",
     "git-tree": "the git tree id of tasks/ equals the pin (Terminal-Bench publishes no byte digest)",
 }
-
-
-class SourceLabel(BaseModel):
-    """One benchmark's source as the plan freezes it."""
-
-    model_config = ConfigDict(extra="forbid")
-    revision: str | None
-    pinned: bool
-    check: str | None = None
 
 
 def _pin(benchmark: str) -> str | None:

@@ -29,6 +29,7 @@ from srbench.schemas.plan import (
     StoreOptions,
     TargetRef,
 )
+from srbench.schemas.sources import SourceLabel
 from srbench.schemas.target import Target
 from srbench.stages.datasets import source_labels
 from srbench.stages.datasets.build import decode_cases, read_dataset_file, read_dataset_object
@@ -110,7 +111,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     revisions: dict[str, set[str | None]] = {}
     for c in cases:
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    sources = {b: lab.model_dump(mode="json") for b, lab in source_labels.labels(reg.get("sources"), revisions).items()}
+    sources = source_labels.labels(reg.get("sources"), revisions)
     evaluation = reg.get("evaluation")
     plan = Plan(
         name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile,
@@ -194,7 +195,7 @@ def _planned_targets(manifest: Manifest, resolve_target: Callable[[str], Target 
 
 
 def _notices(manifest: Manifest, adapters: Mapping[str, Benchmark], registered: dict[str, Any], evaluation: Any,
-             sources: dict[str, Any], planned: list[PlannedTarget]) -> list[str]:
+             sources: dict[str, SourceLabel], planned: list[PlannedTarget]) -> list[str]:
     """The plan's notices, each once: the benchmarks', the dataset's, the sources', preview's, routers'."""
     notices: list[str] = []
     for b in sorted(adapters):
