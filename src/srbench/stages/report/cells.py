@@ -38,7 +38,7 @@ from srbench.stages.derived.reprice import apply_prices
 from srbench.stages.dispatch.conversations import multi_call_benchmarks
 from srbench.stages.grading.grade import grade_cell
 from srbench.stages.plan.identity import scrub
-from srbench.stages.report.conversations import AUX_FIELDS, conversation_row
+from srbench.stages.report.conversations import AUX_FIELDS, CallView, conversation_row
 from srbench.targets.accounting import call_cost
 
 
@@ -73,7 +73,9 @@ class ReportInputs:
         multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
         return cls(store, plan, price_fix, correction, cases, targets, aux, fixed, judge_for, multi, d)
 
-    def load_call(self, digest: str) -> dict[str, Any]:
+    def load_call(self, digest: str) -> dict[str, JsonValue]:
+        """A stored call record as JSON (pricing reads it so: targets/accounting.py), its usage corrected when
+        the report reads a usage correction."""
         rec = self.store.get_json(digest)
         return {**rec, "usage": self.fixed[digest].model_dump()} if digest in self.fixed else rec
 
@@ -137,15 +139,15 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
 def _single_call(row: ResultRow, ri: ReportInputs, target: Target, call_digest: str) -> ResultRow:
     """`row` with a single call's figures; a router's attribution of it too."""
     call = ri.load_call(call_digest)
-    cc = call_cost(target, call)
-    headers = call.get("headers") or {}
+    cc, view = call_cost(target, call), CallView.model_validate(call)
+    headers, timings = view.headers or {}, view.timings
     row = row.model_copy(update={
         "usage": cc.usage, "cost_usd": cc.cost_usd, "cache_neutral_cost_usd": cc.cache_neutral_cost_usd,
         "cost_basis": cc.basis, "cost_unknown_reason": cc.reason, "priced_models": cc.models,
-        "outside_pool": cc.outside_pool, "latency_s": call["timings"].get("latency_s"),
-        "ttft_s": call["timings"].get("ttft_s"), "selected_model": headers.get("x-vsr-selected-model"),
-        "decision": headers.get("x-vsr-selected-decision"), "response_model": call.get("response_model"),
-        "finish_reason": call.get("finish_reason"), "http_status": call.get("http_status")})
+        "outside_pool": cc.outside_pool, "latency_s": timings.latency_s if timings else None,
+        "ttft_s": timings.ttft_s if timings else None, "selected_model": headers.get("x-vsr-selected-model"),
+        "decision": headers.get("x-vsr-selected-decision"), "response_model": view.response_model,
+        "finish_reason": view.finish_reason, "http_status": view.http_status})
     if cc.attribution is None:
         return row
     a = cc.attribution                   # MoM: what its router adapter read from the call

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
@@ -66,8 +65,8 @@ class CallTimingsView(BaseModel):
 
 
 class CallView(BaseModel):
-    """What a conversation row reads of one stored call record beside its cost (schemas/call.py `CallRecord`;
-    a view: other fields ignored, numbers kept as stored)."""
+    """What a report row (a single call's or a conversation's) reads of one stored call record beside its cost
+    (schemas/call.py `CallRecord`; a view: other fields ignored, numbers kept as stored)."""
 
     model_config = _VIEW
     http_status: int | None = None
@@ -80,6 +79,8 @@ class CallView(BaseModel):
     """The model the response names."""
     timings: CallTimingsView | None = None
     """Its timings."""
+    headers: dict[str, str] | None = None
+    """The response headers as recorded (a router's ``x-vsr-*`` among them)."""
 
 
 def _turn(record: CallView, cost: CallCost | None) -> TurnRouting:
@@ -92,7 +93,8 @@ def _turn(record: CallView, cost: CallCost | None) -> TurnRouting:
 
 
 def _by_role(conversation: ConversationRecord, subject: Target, aux: dict[str, Target],
-             load_call: Callable[[str], dict[str, Any]]) -> dict[str, list[tuple[CallView, CallCost | None]]]:
+             load_call: Callable[[str], dict[str, JsonValue]]
+             ) -> dict[str, list[tuple[CallView, CallCost | None]]]:
     """Every call of the conversation with its cost (None: a target the (re)priced plan no longer names), per role."""
     by_role: dict[str, list[tuple[CallView, CallCost | None]]] = {}
     for call in conversation.calls:
@@ -107,7 +109,7 @@ def _by_role(conversation: ConversationRecord, subject: Target, aux: dict[str, T
 
 
 def conversation_row(row: ResultRow, conversation: ConversationRecord, subject: Target, aux: dict[str, Target],
-                     load_call: Callable[[str], dict[str, Any]]) -> tuple[ResultRow, list[TurnRouting]]:
+                     load_call: Callable[[str], dict[str, JsonValue]]) -> tuple[ResultRow, list[TurnRouting]]:
     """`row` filled from one conversation record, and one routing entry per subject turn (for the
     target's routing summary), each with the fields a single call's row carries."""
     by_role = _by_role(conversation, subject, aux, load_call)
