@@ -10,9 +10,9 @@ text-only grader) is refused: a code answer is never graded without the sandbox.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.errors import InvalidInput
@@ -93,7 +93,7 @@ class CodeBenchmark(Benchmark):
     def grade(self, case: Case, text: str | None) -> Grade:
         raise InvalidInput(f"benchmark {self.id} is graded in the sandbox, not from the text alone")
 
-    def options(self, given: Mapping[str, Any] | None) -> GradingOptions:
+    def options(self, given: Mapping[str, JsonValue] | None) -> GradingOptions:
         """The effective grading options: defaults overlaid by `given`; unknown keys refused."""
         given = dict(given or {})
         given.pop("grader_version", None)

@@ -11,12 +11,12 @@ failure.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.code import CodeBenchmark, Verdict
+from srbench.benchmarks.code import CodeBenchmark, GradingOptions, Verdict
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams
@@ -53,7 +53,7 @@ def use_sandbox(sandbox: Sandbox | None) -> None:
         _SANDBOX = sandbox
 
 
-def base_limits(options: dict[str, Any]) -> Limits:
+def base_limits(options: GradingOptions) -> Limits:
     extra = {"output_bytes": int(options["output_bytes"])} if "output_bytes" in options else {}
     return Limits(memory_mb=int(options.get("memory_mb", 1024)), wall_s=float(options.get("grade_timeout_s", 300)),
                   job_wall_s=float(options.get("step_timeout_s", options.get("grade_timeout_s", 60))),
@@ -68,7 +68,23 @@ def code_benchmark(benchmark_id: str) -> CodeBenchmark:
     return bench
 
 
-def call_texts(store: ObjectStore, record: dict[str, Any],
+class _Turn(BaseModel):
+    """One turn of an older multi-call cell's ``turns`` record (what grading reads of it)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    call: str | None = None
+    """The turn's call record (None or empty: the turn made no call)."""
+
+
+class _Turns(BaseModel):
+    """An older multi-call cell's record (kind ``turns``): its turns in order."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    calls: list[_Turn]
+    """The turns."""
+
+
+def call_texts(store: ObjectStore, record: Mapping[str, JsonValue],
                bench: CodeBenchmark | None = None) -> tuple[list[str | None], str | None]:
     """Each call's visible text (None when it did not complete) and the last finish reason. A multi-call
     cell's conversation record is read by its benchmark (`conversation_texts`)."""
@@ -77,7 +93,7 @@ def call_texts(store: ObjectStore, record: dict[str, Any],
     if bench is not None and getattr(bench, "multi_call", False):
         raise SandboxFault(f"a {bench.id} cell must be a conversation record (one call per step), not one call: "
                            "this build's dispatch did not drive the conversation; nothing was graded")
-    calls = [store.get_json(c["call"]) if c.get("call") else {} for c in record["calls"]] \
+    calls = [store.get_json(t.call) if t.call else {} for t in _Turns.model_validate(record).calls] \
         if record.get("kind") == "turns" else [record]
     read = [SavedCall.model_validate(c) for c in calls]
     return [c.answer() for c in read], (read[-1].finish_reason if read else None)
@@ -101,13 +117,13 @@ class CodeGradeParams(BaseModel):
     """The cell's benchmark."""
     grader: str
     """Its grader and version."""
-    options: dict[str, Any]
+    options: GradingOptions
     """The benchmark's effective grading options (its own keys: limits, timeouts …)."""
     receipt: str
     """The digest of the sandbox's receipt under those options (DEP-6)."""
 
 
-def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
     p = CodeGradeParams.model_validate(params)
     inputs = CodeGradeInputs.model_validate(raw_inputs)
     case = Case.model_validate(store.get_json(inputs.case))
@@ -144,7 +160,7 @@ CODE_GRADE = Rule("code-grade", "1", _grade)
 
 
 def grade_code_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
-                    options: dict[str, Any] | None) -> tuple[str, bool]:
+                    options: Mapping[str, JsonValue] | None) -> tuple[str, bool]:
     """(grade digest, cache hit); raises SandboxFault when the sandbox cannot grade."""
     bench = code_benchmark(benchmark)
     effective = bench.options(options)

@@ -15,7 +15,7 @@ costs no model call. Its rule id is part of the key, so changing that rule regra
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -91,12 +91,13 @@ class ConversationGradeParams(BaseModel):
     """Its upstream rule for a conversation (None: none)."""
 
 
-def _failed(p: GradeParams, status: str, details: dict[str, Any], published: PublishedGrade | None) -> dict[str, Any]:
+def _failed(p: GradeParams, status: str, details: dict[str, JsonValue], published: PublishedGrade | None
+            ) -> dict[str, JsonValue]:
     return GradeRecord(grader=p.grader, correct=False, status=status, extracted=None, strict_format=None,
                        details=details, published=published_json(published)).stored()
 
 
-def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
     p = GradeParams.model_validate(params)
     inputs = GradeInputs.model_validate(raw_inputs)
     case = Case.model_validate(store.get_json(inputs.case))
@@ -104,7 +105,7 @@ def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> di
     bench = get_benchmark(p.benchmark)
     grader = p.grader
     text = call.answer()
-    details: dict[str, Any] = {}
+    details: dict[str, JsonValue] = {}
     if isinstance(bench, JudgedBenchmark):
         judge = SavedCall.model_validate(store.get_json(inputs.judge)) if inputs.judge else None
         judge_text = judge.answer() if judge else None
@@ -128,7 +129,7 @@ def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> di
 GRADE = Rule("grade", "3", _grade)
 
 
-def _grade_conversation(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, Any]:
+def _grade_conversation(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
     """A multi-call cell: the benchmark grades its stored conversation record (pure)."""
     p = ConversationGradeParams.model_validate(params)
     inputs = ConversationGradeInputs.model_validate(raw_inputs)
@@ -156,7 +157,7 @@ def grader_for(benchmark: str, pinned: str | None = None) -> str:
 
 def grade_cell(engine: Engine, case_digest: str, call_digest: str, benchmark: str,
                judge_digest: str | None = None, grader: str | None = None,
-               options: dict[str, Any] | None = None, conversation: bool | None = None) -> tuple[str, bool]:
+               options: Mapping[str, JsonValue] | None = None, conversation: bool | None = None) -> tuple[str, bool]:
     """Returns (grade digest, cache hit). `grader` is the plan's pinned grader version, if any. Code
     benchmarks are graded in the sandbox (stages/grading/code.py, with the plan's frozen `options`);
     that raises SandboxFault when the sandbox cannot grade. A multi-call cell's `call_digest` names its
