@@ -5,9 +5,7 @@ report or row lacks reads as its default, as the dict code's `.get` did."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.schemas.call import Usage
 from srbench.schemas.cell import CellState
@@ -91,8 +89,8 @@ class ComparedReport(BaseModel):
     """The run's status when its report was made."""
     mode: str | None = "live"
     """live, preview or replay (absent: live)."""
-    early_stop: Any = None
-    """The early-stop record as the report stores it (any version), or None."""
+    early_stop: dict[str, JsonValue] | None = None
+    """The early-stop record as the report stores it (any version: JSON), or None."""
     provenance: ReportProvenance | None = None
     """Where the report came from."""
     summary: ReportSummary | None = None

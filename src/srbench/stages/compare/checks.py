@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import JsonValue
 
@@ -86,8 +86,9 @@ def run_checks(side: str, report: ComparedReport, rows: list[ComparedRow], plan:
     return cases, by_target
 
 
-def _prices(plan: Plan) -> dict[str, list[Any]]:
-    out: dict[str, list[Any]] = {}
+def _prices(plan: Plan) -> dict[str, list[Prices]]:
+    """The distinct prices each model has across the plan's targets."""
+    out: dict[str, list[Prices]] = {}
     for pt in plan.targets:
         for model, p in pt.target.prices.items():
             if p not in out.setdefault(model, []):
@@ -112,9 +113,9 @@ def _aux(plan: Plan) -> dict[str, JudgeProtocol]:
             for tid, pt in plan.auxiliary_targets.items()}
 
 
-def _params_by_model(plan: Plan) -> dict[str, list[Any]]:
+def _params_by_model(plan: Plan) -> dict[str, list[dict[str, JsonValue]]]:
     """Effective request parameters of each single model (a model run two ways is compared as such)."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[dict[str, JsonValue]]] = {}
     for pt in plan.targets:
         if pt.target.kind == "single":
             p = pt.effective_params.body()
