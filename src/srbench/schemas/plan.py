@@ -370,14 +370,15 @@ class Plan(BaseModel):
     def _sampling(cls, v: object) -> object:
         return check_generation_params(v, "sampling") if isinstance(v, dict) else v
 
-    def options_for(self, benchmark: str) -> dict[str, Any] | None:
+    def options_for(self, benchmark: str) -> dict[str, JsonValue] | None:
         """A benchmark's frozen options as the plan stores them (what its adapter reads), or None."""
         opt = self.benchmark_options.get(benchmark)
         return None if opt is None else opt.model_dump(mode="json")
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, JsonValue]:
         """The plan as stored and sent (its canonical JSON, and so `plan_sha256`, is of this form)."""
-        return self.model_dump(mode="json", by_alias=True)
+        data: dict[str, JsonValue] = self.model_dump(mode="json", by_alias=True)
+        return data
 
     @model_serializer(mode="wrap")
     def _without_absent_statistics(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:

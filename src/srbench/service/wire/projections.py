@@ -60,7 +60,7 @@ def error_body(message: str, code: str, **extra: Any) -> WireJSON:
 # -- plans as upstream manifests ------------------------------------------------------------------
 def wire_manifest(frozen: Plan) -> WireJSON:
     """A frozen plan as upstream's frozen manifest: `targets` plain, `auxiliary_targets` {id: target}."""
-    plan = frozen.as_json()
+    plan: WireJSON = frozen.as_json()        # the stored plan as upstream's wire JSON
     out = dict(plan)
     out["targets"] = [pt["target"] for pt in plan["targets"]]
     out["target_profiles"] = [{"id": pt["target"]["id"], "effective_params": pt["effective_params"],
@@ -92,7 +92,7 @@ def plan_from_wire(manifest: WireJSON) -> WireJSON:
 
 def summary_manifest(frozen: Plan) -> WireJSON:
     """What a run list carries of the manifest (upstream's `run_summary`): no per-target profiles."""
-    plan = frozen.as_json()
+    plan: WireJSON = frozen.as_json()        # the stored plan as upstream's wire JSON
     out = {k: plan[k] for k in SUMMARY_KEYS if k in plan}
     out["targets"] = [pt["target"] for pt in plan["targets"]]
     ds = plan.get("dataset") or {}

@@ -17,9 +17,11 @@ The figures are an estimate from the pinned prices, not a bill and not a provide
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import canonical_json
@@ -38,7 +40,7 @@ BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound ×
 __all__ = ["plan_estimate"]
 
 
-def _upper(target: Target, params: GenerationParams, messages: list[dict[str, Any]], limits: Limits,
+def _upper(target: Target, params: GenerationParams, messages: Sequence[Mapping[str, JsonValue]], limits: Limits,
            extra_bytes: int = 0) -> float | None:
     if not target.prices:
         return None

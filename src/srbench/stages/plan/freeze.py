@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.base import Benchmark
@@ -42,8 +42,8 @@ from srbench.stages.stats.stopping import statistics_problems
 from srbench.targets import routers
 
 
-def plan_sha256(plan: Plan | dict[str, Any]) -> str:
-    """The SHA-256 of the canonical JSON of the plan without its `plan_sha256`."""
+def plan_sha256(plan: Plan | Mapping[str, JsonValue]) -> str:
+    """The SHA-256 of the canonical JSON of the plan (a model, or its stored JSON) without its `plan_sha256`."""
     data = plan.as_json() if isinstance(plan, Plan) else plan
     body = {k: v for k, v in data.items() if k != "plan_sha256"}
     return hashlib.sha256(canonical_json(body)).hexdigest()

@@ -157,6 +157,12 @@ def _single_call(row: ResultRow, ri: ReportInputs, target: Target, call_digest: 
         "fallbacks": a.fallbacks, "router_reported_cost_usd": a.reported_cost_usd, "config_hash_seen": a.config_hash})
 
 
+def _grading(plan: Plan, benchmark: str) -> dict[str, JsonValue] | None:
+    """A code benchmark's frozen sandbox grading options (None: not a code benchmark)."""
+    options = plan.benchmark_options.get(benchmark)
+    return None if options is None else options.grading
+
+
 def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_digest: str,
            judge_digest: str | None) -> None:
     """Grade a completed answer through the grade rule, and put the grade in its row."""
@@ -164,7 +170,7 @@ def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_dige
     try:
         g_digest, _ = grade_cell(engine, ri.case_digest(case), call_digest, case.benchmark, judge_digest,
                                  grader=plan.grader_versions.get(case.benchmark),
-                                 options=(plan.options_for(case.benchmark) or {}).get("grading"),
+                                 options=_grading(plan, case.benchmark),
                                  conversation=case.benchmark in ri.multi)
     except SandboxFault as exc:     # not the model's failure: the cell is not graded
         out.volatile = True
