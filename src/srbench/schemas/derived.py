@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.schemas.call import Usage
 from srbench.schemas.cell import CellState
 from srbench.schemas.dataset import Message, Split
+from srbench.schemas.generation import GenerationParams
 
 Number = int | float
 
@@ -115,13 +117,13 @@ class ExportAnswer(BaseModel):
     """Its model (a router target: the router's name)."""
     kind: str
     """single or mom."""
-    request_params: dict[str, Any]
-    """The parameters it was called with."""
+    request_params: GenerationParams
+    """The parameters it was called with (the fields its plan gave)."""
     answer: str | None
     """Its visible final answer."""
     correct: bool | None
     """sr-bench's verdict."""
-    usage: dict[str, Any] | None
+    usage: Usage | None
     """Its four token buckets (None: unknown)."""
     cost_usd: Number | None
     """Its cost (None: unknown)."""
@@ -232,8 +234,8 @@ class SavedRow(BaseModel):
     """Its grade's verdict; None when not graded."""
     grade_status: str | None
     """Its grade's status, or None."""
-    usage: dict[str, JsonValue] | None = None
-    """Its four token buckets as stored (None when one is unmetered)."""
+    usage: Usage | None = None
+    """Its four token buckets (None when one is unmetered)."""
     cost_usd: Number | None = None
     """Its principal cost (None: unknown)."""
     latency_s: Number | None = None

@@ -238,7 +238,7 @@ def export(engine: Engine, run: RunFacts, report_digest: str) -> tuple[str, bool
             pt = by_target[row.target_id]
             answers.setdefault(row.case_id, []).append(ExportAnswer(
                 id=row.target_id, model=pt.target.model, kind=pt.target.kind,
-                request_params=pt.effective_params.body(), answer=call.get("text"), correct=row.correct,
+                request_params=pt.effective_params, answer=call.get("text"), correct=row.correct,
                 usage=row.usage, cost_usd=row.cost_usd, subject_latency_s=row.latency_s,
                 selected_model=row.selected_model, final=row.state))
         matrix = [ExportCase(case_id=case.id, benchmark=case.benchmark, stratum=case.metadata.stratum,
