@@ -7,7 +7,7 @@ Everything else (catalog, totals, preparation, grading) reads the registry, neve
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import JsonValue
 
 from srbench import VERSION
 from srbench.benchmarks import (
@@ -66,11 +66,10 @@ def _totals(benchmarks: list[Benchmark]) -> dict[str, int]:
     return {p: sum(b.profiles[p] for b in benchmarks) for p in PROFILES}
 
 
-def catalog() -> dict[str, Any]:
+def catalog() -> dict[str, JsonValue]:
     """The CAT-1 catalog: suite version, the nine entries and per-profile task totals."""
     entries = all_benchmarks()
-    totals: dict[str, Any] = _totals(entries)
-    totals["available"] = _totals([b for b in entries if b.available])
+    totals: dict[str, JsonValue] = {**_totals(entries), "available": {**_totals([b for b in entries if b.available])}}
     return {
         "version": VERSION,
         "benchmarks": [b.catalog_entry().model_dump(exclude_unset=True) for b in entries],

@@ -37,7 +37,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
@@ -236,7 +236,7 @@ class ArcAgi2(Benchmark):
     # -- pass@2: two journaled attempts (a multi-call cell) ---------------------------------------
     published_conversation_rule = ARC_PASS2_RULE
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, Any]:
+    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
         attempts = (raw or {}).get("attempts")
         if attempts is None or (type(attempts) is int and attempts == 1):
             return {}                                   # one attempt: a single call, as before

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 
 @dataclass(frozen=True)
@@ -37,5 +37,5 @@ class Grade(BaseModel):
     """The answer read from the reply (a letter, a number, grids, a reward …; None: none)."""
     strict_format: bool | None = None
     """The reply used the exact required answer format (None: not applicable)."""
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, JsonValue] = Field(default_factory=dict)
     """The benchmark's grading details (JSON)."""

@@ -22,9 +22,8 @@ import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.figures import HleFigures
@@ -232,7 +231,7 @@ class Hle(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         return _metrics(grades)
 
     def published_rule_for(self, grader: str | None) -> str | None:
@@ -248,7 +247,7 @@ class Hle(JudgedBenchmark):
 __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_confidence", "row_to_case"]
 
 
-def _metrics(grades: list[StoredGrade | None]) -> dict[str, Any]:
+def _metrics(grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
     pairs = [(float(g.details.get("confidence", 1.0)), bool(g.correct)) for g in grades if g]
     return HleFigures(calibration_error=calibration_error(pairs),
                       calibration_note="RMS calibration error over graded cells; null below 100 graded answers"

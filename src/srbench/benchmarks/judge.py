@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, NoReturn
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade
 from srbench.benchmarks.graders import visible_text
@@ -258,7 +258,7 @@ class JudgedBenchmark(Benchmark):
         version = self.judge_grader(grader)
         candidate = self.candidate(answer_text)
         own = self.judged_details(case, candidate)
-        details: dict[str, Any] = {"grader": version, "judge_template_sha256": self.template_sha256_for(version),
+        details: dict[str, JsonValue] = {"grader": version, "judge_template_sha256": self.template_sha256_for(version),
                                    **(own.model_dump() if own is not None else {})}
         if candidate is None:
             details["reason"] = "no final answer text: not judged"

@@ -32,7 +32,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, LcbJobInput, SandboxJob, Verdict
@@ -246,7 +246,7 @@ class LiveCodeBench(CodeBenchmark):
     def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> CodePublished:
         return code_grade(LCB_RULE, grade)
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         by: dict[str, list[bool]] = {}
         verdicts: dict[str, int] = {}
         for g in grades:

@@ -30,7 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.benchmarks.base import Grade, SourcePin
 from srbench.benchmarks.code import (
@@ -347,7 +347,7 @@ class SciCode(CodeBenchmark):
     def published_stored(self, case: Case, grade: StoredGrade, grader: str | None = None) -> CodePublished:
         return code_grade(SCICODE_RULE, grade)
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         graded = [g for g in grades if g is not None]
         resolved = sum(bool(g.correct) for g in graded)
         passed = sum(int(g.details.get("sub_steps_passed") or 0) for g in graded)

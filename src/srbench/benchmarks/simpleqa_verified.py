@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from srbench.benchmarks.base import SourcePin
 from srbench.benchmarks.figures import F1Metrics, SimpleQaFigures
@@ -144,7 +145,7 @@ class SimpleQaVerified(JudgedBenchmark):
     def notices(self) -> list[str]:
         return [*super().notices(), *NOTICES]
 
-    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, Any]:
+    def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         return _metrics(grades)
 
     def published_summary(self, cells: PublishedCells,
@@ -165,7 +166,7 @@ class SimpleQaVerified(JudgedBenchmark):
 __all__ = ["CSV_FILE", "REQUIRED", "SimpleQaVerified", "f1_metrics", "row_to_case"]
 
 
-def _metrics(grades: list[StoredGrade | None]) -> dict[str, Any]:
+def _metrics(grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
     verdicts = [g.status if g and g.status in VERDICTS else "not_attempted" for g in grades]
     return SimpleQaFigures(simpleqa=f1_metrics(verdicts),
                            simpleqa_note="cells without a judge verdict (failed, unanswered) count as not_attempted"

@@ -11,7 +11,7 @@ database. Read back from a stored record, the outputs tolerate a missing field (
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -28,7 +28,7 @@ RewardStatus = Literal["correct", "incorrect", "judge_error"]
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, JsonValue]:
         """The JSON object as stored: the fields that were set (an unset optional field is absent)."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -382,6 +382,6 @@ class TauTrajectory(_Model):
     calls: CallCounts
     """Model calls made, per role."""
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> dict[str, JsonValue]:
         """The object as stored (``schema`` by its name; each message with only the fields it set)."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

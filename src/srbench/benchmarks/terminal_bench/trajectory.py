@@ -10,7 +10,7 @@ sent to the model endpoint (JSON that crosses that edge).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -32,8 +32,8 @@ class _Sparse(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True)
 
     @model_serializer(mode="wrap")
-    def _set_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _set_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = handler(self)
         fields = type(self).model_fields
         keep = {n for n in self.model_fields_set} | {fields[n].alias for n in self.model_fields_set if fields[n].alias}
         return {k: v for k, v in data.items() if k in keep}
