@@ -4,7 +4,7 @@ export (IT-7: a dev-labelled, complete, rectangular run as a case × target matr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,6 +12,7 @@ from srbench.schemas.call import Usage
 from srbench.schemas.cell import CellState
 from srbench.schemas.dataset import Message, Split
 from srbench.schemas.generation import GenerationParams
+from srbench.schemas.wire import JSONObject
 
 Number = int | float
 
@@ -65,7 +66,7 @@ class RegradeBenchmark(RegradeTarget):
 
     benchmark: str
     """The benchmark."""
-    published: dict[str, Any] | None
+    published: JSONObject | None      # PublishedSummary's stored JSON (benchmarks/published_grades.py)
     """The benchmark's published figure over these cells (None: the benchmark has none)."""
 
 
