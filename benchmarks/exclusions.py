@@ -26,6 +26,7 @@ from srbench.benchmarks.acquire import acquire
 from srbench.cas import ObjectStore, canonical_json
 from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
+from srbench.schemas.dataset import FrozenDataset
 from srbench.simulate import samples
 from srbench.stages.datasets import exclusions as ex
 from srbench.stages.datasets.build import prepare
@@ -47,7 +48,7 @@ def main() -> None:
         out = fn(engine)
         return out, time.perf_counter() - t0
 
-    def prep(engine: Engine, profile: str, **kw: Any) -> dict[str, Any]:
+    def prep(engine: Engine, profile: str, **kw: Any) -> FrozenDataset:
         return prepare(engine, "mmlu-pro", profile, 1, None, got.files, revision=got.revision, url=bench.source.url,
                        origin=got.origin, **kw)[0]
 
@@ -56,17 +57,17 @@ def main() -> None:
     quick, t_quick = step("quick", lambda e: prep(e, "quick", partition="test"))
     used, t_used = step("standard", lambda e: prep(e, "standard", partition="test"))
     snap, t_snap = step("snapshot", lambda e: ex.compile_snapshot(store, [quick, used], []))
-    digest = store.put_json(snap)
+    digest = store.put_json(snap.model_dump(mode="json"))
     held, t_held = step("holdout", lambda e: prep(e, "standard", partition="test", role="holdout", snapshot=digest))
     load = os.getloadavg()[0]
     for name, secs, extra in (
             ("plain standard (baseline)", base, {}),
-            ("quick with --source-partition", t_quick, {"cases": quick["case_count"]}),
-            ("standard with --source-partition", t_used, {"cases": used["case_count"]}),
+            ("quick with --source-partition", t_quick, {"cases": quick.case_count}),
+            ("standard with --source-partition", t_used, {"cases": used.case_count}),
             ("compile snapshot (quick + standard)", t_snap,
-             {"identities": snap["families"][0]["count"], "snapshot_bytes": len(canonical_json(snap))}),
+             {"identities": snap.families[0].count, "snapshot_bytes": len(canonical_json(snap.model_dump(mode="json")))}),
             ("holdout standard excluding the snapshot", t_held,
-             {"cases": held["case_count"], "excluded": held["evaluation"]["mmlu-pro"]["excluded"]})):
+             {"cases": held.case_count, "excluded": (held.evaluation or {})["mmlu-pro"].excluded})):
         print(json.dumps({"step": name, "seconds": round(secs, 3), "ratio_to_plain": round(secs / base, 2),
                           "source_questions": 14 * args.per_category, "loadavg": round(load, 2), **extra}))
 

@@ -45,12 +45,12 @@ def gpqa(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     roots = {"gpqa-diamond": samples.write_gpqa(tmp_path / "g", rows=40),
              "simpleqa-verified": samples.write_simpleqa(tmp_path / "s", rows=12)}
 
-    def prep(profile: str, benchmark: str = "gpqa-diamond", **kw: Any) -> dict[str, Any]:
+    def prep(profile: str, benchmark: str = "gpqa-diamond", **kw: Any) -> Any:
         bench = get_benchmark(benchmark)
         got = acquire(bench, cache_dir=tmp_path / "cache", source_path=str(roots[benchmark]), revision="rev-1")
         m, _ = prepare(engine, benchmark, profile, 1, kw.pop("limit", None), got.files, revision=got.revision,
                        url=bench.source.url, origin=got.origin, **kw)
-        return _json(m)
+        return m
     return store, engine, prep
 
 
@@ -65,10 +65,10 @@ def test_dataset_manifests_ids_and_snapshots_keep_their_bytes(gpqa: Any) -> None
     snap_digest = store.put_json(snap)
     held = prep("standard", partition="diamond", role="holdout", snapshot=snap_digest)
     other = prep("smoke", "simpleqa-verified")
-    both = _json(combine(engine, [retest, other])[0])
+    both = combine(engine, [retest, other])[0]
     for name, m in (("plain", plain), ("limited", limited), ("quick", quick), ("retest", retest), ("held", held),
                     ("other", other), ("combined", both)):
-        got[name] = (m["id"], digest_json(m), _wire(m))
+        got[name] = (_json(m)["id"], digest_json(_json(m)), _wire(_json(m)))
     got["snapshot"] = (snap["sha256"], snap_digest, digest_json(snap))
     assert got == EXPECTED
     assert ex.check_snapshot(snap) == snap or _json(ex.check_snapshot(snap)) == snap

@@ -14,11 +14,10 @@ from srbench.benchmarks.gpqa_diamond import GpqaDiamond
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.benchmarks.selection import order, select, select_excluding
 from srbench.cas import ObjectStore
-from srbench.cas.digest import digest_json
 from srbench.errors import InvalidInput
 from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
-from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.dataset import Case, CaseMetadata, FrozenDataset, Message
 from srbench.simulate import samples
 from srbench.stages.datasets import exclusions as ex
 from srbench.stages.datasets.build import combine, decode_cases, prepare
@@ -37,19 +36,19 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def _prep(w: dict[str, Any], benchmark: str = "mmlu-pro", profile: str = "quick", *, revision: str = "rev-1",
-          **kw: Any) -> dict[str, Any]:
+          **kw: Any) -> FrozenDataset:
     bench = get_benchmark(benchmark)
     got = acquire(bench, cache_dir=w["tmp"] / "cache", source_path=str(w["roots"][benchmark]), revision=revision)
     return prepare(w["engine"], benchmark, profile, 1, kw.pop("limit", None), got.files, revision=got.revision,
                    url=bench.source.url, origin=got.origin, **kw)[0]
 
 
-def _cases(w: dict[str, Any], m: dict[str, Any]) -> list[Case]:
-    return decode_cases(w["store"].get_bytes(m["object"]))
+def _cases(w: dict[str, Any], m: FrozenDataset) -> list[Case]:
+    return decode_cases(w["store"].get_bytes(m.object))
 
 
-def _snap(w: dict[str, Any], *manifests: dict[str, Any]) -> str:
-    return str(w["store"].put_json(ex.compile_snapshot(w["store"], list(manifests), [])))
+def _snap(w: dict[str, Any], *manifests: FrozenDataset) -> str:
+    return str(w["store"].put_json(ex.compile_snapshot(w["store"], list(manifests), []).model_dump(mode="json")))
 
 
 def test_identity_names_the_exact_source_and_native_id(world: dict[str, Any]) -> None:
@@ -58,7 +57,7 @@ def test_identity_names_the_exact_source_and_native_id(world: dict[str, Any]) ->
                                                                      revision="rev-2"))}
     assert a.keys() == b.keys() and not set(a.values()) & set(b.values())     # another revision: other identities
     bench = get_benchmark("mmlu-pro")
-    src = ex.source_identity(_prep(world, partition="test")["sources"]["mmlu-pro"])
+    src = ex.source_identity(_prep(world, partition="test").sources["mmlu-pro"])
     some = next(iter(a))
     assert a[some] == ex.task_identity("mmlu-pro", src, some.removeprefix("mmlu-pro/"))
     # tau3's native id keeps the domain; GPQA's is the full digest of the unformatted question
@@ -105,13 +104,15 @@ def test_cross_revision_history_fails_and_never_aliases(world: dict[str, Any]) -
     # a history of another benchmark only: nothing of this one is excluded but the quick cut
     g = _prep(world, "gpqa-diamond", "smoke", partition="diamond")
     held = _prep(world, "mmlu-pro", "standard", partition="test", role="holdout", snapshot=_snap(world, g))
-    assert held["evaluation"]["mmlu-pro"]["history"] == 0 and held["evaluation"]["mmlu-pro"]["excluded"] == 6
+    assert held.evaluation is not None
+    assert held.evaluation["mmlu-pro"].history == 0 and held.evaluation["mmlu-pro"].excluded == 6
 
 
 def test_snapshot_checks_and_bounds(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     q = _prep(world, partition="test")
-    s = ex.compile_snapshot(world["store"], [q], [])
-    assert ex.check_snapshot(s) == s
+    snapshot = ex.compile_snapshot(world["store"], [q], [])
+    s = snapshot.model_dump(mode="json")
+    assert ex.check_snapshot(s) == snapshot
     for bad, code in (({**s, "sha256": "0" * 64}, "snapshot_mismatch"), ({**s, "kind": "other"}, "invalid_input"),
                       ({**s, "extra": 1}, "invalid_input"), ([], "invalid_input")):
         with pytest.raises(InvalidInput) as exc:
@@ -140,9 +141,8 @@ def test_combine_keeps_the_evaluation_and_a_plain_combine_is_unchanged(world: di
     held = _prep(world, "mmlu-pro", "standard", partition="test", role="holdout", snapshot=snap)
     g = _prep(world, "gpqa-diamond", "standard")
     both, _ = combine(world["engine"], [held, g])
-    assert both["evaluation"] == held["evaluation"] and any("does not certify" in n for n in both["notices"])
+    assert both.evaluation == held.evaluation and any("does not certify" in n for n in both.notices)
     plain, _ = combine(world["engine"], [_prep(world, "mmlu-pro", "standard"), g])
-    assert "evaluation" not in plain and both["id"] != plain["id"]
-    assert plain["id"].startswith("ds-") and digest_json(plain["sources"]) == digest_json(
-        {"gpqa-diamond": g["sources"]["gpqa-diamond"], "mmlu-pro": _prep(world, "mmlu-pro", "standard")["sources"]
-         ["mmlu-pro"]})
+    assert "evaluation" not in plain.model_dump() and both.id != plain.id
+    assert plain.id.startswith("ds-") and plain.sources == {
+        "gpqa-diamond": g.sources["gpqa-diamond"], "mmlu-pro": _prep(world, "mmlu-pro", "standard").sources["mmlu-pro"]}

@@ -11,10 +11,11 @@ from srbench.errors import InvalidInput
 
 Profile = Literal["smoke", "quick", "standard"]
 Split = Literal["dev", "holdout"]
+Role = Literal["development", "holdout", "retest"]
 PROFILES: tuple[str, ...] = ("smoke", "quick", "standard")
 
 
-def split_of(profile: str) -> str:
+def split_of(profile: str) -> Split:
     """standard is the holdout; smoke and quick are dev."""
     return "holdout" if profile == "standard" else "dev"
 
@@ -102,7 +103,7 @@ class Evaluation(BaseModel):
     disjoint from the named datasets and runs, never a certificate that the tasks are uncontaminated."""
 
     model_config = ConfigDict(extra="forbid")
-    role: Literal["development", "holdout", "retest"]
+    role: Role
     snapshot_sha256: str | None = None
     excluded: int = 0
     history: int = 0
@@ -140,3 +141,12 @@ class DatasetManifest(BaseModel):
     evaluation: dict[str, Evaluation] | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="per benchmark: its evaluation role and named-history exclusion (absent: none asked for)")
+
+
+class FrozenDataset(DatasetManifest):
+    """A dataset manifest as the prepare and combine rules store it and a team publishes it: every field of
+    `DatasetManifest` but `path`, which names the file on one host (`stages.datasets.build.with_path` sets
+    it) and is never stored or hashed. Any printed manifest reads as one (its `path` is then dropped)."""
+
+    path: str = Field(default="", exclude=True, description="not part of the stored manifest: the host's file "
+                                                             "name of the dataset, set by `with_path`")

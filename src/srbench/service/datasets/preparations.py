@@ -25,13 +25,14 @@ from aiohttp import web
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Conflict, NotFound, SrBenchError
-from srbench.schemas.dataset import PROFILES
+from srbench.schemas.dataset import PROFILES, DatasetManifest
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
 from srbench.service.api.http import svc
 from srbench.service.datasets.ids import on_wire, wire_ids
+from srbench.service.datasets.refs import all_registered
 from srbench.service.datasets.views import compose
 from srbench.service.routes.datasets import _prepare_sync
 from srbench.service.routes.exclusions import resolve_snapshot
@@ -80,8 +81,8 @@ def _jobs(journal: Journal) -> list[dict[str, Any]]:
 def _answer(service: Service, job: dict[str, Any]) -> dict[str, Any]:
     """A job as answers hand it out: its dataset and its items' sources by their 64-hex ids."""
     out = dict(job)
-    if job.get("dataset"):
-        out["dataset"] = on_wire(job["dataset"])
+    if job.get("dataset") and "ref" not in job["dataset"]:     # stored by its ref (an older job: as answered)
+        out["dataset"] = on_wire(DatasetManifest.model_validate(job["dataset"]))
     if job.get("items"):
         out["items"] = [{**i, "source_ids": wire_ids(service, i["source_ids"])} for i in job["items"]]
     return out
@@ -105,7 +106,7 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
             benchmark=str(req.benchmark), profile=req.profile, seed=req.seed, limit=req.limit, source=req.source,
             source_partition=req.source_partition, evaluation_role=req.evaluation_role,
             exclusion_snapshot=snapshot))
-        await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest)
+        await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest.model_dump(mode="json"))
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
         await _failed(job_id, update, exc)
 
@@ -132,10 +133,9 @@ async def get_preparation(request: web.Request) -> wf.PreparationAnswer:
 
 def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
     """A dataset already prepared for this benchmark, profile and seed (the plain cut), or None."""
-    found = [m for _, m in service.journal.list_refs("dataset")
-             if m.get("profile") == profile and m.get("seed") == seed and m.get("benchmarks") == [benchmark]
-             and not m.get("custom_subset") and not m.get("evaluation")]
-    return min(found, key=lambda m: m["id"])["id"] if found else None
+    found = [m.id for m in all_registered(service) if m.profile == profile and m.seed == seed
+             and m.benchmarks == [benchmark] and not m.custom_subset and not m.evaluation]
+    return min(found) if found else None
 
 
 async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
@@ -158,12 +158,13 @@ async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
             if found is None:
                 manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
                     benchmark=item["benchmark"], profile=req.profile, seed=req.seed, source=req.source))
-                found = manifest["id"]
+                found = manifest.id
             item.update(status="completed", phase="completed", source_ids=[found])
         await asyncio.to_thread(update, phase="composing", items=items)
         ids = [i["source_ids"][0] for i in items]
         dataset = await asyncio.to_thread(compose, service, ids, benchmarks)
-        await asyncio.to_thread(update, status="completed", phase="completed", items=items, dataset=dataset)
+        await asyncio.to_thread(update, status="completed", phase="completed", items=items,
+                                dataset=dataset.model_dump(mode="json"))
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
         await _failed(job_id, update, exc, items)
 

@@ -4,7 +4,7 @@ public case page, selection and compose (`service.dataset_views`)."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -12,6 +12,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.acquire import acquire
 from srbench.discovery import cache_home
 from srbench.errors import InvalidInput, NotFound, storage_fault
+from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.text import shorten
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
@@ -19,7 +20,7 @@ from srbench.service.api.bindings import route
 from srbench.service.api.http import MAX_OFFSET, svc
 from srbench.service.datasets import views as dataset_views
 from srbench.service.datasets.ids import as_named, on_wire, resolve
-from srbench.service.datasets.refs import register_dataset
+from srbench.service.datasets.refs import all_registered, register_dataset
 from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
 from srbench.stages.datasets.build import check_evaluation, combine, prepare
 from srbench.stages.datasets.source_labels import dataset_notices
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from srbench.service.api.app import Service
 
 
-def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
+def _prepare_sync(service: Service, req: rq.PrepareDataset) -> DatasetManifest:
     bench = get_benchmark(req.benchmark)
     profile, seed, limit, src, rev = req.profile, req.seed, req.limit, req.source_path, req.revision
     if (src is None) != (rev is None):
@@ -55,24 +56,23 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> dict[str, Any]:
         remember_snapshot(service, *snapshot)
     notices = list(got.notices) + dataset_notices(bench.id, got.revision, got.origin, got.check)
     if notices:
-        manifest = dict(manifest)
-        manifest["notices"] = [*manifest["notices"], *notices]
+        manifest = manifest.model_copy(update={"notices": [*manifest.notices, *notices]})
     return register_dataset(service, manifest)
 
 
 @route("POST", "/datasets/prepare", "Freeze a dataset from a pinned or local source", body=rq.PrepareDataset,
        answer=rs.WireDataset)
 async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> rs.WireDataset:
-    return rs.WireDataset.model_validate(on_wire(await asyncio.to_thread(_prepare_sync, svc(request), req)))
+    return on_wire(await asyncio.to_thread(_prepare_sync, svc(request), req))
 
 
-def _known_manifest(service: Service, m: rq.PrintedManifest) -> dict[str, Any]:
+def _known_manifest(service: Service, m: rq.PrintedManifest) -> DatasetManifest:
     try:
         stored = resolve(service, m.id)
     except NotFound:
         raise NotFound(f"dataset {m.id} is not a dataset of this store") from None
-    if stored["sha256"] != m.sha256:
-        raise InvalidInput(f"dataset {m.id}: sha256 {m.sha256} does not match the stored {stored['sha256']}")
+    if stored.sha256 != m.sha256:
+        raise InvalidInput(f"dataset {m.id}: sha256 {m.sha256} does not match the stored {stored.sha256}")
     return stored
 
 
@@ -87,16 +87,15 @@ async def combine_datasets(request: web.Request, req: rq.CombineDatasets) -> rs.
             manifest, _ = combine(service.engine, stored)
         except InvalidInput as exc:         # name the datasets as the request did, not by their refs
             raise as_named(exc, [(given.id, m) for given, m in zip(req.manifests, stored, strict=True)]) from None
-        return rs.WireDataset.model_validate(on_wire(register_dataset(service, manifest)))
+        return on_wire(register_dataset(service, manifest))
     return await asyncio.to_thread(run)
 
 
 @route("GET", "/datasets", "Frozen datasets of this store", query=rq.Page, answer=rs.Datasets)
 async def list_datasets(request: web.Request, q: rq.Page) -> rs.Datasets:
     offset, limit = min(q.offset, MAX_OFFSET), q.limit
-    items = [v for _, v in svc(request).journal.list_refs("dataset")]
-    return rs.Datasets(datasets=[rs.WireDataset.model_validate(on_wire(v)) for v in items[offset:offset + limit]],
-                       total=len(items))
+    items = all_registered(svc(request))
+    return rs.Datasets(datasets=[on_wire(v) for v in items[offset:offset + limit]], total=len(items))
 
 
 @route("GET", "/datasets/{dataset_id}", "One dataset: coverage, categories, provenance",
@@ -127,4 +126,4 @@ async def dataset_selection(request: web.Request, q: rq.Selection) -> rs.Dataset
        body=rq.ComposeDatasets, answer=rs.Composed)
 async def compose_datasets(request: web.Request, req: rq.ComposeDatasets) -> rs.Composed:
     composed = await asyncio.to_thread(dataset_views.compose, svc(request), req.dataset_ids, req.benchmarks)
-    return rs.Composed(dataset=rs.WireDataset.model_validate(on_wire(composed)))
+    return rs.Composed(dataset=on_wire(composed))

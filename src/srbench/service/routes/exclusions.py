@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from srbench.errors import InvalidInput, NotFound
+from srbench.schemas.dataset import DatasetManifest
+from srbench.schemas.plan import Plan
 from srbench.service.api import exclusions as ex
 from srbench.service.api.actors import Actor, actor_of, check_visible
 from srbench.service.api.bindings import route
@@ -24,7 +27,13 @@ from srbench.service.api.http import svc
 from srbench.service.datasets.ids import as_named, wire_id
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.datasets.views import manifest_of
-from srbench.stages.datasets.exclusions import check_snapshot, compile_snapshot, no_identity
+from srbench.stages.datasets.exclusions import (
+    NamedRun,
+    Snapshot,
+    check_snapshot,
+    compile_snapshot,
+    no_identity,
+)
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -38,22 +47,22 @@ def remember_snapshot(service: Service, digest: str, sha256: str) -> None:
         service.journal.set_ref_sync(KIND, sha256, {"object": digest, "sha256": sha256})
 
 
-def store_snapshot(service: Service, snapshot: dict[str, Any]) -> str:
+def store_snapshot(service: Service, snapshot: Snapshot) -> str:
     """Keep a checked snapshot as an object and register it by its sha256. Returns the object digest."""
-    digest: str = service.objects.put_json(snapshot)
-    remember_snapshot(service, digest, snapshot["sha256"])
+    digest: str = service.objects.put_json(snapshot.model_dump(mode="json"))
+    remember_snapshot(service, digest, snapshot.sha256)
     return digest
 
 
-def resolve_snapshot(service: Service, value: dict[str, Any] | str | None) -> tuple[str, str] | None:
+def resolve_snapshot(service: Service, value: Mapping[str, object] | str | None) -> tuple[str, str] | None:
     """(object digest, sha256) of the snapshot a preparation names: inline (checked, then kept as an
     object; registered by `remember_snapshot` once the preparation succeeded), or by the sha256 or
     object digest of one this store holds."""
     if value is None:
         return None
-    if isinstance(value, dict):
+    if not isinstance(value, str):
         snap = check_snapshot(value)
-        return service.objects.put_json(snap), snap["sha256"]
+        return service.objects.put_json(snap.model_dump(mode="json")), snap.sha256
     if re.fullmatch(r"[0-9a-f]{64}", value):
         ref = service.journal.get_ref(KIND, value)
         if ref is None:
@@ -63,32 +72,40 @@ def resolve_snapshot(service: Service, value: dict[str, Any] | str | None) -> tu
         snap = check_snapshot(service.objects.get_json(value))
     except NotFound:
         raise NotFound(f"no exclusion snapshot object {value} in this store; send the snapshot itself") from None
-    return value, snap["sha256"]
+    return value, snap.sha256
 
 
-def _run_dataset(service: Service, run_id: str, plan: dict[str, Any]) -> dict[str, Any]:
-    ref = plan["dataset"]
-    found = find_datasets(service, ref["sha256"])
-    found.sort(key=lambda m: m["id"] != ref.get("id"))
+def _run_dataset(service: Service, run_id: str, plan: Plan) -> DatasetManifest:
+    ref = plan.dataset
+    found = find_datasets(service, ref.sha256)
+    found.sort(key=lambda m: m.id != ref.id)
     if not found:
-        raise InvalidInput(f"run {run_id}: its dataset {ref['sha256'][:16]} is not a dataset of this store, so its "
+        raise InvalidInput(f"run {run_id}: its dataset {ref.sha256[:16]} is not a dataset of this store, so its "
                            "source provenance is unknown; pull or prepare it first", code="dataset_unknown")
-    with_identity = [m for m in found if all((m["sources"].get(b) or {}).get("partition") for b in m["benchmarks"])]
+    with_identity = [m for m in found if all(_partitioned(m, b) for b in m.benchmarks)]
     if not with_identity:
         m = found[0]
-        missing = next(b for b in m["benchmarks"] if not (m["sources"].get(b) or {}).get("partition"))
-        raise no_identity(f"run {run_id}'s dataset {wire_id(m)} ({m['name']})", missing)
+        missing = next(b for b in m.benchmarks if not _partitioned(m, b))
+        raise no_identity(f"run {run_id}'s dataset {wire_id(m)} ({m.name})", missing)
     return with_identity[0]
 
 
-def compile_named(service: Service, actor: Actor, dataset_ids: list[str], run_ids: list[str]) -> dict[str, Any]:
+def _partitioned(m: DatasetManifest, benchmark: str) -> bool:
+    source = m.sources.get(benchmark)
+    return bool(source and source.partition)
+
+
+def compile_named(service: Service, actor: Actor, dataset_ids: list[str], run_ids: list[str]) -> Snapshot:
     named = [(d, manifest_of(service, d)) for d in dict.fromkeys(dataset_ids)]
     datasets = [m for _, m in named]
     runs = []
     for run_id in dict.fromkeys(run_ids):
         check_visible(service.journal, actor, run_id)
-        plan = service.objects.get_json(service.runs.get(run_id).plan)
-        runs.append((run_id, plan, _run_dataset(service, run_id, plan)))
+        plan = Plan.model_validate(service.objects.get_json(service.runs.get(run_id).plan))
+        assert plan.plan_sha256 is not None, f"run {run_id}'s stored plan names its sha256"
+        runs.append(NamedRun(id=run_id, plan_sha256=plan.plan_sha256, dataset_sha256=plan.dataset.sha256,
+                             dataset_object=plan.dataset.object, manifest=_run_dataset(service, run_id, plan),
+                             case_ids=frozenset(c[0] for c in plan.execution_cells) if plan.execution_cells else None))
     try:
         snapshot = compile_snapshot(service.objects, datasets, runs)   # it records each dataset's ref
     except InvalidInput as exc:
@@ -102,5 +119,4 @@ def compile_named(service: Service, actor: Actor, dataset_ids: list[str], run_id
        body=ex.CompileExclusions, answer=ex.Snapshot)
 async def compile_exclusions(request: web.Request, req: CompileExclusions) -> ex.Snapshot:
     service, actor = svc(request), actor_of(request)
-    return ex.Snapshot.model_validate(await asyncio.to_thread(compile_named, service, actor, req.dataset_ids,
-                                                              req.run_ids))
+    return await asyncio.to_thread(compile_named, service, actor, req.dataset_ids, req.run_ids)

@@ -28,6 +28,7 @@ from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
 from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
 from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunBundle
+from srbench.schemas.dataset import FrozenDataset
 from srbench.service.datasets.refs import publish_dataset, register_dataset
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.bundles import (
@@ -158,7 +159,7 @@ def push(service: Service, run_id: str, remote_url: Any) -> Pushed:
     remote = remote_for(service, remote_url, create=True)
     copied = _copy(service.objects, remote, bundle.objects)
     for manifest in bundle.datasets:
-        publish_dataset(remote, manifest)
+        publish_dataset(remote, FrozenDataset.model_validate(manifest))
     data = bundle.model_dump(mode="json", by_alias=True)
     if not data["calls"]:
         del data["calls"]                          # a run of single calls keeps the bundle it always had
@@ -222,7 +223,7 @@ def pull(service: Service, run_id: str, remote_url: Any) -> Pulled:
     assert kept == digest                      # raw was read with verify=True: it hashes to its name
     imported = _import(service, bundle, digest)
     for manifest in bundle.datasets:
-        register_dataset(service, manifest)
+        register_dataset(service, FrozenDataset.model_validate(manifest))
     return Pulled(run_id=run_id, bundle=digest, imported=imported, copied=copied, cells=len(bundle.cells),
                   model_requests=0)
 

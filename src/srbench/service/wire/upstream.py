@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from srbench.cas.digest import JSONValue
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Forbidden, InvalidInput, NotFound
-from srbench.schemas.dataset import Case, split_of
+from srbench.schemas.dataset import Case, FrozenDataset, split_of
 from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import Actor, record_owner
@@ -127,22 +128,22 @@ def _dataset_cases(service: Service, sha: str | None) -> list[Case] | None:
     if not sha:
         return None
     found = find_datasets(service, sha)
-    return decode_cases(service.objects.get_bytes(found[0]["object"])) if found else None
+    return decode_cases(service.objects.get_bytes(found[0].object)) if found else None
 
 
 def _register_inline(service: Service, cases: list[Case], data: bytes, sha: str, profile: str, seed: int) -> None:
     obj = service.objects.put_bytes(data)
     benchmarks = sorted({c.benchmark for c in cases})
-    sources = {b: {"url": INLINE_URL, "revision": "inline", "files": [], "origin": "local-import",
+    sources: dict[str, JSONValue] = {b: {"url": INLINE_URL, "revision": "inline", "files": [], "origin": "local-import",
                    "access_note": "cases given inline in a run manifest"} for b in benchmarks}
-    selection = {b: {"algorithm": "inline", "version": 1, "strata": "given", "custom_subset": True}
+    selection: dict[str, JSONValue] = {b: {"algorithm": "inline", "version": 1, "strata": "given", "custom_subset": True}
                  for b in benchmarks}
     manifest = {"id": dataset_id(sha, sources, profile, seed, True, selection), "name": "+".join(benchmarks) +
                 f"/{profile} (inline)", "path": "", "sha256": sha, "object": obj, "case_count": len(cases),
                 "profile": profile, "seed": seed, "split": split_of(profile), "benchmarks": benchmarks,
                 "sources": sources, "selection": selection, "custom_subset": True,
                 "notices": ["inline cases from a run manifest: not a prepared benchmark profile"]}
-    register_dataset(service, manifest)
+    register_dataset(service, FrozenDataset.model_validate(manifest))
 
 
 def creation_hook(service: Service, plan: Plan, actor: Actor) -> OnCreate:

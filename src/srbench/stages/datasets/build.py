@@ -7,20 +7,29 @@ A frozen dataset is JSON Lines: one canonical-JSON case a line, in selection ord
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench import VERSION
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.base import Benchmark
+from srbench.benchmarks.pins import CheckMethod
 from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
 from srbench.benchmarks.selection import select, select_excluding
+from srbench.benchmarks.sources import Origin
 from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
+from srbench.cas.digest import JSONValue
 from srbench.errors import IntegrityError, InvalidInput
-from srbench.rules import Engine, Rule, RuleParams
+from srbench.rules import Engine, Rule, RuleInputs, RuleParams
 from srbench.schemas.dataset import (
     Case,
     DatasetManifest,
     Evaluation,
+    FrozenDataset,
+    Profile,
+    Role,
     Selection,
     SourceFile,
     SourceRecord,
@@ -31,89 +40,127 @@ from srbench.schemas.text import shorten
 from srbench.stages.datasets import exclusions as ex
 
 
+class PrepareParams(BaseModel):
+    """The prepare rule's parameters as `prepare` names them (its action key: a key absent unless asked for
+    keeps the key of a plain preparation)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    benchmark: str = Field(description="the benchmark's id")
+    adapter: str = Field(description="the benchmark adapter's version (a new one prepares again)")
+    profile: Profile = Field(description="the profile cut")
+    seed: int = Field(description="the selection seed")
+    limit: int | None = Field(description="a custom subset's size (None: the full profile)")
+    revision: str = Field(description="the source revision read")
+    url: str = Field(description="the source's pinned location")
+    origin: Origin = Field(description="where the source files came from")
+    normalizer: str = Field(description="how file bytes became the hashed content")
+    sha256: dict[str, str] = Field(description="file name -> SHA-256 of the file bytes given")
+    partition: str | None = Field(default=None, description="the upstream partition read (cases get identities)")
+    check: CheckMethod | None = Field(default=None, description="how the files were held to their pin")
+    role: Role | None = Field(default=None, description="the evaluation role recorded with the cases")
+
+
+class PrepareInputs(BaseModel):
+    """The prepare rule's inputs: object digests."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sources: dict[str, str] = Field(description="file name -> object digest of its bytes")
+    snapshot: str | None = Field(default=None, description="object digest of a checked exclusion snapshot")
+
+
+class CombineInputs(BaseModel):
+    """The combine rule's inputs: the object digests of the stored manifests combined (sorted)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    manifests: list[str] = Field(description="object digests of the manifests (without path)")
+
+
 def encode_cases(cases: list[Case]) -> bytes:
     return b"".join(canonical_json(c.model_dump(mode="json")) + b"\n" for c in cases)
 
 
-def dataset_digest(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
-                   selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+def dataset_digest(cases_sha256: str, sources: Mapping[str, JSONValue], profile: str, seed: int, custom: bool,
+                   selection: Mapping[str, JSONValue], evaluation: Mapping[str, JSONValue] | None = None) -> str:
     """The 64 hex digits that name a dataset (what it is a function of, as upstream names its datasets);
-    its evaluation roles and exclusions are part of it when there are any."""
-    named = {"cases_sha256": cases_sha256, "sources": sources, "profile": profile, "seed": seed,
-             "custom_subset": custom, "selection": selection}
+    its evaluation roles and exclusions are part of it when there are any. The parts are hashed as the JSON
+    given (a manifest's: `naming`)."""
+    named: dict[str, JSONValue] = {"cases_sha256": cases_sha256, "sources": sources, "profile": profile,
+                                   "seed": seed, "custom_subset": custom, "selection": selection}
     if evaluation:
         named["evaluation"] = evaluation
     return short(digest_json(named), 64)
 
 
-def dataset_id(cases_sha256: str, sources: dict[str, Any], profile: str, seed: int, custom: bool,
-               selection: dict[str, Any], evaluation: dict[str, Any] | None = None) -> str:
+def dataset_id(cases_sha256: str, sources: Mapping[str, JSONValue], profile: str, seed: int, custom: bool,
+               selection: Mapping[str, JSONValue], evaluation: Mapping[str, JSONValue] | None = None) -> str:
     """A dataset's id (frozen plans name it): ``ds-`` and the first 32 hex digits of its digest."""
     return "ds-" + dataset_digest(cases_sha256, sources, profile, seed, custom, selection, evaluation)[:32]
 
 
-def _with_evaluation(manifest: dict[str, Any], evaluation: dict[str, Any] | None) -> dict[str, Any]:
-    if evaluation:
-        manifest["evaluation"] = evaluation
-        manifest["notices"] += [n for n in ex.evaluation_notices(evaluation) if n not in manifest["notices"]]
-    return manifest
+def naming(m: DatasetManifest) -> str:
+    """The 64 hex digits `dataset_digest` gives over a manifest's own fields (as stored)."""
+    dumped = m.model_dump(mode="json", include={"sources", "selection", "evaluation"})
+    return dataset_digest(m.sha256, dumped["sources"], m.profile, m.seed, m.custom_subset, dumped["selection"],
+                          dumped.get("evaluation"))
 
 
-def _prepare(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    bench = get_benchmark(params["benchmark"])
-    files = {name: store.get_bytes(d, verify=True) for name, d in inputs["sources"].items()}
-    all_cases = bench.load(files, seed=params["seed"], revision=params["revision"])
+def _named(m: FrozenDataset) -> FrozenDataset:
+    """The new manifest `m` (its id not yet set) with the id its fields give and its evaluation's notices."""
+    if m.evaluation:
+        m.notices += [n for n in ex.evaluation_notices(m.evaluation) if n not in m.notices]
+    else:
+        m.evaluation = None
+    return m.model_copy(update={"id": "ds-" + naming(m)[:32]})
+
+
+def _prepare(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, JSONValue]:
+    p, given = PrepareParams.model_validate(params), PrepareInputs.model_validate(inputs)
+    bench = get_benchmark(p.benchmark)
+    files = {name: store.get_bytes(d, verify=True) for name, d in given.sources.items()}
+    all_cases = bench.load(files, seed=p.seed, revision=p.revision)
     record = SourceRecord(
-        url=params["url"], revision=params["revision"], origin=params["origin"],
-        files=[SourceFile(name=n, sha256=s) for n, s in sorted(params["sha256"].items())],
-        license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=params["normalizer"],
-        partition=params.get("partition"), check=params.get("check"),
-    ).model_dump(mode="json")
-    evaluation = None
+        url=p.url, revision=p.revision, origin=p.origin,
+        files=[SourceFile(name=n, sha256=s) for n, s in sorted(p.sha256.items())],
+        license_url=bench.source.license_url, access_note=bench.source.access_note, normalizer=p.normalizer,
+        partition=p.partition, check=p.check)
     idents: dict[str, str] = {}
-    if "partition" in params:           # a canonical task identity per case (stages.exclusions)
+    if p.partition is not None:           # a canonical task identity per case (stages.exclusions)
         source = ex.source_identity(record)
         idents = ex.identities(bench.id, source, bench.native_ids(all_cases, files))
-    if "snapshot" in inputs:
-        snapshot = ex.check_snapshot(store.get_json(inputs["snapshot"]))
+    snapshot, named, out = None, set(), 0
+    if given.snapshot is not None:
+        snapshot = ex.check_snapshot(store.get_json(given.snapshot))
         history = ex.history_of(snapshot, bench.id, source)
         named = {cid for cid, ident in idents.items() if ident in history}
-        chosen, out = select_excluding(all_cases, params["profile"], bench.profiles, params["seed"], named,
-                                       params["limit"], benchmark=bench.id, algorithm=bench.selection_algorithm)
+        chosen, out = select_excluding(all_cases, p.profile, bench.profiles, p.seed, named, p.limit,
+                                       benchmark=bench.id, algorithm=bench.selection_algorithm)
     else:
-        snapshot, named, out = None, set(), 0
-        chosen = select(all_cases, params["profile"], bench.profiles, params["seed"], limit=params["limit"],
-                        benchmark=bench.id, algorithm=bench.selection_algorithm)
-    if "role" in params:
-        evaluation = {bench.id: Evaluation(
-            role=params["role"], snapshot_sha256=snapshot["sha256"] if snapshot else None, excluded=out,
-            history=len(named), claims_disjoint=params["role"] == "holdout").model_dump(mode="json")}
+        chosen = select(all_cases, p.profile, bench.profiles, p.seed, limit=p.limit, benchmark=bench.id,
+                        algorithm=bench.selection_algorithm)
+    snapshot_sha256 = snapshot.sha256 if snapshot else None
+    evaluation = None if p.role is None else {bench.id: Evaluation(
+        role=p.role, snapshot_sha256=snapshot_sha256, excluded=out, history=len(named),
+        claims_disjoint=p.role == "holdout")}
     if idents:
         chosen = ex.with_identities(chosen, idents)
-    if "role" in params:                # in the bytes too: a plan names its dataset by sha256 alone
-        chosen = ex.with_role(chosen, params["role"], snapshot["sha256"] if snapshot else None)
+    if p.role is not None:                # in the bytes too: a plan names its dataset by sha256 alone
+        chosen = ex.with_role(chosen, p.role, snapshot_sha256)
     data = encode_cases(chosen)
-    obj = store.put_bytes(data)
-    custom = params["limit"] is not None
-    sel = Selection(algorithm=bench.selection_algorithm, version=ALGORITHM_VERSION, strata=bench.strata,
-                    limit=params["limit"], custom_subset=custom).model_dump(mode="json")
-    sha = sha256_bytes(data)
-    profile, seed = params["profile"], params["seed"]
+    custom = p.limit is not None
     notices = list(bench.notices())
-    tag, labels = bench.dataset_label(params["revision"], params["origin"])
+    tag, labels = bench.dataset_label(p.revision, p.origin)
     notices += labels
     if custom:
-        notices.append(f"custom subset: the first {params['limit']} tasks of the {profile} profile, "
-                       "not the full profile")
-    name = (f"{bench.id}{'@' + tag if tag else ''}/{profile}" + (f"/{params['role']}" if "role" in params else "")
-            + (f"/limit-{params['limit']}" if custom else ""))
-    return _with_evaluation({
-        "version": VERSION,
-        "id": dataset_id(sha, {bench.id: record}, profile, seed, custom, {bench.id: sel}, evaluation),
-        "name": name, "sha256": sha, "object": obj, "case_count": len(chosen), "profile": profile,
-        "seed": seed, "split": split_of(profile), "benchmarks": [bench.id], "sources": {bench.id: record},
-        "selection": {bench.id: sel}, "custom_subset": custom, "notices": notices,
-    }, evaluation)
+        notices.append(f"custom subset: the first {p.limit} tasks of the {p.profile} profile, not the full profile")
+    name = (f"{bench.id}{'@' + tag if tag else ''}/{p.profile}" + (f"/{p.role}" if p.role is not None else "")
+            + (f"/limit-{p.limit}" if custom else ""))
+    return _named(FrozenDataset(
+        version=VERSION, id="", name=name, sha256=sha256_bytes(data), object=store.put_bytes(data),
+        case_count=len(chosen), profile=p.profile, seed=p.seed, split=split_of(p.profile), benchmarks=[bench.id],
+        sources={bench.id: record}, custom_subset=custom, notices=notices, evaluation=evaluation,
+        selection={bench.id: Selection(algorithm=bench.selection_algorithm, version=ALGORITHM_VERSION,
+                                       strata=bench.strata, limit=p.limit, custom_subset=custom)},
+    )).model_dump(mode="json")
 
 
 PREPARE = Rule("prepare", "1", _prepare)
@@ -121,7 +168,7 @@ PREPARE = Rule("prepare", "1", _prepare)
 
 def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int | None,
             files: dict[str, bytes], *, revision: str, url: str, origin: str, partition: str | None = None,
-            role: str | None = None, snapshot: str | None = None, check: str | None = None) -> tuple[dict[str, Any], bool]:
+            role: str | None = None, snapshot: str | None = None, check: str | None = None) -> tuple[FrozenDataset, bool]:
     """Freeze a dataset from source file bytes. Returns (manifest without `path`, cache hit).
 
     `partition` (the upstream partition the files are) gives every case its canonical task identity;
@@ -142,7 +189,7 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
     params: RuleParams = {"benchmark": bench.id, "adapter": bench.adapter_version, "profile": profile, "seed": seed,
               "limit": limit, "revision": revision, "url": url, "origin": origin, "normalizer": bench.normalizer,
               "sha256": {name: sha256_bytes(data) for name, data in files.items()}}
-    inputs: dict[str, Any] = {"sources": digests}
+    inputs: RuleInputs = {"sources": digests}
     if partition is not None:           # absent unless asked for: the rule key of a plain preparation is unchanged
         params["partition"] = partition
     if check is not None:
@@ -152,10 +199,10 @@ def prepare(engine: Engine, benchmark: str, profile: str, seed: int, limit: int 
     if snapshot is not None:
         inputs["snapshot"] = snapshot
     result = engine.build(PREPARE, inputs, params, subject=f"{bench.id}/{profile}/{seed}")
-    return engine.store.get_json(result.output), result.hit
+    return FrozenDataset.model_validate(engine.store.get_json(result.output)), result.hit
 
 
-def check_evaluation(bench: Any, partition: str | None, role: str | None, snapshot: Any) -> None:
+def check_evaluation(bench: Benchmark, partition: str | None, role: str | None, snapshot: object) -> None:
     """The evaluation options agree with each other and with the benchmark (before any source is read)."""
     if partition is not None and partition != bench.source_partition:
         raise InvalidInput(f"--source-partition {partition!r}: {bench.id} reads the upstream partition "
@@ -173,76 +220,65 @@ def check_evaluation(bench: Any, partition: str | None, role: str | None, snapsh
                            "retest, which claims none")
 
 
-def _combine(store: ObjectStore, inputs: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def _combine(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, JSONValue]:
     """Order-free: cases are grouped by benchmark id (sorted), each benchmark's cases keeping their
     selection order, so the same cases give the same bytes whatever order the inputs came in (and
     whether they were combined at once or in steps)."""
-    manifests = [store.get_json(d) for d in inputs["manifests"]]
+    manifests = [FrozenDataset.model_validate(store.get_json(d)) for d in CombineInputs.model_validate(inputs).manifests]
     cases: list[Case] = []
     seen: set[str] = set()
     for m in manifests:
-        for case in decode_cases(store.get_bytes(m["object"], verify=True)):
+        for case in decode_cases(store.get_bytes(m.object, verify=True)):
             if case.id in seen:
                 raise InvalidInput(f"case {case.id} appears in more than one dataset; combine refuses duplicates")
             seen.add(case.id)
             cases.append(case)
     cases.sort(key=lambda c: c.benchmark)          # stable: each benchmark keeps its selection order
-    manifests.sort(key=lambda m: sorted(m["benchmarks"]))
+    manifests.sort(key=lambda m: sorted(m.benchmarks))
     data = encode_cases(cases)
-    obj = store.put_bytes(data)
-    sha = sha256_bytes(data)
-    sources: dict[str, Any] = {}
-    selection: dict[str, Any] = {}
+    sources: dict[str, SourceRecord] = {}
+    selection: dict[str, Selection] = {}
     notices: list[str] = []
-    evaluation: dict[str, Any] = {}
+    evaluation: dict[str, Evaluation] = {}
     for m in manifests:
-        sources.update(m["sources"])
-        selection.update(m["selection"])
-        evaluation.update(m.get("evaluation") or {})
-        notices += [n for n in m.get("notices", []) if n not in notices]
+        sources.update(m.sources)
+        selection.update(m.selection)
+        evaluation.update(m.evaluation or {})
+        notices += [n for n in m.notices if n not in notices]
     first = manifests[0]
-    custom = any(m.get("custom_subset") for m in manifests)
-    benchmarks = sorted(b for m in manifests for b in m["benchmarks"])
-    return _with_evaluation({
-        "version": VERSION,
-        "id": dataset_id(sha, sources, first["profile"], first["seed"], custom, selection, evaluation or None),
-        "name": "+".join(benchmarks) + "/" + first["profile"], "sha256": sha, "object": obj,
-        "case_count": len(cases), "profile": first["profile"], "seed": first["seed"], "split": first["split"],
-        "benchmarks": benchmarks, "sources": sources, "selection": selection, "custom_subset": custom,
-        "notices": notices,
-    }, evaluation or None)
+    benchmarks = sorted(b for m in manifests for b in m.benchmarks)
+    return _named(FrozenDataset(
+        version=VERSION, id="", name="+".join(benchmarks) + "/" + first.profile, sha256=sha256_bytes(data),
+        object=store.put_bytes(data), case_count=len(cases), profile=first.profile, seed=first.seed,
+        split=first.split, benchmarks=benchmarks, sources=sources, selection=selection,
+        custom_subset=any(m.custom_subset for m in manifests), notices=notices, evaluation=evaluation,
+    )).model_dump(mode="json")
 
 
 COMBINE = Rule("combine", "2", _combine)
 
 
-def combine(engine: Engine, manifests: list[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+def combine(engine: Engine, manifests: Sequence[DatasetManifest]) -> tuple[FrozenDataset, bool]:
     """Combine frozen datasets of one profile, seed and split (DS-9); anything else is refused."""
     if len(manifests) < 2:
         raise InvalidInput("combine needs at least two dataset manifests")
-    keys = {(m["profile"], m["seed"], m["split"]) for m in manifests}
+    keys = {(m.profile, m.seed, m.split) for m in manifests}
     if len(keys) > 1:
-        desc = ", ".join(f"{m['id']} {m['name']} (profile {m['profile']}, seed {m['seed']}, split {m['split']})"
-                         for m in manifests)
+        desc = ", ".join(f"{m.id} {m.name} (profile {m.profile}, seed {m.seed}, split {m.split})" for m in manifests)
         raise InvalidInput(f"datasets differ in profile, seed or split and are never merged: {desc}")
-    benches = [b for m in manifests for b in m["benchmarks"]]
+    benches = [b for m in manifests for b in m.benchmarks]
     dupes = sorted({b for b in benches if benches.count(b) > 1})
     if dupes:
         raise InvalidInput(f"benchmark(s) {', '.join(dupes)} appear in more than one dataset")
-    digests = sorted(engine.store.put_json(_strip_path(m)) for m in manifests)
+    digests = sorted(engine.store.put_json(m.model_dump(mode="json", exclude={"path"})) for m in manifests)
     result = engine.build(COMBINE, {"manifests": digests}, {}, subject="+".join(sorted(benches)))
-    return engine.store.get_json(result.output), result.hit
+    return FrozenDataset.model_validate(engine.store.get_json(result.output)), result.hit
 
 
-def _strip_path(manifest: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in manifest.items() if k != "path"}
-
-
-def with_path(store: ObjectStore, manifest: dict[str, Any]) -> dict[str, Any]:
+def with_path(store: ObjectStore, manifest: DatasetManifest) -> DatasetManifest:
     """The manifest as printed: `path` names the frozen JSONL file (the object in the store)."""
-    out = dict(manifest)
-    out["path"] = store.path_of(manifest["object"]) if store.local else f"{store.url}#{manifest['object']}"
-    return DatasetManifest.model_validate(out).model_dump(mode="json")
+    path = store.path_of(manifest.object) if store.local else f"{store.url}#{manifest.object}"
+    return DatasetManifest.model_validate({**manifest.model_dump(exclude={"path"}), "path": path})
 
 
 def read_dataset_file(store: ObjectStore, path: str, sha256: str) -> tuple[bytes, str]:

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
+from srbench.cas.digest import JSONValue
 from srbench.errors import InvalidInput
-from srbench.schemas.dataset import Case, SourceFile, decode_cases
+from srbench.schemas.dataset import Case, DatasetManifest, Evaluation, SourceFile, SourceRecord, decode_cases
 
 IDENTITY = "sr-bench-task-identity-v1"
 KIND = "sr-bench-exclusion-snapshot"
@@ -81,8 +83,8 @@ class References(BaseModel):
     runs: list[RunReference]
 
 
-class Snapshot(BaseModel):
-    """An exclusion snapshot as stored, answered and written to a file."""
+class SnapshotBody(BaseModel):
+    """An exclusion snapshot's content: what its sha256 is the SHA-256 of (as canonical JSON)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     kind: Literal["sr-bench-exclusion-snapshot"]
@@ -91,26 +93,44 @@ class Snapshot(BaseModel):
     references: References
     families: list[Family]
     limitation: str
+
+
+class Snapshot(SnapshotBody):
+    """An exclusion snapshot as stored, answered and written to a file."""
+
     sha256: str = Field(pattern=SHA256, description="SHA-256 of the canonical JSON of every other field")
 
 
-def source_identity(record: dict[str, Any]) -> dict[str, Any]:
-    """The identity part of a dataset's source record (its partition set), as canonical data."""
-    return {"url": record["url"], "revision": record["revision"], "normalizer": record["normalizer"],
-            "partition": record["partition"],
-            "files": sorted(({"name": f["name"], "sha256": f["sha256"]} for f in record["files"]),
-                            key=lambda f: f["name"])}
+class NamedRun(BaseModel):
+    """A run a snapshot names: what of its frozen plan and registered dataset the snapshot reads."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str = Field(description="the run's id")
+    plan_sha256: str = Field(description="the sha256 of its frozen plan")
+    dataset_sha256: str = Field(description="the sha256 of its dataset's bytes")
+    dataset_object: str = Field(description="the object digest of its dataset's bytes")
+    case_ids: frozenset[str] | None = Field(description="the cases its plan holds (None: every case)")
+    manifest: DatasetManifest = Field(description="the registered manifest of its dataset (its sources)")
 
 
-def _sha256(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value)).hexdigest()
+def source_identity(record: SourceRecord) -> SourceIdentity:
+    """The identity part of a dataset's source record (its partition set: callers check it is set)."""
+    assert record.partition is not None, "a source identity names a partition"
+    return SourceIdentity(url=record.url, revision=record.revision, normalizer=record.normalizer,
+                          partition=record.partition, files=sorted(
+                              (SourceFile(name=f.name, sha256=f.sha256) for f in record.files), key=lambda f: f.name))
 
 
-def task_identity(benchmark: str, source: dict[str, Any], native_id: str) -> str:
-    return _sha256({"benchmark": benchmark, "source": source, "task": native_id})
+def _sha256(value: JSONValue | BaseModel) -> str:
+    return hashlib.sha256(canonical_json(value.model_dump(mode="json") if isinstance(value, BaseModel) else value)
+                          ).hexdigest()
 
 
-def identities(benchmark: str, source: dict[str, Any], native: dict[str, str]) -> dict[str, str]:
+def task_identity(benchmark: str, source: SourceIdentity, native_id: str) -> str:
+    return _sha256({"benchmark": benchmark, "source": source.model_dump(mode="json"), "task": native_id})
+
+
+def identities(benchmark: str, source: SourceIdentity, native: dict[str, str]) -> dict[str, str]:
     """{case id: task identity} from {case id: native task id}."""
     return {cid: task_identity(benchmark, source, nid) for cid, nid in native.items()}
 
@@ -124,7 +144,7 @@ def with_identities(cases: list[Case], idents: dict[str, str]) -> list[Case]:
 def with_role(cases: list[Case], role: str, snapshot_sha256: str | None) -> list[Case]:
     """Copies of `cases` that carry the evaluation role (and the snapshot's sha256) in their metadata, so
     datasets that differ only there never share bytes (a plan resolves its dataset by sha256)."""
-    extra: dict[str, Any] = {"evaluation_role": role}
+    extra: dict[str, str] = {"evaluation_role": role}
     if snapshot_sha256 is not None:
         extra["exclusion_snapshot_sha256"] = snapshot_sha256
     return [c.model_copy(update={"metadata": c.metadata.model_copy(update=extra)}) for c in cases]
@@ -154,24 +174,40 @@ def _bounded_bytes(store: ObjectStore, digest: str, budget: list[int], what: str
     return data
 
 
-Member = tuple[str, dict[str, Any], str, "set[str] | None"]   # (what, sources, object digest, case ids or all)
+Member = tuple[str, dict[str, SourceRecord], str, "frozenset[str] | None"]   # (what, sources, object, case ids or all)
 
 
-def compile_snapshot(store: ObjectStore, datasets: list[dict[str, Any]],
-                     runs: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """The snapshot of the named `datasets` (registered manifests) and `runs` ((run id, frozen plan, the
-    registered manifest of its dataset)). Raises InvalidInput; stores nothing (the caller does)."""
+def compile_snapshot(store: ObjectStore, datasets: Sequence[DatasetManifest], runs: Sequence[NamedRun]) -> Snapshot:
+    """The snapshot of the named `datasets` (registered manifests) and `runs`. Raises InvalidInput; stores
+    nothing (the caller does)."""
     if not datasets and not runs:
         raise InvalidInput("name at least one prepared dataset (--dataset) or run (--run)")
     if len(datasets) > MAX_NAMES or len(runs) > MAX_NAMES:
         raise InvalidInput(f"a snapshot names at most {MAX_NAMES} datasets and {MAX_NAMES} runs", code="too_large")
-    members: list[Member] = [(f"dataset {m['id']} ({m['name']})", m["sources"], m["object"], None) for m in datasets]
-    for run_id, plan, m in runs:
-        cells = plan.get("execution_cells")
-        members.append((f"run {run_id}'s dataset {m['id']} ({m['name']})", m["sources"], plan["dataset"]["object"],
-                        {c[0] for c in cells} if cells else None))
+    members: list[Member] = [(f"dataset {m.id} ({m.name})", m.sources, m.object, None) for m in datasets]
+    members += [(f"run {r.id}'s dataset {r.manifest.id} ({r.manifest.name})", r.manifest.sources, r.dataset_object,
+                 r.case_ids) for r in runs]
+    families, counts = _families(store, members)
+    body = SnapshotBody(
+        kind="sr-bench-exclusion-snapshot", version=1, identity="sr-bench-task-identity-v1",
+        references=References(
+            datasets=sorted((DatasetReference(id=m.id, sha256=m.sha256, name=m.name, case_count=m.case_count)
+                             for m in datasets), key=lambda d: d.id),
+            runs=sorted((RunReference(id=r.id, plan_sha256=r.plan_sha256, dataset_sha256=r.dataset_sha256,
+                                      case_count=counts[len(datasets) + i]) for i, r in enumerate(runs)),
+                        key=lambda r: r.id)),
+        families=[Family(benchmark=b, source=src, source_sha256=s, count=len(ids), task_identities=sorted(ids))
+                  for (b, s), (src, ids) in sorted(families.items())],
+        limitation=LIMITATION)
+    return Snapshot(**dict(body), sha256=_sha256(body))
+
+
+def _families(store: ObjectStore, members: list[Member]) -> tuple[dict[tuple[str, str], tuple[SourceIdentity, set[str]]],
+                                                                  list[int]]:
+    """Per (benchmark, source sha256): its source identity and the task identities of the members' cases;
+    and how many cases each member holds."""
     budget = [MAX_BYTES]
-    families: dict[tuple[str, str], tuple[dict[str, Any], set[str]]] = {}
+    families: dict[tuple[str, str], tuple[SourceIdentity, set[str]]] = {}
     counts: list[int] = []
     total = 0
     for what, sources, obj, only in members:
@@ -179,13 +215,12 @@ def compile_snapshot(store: ObjectStore, datasets: list[dict[str, Any]],
         for case in decode_cases(_bounded_bytes(store, obj, budget, what)):
             if only is not None and case.id not in only:
                 continue
-            record = sources.get(case.benchmark) or {}
+            record = sources.get(case.benchmark)
             ident = getattr(case.metadata, "task_identity", None)
-            if record.get("partition") is None or not isinstance(ident, str):
+            if record is None or record.partition is None or not isinstance(ident, str):
                 raise no_identity(what, case.benchmark)
             src = source_identity(record)
-            key = (case.benchmark, _sha256(src))
-            fam = families.setdefault(key, (src, set()))
+            fam = families.setdefault((case.benchmark, _sha256(src)), (src, set()))
             if ident not in fam[1]:
                 total += 1
                 if total > MAX_IDENTITIES:
@@ -194,23 +229,10 @@ def compile_snapshot(store: ObjectStore, datasets: list[dict[str, Any]],
                 fam[1].add(ident)
             n += 1
         counts.append(n)
-    body = {
-        "kind": KIND, "version": 1, "identity": IDENTITY,
-        "references": {
-            "datasets": sorted(({"id": m["id"], "sha256": m["sha256"], "name": m["name"], "case_count": m["case_count"]}
-                                for m in datasets), key=lambda d: d["id"]),
-            "runs": sorted(({"id": run_id, "plan_sha256": plan["plan_sha256"], "dataset_sha256": plan["dataset"]["sha256"],
-                             "case_count": counts[len(datasets) + i]} for i, (run_id, plan, _) in enumerate(runs)),
-                           key=lambda r: r["id"]),
-        },
-        "families": [{"benchmark": b, "source": src, "source_sha256": s, "count": len(ids),
-                      "task_identities": sorted(ids)} for (b, s), (src, ids) in sorted(families.items())],
-        "limitation": LIMITATION,
-    }
-    return {**body, "sha256": _sha256(body)}
+    return families, counts
 
 
-def check_snapshot(raw: Any) -> dict[str, Any]:
+def check_snapshot(raw: object) -> Snapshot:
     """A snapshot as read from a file or a request, validated and checked against its sha256."""
     if not isinstance(raw, dict):
         raise InvalidInput("exclusion snapshot: not a JSON object (write it with `dataset exclusions --output`)")
@@ -221,52 +243,55 @@ def check_snapshot(raw: Any) -> dict[str, Any]:
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise InvalidInput(f"exclusion snapshot: {where}: {first['msg']} (write it with `dataset exclusions`)"
                            ) from None
-    value = snap.model_dump(mode="json")
-    body = {k: v for k, v in value.items() if k != "sha256"}
-    if _sha256(body) != snap.sha256:
+    if _sha256(snap.model_dump(mode="json", exclude={"sha256"})) != snap.sha256:
         raise InvalidInput("exclusion snapshot: its sha256 does not match its content (was it edited?); compile it "
                            "again with `dataset exclusions`", code="snapshot_mismatch")
     total = 0
     for fam in snap.families:
         ids = fam.task_identities
-        if len(ids) != fam.count or ids != sorted(set(ids)) or _sha256(source_identity(
-                fam.source.model_dump(mode="json"))) != fam.source_sha256:
+        if len(ids) != fam.count or ids != sorted(set(ids)) or _sha256(fam.source) != fam.source_sha256:
             raise InvalidInput(f"exclusion snapshot: the {fam.benchmark} family is not sorted, distinct and counted")
         total += len(ids)
     if total > MAX_IDENTITIES:
         raise InvalidInput(f"exclusion snapshot: more than {MAX_IDENTITIES} task identities", code="too_large")
-    return value
+    return snap
 
 
-def history_of(snapshot: dict[str, Any], benchmark: str, source: dict[str, Any]) -> set[str]:
+def history_of(snapshot: Snapshot, benchmark: str, source: SourceIdentity) -> set[str]:
     """The snapshot's identities of `benchmark` read from exactly `source`. Raises InvalidInput when it holds
     the benchmark from another source (revision, normalizer, partition or files): never mapped across."""
     found: set[str] = set()
-    for fam in snapshot["families"]:
-        if fam["benchmark"] != benchmark:
+    for fam in snapshot.families:
+        if fam.benchmark != benchmark:
             continue
-        if fam["source"] != source:
-            theirs, ours = fam["source"], source
-            diff = [k for k in ("url", "revision", "normalizer", "partition", "files") if theirs[k] != ours[k]]
+        if fam.source != source:
+            theirs, ours = fam.source, source
+            diff = [k for k in ("url", "revision", "normalizer", "partition", "files")
+                    if getattr(theirs, k) != getattr(ours, k)]
             raise InvalidInput(
                 f"the exclusion snapshot holds {benchmark} tasks of another source ({', '.join(diff)} differ: "
-                f"revision {theirs['revision']}, partition {theirs['partition']}; this source is revision "
-                f"{ours['revision']}, partition {ours['partition']}): task identities are never mapped across "
+                f"revision {theirs.revision}, partition {theirs.partition}; this source is revision "
+                f"{ours.revision}, partition {ours.partition}): task identities are never mapped across "
                 "sources or revisions; prepare from the same source or name a history of it", code="source_mismatch")
-        found.update(fam["task_identities"])
+        found.update(fam.task_identities)
     return found
 
 
-def retest_families(evaluation: dict[str, Any] | None) -> list[str]:
-    return sorted(b for b, e in (evaluation or {}).items() if e.get("role") == "retest")
+def _evaluations(evaluation: Mapping[str, object] | None) -> dict[str, Evaluation]:
+    """Per benchmark, its evaluation (a stored plan's JSON is read as the model)."""
+    return {b: Evaluation.model_validate(e) for b, e in (evaluation or {}).items()}
 
 
-def evaluation_notices(evaluation: dict[str, Any] | None) -> list[str]:
+def retest_families(evaluation: Mapping[str, object] | None) -> list[str]:
+    return sorted(b for b, e in _evaluations(evaluation).items() if e.role == "retest")
+
+
+def evaluation_notices(evaluation: Mapping[str, object] | None) -> list[str]:
     """What a dataset, plan or report says about its evaluation roles (nothing without them)."""
     if not evaluation:
         return []
     out = []
-    if any(e.get("snapshot_sha256") for e in evaluation.values()):
+    if any(e.snapshot_sha256 for e in _evaluations(evaluation).values()):
         out.append(LIMITATION)
     retest = retest_families(evaluation)
     if retest:
