@@ -5,7 +5,6 @@ usage corrections from the retained SSE (REP-2) and price corrections (reprice).
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pydantic import JsonValue
 
@@ -20,7 +19,7 @@ from srbench.stages.derived.reprice import price_correction
 
 
 def reconcile(manager: RunManager, run_id: str,
-              routers: Any = None) -> tuple[dict[str, JsonValue], bool, str, bool]:
+              routers: dict[str, str] | None = None) -> tuple[dict[str, JsonValue], bool, str, bool]:
     """REP-2: build the usage correction and append it once. Returns (the correction's stored JSON with its
     digest, for the wire's receipt fields; hit, why, appended).
     `routers` ({MoM target id: router kind}) re-attributes those targets' calls from their stored headers."""
@@ -44,7 +43,8 @@ def append_once(manager: RunManager, kind: refs.CorrectionKind, run_id: str, ent
     (`anywhere`) or is the latest (otherwise). Returns whether it was appended."""
     return bool(manager.journal.submit_sync(lambda c: refs.append_once(c, kind, run_id, entry, anywhere=anywhere)))
 
-def reprice(manager: RunManager, run_id: str, prices: Any, reason: str | None) -> tuple[PriceCorrection, str, bool]:
+def reprice(manager: RunManager, run_id: str, prices: object,
+            reason: str | None) -> tuple[PriceCorrection, str, bool]:
     """Append a price correction once per distinct content. Returns (correction, its digest, appended)."""
     run = manager.get(run_id)
     correction = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices, reason)

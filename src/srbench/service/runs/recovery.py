@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from typing import Any
 
 from srbench.cas import canonical_json
 from srbench.errors import Conflict, InvalidInput
@@ -181,8 +180,8 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     return plan.model_copy(update={"plan_sha256": _hash(plan)})
 
 
-def selected_ids(cells: Any) -> list[str]:
-    """The selected cells as cell ids: each given as its id or as upstream's {case_id, target_id}."""
+def selected_ids(cells: object) -> list[str]:
+    """The selected cells (as given) as cell ids: each given as its id or as upstream's {case_id, target_id}."""
     if not isinstance(cells, list) or not cells:
         raise InvalidInput("selected_cells must be a non-empty list of cell ids or {case_id, target_id} objects")
     out = []
@@ -203,7 +202,7 @@ def _binds(row: jruns.RunRow, parent: str, mode: object, cells: list[str]) -> bo
     return bound is not None and (bound.parent, bound.mode, bound.cells) == (parent, mode, cells)
 
 
-def recover(manager: RunManager, run_id: str, submitted: Any, key: str | None, acknowledge: bool,
+def recover(manager: RunManager, run_id: str, submitted: object, key: str | None, acknowledge: bool,
             on_create: OnCreate | None = None) -> tuple[RunState, bool]:
     """`on_create(conn, child_id)` runs in the child's insert transaction (its owner, its experiment link)."""
     if not key:

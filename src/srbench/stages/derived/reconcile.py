@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -200,8 +199,8 @@ def with_routers(targets: dict[str, Target], chosen: dict[str, str] | None) -> d
             for tid, t in targets.items()}
 
 
-def check_routers(plan: Plan, chosen: Any) -> dict[str, str]:
-    """`chosen` as {MoM target id: registered router}; InvalidInput naming what is wrong."""
+def check_routers(plan: Plan, chosen: object) -> dict[str, str]:
+    """`chosen` (as given) as {MoM target id: registered router}; InvalidInput naming what is wrong."""
     if chosen is None:
         return {}
     if not isinstance(chosen, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in chosen.items()):
@@ -215,7 +214,7 @@ def check_routers(plan: Plan, chosen: Any) -> dict[str, str]:
 
 
 def reconcile(engine: Engine, run: RunFacts, cells: Sequence[CellFacts], cases: dict[str, str],
-              price_correction: str | None = None, chosen_routers: Any = None) -> tuple[str, bool, str]:
+              price_correction: str | None = None, chosen_routers: object = None) -> tuple[str, bool, str]:
     """`price_correction`: the run's latest price correction digest; costs are priced with it.
     `chosen_routers`: {MoM target id: router kind} to re-attribute those targets' calls with."""
     if run.status not in TERMINAL_STATUSES:

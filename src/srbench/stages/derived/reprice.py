@@ -8,8 +8,6 @@ exports then use the corrected prices, and the report names the correction.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ValidationError
 
 from srbench import TERMINAL_STATUSES
@@ -22,8 +20,8 @@ from srbench.stages.derived.facts import RunFacts
 PRICE_CORRECTION_VERSION = "sr-bench-price-correction-v1"
 
 
-def price_correction(run: RunFacts, plan: Plan, prices: Any, reason: str | None) -> PriceCorrection:
-    """Validate `prices` = {target id: {model: {input, cached_input, cache_write, output}}}."""
+def price_correction(run: RunFacts, plan: Plan, prices: object, reason: str | None) -> PriceCorrection:
+    """Validate `prices` (as given) = {target id: {model: {input, cached_input, cache_write, output}}}."""
     if run.status not in TERMINAL_STATUSES:
         raise InvalidInput(f"run {run.id} is {run.status}; reprice a terminated run", code="run_not_finished")
     if not isinstance(prices, dict) or not prices:
