@@ -7,11 +7,12 @@ validated from the writer's dict dumps to the same bytes (tests/stages/test_comp
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from srbench.schemas.intervals import BettingInterval, HoeffdingInterval, PowerPlan
+from srbench.schemas.wire import JSONObject
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -259,9 +260,9 @@ class EarlyStopShortening(BaseModel):
     """How an early stop shortened the compared cases."""
 
     model_config = _FROZEN
-    baseline: Any
+    baseline: JSONObject | None
     """The baseline run's early-stop record as its report stores it (any version), or None."""
-    candidate: Any
+    candidate: JSONObject | None
     """The candidate run's early-stop record as its report stores it (any version), or None."""
     compared_cases: int
     """Cases compared (the shorter run's prefix of the plan order)."""
