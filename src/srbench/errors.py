@@ -5,7 +5,11 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                   # (annotations only: this module imports nothing outside the standard library)
+    from pydantic import JsonValue
 
 
 class SrBenchError(Exception):
@@ -14,11 +18,12 @@ class SrBenchError(Exception):
     code = "error"
     http_status = 400
 
-    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, details: Mapping[str, JsonValue] | None = None
+                 ) -> None:
         super().__init__(message)
         if code is not None:
             self.code = code
-        self.details: dict[str, Any] = dict(details or {})   # extra fields of the API's error body
+        self.details: dict[str, JsonValue] = dict(details or {})   # extra fields of the API's error body (JSON)
 
     @property
     def message(self) -> str:

@@ -10,11 +10,14 @@ adapter versions those the operator's store gives now. The local operator is not
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import Forbidden, SrBenchError
-from srbench.schemas.plan import BenchmarkOptions, Plan
+from srbench.schemas.plan import BenchmarkOptions, Plan, StoreOptions
 from srbench.schemas.target import Target
 from srbench.service.store import target_registry
 from srbench.stages.plan.options import benchmark_option_problems
@@ -29,19 +32,19 @@ def registry(service: Service) -> dict[str, Target]:
     return {name: Target.model_validate(value) for name, value in service.journal.list_refs("target")}
 
 
-def _differs(known: Target, given: dict[str, Any]) -> bool:
+def _differs(known: Target, given: Mapping[str, JsonValue]) -> bool:
     """Whether an inline target (wire JSON) gives a field another value than the registered one has."""
     registered = known.model_dump(mode="json")
     return any(registered.get(k) != v for k, v in given.items())
 
 
-def resolve_inline(manifest: dict[str, Any], targets: dict[str, Target]) -> dict[str, Any]:
+def resolve_inline(manifest: Mapping[str, JsonValue], targets: dict[str, Target]) -> dict[str, JsonValue]:
     """The manifest (wire JSON) with inline targets replaced by references to the registered targets they
     repeat."""
     out = dict(manifest)
     entries = manifest.get("targets")
     if isinstance(entries, list):
-        resolved = []
+        resolved: list[JsonValue] = []
         for entry in entries:
             if isinstance(entry, dict) and "kind" in entry:
                 known = targets.get(str(entry.get("id")))
@@ -52,14 +55,15 @@ def resolve_inline(manifest: dict[str, Any], targets: dict[str, Target]) -> dict
                 entry = {"id": entry["id"]}
             resolved.append(entry)
         out["targets"] = resolved
-    for key, target in (manifest.get("auxiliary_targets") or {}).items():
+    auxiliary = manifest.get("auxiliary_targets") or {}
+    for key, target in (auxiliary.items() if isinstance(auxiliary, dict) else ()):   # else: the manifest's error
         known = targets.get(key)
         if known is None or not isinstance(target, dict) or _differs(known, target):
             raise Forbidden("Auxiliary target must match the server registry", code="target_override")
     return out
 
 
-def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Target]
+def _expected_options(plan: Plan, options: StoreOptions, targets: dict[str, Target]
                       ) -> dict[str, BenchmarkOptions]:
     """The benchmark options the operator's store gives this plan now (planning's own function, given the
     plan's limits and cost policy)."""
@@ -73,7 +77,7 @@ def _expected_options(plan: Plan, options: dict[str, Any], targets: dict[str, Ta
     return frozen
 
 
-def check_plan(plan: Plan, targets: dict[str, Target], options: dict[str, Any]) -> None:
+def check_plan(plan: Plan, targets: dict[str, Target], options: StoreOptions) -> None:
     """Refuse (403) a frozen plan a named actor may not run."""
     for pt in [*plan.targets, *plan.auxiliary_targets.values()]:
         tid = pt.target.id

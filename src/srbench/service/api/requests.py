@@ -16,6 +16,7 @@ from srbench import DEFAULT_SEED
 from srbench.schemas.plan import ExperimentRole
 from srbench.schemas.target import Target
 from srbench.schemas.text import LocalPath, check_local_path
+from srbench.schemas.wire import JSONObject
 
 RunId = str   # checked by lookup: an unknown id is a 404 naming it
 SnapshotRef = Annotated[str, Field(pattern=r"^(b3:)?[0-9a-f]{64}$")]   # an exclusion snapshot's sha256 or object
@@ -49,7 +50,7 @@ class HistoryOptions(Body):
     source_partition: str | None = Field(default=None, min_length=1, max_length=64,
                                          description="the upstream partition the source is (e.g. test): every case "
                                                      "then carries its canonical task identity")
-    exclusion_snapshot: dict[str, Any] | SnapshotRef | None = Field(
+    exclusion_snapshot: JSONObject | SnapshotRef | None = Field(
         default=None, description="an exclusion snapshot (`POST /datasets/exclusions`), or its sha256 or object "
                                   "digest when this store holds it")
     evaluation_role: Literal["development", "holdout", "retest"] | None = Field(
@@ -157,7 +158,7 @@ class RecoverRun(Body):
 
 
 class RepriceRun(Body):
-    prices: dict[str, Any] = Field(description="{target id: {model: {input, cached_input, cache_write, output}}}")
+    prices: JSONObject = Field(description="{target id: {model: {input, cached_input, cache_write, output}}}")
     reason: str | None = Field(default=None, max_length=500)
 
 

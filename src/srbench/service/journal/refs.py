@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.service.journal.writer import Journal
 
@@ -35,7 +35,7 @@ def append_once(c: sqlite3.Connection, kind: CorrectionKind, name: str, entry: H
     """Append `entry` to the ref's history unless its digest is already there (`anywhere`) or is the
     latest (otherwise). Returns whether it was appended. The entries already there are kept as stored."""
     row = c.execute("SELECT value FROM refs WHERE kind=? AND name=?", (kind, name)).fetchone()
-    history: list[dict[str, Any]] = json.loads(row["value"]) if row else []
+    history: list[dict[str, JsonValue]] = json.loads(row["value"]) if row else []
     digests = [h["digest"] for h in history]
     if (entry.digest in digests) if anywhere else (digests[-1:] == [entry.digest]):
         return False

@@ -47,7 +47,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,7 +270,7 @@ def _good_copy(sources: list[ObjectStore], digest: str) -> bytes | None:
 
 
 # -- gc ----------------------------------------------------------------------------------------------
-def _mtime(info: dict[str, Any]) -> float | None:
+def _mtime(info: Mapping[str, object]) -> float | None:
     """The modification time an fsspec `info()` reports (backends name it differently), or None."""
     for key in ("mtime", "LastModified", "last_modified", "updated", "modified", "created", "timeCreated"):
         value = info.get(key)

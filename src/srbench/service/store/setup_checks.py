@@ -12,18 +12,23 @@ auxiliary roles and what the host must have (the tau2 interpreter).
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks.base import Benchmark
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.discovery import cache_home, read_benchmark_options
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.sandbox import SandboxUnavailable, open_sandbox
+from srbench.schemas.plan import StoreOptions
 from srbench.service.api.catalog import SetupCheck, SetupChecks, SetupSandbox, SetupSource
 
 
-def sandbox_needs(b: Any, options: dict[str, Any] | None = None) -> tuple[list[str], SetupSandbox | None]:
+def sandbox_needs(b: Benchmark, options: Mapping[str, JsonValue] | None = None
+                  ) -> tuple[list[str], SetupSandbox | None]:
     """DEP-4/DEP-6: a grading sandbox on this host (and, for SciCode, its test data); says what is missing,
     and the sandbox found (None: none)."""
     try:
@@ -36,7 +41,7 @@ def sandbox_needs(b: Any, options: dict[str, Any] | None = None) -> tuple[list[s
     return ([f"{need}" for need in b.setup_needs(receipt, options)] if hasattr(b, "setup_needs") else []), found
 
 
-def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, registered: set[str]) -> list[str]:
+def role_needs(b: Benchmark, options: StoreOptions, options_problem: str | None, registered: set[str]) -> list[str]:
     """DEP-1: every auxiliary role of a multi-call benchmark pinned to a registered target."""
     if options_problem:
         return [options_problem]
@@ -56,14 +61,14 @@ def role_needs(b: Any, options: dict[str, Any], options_problem: str | None, reg
     return out
 
 
-def release_and_packages(b: Any) -> list[str]:
+def release_and_packages(b: Benchmark) -> list[str]:
     """Whether this release implements the benchmark, and the packages its native loader needs here."""
     missing = [] if b.available else [b.unavailable_reason or "not implemented in this release"]
     return missing + [f"{pkg} (install sr-bench[bench]) to read the native source (DS-6)" for pkg in b.requires
                       if importlib.util.find_spec(pkg) is None]
 
 
-def host_missing(b: Any) -> list[str]:
+def host_missing(b: Benchmark) -> list[str]:
     """What this host lacks for a benchmark whatever the store pins (release, packages, sandbox, host
     tools): the catalog's terminal view says this, `setup` says it too and adds the store's pins."""
     missing = release_and_packages(b)
@@ -85,7 +90,7 @@ def checks(store_dir: Path, registered_targets: set[str]) -> SetupChecks:
                        note="check only: nothing was installed and no model was called")
 
 
-def _check(b: Any, options: dict[str, Any], options_problem: str | None, registered: set[str]) -> SetupCheck:
+def _check(b: Benchmark, options: StoreOptions, options_problem: str | None, registered: set[str]) -> SetupCheck:
     """One benchmark's check; a field it does not apply to stays absent from the answer."""
     missing = release_and_packages(b)
     cached = (cache_home() / "sources" / b.id / b.source.revision).is_dir()
@@ -111,7 +116,7 @@ def _check(b: Any, options: dict[str, Any], options_problem: str | None, registe
     return entry.model_copy(update={"missing": missing, "ready": not missing})
 
 
-def _judge_needs(b: JudgedBenchmark, opt: dict[str, Any], options_problem: str | None, registered: set[str]
+def _judge_needs(b: JudgedBenchmark, opt: Mapping[str, JsonValue], options_problem: str | None, registered: set[str]
                  ) -> list[str]:
     """DEP-1/DEP-3: a judged benchmark's pinned judge, registered, with an accepted grader_version."""
     judge = opt.get("judge")
