@@ -27,10 +27,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
 from srbench.errors import InvalidInput
-from srbench.schemas.cell import CellState
+from srbench.schemas.cell import CellState, TerminalCellState
 from srbench.schemas.comparison_inputs import ComparedReport, ComparedRow
 from srbench.schemas.dataset import Case
 from srbench.schemas.early_stop import EarlyStopRecord, StopSelection, TargetDecision
@@ -43,6 +41,7 @@ from srbench.stages.compare.build import AUX_COST_FIELDS, choose_baseline
 from srbench.stages.compare.checks import ByTarget, Cells, NotComparable, pair_checks, run_checks
 from srbench.stages.compare.selection import ADJUSTMENT, decide_selected
 from srbench.stages.dispatch.calls import Cell, RunControl
+from srbench.stages.dispatch.common import RunJournal
 from srbench.stages.grading.grade import grade_cell
 from srbench.stages.report.results import all_rows
 from srbench.stages.stats.betting import METHOD, ORDER, make_design
@@ -56,7 +55,6 @@ __all__ = ["StopMonitor", "check_baseline_run"]
 
 Baseline = tuple[str, Cells, ByTarget]
 """(strongest single target id, its rows by case id, every single's rows by target then case id)."""
-_STATE: TypeAdapter[CellState] = TypeAdapter(CellState)
 
 
 def _baseline_rows(manager: RunManager, plan: Plan) -> Baseline:
@@ -97,13 +95,13 @@ def check_baseline_run(manager: RunManager, plan: Plan) -> None:
 class _Journal:
     """The run's journal adapter, telling the monitor when a cell reaches its terminal state."""
 
-    def __init__(self, inner: Any, monitor: StopMonitor) -> None:
+    def __init__(self, inner: RunJournal, monitor: StopMonitor) -> None:
         self._inner, self._monitor = inner, monitor
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def finished(self, cell: Cell, state: str, call: str | None, error_class: str | None, error: str | None,
+    async def finished(self, cell: Cell, state: CellState, call: str | None, error_class: str | None, error: str | None,
                        objects: list[bytes], judge_request: str | None = None, cost_usd: float | None = None,
                        judge_reserve_usd: float | None = None) -> bool:
         ok = await self._inner.finished(cell, state, call, error_class, error, objects, judge_request, cost_usd,
@@ -115,13 +113,13 @@ class _Journal:
             await self._monitor.settled(cell, "failed" if state == "judge_dispatching" else state, call, None)
         return ok
 
-    async def conversation_finished(self, cell: Cell, state: str, call: str, error_class: str | None,
+    async def conversation_finished(self, cell: Cell, state: TerminalCellState, call: str, error_class: str | None,
                                     error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         await self._inner.conversation_finished(cell, state, call, error_class, error, objects, cost_usd=cost_usd)
         self._monitor.cost(cell, cost_usd)
         await self._monitor.settled(cell, state, call, None)
 
-    async def judged(self, cell: Cell, state: str, judge_call: str | None, error_class: str | None,
+    async def judged(self, cell: Cell, state: TerminalCellState, judge_call: str | None, error_class: str | None,
                      error: str | None, objects: list[bytes], cost_usd: float | None = None) -> None:
         await self._inner.judged(cell, state, judge_call, error_class, error, objects, cost_usd)
         self._monitor.cost(cell, cost_usd)
@@ -164,7 +162,7 @@ class StopMonitor:
             baseline = await asyncio.to_thread(_baseline_rows, manager, plan)
         return cls(manager, run_id, plan, cases, control, baseline)
 
-    def journal(self, inner: Any) -> Any:
+    def journal(self, inner: RunJournal) -> RunJournal:
         return _Journal(inner, self)
 
     def cost(self, cell: Cell, usd: float | None) -> None:
@@ -176,7 +174,7 @@ class StopMonitor:
         before = self.cell_cost.get(cell.cell_id, 0.0)
         self.cell_cost[cell.cell_id] = None if usd is None or before is None else before + usd
 
-    def _correct(self, cell: Cell, state: str, call: str | None, judge: str | None) -> bool:
+    def _correct(self, cell: Cell, state: CellState, call: str | None, judge: str | None) -> bool:
         if state != "completed" or call is None:
             return False
         case = self.cases[cell.case_id]
@@ -187,13 +185,13 @@ class StopMonitor:
         grade = read_grade(store.get_json(g))
         return grade.correct and grade.status not in ("judge_error", "judge_failed")
 
-    async def settled(self, cell: Cell, state: str, call: str | None, judge: str | None) -> None:
+    async def settled(self, cell: Cell, state: CellState, call: str | None, judge: str | None) -> None:
         correct = await asyncio.to_thread(self._correct, cell, state, call, judge)
         async with self.lock:
             self.settled_cells[cell.target_id] += 1
             self.outcomes[cell.target_id][cell.case_id] = ComparedRow(
                 case_id=cell.case_id, target_id=cell.target_id, benchmark=self.cases[cell.case_id].benchmark,
-                state=_STATE.validate_python(state), correct=correct, cost_usd=self.cell_cost.get(cell.cell_id))
+                state=state, correct=correct, cost_usd=self.cell_cost.get(cell.cell_id))
             while self.prefix < len(self.order) and all(self.order[self.prefix][0] in o for o in self.outcomes.values()):
                 self.prefix += 1
             if self.control.early_stop is None and (self.prefix >= self.next_look or self.prefix == len(self.order)):
