@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.cas import ObjectStore, canonical_json
-from srbench.schemas.dataset import Case
+from srbench.schemas.dataset import Case, DatasetManifest
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.datasets.build import encode_cases
@@ -28,8 +28,9 @@ def fixture(root: str) -> tuple[ObjectStore, dict[str, Any], Any, Any, dict[str,
     data = encode_cases([_case(i, b) for b in ("hle", "mmlu-pro") for i in range(2)])
     sha = hashlib.sha256(data).hexdigest()
     obj = store.put_bytes(data)
-    registered = {"id": "ds-1", "profile": "smoke", "seed": 7, "object": obj, "custom_subset": True,
-                  "sources": None}
+    registered = DatasetManifest(id="ds-1", name="ds", path="", sha256=sha, object=obj, case_count=4,
+                                 profile="smoke", seed=7, split="dev", benchmarks=["hle", "mmlu-pro"], sources={},
+                                 selection={}, custom_subset=True)
     prices = {"m": {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}}
     targets = {
         "judge": Target(id="judge", kind="single", base_url="http://127.0.0.1:9/v1", model="m", prices=prices),

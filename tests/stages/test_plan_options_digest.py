@@ -12,7 +12,7 @@ from typing import Any
 
 from srbench.benchmarks.tau3 import RELEASE, Tau3
 from srbench.cas import ObjectStore, canonical_json
-from srbench.schemas.dataset import Case
+from srbench.schemas.dataset import Case, DatasetManifest
 from srbench.schemas.target import Target
 from srbench.stages.datasets.build import encode_cases
 from srbench.stages.plan.freeze import build_plan, check_frozen
@@ -38,10 +38,13 @@ def _plan(root: Path) -> Any:
     store = ObjectStore(str(root))
     data = encode_cases([_case(i, b) for b in BENCHMARKS for i in range(2)])
     sha = hashlib.sha256(data).hexdigest()
-    registered = {"id": "ds-2", "profile": "smoke", "seed": 3, "object": store.put_bytes(data),
-                  "sources": {"mmlu-pro": {"revision": "r1", "check": "file-sha256"}},
-                  "evaluation": {"mmlu-pro": {"role": "retest", "snapshot_sha256": "c" * 64, "excluded": 4,
-                                              "history": 2, "claims_disjoint": True}}}
+    registered = DatasetManifest.model_validate({
+        "id": "ds-2", "name": "ds", "path": "", "sha256": sha, "object": store.put_bytes(data), "case_count": 10,
+        "profile": "smoke", "seed": 3, "split": "dev", "benchmarks": sorted(BENCHMARKS), "selection": {},
+        "sources": {"mmlu-pro": {"url": "https://example.invalid/mmlu-pro", "revision": "r1", "files": [],
+                                 "origin": "download", "check": "file-sha256"}},
+        "evaluation": {"mmlu-pro": {"role": "retest", "snapshot_sha256": "c" * 64, "excluded": 4, "history": 2,
+                                    "claims_disjoint": True}}})
     targets = {t.id: t for t in (_target("judge"), _target("sim", temperature=0.7),
                                  _target("strong", temperature=0.2, stop=["</s>"], seed=11,
                                          chat_template_kwargs={"enable_thinking": False}))}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from srbench.benchmarks.mmlu_pro import MmluPro
 from srbench.benchmarks.terminal_bench.adapter import TerminalBench21
+from srbench.schemas.dataset import SourceRecord
 from srbench.stages.datasets import source_labels as sl
 
 PIN = MmluPro.source.revision
@@ -11,8 +12,10 @@ TB = TerminalBench21.source.revision
 
 
 def test_labels_come_from_the_registered_sources_else_from_the_cases() -> None:
-    got = sl.labels({"mmlu-pro": {"revision": PIN, "check": "file-sha256"},
-                     "terminal-bench-2.1": {"revision": TB, "check": "git-tree"}},
+    def record(revision: str, check: str) -> SourceRecord:       # a registered dataset's source record
+        return SourceRecord.model_validate({"url": "https://example.invalid/src", "revision": revision, "files": [],
+                                            "origin": "download", "check": check})
+    got = sl.labels({"mmlu-pro": record(PIN, "file-sha256"), "terminal-bench-2.1": record(TB, "git-tree")},
                     {"mmlu-pro": {PIN}, "terminal-bench-2.1": {TB}, "hle": {"synthetic-sample-v1"}})
     assert got["mmlu-pro"] == sl.SourceLabel(revision=PIN, pinned=True, check="file-sha256")
     assert got["hle"] == sl.SourceLabel(revision="synthetic-sample-v1", pinned=False)

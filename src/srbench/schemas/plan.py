@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from srbench.schemas.dataset import Evaluation
 from srbench.schemas.generation import GenerationParams
 from srbench.schemas.recovery import ParentSnapshot, RecoveryMode
 from srbench.schemas.replay import ReplayReceipt
@@ -278,7 +279,7 @@ class PlanDataset(BaseModel):
     """Whether its cases are a custom subset rather than the profile's selection."""
     sources: dict[str, SourceLabel] | None = None
     """The pinned sources' labels, by benchmark."""
-    evaluation: dict[str, Any] | None = None
+    evaluation: dict[str, Evaluation] | None = None
     """Its evaluation roles and exclusions, when it has any."""
 
     @model_serializer(mode="wrap")

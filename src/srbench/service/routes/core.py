@@ -139,7 +139,7 @@ def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
         return None if v is None else Target.model_validate(v)
 
     return build_plan(req.manifest, service.objects, resolve_target=resolve,
-                      find_datasets=lambda sha: [m.model_dump(mode="json") for m in find_datasets(service, sha)],
+                      find_datasets=lambda sha: find_datasets(service, sha),
                       options=read_benchmark_options(service.store_dir) if req.options is None else req.options,
                       links=req.links)
 

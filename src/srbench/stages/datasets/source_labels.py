@@ -14,6 +14,7 @@ from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import InvalidInput
+from srbench.schemas.dataset import SourceRecord
 from srbench.schemas.sources import SourceLabel
 
 NOT_PINNED = "not the pinned source"
@@ -43,16 +44,17 @@ def dataset_notices(benchmark: str, revision: str, origin: str, check: str | Non
     return []
 
 
-def labels(sources: Mapping[str, Any] | None, revisions: Mapping[str, set[str | None]]) -> dict[str, SourceLabel]:
+def labels(sources: Mapping[str, SourceRecord] | None, revisions: Mapping[str, set[str | None]]
+           ) -> dict[str, SourceLabel]:
     """Per benchmark: its revision, whether it is the pinned one, and the recorded check. `sources` is
     the registered dataset's (None when the plan read an unregistered file: the cases' revisions)."""
     out: dict[str, SourceLabel] = {}
     for b in sorted(revisions):
-        rec = (sources or {}).get(b) or {}
+        rec = (sources or {}).get(b)
         revs = revisions[b]
-        rev = rec.get("revision") if rec else (next(iter(revs)) if len(revs) == 1 else None)
+        rev = rec.revision if rec is not None else (next(iter(revs)) if len(revs) == 1 else None)
         pinned = rev is not None and rev == _pin(b) and revs == {rev}
-        out[b] = SourceLabel(revision=rev, pinned=pinned, check=rec.get("check") if pinned else None)
+        out[b] = SourceLabel(revision=rev, pinned=pinned, check=rec.check if pinned and rec is not None else None)
     return out
 
 

@@ -18,7 +18,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.base import Benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import IntegrityError, InvalidInput, NotFound
-from srbench.schemas.dataset import Case, split_of
+from srbench.schemas.dataset import Case, DatasetManifest, Evaluation, split_of
 from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import (
     BenchmarkOptions,
@@ -61,7 +61,7 @@ class PlanLinks(BaseModel):
 
 
 def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
-               find_datasets: Callable[[str], list[dict[str, Any]]],
+               find_datasets: Callable[[str], list[DatasetManifest]],
                options: StoreOptions | None = None, links: PlanLinks | None = None) -> Plan:
     """Validate `raw` (a parsed manifest) and return the frozen plan, its `plan_sha256` set.
 
@@ -107,25 +107,24 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
                  if not getattr(adapters.get(b), "needs_sandbox", False)]
     if problems:
         raise fail(problems)
-    reg = registered or {}
     revisions: dict[str, set[str | None]] = {}
     for c in cases:
         revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    sources = source_labels.labels(reg.get("sources"), revisions)
-    evaluation = reg.get("evaluation")
+    sources = source_labels.labels(registered.sources if registered else None, revisions)
+    evaluation = registered.evaluation if registered else None
     plan = Plan(
         name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile,
         seed=manifest.seed, cost_policy=manifest.cost_policy, stop_on_systematic=manifest.stop_on_systematic,
-        dataset={"sha256": manifest.dataset.sha256, "object": obj, "id": reg.get("id"), "case_count": len(cases),
-                 "benchmarks": benchmarks, "split": split_of(manifest.profile),
-                 "custom_subset": bool(reg.get("custom_subset")),
+        dataset={"sha256": manifest.dataset.sha256, "object": obj, "id": registered.id if registered else None,
+                 "case_count": len(cases), "benchmarks": benchmarks, "split": split_of(manifest.profile),
+                 "custom_subset": bool(registered and registered.custom_subset),
                  "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
         case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
         adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
         grader_versions={b: _grader(bench_options.get(b)) or adapters[b].grader_version for b in benchmarks},
         total=len(cases) * len(planned), auxiliary_targets=aux, benchmark_options=bench_options,
-        notices=_notices(manifest, adapters, reg, evaluation, sources, planned), statistics=manifest.statistics,
+        notices=_notices(manifest, adapters, registered, evaluation, sources, planned), statistics=manifest.statistics,
         experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None)
     if statistics_problems(plan):
         raise fail(statistics_problems(plan))
@@ -145,7 +144,7 @@ def _check_calls_per_case(plan: Plan) -> None:
         raise InvalidInput(f"limits.max_calls_per_case {n} is below the {needed} calls a judged case makes")
 
 
-def _case_problems(manifest: Manifest, cases: list[Case], read: bool, registered: dict[str, Any] | None
+def _case_problems(manifest: Manifest, cases: list[Case], read: bool, registered: DatasetManifest | None
                    ) -> list[str]:
     """What is wrong with the dataset's cases for this manifest (profile, seed, split, ids, output cap)."""
     problems: list[str] = []
@@ -153,10 +152,10 @@ def _case_problems(manifest: Manifest, cases: list[Case], read: bool, registered
         if not cases:
             problems.append("dataset has no cases")
         if registered is not None:
-            if registered["profile"] != manifest.profile:
-                problems.append(f"profile {manifest.profile} does not match the dataset's {registered['profile']}")
-            if registered["seed"] != manifest.seed:
-                problems.append(f"seed {manifest.seed} does not match the dataset's {registered['seed']}")
+            if registered.profile != manifest.profile:
+                problems.append(f"profile {manifest.profile} does not match the dataset's {registered.profile}")
+            if registered.seed != manifest.seed:
+                problems.append(f"seed {manifest.seed} does not match the dataset's {registered.seed}")
     cap = manifest.limits.max_output_tokens
     if manifest.sampling.max_tokens is not None and manifest.sampling.max_tokens > cap:
         problems.append(f"sampling.max_tokens {manifest.sampling.max_tokens} exceeds limits.max_output_tokens "
@@ -194,13 +193,14 @@ def _planned_targets(manifest: Manifest, resolve_target: Callable[[str], Target 
     return planned
 
 
-def _notices(manifest: Manifest, adapters: Mapping[str, Benchmark], registered: dict[str, Any], evaluation: Any,
-             sources: dict[str, SourceLabel], planned: list[PlannedTarget]) -> list[str]:
+def _notices(manifest: Manifest, adapters: Mapping[str, Benchmark], registered: DatasetManifest | None,
+             evaluation: dict[str, Evaluation] | None, sources: dict[str, SourceLabel],
+             planned: list[PlannedTarget]) -> list[str]:
     """The plan's notices, each once: the benchmarks', the dataset's, the sources', preview's, routers'."""
     notices: list[str] = []
     for b in sorted(adapters):
         notices += [n for n in adapters[b].notices() if n not in notices]
-    if registered.get("custom_subset"):
+    if registered is not None and registered.custom_subset:
         notices.append("custom task subset: not a full profile result")
     notices += [n for n in evaluation_notices(evaluation) if n not in notices]
     notices += [n for n in source_labels.notices(sources) if n not in notices]
@@ -213,18 +213,18 @@ def _notices(manifest: Manifest, adapters: Mapping[str, Benchmark], registered: 
     return notices
 
 
-def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[str], list[dict[str, Any]]],
-             problems: list[str]) -> tuple[bytes | None, str, dict[str, Any] | None]:
+def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[str], list[DatasetManifest]],
+             problems: list[str]) -> tuple[bytes | None, str, DatasetManifest | None]:
     """The dataset the manifest names by sha256: the store's registered copy when there is one (the
     path is then not read: it is only a hint), else the file at the path, to say what is wrong."""
     ref = manifest.dataset
     candidates = find_datasets(ref.sha256)
-    fitting = [d for d in candidates if d["profile"] == manifest.profile and d["seed"] == manifest.seed]
-    ranked = sorted(fitting, key=lambda d: bool(d.get("custom_subset"))) + candidates
+    fitting = [d for d in candidates if d.profile == manifest.profile and d.seed == manifest.seed]
+    ranked = sorted(fitting, key=lambda d: d.custom_subset) + candidates
     registered = ranked[0] if ranked else None
     try:
         if registered is not None:
-            return read_dataset_object(store, registered["object"], ref.sha256), registered["object"], registered
+            return read_dataset_object(store, registered.object, ref.sha256), registered.object, registered
         if ref.path is not None:
             data, obj = read_dataset_file(store, ref.path, ref.sha256)
             problems.append("dataset is not a frozen dataset of this store (prepare or combine it first, or "
