@@ -1,12 +1,14 @@
 """The benchmarks' own report figures (`Benchmark.metrics`) as models: what a benchmark row of the report
 adds beside the accuracy every benchmark has (SciCode's sub-step rate, LiveCodeBench's pass@1 by difficulty,
-HLE's calibration error, SimpleQA's F1). The report keeps them as the row's extra fields (``model_dump``)."""
+HLE's calibration error, SimpleQA's F1). The report keeps them as the row's extra fields (``model_dump``).
+Beside them, the views of a stored grade's details that the figures and the published rules read."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
 _FIGURES = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+_VIEW = ConfigDict(frozen=True, extra="ignore", use_attribute_docstrings=True)     # a view: other keys ignored
 
 
 class SciCodeFigures(BaseModel):
@@ -91,4 +93,49 @@ class SimpleQaFigures(BaseModel):
     """How cells without a verdict count."""
 
 
-__all__ = ["F1Metrics", "HleFigures", "LcbFigures", "SciCodeFigures", "SimpleQaFigures"]
+class StepVerdict(BaseModel):
+    """One SciCode step's sandbox verdict, as its grade's details list it."""
+
+    model_config = _VIEW
+    verdict: str
+    """The step's sandbox verdict."""
+
+
+class CodeDetails(BaseModel):
+    """What is read of a code grade's details (LiveCodeBench, SciCode: stages/grading/code.py stores them)."""
+
+    model_config = _VIEW
+    verdict: str | None = None
+    """The cell's sandbox verdict (passed, failed, …)."""
+    difficulty: str | None = None
+    """LiveCodeBench: the problem's difficulty."""
+    sub_steps_passed: int | None = None
+    """SciCode: the scored steps that passed."""
+    sub_steps_scored: int | None = None
+    """SciCode: the scored steps."""
+    steps: list[StepVerdict] | None = None
+    """SciCode: each step's verdict."""
+    test_data_sha256: str | None = None
+    """SciCode: the SHA-256 of the test data the grade used."""
+
+
+class ConfidenceDetails(BaseModel):
+    """What HLE's calibration reads of a grade's details: the confidence the reply stated."""
+
+    model_config = _VIEW
+    confidence: float = 1.0
+    """The stated confidence, in [0, 1] (absent: 1, as HLE's own rule counts an unstated one)."""
+
+
+class TrialDetails(BaseModel):
+    """What Terminal-Bench's figures read of a trial grade's details."""
+
+    model_config = _VIEW
+    reward: float | None = None
+    """The trial's reward (None: no reward was computed)."""
+    stop_reason: str | None = None
+    """Why the agent stopped (None: not recorded)."""
+
+
+__all__ = ["CodeDetails", "ConfidenceDetails", "F1Metrics", "HleFigures", "LcbFigures", "SciCodeFigures",
+           "SimpleQaFigures", "StepVerdict", "TrialDetails"]

@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import SourcePin
-from srbench.benchmarks.figures import HleFigures
+from srbench.benchmarks.figures import ConfidenceDetails, HleFigures
 from srbench.benchmarks.graders import visible_text
 from srbench.benchmarks.judge import JUDGE_GRADER, JudgedBenchmark
 from srbench.benchmarks.native import locate_single, pyarrow_modules
@@ -248,7 +248,7 @@ __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_co
 
 
 def _metrics(grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
-    pairs = [(float(g.details.get("confidence", 1.0)), bool(g.correct)) for g in grades if g]
+    pairs = [(ConfidenceDetails.model_validate(g.details).confidence, bool(g.correct)) for g in grades if g]
     return HleFigures(calibration_error=calibration_error(pairs),
                       calibration_note="RMS calibration error over graded cells; null below 100 graded answers"
                       ).model_dump()

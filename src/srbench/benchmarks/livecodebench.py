@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, LcbJobInput, SandboxJob, Verdict
-from srbench.benchmarks.figures import LcbFigures
+from srbench.benchmarks.figures import CodeDetails, LcbFigures
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.benchmarks.published_grades import CodePublished
@@ -252,9 +252,9 @@ class LiveCodeBench(CodeBenchmark):
         for g in grades:
             if g is None:
                 continue
-            d = g.details
-            by.setdefault(str(d.get("difficulty")), []).append(bool(g.correct))
-            v = str(d.get("verdict"))
+            d = CodeDetails.model_validate(g.details)
+            by.setdefault(str(d.difficulty), []).append(bool(g.correct))
+            v = str(d.verdict)
             verdicts[v] = verdicts.get(v, 0) + 1
         figures = LcbFigures(pass_at_1=(sum(sum(v) for v in by.values()) / len(grades)) if grades else None,
                              pass_at_1_by_difficulty={k: sum(v) / len(v) for k, v in sorted(by.items())},

@@ -79,6 +79,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from srbench.benchmarks.figures import CodeDetails
 from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
 from srbench.benchmarks.published_grades import (
     ARC_PASS2_RULE,
@@ -215,13 +216,13 @@ def code_grade(rule: str, grade: StoredGrade | None) -> CodePublished:
     """LiveCodeBench / SciCode: the stored sandbox verdict (`grade`: the stored grade object), before
     sr-bench's output-limit rule (``passed`` = every test / every scored step passed). `grade` None: the
     cell was not graded."""
-    details = grade.details if grade is not None else {}
-    verdict = details.get("verdict")
+    details = CodeDetails.model_validate(grade.details if grade is not None else {})
+    verdict = details.verdict
     scicode = rule == SCICODE_RULE
     return CodePublished.model_validate({
         "rule": rule, "score": float(verdict == "passed"), "verdict": verdict,
-        "sub_steps_passed": int(details.get("sub_steps_passed") or 0) if scicode else None,
-        "sub_steps_scored": int(details.get("sub_steps_scored") or 0) if scicode else None})
+        "sub_steps_passed": (details.sub_steps_passed or 0) if scicode else None,
+        "sub_steps_scored": (details.sub_steps_scored or 0) if scicode else None})
 
 
 def tau3_grade(conversation: ConversationRecord, details: Mapping[str, Any] | None) -> Tau3Published:

@@ -42,7 +42,7 @@ from srbench.benchmarks.code import (
     Verdict,
 )
 from srbench.benchmarks.conversation import ConversationOutcome
-from srbench.benchmarks.figures import SciCodeFigures
+from srbench.benchmarks.figures import CodeDetails, SciCodeFigures
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.published_grades import CodePublished
@@ -350,13 +350,14 @@ class SciCode(CodeBenchmark):
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         graded = [g for g in grades if g is not None]
         resolved = sum(bool(g.correct) for g in graded)
-        passed = sum(int(g.details.get("sub_steps_passed") or 0) for g in graded)
-        scored = sum(int(g.details.get("sub_steps_scored") or 0) for g in graded)
+        details = [CodeDetails.model_validate(g.details) for g in graded]
+        passed = sum(d.sub_steps_passed or 0 for d in details)
+        scored = sum(d.sub_steps_scored or 0 for d in details)
         verdicts: dict[str, int] = {}
-        for g in graded:
-            for s in g.details.get("steps") or []:
-                verdicts[s["verdict"]] = verdicts.get(s["verdict"], 0) + 1
-        shas = sorted({str(d["test_data_sha256"]) for g in graded if (d := g.details).get("test_data_sha256")})
+        for d in details:
+            for s in d.steps or []:
+                verdicts[s.verdict] = verdicts.get(s.verdict, 0) + 1
+        shas = sorted({d.test_data_sha256 for d in details if d.test_data_sha256})
         pin = self.default_options["test_data_sha256"]
         figures = SciCodeFigures(
             main_problem_resolve_rate=resolved / len(grades) if grades else None,

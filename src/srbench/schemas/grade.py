@@ -33,7 +33,7 @@ class _Grade(BaseModel):
     """The answer read from the reply (a letter, a number, grids, a reward …; None: none)."""
     strict_format: bool | None
     """The reply used the exact required answer format (None: not applicable)."""
-    details: dict[str, Any]
+    details: dict[str, JsonValue]
     """The benchmark's grading details (the judge's verdict and explanation, a trial's reward …)."""
 
     def stored(self) -> dict[str, JsonValue]:

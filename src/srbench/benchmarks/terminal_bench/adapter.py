@@ -23,6 +23,7 @@ from pydantic import JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, ConversationOutcome
+from srbench.benchmarks.figures import TrialDetails
 from srbench.benchmarks.published import TB_RULE, terminal_grade
 from srbench.benchmarks.published_grades import TerminalPublished
 from srbench.benchmarks.terminal_bench import agent, environment, tasks
@@ -207,10 +208,11 @@ class TerminalBench21(Benchmark):
 
 def _figures(grades: list[StoredGrade | None]) -> TrialFigures:
     """Terminal-Bench's figures from one target's planned cells' grades (None: no grade)."""
-    rewards: list[Any] = [g.details.get("reward") for g in grades if g and g.status in ("correct", "incorrect")]
+    trials = [(g, TrialDetails.model_validate(g.details)) for g in grades if g is not None]
+    rewards = [t.reward for g, t in trials if g.status in ("correct", "incorrect") and t.reward is not None]
     stops: dict[str, int] = {}
-    for g in grades:
-        reason = g.details.get("stop_reason") if g else None
+    for _, t in trials:
+        reason = t.stop_reason
         if reason:
             stops[reason] = stops.get(reason, 0) + 1
     return TrialFigures(mean_reward=round(sum(rewards) / len(rewards), 6) if rewards else None,
