@@ -361,7 +361,7 @@ class RunManager:
             # a finished run's cells as objects (one per target, and their index): the rule key, the action
             # cache entry and its explain hold a digest, not a copy of every cell (tens of MB for a big run);
             # written as the journal streams them, read by the report one target at a time
-            cells_in: Any = write_run_cells(self.store, jruns.report_cells(self.journal, run_id, by_target=True))
+            cells_in: str | dict[str, list[Any]] = write_run_cells(self.store, jruns.report_cells(self.journal, run_id, by_target=True))
         else:
             cells_in = {r[0]: list(r[1:]) for r in jruns.report_cells(self.journal, run_id)}
         digest, hit, why = build_report(self.engine, request, cells_in, memo=self.rows.memo)

@@ -26,6 +26,7 @@ from pydantic import JsonValue
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
+from srbench.cas.digest import JSONValue
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams, rule_key
 from srbench.schemas.report_params import GradingCode, ReportDigests, ReportParams, ReportRequest
 from srbench.stages.report.build import build
@@ -62,7 +63,7 @@ def report_params(request: ReportRequest) -> ReportParams:
                         **installed_code().model_dump())
 
 
-def report_inputs(request: ReportRequest, cells: Any) -> RuleInputs:
+def report_inputs(request: ReportRequest, cells: JSONValue) -> RuleInputs:
     """The rule's inputs: its digests (ReportDigests, an absent correction left out) and `cells` (the cells
     map, the digest of an object holding it, or a version)."""
     digests = ReportDigests(plan=request.plan, correction=request.correction, prices=request.price_correction)
