@@ -20,9 +20,12 @@ import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from srbench.errors import InvalidInput
+
+if TYPE_CHECKING:        # annotations only: discovery stays free of pydantic at import (the CLI's start)
+    from pydantic import JsonValue
 
 BASE_PORT = 8090
 API_PREFIX = "/api/sr-bench/v1"
@@ -118,7 +121,7 @@ def cache_home() -> Path:
     return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
 
 
-def read_benchmark_options(store_dir: Path) -> dict[str, Any]:
+def read_benchmark_options(store_dir: Path) -> dict[str, JsonValue]:
     """The operator's `<store>/benchmark-options.json` (DEP-1); absent means no options."""
     path = store_dir / "benchmark-options.json"
     if not path.exists():
