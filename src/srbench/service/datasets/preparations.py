@@ -18,20 +18,21 @@ import asyncio
 import logging
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
+from srbench.cas.digest import JSONValue
 from srbench.errors import Conflict, NotFound, SrBenchError
-from srbench.schemas.dataset import PROFILES, DatasetManifest
+from srbench.schemas.dataset import PROFILES
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of
 from srbench.service.api.bindings import route
 from srbench.service.api.http import svc
-from srbench.service.datasets.ids import on_wire, wire_ids
+from srbench.service.datasets.jobs import PreparationJob, all_jobs, read_job, write_job
 from srbench.service.datasets.refs import all_registered
 from srbench.service.datasets.views import compose
 from srbench.service.routes.datasets import _prepare_sync
@@ -45,20 +46,25 @@ if TYPE_CHECKING:
     from srbench.service.journal.writer import Journal
 
 log = logging.getLogger("srbench.service")
-KIND = "preparation"
-ACTIVE = ("queued", "running")
 
 
 def fail_interrupted(journal: Journal) -> int:
     """At start-up: jobs a stopped service left active are failed (never resumed)."""
     n = 0
-    for name, job in journal.list_refs(KIND):
-        if job["status"] in ACTIVE:
-            journal.set_ref_sync(KIND, name, {**job, "status": "failed", "phase": "failed", "updated_at": iso(time.time()),
-                                              "error": "Service restarted before preparation completed. Retry "
-                                                       "explicitly."})
+    for job in all_jobs(journal):
+        if job.active:
+            write_job(journal, job.model_copy(update={
+                "status": "failed", "phase": "failed", "updated_at": iso(time.time()),
+                "error": "Service restarted before preparation completed. Retry explicitly."}))
             n += 1
     return n
+
+
+def _update(journal: Journal, job_id: str, **changes: object) -> None:
+    """Store the job with these changes (and the time of them)."""
+    job = read_job(journal, job_id)
+    assert job is not None, f"preparation job {job_id} vanished"
+    write_job(journal, job.model_copy(update={**changes, "updated_at": iso(time.time())}))
 
 
 def options() -> wf.PreparationOptions:
@@ -74,47 +80,27 @@ def options() -> wf.PreparationOptions:
         evaluation_roles=list(ROLES)) for b in all_benchmarks()])
 
 
-def _jobs(journal: Journal) -> list[dict[str, Any]]:
-    return sorted((job for _, job in journal.list_refs(KIND)), key=lambda j: j["created_at"], reverse=True)
-
-
-def _answer(service: Service, job: dict[str, Any]) -> dict[str, Any]:
-    """A job as answers hand it out: its dataset and its items' sources by their 64-hex ids."""
-    out = dict(job)
-    if job.get("dataset") and "ref" not in job["dataset"]:     # stored by its ref (an older job: as answered)
-        out["dataset"] = on_wire(DatasetManifest.model_validate(job["dataset"]))
-    if job.get("items"):
-        out["items"] = [{**i, "source_ids": wire_ids(service, i["source_ids"])} for i in job["items"]]
-    return out
-
-
-def _still_there(journal: Journal, job: dict[str, Any]) -> bool:
-    ds = job.get("dataset") or {}
-    return job["status"] == "completed" and journal.get_ref("dataset", ds.get("id", "")) is not None
+def _still_there(journal: Journal, job: PreparationJob) -> bool:
+    return job.status == "completed" and journal.get_ref("dataset", job.dataset.id if job.dataset else "") is not None
 
 
 async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str | None) -> None:
     journal = service.journal
-
-    def update(**changes: Any) -> None:
-        job = journal.get_ref(KIND, job_id)
-        assert job is not None, f"preparation job {job_id} vanished"
-        journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
     try:
-        await asyncio.to_thread(update, status="running", phase="downloading")
+        await asyncio.to_thread(_update, journal, job_id, status="running", phase="downloading")
         manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
             benchmark=str(req.benchmark), profile=req.profile, seed=req.seed, limit=req.limit, source=req.source,
             source_partition=req.source_partition, evaluation_role=req.evaluation_role,
             exclusion_snapshot=snapshot))
-        await asyncio.to_thread(update, status="completed", phase="completed", dataset=manifest.model_dump(mode="json"))
+        await asyncio.to_thread(_update, journal, job_id, status="completed", phase="completed", dataset=manifest)
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
-        await _failed(job_id, update, exc)
+        await _failed(journal, job_id, exc)
 
 
 @route("GET", "/dataset-preparations", "Dataset preparation jobs, newest first", answer=wf.Preparations)
 async def list_preparations(request: web.Request) -> wf.Preparations:
     service = svc(request)
-    return wf.Preparations.model_validate({"preparations": [_answer(service, j) for j in _jobs(service.journal)[:100]]})
+    return wf.Preparations(preparations=[j.answer(service) for j in all_jobs(service.journal)[:100]])
 
 
 @route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
@@ -125,10 +111,10 @@ async def preparation_options(request: web.Request) -> wf.PreparationOptions:
 
 @route("GET", "/dataset-preparations/{prep_id}", "One preparation job", answer=wf.PreparationAnswer)
 async def get_preparation(request: web.Request) -> wf.PreparationAnswer:
-    job = svc(request).journal.get_ref(KIND, request.match_info["prep_id"])
+    job = read_job(svc(request).journal, request.match_info["prep_id"])
     if job is None:
         raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
-    return wf.PreparationAnswer.model_validate({"preparation": _answer(svc(request), job)})
+    return wf.PreparationAnswer(preparation=job.answer(svc(request)))
 
 
 def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
@@ -142,50 +128,50 @@ async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
     """Each benchmark reused or prepared, in order, then one composed dataset."""
     journal = service.journal
     benchmarks = list(req.benchmarks or [])
-
-    def update(**changes: Any) -> None:
-        job = journal.get_ref(KIND, job_id)
-        assert job is not None, f"preparation job {job_id} vanished"
-        journal.set_ref_sync(KIND, job_id, {**job, **changes, "updated_at": iso(time.time())})
-    items: list[dict[str, Any]] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False,
-                                    "source_ids": []} for b in benchmarks]
+    items = _queued(benchmarks)
     try:
         for item in items:
-            item.update(status="running", phase="downloading")
-            await asyncio.to_thread(update, status="running", phase="downloading", items=items)
-            found = await asyncio.to_thread(_reusable, service, item["benchmark"], req.profile, req.seed)
-            item["reused"] = found is not None
+            item.status, item.phase = "running", "downloading"
+            await asyncio.to_thread(_update, journal, job_id, status="running", phase="downloading", items=items)
+            found = await asyncio.to_thread(_reusable, service, item.benchmark, req.profile, req.seed)
+            item.reused = found is not None
             if found is None:
                 manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
-                    benchmark=item["benchmark"], profile=req.profile, seed=req.seed, source=req.source))
+                    benchmark=item.benchmark, profile=req.profile, seed=req.seed, source=req.source))
                 found = manifest.id
-            item.update(status="completed", phase="completed", source_ids=[found])
-        await asyncio.to_thread(update, phase="composing", items=items)
-        ids = [i["source_ids"][0] for i in items]
+            item.status, item.phase, item.source_ids = "completed", "completed", [found]
+        await asyncio.to_thread(_update, journal, job_id, phase="composing", items=items)
+        ids = [i.source_ids[0] for i in items]
         dataset = await asyncio.to_thread(compose, service, ids, benchmarks)
-        await asyncio.to_thread(update, status="completed", phase="completed", items=items,
-                                dataset=dataset.model_dump(mode="json"))
+        await asyncio.to_thread(_update, journal, job_id, status="completed", phase="completed", items=items,
+                                dataset=dataset)
     except Exception as exc:  # noqa: BLE001 - a job ends failed with a readable reason, whatever went wrong
-        await _failed(job_id, update, exc, items)
+        await _failed(journal, job_id, exc, items)
 
 
-async def _failed(job_id: str, update: Any, exc: Exception, items: list[dict[str, Any]] | None = None) -> None:
+def _queued(benchmarks: list[str]) -> list[wf.PreparationItem]:
+    return [wf.PreparationItem(benchmark=b, status="queued", phase="queued", reused=False, source_ids=[])
+            for b in benchmarks]
+
+
+async def _failed(journal: Journal, job_id: str, exc: Exception, items: list[wf.PreparationItem] | None = None
+                  ) -> None:
     message = exc.message if isinstance(exc, SrBenchError) else "Dataset preparation failed; see the service log."
     if not isinstance(exc, SrBenchError):
         log.exception("preparation %s failed", job_id)
     for item in items or []:
-        if item["status"] == "running":
-            item.update(status="failed", phase="failed")
+        if item.status == "running":
+            item.status, item.phase = "failed", "failed"
     try:
-        await asyncio.to_thread(update, status="failed", phase="failed", error=message,
+        await asyncio.to_thread(_update, journal, job_id, status="failed", phase="failed", error=message,
                                 **({"items": items} if items is not None else {}))
     except Exception:  # noqa: BLE001 - the journal is closing: the next start fails the job
         pass
 
 
-def _wanted(req: rq.PrepareJob, snapshot: tuple[Any, str] | None) -> dict[str, Any]:
+def _wanted(req: rq.PrepareJob, snapshot: tuple[str, str] | None) -> dict[str, JSONValue]:
     """The job's request as stored (what deduplicates it)."""
-    first = {"benchmarks": list(req.benchmarks)} if req.benchmarks is not None else {"benchmark": req.benchmark}
+    first: dict[str, JSONValue] = {"benchmarks": list(req.benchmarks)} if req.benchmarks is not None else {"benchmark": req.benchmark}
     return {**first, "profile": req.profile, "seed": req.seed,
             **({"limit": req.limit} if req.limit is not None else {}),
             **({"source": req.source} if req.source is not None else {}),
@@ -207,23 +193,22 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.Pre
         check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
         snapshot = await asyncio.to_thread(resolve_snapshot, service, req.exclusion_snapshot)
     wanted = _wanted(req, snapshot)
-    jobs = _jobs(service.journal)
+    jobs = all_jobs(service.journal)
     for job in jobs:
-        if job["request"] == wanted and (job["status"] in ACTIVE or _still_there(service.journal, job)):
-            return wf.PreparationAnswer.model_validate({"preparation": _answer(service, job)})
-    if any(job["status"] in ACTIVE for job in jobs):
+        if job.request == wanted and (job.active or _still_there(service.journal, job)):
+            return wf.PreparationAnswer(preparation=job.answer(service))
+    if any(job.active for job in jobs):
         raise Conflict("Another dataset is being prepared; wait for it to finish", code="preparation_busy")
     now = iso(time.time())
-    job = {"id": "prep-" + uuid.uuid4().hex, **wanted, "request": wanted, "status": "queued", "phase": "queued",
-           "created_at": now, "updated_at": now, "owner": actor_of(request).owner}
-    if req.benchmarks is not None:
-        job["items"] = [{"benchmark": b, "status": "queued", "phase": "queued", "reused": False, "source_ids": []}
-                        for b in req.benchmarks]
-    await asyncio.to_thread(service.journal.set_ref_sync, KIND, job["id"], job)
+    new = PreparationJob.model_validate({
+        "id": "prep-" + uuid.uuid4().hex, **wanted, "request": wanted, "status": "queued", "phase": "queued",
+        "created_at": now, "updated_at": now, "owner": actor_of(request).owner,
+        **({"items": _queued(req.benchmarks)} if req.benchmarks is not None else {})})
+    await asyncio.to_thread(write_job, service.journal, new)
     tasks = service.preparing
-    work = (_work_many(service, job["id"], req) if req.benchmarks is not None
-            else _work(service, job["id"], req, snapshot[0] if snapshot else None))
-    jid = job["id"]
+    work = (_work_many(service, new.id, req) if req.benchmarks is not None
+            else _work(service, new.id, req, snapshot[0] if snapshot else None))
+    jid = new.id
     tasks[jid] = asyncio.get_running_loop().create_task(work)
     tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))
-    return wf.PreparationAnswer.model_validate({"preparation": job})
+    return wf.PreparationAnswer(preparation=new.answer(service))
