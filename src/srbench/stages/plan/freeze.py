@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
@@ -25,6 +24,7 @@ from srbench.schemas.plan import (
     ExperimentLink,
     Manifest,
     Plan,
+    PlanDataset,
     PlannedTarget,
     StoreOptions,
     TargetRef,
@@ -60,7 +60,7 @@ class PlanLinks(BaseModel):
                                                                   "derived from")
 
 
-def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
+def build_plan(raw: object, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
                find_datasets: Callable[[str], list[DatasetManifest]],
                options: StoreOptions | None = None, links: PlanLinks | None = None) -> Plan:
     """Validate `raw` (a parsed manifest) and return the frozen plan, its `plan_sha256` set.
@@ -80,18 +80,7 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
     cases = decode_cases(data) if data is not None else []
     problems += _case_problems(manifest, cases, data is not None, registered)
     benchmarks = sorted({c.benchmark for c in cases})
-    adapters: dict[str, Benchmark] = {}
-    for b in benchmarks:
-        try:
-            bench = get_benchmark(b)
-        except InvalidInput as exc:
-            problems.append(exc.message)
-            continue
-        if not bench.available:
-            problems.append(f"benchmark {b} is not available: {bench.unavailable_reason}")
-        elif manifest.mode == "live":
-            problems += bench.plan_problems([c for c in cases if c.benchmark == b])
-        adapters[b] = bench
+    adapters = _adapters(manifest, cases, benchmarks, problems)
     planned = _planned_targets(manifest, resolve_target, problems)
     if manifest.mode != "preview":
         op, aux, bench_options = benchmark_option_problems(benchmarks, adapters, options or {}, resolve_target,
@@ -107,29 +96,55 @@ def build_plan(raw: Any, store: ObjectStore, *, resolve_target: Callable[[str], 
                  if not getattr(adapters.get(b), "needs_sandbox", False)]
     if problems:
         raise fail(problems)
-    revisions: dict[str, set[str | None]] = {}
-    for c in cases:
-        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
-    sources = source_labels.labels(registered.sources if registered else None, revisions)
-    evaluation = registered.evaluation if registered else None
+    dataset = _frozen_dataset(manifest, obj, registered, cases, benchmarks)
     plan = Plan(
         name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile,
         seed=manifest.seed, cost_policy=manifest.cost_policy, stop_on_systematic=manifest.stop_on_systematic,
-        dataset={"sha256": manifest.dataset.sha256, "object": obj, "id": registered.id if registered else None,
-                 "case_count": len(cases), "benchmarks": benchmarks, "split": split_of(manifest.profile),
-                 "custom_subset": bool(registered and registered.custom_subset),
-                 "sources": sources, **({"evaluation": evaluation} if evaluation else {})},
-        case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
+        dataset=dataset, case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
         adapter_versions={b: adapters[b].adapter_version for b in benchmarks},
         grader_versions={b: _grader(bench_options.get(b)) or adapters[b].grader_version for b in benchmarks},
         total=len(cases) * len(planned), auxiliary_targets=aux, benchmark_options=bench_options,
-        notices=_notices(manifest, adapters, registered, evaluation, sources, planned), statistics=manifest.statistics,
+        notices=_notices(manifest, adapters, registered, dataset.evaluation, dataset.sources or {}, planned),
+        statistics=manifest.statistics,
         experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None)
     if statistics_problems(plan):
         raise fail(statistics_problems(plan))
     _check_calls_per_case(plan)
     return plan.model_copy(update={"plan_sha256": plan_sha256(plan)})
+
+
+def _adapters(manifest: Manifest, cases: list[Case], benchmarks: list[str], problems: list[str]
+              ) -> dict[str, Benchmark]:
+    """Each benchmark's adapter (problems appended: unknown, unavailable, or its cases not plannable live)."""
+    adapters: dict[str, Benchmark] = {}
+    for b in benchmarks:
+        try:
+            bench = get_benchmark(b)
+        except InvalidInput as exc:
+            problems.append(exc.message)
+            continue
+        if not bench.available:
+            problems.append(f"benchmark {b} is not available: {bench.unavailable_reason}")
+        elif manifest.mode == "live":
+            problems += bench.plan_problems([c for c in cases if c.benchmark == b])
+        adapters[b] = bench
+    return adapters
+
+
+def _frozen_dataset(manifest: Manifest, obj: str, registered: DatasetManifest | None, cases: list[Case],
+                    benchmarks: list[str]) -> PlanDataset:
+    """The plan's dataset block: its bytes, the registered dataset's id, subset flag and evaluation roles, and
+    each benchmark's source label (from the registered sources, else the cases' revisions)."""
+    revisions: dict[str, set[str | None]] = {}
+    for c in cases:
+        revisions.setdefault(c.benchmark, set()).add(c.metadata.source_revision)
+    sources = source_labels.labels(registered.sources if registered else None, revisions)
+    evaluation = registered.evaluation if registered else None
+    return PlanDataset(sha256=manifest.dataset.sha256, object=obj, id=registered.id if registered else None,
+                       case_count=len(cases), benchmarks=benchmarks, split=split_of(manifest.profile),
+                       custom_subset=bool(registered and registered.custom_subset), sources=sources,
+                       **({"evaluation": evaluation} if evaluation else {}))
 
 
 def _grader(options: BenchmarkOptions | None) -> str | None:
@@ -238,7 +253,7 @@ def _dataset(store: ObjectStore, manifest: Manifest, find_datasets: Callable[[st
     return None, "", None
 
 
-def check_frozen(raw: Any, *, refreeze: bool = False) -> Plan:
+def check_frozen(raw: object, *, refreeze: bool = False) -> Plan:
     """Validate a frozen plan as submitted to `run`: schema and an unchanged plan_sha256 (`refreeze`: a
     plan sent without its plan_sha256 is validated as any frozen plan and hashed anew, as upstream re-freezes
     a frozen manifest without one)."""
