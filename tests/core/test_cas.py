@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import uuid
 
 import pytest
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest
+from srbench.cas import store as store_module
 from srbench.errors import DamagedObject, IntegrityError, NotFound
 
 
@@ -89,3 +92,31 @@ def test_local_reads_are_verified(tmp_path, damaged: bytes) -> None:
     with pytest.raises(DamagedObject):
         store.get_json(d)
     assert store.get_bytes(d, verify=False) == damaged      # maintenance reads raw bytes on purpose
+
+
+def test_a_new_object_is_named_only_once_whole_and_the_rename_path_takes_over_when_refused(tmp_path,
+                                                                                         monkeypatch) -> None:
+    """Issue 31 (item 5): on Linux a new object is an unnamed file linked in once written; a system that
+    refuses (AT_EMPTY_PATH without the capability: ENOENT) falls back to a temporary name and a rename,
+    from then on, with the same stored bytes either way."""
+    store = ObjectStore(str(tmp_path / "cas"))
+    d = store.put_bytes(b"linked whole")
+    assert store.get_bytes(d, verify=True) == b"linked whole"
+    assert oct(os.stat(store.path_of(d)).st_mode & 0o777) == "0o444"
+    calls: list[bytes] = []
+
+    def refused(fd: int, empty: bytes, dirfd: int, path: bytes, flags: int) -> int:
+        calls.append(path)
+        ctypes.set_errno(errno.ENOENT)
+        return -1
+    monkeypatch.setattr(store_module, "_LINKAT", refused)
+    monkeypatch.setattr(store_module, "_TMPFILE_OFF", [])
+    if not hasattr(os, "O_TMPFILE"):
+        pytest.skip("no O_TMPFILE here: the rename path is the only one")
+    for n in range(3):
+        data = f"renamed {n}".encode()
+        d = store.put_bytes(data)
+        assert store.get_bytes(d, verify=True) == data
+        assert oct(os.stat(store.path_of(d)).st_mode & 0o777) == "0o444"
+        assert not [p for p in os.listdir(os.path.dirname(store.path_of(d))) if p.startswith(".tmp-")]
+    assert len(calls) == 1 and store_module._TMPFILE_OFF == [errno.ENOENT]     # asked once, then not again

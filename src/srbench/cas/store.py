@@ -4,7 +4,8 @@ Layout under the root: ``objects/<2 hex>/<62 hex>``, and ``names/<kind>/<...>``:
 bound once to an object digest (create-if-absent), for what a team must find by name (a pushed run,
 a registered dataset). A put is idempotent (an object whose stored
 bytes match is not written again; one cut short or garbled by a crash is). On the local filesystem a
-write is atomic: a temporary file in the same directory, then a rename; it is durable either by its
+write is atomic: on Linux an unnamed file (O_TMPFILE) given its name once whole, elsewhere a temporary
+file in the same directory, then a rename; it is durable either by its
 own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
 object storage, ``memory://`` in tests) the backend's own whole-object write is used.
 
@@ -15,6 +16,9 @@ come back as good. Only maintenance, which re-hashes on its own, reads with ``ve
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
 import itertools
 import json
 import os
@@ -263,10 +267,6 @@ def _same_bytes(path: str, data: bytes) -> bool:
 
 def _load_syncfs() -> Any:
     try:
-        # deferred: ctypes loads only when this system call is needed
-        import ctypes
-        import ctypes.util
-
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         fn = libc.syncfs
         fn.argtypes = [ctypes.c_int]
@@ -283,8 +283,21 @@ _tmp_counter = itertools.count()
 
 
 def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
-    """Temp file (created read-only: the open descriptor still writes), optional fsync, rename."""
+    """Write `path` whole or not at all: an unnamed file named once written (`_link_whole`), else a
+    temporary file (created read-only: the open descriptor still writes) renamed over the name;
+    fsynced (and the directory) when `durable`, else left to the `sync` barrier."""
     directory = os.path.dirname(path)
+    if not _link_whole(directory, path, data, durable):
+        _rename_whole(directory, path, data, durable)
+    if durable:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _rename_whole(directory: str, path: str, data: bytes, durable: bool) -> None:
     tmp = f"{directory}/.tmp-{os.getpid()}-{threading.get_ident()}-{next(_tmp_counter)}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
@@ -294,11 +307,7 @@ def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
         fd = os.open(tmp, flags, 0o444)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if durable:
-                os.fsync(fd)
+            _write_all(fd, data, durable)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -308,9 +317,68 @@ def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _write_all(fd: int, data: bytes, durable: bool) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
     if durable:
-        dfd = os.open(directory, os.O_RDONLY)
+        os.fsync(fd)
+
+
+def _link_whole(directory: str, path: str, data: bytes, durable: bool) -> bool:
+    """Linux: write `data` to an unnamed file in `directory` (O_TMPFILE) and give it its name only once
+    whole (linkat AT_EMPTY_PATH) — one directory operation, not a temporary name's create and rename
+    (issue 31, item 5: ~40 % less CPU a new object); a crash leaves no file behind. False when the
+    name is taken (a damaged object being repaired, or another writer's) or the system cannot (not
+    Linux, a filesystem without O_TMPFILE, AT_EMPTY_PATH refused without CAP_DAC_READ_SEARCH): the
+    caller renames a temporary file over the name instead."""
+    if _LINKAT is None or _TMPFILE_OFF:
+        return False
+    try:
         try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+            fd = os.open(directory, _O_TMPFILE | os.O_WRONLY, 0o444)
+        except FileNotFoundError:
+            os.makedirs(directory, exist_ok=True)
+            fd = os.open(directory, _O_TMPFILE | os.O_WRONLY, 0o444)
+    except OSError as exc:
+        if exc.errno in _NO_TMPFILE:
+            _TMPFILE_OFF.append(exc.errno)
+            return False
+        raise
+    try:
+        _write_all(fd, data, durable)
+        if _LINKAT(fd, b"", _AT_FDCWD, os.fsencode(path), _AT_EMPTY_PATH) == 0:
+            return True
+        err = ctypes.get_errno()
+    finally:
+        os.close(fd)
+    if err == errno.EEXIST:
+        return False
+    if err in _NO_TMPFILE:
+        _TMPFILE_OFF.append(err)
+        return False
+    raise OSError(err, os.strerror(err), path)
+
+
+def _load_linkat() -> Any:
+    if not hasattr(os, "O_TMPFILE"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        fn = libc.linkat
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        fn.restype = ctypes.c_int
+        return fn
+    except (OSError, AttributeError):
+        return None
+
+
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
+# errors that say "this system or filesystem cannot": the rename path is used from then on
+_NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EPERM, errno.EXDEV,
+                         errno.EACCES, errno.ENOSYS})
+_TMPFILE_OFF: list[int] = []        # non-empty once the system refused (the errno that said so)
+_LINKAT = _load_linkat()
