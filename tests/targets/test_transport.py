@@ -364,3 +364,20 @@ def test_one_cancel_stops_every_call_under_it_and_leaves_the_callers_clean(sim):
     assert [o.status for o in outs] == ["cancelled"] * 5 and counts == [0] * 5
     assert time.perf_counter() - t < 4.0
     assert timed.error_class == "timeout_total" and left == 0
+
+
+def test_a_streams_usage_object_is_parsed_once(sim, monkeypatch):
+    """Issue 31 (item 5): the usage an event carries is parsed on arrival and that parse is what the end of
+    the stream judges (no second parse of the same object); the outcome is the same as ever."""
+    from srbench.targets import stream_state
+
+    parsed = []
+
+    def counting(raw):
+        parsed.append(raw)
+        return real(raw)
+    real = stream_state.parse_usage
+    monkeypatch.setattr(stream_state, "parse_usage", counting)
+    out = call(sim)
+    assert out.status == "completed" and out.usage == Usage(input=5, cached_input=5, cache_write=0, output=3)
+    assert len(parsed) == 1 and parsed[0] is out.usage_raw

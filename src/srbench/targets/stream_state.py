@@ -36,6 +36,9 @@ class ToolCallSlot:
     arguments: list[str] = field(default_factory=list)     # the arguments' pieces, in order
 
 
+_UNSET = object()
+
+
 class StreamCall:
     """State of one call while it streams."""
 
@@ -57,6 +60,7 @@ class StreamCall:
         self.failure: Stop | None = None
         self.cancelled = False
         self.cancel_requested = False      # the run's cancel event asked this call's task to stop
+        self._parsed: tuple[Any, Usage | None] = (_UNSET, None)    # (usage object, its parse_usage)
 
     def receive(self, chunk: bytes) -> None:
         cap = self.limits.max_stream_bytes or 0
@@ -143,10 +147,17 @@ class StreamCall:
             raise Stop("invalid_usage", f"usage is a {type(raw).__name__}, not an object")
         self.out.usage_raw = raw
         try:
-            usage = parse_usage(raw)
+            usage = self._parse(raw)
         except UsageError:
             return                      # judged on the last usage object, at the end
         self._token_cap(usage)
+
+    def _parse(self, raw: Any) -> Usage | None:
+        """`parse_usage`, once per usage object (issue 31, item 5: an event's usage is parsed on arrival and
+        read again at the end, ~10 µs a parse); a UsageError is raised again each time."""
+        if raw is not self._parsed[0]:
+            self._parsed = (raw, parse_usage(raw))
+        return self._parsed[1]
 
     def _token_cap(self, usage: Usage | None) -> None:
         cap = self.limits.max_output_tokens
@@ -172,7 +183,7 @@ class StreamCall:
         if self.out.finish_reason not in TERMINAL_FINISH_REASONS:
             raise Stop("truncated_stream", f"the stream ended with finish_reason {self.out.finish_reason!r}")
         try:
-            self.out.usage = parse_usage(self.out.usage_raw)
+            self.out.usage = self._parse(self.out.usage_raw)
         except UsageError as e:
             raise Stop("invalid_usage", e.message) from None
         self._token_cap(self.out.usage)
@@ -195,7 +206,7 @@ class StreamCall:
                           for i, t in sorted(self.tools.items())]
         if out.usage is None and out.usage_raw is not None:
             try:
-                out.usage = parse_usage(out.usage_raw)   # evidence of what a failed call cost
+                out.usage = self._parse(out.usage_raw)   # evidence of what a failed call cost
             except UsageError:
                 out.usage = None
         try:
