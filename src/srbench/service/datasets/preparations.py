@@ -36,7 +36,7 @@ from srbench.service.datasets.jobs import PreparationJob, all_jobs, read_job, wr
 from srbench.service.datasets.refs import all_registered
 from srbench.service.datasets.views import compose
 from srbench.service.routes.datasets import _prepare_sync
-from srbench.service.routes.exclusions import resolve_snapshot
+from srbench.service.routes.exclusions import SnapshotRef, resolve_snapshot
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.build import check_evaluation
 from srbench.stages.datasets.exclusions import ROLES
@@ -169,7 +169,7 @@ async def _failed(journal: Journal, job_id: str, exc: Exception, items: list[wf.
         pass
 
 
-def _wanted(req: rq.PrepareJob, snapshot: tuple[str, str] | None) -> dict[str, JSONValue]:
+def _wanted(req: rq.PrepareJob, snapshot: SnapshotRef | None) -> dict[str, JSONValue]:
     """The job's request as stored (what deduplicates it)."""
     first: dict[str, JSONValue] = {"benchmarks": list(req.benchmarks)} if req.benchmarks is not None else {"benchmark": req.benchmark}
     return {**first, "profile": req.profile, "seed": req.seed,
@@ -177,7 +177,7 @@ def _wanted(req: rq.PrepareJob, snapshot: tuple[str, str] | None) -> dict[str, J
             **({"source": req.source} if req.source is not None else {}),
             **({"source_partition": req.source_partition} if req.source_partition is not None else {}),
             **({"evaluation_role": req.evaluation_role} if req.evaluation_role is not None else {}),
-            **({"exclusion_snapshot": snapshot[1]} if snapshot is not None else {})}
+            **({"exclusion_snapshot": snapshot.sha256} if snapshot is not None else {})}
 
 
 @route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
@@ -207,7 +207,7 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.Pre
     await asyncio.to_thread(write_job, service.journal, new)
     tasks = service.preparing
     work = (_work_many(service, new.id, req) if req.benchmarks is not None
-            else _work(service, new.id, req, snapshot[0] if snapshot else None))
+            else _work(service, new.id, req, snapshot.object if snapshot else None))
     jid = new.id
     tasks[jid] = asyncio.get_running_loop().create_task(work)
     tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))

@@ -51,9 +51,9 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> DatasetManifest:
     manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
                              revision=got.revision, url=bench.source.url, origin=got.origin,
                              partition=req.source_partition, role=req.evaluation_role,
-                             snapshot=snapshot[0] if snapshot else None, check=got.check)
+                             snapshot=snapshot.object if snapshot else None, check=got.check)
     if snapshot is not None:
-        remember_snapshot(service, *snapshot)
+        remember_snapshot(service, snapshot)
     notices = list(got.notices) + dataset_notices(bench.id, got.revision, got.origin, got.check)
     if notices:
         manifest = manifest.model_copy(update={"notices": [*manifest.notices, *notices]})

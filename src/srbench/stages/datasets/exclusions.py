@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -174,7 +174,13 @@ def _bounded_bytes(store: ObjectStore, digest: str, budget: list[int], what: str
     return data
 
 
-Member = tuple[str, dict[str, SourceRecord], str, "frozenset[str] | None"]   # (what, sources, object, case ids or all)
+class Member(NamedTuple):
+    """A dataset a snapshot reads: named for errors, its sources, its object and the cases counted (None: all)."""
+
+    what: str
+    sources: dict[str, SourceRecord]
+    obj: str
+    only: frozenset[str] | None
 
 
 def compile_snapshot(store: ObjectStore, datasets: Sequence[DatasetManifest], runs: Sequence[NamedRun]) -> Snapshot:
@@ -184,9 +190,9 @@ def compile_snapshot(store: ObjectStore, datasets: Sequence[DatasetManifest], ru
         raise InvalidInput("name at least one prepared dataset (--dataset) or run (--run)")
     if len(datasets) > MAX_NAMES or len(runs) > MAX_NAMES:
         raise InvalidInput(f"a snapshot names at most {MAX_NAMES} datasets and {MAX_NAMES} runs", code="too_large")
-    members: list[Member] = [(f"dataset {m.id} ({m.name})", m.sources, m.object, None) for m in datasets]
-    members += [(f"run {r.id}'s dataset {r.manifest.id} ({r.manifest.name})", r.manifest.sources, r.dataset_object,
-                 r.case_ids) for r in runs]
+    members = [Member(f"dataset {m.id} ({m.name})", m.sources, m.object, None) for m in datasets]
+    members += [Member(f"run {r.id}'s dataset {r.manifest.id} ({r.manifest.name})", r.manifest.sources,
+                       r.dataset_object, r.case_ids) for r in runs]
     families, counts = _families(store, members)
     body = SnapshotBody(
         kind="sr-bench-exclusion-snapshot", version=1, identity="sr-bench-task-identity-v1",
