@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -78,7 +78,7 @@ class TargetRef(BaseModel):
     id: str
 
 
-def _target_entry(value: Any) -> str:
+def _target_entry(value: object) -> str:
     """An entry with `kind` is an inline target; one without is a reference to a registered target."""
     if isinstance(value, dict):
         return "inline-target" if "kind" in value else "target-ref"
@@ -200,7 +200,7 @@ class Manifest(BaseModel):
 
     @field_validator("statistics", mode="before")
     @classmethod
-    def _new_plan_defaults(cls, v: Any) -> Any:
+    def _new_plan_defaults(cls, v: object) -> object:
         if v is None:
             return dict(NEW_PLAN_STATISTICS)
         return {**NEW_PLAN_STATISTICS, **v} if isinstance(v, dict) else v

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from srbench.errors import InvalidInput
 from srbench.schemas.plan import UNION_TAGS
@@ -12,7 +11,7 @@ from srbench.schemas.plan import UNION_TAGS
 SECRET_FIELDS = frozenset({"api_key", "preview_api_key"})
 
 
-def _loc(parts: tuple[Any, ...]) -> str:
+def _loc(parts: tuple[int | str, ...]) -> str:
     out = ""
     for p in parts:
         if isinstance(p, int):
@@ -49,7 +48,7 @@ def pydantic_problems(exc: ValidationError, prefix: str = "") -> list[str]:
     return problems
 
 
-def _problem_line(err: Any, prefix: str) -> str:
+def _problem_line(err: ErrorDetails, prefix: str) -> str:
     loc = _loc(tuple(err["loc"]))
     msg = err["msg"].removeprefix("Value error, ")
     last = err["loc"][-1] if err["loc"] else None
