@@ -10,9 +10,9 @@ earlier build, is a cache hit). A case is stored once per build, not once per ce
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 from pydantic import JsonValue, TypeAdapter
@@ -23,6 +23,7 @@ from srbench.cas.digest import canonical_json
 from srbench.rules import Engine
 from srbench.sandbox.base import SandboxFault
 from srbench.schemas.call import Usage
+from srbench.schemas.cell import CellState
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.dataset import Case
@@ -99,11 +100,28 @@ class CellRow:
     volatile: bool = False                           # a sandbox fault left it ungraded
 
 
+class JournalCell(NamedTuple):
+    """One cell as the journal lists it for the report (``[seq, case_id, target_id, state, call, error_class,
+    judge_call?]``; the row built from it validates each value)."""
+
+    seq: int
+    case_id: str
+    target_id: str
+    state: CellState
+    call: str | None
+    error_class: str | None
+    judge_call: str | None
+
+    @classmethod
+    def of(cls, cell: Sequence[Any]) -> JournalCell:
+        """The journal's list, by name."""
+        return cls(cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6] if len(cell) > 6 else None)
+
+
 def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) -> CellRow:
     """The report row of one cell (see the module docstring)."""
     store, plan = ri.store, ri.plan
-    seq, case_id, target_id, state, call_digest, error_class = cell[:6]
-    judge_digest = cell[6] if len(cell) > 6 else None
+    seq, case_id, target_id, state, call_digest, error_class, judge_digest = JournalCell.of(cell)
     case, target = ri.cases[case_id], ri.targets[target_id]
     row = ResultRow(
         cell_id=cell_id, seq=seq, case_id=case_id, target_id=target_id, benchmark=case.benchmark,
