@@ -357,8 +357,9 @@ def test_a_source_that_is_not_the_pinned_one_is_named_in_the_limitations():
 
     base = run({"A": ("single", rows_for("A", ALL))})
     cand = run({"mom": ("mom", rows_for("mom", ALL))})
-    labels = source_labels.labels({"mmlu-pro": {"revision": "my-edit-1"}},
-                                  {"mmlu-pro": {"my-edit-1"}, "gpqa-diamond": {None}})
+    from srbench.schemas.dataset import SourceRecord
+    record = SourceRecord(url="https://example.invalid/mmlu-pro", revision="my-edit-1", files=[], origin="download")
+    labels = source_labels.labels({"mmlu-pro": record}, {"mmlu-pro": {"my-edit-1"}, "gpqa-diamond": {None}})
     for _, _, p in (base, cand):
         p["dataset"]["sources"] = {b: lab.model_dump() for b, lab in labels.items()}
     out = compare(base, cand)
