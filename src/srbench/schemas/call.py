@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Literal, Protocol
 
 from pydantic import (
     BaseModel,
@@ -11,6 +12,8 @@ from pydantic import (
     JsonValue,
     SerializerFunctionWrapHandler,
     SkipValidation,
+    ValidationInfo,
+    field_validator,
     model_serializer,
 )
 
@@ -78,6 +81,42 @@ class CallRecord(BaseModel):
     replayed_from: str | None = Field(default=None, description="replay: the baseline call record reused")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class MeteredCall(Protocol):
+    """What pricing and router attribution read of a call (targets/accounting.py, targets/routers): a
+    `CallRecord` has it; a stored record's JSON is read through `MeteredView`."""
+
+    @property
+    def usage(self) -> Usage | None: ...
+    @property
+    def response_model(self) -> str | None: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def usage_raw(self) -> dict[str, JsonValue] | None: ...
+
+
+class MeteredView(BaseModel):
+    """A stored call record's JSON as pricing reads it (a view: the record's other fields are ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, use_attribute_docstrings=True)
+    usage: Usage | None = None
+    """The call's four token buckets (None, or an empty object: not metered)."""
+    response_model: str | None = None
+    """The model the response named."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """The response headers (None: none)."""
+    usage_raw: dict[str, JsonValue] | None = None
+    """The provider's usage object as received."""
+
+    @field_validator("usage", "headers", mode="before")
+    @classmethod
+    def _empty(cls, v: object, info: ValidationInfo) -> object:
+        """An empty usage reads as unmetered, a null headers as none (as the record's readers always did)."""
+        if info.field_name == "usage":
+            return v or None
+        return {} if v is None else v
 
 
 class RequestObject(BaseModel):

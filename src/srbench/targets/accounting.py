@@ -15,10 +15,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from srbench.schemas.call import Usage
+from pydantic import JsonValue
+
+from srbench.schemas.call import MeteredCall, MeteredView, Usage
 from srbench.schemas.target import Target
 from srbench.targets import routers
 from srbench.targets.pricing import cache_neutral_cost_usd, cost_usd, priced_model
@@ -66,13 +68,15 @@ def _priced(target: Target, basis: str, model: str, usage: Usage | None, attr: A
                     outside, attr)
 
 
-def call_cost(target: Target, call: dict[str, Any]) -> CallCost:
-    usage = Usage(**call["usage"]) if call.get("usage") else None
+def call_cost(target: Target, call: MeteredCall | Mapping[str, JsonValue]) -> CallCost:
+    """What one call of `target` cost: `call` a call record, or a stored one's JSON (read as `MeteredView`)."""
+    c = MeteredView.model_validate(call) if isinstance(call, Mapping) else call
+    usage = c.usage
     if target.kind == "single":
-        model = priced_model(target, call.get("response_model"), call.get("headers") or {})
+        model = priced_model(target, c.response_model, c.headers)
         assert model is not None
         return _priced(target, "single", model, usage, None)
-    attr = routers.attribute(target, call)
+    attr = routers.attribute(target, c)
     if attr.problem is not None:
         return CallCost("unknown", usage=usage, reason=attr.problem, attribution=attr)
     if attr.children is not None:

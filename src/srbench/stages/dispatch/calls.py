@@ -261,7 +261,7 @@ class Dispatcher:
         err_class = None if state == "completed" else f"judge_{outcome.error_class}"
         await self.journal.judged(cell, state, digest_bytes(data), err_class,
                                   None if state == "completed" else f"judge: {outcome.error}", objects,
-                                  cost_usd=call_cost(judge, record.model_dump(mode="json", by_alias=True)).cost_usd)
+                                  cost_usd=call_cost(judge, record).cost_usd)
 
     async def record(self, cell: Cell, target: Target, req_digest: str, outcome: CallOutcome,
                      problem: str | None) -> tuple[Target, RequestObject, str] | None:
@@ -275,11 +275,10 @@ class Dispatcher:
             objects.append(outcome.sse_raw)
             sse = digest_bytes(outcome.sse_raw)
         record = call_record(outcome, req_digest, sse, status=status, error_class=error_class, error=error)
-        dumped = record.model_dump(mode="json", by_alias=True)     # once: for the bytes and the cost
-        record_bytes = canonical_json(dumped)
+        record_bytes = canonical_json(record.model_dump(mode="json", by_alias=True))
         objects.append(record_bytes)
         state = call_state(status)
-        cost = call_cost(target, dumped).cost_usd
+        cost = call_cost(target, record).cost_usd
         if not outcome.sent:
             cost = 0.0                              # nothing left this host: nothing can be billed
         judge = self.judge_plan(cell, outcome) if state == "completed" else None

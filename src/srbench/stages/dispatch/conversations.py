@@ -249,7 +249,7 @@ class Conversations:
         data = canonical_json(rec)
         objects.append(data)
         digest = digest_bytes(data)
-        cc = call_cost(target, rec)
+        cc = call_cost(target, record)
         cost = cc.cost_usd if outcome.sent else 0.0          # nothing left this host: nothing billed
         selected = cc.attribution.selected_model if cc.attribution is not None else None
         await d.journal.call_finished(s.cell, index, status, digest, error_class, objects, cost)

@@ -7,9 +7,12 @@ the field existed keep their meaning). To add a router kind, write one module wi
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+
+from pydantic import JsonValue
 
 from srbench.errors import InvalidInput
+from srbench.schemas.call import MeteredCall, MeteredView
 from srbench.schemas.target import Target
 from srbench.targets.routers import body_model, litellm, vllm_sr
 from srbench.targets.routers.base import Attribution, ChildCall, RouterAdapter
@@ -46,10 +49,10 @@ def for_target(target: Target) -> RouterAdapter:
     return get(target.router)
 
 
-def attribute(target: Target, call: dict[str, Any]) -> Attribution:
-    """The attribution of one stored call record (a dict) of MoM `target`."""
-    return for_target(target).attribute(target, call.get("headers") or {}, call.get("response_model"),
-                                        call.get("usage_raw"))
+def attribute(target: Target, call: MeteredCall | Mapping[str, JsonValue]) -> Attribution:
+    """The attribution of one call of MoM `target`: a call record, or a stored one's JSON (read as `MeteredView`)."""
+    c = MeteredView.model_validate(call) if isinstance(call, Mapping) else call
+    return for_target(target).attribute(target, c.headers, c.response_model, c.usage_raw)
 
 
 def router_problem(target: Target) -> str | None:
