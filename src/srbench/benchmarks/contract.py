@@ -5,7 +5,6 @@ reader and the graders need not import the contract itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -33,7 +32,7 @@ class Grade(BaseModel):
     """The reply is credited under sr-bench's rule."""
     status: str
     """Why: correct, incorrect, unparsed, invalid, output_limit, trial_error … (the benchmark's own statuses)."""
-    extracted: Any = None
+    extracted: JsonValue = None
     """The answer read from the reply (a letter, a number, grids, a reward …; None: none)."""
     strict_format: bool | None = None
     """The reply used the exact required answer format (None: not applicable)."""

@@ -137,5 +137,17 @@ class TrialDetails(BaseModel):
     """Why the agent stopped (None: not recorded)."""
 
 
+class TauExtracted(BaseModel):
+    """What τ³'s figures read of a grade's ``extracted`` (benchmarks/tau3.py grade_conversation writes it)."""
+
+    model_config = _VIEW
+    reward: float | None = None
+    """The conversation's reward (None: not graded, e.g. an invalid conversation)."""
+    termination: str | None = None
+    """How the conversation ended."""
+    domain: str | None = None
+    """The task's domain."""
+
+
 __all__ = ["CodeDetails", "ConfidenceDetails", "F1Metrics", "HleFigures", "LcbFigures", "SciCodeFigures",
-           "SimpleQaFigures", "StepVerdict", "TrialDetails"]
+           "SimpleQaFigures", "StepVerdict", "TauExtracted", "TrialDetails"]

@@ -26,6 +26,7 @@ from pydantic import JsonValue
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.conversation import CellSession, CellStopped, ConversationOutcome
+from srbench.benchmarks.figures import TauExtracted
 from srbench.benchmarks.published import TAU3_RULE, tau3_grade
 from srbench.benchmarks.published_grades import Tau3Published
 from srbench.benchmarks.selection import ROUND_ROBIN
@@ -303,19 +304,20 @@ class Tau3(Benchmark):
     def metrics(self, grades: list[StoredGrade | None]) -> dict[str, JsonValue]:
         """pass^1 over planned cells (sr-bench's denominator) and over graded conversations (tau2's,
         which leaves infrastructure errors out), mean reward, per domain and termination counts."""
-        ext = [(g.extracted or {}) if g else None for g in grades]
-        graded = [e for e in ext if e and "reward" in e]
+        ext = [TauExtracted.model_validate(g.extracted or {}) if g else None for g in grades]
+        graded = [e for e in ext if e is not None and e.reward is not None]
+        rewards = [e.reward for e in graded if e.reward is not None]
         ok = [g for g in grades if g and g.correct]
         by_domain: dict[str, list[bool]] = {}
         for g, e in zip(grades, ext, strict=True):
-            if e and e.get("domain"):
-                by_domain.setdefault(str(e["domain"]), []).append(bool(g and g.correct))
+            if e is not None and e.domain:
+                by_domain.setdefault(e.domain, []).append(bool(g and g.correct))
         return TauFigures(
             pass_hat_1=len(ok) / len(grades) if grades else None,
             pass_hat_1_graded_only=len(ok) / len(graded) if graded else None,
-            mean_reward=sum(float(e["reward"]) for e in graded) / len(graded) if graded else None,
+            mean_reward=sum(rewards) / len(rewards) if rewards else None,
             pass_hat_1_by_domain={d: sum(v) / len(v) for d, v in sorted(by_domain.items())},
-            terminations=dict(sorted(Counter(str(e.get("termination")) for e in graded).items())),
+            terminations=dict(sorted(Counter(str(e.termination) for e in graded).items())),
             trials=1,
         ).model_dump()
 

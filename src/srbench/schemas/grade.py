@@ -29,7 +29,7 @@ class _Grade(BaseModel):
     status: str
     """Why: correct, incorrect, unparsed, output_limit, judge_failed, judge_error, trial_error … (the
     benchmark's own statuses)."""
-    extracted: Any
+    extracted: JsonValue
     """The answer read from the reply (a letter, a number, grids, a reward …; None: none)."""
     strict_format: bool | None
     """The reply used the exact required answer format (None: not applicable)."""

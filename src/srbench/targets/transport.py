@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from pydantic import JsonValue
 
 from srbench.targets.failures import systematic_kind
 from srbench.targets.idle import Idle
@@ -268,7 +269,7 @@ def _join(event: asyncio.Event, task: asyncio.Task[Any], call: StreamCall) -> _C
 
 
 async def stream_chat(client: aiohttp.ClientSession, *, url: str, headers: Mapping[str, str],
-                      body: Mapping[str, Any], limits: StreamLimits, cancel: asyncio.Event | None = None,
+                      body: Mapping[str, JsonValue], limits: StreamLimits, cancel: asyncio.Event | None = None,
                       on_dispatch: Callable[[], Awaitable[None]] | None = None) -> CallOutcome:
     """Stream one chat completion and return its outcome (never raises for endpoint behaviour).
 
