@@ -236,7 +236,7 @@ class ArcAgi2(Benchmark):
     # -- pass@2: two journaled attempts (a multi-call cell) ---------------------------------------
     published_conversation_rule = ARC_PASS2_RULE
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    def freeze_options(self, raw: Mapping[str, JsonValue] | None) -> dict[str, JsonValue]:
         attempts = (raw or {}).get("attempts")
         if attempts is None or (type(attempts) is int and attempts == 1):
             return {}                                   # one attempt: a single call, as before
@@ -244,7 +244,7 @@ class ArcAgi2(Benchmark):
             raise InvalidInput(f"arc-agi-2: benchmark-options attempts must be 1 or 2 (pass@2), got {attempts!r}")
         return {"attempts": 2}
 
-    def is_multi_call(self, options: Mapping[str, Any] | None = None) -> bool:
+    def is_multi_call(self, options: Mapping[str, JsonValue] | None = None) -> bool:
         return (options or {}).get("attempts") == 2
 
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
 
@@ -126,7 +126,7 @@ class Benchmark(ABC):
         """Grade the subject's reply from the judge's reply (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
-    def judge_extras(self, grader: str | None, options: Mapping[str, Any] | None) -> WireJSON:
+    def judge_extras(self, grader: str | None, options: Mapping[str, JsonValue] | None) -> WireJSON:
         """Extra request fields of the judge call, as sent to its endpoint (judged benchmarks only)."""
         raise InvalidInput(f"benchmark {self.id} is not graded by a judge; use grade()")
 
@@ -136,12 +136,12 @@ class Benchmark(ABC):
         return []
 
     # -- multi-call cells (benchmarks/conversation.py) ---------------------------------------------
-    def is_multi_call(self, options: Mapping[str, Any] | None = None) -> bool:
+    def is_multi_call(self, options: Mapping[str, JsonValue] | None = None) -> bool:
         """Whether a cell is a conversation under the plan's frozen ``benchmark_options[<id>]``
         (default: `multi_call`; ARC-AGI-2 is one only when the plan asks for two attempts)."""
         return self.multi_call
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    def freeze_options(self, raw: Mapping[str, JsonValue] | None) -> dict[str, JsonValue]:
         """The benchmark's own entries of the store's benchmark-options.json to freeze into the plan
         (each a `BenchmarkOptions` field; nothing by default). Raises InvalidInput naming a bad one."""
         return {}

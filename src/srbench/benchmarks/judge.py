@@ -240,7 +240,7 @@ class JudgedBenchmark(Benchmark):
                                f"output; grader_version {version!r} has none")
         return str(value)
 
-    def judge_extras(self, grader: str | None, options: Mapping[str, Any] | None) -> WireJSON:
+    def judge_extras(self, grader: str | None, options: Mapping[str, JsonValue] | None) -> WireJSON:
         """Request fields beside the judge's messages: upstream's ``response_format`` when the plan's
         frozen options ask for it (``judge_response_format``), else none."""
         if not (options or {}).get("judge_response_format"):

@@ -79,6 +79,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from srbench.benchmarks.figures import CodeDetails
 from srbench.benchmarks.graders import extract_json_answer, grid_problem, visible_text
 from srbench.benchmarks.published_grades import (
@@ -225,10 +227,11 @@ def code_grade(rule: str, grade: StoredGrade | None) -> CodePublished:
         "sub_steps_scored": (details.sub_steps_scored or 0) if scicode else None})
 
 
-def tau3_grade(conversation: ConversationRecord, details: Mapping[str, Any] | None) -> Tau3Published:
+def tau3_grade(conversation: ConversationRecord, details: Mapping[str, JsonValue] | None) -> Tau3Published:
     """One τ³ trial under pass^1: success ⇔ reward within 1e-6 of 1 (`details`: the stored reward)."""
-    ran = not conversation.error_class and isinstance((details or {}).get("reward"), int | float)
-    reward = float(details["reward"]) if ran and details else None
+    stored = (details or {}).get("reward")
+    ran = not conversation.error_class and isinstance(stored, int | float)
+    reward = float(stored) if ran and isinstance(stored, int | float) else None
     success = reward is not None and abs(reward - 1.0) <= 1e-6
     return Tau3Published(rule=TAU3_RULE, score=float(success), reward=reward, ran=ran)
 

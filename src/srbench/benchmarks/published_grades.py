@@ -11,7 +11,7 @@ back by `read_published`, which knows each rule's grade by its ``rule``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
@@ -151,7 +151,7 @@ AnyPublished = Annotated[MmluProPublished | GpqaPublished | ArcPublished | ArcPa
 _READER: TypeAdapter[AnyPublished] = TypeAdapter(AnyPublished)
 
 
-def read_published(value: Mapping[str, Any] | None) -> PublishedGrade | None:
+def read_published(value: Mapping[str, JsonValue] | None) -> PublishedGrade | None:
     """A stored grade's ``published`` JSON as its rule's model (None stays None)."""
     return None if value is None else _READER.validate_python(value)
 

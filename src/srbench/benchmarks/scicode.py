@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -272,7 +272,7 @@ class SciCode(CodeBenchmark):
         return list(out.replies), ("length" if "length" in finishes else (finishes[-1] if finishes else None))
 
     # -- grading -----------------------------------------------------------------------------------
-    def options(self, given: Mapping[str, Any] | None) -> GradingOptions:
+    def options(self, given: Mapping[str, JsonValue] | None) -> GradingOptions:
         out = super().options(given)
         if not _SHA.match(str(out["test_data_sha256"])):
             raise InvalidInput("benchmark-options scicode.test_data_sha256 must be 64 lowercase hex digits")
@@ -325,7 +325,7 @@ class SciCode(CodeBenchmark):
         return mounts(str(options["test_data_sha256"]), receipt,
                       local_engine=receipt.backend != "docker" or engine_is_local())
 
-    def setup_needs(self, receipt: Receipt, options: Mapping[str, Any] | None = None) -> list[str]:
+    def setup_needs(self, receipt: Receipt, options: Mapping[str, JsonValue] | None = None) -> list[str]:
         """What this host lacks to grade SciCode (setup's check)."""
         need = []
         lacking = [p for p in GRADING_PACKAGES if p not in receipt.python_packages]

@@ -181,7 +181,7 @@ class Tau3(Benchmark):
         """`setup`: what this host misses to run the real domains (the tau2 interpreter, DEP-2)."""
         return tau_env.interpreter_problems()
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    def freeze_options(self, raw: Mapping[str, JsonValue] | None) -> dict[str, JsonValue]:
         """The fixed upstream settings the plan freezes; the release must be pinned (DEP-1)."""
         release = (raw or {}).get("release")
         if release != RELEASE:

@@ -9,7 +9,7 @@ Written by the rules ``grade`` and ``grade-conversation`` (stages/grading/grade.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -74,6 +74,6 @@ StoredGrade = GradeRecord | CodeGradeRecord
 """A cell's stored grade, of either rule (what a report reads and a benchmark's figures take)."""
 
 
-def read_grade(data: Mapping[str, Any]) -> StoredGrade:
+def read_grade(data: Mapping[str, JsonValue]) -> StoredGrade:
     """A stored grade object's JSON as its model (a code grade carries ``sandbox``, the others ``published``)."""
     return (CodeGradeRecord if "sandbox" in data else GradeRecord).model_validate(data)

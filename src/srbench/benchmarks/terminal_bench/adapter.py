@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import JsonValue
 
@@ -147,12 +147,13 @@ class TerminalBench21(Benchmark):
             raise IntegrityError(f"case {case.id}: the task tree digest is {got}, the case pins {meta.get('tree_sha256')}")
         return environment.TaskSpec(name=meta["task"], tree_sha256=got, config=config, files=files)
 
-    def freeze_options(self, raw: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    def freeze_options(self, raw: Mapping[str, JsonValue] | None) -> dict[str, JsonValue]:
         """The agent settings and caps (options.py) from the store's benchmark-options.json entry,
         frozen into the plan as ``benchmark_options["terminal-bench-2.1"]["grading"]``."""
         given = {k: v for k, v in (raw or {}).items() if k not in ("grader_version", "grading")}
-        if isinstance((raw or {}).get("grading"), dict):
-            given = {**raw["grading"], **given}      # type: ignore[index]
+        grading = (raw or {}).get("grading")
+        if isinstance(grading, dict):
+            given = {**grading, **given}
         return {"grading": options_from(given).model_dump()}
 
     async def converse(self, case: Case, session: CellSession) -> ConversationOutcome:
