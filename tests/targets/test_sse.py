@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from srbench.targets.sse import (
@@ -31,6 +34,43 @@ def test_decoder_chunk_boundaries_and_line_endings():
         assert got + dec.close() == whole, size
 
 
+def _reference_events(raw: bytes) -> list[SSEEvent]:
+    """The SSE rules line by line, as plainly as they read (each line decoded on its own)."""
+    events, data, event = [], [], ""
+    lines = re.split(rb"\r\n|\r|\n", raw)
+    for line in [b.decode("utf-8", errors="replace") for b in lines] + [""]:
+        if line == "":
+            if data:
+                events.append(SSEEvent(event or "message", "\n".join(data)))
+            data, event = [], ""
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+    return events
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_decoder_equals_the_line_by_line_rules_in_any_chunking(seed):
+    """Issue 31 (item 5): the LF-only fast path (a chunk's lines decoded at once) and the CR path give the
+    events of the plain rules, whatever the chunk boundaries — split multi-byte characters and invalid
+    UTF-8 included."""
+    rng = random.Random(seed)
+    pieces = ["data: é😀 {\"a\":1}".encode(), b"data:x", b"event: error", b": comment", b"id: 7", b"data:", b"",
+              b"", b"data: \xff\xe2\x82"]                            # the last: invalid UTF-8
+    ends = [b"\n"] if seed % 2 else [b"\n", b"\r\n", b"\r"]
+    raw = b"".join(p + rng.choice(ends) for p in rng.choices(pieces, k=30)) + b"data: \xf0\x9f"
+    dec, got, i = SSEDecoder(1 << 20), [], 0
+    while i < len(raw):
+        step = rng.randint(1, 9)
+        got += dec.feed(raw[i:i + step])
+        i += step
+    assert got + dec.close() == _reference_events(raw) == decode_transcript(raw)
+
+
 def test_decoder_is_lenient_at_end_of_stream():
     dec = SSEDecoder(100)
     assert dec.feed(b"data: [DONE]") == []
@@ -42,6 +82,10 @@ def test_decoder_line_cap():
     dec = SSEDecoder(10)
     with pytest.raises(StreamTooLarge):
         dec.feed(b"data: " + b"x" * 20)
+    for ending in (b"\n", b"\r\n"):                  # a complete over-long line too, on either path
+        with pytest.raises(StreamTooLarge):
+            SSEDecoder(10).feed(b"data: ok\n" + b"data: " + b"x" * 20 + ending + b"data: y")
+    assert SSEDecoder(10).feed(b"data: ok\n\ndata: 1234\n\n") == [SSEEvent("message", "ok"), SSEEvent("message", "1234")]
 
 
 @pytest.mark.parametrize("content, visible, unclosed", [

@@ -45,7 +45,23 @@ class SSEDecoder:
         self._event = ""
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        buf = self._buf + chunk
+        buf = self._buf + chunk if self._buf else chunk
+        if b"\r" in buf:
+            return self._feed_any(buf)
+        # LF line ends only (what servers send): the complete lines are decoded at once and split on
+        # "\n" (a multi-byte character never holds the byte 0x0A, so this is the per-line decoding)
+        end = buf.rfind(b"\n")
+        self._buf = buf[end + 1:]
+        if len(self._buf) > self.max_line_bytes:
+            raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
+        if end < 0:
+            return []
+        if end > self.max_line_bytes and any(len(line) > self.max_line_bytes for line in buf[:end].split(b"\n")):
+            raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
+        return self._lines(buf[:end].decode("utf-8", errors="replace").split("\n"))
+
+    def _feed_any(self, buf: bytes) -> list[SSEEvent]:
+        """`feed` when a CR is in sight: lines end with CRLF, LF or CR (a trailing CR waits for an LF)."""
         hold = b""
         if buf.endswith(b"\r"):
             buf, hold = buf[:-1], b"\r"
@@ -53,13 +69,30 @@ class SSEDecoder:
         self._buf = lines.pop() + hold
         if len(self._buf) > self.max_line_bytes:
             raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
-        events: list[SSEEvent] = []
         for line in lines:
             if len(line) > self.max_line_bytes:
                 raise StreamTooLarge(f"an SSE line exceeds {self.max_line_bytes} bytes")
-            ev = self._line(line.decode("utf-8", errors="replace"))
-            if ev is not None:
-                events.append(ev)
+        return self._lines([line.decode("utf-8", errors="replace") for line in lines])
+
+    def _lines(self, lines: list[str]) -> list[SSEEvent]:
+        """The events that complete lines dispatch (`_line` for each, inlined: one call a chunk, not a line)."""
+        events: list[SSEEvent] = []
+        data, event = self._data, self._event
+        for line in lines:
+            if not line:                        # a blank line dispatches the event, if it has data
+                if data:
+                    events.append(SSEEvent(event or "message", "\n".join(data)))
+                    data = []
+                event = ""
+            elif line[0] != ":":                # not a comment
+                name, _, value = line.partition(":")
+                if value[:1] == " ":
+                    value = value[1:]
+                if name == "data":
+                    data.append(value)
+                elif name == "event":
+                    event = value
+        self._data, self._event = data, event
         return events
 
     def close(self) -> list[SSEEvent]:
