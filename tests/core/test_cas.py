@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import uuid
 
@@ -21,6 +22,16 @@ def test_canonical_json_is_sorted_compact_and_integral_floats_are_ints() -> None
         canonical_json({"x": float("nan")})
     with pytest.raises(TypeError):
         canonical_json({1: "non-string key"})
+
+
+def test_canonical_json_bytes_are_json_dumps_of_the_normalised_value() -> None:
+    """Issue 31 (item 5): the encoder made once writes exactly what json.dumps with the canonical options
+    writes (the bytes every stored object is addressed by)."""
+    value = {"z": [1.0, 2.5, -0.0, 1e300, 1.5e-7, 2**60, True, None, {}], "é": "ü😀\n\"\\\u0001", "a": {"b": {"c": []}}}
+    expected = json.dumps({"z": [1, 2.5, 0, 1e300, 1.5e-7, 2**60, True, None, {}], "é": "ü😀\n\"\\\u0001",
+                           "a": {"b": {"c": []}}}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == expected.encode()
+    assert canonical_json("plain") == b'"plain"' and canonical_json([]) == b"[]"
 
 
 def test_digest_format_and_known_value() -> None:

@@ -12,6 +12,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, TypeAlias
 
 import blake3
@@ -72,11 +73,24 @@ def stored_number(value: float) -> float | int:
     return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
 
 
+def _encoder() -> Any:
+    """`json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)` as one C
+    encoder made once, not a JSONEncoder and a C encoder per call (issue 31, item 5: 6.7 -> 5.1 us for a
+    call record). No circular-reference check: `_normalise` has walked the value first. Without the C
+    accelerator: `json.dumps` itself."""
+    if c_make_encoder is None:
+        return lambda v, _: [json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                        allow_nan=False)]
+    plain = json.JSONEncoder()
+    return c_make_encoder(None, plain.default, encode_basestring, None, ":", ",", True, False, False)
+
+
+_ENCODE = _encoder()
+
+
 def canonical_json(value: Any) -> bytes:
     """Canonical JSON bytes of `value` (sorted keys, compact, UTF-8, integral floats as ints)."""
-    return json.dumps(
-        _normalise(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return "".join(_ENCODE(_normalise(value), 0)).encode("utf-8")
 
 
 def digest_json(value: Any) -> str:
