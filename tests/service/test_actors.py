@@ -144,6 +144,9 @@ def test_named_actors_use_the_operators_targets_and_routes(api: Api, people: dic
     assert alice.error("POST", "/plans", {"manifest": manifest(ds, [single("mine", sim.v1_url)])},
                        403, "unregistered_target")
     assert api.ok("POST", "/plans", {"manifest": manifest(ds, [single("mine", sim.v1_url)])})  # the operator may
+    # a malformed auxiliary_targets is the manifest's one-line error, not the policy's traceback (a 500)
+    odd = dict(manifest(ds, [{"id": "strong"}]), auxiliary_targets=["strong"])
+    assert alice.call("POST", "/plans", {"manifest": odd})[0] == 400
     # a frozen plan rewritten (and rehashed) to another endpoint is refused at submission
     forged = plan_from_wire(freeze(api, manifest(ds, [{"id": "strong"}])))
     forged["targets"][0]["target"]["base_url"] = "http://127.0.0.1:9/v1"
