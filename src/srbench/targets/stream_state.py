@@ -37,6 +37,7 @@ class ToolCallSlot:
 
 
 _UNSET = object()
+_RAW_DECODE = json.JSONDecoder().raw_decode
 
 
 class StreamCall:
@@ -78,9 +79,11 @@ class StreamCall:
             self.out.done, self.t_end = True, time.perf_counter()
             return
         try:
-            obj = json.loads(data)
+            obj, end = _RAW_DECODE(data)    # json.loads without its two wrappers (the data is stripped)
         except ValueError:
-            raise Stop("bad_event", f"an SSE event is not JSON: {data[:80]!r}") from None
+            end = -1
+        if end != len(data):
+            raise Stop("bad_event", f"an SSE event is not JSON: {data[:80]!r}")
         if not isinstance(obj, dict):
             raise Stop("bad_event", "an SSE event is not a JSON object")
         if ev.event == "error" or (obj.get("error") is not None and not obj.get("choices")):
