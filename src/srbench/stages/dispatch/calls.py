@@ -70,6 +70,9 @@ class Dispatcher:
         self.targets = {pt.target.id: (pt.target, pt.effective_params) for pt in plan.targets}
         self.aux = {tid: (pt.target, pt.effective_params) for tid, pt in plan.auxiliary_targets.items()}
         self.judge_for = {b: o.judge for b, o in plan.benchmark_options.items() if o.judge}
+        # each target's parameters as request-body JSON, dumped once (build_body copies what it takes)
+        self.params_body = {tid: params.body() for tid, (_, params) in self.targets.items()}
+        self.aux_body = {tid: params.body() for tid, (_, params) in self.aux.items()}
         conc = plan.limits.concurrency
         self.sems = {tid: asyncio.Semaphore(conc) for tid in [*self.targets, *self.aux]}
         multi = multi_call_benchmarks(plan) if plan.mode == "live" else set()
@@ -209,8 +212,8 @@ class Dispatcher:
                                         f"{stored_number(self.plan.limits.max_cost_usd or 0)} (a reservation, not a provider cap)")
 
     async def call(self, cell: Cell) -> tuple[Target, str, CallOutcome] | None:
-        target, params = self.targets[cell.target_id]
-        req = request_object(target, self.cases[cell.case_id], params.body(), cell)
+        target = self.targets[cell.target_id][0]
+        req = request_object(target, self.cases[cell.case_id], self.params_body[cell.target_id], cell)
         req_bytes = canonical_json(req.stored())
         req_digest = digest_bytes(req_bytes)
         if not await self.journal.dispatching(cell, req_digest, [req_bytes], self.reservation(target, req, req_bytes)):
@@ -231,9 +234,9 @@ class Dispatcher:
         messages = bench.judge_messages(case, outcome.text, grader)
         if not messages:            # no visible answer: graded not_attempted without a judge call
             return None
-        judge, params = self.aux[judge_id]
+        judge = self.aux[judge_id][0]
         extras = bench.judge_extras(grader, self.plan.options_for(case.benchmark))
-        req = request_object(judge, case, params.body(), cell, messages=messages, role="judge", extras=extras or None)
+        req = request_object(judge, case, self.aux_body[judge_id], cell, messages=messages, role="judge", extras=extras or None)
         data = canonical_json(req.stored())
         return judge, req, data, digest_bytes(data)
 
