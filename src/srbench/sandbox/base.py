@@ -16,13 +16,13 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from srbench.cas.digest import digest_json
 from srbench.errors import SrBenchError
-from srbench.schemas.wire import WireJSON
+from srbench.schemas.wire import JSONObject, WireJSON
 
 BOOT = ("import sys,json;p=json.loads(sys.stdin.buffer.read());"
         "exec(compile(p['supervisor'],'supervisor.py','exec'),{'__name__':'__srbench__','PAYLOAD':p})")
@@ -98,7 +98,7 @@ class Receipt(BaseModel):
     packages: dict[str, str] = Field(default_factory=dict)   # Debian package → version
     python_packages: dict[str, str] = Field(default_factory=dict)   # PyPI wheels → version
     harness_digest: str = ""
-    limits: dict[str, Any] = Field(default_factory=dict)
+    limits: JSONObject = Field(default_factory=dict)    # the sandbox `Limits` graded under, as JSON
     scicode_test_data_sha256: str | None = None
 
     def digest(self) -> str:
