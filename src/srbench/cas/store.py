@@ -265,18 +265,18 @@ def _same_bytes(path: str, data: bytes) -> bool:
         return False
 
 
-def _load_syncfs() -> Any:
+def _libc_function(name: str, argtypes: list[Any]) -> Any:
+    """The C library's `name` with its argument types (returning int, errno kept), or None where absent."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fn = libc.syncfs
-        fn.argtypes = [ctypes.c_int]
-        fn.restype = ctypes.c_int
-        return fn
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
+    fn.argtypes = argtypes
+    fn.restype = ctypes.c_int
+    return fn
 
 
-_SYNCFS = _load_syncfs()
+_SYNCFS = _libc_function("syncfs", [ctypes.c_int])
 
 
 _tmp_counter = itertools.count()
@@ -362,23 +362,11 @@ def _link_whole(directory: str, path: str, data: bytes, durable: bool) -> bool:
     raise OSError(err, os.strerror(err), path)
 
 
-def _load_linkat() -> Any:
-    if not hasattr(os, "O_TMPFILE"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fn = libc.linkat
-        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-        fn.restype = ctypes.c_int
-        return fn
-    except (OSError, AttributeError):
-        return None
-
-
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
 _AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
 # errors that say "this system or filesystem cannot": the rename path is used from then on
 _NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EPERM, errno.EXDEV,
                          errno.EACCES, errno.ENOSYS})
 _TMPFILE_OFF: list[int] = []        # non-empty once the system refused (the errno that said so)
-_LINKAT = _load_linkat()
+_LINKAT = (_libc_function("linkat", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int])
+           if hasattr(os, "O_TMPFILE") else None)

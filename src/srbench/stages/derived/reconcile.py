@@ -48,7 +48,7 @@ METERING_VERSION = "sr-bench-metering-v1"
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-class MeteredCall(BaseModel):
+class ReconciledCall(BaseModel):
     """What reconciliation reads of a stored call record beside its cost (schemas/call.py `CallRecord`; a
     view: other fields ignored, values as stored)."""
 
@@ -93,7 +93,7 @@ class ReconcileParams(BaseModel):
     """{MoM target id: router kind} re-attributing those targets' calls (absent: the planned routers)."""
 
 
-def _evidence(raw: bytes, record: MeteredCall) -> tuple[dict[str, JsonValue] | None, str | None]:
+def _evidence(raw: bytes, record: ReconciledCall) -> tuple[dict[str, JsonValue] | None, str | None]:
     """(usage object, problem) from a transcript (the provider's JSON usage object, as it sent it)."""
     done, usage, finish, model = 0, None, None, None
     for ev in decode_transcript(raw):
@@ -125,7 +125,7 @@ def _evidence(raw: bytes, record: MeteredCall) -> tuple[dict[str, JsonValue] | N
 
 def _row(store: ObjectStore, target: Target, cell_id: str, role: str, digest: str) -> UsageRow:
     stored = store.get_json(digest)             # as stored: the pricing reads it so (targets/accounting.py)
-    record = MeteredCall.model_validate(stored)
+    record = ReconciledCall.model_validate(stored)
     old = call_cost(target, stored)
     row = UsageRow(cell_id=cell_id, role=role, call=digest, old_usage=record.usage, old_cost_usd=old.cost_usd,
                    new_usage=None, new_cost_usd=None, sse_sha256=None, status="unverifiable", reason=None)
