@@ -108,11 +108,13 @@ class Dispatcher:
                     raise
                 except Exception as exc:  # noqa: BLE001 - raised after every cell settled
                     errors.append(exc)
-        conc = self.plan.limits.concurrency
+        # twice the limit in workers: while one worker stores a finished call (its slot released), another
+        # already holds that slot and sends the next request; the semaphores still bound what is in flight
+        pool = 2 * self.plan.limits.concurrency
         workers = []
         for todo in queues.values():
             at = [0]
-            workers += [worker(todo, at) for _ in range(min(conc, len(todo)))]
+            workers += [worker(todo, at) for _ in range(min(pool, len(todo)))]
         await asyncio.gather(*workers)
         if errors:
             raise errors[0]
