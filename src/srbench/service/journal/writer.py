@@ -101,7 +101,7 @@ class Journal:
                 for _, fut, _ in batch:
                     if not fut.done():
                         fut.set_exception(exc)
-            _deliver([fut for _, fut, _ in batch])
+                _deliver([fut for _, fut, _ in batch])      # (a waiter handed over already is skipped)
 
     def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         """One group commit. A write that fails is rolled back alone; a failure that takes the whole
@@ -113,6 +113,7 @@ class Journal:
         never wait for a barrier over other cells' objects."""
         plain: list[tuple[Write, Any]] = []
         synced: list[tuple[Write, Any]] = []
+        failed: list[Any] = []
         for fn, fut, prepare in batch:
             # side effects that must be durable before the commit (objects the rows will name)
             try:
@@ -120,16 +121,20 @@ class Journal:
                 (synced if needs and self.barrier is not None else plain).append((fn, fut))
             except BaseException as exc:
                 fut.set_exception(exc)
+                failed.append(fut)
         if plain:
             self._transact(conn, plain)
+        # the plain writes' waiters hear of their commit now, not after the barrier and the next transaction
+        _deliver(failed + [fut for _, fut in plain])
         if synced:
             try:
                 self.barrier()  # type: ignore[misc]
             except BaseException as exc:
                 for _, fut in synced:
                     fut.set_exception(exc)
-                return
-            self._transact(conn, synced)
+            else:
+                self._transact(conn, synced)
+            _deliver([fut for _, fut in synced])
 
     def _transact(self, conn: sqlite3.Connection, ready: list[tuple[Write, Any]]) -> None:
         results: list[tuple[Any, Any, BaseException | None]] = []
@@ -200,7 +205,7 @@ class Journal:
 
         `prepare` runs on the writer thread before the transaction (e.g. durable object writes the
         rows refer to), so one thread hop covers both the objects and the journal row. The writer
-        wakes the loop once per group commit for all of the group's waiters, not once per write.
+        wakes the loop once per transaction for all of its waiters, not once per write.
         """
         self._check_open()
         loop = asyncio.get_running_loop()
