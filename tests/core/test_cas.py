@@ -10,8 +10,7 @@ import uuid
 
 import pytest
 
-from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest
-from srbench.cas import store as store_module
+from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest, localfs
 from srbench.errors import DamagedObject, IntegrityError, NotFound
 
 
@@ -120,8 +119,8 @@ def test_a_new_object_is_named_only_once_whole_and_the_rename_path_takes_over_wh
         calls.append(path)
         ctypes.set_errno(errno.ENOENT)
         return -1
-    monkeypatch.setattr(store_module, "_LINKAT", refused)
-    monkeypatch.setattr(store_module, "_TMPFILE_OFF", [])
+    monkeypatch.setattr(localfs, "_LINKAT", refused)
+    monkeypatch.setattr(localfs, "_TMPFILE_OFF", [])
     if not hasattr(os, "O_TMPFILE"):
         pytest.skip("no O_TMPFILE here: the rename path is the only one")
     for n in range(3):
@@ -130,4 +129,4 @@ def test_a_new_object_is_named_only_once_whole_and_the_rename_path_takes_over_wh
         assert store.get_bytes(d, verify=True) == data
         assert oct(os.stat(store.path_of(d)).st_mode & 0o777) == "0o444"
         assert not [p for p in os.listdir(os.path.dirname(store.path_of(d))) if p.startswith(".tmp-")]
-    assert len(calls) == 1 and store_module._TMPFILE_OFF == [errno.ENOENT]     # asked once, then not again
+    assert len(calls) == 1 and localfs._TMPFILE_OFF == [errno.ENOENT]     # asked once, then not again

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from srbench.cas import ObjectStore
 from srbench.cli.main import cli
 
 from .helpers import settled
@@ -103,7 +104,7 @@ def test_a_damaged_copy_in_the_second_store_is_not_used(api, ran, service, tmp_p
     shutil.copytree(service.store_dir / "cas", backup)
     digest = ran["calls"][0]["call"]
     _damage(service, digest, "flipped")
-    copy = backup / "objects" / digest[3:5] / digest[5:]
+    copy = Path(ObjectStore(str(backup)).path_of(digest))     # (a packed object is unpacked to its file)
     copy.chmod(0o644)
     copy.write_bytes(b"{}")
     monkeypatch.setenv("SR_BENCH_REPAIR_FROM", str(backup))

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from service.helpers import Api, freeze, manifest, single
+from srbench.cas.packs import read_index
 from srbench.cli.main import cli
 from srbench.client.embedded import EmbeddedService
 from srbench.rules import Engine
@@ -28,10 +29,15 @@ from .helpers import settled
 HOUR = 3600.0
 
 
-def _files(service: EmbeddedService) -> set[Path]:
+def _files(service: EmbeddedService) -> set[str]:
+    """Every stored object's digest as the disk shows it: each loose file, and each entry of a pack."""
+    cas = service.store_dir / "cas"
     # stored objects only: a `.tmp-*` file is a write in flight that becomes an object by rename
-    return {p for p in (service.store_dir / "cas" / "objects").rglob("*")
-            if p.is_file() and not p.name.startswith(".tmp-")}
+    found = {"b3:" + p.parent.name + p.name for p in (cas / "objects").rglob("*")
+             if p.is_file() and not p.name.startswith(".tmp-")}
+    for pack in (cas / "packs").glob("*.pack"):
+        found |= {digest for digest, _, _ in read_index(str(pack))}
+    return found
 
 
 def _junk(service: EmbeddedService, label: str, age_s: float = 0.0) -> str:
@@ -52,10 +58,10 @@ def _gc(api: Api, **body: Any) -> dict[str, Any]:
     return api.ok("POST", "/store/gc", body)
 
 
-def _reachable_files(api: Api, service: EmbeddedService) -> set[Path]:
-    """The files of every object gc must keep: all objects minus what a grace-0 dry run would delete."""
-    doomed = {service.service.objects.path_of(i["digest"]) for i in _gc(api, grace_s=0)["items"]}
-    return {p for p in _files(service) if str(p) not in doomed}
+def _reachable_files(api: Api, service: EmbeddedService) -> set[str]:
+    """Every object gc must keep: all objects minus what a grace-0 dry run would delete."""
+    doomed = {i["digest"] for i in _gc(api, grace_s=0)["items"]}
+    return _files(service) - doomed
 
 
 # -- verify ----------------------------------------------------------------------------------------------

@@ -1,13 +1,16 @@
 """The object store: immutable, content-addressed objects on any fsspec filesystem.
 
-Layout under the root: ``objects/<2 hex>/<62 hex>``, and ``names/<kind>/<...>``: small files, each
+Layout under the root: ``objects/<2 hex>/<62 hex>`` (loose objects), ``packs/<64 hex>.pack`` (objects
+written together, local stores only: `cas/packs.py`), and ``names/<kind>/<...>``: small files, each
 bound once to an object digest (create-if-absent), for what a team must find by name (a pushed run,
 a registered dataset). A put is idempotent (an object whose stored
 bytes match is not written again; one cut short or garbled by a crash is). On the local filesystem a
 write is atomic: on Linux an unnamed file (O_TMPFILE) given its name once whole, elsewhere a temporary
-file in the same directory, then a rename; it is durable either by its
+file in the same directory, then a rename (`cas/localfs.py`); it is durable either by its
 own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
-object storage, ``memory://`` in tests) the backend's own whole-object write is used.
+object storage, ``memory://`` in tests) the backend's own whole-object write is used. A read looks
+for the loose file first, then in the packs; `path_of` always names a loose file (a packed object
+is copied out when its path is asked for).
 
 Every read is verified against its digest (a local disk loses bytes too; BLAKE3 hashes at GB/s, see
 ``benchmarks/read_verify.py``): bytes that do not hash to their name raise `DamagedObject`, never
@@ -16,20 +19,17 @@ come back as good. Only maintenance, which re-hashes on its own, reads with ``ve
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import errno
-import itertools
 import json
 import os
 import re
-import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import fsspec
 
+from srbench.cas import localfs
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
+from srbench.cas.packs import SUFFIX, PackIndex, Place, encode, read_index
 from srbench.errors import DamagedObject, IntegrityError, InvalidInput, NotFound
 
 
@@ -42,6 +42,7 @@ class ObjectStore:
         self.fs, self.root = fsspec.core.url_to_fs(self.url)
         self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
         self.verify_reads = True if verify_reads is None else verify_reads
+        self.packs = PackIndex(self._join("packs")) if self.local else None
         if create:
             self.fs.makedirs(self._join("objects"), exist_ok=True)
         elif not self.fs.exists(self._join("objects")) and not self.fs.exists(self._join("names")):
@@ -51,32 +52,76 @@ class ObjectStore:
     def _join(self, *parts: str) -> str:
         return "/".join([self.root.rstrip("/"), *parts])
 
-    def path_of(self, digest: str) -> str:
-        """The backend path of an object (for a local store: a real file path)."""
+    def _loose(self, digest: str) -> str:
         if not is_digest(digest):
             raise InvalidInput(f"not an object digest: {digest!r}")
-        hexd = digest.removeprefix(PREFIX)
-        return self._join("objects", hexd[:2], hexd[2:])
+        return self._join("objects", digest[3:5], digest[5:])
+
+    def path_of(self, digest: str) -> str:
+        """The backend path of an object (for a local store: a real file path). A packed object's pack
+        is unpacked first (its objects written loose, then the pack removed), so that this file is
+        the object's only copy, as for any loose object."""
+        path = self._loose(digest)
+        if self.packs is not None and not os.path.exists(path):
+            place = self.packs.get(digest)
+            if place is not None:
+                self._unpack(place.pack, set())
+        return path
 
     # -- writes --------------------------------------------------------------------------------
     def put_bytes(self, data: bytes, *, durable: bool = True) -> str:
         digest = digest_bytes(data)
-        path = self.path_of(digest)
+        path = self._loose(digest)
         if self.local:
-            if _same_bytes(path, data):
-                try:  # refresh the age so gc's grace period covers a writer re-putting it
-                    os.utime(path)
-                except OSError:
-                    pass
-                return digest
-            # absent, or cut short or garbled by a power loss before a barrier: (re)write it whole
-            _atomic_local_write(path, data, durable=durable)
+            if not self._stored_same(digest, path, data):
+                # absent, or cut short or garbled by a power loss before a barrier: (re)write it whole
+                _atomic_local_write(path, data, durable=durable)
         elif self.fs.exists(path):
             return digest
         else:
             self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
             self.fs.pipe_file(path, data)
         return digest
+
+    def put_many(self, blobs: list[bytes], *, durable: bool = True) -> list[str]:
+        """Put several objects; their digests in order. On a local store two or more new ones are
+        written as one pack (`cas/packs.py`): one file and one name instead of one each."""
+        digests = [digest_bytes(b) for b in blobs]
+        if self.packs is None:
+            for data in blobs:
+                self.put_bytes(data, durable=durable)
+            return digests
+        new: dict[str, bytes] = {}
+        objects = self._join("objects")
+        for digest, data in zip(digests, blobs, strict=True):      # (digests of our own: no re-validation)
+            if digest not in new and not self._stored_same(digest, f"{objects}/{digest[3:5]}/{digest[5:]}", data,
+                                                             look=False):
+                new[digest] = data
+        if len(new) == 1:
+            ((digest, data),) = new.items()
+            _atomic_local_write(self._loose(digest), data, durable=durable)
+        elif new:
+            name, packed, places = encode(new)
+            path = self._join("packs", name + SUFFIX)
+            _atomic_local_write(path, packed, durable=durable)      # (makes packs/ when it is absent)
+            self.packs.add(path, places)
+        return digests
+
+    def _stored_same(self, digest: str, path: str, data: bytes, *, look: bool = True) -> bool:
+        """True when the store holds these exact bytes under `digest` (loose, or packed: looking for new
+        packs only when `look`); its age is refreshed so gc's grace period covers a writer re-putting it."""
+        if localfs.same_bytes(path, data):
+            where = path
+        else:
+            place = None if self.packs is None else self.packs.get(digest, look=look)
+            if place is None or self._read_packed(place) != data:
+                return False
+            where = place.pack
+        try:
+            os.utime(where)
+        except OSError:
+            pass
+        return True
 
     def put_json(self, value: Any, *, durable: bool = True) -> str:
         return self.put_bytes(canonical_json(value), durable=durable)
@@ -87,10 +132,10 @@ class ObjectStore:
         per directory; elsewhere a global `sync`. Non-local backends make each write durable."""
         if not self.local:
             return
-        if _SYNCFS is not None:
+        if localfs.SYNCFS is not None:
             fd = os.open(self.root, os.O_RDONLY)
             try:
-                if _SYNCFS(fd) == 0:
+                if localfs.SYNCFS(fd) == 0:
                     return
             finally:
                 os.close(fd)
@@ -98,14 +143,14 @@ class ObjectStore:
 
     # -- reads ---------------------------------------------------------------------------------
     def has(self, digest: str) -> bool:
-        path = self.path_of(digest)
+        path = self._loose(digest)
         if self.local:
-            return os.path.exists(path)
+            return os.path.exists(path) or (self.packs is not None and self.packs.get(digest) is not None)
         self.fs.invalidate_cache(path)           # another host may have written it since a listing
         return bool(self.fs.exists(path))
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
-        path = self.path_of(digest)
+        path = self._loose(digest)
         try:
             if self.local:
                 with open(path, "rb") as fh:
@@ -113,10 +158,37 @@ class ObjectStore:
             else:
                 data = self.fs.cat_file(path)
         except FileNotFoundError:
-            raise NotFound(f"object {digest} is not in the store") from None
+            packed = self._get_packed(digest)
+            if packed is None:
+                raise NotFound(f"object {digest} is not in the store") from None
+            data = packed
         if (self.verify_reads if verify is None else verify) and digest_bytes(data) != digest:
             raise DamagedObject(digest, f" ({len(data)} bytes that hash to {digest_bytes(data)})")
         return data
+
+    def _get_packed(self, digest: str) -> bytes | None:
+        """A packed object's bytes as stored (unverified), or None when no pack holds it."""
+        if self.packs is None:
+            return None
+        for _ in range(2):                  # once more if its pack was unpacked (gc) meanwhile
+            place = self.packs.get(digest)
+            if place is None:
+                return None
+            data = self._read_packed(place)
+            if data is not None:
+                return data
+            self.packs.forget(place.pack)
+        return None
+
+    def _read_packed(self, place: Place) -> bytes | None:
+        try:
+            fd = os.open(place.pack, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            return localfs.read_at(fd, place.length, place.offset)
+        finally:
+            os.close(fd)
 
     def prefetch(self, digests: list[str]) -> None:
         """Ask the kernel to start reading these objects now (local stores; a hint, never an error):
@@ -126,7 +198,7 @@ class ObjectStore:
             return
         for digest in digests:
             try:
-                fd = os.open(self.path_of(digest), os.O_RDONLY)
+                fd = os.open(self._loose(digest), os.O_RDONLY)
             except (OSError, InvalidInput):
                 continue
             try:
@@ -140,11 +212,32 @@ class ObjectStore:
         return json.loads(self.get_bytes(digest, verify=verify))
 
     def iter_digests(self) -> Iterator[str]:
+        """Every stored object's digest, once (loose ones first, then the packed ones)."""
         base = self._join("objects")
+        loose = set()
         for path in self.fs.find(base):
             rel = path[len(base) :].strip("/").split("/")
             if len(rel) == 2 and len(rel[0]) == 2 and len(rel[1]) == 62:
+                loose.add(PREFIX + rel[0] + rel[1])
                 yield PREFIX + rel[0] + rel[1]
+        if self.packs is not None:
+            self.packs.refresh(force=True)
+            yield from (d for d in self.packs if d not in loose)
+
+    def info(self, digest: str) -> Mapping[str, object] | None:
+        """What the backend says of the file holding an object (fsspec `info`: ``size``, a time), or
+        None when it is not stored; a packed object's size is its own, its time its pack's."""
+        try:
+            return dict(self.fs.info(self._loose(digest)))
+        except FileNotFoundError:
+            pass
+        place = None if self.packs is None else self.packs.get(digest)
+        if place is None:
+            return None
+        try:
+            return {"size": place.length, "mtime": os.stat(place.pack).st_mtime}
+        except FileNotFoundError:
+            return None
 
     def verify(self, digest: str) -> bool:
         """True when the stored bytes hash to `digest`."""
@@ -164,7 +257,7 @@ class ObjectStore:
         data = digest.encode()
         try:
             if self.local:
-                _exclusive_local_write(path, data)
+                localfs.exclusive_local_write(path, data)
             else:
                 self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
                 self.fs.pipe_file(path, data, mode="create")
@@ -224,149 +317,56 @@ class ObjectStore:
 
     def delete(self, digest: str) -> None:
         """Remove one object (only garbage collection calls this)."""
-        path = self.path_of(digest)
-        if self.fs.exists(path):
-            self.fs.rm_file(path)
+        self.delete_many([digest])
+
+    def delete_many(self, digests: list[str]) -> None:
+        """Remove objects (only garbage collection calls this). A pack holding any of them is unpacked:
+        the objects it keeps are written loose and durable first, then the pack is removed."""
+        doomed_in: dict[str, set[str]] = {}
+        for digest in digests:
+            path = self._loose(digest)
+            if self.fs.exists(path):
+                self.fs.rm_file(path)
+            place = None if self.packs is None else self.packs.get(digest)
+            if place is not None:
+                doomed_in.setdefault(place.pack, set()).add(digest)
+        for pack, doomed in doomed_in.items():
+            self._unpack(pack, doomed)
+
+    def _unpack(self, pack: str, doomed: set[str]) -> None:
+        assert self.packs is not None
+        try:
+            entries = read_index(pack)
+        except (OSError, ValueError):
+            return
+        for digest, offset, length in entries:
+            if digest in doomed:
+                continue
+            data = self._read_packed(Place(pack, offset, length))
+            if data is None or digest_bytes(data) != digest:
+                return                      # damaged or gone: the pack stays (nothing is lost by gc)
+            if not localfs.same_bytes(self._loose(digest), data):      # (a damaged loose copy is healed)
+                _atomic_local_write(self._loose(digest), data, durable=True)
+        try:
+            os.unlink(pack)
+        except FileNotFoundError:           # another process unpacked it meanwhile
+            pass
+        self.packs.forget(pack)
 
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,40}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,4}")
 
 
-def _exclusive_local_write(path: str, data: bytes) -> None:
-    """Write a whole file under a name nobody holds yet: a durable temp file, then a hard link,
-    which fails with FileExistsError when another writer got there first."""
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{directory}/.tmp-{os.getpid()}-{threading.get_ident()}-{next(_tmp_counter)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
-    try:
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, path)
-    finally:
-        os.unlink(tmp)
-    dfd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
-def _same_bytes(path: str, data: bytes) -> bool:
-    """A re-put compares the stored bytes (cheap for the small objects re-put in practice): a file
-    renamed into place without a sync may hold the right size but not the right bytes after a crash."""
-    try:
-        with open(path, "rb") as fh:
-            return os.fstat(fh.fileno()).st_size == len(data) and fh.read() == data
-    except OSError:                 # absent (or unreadable): write it
-        return False
-
-
-def _libc_function(name: str, argtypes: list[Any]) -> Any:
-    """The C library's `name` with its argument types (returning int, errno kept), or None where absent."""
-    try:
-        fn = getattr(ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True), name)
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = argtypes
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNCFS = _libc_function("syncfs", [ctypes.c_int])
-
-
-_tmp_counter = itertools.count()
-
-
 def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
-    """Write `path` whole or not at all: an unnamed file named once written (`_link_whole`), else a
+    """Write `path` whole or not at all: an unnamed file named once written (`localfs.link_whole`), else a
     temporary file (created read-only: the open descriptor still writes) renamed over the name;
     fsynced (and the directory) when `durable`, else left to the `sync` barrier."""
     directory = os.path.dirname(path)
-    if not _link_whole(directory, path, data, durable):
-        _rename_whole(directory, path, data, durable)
+    if not localfs.link_whole(directory, path, data, durable):
+        localfs.rename_whole(directory, path, data, durable)
     if durable:
         dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-
-
-def _rename_whole(directory: str, path: str, data: bytes, durable: bool) -> None:
-    tmp = f"{directory}/.tmp-{os.getpid()}-{threading.get_ident()}-{next(_tmp_counter)}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    try:
-        fd = os.open(tmp, flags, 0o444)
-    except FileNotFoundError:
-        os.makedirs(directory, exist_ok=True)
-        fd = os.open(tmp, flags, 0o444)
-    try:
-        try:
-            _write_all(fd, data, durable)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _write_all(fd: int, data: bytes, durable: bool) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    if durable:
-        os.fsync(fd)
-
-
-def _link_whole(directory: str, path: str, data: bytes, durable: bool) -> bool:
-    """Linux: write `data` to an unnamed file in `directory` (O_TMPFILE) and give it its name only once
-    whole (linkat AT_EMPTY_PATH) — one directory operation, not a temporary name's create and rename
-    (issue 31, item 5: ~40 % less CPU a new object); a crash leaves no file behind. False when the
-    name is taken (a damaged object being repaired, or another writer's) or the system cannot (not
-    Linux, a filesystem without O_TMPFILE, AT_EMPTY_PATH refused without CAP_DAC_READ_SEARCH): the
-    caller renames a temporary file over the name instead."""
-    if _LINKAT is None or _TMPFILE_OFF:
-        return False
-    try:
-        try:
-            fd = os.open(directory, _O_TMPFILE | os.O_WRONLY, 0o444)
-        except FileNotFoundError:
-            os.makedirs(directory, exist_ok=True)
-            fd = os.open(directory, _O_TMPFILE | os.O_WRONLY, 0o444)
-    except OSError as exc:
-        if exc.errno in _NO_TMPFILE:
-            _TMPFILE_OFF.append(exc.errno)
-            return False
-        raise
-    try:
-        _write_all(fd, data, durable)
-        if _LINKAT(fd, b"", _AT_FDCWD, os.fsencode(path), _AT_EMPTY_PATH) == 0:
-            return True
-        err = ctypes.get_errno()
-    finally:
-        os.close(fd)
-    if err == errno.EEXIST:
-        return False
-    if err in _NO_TMPFILE:
-        _TMPFILE_OFF.append(err)
-        return False
-    raise OSError(err, os.strerror(err), path)
-
-
-_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
-_AT_FDCWD, _AT_EMPTY_PATH = -100, 0x1000
-# errors that say "this system or filesystem cannot": the rename path is used from then on
-_NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EPERM, errno.EXDEV,
-                         errno.EACCES, errno.ENOSYS})
-_TMPFILE_OFF: list[int] = []        # non-empty once the system refused (the errno that said so)
-_LINKAT = (_libc_function("linkat", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int])
-           if hasattr(os, "O_TMPFILE") else None)

@@ -59,7 +59,7 @@ class Service:
         objects_url = objects_location(store_dir, info)
         self.objects_shared = objects_url is not None      # a team object store other journals may use
         self.objects = open_objects(objects_url) if objects_url else ObjectStore(str(store_dir / "cas"))
-        self.journal = Journal(str(store_dir / "journal.sqlite3"), barrier=self.objects.sync)
+        self.journal = Journal(str(store_dir / "journal.sqlite3"), objects=self.objects)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
         self.runs = RunManager(self.objects, self.journal, self.engine)
         self.runs.store_dir = store_dir             # where its env file is, for errors that name it

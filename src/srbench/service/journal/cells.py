@@ -17,13 +17,12 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
 
 from srbench.cas import ObjectStore, digest_json, short
 from srbench.schemas.cell import CallState, CellState, TerminalCellState
 from srbench.schemas.event import CELL_EVENTS, EventType
 from srbench.schemas.event_data import BudgetRefused, CellEvent, EventData
-from srbench.service.journal.writer import Journal, add_event
+from srbench.service.journal.writer import Journal, Staged, add_event
 from srbench.stages.dispatch.calls import Cell
 
 
@@ -46,17 +45,11 @@ class RunJournalAdapter:
         if self.on_done is not None:
             self.on_done(cell.cell_id)
 
-    def _objects(self, objects: list[bytes], durable: bool = True) -> Any:
-        """A prepare step for the journal writer: write the objects; ask for the batch's durability
-        barrier when they must be on disk before the row commits."""
-        if not objects:
-            return None
-
-        def prepare() -> bool:
-            for b in objects:
-                self.store.put_bytes(b, durable=False)
-            return durable
-        return prepare
+    @staticmethod
+    def _objects(objects: list[bytes], durable: bool = True) -> Staged | None:
+        """The objects a write's rows name, for the journal writer to store first (behind the group's
+        durability barrier when they must be on disk before the row commits)."""
+        return Staged(objects, durable) if objects else None
 
     async def dispatching(self, cell: Cell, request: str, objects: list[bytes],
                           reserve_usd: float | None = None) -> bool:

@@ -8,7 +8,10 @@ service/journal/schema.py.
 
 All writes go through one writer thread that commits in groups: every write queued while a commit
 is in flight lands in the next single transaction, so N concurrent dispatches cost one fsync, not
-N. `submit` returns once the write is durable (synchronous=FULL). Reads use per-thread connections.
+N. `submit` returns once the write is durable (synchronous=FULL). A write may carry the objects its
+rows name (`Staged`): the writer stores a group's objects together (one pack, cas/packs.py) before
+its transactions, behind one durability barrier when they must be on disk first. Reads use
+per-thread connections.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
+from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules.engine import CacheEntry
 from srbench.schemas.event import EventType
@@ -32,6 +36,14 @@ from srbench.service.journal.schema import migrate
 
 Write = Callable[[sqlite3.Connection], Any]
 _STOP = object()
+
+
+class Staged(NamedTuple):
+    """The objects a write's rows will name, stored by the writer before the write's transaction;
+    `durable`: on disk (the barrier) before it commits, not only present."""
+
+    blobs: list[bytes]
+    durable: bool
 
 
 def _connect(path: str) -> sqlite3.Connection:
@@ -46,11 +58,10 @@ def _connect(path: str) -> sqlite3.Connection:
 class Journal:
     """One writer thread with group commit; any thread may read."""
 
-    def __init__(self, path: str, barrier: Callable[[], None] | None = None) -> None:
-        """`barrier` makes the objects that a batch's `prepare` steps wrote durable, once per batch
-        (the object store's `sync`); a prepare step that returns True asks for it."""
+    def __init__(self, path: str, objects: ObjectStore | None = None) -> None:
+        """`objects` stores what writes stage (`Staged`), and its `sync` is the durability barrier."""
         self.path = path
-        self.barrier = barrier
+        self.objects = objects
         new = not os.path.exists(path)
         try:
             self._wconn = _connect(path)
@@ -108,33 +119,45 @@ class Journal:
         transaction with it (SQLite rolls back by itself on SQLITE_FULL or an I/O error, e.g. a full
         disk) fails every write of the batch: none of them committed.
 
-        Writes whose objects need the durability barrier commit after it; the others (a cell's
-        `dispatching`, which holds up a send) commit first, in their own transaction, so that they
-        never wait for a barrier over other cells' objects."""
-        plain: list[tuple[Write, Any]] = []
-        synced: list[tuple[Write, Any]] = []
-        failed: list[Any] = []
-        for fn, fut, prepare in batch:
-            # side effects that must be durable before the commit (objects the rows will name)
-            try:
-                needs = prepare is not None and prepare()
-                (synced if needs and self.barrier is not None else plain).append((fn, fut))
-            except BaseException as exc:
-                fut.set_exception(exc)
-                failed.append(fut)
+        The group's staged objects are stored first, all in one `put_many`. Writes whose objects
+        must be durable commit after the barrier; the others (a cell's `dispatching`, which holds up
+        a send) commit first, in their own transaction, and hear of it at once, so that they never
+        wait for a barrier over other cells' objects."""
+        failed = self._store_objects(batch)
+        gone = set(failed)
+        plain = [(fn, fut) for fn, fut, st in batch if fut not in gone and not (st is not None and st.durable)]
+        synced = [(fn, fut) for fn, fut, st in batch if fut not in gone and st is not None and st.durable]
         if plain:
             self._transact(conn, plain)
-        # the plain writes' waiters hear of their commit now, not after the barrier and the next transaction
-        _deliver(failed + [fut for _, fut in plain])
+        _deliver([*failed, *(fut for _, fut in plain)])
         if synced:
             try:
-                self.barrier()  # type: ignore[misc]
+                assert self.objects is not None             # (_store_objects failed them otherwise)
+                self.objects.sync()
             except BaseException as exc:
                 for _, fut in synced:
                     fut.set_exception(exc)
             else:
                 self._transact(conn, synced)
             _deliver([fut for _, fut in synced])
+
+    def _store_objects(self, batch: list[Any]) -> list[Any]:
+        """Store every object the batch's writes staged (made durable later, by the barrier); the
+        futures of the writes that staged objects when that failed (they are failed: a row never
+        names an object that was not stored)."""
+        blobs = [b for _, _, st in batch if st is not None for b in st.blobs]
+        if not blobs:
+            return []
+        try:
+            if self.objects is None:
+                raise InvalidInput("this journal has no object store to stage objects in")
+            self.objects.put_many(blobs, durable=False)
+        except BaseException as exc:
+            failed = [fut for _, fut, st in batch if st is not None and st.blobs]
+            for fut in failed:
+                fut.set_exception(exc)
+            return failed
+        return []
 
     def _transact(self, conn: sqlite3.Connection, ready: list[tuple[Write, Any]]) -> None:
         results: list[tuple[Any, Any, BaseException | None]] = []
@@ -193,24 +216,24 @@ class Journal:
         self._queue.put((fn, fut, None))
         return fut
 
-    def submit_sync(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
+    def submit_sync(self, fn: Write, staged: Staged | None = None) -> Any:
         """Queue a write and block until it is committed; returns fn's result."""
         self._check_open()
         fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((fn, fut, prepare))
+        self._queue.put((fn, fut, staged))
         return fut.result()
 
-    async def submit(self, fn: Write, prepare: Callable[[], Any] | None = None) -> Any:
+    async def submit(self, fn: Write, staged: Staged | None = None) -> Any:
         """Queue a write and await its commit without blocking the event loop.
 
-        `prepare` runs on the writer thread before the transaction (e.g. durable object writes the
-        rows refer to), so one thread hop covers both the objects and the journal row. The writer
-        wakes the loop once per transaction for all of its waiters, not once per write.
+        `staged` objects are stored by the writer thread before the transaction, so one thread hop
+        covers both the objects and the journal row. The writer wakes the loop once per transaction
+        for all of its waiters, not once per write.
         """
         self._check_open()
         loop = asyncio.get_running_loop()
         waiter = _LoopWaiter(loop, loop.create_future())
-        self._queue.put((fn, waiter, prepare))
+        self._queue.put((fn, waiter, staged))
         return await waiter.future
 
     def close(self) -> None:

@@ -291,11 +291,11 @@ def _mtime(info: Mapping[str, object]) -> float | None:
 
 
 def _stat(objects: ObjectStore, digest: str) -> tuple[int, float | None] | None:
-    try:
-        info = objects.fs.info(objects.path_of(digest))
-    except FileNotFoundError:
+    info = objects.info(digest)
+    if info is None:
         return None
-    return int(info.get("size") or 0), _mtime(info)
+    size = info.get("size")
+    return int(size) if isinstance(size, int | float) else 0, _mtime(info)
 
 
 def _store_lock(objects: ObjectStore) -> threading.Lock:
@@ -376,18 +376,18 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
         # rows committed since the first mark rescue their objects; a run that started meanwhile stops gc
         mark(journal_roots(journal) + name_roots(objects))
         _refuse_if_active(journal)
-        items = [_collect(objects, item, marked, counts) for item in items]
+        items = [_collect(item, marked, counts) for item in items]
+        # one call: a pack holding several of them is unpacked once (cas/packs.py)
+        objects.delete_many([item.digest for item in items if item.action == "deleted"])
     return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items,
                      elapsed_s=round(time.monotonic() - started, 3))
 
 
-def _collect(objects: ObjectStore, item: GcItem, marked: set[str], counts: dict[str, int]) -> GcItem:
-    """Delete one collectable object unless a row committed meanwhile names it (then it is rescued)."""
+def _collect(item: GcItem, marked: set[str], counts: dict[str, int]) -> GcItem:
+    """A collectable object is deleted unless a row committed meanwhile names it (then it is rescued)."""
     if item.action != "delete":
         return item
     kind: GcAction = "rescued" if item.digest in marked else "deleted"
-    if kind == "deleted":
-        objects.delete(item.digest)
     counts[kind] += 1
     counts[f"{kind}_bytes"] += item.bytes
     return item.model_copy(update={"action": kind})

@@ -1,0 +1,133 @@
+"""Pack files (issue 31, item 5): a group of new objects is stored as one file, and every reader of the
+store still finds, verifies, lists, copies out and collects each object as if it were loose."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from srbench.cas import ObjectStore, digest_bytes
+from srbench.cas.packs import read_index
+from srbench.errors import DamagedObject, NotFound
+
+
+def _blobs(n: int, tag: str = "x") -> list[bytes]:
+    return [f'{{"kind":"test","n":{i},"tag":"{tag}"}}'.encode() for i in range(n)]
+
+
+def _packs(root: Path) -> list[Path]:
+    return sorted((root / "packs").glob("*.pack"))
+
+
+def _loose(root: Path) -> list[Path]:
+    return [p for p in (root / "objects").rglob("*") if p.is_file()]
+
+
+def test_new_objects_go_into_one_pack_and_read_back_verified(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(5)
+    digests = store.put_many(blobs, durable=False)
+    assert digests == [digest_bytes(b) for b in blobs]
+    (pack,) = _packs(tmp_path)
+    assert _loose(tmp_path) == []
+    assert pack.name == digest_bytes(pack.read_bytes())[3:] + ".pack"      # named by its bytes, like an object
+    assert {d for d, _, _ in read_index(str(pack))} == set(digests)
+    for d, b in zip(digests, blobs, strict=True):
+        assert store.has(d) and store.get_bytes(d, verify=True) == b and store.verify(d)
+    assert sorted(store.iter_digests()) == sorted(digests)
+    info = store.info(digests[0])
+    assert info is not None and info["size"] == len(blobs[0])
+
+
+def test_a_put_of_stored_objects_writes_nothing_and_one_new_object_stays_loose(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(3)
+    store.put_many(blobs)
+    store.put_many([*blobs, *blobs])                   # all stored already (and repeated): no new pack
+    assert len(_packs(tmp_path)) == 1 and _loose(tmp_path) == []
+    store.put_many([blobs[0], b'{"kind":"test","single":true}'])
+    assert len(_packs(tmp_path)) == 1 and len(_loose(tmp_path)) == 1
+
+
+def test_another_reader_finds_packs_written_after_it_opened_the_store(tmp_path: Path) -> None:
+    reader = ObjectStore(str(tmp_path))
+    assert not reader.has(digest_bytes(b"nothing yet"))
+    writer = ObjectStore(str(tmp_path))
+    first = writer.put_many(_blobs(3, "a"))
+    assert all(reader.get_bytes(d) for d in first)
+    second = writer.put_many(_blobs(3, "b"))            # a second pack, possibly within the same clock tick
+    assert all(reader.has(d) for d in second)
+    assert sorted(reader.iter_digests()) == sorted(first + second)
+
+
+def test_a_pack_cut_short_loses_only_what_is_past_its_end_and_damage_is_never_served(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(4)
+    digests = store.put_many(blobs)
+    (pack,) = _packs(tmp_path)
+    data = pack.read_bytes()
+    pack.chmod(0o644)
+    pack.write_bytes(data[:-5])                          # a crash before the barrier: the last object is short
+    fresh = ObjectStore(str(tmp_path))
+    assert fresh.get_bytes(digests[0]) == blobs[0]
+    with pytest.raises(NotFound):
+        fresh.get_bytes(digests[-1])
+    at = data.index(blobs[1])
+    pack.write_bytes(data[:at] + b"X" + data[at + 1:])   # one byte flipped inside an object
+    with pytest.raises(DamagedObject):
+        ObjectStore(str(tmp_path)).get_bytes(digests[1])
+    assert not ObjectStore(str(tmp_path)).verify(digests[1])
+
+
+def test_not_a_pack_is_ignored(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / ("0" * 64 + ".pack")).write_bytes(b"not a pack at all")
+    assert not store.has(digest_bytes(b"x")) and list(store.iter_digests()) == []
+
+
+def test_path_of_unpacks_so_that_the_file_is_the_only_copy(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(3)
+    digests = store.put_many(blobs)
+    path = Path(store.path_of(digests[1]))
+    assert path.read_bytes() == blobs[1] and _packs(tmp_path) == [] and len(_loose(tmp_path)) == 3
+    os.unlink(path)                                      # losing that file loses the object
+    with pytest.raises(NotFound):
+        ObjectStore(str(tmp_path)).get_bytes(digests[1])
+    assert store.get_bytes(digests[0]) == blobs[0]
+
+
+def test_deleting_packed_objects_keeps_the_others(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(4)
+    digests = store.put_many(blobs)
+    store.delete_many(digests[:2])
+    assert _packs(tmp_path) == []
+    for d in digests[:2]:
+        assert not store.has(d)
+    for d, b in zip(digests[2:], blobs[2:], strict=True):
+        assert ObjectStore(str(tmp_path)).get_bytes(d) == b
+
+
+def test_a_pack_holding_a_damaged_object_is_kept_whole_by_a_delete(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(3)
+    digests = store.put_many(blobs)
+    (pack,) = _packs(tmp_path)
+    data = pack.read_bytes()
+    at = data.index(blobs[2])
+    pack.chmod(0o644)
+    pack.write_bytes(data[:at] + b"X" + data[at + 1:])
+    store.delete_many([digests[0]])                      # unpacking would lose the damaged one's evidence
+    assert _packs(tmp_path) == [pack] and store.get_bytes(digests[1]) == blobs[1]
+
+
+def test_a_backend_without_packs_stores_each_object_whole(tmp_path: Path) -> None:
+    store = ObjectStore("memory://packs-test-store")
+    blobs = _blobs(3)
+    digests = store.put_many(blobs)
+    assert [store.get_bytes(d) for d in digests] == blobs
+    assert sorted(store.iter_digests()) == sorted(digests)
