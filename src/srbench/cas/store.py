@@ -9,8 +9,8 @@ write is atomic: on Linux an unnamed file (O_TMPFILE) given its name once whole,
 file in the same directory, then a rename (`cas/localfs.py`); it is durable either by its
 own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
 object storage, ``memory://`` in tests) the backend's own whole-object write is used. A read looks
-for the loose file first, then in the packs; `path_of` always names a loose file (a packed object
-is copied out when its path is asked for).
+for the loose file first, then in the packs; `path_of` always names a loose file (a packed object's
+pack is unpacked when its path is asked for).
 
 Every read is verified against its digest (a local disk loses bytes too; BLAKE3 hashes at GB/s, see
 ``benchmarks/read_verify.py``): bytes that do not hash to their name raise `DamagedObject`, never
@@ -94,8 +94,7 @@ class ObjectStore:
         new: dict[str, bytes] = {}
         objects = self._join("objects")
         for digest, data in zip(digests, blobs, strict=True):      # (digests of our own: no re-validation)
-            if digest not in new and not self._stored_same(digest, f"{objects}/{digest[3:5]}/{digest[5:]}", data,
-                                                             look=False):
+            if digest not in new and not self._stored_same(digest, f"{objects}/{digest[3:5]}/{digest[5:]}", data):
                 new[digest] = data
         if len(new) == 1:
             ((digest, data),) = new.items()
@@ -107,13 +106,14 @@ class ObjectStore:
             self.packs.add(path, places)
         return digests
 
-    def _stored_same(self, digest: str, path: str, data: bytes, *, look: bool = True) -> bool:
-        """True when the store holds these exact bytes under `digest` (loose, or packed: looking for new
-        packs only when `look`); its age is refreshed so gc's grace period covers a writer re-putting it."""
+    def _stored_same(self, digest: str, path: str, data: bytes) -> bool:
+        """True when the store holds these exact bytes under `digest`, loose or in a pack this store has
+        indexed (a write does not list packs/ again: at worst another process's packed copy gets a loose
+        twin); its age is refreshed so gc's grace period covers a writer re-putting it."""
         if localfs.same_bytes(path, data):
             where = path
         else:
-            place = None if self.packs is None else self.packs.get(digest, look=look)
+            place = None if self.packs is None else self.packs.get(digest, look=False)
             if place is None or self._read_packed(place) != data:
                 return False
             where = place.pack
