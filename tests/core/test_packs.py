@@ -21,6 +21,13 @@ def _packs(root: Path) -> list[Path]:
     return sorted((root / "packs").glob("*.pack"))
 
 
+def _flip(pack: Path, data: bytes, blob: bytes) -> None:
+    """Rewrite `pack` as `data` with the first byte of `blob` changed."""
+    at = data.index(blob)
+    pack.chmod(0o644)
+    pack.write_bytes(data[:at] + b"X" + data[at + 1:])
+
+
 def _loose(root: Path) -> list[Path]:
     return [p for p in (root / "objects").rglob("*") if p.is_file()]
 
@@ -74,8 +81,7 @@ def test_a_pack_cut_short_loses_only_what_is_past_its_end_and_damage_is_never_se
     assert fresh.get_bytes(digests[0]) == blobs[0]
     with pytest.raises(NotFound):
         fresh.get_bytes(digests[-1])
-    at = data.index(blobs[1])
-    pack.write_bytes(data[:at] + b"X" + data[at + 1:])   # one byte flipped inside an object
+    _flip(pack, data, blobs[1])                          # one byte flipped inside an object
     with pytest.raises(DamagedObject):
         ObjectStore(str(tmp_path)).get_bytes(digests[1])
     assert not ObjectStore(str(tmp_path)).verify(digests[1])
@@ -117,10 +123,7 @@ def test_a_pack_holding_a_damaged_object_is_kept_whole_by_a_delete(tmp_path: Pat
     blobs = _blobs(3)
     digests = store.put_many(blobs)
     (pack,) = _packs(tmp_path)
-    data = pack.read_bytes()
-    at = data.index(blobs[2])
-    pack.chmod(0o644)
-    pack.write_bytes(data[:at] + b"X" + data[at + 1:])
+    _flip(pack, pack.read_bytes(), blobs[2])
     store.delete_many([digests[0]])                      # unpacking would lose the damaged one's evidence
     assert _packs(tmp_path) == [pack] and store.get_bytes(digests[1]) == blobs[1]
 

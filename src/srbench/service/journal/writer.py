@@ -125,8 +125,11 @@ class Journal:
         wait for a barrier over other cells' objects."""
         failed = self._store_objects(batch)
         gone = set(failed)
-        plain = [(fn, fut) for fn, fut, st in batch if fut not in gone and not (st is not None and st.durable)]
-        synced = [(fn, fut) for fn, fut, st in batch if fut not in gone and st is not None and st.durable]
+        plain: list[tuple[Write, Any]] = []
+        synced: list[tuple[Write, Any]] = []
+        for fn, fut, st in batch:
+            if fut not in gone:
+                (synced if st is not None and st.durable and st.blobs else plain).append((fn, fut))
         if plain:
             self._transact(conn, plain)
         _deliver([*failed, *(fut for _, fut in plain)])
