@@ -134,3 +134,22 @@ def test_a_backend_without_packs_stores_each_object_whole(tmp_path: Path) -> Non
     digests = store.put_many(blobs)
     assert [store.get_bytes(d) for d in digests] == blobs
     assert sorted(store.iter_digests()) == sorted(digests)
+
+
+def test_a_read_racing_an_unpack_finds_the_loose_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process unpacks (gc, path_of) between this reader's look for the loose file and its read
+    of the pack: the loose copy, written before the pack went away, is read, never a false NotFound."""
+    digests = ObjectStore(str(tmp_path)).put_many(_blobs(3))
+    reader = ObjectStore(str(tmp_path))
+    assert reader.has(digests[1])                        # the reader has indexed the pack
+    first_look = reader._read_loose
+
+    def racing(path: str) -> bytes:
+        monkeypatch.setattr(reader, "_read_loose", first_look)
+        try:
+            return first_look(path)                      # not there yet: FileNotFoundError
+        finally:
+            ObjectStore(str(tmp_path)).path_of(digests[1])
+    monkeypatch.setattr(reader, "_read_loose", racing)
+    assert reader.get_bytes(digests[1], verify=True) == _blobs(3)[1]
+    assert _packs(tmp_path) == [] and reader.has(digests[2])

@@ -145,26 +145,36 @@ class ObjectStore:
     def has(self, digest: str) -> bool:
         path = self._loose(digest)
         if self.local:
-            return os.path.exists(path) or (self.packs is not None and self.packs.get(digest) is not None)
+            # (the second look: its pack may have been unpacked, loose copy first, since the first)
+            return os.path.exists(path) or (self.packs is not None and self.packs.get(digest) is not None) \
+                or os.path.exists(path)
         self.fs.invalidate_cache(path)           # another host may have written it since a listing
         return bool(self.fs.exists(path))
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
         path = self._loose(digest)
         try:
-            if self.local:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            else:
-                data = self.fs.cat_file(path)
+            data = self._read_loose(path)
         except FileNotFoundError:
             packed = self._get_packed(digest)
-            if packed is None:
+            if packed is not None:
+                data = packed
+            elif self.packs is None:
                 raise NotFound(f"object {digest} is not in the store") from None
-            data = packed
+            else:                           # its pack was unpacked meanwhile: the loose copy came first
+                try:
+                    data = self._read_loose(path)
+                except FileNotFoundError:
+                    raise NotFound(f"object {digest} is not in the store") from None
         if (self.verify_reads if verify is None else verify) and digest_bytes(data) != digest:
             raise DamagedObject(digest, f" ({len(data)} bytes that hash to {digest_bytes(data)})")
         return data
+
+    def _read_loose(self, path: str) -> bytes:
+        if self.local:
+            with open(path, "rb") as fh:
+                return fh.read()
+        return bytes(self.fs.cat_file(path))
 
     def _get_packed(self, digest: str) -> bytes | None:
         """A packed object's bytes as stored (unverified), or None when no pack holds it."""
