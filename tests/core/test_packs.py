@@ -153,3 +153,12 @@ def test_a_read_racing_an_unpack_finds_the_loose_copy(tmp_path: Path, monkeypatc
     monkeypatch.setattr(reader, "_read_loose", racing)
     assert reader.get_bytes(digests[1], verify=True) == _blobs(3)[1]
     assert _packs(tmp_path) == [] and reader.has(digests[2])
+
+
+def test_a_listing_forgets_packs_another_process_removed(tmp_path: Path) -> None:
+    digests = ObjectStore(str(tmp_path)).put_many(_blobs(3))
+    reader = ObjectStore(str(tmp_path))
+    assert sorted(reader.iter_digests()) == sorted(digests)
+    ObjectStore(str(tmp_path)).delete_many([digests[0]])   # gc elsewhere: unpacked, one object gone
+    assert sorted(reader.iter_digests()) == sorted(digests[1:])
+    assert not reader.has(digests[0])

@@ -106,9 +106,12 @@ class PackIndex:
     def forget(self, pack: str) -> None:
         """A pack that is gone (garbage collection unpacked it): its objects are no longer found there."""
         with self._lock:
-            for digest in self._packs.pop(pack, []):
-                if self._where.get(digest, Place("", 0, 0)).pack == pack:
-                    del self._where[digest]
+            self._forget(pack)
+
+    def _forget(self, pack: str) -> None:
+        for digest in self._packs.pop(pack, []):
+            if self._where.get(digest, Place("", 0, 0)).pack == pack:
+                del self._where[digest]
 
     def refresh(self, *, force: bool = False) -> bool:
         """Index the packs added since the last listing; True when any was."""
@@ -124,6 +127,9 @@ class PackIndex:
                 names = os.listdir(self.directory)
             except FileNotFoundError:
                 return False
+            listed = {f"{self.directory}/{name}" for name in names}
+            for gone in [p for p in self._packs if p not in listed]:     # unpacked by another process
+                self._forget(gone)
             added = False
             for name in names:
                 path = f"{self.directory}/{name}"
@@ -137,12 +143,6 @@ class PackIndex:
                 added = True
             self._listed_mtime = mtime if listed_at - mtime > _TICK_NS else None
         return added
-
-    def packs(self) -> list[str]:
-        return list(self._packs)
-
-    def entries(self, pack: str) -> list[str]:
-        return list(self._packs.get(pack, []))
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._where))

@@ -344,17 +344,19 @@ class ObjectStore:
             self._unpack(pack, doomed)
 
     def _unpack(self, pack: str, doomed: set[str]) -> None:
+        """Write the objects of `pack` that are not `doomed` loose (durable), then remove the pack; a pack
+        holding a damaged object is left whole (garbage collection never loses evidence)."""
         assert self.packs is not None
         try:
             entries = read_index(pack)
+            with open(pack, "rb") as fh:
+                whole = fh.read()
         except (OSError, ValueError):
             return
-        for digest, offset, length in entries:
-            if digest in doomed:
-                continue
-            data = self._read_packed(Place(pack, offset, length))
-            if data is None or digest_bytes(data) != digest:
-                return                      # damaged or gone: the pack stays (nothing is lost by gc)
+        kept = {digest: whole[offset:offset + length] for digest, offset, length in entries if digest not in doomed}
+        if any(digest_bytes(data) != digest for digest, data in kept.items()):
+            return
+        for digest, data in kept.items():
             if not localfs.same_bytes(self._loose(digest), data):      # (a damaged loose copy is healed)
                 _atomic_local_write(self._loose(digest), data, durable=True)
         try:
