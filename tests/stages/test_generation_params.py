@@ -3,24 +3,31 @@ as the dicts they were: only the fields given, values as given, so plan digests 
 
 from __future__ import annotations
 
-from typing import get_args
-
 import pytest
 from pydantic import ValidationError
 
 from srbench.cas.digest import canonical_json
-from srbench.schemas.generation import GenerationParams, ReasoningEffort
+from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import Manifest
-from srbench.schemas.target import GENERATION_FIELDS, REASONING_EFFORTS, Target
+from srbench.schemas.target import Target
 from srbench.stages.plan.roles import effective_params
 
 GIVEN = {"temperature": 0, "top_p": 0.95, "seed": None, "stop": ["</s>"], "max_tokens": 512,
          "chat_template_kwargs": {"enable_thinking": False, "nested": [1, 2.5]}, "reasoning_effort": "low"}
 
 
-def test_the_model_names_every_generation_field() -> None:
-    assert set(GenerationParams.model_fields) == GENERATION_FIELDS
-    assert get_args(ReasoningEffort) == REASONING_EFFORTS
+def test_a_field_given_with_the_wrong_type_is_refused_by_name_never_converted() -> None:
+    """GenerationParams alone would read ``true`` as 1 and ``"7"`` as 7: where a user writes them, refused."""
+    base = {"version": "sr-bench-1.0", "profile": "smoke", "seed": 1, "dataset": {"sha256": "a" * 64},
+            "targets": [{"id": "x"}]}
+    for sampling, field in (({"temperature": True}, "temperature"), ({"seed": "7"}, "seed"),
+                            ({"ignore_eos": "true"}, "ignore_eos"), ({"min_tokens": 2.5}, "min_tokens")):
+        with pytest.raises(ValidationError, match=rf"sampling\.{field} has the wrong type"):
+            Manifest.model_validate({**base, "sampling": sampling})
+        with pytest.raises(ValidationError, match=rf"request_params\.{field} has the wrong type"):
+            Target(id="t", kind="single", base_url="http://127.0.0.1:9/v1", model="m", request_params=sampling)
+    assert Manifest.model_validate({**base, "sampling": {"temperature": 1, "top_p": 0.5}}).sampling.body() == \
+        {"temperature": 1, "top_p": 0.5}
 
 
 def test_only_the_given_fields_are_serialised_as_given() -> None:

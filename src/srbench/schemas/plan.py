@@ -23,7 +23,7 @@ from srbench.schemas.generation import GenerationParams
 from srbench.schemas.recovery import ParentSnapshot, RecoveryMode
 from srbench.schemas.replay import ReplayReceipt
 from srbench.schemas.sources import SourceLabel
-from srbench.schemas.target import Target, check_generation_params
+from srbench.schemas.target import Target, check_generation_params, check_types
 from srbench.schemas.text import LocalPath
 
 CostPolicy = Literal["require_priced", "capability_only"]
@@ -196,7 +196,7 @@ class Manifest(BaseModel):
     @field_validator("sampling", mode="before")
     @classmethod
     def _sampling(cls, v: object) -> object:
-        return check_generation_params(v, "sampling") if isinstance(v, dict) else v
+        return check_types(check_generation_params(v, "sampling"), "sampling") if isinstance(v, dict) else v
 
     @field_validator("statistics", mode="before")
     @classmethod

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from srbench.schemas.generation import GenerationParams, ReasoningEffort
 from srbench.schemas.wire import JSONObject
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
-# Generation fields a manifest's sampling or a target's request_params may set.
-GENERATION_FIELDS = frozenset({
-    "n", "temperature", "top_p", "top_k", "min_p", "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "length_penalty", "stop", "seed", "max_tokens", "min_tokens",
-    "reasoning_effort", "chat_template_kwargs", "ignore_eos", "skip_special_tokens",
-    "spaces_between_special_tokens",
-})
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+# Generation fields a manifest's sampling or a target's request_params may set, and the reasoning efforts:
+# those of GenerationParams (schemas/generation.py), the model that types them.
+GENERATION_FIELDS = frozenset(GenerationParams.model_fields)
+REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
 
 
 class Prices(BaseModel):
@@ -42,6 +48,19 @@ def check_url(value: str, what: str) -> str:
     if parts.query or parts.fragment:
         raise ValueError(f"{what} must not have a query or fragment")
     return value.rstrip("/")
+
+
+def check_types(params: dict[str, JsonValue], what: str) -> dict[str, JsonValue]:
+    """Where a user writes generation fields (a manifest's sampling, a target's request_params), each has
+    its own JSON type, checked strictly: ``true`` for a number or ``"7"`` for a seed is refused by name,
+    never rewritten (GenerationParams itself would read them as 1 and 7). A stored plan is read as it is."""
+    try:
+        GenerationParams.model_validate(params, strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"][:1])
+        raise ValueError(f"{what}.{field} has the wrong type ({first['msg'].lower()}): {params.get(field)!r}") from None
+    return params
 
 
 def check_generation_params(params: dict[str, JsonValue], what: str) -> dict[str, JsonValue]:
@@ -133,7 +152,7 @@ class Target(BaseModel):
     @field_validator("request_params")
     @classmethod
     def _params(cls, v: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        return check_generation_params(v, "request_params")
+        return check_types(check_generation_params(v, "request_params"), "request_params")
 
     @model_validator(mode="after")
     def _kind_rules(self) -> Target:
