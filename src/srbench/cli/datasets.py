@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import get_args
 
 import click
 
@@ -14,9 +15,10 @@ from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.runs import write_json
 from srbench.cli.views import datasets_view, manifest_view
 from srbench.errors import IntegrityError, InvalidInput
+from srbench.schemas.dataset import Role
 from srbench.schemas.wire import WireJSON
 
-ROLES = ("development", "holdout", "retest")
+ROLES: tuple[str, ...] = get_args(Role)
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024       # the service's request body bound
 
 

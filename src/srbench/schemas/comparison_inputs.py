@@ -121,7 +121,9 @@ class RoutedCall(BaseModel):
 
     def routing(self) -> TurnRouting:
         """The call's routing as the report's routing figures count it."""
-        return TurnRouting.model_validate(self.model_dump(include=set(TurnRouting.model_fields)))
+        return TurnRouting(has_call=self.has_call, http_status=self.http_status, selected_model=self.selected_model,
+                           deployment=self.deployment, inference_calls=self.inference_calls, retries=self.retries,
+                           fallbacks=self.fallbacks)
 
 
 class ComparedRow(RoutedCall):

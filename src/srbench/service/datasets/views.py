@@ -25,7 +25,7 @@ from srbench.benchmarks.base import Benchmark
 from srbench.cas import canonical_json
 from srbench.cas.digest import JSONValue
 from srbench.errors import InvalidInput
-from srbench.schemas.dataset import Case, DatasetManifest, FrozenDataset, Split
+from srbench.schemas.dataset import Case, DatasetManifest, FrozenDataset, split_of
 from srbench.service.api import responses as rs
 from srbench.service.datasets.ids import on_wire, resolve, wire_id
 from srbench.service.datasets.refs import all_registered, register_dataset
@@ -159,7 +159,7 @@ def _eligible(service: Service, bench: Benchmark, found: list[_Found]) -> tuple[
 
 
 def selection(service: Service, profile: str) -> rs.DatasetSelection:
-    split: Split = "holdout" if profile == "standard" else "dev"
+    split = split_of(profile)
     groups: dict[str, list[_Found]] = {}
     for m in all_registered(service):
         if m.profile != profile or m.custom_subset:

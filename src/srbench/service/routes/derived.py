@@ -37,8 +37,7 @@ async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Co
 
     def run() -> rs.Comparison:
         bdig, cdig = service.runs.report_digest(b)[0], service.runs.report_digest(c)[0]
-        brep = service.objects.get_json(bdig) | {"report": bdig}       # the reports as the wire reads them
-        crep = service.objects.get_json(cdig) | {"report": cdig}
+        brep, crep = service.objects.get_json(bdig), service.objects.get_json(cdig)
         digest, hit, why = derived.compare(service.engine, bdig, cdig, margin, subject=f"{b}..{c}")
         return rs.Comparison.model_validate(wire.wire_comparison(service.objects.get_json(digest), brep, crep,
                                                                  digest, hit, why))

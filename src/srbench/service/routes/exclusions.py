@@ -110,7 +110,7 @@ def compile_named(service: Service, actor: Actor, dataset_ids: list[str], run_id
     runs = []
     for run_id in dict.fromkeys(run_ids):
         check_visible(service.journal, actor, run_id)
-        plan = Plan.model_validate(service.objects.get_json(service.runs.get(run_id).plan))
+        plan = service.runs.plans.get(service.runs.get(run_id).plan)
         assert plan.plan_sha256 is not None, f"run {run_id}'s stored plan names its sha256"
         runs.append(NamedRun(id=run_id, plan_sha256=plan.plan_sha256, dataset_sha256=plan.dataset.sha256,
                              dataset_object=plan.dataset.object, manifest=_run_dataset(service, run_id, plan),

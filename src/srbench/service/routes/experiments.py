@@ -127,7 +127,7 @@ async def candidate_plan(request: web.Request, req: rq.CandidatePlan) -> rs.Plan
     service, actor = svc(request), actor_of(request)
     run = service.runs.get(request.match_info["run_id"])
     base = service.objects.get_json(run.plan)
-    manifest = candidate_manifest(run, Plan.model_validate(base), base, req, registry(service))
+    manifest = candidate_manifest(run, service.runs.plans.get(run.plan), base, req, registry(service))
     plan = await asyncio.to_thread(_plan_sync, service, manifest, actor)
     problems = protocol_problems(base, plan.as_json())
     if problems:

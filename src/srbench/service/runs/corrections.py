@@ -9,7 +9,6 @@ import time
 from pydantic import JsonValue
 
 from srbench.schemas.corrections import PriceCorrection
-from srbench.schemas.plan import Plan
 from srbench.service.journal import refs
 from srbench.service.journal.cell_rows import run_cells
 from srbench.service.runs.manager import RunManager
@@ -24,8 +23,8 @@ def reconcile(manager: RunManager, run_id: str,
     digest, for the wire's receipt fields; hit, why, appended).
     `routers` ({MoM target id: router kind}) re-attributes those targets' calls from their stored headers."""
     run = manager.get(run_id)
-    plan = manager.store.get_json(run.plan)
-    cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan["dataset"]["object"]))}
+    plan = manager.plans.get(run.plan)
+    cases = {c.id: c.benchmark for c in decode_cases(manager.store.get_bytes(plan.dataset.object))}
     cells = run_cells(manager.journal, run_id)
     prices = refs.history(manager.journal, "price-correction", run_id)
     digest, hit, why = build_correction(manager.engine, run, cells, cases, prices[-1].digest if prices else None,
@@ -47,7 +46,7 @@ def reprice(manager: RunManager, run_id: str, prices: object,
             reason: str | None) -> tuple[PriceCorrection, str, bool]:
     """Append a price correction once per distinct content. Returns (correction, its digest, appended)."""
     run = manager.get(run_id)
-    correction = price_correction(run, Plan.model_validate(manager.store.get_json(run.plan)), prices, reason)
+    correction = price_correction(run, manager.plans.get(run.plan), prices, reason)
     digest = manager.store.put_json(correction.model_dump(mode="json", by_alias=True))
     appended = append_once(manager, "price-correction", run_id, refs.HistoryEntry(digest=digest, at=time.time()),
                                  anywhere=False)

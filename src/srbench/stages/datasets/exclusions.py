@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,11 +29,17 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore, canonical_json
 from srbench.cas.digest import JSONValue
 from srbench.errors import InvalidInput
-from srbench.schemas.dataset import Case, DatasetManifest, Evaluation, SourceFile, SourceRecord, decode_cases
+from srbench.schemas.dataset import (
+    Case,
+    DatasetManifest,
+    Evaluation,
+    Role,
+    SourceFile,
+    SourceRecord,
+    decode_cases,
+)
 
-IDENTITY = "sr-bench-task-identity-v1"
-KIND = "sr-bench-exclusion-snapshot"
-ROLES: tuple[str, ...] = ("development", "holdout", "retest")
+ROLES: tuple[str, ...] = get_args(Role)
 MAX_NAMES = 64                        # datasets, and runs, one snapshot may name
 MAX_IDENTITIES = 100_000              # a snapshot of these fits a request body (8 MiB) inline
 MAX_BYTES = 512 * 1024 * 1024         # dataset bytes read for one snapshot, all named items together
@@ -255,7 +261,8 @@ def check_snapshot(raw: object) -> Snapshot:
     total = 0
     for fam in snap.families:
         ids = fam.task_identities
-        if len(ids) != fam.count or ids != sorted(set(ids)) or _sha256(fam.source) != fam.source_sha256:
+        canonical = fam.source.model_copy(update={"files": sorted(fam.source.files, key=lambda f: f.name)})
+        if len(ids) != fam.count or ids != sorted(set(ids)) or _sha256(canonical) != fam.source_sha256:
             raise InvalidInput(f"exclusion snapshot: the {fam.benchmark} family is not sorted, distinct and counted")
         total += len(ids)
     if total > MAX_IDENTITIES:
