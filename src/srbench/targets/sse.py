@@ -75,7 +75,7 @@ class SSEDecoder:
         return self._lines([line.decode("utf-8", errors="replace") for line in lines])
 
     def _lines(self, lines: list[str]) -> list[SSEEvent]:
-        """The events that complete lines dispatch (`_line` for each, inlined: one call a chunk, not a line)."""
+        """The events that complete lines dispatch (the SSE field rules; one call a chunk, not one a line)."""
         events: list[SSEEvent] = []
         data, event = self._data, self._event
         for line in lines:
@@ -97,35 +97,8 @@ class SSEDecoder:
 
     def close(self) -> list[SSEEvent]:
         """End of stream: the last unterminated line and a pending event are dispatched."""
-        events: list[SSEEvent] = []
         rest, self._buf = self._buf.rstrip(b"\r"), b""
-        if rest:
-            ev = self._line(rest.decode("utf-8", errors="replace"))
-            if ev is not None:
-                events.append(ev)
-        ev = self._line("")
-        if ev is not None:
-            events.append(ev)
-        return events
-
-    def _line(self, line: str) -> SSEEvent | None:
-        if line == "":
-            if not self._data:
-                self._event = ""
-                return None
-            ev = SSEEvent(self._event or "message", "\n".join(self._data))
-            self._data, self._event = [], ""
-            return ev
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        return None
+        return self._lines([rest.decode("utf-8", errors="replace"), ""] if rest else [""])
 
 
 def decode_transcript(raw: bytes, max_line_bytes: int = 1 << 30) -> list[SSEEvent]:
