@@ -157,8 +157,8 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
 def _single_call(row: ResultRow, ri: ReportInputs, target: Target, call_digest: str) -> ResultRow:
     """`row` with a single call's figures; a router's attribution of it too."""
     call = ri.load_call(call_digest)
-    cc, view = call_cost(target, call), CallView.model_validate(call)
-    headers, timings = view.headers or {}, view.timings
+    view = CallView.model_validate(call)              # validated once: pricing reads the same view
+    cc, headers, timings = call_cost(target, view), view.headers, view.timings
     row = row.model_copy(update={
         "usage": cc.usage, "cost_usd": cc.cost_usd, "cache_neutral_cost_usd": cc.cache_neutral_cost_usd,
         "cost_basis": cc.basis, "cost_unknown_reason": cc.reason, "priced_models": cc.models,

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.benchmarks.conversation import ROLE_COST_FIELDS
-from srbench.schemas.call import Usage
+from srbench.schemas.call import MeteredView, Usage
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.report_sections import RoleTotals
 from srbench.schemas.results import ResultRow, TurnRouting
@@ -64,8 +64,9 @@ class CallTimingsView(BaseModel):
     """Time to first token."""
 
 
-class CallView(BaseModel):
-    """What a report row (a single call's or a conversation's) reads of one stored call record beside its cost
+class CallView(MeteredView):
+    """What a report row (a single call's or a conversation's) reads of one stored call record: what pricing
+    reads (`MeteredView`, so the record is validated once for both) and its status and timings
     (schemas/call.py `CallRecord`; a view: other fields ignored, numbers kept as stored)."""
 
     model_config = _VIEW
@@ -75,12 +76,8 @@ class CallView(BaseModel):
     """False only when no request byte can have left the host (it then costs nothing)."""
     finish_reason: str | None = None
     """The finish reason."""
-    response_model: str | None = None
-    """The model the response names."""
     timings: CallTimingsView | None = None
     """Its timings."""
-    headers: dict[str, str] | None = None
-    """The response headers as recorded (a router's ``x-vsr-*`` among them)."""
 
 
 def _turn(record: CallView, cost: CallCost | None) -> TurnRouting:
@@ -98,10 +95,9 @@ def _by_role(conversation: ConversationRecord, subject: Target, aux: dict[str, T
     """Every call of the conversation with its cost (None: a target the (re)priced plan no longer names), per role."""
     by_role: dict[str, list[tuple[CallView, CallCost | None]]] = {}
     for call in conversation.calls:
-        record = load_call(call.record)           # as stored (the pricing reads it so: targets/accounting.py)
+        view = CallView.model_validate(load_call(call.record))     # as stored; pricing reads the same view
         target = subject if call.role == "subject" else aux.get(call.target_id)
-        cost = None if target is None else call_cost(target, record)
-        view = CallView.model_validate(record)
+        cost = None if target is None else call_cost(target, view)
         if cost is not None and view.sent is False:
             cost.cost_usd = cost.cache_neutral_cost_usd = 0.0
         by_role.setdefault(call.role, []).append((view, cost))
