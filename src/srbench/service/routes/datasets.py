@@ -101,8 +101,7 @@ async def list_datasets(request: web.Request, q: rq.Page) -> rs.Datasets:
 @route("GET", "/datasets/{dataset_id}", "One dataset: coverage, categories, provenance",
        answer=rs.DatasetDetail)
 async def get_dataset(request: web.Request) -> rs.DatasetDetail:
-    return rs.DatasetDetail.model_validate(await asyncio.to_thread(dataset_views.detail, svc(request),
-                                                                   request.match_info["dataset_id"]))
+    return await asyncio.to_thread(dataset_views.detail, svc(request), request.match_info["dataset_id"])
 
 
 @route("GET", "/datasets/{dataset_id}/cases", "Public case view, without reference answers",
@@ -118,8 +117,7 @@ async def dataset_cases(request: web.Request, q: rq.CasesPage) -> rs.Cases:
        "Per benchmark: the one prepared source a profile would use, or why none", query=rq.Selection,
        answer=rs.DatasetSelection)
 async def dataset_selection(request: web.Request, q: rq.Selection) -> rs.DatasetSelection:
-    return rs.DatasetSelection.model_validate(await asyncio.to_thread(dataset_views.selection, svc(request),
-                                                                      q.profile))
+    return await asyncio.to_thread(dataset_views.selection, svc(request), q.profile)
 
 
 @route("POST", "/datasets/compose", "One dataset from chosen benchmarks of prepared datasets",

@@ -13,7 +13,6 @@ from srbench.errors import SrBenchError
 from srbench.schemas.plan import BenchmarkOptions, Manifest, Plan, PlannedTarget, StoreOptions
 from srbench.schemas.target import Target
 from srbench.stages.plan.roles import pinned_auxiliary, role_problems
-from srbench.stages.plan.targets import target_problems
 
 
 def benchmark_option_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: StoreOptions,
@@ -25,7 +24,7 @@ def benchmark_option_problems(benchmarks: list[str], adapters: Mapping[str, Benc
     (or of a frozen plan: the service's actor policy rebuilds a plan's options with this same function)."""
     problems, aux, frozen = judge_problems(benchmarks, adapters, options, resolve_target, manifest, subjects)
     rp, role_aux, role_options = role_problems(benchmarks, adapters, options, resolve_target, manifest.limits,
-                                               manifest.cost_policy, subjects, target_problems)
+                                               manifest.cost_policy, subjects)
     aux.update(role_aux)
     for b, entry in role_options.items():
         frozen[b] = (frozen[b].model_copy(update=entry.model_dump(exclude_unset=True)) if b in frozen else entry)
@@ -78,7 +77,7 @@ def judge_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], opt
                                                      "judge_response_format": fmt})
         judge_id = str(entry.judge)
         found, planned = pinned_auxiliary(b, "judge", judge_id, resolve_target, manifest.limits,
-                                          manifest.cost_policy, subject_ids, target_problems)
+                                          manifest.cost_policy, subject_ids)
         problems += found
         if planned is None:
             continue

@@ -20,6 +20,7 @@ from srbench.errors import SrBenchError
 from srbench.schemas.generation import GenerationParams
 from srbench.schemas.plan import BenchmarkOptions, Limits, PlannedTarget, StoreOptions
 from srbench.schemas.target import Target
+from srbench.stages.plan.targets import target_problems
 
 
 def effective_params(sampling: GenerationParams, target: Target, max_output_tokens: int) -> GenerationParams:
@@ -30,8 +31,7 @@ def effective_params(sampling: GenerationParams, target: Target, max_output_toke
 
 
 def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str], Target | None], limits: Limits,
-                     cost_policy: str, subject_ids: set[str], check_target: Callable[..., list[str]]
-                     ) -> tuple[list[str], PlannedTarget | None]:
+                     cost_policy: str, subject_ids: set[str]) -> tuple[list[str], PlannedTarget | None]:
     """DEP-1: the target `tid` pinned for `role` (a judge, a user simulator …) of benchmark `b` — a
     registered single model that is not a subject of the plan. (problems, its planned entry or None)."""
     if tid in subject_ids:
@@ -41,15 +41,14 @@ def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str]
         return [f"{b}: {role} {tid!r} is not a registered target"], None
     if target.kind != "single":
         return [f"{b}: {role} {tid!r} must be a single model, not a router"], None
-    problems = [p.replace("targets[-1]", role) for p in check_target(target, limits, cost_policy, -1)]
+    problems = [p.replace("targets[-1]", role) for p in target_problems(target, limits, cost_policy, -1)]
     return problems, PlannedTarget(target=target, registered=True,
                                    effective_params=effective_params(GenerationParams(), target, limits.max_output_tokens))
 
 
 def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], options: StoreOptions,
                   resolve_target: Callable[[str], Target | None], limits: Limits, cost_policy: str,
-                  subject_ids: set[str], check_target: Callable[..., list[str]]
-                  ) -> tuple[list[str], dict[str, PlannedTarget], dict[str, BenchmarkOptions]]:
+                  subject_ids: set[str]) -> tuple[list[str], dict[str, PlannedTarget], dict[str, BenchmarkOptions]]:
     """(problems, auxiliary targets by id, frozen option entries by benchmark) for the plan: each entry
     holds only the benchmark's own settings and its roles (its other fields unset)."""
     problems: list[str] = []
@@ -79,8 +78,7 @@ def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], opti
                 problems.append(f'{b} needs a pinned {role}: add {{"{b}": {{"{role}": "<target id>"}}}} to the '
                                 "store's benchmark-options.json (DEP-1)")
                 continue
-            found, planned = pinned_auxiliary(b, role, tid, resolve_target, limits, cost_policy, subject_ids,
-                                              check_target)
+            found, planned = pinned_auxiliary(b, role, tid, resolve_target, limits, cost_policy, subject_ids)
             problems += found
             if planned is None:
                 continue
