@@ -29,7 +29,7 @@ from srbench.schemas.dataset import Case, DatasetManifest, FrozenDataset, split_
 from srbench.service.api import responses as rs
 from srbench.service.datasets.ids import on_wire, resolve, wire_id
 from srbench.service.datasets.refs import all_registered, register_dataset
-from srbench.stages.datasets.build import decode_cases, encode_cases, naming
+from srbench.stages.datasets.build import decode_cases, encode_cases, ref_of
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -207,4 +207,4 @@ def compose(service: Service, dataset_ids: list[str], benchmarks: list[str]) -> 
         split=first.split, benchmarks=chosen, sources={b: holder[b].sources[b] for b in chosen},
         selection={b: holder[b].selection[b] for b in chosen}, custom_subset=any(holder[b].custom_subset for b in chosen),
         notices=sorted({n for m in holder.values() for n in m.notices}), evaluation=evaluation or None)
-    return register_dataset(service, manifest.model_copy(update={"id": "ds-" + naming(manifest)[:32]}))
+    return register_dataset(service, manifest.model_copy(update={"id": ref_of(manifest)}))

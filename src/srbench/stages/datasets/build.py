@@ -104,13 +104,18 @@ def naming(m: DatasetManifest) -> str:
                           dumped.get("evaluation"))
 
 
+def ref_of(m: DatasetManifest) -> str:
+    """The ``ds-`` id a manifest's fields give it (`dataset_id` over the manifest as stored)."""
+    return "ds-" + naming(m)[:32]
+
+
 def _named(m: FrozenDataset) -> FrozenDataset:
     """The new manifest `m` (its id not yet set) with the id its fields give and its evaluation's notices."""
     if m.evaluation:
         m.notices += [n for n in ex.evaluation_notices(m.evaluation) if n not in m.notices]
     else:
         m.evaluation = None
-    return m.model_copy(update={"id": "ds-" + naming(m)[:32]})
+    return m.model_copy(update={"id": ref_of(m)})
 
 
 def _prepare(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, JSONValue]:
