@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from srbench.schemas.target import Target
-from srbench.service.routes.evidence import _selected_model
 from srbench.service.wire import projections as wire
 from srbench.stages.plan.freeze import check_frozen
+from srbench.targets.routers import selected_model
 
 from .helpers import Api, freeze, manifest, single
 
@@ -107,9 +107,9 @@ def test_the_calls_page_names_the_model_a_litellm_router_served() -> None:
     record = {"headers": {"x-litellm-model-name": "m-a", "x-litellm-model-id": "dep-1",
                           "x-litellm-attempted-retries": "0", "x-litellm-attempted-fallbacks": "0"},
               "response_model": "m-a"}
-    assert _selected_model(record, target) == "m-a"
-    assert _selected_model({"headers": {"x-vsr-selected-model": "m-b"}}, None) == "m-b"     # no MoM: the header
-    assert _selected_model({"headers": {}}, target) is None
+    assert selected_model(target, record) == "m-a"
+    assert selected_model(None, {"headers": {"x-vsr-selected-model": "m-b"}}) == "m-b"     # no MoM: the header
+    assert selected_model(target, {"headers": {}}) is None
 
 
 def test_an_upstream_client_sees_every_run_without_a_cursor(api: Api, service: Any, prepare: Any) -> None:

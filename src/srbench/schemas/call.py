@@ -110,6 +110,11 @@ class MeteredView(BaseModel):
     usage_raw: dict[str, JsonValue] | None = None
     """The provider's usage object as received."""
 
+    @classmethod
+    def of(cls, call: MeteredCall | Mapping[str, JsonValue]) -> MeteredCall:
+        """`call` itself when it is a call record (or another view), else its stored JSON read as this view."""
+        return cls.model_validate(call) if isinstance(call, Mapping) else call
+
     @field_validator("usage", "headers", mode="before")
     @classmethod
     def _empty(cls, v: object, info: ValidationInfo) -> object:

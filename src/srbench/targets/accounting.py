@@ -70,7 +70,7 @@ def _priced(target: Target, basis: str, model: str, usage: Usage | None, attr: A
 
 def call_cost(target: Target, call: MeteredCall | Mapping[str, JsonValue]) -> CallCost:
     """What one call of `target` cost: `call` a call record, or a stored one's JSON (read as `MeteredView`)."""
-    c = MeteredView.model_validate(call) if isinstance(call, Mapping) else call
+    c = MeteredView.of(call)
     usage = c.usage
     if target.kind == "single":
         model = priced_model(target, c.response_model, c.headers)

@@ -68,16 +68,6 @@ def _mom_targets(service: Service, run_id: str) -> dict[str, Target]:
     return {pt.target.id: pt.target for pt in plan.targets if pt.target.kind == "mom"}
 
 
-def _selected_model(call: dict[str, JsonValue], target: Target | None) -> str | None:
-    """The model that served a subject call (`call`: its stored record, as JSON), as the report's rows say it:
-    the MoM target's router adapter (vLLM-SR's header, LiteLLM's served model, …), else the router header."""
-    if target is not None:
-        return routers.attribute(target, call).selected_model
-    headers = call.get("headers")
-    chosen = headers.get("x-vsr-selected-model") if isinstance(headers, dict) else None
-    return chosen if isinstance(chosen, str) else None
-
-
 def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Target] | None = None
              ) -> rs.CallSummary:
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
@@ -107,7 +97,7 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[
             out = _with(out, http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
                         usage=c.get("usage"), latency_s=c["timings"].get("latency_s"),
                         ttft_s=c["timings"].get("ttft_s"), response_model=c.get("response_model"),
-                        selected_model=_selected_model(c, mom if role == "subject" else None))
+                        selected_model=routers.selected_model(mom if role == "subject" else None, c))
     return _with(out, status=wire.call_status(row.state, row.error_class, record_status, role))
 
 

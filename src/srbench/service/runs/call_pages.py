@@ -40,14 +40,12 @@ def _one(service: Service, run_id: str, cell_id: str, entry: ConversationCall, m
         if isinstance(exc, DamagedObject):
             record_damage(service, exc, run_id, f"call {entry.index} of cell {cell_id}")
         return entry.model_copy(update={"damaged": True, "damage": exc.message})
-    headers = c.get("headers") or {}
     timings = c.get("timings") or {}
     return ConversationCall.model_validate({
         **{k: getattr(entry, k) for k in entry.model_fields_set}, "status": c.get("status"),
         "http_status": c.get("http_status"), "finish_reason": c.get("finish_reason"), "usage": c.get("usage"),
         "latency_s": timings.get("latency_s"), "ttft_s": timings.get("ttft_s"), "response_model": c.get("response_model"),
-        "selected_model": routers.attribute(mom, c).selected_model if mom is not None and entry.role == "subject"
-        else headers.get("x-vsr-selected-model"),
+        "selected_model": routers.selected_model(mom if entry.role == "subject" else None, c),
         "tool_calls": len(c.get("tool_calls") or [])})
 
 

@@ -18,7 +18,7 @@ from srbench.targets.routers import body_model, litellm, vllm_sr
 from srbench.targets.routers.base import Attribution, ChildCall, RouterAdapter
 
 __all__ = ["Attribution", "ChildCall", "RouterAdapter", "DEFAULT_ROUTER", "get", "names", "for_target",
-           "attribute", "router_problem"]
+           "attribute", "router_problem", "selected_model"]
 
 DEFAULT_ROUTER = "vllm-sr"
 
@@ -51,8 +51,15 @@ def for_target(target: Target) -> RouterAdapter:
 
 def attribute(target: Target, call: MeteredCall | Mapping[str, JsonValue]) -> Attribution:
     """The attribution of one call of MoM `target`: a call record, or a stored one's JSON (read as `MeteredView`)."""
-    c = MeteredView.model_validate(call) if isinstance(call, Mapping) else call
+    c = MeteredView.of(call)
     return for_target(target).attribute(target, c.headers, c.response_model, c.usage_raw)
+
+
+def selected_model(target: Target | None, call: MeteredCall | Mapping[str, JsonValue]) -> str | None:
+    """The model that served a subject call, as the report's rows say it: MoM `target`'s router adapter
+    (vLLM-SR's header, LiteLLM's served model, …), else the router header, else None."""
+    c = MeteredView.of(call)
+    return attribute(target, c).selected_model if target is not None else c.headers.get("x-vsr-selected-model")
 
 
 def router_problem(target: Target) -> str | None:
