@@ -19,14 +19,14 @@ def test_labels_come_from_the_registered_sources_else_from_the_cases() -> None:
                     {"mmlu-pro": {PIN}, "terminal-bench-2.1": {TB}, "hle": {"synthetic-sample-v1"}})
     assert got["mmlu-pro"] == sl.SourceLabel(revision=PIN, pinned=True, check="file-sha256")
     assert got["hle"] == sl.SourceLabel(revision="synthetic-sample-v1", pinned=False)
-    lines = sl.notices({b: lab.model_dump() for b, lab in got.items()})
+    lines = sl.notices(got)
     assert "terminal-bench-2.1: pinned source, checked: the git tree id of tasks/ equals the pin (Terminal-Bench " \
            "publishes no byte digest)" in lines
     assert any(x.startswith("hle: not the pinned source (revision synthetic-sample-v1") for x in lines)
     # an unregistered file at the pinned revision: pinned, but no recorded check, and it says so
     bare = sl.labels(None, {"mmlu-pro": {PIN}})["mmlu-pro"]
     assert bare.pinned and bare.check is None
-    assert "records no content check" in sl.notices({"mmlu-pro": bare.model_dump()})[0]
+    assert "records no content check" in sl.notices({"mmlu-pro": bare})[0]
     # mixed revisions inside one benchmark are never the pinned source
     assert sl.labels(None, {"mmlu-pro": {PIN, "x"}})["mmlu-pro"].pinned is False
 
@@ -47,10 +47,10 @@ def test_the_full_score_counts_unchecked_bytes_at_the_pinned_revision_as_not_pin
 
     revisions = {b.id: {b.source.revision} for b in all_benchmarks()}
     rows = {b: [result_row(state="completed", correct=True)] for b in revisions}
-    frozen = {b: sl.SourceLabel(revision=next(iter(r)), pinned=True, check="file-sha256").model_dump()
+    frozen = {b: sl.SourceLabel(revision=next(iter(r)), pinned=True, check="file-sha256")
               for b, r in revisions.items()}
     assert full_score(rows, sl.for_full_score(revisions, frozen)).score_scope == "full sr-bench 1.0"
-    frozen["hle"]["check"] = None                       # an unregistered file that claims the pinned revision
+    frozen["hle"] = frozen["hle"].model_copy(update={"check": None})    # an unregistered file claiming the pin
     got = full_score(rows, sl.for_full_score(revisions, frozen))
     assert got.unpinned_benchmarks == ["hle"] and "not an sr-bench 1.0 result" in got.score_scope
     assert sl.for_full_score(revisions, None) == revisions          # an older plan: its case revisions

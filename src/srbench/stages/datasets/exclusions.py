@@ -290,21 +290,16 @@ def history_of(snapshot: Snapshot, benchmark: str, source: SourceIdentity) -> se
     return found
 
 
-def _evaluations(evaluation: Mapping[str, object] | None) -> dict[str, Evaluation]:
-    """Per benchmark, its evaluation (a stored plan's JSON is read as the model)."""
-    return {b: Evaluation.model_validate(e) for b, e in (evaluation or {}).items()}
+def retest_families(evaluation: Mapping[str, Evaluation] | None) -> list[str]:
+    return sorted(b for b, e in (evaluation or {}).items() if e.role == "retest")
 
 
-def retest_families(evaluation: Mapping[str, object] | None) -> list[str]:
-    return sorted(b for b, e in _evaluations(evaluation).items() if e.role == "retest")
-
-
-def evaluation_notices(evaluation: Mapping[str, object] | None) -> list[str]:
+def evaluation_notices(evaluation: Mapping[str, Evaluation] | None) -> list[str]:
     """What a dataset, plan or report says about its evaluation roles (nothing without them)."""
     if not evaluation:
         return []
     out = []
-    if any(e.snapshot_sha256 for e in _evaluations(evaluation).values()):
+    if any(e.snapshot_sha256 for e in evaluation.values()):
         out.append(LIMITATION)
     retest = retest_families(evaluation)
     if retest:

@@ -10,7 +10,6 @@ and a full score over them is never an sr-bench 1.0 result (stages/report/full_s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.errors import InvalidInput
@@ -59,24 +58,22 @@ def labels(sources: Mapping[str, SourceRecord] | None, revisions: Mapping[str, s
 
 
 def for_full_score(revisions: Mapping[str, set[str | None]],
-                   frozen: Mapping[str, Any] | None) -> dict[str, set[str | None]]:
+                   frozen: Mapping[str, SourceLabel] | None) -> dict[str, set[str | None]]:
     """The case revisions the full score judges, where a benchmark at the pinned revision whose plan
     records no check of its bytes (an unregistered file, a dataset from before pins were checked)
     counts as unchecked, never as the pinned source. A plan without labels (older): the revisions."""
     out = {b: set(revs) for b, revs in revisions.items()}
-    for b, raw in (frozen or {}).items():
-        label = SourceLabel.model_validate(raw)
+    for b, label in (frozen or {}).items():
         if label.pinned and label.check is None and b in out:
             out[b] = {f"{label.revision} (unchecked)"}
     return out
 
 
-def notices(frozen: Mapping[str, Any] | None) -> list[str]:
+def notices(frozen: Mapping[str, SourceLabel] | None) -> list[str]:
     """The plan's (report's, comparison's) lines for the frozen labels: what is not pinned, and which
     check applied where it is."""
     out: list[str] = []
-    for b, raw in sorted((frozen or {}).items()):
-        label = SourceLabel.model_validate(raw)
+    for b, label in sorted((frozen or {}).items()):
         if not label.pinned:
             out.append(f"{b}: {NOT_PINNED} (revision {label.revision or 'mixed'}, pinned {_pin(b)}): not an "
                        "sr-bench 1.0 result")
