@@ -130,7 +130,7 @@ def targets_table(report: WireJSON, width: int) -> Table:
 def summary_table(report: WireJSON) -> Table:
     """One row per target: micro and macro accuracy, cost, the four token buckets, latency."""
     f = _f
-    title = f"{report['run_id']} — {report['status']}" + ("" if report["complete"] else " (not complete)")
+    title = f"{report['run_id']} — {views.shown_status(report)}" + ("" if report["complete"] else " (not complete)")
     t = Table(title=title, caption="micro = correct / all planned cells pooled; macro = weighted mean of the "
                                    "per-benchmark accuracies (REP-4 weights)")
     t.add_column("target", no_wrap=True, overflow="fold")       # ids whole; the other cells wrap
@@ -236,9 +236,9 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         Console(stderr=True).print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
-    emit({"run_id": final["id"], "status": final["status"], "error": final["error"], "progress": final["progress"]},
-         views.run_result_view)
-    if final["status"] not in ("completed", "stopped_early"):
+    emit({"run_id": final["id"], "status": views.shown_status(final), "error": final["error"],
+          "progress": final["progress"]}, views.run_result_view)
+    if final["status"] != "completed":
         raise SystemExit(1)
 
 

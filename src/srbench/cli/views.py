@@ -55,6 +55,11 @@ def setup_view(res: WireJSON, con: Console) -> None:
         con.print("full reasons: `sr-bench setup --json`", markup=False)
 
 
+def shown_status(r: WireJSON) -> str:
+    """A run's own status: the wire answers upstream's `completed` for a run stopped early, `stopped_early` beside."""
+    return "stopped_early" if r.get("stopped_early") else str(r["status"])
+
+
 def runs_view(res: WireJSON, con: Console) -> None:
     wide = con.width >= 120
     cols = ("id", "status", "cells done", "targets", "name", *(("profile", "updated") if wide else ()))
@@ -63,7 +68,7 @@ def runs_view(res: WireJSON, con: Console) -> None:
     for r in res["runs"]:
         p = r["progress"]
         bad = p["failed"] + p["ambiguous"]
-        t.add_row(r["id"], r["status"], f"{p['completed']}/{p['total']}" + (f", {bad} failed" if bad else ""),
+        t.add_row(r["id"], shown_status(r), f"{p['completed']}/{p['total']}" + (f", {bad} failed" if bad else ""),
                   ", ".join(r["targets"]), r["name"],
                   *((r.get("profile") or "-", _when(r.get("updated_at"))) if wide else ()))
     con.print(t)
@@ -75,7 +80,7 @@ def run_view(r: WireJSON, con: Console) -> None:
     """One run: what it is, how far it got, and what to do next."""
     p = r["progress"]
     lines = [f"{r['id']}  {r['name']}",
-             f"status {r['status']} ({r.get('mode', 'live')}, profile {r.get('profile')}); "
+             f"status {shown_status(r)} ({r.get('mode', 'live')}, profile {r.get('profile')}); "
              f"{p['completed']} of {p['total']} cells completed, {p['failed']} failed, {p['ambiguous']} ambiguous, "
              f"{p.get('pending', 0) + p.get('running', 0)} to go",
              f"targets: {', '.join(r['targets'])}",
@@ -148,7 +153,7 @@ def report_targets_table(rep: WireJSON) -> Any:
     """Per target, compactly: correct, micro and macro accuracy, principal cost, latency (tokens: --json)."""
     t = table("target", "correct", "micro acc. [95% Wilson]", "macro", "cost USD", "p50/p95 s", ids=["target"],
               short=["correct", "macro", "p50/p95 s"],
-              title=f"{rep['run_id']} — {rep['status']}" + ("" if rep["complete"] else " (not complete)"),
+              title=f"{rep['run_id']} — {shown_status(rep)}" + ("" if rep["complete"] else " (not complete)"),
               caption="micro = correct / all planned cells; macro = weighted mean of per-benchmark accuracies; "
                       "cost = principal (model calls) at the frozen prices")
 

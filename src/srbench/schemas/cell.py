@@ -17,12 +17,21 @@ TerminalCellState = Literal["completed", "failed", "cancelled", "ambiguous"]
 CallState = Literal["dispatching", "completed", "failed", "cancelled", "ambiguous"]
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted", "stopped_early"]
 TerminalRunStatus = Literal["completed", "failed", "cancelled", "interrupted", "stopped_early"]
+# a run's status as the API answers it: upstream's six, which its CLI and Dashboard know (a run stopped early
+# by its plan's rule is `completed` there, with `stopped_early: true` and its early-stop block beside it)
+WireRunStatus = Literal["queued", "running", "completed", "failed", "cancelled", "interrupted"]
 
 CELL_STATES: tuple[CellState, ...] = get_args(CellState)
 TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState)
 CALL_STATES: tuple[CallState, ...] = get_args(CallState)
 # the ends that are not a completed call: never credited, counted as failures
 UNSUCCESSFUL_CELL_STATES: tuple[TerminalCellState, ...] = ("failed", "cancelled", "ambiguous")
+
+
+def wire_status(status: RunStatus) -> WireRunStatus:
+    """A run's status at the wire (upstream's set): `stopped_early` is `completed` — a deliberate, final end
+    (the plan's stopping rule settled its claim); everything else is itself."""
+    return "completed" if status == "stopped_early" else status
 
 
 def call_state(status: str) -> TerminalCellState:

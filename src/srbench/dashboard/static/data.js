@@ -15,8 +15,8 @@ const PAGE = 100;
 
 function runOf(r) {
   const lineage = r.lineage || {};
-  return {
-    id: r.id ?? r.run_id, name: r.name, mode: r.mode, profile: r.profile, status: r.status,
+  return {   // the wire says upstream's `completed` for a run stopped early by its plan's rule, `stopped_early` beside it
+    id: r.id ?? r.run_id, name: r.name, mode: r.mode, profile: r.profile, status: r.stopped_early ? "stopped_early" : r.status,
     progress: r.progress || {}, targets: r.target_info || r.targets_info || [], created_at: r.created_at,
     updated_at: r.updated_at, error: r.error, parent: lineage.parent ?? r.parent ?? null,
     children: lineage.children || [], parent_known_cost_usd: lineage.parent_known_cost_usd,

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.call import CallRole, CallStatus, Usage
-from srbench.schemas.cell import CallState, CellState, RunStatus
+from srbench.schemas.cell import CallState, CellState, WireRunStatus
 from srbench.schemas.comparison import Comparison as StoredComparison
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.estimate import PlanEstimate
@@ -179,7 +179,10 @@ class RunView(Answer):
     name: str
     mode: PlanMode
     profile: str | None
-    status: RunStatus
+    status: WireRunStatus = Field(description="upstream's run statuses: a run stopped early by its plan's rule is "
+                                              "`completed`, with `stopped_early` true and its `early_stop` block")
+    stopped_early: bool = Field(description="the run ended early by its plan's stopping rule (sr-bench's own end "
+                                            "`stopped_early`): every cell not sent stays pending")
     manifest: Document = Field(description="the frozen manifest (a run list carries its summary)")
     manifest_summary: bool | None = None
     experiment_roles: list[str]

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from srbench.cas import canonical_json
+from srbench.schemas.cell import wire_status
 from srbench.schemas.comparison import Comparison
 from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
@@ -138,6 +139,7 @@ def wire_run(run: RunState, manifest: WireJSON, owner: str, roles: list[str], su
     out = {key: getattr(run, key) for key in run.model_fields_set}
     if run.early_stop is not None:
         out["early_stop"] = run.early_stop.dump()          # the record's fields as stored
+    out.update(status=wire_status(run.status), stopped_early=run.status == "stopped_early")
     for key in ("created_at", "started_at", "finished_at", "updated_at"):
         out[key] = iso(out[key])
     given = run.idempotency_key
@@ -240,8 +242,15 @@ def wire_report(report: WireJSON, digest: str, cache_hit: bool, explain: str) ->
     out["summary"] = summary
     out["benchmarks"] = [{**b, "id": b["benchmark"], **({"tokens": wire_tokens(b["tokens"])} if "tokens" in b else {})}
                          for b in report.get("benchmarks", [])]
-    out.update(report_digest=digest, cache_hit=cache_hit, explain=explain)
+    out.update(report_digest=digest, cache_hit=cache_hit, explain=explain, **status_fields(report.get("status")))
     return out
+
+
+def status_fields(status: Any) -> WireJSON:
+    """A stored run status as the wire says it: upstream's (`stopped_early` is `completed`) and whether the run
+    stopped early beside it."""
+    return {"status": wire_status(status) if status == "stopped_early" else status,
+            "stopped_early": status == "stopped_early"}
 
 
 def _upstream_interval(c: WireJSON) -> tuple[WireJSON, str | None]:
@@ -287,7 +296,8 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
     cost_known = all(t.get("cost_complete") for t in tied)
     return {**cmp, "comparison_digest": digest, "cache_hit": cache_hit, "explain": explain,
             "baseline_run_id": cmp["baseline_run"]["run_id"], "candidate_run_id": cmp["candidate_run"]["run_id"],
-            "baseline_status": cmp["baseline_run"]["status"], "candidate_status": cmp["candidate_run"]["status"],
+            "baseline_status": status_fields(cmp["baseline_run"]["status"])["status"],
+            "candidate_status": status_fields(cmp["candidate_run"]["status"])["status"],
             "baseline_quality_complete": bool(base_report.get("complete")),
             "candidate_quality_complete": bool(cand_report.get("complete")),
             "baseline_targets": wire_report(base_report, "", False, "")["summary"]["targets"],
@@ -324,7 +334,7 @@ def wire_recovery_plan(plan: WireJSON, progress: Progress, budget_usd: float | N
     return {**plan, "parent_run_id": plan["parent"],
             "eligible_cells": [{"case_id": e["case_id"], "target_id": e["target_id"]} for e in plan["eligible"]],
             "counts": {"eligible": len(plan["eligible"]), "excluded": len(plan["excluded"])},
-            "parent": {"status": snap["status"], "progress": progress.model_dump(),
+            "parent": {"status": status_fields(snap["status"])["status"], "progress": progress.model_dump(),
                               "known_spend_usd": snap.get("known_cost_usd"),
                               "spend_complete": snap.get("known_cost_usd") is not None},
             "new_attempt_budget_usd": budget_usd,
