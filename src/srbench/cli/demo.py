@@ -179,7 +179,6 @@ def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
     # deferred: srbench.client, srbench.simulate load only for the commands that use them (the CLI starts
     # light)
     from srbench.client.embedded import EmbeddedService
-    from srbench.simulate.behaviour import RouterRule, SimModel
     from srbench.simulate.thread import SimulatorThread
 
     console.print(Panel(BANNER, style="bold yellow", width=min(console.width, 80)))
@@ -198,35 +197,13 @@ def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
             console.print(f"[yellow]{line}[/yellow]")
         combined = client.post("/datasets/combine", {"manifests": manifests})
         cases = [json.loads(line) for line in Path(combined["path"]).read_bytes().splitlines()]
-        styles = ("answer_colon", "answer_is", "answer_colon", "option", "second_thought")  # real replies vary
-        models = [SimModel("sim-large", skill=0.85, latency_s=0.02, cached_fraction=0.25, mcq_styles=styles),
-                  SimModel("sim-small", skill=0.45, latency_s=0.01, mcq_styles=styles)]
-        router = RouterRule(strong="sim-large", weak="sim-small", long_prompt_chars=1500,
-                            keywords=("math", "physics", "chemistry", "engineering", "quantum", "organic"))
         # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
-        from srbench.simulate.scripted import first_of
-        from srbench.simulate.tau_script import script_hook
-        from srbench.simulate.terminal_tasks import agent_script
+        from srbench.simulate import stack
 
-        script = first_of(script_hook({"sim-large"}, router),       # τ³ roles, then the terminal agent
-                          agent_script({"sim-large": "solve", "sim-small": "fail"}, router=router))
-        with SimulatorThread(models=models, answer_key=_answer_key(cases), router=router, script=script) as sim, \
-                _task_images_removed(store, TB in prepared):
-            prices = {"sim-large": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
-                      "sim-small": {"input": 0.15, "cached_input": 0.075, "cache_write": 0.15, "output": 0.6}}
-            targets = [
-                {"id": "large", "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
-                 "prices": {"sim-large": prices["sim-large"]}},
-                {"id": "small", "kind": "single", "base_url": sim.v1_url, "model": "sim-small",
-                 "prices": {"sim-small": prices["sim-small"]}},
-                {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "prices": prices,
-                 "config_hash": router.config_hash, "max_inference_calls": 1,
-                 "preview_url": sim.router_url + "/preview", "capture_recipe": True,
-                 "models": ["sim-large", "sim-small"]},
-            ]
-            for aux in ("judge", "user-sim"):      # the pinned judge and τ³'s pinned user simulator
-                targets.append({"id": aux, "kind": "single", "base_url": sim.v1_url, "model": "sim-large",
-                                "prices": {"sim-large": prices["sim-large"]}})
+        router = stack.router()
+        with SimulatorThread(models=stack.models(), answer_key=_answer_key(cases), router=router,
+                             script=stack.script(router)) as sim, _task_images_removed(store, TB in prepared):
+            targets = stack.targets(sim.url, router, aux=("judge", "user-sim"))   # the pinned judge, τ³'s user
             client.post("/targets", {"targets": targets})
             judged: WireJSON = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
                                       for b in ("hle", "simpleqa-verified")}
