@@ -14,7 +14,8 @@ import pytest
 from srbench.cas import ObjectStore, canonical_json
 from srbench.errors import Conflict, InvalidInput
 from srbench.service.journal.writer import Journal
-from srbench.service.store import maintenance
+from srbench.service.store import gc as upkeep
+from srbench.service.store import maintenance, references
 
 
 @pytest.fixture
@@ -32,15 +33,15 @@ def objects() -> ObjectStore:
 def test_references_are_string_values_of_json_objects_only() -> None:
     a, b = "b3:" + "a" * 64, "b3:" + "b" * 64
     doc = canonical_json({"kind": "results", "rows": [{"call": a, "note": "b3:short"}], a: "key", "x": {"y": b}})
-    assert sorted(maintenance.references_in(doc)) == [(a, "rows[0].call"), (b, "x.y")]
+    assert sorted(references.references_in(doc)) == [(a, "rows[0].call"), (b, "x.y")]
     jsonl = canonical_json({"ref": a}) + b"\n" + canonical_json({"ref": b}) + b"\n"
-    assert maintenance.references_in(jsonl) == []                    # a dataset (JSON Lines) is a blob
-    assert maintenance.references_in(b"data: {\"ref\": \"" + a.encode() + b"\"}\n\n") == []   # SSE
-    assert maintenance.references_in(canonical_json([a])) == []      # only objects name things
+    assert references.references_in(jsonl) == []                    # a dataset (JSON Lines) is a blob
+    assert references.references_in(b"data: {\"ref\": \"" + a.encode() + b"\"}\n\n") == []   # SSE
+    assert references.references_in(canonical_json([a])) == []      # only objects name things
     # a recipe capture's projection_hash digests its own inline config, never a stored object: every
     # store with a captured recipe (the demo's) failed `store verify` with "1 missing"
     capture = canonical_json({"kind": "recipe_capture", "projection_hash": a, "recipes": {"mom": {"projection_hash": b}}})
-    assert maintenance.references_in(capture) == []
+    assert references.references_in(capture) == []
 
 
 def test_verify_and_gc_follow_nested_references_on_a_memory_store(objects: ObjectStore, journal: Journal) -> None:
@@ -53,11 +54,11 @@ def test_verify_and_gc_follow_nested_references_on_a_memory_store(objects: Objec
     res = maintenance.verify(objects, journal)
     assert res.ok and res.objects == 4 and res.reachable == 3, res
 
-    dry = maintenance.gc(objects, journal, grace_s=0)
+    dry = upkeep.gc(objects, journal, grace_s=0)
     assert dry.dry_run and [i.digest for i in dry.items] == [garbage]
-    kept = maintenance.gc(objects, journal, dry_run=False)           # memory:// reports datetimes: age 0 s
+    kept = upkeep.gc(objects, journal, dry_run=False)           # memory:// reports datetimes: age 0 s
     assert kept.young == 1 and kept.deleted == 0 and objects.has(garbage)
-    done = maintenance.gc(objects, journal, dry_run=False, grace_s=0)
+    done = upkeep.gc(objects, journal, dry_run=False, grace_s=0)
     assert done.deleted == 1 and not objects.has(garbage)
     assert [(i.digest, i.action) for i in done.items] == [(garbage, "deleted")]
     assert all(objects.has(d) for d in (top, middle, leaf))
@@ -70,27 +71,27 @@ def test_verify_and_gc_follow_nested_references_on_a_memory_store(objects: Objec
 
 def test_mtime_reads_what_backends_report() -> None:
     t = time.time()
-    assert maintenance._mtime({"mtime": t}) == t
-    assert maintenance._mtime({"created": dt.datetime.fromtimestamp(t, tz=dt.UTC)}) == pytest.approx(t)
-    assert maintenance._mtime({"LastModified": "2024-01-02T03:04:05Z"}) == dt.datetime(
+    assert upkeep._mtime({"mtime": t}) == t
+    assert upkeep._mtime({"created": dt.datetime.fromtimestamp(t, tz=dt.UTC)}) == pytest.approx(t)
+    assert upkeep._mtime({"LastModified": "2024-01-02T03:04:05Z"}) == dt.datetime(
         2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC).timestamp()
-    assert maintenance._mtime({"size": 3}) is None                   # unknown age: never collected
+    assert upkeep._mtime({"size": 3}) is None                   # unknown age: never collected
 
 
 def test_gc_refuses_during_active_runs_another_gc_and_bad_grace(objects: ObjectStore, journal: Journal) -> None:
     with pytest.raises(InvalidInput):
-        maintenance.gc(objects, journal, grace_s=-1)
-    lock = maintenance._store_lock(objects)
+        upkeep.gc(objects, journal, grace_s=-1)
+    lock = upkeep._store_lock(objects)
     with lock, pytest.raises(Conflict) as info:
-        maintenance.gc(objects, journal)
+        upkeep.gc(objects, journal)
     assert info.value.code == "gc_running"
     now = time.time()
     journal.submit_sync(lambda c: c.execute(
         "INSERT INTO runs(id,name,mode,plan,plan_sha256,status,total,targets,created_at,updated_at) "
         "VALUES('run-1','n','live','b3:x','s','running',0,'[]',?,?)", (now, now)))
-    assert maintenance.active_runs(journal) == ["run-1"]
+    assert upkeep.active_runs(journal) == ["run-1"]
     with pytest.raises(Conflict) as info:
-        maintenance.gc(objects, journal, dry_run=False, grace_s=0)
+        upkeep.gc(objects, journal, dry_run=False, grace_s=0)
     assert info.value.code == "runs_active" and "run-1" in info.value.message
 
 
@@ -107,4 +108,4 @@ def test_a_sandbox_receipts_harness_digest_is_not_a_reference(objects: ObjectSto
     journal.set_ref_sync("test", "report", {"object": report})
     res = maintenance.verify(objects, journal)
     assert res.ok and res.missing == [] and res.reachable == 2, res
-    assert [d for d, _ in maintenance.digests_in({"sandbox": {"harness_digest": harness}})] == []
+    assert [d for d, _ in references.digests_in({"sandbox": {"harness_digest": harness}})] == []

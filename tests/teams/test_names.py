@@ -40,7 +40,7 @@ def test_names_are_checked(tmp_path: Path, name: str) -> None:
 
 def test_gc_keeps_what_a_name_holds_and_what_it_reaches(tmp_path: Path) -> None:
     from srbench.service.journal.writer import Journal
-    from srbench.service.store.maintenance import gc
+    from srbench.service.store.gc import gc
 
     store = ObjectStore(str(tmp_path / "cas"))
     journal = Journal(str(tmp_path / "journal.sqlite3"))

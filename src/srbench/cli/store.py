@@ -3,7 +3,8 @@
 Both go through the service (the journal's only writer). Each prints a one-line summary on stdout
 (``--json`` prints the service's full answer instead); the problems `verify` finds are listed one a
 line on stderr, and so are the unreachable objects with `gc --list`. `verify` exits 1 when it finds
-a problem. `gc` is a dry run unless ``--apply`` is given.
+a problem. `gc` is a dry run unless ``--apply`` is given; it exits 1, having deleted nothing, when a
+reachable object cannot be read or verified (its line names them and the fix; stderr lists each).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ def verify_line(res: WireJSON) -> str:
 
 def gc_line(res: WireJSON) -> str:
     head = "store gc (dry run)" if res["dry_run"] else "store gc"
+    if res.get("refused"):
+        return f"{head}: {res['objects']} objects, {res['reachable']} reachable; {res['refused']}"
     line = (f"{head}: {res['objects']} objects, {res['reachable']} reachable, {res['unreachable']} unreachable "
             f"({human_bytes(res['unreachable_bytes'])}); {res['young']} younger than {res['grace_s']:g} s kept; ")
     if res["dry_run"]:
@@ -91,12 +94,16 @@ def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool, as_json: 
         return
     if list_:
         labels = {"delete": "would delete", "deleted": "deleted", "keep_young": "kept (young)",
-                  "rescued": "kept (referenced meanwhile)"}
+                  "rescued": "kept (referenced meanwhile)", "blocked": "kept (gc blocked)"}
         for item in res["items"]:
             age = "age unknown" if item["age_s"] is None else f"age {item['age_s']:.0f} s"
             click.echo(f"{labels.get(item['action'], item['action'])}: {item['digest']} "
                        f"({human_bytes(item['bytes'])}, {age})", err=True)
+    for bad in res.get("unreadable", []):
+        click.echo(f"unreadable: {bad['digest'] or bad['where']}: {bad['reason']} (named by {bad['where']})", err=True)
     click.echo(gc_line(res))
+    if res.get("refused"):
+        raise SystemExit(1)
 
 
 def register(cli: click.Group) -> None:

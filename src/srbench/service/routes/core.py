@@ -30,6 +30,7 @@ from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.runs.early_stop import check_baseline_run
 from srbench.service.runs.recipes import recipes_view
+from srbench.service.store import gc as upkeep
 from srbench.service.store import maintenance, target_registry
 from srbench.service.store.maintenance_answers import Collected, Verified
 from srbench.service.store.setup_checks import checks
@@ -276,7 +277,7 @@ async def store_verify(request: web.Request, req: rq.StoreVerify) -> Verified:
 async def store_gc(request: web.Request, req: rq.StoreGc) -> Collected:
     apply, grace = req.apply, req.grace_s
     service = svc(request)
-    active = sorted(set(service.runs.tasks) | set(maintenance.active_runs(service.journal)))
+    active = sorted(set(service.runs.tasks) | set(upkeep.active_runs(service.journal)))
     if active:
         raise Conflict(f"store gc refused: {len(active)} run(s) are queued, running or finishing "
                        f"({', '.join(active[:5])}); wait for them to finish or cancel them", code="runs_active")
@@ -285,5 +286,5 @@ async def store_gc(request: web.Request, req: rq.StoreGc) -> Collected:
         raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
                        "where other stores' journals may reference them; only a dry run is allowed",
                        code="objects_shared")
-    return await asyncio.to_thread(maintenance.gc, service.objects, service.journal, dry_run=not apply,
+    return await asyncio.to_thread(upkeep.gc, service.objects, service.journal, dry_run=not apply,
                                    grace_s=float(grace))

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 _ANSWER = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-GcAction = Literal["delete", "deleted", "keep_young", "rescued"]
+GcAction = Literal["delete", "deleted", "keep_young", "rescued", "blocked"]
 
 
 class Missing(BaseModel):
@@ -76,7 +76,20 @@ class GcItem(BaseModel):
     age_s: float | None
     """Its age in seconds (None: the backend reports no time; never deleted)."""
     action: GcAction
-    """delete (dry run), deleted, keep_young (inside the grace period) or rescued (referenced meanwhile)."""
+    """delete (dry run), deleted, keep_young (inside the grace period), rescued (referenced meanwhile) or
+    blocked (kept: the mark met a reference it could not follow, see ``unreadable``)."""
+
+
+class Unreadable(BaseModel):
+    """A reachable reference gc's mark could not follow: while one is left, gc deletes nothing."""
+
+    model_config = _ANSWER
+    digest: str | None
+    """The object (None: a journal cell that no longer holds a readable reference)."""
+    where: str
+    """What names it: a journal cell, or the object (and path) it was reached through."""
+    reason: str
+    """missing, or why no copy of it verifies."""
 
 
 class Collected(BaseModel):
@@ -117,5 +130,9 @@ class Collected(BaseModel):
     """Their bytes."""
     items: list[GcItem]
     """Every unreachable object."""
+    unreadable: list[Unreadable] = []
+    """Reachable references the mark could not follow (missing, damaged, a damaged journal cell)."""
+    refused: str | None = None
+    """When ``unreadable`` is not empty: the one line saying gc deleted (or would delete) nothing, and the fix."""
     elapsed_s: float
     """Seconds it took."""

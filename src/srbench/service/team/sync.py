@@ -40,7 +40,7 @@ from srbench.service.journal.bundles import (
 )
 from srbench.service.journal.cell_rows import CallRow, CellRow
 from srbench.service.journal.runs import RunRow
-from srbench.service.store.maintenance import digests_in, reach
+from srbench.service.store.references import digests_in, reach
 from srbench.service.team.answers import Pulled, Pushed
 
 if TYPE_CHECKING:
