@@ -8,6 +8,8 @@
 - The host API listens on loopback, port 8090 + ``SR_BENCH_PORT_OFFSET`` (``SR_BENCH_PORT`` wins); a
   default port already taken (another store's service) is replaced by a free one, and the service
   records where it listens in ``<store>/service.json``, where the CLI finds it.
+- An https service is trusted through the system's trust store, or the PEM certificates that
+  ``--ca-file`` / ``SR_BENCH_CA_FILE`` names (`client_verify`).
 - The cache root (DEP-5) and the store's ``benchmark-options.json`` (DEP-1).
 """
 
@@ -25,10 +27,13 @@ from typing import TYPE_CHECKING
 from srbench.errors import InvalidInput
 
 if TYPE_CHECKING:        # annotations only: discovery stays free of pydantic at import (the CLI's start)
+    import ssl
+
     from pydantic import JsonValue
 
 BASE_PORT = 8090
 API_PREFIX = "/api/sr-bench/v1"
+CA_ENV = "SR_BENCH_CA_FILE"
 
 
 def token_env_name() -> str:
@@ -38,6 +43,24 @@ def token_env_name() -> str:
 def env_token() -> str | None:
     value = os.environ.get(token_env_name())
     return value or None
+
+
+def client_verify(ca_file: str | None = None) -> ssl.SSLContext | bool:
+    """How a client checks an https service's certificate: against the PEM certificates in `ca_file`
+    (``--ca-file``) or ``SR_BENCH_CA_FILE`` (a self-signed service certificate, or a private CA), else
+    against the system's trust store (True)."""
+    where = ca_file or os.environ.get(CA_ENV)
+    if not where:
+        return True
+    # deferred: ssl loads only for a client that was given a CA file (the CLI starts light)
+    import ssl
+
+    try:
+        return ssl.create_default_context(cafile=where)
+    except (OSError, ssl.SSLError) as exc:
+        raise InvalidInput(f"--ca-file / {CA_ENV} {where}: no PEM certificate could be read from it "
+                           f"({getattr(exc, 'strerror', None) or exc}); give the service's certificate or "
+                           "the CA that signed it") from None
 
 
 def default_port() -> int:

@@ -290,8 +290,9 @@ def test_token_strength_rule() -> None:
     from srbench.service.api.auth import check_listen_token
 
     check_listen_token("127.0.0.1", "x")                    # loopback: any token
-    check_listen_token("0.0.0.0", secrets.token_urlsafe(12))  # 16 characters, random
-    check_listen_token("::", "correct-horse-battery")
-    for weak in ("", "x", "123456789012345", "1111111111111111", "12341234123412341234"):
+    check_listen_token("0.0.0.0", secrets.token_urlsafe(32))  # what the refusal says to make
+    check_listen_token("::", secrets.token_hex(16))
+    for weak in ("", "x", "123456789012345", "1111111111111111", "12341234123412341234", "password12345678",
+                 "0123456789abcdef", "correct-horse-battery", "qwertyuiopasdfghjkl"):
         with pytest.raises(InvalidInput, match="strong service token"):
             check_listen_token("0.0.0.0", weak)

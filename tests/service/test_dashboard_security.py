@@ -4,15 +4,12 @@ non-loopback bind, CSRF on sign-out, and the security headers on every answer (3
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
 import ssl
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,8 +20,9 @@ from srbench.dashboard.listen import listen_tls
 from srbench.errors import InvalidInput
 
 from .helpers import DashboardThread, free_port
+from .tls import self_signed
 
-KEY = "dash-sec-key-0123456789abcdef"
+KEY = "dash-sec-key-Jq7vX2mLp9ZrT4wK"           # ~96 bits by the entropy estimate
 WEAK = "aaaaaaaaaaaaaaaa"
 HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY",
            "x-content-type-options": "nosniff", "cache-control": "no-store"}
@@ -101,7 +99,7 @@ def test_every_answer_carries_the_security_headers(dash) -> None:
 def test_a_weak_key_is_refused_on_a_network_bind(tmp_path) -> None:
     with pytest.raises(InvalidInput, match="strong Dashboard key") as exc:
         listen_tls("0.0.0.0", WEAK, "SR_BENCH_DASHBOARD_KEY", [], None, None, True)
-    assert exc.value.code == "weak_token" and "different characters" in exc.value.message
+    assert exc.value.code == "weak_token" and "bits of entropy" in exc.value.message
     with pytest.raises(InvalidInput, match="user 'bob'"):
         listen_tls("0.0.0.0", KEY, "env", [("short-key", "bob", "read")], None, None, True)
     assert listen_tls("127.0.0.1", WEAK, "env", [], None, None, False) is None      # loopback: any key
@@ -125,30 +123,8 @@ def test_a_network_bind_needs_tls_or_insecure(tmp_path) -> None:
         listen_tls("0.0.0.0", KEY, "env", [], str(tmp_path / "c.pem"), str(tmp_path / "k.pem"), False)
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    pytest.importorskip("cryptography")
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=1))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False).sign(key, hashes.SHA256()))
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
-
-
 def test_the_dashboard_serves_tls_on_a_network_bind_with_a_secure_cookie(service, tmp_path) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SR_BENCH_")}
     env.update(SR_BENCH_DASHBOARD_KEY=KEY, SR_BENCH_HOME=str(tmp_path), SR_BENCH_URL=service.url,

@@ -22,8 +22,9 @@ class Ctx:
     ``embedded`` the client talks to an in-process service that `close` stops (no background process)."""
 
     def __init__(self, store: str | None, embedded: bool = False, *, url: str | None = None,
-                 autostart: bool = True) -> None:
+                 autostart: bool = True, ca_file: str | None = None) -> None:
         self.store = store
+        self.ca_file = ca_file
         self.embedded = embedded
         self.url = url
         self.autostart = autostart
@@ -39,7 +40,7 @@ class Ctx:
                 # deferred: srbench.client loads only for the commands that use it (the CLI starts light)
                 from srbench.client.api import connect
 
-                self._client = connect(self.store, autostart=self.autostart, url=self.url)
+                self._client = connect(self.store, autostart=self.autostart, url=self.url, ca_file=self.ca_file)
         return self._client
 
     def _start_embedded(self) -> Any:

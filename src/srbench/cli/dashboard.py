@@ -47,7 +47,7 @@ def dashboard(obj: Ctx, host: str, port: int | None, tls_cert: str | None, tls_k
     client = obj.client
     fallback = port is None
     port = default_port() + 1 if port is None else port
-    app = make_dashboard(client.url, client.token, key, users)
+    app = make_dashboard(client.url, client.token, key, users, client.verify)
     shown = host if is_loopback(host) else host + " (not loopback: anyone who reaches it still needs the key)"
     scheme = "https" if tls is not None else "http"
 

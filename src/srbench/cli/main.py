@@ -28,14 +28,18 @@ from srbench.errors import InvalidInput, SrBenchError
               help="An sr-bench service's URL (no local service is started); its token comes from SR_BENCH_TOKEN "
                    "(or the variable SR_BENCH_TOKEN_ENV names). Env: SR_BENCH_URL.")
 @click.option("--no-autostart", is_flag=True, help="Require a running service: never start the store's own.")
+@click.option("--ca-file", type=click.Path(dir_okay=False), default=None, envvar="SR_BENCH_CA_FILE",
+              help="PEM certificate(s) to trust for an https service (its own self-signed certificate, or a "
+                   "private CA); default: the system's trust store. Env: SR_BENCH_CA_FILE.")
 @click.version_option(VERSION, prog_name="sr-bench")
 @click.pass_context
-def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, no_autostart: bool) -> None:
+def cli(ctx: click.Context, store: str | None, embedded: bool, url: str | None, no_autostart: bool,
+        ca_file: str | None) -> None:
     """sr-bench: does routing keep quality while saving cost? Same frozen questions, honest numbers.
 
     On a terminal commands print tables; on a pipe (or with --json) JSON. Docs: README.md and the
     site under docs/ (docs/index.md; `pip install -e '.[docs]' && mkdocs serve`)."""
-    ctx.obj = Ctx(store, embedded, url=url, autostart=not no_autostart)
+    ctx.obj = Ctx(store, embedded, url=url, autostart=not no_autostart, ca_file=ca_file)
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -55,9 +59,17 @@ def catalog(obj: Ctx) -> None:
 @click.option("--store-identity", default=None,
               help="The store identity /health reports (the SHA-256 of the store's path on the host), for a "
                    "service in a container where the store is mounted at another path.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
+              help="PEM certificate to serve HTTPS with (needed on a non-loopback --host, with --tls-key); "
+                   "clients trust it through SR_BENCH_CA_FILE / --ca-file.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), default=None, help="The certificate's private key (PEM).")
+@click.option("--insecure", is_flag=True, help="Serve plain HTTP on a non-loopback --host (behind a TLS reverse "
+              "proxy, or on a trusted network only).")
 @click.pass_obj
-def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_identity: str | None) -> None:
-    """Run the service that owns the store (foreground)."""
+def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_identity: str | None,
+          tls_cert: str | None, tls_key: str | None, insecure: bool) -> None:
+    """Run the service that owns the store (foreground). On a non-loopback --host the token must be
+    strong and the service serves HTTPS (--tls-cert/--tls-key) unless --insecure says otherwise."""
     # deferred: srbench.discovery, srbench.service load only for the commands that use them (the CLI starts
     # light)
     from srbench.discovery import (
@@ -80,7 +92,7 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_id
     identity = check_store_identity(store_identity) if store_identity is not None else None
     asyncio.run(run_service(store, host, default_port() if port is None else port, token,
                             port_fallback=port is None and not os.environ.get("SR_BENCH_PORT"),
-                            store_identity=identity))
+                            store_identity=identity, tls_cert=tls_cert, tls_key=tls_key, insecure=insecure))
 
 
 @cli.command()
@@ -122,7 +134,7 @@ def stop(obj: Ctx) -> None:
     from srbench.client.api import connect
 
     try:
-        client = connect(obj.store, autostart=False, url=obj.url)
+        client = connect(obj.store, autostart=False, url=obj.url, ca_file=obj.ca_file)
     except SrBenchError as exc:
         click.echo(f"nothing to stop: {exc.message}")
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -13,6 +14,8 @@ import httpx
 
 from srbench.discovery import (
     API_PREFIX,
+    CA_ENV,
+    client_verify,
     default_port,
     ensure_token,
     env_token,
@@ -40,16 +43,19 @@ _BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorize
 
 class Client:
     """The API over HTTP; errors (upstream's ``{"error": message, "code": code}``) become typed errors.
-    `actor` (id, role) sends the actor headers, as a trusted proxy does."""
+    `actor` (id, role) sends the actor headers, as a trusted proxy does; `verify` is how an https
+    service's certificate is checked (`discovery.client_verify`)."""
 
-    def __init__(self, url: str, token: str, timeout: float = 600, actor: tuple[str, str] | None = None) -> None:
+    def __init__(self, url: str, token: str, timeout: float = 600, actor: tuple[str, str] | None = None,
+                 verify: ssl.SSLContext | bool = True) -> None:
         self.url = url.rstrip("/")
         self.token = token
+        self.verify = verify
         headers = {"Authorization": f"Bearer {token}"}
         if actor is not None:
             headers |= {"X-SR-Bench-Actor-ID": actor[0], "X-SR-Bench-Actor-Role": actor[1]}
         self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout, trust_env=not _is_local(self.url),
-                                  headers=headers)
+                                  headers=headers, verify=verify)
 
     def close(self) -> None:
         self._http.close()
@@ -61,7 +67,8 @@ class Client:
         try:
             resp = self._http.request(method, path, **kw)
         except httpx.TransportError as exc:
-            raise ServiceUnavailable(f"cannot reach the sr-bench service at {self.url}: {type(exc).__name__}") from None
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {self.url}: {_transport_problem(exc)}"
+                                     ) from None
         try:
             data = resp.json()
         except ValueError:
@@ -97,18 +104,34 @@ class Client:
             after = page["next_cursor"]
 
 
+def _transport_problem(exc: httpx.TransportError) -> str:
+    """The exception's name, or what to do when the service's TLS certificate is not trusted."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return type(exc).__name__
+    return (f"its TLS certificate is not trusted ({cause.verify_message}); give its certificate or CA with "
+            f"--ca-file or {CA_ENV}")
+
+
 def _is_local(url: str) -> bool:
     """A loopback service is never reached through HTTP(S)_PROXY (a proxy cannot reach it)."""
     host = httpx.URL(url).host
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def _healthy(url: str, token: str, store_id: str | None = None) -> bool:
+def _healthy(url: str, token: str, store_id: str | None = None, verify: ssl.SSLContext | bool = True) -> bool:
     """Does `url` answer /health (which needs the token) for this store?"""
     try:
         r = httpx.get(url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=2,
-                      trust_env=not _is_local(url))
+                      trust_env=not _is_local(url), verify=verify)
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
+    except httpx.TransportError as exc:
+        if _transport_problem(exc) != type(exc).__name__:      # an untrusted certificate: say so, start nothing
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {url}: {_transport_problem(exc)}"
+                                     ) from None
+        return False
     except (httpx.HTTPError, ValueError):
         return False
 
@@ -125,25 +148,28 @@ def _check_url(url: str) -> None:
                            "(e.g. http://127.0.0.1:8090)")
 
 
-def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None) -> Client:
+def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None,
+            ca_file: str | None = None) -> Client:
     """`url` (``--url``) or SR_BENCH_URL → that external service (no local worker). Else the store's own
-    service, started when none runs unless `autostart` is off (``--no-autostart``)."""
+    service, started when none runs unless `autostart` is off (``--no-autostart``). An https service's
+    certificate is checked against `ca_file` (``--ca-file``) or SR_BENCH_CA_FILE, else the system's."""
     external = url or os.environ.get("SR_BENCH_URL")
+    verify = client_verify(ca_file)
     if external:
         _check_url(external)
         token = env_token()
         if not token:
             raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
         if store is not None and _is_local(external):    # upstream's check: the URL serves this store
-            if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store))):
+            if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store)), verify):
                 raise InvalidInput(f"{external} is not the service of the store {store} (or does not answer): "
                                    "select its --store or another --url")
-        return Client(external, token)
+        return Client(external, token, verify=verify)
     store_dir = resolve_store(store)
     token = env_token() or ensure_token(store_dir)
     info = read_service_info(store_dir)
-    if info is not None and _healthy(info.url, token, info.store_id):
-        return Client(info.url, token)
+    if info is not None and _healthy(info.url, token, info.store_id, verify):
+        return Client(info.url, token, verify=verify)
     if not autostart:
         raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
     return Client(start_local_service(store_dir, token), token)

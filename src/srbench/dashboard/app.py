@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+import ssl
 from importlib import resources
 from typing import Any
 
@@ -185,10 +186,11 @@ async def proxy(request: web.Request) -> web.Response:
     return web.Response(body=body, status=status, content_type=ctype.split(";")[0])
 
 
-def make_dashboard(service_url: str, service_token: str, key: str,
-                   users: list[tuple[str, str, str]] | None = None) -> web.Application:
+def make_dashboard(service_url: str, service_token: str, key: str, users: list[tuple[str, str, str]] | None = None,
+                   verify: ssl.SSLContext | bool = True) -> web.Application:
     """The Dashboard app for one service; `key` signs browsers in as the operator's user, `users`
-    ((key, actor id, role)) as further users."""
+    ((key, actor id, role)) as further users; `verify` checks an https service's certificate (the CLI
+    client's, `discovery.client_verify`)."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
     app[SESSIONS] = Sessions(key, users)
     app[LIMITER] = SignInLimiter()
@@ -196,7 +198,8 @@ def make_dashboard(service_url: str, service_token: str, key: str,
     app[ASSETS] = _assets()
 
     async def open_http(app: web.Application) -> Any:
-        app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600),
+                                          connector=aiohttp.TCPConnector(ssl=verify))
         yield
         await app[HTTP].close()
 

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import signal
+import ssl
 import sys
 import time
 import uuid
@@ -31,7 +32,7 @@ from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fa
 from srbench.rules import Engine
 from srbench.schemas.text import one_line
 from srbench.service.api.actors import access_middleware
-from srbench.service.api.auth import check_listen_token
+from srbench.service.api.auth import check_listen_token, listen_tls
 from srbench.service.api.faults import DamageLog, record_damage
 from srbench.service.api.http import MAX_BODY, SERVICE
 from srbench.service.api.openapi import ROUTES, openapi_document
@@ -220,8 +221,9 @@ def make_app(service: Service, token: str) -> web.Application:
     return app
 
 
-async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool) -> web.TCPSite:
-    site = web.TCPSite(runner, host, port)
+async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool,
+                  tls: ssl.SSLContext | None) -> web.TCPSite:
+    site = web.TCPSite(runner, host, port, ssl_context=tls)
     try:
         await site.start()
     except OSError as exc:
@@ -230,7 +232,7 @@ async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool) -
                    if exc.errno == errno.EADDRINUSE else "")
             raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}{fix}"
                                ) from None
-        site = web.TCPSite(runner, host, 0)
+        site = web.TCPSite(runner, host, 0, ssl_context=tls)
         await site.start()
     return site
 
@@ -261,13 +263,16 @@ class StoreLock:
 
 
 async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any = None,
-                port_fallback: bool = False, store_identity: str | None = None) -> None:
-    """Run the service until SIGTERM/SIGINT or POST /shutdown.
+                port_fallback: bool = False, store_identity: str | None = None, tls_cert: str | None = None,
+                tls_key: str | None = None, insecure: bool = False) -> None:
+    """Run the service until SIGTERM/SIGINT or POST /shutdown: HTTPS with `tls_cert`/`tls_key`; a
+    non-loopback `host` needs a strong token and TLS or `insecure` (`auth.listen_tls`).
 
     With `port_fallback` (the default port, not one the user asked for), a port another program or
     another store's service holds is replaced by a free one; the URL is recorded in the store's
     ``service.json``, where clients find it. An explicit port that is taken is a one-line error."""
     check_listen_token(host, token)
+    tls = listen_tls(host, tls_cert, tls_key, insecure)
     loaded = load_env_file(store_dir)            # keys and credentials that survive restarts (never echoed)
     if loaded:
         log.info("read %d variable(s) from %s", len(loaded), env_file_path(store_dir))
@@ -282,9 +287,9 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         app = make_app(service, token)
         runner = Runner(app, handle_signals=False)
         await runner.setup()
-        site = await _listen(runner, host, port, port_fallback)
+        site = await _listen(runner, host, port, port_fallback, tls)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+        url = f"{'https' if tls is not None else 'http'}://{'[' + host + ']' if ':' in host else host}:{bound}"
         info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time(),
                 "store_dir": dir_identity(store_dir)}
         tmp = service_file(store_dir).with_suffix(".tmp")
