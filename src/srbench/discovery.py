@@ -135,8 +135,17 @@ def ensure_private_secret(path: Path, what: str = "token file") -> str:
 
 
 def ensure_token(store: Path) -> str:
-    """The managed token of a local store."""
-    return ensure_private_secret(token_path(store))
+    """The managed token of a local store; a store that cannot be written here is named as such."""
+    try:
+        return ensure_private_secret(token_path(store))
+    except OSError as exc:
+        raise InvalidInput(unwritable_store(store, exc)) from None
+
+
+def unwritable_store(store: Path, exc: OSError) -> str:
+    """One line naming a store directory that cannot be created or written (not the file that failed)."""
+    return (f"the store {store} cannot be written here ({exc.strerror or exc}): give --store (or SR_BENCH_STORE) "
+            "a directory this user can create and write")
 
 
 def cache_home() -> Path:

@@ -122,6 +122,11 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "demo", "--dir", str(tmp_path / "demo")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout)           # a pipe: JSON on stdout (issue 40), the story on stderr
+    assert answer["simulated"] is True and set(answer["runs"]) == {"baseline", "candidate"}
+    assert answer["status"] == {"baseline": "completed", "candidate": "completed"}
+    assert any(answer["runs"]["candidate"][:12] in c for c in answer["next"])
+    proc.stdout = proc.stderr
     assert proc.stdout.count("SIMULATED ENDPOINTS") == 2
     assert "completed" in proc.stdout and "mom (mom)" in proc.stdout
     out = " ".join(proc.stdout.split())         # rich wraps long lines

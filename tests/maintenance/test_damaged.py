@@ -6,6 +6,7 @@ the second store named in SR_BENCH_REPAIR_FROM."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -91,8 +92,9 @@ def test_verify_repair_copies_a_good_object_from_a_second_store(api, ran, servic
     out = runner.invoke(cli, ["--store", str(service.store_dir), "store", "verify", "--repair"],
                         env={"SR_BENCH_URL": service.url, "SR_BENCH_TOKEN": service.token})
     assert out.exit_code == 0, out.output
-    assert f"repaired: {bad['call']}" in out.output and f"repaired: {gone['call']}" in out.output
-    assert "0 corrupt, 0 missing: ok" in out.output
+    answer = json.loads(out.stdout)                                  # a pipe: the service's answer
+    assert set(answer["repaired"]) == {bad["call"], gone["call"]}
+    assert answer["corrupt"] == [] and answer["missing"] == [] and answer["ok"] is True
     record = api.ok("GET", f"/runs/{run_id}/calls/{bad['cell_id']}")["record"]
     assert record["status"] == "completed"
     assert api.get(f"/objects/{gone['call']}")[0] == 200

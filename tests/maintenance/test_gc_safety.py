@@ -6,21 +6,26 @@ undamaged store reaches."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from click.testing import CliRunner
 
+from srbench.cli import output
 from srbench.cli.main import cli
 
 from .helpers import settled
 from .test_store import _files, _gc
 
 
-def _cli(service: Any, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["store", *args], env={"SR_BENCH_URL": service.url,
-                                                          "SR_BENCH_TOKEN": service.token})
+def _cli(service: Any, *args: str, terminal: bool = True) -> Any:
+    """`sr-bench store ARGS` as a person on a terminal sees it (a pipe gets the JSON answer: issue 40)."""
+    with patch.object(output, "human", lambda: terminal):
+        return CliRunner().invoke(cli, ["store", *args], env={"SR_BENCH_URL": service.url,
+                                                              "SR_BENCH_TOKEN": service.token})
 
 
 def _assert_refused(api: Any, service: Any, named: set[str]) -> dict[str, Any]:
@@ -38,6 +43,8 @@ def _assert_refused(api: Any, service: Any, named: set[str]) -> dict[str, Any]:
     line = out.stdout
     assert line.startswith("store gc: ") and "deleted nothing" in line and "sr-bench store verify --repair" in line
     assert all(n in line for n in list(named)[:5]), line
+    piped = _cli(service, "gc", "--apply", "--grace-s", "0", terminal=False)
+    assert piped.exit_code == 1 and json.loads(piped.stdout)["refused"] == dry["refused"]
     assert _files(service) == before
     return res
 

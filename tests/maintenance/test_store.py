@@ -5,6 +5,7 @@ store that verifies clean and still rebuilds the run's report; the CLI prints on
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import uuid
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from service.helpers import Api, freeze, manifest, single
 from srbench.cas.packs import read_index
+from srbench.cli import output
 from srbench.cli.main import cli
 from srbench.client.embedded import EmbeddedService
 from srbench.rules import Engine
@@ -201,9 +203,15 @@ def test_gc_rejects_bad_bodies(api, body) -> None:
 
 # -- CLI -------------------------------------------------------------------------------------------------
 def test_cli_prints_one_line_and_verify_exits_non_zero_on_problems(api, ran, service, monkeypatch) -> None:
+    """On a terminal one line (problems on stderr); on a pipe the service's answer as JSON (issue 40)."""
     monkeypatch.setenv("SR_BENCH_URL", service.url)
     monkeypatch.setenv("SR_BENCH_TOKEN", service.token)
     runner = CliRunner()
+    piped = runner.invoke(cli, ["store", "verify"])
+    assert piped.exit_code == 0 and json.loads(piped.stdout)["ok"] is True, piped.stdout
+    piped = runner.invoke(cli, ["store", "gc"])
+    assert json.loads(piped.stdout)["dry_run"] is True, piped.stdout
+    monkeypatch.setattr(output, "human", lambda: True)          # a person reads stdout (a terminal)
 
     def run(*args: str) -> Any:
         res = runner.invoke(cli, ["store", *args])
@@ -230,5 +238,6 @@ def test_cli_prints_one_line_and_verify_exits_non_zero_on_problems(api, ran, ser
     assert res.exit_code == 1 and res.stdout.count("\n") == 1, res.stdout
     assert "1 missing: 1 problem(s)" in res.stdout, res.stdout
     assert f"missing: {victim} referenced from " in res.stderr
+    monkeypatch.setattr(output, "human", lambda: False)
     res = run("verify", "--json")
-    assert res.exit_code == 1 and '"problems": 1' in res.stdout
+    assert res.exit_code == 1 and json.loads(res.stdout)["problems"] == 1

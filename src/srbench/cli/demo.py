@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from rich.console import Console
@@ -31,8 +31,9 @@ from srbench import DEFAULT_SEED, TERMINAL_STATUSES
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.benchmarks.terminal_bench.adapter import availability
-from srbench.cli.common import Ctx
+from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table
+from srbench.cli.output import human
 from srbench.cli.runs import benchmark_table, score_lines
 from srbench.cli.views import report_targets_table
 from srbench.errors import SrBenchError
@@ -175,7 +176,30 @@ def not_run(prepared: set[str]) -> list[str]:
     return out
 
 
+class DemoResult(NamedTuple):
+    """What the demo leaves: its store, the two runs, their reports, their comparison, what it left out."""
+
+    store: Path
+    runs: dict[str, str]
+    reports: WireJSON
+    comparison: WireJSON
+    not_run: list[str]
+
+    def answer(self) -> WireJSON:
+        """The demo's JSON (a pipe or --json): the runs, the headline facts and the next commands."""
+        cand = self.reports["candidate"]
+        return {"simulated": True, "note": BANNER, "store": str(self.store), "runs": self.runs,
+                "status": {role: rep["status"] for role, rep in self.reports.items()},
+                "comparison": self.comparison, "summary": cand["summary"], "not_run": self.not_run,
+                "next": [f"sr-bench --store {self.store} {cmd}" for cmd, _ in next_commands(self.runs)]}
+
+
 def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
+    """The demo, printed on `console`; returns the candidate run's report."""
+    return demo_result(workdir, download, console).reports["candidate"]
+
+
+def demo_result(workdir: Path, download: bool, console: Console) -> DemoResult:
     # deferred: srbench.client, srbench.simulate load only for the commands that use them (the CLI starts
     # light)
     from srbench.client.embedded import EmbeddedService
@@ -231,7 +255,7 @@ def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
     print_results(console, reports, cmp)
     console.print(Panel(BANNER, style="bold yellow", width=min(console.width, 80)))
     next_steps(console, store, runs)
-    return reports["candidate"]
+    return DemoResult(store, runs, reports, cmp, skipped)
 
 
 def print_results(console: Console, reports: WireJSON, cmp: WireJSON) -> None:
@@ -263,14 +287,18 @@ def print_results(console: Console, reports: WireJSON, cmp: WireJSON) -> None:
 
 def next_steps(console: Console, store: Path, runs: dict[str, str]) -> None:
     """What to try next on the kept store (nothing here needs the simulators: no model is called)."""
-    base, cand = runs["baseline"][:12], runs["candidate"][:12]      # any unique prefix names a run
     console.print("The store is kept. Next, try (no model is called):",
                   markup=False)
     console.print(f"  export SR_BENCH_STORE={store}", markup=False, soft_wrap=True)
-    for cmd, what in ((f"report {cand}", "does routing pay?"), (f"compare {base} {cand}", "paired comparison"),
-                      ("runs", "the two runs"), ("dashboard", "the web Dashboard"),
-                      ("stop", "stop the service these start")):
+    for cmd, what in next_commands(runs):
         console.print(f"  sr-bench {cmd:<34} # {what}", markup=False, soft_wrap=True)
+
+
+def next_commands(runs: dict[str, str]) -> list[tuple[str, str]]:
+    """(command, what it shows) to try on the kept store; any unique prefix names a run."""
+    base, cand = runs["baseline"][:12], runs["candidate"][:12]
+    return [(f"report {cand}", "does routing pay?"), (f"compare {base} {cand}", "paired comparison"),
+            ("runs", "the two runs"), ("dashboard", "the web Dashboard"), ("stop", "stop the service these start")]
 
 
 def _wait(client: Any, run_id: str) -> None:
@@ -287,7 +315,11 @@ def demo(obj: Ctx, workdir: str | None, download: bool) -> None:
     """Full smoke evaluation against local SIMULATED endpoints (no network, no keys)."""
     path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sr-bench-demo-"))
     path.mkdir(parents=True, exist_ok=True)
-    report = run_demo(path, download, Console(highlight=False))
+    person = human()            # on a pipe (or --json) the story goes to stderr and stdout gets JSON
+    result = demo_result(path, download, Console(highlight=False, stderr=not person))
+    if not person:
+        emit(result.answer())
+    report = result.reports["candidate"]
     if report["status"] != "completed":
         raise SrBenchError(f"demo run ended {report['status']}")
 

@@ -231,7 +231,8 @@ def comparison_view(cmp: WireJSON, console: Console) -> None:
 @click.pass_obj
 def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
     """Offline regrade of saved multiple-choice and grid answers (zero model calls)."""
-    res = obj.client.post(f"/runs/{obj.run_id(run_id)}/regrade")
+    run_id = obj.run_id(run_id)                  # echoed whole, not the prefix given
+    res = obj.client.post(f"/runs/{run_id}/regrade")
     if explain:
         _explain(res, "regrade")
     write_json(output, without_volatile(res))
@@ -244,7 +245,8 @@ def regrade(obj: Ctx, run_id: str, output: str, explain: bool) -> None:
 @click.pass_obj
 def export(obj: Ctx, run_id: str, output: str) -> None:
     """Export a dev run as a training matrix (holdout and unknown splits are refused)."""
-    res = obj.client.post(f"/runs/{obj.run_id(run_id)}/export")
+    run_id = obj.run_id(run_id)                  # echoed whole, not the prefix given
+    res = obj.client.post(f"/runs/{run_id}/export")
     write_json(output, without_volatile(res))
     emit({"run_id": run_id, "cases": len(res["cases"]), "output": output})
 

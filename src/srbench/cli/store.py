@@ -1,8 +1,8 @@
 """`store verify | gc`: check the object store against the journal, and collect unreachable objects.
 
-Both go through the service (the journal's only writer). Each prints a one-line summary on stdout
-(``--json`` prints the service's full answer instead); the problems `verify` finds are listed one a
-line on stderr, and so are the unreachable objects with `gc --list`. `verify` exits 1 when it finds
+Both go through the service (the journal's only writer). On a terminal each prints a one-line summary
+(the problems `verify` finds one a line on stderr, and so the unreachable objects with `gc --list`); on a
+pipe or with ``--json`` the service's full answer as JSON, like every command. `verify` exits 1 when it finds
 a problem. `gc` is a dry run unless ``--apply`` is given; it exits 1, having deleted nothing, when a
 reachable object cannot be read or verified (its line names them and the fix; stderr lists each).
 """
@@ -10,6 +10,7 @@ reachable object cannot be read or verified (its line names them and the fix; st
 from __future__ import annotations
 
 import click
+from rich.console import Console
 
 from srbench.cli.common import Ctx, emit
 from srbench.schemas.wire import WireJSON
@@ -53,27 +54,28 @@ def store() -> None:
 @store.command(name="verify")
 @click.option("--repair", is_flag=True, help="Replace each damaged or missing object with a good copy from the "
               "second stores the service names in SR_BENCH_REPAIR_FROM.")
-@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.pass_obj
-def verify_cmd(obj: Ctx, repair: bool, as_json: bool) -> None:
+def verify_cmd(obj: Ctx, repair: bool) -> None:
     """Re-hash every object and check every journal → object reference; exit 1 on a problem."""
     res = obj.client.post("/store/verify", {"repair": True} if repair else {})
-    if as_json:
-        emit(res)
-    else:
-        for digest in res.get("repaired", []):
-            click.echo(f"repaired: {digest}", err=True)
-        for item in res.get("unrepaired", []):
-            click.echo(f"not repaired: {item['digest']}: {item['reason']}", err=True)
-        for digest in res["corrupt"]:
-            click.echo(f"corrupt: {digest}", err=True)
-        for m in res["missing"]:
-            more = m["references"] - len(m["referenced_from"])
-            click.echo(f"missing: {m['digest']} referenced from {'; '.join(m['referenced_from'])}"
-                       + (f" (and {more} more)" if more > 0 else ""), err=True)
-        click.echo(verify_line(res))
+    emit(res, verify_view)
     if not res["ok"]:
         raise SystemExit(1)
+
+
+def verify_view(res: WireJSON, con: Console) -> None:
+    """On a terminal: each problem (and repair) one a line on stderr, then the one-line summary."""
+    for digest in res.get("repaired", []):
+        click.echo(f"repaired: {digest}", err=True)
+    for item in res.get("unrepaired", []):
+        click.echo(f"not repaired: {item['digest']}: {item['reason']}", err=True)
+    for digest in res["corrupt"]:
+        click.echo(f"corrupt: {digest}", err=True)
+    for m in res["missing"]:
+        more = m["references"] - len(m["referenced_from"])
+        click.echo(f"missing: {m['digest']} referenced from {'; '.join(m['referenced_from'])}"
+                   + (f" (and {more} more)" if more > 0 else ""), err=True)
+    con.print(verify_line(res), markup=False, soft_wrap=True)
 
 
 @store.command(name="gc")
@@ -81,17 +83,20 @@ def verify_cmd(obj: Ctx, repair: bool, as_json: bool) -> None:
 @click.option("--grace-s", type=click.FloatRange(min=0), default=None,
               help="Keep unreachable objects younger than this many seconds (default: the service's, 3600).")
 @click.option("--list", "list_", is_flag=True, help="List every unreachable object on stderr.")
-@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @click.pass_obj
-def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool, as_json: bool) -> None:
+def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool) -> None:
     """Remove objects no journal reference reaches (dry run unless --apply)."""
     req: WireJSON = {"apply": apply_}
     if grace_s is not None:
         req["grace_s"] = grace_s
     res = obj.client.post("/store/gc", req)
-    if as_json:
-        emit(res)
-        return
+    emit(res, lambda r, con: gc_view(r, con, list_))
+    if res.get("refused"):
+        raise SystemExit(1)
+
+
+def gc_view(res: WireJSON, con: Console, list_: bool) -> None:
+    """On a terminal: with --list each unreachable object on stderr, then the one-line summary."""
     if list_:
         labels = {"delete": "would delete", "deleted": "deleted", "keep_young": "kept (young)",
                   "rescued": "kept (referenced meanwhile)", "blocked": "kept (gc blocked)"}
@@ -101,9 +106,7 @@ def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool, as_json: 
                        f"({human_bytes(item['bytes'])}, {age})", err=True)
     for bad in res.get("unreadable", []):
         click.echo(f"unreadable: {bad['digest'] or bad['where']}: {bad['reason']} (named by {bad['where']})", err=True)
-    click.echo(gc_line(res))
-    if res.get("refused"):
-        raise SystemExit(1)
+    con.print(gc_line(res), markup=False, soft_wrap=True)
 
 
 def register(cli: click.Group) -> None:
