@@ -39,3 +39,32 @@ def _arc(cli: Cli, sources: dict[str, Path]) -> dict:
     return cli.json("dataset", "prepare", "--benchmark", "arc-agi-2", "--profile", "smoke", "--source-path",
                     str(sources["arc-agi-2"]), "--revision", ArcAgi2.source.revision,
                     "--output", str(cli.cwd / "arc.json"))
+
+
+def test_a_manifest_names_its_dataset_by_file_ref_id_or_sha256(cli: Cli, sources: dict[str, Path]) -> None:
+    """Every form freezes to the same plan (the plan hash never depends on where the file lives)."""
+    m = _arc(cli, sources)
+    printed = cli.write("printed.json", cli.json("dataset", "show", m["ref"]))       # `… > printed.json`
+    cli.json("target", "register", "--file", cli.write("targets.json", [
+        {"id": "t", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "t",
+         "prices": {"t": {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}}}]))
+    (cli.cwd / "sub").mkdir()
+    (cli.cwd / "sub" / "copy.json").write_text((cli.cwd / "arc.json").read_text())
+    head = {"version": "sr-bench-1.0", "profile": "smoke", "seed": 20260918, "targets": [{"id": "t"}]}
+    forms: list[tuple[str, object]] = [
+        ("m.json", {"sha256": m["sha256"]}), ("m.json", {"path": "arc.json"}), ("m.json", "arc.json"),
+        ("m.json", {"path": printed}), ("m.json", {"path": "arc.jsonl"}), ("m.json", {"id": m["ref"]}),
+        ("m.json", {"id": m["id"]}), ("m.json", m["ref"]), ("m.json", {"ref": m["sha256"]}),
+        ("sub/m.json", {"path": "copy.json"})]                                      # beside the manifest
+    hashes = set()
+    for name, dataset in forms:
+        path = cli.write(name, {**head, "dataset": dataset})
+        hashes.add(cli.json("plan", "--manifest", path, "--output", str(cli.cwd / "frozen.json"))["plan_sha256"])
+    assert len(hashes) == 1, hashes
+    for dataset, says in (({"path": "gone.json"}, "dataset.path gone.json: no such file"),
+                          ("nonsense", "dataset 'nonsense': no such file, and not a dataset ref"),
+                          ("ds-" + "0" * 32, f"dataset ds-{'0' * 32}: not a dataset of this store"),
+                          ({"path": "targets.json"}, "not a dataset manifest (no sha256)")):
+        r = cli.run("plan", "--manifest", cli.write("bad.json", {**head, "dataset": dataset}), "--output",
+                    str(cli.cwd / "f.json"), ok=False)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from srbench.cli.answer import fact_lines, routing_facts
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.manifests import read_manifest
 from srbench.cli.output import human, table
 from srbench.cli.runs import wait_for, without_volatile, write_json
 from srbench.errors import InvalidInput
@@ -259,7 +260,7 @@ def export(obj: Ctx, run_id: str, output: str) -> None:
 def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Ask the router which decision and model each case gets (no inference, no capability score)."""
     obj.refuse_detach(detach)
-    data = load_structured(manifest)
+    data = read_manifest(obj, manifest)
     if not isinstance(data, dict):
         raise InvalidInput(f"{manifest}: expected a mapping")
     if data.get("kind") != "plan":

@@ -15,7 +15,8 @@ from rich.table import Table
 from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli import views
 from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
-from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.common import Ctx, emit
+from srbench.cli.manifests import read_manifest
 from srbench.cli.output import table
 from srbench.cli.plan_checks import plan_warnings
 from srbench.errors import InvalidInput
@@ -47,7 +48,7 @@ def write_json(path: str, value: Any) -> None:
 @click.pass_obj
 def plan(obj: Ctx, manifest: str, output: str) -> None:
     """Validate and freeze a manifest; no model is called."""
-    res = obj.client.post("/plans", {"manifest": load_structured(manifest)})
+    res = obj.client.post("/plans", {"manifest": read_manifest(obj, manifest)})
     frozen = res["manifest"]
     write_json(output, frozen)
     table = Table("target", "kind", "model", "effective request parameters")
@@ -219,7 +220,7 @@ def wait_for(obj: Ctx, run_id: str) -> WireJSON:
 def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
     obj.refuse_detach(detach)
-    r = res = obj.client.post("/runs", {"manifest": load_structured(manifest), "idempotency_key": idempotency_key})
+    r = res = obj.client.post("/runs", {"manifest": read_manifest(obj, manifest), "idempotency_key": idempotency_key})
     if not res["created"]:
         click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
     if detach:
