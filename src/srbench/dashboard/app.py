@@ -1,7 +1,7 @@
 """The Dashboard's aiohttp app: sign-in, the static single page, and the allowlisted API proxy.
 
-Routes: ``/login`` (GET the form; the key only by the form's POST, never in a URL: rate-limited per
-client and in all, `auth.SignInLimiter`), ``/logout`` (POST with the CSRF header), ``/`` (the page),
+Routes: ``/login`` (GET the form; the key only by the form's POST, never in a URL: key checks are
+rate-limited for the whole Dashboard, `service.api.limiter.CheckLimiter`), ``/logout`` (POST with the CSRF header), ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
 ``/api/sr-bench/v1/*`` with the service token and the signed-in user as the actor headers
 (``X-SR-Bench-Actor-ID`` / ``-Role``) — only the read routes in `READ_ROUTES`, the writes in
@@ -22,9 +22,10 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions, SignInLimiter
+from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
 from srbench.discovery import API_PREFIX
 from srbench.service.api.http import MAX_BODY
+from srbench.service.api.limiter import CheckLimiter
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
@@ -51,7 +52,7 @@ SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "n
 MAX_LOGIN_BODY = 4096
 
 SESSIONS: web.AppKey[Sessions] = web.AppKey("sessions", Sessions)
-LIMITER: web.AppKey[SignInLimiter] = web.AppKey("limiter", SignInLimiter)
+LIMITER: web.AppKey[CheckLimiter] = web.AppKey("limiter", CheckLimiter)
 UPSTREAM: web.AppKey[dict[str, str]] = web.AppKey("upstream", dict)
 HTTP: web.AppKey[aiohttp.ClientSession] = web.AppKey("http", aiohttp.ClientSession)
 ASSETS: web.AppKey[dict[str, tuple[bytes, str]]] = web.AppKey("assets", dict)
@@ -109,21 +110,23 @@ async def login_get(request: web.Request) -> web.Response:
 
 
 async def login_post(request: web.Request) -> web.Response:
-    limiter, client = request.app[LIMITER], request.remote or "unknown"
-    wait = limiter.retry_after(client)
-    if wait is not None:
-        resp = _login_page(f"Too many sign-in attempts: try again in {int(wait) + 1} s.", 429)
-        resp.headers["Retry-After"] = str(int(wait) + 1)
-        return resp
+    """A key is checked when the Dashboard-wide budget allows (a wrong key spends a check, the right one
+    gives it back); an attempt that would wait more than a couple of seconds is refused unread."""
     if request.body_exists and (request.content_length is None or request.content_length > MAX_LOGIN_BODY):
         return _login_page("That sign-in form is too large.", 413)
     form = await request.post()
+    limiter = request.app[LIMITER]
+    if not await limiter.admit():
+        wait = limiter.retry_after()
+        resp = _login_page(f"Too many sign-in attempts are arriving (keys are checked at most {limiter.rate:g} a "
+                           f"second for everyone): try again in {wait} s.", 429)
+        resp.headers["Retry-After"] = str(wait)
+        return resp
     key = form.get("key")
     user = request.app[SESSIONS].user_of_key(key) if isinstance(key, str) else None
     if user is None:
-        limiter.failed(client)
         return _login_page("That is not the key of this Dashboard.")
-    limiter.succeeded(client)
+    limiter.refund()
     return _session_response(request, user)
 
 
@@ -193,7 +196,7 @@ def make_dashboard(service_url: str, service_token: str, key: str, users: list[t
     client's, `discovery.client_verify`)."""
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_headers])
     app[SESSIONS] = Sessions(key, users)
-    app[LIMITER] = SignInLimiter()
+    app[LIMITER] = CheckLimiter()
     app[UPSTREAM] = {"url": service_url.rstrip("/"), "token": service_token}
     app[ASSETS] = _assets()
 

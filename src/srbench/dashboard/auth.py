@@ -11,7 +11,8 @@ JSON file ``{"users": [{"id", "role": admin|write|read, "key"}]}`` with one key 
 proxy sends the signed-in user as the service's actor headers.
 
 On a non-loopback listen every key must be strong, as the service token must (`check_listen_keys`);
-sign-in attempts are rate-limited per client and in all (`SignInLimiter`).
+sign-in attempts are rate-limited for the whole Dashboard, never per address, by the service's own
+check limiter (`service.api.limiter.CheckLimiter`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ import json
 import os
 import secrets
 import time
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 
 from srbench.discovery import ensure_private_secret, is_loopback, read_private_file
@@ -125,49 +124,3 @@ class Sessions:
 
 def _hash(sid: str) -> str:
     return hashlib.sha256(sid.encode()).hexdigest()
-
-
-class SignInLimiter:
-    """Sign-in attempts, limited per client (its address) and for the whole Dashboard, with a growing
-    delay: a client's first `CLIENT_FREE` wrong keys cost nothing, each further one doubles its wait
-    (1 s, 2 s, 4 s … up to `MAX_DELAY_S`); once `GLOBAL_FREE` wrong keys from anywhere fall within
-    `WINDOW_S`, every client waits the same way. An attempt while waiting is refused unread (a 429
-    with Retry-After), the right key included: waiting is the only way on. A right key clears its
-    client's count. State lives in this process and is bounded (`MAX_CLIENTS`)."""
-
-    CLIENT_FREE = 5
-    GLOBAL_FREE = 300
-    WINDOW_S = 900.0
-    MAX_DELAY_S = 900.0
-    MAX_CLIENTS = 10_000
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._clients: dict[str, tuple[int, float]] = {}        # client → (wrong keys, not before)
-        self._recent: deque[float] = deque()                     # times of wrong keys within the window
-        self._global_until = 0.0
-
-    def retry_after(self, client: str) -> float | None:
-        """Seconds `client` must wait before its next attempt, or None when it may try now."""
-        now = self._clock()
-        wait = max(self._clients.get(client, (0, 0.0))[1], self._global_until) - now
-        return wait if wait > 0 else None
-
-    def failed(self, client: str) -> None:
-        now = self._clock()
-        while self._recent and self._recent[0] < now - self.WINDOW_S:
-            self._recent.popleft()
-        self._recent.append(now)
-        if len(self._recent) >= self.GLOBAL_FREE:
-            self._global_until = now + self._delay(len(self._recent) - self.GLOBAL_FREE)
-        count = self._clients.get(client, (0, 0.0))[0] + 1
-        if client not in self._clients and len(self._clients) >= self.MAX_CLIENTS:
-            self._clients = {c: v for c, v in self._clients.items() if v[1] > now}     # keep those still waiting
-        until = now + self._delay(count - self.CLIENT_FREE) if count >= self.CLIENT_FREE else 0.0
-        self._clients[client] = (count, until)
-
-    def succeeded(self, client: str) -> None:
-        self._clients.pop(client, None)
-
-    def _delay(self, over: int) -> float:
-        return float(min(self.MAX_DELAY_S, 2.0 ** min(over, 20)))

@@ -1,7 +1,10 @@
 """Who is asking: the service token, the proxy's actor headers, roles, ownership and scope.
 
 Every route, /health too (as upstream's service has it), needs the bearer token (compared in constant
-time); a wrong or missing token is a 403. A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
+time); a wrong or missing token is a 403. Token checks are rate-limited for the whole service
+(`limiter.CheckLimiter`: a wrong token spends one of 10 checks a second, a check over the budget waits
+at most 2 s or is a 429 with Retry-After); a keep-alive connection that presented the right token is
+not checked against the budget again. A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
 characters) and ``X-SR-Bench-Actor-Role`` (admin, write or read) — the Dashboard's proxy does, for
 its signed-in user. Without the headers the caller is the local operator (``local``): it sees and
 may change everything, as before actors existed.
@@ -19,15 +22,17 @@ from __future__ import annotations
 import hmac
 import re
 import sqlite3
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from srbench.discovery import API_PREFIX
 from srbench.errors import NotFound
 from srbench.service.api.http import svc
+from srbench.service.api.limiter import CheckLimiter
 from srbench.service.journal import owners
 from srbench.service.wire.projections import error_body
 
@@ -95,11 +100,42 @@ def _deny(message: str, code: str, status: int = 403) -> web.Response:
     return web.json_response(error_body(message, code), status=status)
 
 
-def _identify(request: web.Request, expected: bytes) -> Actor | web.Response:
-    header = request.headers.get("Authorization", "")
-    given = header[7:].encode() if header.startswith("Bearer ") else b""
-    if not hmac.compare_digest(given, expected):
-        return _deny("Service authorization required: missing or wrong service token", "unauthorized")
+class TokenCheck:
+    """The service token, checked at most as often as `limiter` allows; the connections that presented
+    it are remembered (weakly) so their next requests cost no check."""
+
+    def __init__(self, token: str, limiter: CheckLimiter | None = None) -> None:
+        self._expected = token.encode()
+        self.limiter = limiter or CheckLimiter()
+        self._proven: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    async def refusal(self, request: web.Request) -> web.Response | None:
+        """None when the request carries the token, else the answer that refuses it."""
+        header = request.headers.get("Authorization", "")
+        given = header[7:].encode() if header.startswith("Bearer ") else b""
+        wrong = _deny("Service authorization required: missing or wrong service token", "unauthorized")
+        if not given:                                        # nothing to guess with: no check spent
+            return wrong
+        conn = request.transport
+        if conn is not None and conn in self._proven and hmac.compare_digest(given, self._expected):
+            return None
+        if not await self.limiter.admit():
+            wait = self.limiter.retry_after()
+            busy = _deny(f"Too many service tokens are being tried: token checks are limited to "
+                         f"{self.limiter.rate:g} a second for everyone; retry in {wait} s", "rate_limited", 429)
+            busy.headers["Retry-After"] = str(wait)
+            return busy
+        if not hmac.compare_digest(given, self._expected):
+            return wrong
+        self.limiter.refund()
+        try:
+            self._proven.add(conn)
+        except TypeError:                                    # a transport that cannot be remembered weakly
+            pass
+        return None
+
+
+def _identify(request: web.Request) -> Actor | web.Response:
     actor, role = request.headers.get(ACTOR_HEADER), request.headers.get(ROLE_HEADER)
     if actor is None and role is None:
         return LOCAL_ACTOR
@@ -109,13 +145,16 @@ def _identify(request: web.Request, expected: bytes) -> Actor | web.Response:
     return Actor(actor, role)
 
 
-def access_middleware(token: str) -> Callable[..., Awaitable[web.StreamResponse]]:
-    expected = token.encode()
+def access_middleware(token: str, limiter: CheckLimiter | None = None) -> Callable[..., Awaitable[web.StreamResponse]]:
+    check = TokenCheck(token, limiter)
 
     @web.middleware
     async def middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
                          ) -> web.StreamResponse:
-        found = _identify(request, expected)
+        refused = await check.refusal(request)
+        if refused is not None:
+            return refused
+        found = _identify(request)
         if isinstance(found, web.Response):
             return found
         route = request.path.removeprefix(API_PREFIX)
