@@ -72,6 +72,11 @@ def test_failed_recovery_needs_acknowledgement(api, prepare) -> None:
         assert run["status"] == "failed" and failed >= 1
         und = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
         assert und["eligible"] == [] and und["excluded_counts"]["already_dispatched"] == failed
+        # upstream's recover with that plan's (empty) eligible cells: the rule named, not a schema message
+        empty = {"mode": "undispatched", "plan_sha256": und["plan_sha256"], "cells": und["eligible_cells"],
+                 "idempotency_key": "u-0"}
+        msg = api.error("POST", f"/runs/{run_id}/recover", empty, 400, "recovery_cells_required")
+        assert "at least one selected cell" in msg and "List should have" not in msg
         plan = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "failed"})
         assert len(plan["eligible"]) == failed and plan["requires_acknowledgement"]
         api.error("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "f-1"}, 400,

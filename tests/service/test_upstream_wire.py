@@ -250,7 +250,7 @@ def test_an_upstream_client_runs_the_whole_loop(api: Api, service: Any, tmp_path
         assert _wait(client, f"/runs/{cand['id']}", lambda r: r["status"] in TERMINAL)["status"] == "completed"
         cmp = client.request("POST", "/comparisons", {"baseline_run_id": run["id"], "candidate_run_id": cand["id"]})
         row = cmp["comparisons"][0]
-        assert row["candidate_target_id"] == "mom" and row["baseline_target_id"] == cmp["baseline_selection"]
+        assert row["candidate_target_id"] == "mom" and row["baseline_target_id"] == cmp["baseline_selected_target_id"]
         assert row["paired_cases"] == 2 and row["wins"] + row["losses"] + row["ties"] == 2
         mom = client.request("GET", f"/runs/{cand['id']}/report")["summary"]["targets"][0]
         assert sum(mom["decisions"].values()) == 2 and sum(mom["selected_models"].values()) == 2

@@ -42,6 +42,7 @@ from srbench.service.journal.writer import Journal, JournalActionCache
 from srbench.service.runs.manager import RunManager
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
+from srbench.service.wire.figures import ReportFigures
 from srbench.service.wire.projections import error_body
 from srbench.service.wire.views import RunViews
 
@@ -65,6 +66,7 @@ class Service:
         self.runs = RunManager(self.objects, self.journal, self.engine)
         self.runs.store_dir = store_dir             # where its env file is, for errors that name it
         self.views = RunViews(self.runs)
+        self.figures = ReportFigures(self.objects)      # upstream's report figures, per report digest
         self.preparing: dict[str, asyncio.Task[None]] = {}
         self.started_at = time.time()
         self.stopping = asyncio.Event()

@@ -148,8 +148,9 @@ class RecoverRun(Body):
     mode: Literal["undispatched", "failed"] | None = None
     plan_sha256: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     cells: list[Cell | Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
-        default=None, min_length=1, max_length=10**6, fail_fast=True,
-        description="the reviewed cells: {case_id, target_id} objects, or the plan's selected_cells ids as given")
+        default=None, max_length=10**6, fail_fast=True,
+        description="the reviewed cells: {case_id, target_id} objects, or the plan's selected_cells ids as given "
+                    "(at least one: an empty list is refused naming the rule)")
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=200,
                                         description=KEY + " (required: recover refuses without one)")
     acknowledge_new_attempt: bool = False

@@ -32,7 +32,7 @@ Document = WireJSON      # a JSON document an answer passes through in its wire 
 A = TypeVar("A", bound=BaseModel)
 
 
-def extend(answer: BaseModel, model: type[A], **more: Any) -> A:
+def extend(answer: BaseModel, model: type[A], /, **more: Any) -> A:
     """`answer` as `model` (a model adding fields to its own), with `more` set: the fields `answer` set and
     no others, so it is served with the same keys (`service.api.bindings`)."""
     return model.model_validate({**{k: getattr(answer, k) for k in answer.model_fields_set}, **more})
@@ -296,6 +296,19 @@ class CallSummary(Answer):
     selected_model: str | None = None
     calls: list[ConversationCall] | None = Field(default=None, description="a multi-call cell: every call of its "
                                                  "conversation in order, with its role")
+    # upstream's call fields (service/wire/calls.py), on a single call with a stored record
+    model: str | None = Field(default=None, description="the model the response named")
+    cost_usd: Number | None = Field(default=None, description="the call priced at its target's frozen prices")
+    cost_complete: bool | None = Field(default=None, description="whether `cost_usd` is known")
+    started_at: str | None = Field(default=None, description="ISO-8601, UTC")
+    finished_at: str | None = Field(default=None, description="ISO-8601, UTC")
+    output_complete: bool | None = Field(default=None, description="false: the reply was cut at the output cap")
+    response_usage: Document | None = Field(default=None, description="the four token buckets under upstream's names")
+    inference_call_count: int | None = Field(default=None, description="inference calls behind the call")
+    decision: str | None = Field(default=None, description="a router's decision header")
+    config_hash: str | None = Field(default=None, description="a router's config hash header")
+    activity: Document | None = Field(default=None, description="{received_bytes}")
+    usage_complete: bool | None = Field(default=None, description="a router's call: whether its usage is known")
 
 
 class Calls(EvidencePage):
@@ -304,6 +317,10 @@ class Calls(EvidencePage):
 
 class CallDetail(CallSummary):
     record: Document | None = None
+    final: str | None = Field(default=None, description="upstream's name of the visible reply")
+    reasoning: str | None = Field(default=None, description="null: sr-bench keeps only the reasoning's length")
+    raw_usage: Document | None = Field(default=None, description="the usage object as the response sent it")
+    tool_calls: list[Document] | None = Field(default=None, description="the reply's tool calls")
     request_object: Document | None = None
     trajectory_object: Document | None = Field(default=None, description="an agent conversation's stored "
                                                                           "trajectory (kind trajectory)")

@@ -15,6 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.schemas.cell import wire_status
 from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import Plan
@@ -238,9 +239,20 @@ async def run_report(request: web.Request) -> rs.Report:
     service = svc(request)
 
     def go() -> rs.Report:
-        digest, hit, why = service.runs.report_digest(request.match_info["run_id"])
-        return rs.Report.model_validate(wire.wire_report(service.objects.get_json(digest), digest, hit, why))
+        run_id = request.match_info["run_id"]
+        digest, hit, why = service.runs.report_digest(run_id)
+        report = service.objects.get_json(digest)
+        return rs.Report.model_validate(wire.wire_report(report, digest, hit, why, service.figures.of(digest, report),
+                                                         report_context(service, run_id)))
     return await asyncio.to_thread(go)
+
+
+def report_context(service: Service, run_id: str) -> wire.ReportContext:
+    """The run's wire manifest and its recovery children (upstream's `child_attempts`) for its report."""
+    run = service.runs.get(run_id)
+    children = [service.runs.get(c) for c in (run.lineage.children if run.lineage else [])]
+    return wire.ReportContext(service.views.manifest(run.plan), [
+        {"id": c.id, "status": wire_status(c.status), "progress": c.progress.model_dump(mode="json")} for c in children])
 
 
 @route("GET", "/runs/{run_id}/recipes", "The router recipes captured for the run (UI-7)", answer=wf.Recipes)

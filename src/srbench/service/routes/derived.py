@@ -39,8 +39,9 @@ async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Co
         bdig, cdig = service.runs.report_digest(b)[0], service.runs.report_digest(c)[0]
         brep, crep = service.objects.get_json(bdig), service.objects.get_json(cdig)
         digest, hit, why = derived.compare(service.engine, bdig, cdig, margin, subject=f"{b}..{c}")
+        figures = (service.figures.of(bdig, brep), service.figures.of(cdig, crep))
         return rs.Comparison.model_validate(wire.wire_comparison(service.objects.get_json(digest), brep, crep,
-                                                                 digest, hit, why))
+                                                                 digest, hit, why, figures))
     return await asyncio.to_thread(run)
 
 
@@ -122,6 +123,11 @@ def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> An
     """sr-bench's whole reviewed plan, or upstream's (mode, plan_sha256, cells) as that plan."""
     if req.plan is not None:
         return req.plan
+    if req.cells == []:
+        raise InvalidInput("recover needs at least one selected cell: a recovery runs only cells the reviewed plan "
+                           "lists as eligible, and this selection is empty (the plan may have none in this mode; "
+                           "try recover-plan with the other mode)",
+                           code="recovery_cells_required", details={"dispatch_started": False})
     if req.mode is None or req.plan_sha256 is None or not req.cells:
         raise InvalidInput("recover needs the reviewed recovery plan: mode, plan_sha256 and cells (or plan)",
                            code="recovery_plan_required", details={"dispatch_started": False})

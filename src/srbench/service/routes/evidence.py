@@ -30,9 +30,11 @@ from srbench.service.api.http import MAX_OFFSET, query, svc
 from srbench.service.journal import evidence as jev
 from srbench.service.journal.cell_rows import CellRow
 from srbench.service.runs.call_pages import call_rows, conversation_calls
+from srbench.service.wire import calls as wire_calls
 from srbench.service.wire import projections as wire
 from srbench.stages.report.results import page as results_page
 from srbench.targets import routers
+from srbench.targets.accounting import call_cost
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -49,9 +51,23 @@ async def run_results(request: web.Request, q: rq.After) -> rs.Results:
     digest = await asyncio.to_thread(service.runs.results_digest, request.match_info["run_id"])
     start = min(q.offset, MAX_OFFSET) if q.after == 0 and q.offset is not None else q.after
     chunk, total = await asyncio.to_thread(results_page, service.objects, digest, offset=start, limit=q.limit)
+    grades = await asyncio.to_thread(_grades, service, chunk)
     end = start + len(chunk)
-    return rs.Results(results=[wire.wire_result(r) for r in chunk], total=total, limit=q.limit,
-                      next_cursor=end if end < total else None)
+    return rs.Results(results=[{**wire.wire_result(r), **wire_calls.result_fields(r, grades.get(str(r.get("grade"))))}
+                               for r in chunk], total=total, limit=q.limit, next_cursor=end if end < total else None)
+
+
+def _grades(service: Service, rows: list[dict[str, JsonValue]]) -> dict[str, dict[str, JsonValue]]:
+    """The stored grades of a page's graded rows (upstream's answer and details); a damaged one is left out."""
+    digests = [d for d in (r.get("grade") for r in rows) if isinstance(d, str)]
+    service.objects.prefetch(digests)
+    out = {}
+    for d in digests:
+        try:
+            out[d] = service.objects.get_json(d)
+        except (DamagedObject, NotFound):
+            continue
+    return out
 
 
 def _roles(row: CellRow | jev.CellRoles) -> list[str]:
@@ -62,16 +78,25 @@ def _roles(row: CellRow | jev.CellRoles) -> list[str]:
     return roles
 
 
-def _mom_targets(service: Service, run_id: str) -> dict[str, Target]:
-    """The run's MoM subject targets by id: their router adapter names the model that served a call."""
+def _run_targets(service: Service, run_id: str) -> dict[str, Target]:
+    """The run's subject targets by id (a MoM's router adapter names the model that served a call), and its
+    judge under the key ``judge`` when every benchmark that has one names the same (it prices judge calls)."""
     plan = service.runs.plans.get(service.runs.get(run_id).plan)
-    return {pt.target.id: pt.target for pt in plan.targets if pt.target.kind == "mom"}
+    out = {pt.target.id: pt.target for pt in plan.targets}
+    judges = {o.judge for o in plan.benchmark_options.values() if o.judge}
+    if len(judges) == 1 and (judge := plan.auxiliary_targets.get(judges.pop())) is not None:
+        out[JUDGE] = judge.target
+    return out
 
 
-def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[str, Target] | None = None
+JUDGE = "\x00judge"           # not a target id (ids are printable)
+
+
+def _summary(service: Service, run_id: str, row: CellRow, role: str, targets: dict[str, Target] | None = None
              ) -> rs.CallSummary:
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
-    mom = (moms or {}).get(row.target_id)
+    priced = (targets or {}).get(row.target_id if role == "subject" else JUDGE)
+    mom = priced if priced is not None and priced.kind == "mom" and role == "subject" else None
     out = rs.CallSummary(id=wire.call_id(run_id, row.seq, role), case_id=row.case_id, target_id=row.target_id,
                          role=role, cell_id=row.cell_id, seq=row.seq, state=row.state, error_class=row.error_class,
                          error=row.error, request=request_d, call=call_d, damaged=False, status="")
@@ -94,10 +119,13 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, moms: dict[
                                            ConversationRecord.model_validate(c), mom)
                 return _with(out, calls=calls, status=wire.call_status(row.state, row.error_class, row.state, role))
             record_status = c["status"]
+            cost = None if priced is None else call_cost(priced, c)
             out = _with(out, http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
                         usage=c.get("usage"), latency_s=c["timings"].get("latency_s"),
                         ttft_s=c["timings"].get("ttft_s"), response_model=c.get("response_model"),
-                        selected_model=routers.selected_model(mom if role == "subject" else None, c))
+                        selected_model=routers.selected_model(mom, c) or (      # a single target: its reply's model
+                            c.get("response_model") if role == "subject" and mom is None else None),
+                        **wire_calls.call_fields(c, cost, priced is not None and priced.kind == "mom"))
     return _with(out, status=wire.call_status(row.state, row.error_class, record_status, role))
 
 
@@ -123,7 +151,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
     picked: list[tuple[int, rs.CallSummary]] = []
-    moms = _mom_targets(service, run_id)
+    targets = _run_targets(service, run_id)
     while len(picked) <= limit:
         rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
         service.objects.prefetch([d for r in rows for d in (r.call, r.judge_call) if d])
@@ -132,7 +160,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
                 pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
                 if pos <= after:
                     continue
-                item = _summary(service, run_id, row, role, moms)
+                item = _summary(service, run_id, row, role, targets)
                 if not active or item.status == "sent":
                     picked.append((pos, item))
         if len(rows) <= limit:
@@ -171,10 +199,12 @@ async def run_call(request: web.Request) -> rs.CallDetail:
         role = "subject"
     if row is None or role not in _roles(row) or row.state == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
-    summary = _summary(service, run_id, row, role, _mom_targets(service, run_id))
+    summary = _summary(service, run_id, row, role, _run_targets(service, run_id))
     more: dict[str, JsonValue] = {}          # the stored objects the answer carries whole, as JSON
     if summary.call:        # the one full call: a damaged record is an error (503), never a row marked damaged
         record = more["record"] = service.objects.get_json(summary.call)
+        if record.get("kind") == "call":
+            more.update(wire_calls.call_detail_fields(record))
         trajectory = record.get("trajectory") if record.get("kind") == "conversation" else None
         if isinstance(trajectory, str) and trajectory.startswith("b3:"):     # an agent's stored trajectory
             more["trajectory_object"] = service.objects.get_json(trajectory)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from srbench.cas import canonical_json
 from srbench.schemas.cell import wire_status
@@ -28,7 +28,11 @@ from srbench.schemas.plan import Plan
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.responses import Event, RunView
 from srbench.service.runs.state import Progress, RunState
+from srbench.service.wire.figures import NO_FIGURES, Figures, merge
 from srbench.stages.compare.headline import routing_facts
+
+# a single target's report leaves these null (no router); upstream counts the models that answered
+SINGLE_FILLED = ("selected_models", "decisions")
 
 ROLES = ("subject", "judge", "simulator")
 ROLE_BITS = 8
@@ -232,16 +236,22 @@ def wire_result(row: WireJSON) -> WireJSON:
 
 
 # -- reports and comparisons ----------------------------------------------------------------------
-def wire_report(report: WireJSON, digest: str, cache_hit: bool, explain: str) -> WireJSON:
-    """The report object itself (summary rows carry upstream's `id`), with its digest and why it was
-    (re)built beside it."""
+def wire_report(report: WireJSON, digest: str, cache_hit: bool, explain: str,
+                figures: Figures = NO_FIGURES, context: ReportContext | None = None) -> WireJSON:
+    """The report object itself with upstream's fields beside sr-bench's: summary rows carry `id` (the
+    target) and upstream's figures (`figures.py`, from the report's rows: per target and per target and
+    benchmark), token totals under both names, upstream's `failure`, `child_attempts` and provenance
+    (`context`: the run's wire manifest and recovery children); with its digest and why it was (re)built."""
     out = dict(report)
     summary = dict(report.get("summary") or {})
-    summary["targets"] = [{**t, "id": t["target_id"], **({"tokens": wire_tokens(t["tokens"])} if "tokens" in t else {})}
+    summary["targets"] = [_tokens({**merge(t, figures.targets.get(t["target_id"]), SINGLE_FILLED), "id": t["target_id"]})
                           for t in summary.get("targets", [])]
     out["summary"] = summary
-    out["benchmarks"] = [{**b, "id": b["benchmark"], **({"tokens": wire_tokens(b["tokens"])} if "tokens" in b else {})}
-                         for b in report.get("benchmarks", [])]
+    out["benchmarks"] = [_tokens({**merge(b, figures.benchmarks.get((b["target_id"], b["benchmark"]))),
+                                  "id": b["target_id"]}) for b in report.get("benchmarks", [])]
+    if context is not None:
+        out.update(failure=figures.failure, child_attempts=context.children,
+                   provenance={**report.get("provenance", {}), **_provenance(report, context.manifest)})
     out.update(report_digest=digest, cache_hit=cache_hit, explain=explain, **status_fields(report.get("status")))
     return out
 
@@ -251,6 +261,28 @@ def status_fields(status: Any) -> WireJSON:
     stopped early beside it."""
     return {"status": wire_status(status) if status == "stopped_early" else status,
             "stopped_early": status == "stopped_early"}
+
+
+class ReportContext(NamedTuple):
+    """What a report's wire form reads beside the report: the run's wire manifest, its recovery children."""
+
+    manifest: WireJSON
+    children: list[WireJSON]
+
+
+def _provenance(report: WireJSON, manifest: WireJSON) -> WireJSON:
+    """Upstream's provenance fields the report object does not hold, from the run's frozen manifest."""
+    ds = manifest.get("dataset") or {}
+    return {"case_sha256": manifest.get("case_sha256"), "sampling": manifest.get("sampling"),
+            "custom_subset": bool(ds.get("custom_subset", False)), "runner": None,
+            "accounting_correction": report.get("accounting_correction"),
+            "target_profiles": [{"id": t.get("id"), "model": t.get("model"), "kind": t.get("kind"),
+                                 "request_params": t.get("request_params") or {},
+                                 "config_hash": t.get("config_hash")} for t in manifest.get("targets") or []]}
+
+
+def _tokens(row: WireJSON) -> WireJSON:
+    return {**row, "tokens": wire_tokens(row["tokens"])} if "tokens" in row else row
 
 
 def _upstream_interval(c: WireJSON) -> tuple[WireJSON, str | None]:
@@ -265,11 +297,12 @@ def _upstream_interval(c: WireJSON) -> tuple[WireJSON, str | None]:
 
 
 def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
-                    digest: str, cache_hit: bool, explain: str) -> WireJSON:
+                    digest: str, cache_hit: bool, explain: str,
+                    figures: tuple[Figures, Figures] | None = None) -> WireJSON:
     """sr-bench's comparison with upstream's fields beside it: the runs, their targets' metrics, the
     baseline selection and one `comparisons` row per candidate target (Δ with REP-6's Hoeffding interval
-    as upstream has it and sr-bench's claim beside it, the stratified bootstrap interval, savings,
-    wins/losses/ties)."""
+    as upstream has it and sr-bench's claim beside it, the stratified bootstrap interval, savings per
+    cost scope, wins/losses/ties); `figures`: upstream's figures of the two reports (`wire_report`)."""
     base = cmp["baseline"]
     tied = base.get("tied_strongest") or []
     principal = {c["target_id"]: c["savings"]["principal"] for c in cmp["candidates"]}
@@ -291,8 +324,11 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
             "cache_neutral_baseline_cost_usd": n.get("baseline_usd"),
             "cache_neutral_candidate_cost_usd": n.get("candidate_usd"),
             "cache_neutral_cost_saving_percent": n.get("saving_pct"),
+            **_cost_scopes(c, base), "micro_quality_delta": c.get("micro_delta"),
+            "quality_metric": (cmp.get("aggregation") or {}).get("quality"),
             "wins": c["wins"], "losses": c["losses"], "ties": c["ties"]})
     blocked = cmp.get("savings_blocked")
+    bfig, cfig = figures if figures is not None else (NO_FIGURES, NO_FIGURES)
     cost_known = all(t.get("cost_complete") for t in tied)
     return {**cmp, "comparison_digest": digest, "cache_hit": cache_hit, "explain": explain,
             "baseline_run_id": cmp["baseline_run"]["run_id"], "candidate_run_id": cmp["candidate_run"]["run_id"],
@@ -300,10 +336,10 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
             "candidate_status": status_fields(cmp["candidate_run"]["status"])["status"],
             "baseline_quality_complete": bool(base_report.get("complete")),
             "candidate_quality_complete": bool(cand_report.get("complete")),
-            "baseline_targets": wire_report(base_report, "", False, "")["summary"]["targets"],
-            "candidate_targets": wire_report(cand_report, "", False, "")["summary"]["targets"],
+            "baseline_targets": wire_report(base_report, "", False, "", bfig)["summary"]["targets"],
+            "candidate_targets": wire_report(cand_report, "", False, "", cfig)["summary"]["targets"],
             "quality_denominator": "every planned cell (a failed or missing cell counts as incorrect)",
-            "baseline_selection": base["target_id"],
+            "baseline_selection": BASELINE_SELECTION, "baseline_selected_target_id": base["target_id"],
             "baseline_selection_qualification": base.get("rule"),
             "baseline_tied_best_target_ids": [t["target_id"] for t in tied],
             "baseline_tie_policy": "complete and lowest principal cost, then target id",
@@ -312,6 +348,27 @@ def wire_comparison(cmp: WireJSON, base_report: WireJSON, cand_report: WireJSON,
                 None if cost_known else "a tied strongest baseline has an unknown cost"),
             "comparisons": rows,
             "routing_facts": [f.model_dump(mode="json") for f in routing_facts(Comparison.model_validate(cmp))]}
+
+
+BASELINE_SELECTION = ("the strongest single target of the baseline run by exact weighted quality on the compared "
+                      "cases (a failed or missing cell counts as incorrect); selection uncertainty is not included")
+
+
+def _cost_scopes(c: WireJSON, base: WireJSON) -> WireJSON:
+    """A candidate's costs per scope as upstream names them: subject (sr-bench's principal), total (principal
+    plus auxiliary), evaluation (auxiliary: judge, simulator, scaffolding), on the compared cases."""
+    p, t = c["savings"]["principal"], c["savings"]["total"]
+    chosen = next((x for x in base.get("tied_strongest") or [] if x["target_id"] == base["target_id"]), None)
+    return {"subject_cost_saving_percent": p.get("saving_pct"), "baseline_subject_cost_usd": p.get("baseline_usd"),
+            "candidate_subject_cost_usd": p.get("candidate_usd"), "total_cost_saving_percent": t.get("saving_pct"),
+            "baseline_total_cost_usd": t.get("baseline_usd"), "candidate_total_cost_usd": t.get("candidate_usd"),
+            "baseline_evaluation_cost_usd": None if chosen is None else chosen["costs"].get("auxiliary"),
+            "candidate_evaluation_cost_usd": (c.get("costs") or {}).get("auxiliary"),
+            "total_cost_comparison_reason": t.get("reason"), "cache_neutral_cost_basis": COMPARE_NEUTRAL_BASIS}
+
+
+COMPARE_NEUTRAL_BASIS = ("subject cost only, cached and cache-written input priced as fresh input, against the "
+                         "same selected baseline; excludes auxiliary calls; a counterfactual, not billed spend")
 
 
 def wire_correction(body: WireJSON) -> WireJSON:
