@@ -259,6 +259,18 @@ class ExperimentLink(BaseModel):
     """What the run tests (stripped; empty when none was given)."""
 
 
+class UpstreamPlan(BaseModel):
+    """What a plan frozen by upstream's `vllm-sr benchmark plan` carried beyond sr-bench's manifest, kept with the
+    plan sr-bench froze from it (`service.wire.upstream_plan`): its reviewed hash, and every field sr-bench checked
+    against its own (case_sha256, benchmark_weights, adapter_versions, output_policy) or does not use."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    plan_sha256: str | None
+    """Upstream's plan_sha256 of the submitted plan, checked by upstream's rule (None: sent without one)."""
+    fields: dict[str, JsonValue]
+    """The submitted fields sr-bench's plan does not hold, by dotted path (`limits.max_log_bytes`), as submitted."""
+
+
 class PlanDataset(BaseModel):
     """The dataset a plan runs, by content (never a path: a plan is the same on every host)."""
 
@@ -364,6 +376,9 @@ class Plan(BaseModel):
                                               description="the experiment the run joins: {id, role, hypothesis}")
     baseline_run_id: str | None = Field(default=None, exclude_if=lambda v: v is None,
                                         description="the baseline run a candidate plan was derived from")
+    upstream: UpstreamPlan | None = Field(default=None, exclude_if=lambda v: v is None,
+                                          description="a plan frozen by upstream's CLI: its hash and the fields "
+                                                      "sr-bench kept from it (absent: sr-bench froze the manifest)")
     plan_sha256: str | None = None
 
     @field_validator("sampling", mode="before")

@@ -36,7 +36,7 @@ from srbench.service.store import maintenance, target_registry
 from srbench.service.store.maintenance_answers import Collected, Verified
 from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
-from srbench.service.wire import upstream
+from srbench.service.wire import upstream, upstream_plan
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.plan.estimate import plan_estimate
 from srbench.stages.plan.freeze import build_plan, check_frozen
@@ -124,8 +124,12 @@ async def register_targets(request: web.Request, req: rq.RegisterTargets) -> rs.
 
 # -- plans and runs ------------------------------------------------------------------------------
 def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
-    """Freeze a manifest (sr-bench's fields and upstream's, translated first: `service.wire.upstream`)."""
+    """Freeze a manifest (sr-bench's fields and upstream's, translated first: `service.wire.upstream`; a plan
+    frozen by upstream's CLI checked and translated before that: `service.wire.upstream_plan`)."""
     target_registry.sync(service)
+    kept = None
+    if upstream_plan.is_upstream_frozen(manifest):
+        manifest, kept = upstream_plan.translate(manifest)
     if actor.named and isinstance(manifest, dict):
         manifest = policy.resolve_inline(manifest, policy.registry(service))
     req = upstream.translate(service, manifest, actor)
@@ -143,7 +147,7 @@ def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
     return build_plan(req.manifest, service.objects, resolve_target=resolve,
                       find_datasets=lambda sha: find_datasets(service, sha),
                       options=read_benchmark_options(service.store_dir) if req.options is None else req.options,
-                      links=req.links)
+                      links=req.links if kept is None else req.links.model_copy(update={"upstream": kept}))
 
 
 def _planning_sync(service: Service, plan: Plan) -> Planning | None:
@@ -188,6 +192,8 @@ def _submitted_plan(service: Service, manifest: Any, actor: Actor) -> Plan:
         if actor.named:
             policy.check_plan(plan, policy.registry(service), read_benchmark_options(service.store_dir))
         return plan
+    if upstream_plan.is_upstream_frozen(manifest):      # its reviewed hash is upstream's, checked by its rule
+        return _plan_sync(service, manifest, actor)
     reviewed = manifest.get("plan_sha256")
     plan = _plan_sync(service, {k: v for k, v in manifest.items() if k != "plan_sha256"}, actor)
     if reviewed is not None and reviewed != plan.plan_sha256:

@@ -28,6 +28,7 @@ from srbench.schemas.plan import (
     PlannedTarget,
     StoreOptions,
     TargetRef,
+    UpstreamPlan,
 )
 from srbench.schemas.sources import SourceLabel
 from srbench.schemas.target import Target
@@ -58,6 +59,8 @@ class PlanLinks(BaseModel):
                                               "(checked: it exists and is the actor's)")
     baseline_run_id: str | None = Field(default=None, description="the baseline run a candidate plan was "
                                                                   "derived from")
+    upstream: UpstreamPlan | None = Field(default=None, description="what a plan frozen by upstream's CLI "
+                                                                    "carried beyond the manifest (checked)")
 
 
 def build_plan(raw: object, store: ObjectStore, *, resolve_target: Callable[[str], Target | None],
@@ -107,7 +110,8 @@ def build_plan(raw: object, store: ObjectStore, *, resolve_target: Callable[[str
         total=len(cases) * len(planned), auxiliary_targets=aux, benchmark_options=bench_options,
         notices=_notices(manifest, adapters, registered, dataset.evaluation, dataset.sources or {}, planned),
         statistics=manifest.statistics,
-        experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None)
+        experiment=links.experiment if links else None, baseline_run_id=links.baseline_run_id if links else None,
+        upstream=links.upstream if links else None)
     if statistics_problems(plan):
         raise fail(statistics_problems(plan))
     _check_calls_per_case(plan)
