@@ -68,3 +68,25 @@ def test_a_manifest_names_its_dataset_by_file_ref_id_or_sha256(cli: Cli, sources
         r = cli.run("plan", "--manifest", cli.write("bad.json", {**head, "dataset": dataset}), "--output",
                     str(cli.cwd / "f.json"), ok=False)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+
+
+def test_benchmark_options_are_set_by_a_command_through_the_service(cli: Cli) -> None:
+    """`options set/show` write and read the store's benchmark-options.json through the service; a bad key or
+    value is one line naming it; the plan's refusal names the command, not the file to edit."""
+    store = cli.cwd / ".sr-bench" / "default" / "store"
+    res = cli.json("options", "set", "hle", "judge=judge", "grader_version=sr-bench-reference-judge-v1")
+    assert res["options"] == {"hle": {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}}
+    cli.json("options", "set", "arc-agi-2", "attempts=2")
+    assert json.loads((store / "benchmark-options.json").read_text())["arc-agi-2"] == {"attempts": 2}
+    assert cli.json("options", "set", "arc-agi-2", "--unset", "attempts")["options"].keys() == {"hle"}
+    assert cli.json("options", "show", "hle")["options"] == res["options"]
+    for args, says in ((("hle", "grader_version=x"), "hle.grader_version must be one of"),
+                       (("arc-agi-2", "attempts=3"), "attempts must be 1 or 2"),
+                       (("mmlu-pro", "judge=j"), "mmlu-pro has no option judge"),
+                       (("nope", "a=1"), "no benchmark 'nope'"),
+                       (("hle", "judge"), "give KEY=VALUE")):
+        r = cli.run("options", "set", *args, ok=False)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+    setup = {b["benchmark"]: b for b in json.loads(cli.run("setup", ok=False).stdout)["benchmarks"]}
+    assert any("sr-bench options set simpleqa-verified judge=<target id>" in m
+               for m in setup["simpleqa-verified"]["missing"]), setup["simpleqa-verified"]

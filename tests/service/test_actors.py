@@ -131,8 +131,10 @@ def test_named_actors_use_the_operators_targets_and_routes(api: Api, people: dic
                                                            ds: dict[str, Any], sim: Any) -> None:
     alice, boss = people["alice"], people["boss"]
     for path, body in (("/targets", {"targets": [single("x", sim.v1_url)]}), ("/store/gc", {}),
-                       ("/store/verify", {}), ("/shutdown", {})):
+                       ("/store/verify", {}), ("/shutdown", {}),
+                       ("/benchmark-options", {"benchmark": "arc-agi-2", "set": {"attempts": 2}})):
         assert alice.error("POST", path, body, 403, "operator_only")
+    assert alice.ok("GET", "/benchmark-options")["options"] == {}     # reading the options is fine
     assert alice.call("GET", "/objects/b3:" + "0" * 64)[0] == 403
     assert alice.ok("GET", "/targets")["targets"]                      # reading the registry is fine
     # an inline target must repeat the registered one exactly

@@ -46,7 +46,7 @@ def test_plan_needs_the_pinned_roles_and_the_release(api, service, sim, tmp_path
                                             single("user", sim.v1_url, "sim-weak"),
                                             single("judge", sim.v1_url, "sim-weak")]})
     m = manifest(ds, [{"id": "agent"}])
-    assert '"release": "1.0.1"' in api.error("POST", "/plans", {"manifest": m}, 400)
+    assert '`sr-bench options set tau3 release=1.0.1`' in api.error("POST", "/plans", {"manifest": m}, 400)
     options(service, release="1.0.1")
     msg = api.error("POST", "/plans", {"manifest": m}, 400)
     assert "tau3 needs a pinned user_simulator" in msg and "tau3 needs a pinned judge" in msg

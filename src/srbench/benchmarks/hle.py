@@ -239,9 +239,9 @@ class Hle(JudgedBenchmark):
         return HLE_RULE if self.judge_grader(grader) == HLE_OFFICIAL else None
 
     def published_unavailable(self) -> str:
-        return (f"HLE's published accuracy needs its official judge prompt, which this plan does not pin: store "
-                f'{{"hle": {{"judge": "<target id>", "grader_version": "{HLE_OFFICIAL}"}}}} in the store\'s '
-                "benchmark-options.json and run again (sr-bench's reference judge asks another prompt)")
+        return (f"HLE's published accuracy needs its official judge prompt, which this plan does not pin: pin "
+                f"it with `sr-bench options set hle judge=<target id> grader_version={HLE_OFFICIAL}` and run again "
+                "(sr-bench's reference judge asks another prompt)")
 
 
 __all__ = ["SYSTEM_PROMPT", "TEST_FILE", "Hle", "calibration_error", "extract_confidence", "row_to_case"]

@@ -91,6 +91,7 @@ class Tau3(Benchmark):
     published_conversation_rule = TAU3_RULE
     multi_call = True
     conversation_roles = ("user_simulator", "judge")
+    option_keys = ("release",)
     offline_mirror = "tau2"
     source = SourcePin(
         url="https://github.com/sierra-research/tau2-bench",
@@ -185,7 +186,8 @@ class Tau3(Benchmark):
         """The fixed upstream settings the plan freezes; the release must be pinned (DEP-1)."""
         release = (raw or {}).get("release")
         if release != RELEASE:
-            raise InvalidInput(f'tau3 needs "release": "{RELEASE}" in benchmark-options.json (DEP-1), got {release!r}')
+            raise InvalidInput(f"tau3 needs release {RELEASE} pinned: `sr-bench options set tau3 release={RELEASE}` "
+                               f"(DEP-1), got {release!r}")
         return {"grader_version": self.grader_version,
                 "grading": {"release": RELEASE, "max_steps": self.max_steps, "max_errors": self.max_errors,
                             "trials": 1}}

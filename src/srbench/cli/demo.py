@@ -232,7 +232,8 @@ def demo_result(workdir: Path, download: bool, console: Console) -> DemoResult:
             judged: WireJSON = {b: {"judge": "judge", "grader_version": "sr-bench-reference-judge-v1"}
                                       for b in ("hle", "simpleqa-verified")}
             judged["tau3"] = {"user_simulator": "user-sim", "judge": "judge", "release": "1.0.1"}
-            (store / "benchmark-options.json").write_text(json.dumps({**judged, **SCICODE_OPTIONS}, indent=2))
+            for bench, entry in {**judged, **SCICODE_OPTIONS}.items():     # through the service, as an operator
+                client.post("/benchmark-options", {"benchmark": bench, "set": entry})
             runs = {}
             for role, ids in (("baseline", ["large", "small"]), ("candidate", ["mom"])):
                 manifest = {"version": "sr-bench-1.0", "name": f"demo {role} (simulated endpoints)",

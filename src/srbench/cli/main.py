@@ -11,7 +11,19 @@ import click
 from srbench import VERSION
 from srbench.benchmarks import REGISTRY
 from srbench.benchmarks import catalog as catalog_doc
-from srbench.cli import dashboard, datasets, demo, derived, experiments, runs, simulate, store, targets, team
+from srbench.cli import (
+    dashboard,
+    datasets,
+    demo,
+    derived,
+    experiments,
+    options,
+    runs,
+    simulate,
+    store,
+    targets,
+    team,
+)
 from srbench.cli.common import Ctx, emit
 from srbench.cli.output import add_json_option
 from srbench.cli.views import catalog_view, setup_view
@@ -143,7 +155,7 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    for module in (datasets, targets, runs, derived, store, team, demo, simulate, dashboard, experiments):
+    for module in (datasets, targets, options, runs, derived, store, team, demo, simulate, dashboard, experiments):
         module.register(cli)
     add_json_option(cli)
 

@@ -79,6 +79,7 @@ class TerminalBench21(Benchmark):
     published_conversation_rule = TB_RULE
     multi_call = True
     conversation_roles: ClassVar[tuple[str, ...]] = ()
+    option_keys: ClassVar[tuple[str, ...]] = tuple(TerminalOptions.model_fields)   # the agent settings and caps
     source = SourcePin(
         url="https://github.com/harbor-framework/terminal-bench-2-1",
         revision="7131e4375048a0e408a8fb404b5f499d726b695b",

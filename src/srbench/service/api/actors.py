@@ -45,7 +45,7 @@ ROLES = ("admin", "write", "read")
 MAX_ACTOR_CHARS = 256
 LOCAL = "local"
 READ_POSTS = frozenset({"/comparisons"})
-OPERATOR_ONLY = re.compile(r"/(targets|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
+OPERATOR_ONLY = re.compile(r"/(targets|benchmark-options|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
 RUN_PATH = re.compile(r"/runs/([^/]+)(/.*)?")
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def access_middleware(token: str, limiter: CheckLimiter | None = None) -> Callab
                 request.method == "POST" and route in READ_POSTS):
             return _deny("Write access is required: the read role may only read and compare", "read_only")
         if found.named and found.role != "admin" and OPERATOR_ONLY.fullmatch(route) and not (
-                request.method == "GET" and route == "/targets"):
+                request.method == "GET" and route in ("/targets", "/benchmark-options")):
             return _deny("This operation is reserved to the service operator", "operator_only")
         request[ACTOR_KEY] = found
         match = RUN_PATH.fullmatch(route)

@@ -44,6 +44,15 @@ class RegisterTargets(Body):
     max_members: ClassVar[int] = 20_000
 
 
+class SetBenchmarkOptions(Body):
+    """Set and unset keys of one benchmark's entry of the store's benchmark-options.json (DEP-1)."""
+
+    benchmark: str = Field(min_length=1, max_length=64, description="a benchmark id (see /catalog)")
+    set: JSONObject = Field(default_factory=dict, description="keys to set, JSON values (e.g. judge: a target id)")
+    unset: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(
+        default_factory=list, max_length=64, description="keys to remove from the entry")
+
+
 class HistoryOptions(Body):
     """Named-history options of a preparation (README: "Named-history exclusions")."""
 

@@ -23,7 +23,7 @@ from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
-from srbench.schemas.wire import WireJSON
+from srbench.schemas.wire import JSONObject, WireJSON
 from srbench.service.api.catalog import CatalogEntry, CatalogTotals
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
 from srbench.stages.compare.headline import RouterFacts
@@ -82,6 +82,13 @@ class Targets(Answer):
 
 class Registered(Answer):
     registered: list[str]
+
+
+class StoreBenchmarkOptions(Answer):
+    """The store's benchmark-options.json (DEP-1) as the service holds it; only the service writes it."""
+
+    options: JSONObject = Field(description="benchmark id → its entry (judge, grader_version, user_simulator, …)")
+    file: str = Field(description="the file's name in the store (written by `sr-bench options set`, never by hand)")
 
 
 class WireDataset(DatasetManifest):

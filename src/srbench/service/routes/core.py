@@ -31,8 +31,8 @@ from srbench.service.api.http import svc
 from srbench.service.datasets.refs import find_datasets
 from srbench.service.runs.early_stop import check_baseline_run
 from srbench.service.runs.recipes import recipes_view
+from srbench.service.store import benchmark_options, maintenance, target_registry
 from srbench.service.store import gc as upkeep
-from srbench.service.store import maintenance, target_registry
 from srbench.service.store.maintenance_answers import Collected, Verified
 from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
@@ -94,6 +94,21 @@ async def setup_check(request: web.Request) -> SetupChecks:
     await asyncio.to_thread(target_registry.sync, service)      # reads a file: off the event loop
     registered = {name for name, _ in service.journal.list_refs("target")}
     return checks(service.store_dir, registered)
+
+
+@route("GET", "/benchmark-options", "The store's benchmark options (judges, simulators, grading options)",
+       answer=rs.StoreBenchmarkOptions)
+async def get_benchmark_options(request: web.Request) -> rs.StoreBenchmarkOptions:
+    options = await asyncio.to_thread(read_benchmark_options, svc(request).store_dir)
+    return rs.StoreBenchmarkOptions(options=dict(options), file=benchmark_options.FILE)
+
+
+@route("POST", "/benchmark-options", "Set and unset one benchmark's options (the operator; checked, then "
+       "benchmark-options.json is rewritten whole)", body=rq.SetBenchmarkOptions, answer=rs.StoreBenchmarkOptions)
+async def set_benchmark_options(request: web.Request, req: rq.SetBenchmarkOptions) -> rs.StoreBenchmarkOptions:
+    options = await asyncio.to_thread(benchmark_options.update, svc(request).store_dir, req.benchmark, req.set,
+                                      req.unset)
+    return rs.StoreBenchmarkOptions(options=dict(options), file=benchmark_options.FILE)
 
 
 # -- targets -------------------------------------------------------------------------------------

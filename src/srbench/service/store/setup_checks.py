@@ -51,7 +51,7 @@ def role_needs(b: Benchmark, options: StoreOptions, options_problem: str | None,
     for role in b.conversation_roles:
         tid = opt.get(role)
         if not tid:
-            out.append(f"a pinned {role} in benchmark-options.json (DEP-1)")
+            out.append(f"a pinned {role}: sr-bench options set {b.id} {role}=<target id> (DEP-1)")
         elif tid not in registered:
             out.append(f"{role} {tid!r} is not a registered target")
     try:
@@ -123,9 +123,11 @@ def _judge_needs(b: JudgedBenchmark, opt: Mapping[str, JsonValue], options_probl
     if options_problem:
         return [options_problem]
     if not judge:
-        return ["a pinned judge in benchmark-options.json (DEP-1)"]
+        return [f"a pinned judge: sr-bench options set {b.id} judge=<target id> grader_version={b.grader_version} "
+                "(DEP-1)"]
     if judge not in registered:
         return [f"judge {judge!r} is not a registered target"]
     if opt.get("grader_version") not in b.judge_graders:
-        return [f"grader_version {' or '.join(repr(g) for g in b.judge_graders)} in benchmark-options.json"]
+        return [f"grader_version {' or '.join(repr(g) for g in b.judge_graders)}: sr-bench options set {b.id} "
+                f"grader_version={b.grader_version}"]
     return []

@@ -55,8 +55,8 @@ def judge_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], opt
             continue
         if not isinstance(bench, JudgedBenchmark):      # needs_judge
             continue
-        hint = (f'add {{"{b}": {{"judge": "<target id>", "grader_version": "{bench.grader_version}"}}}} to the '
-                "store's benchmark-options.json (DEP-1)")
+        hint = (f"pin one with `sr-bench options set {b} judge=<target id> grader_version={bench.grader_version}` "
+                "(the store's benchmark-options.json, DEP-1)")
         if not isinstance(opt, dict) or not opt.get("judge"):
             problems.append(f"{b} needs a pinned judge: {hint}")
             continue

@@ -75,8 +75,8 @@ def role_problems(benchmarks: list[str], adapters: Mapping[str, Benchmark], opti
                 continue
             tid = raw.get(role)
             if not isinstance(tid, str) or not tid:
-                problems.append(f'{b} needs a pinned {role}: add {{"{b}": {{"{role}": "<target id>"}}}} to the '
-                                "store's benchmark-options.json (DEP-1)")
+                problems.append(f"{b} needs a pinned {role}: `sr-bench options set {b} {role}=<target id>` (the "
+                                "store's benchmark-options.json, DEP-1)")
                 continue
             found, planned = pinned_auxiliary(b, role, tid, resolve_target, limits, cost_policy, subject_ids)
             problems += found
