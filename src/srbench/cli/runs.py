@@ -49,8 +49,16 @@ def write_json(path: str, value: Any) -> None:
 def plan(obj: Ctx, manifest: str, output: str) -> None:
     """Validate and freeze a manifest; no model is called."""
     res = obj.client.post("/plans", {"manifest": read_manifest(obj, manifest)})
+    write_json(output, res["manifest"])
+    plan_story(res)
+    emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
+          "planning": res.get("planning")}, views.plan_view)
+
+
+def plan_story(res: WireJSON) -> None:
+    """What `plan` says on stderr about a frozen plan (`POST /plans`'s answer): the targets and their request
+    parameters, notices, the declared margin, sample-size planning, the estimate, then its warnings."""
     frozen = res["manifest"]
-    write_json(output, frozen)
     table = Table("target", "kind", "model", "effective request parameters")
     params = {p["id"]: p["effective_params"] for p in frozen.get("target_profiles", [])}
     for t in frozen["targets"]:
@@ -77,8 +85,6 @@ def plan(obj: Ctx, manifest: str, output: str) -> None:
 
     for w in plan_warnings(frozen, est):    # before any money is spent; the plan is frozen all the same
         click.echo(f"warning: {w}", err=True)
-    emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
-          "planning": res.get("planning")}, views.plan_view)
 
 
 def _pts(v: Any) -> str:
