@@ -1,6 +1,6 @@
-"""No request stalls the service (issue 25, items 1 and 2): a body's cost is linear in its size and off the
-event loop (a body of ~60k unknown keys is refused while `/health` keeps answering), its problems are
-capped, each route reads only the bytes it needs, and a malformed Content-Encoding, charset or framing is
+"""No request stalls the service (issue 25, items 1 and 2; issue 38, item 6: every body is counted against
+its route's budgets before it is parsed): a body's cost is linear in its size and off the event loop (a
+body of ~60k unknown keys is refused while `/health` keeps answering), its problems are capped, each route reads only the bytes it needs, and a malformed Content-Encoding, charset or framing is
 a 4xx in the one-line error shape that leaves the keep-alive connection usable."""
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from typing import Any
 import pytest
 
 from srbench.discovery import API_PREFIX
+from srbench.service.api import app as _app  # noqa: F401  (declares every route)
+from srbench.service.api import http as body_http
+from srbench.service.api import requests as rq
+from srbench.service.api.bindings import REGISTRY
 
 UNKNOWN_KEYS = 60_000
 
@@ -148,3 +152,69 @@ def test_bad_framing_is_a_4xx_never_a_5xx(service) -> None:
         assert head.split(b" ")[1].startswith(b"4"), head[:200]
         data = json.loads(head.partition(b"\r\n\r\n")[2])
         assert data["code"] == "bad_request" and "\n" not in data["error"], data
+
+
+# -- issue 38, item 6: every body is bounded before it is parsed --------------------------------------------
+DEEP = "[" * 15 + "1" + "]" * 15
+
+
+def _recover_bodies() -> dict[str, tuple[bytes, str]]:
+    """The issue's worst recover bodies (8 MiB route) and the limit each must be refused by, before parsing."""
+    def cells(extra: str) -> bytes:
+        return ('{"cells":[{"case_id":"c","target_id":"t",' + extra + '}],"idempotency_key":"k"}').encode()
+    return {
+        "200k unknown keys nesting 15 deep": (cells(",".join(f'"x{i}":{DEEP}' for i in range(200_000))),
+                                              "more than 20000 arrays"),
+        "one flat object of 300k members": (cells(",".join(f'"x{i}":1' for i in range(300_000))),
+                                            "an object in it holds more than 10000 members"),
+        "an object of 200k objects": (('{"plan":{' + ",".join(f'"k{i}":{{}}' for i in range(200_000)) + "}}").encode(),
+                                      "more than 160000 objects"),
+        "an array of 700k scalars": (('{"plan":[' + ",".join("1" * 700_000) + "]}").encode(), "more than 600000 values"),
+        "450k members": (json.dumps({"plan": [{"a": 1, "b": 2, "c": 3} for _ in range(150_000)]}).encode(),
+                         "more than 400000 members"),
+    }
+
+
+def test_the_worst_recover_bodies_are_refused_before_parsing(monkeypatch) -> None:
+    parsed: list[bytes] = []
+    monkeypatch.setattr(body_http.json, "loads", lambda *a, **k: parsed.append(a[0]) or {})
+    for what, (raw, limit) in _recover_bodies().items():
+        assert len(raw) <= rq.RecoverRun.max_body, what
+        with pytest.raises(body_http.InvalidInput) as exc:
+            body_http.decode_body(raw, "utf-8", body_http.Budget.of(rq.RecoverRun))
+        assert limit in exc.value.message and "\n" not in exc.value.message, (what, exc.value.message)
+    assert parsed == []                              # refused on its bytes: json never ran
+
+
+def test_an_object_of_objects_within_the_byte_counts_is_refused_by_its_hook() -> None:
+    raw = ('{"plan":{' + ",".join(f'"k{i}":{{}}' for i in range(12_000)) + "}}").encode()
+    with pytest.raises(body_http.InvalidInput, match="an object in it holds more than 10000 members"):
+        body_http.decode_body(raw, "utf-8", body_http.Budget(members=50_000))
+
+
+def test_every_body_route_refuses_its_worst_bodies_and_reads_150k_cells(service) -> None:
+    """Every route that reads a body (the route registry) refuses unknown keys filling its byte limit, flat and
+    nesting 15 deep, with a one-line 4xx; the recover route's worst bodies likewise, while 150k valid upstream
+    cells (the largest real body) are parsed and validated: the unknown run is then a 404."""
+    conn = Conn(service.url, service.token)
+    for r in REGISTRY.values():
+        if r.body is None:
+            continue
+        path = r.path.replace("{run_id}", "nope").replace("{experiment_id}", "nope")
+        n = int(r.body.max_body * 0.9) // 48      # type: ignore[attr-defined]
+        for raw in (("{" + ",".join(f'"k{i}":1' for i in range(n)) + "}").encode(),
+                    ("{" + ",".join(f'"k{i}":{DEEP}' for i in range(n)) + "}").encode()):
+            status, answer = conn.send("POST", path, raw)
+            assert status in (400, 413, 404), (path, status, answer[:200])
+            _error(status, answer)
+    for what, (raw, limit) in _recover_bodies().items():
+        status, answer = conn.send("POST", "/runs/nope/recover", raw)
+        assert status == 400 and limit in _error(status, answer)["error"], (what, status, answer[:300])
+    cells = [{"case_id": f"c{i:06d}", "target_id": "t"} for i in range(150_000)]
+    raw = json.dumps({"mode": "undispatched", "plan_sha256": "0" * 64, "cells": cells, "idempotency_key": "k"},
+                     separators=(",", ":")).encode()
+    status, answer = conn.send("POST", "/runs/nope/recover", raw)
+    assert status == 404 and "nope" in _error(status, answer)["error"], answer[:300]
+    cells[120_001] = {"case_id": "c", "target_id": "t", "bad": 1}        # a problem keeps its index (slices)
+    status, answer = conn.send("POST", "/runs/nope/recover", json.dumps({"cells": cells, "idempotency_key": "k"}).encode())
+    assert status == 400 and "cells[120001]" in _error(status, answer)["error"], answer[:300]

@@ -1,23 +1,29 @@
 """Request/response helpers every handler module shares: strict JSON bodies validated by the contract's
 pydantic models (`service.api_requests`), query strings likewise, and JSON answers.
 
-A body costs time linear in its size and never holds the event loop: it is read up to its route's
-limit (the model's `max_body`; `Content-Encoding` gzip/deflate decoded here, bounded, since the
-service's server leaves bodies as sent: `service.server`), then decoded, parsed and validated in a
-worker thread; a body whose objects hold more members than its route's budget (the model's
-`max_members`) is refused while parsing, so validation errors are bounded too, and the problems listed
-are capped (`stages.plan.pydantic_problems`). Every malformed body is a 4xx.
+A body costs time linear in its size and never holds the event loop nor, for long, the interpreter
+(issue 38, item 6: no request holds `/health` over 100 ms): it is read up to its route's limit (the
+model's `max_body`; `Content-Encoding` gzip/deflate decoded here, bounded, since the service's server
+leaves bodies as sent: `service.server`), then, before any parse, its bytes are counted against the
+budgets its route declares with its model (`max_members` object members, `max_lists` arrays,
+`max_objects` objects, `max_values` values, and `MAX_OBJECT_MEMBERS` in any one object: upper bounds counted in C) and a body
+over one is refused in one line naming it; only then is it decoded, parsed and validated in a worker
+thread. Within those budgets no single step of the parse (which holds the interpreter) runs long, and
+the problems listed are capped (`stages.plan.pydantic_problems`). Every malformed body is a 4xx.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import itertools
+import contextlib
+import gc
 import json
 import re
+import threading
 import zlib
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
@@ -34,8 +40,14 @@ SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.a
 MAX_BODY = 8 * 1024 * 1024          # the largest body (a recovery plan lists every cell of a large run)
 SMALL_BODY = 64 * 1024              # a body of a few named fields: the default route limit
 MAX_MEMBERS = 2_000                 # object members of a body of a few named fields: the default route budget
+MAX_LISTS = 20_000                  # arrays in a body: the default route budget
+MAX_OBJECTS = 50_000                # objects in a body: the default route budget
+MAX_VALUES = 250_000                # values in a body (counted by its commas): the default route budget
+MAX_OBJECT_MEMBERS = 10_000         # members of any one object, every route (parsed in one uninterrupted step)
 CHUNK = 1 << 16
-_MEMBER = re.compile(rb'"\s*:')     # what ends every object member's name (and little else: an upper bound)
+_WHITESPACE = b" \t\r\n"            # JSON's: between a member's name and its colon (`_over_budget`)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"{}:")    # deleted, what is left shows objects' members
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")   # a surrogate's escape: only then can a parsed string hold one
 MAX_OFFSET = 10**12                 # beyond any page: an empty page (and within SQLite's integers)
 M = TypeVar("M", bound=BaseModel)
 
@@ -73,13 +85,27 @@ class _TooManyMembers(ValueError):
     pass
 
 
+class Budget(NamedTuple):
+    """What a route's body may hold (declared with its model: `service.api.requests.Body`)."""
+
+    members: int = MAX_MEMBERS      # object members in all (validation errors are bounded by it)
+    lists: int = MAX_LISTS          # arrays in all
+    objects: int = MAX_OBJECTS      # objects in all (each one the garbage collector walks while the parse runs)
+    values: int = MAX_VALUES        # values in all, counted by their separating commas
+
+    @classmethod
+    def of(cls, model: type[BaseModel]) -> Budget:
+        return cls(getattr(model, "max_members", MAX_MEMBERS), getattr(model, "max_lists", MAX_LISTS),
+                   getattr(model, "max_objects", MAX_OBJECTS), getattr(model, "max_values", MAX_VALUES))
+
+
 def _over_budget(raw: bytes, budget: int) -> bool:
     """Whether `raw` may hold more than `budget` object members, found before parsing it (parsing one
-    huge object is a single call that would hold the interpreter): a byte count first, then a scan
-    that stops at `budget` + 1 and lets other threads run between its steps."""
+    huge object is a single call that would hold the interpreter): its colons, then, when there are more,
+    the ends of its members' names (a quote then a colon, whitespace left out)."""
     if raw.count(b":") <= budget:
         return False
-    return next(itertools.islice(_MEMBER.finditer(raw), budget, None), None) is not None
+    return raw.translate(None, _WHITESPACE).count(b'":') > budget
 
 
 def _too_many(budget: int) -> str:
@@ -87,8 +113,37 @@ def _too_many(budget: int) -> str:
             "fields the route documents")
 
 
+def _flat_object(raw: bytes) -> bool:
+    """Whether `raw` may hold an object of more than `MAX_OBJECT_MEMBERS` members none of which is an object
+    (json builds it in one step): that many colons with no brace between them (two C passes, ~3 ms a MiB)."""
+    return b":" * (MAX_OBJECT_MEMBERS + 1) in raw.translate(None, _NOT_STRUCTURE)
+
+
+def over_budget(raw: bytes, budget: Budget) -> str | None:
+    """The one-line refusal of a body whose bytes may hold more than `budget` allows, else None. Each count
+    is an upper bound taken in C before anything is parsed (a bracket, colon or comma inside a string
+    counts too), so the parse that follows never runs long in one step: json builds an object's members
+    and an array's values without letting other threads run, and a list or dict with each value."""
+    if _over_budget(raw, budget.members):
+        return _too_many(budget.members)
+    if raw.count(b"[") > budget.lists:
+        return (f"request body: it holds more than {budget.lists} arrays, the limit of this route; send only the "
+                "fields the route documents")
+    if raw.count(b"{") > budget.objects:
+        return (f"request body: it holds more than {budget.objects} objects, the limit of this route; send only the "
+                "fields the route documents, or split the work")
+    if raw.count(b",") >= budget.values:
+        return (f"request body: it holds more than {budget.values} values, the limit of this route; send only the "
+                "fields the route documents, or split the work")
+    if _flat_object(raw):
+        return (f"request body: an object in it holds more than {MAX_OBJECT_MEMBERS} members, the limit of every "
+                "route; send only the fields the route documents")
+    return None
+
+
 def _members_within(budget: int) -> Any:
-    """A json `object_pairs_hook` refusing a body whose objects hold more than `budget` members in all."""
+    """A json `object_pairs_hook` refusing a body whose objects hold more than `budget` members in all, or one
+    object more than `MAX_OBJECT_MEMBERS` (one whose members are objects passes the byte scan)."""
     count = 0
 
     def hook(pairs: list[tuple[str, Any]]) -> WireJSON:
@@ -96,6 +151,9 @@ def _members_within(budget: int) -> Any:
         count += len(pairs)
         if count > budget:
             raise _TooManyMembers(_too_many(budget))
+        if len(pairs) > MAX_OBJECT_MEMBERS:
+            raise _TooManyMembers(f"request body: an object in it holds more than {MAX_OBJECT_MEMBERS} members, "
+                                  "the limit of every route; send only the fields the route documents")
         return dict(pairs)
     return hook
 
@@ -156,13 +214,16 @@ def _charset(request: web.Request) -> str:
     return "utf-8"
 
 
-def decode_body(raw: bytes, charset: str = "utf-8", max_members: int = MAX_MEMBERS) -> WireJSON:
-    """The body as a JSON object (blocking: called off the event loop)."""
-    if _over_budget(raw, max_members):
-        raise InvalidInput(_too_many(max_members))
+def decode_body(raw: bytes, charset: str = "utf-8", budget: Budget | None = None) -> WireJSON:
+    """The body as a JSON object (blocking: called off the event loop), refused before parsing when its
+    bytes may hold more than `budget` allows."""
+    budget = budget or Budget()
+    refused = over_budget(raw, budget)
+    if refused is not None:
+        raise InvalidInput(refused)
     try:
         data = json.loads(raw.decode(charset), parse_constant=_no_constant, parse_float=_finite,
-                          object_pairs_hook=_members_within(max_members))
+                          object_pairs_hook=_members_within(budget.members))
     except RecursionError:
         raise InvalidInput("request body is nested too deeply") from None
     except _TooManyMembers as exc:
@@ -171,7 +232,7 @@ def decode_body(raw: bytes, charset: str = "utf-8", max_members: int = MAX_MEMBE
         raise InvalidInput(f"request body must be JSON ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(data, dict):
         raise InvalidInput("request body must be a JSON object")
-    where = lone_surrogate_at(data)
+    where = lone_surrogate_at(data) if _SURROGATE.search(raw) else None    # valid UTF-8 bytes hold none
     if where is not None:
         raise InvalidInput(f"request body: {where} is not valid Unicode text (it holds a lone surrogate such as "
                            "\\ud800); send UTF-8 text")
@@ -188,17 +249,42 @@ def _invalid(exc: ValidationError, what: str) -> InvalidInput:
     return fail(pydantic_problems(exc), what)
 
 
+_PAUSES = [0]                       # parses of large bodies running, each with the collector paused
+_PAUSES_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _collector_paused(size: int) -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a body over 64 KiB is parsed and validated: the parse
+    makes no cycles (what it drops, reference counting frees), but its ~100k new objects trigger full
+    collections that walk the whole service's heap, each holding the interpreter for 100-500 ms. With
+    several such parses at once, the last one to finish resumes it."""
+    if size <= SMALL_BODY:
+        yield
+        return
+    with _PAUSES_LOCK:
+        _PAUSES[0] += 1
+        gc.disable()
+    try:
+        yield
+    finally:
+        with _PAUSES_LOCK:
+            _PAUSES[0] -= 1
+            if _PAUSES[0] == 0:
+                gc.enable()
+
+
 def _validate(raw: bytes | None, charset: str, model: type[M]) -> M:
     try:
-        return model.model_validate({} if raw is None else
-                                    decode_body(raw, charset, getattr(model, "max_members", MAX_MEMBERS)))
+        with _collector_paused(0 if raw is None else len(raw)):
+            return model.model_validate({} if raw is None else decode_body(raw, charset, Budget.of(model)))
     except ValidationError as exc:
         raise _invalid(exc, "request body") from None
 
 
 async def parse(request: web.Request, model: type[M], *, optional: bool = False) -> M:
     """The request body as `model` (every field checked by it), read up to the model's `max_body` and
-    parsed (within its `max_members`) and validated in a worker thread; with `optional`, no body means {}."""
+    parsed (within its budgets: `Budget`) and validated in a worker thread; with `optional`, no body means {}."""
     charset = _charset(request)
     raw = await read_body(request, getattr(model, "max_body", SMALL_BODY)) \
         if request.can_read_body or not optional else None
