@@ -24,23 +24,11 @@ from srbench.simulate import samples
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.thread import SimulatorThread
 
-ENV = "SR_BENCH_UPSTREAM_VLLM_SR"
+from .upstream_env import ENV, upstream_cli
+
 PRICES = {"strong": {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0},
           "weak": {"input": 0.2, "cached_input": 0.1, "cache_write": 0.2, "output": 0.8}}
 LIMITS = {"concurrency": 4, "total_timeout_s": 20, "idle_timeout_s": 10, "case_timeout_s": 20, "max_run_seconds": 60}
-
-
-def upstream_cli() -> Path:
-    """The released `vllm-sr` script, or the test is skipped saying how to get it."""
-    given = os.environ.get(ENV)
-    if not given:
-        pytest.skip(f"{ENV} is not set: the conformance suite drives upstream's released CLI (python -m venv "
-                    f".venv-upstream && .venv-upstream/bin/pip install 'vllm-sr[bench]==0.4.0'; {ENV}="
-                    ".venv-upstream/bin/vllm-sr); .ci/run does this")
-    path = Path(given)
-    if not path.is_file():
-        pytest.skip(f"{ENV}={given} is not a file: install vllm-sr[bench]==0.4.0 in its own venv")
-    return path
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import test_cli  # noqa: F401  (its @covers marks fill COVERED)
 from .commands import COVERED
-from .conftest import upstream_cli
+from .upstream_env import upstream_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_RUN = {"serve": "upstream's own service: never started on sr-bench's store"}
