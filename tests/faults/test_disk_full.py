@@ -103,6 +103,28 @@ def _check_stopped_run(api: Api, run_id: str, code: str = "insufficient_storage"
     return run
 
 
+def _calls_agree_with_the_run_view(api: Api, run_id: str) -> Counter[str]:
+    """Issue 38, item 9: the calls page (every page) and the run view say the same of every cell — while the
+    disk is full too, when the run's end waits for its retry (its cells in flight still dispatching in the
+    journal, both show them ambiguous, as the end will record them)."""
+    rows, after = [], 0
+    while True:
+        page = api.ok("GET", f"/runs/{run_id}/calls?after={after}&limit=5")
+        rows += page["calls"]
+        if page["next_cursor"] is None:
+            break
+        after = page["next_cursor"]
+    progress = api.ok("GET", f"/runs/{run_id}")["progress"]
+    subject = Counter(r["state"] for r in rows if r["role"] == "subject")
+    shown = Counter({"running": subject.pop("dispatching", 0) + subject.pop("judge_dispatching", 0), **subject})
+    counted = Counter({k: progress[k] for k in ("completed", "failed", "cancelled", "ambiguous", "running")})
+    assert +shown == +counted, (shown, progress)
+    assert progress["running"] > 0 or not any(r["status"] == "sent" for r in rows), rows
+    active = api.ok("GET", f"/runs/{run_id}/calls?active=true")["calls"]
+    assert len(active) == progress["running"], (active, progress)
+    return shown
+
+
 def _check_recovered(api: Api, sim: SimulatorThread, store: Path, run_id: str, dataset: dict[str, Any]) -> None:
     run = _wait(api, run_id, lambda r: r["end_recorded"] and r["status"] == "failed")
     states = Counter(r["state"] for r in _journal(store, "SELECT state FROM cells WHERE run_id=?", (run_id,)))
@@ -152,9 +174,11 @@ def test_a_full_disk_stops_the_run_and_it_recovers_once_space_is_back(api, servi
         status, body = api.post("/runs/" + run_id + "/recover-plan", {"mode": "undispatched"})
         assert status in (200, 507), (status, body)
         assert disk.refused["object"] >= 1 and disk.refused["journal"] >= 1, disk.refused
+        _calls_agree_with_the_run_view(api, run_id)
     finally:
         disk.full = False                              # space is back: no restart follows
     _check_recovered(api, sim, service.store_dir, run_id, dataset)
+    _calls_agree_with_the_run_view(api, run_id)
 
 
 def test_the_first_recover_right_after_space_returns_works(api, service, sim, dataset, monkeypatch) -> None:
@@ -170,6 +194,7 @@ def test_the_first_recover_right_after_space_returns_works(api, service, sim, da
                              "state='dispatching'", (run_id,))[0]["n"]
         assert in_flight >= 1 and run["progress"]["running"] == 0, run["progress"]     # shown as it will be
         assert run["progress"]["ambiguous"] >= in_flight, run["progress"]
+        assert _calls_agree_with_the_run_view(api, run_id)["ambiguous"] >= in_flight
     finally:
         disk.full = False                              # space is back; ask at once, without waiting
     review = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})

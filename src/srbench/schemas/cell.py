@@ -26,6 +26,11 @@ TERMINAL_CELL_STATES: tuple[TerminalCellState, ...] = get_args(TerminalCellState
 CALL_STATES: tuple[CallState, ...] = get_args(CallState)
 # the ends that are not a completed call: never credited, counted as failures
 UNSUCCESSFUL_CELL_STATES: tuple[TerminalCellState, ...] = ("failed", "cancelled", "ambiguous")
+# A cell in flight when its run ends becomes ambiguous (its call may have been sent and billed), with this
+# error class: the one rule the run's end writes (`service.journal.run_end`) and every view of a run whose
+# end is not recorded yet shows (`service.runs.end.Endings`: the run view's progress, the calls pages).
+IN_FLIGHT: dict[CellState, str] = {"dispatching": "ambiguous_dispatch", "judge_dispatching": "ambiguous_judge_dispatch"}
+CALL_IN_FLIGHT: dict[CallState, str] = {"dispatching": "ambiguous_dispatch"}      # one call of a conversation
 
 
 def wire_status(status: RunStatus) -> WireRunStatus:

@@ -7,7 +7,7 @@ import sqlite3
 import time
 
 from srbench import TERMINAL_STATUSES as TERMINAL
-from srbench.schemas.cell import TerminalRunStatus
+from srbench.schemas.cell import CALL_IN_FLIGHT, IN_FLIGHT, TerminalRunStatus
 from srbench.schemas.early_stop import EarlyStopRecord
 from srbench.schemas.event_data import CellEvent, EarlyStopRecorded, RunEnded, StorageFault
 from srbench.service.journal.runs import set_extra
@@ -24,19 +24,22 @@ def terminal(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, erro
 
 def end_run(c: sqlite3.Connection, run_id: str, status: TerminalRunStatus, error: str | None, why: str,
             fault: tuple[str, str] | None) -> None:
-    """End the run: every cell still dispatching becomes ambiguous with `why` (an event each), every call
-    in flight too; a storage `fault` (code, message) is an event with what it left; then `terminal`."""
+    """End the run: every cell still in flight becomes ambiguous with `why` (an event each), every call
+    in flight too (the rule: `schemas.cell.IN_FLIGHT`); a storage `fault` (code, message) is an event with what it left; then `terminal`."""
     now = time.time()
-    stuck = c.execute("SELECT cell_id, case_id, target_id, state FROM cells WHERE run_id=? AND state IN "
-                      "('dispatching', 'judge_dispatching')", (run_id,)).fetchall()
+    states, classes = list(IN_FLIGHT), [x for pair in IN_FLIGHT.items() for x in pair]
+    marks = ",".join("?" * len(states))
+    stuck = c.execute(f"SELECT cell_id, case_id, target_id, state FROM cells WHERE run_id=? AND state IN ({marks})",
+                      (run_id, *states)).fetchall()
     for r in stuck:
         add_event(c, run_id, "cell_ambiguous", CellEvent(cell_id=r["cell_id"], case_id=r["case_id"],
                                                           target_id=r["target_id"], error=why))
-    c.execute("UPDATE cells SET error_class=CASE state WHEN 'dispatching' THEN 'ambiguous_dispatch' "
-              "ELSE 'ambiguous_judge_dispatch' END, state='ambiguous', error=?, updated_at=? "
-              "WHERE run_id=? AND state IN ('dispatching', 'judge_dispatching')", (why, now, run_id))
-    c.execute("UPDATE calls SET state='ambiguous', error_class='ambiguous_dispatch', updated_at=? "
-              "WHERE run_id=? AND state='dispatching'", (now, run_id))
+    whens = " ".join("WHEN ? THEN ?" for _ in IN_FLIGHT)
+    c.execute(f"UPDATE cells SET error_class=CASE state {whens} END, state='ambiguous', error=?, updated_at=? "
+              f"WHERE run_id=? AND state IN ({marks})", (*classes, why, now, run_id, *states))
+    for state, error_class in CALL_IN_FLIGHT.items():
+        c.execute("UPDATE calls SET state='ambiguous', error_class=?, updated_at=? WHERE run_id=? AND state=?",
+                  (error_class, now, run_id, state))
     if fault is not None:
         pending = c.execute("SELECT COUNT(*) FROM cells WHERE run_id=? AND state='pending'",
                             (run_id,)).fetchone()[0]

@@ -153,7 +153,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     picked: list[tuple[int, rs.CallSummary]] = []
     targets = _run_targets(service, run_id)
     while len(picked) <= limit:
-        rows = jev.sent_cells_from(journal, run_id, seq, limit + 1)
+        rows = [service.runs.endings.cell(r) for r in jev.sent_cells_from(journal, run_id, seq, limit + 1)]
         service.objects.prefetch([d for r in rows for d in (r.call, r.judge_call) if d])
         for row in rows:
             for role in _roles(row):
@@ -199,6 +199,7 @@ async def run_call(request: web.Request) -> rs.CallDetail:
         role = "subject"
     if row is None or role not in _roles(row) or row.state == "pending":
         raise NotFound(f"no call {given!r} in run {run_id!r}")
+    row = service.runs.endings.cell(row)            # as the run view counts it (an unrecorded end)
     summary = _summary(service, run_id, row, role, _run_targets(service, run_id))
     more: dict[str, JsonValue] = {}          # the stored objects the answer carries whole, as JSON
     if summary.call:        # the one full call: a damaged record is an error (503), never a row marked damaged

@@ -25,8 +25,10 @@ if TYPE_CHECKING:
 
 
 def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[CallRow]]:
-    """The `calls` rows of these cells (one query), by cell, in call order."""
-    return calls_of(service.journal, run_id, cell_ids)
+    """The `calls` rows of these cells (one query), by cell, in call order, as an unrecorded end of the run
+    will record them (`Endings.call`)."""
+    endings = service.runs.endings
+    return {cell: [endings.call(r) for r in rows] for cell, rows in calls_of(service.journal, run_id, cell_ids).items()}
 
 
 def _one(service: Service, run_id: str, cell_id: str, entry: ConversationCall, mom: Target | None = None

@@ -7,6 +7,7 @@ import json
 
 import aiohttp
 
+from srbench.schemas.cell import IN_FLIGHT
 from srbench.schemas.event_data import ConfigHashChecked
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ConfigProbes, ProbeEvidence
@@ -85,7 +86,7 @@ def run_view(row: RunRow, counts: dict[str, int], target_info: list[TargetInfo],
     """A run's row as the service reads it back: progress from its cells' counts by state."""
     progress = Progress(total=row.total, completed=counts.get("completed", 0), failed=counts.get("failed", 0),
                         cancelled=counts.get("cancelled", 0), ambiguous=counts.get("ambiguous", 0),
-                        running=counts.get("dispatching", 0) + counts.get("judge_dispatching", 0),
+                        running=sum(counts.get(state, 0) for state in IN_FLIGHT),
                         pending=counts.get("pending", 0))
     return RunState(id=row.id, name=row.name, mode=row.mode, profile=row.profile, status=row.status, plan=row.plan,
                     plan_sha256=row.plan_sha256, idempotency_key=row.idem_key, parent=row.parent,
