@@ -1,5 +1,5 @@
 """Issue 39, item 8: docs/upstream.md's tables are held to the suite — the command table names every command of
-upstream's released `vllm-sr benchmark` CLI (walked through its own --help) and exactly the commands
+upstream's released `vllm-sr benchmark` CLI (its own command tree, walked in its interpreter) and exactly the commands
 tests/upstream drives; the HTTP table names exactly the calls tests/service/test_upstream_wire.py replays."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import test_cli  # noqa: F401  (its @covers marks fill COVERED)
 from .commands import COVERED
-from .upstream_env import upstream_cli
+from .upstream_env import upstream_python
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_RUN = {"serve": "upstream's own service: never started on sr-bench's store"}
@@ -30,17 +30,24 @@ def _rows(heading: str) -> list[str]:
     return rows
 
 
-def _commands(script: Path, group: tuple[str, ...] = ()) -> set[str]:
-    """Every leaf command of `vllm-sr benchmark`, as its --help lists them (groups walked)."""
-    out = subprocess.run([str(script), "benchmark", *group, "--help"], capture_output=True, text=True, timeout=60,
-                         check=True).stdout
-    names = re.findall(r"^  ([a-z][a-z0-9-]*)\s", out.split("Commands:", 1)[1], re.M) if "Commands:" in out else []
-    found: set[str] = set()
-    for name in names:
-        sub = subprocess.run([str(script), "benchmark", *group, name, "--help"], capture_output=True, text=True,
-                             timeout=60, check=True).stdout
-        found |= _commands(script, (*group, name)) if "Commands:" in sub else {" ".join((*group, name))}
-    return found
+# walks the released CLI's own click tree in its own interpreter (one process; --help per command costs ~40)
+WALK = """
+import click
+from cli.commands.benchmark import benchmark
+def walk(group, prefix):
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            walk(command, prefix + name + " ")
+        else:
+            print(prefix + name)
+walk(benchmark, "")
+"""
+
+
+def _commands() -> set[str]:
+    """Every leaf command of the released `vllm-sr benchmark` group."""
+    out = subprocess.run([str(upstream_python()), "-c", WALK], capture_output=True, text=True, timeout=120, check=True)
+    return set(out.stdout.split("\n")) - {""}
 
 
 def test_the_command_table_is_the_cli_and_the_suite() -> None:
@@ -50,7 +57,7 @@ def test_the_command_table_is_the_cli_and_the_suite() -> None:
         f"listed, not driven by tests/upstream: {sorted(set(rows) - set(COVERED) - set(NOT_RUN))}; "
         f"driven, not listed: {sorted(set(COVERED) - set(rows))}")
     named = {" ".join(w for w in r.split() if re.fullmatch(r"[a-z][a-z-]*", w)) for r in rows}
-    real = _commands(upstream_cli())
+    real = _commands()
     assert named == real, f"not in the table: {sorted(real - named)}; not upstream's: {sorted(named - real)}"
 
 
