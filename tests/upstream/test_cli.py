@@ -83,6 +83,10 @@ def test_datasets(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_upstream_frozen_plan_runs(world: World) -> None:
     """Item 2: upstream's documented flow, `plan --output F` then `run --manifest F`, attached."""
     up = world.up
+    # the path sr-bench answers for a dataset is its object file (no .jsonl suffix): upstream's plan cannot read it
+    up.write("store-path.json", {**manifest(world, registered(world, "strong")),
+                                 "dataset": {"path": world.dataset["path"], "sha256": world.dataset["sha256"]}})
+    assert "Extra data" in up.run("plan", "--manifest", "store-path.json", code=1).stderr
     up.write("m.json", manifest(world, registered(world, "strong", "weak")))
     planned = up.json("plan", "--manifest", "m.json", "--output", "f.json")
     frozen = up.read("f.json")
