@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 
 from tests.integration.conftest import Cli
-from tests.integration.test_cli_terminal import two_runs  # noqa: F401 - the fixture
+from tests.integration.test_cli_terminal import on_tty, two_runs  # noqa: F401 - the fixture
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
+from srbench.simulate.behaviour import SimModel
+from srbench.simulate.samples import SAMPLE_REVISION
+from srbench.simulate.thread import SimulatorThread
 
 
 def test_a_store_that_cannot_be_written_is_named(cli: Cli) -> None:
@@ -90,3 +93,52 @@ def test_benchmark_options_are_set_by_a_command_through_the_service(cli: Cli) ->
     setup = {b["benchmark"]: b for b in json.loads(cli.run("setup", ok=False).stdout)["benchmarks"]}
     assert any("sr-bench options set simpleqa-verified judge=<target id>" in m
                for m in setup["simpleqa-verified"]["missing"]), setup["simpleqa-verified"]
+
+
+def _register(cli: Cli, url: str, model: str = "big") -> None:
+    cli.json("target", "register", "--file", cli.write("targets.json", [
+        {"id": "big", "kind": "single", "base_url": url, "model": model,
+         "prices": {model: {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": 2.0}}}]))
+
+
+def test_eval_prepares_plans_runs_and_reports_in_one_command(cli: Cli) -> None:
+    """Same inputs → same dataset, same plan, same run: the second eval sends nothing and prints the report."""
+    args = ("eval", "--benchmark", "arc-agi-2", "--profile", "smoke", "--target", "big", "--source", "mirror",
+            "--max-cost-usd", "0.000001")
+    with SimulatorThread(models=[SimModel("big", skill=0.9)], answer_key={}) as sim:
+        _register(cli, sim.v1_url)
+        first = cli.run(*args, ok=False)                 # the budget is tiny: the run stops at the cap
+        answer = json.loads(first.stdout)
+        assert answer["created"] is True and answer["report"]["run_id"] == answer["run_id"], first.stderr
+        assert answer["dataset"].startswith("ds-") and len(answer["plan_sha256"]) == 64
+        assert "warning: the upper cost estimate" in first.stderr          # the plan's warnings, before it spends
+        assert f"dataset {answer['dataset']}: 2 cases of arc-agi-2 (smoke" in first.stderr
+        sent = len(sim.log)
+        code, out, err = on_tty(cli, *args)
+        assert len(sim.log) == sent                                      # nothing sent again
+        assert f"the same plan already ran as {answer['run_id']}" in err and "--idempotency-key NEW" in err
+        assert "Does routing pay?" in out and f"run {answer['run_id']}: " in out and code == first.returncode
+    [ds] = cli.json("dataset", "list")["datasets"]                       # one dataset, reused
+    assert ds["ref"] == answer["dataset"]
+
+
+def test_retry_continues_a_stopped_run_in_one_command(cli: Cli, sources: dict[str, Path]) -> None:
+    m = cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke", "--source-path",
+                 str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
+    with SimulatorThread(models=[SimModel("big", skill=0.9, latency_s=2.0)], answer_key={}) as sim:
+        _register(cli, sim.v1_url)
+        manifest = cli.write("m.json", {"version": "sr-bench-1.0", "profile": "smoke", "seed": 20260918,
+                                        "dataset": {"sha256": m["sha256"]}, "targets": [{"id": "big"}],
+                                        "limits": {"concurrency": 1}})
+        rid = cli.json("run", "--manifest", manifest, "--detach")["run_id"]
+        cli.json("cancel", rid)
+        while cli.json("show", rid)["status"] != "cancelled":
+            pass
+        child = cli.json("retry", rid[:12])               # the cells never sent (2 s a call, one at a time)
+        assert child["status"] == "completed" and child["parent"] == rid and child["created"] is True
+        assert child["report"]["run_id"] == child["run_id"] and child["progress"]["completed"] > 0
+        again = cli.json("retry", rid)                    # the same retry binds the same child
+        assert again["run_id"] == child["run_id"] and again["created"] is False
+    r = cli.run("retry", child["run_id"], ok=False)       # nothing left: one line naming the other mode
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no cell to continue" in r.stderr, r.stderr
+    assert f"sr-bench retry {child['run_id']} --failed" in r.stderr

@@ -16,6 +16,7 @@ from srbench.cli import (
     datasets,
     demo,
     derived,
+    evaluate,
     experiments,
     options,
     runs,
@@ -155,7 +156,8 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    for module in (datasets, targets, options, runs, derived, store, team, demo, simulate, dashboard, experiments):
+    for module in (datasets, targets, options, runs, evaluate, derived, store, team, demo, simulate, dashboard,
+                   experiments):
         module.register(cli)
     add_json_option(cli)
 
