@@ -76,6 +76,7 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
     types = [e["kind"] for e in _events(api, run_id)]
     assert "early_stop" in types and "early_stop_recorded" in types and types[-1] == "stopped_early"
     rep = api.ok("GET", f"/runs/{run_id}/report")
+    assert rep["status"] == "completed" and rep["stopped_early"] is True        # upstream's status, the end beside
     stop = rep["early_stop"]
     assert api.ok("GET", f"/runs/{run_id}")["early_stop"] == stop               # `show` says it too
     assert stop["reason"] == "settled" and stop["decisions"][0]["verdict"] == "regression"
@@ -138,6 +139,8 @@ def test_declared_baseline_run_and_compare_on_the_prefix(api, dataset) -> None:
     cmp = api.ok("POST", "/comparisons", {"baseline_run_id": base_id, "candidate_run_id": cand_id})
     assert cmp["early_stop"]["candidate"]["reason"] == "settled" and cmp["cases"] < cmp["planned_cases"]
     assert cmp["claim_rule"] == "betting" and cmp["candidates"][0]["claim"] == "regression"
+    # upstream's statuses at the wire (issue 39, item 3); sr-bench's own comparison block keeps the run's end
+    assert cmp["candidate_status"] == "completed" and cmp["candidate_run"]["status"] == "stopped_early"
     assert any("stopped early" in x for x in cmp["limitations"])
     # the report of a comparison repeats the planning for an inconclusive result only
     assert cmp["candidates"][0]["planning"] is None
