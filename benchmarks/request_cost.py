@@ -1,19 +1,19 @@
-"""/health latency while the worst bodies of every body route are being posted, against idle /health
-(issue 25; issue 38, item 6: no request holds /health over 100 ms, the 8 MiB recover body included).
+"""/health latency while the worst bodies of every body route are being posted, against idle /health (issue 25;
+issue 38, item 6: no request holds /health over 100 ms, the 8 MiB recover body included).
 
 Run by hand:  python benchmarks/request_cost.py [--seconds 3] [--route recover]
 
-The real service runs in its own process (its own GIL) on a temporary store. A poller on its own
-keep-alive connection times `GET /health` every 10 ms; first idle (the baseline), then while each
-body below is sent, again and again, on another connection. Every route that reads a body (the route
-registry: `service.api.bindings.REGISTRY`) gets its worst bodies, sized to its byte limit: unknown keys
-in one object, unknown keys whose values nest 15 deep, for routes over 64 KiB also an object whose
-members are all objects and an array of scalars up to the route's value budget; the recover route also
-150k upstream cells (valid, to a run that does not exist: parsed and validated, then a 404), 200k unknown
-cell keys nesting 15 deep and 390k/700k unknown cell fields (the bodies of issue 38). Each line printed
-is JSON: the body, its size, its answer's status, the /health p50/p95/max during it and the ratio of that
-max to the idle p95 and to the control's max (a body refused at once: what the machine's load alone
-costs); the last line names the worst body and how long /health waited while it was posted.
+The real service runs in its own process (its own GIL) on a temporary store. A poller on its own keep-alive
+connection times `GET /health` every 10 ms; first idle (the baseline), then while each body below is sent,
+again and again, on another connection. Every route that reads a body (the route registry:
+`service.api.bindings.REGISTRY`) gets its worst bodies, sized to its byte limit: unknown keys in one object,
+unknown keys whose values nest 15 deep, for routes over 64 KiB also an object whose members are all objects
+and an array of scalars up to the route's value budget; the recover route also 150k upstream cells (valid, to
+a run that does not exist: parsed and validated, then a 404), 200k unknown cell keys nesting 15 deep and
+390k/700k unknown cell fields (the bodies of issue 38), 5,000 or 990 a cell. Each line printed is JSON: the
+body, its size, its answer's status, the /health p50/p95/max during it and the ratio of that max to the idle
+p95 and to the control's max (a body refused at once: what the machine's load alone costs); the last line
+names the worst body and how long /health waited while it was posted.
 """
 
 from __future__ import annotations
@@ -78,10 +78,10 @@ def _recover_bodies() -> list[tuple[str, str, bytes]]:
     out.append(("200k unknown cell keys nesting 15 deep", url,
                 ('{"cells":[{"case_id":"c","target_id":"t",' + ",".join(f'"x{i}":{deep}' for i in range(200_000))
                  + '}],"idempotency_key":"k"}').encode()))
-    for n in (390_000, 700_000):      # within and over the recover route's member budget, under its 8 MiB
-        fields = [{"case_id": "c", "target_id": "t", **{f"x{i}": 1 for i in range(j, j + 5_000)}}
-                  for j in range(0, n, 5_000)]
-        out.append((f"{n // 1000}k unknown cell fields", url,
+    for n, per in ((390_000, 5_000), (390_000, 990), (700_000, 990)):    # over its members per object, within
+        fields = [{"case_id": "c", "target_id": "t", **{f"x{i}": 1 for i in range(j, j + per)}}   # and over its
+                  for j in range(0, n, per)]                                                 # member budget
+        out.append((f"{n // 1000}k unknown cell fields, {per} a cell", url,
                     json.dumps({"cells": fields, "idempotency_key": "k"}, separators=(",", ":")).encode()))
     return out
 

@@ -43,6 +43,7 @@ class Body(BaseModel):
     max_members: ClassVar[int] = 2_000       # object members in all its JSON (validation errors are bounded by it)
     max_lists: ClassVar[int] = 20_000        # arrays in all its JSON
     max_objects: ClassVar[int] = 50_000      # objects in all its JSON
+    max_object_members: ClassVar[int] = 10_000   # members of any one object
     max_values: ClassVar[int] = 250_000      # values in all its JSON (these budgets: `service.api.http.Budget`)
 
 
@@ -184,6 +185,7 @@ class RecoverRun(Body):
     max_body: ClassVar[int] = 8 * 1024 * 1024     # the reviewed recovery plan or its cells
     max_members: ClassVar[int] = 400_000          # upstream's cells: {case_id, target_id}, ~160k in 8 MiB
     max_objects: ClassVar[int] = 160_000          # upstream's cells, one object each
+    max_object_members: ClassVar[int] = 1_000     # its objects are small: a cell 2, a reviewed plan ~20
     max_values: ClassVar[int] = 600_000           # a reviewed plan: ~35k cells of ~12 values; 150k cells: 300k
 
     @field_validator("cells", mode="wrap")
