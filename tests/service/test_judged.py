@@ -65,6 +65,9 @@ def test_judged_run_end_to_end(api, service, tmp_path) -> None:
     brow = rep["benchmarks"][0]
     assert brow["simpleqa"]["n"] == 5 and abs(brow["simpleqa"]["correct"] - t["correct"] / 5) < 1e-12
     calls = api.ok("GET", f"/runs/{run_id}/calls")["calls"]
+    assert [(c["seq"], c["role"]) for c in calls] == [(s, r) for s in range(5) for r in ("subject", "judge")]
+    for k in range(12):             # an offset is a cursor (issue 42, item 5): a judge row right after its subject
+        assert api.ok("GET", f"/runs/{run_id}/calls?offset={k}&limit=3")["calls"] == calls[k:k + 3], k
     one = api.ok("GET", f"/runs/{run_id}/calls/{calls[0]['cell_id']}")
     cell = service.service.journal.one("SELECT judge_request, judge_call FROM cells WHERE cell_id=?",
                                        (calls[0]["cell_id"],))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.cas import ObjectStore
+from srbench.service.journal import evidence as jev
 from srbench.service.journal.writer import Journal
 from srbench.stages.report.results import PAGE_ROWS, all_rows, page, write_results
 
@@ -49,6 +50,8 @@ def test_cursors_walk_every_row_once_in_order(api, sim, prepare) -> None:
     calls = _walk(api, f"/runs/{rid}/calls", "calls", 3)
     assert [c["seq"] for c in calls] == list(range(28))
     assert api.ok("GET", f"/runs/{rid}/calls?limit=3")["total"] == 28
+    for k in (0, 1, 2, 7, 13, 25, 27, 28, 40):       # an offset is a cursor (issue 42, item 5): the same rows
+        assert api.ok("GET", f"/runs/{rid}/calls?limit=3&offset={k}")["calls"] == calls[k:k + 3], k
     after = api.ok("GET", f"/runs/{rid}/results?limit=4&after=10")["results"]
     assert [r["seq"] for r in after] == [10, 11, 12, 13]
     ev = api.ok("GET", f"/runs/{rid}/events")
@@ -135,3 +138,36 @@ def test_results_pages_round_trip(tmp_path: Path) -> None:
     assert page(store, digest, after=10**9, limit=10)[0] == []
     old = store.put_json({"kind": "results", "schema": 1, "rows": rows[:5]})   # written before pages
     assert page(store, old, after=1, limit=2)[0] == rows[2:4] and all_rows(store, old) == rows[:5]
+
+
+def test_a_calls_offset_is_found_by_one_query_as_the_listing_has_it(tmp_path: Path) -> None:
+    """Issue 42, item 5: `call_row_at` (one indexed query) names the row the calls page lists at every offset —
+    sent cells in sequence order, a judged cell's judge row right after its subject row, pending cells left
+    out — against that listing made in Python (the walk `_cursor_at` used to do)."""
+    j = Journal(str(tmp_path / "j.sqlite3"))
+    try:
+        rows = []
+        for seq in range(300):
+            state = ("pending" if seq % 7 == 3 else "judge_dispatching" if seq % 11 == 5 else
+                     "ambiguous" if seq % 13 == 6 else "completed")
+            judged = state == "judge_dispatching" or seq % 3 == 0 and state != "pending"
+            error_class = "ambiguous_judge_dispatch" if state == "ambiguous" and seq % 2 else None
+            rows.append((f"c{seq}", seq, state, "b3:j" if judged and state == "completed" else None, error_class))
+
+        def insert(c: sqlite3.Connection) -> None:
+            for run in ("other", "r"):
+                c.executemany("INSERT INTO cells(run_id, cell_id, seq, case_id, target_id, state, judge_request, "
+                              "error_class, updated_at) VALUES(?, ?, ?, 'k', 't', ?, ?, ?, 0)",
+                              [(run, *r) for r in rows])
+        j.submit_sync(insert)
+        listing = []
+        for _, seq, state, judge, error_class in rows:
+            if state == "pending":
+                continue
+            listing.append((seq, 0))
+            if judge or state == "judge_dispatching" or error_class == "ambiguous_judge_dispatch":
+                listing.append((seq, 1))
+        assert len(listing) > 300
+        assert [jev.call_row_at(j, "r", k) for k in range(len(listing) + 3)] == listing + [None] * 3
+    finally:
+        j.close()

@@ -148,6 +148,16 @@ CREATE TABLE IF NOT EXISTS experiment_runs(seq INTEGER PRIMARY KEY AUTOINCREMENT
 CREATE TABLE IF NOT EXISTS experiment_deletions(id TEXT PRIMARY KEY, owner TEXT NOT NULL, request_key TEXT, deleted_at REAL NOT NULL, unlinked_runs INTEGER NOT NULL);
 """
 
+# The calls page's rows (service/routes/evidence.py) are a run's sent cells, and a second row for each judged
+# one; these partial indexes hold exactly those, in sequence order, so an offset into the page is a cursor
+# by one indexed query (journal/evidence.py `call_row_at`), not a walk over the cells in Python.
+SENT = "state != 'pending'"
+JUDGED_ROW = JUDGED.replace("{x}.", "")
+CALL_ROWS = f"""
+CREATE INDEX IF NOT EXISTS cells_sent_by_seq ON cells(run_id, seq) WHERE {SENT};
+CREATE INDEX IF NOT EXISTS cells_judged_by_seq ON cells(run_id, seq) WHERE {JUDGED_ROW};
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -165,11 +175,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "judge-call counter", JUDGE_COUNTER),
     Migration(4, "run owners (actors)", RUN_OWNERS),
     Migration(5, "experiments", EXPERIMENTS),
+    Migration(6, "calls-page offset indexes (a run's sent cells, its judged cells, by sequence)", CALL_ROWS),
 )
 LATEST = MIGRATIONS[-1].version
 
-# A store from before `user_version`: the trigger each step added, newest first (steps 4 and 5 only
-# create tables IF NOT EXISTS, so running them again over such a store is harmless).
+# A store from before `user_version`: the trigger each step added, newest first (steps 4 to 6 only
+# create tables and indexes IF NOT EXISTS, so running them again over such a store is harmless).
 _LEGACY_MARKERS = ((3, "cells_judge_counted"), (2, "events_counted"))
 
 

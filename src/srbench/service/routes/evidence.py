@@ -135,16 +135,12 @@ def _with(summary: rs.CallSummary, **fields: object) -> rs.CallSummary:
 
 
 def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
-    """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging)."""
+    """The cursor after the first `offset` rows of the calls page (sr-bench's offset paging): the position
+    of row `offset` - 1, found by one indexed query (`jev.call_row_at`)."""
     if offset == 0:
         return 0
-    seen = 0
-    for row in jev.sent_cell_roles(journal, run_id):
-        for role in _roles(row):
-            seen += 1
-            if seen == offset:
-                return int(row.seq) * STRIDE + wire.ROLES.index(role) + 1
-    return 2**62
+    at = jev.call_row_at(journal, run_id, offset - 1)
+    return 2**62 if at is None else at[0] * STRIDE + at[1] + 1
 
 
 def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> rs.Calls:
