@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from maintenance.helpers import within
 from srbench.cas import ObjectStore, digest_bytes
 from srbench.cas.packs import read_index
 from srbench.errors import DamagedObject, NotFound
@@ -162,3 +163,63 @@ def test_a_listing_forgets_packs_another_process_removed(tmp_path: Path) -> None
     ObjectStore(str(tmp_path)).delete_many([digests[0]])   # gc elsewhere: unpacked, one object gone
     assert sorted(reader.iter_digests()) == sorted(digests[1:])
     assert not reader.has(digests[0])
+
+
+# -- issue 38: every copy is tried; only regular files are opened -----------------------------------------
+def _shadow(root: Path, digests: list[str], bad: list[bytes]) -> Path:
+    """A second pack naming `digests` with the wrong bytes `bad` (a damaged copy of another store's pack)."""
+    from srbench.cas.packs import encode
+
+    _name, data, _ = encode(dict(zip(digests, bad, strict=True)))
+    path = root / "packs" / (("f" * 64) + ".pack")          # sorts after the good pack
+    path.write_bytes(data)
+    return path
+
+
+def test_a_read_serves_the_first_copy_that_verifies(tmp_path: Path) -> None:
+    """Issue 38, item 3: a second pack naming the same digests with wrong bytes never hides the good copies,
+    in whichever order the packs are listed; `copies` names each copy and which is bad."""
+    blobs = _blobs(4)
+    digests = ObjectStore(str(tmp_path)).put_many(blobs)
+    shadow = _shadow(tmp_path, digests, [b"{}"] * 4)
+    for reader in (ObjectStore(str(tmp_path)), ObjectStore(str(tmp_path))):
+        for d, b in zip(digests, blobs, strict=True):
+            assert reader.get_bytes(d, verify=True) == b and reader.verify(d)
+    copies = ObjectStore(str(tmp_path)).copies(digests[0])
+    assert len(copies) == 2
+    assert sorted(digest_bytes(c.data) == digests[0] for c in copies if c.data is not None) == [False, True]
+    assert any(c.where.startswith(f"packs/{shadow.name} at ") for c in copies)
+    # a damaged loose copy does not hide a good packed one either
+    loose = tmp_path / "objects" / digests[1][3:5] / digests[1][5:]
+    loose.parent.mkdir(parents=True, exist_ok=True)
+    loose.write_bytes(b"garbage")
+    assert ObjectStore(str(tmp_path)).get_bytes(digests[1]) == blobs[1]
+    # and when no copy verifies, the read names the bad one
+    (good,) = [p for p in _packs(tmp_path) if p != shadow]
+    good.unlink()
+    with pytest.raises(DamagedObject, match=r"hash to"):
+        ObjectStore(str(tmp_path)).get_bytes(digests[2])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_or_symlink_in_the_store_is_never_opened(tmp_path: Path) -> None:
+    """Issue 38, item 4: a FIFO named `*.pack` blocked every pack listing (and so every read); a FIFO or a
+    symbolic link where an object or a pack belongs is skipped, named, and never blocks a read."""
+    blobs = _blobs(3)
+    digests = ObjectStore(str(tmp_path)).put_many(blobs)
+    os.mkfifo(tmp_path / "packs" / ("a" * 64 + ".pack"))
+    os.symlink(str(_packs(tmp_path)[-1]), tmp_path / "packs" / ("b" * 64 + ".pack"))
+    single = ObjectStore(str(tmp_path)).put_bytes(b"a loose object")
+    loose = tmp_path / "objects" / single[3:5] / single[5:]
+    loose.unlink()
+    os.mkfifo(loose)
+    reader = ObjectStore(str(tmp_path))
+    assert within(5, lambda: [reader.get_bytes(d) for d in digests]) == blobs
+    assert within(5, lambda: sorted(reader.iter_digests())) == sorted([*digests, single])
+    with pytest.raises(DamagedObject, match="not a regular file"):
+        within(5, lambda: reader.get_bytes(single))
+    assert not within(5, lambda: reader.verify(single))
+    assert sorted(reader.packs.unreadable.values()) == ["not a regular file (a FIFO)",
+                                                        "not a regular file (a symbolic link)"]
+    reader.put_bytes(b"a loose object")                      # a put replaces the FIFO with the object
+    assert within(5, lambda: reader.get_bytes(single)) == b"a loose object"

@@ -13,8 +13,59 @@ import ctypes.util
 import errno
 import itertools
 import os
+import stat
 import threading
 from typing import Any
+
+
+class NotRegularFile(OSError):
+    """A name in the store that is not a regular file (a FIFO, socket, device, directory or symbolic link):
+    never read (issue 38, item 4: a FIFO would block its reader)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", path)
+        self.kind = kind
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, from its st_mode."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str) -> int:
+    """A read-only descriptor of the regular file at `path`, opened so that nothing can block or be followed
+    (O_NONBLOCK: a FIFO opens at once; O_NOFOLLOW: a symbolic link is refused): FileNotFoundError when it is
+    absent, `NotRegularFile` when it is anything but a regular file."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile(path, "a symbolic link") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegularFile(path, kind_of(mode))
+    return fd
+
+
+def is_regular(path: str) -> bool:
+    """True when `path` names a regular file itself (not through a symbolic link); FileNotFoundError if absent."""
+    return stat.S_ISREG(os.lstat(path).st_mode)
+
+
+def read_regular(path: str) -> bytes:
+    """The whole regular file at `path` (`open_regular`'s errors)."""
+    fd = open_regular(path)
+    try:
+        return read_at(fd, os.fstat(fd).st_size, 0)
+    finally:
+        os.close(fd)
 
 
 def exclusive_local_write(path: str, data: bytes) -> None:
@@ -44,8 +95,8 @@ def same_bytes(path: str, data: bytes) -> bool:
     """A re-put compares the stored bytes (cheap for the small objects re-put in practice): a file
     renamed into place without a sync may hold the right size but not the right bytes after a crash."""
     try:                            # os-level calls: a new object's miss is the common case (half the cost of open())
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:                 # absent (or unreadable): write it
+        fd = open_regular(path)
+    except OSError:                 # absent, unreadable or not a regular file: write it
         return False
     try:
         return os.fstat(fd).st_size == len(data) and read_at(fd, len(data), 0) == data
@@ -57,6 +108,8 @@ def same_bytes(path: str, data: bytes) -> bool:
 
 def read_at(fd: int, length: int, offset: int) -> bytes:
     """`length` bytes at `offset` (fewer only at the file's end)."""
+    if length <= 0:
+        return b""
     parts, got = [], 0
     while got < length:
         chunk = os.pread(fd, length - got, offset + got)

@@ -13,8 +13,11 @@ object store verifies every object against its digest, so a damaged pack answers
 "absent", never wrong bytes. An entry that points past the end of its file (a pack cut short) is
 absent.
 
-Readers keep a `PackIndex` (digest → pack, offset, length) of the packs they have seen and list the
-directory again when a digest is not found and the directory changed since they last listed it.
+Readers keep a `PackIndex` (digest → every pack, offset and length that lists it: issue 38, item 3, a read
+tries each copy) of the packs they have seen and list the directory again when a digest is not found and
+the directory changed since they last listed it. Only regular files are opened (issue 38, item 4): a FIFO,
+socket, device or symbolic link named ``*.pack`` is never read, and the index names it with every other
+``*.pack`` it could not read (`PackIndex.unreadable`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import NamedTuple
 import blake3
 
 from srbench.cas.digest import PREFIX
+from srbench.cas.localfs import NotRegularFile, kind_of, open_regular
 
 MAGIC = b"SRBPACK1"
 SUFFIX = ".pack"
@@ -64,34 +68,53 @@ def encode(objects: Mapping[str, bytes]) -> tuple[str, bytes, list[tuple[str, in
 def read_index(path: str) -> list[tuple[str, int, int]]:
     """The (digest, offset, length) of each whole object in the pack at `path`. ValueError when the
     file is not a pack (or its index is cut short); entries past the file's end are left out."""
-    with open(path, "rb") as fh:
-        head = fh.read(_HEAD.size)
+    return scan_index(path)[0]
+
+
+def scan_index(path: str) -> tuple[list[tuple[str, int, int]], int]:
+    """`read_index`, and how many entries point past the file's end (a pack cut short). Only a regular file
+    is opened (`NotRegularFile` otherwise), without blocking."""
+    fd = open_regular(path)
+    try:
+        head = os.pread(fd, _HEAD.size, 0)
         if len(head) != _HEAD.size:
             raise ValueError(f"{path}: not a pack (too short)")
         magic, count = _HEAD.unpack(head)
-        size = os.fstat(fh.fileno()).st_size
+        size = os.fstat(fd).st_size
         if magic != MAGIC or _HEAD.size + count * _ENTRY.size > size:
             raise ValueError(f"{path}: not a pack, or its index is cut short")
-        raw = fh.read(count * _ENTRY.size)
-    return [(PREFIX + d.hex(), off, n) for d, off, n in _ENTRY.iter_unpack(raw) if off + n <= size]
+        raw = os.pread(fd, count * _ENTRY.size, _HEAD.size)
+    finally:
+        os.close(fd)
+    entries = [(PREFIX + d.hex(), off, n) for d, off, n in _ENTRY.iter_unpack(raw)]
+    whole = [e for e in entries if e[1] + e[2] <= size]
+    return whole, len(entries) - len(whole)
 
 
 class PackIndex:
-    """Which pack holds which object, for the packs under one directory (thread-safe)."""
+    """Which packs hold which object, for the packs under one directory (thread-safe)."""
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
-        self._where: dict[str, Place] = {}
+        self._where: dict[str, list[Place]] = {}
         self._packs: dict[str, list[str]] = {}       # pack path → the digests it holds
+        self.cut: dict[str, int] = {}                 # pack path → entries past its end (a pack cut short)
+        self.unreadable: dict[str, str] = {}          # a *.pack that is not a readable pack → why
         self._listed_mtime: int | None = None         # the directory's mtime at a trusted listing
         self._lock = threading.Lock()
 
-    def get(self, digest: str, *, look: bool = True) -> Place | None:
-        """Where `digest` is packed, or None; `look` lists the directory again on a miss when it changed."""
+    def places(self, digest: str, *, look: bool = True) -> list[Place]:
+        """Every pack entry listing `digest` (none: []); `look` lists the directory again on a miss when it
+        changed."""
         hit = self._where.get(digest)
         if hit is None and look and self.refresh():
             hit = self._where.get(digest)
-        return hit
+        return list(hit or ())
+
+    def get(self, digest: str, *, look: bool = True) -> Place | None:
+        """The first pack entry listing `digest`, or None."""
+        found = self.places(digest, look=look)
+        return found[0] if found else None
 
     def add(self, pack: str, entries: list[tuple[str, int, int]]) -> None:
         """Index a pack (one this process wrote, or found by a listing)."""
@@ -99,9 +122,10 @@ class PackIndex:
             self._add(pack, entries)
 
     def _add(self, pack: str, entries: list[tuple[str, int, int]]) -> None:
+        self._forget(pack)
         self._packs[pack] = [d for d, _, _ in entries]
         for digest, offset, length in entries:
-            self._where[digest] = Place(pack, offset, length)
+            self._where.setdefault(digest, []).append(Place(pack, offset, length))
 
     def forget(self, pack: str) -> None:
         """A pack that is gone (garbage collection unpacked it): its objects are no longer found there."""
@@ -109,43 +133,78 @@ class PackIndex:
             self._forget(pack)
 
     def _forget(self, pack: str) -> None:
+        self.cut.pop(pack, None)
         for digest in self._packs.pop(pack, []):
-            if self._where.get(digest, Place("", 0, 0)).pack == pack:
-                del self._where[digest]
+            left = [p for p in self._where.get(digest, ()) if p.pack != pack]
+            if left:
+                self._where[digest] = left
+            else:
+                self._where.pop(digest, None)
 
-    def refresh(self, *, force: bool = False) -> bool:
-        """Index the packs added since the last listing; True when any was."""
+    def refresh(self, *, force: bool = False, reread: bool = False) -> bool:
+        """Index the packs added since the last listing; True when any was. `reread` reads every pack's index
+        again (maintenance: an index damaged on disk since it was first read is seen); the new index
+        replaces the old one at once, so a concurrent read sees one or the other."""
         try:
             mtime = os.stat(self.directory).st_mtime_ns
         except FileNotFoundError:
             return False
-        if mtime == self._listed_mtime and not force:
+        if mtime == self._listed_mtime and not (force or reread):
             return False
         with self._lock:
             listed_at = time.time_ns()
             try:
-                names = os.listdir(self.directory)
+                with os.scandir(self.directory) as it:
+                    found = {e.path: e for e in it if e.name.endswith(SUFFIX)}
             except FileNotFoundError:
                 return False
-            listed = {f"{self.directory}/{name}" for name in names}
-            for gone in [p for p in self._packs if p not in listed]:     # unpacked by another process
+            if reread:
+                old = (self._where, self._packs, self.cut)
+                self._where, self._packs, self.cut = {}, {}, {}
+            for gone in [p for p in self._packs if p not in found]:     # unpacked by another process
                 self._forget(gone)
+            self.unreadable = {p: why for p, why in self.unreadable.items() if p in found}
+            where, packs, cut = self._where, self._packs, self.cut
+            if reread:                          # built aside, then swapped in whole
+                self._where, self._packs, self.cut = old
             added = False
-            for name in names:
-                path = f"{self.directory}/{name}"
-                if not name.endswith(SUFFIX) or path in self._packs:
-                    continue
-                try:
-                    entries = read_index(path)
-                except (OSError, ValueError):       # vanished, or not a whole pack: its objects are absent
-                    continue
-                self._add(path, entries)
-                added = True
+            for path, entry in found.items():
+                if path not in packs and self._index(path, entry, where, packs, cut):
+                    added = True
+            self._where, self._packs, self.cut = where, packs, cut
             self._listed_mtime = mtime if listed_at - mtime > _TICK_NS else None
         return added
+
+    def _index(self, path: str, entry: os.DirEntry[str], where: dict[str, list[Place]],
+               packs: dict[str, list[str]], cut: dict[str, int]) -> bool:
+        """Index one listed pack into (where, packs, cut); False (and named in `unreadable`) when it is not a
+        readable pack."""
+        try:
+            if not entry.is_file(follow_symlinks=False):      # (the listing's type: nothing is opened)
+                raise NotRegularFile(path, kind_of(entry.stat(follow_symlinks=False).st_mode))
+            entries, n_cut = scan_index(path)
+        except FileNotFoundError:           # vanished
+            return False
+        except NotRegularFile as exc:       # never opened: a FIFO would block its reader
+            self.unreadable[path] = f"not a regular file ({exc.kind})"
+            return False
+        except (OSError, ValueError) as exc:    # not a whole pack: its objects are absent
+            self.unreadable[path] = str(exc).replace(path + ": ", "")
+            return False
+        self.unreadable.pop(path, None)
+        packs[path] = [d for d, _, _ in entries]
+        for digest, offset, length in entries:
+            where.setdefault(digest, []).append(Place(path, offset, length))
+        if n_cut:
+            cut[path] = n_cut
+        return True
+
+    def pack_paths(self) -> list[str]:
+        """The packs indexed now."""
+        return sorted(self._packs)
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._where))
 
 
-__all__ = ["MAGIC", "SUFFIX", "PackIndex", "Place", "encode", "read_index"]
+__all__ = ["MAGIC", "SUFFIX", "PackIndex", "Place", "encode", "read_index", "scan_index"]

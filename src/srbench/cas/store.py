@@ -8,9 +8,12 @@ bytes match is not written again; one cut short or garbled by a crash is). On th
 write is atomic: on Linux an unnamed file (O_TMPFILE) given its name once whole, elsewhere a temporary
 file in the same directory, then a rename (`cas/localfs.py`); it is durable either by its
 own fsync (and the directory's) or, with ``durable=False``, by a later ``sync`` barrier. On other backends (NFS through fsspec,
-object storage, ``memory://`` in tests) the backend's own whole-object write is used. A read looks
-for the loose file first, then in the packs; `path_of` always names a loose file (a packed object's
-pack is unpacked when its path is asked for).
+object storage, ``memory://`` in tests) the backend's own whole-object write is used. A read tries
+every copy it knows — the loose file, then each pack listing the digest — and serves the first that
+verifies (issue 38, item 3: a damaged copy never hides a good one); `copies` lists them all for
+maintenance. Only regular files are opened, without blocking (a FIFO, socket, device or symbolic link
+is a bad copy, never read). `path_of` always names a loose file (a packed object's pack is unpacked
+when its path is asked for).
 
 Every read is verified against its digest (a local disk loses bytes too; BLAKE3 hashes at GB/s, see
 ``benchmarks/read_verify.py``): bytes that do not hash to their name raise `DamagedObject`, never
@@ -23,14 +26,24 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import fsspec
 
-from srbench.cas import localfs
+from srbench.cas import localfs, upkeep
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
-from srbench.cas.packs import SUFFIX, PackIndex, Place, encode, read_index
+from srbench.cas.packs import SUFFIX, PackIndex, Place, encode
 from srbench.errors import DamagedObject, IntegrityError, InvalidInput, NotFound
+
+
+class Copy(NamedTuple):
+    """One stored copy of an object: where (relative to the store), its bytes as stored (None: it could not
+    be read, `problem` says why) and, for a packed copy, its pack entry."""
+
+    where: str
+    data: bytes | None
+    problem: str | None = None
+    place: Place | None = None
 
 
 class ObjectStore:
@@ -60,12 +73,23 @@ class ObjectStore:
     def path_of(self, digest: str) -> str:
         """The backend path of an object (for a local store: a real file path). A packed object's pack
         is unpacked first (its objects written loose, then the pack removed), so that this file is
-        the object's only copy, as for any loose object."""
+        the object's only copy, as for any loose object; a loose name that is not a regular file is
+        replaced by a verified copy (DamagedObject when there is none)."""
         path = self._loose(digest)
-        if self.packs is not None and not os.path.exists(path):
-            place = self.packs.get(digest)
-            if place is not None:
-                self._unpack(place.pack, set())
+        if self.packs is None:
+            return path
+        try:
+            os.close(localfs.open_regular(path))
+            return path
+        except FileNotFoundError:
+            places = self.packs.places(digest)
+            if not places:
+                return path
+        except OSError:
+            places = self.packs.places(digest)
+        _atomic_local_write(path, self.get_bytes(digest, verify=True), durable=True)
+        for place in places:
+            self._unpack(place.pack, set())
         return path
 
     # -- writes --------------------------------------------------------------------------------
@@ -113,8 +137,9 @@ class ObjectStore:
         if localfs.same_bytes(path, data):
             where = path
         else:
-            place = None if self.packs is None else self.packs.get(digest, look=False)
-            if place is None or self._read_packed(place) != data:
+            places = [] if self.packs is None else self.packs.places(digest, look=False)
+            place = next((p for p in places if self._read_packed(p) == data), None)
+            if place is None:
                 return False
             where = place.pack
         try:
@@ -146,54 +171,87 @@ class ObjectStore:
         path = self._loose(digest)
         if self.local:
             # (the second look: its pack may have been unpacked, loose copy first, since the first)
-            return os.path.exists(path) or (self.packs is not None and self.packs.get(digest) is not None) \
-                or os.path.exists(path)
+            return os.path.lexists(path) or (self.packs is not None and bool(self.packs.places(digest))) \
+                or os.path.lexists(path)
         self.fs.invalidate_cache(path)           # another host may have written it since a listing
         return bool(self.fs.exists(path))
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
+        """The object's bytes: the first copy that verifies (with `verify` False: the first that reads).
+        NotFound when no copy is stored; DamagedObject when none verifies, naming the first bad one."""
+        check = self.verify_reads if verify is None else verify
+        bad: Copy | None = None
+        for copy in self._iter_copies(digest):
+            if copy.data is not None and (not check or digest_bytes(copy.data) == digest):
+                return copy.data
+            bad = bad or copy
+        if bad is None:
+            raise NotFound(f"object {digest} is not in the store")
+        if bad.data is None:
+            raise DamagedObject(digest, f" ({bad.where}: {bad.problem})")
+        raise DamagedObject(digest, f" ({len(bad.data)} bytes that hash to {digest_bytes(bad.data)})")
+
+    def count_copies(self, digest: str) -> int:
+        """How many copies of `digest` the store lists (nothing is read)."""
         path = self._loose(digest)
+        if not self.local:
+            return int(bool(self.fs.exists(path)))
+        return int(os.path.lexists(path)) + (0 if self.packs is None else len(self.packs.places(digest, look=False)))
+
+    def copies(self, digest: str) -> list[Copy]:
+        """Every stored copy of `digest` (maintenance re-hashes each: `store verify`, `store gc`)."""
+        return list(self._iter_copies(digest))
+
+    def _iter_copies(self, digest: str) -> Iterator[Copy]:
+        """The loose copy, then each packed one; a pack removed meanwhile (gc, repack: the objects it held are
+        loose or in a newer pack first) makes the listing be read again and the loose file looked at again."""
+        path = self._loose(digest)
+        rel = f"objects/{digest[3:5]}/{digest[5:]}"
+        loose = self._loose_copy(path, rel)
+        if loose is not None:
+            yield loose
+        if self.packs is None:
+            return
+        tried: set[Place] = set()
+        for _ in range(2):
+            vanished = False
+            for place in self.packs.places(digest):
+                if place in tried:
+                    continue
+                tried.add(place)
+                data = self._read_packed(place)
+                if data is None:
+                    self.packs.forget(place.pack)
+                    vanished = True
+                    continue
+                yield Copy(f"packs/{os.path.basename(place.pack)} at {place.offset}", data, None, place)
+            if not vanished:
+                break
+        if loose is None:
+            again = self._loose_copy(path, rel)
+            if again is not None:
+                yield again
+
+    def _loose_copy(self, path: str, rel: str) -> Copy | None:
         try:
-            data = self._read_loose(path)
+            return Copy(rel, self._read_loose(path))
         except FileNotFoundError:
-            packed = self._get_packed(digest)
-            if packed is not None:
-                data = packed
-            elif self.packs is None:
-                raise NotFound(f"object {digest} is not in the store") from None
-            else:                           # its pack was unpacked meanwhile: the loose copy came first
-                try:
-                    data = self._read_loose(path)
-                except FileNotFoundError:
-                    raise NotFound(f"object {digest} is not in the store") from None
-        if (self.verify_reads if verify is None else verify) and digest_bytes(data) != digest:
-            raise DamagedObject(digest, f" ({len(data)} bytes that hash to {digest_bytes(data)})")
-        return data
+            return None
+        except OSError as exc:              # not a regular file (never opened), or unreadable
+            return Copy(rel, None, exc.strerror or str(exc))
 
     def _read_loose(self, path: str) -> bytes:
         if self.local:
-            with open(path, "rb") as fh:
-                return fh.read()
+            return localfs.read_regular(path)
         return bytes(self.fs.cat_file(path))
 
-    def _get_packed(self, digest: str) -> bytes | None:
-        """A packed object's bytes as stored (unverified), or None when no pack holds it."""
-        if self.packs is None:
-            return None
-        for _ in range(2):                  # once more if its pack was unpacked (gc) meanwhile
-            place = self.packs.get(digest)
-            if place is None:
-                return None
-            data = self._read_packed(place)
-            if data is not None:
-                return data
-            self.packs.forget(place.pack)
-        return None
-
     def _read_packed(self, place: Place) -> bytes | None:
+        """A packed entry's bytes as stored (unverified), or None when its pack is gone."""
         try:
-            fd = os.open(place.pack, os.O_RDONLY)
+            fd = localfs.open_regular(place.pack)
         except FileNotFoundError:
+            return None
+        except OSError:                     # replaced by something that is not a pack file
             return None
         try:
             return localfs.read_at(fd, place.length, place.offset)
@@ -208,7 +266,7 @@ class ObjectStore:
             return
         for digest in digests:
             try:
-                fd = os.open(self._loose(digest), os.O_RDONLY)
+                fd = localfs.open_regular(self._loose(digest))
             except (OSError, InvalidInput):
                 continue
             try:
@@ -231,8 +289,13 @@ class ObjectStore:
                 loose.add(PREFIX + rel[0] + rel[1])
                 yield PREFIX + rel[0] + rel[1]
         if self.packs is not None:
-            self.packs.refresh(force=True)
+            self.packs.refresh(reread=True)       # (maintenance lists: an index damaged on disk is seen)
             yield from (d for d in self.packs if d not in loose)
+
+    def relist(self) -> None:
+        """Read every pack's index again (maintenance, before it reads: an index damaged on disk is seen)."""
+        if self.packs is not None:
+            self.packs.refresh(reread=True)
 
     def info(self, digest: str) -> Mapping[str, object] | None:
         """What the backend says of the file holding an object (fsspec `info`: ``size``, a time), or
@@ -241,13 +304,20 @@ class ObjectStore:
             return dict(self.fs.info(self._loose(digest)))
         except FileNotFoundError:
             pass
-        place = None if self.packs is None else self.packs.get(digest)
-        if place is None:
-            return None
-        try:
-            return {"size": place.length, "mtime": os.stat(place.pack).st_mtime}
-        except FileNotFoundError:
-            return None
+        for place in [] if self.packs is None else self.packs.places(digest):
+            try:
+                return {"size": place.length, "mtime": os.stat(place.pack).st_mtime}
+            except FileNotFoundError:
+                continue
+        return None
+
+    def pack_problems(self) -> list[tuple[str, str]]:
+        """(``packs/<name>``, why) for each ``*.pack`` that is not a whole readable pack, as last listed."""
+        if self.packs is None:
+            return []
+        found = [(path, why) for path, why in self.packs.unreadable.items()]
+        found += [(path, f"cut short: {n} entr{'y' if n == 1 else 'ies'} past its end") for path, n in self.packs.cut.items()]
+        return sorted((f"packs/{os.path.basename(path)}", why) for path, why in found)
 
     def verify(self, digest: str) -> bool:
         """True when the stored bytes hash to `digest`."""
@@ -335,35 +405,51 @@ class ObjectStore:
         doomed_in: dict[str, set[str]] = {}
         for digest in digests:
             path = self._loose(digest)
-            if self.fs.exists(path):
+            if os.path.lexists(path) if self.local else self.fs.exists(path):
                 self.fs.rm_file(path)
-            place = None if self.packs is None else self.packs.get(digest)
-            if place is not None:
+            for place in [] if self.packs is None else self.packs.places(digest):
                 doomed_in.setdefault(place.pack, set()).add(digest)
         for pack, doomed in doomed_in.items():
             self._unpack(pack, doomed)
 
-    def _unpack(self, pack: str, doomed: set[str]) -> None:
-        """Write the objects of `pack` that are not `doomed` loose (durable), then remove the pack; a pack
-        holding a damaged object is left whole (garbage collection never loses evidence)."""
+    def drop_copies(self, copies: list[Copy]) -> None:
+        """Remove bad copies (garbage collection, once it has found a good copy of each elsewhere): a loose
+        one is unlinked, a packed one leaves its pack by an unpack that keeps every other entry."""
+        drop_in: dict[str, set[int]] = {}
+        for copy in copies:
+            if copy.place is None:
+                try:
+                    os.unlink(self._join(copy.where))
+                except FileNotFoundError:
+                    pass
+            else:
+                drop_in.setdefault(copy.place.pack, set()).add(copy.place.offset)
+        for pack, offsets in drop_in.items():
+            self._unpack(pack, set(), offsets)
+
+    def _unpack(self, pack: str, doomed: set[str], drop: set[int] | frozenset[int] = frozenset()) -> bool:
+        """`cas/upkeep.py` `unpack`: the objects `pack` keeps are written loose (durable), then it is removed;
+        a pack holding an entry that does not verify — damaged, misnamed (issue 38, item 2) or cut short —
+        is left whole unless that entry is dropped. True when the pack is gone."""
         assert self.packs is not None
-        try:
-            entries = read_index(pack)
-            with open(pack, "rb") as fh:
-                whole = fh.read()
-        except (OSError, ValueError):
-            return
-        kept = {digest: whole[offset:offset + length] for digest, offset, length in entries if digest not in doomed}
-        if any(digest_bytes(data) != digest for digest, data in kept.items()):
-            return
-        for digest, data in kept.items():
-            if not localfs.same_bytes(self._loose(digest), data):      # (a damaged loose copy is healed)
-                _atomic_local_write(self._loose(digest), data, durable=True)
-        try:
-            os.unlink(pack)
-        except FileNotFoundError:           # another process unpacked it meanwhile
-            pass
-        self.packs.forget(pack)
+        return upkeep.unpack(self.packs, self._loose, self._write_durable, pack, doomed, drop)
+
+    def merge_packs(self) -> upkeep.Merged:
+        """Merge the packs that are not full (`cas/upkeep.py`); nothing on a store without packs."""
+        return upkeep.Merged() if self.packs is None else upkeep.merge_small(self.packs, self._write_durable)
+
+    def unreadable_packs(self) -> list[tuple[str, str, float]]:
+        """(path, why, age s) of each regular ``*.pack`` file that is not a readable pack."""
+        return [] if self.packs is None else upkeep.unreadable_packs(self.packs)
+
+    def remove_packs(self, paths: list[str]) -> None:
+        """Remove unreadable pack files (garbage collection only)."""
+        if self.packs is not None:
+            upkeep.remove_unreadable(self.packs, paths)
+
+    @staticmethod
+    def _write_durable(path: str, data: bytes) -> None:
+        _atomic_local_write(path, data, durable=True)
 
 
 _NAME = re.compile(r"[a-z][a-z0-9-]{0,40}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,4}")

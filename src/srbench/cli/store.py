@@ -28,9 +28,13 @@ def human_bytes(n: int) -> str:
 
 def verify_line(res: WireJSON) -> str:
     verdict = "ok" if res["ok"] else f"{res['problems']} problem(s)"
+    extra = [f"{len(res.get(key) or [])} {label}" for key, label in
+             (("bad_copies", "bad copies"), ("bad_files", "bad files under packs/"),
+              ("damaged_references", "damaged journal references")) if res.get(key)]
     return (f"store verify: {res['objects']} objects ({human_bytes(res['bytes'])}) re-hashed, "
             f"{res['reachable']} reachable through {res['references']} references; "
-            f"{len(res['corrupt'])} corrupt, {len(res['missing'])} missing: {verdict}")
+            f"{len(res['corrupt'])} corrupt, {len(res['missing'])} missing"
+            + "".join(f", {e}" for e in extra) + f": {verdict}")
 
 
 def gc_line(res: WireJSON) -> str:
@@ -39,11 +43,16 @@ def gc_line(res: WireJSON) -> str:
         return f"{head}: {res['objects']} objects, {res['reachable']} reachable; {res['refused']}"
     line = (f"{head}: {res['objects']} objects, {res['reachable']} reachable, {res['unreachable']} unreachable "
             f"({human_bytes(res['unreachable_bytes'])}); {res['young']} younger than {res['grace_s']:g} s kept; ")
+    bad = res.get("bad_copies") or []
+    drop = sum(b["action"] in ("drop", "dropped") for b in bad)
+    copies = ((f"; {drop} bad cop{'y' if drop == 1 else 'ies'} with a good twin "
+               + ("would be dropped" if res["dry_run"] else "dropped") if drop else "")
+              + (f"; {len(bad) - drop} bad copies kept (see store verify)" if len(bad) > drop else ""))
     if res["dry_run"]:
         return line + (f"{res['collectable']} ({human_bytes(res['collectable_bytes'])}) would be deleted "
-                       "(use --apply)")
+                       "(use --apply)") + copies
     rescued = f", {res['rescued']} referenced meanwhile and kept" if res["rescued"] else ""
-    return line + f"deleted {res['deleted']} ({human_bytes(res['deleted_bytes'])}){rescued}"
+    return line + f"deleted {res['deleted']} ({human_bytes(res['deleted_bytes'])}){rescued}" + copies
 
 
 @click.group()
@@ -75,6 +84,12 @@ def verify_view(res: WireJSON, con: Console) -> None:
         more = m["references"] - len(m["referenced_from"])
         click.echo(f"missing: {m['digest']} referenced from {'; '.join(m['referenced_from'])}"
                    + (f" (and {more} more)" if more > 0 else ""), err=True)
+    for b in res.get("bad_copies") or []:
+        click.echo(f"bad copy: {b['digest']} at {b['where']}: {b['problem']}", err=True)
+    for f in res.get("bad_files") or []:
+        click.echo(f"bad file: {f['where']}: {f['problem']}", err=True)
+    for d in res.get("damaged_references") or []:
+        click.echo(f"damaged reference: {d['where']}: {d['reason']}", err=True)
     con.print(verify_line(res), markup=False, soft_wrap=True)
 
 
@@ -99,11 +114,15 @@ def gc_view(res: WireJSON, con: Console, list_: bool) -> None:
     """On a terminal: with --list each unreachable object on stderr, then the one-line summary."""
     if list_:
         labels = {"delete": "would delete", "deleted": "deleted", "keep_young": "kept (young)",
-                  "rescued": "kept (referenced meanwhile)", "blocked": "kept (gc blocked)"}
+                  "rescued": "kept (referenced meanwhile)", "blocked": "kept (gc blocked)",
+                  "keep_damaged": "kept (a copy does not verify)"}
         for item in res["items"]:
             age = "age unknown" if item["age_s"] is None else f"age {item['age_s']:.0f} s"
             click.echo(f"{labels.get(item['action'], item['action'])}: {item['digest']} "
                        f"({human_bytes(item['bytes'])}, {age})", err=True)
+        for copy in res.get("bad_copies") or []:
+            click.echo(f"bad copy ({copy['action']}): {copy['digest']} at {copy['where']}: {copy['problem']}",
+                       err=True)
     for bad in res.get("unreadable", []):
         click.echo(f"unreadable: {bad['digest'] or bad['where']}: {bad['reason']} (named by {bad['where']})", err=True)
     con.print(gc_line(res), markup=False, soft_wrap=True)

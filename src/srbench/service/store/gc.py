@@ -38,12 +38,14 @@ import math
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from srbench.cas.store import ObjectStore
+from srbench.cas.digest import digest_bytes
+from srbench.cas.store import Copy, ObjectStore
 from srbench.errors import Conflict, InvalidInput
 from srbench.service.journal.scan import runs_with_status
 from srbench.service.journal.writer import Journal
-from srbench.service.store.maintenance_answers import Collected, GcAction, GcItem, Unreadable
+from srbench.service.store.maintenance_answers import Collected, GcAction, GcCopy, GcItem, Unreadable
 from srbench.service.store.references import Damaged, conservative_mark
 
 DEFAULT_GRACE_S = 3600.0
@@ -128,17 +130,53 @@ def _refuse_if_active(journal: Journal) -> None:
                        "to finish or cancel them", code="runs_active")
 
 
+@dataclass
+class _Listing:
+    """What gc found listing the store: counts, the unreachable objects, and the bad copies."""
+
+    counts: dict[str, int]
+    items: list[GcItem] = field(default_factory=list)
+    bad: list[tuple[Copy, GcCopy]] = field(default_factory=list)
+
+
 def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float) -> Collected:
     started = time.monotonic()
     _refuse_if_active(journal)
+    objects.relist()
     marked: set[str] = set()
     damaged: list[Damaged] = []
     conservative_mark(objects, journal, marked, damaged)
+    listing = _list(objects, marked, grace_s)
+    counts, items = listing.counts, listing.items
+    work = counts["collectable"] or any(g.action == "drop" for _, g in listing.bad)
+    if not dry_run and work and not damaged:
+        # rows committed since the first mark rescue their objects; a run that started meanwhile stops gc
+        conservative_mark(objects, journal, marked, damaged)
+        _refuse_if_active(journal)
+    bad = [g for _, g in listing.bad]
+    if damaged:                   # what an unreadable object names is unknown: nothing may go
+        items = [i.model_copy(update={"action": "blocked"}) if i.action == "delete" else i for i in items]
+        bad = [g.model_copy(update={"action": "blocked"}) if g.action == "drop" else g for g in bad]
+    elif not dry_run and work:
+        # bad copies first (each has a good twin, or its bytes are an object the store holds well)
+        objects.drop_copies([c for c, g in listing.bad if g.action == "drop"])
+        bad = [g.model_copy(update={"action": "dropped"}) if g.action == "drop" else g for g in bad]
+        items = [_collect(item, marked, counts) for item in items]
+        # one call: a pack holding several of them is unpacked once (cas/packs.py)
+        objects.delete_many([item.digest for item in items if item.action == "deleted"])
+        items = [_kept_if_left(objects, item, counts) for item in items]
+    return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items, bad_copies=bad, **_refusal(damaged),
+                     elapsed_s=round(time.monotonic() - started, 3))
+
+
+def _list(objects: ObjectStore, marked: set[str], grace_s: float) -> _Listing:
+    """Count every object, list the unreachable ones with their action, and re-hash every copy of each object
+    the mark did not read whole (unreachable ones, and those with more than one copy)."""
     now = time.time()
-    counts = {k: 0 for k in ("objects", "bytes", "reachable", "reachable_bytes", "unreachable",
-                             "unreachable_bytes", "collectable", "collectable_bytes", "young", "young_bytes",
-                             "rescued", "rescued_bytes", "deleted", "deleted_bytes")}
-    items: list[GcItem] = []
+    listing = _Listing({k: 0 for k in ("objects", "bytes", "reachable", "reachable_bytes", "unreachable",
+                                       "unreachable_bytes", "collectable", "collectable_bytes", "young",
+                                       "young_bytes", "rescued", "rescued_bytes", "deleted", "deleted_bytes")})
+    counts = listing.counts
     for digest in objects.iter_digests():
         st = _stat(objects, digest)
         if st is None:            # gone meanwhile
@@ -146,6 +184,9 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
         size, mtime = st
         counts["objects"] += 1
         counts["bytes"] += size
+        kept_bad = False
+        if digest not in marked or objects.count_copies(digest) > 1:
+            kept_bad = _bad_copies(objects, digest, listing)
         if digest in marked:
             counts["reachable"] += 1
             counts["reachable_bytes"] += size
@@ -154,23 +195,42 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
         counts["unreachable"] += 1
         counts["unreachable_bytes"] += size
         old = age is not None and age >= grace_s
-        kind = "collectable" if old else "young"
-        counts[kind] += 1
-        counts[f"{kind}_bytes"] += size
-        items.append(GcItem(digest=digest, bytes=size, age_s=None if age is None else round(age, 3),
-                            action="delete" if old else "keep_young"))
-    if not dry_run and counts["collectable"] and not damaged:
-        # rows committed since the first mark rescue their objects; a run that started meanwhile stops gc
-        conservative_mark(objects, journal, marked, damaged)
-        _refuse_if_active(journal)
-    if damaged:                   # what an unreadable object names is unknown: nothing may go
-        items = [i.model_copy(update={"action": "blocked"}) if i.action == "delete" else i for i in items]
-    elif not dry_run and counts["collectable"]:
-        items = [_collect(item, marked, counts) for item in items]
-        # one call: a pack holding several of them is unpacked once (cas/packs.py)
-        objects.delete_many([item.digest for item in items if item.action == "deleted"])
-    return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items, **_refusal(damaged),
-                     elapsed_s=round(time.monotonic() - started, 3))
+        action: GcAction = "keep_damaged" if kept_bad else "delete" if old else "keep_young"
+        if not kept_bad:
+            kind = "collectable" if old else "young"
+            counts[kind] += 1
+            counts[f"{kind}_bytes"] += size
+        listing.items.append(GcItem(digest=digest, bytes=size, age_s=None if age is None else round(age, 3),
+                                    action=action))
+    return listing
+
+
+def _bad_copies(objects: ObjectStore, digest: str, listing: _Listing) -> bool:
+    """Add the copies of `digest` that do not verify to `listing`, each to drop when the store holds its
+    object well elsewhere (a good copy of `digest`, or of what its bytes hash to), else to keep (issue 38,
+    items 2–3: a misnamed entry may be the only copy of the object it holds). True when one is kept."""
+    copies = objects.copies(digest)
+    hashes = [None if c.data is None else digest_bytes(c.data) for c in copies]
+    has_good = digest in hashes
+    kept = False
+    for copy, true in zip(copies, hashes, strict=True):
+        if true == digest:
+            continue
+        redundant = has_good or (true is not None and objects.verify(true))
+        kept = kept or not redundant
+        problem = copy.problem or f"{len(copy.data or b'')} bytes that hash to {true}"
+        listing.bad.append((copy, GcCopy(digest=digest, where=copy.where, problem=problem,
+                                         action="drop" if redundant else "keep")))
+    return kept
+
+
+def _kept_if_left(objects: ObjectStore, item: GcItem, counts: dict[str, int]) -> GcItem:
+    """An object gc deleted that still has a copy (its pack is kept whole for a damaged entry it shares)."""
+    if item.action != "deleted" or not objects.count_copies(item.digest):
+        return item
+    counts["deleted"] -= 1
+    counts["deleted_bytes"] -= item.bytes
+    return item.model_copy(update={"action": "keep_damaged"})
 
 
 def _refusal(damaged: list[Damaged]) -> dict[str, object]:

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 _ANSWER = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-GcAction = Literal["delete", "deleted", "keep_young", "rescued", "blocked"]
+GcAction = Literal["delete", "deleted", "keep_young", "rescued", "blocked", "keep_damaged"]
+GcCopyAction = Literal["drop", "dropped", "keep", "blocked"]
 
 
 class Missing(BaseModel):
@@ -35,6 +36,44 @@ class Unrepaired(BaseModel):
     """Why it was not repaired."""
 
 
+class Unreadable(BaseModel):
+    """A reachable reference gc's mark could not follow: while one is left, gc deletes nothing."""
+
+    model_config = _ANSWER
+    digest: str | None
+    """The object (None: a journal cell that no longer holds a readable reference)."""
+    where: str
+    """What names it: a journal cell, or the object (and path) it was reached through."""
+    reason: str
+    """missing, or why no copy of it verifies."""
+
+
+class BadCopy(BaseModel):
+    """One stored copy of an object that cannot serve it (issue 38, items 2–4)."""
+
+    model_config = _ANSWER
+    digest: str
+    """The digest it is stored under."""
+    where: str
+    """The copy: ``objects/<2 hex>/<62 hex>``, or ``packs/<name>.pack at <offset>``."""
+    problem: str
+    """Why: ``damaged: N bytes that hash to …``, ``misnamed entry: bytes hash to …`` (a pack entry holding
+    the bytes of an object something names: `--repair` uses them), or ``not a regular file (a FIFO)``."""
+    hashes_to: str | None = None
+    """The digest its bytes hash to (None: it could not be read)."""
+
+
+class BadFile(BaseModel):
+    """A file under ``packs/`` that is not a whole pack: never read as one (a FIFO, a symbolic link, a damaged
+    index, a pack cut short)."""
+
+    model_config = _ANSWER
+    where: str
+    """``packs/<name>``."""
+    problem: str
+    """Why."""
+
+
 class Verified(BaseModel):
     """Every object re-hashed and every reference from the journal followed."""
 
@@ -51,8 +90,15 @@ class Verified(BaseModel):
     """Objects whose bytes do not hash to their name."""
     missing: list[Missing]
     """Digests named but absent."""
+    bad_copies: list[BadCopy] = []
+    """Every copy that does not hash to its name or cannot be read (those of a corrupt object included)."""
+    bad_files: list[BadFile] = []
+    """Files under packs/ that are not whole packs."""
+    damaged_references: list[Unreadable] = []
+    """Journal cells that look like a reference but no longer hold a readable one."""
     problems: int
-    """Corrupt plus missing."""
+    """Corrupt plus missing, plus the bad copies of objects that also have a good one, bad files and damaged
+    references."""
     ok: bool
     """No problem."""
     elapsed_s: float
@@ -76,20 +122,24 @@ class GcItem(BaseModel):
     age_s: float | None
     """Its age in seconds (None: the backend reports no time; never deleted)."""
     action: GcAction
-    """delete (dry run), deleted, keep_young (inside the grace period), rescued (referenced meanwhile) or
-    blocked (kept: the mark met a reference it could not follow, see ``unreadable``)."""
+    """delete (dry run), deleted, keep_young (inside the grace period), rescued (referenced meanwhile),
+    blocked (kept: the mark met a reference it could not follow, see ``unreadable``) or keep_damaged (kept:
+    a copy of it that does not verify may be the only copy of the bytes it holds, or shares its pack)."""
 
 
-class Unreadable(BaseModel):
-    """A reachable reference gc's mark could not follow: while one is left, gc deletes nothing."""
+class GcCopy(BaseModel):
+    """A stored copy that does not verify, and what gc does with it (issue 38, items 2–3)."""
 
     model_config = _ANSWER
-    digest: str | None
-    """The object (None: a journal cell that no longer holds a readable reference)."""
+    digest: str
+    """The digest it is stored under."""
     where: str
-    """What names it: a journal cell, or the object (and path) it was reached through."""
-    reason: str
-    """missing, or why no copy of it verifies."""
+    """``objects/<2 hex>/<62 hex>``, or ``packs/<name>.pack at <offset>``."""
+    problem: str
+    """Why it does not verify."""
+    action: GcCopyAction
+    """drop (dry run) or dropped: the store holds its object well elsewhere (a good copy of its digest, or of
+    what its bytes hash to); keep: it may be the only copy of its bytes; blocked: gc deleted nothing."""
 
 
 class Collected(BaseModel):
@@ -130,6 +180,8 @@ class Collected(BaseModel):
     """Their bytes."""
     items: list[GcItem]
     """Every unreachable object."""
+    bad_copies: list[GcCopy] = []
+    """Every copy that does not verify, and what gc does with it."""
     unreadable: list[Unreadable] = []
     """Reachable references the mark could not follow (missing, damaged, a damaged journal cell)."""
     refused: str | None = None
