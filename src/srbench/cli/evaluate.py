@@ -72,9 +72,9 @@ def eval_cmd(obj: Ctx, benchmarks: tuple[str, ...], profile: str, targets: tuple
 
     \b
     Example:
-      sr-bench eval --benchmark arc-agi-2 --profile smoke --target large \
+      sr-bench eval --benchmark arc-agi-2 --profile smoke --target large \\
         --target mom --source mirror
-      sr-bench eval --benchmark mmlu-pro --benchmark gpqa-diamond \
+      sr-bench eval --benchmark mmlu-pro --benchmark gpqa-diamond \\
         --profile quick --target mom --max-cost-usd 5"""
     ds = prepared(obj, list(dict.fromkeys(benchmarks)), profile, seed, source)
     manifest: WireJSON = {"version": "sr-bench-1.0", "name": name or f"eval {'+'.join(ds['benchmarks'])} {profile}",
@@ -121,8 +121,8 @@ def retry(obj: Ctx, run_id: str, failed: bool) -> None:
 
     \b
     Example:
-      sr-bench retry run-5f3a                # the cells never sent (cancelled, stopped, killed)
-      sr-bench retry run-5f3a --failed       # the failed cells too (new attempts, new cost)"""
+      sr-bench retry run-5f3a             # the cells never sent
+      sr-bench retry run-5f3a --failed    # the failed ones too (new cost)"""
     run_id = obj.run_id(run_id)
     mode = "failed" if failed else "undispatched"
     plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})

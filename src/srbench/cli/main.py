@@ -26,6 +26,7 @@ from srbench.cli import (
     team,
 )
 from srbench.cli.common import Ctx, emit
+from srbench.cli.examples import add_examples
 from srbench.cli.output import add_json_option
 from srbench.cli.views import catalog_view, setup_view
 from srbench.errors import InvalidInput, SrBenchError
@@ -160,6 +161,7 @@ def register_commands() -> None:
                    experiments):
         module.register(cli)
     add_json_option(cli)
+    add_examples(cli)
 
 
 register_commands()

@@ -20,8 +20,9 @@ def options() -> None:
 
     \b
     Example:
-      sr-bench options set hle judge=judge grader_version=sr-bench-reference-judge-v1
-      sr-bench options set tau3 user_simulator=user-sim judge=judge release=1.0.1
+      sr-bench options set hle judge=judge \\
+        grader_version=sr-bench-reference-judge-v1
+      sr-bench options set tau3 user_simulator=sim judge=judge release=1.0.1
       sr-bench options show"""
 
 
@@ -44,7 +45,8 @@ def set_cmd(obj: Ctx, benchmark: str, pairs: tuple[str, ...], unset: tuple[str, 
 
     \b
     Example:
-      sr-bench options set simpleqa-verified judge=judge grader_version=sr-bench-reference-judge-v1
+      sr-bench options set simpleqa-verified judge=judge \\
+        grader_version=sr-bench-reference-judge-v1
       sr-bench options set arc-agi-2 attempts=2
       sr-bench options set arc-agi-2 --unset attempts"""
     chosen: WireJSON = {}

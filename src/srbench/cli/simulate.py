@@ -98,7 +98,7 @@ def simulate(obj: Ctx, output: str | None, host: str, port: int, dataset: str | 
     """Serve the demo's SIMULATED models and router on loopback until Ctrl-C, and print their targets file.
 
     \b
-    Example (a second terminal; then register, plan and run as the quickstart shows):
+    Example (a second terminal; then plan and run as the quickstart shows):
       sr-bench simulate --output targets.json
       sr-bench target register --file targets.json
     """
