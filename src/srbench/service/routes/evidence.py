@@ -144,28 +144,35 @@ def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
 
 
 def _calls_page(service: Service, run_id: str, after: int, limit: int, active: bool) -> rs.Calls:
+    """The `limit` rows after cursor `after` (with `active`, only calls in flight); each row's record is read
+    once, and no further row is summarised than the one that says another page follows."""
     journal = service.journal
     seq = max(0, (after - 1) // STRIDE)
     picked: list[tuple[int, rs.CallSummary]] = []
+    more = False
     targets = _run_targets(service, run_id)
-    while len(picked) <= limit:
+    while not more:
         rows = [service.runs.endings.cell(r) for r in jev.sent_cells_from(journal, run_id, seq, limit + 1)]
-        service.objects.prefetch([d for r in rows for d in (r.call, r.judge_call) if d])
-        for row in rows:
-            for role in _roles(row):
-                pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
-                if pos <= after:
-                    continue
-                item = _summary(service, run_id, row, role, targets)
-                if not active or item.status == "sent":
-                    picked.append((pos, item))
+        service.objects.prefetch([d for r in rows[:limit] for d in (r.call, r.judge_call) if d])
+        for row, role in ((r, role) for r in rows for role in _roles(r)):
+            pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
+            if pos <= after:
+                continue
+            if len(picked) == limit and not active:     # a row beyond the page: another page follows
+                more = True
+                break
+            item = _summary(service, run_id, row, role, targets)
+            if not active or item.status == "sent":
+                if len(picked) == limit:
+                    more = True
+                    break
+                picked.append((pos, item))
         if len(rows) <= limit:
             break
         seq = rows[-1].seq + 1
     total = jev.call_total(journal, run_id)
-    more = len(picked) > limit
-    return rs.Calls(calls=[item for _, item in picked[:limit]], total=total, limit=limit,
-                    next_cursor=picked[limit - 1][0] if more else None)
+    return rs.Calls(calls=[item for _, item in picked], total=total, limit=limit,
+                    next_cursor=picked[-1][0] if more else None)
 
 
 @route("GET", "/runs/{run_id}/calls", "Call summaries, by cursor (a damaged call marks its row)",
