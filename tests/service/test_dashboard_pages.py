@@ -139,7 +139,7 @@ def test_every_page_headline_evidence_charts_recipes_preview_and_keyboard(browse
         # a router-only run: the baseline run is chosen for it, and says so
         page.goto(dash.url + f"/#/run/{w['router1']}")
         page.locator("section.headline article.router h3").wait_for()
-        assert "(chosen: the latest finished run with a single model that compares with this one)" in page.locator(
+        assert "(chosen: the newest finished run with a single model on the same cases and protocol)" in page.locator(
             "section.headline").inner_text()
         assert page.locator("#baseline-run").input_value() == w["within"]
         check_page(page, axe, shots, "run-router-only")

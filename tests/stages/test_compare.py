@@ -11,12 +11,14 @@ import pytest
 
 from srbench.errors import InvalidInput
 from srbench.schemas.plan import Plan
-from srbench.stages.compare.build import DEV, FORMAL, NO_MARGIN, NotComparable, compare_reports
+from srbench.stages.compare.build import CUSTOM, DEV, FORMAL, NO_MARGIN, NotComparable, compare_reports
 from srbench.stages.stats.paired import weighted_hoeffding
 
 # Two benchmarks, weights 10 and 15; cases m1..m2 (mmlu-pro) and g1..g2 (gpqa-diamond).
 CASES = {"m1": "mmlu-pro", "m2": "mmlu-pro", "g1": "gpqa-diamond", "g2": "gpqa-diamond"}
 WEIGHTS = {"gpqa-diamond": 15, "mmlu-pro": 10}
+# the standard profile's plans carry pinned, checked sources (a formal comparison needs them)
+PINNED = {b: {"revision": "pinned-rev", "pinned": True, "check": "file-sha256"} for b in WEIGHTS}
 PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 4.0}
 
 
@@ -31,7 +33,8 @@ def plan(targets: list[dict[str, Any]], *, profile: str = "quick", policy: str =
     return {
         "kind": "plan", "name": "p", "mode": "live", "profile": profile, "seed": 1, "cost_policy": policy,
         "dataset": {"sha256": "0" * 64, "object": "b3:" + "0" * 64, "case_count": len(CASES), "benchmarks": sorted(WEIGHTS),
-                    "split": "holdout" if profile == "standard" else "dev"},
+                    "split": "holdout" if profile == "standard" else "dev",
+                    **({"sources": PINNED} if profile == "standard" else {})},
         "case_sha256": case_sha, "targets": [{"target": t, "effective_params": {}, "registered": True}
                                              for t in targets],
         "sampling": sampling or {"temperature": 0}, "limits": {"max_output_tokens": 4096},
@@ -261,6 +264,19 @@ def test_margin_given_or_not_and_dev_versus_holdout():
     assert compare(hb, hc, margin=0.5)["candidates"][0]["non_inferiority"]["non_inferior"] is False
     assert not any(DEV in x for x in out["limitations"])
     assert out["candidates"][0]["claim_label"] == FORMAL
+    assert out["evidence"]["standing"] == "formal" and "pinned, checked source" in out["evidence"]["reason"]
+    # issue 41: the standard holdout on a source that is not the pinned one is a custom source, never formal
+    hc[2]["dataset"]["sources"] = {**PINNED, "gpqa-diamond": {"revision": "local-copy", "pinned": False}}
+    custom = compare(hb, hc, margin=0.6)
+    assert custom["evidence"]["formal"] is False and custom["evidence"]["label"] == CUSTOM
+    assert custom["evidence"]["standing"] == "custom source"
+    assert custom["evidence"]["reason"] == ("standard holdout, but gpqa-diamond is not the pinned source (revision "
+                                            "local-copy): not an sr-bench 1.0 result")
+    assert custom["candidates"][0]["non_inferiority"]["non_inferior"] is None
+    assert f"{CUSTOM}: {custom['evidence']['reason']}." in custom["limitations"]
+    del hb[2]["dataset"]["sources"], hc[2]["dataset"]["sources"]        # a plan frozen before sources were labelled
+    assert compare(hb, hc)["evidence"]["reason"] == ("standard holdout, but the plan records no source labels (frozen "
+                                                     "before sources were labelled): not an sr-bench 1.0 result")
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(InvalidInput) as exc:
             compare(hb, hc, margin=bad)

@@ -24,7 +24,8 @@ def cases(n_m: int, n_g: int) -> list[tuple[str, str]]:
 def plan(tid: str, kind: str, cs: list[tuple[str, str]], stats: dict[str, Any] | None = None,
          profile: str = "standard") -> Plan:
     out = {"kind": "plan", "name": "p", "mode": "live", "profile": profile, "seed": 1, "cost_policy": "require_priced",
-           "dataset": {"sha256": "0" * 64, "object": "b3:" + "0" * 64, "case_count": len(cs), "benchmarks": sorted(WEIGHTS), "split": "holdout"},
+           "dataset": {"sha256": "0" * 64, "object": "b3:" + "0" * 64, "case_count": len(cs), "benchmarks": sorted(WEIGHTS), "split": "holdout",
+                       "sources": {b: {"revision": "r", "pinned": True, "check": "file-sha256"} for b in WEIGHTS}},
            "case_sha256": "c" * 64, "targets": [{"target": {"id": tid, "kind": kind, "base_url": "http://x/v1",
                                                            "model": tid, "prices": {tid: PRICE}},
                                                 "effective_params": {}, "registered": True}],

@@ -50,8 +50,10 @@ def test_comparison_refuses_a_field_outside_the_model():
         Comparison.model_validate({**cmp, "unknown_field": 1})
 
 
-PINNED_QUICK = "b3:a727013514b95bf39d0a6f6f2d5cad3dac41b61e26fd6bbee1b57328418d748c"
-PINNED_STANDARD = "b3:f1914ae8ff76d0e2d94fcbf5be636b6b8bc518b13aa5fd00fd4176917fd91196"
+# issue 41: compare v6 adds evidence.standing and evidence.reason (without them and with v5, the quick bytes are
+# the earlier pin b3:a727013514b9…); the standard plan now carries pinned, checked sources
+PINNED_QUICK = "b3:61f79be5f5dcfa4d6b7363c8cd58faa025891c65fb0fba84b3b7c78fee2cd873"
+PINNED_STANDARD = "b3:1d8f5f7756eaa2a9820ce70819a129cee0465b78423e125380bae7a77fedc984"
 
 
 def test_a_claim_block_is_a_model_too():

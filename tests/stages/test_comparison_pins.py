@@ -1,7 +1,9 @@
 """Byte pins of the comparison's declared and notes paths (issue 26, item 1): the primary-set claim (betting,
 selection-adjusted), a post-hoc margin, a run stopped early, an unconfirmed router's blocked claims, a self-comparison and the
 detectability of an inconclusive claim. The digests were taken from the dict-mutating code before the claim
-blocks were built as models; the stored bytes must not change."""
+blocks were built as models; the stored bytes must not change. Issue 41 re-pinned them once: compare v6 adds
+`evidence.standing`/`reason` (facts: `standing_reason`) and the standard plans carry pinned, checked sources
+(one more limitations line); without those the bytes equal the earlier pins."""
 
 from __future__ import annotations
 
@@ -48,7 +50,9 @@ def _router_pair(stats: dict[str, Any] | None, evidence: dict[str, Any] | None,
 def _selection_pair() -> dict[str, Any]:
     stats = {"claim_rule": "hoeffding", "baseline_selection": "adjusted", "primary_benchmarks": ["mmlu-pro"],
              "margin": 0.05}
-    plan, rows = Plan.model_validate(sel.frozen_plan(stats)), sel.seeded_rows()
+    frozen = sel.frozen_plan(stats)
+    frozen["dataset"]["sources"] = {b: {"revision": "r", "pinned": True, "check": "file-sha256"} for b in sel.WEIGHTS}
+    plan, rows = Plan.model_validate(frozen), sel.seeded_rows()
     return _pipeline(sel.stub(plan), rows, plan, sel.stub(plan), rows, plan)
 
 
@@ -72,11 +76,11 @@ CASES = {
     "selection-adjusted-self": _selection_pair,
 }
 PINNED = {
-    "early-stop-betting": "b3:406e3fbbdcd07c53b63b35cf7f5061241dae4163a7f0c0d05cf3570296f9dc8a",
-    "betting-primary-blocked": "b3:3a7d0424356f2d402333414d0a53ba81eb95f332a2c578a254130d91efc4c877",
-    "hoeffding-primary-confirmed": "b3:3f5d5bfdc77be8cdc359386372a3fa200a487ec56cfb015fee4d22cb0ff6987a",
-    "post-hoc-confirmed": "b3:29cc912fdcdbb7c9016e564b89447351e6a57a706502bd28a1fd1e6675abb538",
-    "selection-adjusted-self": "b3:27f68ecc072e4fd287c4960066898fce31c25f229d51c28d7fd88b733f883fa6",
+    "early-stop-betting": "b3:2bd5f6d794273255910f898533145ba13016cfdf46aef9f56cd25cb5c6589b19",
+    "betting-primary-blocked": "b3:44e3c08588341141286e79dd92bff1271b91b7c2c147cc66efdedfbc3a049f03",
+    "hoeffding-primary-confirmed": "b3:f4efb0f387a95bf061f5526f7c01cc5b27a1d31f5eb54b00190b5cdb02ca3e25",
+    "post-hoc-confirmed": "b3:7e15cee974627afb95e978597dd06fb301f0e0bd190b469f4ddd5a7fffcdc39f",
+    "selection-adjusted-self": "b3:bdb12c12cd3e10cbf98fe7bdd72704662a224273fd5312a3ecc0ce572c960ee8",
 }
 
 
@@ -90,11 +94,11 @@ def test_comparison_paths_keep_their_bytes(name: str) -> None:
 # "Does routing pay?" as the service answers it (stages/compare/headline.py), read from the stored comparison;
 # digests taken from the dict-reading code before it read the Comparison model
 FACTS_PINNED = {
-    "betting-primary-blocked": "b3:84c214db7224a74ad6d31ab40e8c23b470db1ce37c41b939b34071829b422592",
-    "early-stop-betting": "b3:68b0be457e247a8ae0b4da59e4651a462e87aa16490a63afec8d67d6df74061a",
-    "hoeffding-primary-confirmed": "b3:afa90a4530651766f5bcdbdae8d99b6dcc8d6d7e75b0904c9744e60d73f5eccb",
-    "post-hoc-confirmed": "b3:561d0accd5dec050d3fca792b7c8ab50c9541c1fdc83fde03c55d4658ec6a83b",
-    "selection-adjusted-self": "b3:2b5edee5235719531b00ab942c13e0cd8e3d0a550b3538b617c401192a51166b",
+    "betting-primary-blocked": "b3:129c7ee8deda0ddbb6d54fde02bcd20afb37a7df180ab30eac0cec61258169df",
+    "early-stop-betting": "b3:63093f9033b232838b322d51884de41a7495504e5b00346161489d77fe15bca8",
+    "hoeffding-primary-confirmed": "b3:675fe2388c90245468f067df210a9077241c1a3fafcab528137e641e4d11e6c5",
+    "post-hoc-confirmed": "b3:da472f2c85d84559308812ea89a021a0a39a453fab2bdb7ca3ef0f1fb6375568",
+    "selection-adjusted-self": "b3:dd2e5048747f9583f0cde2d9dba524222def7d18772082bf1ceacd051b475e91",
 }
 
 

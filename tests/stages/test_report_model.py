@@ -91,13 +91,13 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 
 
 PINNED = {
-    "live": "b3:86181abfabd8132bcc922cf5595ad1cd7c9ddc231b6cb2f5a92f0a827446b442",
+    "live": "b3:763ea4e5e1a831e46a80f5d5f4048a9e088664179ec10b89dac5f4a5d764999f",   # issue 41: paired evidence.standing/reason, compare v6
     "live-cancelled": "b3:96fc3970055d9cc3cb1727bf80482afac91732dcf05329782041778bf9157a8d",   # realistic recipes and stop, dict code
-    "live-stopped": "b3:13d46a0568ef7a707351828d9ed6c48920b9c2247f6c14e615eb6a62617a01e8",  # realistic stop, dict code
+    "live-stopped": "b3:dbd5408584fcde1156b45a0ed546a7d4201ad6287a1ee0c62e82fc89239ea41e",  # realistic stop, dict code; issue 41 as live
     "live-running": "b3:c39cfde737c9cea3dd0bbe48f450528cab91ef412ce83a91810fdd54f18562da",   # realistic probes, dict code
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
-    "recovery": "b3:b3adcee267fc4429d2fd9dcff5de2c364887b9ca99e9bab3303a26fb3edd0dec",      # realistic block, dict code
+    "recovery": "b3:f76b00e720582fa6701eed676f1db931ac69b112457e35e6fac749c5571b5b49",      # realistic block, dict code; issue 41 as live
     "replay-recovery": "b3:44c40676f1fdf7f3ced76061f0879661999f7c6054d30584abe5cbd018242ca4",
 }
 

@@ -3,7 +3,8 @@
 The facts are the service's: every comparison answer carries `routing_facts` (stages.headline), which the
 Dashboard's panel (dashboard/static/headline.js) renders too, so the CLI and the panel say the same
 from the same code. `routing_answer` picks the comparison as the panel does: the run's routers against
-the strongest single model of the same run, else of the latest finished comparable run (or the one named).
+the strongest single model of the same run, else of the baseline run the service chooses (`GET
+/runs/RUN/baselines`: finished, on the same cases and protocol, priced like it) or the one named.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def fact_lines(f: RouterFacts) -> list[str]:
     lines = [f"Does routing pay? {f.router} vs {f.baseline} (the strongest single model {where}): {f.claim.upper()}",
              f"  Δ macro quality {f.delta:+.3f} {_ci(f.ci)} (95% paired {f.rule} interval{adjusted}, {f.n} paired cases; "
              f"micro Δ per case {_f(f.micro_delta, '{:+.3f}')}): {f.claim_text}.",
-             f"  evidence: {f.evidence}",
+             f"  evidence: {f.evidence}" + (f" — {f.standing_reason}" if f.standing_reason else ""),
              "  cost saving: " + "; ".join(saving(s) for s in f.savings) + ".",
              f"  model mix: {mix}."]
     lat = ((f.router, f.router_latency_s), (f.baseline, f.baseline_latency_s))
@@ -115,14 +116,17 @@ def routing_answer(client: Any, run: WireJSON, report: WireJSON, baseline: str |
                              f"({run['status']}: {p['completed']} of {p['total']} cells completed)")
     if run["status"] not in COMPARABLE or (run["status"] == "failed" and report.get("partial")):
         return RoutingAnswer(run_id=rid, routers=[], why_none=partial_answer(report))
+    why = "no finished run with a single model compares with this one (same cases and protocol)"
     if baseline:
         tries = [baseline]
     elif "single" in kinds.values():
         tries = [rid]
-    else:
-        tries = [r["id"] for r in client.get("/runs")["runs"] if r["id"] != rid and r.get("mode") == "live"
-                 and r["status"] in COMPARABLE and r.get("profile") == run.get("profile")][:6]
-    why = "no finished run with a single model compares with this one (same cases and protocol)"
+    else:              # the service's choice, as on the Dashboard: a run that can answer it (…/baselines)
+        opts = client.get(f"/runs/{rid}/baselines")
+        tries = [opts["chosen"]] if opts.get("chosen") else []
+        left = [f"{o['name']} ({o['run_id']}): {o['left_out']}" for o in opts.get("options", []) if not o["usable"]]
+        if left:
+            why = "no run can answer it — " + "; ".join(left[:5]) + ("; …" if len(left) > 5 else "")
 
     for b in tries:
         try:

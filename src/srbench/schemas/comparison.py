@@ -65,9 +65,13 @@ class Evidence(BaseModel):
     split: str | None
     """The dataset's split."""
     formal: bool
-    """Both runs used the standard profile: a formal conclusion."""
+    """Both runs ran the standard holdout on the pinned, checked sources: a formal conclusion."""
     label: str
-    """Formal or dev, in words."""
+    """Formal, dev or custom source, in words."""
+    standing: Literal["formal", "dev", "custom source"] | None = None
+    """The standing (None: a comparison made before it was recorded; `label` says it)."""
+    reason: str | None = None
+    """Why it has that standing (stages/compare/limitations.py `evidence_of`)."""
 
 
 class Costs(BaseModel):

@@ -1,6 +1,7 @@
-// sr-bench Dashboard — Compare iterations (UI-6): a baseline run and checked candidate runs (kept in
-// the URL), a quality/cost chart and an iteration chart (one colour per run, the same data as the
-// table), savings, tokens, latency, wall time, CSV/JSON export, and the router recipe's changes.
+// sr-bench Dashboard — Compare iterations (UI-6): one verdict sentence per candidate first, then a
+// baseline run and checked candidate runs (kept in the URL), a quality/cost chart and an iteration
+// chart (one colour per run, the same data as the table), savings, tokens, latency, wall time,
+// CSV/JSON export, and the router recipe's changes.
 "use strict";
 
 async function compareView(q) {
@@ -19,19 +20,33 @@ async function compareView(q) {
       q.set("candidates", [...chosen].join(",")); go(["compare"], q);
     } } }), " " + r.name + " · " + r.id + " · " + fmt.time(r.created_at))));
   const out = h("div");
+  // the verdicts come first, right under the title (on a phone too): one sentence per candidate
+  const verdicts = h("ul", { class: "verdicts" });
+  const verdictBox = h("section", { id: "verdicts", class: "headline", "aria-labelledby": "verdicts-title", "aria-live": "polite" },
+    h("h2", { id: "verdicts-title" }, "Verdict"), verdicts);
   if (!alive()) return;
-  show(h("h1", {}, "Compare iterations"), h("p", {}, h("label", { for: "baseline" }, "Baseline run: "), pick),
+  show(h("h1", {}, "Compare iterations"), verdictBox, h("p", {}, h("label", { for: "baseline" }, "Baseline run: "), pick),
     h("fieldset", {}, h("legend", {}, "Candidate runs (in creation order)"), boxes.length ? h("ul", { class: "plain" }, boxes) : h("p", { class: "muted" }, "No other finished live run.")),
     out);
-  if (!baseline || !chosen.size) { out.append(h("p", { class: "muted" }, "Pick a baseline and one or more candidates.")); return; }
+  if (!baseline || !chosen.size) { verdicts.replaceWith(h("p", { class: "muted" }, "Pick a baseline and one or more candidates below.")); return; }
   const names = Object.fromEntries(runs.map((r) => [r.id, r.name]));
   const lines = [], rows = [], notes = [];
   const order = runs.map((r) => r.id).filter((r) => chosen.has(r));
   for (const cid of order) {
     if (!alive()) return;                  // another page was opened meanwhile
     let cmp;
-    try { cmp = await Api.compare(baseline, cid); }
-    catch (e) { rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 12, class: "error" }, e.message))); continue; }
+    // the service says first whether this baseline can answer for the candidate: a pair it would refuse is
+    // never sent (no 400 in the console), its reason is shown instead
+    try {
+      const opt = (await Api.baselines(cid)).options.find((o) => o.run_id === baseline);
+      if (opt && !opt.usable) throw new Error("not comparable with the baseline run: " + opt.left_out);
+      cmp = await Api.compare(baseline, cid);
+    }
+    catch (e) {
+      rows.push(h("tr", {}, h("td", {}, cid), h("td", { colspan: 12, class: "error" }, e.message)));
+      verdicts.append(h("li", { class: "error" }, (names[cid] || cid) + ": no verdict — " + e.message));
+      continue;
+    }
     const wall = (await Api.report(cid)).summary.wall_time_s;
     for (const c of cmp.candidates) {
       const s = c.savings;
@@ -44,6 +59,7 @@ async function compareView(q) {
         principal_cost_usd: s.principal.candidate_usd, baseline_quality: c.baseline_quality,
         baseline_cost_usd: s.principal.baseline_usd, tokens: fmt.tokens(c.operations.candidate.tokens), wall_time_s: wall };
       lines.push(line);
+      verdicts.append(verdictLine(c, cmp, names[cid] || cid));
       notes.push(plannedLine(c));
       rows.push(h("tr", {}, h("td", {}, link(["run", cid], null, names[cid] || cid)), h("td", {}, c.target_id + " (" + c.kind + ")"), h("td", {}, fmt.num(c.quality)),
         ...claimCells(c), h("td", {}, c.wins + "/" + c.losses + "/" + c.ties),
@@ -69,6 +85,21 @@ async function compareView(q) {
   const recipeBox = h("div");
   out.append(recipeBox);
   recipeDiffView([baseline, ...order], names).then((n) => put(recipeBox, n)).catch((e) => put(recipeBox, h("p", { class: "error" }, e.message)));
+}
+
+// One candidate's verdict in a sentence: the claim, its interval, the saving and the standing (formal, dev or
+// custom source, with the service's reason: the comparison's `evidence`, never re-derived here).
+function verdictLine(c, cmp, runName) {
+  const s = c.savings.principal;
+  const saving = s.saving_pct === null || s.saving_pct === undefined ? "saving unknown (" + s.reason + ")"
+    : (s.saving_pct >= 0 ? "saves " + fmt.pct(s.saving_pct) : "costs " + fmt.pct(-s.saving_pct) + " more") + " of the principal cost (" +
+      fmt.usd(s.candidate_usd) + " vs " + fmt.usd(s.baseline_usd) + ")";
+  const ev = cmp.evidence;
+  return h("li", { class: "verdict" }, h("strong", {}, c.target_id), " (" + runName + ") is ",
+    h("strong", { class: "claim-" + c.claim }, c.claim), " against " + cmp.baseline.target_id + ": Δ macro quality " + fmt.signed(c.delta) +
+    " " + fmt.ci(c.interval.ci) + " (95% " + c.claim_rule + (c.selection && c.selection.adjusted ? ", adjusted for the strongest of K = " +
+      c.selection.k : "") + ", " + c.n + " paired cases); " + saving + "; ",
+    h("span", { class: "standing" }, ev.label + (ev.reason ? " — " + ev.reason : "")), ".");
 }
 
 // The claim columns of one paired candidate: Δ with the claim rule's interval, the other rule's beside it.

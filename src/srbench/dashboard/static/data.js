@@ -98,6 +98,8 @@ const Api = {
     const data = await api("/datasets/" + enc(id) + "/cases?" + params);
     return { items: data.cases, total: data.total, offset: data.offset };
   },
+  // which runs can be this run's baseline, and why the others cannot (the service decides: GET …/baselines)
+  baselines: (id) => api("/runs/" + enc(id) + "/baselines"),
   compare: async (baseline, candidate) => (await api("/comparisons", { method: "POST",
     body: JSON.stringify({ baseline_run_id: baseline, candidate_run_id: candidate }) })).comparison,
   async plan(manifest) {
@@ -118,12 +120,15 @@ const Api = {
 // Fields of a report's per-target summary, whatever the report version calls them.
 const Costs = {
   principal: (t) => t.cost_usd ?? t.principal_cost_usd ?? null,
-  // every auxiliary role the report meters (judge, user simulator, scaffolding), each apart
-  roles(t) {
+  // every auxiliary role the report meters (judge, user simulator, scaffolding), each apart; the judge only
+  // when the run's plan has one (`report.judges`, the service's answer): a benchmark without a judge has no
+  // judge cost at all, which is "—", never "$0.00000"
+  roles(t, rep) {
     const out = [];
     for (const [key, label] of [["judge_cost_usd", "judge"], ["simulator_cost_usd", "user simulator"],
-      ["scaffolding_cost_usd", "scaffolding"]]) if (key in t) out.push({ role: label, usd: t[key] });
+      ["scaffolding_cost_usd", "scaffolding"]]) if (key in t && (key !== "judge_cost_usd" || Costs.judged(rep))) out.push({ role: label, usd: t[key] });
     return out;
   },
+  judged: (rep) => !rep || !Array.isArray(rep.judges) || rep.judges.length > 0,
   total: (t) => t.total_cost_usd ?? null,
 };

@@ -7,7 +7,7 @@
 // its unit and whether it is micro (cases pooled) or macro (weighted mean of benchmarks).
 "use strict";
 
-const COMPARABLE = ["completed", "failed", "stopped_early"];
+const COMPARABLE = ["completed", "failed", "stopped_early"];     // what compare takes as a candidate
 const FINISHING = ["queued", "running"];
 // The router's headline facts are the service's (the comparison answer's `routing_facts`, the same
 // facts `sr-bench report` prints): this panel renders them and computes no figure of its own.
@@ -40,25 +40,23 @@ async function routingPays(box, run, q, isCurrent) {
     if (report.partial || !COMPARABLE.includes(run.status)) { put(box, partialView(head, run, report)); return; }
   }
   put(box, h("section", { class: "headline" }, head, h("p", { class: "muted" }, "comparing…")));
-  const runs = (await Api.runs()).filter((r) => r.mode === "live" && COMPARABLE.includes(r.status) &&
-    r.id !== run.id && r.targets.some((t) => t.kind === "single") && r.profile === run.profile)
-    .sort((a, b) => b.created_at - a.created_at);
+  // the service says which runs can answer the question and why the others cannot: only those are compared,
+  // so no choice in the menu sends a comparison the service would refuse
+  const opts = await Api.baselines(run.id);
+  const byId = Object.fromEntries(opts.options.map((o) => [o.run_id, o]));
   const asked = q.get("baseline");
-  let tries = asked ? [asked] : hasSingle ? [run.id] : runs.map((r) => r.id).slice(0, 6);
-  let cmp = null, why = null;
-  for (const b of tries) {
-    try { cmp = await Api.compare(b, run.id); break; } catch (e) { why = e.message; }
+  let base = asked || opts.chosen, why = null, cmp = null;
+  if (asked && asked !== run.id && !(byId[asked] && byId[asked].usable)) {
+    why = "run " + asked + " cannot be the baseline: " + (byId[asked] ? byId[asked].left_out : "it is not a run you can see");
+    base = null;
   }
+  if (base) { try { cmp = await Api.compare(base, run.id); } catch (e) { why = e.message; } }
   if (!isCurrent()) return;
-  const options = [hasSingle ? h("option", { value: run.id, selected: cmp && cmp.baseline_run.run_id === run.id }, "the strongest single model of this run") : null,
-    ...runs.map((r) => h("option", { value: r.id, selected: cmp && cmp.baseline_run.run_id === r.id }, r.name + " · " + r.id))];
-  const choose = h("select", { id: "baseline-run", on: { change: (e) => { q.set("baseline", e.target.value); go(["run", run.id], q); } } },
-    cmp ? null : h("option", { value: "" }, "— choose a baseline run —"), options);
-  const picker = options.filter(Boolean).length ? h("p", { class: "picker" }, h("label", { for: "baseline-run" }, "Baseline: "), choose,
-    cmp && !asked && !hasSingle ? h("span", { class: "muted" }, " (chosen: the latest finished run with a single model that compares with this one)") : null) : null;
+  const picker = baselinePicker(run, q, opts, cmp ? cmp.baseline_run.run_id : base, asked);
   if (!cmp) {
-    put(box, h("section", { class: "headline" }, head, picker, h("p", {}, "No baseline to weigh the router against: " +
-      (why || "this run holds no single model and no finished run with one is comparable (same cases and protocol)") + ".")));
+    put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head, picker, h("p", {}, "No baseline to weigh the router against: " +
+      (why || "no run you can see is a finished live run with a single model on the same cases and protocol, priced like this one") + "."),
+    leftOutList(opts)));
     return;
   }
   const moms = new Set(cmp.candidates.filter((c) => c.kind === "mom").map((c) => c.target_id));
@@ -68,12 +66,40 @@ async function routingPays(box, run, q, isCurrent) {
   if (!isCurrent()) return;
   const others = cmp.candidates.filter((c) => c.kind !== "mom");
   put(box, h("section", { class: "headline", "aria-labelledby": "routing-pays" }, head, picker,
-    facts.map((f) => routerBlock(cmp, f, report, baseReport)),
+    facts.map((f) => routerBlock(cmp, f, report, baseReport)), leftOutList(opts),
     others.length ? section("Other single models against " + cmp.baseline.target_id + " (" + others.length + ")",
       table(["target", "macro quality", "Δ macro quality [95%]", "claim"], others.map((c) => h("tr", {}, h("td", {}, c.target_id),
         h("td", {}, fmt.num(c.quality)), h("td", {}, fmt.signed(c.delta) + " " + fmt.ci(c.interval.ci)), h("td", {}, c.claim))),
       { label: "other single models" }), false) : null,
     section("What this comparison does not cover (" + cmp.limitations.length + ")", h("ul", {}, cmp.limitations.map((l) => h("li", {}, l))), false)));
+}
+
+// The Baseline menu: this run's own strongest single (when it has one), the runs that can answer the
+// question (complete first, partial ones with their reason), and the others disabled with why they are left out.
+function baselinePicker(run, q, opts, current, asked) {
+  const usable = opts.options.filter((o) => o.usable), out = opts.options.filter((o) => !o.usable);
+  if (!opts.own_single && !usable.length && !out.length) return null;
+  const label = (o) => o.name + " · " + o.run_id + (o.partial ? " — " + o.partial : "");
+  const choose = h("select", { id: "baseline-run", on: { change: (e) => { q.set("baseline", e.target.value); go(["run", run.id], q); } } },
+    current ? null : h("option", { value: "" }, "— choose a baseline run —"),
+    opts.own_single ? h("option", { value: run.id, selected: current === run.id }, "the strongest single model of this run") : null,
+    usable.length ? h("optgroup", { label: "Runs that can answer it" }, usable.map((o) =>
+      h("option", { value: o.run_id, selected: current === o.run_id }, label(o)))) : null,
+    out.length ? h("optgroup", { label: "Left out" }, out.slice(0, 50).map((o) =>
+      h("option", { value: o.run_id, disabled: true }, o.name + " · " + o.run_id + " — " + o.left_out))) : null);
+  const chosen = current ? opts.options.find((o) => o.run_id === current) : null;
+  const note = current && !asked && !opts.own_single ? " (chosen: the newest finished run with a single model on the same cases and protocol" +
+    (chosen && chosen.partial ? "; none answered every cell" : "") + ")" : "";
+  return h("div", { class: "picker" }, h("p", {}, h("label", { for: "baseline-run" }, "Baseline: "), choose,
+    note ? h("span", { class: "muted" }, note) : null),
+  chosen && chosen.partial ? h("p", { class: "partial-baseline" }, "Baseline " + chosen.name + " is " + chosen.partial + ".") : null);
+}
+
+function leftOutList(opts) {
+  const out = opts.options.filter((o) => !o.usable);
+  if (!out.length) return null;
+  return section("Runs left out as a baseline (" + out.length + ")", h("ul", { class: "left-out" }, out.slice(0, 50).map((o) =>
+    h("li", {}, o.name + " · " + o.run_id + ": " + o.left_out))), false);
 }
 
 function routerBlock(cmp, f, report, baseReport) {
@@ -89,8 +115,8 @@ function routerBlock(cmp, f, report, baseReport) {
       f.losses + " only " + f.baseline + ", " + f.ties + " ties."),
     cmp.early_stop ? h("p", { class: "partial" }, "partial: " + cmp.cases + " of " + cmp.planned_cases + " planned cases compared — " +
       "a run stopped early by its plan's rule, compared on its measured prefix with the anytime-valid betting interval") : null,
-    h("p", { class: "standing" }, "Standing: " + f.evidence + " — profile " + (f.profile || "?") +
-      (f.formal ? "" : "; a dev result is never a formal conclusion")),
+    h("p", { class: "standing" }, "Standing: " + f.evidence + " — " + (f.standing_reason || "profile " + (f.profile || "?") +
+      (f.formal ? "" : "; a dev result is never a formal conclusion"))),
     savingsTable(f),
     latencyTable(f.router, f.baseline, lat(f.router_latency_s), lat(f.baseline_latency_s)),
     mixView(f),
@@ -135,7 +161,9 @@ function partialView(head, run, report) {
 }
 
 function partialRouter(c, paired) {
-  const title = h("h3", {}, c.target_id + " vs " + (c.baseline_target_id || "—") + " — ", h("strong", { class: "claim" }, c.label));
+  // without a pair (no case answered by both) there is no baseline to name: never "vs — —"
+  const title = h("h3", {}, c.target_id + (c.baseline_target_id ? " vs " + c.baseline_target_id : "") + " — ",
+    h("strong", { class: "claim" }, c.label));
   if (!c.n) return h("article", { class: "router" }, title, h("p", {}, c.reason));
   const ops = c.operations;
   return h("article", { class: "router" }, title,
@@ -162,14 +190,15 @@ function mixView(r) {
 }
 
 function costSplit(f, report, baseReport) {
-  const summaries = [...(report.summary.targets || []).filter((t) => t.target_id === f.router),
-    ...(baseReport.summary.targets || []).filter((t) => t.target_id === f.baseline)];
-  const roles = [...new Set(summaries.flatMap((t) => Costs.roles(t).map((x) => x.role)))];
+  const summaries = [...(report.summary.targets || []).filter((t) => t.target_id === f.router).map((t) => [t, report]),
+    ...(baseReport.summary.targets || []).filter((t) => t.target_id === f.baseline).map((t) => [t, baseReport])];
+  const roles = [...new Set(summaries.flatMap(([t, rep]) => Costs.roles(t, rep).map((x) => x.role)))];
   if (!roles.length) roles.push("judge");
-  return table(["target", "principal, USD", ...roles.map((r) => r + ", USD"), "total, USD"], summaries.map((t) => {
-    const got = Object.fromEntries(Costs.roles(t).map((x) => [x.role, x.usd]));
+  return table(["target", "principal, USD", ...roles.map((r) => r + ", USD"), "total, USD"], summaries.map(([t, rep]) => {
+    const got = Object.fromEntries(Costs.roles(t, rep).map((x) => [x.role, x.usd]));
+    const none = (r) => (r === "judge" && !Costs.judged(rep) ? "—" : "not metered");     // no judge: no judge cost
     return h("tr", {}, h("th", { scope: "row" }, t.target_id), h("td", {}, fmt.usd(Costs.principal(t))),
-      roles.map((r) => h("td", {}, r in got ? fmt.usd(got[r]) : "not metered")), h("td", {}, fmt.usd(Costs.total(t))));
+      roles.map((r) => h("td", {}, r in got ? fmt.usd(got[r]) : none(r))), h("td", {}, fmt.usd(Costs.total(t))));
   }), { caption: "Principal cost apart from judge/simulator cost (whole run, every planned cell)" });
 }
 

@@ -8,14 +8,14 @@ function reportView(rep) {
     h("th", { scope: "row" }, t.target_id + " (" + t.kind + ")"), h("td", {}, (t.correct ?? "?") + " / " + t.total),
     h("td", {}, fmt.num(t.accuracy) + " " + fmt.ci01(t.accuracy_ci95)),
     h("td", {}, fmt.num(t.accuracy_answered) + " (" + (t.correct ?? "?") + " / " + t.completed + ")"), h("td", {}, fmt.num(t.macro_accuracy)),
-    h("td", {}, fmt.usd(Costs.principal(t))), h("td", {}, Costs.roles(t).map((x) => x.role + " " + fmt.usd(x.usd)).join(", ") || "—"),
+    h("td", {}, fmt.usd(Costs.principal(t))), h("td", {}, Costs.roles(t, rep).map((x) => x.role + " " + fmt.usd(x.usd)).join(", ") || "—"),
     h("td", {}, fmt.tokens(t.tokens)), h("td", {}, fmt.num(t.latency_p50_s, 2) + " / " + fmt.num(t.latency_p95_s, 2)),
     h("td", {}, fmt.num(t.ttft_p50_s, 2))));
   const stop = rep.early_stop;
   return h("section", { "aria-labelledby": "report-title" }, h("h2", { id: "report-title" }, "Report"),
     h("p", {}, "All " + rep.summary.planned_cells + " planned cells, whatever the pages below show · wall time " +
       fmt.s(rep.summary.wall_time_s, 1) + " · total spend " + fmt.usd(rep.summary.total_spend_usd) +
-      " (principal " + fmt.usd(rep.summary.principal_cost_usd) + ", judge " + fmt.usd(rep.summary.judge_cost_usd) + ")"),
+      " (principal " + fmt.usd(rep.summary.principal_cost_usd) + ", judge " + (Costs.judged(rep) ? fmt.usd(rep.summary.judge_cost_usd) : "—") + ")"),
     rep.partial ? h("p", { class: "partial" }, h("strong", {}, rep.partial.label), ": micro accuracy is " + rep.partial.accuracy +
       "; the next column is " + rep.partial.accuracy_answered + ".") : null,
     stop ? h("p", { class: "early-stop" }, "Stopped early (" + stop.reason + ": " + stop.summary + ") after " + stop.decided_at_cases +

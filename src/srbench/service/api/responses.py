@@ -241,6 +241,9 @@ class Report(Open):
     report_digest: str
     cache_hit: bool
     explain: str
+    judges: list[str] = Field(default_factory=list, description=(
+        "the plan's judge targets (auxiliary, never scored); empty: no benchmark of the run is judged, so it has "
+        "no judge cost at all (shown as \"—\", not $0)"))
 
 
 class EvidencePage(Answer):

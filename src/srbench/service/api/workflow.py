@@ -159,6 +159,30 @@ class RunOptions(Answer):
                                            description="runs skipped: their frozen plan is damaged (each named)")
 
 
+class BaselineOption(Answer):
+    """A run considered as the baseline of another run (service/runs/baselines.py)."""
+
+    run_id: str
+    name: str
+    status: str
+    created_at: float = Field(description="epoch seconds")
+    usable: bool = Field(description="compare takes the pair and its savings can be known")
+    partial: str | None = Field(description="why a usable run's figures are partial (null: it answered every cell)")
+    left_out: str | None = Field(description="why the run cannot be the baseline (null: it can)")
+
+
+class BaselineOptions(Answer):
+    run_id: str
+    own_single: bool = Field(description="the run holds a single model: its own strongest one is the baseline")
+    chosen: str | None = Field(description="the default baseline run: this run when it holds a single model, else "
+                                           "the newest complete usable run, else the newest partial one")
+    options: list[BaselineOption] = Field(description="usable runs first (complete, then partial; newest first), then "
+                                                      "every other run the caller may see with why it is left out")
+    scan_limited: bool
+    damaged_runs: list[DamagedRun]
+    model_requests: Literal[0]
+
+
 class StoredPriceCorrection(PriceCorrection):
     """The stored price correction with its object digest."""
 

@@ -263,8 +263,10 @@ async def run_report(request: web.Request) -> rs.Report:
         run_id = request.match_info["run_id"]
         digest, hit, why = service.runs.report_digest(run_id)
         report = service.objects.get_json(digest)
-        return rs.Report.model_validate(wire.wire_report(report, digest, hit, why, service.figures.of(digest, report),
-                                                         report_context(service, run_id)))
+        context = report_context(service, run_id)
+        judges = sorted(context.manifest.get("auxiliary_targets") or {})      # the plan's judges (none: no judge cost)
+        return rs.Report.model_validate({**wire.wire_report(report, digest, hit, why, service.figures.of(digest, report),
+                                                            context), "judges": judges})
     return await asyncio.to_thread(go)
 
 

@@ -55,7 +55,7 @@ def _fits(kind: str, base: Plan, other_run: RunState, other: Plan) -> bool:
     return all(getattr(other.limits, k) == getattr(base.limits, k) for k in CALL_LIMITS)
 
 
-def _plans(service: Service, views: list[RunState], kind: str
+def readable_plans(service: Service, views: list[RunState], kind: str
            ) -> tuple[list[RunState], dict[str, Plan], list[wf.DamagedRun]]:
     """(the runs whose plan reads back, their plans, the runs skipped with their damage named)."""
     plans: dict[str, Plan] = {}
@@ -86,7 +86,7 @@ def run_options(service: Service, kind: str, actor: Actor, baseline_id: str | No
                 ) -> wf.RunOptions:
     runs = service.runs
     listed = runs.list(SCAN) if actor.scope is None else runs.list_owned(actor.scope, SCAN)
-    views, plans, damaged = _plans(service, listed, kind)
+    views, plans, damaged = readable_plans(service, listed, kind)
     limited = len(listed) >= SCAN
     found: list[wf.RunChoice] = []
     scanned = 0

@@ -74,7 +74,6 @@ from srbench.schemas.comparison import (
     Comparison,
     Costs,
     DeltaInterval,
-    Evidence,
     Operations,
     OperationsPair,
     Savings,
@@ -99,7 +98,14 @@ from srbench.stages.compare.checks import (
     run_info,
 )
 from srbench.stages.compare.claims import assess, declared_margin, statistics_limitations
-from srbench.stages.compare.limitations import AUX_COST_FIELDS, DEV, comparison_limitations
+from srbench.stages.compare.limitations import (
+    AUX_COST_FIELDS,
+    CUSTOM,
+    DEV,
+    FORMAL,
+    comparison_limitations,
+    evidence_of,
+)
 from srbench.stages.compare.selection import limitation as selection_limitation
 from srbench.stages.compare.selection import paired_diffs
 from srbench.stages.compare.selection import summary as selection_summary
@@ -110,13 +116,13 @@ from srbench.stages.stats.paired import exact_weighted_quality, stratified_boots
 from srbench.stages.stats.stopping import analysis_order, measured_prefix, statistics_of
 from srbench.targets.routers import DEFAULT_ROUTER
 
-COMPARE_VERSION = "sr-bench-compare-v5"    # v4: a row without an auxiliary field adds 0 of that role;
-# v5: limitations name a dataset's evaluation role and named-history exclusion
+COMPARE_VERSION = "sr-bench-compare-v6"    # v4: a row without an auxiliary field adds 0 of that role;
+# v5: limitations name a dataset's evaluation role and named-history exclusion; v6: formal only on the
+# pinned, checked sources (evidence.standing and its reason: limitations.evidence_of)
 _ROWS = TypeAdapter(list[ComparedRow])
-FORMAL = "formal (standard holdout)"
 NO_MARGIN = "no pre-declared margin"
 
-__all__ = ["AUX_COST_FIELDS", "COMPARE_VERSION", "DEV", "FORMAL", "NO_MARGIN", "STOPPED", "NotComparable",
+__all__ = ["AUX_COST_FIELDS", "COMPARE_VERSION", "CUSTOM", "DEV", "FORMAL", "NO_MARGIN", "STOPPED", "NotComparable",
            "choose_baseline", "compare_reports"]
 
 
@@ -331,8 +337,8 @@ def compare_reports(baseline_json: Mapping[str, object], baseline_stored: Sequen
         costs = {t.target_id: _costs(bby[t.target_id], aux_absent) for t in tied}
         tied = [t.model_copy(update={"costs": costs[t.target_id],
                                      "cost_complete": costs[t.target_id].principal is not None}) for t in tied]
-    formal = baseline_plan.profile == "standard" and candidate_plan.profile == "standard"
-    label = FORMAL if formal else DEV
+    evidence = evidence_of(baseline_plan, candidate_plan)
+    formal, label = evidence.formal, evidence.label
     blocked = _savings_blocked(baseline_plan, candidate_plan, tied)
     models = {pt.target.id: pt.target for pt in candidate_plan.targets}
     singles = None
@@ -344,7 +350,7 @@ def compare_reports(baseline_json: Mapping[str, object], baseline_stored: Sequen
                              singles=singles, routing=_routing(models[t], cby[t]))
                   for t in models]
     stop_info = _stop_info(baseline, candidate, n_cmp, len(order)) if b_stop or c_stop else None
-    limitations = (comparison_limitations(str(baseline.status), str(candidate.status), baseline_plan, formal, tied,
+    limitations = (comparison_limitations(str(baseline.status), str(candidate.status), baseline_plan, evidence, tied,
                                           candidates, aux_absent)
                    + operational_limitations(baseline_plan, candidate_plan)
                    + statistics_limitations(stats, statistics_of(baseline_plan), stop_info))
@@ -357,8 +363,7 @@ def compare_reports(baseline_json: Mapping[str, object], baseline_stored: Sequen
         baseline_run=run_info(baseline, baseline_plan), candidate_run=run_info(candidate, candidate_plan),
         case_sha256=baseline_plan.case_sha256, cases=n_cmp, planned_cases=len(order),
         benchmarks=sorted({r.benchmark for r in bby[best_id].values()}), benchmark_weights=weights,
-        evidence=Evidence(profile=baseline_plan.profile, split=baseline_plan.dataset.split, formal=formal,
-                          label=label),
+        evidence=evidence,
         margin=margin, claim_rule=stats.claim_rule, statistics=StatisticsBlock.model_validate(stats.dump()),
         early_stop=stop_info, baseline=_baseline(baseline_plan, best_id, tied, b_pre), savings_blocked=blocked,
         candidates=candidates, limitations=limitations)

@@ -40,6 +40,7 @@ from srbench.schemas.comparison_claims import (
 )
 from srbench.schemas.intervals import BettingInterval, PowerPlan, StatisticsBlock
 from srbench.schemas.plan import Planning as PlanningAssumptions
+from srbench.stages.compare.limitations import DEV
 from srbench.stages.compare.selection import SEED_LABEL, PairDiffs, adjusted_interval, summary
 from srbench.stages.stats.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.stats.paired import claim, non_inferiority, weighted_hoeffding
@@ -119,9 +120,10 @@ def _non_inferiority(rule: Rule, low: float, margin: float | None, formal: bool,
     if margin is None:
         return NonInferiority(margin=None, non_inferior=None, label=None, rule=rule, reason="no pre-declared margin")
     if not formal:
-        return NonInferiority(margin=margin, non_inferior=None, label=label, rule=rule,
-                              reason="dev profile: no parity conclusion; a formal one needs the standard holdout "
-                                     "(REP-7)")
+        why = ("dev profile: no parity conclusion; a formal one needs the standard holdout (REP-7)" if label == DEV else
+               "custom source: no parity conclusion; a formal one needs the pinned, checked sources on the standard "
+               "holdout (REP-7)")
+        return NonInferiority(margin=margin, non_inferior=None, label=label, rule=rule, reason=why)
     return NonInferiority(margin=margin, non_inferior=non_inferiority(low, margin), label=label, rule=rule,
                           reason=f"{rule} lower bound {low:.4f} vs −{margin}")
 

@@ -64,6 +64,7 @@ class RouterFacts(BaseModel):
     non_inferior_margin: float | None = None   # set when the router is non-inferior at that margin
     claim_text: str                    # verdict and non-inferiority together
     evidence: str
+    standing_reason: str | None = None   # why formal, dev or custom source (the comparison's evidence.reason)
     profile: str | None = None
     formal: bool
     quality: float | None = None
@@ -122,7 +123,7 @@ def routing_facts(cmp: Comparison) -> list[RouterFacts]:
             selection=f"adjusted for choosing the strongest of K = {sel.k} singles" if sel and sel.adjusted else None,
             claim=c.claim, verdict=verdict, non_inferior_margin=margin,
             claim_text=verdict + (f"; non-inferior (margin {margin})" if margin is not None else ""),
-            evidence=ev.label or "unknown", profile=ev.profile, formal=ev.formal, quality=c.quality,
+            evidence=ev.label or "unknown", standing_reason=ev.reason, profile=ev.profile, formal=ev.formal, quality=c.quality,
             baseline_quality=c.baseline_quality, micro_delta=c.micro_delta, wins=c.wins, losses=c.losses,
             ties=c.ties, savings=[_saving(k, getattr(c.savings, k)) for k in SCOPES],
             model_mix=(routing.model_mix if routing else None) or {},

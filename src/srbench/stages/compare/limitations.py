@@ -4,18 +4,52 @@ and statistical ones of stages/compare/checks.py and claims.py)."""
 from __future__ import annotations
 
 from srbench.benchmarks import all_benchmarks
-from srbench.schemas.comparison import Candidate, TiedBaseline
+from srbench.schemas.comparison import Candidate, Evidence, TiedBaseline
 from srbench.schemas.plan import Plan
 from srbench.stages.datasets.exclusions import evaluation_notices
 from srbench.stages.datasets.source_labels import notices as source_notices
 
 AUX_COST_FIELDS = ("judge_cost_usd", "simulator_cost_usd")
 DEV = "dev (not a formal conclusion)"
+FORMAL = "formal (standard holdout)"
+CUSTOM = "custom source (not a formal conclusion)"
 
-__all__ = ["AUX_COST_FIELDS", "DEV", "comparison_limitations"]
+__all__ = ["AUX_COST_FIELDS", "CUSTOM", "DEV", "FORMAL", "comparison_limitations", "evidence_of"]
 
 
-def comparison_limitations(baseline_status: str, candidate_status: str, plan: Plan, formal: bool,
+def _unpinned(plan: Plan) -> list[str]:
+    """What keeps a plan's cases from being the pinned, checked sources (empty: every benchmark is)."""
+    sources = plan.dataset.sources
+    if sources is None:
+        return ["the plan records no source labels (frozen before sources were labelled)"]
+    out = []
+    for b, label in sorted(sources.items()):
+        if not label.pinned:
+            out.append(f"{b} is not the pinned source (revision {label.revision or 'mixed'})")
+        elif label.check is None:
+            out.append(f"{b} is at the pinned revision but its bytes were never checked against the pin table")
+    return out
+
+
+def evidence_of(baseline: Plan, candidate: Plan) -> Evidence:
+    """The one rule for a comparison's standing, which the service's answer carries and every page shows:
+    formal only when both runs ran the standard holdout on the pinned, checked sources; a dev profile is
+    dev; the standard holdout on another source is a custom source. The reason says which."""
+    dev = [p.profile for p in (baseline, candidate) if p.profile != "standard"]
+    if dev:
+        return Evidence(profile=baseline.profile, split=baseline.dataset.split, formal=False, label=DEV,
+                        standing="dev", reason=f"{dev[0]} profile: a dev split; a formal conclusion needs the "
+                                               "standard holdout not used for tuning (IT-5, REP-7)")
+    unpinned = list(dict.fromkeys(_unpinned(baseline) + _unpinned(candidate)))
+    if unpinned:
+        return Evidence(profile=baseline.profile, split=baseline.dataset.split, formal=False, label=CUSTOM,
+                        standing="custom source", reason="standard holdout, but " + "; ".join(unpinned) +
+                        ": not an sr-bench 1.0 result")
+    return Evidence(profile=baseline.profile, split=baseline.dataset.split, formal=True, label=FORMAL,
+                    standing="formal", reason="the standard holdout, every benchmark at its pinned, checked source")
+
+
+def comparison_limitations(baseline_status: str, candidate_status: str, plan: Plan, evidence: Evidence,
                            tied: list[TiedBaseline], candidates: list[Candidate],
                            aux_absent: set[str]) -> list[str]:
     """The comparison's own limitations: what its intervals cover, its profile, the claim rule, a subset of
@@ -23,9 +57,11 @@ def comparison_limitations(baseline_status: str, candidate_status: str, plan: Pl
     out = ["The intervals cover case sampling only: not the choice of the baseline as the best of the single "
            "targets on these same cases, not the selection of a tuned router or of one candidate among many "
            "(no multiplicity correction), and not contamination of public questions (REP-6)."]
-    if not formal:
+    if evidence.standing == "dev":
         out.append(f"{plan.profile} profile: {DEV}; formal conclusions need the standard holdout not used "
                    "for tuning (IT-5, REP-7).")
+    elif not evidence.formal:
+        out.append(f"{evidence.label}: {evidence.reason}.")
     rule = candidates[0].claim_rule if candidates else "hoeffding"
     out.append(f"Claims and non-inferiority use the {rule} interval (the plan's claim rule); the other rule's "
                "interval is shown beside it. The bootstrap interval is a diagnostic only.")
