@@ -94,44 +94,43 @@ JUDGE = "\x00judge"           # not a target id (ids are printable)
 
 def _summary(service: Service, run_id: str, row: CellRow, role: str, targets: dict[str, Target] | None = None
              ) -> rs.CallSummary:
+    """One row of the calls page: its fields gathered, then validated once (a page validates 100 of them)."""
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
     priced = (targets or {}).get(row.target_id if role == "subject" else JUDGE)
     mom = priced if priced is not None and priced.kind == "mom" and role == "subject" else None
-    out = rs.CallSummary(id=wire.call_id(run_id, row.seq, role), case_id=row.case_id, target_id=row.target_id,
-                         role=role, cell_id=row.cell_id, seq=row.seq, state=row.state, error_class=row.error_class,
-                         error=row.error, request=request_d, call=call_d, damaged=False, status="")
+    fields: dict[str, object] = {
+        "id": wire.call_id(run_id, row.seq, role), "case_id": row.case_id, "target_id": row.target_id, "role": role,
+        "cell_id": row.cell_id, "seq": row.seq, "state": row.state, "error_class": row.error_class,
+        "error": row.error, "request": request_d, "call": call_d, "damaged": False, "status": ""}
     record_status = None
     if role == "subject" and not call_d and row.state in ("dispatching", "ambiguous"):
         rows = call_rows(service, run_id, [row.cell_id]).get(row.cell_id)
         if rows:                    # a conversation in flight, or left ambiguous by a restart
-            out = _with(out, calls=conversation_calls(service, run_id, row.cell_id, rows, None, mom))
+            fields["calls"] = conversation_calls(service, run_id, row.cell_id, rows, None, mom)
     if call_d:
         try:
             c = service.objects.get_json(call_d)    # the stored call record, read as JSON
         except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
             if isinstance(exc, DamagedObject):
                 record_damage(service, exc, run_id, f"{role} call of cell {row.cell_id}")
-            out = _with(out, damaged=True, damage=exc.message)
+            fields.update(damaged=True, damage=exc.message)
         else:
             if c.get("kind") == "conversation":     # a multi-call cell: each of its calls, with its role
-                calls = conversation_calls(service, run_id, row.cell_id,
-                                           call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []),
-                                           ConversationRecord.model_validate(c), mom)
-                return _with(out, calls=calls, status=wire.call_status(row.state, row.error_class, row.state, role))
+                fields["calls"] = conversation_calls(service, run_id, row.cell_id,
+                                                     call_rows(service, run_id, [row.cell_id]).get(row.cell_id, []),
+                                                     ConversationRecord.model_validate(c), mom)
+                fields["status"] = wire.call_status(row.state, row.error_class, row.state, role)
+                return rs.CallSummary.model_validate(fields)
             record_status = c["status"]
             cost = None if priced is None else call_cost(priced, c)
-            out = _with(out, http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
-                        usage=c.get("usage"), latency_s=c["timings"].get("latency_s"),
-                        ttft_s=c["timings"].get("ttft_s"), response_model=c.get("response_model"),
-                        selected_model=routers.selected_model(mom, c) or (      # a single target: its reply's model
-                            c.get("response_model") if role == "subject" and mom is None else None),
-                        **wire_calls.call_fields(c, cost, priced is not None and priced.kind == "mom"))
-    return _with(out, status=wire.call_status(row.state, row.error_class, record_status, role))
-
-
-def _with(summary: rs.CallSummary, **fields: object) -> rs.CallSummary:
-    """`summary` with `fields` set (validated: the record's numbers keep their JSON type)."""
-    return rs.extend(summary, rs.CallSummary, **fields)
+            fields.update(http_status=c.get("http_status"), finish_reason=c.get("finish_reason"),
+                          usage=c.get("usage"), latency_s=c["timings"].get("latency_s"),
+                          ttft_s=c["timings"].get("ttft_s"), response_model=c.get("response_model"),
+                          selected_model=routers.selected_model(mom, c) or (      # a single target: its reply's model
+                              c.get("response_model") if role == "subject" and mom is None else None),
+                          **wire_calls.call_fields(c, cost, priced is not None and priced.kind == "mom"))
+    fields["status"] = wire.call_status(row.state, row.error_class, record_status, role)
+    return rs.CallSummary.model_validate(fields)
 
 
 def _cursor_at(journal: Journal, run_id: str, offset: int) -> int:
