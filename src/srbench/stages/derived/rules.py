@@ -91,7 +91,7 @@ def _rows(store: ObjectStore, report: SavedReport) -> list[SavedRow]:
     return [SavedRow.model_validate(r) for r in all_rows(store, report.results)]
 
 
-def _priced_plan(store: ObjectStore, report: SavedReport) -> Plan:
+def priced_plan(store: ObjectStore, report: SavedReport) -> Plan:
     """The plan with the prices the report used (a price correction replaces them)."""
     plan = Plan.model_validate(store.get_json(report.provenance.plan))
     fix = report.price_correction
@@ -102,9 +102,9 @@ def _compare(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams)
     inputs, params = CompareInputs.model_validate(raw_inputs), CompareParams.model_validate(raw_params)
     b, c = store.get_json(inputs.baseline), store.get_json(inputs.candidate)
     bview, cview = SavedReport.model_validate(b), SavedReport.model_validate(c)
-    cplan = _priced_plan(store, cview)
+    cplan = priced_plan(store, cview)
     margin, source = resolve_margin(params.margin, cplan.statistics)
-    out = compare_reports(b, all_rows(store, bview.results), _priced_plan(store, bview), c,
+    out = compare_reports(b, all_rows(store, bview.results), priced_plan(store, bview), c,
                           all_rows(store, cview.results), cplan, margin=margin)
     out = annotate(apply_declared(out, source, cplan.statistics), ComparedReport.model_validate(b),
                    ComparedReport.model_validate(c))

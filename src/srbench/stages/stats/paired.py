@@ -39,9 +39,11 @@ import numpy as np
 
 from srbench import DEFAULT_SEED
 from srbench.errors import InvalidInput
+from srbench.schemas.diagnosis import MeanInterval
 from srbench.schemas.intervals import BootstrapInterval, HoeffdingInterval, HoeffdingStratum
 
 HOEFFDING = "weighted-paired-hoeffding"
+HOEFFDING_MEAN = "weighted-hoeffding-mean"
 BOOTSTRAP = "stratified-percentile-bootstrap"
 QUANTILE_METHOD: Final = "linear"
 ZERO_WIDTH_NOTE = ("degenerate: every resample gave the same value because the sample is small or "
@@ -49,7 +51,7 @@ ZERO_WIDTH_NOTE = ("degenerate: every resample gave the same value because the s
 ZERO_ZERO_NOTE = ("degenerate: every resample gave 0 (e.g. all pairs tie) on this sample; this is no "
                   "interval and proves no parity; use the claim rule's interval")
 
-__all__ = ["HOEFFDING", "BOOTSTRAP", "weighted_hoeffding", "stratified_bootstrap", "exact_weighted_quality",
+__all__ = ["HOEFFDING", "BOOTSTRAP", "weighted_hoeffding", "weighted_mean_hoeffding", "stratified_bootstrap", "exact_weighted_quality",
            "non_inferiority", "claim"]
 
 
@@ -103,6 +105,23 @@ def weighted_hoeffding(diffs_by_benchmark: Mapping[str, Sequence[int]], weights:
         n=sum(len(g) for _, g, _ in strata),
         strata=[HoeffdingStratum(benchmark=b, n=len(g), weight=float(w), mean_diff=sum(g) / len(g))
                 for b, g, w in strata])
+
+
+def weighted_mean_hoeffding(values_by_benchmark: Mapping[str, Sequence[int]], weights: Mapping[str, float],
+                            alpha: float = 0.05) -> MeanInterval:
+    """A weighted quality of 0/1 outcomes (an oracle's, issue 43) with its Hoeffding interval:
+    Q = Σ_b w_b·mean(x_b), r = √(ln(2/α)/2 · Σ_b w_b²/n_b), CI = [max(0, Q−r), min(1, Q+r)].
+
+    The same derivation as `weighted_hoeffding` with terms c_i·x_i ranging over [0, c_i] (length c_i, not 2·c_i):
+    P(|Q − E Q| ≥ t) ≤ 2·exp(−2t² / Σ_b w_b²/n_b)."""
+    a = _alpha(alpha)
+    if any(v not in (0, 1) for g in values_by_benchmark.values() for v in g):
+        raise InvalidInput("an outcome must be 0 or 1", code="invalid_pairs")
+    strata = _strata(values_by_benchmark, weights)
+    q = float(sum((w * Fraction(sum(g), len(g)) for _, g, w in strata), Fraction(0)))
+    r = math.sqrt(math.log(2.0 / a) / 2.0 * float(sum((w * w / len(g) for _, g, w in strata), Fraction(0))))
+    return MeanInterval(method=HOEFFDING_MEAN, alpha=a, estimate=q, radius=r, ci=[max(0.0, q - r), min(1.0, q + r)],
+                        n=sum(len(g) for _, g, _ in strata))
 
 
 def stratified_bootstrap(diffs_by_benchmark: Mapping[str, Sequence[int]], weights: Mapping[str, float],
