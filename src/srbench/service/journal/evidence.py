@@ -54,9 +54,14 @@ def call_row_at(journal: Journal, run_id: str, offset: int) -> tuple[int, int] |
     ~0.3 µs each). The merge of a UNION ALL emits the left arm's row first on an equal seq (SQLite's
     multiSelectOrderBy), so the subject row comes before its judge row without a sort by role, which would
     cost 3-4× (tests/service/test_pages.py checks every offset against the whole listing)."""
-    row = journal.one(f"SELECT seq, 0 AS role FROM cells WHERE run_id=? AND {SENT} "
-                      f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE run_id=? AND {JUDGED_ROW} "
-                      "ORDER BY 1 LIMIT 1 OFFSET ?", (run_id, run_id, offset))
+    judged = journal.one("SELECT judge_calls FROM run_stats WHERE run_id=?", (run_id,))
+    if judged is None or not judged[0]:          # no judge rows (the counter the journal keeps): one arm, ~10× faster
+        row = journal.one(f"SELECT seq, 0 AS role FROM cells WHERE run_id=? AND {SENT} ORDER BY seq LIMIT 1 OFFSET ?",
+                          (run_id, offset))
+    else:
+        row = journal.one(f"SELECT seq, 0 AS role FROM cells WHERE run_id=? AND {SENT} "
+                          f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE run_id=? AND {JUDGED_ROW} "
+                          "ORDER BY 1 LIMIT 1 OFFSET ?", (run_id, run_id, offset))
     return None if row is None else (int(row[0]), int(row[1]))
 
 
