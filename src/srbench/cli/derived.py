@@ -10,6 +10,7 @@ from rich.table import Table
 
 from srbench.cli.answer import fact_lines, routing_facts
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.diagnose import diagnose_view, write_diagnosis
 from srbench.cli.manifests import read_manifest
 from srbench.cli.output import human, table
 from srbench.cli.runs import wait_for, without_volatile, write_json
@@ -192,23 +193,38 @@ def inconclusive_lines(cmp: WireJSON) -> list[str]:
                    "used by default; a margin given only here is post hoc and never yields a claim (REP-7).")
 @click.option("--output", type=click.Path(dir_okay=False), default=None)
 @click.option("--explain", is_flag=True)
+@click.option("--diagnose", "with_diagnosis", is_flag=True,
+              help="Add the routing diagnostics: oracle, headroom, optimality, where the router loses, overhead "
+                   "(from the stored runs; no model call).")
+@click.option("--diagnose-output", type=click.Path(dir_okay=False), default=None,
+              help="Write the diagnostics to this file: the outcome matrix as CSV for a .csv name, else JSON "
+                   "(implies --diagnose).")
 @click.pass_obj
 def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None, output: str | None,
-            explain: bool) -> None:
+            explain: bool, with_diagnosis: bool, diagnose_output: str | None) -> None:
     """Paired comparison of a candidate run against the strongest single model of a baseline run.
 
     With one RUN: the run's routers against the strongest single model of the same run (the
     baseline target is never compared with itself)."""
     baseline_id = obj.run_id(baseline_id)
+    cand = obj.run_id(candidate_id) if candidate_id else baseline_id
     res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id, "margin": margin,
-                                           "candidate_run_id": obj.run_id(candidate_id) if candidate_id else baseline_id})
+                                           "candidate_run_id": cand})
     if explain:
         _explain(res, "comparison")
     cmp = res
+    diag = None
+    if with_diagnosis or diagnose_output:
+        diag = without_volatile(obj.client.get(f"/runs/{cand}/diagnose", baseline=baseline_id))
+        cmp = {**res, "diagnose": diag}
+        if diagnose_output:
+            write_diagnosis(diagnose_output, diag)
     if output:
         write_json(output, without_volatile(cmp))
     if output or human():               # the tables: on stderr beside a file, on stdout for a person
         comparison_view(cmp, Console(stderr=not human(), highlight=False))
+        if diag is not None:
+            diagnose_view(diag, Console(stderr=not human(), highlight=False))
     else:
         for line in headline_lines(cmp):
             Console(stderr=True).print(line, markup=False, highlight=False)

@@ -30,10 +30,15 @@ def without_volatile(value: WireJSON) -> WireJSON:
 
 def write_json(path: str, value: Any) -> None:
     """`value` as JSON at `path`, whole or not at all (a temporary file beside it, then renamed)."""
+    write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def write_text(path: str, text: str) -> None:
+    """`text` at `path`, whole or not at all (a temporary file beside it, then renamed)."""
     p = Path(path)
     tmp = p.with_name(p.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(value, indent=2, sort_keys=True) + "\n")
+        tmp.write_text(text)
         tmp.replace(p)
     except OSError as exc:
         with contextlib.suppress(OSError):

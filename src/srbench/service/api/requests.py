@@ -305,6 +305,12 @@ class After(Query):
                                description="sr-bench's own: skip this many rows (used when no `after` is given)")
 
 
+class DiagnoseQuery(Query):
+    baseline: RunId | None = Field(default=None, min_length=1, max_length=200,
+                                   description="the run whose singles the routers are diagnosed against (absent: the "
+                                               "candidate run itself, which then holds singles and routers)")
+
+
 class CallsAfter(After):
     active: Literal["true", "false"] = Field(default="false", description="only calls in flight")
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.corrections import PriceCorrection, UsageCorrection
 from srbench.schemas.derived import Export, OfflineRegrade
+from srbench.schemas.diagnosis import Diagnosis
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode
 from srbench.service.api.responses import Answer, Document, Number, WireDataset
@@ -297,6 +298,10 @@ class Regraded(OfflineRegrade, _Built):
 
 class Exported(Export, _Built):
     """The stored training export (schemas/derived.py) with its digest and why it was (re)built."""
+
+
+class Diagnosed(Diagnosis, _Built):
+    """The stored routing diagnosis (schemas/diagnosis.py) with its digest and why it was (re)built."""
 
 
 class RecoveryCellRef(Answer):

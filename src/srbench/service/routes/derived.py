@@ -22,6 +22,7 @@ from srbench.service.runs.replays import create_replay
 from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream
 from srbench.stages.derived import rules as derived
+from srbench.stages.derived.diagnose import diagnosis
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -43,6 +44,23 @@ async def make_comparison(request: web.Request, req: rq.MakeComparison) -> rs.Co
         return rs.Comparison.model_validate(wire.wire_comparison(service.objects.get_json(digest), brep, crep,
                                                                  digest, hit, why, figures))
     return await asyncio.to_thread(run)
+
+
+@route("GET", "/runs/{run_id}/diagnose", "Routing diagnostics of a run's routers against a baseline run's singles",
+       query=rq.DiagnoseQuery, answer=wf.Diagnosed)
+async def diagnose_run(request: web.Request, q: rq.DiagnoseQuery) -> wf.Diagnosed:
+    service, actor = svc(request), actor_of(request)
+    c = request.match_info["run_id"]
+    b = q.baseline or c
+    for run_id in (b, c):
+        check_visible(service.journal, actor, run_id)
+
+    def go() -> wf.Diagnosed:
+        bdig, cdig = service.runs.report_digest(b)[0], service.runs.report_digest(c)[0]
+        digest, hit, why = diagnosis(service.engine, bdig, cdig, subject=f"{b}..{c}")
+        return wf.Diagnosed.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                            "explain": why})
+    return await asyncio.to_thread(go)
 
 
 @route("POST", "/runs/{run_id}/regrade", "Offline regrade of saved MCQ/grid answers", answer=wf.Regraded)

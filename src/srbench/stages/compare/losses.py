@@ -68,12 +68,16 @@ def _regret(benchmark: str, stratum: str | None, cases: list[CaseOutcome]) -> Re
 
 
 def regret(matrix: list[CaseOutcome]) -> list[Regret]:
-    """Per benchmark (stratum None), then per subject of it, in name order."""
+    """Per benchmark (stratum None), then per subject of it, in name order (a benchmark whose cases are all one
+    subject has only its own row)."""
     groups: dict[tuple[str, str | None], list[CaseOutcome]] = {}
     for c in matrix:
         groups.setdefault((c.benchmark, None), []).append(c)
         if c.stratum is not None:
             groups.setdefault((c.benchmark, c.stratum), []).append(c)
+    for b, s in [k for k in groups if k[1] is not None]:
+        if len(groups[(b, s)]) == len(groups[(b, None)]):       # one subject: the benchmark's own row says it
+            del groups[(b, s)]
     return [_regret(b, s, cs) for (b, s), cs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))]
 
 
