@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, is_digest, localfs
+from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, files, is_digest, localfs
 from srbench.errors import DamagedObject, IntegrityError, NotFound
 
 
@@ -130,3 +130,31 @@ def test_a_new_object_is_named_only_once_whole_and_the_rename_path_takes_over_wh
         assert oct(os.stat(store.path_of(d)).st_mode & 0o777) == "0o444"
         assert not [p for p in os.listdir(os.path.dirname(store.path_of(d))) if p.startswith(".tmp-")]
     assert len(calls) == 1 and localfs._TMPFILE_OFF == [errno.ENOENT]     # asked once, then not again
+
+
+def test_an_object_gets_a_suffixed_name_that_is_its_own_file(tmp_path) -> None:
+    """Issue 39: a dataset's answered path ends in .jsonl (upstream parses by suffix): a hard link to the object,
+    made idempotently, remade over a stale name, invisible to the store's listing and removed with the object."""
+    store = ObjectStore(str(tmp_path))
+    data = b'{"id": "c1"}\n{"id": "c2"}\n'
+    digest = store.put_bytes(data)
+    path = files.suffixed(store, digest, ".jsonl")
+    assert path == os.path.join(store.root, "files", digest[3:] + ".jsonl")
+    assert os.path.samefile(path, store.path_of(digest)) and open(path, "rb").read() == data
+    assert files.suffixed(store, digest, ".jsonl") == path and os.path.samefile(path, store.path_of(digest))
+    assert list(store.iter_digests()) == [digest]                 # content addressing sees one object
+    os.unlink(path)
+    with open(path, "wb") as f:                                   # a stale name (other bytes) is replaced whole
+        f.write(b"stale")
+    assert os.path.samefile(files.suffixed(store, digest, ".jsonl"), store.path_of(digest))
+    assert not [n for n in os.listdir(os.path.dirname(path)) if n.startswith(".tmp")]
+    store.delete_many([digest])
+    assert not os.path.exists(path) and not store.has(digest)
+
+
+def test_a_packed_object_gets_its_suffixed_name_from_its_loose_file(tmp_path) -> None:
+    store = ObjectStore(str(tmp_path))
+    first, second = store.put_many([b"one\n", b"two\n"])
+    path = files.suffixed(store, second, ".jsonl")
+    assert open(path, "rb").read() == b"two\n" and os.path.samefile(path, store.path_of(second))
+    assert store.get_bytes(first) == b"one\n"

@@ -98,7 +98,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             ds = service.client.post("/datasets/prepare", {
                 "benchmark": "mmlu-pro", "profile": "smoke", "source_path": str(source),
                 "revision": samples.SAMPLE_REVISION})
-            # upstream's `plan` reads a dataset file by path (JSONL by its suffix): the same bytes as the store's
+            # a user's own copy of the dataset file (upstream's `plan` reads it, or the .jsonl path the service answers)
             cases_file = root / "data" / "cases.jsonl"
             cases_file.parent.mkdir()
             shutil.copyfile(ds["path"], cases_file)

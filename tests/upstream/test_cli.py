@@ -83,10 +83,12 @@ def test_datasets(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_upstream_frozen_plan_runs(world: World) -> None:
     """Item 2: upstream's documented flow, `plan --output F` then `run --manifest F`, attached."""
     up = world.up
-    # the path sr-bench answers for a dataset is its object file (no .jsonl suffix): upstream's plan cannot read it
+    # the path sr-bench answers for a dataset is a .jsonl name of its object file: upstream's plan reads it as it is
+    assert world.dataset["path"].endswith(".jsonl")
     up.write("store-path.json", {**manifest(world, registered(world, "strong")),
                                  "dataset": {"path": world.dataset["path"], "sha256": world.dataset["sha256"]}})
-    assert "Extra data" in up.run("plan", "--manifest", "store-path.json", code=1).stderr
+    by_store_path = up.json("plan", "--manifest", "store-path.json")
+    assert by_store_path["total"] == world.dataset["case_count"]
     up.write("m.json", manifest(world, registered(world, "strong", "weak")))
     planned = up.json("plan", "--manifest", "m.json", "--output", "f.json")
     frozen = up.read("f.json")

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import fsspec
 
-from srbench.cas import localfs, upkeep
+from srbench.cas import files, localfs, upkeep
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
 from srbench.cas.packs import SUFFIX, PackIndex, Place, encode
 from srbench.errors import DamagedObject, IntegrityError, InvalidInput, NotFound
@@ -400,11 +400,14 @@ class ObjectStore:
         self.delete_many([digest])
 
     def delete_many(self, digests: list[str]) -> None:
-        """Remove objects (only garbage collection calls this). A pack holding any of them is unpacked:
-        the objects it keeps are written loose and durable first, then the pack is removed."""
+        """Remove objects (only garbage collection calls this), with their suffixed files (`cas/files.py`). A
+        pack holding any of them is unpacked: the objects it keeps are written loose and durable first, then
+        the pack is removed."""
         doomed_in: dict[str, set[str]] = {}
         for digest in digests:
             path = self._loose(digest)
+            if self.local:
+                files.drop(self, digest)
             if os.path.lexists(path) if self.local else self.fs.exists(path):
                 self.fs.rm_file(path)
             for place in [] if self.packs is None else self.packs.places(digest):

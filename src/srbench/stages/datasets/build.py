@@ -19,7 +19,7 @@ from srbench.benchmarks.pins import CheckMethod
 from srbench.benchmarks.selection import VERSION as ALGORITHM_VERSION
 from srbench.benchmarks.selection import select, select_excluding
 from srbench.benchmarks.sources import Origin
-from srbench.cas import ObjectStore, canonical_json, digest_json, sha256_bytes, short
+from srbench.cas import ObjectStore, canonical_json, digest_json, files, sha256_bytes, short
 from srbench.cas.digest import JSONValue
 from srbench.errors import IntegrityError, InvalidInput
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams
@@ -281,8 +281,9 @@ def combine(engine: Engine, manifests: Sequence[DatasetManifest]) -> tuple[Froze
 
 
 def with_path(store: ObjectStore, manifest: DatasetManifest) -> DatasetManifest:
-    """The manifest as printed: `path` names the frozen JSONL file (the object in the store)."""
-    path = store.path_of(manifest.object) if store.local else f"{store.url}#{manifest.object}"
+    """The manifest as printed: `path` names the frozen JSONL file: on a local store a ``.jsonl`` name of the
+    object's own file (`cas/files.py`: a reader that parses by suffix reads it), elsewhere the object's URL."""
+    path = files.suffixed(store, manifest.object, ".jsonl") if store.local else f"{store.url}#{manifest.object}"
     return DatasetManifest.model_validate({**manifest.model_dump(exclude={"path"}), "path": path})
 
 
