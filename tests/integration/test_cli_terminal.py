@@ -179,6 +179,17 @@ def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[s
     assert code == 0, err
     words = set(out.split())
     assert {"hoeffding", "claim", "W/L/T", "quality"} <= words and "cache-neutral" in " ".join(out.split()), out
+    # issue 43: the diagnose section on a terminal and in the JSON; the router's "tiny" is no single of the run, so
+    # any case it served is counted and named apart from the optimality figures, never dropped
+    code, out, err = on_tty(cli, "compare", rid, "--diagnose")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "diagnose: the routers of run" in flat and "oracle ceiling" in flat and "optimality (RouterArena)" in flat
+    d = cli.json("compare", rid, "--diagnose")["diagnose"]
+    op = d["routers"][0]["optimality"]
+    tiny = op["cases_elsewhere"]
+    assert op["elsewhere_models"] == ({"tiny": tiny} if tiny else {}) and len(op["elsewhere_cases"]) == tiny, op
+    assert op["cases_in_pool"] + tiny == d["cases"] and (f"elsewhere: tiny ×{tiny}" if tiny else "elsewhere: none") in flat
 
 
 def test_plan_warns_before_money_is_spent(cli: Cli, sources: dict[str, Path]) -> None:
