@@ -6,6 +6,8 @@ planned requests (judge calls included) with an upper cost estimate before anyth
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 from srbench.benchmarks.judge import JUDGE_GRADER
@@ -166,3 +168,40 @@ def test_create_composes_a_ticked_subset_of_a_datasets_benchmarks(browser, axe, 
         plans = [p for p in api.ok("GET", "/datasets")["datasets"] if p["benchmarks"] == ["arc-agi-2"]]
         assert plans and plans[0]["case_count"] == 2 and plans[0]["ref"] in text    # a plan names the ds- ref
         assert sim.log == [] and api.run_count() == 0                      # reviewing sends nothing
+
+
+def test_the_routing_panel_counts_what_the_run_view_counts_while_the_run_goes(browser, service, api, prepare) -> None:
+    """Issue 41 (its item 2): the "Does routing pay?" panel said "running: 0 of 6000 cells completed" for a
+    whole run while the page's own line counted thousands; now both read the same answer on every poll."""
+    from srbench.simulate.behaviour import RouterRule
+
+    ds = prepare("mmlu-pro")
+    rule = RouterRule(strong="slow", weak="slow", long_prompt_chars=1500, keywords=("math",))
+    with SimulatorThread(models=[SimModel("slow", skill=0.6, latency_s=0.8)], router=rule) as sim, \
+            DashboardThread(_dashboard(service)) as dash:
+        router = {"id": "mom", "kind": "mom", "base_url": sim.router_url, "model": "MoM", "max_inference_calls": 1,
+                  "prices": {"slow": JUDGE_PRICE}, "models": ["slow"], "config_hash": rule.config_hash}
+        api.ok("POST", "/targets", {"targets": [single("slow", sim.v1_url), router]})
+        m = manifest(ds, [{"id": "slow"}, {"id": "mom"}], name="live-router")
+        m["limits"]["concurrency"] = 1
+        page = browser.new_page()
+        sign_in(page, dash.url, KEY)
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
+        page.goto(dash.url + f"/#/run/{run_id}")
+        page.locator("#headline p.muted", has_text="The answer appears").wait_for()
+        seen = set()
+        snapshot = """() => [document.querySelector('#view h1').textContent,
+            document.querySelector('#view h1 + p').textContent, document.querySelector('#headline').textContent]"""
+        deadline = time.monotonic() + 60
+        while len(seen) < 3 and time.monotonic() < deadline:
+            title, line, panel = page.evaluate(snapshot)
+            if not title.endswith(("running", "queued")):
+                break                                           # the run ended
+            done, total = re.search(r"· (\d+) / (\d+) completed", line).groups()
+            if "The answer appears" in panel:
+                assert f"{title.rsplit(' — ', 1)[1]}: {done} of {total} cells completed" in panel, (title, line, panel)
+                if 0 < int(done) < int(total):
+                    seen.add(done)
+            page.wait_for_timeout(400)
+        assert len(seen) >= 2, seen                             # it moved, and the panel moved with it
+        api.wait(run_id, timeout=60)

@@ -98,12 +98,15 @@ function runView(id, q) {
         p.pending + " pending"), lineageLine(run), run.error ? h("p", { class: "error" }, run.error) : null);
     const key = JSON.stringify([run.status, run.updated_at, p]);
     const terminal = TERMINAL.includes(run.status);
+    // while the run goes, the routing panel says the counts of the line above, from the same answer, every poll
+    const going = FINISHING.includes(run.status);
+    if (going) routingPays(headline, run, q, isCurrent).catch((e) => put(headline, h("p", { class: "error" }, e.message)));
     if (key !== seen) {          // something changed: the summary and the open tab's page, nothing else
       const first = seen === null;
       seen = key;
       put(summary, reportView(await Api.report(id)));
       if (!first && current && current.refresh) await current.refresh();
-      if (first || (terminal && !reportedTerminal)) {
+      if (!going && (first || (terminal && !reportedTerminal))) {
         reportedTerminal = terminal;
         routingPays(headline, run, q, isCurrent).catch((e) => put(headline, h("p", { class: "error" }, e.message)));
       }
