@@ -4,6 +4,7 @@ store still finds, verifies, lists, copies out and collects each object as if it
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,79 @@ def test_a_fifo_or_symlink_in_the_store_is_never_opened(tmp_path: Path) -> None:
                                                         "not a regular file (a symbolic link)"]
     reader.put_bytes(b"a loose object")                      # a put replaces the FIFO with the object
     assert within(5, lambda: reader.get_bytes(single)) == b"a loose object"
+
+
+# -- issue 38, item 5: pack upkeep ------------------------------------------------------------------------
+def test_small_packs_merge_into_a_bounded_count_and_every_reader_still_finds_each_object(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One pack per group commit (100–200 a run) is merged: afterwards every pack but one holds FULL_OBJECTS
+    objects, so the count is at most one per FULL_OBJECTS objects; a reader that indexed the old packs (another
+    process) and a reader reading all through the merge find every object."""
+    from srbench.cas import upkeep
+
+    monkeypatch.setattr(upkeep, "FULL_OBJECTS", 10)
+    writer = ObjectStore(str(tmp_path))
+    blobs = [b for i in range(30) for b in _blobs(3, f"group-{i}")]
+    digests = [d for i in range(30) for d in writer.put_many(blobs[3 * i:3 * i + 3])]
+    assert len(_packs(tmp_path)) == 30
+    before = ObjectStore(str(tmp_path))
+    assert sorted(before.iter_digests()) == sorted(digests)       # indexed every old pack
+    misses: list[str] = []
+    stop = threading.Event()
+
+    def read_all() -> None:
+        reader = ObjectStore(str(tmp_path))
+        while not stop.is_set():
+            for d in digests:
+                try:
+                    reader.get_bytes(d)
+                except NotFound:
+                    misses.append(d)
+    worker = threading.Thread(target=read_all, daemon=True)
+    worker.start()
+    try:
+        assert writer.merge_packs(dry_run=True) == upkeep.Merged(30, 8, 0)
+        assert len(_packs(tmp_path)) == 30
+        done = ObjectStore(str(tmp_path)).merge_packs()
+    finally:
+        stop.set()
+        worker.join(10)
+    assert misses == []
+    assert done.merged == 30 and done.written == 8 and done.objects == 90
+    packs = _packs(tmp_path)
+    assert len(packs) == 8 <= -(-len(digests) // upkeep.FULL_OBJECTS)       # 7 of 12 objects, 1 of 6: ≤ ceil(90 / 10)
+    assert _loose(tmp_path) == []
+    for pack in packs:
+        assert pack.name == digest_bytes(pack.read_bytes())[3:] + ".pack"
+    assert [before.get_bytes(d, verify=True) for d in digests] == blobs   # the stale index re-lists
+    assert sorted(ObjectStore(str(tmp_path)).iter_digests()) == sorted(digests)
+    assert ObjectStore(str(tmp_path)).merge_packs().merged == 0             # all but one are full
+
+
+def test_a_merge_that_cannot_write_its_pack_removes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new pack is durable before any old pack goes: a full disk at that write leaves the old packs."""
+    from srbench.cas import store as store_module
+
+    store = ObjectStore(str(tmp_path))
+    digests = [d for i in range(4) for d in store.put_many(_blobs(2, f"g{i}"))]
+    old = _packs(tmp_path)
+
+    def full(path: str, data: bytes, *, durable: bool) -> None:
+        raise OSError(28, "No space left on device", path)
+    monkeypatch.setattr(store_module, "_atomic_local_write", full)
+    with pytest.raises(OSError):
+        store.merge_packs()
+    assert _packs(tmp_path) == old
+    assert all(ObjectStore(str(tmp_path)).verify(d) for d in digests)
+
+
+def test_a_damaged_pack_is_never_merged(tmp_path: Path) -> None:
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(2, "a")
+    store.put_many(blobs)
+    store.put_many(_blobs(2, "b"))
+    store.put_many(_blobs(2, "c"))
+    damaged = next(p for p in _packs(tmp_path) if blobs[0] in p.read_bytes())
+    _flip(damaged, damaged.read_bytes(), blobs[0])
+    done = ObjectStore(str(tmp_path)).merge_packs()
+    assert done.merged == 2 and damaged in _packs(tmp_path) and len(_packs(tmp_path)) == 2

@@ -155,3 +155,40 @@ def test_a_fifo_or_symlink_in_the_store_blocks_no_request_and_is_named(api, ran,
     assert within(20, lambda: len(list(fresh.iter_digests()))) == res["objects"]
     res = within(20, lambda: _gc(api, apply=True, grace_s=0))
     assert res["refused"] and cell["call"] in res["refused"]              # the call is unreadable: nothing goes
+
+
+def test_gc_removes_old_unreadable_pack_files_and_merges_small_packs(api, ran, service) -> None:
+    """Item 5: a pack whose index a crash lost was never removed, and a store grew one pack per group commit.
+    gc --apply removes the unreadable pack files past the grace period (never a FIFO, never a young one, never
+    while the mark is blocked) and merges the small packs; the store still verifies and serves its report."""
+    settled(service)
+    objects = service.service.objects
+    for i in range(6):                                        # more group commits' worth of packs
+        objects.put_many([b'{"kind":"junk","g":%d,"n":%d}' % (i, n) for n in range(3)])
+    packs = service.store_dir / "cas" / "packs"
+    lost, young = packs / ("c" * 64 + ".pack"), packs / ("d" * 64 + ".pack")
+    lost.write_bytes(b"SRBPACK1\x00\x00\x00\x09 cut short by a crash")
+    young.write_bytes(b"garbage")
+    os.utime(lost, (1, 1))
+    os.mkfifo(packs / ("e" * 64 + ".pack"))          # (never opened, never removed)
+    before = len(list(packs.glob("*.pack")))
+    dry = _gc(api, grace_s=3600)
+    upkeep = dry["packs"]
+    assert {f["where"]: f["action"] for f in upkeep["unreadable"]} == {f"packs/{lost.name}": "remove",
+                                                                      f"packs/{young.name}": "keep_young"}
+    assert upkeep["merged"] >= 7 and upkeep["packs_after"] == 1 and lost.exists()
+    assert len(list(packs.glob("*.pack"))) == before
+    with patch.object(output, "human", lambda: True):
+        out = CliRunner().invoke(cli, ["store", "gc", "--apply"], env={"SR_BENCH_URL": service.url,
+                                                                      "SR_BENCH_TOKEN": service.token})
+    assert out.exit_code == 0 and f"; packs {before - 3} → 1 (merged), 1 unreadable pack file(s) removed" in out.stdout, \
+        out.output
+    res = api.ok("POST", "/store/gc", {})
+    assert res["packs"]["packs"] == 1 and not lost.exists() and young.exists()
+    assert (packs / ("e" * 64 + ".pack")).is_fifo()
+    verified = api.ok("POST", "/store/verify", {})
+    assert verified["corrupt"] == [] and verified["missing"] == [] and verified["bad_copies"] == []
+    assert sorted(f["where"] for f in verified["bad_files"]) == [f"packs/{young.name}", f"packs/{'e' * 64}.pack"]
+    assert api.ok("GET", f"/runs/{ran['run_id']}/report")["report_digest"] == ran["report"]["report_digest"]
+    fresh = ObjectStore(str(service.store_dir / "cas"))
+    assert all(fresh.verify(c["call"]) for c in ran["calls"])

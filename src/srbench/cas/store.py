@@ -437,9 +437,18 @@ class ObjectStore:
         assert self.packs is not None
         return upkeep.unpack(self.packs, self._loose, self._write_durable, pack, doomed, drop)
 
-    def merge_packs(self) -> upkeep.Merged:
+    def merge_packs(self, *, dry_run: bool = False) -> upkeep.Merged:
         """Merge the packs that are not full (`cas/upkeep.py`); nothing on a store without packs."""
-        return upkeep.Merged() if self.packs is None else upkeep.merge_small(self.packs, self._write_durable)
+        if self.packs is None:
+            return upkeep.Merged()
+        return upkeep.merge_small(self.packs, self._write_durable, dry_run=dry_run)
+
+    def pack_count(self) -> int:
+        """How many packs the store holds (as listed now)."""
+        if self.packs is None:
+            return 0
+        self.packs.refresh(force=True)
+        return len(self.packs.pack_paths())
 
     def unreadable_packs(self) -> list[tuple[str, str, float]]:
         """(path, why, age s) of each regular ``*.pack`` file that is not a readable pack."""

@@ -86,43 +86,57 @@ def _remove(packs: PackIndex, pack: str) -> None:
     packs.forget(pack)
 
 
-def merge_small(packs: PackIndex, write: Write) -> Merged:
+def merge_small(packs: PackIndex, write: Write, *, dry_run: bool = False) -> Merged:
     """Merge the packs that are not full into as few new packs as the bounds allow (see the module
-    docstring); a pack that does not verify whole is left as it is."""
+    docstring); a pack that does not verify whole is left as it is. Batches are planned from the packs'
+    indexes, and read one batch at a time (at most about `FULL_BYTES` in memory). With `dry_run`, what
+    would be merged, nothing written."""
     packs.refresh(reread=True)
-    small: list[tuple[str, dict[str, bytes]]] = []
-    for pack in packs.pack_paths():
-        entries = _entries(pack)
-        if entries is None or len(entries) >= FULL_OBJECTS or sum(len(d) for _, d in entries.values()) >= FULL_BYTES:
-            continue
-        if any(digest_bytes(data) != digest for digest, data in entries.values()):
-            continue
-        small.append((pack, {digest: data for digest, data in entries.values()}))
-    batches: list[list[tuple[str, dict[str, bytes]]]] = [[]]
-    size = count = 0
-    for pack, objects in small:
-        if count >= FULL_OBJECTS or size >= FULL_BYTES:
-            batches.append([])
-            size = count = 0
-        batches[-1].append((pack, objects))
-        count += len(objects)
-        size += sum(len(d) for d in objects.values())
+    batches = _batches(packs)
+    if dry_run:
+        return Merged(sum(len(b) for b in batches), len(batches), 0)
     done = Merged()
     for batch in batches:
-        if len(batch) < 2:
-            continue
         merged: dict[str, bytes] = {}
-        for _, objects in batch:
-            merged.update(objects)
+        read: list[str] = []
+        for pack in batch:
+            entries = _entries(pack)
+            if entries is None or any(digest_bytes(data) != digest for digest, data in entries.values()):
+                continue                        # (damaged meanwhile: left whole, never merged)
+            merged.update(entries.values())
+            read.append(pack)
+        if len(read) < 2:
+            continue
         name, data, places = encode(merged)
         path = f"{packs.directory}/{name}{SUFFIX}"
         write(path, data)                       # durable, with its directory, before any old pack goes
         packs.add(path, places)
-        for old, _ in batch:
+        for old in read:
             if old != path:
                 _remove(packs, old)
-        done = Merged(done.merged + len(batch), done.written + 1, done.objects + len(merged))
+        done = Merged(done.merged + len(read), done.written + 1, done.objects + len(merged))
     return done
+
+
+def _batches(packs: PackIndex) -> list[list[str]]:
+    """The packs that are not full, in groups each about full once merged (groups of two or more)."""
+    batches: list[list[str]] = [[]]
+    count = size = 0
+    for pack in packs.pack_paths():
+        try:
+            entries, cut = scan_index(pack)
+        except (OSError, ValueError):
+            continue
+        n, nbytes = len(entries), sum(length for _, _, length in entries)
+        if cut or n >= FULL_OBJECTS or nbytes >= FULL_BYTES:
+            continue
+        if count >= FULL_OBJECTS or size >= FULL_BYTES:
+            batches.append([])
+            count = size = 0
+        batches[-1].append(pack)
+        count += n
+        size += nbytes
+    return [b for b in batches if len(b) >= 2]
 
 
 def unreadable_packs(packs: PackIndex) -> list[tuple[str, str, float]]:

@@ -47,12 +47,26 @@ def gc_line(res: WireJSON) -> str:
     drop = sum(b["action"] in ("drop", "dropped") for b in bad)
     copies = ((f"; {drop} bad cop{'y' if drop == 1 else 'ies'} with a good twin "
                + ("would be dropped" if res["dry_run"] else "dropped") if drop else "")
-              + (f"; {len(bad) - drop} bad copies kept (see store verify)" if len(bad) > drop else ""))
+              + (f"; {len(bad) - drop} bad copies kept (see store verify)" if len(bad) > drop else "")
+              + _packs_part(res))
     if res["dry_run"]:
         return line + (f"{res['collectable']} ({human_bytes(res['collectable_bytes'])}) would be deleted "
                        "(use --apply)") + copies
     rescued = f", {res['rescued']} referenced meanwhile and kept" if res["rescued"] else ""
     return line + f"deleted {res['deleted']} ({human_bytes(res['deleted_bytes'])}){rescued}" + copies
+
+
+def _packs_part(res: WireJSON) -> str:
+    """'; packs 150 → 1 (merged), 1 unreadable pack file removed' when pack upkeep did (or would do) anything."""
+    packs = res.get("packs")
+    if not packs:
+        return ""
+    verb = "would be " if res["dry_run"] else ""
+    gone = sum(f["action"] in ("remove", "removed") for f in packs["unreadable"])
+    part = f"; packs {packs['packs']} → {packs['packs_after']}" + (" (merged)" if packs["merged"] else "")
+    if gone:
+        part += f", {gone} unreadable pack file(s) {verb}removed"
+    return part if packs["merged"] or gone else ""
 
 
 @click.group()

@@ -20,6 +20,13 @@ every copy is damaged, cut short or not a regular file — what that object name
 deletes nothing, dry run or not, and says which digests and the fix (``unreadable``, ``refused``): get
 a good copy with `sr-bench store verify --repair`, then gc again.
 
+**Damaged copies and packs** (issue 38, items 2–5). Every copy of an object the mark did not read whole is
+re-hashed: a copy that does not verify is dropped only when the store holds its object well elsewhere (a
+good copy of its digest, or of what its bytes hash to); otherwise it, and the pack holding it, stay
+(``keep_damaged``: a misnamed entry may be the only copy of another object). Then pack upkeep: regular
+``*.pack`` files that are not packs are removed once older than the grace period, and the packs that are
+not full are merged (`cas/upkeep.py`), so a store keeps about one pack per 10,000 objects.
+
 The service adds two refusals: no `gc` while a run is queued, running or still finishing (its task
 records the final report after the status turns terminal; 409 ``runs_active``), and no `gc --apply`
 when the objects live outside the store (``SR_BENCH_OBJECTS_URL``), where journals of other stores
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
 import threading
 import time
 from collections.abc import Mapping
@@ -45,7 +53,16 @@ from srbench.cas.store import Copy, ObjectStore
 from srbench.errors import Conflict, InvalidInput
 from srbench.service.journal.scan import runs_with_status
 from srbench.service.journal.writer import Journal
-from srbench.service.store.maintenance_answers import Collected, GcAction, GcCopy, GcItem, Unreadable
+from srbench.service.store.maintenance_answers import (
+    Collected,
+    GcAction,
+    GcCopy,
+    GcItem,
+    PackFile,
+    PackFileAction,
+    PackUpkeep,
+    Unreadable,
+)
 from srbench.service.store.references import Damaged, conservative_mark
 
 DEFAULT_GRACE_S = 3600.0
@@ -165,8 +182,30 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
         # one call: a pack holding several of them is unpacked once (cas/packs.py)
         objects.delete_many([item.digest for item in items if item.action == "deleted"])
         items = [_kept_if_left(objects, item, counts) for item in items]
-    return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items, bad_copies=bad, **_refusal(damaged),
-                     elapsed_s=round(time.monotonic() - started, 3))
+    packs = _pack_upkeep(objects, dry_run=dry_run or bool(damaged), blocked=bool(damaged), grace_s=grace_s)
+    return Collected(dry_run=dry_run, grace_s=grace_s, **counts, items=items, bad_copies=bad, packs=packs,
+                     **_refusal(damaged), elapsed_s=round(time.monotonic() - started, 3))
+
+
+def _pack_upkeep(objects: ObjectStore, *, dry_run: bool, blocked: bool, grace_s: float) -> PackUpkeep | None:
+    """Remove the regular ``*.pack`` files that are not packs once older than the grace period, then merge
+    the packs that are not full (`cas/upkeep.py`: the new pack is durable before an old one goes)."""
+    if objects.packs is None:
+        return None
+    before = objects.pack_count()
+    files: list[PackFile] = []
+    for path, why, age in objects.unreadable_packs():
+        old = age >= grace_s
+        action: PackFileAction = ("blocked" if blocked else "remove" if dry_run else "removed") if old else "keep_young"
+        files.append(PackFile(where=f"packs/{os.path.basename(path)}", problem=why, age_s=round(age, 3),
+                              action=action))
+    if not dry_run:
+        objects.remove_packs([f"{objects.packs.directory}/{f.where.removeprefix('packs/')}"
+                              for f in files if f.action == "removed"])
+    merged = objects.merge_packs(dry_run=dry_run)
+    after = objects.pack_count() if not dry_run else before - merged.merged + merged.written
+    return PackUpkeep(packs=before, packs_after=after, merged=merged.merged, written=merged.written,
+                      unreadable=files)
 
 
 def _list(objects: ObjectStore, marked: set[str], grace_s: float) -> _Listing:

@@ -142,6 +142,39 @@ class GcCopy(BaseModel):
     what its bytes hash to); keep: it may be the only copy of its bytes; blocked: gc deleted nothing."""
 
 
+PackFileAction = Literal["remove", "removed", "keep_young", "blocked"]
+
+
+class PackFile(BaseModel):
+    """A regular ``*.pack`` file that is not a readable pack (a crash lost its index, a garbage file)."""
+
+    model_config = _ANSWER
+    where: str
+    """``packs/<name>``."""
+    problem: str
+    """Why it is not a pack."""
+    age_s: float
+    """Its age in seconds."""
+    action: PackFileAction
+    """remove (dry run) or removed: older than the grace period; keep_young; blocked: gc deleted nothing."""
+
+
+class PackUpkeep(BaseModel):
+    """What gc did to the packs (issue 38, item 5): unreadable pack files removed, small packs merged."""
+
+    model_config = _ANSWER
+    packs: int
+    """Packs before."""
+    packs_after: int
+    """Packs after (a dry run: as they would be)."""
+    merged: int
+    """Packs that are not full merged (or that would be) ..."""
+    written: int
+    """... into this many new packs (`cas/upkeep.py`: every pack but one holds 10,000 objects or 128 MiB)."""
+    unreadable: list[PackFile]
+    """Regular ``*.pack`` files that are not packs."""
+
+
 class Collected(BaseModel):
     """A garbage collection's counts (each with a ``*_bytes`` twin) and every unreachable object."""
 
@@ -182,6 +215,8 @@ class Collected(BaseModel):
     """Every unreachable object."""
     bad_copies: list[GcCopy] = []
     """Every copy that does not verify, and what gc does with it."""
+    packs: PackUpkeep | None = None
+    """Pack upkeep (a local store)."""
     unreadable: list[Unreadable] = []
     """Reachable references the mark could not follow (missing, damaged, a damaged journal cell)."""
     refused: str | None = None
