@@ -39,7 +39,7 @@ from srbench.stages.compare.losses import confusion, losses, optimality, overhea
 from srbench.stages.stats.paired import exact_weighted_quality, weighted_hoeffding, weighted_mean_hoeffding
 from srbench.stages.stats.stopping import TERMINAL_CELL
 
-DIAGNOSE_VERSION = "sr-bench-diagnose-v1"
+DIAGNOSE_VERSION = "sr-bench-diagnose-v2"    # v2: a benchmark of one subject has no subject rows
 ALPHA = 0.05
 _ROWS = TypeAdapter(list[DiagnosedRow])
 Rows = dict[str, DiagnosedRow]
