@@ -66,6 +66,8 @@ def test_oracle_and_headroom_by_hand(out):
     assert out.oracle.cases_no_single_correct == 0
     # cheapest correct: m1 cheap, m2 dear, g1 dear, g2 cheap → 0.01 + 0.10 + 0.10 + 0.01
     assert out.oracle.cheapest_cost_usd == pytest.approx(0.22) and out.oracle.cheapest_picks == {"cheap": 2, "dear": 2}
+    # the ceiling on the plane: dear keeps m1, m2, g1 (it is right there), g2 goes to cheap → 0.30 + 0.01
+    assert out.oracle.ceiling_cost_usd == pytest.approx(0.31)
     # best single dear: 0.4·1 + 0.6·½ = 0.7; cheap: 0.4·½ + 0.6·½ = 0.5
     assert out.oracle.best_single == "dear" and out.oracle.best_single_quality == pytest.approx(0.7)
     assert [(s.target_id, round(s.quality, 9)) for s in out.singles] == [("cheap", 0.5), ("dear", 0.7)]

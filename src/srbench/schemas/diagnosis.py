@@ -126,6 +126,9 @@ class OracleFigures(BaseModel):
     """The cheapest-correct oracle's principal cost; its accuracy is the ceiling's."""
     cheapest_cost_reason: str | None
     """Why that cost is unknown (None: known)."""
+    ceiling_cost_usd: float | None = None
+    """The oracle ceiling's cost when each case stays with the best single unless another single is needed (then
+    the cheapest correct one): where the ceiling sits on the quality-cost plane; None when a cost is unknown."""
     cheapest_picks: dict[str, int]
     """How many cases the cheapest-correct oracle sends to each single."""
     best_single: str

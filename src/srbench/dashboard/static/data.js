@@ -100,6 +100,8 @@ const Api = {
   },
   // which runs can be this run's baseline, and why the others cannot (the service decides: GET …/baselines)
   baselines: (id) => api("/runs/" + enc(id) + "/baselines"),
+  // the routing diagnosis of a run's routers against a baseline run's singles (stored; no model call)
+  diagnose: (id, baseline) => api("/runs/" + enc(id) + "/diagnose?baseline=" + enc(baseline)),
   compare: async (baseline, candidate) => (await api("/comparisons", { method: "POST",
     body: JSON.stringify({ baseline_run_id: baseline, candidate_run_id: candidate }) })).comparison,
   async plan(manifest) {

@@ -15,6 +15,7 @@ async function render() {
   try {
     if (page === "run" && parts[1]) runView(parts[1], q);
     else if (page === "compare") await compareView(q);
+    else if (page === "diagnose") await diagnoseView(q);
     else if (page === "create") await createView(q);
     else if (page === "datasets") await datasetsView(q);
     else if (page === "dataset" && parts[1]) await datasetView(parts[1], q);

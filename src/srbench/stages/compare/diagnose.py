@@ -39,7 +39,7 @@ from srbench.stages.compare.losses import confusion, losses, optimality, overhea
 from srbench.stages.stats.paired import exact_weighted_quality, weighted_hoeffding, weighted_mean_hoeffding
 from srbench.stages.stats.stopping import TERMINAL_CELL
 
-DIAGNOSE_VERSION = "sr-bench-diagnose-v2"    # v2: a benchmark of one subject has no subject rows
+DIAGNOSE_VERSION = "sr-bench-diagnose-v3"    # v2: a benchmark of one subject has no subject rows; v3: ceiling_cost_usd
 ALPHA = 0.05
 _ROWS = TypeAdapter(list[DiagnosedRow])
 Rows = dict[str, DiagnosedRow]
@@ -139,6 +139,11 @@ def _num(v: float | int | None) -> float | None:
     return None if v is None else float(v)
 
 
+def _stays(c: CaseOutcome, best: str) -> bool:
+    """The best single keeps the case: it answered it correctly, or no single did."""
+    return not c.oracle_correct or any(s.correct for s in c.singles if s.target_id == best)
+
+
 def _oracle(matrix: list[CaseOutcome], singles: dict[str, Rows], best: str, weights: Mapping[str, float],
             bench: Mapping[str, str]) -> OracleFigures:
     cost = {(c.case_id, s.target_id): s.cost_usd for c in matrix for s in c.singles}
@@ -150,10 +155,12 @@ def _oracle(matrix: list[CaseOutcome], singles: dict[str, Rows], best: str, weig
     cheapest = None if unknown else _sum([cost[(c.case_id, c.cheapest_correct or "")] for c in matrix])
     reason = f"{len(unknown)} case(s) need a single's unknown cost (first: {unknown[0]})" if unknown else None
     oracle = {c.case_id: int(c.oracle_correct) for c in matrix}
+    stay = [cost[(c.case_id, best)] if c.cheapest_correct is not None and _stays(c, best)
+            else cost.get((c.case_id, c.cheapest_correct or "")) for c in matrix]
     return OracleFigures(
         quality=weighted_mean_hoeffding(_by_bench(oracle, bench), weights, ALPHA),
         cases_no_single_correct=sum(1 for c in matrix if not c.oracle_correct),
-        cheapest_cost_usd=cheapest, cheapest_cost_reason=reason, cheapest_picks=dict(sorted(picks.items())),
+        cheapest_cost_usd=cheapest, cheapest_cost_reason=reason, ceiling_cost_usd=_sum(stay), cheapest_picks=dict(sorted(picks.items())),
         best_single=best, best_single_quality=weighted_quality({c: singles[best][c].ok() for c in oracle}, bench, weights),
         best_single_cost_usd=_sum([_num(r.cost_usd) for r in singles[best].values()]))
 
