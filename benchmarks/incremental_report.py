@@ -6,6 +6,8 @@ One run of the MMLU-Pro standard profile (synthetic, native parquet) x `--target
 a zero-latency simulator in its own process, on an embedded service. Prints:
 - `end_report_ratio`: the end-of-run report's time (from the run's end to its task's end) over
   the dispatch time (started_at to finished_at) — goal <= 0.05;
+- `settled_s`: from the run's end until the service and every process under it (the report-rows
+  worker) stop using CPU; the reports below are timed after that;
 - `noop_report_ratio`: GET /report with nothing changed over its first build, both timed at the
   API (the first build after the run's action-cache entries and report head are cleared, so every
   grade and the report are built again) — goal <= 0.05;
@@ -28,6 +30,7 @@ from srbench.simulate import samples
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dispatch import simulator_process  # noqa: E402
+from memory import settle  # noqa: E402
 
 
 def timed(fn):  # type: ignore[no-untyped-def]
@@ -64,6 +67,7 @@ def main() -> None:
         while runs.tasks:
             time.sleep(0.02)
         end_report_s = time.perf_counter() - ended
+        settled_s = end_report_s + settle(os.getpid())    # every process of the service (the report-rows worker)
         view = runs.get(run_id)
         assert view.finished_at is not None and view.started_at is not None
         dispatch_s = view.finished_at - view.started_at
@@ -82,6 +86,7 @@ def main() -> None:
     print(json.dumps({"cells": view.progress.total, "completed": view.progress.completed,
                       "dispatch_s": round(dispatch_s, 2), "end_report_s": round(end_report_s, 2),
                       "end_report_ratio": round(end_report_s / dispatch_s, 4),
+                      "settled_s": round(settled_s, 2),
                       "first_report_s": round(first, 3), "noop_report_s": round(again, 4),
                       "noop_report_ratio": round(again / first, 4),
                       "first_regrade_s": round(rg1, 3), "noop_regrade_s": round(rg2, 4),
