@@ -11,7 +11,8 @@ Visible text (shared)
 
 ``sr-bench-mcq-final-v2`` (multiple choice)
     Valid letters are the first ``option_count`` capital letters (A–D for GPQA, A–J at most for
-    MMLU-Pro); a letter outside that range is never a candidate (it is listed in ``details.ignored``).
+    MMLU-Pro; a case frozen without a count, as upstream freezes them, counts the lettered option lines of
+    its prompt); a letter outside that range is never a candidate (it is listed in ``details.ignored``).
     Only capital letters count, so the article "a" or a lower-case word is never read as a choice.
     Candidates come from three places:
 
@@ -162,6 +163,16 @@ def valid_letters(option_count: int | None) -> str:
     if isinstance(option_count, bool) or not isinstance(option_count, int) or not 2 <= option_count <= 26:
         raise InvalidInput(f"a multiple-choice case needs 2..26 options, got {option_count!r}")
     return string.ascii_uppercase[:option_count]
+
+
+def listed_options(prompt: str) -> int | None:
+    """How many lettered options the prompt lists (lines ``A. …``, ``B. …`` in order, from A): the option count
+    of a case frozen without one (a dataset frozen by upstream's vllm-sr, issue 39 item 6); None when none."""
+    count = 0
+    for line in prompt.splitlines():
+        if count < 26 and line.startswith(string.ascii_uppercase[count] + ". "):
+            count += 1
+    return count or None
 
 
 def grade_mcq(text: str | None, answer: str, option_count: int | None) -> Grade:

@@ -16,7 +16,7 @@ import string
 from pathlib import Path
 
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
-from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq
+from srbench.benchmarks.graders import MCQ_GRADER, grade_mcq, listed_options
 from srbench.benchmarks.native import locate_single, pyarrow_modules
 from srbench.benchmarks.published import MMLU_PRO_RULE, mmlu_pro_grade
 from srbench.benchmarks.published_grades import MmluProPublished
@@ -137,6 +137,8 @@ class MmluPro(Benchmark):
 
     def grade(self, case: Case, text: str | None) -> Grade:
         count = getattr(case.metadata, "option_count", None)
+        if count is None:           # frozen by upstream: its metadata has no count, its prompt lists the options
+            count = listed_options(case.messages[-1].content)
         return grade_mcq(text, case.answer, count)
 
     def published_grade(self, case: Case, text: str | None, grade: Grade | None,

@@ -1,4 +1,4 @@
-"""`dataset prepare | combine | exclusions | show | list`: manifests are printed as JSON on stdout."""
+"""`dataset prepare | import | combine | exclusions | show | list`: manifests are printed as JSON on stdout."""
 
 from __future__ import annotations
 
@@ -105,6 +105,18 @@ def write_dataset(manifest: WireJSON, data: bytes, output: Path) -> WireJSON:
     written = {**manifest, "path": dataset_file.name}
     write_json(str(output), written)
     return written
+
+
+@dataset.command(name="import")
+@click.argument("folder", type=click.Path(exists=True))
+@click.pass_obj
+def import_(obj: Ctx, folder: str) -> None:
+    """Import a dataset frozen by upstream's vllm-sr, unchanged, and print its manifest.
+
+    FOLDER is what `vllm-sr benchmark dataset prepare --local` wrote (<store>/datasets/<id>/, holding
+    manifest.json and cases.jsonl) or its manifest.json. Its cases, case ids and sha256 stay upstream's, and
+    upstream's dataset id stays its id; the service reads the folder on its host."""
+    emit(obj.client.post("/datasets/import", {"path": os.path.abspath(folder)}), manifest_view)
 
 
 @dataset.command()

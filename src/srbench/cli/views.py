@@ -130,6 +130,8 @@ def manifest_view(m: WireJSON, con: Console) -> None:
                  f"{m['case_count']} cases of {', '.join(m.get('benchmarks') or [])}; profile {m.get('profile')}, "
                  f"seed {m.get('seed')}, split {m.get('split')}",
                  f"sha256 {m['sha256']}", f"file {m.get('path')}",
+                 *(["frozen by upstream's vllm-sr and imported unchanged (its id is upstream's)"]
+                   if m.get("upstream") else []),
                  "the manifest itself: add --json (or redirect: `… > manifest.json`)"):
         con.print(line, markup=False)
 

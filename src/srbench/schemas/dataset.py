@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.errors import InvalidInput
 
@@ -119,6 +119,17 @@ class Selection(BaseModel):
     custom_subset: bool = False
 
 
+class UpstreamFrozen(BaseModel):
+    """A dataset frozen by upstream's `vllm-sr benchmark dataset prepare` and brought over unchanged by
+    `sr-bench dataset import` (issue 39, item 6): its cases file's bytes, case ids and sha256 are upstream's."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    id: str
+    """Upstream's 64-hex dataset id, checked by upstream's identity rule (also this dataset's wire id)."""
+    manifest: dict[str, JsonValue]
+    """Upstream's manifest as written, without its host path."""
+
+
 class DatasetManifest(BaseModel):
     """Printed by `dataset prepare` / `combine`; `path` names the frozen JSONL (also a CAS object)."""
 
@@ -141,6 +152,10 @@ class DatasetManifest(BaseModel):
     evaluation: dict[str, Evaluation] | None = Field(
         default=None, exclude_if=lambda v: v is None,
         description="per benchmark: its evaluation role and named-history exclusion (absent: none asked for)")
+    upstream: UpstreamFrozen | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="set when the dataset was frozen by upstream's vllm-sr and imported unchanged (absent: frozen "
+                    "by sr-bench)")
 
 
 class FrozenDataset(DatasetManifest):

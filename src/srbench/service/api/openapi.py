@@ -31,7 +31,7 @@ MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, pre
 # The document's order of its paths (and so of its schemas), as published since 1.0: the routes are declared
 # on their handlers, module by module; a route not named here comes after these, in declaration order.
 ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets", "list_datasets",
-         "dataset_selection", "compose_datasets", "prepare_dataset", "combine_datasets", "compile_exclusions",
+         "dataset_selection", "compose_datasets", "prepare_dataset", "import_dataset", "combine_datasets", "compile_exclusions",
          "get_dataset", "dataset_cases", "list_preparations", "submit_preparation", "preparation_options",
          "get_preparation", "make_plan", "list_runs", "submit_run", "get_run", "cancel_run", "run_report",
          "run_results", "run_calls", "run_call", "run_recipes", "run_events", "candidate_plan", "get_object",

@@ -93,6 +93,14 @@ class PrepareDataset(HistoryOptions):
         default=None, description="where the pinned source comes from (default auto: download, else the mirror)")
 
 
+class ImportDataset(Body):
+    """A dataset frozen by upstream's vllm-sr, by its folder on the service host (issue 39, item 6)."""
+
+    path: LocalPath = Field(description="the folder `vllm-sr benchmark dataset prepare --local` wrote "
+                                        "(<store>/datasets/<id>/, holding manifest.json and cases.jsonl) or its "
+                                        "manifest.json")
+
+
 class PrintedManifest(BaseModel):
     """A dataset manifest as `dataset prepare` printed it: its id and sha256 name a dataset of the store."""
 

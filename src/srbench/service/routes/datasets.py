@@ -1,5 +1,5 @@
-"""HTTP handlers for datasets: prepare (on the service host), combine, list, and upstream's detail,
-public case page, selection and compose (`service.dataset_views`)."""
+"""HTTP handlers for datasets: prepare (on the service host), import (a dataset frozen by upstream), combine,
+list, and upstream's detail, public case page, selection and compose (`service.dataset_views`)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from srbench.service.api.bindings import route
 from srbench.service.api.http import MAX_OFFSET, svc
 from srbench.service.datasets import views as dataset_views
 from srbench.service.datasets.ids import as_named, on_wire, resolve
+from srbench.service.datasets.imports import import_upstream
 from srbench.service.datasets.refs import all_registered, register_dataset
 from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
 from srbench.stages.datasets.build import check_evaluation, combine, prepare
@@ -64,6 +65,12 @@ def _prepare_sync(service: Service, req: rq.PrepareDataset) -> DatasetManifest:
        answer=rs.WireDataset)
 async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> rs.WireDataset:
     return on_wire(await asyncio.to_thread(_prepare_sync, svc(request), req))
+
+
+@route("POST", "/datasets/import", "Import a dataset frozen by upstream's vllm-sr, unchanged (its folder on the "
+       "service host)", body=rq.ImportDataset, answer=rs.WireDataset)
+async def import_dataset(request: web.Request, req: rq.ImportDataset) -> rs.WireDataset:
+    return on_wire(await asyncio.to_thread(import_upstream, svc(request), req.path))
 
 
 def _known_manifest(service: Service, m: rq.PrintedManifest) -> DatasetManifest:

@@ -98,7 +98,10 @@ def dataset_id(cases_sha256: str, sources: Mapping[str, JSONValue], profile: str
 
 
 def naming(m: DatasetManifest) -> str:
-    """The 64 hex digits `dataset_digest` gives over a manifest's own fields (as stored)."""
+    """The 64 hex digits `dataset_digest` gives over a manifest's own fields (as stored); a dataset frozen by
+    upstream keeps upstream's id (`service.wire.upstream_dataset` checks it by upstream's rule on import)."""
+    if m.upstream is not None:
+        return m.upstream.id
     dumped = m.model_dump(mode="json", include={"sources", "selection", "evaluation"})
     return dataset_digest(m.sha256, dumped["sources"], m.profile, m.seed, m.custom_subset, dumped["selection"],
                           dumped.get("evaluation"))
