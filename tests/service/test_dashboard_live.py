@@ -186,9 +186,12 @@ def test_the_routing_panel_counts_what_the_run_view_counts_while_the_run_goes(br
         m["limits"]["concurrency"] = 1
         page = browser.new_page()
         sign_in(page, dash.url, KEY)
+        requests: list[str] = []
+        page.on("request", lambda r: requests.append(r.url))
         run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
         page.goto(dash.url + f"/#/run/{run_id}")
         page.locator("#headline p.muted", has_text="The answer appears").wait_for()
+        page.locator("#summary h2", has_text="Figures so far").wait_for()     # the live figures, not a rebuilt report
         seen = set()
         snapshot = """() => [document.querySelector('#view h1').textContent,
             document.querySelector('#view h1 + p').textContent, document.querySelector('#headline').textContent]"""
@@ -204,4 +207,17 @@ def test_the_routing_panel_counts_what_the_run_view_counts_while_the_run_goes(br
                     seen.add(done)
             page.wait_for_timeout(400)
         assert len(seen) >= 2, seen                             # it moved, and the panel moved with it
+        live = api.ok("GET", f"/runs/{run_id}/live")
+        p = live["progress"]
+        assert live["folded"] <= p["completed"] + p["failed"] and live["judged"] is False
+        assert [t["target_id"] for t in live["targets"]] == ["slow", "mom"]
+        assert all(t["finished"] == t["answered"] + t["failed"] <= t["planned"] == 14 for t in live["targets"])
+        assert not [u for u in requests if u.endswith(f"/runs/{run_id}/report")]      # never rebuilt while it went
         api.wait(run_id, timeout=60)
+        page.locator("#summary h2", has_text="Report").wait_for(timeout=15_000)
+        ended = api.ok("GET", f"/runs/{run_id}/live")                # an ended run: its end-of-run report's figures
+        summary = {t["target_id"]: t for t in api.ok("GET", f"/runs/{run_id}/report")["summary"]["targets"]}
+        assert ended["folded"] == 28 and all(
+            (t["correct"], t["answered"], t["accuracy_planned"], t["cost_usd"]) == (
+                summary[t["target_id"]]["correct"], summary[t["target_id"]]["completed"],
+                summary[t["target_id"]]["accuracy"], summary[t["target_id"]]["cost_usd"]) for t in ended["targets"])

@@ -30,7 +30,8 @@ from srbench.service.api.limiter import CheckLimiter
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
     r"/health", r"/catalog", r"/setup", r"/targets", r"/datasets", r"/datasets/selection", rf"/datasets/{_SEG}",
-    rf"/datasets/{_SEG}/cases", r"/runs", rf"/runs/{_SEG}", rf"/runs/{_SEG}/(report|results|calls|events|recipes|baselines|diagnose)",
+    rf"/datasets/{_SEG}/cases", r"/runs", rf"/runs/{_SEG}",
+    rf"/runs/{_SEG}/(report|results|calls|events|recipes|baselines|diagnose|live)",
     rf"/runs/{_SEG}/calls/{_SEG}", r"/replay-options", r"/comparison-options", r"/dataset-preparations",
     r"/dataset-preparations/options", rf"/dataset-preparations/{_SEG}", r"/experiments", rf"/experiments/{_SEG}",
     rf"/experiments/{_SEG}/runs")]

@@ -43,6 +43,8 @@ const Api = {
   runs: async () => (await api("/runs")).runs.map(runOf),
   run: async (id) => runOf(await api("/runs/" + enc(id))),
   report: async (id) => (await api("/runs/" + enc(id) + "/report")).report,
+  // a running run's figures so far, maintained as its cells finish (cheap at any size)
+  live: (id) => api("/runs/" + enc(id) + "/live"),
   results: (id, offset, limit = PAGE) => pageOf("/runs/" + enc(id) + "/results", "results", offset, limit),
   calls: (id, offset, limit = PAGE) => pageOf("/runs/" + enc(id) + "/calls", "calls", offset, limit),
   // one call by its id (a call summary's `id`; a cell id names the cell's subject call)

@@ -104,7 +104,9 @@ function runView(id, q) {
     if (key !== seen) {          // something changed: the summary and the open tab's page, nothing else
       const first = seen === null;
       seen = key;
-      put(summary, reportView(await Api.report(id)));
+      // while the run goes: its figures so far, maintained by the service as cells finish (O(targets) to
+      // read); the full report (rebuilt from every cell) once it has ended
+      put(summary, going ? liveView(await Api.live(id)) : reportView(await Api.report(id)));
       if (!first && current && current.refresh) await current.refresh();
       if (!going && (first || (terminal && !reportedTerminal))) {
         reportedTerminal = terminal;

@@ -30,6 +30,22 @@ function reportView(rep) {
     section("Limitations (" + (rep.limitations || []).length + ")", h("ul", {}, (rep.limitations || []).map((l) => h("li", {}, l))), false));
 }
 
+// A running run's figures so far (GET /runs/{id}/live): the service folds each finished cell's report row
+// into per-target counters, so this reads in O(targets) however big the run; the full report follows at its end.
+function liveView(live) {
+  const p = live.progress;
+  const rows = live.targets.map((t) => h("tr", {}, h("th", { scope: "row" }, t.target_id + " (" + t.kind + ")"),
+    h("td", {}, t.finished + " / " + t.planned), h("td", {}, t.correct + " / " + t.answered),
+    h("td", {}, fmt.num(t.accuracy_answered)), h("td", {}, fmt.num(t.accuracy_planned)),
+    h("td", {}, t.cost_usd === null ? "at least " + fmt.usd(t.known_cost_usd) + " (a cost is unknown)" : fmt.usd(t.cost_usd)),
+    h("td", {}, live.judged ? fmt.usd(t.judge_cost_usd) : "—")));
+  return h("section", { "aria-labelledby": "report-title" }, h("h2", { id: "report-title" }, "Figures so far"),
+    h("p", {}, live.status + ": " + p.completed + " of " + p.total + " cells answered, " + p.failed + " failed; these figures hold " +
+      live.folded + " finished cells (kept up as cells finish). The full report appears when the run has ended."),
+    table(["target", "finished / planned", "correct / answered", "accuracy over answered cells", "accuracy over planned cells",
+      "principal cost so far, USD", "judge cost so far, USD"], rows, { label: "figures so far" }));
+}
+
 // Per benchmark: sr-bench's own rule beside the benchmark's published rule on the same answers.
 function benchmarkView(rep) {
   const rows = (rep.benchmarks || []).filter((b) => "accuracy" in b).map((b) => {

@@ -22,10 +22,10 @@ from srbench.service.api import responses as rs
 from srbench.service.api.bindings import Route, bound_routes
 from srbench.service.datasets import preparations
 from srbench.service.routes import core, datasets, derived, evidence, exclusions, experiments, team
-from srbench.service.runs import baselines, options
+from srbench.service.runs import baselines, live, options
 
 # the modules whose handlers declare the routes (importing them fills the registry)
-MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, preparations, options, baselines)
+MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, preparations, options, baselines, live)
 
 
 # The document's order of its paths (and so of its schemas), as published since 1.0: the routes are declared
@@ -35,7 +35,7 @@ ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets",
          "get_dataset", "dataset_cases", "list_preparations", "submit_preparation", "preparation_options",
          "get_preparation", "make_plan", "list_runs", "submit_run", "get_run", "cancel_run", "run_report",
          "run_results", "run_calls", "run_call", "run_recipes", "run_events", "candidate_plan", "get_object",
-         "make_comparison", "make_replay", "replay_options", "comparison_options", "run_baselines",
+         "make_comparison", "make_replay", "replay_options", "comparison_options", "run_baselines", "run_live",
          "list_experiments",
          "create_experiment", "get_experiment", "delete_experiment", "experiment_runs", "attach_run",
          "reprice_run", "reconcile_usage", "recover_plan", "recover_run", "regrade_run", "export_run",

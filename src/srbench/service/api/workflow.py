@@ -184,6 +184,37 @@ class BaselineOptions(Answer):
     model_requests: Literal[0]
 
 
+class LiveTarget(Answer):
+    """One target's figures so far (service/runs/live.py)."""
+
+    target_id: str
+    kind: Literal["single", "mom"] | None
+    planned: int = Field(description="its planned cells")
+    finished: int = Field(description="its cells folded into these figures (answered + failed)")
+    answered: int
+    failed: int
+    correct: int
+    accuracy_answered: float | None = Field(description="correct over the answered cells so far")
+    accuracy_planned: float | None = Field(description="correct over every planned cell (unfinished count as not "
+                                                       "correct)")
+    cost_usd: float | None = Field(description="principal cost so far (null: a finished cell's cost is unknown)")
+    known_cost_usd: float = Field(description="the known part of the principal cost so far")
+    judge_cost_usd: float | None = Field(description="judge cost so far (null: the run has no judge, or a judge "
+                                                     "call's cost is unknown)")
+
+
+class LiveFigures(Answer):
+    """A run's figures so far, maintained as its cells finish (GET /runs/{run_id}/live)."""
+
+    run_id: str
+    status: str
+    progress: Progress = Field(description="the run view's cell counts, read with the figures")
+    folded: int = Field(description="finished cells the figures hold (the progress may be ahead by about a second)")
+    judged: bool = Field(description="the plan has a judge")
+    targets: list[LiveTarget]
+    model_requests: Literal[0]
+
+
 class StoredPriceCorrection(PriceCorrection):
     """The stored price correction with its object digest."""
 

@@ -42,6 +42,7 @@ from srbench.service.journal.report_rows import delete_memo_rows, memo_rows, put
 from srbench.service.journal.writer import Journal, write_action_entries
 from srbench.service.runs import report_rows_worker as worker
 from srbench.service.runs.grading import GradePool
+from srbench.service.runs.live import LiveFigures
 from srbench.stages.report.cells import MemoEntry, ReportInputs, cell_row, memo_entry
 from srbench.stages.report.rule import row_context
 
@@ -90,6 +91,7 @@ class RowBuilder:
         self._pool: worker.WorkerProcess | None = None
         self.grades = GradePool(journal, engine)
         self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
+        self.live = LiveFigures()                # each built row folded into the run's figures so far
 
     # -- from the run's tasks --------------------------------------------------------------------
     def begin(self, run_id: str, plan_digest: str) -> None:
@@ -99,6 +101,7 @@ class RowBuilder:
                 return
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
+            self.live.begin(run_id)
             if any(_sandboxed(b) for b in self.store.get_json(plan_digest).get("grader_versions", {})):
                 self._sandboxed.add(run_id)
                 self.grades.begin(run_id)
@@ -133,6 +136,7 @@ class RowBuilder:
         is built), without keeping the run's task waiting."""
         self._runs.pop(run_id, None)
         self._plans.pop(run_id, None)
+        self.live.forget(run_id)
         self._sandboxed.discard(run_id)
         self.grades.forget(run_id)
         with self._lock:
@@ -253,6 +257,7 @@ class RowBuilder:
                     if not built.volatile:
                         rows.append((cell_id, memo_entry(cell, built)))
         target_of = {cell_id: cell[2] for cell_id, cell in todo}
+        self.live.fold(run_id, [(target_of[cell_id], entry[1]) for cell_id, entry in rows])
         out = [(run_id, target_of[cell_id], cell_id, ctx, *b, row, scrubbed, grade, turns)
                for cell_id, (b, row, scrubbed, grade, turns) in rows]
         last = [(rule, subject, key, output, json.dumps(i, sort_keys=True), json.dumps(p, sort_keys=True), v)

@@ -1,0 +1,163 @@
+"""Live figures while a big run dispatches (issue 41, item 1).
+
+Run by hand:  python benchmarks/live_report.py --targets 5     (5 targets x 2,000 cases = 10k cells)
+              python benchmarks/live_report.py --targets 50    (100k cells)
+
+One run of the MMLU-Pro standard profile (synthetic, native parquet) x `--targets` targets against a
+zero-latency simulator in its own process, on an embedded service. While it dispatches, a second client
+does what the Dashboard's run page does every `--interval` seconds (3: its POLL_MS): GET /runs/{id} and then
+GET /runs/{id}/live (the figures so far, maintained as cells finish), timing the refresh. Prints one JSON line:
+- `refresh_p50_s` / `refresh_p95_s` / `refresh_max_s` over the refreshes while the run went (both requests),
+  and `p95_goal_ratio` = p95 / 0.2 s (the goal: ≤ 1);
+- `lag_cells_max` / `lag_cells_p95`: finished cells the figures did not hold yet, against the counts in the
+  same answer (the row builder folds about once a second);
+- `end_report_s`: the end-of-run report of the same run (from its end to its task's end), and
+  `refresh_p95_over_end_report`;
+- with `--report`, `full_report_p95_s`: GET /report on each refresh too (what the page asked before);
+- `profile`: where the time of one live report went (cProfile of one in-process `report_digest` at about
+  half of the run, the top functions by cumulative time) when `--profile` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from srbench import TERMINAL_STATUSES
+from srbench.client.api import Client
+from srbench.client.embedded import EmbeddedService
+from srbench.simulate import samples
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dispatch import simulator_process  # noqa: E402
+
+GOAL_S = 0.2
+
+
+def _p(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def poll(url: str, token: str, run_id: str, interval: float, out: list[dict[str, float]], stop: threading.Event,
+         report: bool) -> None:
+    """The run page's refresh while the run goes: the run, then its figures so far (GET …/live), each timed,
+    with the cells the figures lag the run view's counts read in the same answer; with `report`, also the
+    full report (what the page asked for before issue 41)."""
+    c = Client(url, token)
+    try:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            run = c.get(f"/runs/{run_id}")
+            if run["status"] in TERMINAL_STATUSES:
+                return
+            t1 = time.perf_counter()
+            live = c.get(f"/runs/{run_id}/live")
+            t2 = time.perf_counter()
+            p = live["progress"]
+            row = {"run_s": t1 - t0, "live_s": t2 - t1, "refresh_s": t2 - t0,
+                   "lag": p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"] - live["folded"]}
+            if report:
+                c.get(f"/runs/{run_id}/report")
+                row["report_s"] = time.perf_counter() - t2
+            out.append(row)
+            stop.wait(max(0.0, interval - (time.perf_counter() - t0)))
+    finally:
+        c.close()
+
+
+def profiled(runs: Any, run_id: str) -> list[str]:
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.runcall(runs.report_digest, run_id)
+    took = time.perf_counter() - t0
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(14)
+    lines = [ln.strip() for ln in buf.getvalue().splitlines() if ln.strip() and ("/" in ln or "{" in ln)]
+    return [f"one live report in process: {took:.2f} s"] + lines[:14]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--targets", type=int, default=5)
+    ap.add_argument("--interval", type=float, default=3.0)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--report", action="store_true", help="also time GET /report on every refresh (the old page)")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="sr-bench-live-"))
+    src = samples.write_mmlu_pro(work / "src", per_category=200)
+    load0 = os.getloadavg()
+    polls: list[dict[str, float]] = []
+    prof: list[str] = []
+    with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
+        c = svc.client
+        ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
+                                          "source_path": str(src), "revision": "bench"})
+        ids = [f"t{i:02d}" for i in range(args.targets)]
+        c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": sim_url + "/v1", "model": "fast"}
+                                        for t in ids]})
+        manifest = {"version": "sr-bench-1.0", "name": "live-bench", "profile": "standard", "seed": 1,
+                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
+                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
+                    "limits": {"concurrency": 8, "total_timeout_s": 30, "idle_timeout_s": 10,
+                               "max_run_seconds": 86400}}
+        plan = c.post("/plans", {"manifest": manifest})["manifest"]
+        run_id = c.post("/runs", {"manifest": plan})["id"]
+        runs = svc.service.runs
+        stop = threading.Event()
+        poller = threading.Thread(target=poll, args=(svc.url, svc.token, run_id, args.interval, polls, stop,
+                                                       args.report))
+        poller.start()
+        while runs.get(run_id).status not in TERMINAL_STATUSES:
+            p = runs.get(run_id).progress
+            if args.profile and not prof and p.completed >= p.total // 2:
+                prof = profiled(runs, run_id)
+            time.sleep(0.05)
+        ended = time.perf_counter()
+        stop.set()
+        poller.join()
+        while runs.tasks:
+            time.sleep(0.02)
+        end_report_s = time.perf_counter() - ended
+        view = runs.get(run_id)
+        assert view.finished_at is not None and view.started_at is not None
+        dispatch_s = view.finished_at - view.started_at
+    took = [x["refresh_s"] for x in polls]
+    p95 = _p(took, 0.95)
+    reports = [x["report_s"] for x in polls if "report_s" in x]
+    print(json.dumps({
+        "cells": view.progress.total, "dispatch_s": round(dispatch_s, 2), "refreshes": len(took),
+        "refresh_p50_s": None if not took else round(statistics.median(took), 4),
+        "refresh_p95_s": None if p95 is None else round(p95, 4),
+        "refresh_max_s": None if not took else round(max(took), 4),
+        "p95_goal_ratio": None if p95 is None else round(p95 / GOAL_S, 3),
+        "live_p95_s": _r(_p([x["live_s"] for x in polls], 0.95)),
+        "run_view_p95_s": _r(_p([x["run_s"] for x in polls], 0.95)),
+        "lag_cells_max": None if not polls else max(x["lag"] for x in polls),
+        "lag_cells_p95": _r(_p([x["lag"] for x in polls], 0.95)),
+        "full_report_p95_s": _r(_p(reports, 0.95)),
+        "end_report_s": round(end_report_s, 2),
+        "refresh_p95_over_end_report": None if p95 is None else round(p95 / end_report_s, 4),
+        "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+        **({"profile": prof} if prof else {})}))
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
+if __name__ == "__main__":
+    main()
