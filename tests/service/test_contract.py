@@ -82,9 +82,9 @@ def test_every_answer_validates_against_its_model(api: Api, finished: dict[str, 
     for r in ROUTES:
         if r.answer is None or (r.method == "POST" and r.name not in bodies) or r.method == "DELETE":
             continue
-        if r.name in ("get_preparation", "dataset_selection", "diagnose_run"):
+        if r.name in ("get_preparation", "dataset_selection", "diagnose_run", "robustness_run"):
             continue                      # a preparation would download; selection needs ?profile= (below);
-            # diagnose needs a router run (tests/service/test_diagnose_service.py validates its answer)
+            # diagnose and robustness need router runs (test_diagnose_service.py, test_robustness_service.py)
         path = _fill(r.path, finished)
         status, body = (api.get(path) if r.method == "GET" else
                         api.call("POST", path, bodies[r.name]) if bodies[r.name] is not None else

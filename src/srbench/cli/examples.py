@@ -44,6 +44,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "recover-plan": ("sr-bench recover-plan RUN --mode undispatched --output recovery.json",),
     "regrade": ("sr-bench regrade RUN --output regrade.json",),
     "replay": ("sr-bench replay --baseline BASE_RUN --preview PREVIEW_RUN",),
+    "robustness": ("sr-bench robustness --manifest candidate.yaml",
+                   "sr-bench robustness --manifest candidate.yaml --perturbations typo,preamble"),
     "replay-options": ("sr-bench replay-options", "sr-bench replay-options BASE_RUN"),
     "report": ("sr-bench report run-5f3a", "sr-bench report run-5f3a --output report.json --explain"),
     "reprice": ("sr-bench reprice RUN --prices prices.json --reason 'new list prices'",),

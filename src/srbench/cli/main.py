@@ -19,6 +19,7 @@ from srbench.cli import (
     evaluate,
     experiments,
     options,
+    robustness,
     runs,
     simulate,
     store,
@@ -157,8 +158,8 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    for module in (datasets, targets, options, runs, evaluate, derived, store, team, demo, simulate, dashboard,
-                   experiments):
+    for module in (datasets, targets, options, runs, evaluate, derived, robustness, store, team, demo, simulate,
+                   dashboard, experiments):
         module.register(cli)
     add_json_option(cli)
     add_examples(cli)

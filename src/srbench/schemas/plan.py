@@ -29,6 +29,8 @@ from srbench.schemas.text import LocalPath
 CostPolicy = Literal["require_priced", "capability_only"]
 # what a systematic failure (auth, unknown model, config-hash mismatch) stops: its target (absent) or the run
 StopScope = Literal["target", "run"]
+# a robustness preview's prompt perturbation (stages/dispatch/perturb.py, issue 43)
+Perturbation = Literal["whitespace", "case", "punctuation", "typo", "preamble"]
 
 
 class Limits(BaseModel):
@@ -183,6 +185,7 @@ class Manifest(BaseModel):
     name: str = Field(default="sr-bench", min_length=1, max_length=200)
     mode: Literal["live", "preview"] = "live"
     preview_context: PreviewContext | None = None
+    perturbation: Perturbation | None = Field(default=None, exclude_if=lambda v: v is None)
     profile: Literal["smoke", "quick", "standard"]
     seed: int
     cost_policy: CostPolicy = "require_priced"
@@ -348,6 +351,9 @@ class Plan(BaseModel):
     name: str
     mode: PlanMode = "live"
     preview_context: PreviewContext | None = None
+    perturbation: Perturbation | None = Field(default=None, exclude_if=lambda v: v is None,
+                                              description="a robustness preview: how each prompt is perturbed "
+                                                          "(stages/dispatch/perturb.py); absent: as it is")
     replay: PlanReplay | None = Field(default=None, description="baseline/preview runs and the receipt")
     recovery: PlanRecovery | None = Field(default=None, description="parent, mode, cells, cells_sha256, snapshot")
     execution_cells: list[list[str]] | None = Field(default=None, description="(case id, target id) pairs to run")

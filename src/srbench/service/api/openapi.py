@@ -39,7 +39,7 @@ ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets",
          "list_experiments",
          "create_experiment", "get_experiment", "delete_experiment", "experiment_runs", "attach_run",
          "reprice_run", "reconcile_usage", "recover_plan", "recover_run", "regrade_run", "export_run",
-         "diagnose_run",
+         "diagnose_run", "robustness_run",
          "push_run", "pull_run", "shutdown", "store_verify", "store_gc", "get_benchmark_options",
          "set_benchmark_options")
 ROUTES: list[Route] = bound_routes(ORDER)

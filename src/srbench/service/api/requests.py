@@ -319,6 +319,11 @@ class DiagnoseQuery(Query):
                                                "candidate run itself, which then holds singles and routers)")
 
 
+class RobustnessQuery(Query):
+    perturbed: str = Field(min_length=1, max_length=2000,
+                           description="the perturbed preview runs' ids, comma-separated (one per perturbation kind)")
+
+
 class CallsAfter(After):
     active: Literal["true", "false"] = Field(default="false", description="only calls in flight")
 

@@ -14,6 +14,7 @@ from srbench.schemas.derived import Export, OfflineRegrade
 from srbench.schemas.diagnosis import Diagnosis
 from srbench.schemas.recipe import RecipeCapture
 from srbench.schemas.recovery import ExcludedCell, ParentSnapshot, RecoveryCell, RecoveryMode
+from srbench.schemas.robustness import Robustness
 from srbench.service.api.responses import Answer, Document, Number, WireDataset
 from srbench.service.runs.state import Progress
 
@@ -333,6 +334,10 @@ class Exported(Export, _Built):
 
 class Diagnosed(Diagnosis, _Built):
     """The stored routing diagnosis (schemas/diagnosis.py) with its digest and why it was (re)built."""
+
+
+class RobustnessMeasured(Robustness, _Built):
+    """The stored robustness measurement (schemas/robustness.py) with its digest and why it was (re)built."""
 
 
 class RecoveryCellRef(Answer):

@@ -23,6 +23,7 @@ from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream
 from srbench.stages.derived import rules as derived
 from srbench.stages.derived.diagnose import diagnosis
+from srbench.stages.derived.robustness import robustness
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -60,6 +61,23 @@ async def diagnose_run(request: web.Request, q: rq.DiagnoseQuery) -> wf.Diagnose
         digest, hit, why = diagnosis(service.engine, bdig, cdig, subject=f"{b}..{c}")
         return wf.Diagnosed.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
                                             "explain": why})
+    return await asyncio.to_thread(go)
+
+
+@route("GET", "/runs/{run_id}/robustness", "A preview run's routers' decision flip rate under perturbed previews",
+       query=rq.RobustnessQuery, answer=wf.RobustnessMeasured)
+async def robustness_run(request: web.Request, q: rq.RobustnessQuery) -> wf.RobustnessMeasured:
+    service, actor = svc(request), actor_of(request)
+    original = request.match_info["run_id"]
+    perturbed = [p.strip() for p in q.perturbed.split(",") if p.strip()]
+    for run_id in (original, *perturbed):
+        check_visible(service.journal, actor, run_id)
+
+    def go() -> wf.RobustnessMeasured:
+        digests = [service.runs.report_digest(r)[0] for r in (original, *perturbed)]
+        digest, hit, why = robustness(service.engine, digests[0], digests[1:], subject=f"{original}~robustness")
+        return wf.RobustnessMeasured.model_validate({**service.objects.get_json(digest), "digest": digest,
+                                                     "cache_hit": hit, "explain": why})
     return await asyncio.to_thread(go)
 
 

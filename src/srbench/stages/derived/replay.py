@@ -108,6 +108,9 @@ def check_runs(baseline: RunFacts, bplan: Plan, preview: RunFacts, pplan: Plan) 
         raise _refuse("baseline_not_completed", f"{baseline.id} must be a completed live run")
     if preview.status != "completed" or pplan.mode != "preview":
         raise _refuse("preview_not_completed", f"{preview.id} must be a completed preview run")
+    if pplan.perturbation is not None:
+        raise _refuse("perturbed_preview", f"{preview.id} previewed {pplan.perturbation}-perturbed prompts (a "
+                      "robustness preview); the saved answers are to the prompts as they are: replay an unperturbed one")
     if bplan.case_sha256 != pplan.case_sha256:
         raise _refuse("case_set_mismatch", "the baseline and the preview ran different datasets")
     if bplan.adapter_versions != pplan.adapter_versions:

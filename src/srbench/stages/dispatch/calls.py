@@ -44,6 +44,7 @@ from srbench.stages.dispatch.common import (
     stop_scope,
 )
 from srbench.stages.dispatch.conversations import Conversations, multi_call_benchmarks
+from srbench.stages.dispatch.perturb import perturb_messages
 from srbench.targets.accounting import call_cost
 from srbench.targets.outcome import body_max_tokens
 from srbench.targets.preview import preview_body, preview_call
@@ -179,7 +180,8 @@ class Dispatcher:
         """IT-3: record the router's decision and model for one case; no inference, no score."""
         target, params = self.targets[cell.target_id]
         case = self.cases[cell.case_id]
-        body = preview_body(target, [m.model_dump() for m in case.messages], 1 if params.max_tokens is None else params.max_tokens,
+        messages = perturb_messages([m.model_dump() for m in case.messages], self.plan.perturbation, self.plan.seed, case.id)
+        body = preview_body(target, messages, 1 if params.max_tokens is None else params.max_tokens,
                             None if self.plan.preview_context is None
                             else self.plan.preview_context.model_dump(mode="json"))
         req_bytes = canonical_json(preview_request(target, case, cell, body).stored())

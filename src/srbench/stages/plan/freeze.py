@@ -101,7 +101,8 @@ def build_plan(raw: object, store: ObjectStore, *, resolve_target: Callable[[str
         raise fail(problems)
     dataset = _frozen_dataset(manifest, obj, registered, cases, benchmarks)
     plan = Plan(
-        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context, profile=manifest.profile,
+        name=manifest.name, mode=manifest.mode, preview_context=manifest.preview_context,
+        perturbation=manifest.perturbation, profile=manifest.profile,
         seed=manifest.seed, cost_policy=manifest.cost_policy, stop_on_systematic=manifest.stop_on_systematic,
         dataset=dataset, case_sha256=manifest.dataset.sha256, targets=planned, sampling=manifest.sampling, limits=manifest.limits,
         benchmark_weights={b: adapters[b].weight for b in benchmarks},
@@ -195,6 +196,9 @@ def _planned_targets(manifest: Manifest, resolve_target: Callable[[str], Target 
     planned: list[PlannedTarget] = []
     seen: set[str] = set()
     preview = manifest.mode == "preview"
+    if manifest.perturbation is not None and not preview:
+        problems.append(f"perturbation {manifest.perturbation}: a perturbed prompt is only sent to a router's preview "
+                        "endpoint (robustness at zero inference cost); set mode: preview or remove perturbation")
     for i, t in enumerate(manifest.targets):
         target = resolve_target(t.id) if isinstance(t, TargetRef) else t
         if target is None:
