@@ -1,11 +1,16 @@
-"""The benchmark registry: the one place that names the nine benchmarks of sr-bench 1.0.
+"""The benchmark registry: the one place that names the nine benchmarks of sr-bench 1.0, and the plugins.
 
 To add a benchmark, write one module with a `Benchmark` subclass and add one line to `_BENCHMARKS`
-(plus its module to the import).
+(plus its module to the import). A third party's benchmark is a plugin instead: an installed package
+exposing a `Benchmark` through the ``srbench.benchmarks`` entry-point group (`plugins.py`), found by `get`,
+listed by the catalog with its package and version, never one of the nine (`all_benchmarks`, the full score
+and the catalog's totals are the nine's).
 Everything else (catalog, totals, preparation, grading) reads the registry, never a list of ids.
 """
 
 from __future__ import annotations
+
+import threading
 
 from pydantic import JsonValue
 
@@ -21,6 +26,7 @@ from srbench.benchmarks import (
     tau3,
     terminal_bench,
 )
+from srbench.benchmarks import plugins as plugin_loader
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import PROFILES
@@ -49,17 +55,53 @@ WEIGHTS_NOTE = (
 )
 
 
+_plugins: plugin_loader.Loaded | None = None
+_plugins_lock = threading.Lock()
+
+
+def plugins() -> plugin_loader.Loaded:
+    """The installed plugin benchmarks (loaded once, on first use)."""
+    global _plugins
+    with _plugins_lock:
+        if _plugins is None:
+            _plugins = plugin_loader.load(set(REGISTRY))
+        return _plugins
+
+
+def reload_plugins() -> plugin_loader.Loaded:
+    """Look for plugins again (after a package was installed in this process, e.g. a test's)."""
+    global _plugins
+    with _plugins_lock:
+        _plugins = None
+    return plugins()
+
+
 def get(benchmark_id: str) -> Benchmark:
-    """The registered benchmark `benchmark_id`; InvalidInput naming the known ids otherwise."""
+    """The registered benchmark or plugin `benchmark_id`; InvalidInput naming the known ids otherwise."""
     try:
         return REGISTRY[benchmark_id]
     except (KeyError, TypeError):
-        raise InvalidInput(f"unknown benchmark {benchmark_id!r}; known: {', '.join(REGISTRY)}") from None
+        pass
+    found = plugins().benchmarks
+    if isinstance(benchmark_id, str) and benchmark_id in found:
+        return found[benchmark_id]
+    known = ", ".join([*REGISTRY, *(f"{b} (plugin)" for b in found)])
+    raise InvalidInput(f"unknown benchmark {benchmark_id!r}; known: {known}") from None
+
+
+def is_plugin(benchmark_id: str) -> bool:
+    """Whether `benchmark_id` is an installed plugin's (not one of the nine)."""
+    return benchmark_id not in REGISTRY and benchmark_id in plugins().benchmarks
 
 
 def all_benchmarks() -> list[Benchmark]:
-    """Every registered benchmark in catalog order."""
+    """The nine benchmarks of the suite in catalog order (plugins: `every_benchmark`)."""
     return list(REGISTRY.values())
+
+
+def every_benchmark() -> list[Benchmark]:
+    """The nine, then every installed plugin benchmark."""
+    return [*REGISTRY.values(), *plugins().benchmarks.values()]
 
 
 def _totals(benchmarks: list[Benchmark]) -> dict[str, int]:
@@ -70,12 +112,17 @@ def catalog() -> dict[str, JsonValue]:
     """The CAT-1 catalog: suite version, the nine entries and per-profile task totals."""
     entries = all_benchmarks()
     totals: dict[str, JsonValue] = {**_totals(entries), "available": {**_totals([b for b in entries if b.available])}}
-    return {
-        "version": VERSION,
-        "benchmarks": [b.catalog_entry().model_dump(exclude_unset=True) for b in entries],
-        "totals": totals,
-        "weights_note": WEIGHTS_NOTE,
-    }
+    found = plugins()
+    listed: list[JsonValue] = [b.catalog_entry().model_dump(exclude_unset=True) for b in entries]
+    listed += [b.catalog_entry().model_copy(update={"plugin": found.origins[b.id]}).model_dump(exclude_unset=True)
+               for b in found.benchmarks.values()]
+    note = WEIGHTS_NOTE + (" A plugin benchmark's weight counts only within a selected subset: it is never part "
+                           "of the full score." if found.benchmarks else "")
+    out: dict[str, JsonValue] = {"version": VERSION, "benchmarks": listed, "totals": totals, "weights_note": note}
+    if found.problems:
+        out["plugin_problems"] = list(found.problems)
+    return out
 
 
-__all__ = ["REGISTRY", "Benchmark", "Grade", "SourcePin", "all_benchmarks", "catalog", "get"]
+__all__ = ["REGISTRY", "Benchmark", "Grade", "SourcePin", "all_benchmarks", "catalog", "every_benchmark", "get",
+           "is_plugin", "plugins", "reload_plugins"]

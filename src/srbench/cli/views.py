@@ -37,9 +37,13 @@ def catalog_view(doc: WireJSON, con: Console) -> None:
     for b in doc["benchmarks"]:
         p = b.get("profiles") or {}
         here = host_missing(REGISTRY[b["id"]]) if b["id"] in REGISTRY else []
-        t.add_row(b["id"], b.get("kind", "-"), str(b.get("weight", "-")),
+        plugin = b.get("plugin")
+        name = b["id"] if not plugin else f"{b['id']} (plugin {plugin['package']} {plugin['version']})"
+        t.add_row(name, b.get("kind", "-"), str(b.get("weight", "-")),
                   "/".join(str(p.get(k, "-")) for k in ("smoke", "quick", "standard")), _missing(here))
     con.print(t)
+    for problem in doc.get("plugin_problems") or []:
+        con.print(one_line(problem), markup=False)
     con.print("judge and simulator pins are per store: `sr-bench setup` checks them too; full reasons: "
               "`sr-bench setup --json`", markup=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Kind = Literal["mcq", "grid", "judge", "code", "agent"]
 """How a benchmark is graded."""
@@ -23,6 +23,18 @@ class CatalogSource(BaseModel):
     """The files read from it."""
     gated: bool
     """Reading it needs an accepted licence (a token)."""
+
+
+class CatalogPlugin(BaseModel):
+    """Where a plugin benchmark comes from: the installed package exposing it (docs/benchmarks.md#plugins)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    package: str
+    """The distribution that exposes it (as pip names it)."""
+    version: str
+    """That distribution's installed version."""
+    entry_point: str
+    """Its entry point in the ``srbench.benchmarks`` group (``name = module:attribute``)."""
 
 
 class CatalogEntry(BaseModel):
@@ -51,5 +63,8 @@ class CatalogEntry(BaseModel):
     """It can run on this installation."""
     needs_judge: bool
     """Its answers are graded by a judge model."""
+    plugin: CatalogPlugin | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Set for a plugin benchmark (an installed package's, never counted in the nine-benchmark full score);
+    absent for the nine."""
     reason: str | None = None
     """Why it is not available (absent when it is)."""

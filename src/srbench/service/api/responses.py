@@ -74,6 +74,9 @@ class Catalog(Answer):
     modes: list[str]
     totals: CatalogTotals
     weights_note: str
+    plugin_problems: list[str] | None = Field(
+        default=None, exclude_if=lambda v: v is None,
+        description="each installed plugin left out, with why (absent: every plugin loaded, or none installed)")
 
 
 class Targets(Answer):

@@ -44,6 +44,8 @@ def full_score(rows_by_bench: Mapping[str, list[ResultRow]],
     """The target summary's full-score fields from its rows grouped by benchmark."""
     registry = all_benchmarks()
     weights = {b.id: b.weight for b in registry}
+    # the full score is the nine's: a plugin benchmark's rows never enter it (issue 39, item 7)
+    rows_by_bench = {b: rs for b, rs in rows_by_bench.items() if b in weights}
     missing = [b.id for b in registry if b.id not in rows_by_bench]
     incomplete = sorted(b for b, rs in rows_by_bench.items()
                         if any(r.state != "completed" or r.correct is None for r in rs))

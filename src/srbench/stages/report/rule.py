@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from srbench.benchmarks import all_benchmarks
+from srbench.benchmarks import every_benchmark
 from srbench.benchmarks.judge import JudgedBenchmark
 from srbench.cas import ObjectStore
 from srbench.cas.digest import JSONValue
@@ -50,10 +50,11 @@ ROW_INPUTS = ("plan", "prices", "correction")
 
 def installed_code() -> GradingCode:
     """The installed grading code a report depends on: grader versions, judge templates, published rules."""
-    return GradingCode(grader_versions={b.id: b.grader_version for b in all_benchmarks()},
+    installed = every_benchmark()          # the nine and the installed plugins
+    return GradingCode(grader_versions={b.id: b.grader_version for b in installed},
                        judge_templates={b.id: {g: b.template_sha256_for(g) for g in b.judge_graders}
-                                        for b in all_benchmarks() if isinstance(b, JudgedBenchmark)},
-                       published_rules={b.id: b.published_rule for b in all_benchmarks()})
+                                        for b in installed if isinstance(b, JudgedBenchmark)},
+                       published_rules={b.id: b.published_rule for b in installed})
 
 
 def report_params(request: ReportRequest) -> ReportParams:
