@@ -72,6 +72,7 @@ def test_failed_recovery_needs_acknowledgement(api, prepare) -> None:
         assert run["status"] == "failed" and failed >= 1
         und = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "undispatched"})
         assert und["eligible"] == [] and und["excluded_counts"]["already_dispatched"] == failed
+        assert api.ok("POST", f"/runs/{run_id}/recover-plan")["plan_sha256"] == und["plan_sha256"]  # mode: its default
         # upstream's recover with that plan's (empty) eligible cells: the rule named, not a schema message
         empty = {"mode": "undispatched", "plan_sha256": und["plan_sha256"], "cells": und["eligible_cells"],
                  "idempotency_key": "u-0"}

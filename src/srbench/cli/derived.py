@@ -208,8 +208,17 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
     baseline target is never compared with itself)."""
     baseline_id = obj.run_id(baseline_id)
     cand = obj.run_id(candidate_id) if candidate_id else baseline_id
-    res = obj.client.post("/comparisons", {"baseline_run_id": baseline_id, "margin": margin,
-                                           "candidate_run_id": cand})
+    body: WireJSON = {"baseline_run_id": baseline_id, "candidate_run_id": cand}
+    if margin is not None:              # sent only when given: upstream's service takes no other field
+        body["margin"] = margin
+    res = obj.client.post("/comparisons", body)
+    if res.get("kind") != "comparison":     # upstream's service: its own answer, one line per candidate target
+        if output:
+            write_json(output, res)
+        for line in upstream_comparison_lines(res):
+            click.echo(line, err=True)
+        emit(res)
+        return
     if explain:
         _explain(res, "comparison")
     cmp = res
@@ -229,6 +238,21 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
         for line in headline_lines(cmp):
             Console(stderr=True).print(line, markup=False, highlight=False)
         emit(cmp)
+
+
+def upstream_comparison_lines(cmp: WireJSON) -> list[str]:
+    """Per candidate target of upstream's comparison: Δ quality with its interval, savings, wins/losses/ties."""
+    def pct(v: Any) -> str:
+        return "unknown" if v is None else f"{v:.1f}%"
+    out = [f"baseline: {cmp.get('baseline_selected_target_id')} of {cmp.get('baseline_run_id')}"]
+    for r in cmp.get("comparisons") or []:
+        ci = r.get("quality_delta_ci95") or [None, None]
+        interval = "unknown" if None in ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+        out.append(f"{r.get('candidate_target_id')}: Δ quality {r.get('quality_delta', 0):+.3f} {interval}; subject "
+                   f"cost saving {pct(r.get('subject_cost_saving_percent'))}, total "
+                   f"{pct(r.get('total_cost_saving_percent'))}; {r.get('wins')} wins, {r.get('losses')} losses, "
+                   f"{r.get('ties')} ties")
+    return out
 
 
 def comparison_view(cmp: WireJSON, console: Console) -> None:
@@ -354,16 +378,21 @@ def reprice(obj: Ctx, run_id: str, prices_path: str, reason: str | None) -> None
 
 @click.command(name="recover-plan")
 @click.argument("run_id")
-@click.option("--mode", required=True, type=click.Choice(["undispatched", "failed"]))
-@click.option("--output", required=True, type=click.Path(dir_okay=False))
+@click.option("--mode", default="undispatched", show_default=True, type=click.Choice(["undispatched", "failed"]),
+              help="undispatched: cells never sent; failed: cells that failed (a new, paid attempt).")
+@click.option("--output", default=None, type=click.Path(dir_okay=False),
+              help="Where to write the plan for `recover --plan` (without it: printed whole in the JSON answer).")
 @click.pass_obj
-def recover_plan(obj: Ctx, run_id: str, mode: str, output: str) -> None:
+def recover_plan(obj: Ctx, run_id: str, mode: str, output: str | None) -> None:
     """Review which cells of a terminated run a recovery may continue (edit selected_cells to narrow)."""
     run_id = obj.run_id(run_id)
     plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})
-    write_json(output, plan)
-    emit({"parent": run_id, "mode": mode, "eligible": len(plan["eligible"]), "excluded": plan["excluded_counts"],
-          "output": output, "plan_sha256": plan["plan_sha256"]})
+    if output is not None:
+        write_json(output, plan)
+    eligible = plan["eligible"] if "eligible" in plan else plan.get("eligible_cells") or []   # upstream's name
+    excluded = plan["excluded_counts"] if "excluded_counts" in plan else (plan.get("counts") or {}).get("excluded")
+    emit({"parent": run_id, "mode": mode, "eligible": len(eligible), "excluded": excluded, "output": output,
+          "plan_sha256": plan["plan_sha256"], **({"plan": plan} if output is None else {})})
 
 
 @click.command()

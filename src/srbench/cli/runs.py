@@ -49,15 +49,18 @@ def write_text(path: str, text: str) -> None:
 
 @click.command()
 @click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="candidate.yaml or .json")
-@click.option("--output", required=True, type=click.Path(dir_okay=False), help="Where to write the frozen plan.")
+@click.option("--output", default=None, type=click.Path(dir_okay=False),
+              help="Where to write the frozen plan (without it: printed whole in the JSON answer).")
 @click.pass_obj
-def plan(obj: Ctx, manifest: str, output: str) -> None:
+def plan(obj: Ctx, manifest: str, output: str | None) -> None:
     """Validate and freeze a manifest; no model is called."""
     res = obj.client.post("/plans", {"manifest": read_manifest(obj, manifest)})
-    write_json(output, res["manifest"])
+    if output is not None:
+        write_json(output, res["manifest"])
     plan_story(res)
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
-          "planning": res.get("planning")}, views.plan_view)
+          "planning": res.get("planning"), **({"manifest": res["manifest"]} if output is None else {})},
+         views.plan_view)
 
 
 def plan_story(res: WireJSON) -> None:
@@ -210,8 +213,8 @@ def wait_for(obj: Ctx, run_id: str) -> WireJSON:
             task = bar.add_task(run_id, total=None)
             while True:
                 run = obj.client.get(f"/runs/{run_id}")
-                p = run["progress"]
-                done = p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"]
+                p = run["progress"]         # upstream's service counts {total, completed, failed, running}
+                done = p["completed"] + p["failed"] + p.get("cancelled", 0) + p.get("ambiguous", 0)
                 bar.update(task, total=p["total"], completed=done,
                            description=f"{run_id} {run['status']} (failed {p['failed']})")
                 if run["status"] in TERMINAL:
@@ -231,14 +234,20 @@ def wait_for(obj: Ctx, run_id: str) -> WireJSON:
 def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
     """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
     obj.refuse_detach(detach)
-    r = res = obj.client.post("/runs", {"manifest": read_manifest(obj, manifest), "idempotency_key": idempotency_key})
-    if not res["created"]:
+    r = obj.client.post("/runs", {"manifest": read_manifest(obj, manifest), "idempotency_key": idempotency_key})
+    created = r.get("created")          # upstream's service answers the bare run: whether it is new is not said
+    if created is False:
         click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
     if detach:
-        emit({"run_id": r["id"], "status": r["status"], "created": res["created"]}, views.run_result_view)
+        emit({"run_id": r["id"], "status": views.shown_status(r), "created": created}, views.run_result_view)
         return
     final = wait_for(obj, r["id"])
     rep = obj.client.get(f"/runs/{r['id']}/report")
+    if "report_version" not in rep:      # upstream's service: its own report, summed up in one line per target
+        for line in upstream_report_lines(rep):
+            click.echo(line, err=True)
+        _run_result(final)
+        return
     err = Console(stderr=True)
     err.print(targets_table(rep, err.width))
     Console(stderr=True).print(benchmark_table(rep))
@@ -248,10 +257,24 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         Console(stderr=True).print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
-    emit({"run_id": final["id"], "status": views.shown_status(final), "error": final["error"],
+    _run_result(final)
+
+
+def _run_result(final: WireJSON) -> None:
+    emit({"run_id": final["id"], "status": views.shown_status(final), "error": final.get("error"),
           "progress": final["progress"]}, views.run_result_view)
     if final["status"] != "completed":
         raise SystemExit(1)
+
+
+def upstream_report_lines(rep: WireJSON) -> list[str]:
+    """Per target of upstream's report: correct of planned, accuracy, macro accuracy and spend."""
+    out = []
+    for t in (rep.get("summary") or {}).get("targets") or []:
+        acc, macro, spend = t.get("accuracy"), t.get("macro_accuracy"), t.get("total_spend_usd")
+        out.append(f"{t.get('id')}: {t.get('correct')} of {t.get('total')} correct, accuracy {_f(acc, '{:.3f}')}, "
+                   f"macro {_f(macro, '{:.3f}')}, spend {_f(spend, '{:.4f}')} USD")
+    return out
 
 
 def partial_line(rep: WireJSON) -> str | None:

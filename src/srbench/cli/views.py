@@ -71,23 +71,32 @@ def runs_view(res: WireJSON, con: Console) -> None:
               title="runs, newest first (any unique prefix of an id names the run)")
     for r in res["runs"]:
         p = r["progress"]
-        bad = p["failed"] + p["ambiguous"]
+        bad = p["failed"] + p.get("ambiguous", 0)
         t.add_row(r["id"], shown_status(r), f"{p['completed']}/{p['total']}" + (f", {bad} failed" if bad else ""),
-                  ", ".join(r["targets"]), r["name"],
+                  ", ".join(_targets_of(r)), _name_of(r),
                   *((r.get("profile") or "-", _when(r.get("updated_at"))) if wide else ()))
     con.print(t)
     if res.get("next_cursor"):
         con.print("more runs: --json lists this page as JSON", markup=False)
 
 
+def _targets_of(r: WireJSON) -> list[str]:
+    """A run's target ids (upstream's service names them only in its manifest)."""
+    return list(r.get("targets") or [t.get("id", "?") for t in (r.get("manifest") or {}).get("targets", [])])
+
+
+def _name_of(r: WireJSON) -> str:
+    return str(r.get("name") or (r.get("manifest") or {}).get("name") or "-")
+
+
 def run_view(r: WireJSON, con: Console) -> None:
     """One run: what it is, how far it got, and what to do next."""
     p = r["progress"]
-    lines = [f"{r['id']}  {r['name']}",
+    lines = [f"{r['id']}  {_name_of(r)}",
              f"status {shown_status(r)} ({r.get('mode', 'live')}, profile {r.get('profile')}); "
-             f"{p['completed']} of {p['total']} cells completed, {p['failed']} failed, {p['ambiguous']} ambiguous, "
-             f"{p.get('pending', 0) + p.get('running', 0)} to go",
-             f"targets: {', '.join(r['targets'])}",
+             f"{p['completed']} of {p['total']} cells completed, {p['failed']} failed, {p.get('ambiguous', 0)} "
+             f"ambiguous, {p.get('pending', 0) + p.get('running', 0)} to go",
+             f"targets: {', '.join(_targets_of(r))}",
              f"created {_when(r.get('created_at'))}, updated {_when(r.get('updated_at'))}"]
     budget = r.get("budget") or {}
     if budget:
@@ -141,6 +150,10 @@ def manifest_view(m: WireJSON, con: Console) -> None:
 
 
 def plan_view(res: WireJSON, con: Console) -> None:
+    if res["output"] is None:
+        con.print(f"plan frozen (not written: give --output to keep it): {res['total']} cells, sha256 "
+                  f"{res['plan_sha256']}, {res['model_requests']} model requests so far", markup=False)
+        return
     con.print(f"plan frozen in {res['output']}: {res['total']} cells, sha256 {res['plan_sha256']}, "
               f"{res['model_requests']} model requests so far; next: `sr-bench run --manifest {res['output']}`",
               markup=False)

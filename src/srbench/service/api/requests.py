@@ -166,7 +166,8 @@ class MakeReplay(Body):
 
 
 class RecoverPlan(Body):
-    mode: Literal["undispatched", "failed"]
+    mode: Literal["undispatched", "failed"] = Field(default="undispatched", description="upstream's default: "
+                                                    "undispatched")
 
 
 # A cell of upstream's recover body: a typed dict, since 150k of them validate in ~40 ms and as models in

@@ -141,7 +141,7 @@ async def _settled(service: Service, run_id: str) -> None:
 
 
 @route("POST", "/runs/{run_id}/recover-plan", "Review which cells a recovery may continue",
-       body=rq.RecoverPlan, answer=wf.RecoveryPlan)
+       body=rq.RecoverPlan, answer=wf.RecoveryPlan, optional=True)
 async def recover_plan(request: web.Request, req: rq.RecoverPlan) -> wf.RecoveryPlan:
     mode = req.mode
     service, run_id = svc(request), request.match_info["run_id"]
