@@ -209,3 +209,25 @@ def test_plan_warns_before_money_is_spent(cli: Cli, sources: dict[str, Path]) ->
     assert any("declares no model pool (models)" in w for w in warnings), proc.stderr
     assert any("is above limits.max_cost_usd 0.01 USD" in w for w in warnings), proc.stderr
     assert json.loads(proc.stdout)["total"] == 14 and (cli.cwd / "frozen.json").is_file()
+
+
+def test_report_while_the_run_goes_shows_the_figures_so_far(cli: Cli, sources: dict[str, Path]) -> None:
+    """Issue 41: `report` on a terminal while the run goes prints its figures so far (GET /runs/{id}/live, kept
+    up as cells finish), never a report rebuilt from every cell; a pipe still gets the report's JSON."""
+    m = cli.json("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke",
+                 "--source-path", str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION)
+    with SimulatorThread(models=[SimModel("slow", skill=0.9, latency_s=0.5)], answer_key={}) as sim:
+        cli.json("target", "register", "--file", cli.write("targets.json", [
+            {"id": "slow", "kind": "single", "base_url": sim.v1_url, "model": "slow"}]))
+        manifest = cli.write("m.json", {"version": "sr-bench-1.0", "name": "slow", "profile": "smoke", "seed": 20260918,
+                                        "cost_policy": "capability_only",
+                                        "dataset": {"path": m["path"], "sha256": m["sha256"]}, "targets": [{"id": "slow"}],
+                                        "limits": {"concurrency": 1}})
+        cli.json("plan", "--manifest", manifest, "--output", str(cli.cwd / "frozen.json"))
+        rid = cli.json("run", "--manifest", str(cli.cwd / "frozen.json"), "--detach")["run_id"]
+        code, out, err = on_tty(cli, "report", rid)
+        assert code == 0, err
+        flat = " ".join(out.split())
+        assert "figures so far" in flat and "of 14 cells answered" in flat and "slow (single)" in flat, out
+        assert "Does routing pay?" not in flat
+        assert json.loads(cli.run("report", rid).stdout)["run_id"] == rid      # the pipe: the report, as before

@@ -17,7 +17,7 @@ from srbench.cli import views
 from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
 from srbench.cli.common import Ctx, emit
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import table
+from srbench.cli.output import human, table
 from srbench.cli.plan_checks import plan_warnings
 from srbench.errors import InvalidInput
 from srbench.schemas.wire import WireJSON
@@ -343,8 +343,13 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
 @click.pass_obj
 def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: str | None) -> None:
     """Build (or fetch from the action cache) the report of a run. On a terminal: does routing pay?
-    (the run's routers against the strongest single model), then per benchmark and per target."""
+    (the run's routers against the strongest single model), then per benchmark and per target. While
+    the run goes, on a terminal: its figures so far, kept up as cells finish (--json, --output or --explain:
+    the report)."""
     run_id = obj.run_id(run_id)
+    if human() and not output and not explain and obj.client.get(f"/runs/{run_id}")["status"] in ("queued", "running"):
+        emit(obj.client.get(f"/runs/{run_id}/live"), views.live_view)    # while it goes, on a terminal: the figures
+        return                                                            # so far (--json: the report, as always)
     res = obj.client.get(f"/runs/{run_id}/report")
     if explain:
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)

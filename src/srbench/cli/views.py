@@ -108,6 +108,25 @@ def run_view(r: WireJSON, con: Console) -> None:
         con.print(line, markup=False)
 
 
+def live_view(live: WireJSON, con: Console) -> None:
+    """A running run's figures so far (GET /runs/{id}/live: kept up as cells finish, never a rebuilt report)."""
+    p = live["progress"]
+    con.print(f"{live['run_id']} {live['status']}: {p['completed']} of {p['total']} cells answered, {p['failed']} failed; "
+              f"the figures hold {live['folded']} finished cells (kept up as cells finish; the full report comes at "
+              "the end)", markup=False)
+    t = table("target", "finished / planned", "correct / answered", "acc. answered", "acc. planned", "principal USD",
+              "judge USD", ids=["target"], title="figures so far")
+
+    def num(v: Any, f: str) -> str:
+        return "unknown" if v is None else f.format(v)
+    for x in live["targets"]:
+        cost = num(x["cost_usd"], "{:.5f}") if x["cost_usd"] is not None else f"≥ {x['known_cost_usd']:.5f}"
+        t.add_row(f"{x['target_id']} ({x['kind']})", f"{x['finished']} / {x['planned']}", f"{x['correct']} / {x['answered']}",
+                  num(x["accuracy_answered"], "{:.3f}"), num(x["accuracy_planned"], "{:.3f}"), cost,
+                  num(x["judge_cost_usd"], "{:.5f}") if live["judged"] else "—")
+    con.print(t)
+
+
 def targets_view(res: WireJSON, con: Console) -> None:
     """Ids, model names and URLs whole (a URL was cut mid-port, "http://127.0.0.1:800" / "0/v1", and a model
     name mid-word); the priced models where there is room (110 columns), else named in the caption."""
