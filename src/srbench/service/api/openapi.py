@@ -20,12 +20,20 @@ from srbench import VERSION
 from srbench.schemas.wire import WireJSON
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import Route, bound_routes
-from srbench.service.datasets import preparations
-from srbench.service.routes import core, datasets, derived, evidence, exclusions, experiments, team
-from srbench.service.runs import baselines, live, options
+from srbench.service.routes import (
+    core,
+    datasets,
+    derived,
+    evidence,
+    exclusions,
+    experiments,
+    options,
+    preparations,
+    team,
+)
 
-# the modules whose handlers declare the routes (importing them fills the registry)
-MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, preparations, options, baselines, live)
+# the modules whose handlers declare the routes (importing them fills the registry): service/routes/ only
+MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, preparations, options)
 
 
 # The document's order of its paths (and so of its schemas), as published since 1.0: the routes are declared

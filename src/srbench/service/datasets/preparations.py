@@ -20,18 +20,13 @@ import time
 import uuid
 from typing import TYPE_CHECKING
 
-from aiohttp import web
-
 from srbench.benchmarks import all_benchmarks
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import JSONValue
-from srbench.errors import Conflict, NotFound, SrBenchError
+from srbench.errors import Conflict, SrBenchError
 from srbench.schemas.dataset import PROFILES
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
-from srbench.service.api.actors import actor_of
-from srbench.service.api.bindings import route
-from srbench.service.api.http import svc
 from srbench.service.datasets.jobs import PreparationJob, all_jobs, read_job, write_job
 from srbench.service.datasets.refs import all_registered
 from srbench.service.datasets.views import compose
@@ -97,26 +92,6 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
         await _failed(journal, job_id, exc)
 
 
-@route("GET", "/dataset-preparations", "Dataset preparation jobs, newest first", answer=wf.Preparations)
-async def list_preparations(request: web.Request) -> wf.Preparations:
-    service = svc(request)
-    return wf.Preparations(preparations=[j.answer(service) for j in all_jobs(service.journal)[:100]])
-
-
-@route("GET", "/dataset-preparations/options", "What can be prepared, per profile",
-       answer=wf.PreparationOptions)
-async def preparation_options(request: web.Request) -> wf.PreparationOptions:
-    return options()
-
-
-@route("GET", "/dataset-preparations/{prep_id}", "One preparation job", answer=wf.PreparationAnswer)
-async def get_preparation(request: web.Request) -> wf.PreparationAnswer:
-    job = read_job(svc(request).journal, request.match_info["prep_id"])
-    if job is None:
-        raise NotFound(f"no dataset preparation {request.match_info['prep_id']!r}")
-    return wf.PreparationAnswer(preparation=job.answer(svc(request)))
-
-
 def _reusable(service: Service, benchmark: str, profile: str, seed: int) -> str | None:
     """A dataset already prepared for this benchmark, profile and seed (the plain cut), or None."""
     found = [m.id for m in all_registered(service) if m.profile == profile and m.seed == seed
@@ -180,10 +155,9 @@ def _wanted(req: rq.PrepareJob, snapshot: SnapshotRef | None) -> dict[str, JSONV
             **({"exclusion_snapshot": snapshot.sha256} if snapshot is not None else {})}
 
 
-@route("POST", "/dataset-preparations", "Prepare a dataset in the background (deduplicated)",
-       body=rq.PrepareJob, answer=wf.PreparationAnswer, accepted=True)
-async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.PreparationAnswer:
-    service = svc(request)
+async def submit(service: Service, req: rq.PrepareJob, owner: str | None) -> wf.PreparationAnswer:
+    """A preparation job for `req`: an equal one still running or whose dataset is still there, else a new
+    one started in the background (Conflict while another job is active)."""
     snapshot = None
     if req.benchmarks is not None:
         req = req.model_copy(update={"benchmarks": [get_benchmark(b).id for b in req.benchmarks]})
@@ -202,7 +176,7 @@ async def submit_preparation(request: web.Request, req: rq.PrepareJob) -> wf.Pre
     now = iso(time.time())
     new = PreparationJob.model_validate({
         "id": "prep-" + uuid.uuid4().hex, **wanted, "request": wanted, "status": "queued", "phase": "queued",
-        "created_at": now, "updated_at": now, "owner": actor_of(request).owner,
+        "created_at": now, "updated_at": now, "owner": owner,
         **({"items": _queued(req.benchmarks)} if req.benchmarks is not None else {})})
     await asyncio.to_thread(write_job, service.journal, new)
     tasks = service.preparing

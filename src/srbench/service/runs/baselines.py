@@ -12,16 +12,10 @@ considered; no report or result row is read and nothing calls a model.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
-
-from aiohttp import web
 
 from srbench.schemas.plan import Plan
 from srbench.service.api import workflow as wf
-from srbench.service.api.actors import actor_of, check_visible
-from srbench.service.api.bindings import route
-from srbench.service.api.http import svc
 from srbench.service.runs.options import SCAN, readable_plans
 from srbench.service.runs.state import RunState
 from srbench.stages.compare.checks import NotComparable, pair_checks
@@ -90,12 +84,3 @@ def baseline_options(service: Service, run_id: str, scope: str | None) -> wf.Bas
     chosen = run_id if own else usable[0].run_id if usable else None
     return wf.BaselineOptions(run_id=run_id, own_single=own, chosen=chosen, options=usable + others,
                               scan_limited=len(listed) >= SCAN, damaged_runs=damaged, model_requests=0)
-
-
-@route("GET", "/runs/{run_id}/baselines", "Runs that can be this run's baseline, and why the others cannot",
-       answer=wf.BaselineOptions)
-async def run_baselines(request: web.Request) -> wf.BaselineOptions:
-    service, actor = svc(request), actor_of(request)
-    run_id = request.match_info["run_id"]
-    check_visible(service.journal, actor, run_id)
-    return await asyncio.to_thread(baseline_options, service, run_id, actor.scope)

@@ -16,21 +16,20 @@ run answers from its end-of-run report's summary.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import orjson
-from aiohttp import web
 
 from srbench import TERMINAL_STATUSES
 from srbench.schemas.report import TargetSummary
 from srbench.service.api import workflow as wf
-from srbench.service.api.actors import actor_of, check_visible
-from srbench.service.api.bindings import route
-from srbench.service.api.http import svc
 from srbench.service.runs.state import RunState
+
+if TYPE_CHECKING:
+    from srbench.service.api.app import Service
 
 
 @dataclass
@@ -119,21 +118,14 @@ def from_report(run: RunState, judged: bool, targets: list[TargetSummary]) -> wf
                           folded=sum(t.finished for t in out), judged=judged, targets=out, model_requests=0)
 
 
-@route("GET", "/runs/{run_id}/live", "A running run's figures so far, maintained as its cells finish",
-       answer=wf.LiveFigures)
-async def run_live(request: web.Request) -> wf.LiveFigures:
-    service = svc(request)
-    run_id = request.match_info["run_id"]
-    check_visible(service.journal, actor_of(request), run_id)
-
-    def go() -> wf.LiveFigures:
-        run = service.runs.get(run_id)
-        judged = bool(service.runs.plans.cached(run.plan).auxiliary_targets)
-        if run.status in TERMINAL_STATUSES:         # ended: the end-of-run report's figures (built once, then cached)
-            report = service.objects.get_json(service.runs.report_digest(run_id)[0])
-            return from_report(run, judged, [TargetSummary.model_validate(t) for t in report["summary"]["targets"]])
-        return service.runs.rows.live.view(run, judged)
-    return await asyncio.to_thread(go)
+def live_figures(service: Service, run_id: str) -> wf.LiveFigures:
+    """A run's live figures: while it runs, those its cells have folded so far; once it ended, its report's."""
+    run = service.runs.get(run_id)
+    judged = bool(service.runs.plans.cached(run.plan).auxiliary_targets)
+    if run.status in TERMINAL_STATUSES:         # ended: the end-of-run report's figures (built once, then cached)
+        report = service.objects.get_json(service.runs.report_digest(run_id)[0])
+        return from_report(run, judged, [TargetSummary.model_validate(t) for t in report["summary"]["targets"]])
+    return service.runs.rows.live.view(run, judged)
 
 
-__all__ = ["LiveFigures", "run_live"]
+__all__ = ["LiveFigures", "live_figures"]

@@ -12,19 +12,13 @@ here calls a model.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
-
-from aiohttp import web
 
 from srbench.errors import DamagedObject
 from srbench.schemas.plan import Plan
-from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
-from srbench.service.api.actors import Actor, actor_of, check_visible
-from srbench.service.api.bindings import route
+from srbench.service.api.actors import Actor, check_visible
 from srbench.service.api.faults import record_damage
-from srbench.service.api.http import svc
 from srbench.service.runs.state import RunState
 
 if TYPE_CHECKING:
@@ -116,21 +110,3 @@ def run_options(service: Service, kind: str, actor: Actor, baseline_id: str | No
                           damaged=damaged, empty="no_compatible_saved_runs")
     return _answer_of(_choice(run, plan), "options", found, after, limit, scanned=scanned, scan_limited=limited,
                       damaged=damaged)
-
-
-async def _answer(request: web.Request, kind: str, q: rq.RunOptions) -> wf.RunOptions:
-    baseline = request.match_info.get("run_id") or q.baseline_run_id
-    return await asyncio.to_thread(run_options, svc(request), kind, actor_of(request), baseline,
-                                   int(q.after or 0), q.limit)
-
-
-@route("GET", "/replay-options", "Baselines, or previews a baseline can be replayed with",
-       query=rq.RunOptions, answer=wf.RunOptions, aliases=("/api/sr-bench/v1/runs/{run_id}/replay-options",))
-async def replay_options(request: web.Request, q: rq.RunOptions) -> wf.RunOptions:
-    return await _answer(request, "replay", q)
-
-
-@route("GET", "/comparison-options", "Baselines, or runs a baseline can be compared with",
-       query=rq.RunOptions, answer=wf.RunOptions)
-async def comparison_options(request: web.Request, q: rq.RunOptions) -> wf.RunOptions:
-    return await _answer(request, "comparison", q)

@@ -1,0 +1,23 @@
+"""Issue 39, item 9: route handlers live only in `service/routes/` — no module elsewhere declares a route
+(`@route`), and the OpenAPI route table is filled from `service/routes/` modules alone."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "srbench"
+ROUTES = SRC / "service" / "routes"
+DECLARES = re.compile(r"^@route\(", re.M)
+
+
+def test_every_route_is_declared_in_service_routes() -> None:
+    outside = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                     if DECLARES.search(p.read_text()) and ROUTES not in p.parents)
+    assert outside == [], f"route handlers outside service/routes/: {outside}"
+
+
+def test_the_route_table_is_filled_from_service_routes() -> None:
+    from srbench.service.api.openapi import MODULES
+
+    assert all(m.__name__.startswith("srbench.service.routes.") for m in MODULES)
