@@ -3,7 +3,8 @@ selection-adjusted), a post-hoc margin, a run stopped early, an unconfirmed rout
 detectability of an inconclusive claim. The digests were taken from the dict-mutating code before the claim
 blocks were built as models; the stored bytes must not change. Issue 41 re-pinned them once: compare v6 adds
 `evidence.standing`/`reason` (facts: `standing_reason`) and the standard plans carry pinned, checked sources
-(one more limitations line); without those the bytes equal the earlier pins."""
+(one more limitations line); without those the bytes equal the earlier pins. Issue 43 re-pinned the adjusted one:
+its claims_by_rule say `intervals: unadjusted` (without that field the bytes equal the issue-41 pin)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ PINNED = {
     "betting-primary-blocked": "b3:44e3c08588341141286e79dd92bff1271b91b7c2c147cc66efdedfbc3a049f03",
     "hoeffding-primary-confirmed": "b3:f4efb0f387a95bf061f5526f7c01cc5b27a1d31f5eb54b00190b5cdb02ca3e25",
     "post-hoc-confirmed": "b3:7e15cee974627afb95e978597dd06fb301f0e0bd190b469f4ddd5a7fffcdc39f",
-    "selection-adjusted-self": "b3:bdb12c12cd3e10cbf98fe7bdd72704662a224273fd5312a3ecc0ce572c960ee8",
+    "selection-adjusted-self": "b3:4f083466163a7d365aeae6a8509548ee334c18f22c664394740a7606da7c4a5d",
 }
 
 
@@ -106,3 +107,12 @@ FACTS_PINNED = {
 def test_routing_facts_keep_their_bytes(name: str) -> None:
     facts = routing_facts(Comparison.model_validate(CASES[name]()))
     assert digest_json([f.model_dump(mode="json") for f in facts]) == FACTS_PINNED[name]
+
+
+def test_the_rules_own_claims_say_they_are_unadjusted_when_the_claim_is_adjusted() -> None:
+    # issue 43: against the strongest of K = 3 the claim uses the adjusted interval; claims_by_rule does not
+    adjusted = CASES["selection-adjusted-self"]()
+    assert all(c["claims_by_rule"]["intervals"] == "unadjusted" for c in adjusted["candidates"])
+    assert all(c["selection"]["k"] == 3 for c in adjusted["candidates"])
+    plain = CASES["post-hoc-confirmed"]()
+    assert all("intervals" not in c["claims_by_rule"] for c in plain["candidates"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.schemas.intervals import BettingInterval, HoeffdingInterval, PowerPlan
 from srbench.schemas.wire import JSONObject
@@ -119,6 +119,10 @@ class ClaimsByRule(BaseModel):
     """Hoeffding's."""
     betting: Claim
     """Betting's."""
+    intervals: Literal["unadjusted"] | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``unadjusted`` when the claim uses the selection-adjusted interval: these two are each rule's own interval
+    against the chosen baseline alone, not adjusted for choosing it among K singles, and may differ from `claim`
+    (absent: they are the intervals the claim rule uses)."""
 
 
 class ClaimPlanning(BaseModel):

@@ -126,8 +126,8 @@ class Statistics(BaseModel):
     the claim, the non-inferiority margin, the primary benchmarks whose weighted difference makes the
     formal claim (the others are secondary), what sample-size planning assumes, early stopping, and
     whether claims hold across choosing the baseline as the strongest of K singles (`stages/selection`).
-    Fields left at their defaults (claim_rule hoeffding, baseline_selection ignored, planning, no early
-    stop) are not serialised, so a plan that declares only a margin or primary benchmarks hashes as
+    Fields left at their defaults (claim_rule hoeffding unless a manifest chose it, baseline_selection ignored,
+    planning, no early stop) are not serialised, so a plan that declares only a margin or primary benchmarks hashes as
     before they existed. These defaults are what a stored plan without the field means; a *new* plan
     gets `NEW_PLAN_STATISTICS` recorded explicitly (`Manifest`), so old plans keep their digests."""
 
@@ -160,8 +160,8 @@ class Statistics(BaseModel):
     def _without_defaults_of_later_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = handler(self)
         if isinstance(data, dict):
-            if data.get("claim_rule") == "hoeffding":
-                data.pop("claim_rule")
+            if data.get("claim_rule") == "hoeffding" and "claim_rule" not in self.model_fields_set:
+                data.pop("claim_rule")      # a stored plan that never said; a manifest's explicit choice is written
             if data.get("baseline_selection") == "ignored":
                 data.pop("baseline_selection")
             if data.get("planning") == Planning().model_dump(mode="json"):

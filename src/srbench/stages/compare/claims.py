@@ -156,7 +156,8 @@ def assess(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[in
             at_planned_ties=_planning(design, weights, rule, float(planning.tie_rate), planning, margin, k))
     out = Verdicts(interval=declared, intervals=intervals, claim_rule=rule, claim_method=declared.method,
                    claim=verdict, claims_by_rule=ClaimsByRule(hoeffding=claim(intervals.hoeffding.ci),
-                                                              betting=claim(intervals.betting.ci)),
+                                                              betting=claim(intervals.betting.ci),
+                                                              intervals=None if adjusted is None else "unadjusted"),
                    non_inferiority=_non_inferiority(rule, declared.ci[0], margin, formal, label),
                    planning=plan_info, primary_betting=_primary_betting(ordered, design, weights, primary))
     return out.model_copy(update=extra)
