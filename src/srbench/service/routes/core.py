@@ -8,7 +8,6 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from pydantic import ValidationError
 
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
@@ -39,8 +38,9 @@ from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream, upstream_plan
 from srbench.stages.datasets.build import decode_cases
 from srbench.stages.plan.estimate import plan_estimate
-from srbench.stages.plan.freeze import build_plan, check_frozen
-from srbench.stages.plan.problems import fail, pydantic_problems
+from srbench.stages.plan.freeze import check_frozen
+from srbench.stages.plan.problems import fail
+from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
 from srbench.stages.stats.power import planning_for
 from srbench.targets import routers
 
@@ -140,29 +140,22 @@ async def register_targets(request: web.Request, req: rq.RegisterTargets) -> rs.
 # -- plans and runs ------------------------------------------------------------------------------
 def _plan_sync(service: Service, manifest: Any, actor: Actor) -> Plan:
     """Freeze a manifest (sr-bench's fields and upstream's, translated first: `service.wire.upstream`; a plan
-    frozen by upstream's CLI checked and translated before that: `service.wire.upstream_plan`)."""
-    target_registry.sync(service)
+    frozen by upstream's CLI checked and translated before that: `service.wire.upstream_plan`): what only the
+    service holds is gathered first, then planned in one call (`stages.plan.submitted`)."""
+    registered = policy.registry(service)
     kept = None
     if upstream_plan.is_upstream_frozen(manifest):
         manifest, kept = upstream_plan.translate(manifest)
     if actor.named and isinstance(manifest, dict):
-        manifest = policy.resolve_inline(manifest, policy.registry(service))
+        manifest = policy.resolve_inline(manifest, registered)
     req = upstream.translate(service, manifest, actor)
-    aux = req.auxiliary_targets
-
-    def resolve(tid: str) -> Target | None:
-        if isinstance(aux.get(tid), dict):
-            try:
-                return Target.model_validate({**aux[tid], "id": tid})
-            except ValidationError as exc:
-                raise fail(pydantic_problems(exc, f"auxiliary_targets.{tid}.")) from None
-        v = service.journal.get_ref("target", tid)
-        return None if v is None else Target.model_validate(v)
-
-    return build_plan(req.manifest, service.objects, resolve_target=resolve,
-                      find_datasets=lambda sha: find_datasets(service, sha),
-                      options=read_benchmark_options(service.store_dir) if req.options is None else req.options,
-                      links=req.links if kept is None else req.links.model_copy(update={"upstream": kept}))
+    named = req.manifest.get("dataset") if isinstance(req.manifest, dict) else None
+    sha = named.get("sha256") if isinstance(named, dict) else None
+    inputs = PlanInputs(targets=registered, auxiliary=req.auxiliary_targets,
+                        datasets=find_datasets(service, sha) if isinstance(sha, str) else [],
+                        options=dict(read_benchmark_options(service.store_dir) if req.options is None else req.options),
+                        links=req.links if kept is None else req.links.model_copy(update={"upstream": kept}))
+    return freeze_manifest(req.manifest, service.objects, inputs)
 
 
 def _planning_sync(service: Service, plan: Plan) -> Planning | None:
