@@ -25,7 +25,10 @@ def _q(v: float | None) -> str:
 
 
 def _usd(v: float | None) -> str:
-    return "unknown" if v is None else f"{'-' if v < 0 else ''}${abs(v):.4f}"
+    if v is None:
+        return "unknown"
+    r = round(v, 4) + 0.0          # no "-$0.0000" for a difference smaller than the shown digits
+    return f"{'-' if r < 0 else ''}${abs(r):.4f}"
 
 
 def _ci(ci: list[float] | None, scale: float = 1.0, unit: str = "") -> str:
