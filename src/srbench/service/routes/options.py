@@ -8,6 +8,7 @@ import asyncio
 
 from aiohttp import web
 
+from srbench import TERMINAL_STATUSES
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.api.actors import actor_of, check_visible
@@ -51,4 +52,6 @@ async def run_live(request: web.Request) -> wf.LiveFigures:
     service = svc(request)
     run_id = request.match_info["run_id"]
     check_visible(service.journal, actor_of(request), run_id)
-    return await asyncio.to_thread(live_figures, service, run_id)
+    if service.runs.get(run_id).status not in TERMINAL_STATUSES:
+        return live_figures(service, run_id)        # O(1) reads: on the loop, as GET /runs/{id} answers
+    return await asyncio.to_thread(live_figures, service, run_id)     # an ended run: its report (built once)
