@@ -151,7 +151,7 @@ PINNED: dict[str, Any] = {
     "mmlu-pro": {"cases": "404af9ccc320", "graded": "afc5c6ce05c0", "figures": "d53319d925e2"},
     "gpqa-diamond": {"cases": "3187c7f44a1a", "graded": "cd4f04a75bc4", "figures": "92f43772c7b7"},
     "arc-agi-2": {"cases": "22707134bcbb", "graded": "6a5993892cdd", "figures": "9b65ec3ae5f6"},
-    "hle": {"cases": "d6975de9723d", "graded": "9ff015063067", "figures": "57bfc88b6048"},
+    "hle": {"cases": "d6975de9723d", "graded": "9ff015063067", "figures": "06a8c462b46c"},   # its published-rule reason names `options set` (issue 40)
     "simpleqa-verified": {"cases": "66303e8e703a", "graded": "f8e603375399", "figures": "449f298020f8"},
     "livecodebench": {"cases": "c9c05529b40f", "graded": "9ef814dc8465", "figures": "904ffd227aef"},
     "scicode": {"cases": "858fc3e78698", "graded": "c4b6d3286d6f", "figures": "c8e069295941"},

@@ -107,6 +107,10 @@ def bases(api: Api, dataset: dict[str, Any], real_ids: dict[str, str], sources: 
         # an unknown benchmark: every variant is refused before a preparation could download anything
         "submit_preparation": ("POST", "/dataset-preparations", {"benchmark": "no-such-benchmark",
                                                                  "profile": "smoke"}),
+        # unset only: a variant that is accepted changes no other test's options
+        "set_benchmark_options": ("POST", "/benchmark-options", {"benchmark": "hle", "unset": ["judge"]}),
+        # a folder that holds no upstream dataset: every variant is refused without writing
+        "import_dataset": ("POST", "/datasets/import", {"path": str(sources["mmlu-pro"])}),
         "candidate_plan": ("POST", f"/runs/{run}/candidate-plan", {"target_ids": ["dead"], "mode": "live",
                                                                    "name": "hostile"}),
     }

@@ -74,6 +74,9 @@ def test_every_route_needs_the_token(service, api, real_ids) -> None:
     for method, path, name, *_ in ROUTES:
         if method == "GET" and name != "get_preparation":     # a preparation job would download a source
             status, data = api.get(_fill(path, real_ids) + ("?profile=smoke" if name == "dataset_selection" else ""))
+            if name == "diagnose_run":      # the real run holds no router: served, and refused for that reason
+                assert (status, data.get("code")) == (400, "no_router"), (path, status, data)
+                continue
             assert status == 200, (path, status, data)
 
 
