@@ -1,6 +1,7 @@
 """Issue 39, item 5: sr-bench's CLI is a good client of upstream's own service — `vllm-sr benchmark serve` from
 the released wheel, unchanged, on loopback — for plan without --output, run (detached and attached),
-compare, recover-plan without --mode, and the read commands (runs, show, report)."""
+compare, recover-plan without --mode, recover from a plan upstream wrote, retry, and the read commands (runs,
+show, report)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from srbench import DEFAULT_SEED
 from srbench.cli import views
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, answer_key_from_cases
+from srbench.simulate.server import Fault
 from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases
 
@@ -81,9 +83,10 @@ def _prepare(tmp_path: Path) -> str:
     return str(json.loads(done.stdout)["path"])
 
 
-def _manifest(cli: SrBench, name: str, sim: SimulatorThread, cases: list[dict[str, Any]], *targets: str) -> str:
+def _manifest(cli: SrBench, name: str, sim: SimulatorThread, cases: list[dict[str, Any]], *targets: str,
+              limits: dict[str, Any] = LIMITS) -> str:
     value = {"version": "sr-bench-1.0", "name": name, "profile": "smoke", "seed": DEFAULT_SEED, "cases": cases,
-             "limits": LIMITS, "targets": [{"id": t, "kind": "single", "base_url": sim.v1_url, "model": t,
+             "limits": limits, "targets": [{"id": t, "kind": "single", "base_url": sim.v1_url, "model": t,
                                             "prices": {t: PRICE}} for t in targets]}
     path = cli.cwd / f"{name}.json"
     path.write_text(json.dumps(value))
@@ -140,3 +143,39 @@ def test_srbench_cli_against_upstream_serve(tmp_path: Path, upstream: tuple[str,
     views.run_view(runs["runs"][0], screen)
     shown = screen.file.getvalue()
     assert "strong, weak" in shown and "baseline" in shown and "0 ambiguous" in shown
+
+
+def _failing_run(cli: SrBench, sim: SimulatorThread, cases: list[dict[str, Any]], name: str) -> str:
+    """A run upstream's engine fails closed: its first case's call answers 500, so nothing more is sent."""
+    first = cases[0]["messages"][-1]["content"]
+    sim.set_fault(lambda body: Fault(status=500, body='{"error": {"message": "boom"}}')
+                  if body["messages"][-1]["content"] == first else None)
+    try:
+        done = cli.run("run", "--manifest", _manifest(cli, name, sim, cases, "weak", limits={**LIMITS, "concurrency": 1}),
+                       ok=False)
+    finally:
+        sim.set_fault(None)
+    assert done.returncode == 1 and json.loads(done.stdout)["status"] == "failed", done.stderr[-2000:]
+    return str(json.loads(done.stdout)["run_id"])
+
+
+def test_srbench_cli_recovers_an_upstream_run(tmp_path: Path, upstream: tuple[str, SimulatorThread, list[Any]]) -> None:
+    """recover-plan, recover with the file it wrote, and retry continue runs upstream's engine failed."""
+    url, sim, cases = upstream
+    work = tmp_path / "work"
+    work.mkdir()
+    cli = SrBench(work, url)
+    run_id = _failing_run(cli, sim, cases, "failing")
+    plan = cli.json("recover-plan", run_id, "--output", str(work / "recovery.json"))
+    assert plan["eligible"] == len(cases) - 1 and plan["output"] == str(work / "recovery.json")
+    child = cli.json("recover", run_id, "--plan", str(work / "recovery.json"), "--idempotency-key", "rec-1")
+    assert child["status"] == "completed" and child["progress"]["completed"] == len(cases) - 1
+    # upstream retries no failed call whose usage is unknown (a 500 has none): one line, upstream's count
+    refused = cli.run("retry", run_id, "--failed", ok=False)
+    assert refused.returncode == 2 and "no cell to retry in mode failed" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+    other = _failing_run(cli, sim, cases, "failing-again")
+    retried = cli.json("retry", other)                                    # recover-plan + recover in one
+    assert retried["status"] == "completed" and retried["progress"]["total"] == len(cases) - 1
+    assert retried["report"]["summary"]["targets"][0]["id"] == "weak"

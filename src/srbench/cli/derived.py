@@ -389,10 +389,30 @@ def recover_plan(obj: Ctx, run_id: str, mode: str, output: str | None) -> None:
     plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})
     if output is not None:
         write_json(output, plan)
-    eligible = plan["eligible"] if "eligible" in plan else plan.get("eligible_cells") or []   # upstream's name
-    excluded = plan["excluded_counts"] if "excluded_counts" in plan else (plan.get("counts") or {}).get("excluded")
-    emit({"parent": run_id, "mode": mode, "eligible": len(eligible), "excluded": excluded, "output": output,
-          "plan_sha256": plan["plan_sha256"], **({"plan": plan} if output is None else {})})
+    emit({"parent": run_id, "mode": mode, "eligible": len(eligible_of(plan)), "excluded": excluded_of(plan),
+          "output": output, "plan_sha256": plan["plan_sha256"], **({"plan": plan} if output is None else {})})
+
+
+def eligible_of(plan: WireJSON) -> list[Any]:
+    """A recovery plan's eligible cells: sr-bench's `eligible`, or upstream's `eligible_cells`."""
+    return list(plan["eligible"] if "eligible" in plan else plan.get("eligible_cells") or [])
+
+
+def excluded_of(plan: WireJSON) -> Any:
+    """Why cells are not eligible: sr-bench's counts per reason, or upstream's excluded count."""
+    return plan["excluded_counts"] if "excluded_counts" in plan else (plan.get("counts") or {}).get("excluded")
+
+
+def recover_request(plan: Any, key: str, acknowledge: bool) -> WireJSON:
+    """The body of `POST /runs/{id}/recover`: sr-bench's reviewed plan sent back whole, or, for a plan upstream's
+    service wrote, upstream's form (its mode, hash and selected cells, else its eligible cells)."""
+    if not isinstance(plan, dict):
+        raise InvalidInput("a recovery plan is a JSON object: the file `recover-plan --output` wrote")
+    if plan.get("kind") == "recovery-plan":
+        return {"plan": plan, "idempotency_key": key, "acknowledge_new_attempt": acknowledge}
+    cells = plan.get("selected_cells") or plan.get("eligible_cells") or []
+    return {"mode": plan.get("mode"), "plan_sha256": plan.get("plan_sha256"), "cells": cells,
+            "idempotency_key": key, "acknowledge_new_attempt": acknowledge}
 
 
 @click.command()
@@ -407,14 +427,13 @@ def recover(obj: Ctx, run_id: str, plan_path: str, idempotency_key: str, acknowl
     """Create a recovery child run over the plan's selected cells (the parent is kept as it is)."""
     obj.refuse_detach(detach)
     run_id = obj.run_id(run_id)
-    res = obj.client.post(f"/runs/{run_id}/recover", {"plan": load_structured(plan_path),
-                                                      "idempotency_key": idempotency_key,
-                                                      "acknowledge_new_attempt": acknowledge_new_attempt})
-    child = res
-    if not res["created"]:
+    child = obj.client.post(f"/runs/{run_id}/recover",
+                            recover_request(load_structured(plan_path), idempotency_key, acknowledge_new_attempt))
+    created = child.get("created")          # upstream's service answers the bare child run
+    if created is False:
         click.echo(f"idempotency key already bound to {child['id']}: nothing new submitted", err=True)
     if detach:
-        emit({"run_id": child["id"], "parent": run_id, "status": child["status"], "created": res["created"]})
+        emit({"run_id": child["id"], "parent": run_id, "status": child["status"], "created": created})
         return
     final = wait_for(obj, child["id"])
     emit({"run_id": final["id"], "parent": run_id, "status": final["status"], "progress": final["progress"]})

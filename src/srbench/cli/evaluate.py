@@ -17,6 +17,7 @@ from rich.console import Console
 
 from srbench import DEFAULT_SEED
 from srbench.cli.common import Ctx, emit
+from srbench.cli.derived import eligible_of, excluded_of, recover_request
 from srbench.cli.output import human
 from srbench.cli.runs import plan_story, report_view, wait_for
 from srbench.errors import InvalidInput, SrBenchError
@@ -127,22 +128,24 @@ def retry(obj: Ctx, run_id: str, failed: bool) -> None:
     mode = "failed" if failed else "undispatched"
     plan = obj.client.post(f"/runs/{run_id}/recover-plan", {"mode": mode})
     children = (obj.client.get(f"/runs/{run_id}").get("lineage") or {}).get("children") or []
-    if not plan["eligible"] and plan["excluded_counts"].get("claimed") and children:
+    eligible, excluded = eligible_of(plan), excluded_of(plan)       # sr-bench's plan or upstream's
+    if not eligible and isinstance(excluded, dict) and excluded.get("claimed") and children:
         click.echo(f"{run_id} is already continued by {children[-1]}: its report, no new request sent", err=True)
         finish(obj, children[-1], {"parent": run_id, "created": False})
         return
-    if not plan["eligible"]:
+    if not eligible:
         hint = "" if failed else (f"; the failed or interrupted cells: `sr-bench retry {run_id} --failed` (new "
                                   "attempts cost extra)")
         raise InvalidInput(f"{run_id}: no cell to {'retry' if failed else 'continue'} in mode {mode} "
-                           f"(excluded: {plan['excluded_counts']}){hint}")
+                           f"(excluded: {excluded}){hint}")
     key = f"retry-{plan['plan_sha256'][:40]}"
-    click.echo(f"recovery of {run_id} ({mode}): {len(plan['selected_cells'])} cell(s); key {key}", err=True)
-    child = obj.client.post(f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": key,
-                                                        "acknowledge_new_attempt": failed})
-    if not child["created"]:
+    click.echo(f"recovery of {run_id} ({mode}): {len(plan.get('selected_cells') or eligible)} cell(s); key {key}",
+               err=True)
+    child = obj.client.post(f"/runs/{run_id}/recover", recover_request(plan, key, failed))
+    created = child.get("created")          # upstream's service answers the bare child run
+    if created is False:
         click.echo(f"the same recovery already runs as {child['id']}: no new request sent", err=True)
-    finish(obj, child["id"], {"parent": run_id, "created": child["created"]})
+    finish(obj, child["id"], {"parent": run_id, "created": created})
 
 
 def register(cli: click.Group) -> None:
