@@ -106,3 +106,25 @@ def test_a_journal_reference_to_an_absent_object_or_a_cut_document_blocks_gc(api
                                             "WHERE kind = 'dataset'"))
     res = _assert_refused(api, service, {absent})
     assert any(u["digest"] is None and u["where"].startswith("refs.value dataset/") for u in res["unreadable"]), res
+
+
+def test_a_damaged_index_offset_blocks_gc(api, ran, service) -> None:
+    """A pack's index entry for a call record points at another object's bytes: the call has no copy that
+    verifies (a fresh listing reads the damaged index), so what it names is unknown and gc deletes nothing."""
+    import struct
+
+    from srbench.cas.packs import read_index
+
+    settled(service)
+    call = ran["calls"][2]["call"]
+    place = service.service.objects.packs.get(call)
+    assert place is not None
+    pack = Path(place.pack)
+    entries = read_index(str(pack))
+    i = [d for d, _, _ in entries].index(call)
+    other = entries[(i + 1) % len(entries)]
+    raw = bytearray(pack.read_bytes())
+    struct.pack_into(">Q", raw, 12 + 48 * i + 32, other[1])          # its offset: the next entry's
+    pack.chmod(0o644)
+    pack.write_bytes(bytes(raw))
+    _assert_refused(api, service, {call})

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -32,6 +31,7 @@ import fsspec
 
 from srbench.cas import files, localfs, upkeep
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
+from srbench.cas.names import NamedObjects
 from srbench.cas.packs import SUFFIX, PackIndex, Place, encode
 from srbench.errors import DamagedObject, IntegrityError, InvalidInput, NotFound
 
@@ -46,7 +46,7 @@ class Copy(NamedTuple):
     place: Place | None = None
 
 
-class ObjectStore:
+class ObjectStore(NamedObjects):
     """Put, get and check objects by digest. Safe for many concurrent writers (objects are immutable)."""
 
     def __init__(self, url: str, *, verify_reads: bool | None = None, create: bool = True) -> None:
@@ -327,74 +327,6 @@ class ObjectStore:
             return False
         return True
 
-    # -- names: claimed once ------------------------------------------------------------------
-    def claim_name(self, name: str, digest: str) -> str:
-        """Bind `name` to `digest` if it is unbound (create-if-absent: O_EXCL locally, If-None-Match
-        on S3); returns the digest the name is bound to, which may be another writer's."""
-        if not is_digest(digest):
-            raise InvalidInput(f"not an object digest: {digest!r}")
-        path = self._name_path(name)
-        data = digest.encode()
-        try:
-            if self.local:
-                localfs.exclusive_local_write(path, data)
-            else:
-                self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-                self.fs.pipe_file(path, data, mode="create")
-            return digest
-        except FileExistsError:
-            bound = self.read_name(name)
-            if bound is None:
-                raise IntegrityError(f"name {name} exists but does not hold an object digest") from None
-            return bound
-
-    def read_name(self, name: str) -> str | None:
-        """The digest `name` is bound to, or None when it is unbound."""
-        path = self._name_path(name)
-        try:
-            if self.local:
-                with open(path, "rb") as fh:
-                    raw = fh.read()
-            else:
-                raw = self.fs.cat_file(path)
-        except FileNotFoundError:
-            return None
-        value = raw.decode("ascii", "replace").strip()
-        if not is_digest(value):
-            raise IntegrityError(f"name {name} does not hold an object digest")
-        return value
-
-    def list_names(self, prefix: str) -> list[str]:
-        """The bound names directly under `prefix/`."""
-        base = self._name_path(prefix)
-        try:
-            if not self.local:
-                self.fs.invalidate_cache(base)
-            entries = self.fs.ls(base, detail=False)
-        except FileNotFoundError:
-            return []
-        return sorted(prefix + "/" + e.rstrip("/").rsplit("/", 1)[-1] for e in entries
-                      if not e.rstrip("/").rsplit("/", 1)[-1].startswith("."))
-
-    def iter_names(self) -> Iterator[tuple[str, str]]:
-        """Every bound (name, digest): garbage collection's roots besides the journal."""
-        base = self._join("names")
-        try:
-            paths = self.fs.find(base)
-        except FileNotFoundError:
-            return
-        for path in paths:
-            name = path[len(base):].strip("/")
-            if _NAME.fullmatch(name):
-                digest = self.read_name(name)
-                if digest is not None:
-                    yield name, digest
-
-    def _name_path(self, name: str) -> str:
-        if not _NAME.fullmatch(name):
-            raise InvalidInput(f"not a valid object-store name: {name[:80]!r}")
-        return self._join("names", name)
-
     def delete(self, digest: str) -> None:
         """Remove one object (only garbage collection calls this)."""
         self.delete_many([digest])
@@ -462,9 +394,6 @@ class ObjectStore:
     @staticmethod
     def _write_durable(path: str, data: bytes) -> None:
         _atomic_local_write(path, data, durable=True)
-
-
-_NAME = re.compile(r"[a-z][a-z0-9-]{0,40}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,4}")
 
 
 def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
