@@ -12,7 +12,7 @@ MODULES = ("schemas.corrections", "schemas.grade", "schemas.replay", "schemas.re
            "schemas.comparison_published", "schemas.comparison_claims", "schemas.comparison_inputs", "stages.compare.claims", "schemas.estimate",
            "schemas.conversation", "benchmarks.conversation", "schemas.recipe", "schemas.results", "schemas.report", "schemas.report_params", "schemas.report_paired",
            "schemas.report_sections", "schemas.intervals", "stages.derived.replay", "stages.derived.reconcile", "stages.report.conversations", "stages.grading.grade", "stages.grading.code", "stages.derived.rules", "benchmarks.terminal_bench.trajectory", "benchmarks.tau.models", "service.journal.runs", "service.journal.cell_rows",
-           "service.journal.experiments", "service.runs.state", "schemas.event_data", "schemas.early_stop", "schemas.generation", "schemas.sources")
+           "service.journal.experiments", "service.runs.state", "schemas.event_data", "schemas.target_checks", "schemas.early_stop", "schemas.generation", "schemas.sources")
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -80,6 +80,8 @@ def bases(api: Api, dataset: dict[str, Any], real_ids: dict[str, str], sources: 
                                                  "revision": REVISIONS["mmlu-pro"], "source_partition": "test"})
     return {
         "register_targets": ("POST", "/targets", {"targets": [single("hostile", DEAD_URL, "m")]}),
+        # a dead loopback port: a probe is refused at once, nothing leaves the host
+        "check_targets": ("POST", "/targets/check", {"targets": [single("hostile", DEAD_URL, "m")], "probe": True}),
         "prepare_dataset": ("POST", "/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "smoke", "seed": 1,
                                                           "source_path": str(sources["mmlu-pro"]),
                                                           "revision": REVISIONS["mmlu-pro"]}),

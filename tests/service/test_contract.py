@@ -71,6 +71,8 @@ def _post_bodies(api: Api, f: dict[str, Any]) -> dict[str, Any]:
         "reprice_run": {"prices": {"strong": {"sim-strong": PRICE}}, "reason": "contract test"},
         "store_verify": {}, "store_gc": {"apply": False},
         "register_targets": {"targets": [single("other", "http://127.0.0.1:9/v1", "m")]},
+        "check_targets": {"targets": [single("other", "http://127.0.0.1:9/v1", "m", api_key_env="SRB_UNSET")],
+                          "probe": True},
         "make_plan": {"manifest": manifest(ds, [{"id": "strong"}])},
         "regrade_run": None, "export_run": None, "reconcile_usage": None, "cancel_run": None,
     }
@@ -97,7 +99,7 @@ def test_every_answer_validates_against_its_model(api: Api, finished: dict[str, 
     selection.answer.model_validate(api.ok("GET", "/datasets/selection?profile=smoke"))
     deleted = next(r for r in ROUTES if r.name == "delete_experiment")
     deleted.answer.model_validate(api.ok("DELETE", f"/experiments/{finished['experiment_id']}"))
-    assert len(checked) == 37, checked
+    assert len(checked) == 39, checked
 
 
 @pytest.mark.parametrize("path,body,needle", [

@@ -113,5 +113,5 @@ def test_a_judge_key_missing_on_the_service_is_refused_before_any_call(api, serv
         err = api.error("POST", "/runs", {"manifest": plan}, 400, "preflight_failed")
         assert len(sim.log) == 0
     msg = json.dumps(err)
-    assert "target judge: environment variable H29_JUDGE_KEY is not set" in msg
+    assert "environment variable H29_JUDGE_KEY (target judge) is not set" in msg
     assert str(Path(service.store_dir).parent / (Path(service.store_dir).name + ".env")) in msg

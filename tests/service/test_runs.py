@@ -209,6 +209,18 @@ def test_unset_api_key_env_fails_preflight(api, sim, ds, monkeypatch) -> None:
     api.wait(res["id"])
 
 
+def test_a_missing_key_is_said_once_per_variable_not_per_target(api, sim, ds, monkeypatch) -> None:
+    """Issue 40: two targets naming the same unset variable make one clause naming both, not two."""
+    monkeypatch.delenv("SRB_TEST_SHARED_KEY", raising=False)
+    api.ok("POST", "/targets", {"targets": [single(t, sim.v1_url, "sim-strong", api_key_env="SRB_TEST_SHARED_KEY")
+                                            for t in ("k1", "k2")]})
+    plan = freeze(api, manifest(ds, [{"id": "k1"}, {"id": "k2"}]))
+    msg = api.error("POST", "/runs", {"manifest": plan}, 400, "preflight_failed")
+    assert msg.count("SRB_TEST_SHARED_KEY (targets k1, k2) is not set") == 1 and msg.count("environment variable") == 1
+    assert "`sr-bench env set SRB_TEST_SHARED_KEY`" in msg
+    assert sim.log == []
+
+
 def test_api_key_is_sent_as_bearer_and_never_stored(api, ds, service, monkeypatch) -> None:
     key = "sk-sim-" + "7f3a9c1e5b2d4680" * 2
     monkeypatch.setenv("SRB_TEST_SIM_KEY", key)

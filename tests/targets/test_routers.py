@@ -141,6 +141,7 @@ def test_body_model():
     (400, '{"error": {"message": "Incorrect API key provided: sk-***"}}', "auth"),
     (429, '{"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}', "quota"),
     (404, '{"error": {"message": "The model `m` does not exist"}}', "unknown_model"),
+    (404, "404: Not Found", "not_found"),                  # a wrong path (/v2), not a missing model
     (400, '{"error": {"message": "/chat/completions: Invalid model name passed in model=nope."}}', "unknown_model"),
     (400, '{"error": {"code": "DeploymentNotFound", "message": "The API deployment for this resource does not '
           'exist."}}', "no_deployment"),

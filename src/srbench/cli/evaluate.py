@@ -19,7 +19,7 @@ from srbench import DEFAULT_SEED
 from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import eligible_of, excluded_of, recover_request
 from srbench.cli.output import human
-from srbench.cli.runs import plan_story, report_view, wait_for
+from srbench.cli.runs import plan_story, preflight, report_view, wait_for
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.wire import WireJSON
 
@@ -85,6 +85,7 @@ def eval_cmd(obj: Ctx, benchmarks: tuple[str, ...], profile: str, targets: tuple
         manifest["limits"] = {"max_cost_usd": max_cost_usd}
     planned = obj.client.post("/plans", {"manifest": manifest})
     plan_story(planned)
+    preflight(obj, "eval", planned["manifest"])       # keys the service lacks (refused), one probe per target
     key = idempotency_key or f"eval-{planned['plan_sha256'][:40]}"
     run = obj.client.post("/runs", {"manifest": planned["manifest"], "idempotency_key": key})
     if not run["created"]:

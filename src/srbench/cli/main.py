@@ -16,6 +16,7 @@ from srbench.cli import (
     datasets,
     demo,
     derived,
+    env,
     evaluate,
     experiments,
     options,
@@ -158,7 +159,8 @@ def stop(obj: Ctx) -> None:
 
 
 def register_commands() -> None:
-    for module in (datasets, targets, options, runs, evaluate, derived, robustness, store, team, demo, simulate,
+    for module in (datasets, targets, env, options, runs, evaluate, derived, robustness, store, team, demo,
+                   simulate,
                    dashboard, experiments):
         module.register(cli)
     add_json_option(cli)

@@ -16,10 +16,11 @@ from srbench import TERMINAL_STATUSES as TERMINAL
 from srbench.cli import views
 from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
 from srbench.cli.common import Ctx, emit
+from srbench.cli.env import check_targets, plan_targets, warn_targets
 from srbench.cli.manifests import read_manifest
 from srbench.cli.output import human, table
-from srbench.cli.plan_checks import plan_warnings
-from srbench.errors import InvalidInput
+from srbench.cli.plan_checks import money_warnings, plan_warnings
+from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.wire import WireJSON
 
 
@@ -58,6 +59,7 @@ def plan(obj: Ctx, manifest: str, output: str | None) -> None:
     if output is not None:
         write_json(output, res["manifest"])
     plan_story(res)
+    warn_targets(obj, plan_targets(res["manifest"]), probe=True)     # keys the service lacks; one probe per target
     emit({"plan_sha256": res["plan_sha256"], "total": res["total"], "output": output, "model_requests": 0,
           "planning": res.get("planning"), **({"manifest": res["manifest"]} if output is None else {})},
          views.plan_view)
@@ -227,14 +229,19 @@ def wait_for(obj: Ctx, run_id: str) -> WireJSON:
 
 
 @click.command()
-@click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="A frozen plan (from `plan`).")
+@click.option("--manifest", required=True, type=click.Path(dir_okay=False),
+              help="A frozen plan (from `plan`); a manifest not frozen yet is planned first, with plan's warnings.")
 @click.option("--detach", is_flag=True, help="Return at once with the run id.")
 @click.option("--idempotency-key", default=None, help="Re-submitting with the same key binds the same run.")
 @click.pass_obj
 def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> None:
-    """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work."""
+    """Start a run of a frozen plan. Ctrl-C stops only the waiting; `cancel` stops the work.
+
+    A manifest `plan` has not frozen is frozen now: plan's warnings are printed before anything is sent,
+    and a warning about money (the cost cap, an unknown cost) refuses the run, pointing at `plan`."""
     obj.refuse_detach(detach)
-    r = obj.client.post("/runs", {"manifest": read_manifest(obj, manifest), "idempotency_key": idempotency_key})
+    data = preflight(obj, manifest, read_manifest(obj, manifest))
+    r = obj.client.post("/runs", {"manifest": data, "idempotency_key": idempotency_key})
     created = r.get("created")          # upstream's service answers the bare run: whether it is new is not said
     if created is False:
         click.echo(f"idempotency key already bound to {r['id']}: no new request sent", err=True)
@@ -257,6 +264,7 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
         Console(stderr=True).print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
         Console(stderr=True).print(stop_line(rep["early_stop"]))
+    print_failures(obj, final)
     _run_result(final)
 
 
@@ -274,6 +282,63 @@ def upstream_report_lines(rep: WireJSON) -> list[str]:
         acc, macro, spend = t.get("accuracy"), t.get("macro_accuracy"), t.get("total_spend_usd")
         out.append(f"{t.get('id')}: {t.get('correct')} of {t.get('total')} correct, accuracy {_f(acc, '{:.3f}')}, "
                    f"macro {_f(macro, '{:.3f}')}, spend {_f(spend, '{:.4f}')} USD")
+    return out
+
+
+def preflight(obj: Ctx, path: str, data: Any) -> Any:
+    """What `run` checks before it sends anything: a manifest not frozen yet is frozen now with plan's
+    warnings (refused on one about money); then the keys the service lacks (refused, one line per variable)
+    and one probe per target (warnings). Returns the manifest to submit."""
+    if isinstance(data, dict) and data.get("kind") != "plan":
+        res = obj.client.post("/plans", {"manifest": data})
+        if not isinstance(res.get("manifest"), dict):      # upstream's service: it checks the manifest itself
+            return data
+        data, est = res["manifest"], res.get("estimate")
+        money = money_warnings(data, est)
+        for w in plan_warnings(data, est):
+            if w not in money:
+                click.echo(f"warning: {w}", err=True)
+        if money:
+            for w in money[:-1]:
+                click.echo(f"error: {w}", err=True)
+            raise InvalidInput(f"{money[-1]} — {path} is not a frozen plan and this is about money, so nothing was "
+                               f"sent: review it with `sr-bench plan --manifest {path} --output frozen.json`, then "
+                               "`sr-bench run --manifest frozen.json`")
+    if isinstance(data, dict):
+        keys, problems = check_targets(obj, plan_targets(data), probe=True)
+        for line in problems:
+            click.echo(f"warning: {line}", err=True)
+        if keys:
+            for line in keys[:-1]:
+                click.echo(f"error: {line}", err=True)
+            raise InvalidInput(keys[-1], code="preflight_failed")
+    return data
+
+
+def print_failures(obj: Ctx, final: WireJSON) -> None:
+    """A run with failed or ambiguous cells: why, per target, on stderr (an upstream service has no such page)."""
+    p = final["progress"]
+    if not (p.get("failed") or p.get("ambiguous")):
+        return
+    try:
+        failures = obj.client.get(f"/runs/{final['id']}/failures")
+    except NotFound:
+        return
+    for line in failure_lines(failures):
+        click.echo(line, err=True)
+
+
+def failure_lines(failures: WireJSON) -> list[str]:
+    """Why cells failed, per target: each class with its count, its first message and what to check."""
+    out = []
+    for t in failures["targets"]:
+        total = sum(c["cells"] for c in t["classes"])
+        out.append(f"target {t['target_id']}: {total} cell(s) failed"
+                   + (f" ({t['base_url']})" if t.get("base_url") else ""))
+        for c in t["classes"]:
+            first = (c.get("first_error") or "").strip()
+            out.append(f"  {c['cells']} × {c['error_class']}: {c.get('hint') or first}"
+                       + (f" — first: {first}" if c.get("hint") and first else ""))
     return out
 
 

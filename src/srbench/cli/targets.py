@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.env import warn_targets
 from srbench.cli.views import targets_view
 from srbench.errors import InvalidInput
 
@@ -32,6 +33,7 @@ def register_cmd(obj: Ctx, path: str) -> None:
             if msg.startswith(head):
                 msg = f"{path}: " + ("" if head.endswith(": ") else "has ") + msg[len(head):]
         raise InvalidInput(msg, code=exc.code) from None
+    warn_targets(obj, data.get("targets") or [], probe=False)      # a key the service lacks, said once per name
     emit(res)
 
 

@@ -178,10 +178,14 @@ class SimServer:
         return web.json_response({"status": "ok", "models": sorted(self.models)})
 
     async def _models(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):            # as real endpoints: listing models needs the key too
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
         return web.json_response({"object": "list", "data": [
             {"id": n, "object": "model", "owned_by": "sr-bench-simulator"} for n in sorted(self.models)]})
 
     async def _router_models(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
         return web.json_response({"object": "list", "data": [
             {"id": self.router.name, "object": "model", "owned_by": "sr-bench-simulator"}]})
 

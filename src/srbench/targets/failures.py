@@ -11,8 +11,9 @@ each returned with its kind:
   ``authentication error`` / ``unauthorized`` / ``missing API key``.
 - ``quota``: HTTP 429 whose body says the quota is exhausted (``insufficient_quota``, ``exceeded your
   current quota``); a plain 429 is a rate limit and passes.
-- ``unknown_model``: HTTP 404; an HTTP 4xx naming a model that does not exist (``model_not_found``,
+- ``unknown_model``: an HTTP 4xx naming a model that does not exist (``model_not_found``,
   ``Invalid model name`` — LiteLLM —, ``The model X does not exist``).
+- ``not_found``: any other HTTP 404 — the path is wrong (a base_url without ``/v1``, or ``/v2``).
 - ``no_deployment``: an HTTP 4xx saying the deployment does not exist (Azure's ``DeploymentNotFound``,
   ``no such deployment``).
 - ``redirect``: HTTP 3xx (the base URL is wrong; redirects are never followed).
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["systematic_kind"]
+__all__ = ["failure_hint", "systematic_kind"]
 
 _FLAGS = re.IGNORECASE | re.DOTALL
 _MODEL_MISSING = re.compile(
@@ -44,7 +45,7 @@ def systematic_kind(status: int, text: str) -> str | None:
     if status in (401, 403, 402):
         return "auth"
     if status == 404:
-        return "unknown_model"
+        return "unknown_model" if _MODEL_MISSING.search(text) else "not_found"
     if status == 429:
         return "quota" if _QUOTA.search(text) else None
     if not 400 <= status < 500 or status == 408:
@@ -55,4 +56,37 @@ def systematic_kind(status: int, text: str) -> str | None:
         return "no_deployment"
     if _MODEL_MISSING.search(text):
         return "unknown_model"
+    return None
+
+
+def _http_status(error_class: str) -> int | None:
+    tail = error_class.removeprefix("http_")
+    return int(tail) if tail != error_class and tail.isdigit() else None
+
+
+def failure_hint(error_class: str, error: str | None, base_url: str, model: str,
+                 api_key_env: str | None) -> str | None:
+    """What a failure class of one target likely means and what to check, one line (None: its message
+    says it all)."""
+    url, text = base_url.rstrip("/"), error or ""
+    status = _http_status(error_class)
+    if error_class == "connect_error":
+        how = "connection refused" if "refused" in text or "Connect call failed" in text else "cannot connect"
+        return f"{how} at {url} — is the endpoint running there? (check the target's base_url)"
+    if status == 404:
+        if _MODEL_MISSING.search(text):
+            return (f"{url} does not serve the model {model!r} — check the target's model (GET {url}/models lists "
+                    "the ones it serves)")
+        return (f"HTTP 404 at {url}/chat/completions — wrong path? (an OpenAI-compatible base_url usually ends "
+                "in /v1)")
+    if status in (401, 403) or (status is not None and 400 <= status < 500 and _AUTH.search(text)):
+        key = (f"the key in {api_key_env} was refused" if api_key_env
+               else "the target names no api_key_env, so no key was sent")
+        return f"HTTP {status} at {url} — key? {key}"
+    if status == 402 or (status == 429 and _QUOTA.search(text)):
+        return f"HTTP {status} at {url} — the account behind the key has no credit or quota left"
+    if status is not None and 300 <= status < 400:
+        return f"HTTP {status} at {url} — it redirects (never followed): give the final URL as the base_url"
+    if error_class in ("timeout_total", "timeout_idle"):
+        return f"no answer in time from {url} — a slow or overloaded endpoint: raise the manifest's limits"
     return None

@@ -55,7 +55,7 @@ class CallOutcome:
     error_class: str | None = None
     error: str | None = None
     systematic: bool = False
-    systematic_kind: str | None = None   # auth, quota, unknown_model, no_deployment, redirect
+    systematic_kind: str | None = None   # auth, quota, unknown_model, not_found, no_deployment, redirect
     http_status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     sse_raw: bytes = b""                 # body as received (capped); for HTTP errors ≤ 4 KiB of it

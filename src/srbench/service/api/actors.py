@@ -45,7 +45,7 @@ ROLES = ("admin", "write", "read")
 MAX_ACTOR_CHARS = 256
 LOCAL = "local"
 READ_POSTS = frozenset({"/comparisons"})
-OPERATOR_ONLY = re.compile(r"/(targets|benchmark-options|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
+OPERATOR_ONLY = re.compile(r"/(targets(/check)?|benchmark-options|shutdown|store/.*|objects/.*|runs/[^/]+/(push|pull))")
 RUN_PATH = re.compile(r"/runs/([^/]+)(/.*)?")
 
 @dataclass(frozen=True)

@@ -38,11 +38,11 @@ MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, pre
 
 # The document's order of its paths (and so of its schemas), as published since 1.0: the routes are declared
 # on their handlers, module by module; a route not named here comes after these, in declaration order.
-ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets", "list_datasets",
+ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets", "check_targets", "list_datasets",
          "dataset_selection", "compose_datasets", "prepare_dataset", "import_dataset", "combine_datasets", "compile_exclusions",
          "get_dataset", "dataset_cases", "list_preparations", "submit_preparation", "preparation_options",
          "get_preparation", "make_plan", "list_runs", "submit_run", "get_run", "cancel_run", "run_report",
-         "run_results", "run_calls", "run_call", "run_recipes", "run_events", "candidate_plan", "get_object",
+         "run_results", "run_calls", "run_call", "run_recipes", "run_events", "run_failures", "candidate_plan", "get_object",
          "make_comparison", "make_replay", "replay_options", "comparison_options", "run_baselines", "run_live",
          "list_experiments",
          "create_experiment", "get_experiment", "delete_experiment", "experiment_runs", "attach_run",

@@ -69,6 +69,16 @@ class SetBenchmarkOptions(Body):
         default_factory=list, max_length=64, description="keys to remove from the entry")
 
 
+class CheckTargets(Body):
+    """Targets about to be planned or run: does the service hold the keys they name, and (`probe`) does each
+    answer GET <base_url>/models with its key and list its model (no prompt is sent)."""
+
+    targets: list[Target] = Field(min_length=1, max_length=1000)
+    probe: bool = Field(default=False, description="also probe each target once (GET <base_url>/models)")
+    max_body: ClassVar[int] = 1024 * 1024
+    max_members: ClassVar[int] = 20_000
+
+
 class HistoryOptions(Body):
     """Named-history options of a preparation (README: "Named-history exclusions")."""
 

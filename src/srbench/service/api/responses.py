@@ -23,6 +23,7 @@ from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import PlanMode
 from srbench.schemas.target import Target
+from srbench.schemas.target_checks import TargetCheck, TargetFailures
 from srbench.schemas.wire import JSONObject, WireJSON
 from srbench.service.api.catalog import CatalogEntry, CatalogTotals
 from srbench.service.runs.state import Number, Progress, RunBudget, RunLineage, TargetInfo
@@ -92,6 +93,17 @@ class StoreBenchmarkOptions(Answer):
 
     options: JSONObject = Field(description="benchmark id → its entry (judge, grader_version, user_simulator, …)")
     file: str = Field(description="the file's name in the store (written by `sr-bench options set`, never by hand)")
+
+
+class TargetChecks(Answer):
+    targets: list[TargetCheck]
+
+
+class RunFailures(Answer):
+    """A run's failed and ambiguous cells per target, by class: counts, the first message, a hint."""
+
+    run_id: str
+    targets: list[TargetFailures]
 
 
 class WireDataset(DatasetManifest):

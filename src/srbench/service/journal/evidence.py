@@ -99,3 +99,22 @@ def events_of_types(journal: Journal, run_id: str, types: tuple[EventType, ...])
     marks = ", ".join("?" * len(types))
     return [parse_event(r["type"], r["data"]) for r in journal.query(
         f"SELECT type, data FROM events WHERE run_id=? AND type IN ({marks}) ORDER BY seq", (run_id, *types))]
+
+
+class FailureGroup(NamedTuple):
+    """A run's failed (or ambiguous) cells of one target and one error class."""
+    target_id: str
+    error_class: str
+    """The cells' error class, else their state."""
+    cells: int
+    first_error: str | None
+    """The message of the first of them in dispatch order."""
+
+
+def failure_groups(journal: Journal, run_id: str) -> list[FailureGroup]:
+    """The run's failed and ambiguous cells by target and class, the largest class first (SQLite takes the
+    bare `error` from the row holding MIN(seq): the first message)."""
+    return [FailureGroup(r["target_id"], r["cls"], int(r["n"]), r["error"]) for r in journal.query(
+        "SELECT target_id, COALESCE(error_class, state) AS cls, COUNT(*) AS n, MIN(seq) AS first, error FROM cells "
+        "WHERE run_id=? AND state IN ('failed', 'ambiguous') GROUP BY target_id, cls ORDER BY target_id, n DESC, cls",
+        (run_id,))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
+from srbench.schemas.target_checks import KeyState, TargetCheck
 from srbench.service.api import policy
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
@@ -32,6 +34,7 @@ from srbench.service.runs.early_stop import check_baseline_run
 from srbench.service.runs.recipes import recipes_view
 from srbench.service.store import benchmark_options, maintenance, target_registry
 from srbench.service.store import gc as upkeep
+from srbench.service.store.env_file import env_file_path, load_env_file
 from srbench.service.store.maintenance_answers import Collected, Verified
 from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
@@ -43,6 +46,7 @@ from srbench.stages.plan.problems import fail
 from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
 from srbench.stages.stats.power import planning_for
 from srbench.targets import routers
+from srbench.targets.probe import probe_all
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -135,6 +139,20 @@ async def register_targets(request: web.Request, req: rq.RegisterTargets) -> rs.
     for t in parsed:
         journal.set_ref_sync("target", t.id, t.model_dump(mode="json"))
     return rs.Registered(registered=ids)
+
+
+@route("POST", "/targets/check", "Whether the service holds each target's key and, asked, one probe of each "
+       "(GET <base_url>/models; no prompt is sent)", body=rq.CheckTargets, answer=rs.TargetChecks)
+async def check_targets(request: web.Request, req: rq.CheckTargets) -> rs.TargetChecks:
+    store_dir = svc(request).store_dir
+    await asyncio.to_thread(load_env_file, store_dir)      # what `sr-bench env set` wrote since it started
+    env_file = str(env_file_path(store_dir))
+    unique = list({t.id: t for t in req.targets}.values())
+    probes = await probe_all(unique) if req.probe else {}
+    return rs.TargetChecks(targets=[TargetCheck(
+        target_id=t.id, probe=probes.get(t.id),
+        key=None if not t.api_key_env else KeyState(env=t.api_key_env, set=bool(os.environ.get(t.api_key_env)),
+                                                    env_file=env_file)) for t in unique])
 
 
 # -- plans and runs ------------------------------------------------------------------------------

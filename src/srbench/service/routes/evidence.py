@@ -22,6 +22,7 @@ from pydantic import JsonValue
 from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.conversation import ConversationRecord
 from srbench.schemas.target import Target
+from srbench.schemas.target_checks import FailureClass, TargetFailures
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
@@ -35,6 +36,7 @@ from srbench.service.wire import projections as wire
 from srbench.stages.report.results import page as results_page
 from srbench.targets import routers
 from srbench.targets.accounting import call_cost
+from srbench.targets.failures import failure_hint
 
 if TYPE_CHECKING:
     from srbench.service.api.app import Service
@@ -226,3 +228,25 @@ async def run_events(request: web.Request) -> rs.Events:
     rows = jev.events_after(service.journal, run_id, q.after, q.limit)
     total = jev.event_count(service.journal, run_id)
     return rs.Events(events=[wire.wire_event(r, json.loads(r.data)) for r in rows], total=total)
+
+
+def _failures(service: Service, run_id: str) -> rs.RunFailures:
+    """The run's failures per planned target (plan order), each class with the first message and a hint."""
+    plan = service.runs.plans.get(service.runs.get(run_id).plan)
+    targets = {pt.target.id: pt.target for pt in plan.targets}
+    groups: dict[str, list[FailureClass]] = {}
+    for g in jev.failure_groups(service.journal, run_id):
+        t = targets.get(g.target_id)
+        hint = None if t is None else failure_hint(g.error_class, g.first_error, t.base_url, t.model, t.api_key_env)
+        groups.setdefault(g.target_id, []).append(
+            FailureClass(error_class=g.error_class, cells=g.cells, first_error=g.first_error, hint=hint))
+    order = [*targets, *(tid for tid in groups if tid not in targets)]
+    return rs.RunFailures(run_id=run_id, targets=[
+        TargetFailures(target_id=tid, base_url=targets[tid].base_url if tid in targets else None,
+                       classes=groups[tid]) for tid in order if tid in groups])
+
+
+@route("GET", "/runs/{run_id}/failures", "Why cells failed: per target, each failure class with its count, first "
+       "message and a hint", answer=rs.RunFailures)
+async def run_failures(request: web.Request) -> rs.RunFailures:
+    return await asyncio.to_thread(_failures, svc(request), request.match_info["run_id"])

@@ -45,7 +45,7 @@ from srbench.service.runs.recipes import summary as recipe_summary
 from srbench.service.runs.report_rows import RowBuilder
 from srbench.service.runs.run_checks import config_check, config_probes, exc_line, release_memory, run_view
 from srbench.service.runs.state import OnCreate, RunBudget, RunLineage, RunState
-from srbench.service.store.env_file import missing_key
+from srbench.service.store.env_file import load_env_file, missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
 from srbench.stages.dispatch.calls import Dispatcher, RunControl
@@ -76,14 +76,18 @@ class RunManager:
 
     # -- submit --------------------------------------------------------------------------------
     def preflight(self, plan: Plan) -> None:
-        problems = []
+        """Refuse a run whose keys the service lacks: one line per missing variable (the env file read anew)."""
+        if self.store_dir is not None:
+            load_env_file(self.store_dir)
+        missing: dict[str, list[str]] = {}
         # subjects, and the judges / user simulators a run calls beside them (auxiliary targets)
         for pt in [*plan.targets, *plan.auxiliary_targets.values()]:
             env = pt.target.api_key_env
-            if env and not os.environ.get(env):
-                problems.append(missing_key(pt.target.id, env, self.store_dir))
-        if problems:
-            raise InvalidInput("preflight: " + "; ".join(problems), code="preflight_failed")
+            if env and not os.environ.get(env) and pt.target.id not in missing.get(env, []):
+                missing.setdefault(env, []).append(pt.target.id)
+        if missing:
+            raise InvalidInput("preflight: " + "; ".join(missing_key(ids, env, self.store_dir)
+                                                         for env, ids in missing.items()), code="preflight_failed")
 
     def submit(self, plan: Plan, idempotency_key: str | None, on_create: OnCreate | None = None
                ) -> tuple[RunState, bool]:

@@ -25,6 +25,7 @@ CREDENTIAL_ERRORS = {"NoCredentialsError", "PartialCredentialsError", "Credentia
 CREDENTIAL_WORDS = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "Unable to locate credentials",
                     "AccessDenied", "InvalidClientTokenId")
 FIX = "then `sr-bench stop` and rerun (the next command starts the service with it)"
+_FROM_FILE: dict[str, str] = {}      # the variables an env file set in this process, and their values
 
 
 def env_file_path(store_dir: Path) -> Path:
@@ -82,8 +83,10 @@ def _closing(value: str, quote: str) -> int:
 
 
 def load_env_file(store_dir: Path) -> list[str]:
-    """Put the env file's variables into this process's environment (those not set already); returns
-    their names (never the values). No file: nothing to do."""
+    """Put the env file's variables into this process's environment; returns their names (never the
+    values). A variable the process had before wins; one an earlier read of the file set follows the file,
+    so the service reads it again before each plan check and run (`sr-bench env set` needs no restart).
+    No file: nothing to do."""
     path = env_file_path(store_dir)
     try:
         text = read_private_file(path, "env file")
@@ -93,15 +96,48 @@ def load_env_file(store_dir: Path) -> list[str]:
         return []
     names = []
     for name, value in parse(text, path).items():
-        if name not in os.environ:
-            os.environ[name] = value
-            names.append(name)
+        if name not in os.environ or _FROM_FILE.get(name) == os.environ[name]:
+            if os.environ.get(name) != value:
+                names.append(name)
+            os.environ[name] = _FROM_FILE[name] = value
     return names
 
 
-def missing_key(target_id: str, env: str, store_dir: Path | None = None) -> str:
-    return (f"target {target_id}: environment variable {env} is not set in the service's environment (the "
-            f"service keeps the environment it started with): put {env}=… in {where_hint(store_dir)} or export it, {FIX}")
+def set_variable(store_dir: Path, name: str, value: str) -> Path:
+    """Write NAME=value into the env file (its other lines kept; created private, replaced whole, mode 600)."""
+    if not NAME.fullmatch(name):
+        raise InvalidInput(f"{name!r} is not a variable name (letters, digits and _, not starting with a digit)")
+    if "\n" in value or "\x00" in value or ("'" in value and ('"' in value or "\\" in value)):
+        raise InvalidInput(f"the value of {name} holds a newline, a NUL or both quote kinds: write the env file by hand")
+    path = env_file_path(store_dir)
+    old = read_private_file(path, "env file") or ""
+    kept = [line for line in old.splitlines() if _line_name(line) != name]
+    quoted = f"'{value}'" if "'" not in value else '"' + value.replace('"', '\\"') + '"'
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write("\n".join([*kept, f"{name}={quoted}"]) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def _line_name(line: str) -> str | None:
+    text = line.strip()
+    if not text or text.startswith("#"):
+        return None
+    return text.removeprefix("export ").lstrip().partition("=")[0].strip()
+
+
+def missing_key(target_ids: list[str], env: str, store_dir: Path | None = None) -> str:
+    """One line for a key the service lacks, whatever number of targets name it."""
+    which = f"target{'s' if len(target_ids) > 1 else ''} {', '.join(target_ids)}"
+    return (f"environment variable {env} ({which}) is not set in the service's environment (it keeps the "
+            f"environment it started with): `sr-bench env set {env}` puts it in {where_hint(store_dir)}, read before "
+            f"the next plan or run; or export it, {FIX}")
 
 
 def credential_fault(exc: BaseException, store_dir: Path | None = None) -> SrBenchError | None:
