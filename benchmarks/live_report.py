@@ -9,6 +9,8 @@ does what the Dashboard's run page does every `--interval` seconds (3: its POLL_
 GET /runs/{id}/live (the figures so far, maintained as cells finish), timing the refresh. Prints one JSON line:
 - `refresh_p50_s` / `refresh_p95_s` / `refresh_max_s` over the refreshes while the run went (both requests),
   and `p95_goal_ratio` = p95 / 0.2 s (the goal: ≤ 1);
+- `health_p95_s`: GET /health in the same refresh, the control (an O(1) answer from the same loop: what the
+  loaded host and the dispatching loop cost any request), and `live_over_health_p95`;
 - `lag_cells_max` / `lag_cells_p95`: finished cells the figures did not hold yet, against the counts in the
   same answer (the row builder folds about once a second);
 - `end_report_s`: the end-of-run report of the same run (from its end to its task's end), and
@@ -68,11 +70,13 @@ def poll(url: str, token: str, run_id: str, interval: float, out: list[dict[str,
             live = c.get(f"/runs/{run_id}/live")
             t2 = time.perf_counter()
             p = live["progress"]
-            row = {"run_s": t1 - t0, "live_s": t2 - t1, "refresh_s": t2 - t0,
+            c.get("/health")                         # the control: an O(1) answer from the same loaded loop
+            row = {"run_s": t1 - t0, "live_s": t2 - t1, "refresh_s": t2 - t0, "health_s": time.perf_counter() - t2,
                    "lag": p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"] - live["folded"]}
             if report:
+                t3 = time.perf_counter()
                 c.get(f"/runs/{run_id}/report")
-                row["report_s"] = time.perf_counter() - t2
+                row["report_s"] = time.perf_counter() - t3
             out.append(row)
             stop.wait(max(0.0, interval - (time.perf_counter() - t0)))
     finally:
@@ -146,6 +150,9 @@ def main() -> None:
         "p95_goal_ratio": None if p95 is None else round(p95 / GOAL_S, 3),
         "live_p95_s": _r(_p([x["live_s"] for x in polls], 0.95)),
         "run_view_p95_s": _r(_p([x["run_s"] for x in polls], 0.95)),
+        "health_p95_s": _r(_p([x["health_s"] for x in polls], 0.95)),
+        "live_over_health_p95": None if not polls else round((_p([x["live_s"] for x in polls], 0.95) or 0) /
+                                                             max(1e-9, _p([x["health_s"] for x in polls], 0.95) or 0), 2),
         "lag_cells_max": None if not polls else max(x["lag"] for x in polls),
         "lag_cells_p95": _r(_p([x["lag"] for x in polls], 0.95)),
         "full_report_p95_s": _r(_p(reports, 0.95)),
