@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -69,6 +70,7 @@ class RunManager:
         self.plans = Plans(store)                       # each run's frozen plan, validated once
         self.endings = Endings()
         self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
+        self._ending: dict[str, threading.Event] = {}      # runs whose end-of-run report is being built
 
     # -- start-up ------------------------------------------------------------------------------
     def recover_after_restart(self) -> dict[str, int]:
@@ -232,13 +234,22 @@ class RunManager:
             status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
         if monitor is not None:
             await monitor.close()
-        if not await self.endings.record(self.journal, run_id, status, error, control.fault):
-            return
-        try:  # the report as the run ended: what regrade compares against
+        ending = self._ending[run_id] = threading.Event()   # a report asked meanwhile waits for this one
+        try:
+            if not await self.endings.record(self.journal, run_id, status, error, control.fault):
+                return
+            await self._end_report(run_id)
+        finally:
+            self._ending.pop(run_id, None)
+            ending.set()
+
+    async def _end_report(self, run_id: str) -> None:
+        """The report as the run ended: what regrade compares against."""
+        try:
             t0 = time.perf_counter()
             await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
             t1 = time.perf_counter()
-            await asyncio.to_thread(self.final_report, run_id)
+            await asyncio.to_thread(self.final_report, run_id, True)
             log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,
                      time.perf_counter() - t1)
         except Exception as exc:  # noqa: BLE001 - a report problem must not change the run's outcome
@@ -277,15 +288,18 @@ class RunManager:
             await asyncio.wait(tasks, timeout=15)
         await asyncio.to_thread(self.rows.close)
 
-    def final_report(self, run_id: str) -> str:
-        """The report recorded when the run ended (built now for runs that ended before that existed)."""
+    def final_report(self, run_id: str, ending: bool = False) -> str:
+        """The report recorded when the run ended (built now for runs that ended before that existed).
+        `ending`: asked by the run's own end (anyone else waits for that build, not a second one)."""
+        if not ending:
+            self._await_end(run_id)
         row = jruns.run_row(self.journal, run_id)
         if row is None:
             raise NotFound(f"no run {run_id!r}")
         digest = row.extras().final_report
         if digest and self.store.has(digest):
             return digest
-        built, _, _ = self.report_digest(run_id)
+        built, _, _ = self.report_digest(run_id, ending)
         if row.status in TERMINAL:
             self.journal.submit_sync(lambda c: jruns.set_extra(c, run_id, "final_report", built))
         return built
@@ -350,10 +364,25 @@ class RunManager:
     def _cells_version(self, run_id: str) -> int:
         return jruns.cell_writes(self.journal, run_id)
 
-    def report_digest(self, run_id: str) -> tuple[str, bool, str]:
+    def _await_end(self, run_id: str, timeout_s: float = 600.0) -> None:
+        """Wait for the run's end-of-run report if it is being built (a report asked as the run ends is
+        that one, built once: a second build beside it would take the same CPU again)."""
+        ending = self._ending.get(run_id)
+        if ending is None:
+            return
+        try:
+            asyncio.get_running_loop()
+            return              # on the event loop: never block it (the build it finishes runs on it too)
+        except RuntimeError:
+            ending.wait(timeout_s)
+
+    def report_digest(self, run_id: str, ending: bool = False) -> tuple[str, bool, str]:
         """(report digest, cache hit, explanation). The run's report head (the last report built,
         with its signature: service/journal/schema.py) answers without reading a cell when
-        nothing the report depends on changed; otherwise the report rule is built (O(run))."""
+        nothing the report depends on changed; otherwise the report rule is built (O(run)).
+        `ending`: the build of the run's own end (see `_await_end`)."""
+        if not ending:
+            self._await_end(run_id)
         request = self._report_request(run_id)
         version = self._cells_version(run_id)
         sig, rsig = report_signature(request, version)

@@ -6,8 +6,10 @@ cells as the journal has them and has their report rows built (stages/report/cel
 which grades a completed answer through the memoised grade rule) by a worker process
 (service/runs/report_rows_worker.py: grading is CPU work that would otherwise take turns with the event
 loop on the GIL) under one engine batch, so one barrier makes the batch's grade objects durable;
-then it records the batch's action-cache entries and rows in one journal transaction. A batch gathers
-cells for up to `BATCH_S` (a drain ends it at once), so the worker adds about one barrier a second. A store the
+then it records the batch's action-cache entries and rows in one journal transaction, which commits
+while the next batch builds. A batch gathers cells until `BATCH_S` after the previous one began (a drain
+ends it at once), so the worker adds about one barrier a second, and a worker that fell behind takes
+every queued cell at once instead of idling while they wait (issue 42). A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
 on that thread instead; a row the worker could not build is built there too. A cell of a benchmark
 graded in a sandbox goes to the grading pool (service/runs/grading.py) instead, which grades it at once on
@@ -25,6 +27,7 @@ correction) read the calls again.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import queue
@@ -89,9 +92,11 @@ class RowBuilder:
         self._lock = threading.Lock()
         self._closed = False
         self._pool: worker.WorkerProcess | None = None
+        self._no_worker = False                  # it could not start, or died: rows are built on the thread
         self.grades = GradePool(journal, engine)
         self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
         self.live = LiveFigures()                # each built row folded into the run's figures so far
+        self._writes: list[concurrent.futures.Future[Any]] = []     # batches' rows being recorded
 
     # -- from the run's tasks --------------------------------------------------------------------
     def begin(self, run_id: str, plan_digest: str) -> None:
@@ -163,12 +168,28 @@ class RowBuilder:
         self.grades.close()
 
     # -- the worker ------------------------------------------------------------------------------
+    def _start_worker(self) -> None:
+        """The worker process, started for a run's first batch (it stops when no run is left: `_stop_idle`)."""
+        if self._pool is not None or self._no_worker or not self.store.local:
+            return
+        try:
+            self._pool = worker.WorkerProcess(self.store, self.journal.path)
+        except OSError as exc:
+            log.warning("no report rows worker (%s); rows are built in the service", exc)
+            self._no_worker = True
+
+    def _stop_idle(self) -> None:
+        """No run left to build rows for: the worker process ends, and with it what it held (the runs'
+        inputs, its heap), so an idle service is the size it was before its first run (issue 42)."""
+        with self._lock:
+            if self._runs:
+                return
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
     def _work(self) -> None:
-        if self.store.local:
-            try:
-                self._pool = worker.WorkerProcess(self.store, self.journal.path)
-            except OSError as exc:
-                log.warning("no report rows worker (%s); rows are built in the service", exc)
+        last_start = 0.0
         while True:
             item = self._queue.get()
             if item is None:
@@ -184,29 +205,48 @@ class RowBuilder:
                     self._queue.put(None)
                     break
                 batch.append(item)
+                # a batch gathers until BATCH_S after the last one began: a worker that is behind takes
+                # what is queued at once and is never left idle while cells wait
                 gather = SANDBOX_BATCH_S if batch[0][0] in self._sandboxed else BATCH_S
-                wait = started + gather - time.monotonic()
-                if len(batch) >= BATCH or wait <= 0:
+                wait = last_start + gather - time.monotonic()
+                if len(batch) >= BATCH:
                     break
                 try:
-                    item = self._queue.get(timeout=wait)
+                    item = self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
                 except queue.Empty:
                     break
-            by_run: dict[str, list[str]] = {}
-            for run_id, cell_id in batch:
-                by_run.setdefault(run_id, []).append(cell_id)
-            for run_id, cell_ids in by_run.items():
-                try:
-                    self._build(run_id, cell_ids)
-                except Exception as exc:  # noqa: BLE001 - a cache: the report computes these rows itself
-                    log.warning("report rows of run %s not built: %s", run_id, exc)
-                with self._lock:
-                    if run_id in self._pending:
-                        self._pending[run_id] -= len(cell_ids)
+            last_start = started
+            if batch:
+                self._start_worker()
+                self._run_batch(batch)
             for d in drains:
+                self._settle_writes()       # every row queued before the drain is in the journal
                 if d.forget:
                     self._delete(d.run_id)
+                    self._stop_idle()
                 d.done.set()
+
+    def _run_batch(self, batch: list[tuple[str, str]]) -> None:
+        by_run: dict[str, list[str]] = {}
+        for run_id, cell_id in batch:
+            by_run.setdefault(run_id, []).append(cell_id)
+        for run_id, cell_ids in by_run.items():
+            try:
+                self._build(run_id, cell_ids)
+            except Exception as exc:  # noqa: BLE001 - a cache: the report computes these rows itself
+                log.warning("report rows of run %s not built: %s", run_id, exc)
+            with self._lock:
+                if run_id in self._pending:
+                    self._pending[run_id] -= len(cell_ids)
+
+    def _settle_writes(self) -> None:
+        """Wait for the batches' journal writes queued so far (they commit while the next batch builds)."""
+        writes, self._writes = self._writes, []
+        for fut in writes:
+            try:
+                fut.result()
+            except Exception as exc:  # noqa: BLE001 - a cache: the report computes these rows itself
+                log.warning("report rows not recorded: %s", exc)
 
     def _inputs(self, run_id: str) -> ReportInputs | None:
         """The run's report inputs in this process (only for rows the worker did not build)."""
@@ -247,7 +287,7 @@ class RowBuilder:
                 left = [t for t in todo if t[0] in set(failed)]
             except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
                 log.warning("report rows worker stopped (%s); rows are built in the service", exc)
-                self._pool = None
+                self._pool, self._no_worker = None, True
                 pool.close()
         ri = self._inputs(run_id) if left else None
         if ri is not None:
@@ -268,7 +308,9 @@ class RowBuilder:
         def w(c: sqlite3.Connection) -> None:   # the worker's grade objects are durable already
             write_action_entries(c, last)
             put_memo_rows(c, out)
-        self.journal.submit_sync(w)
+        if len(self._writes) > 2:           # at most two batches' writes in flight
+            self._settle_writes()
+        self._writes.append(self.journal.submit_nowait(w))
 
 
 def _sandboxed(benchmark: str) -> bool:
