@@ -29,6 +29,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from srbench.cas import ObjectStore
+from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.results import ResultRow
 from srbench.schemas.wire import WireJSON
@@ -37,6 +38,7 @@ from srbench.stages.report.results import iter_rows
 from srbench.stages.stats.basic import percentile
 
 MAX_CACHED = 256
+MAX_GRADES = 200_000          # strict-format flags kept by grade digest (~100 bytes each)
 ACCURACY_DENOMINATOR = "every planned cell; a failed, cancelled or unanswered cell counts as incorrect"
 CACHE_NEUTRAL_BASIS = ("subject cost with every cached or cache-written input token priced as fresh input, "
                        "plus output; a counterfactual, not billed spend")
@@ -251,6 +253,8 @@ class ReportFigures:
     def __init__(self, objects: ObjectStore) -> None:
         self.objects = objects
         self._cache: OrderedDict[str, Figures] = OrderedDict()
+        # grades are immutable objects: a running run's next report reads the flags of its earlier grades here
+        self._strict_of: OrderedDict[str, bool | None] = OrderedDict()
 
     def of(self, digest: str, report: WireJSON) -> Figures:
         """Upstream's figures of the report stored at `digest`."""
@@ -265,11 +269,17 @@ class ReportFigures:
         return hit
 
     def _strict(self, grade: str) -> bool | None:
+        if grade in self._strict_of:
+            return self._strict_of[grade]
         try:
             value = self.objects.get_json(grade).get("strict_format")
-        except (KeyError, OSError, ValueError):
+        except (DamagedObject, NotFound, OSError, ValueError):        # unreadable: unassessed, never a guess
             return None
-        return value if isinstance(value, bool) else None
+        flag = value if isinstance(value, bool) else None
+        self._strict_of[grade] = flag
+        while len(self._strict_of) > MAX_GRADES:
+            self._strict_of.popitem(last=False)
+        return flag
 
     def _compute(self, report: WireJSON) -> Figures:
         results = report.get("results")
