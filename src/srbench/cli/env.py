@@ -86,7 +86,7 @@ def set_cmd(obj: Ctx, name: str) -> None:
 
     \b
     Example:
-      export MY_KEY=…  &&  sr-bench env set MY_KEY
+      sr-bench env set MY_KEY      # its value from this shell, else asked for
     """
     # deferred: srbench.discovery, srbench.service load only for the commands that use them (the CLI starts
     # light)

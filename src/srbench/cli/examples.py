@@ -27,6 +27,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                         "  --source mirror --output arc.json    # also writes arc.jsonl"),
     "dataset show": ("sr-bench dataset show arc.json", "sr-bench dataset show ds-97ec --cases --page 2"),
     "demo": ("sr-bench demo", "sr-bench demo --dir ./demo --json > demo.json"),
+    "env": ("sr-bench env set MY_KEY",),
     "experiment": ("sr-bench experiment create router-v2",),
     "experiment attach": ("sr-bench experiment attach EXP_ID RUN --role candidate",),
     "experiment create": ("sr-bench experiment create router-v2",),
