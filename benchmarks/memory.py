@@ -39,7 +39,7 @@ logging.basicConfig(level=logging.INFO)
 sys.path.insert(0, {bench!r})
 from scale_store import synthetic_stream_chat
 from srbench.stages.dispatch import calls as dispatch
-from srbench.service.api.app import serve
+from srbench.service.app import serve
 dispatch.stream_chat = synthetic_stream_chat
 asyncio.run(serve(__import__("pathlib").Path({store!r}), "127.0.0.1", {port}, {token!r}))
 """

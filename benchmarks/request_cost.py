@@ -35,13 +35,13 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-import srbench.service.api.app  # noqa: F401  (declares every route)
+import srbench.service.app  # noqa: F401  (declares every route)
 from srbench.discovery import API_PREFIX
 from srbench.service.api.bindings import REGISTRY
 
 SERVER = """
 import asyncio
-from srbench.service.api.app import serve
+from srbench.service.app import serve
 asyncio.run(serve(__import__("pathlib").Path({store!r}), "127.0.0.1", {port}, {token!r}))
 """
 

@@ -18,6 +18,15 @@ def test_every_route_is_declared_in_service_routes() -> None:
 
 
 def test_the_route_table_is_filled_from_service_routes() -> None:
-    from srbench.service.api.openapi import MODULES
+    from srbench.service.route_table import MODULES
 
     assert all(m.__name__.startswith("srbench.service.routes.") for m in MODULES)
+
+
+def test_the_http_edge_imports_no_handler_nor_the_composition_root() -> None:
+    """service/api/ is the HTTP edge below the routes: no module of it imports service/routes/, the route table
+    or the composition root (`service.app`) at module level (a type-only import is not a dependency)."""
+    edge = SRC / "service" / "api"
+    upward = re.compile(r"^(?:from|import) srbench\.service\.(?:routes|route_table|app)\b", re.M)
+    found = sorted(str(p.relative_to(SRC)) for p in edge.rglob("*.py") if upward.search(p.read_text()))
+    assert found == [], f"the HTTP edge imports above itself: {found}"

@@ -16,7 +16,7 @@ SRC = Path(srbench.__file__).parent
 CORE = ("cas", "rules", "stages", "schemas")
 EDGES = ("cli", "simulate", "sandbox", "targets", "service/wire", "dashboard", "client", "benchmarks")
 # the HTTP edge inside service/api: request bodies as parsed, the OpenAPI document, documents answers pass through
-EDGE_FILES = ("service/api/http.py", "service/api/openapi.py", "service/api/responses.py")
+EDGE_FILES = ("service/api/http.py", "service/api/openapi.py", "service/api/responses.py", "service/route_table.py")
 
 
 def _files(*packages: str) -> list[Path]:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from srbench.discovery import API_PREFIX
-from srbench.service.api import app as _app  # noqa: F401  (declares every route)
+from srbench.service import app as _app  # noqa: F401  (declares every route)
 from srbench.service.api import http as body_http
 from srbench.service.api import requests as rq
 from srbench.service.api.bindings import REGISTRY

@@ -20,7 +20,7 @@ import pytest
 
 from service.helpers import REVISIONS, Api, single
 from srbench.discovery import API_PREFIX, token_path
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 from srbench.simulate.behaviour import SimModel, messages_key
 from srbench.simulate.server import Fault
 from srbench.simulate.thread import SimulatorThread

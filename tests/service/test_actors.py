@@ -16,7 +16,7 @@ import pytest
 
 from srbench.dashboard import make_dashboard
 from srbench.dashboard.auth import COOKIE
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 from srbench.service.wire.projections import plan_from_wire
 from srbench.stages.plan.freeze import plan_sha256
 

@@ -14,7 +14,7 @@ import pytest
 
 from srbench.discovery import API_PREFIX, ensure_token, token_path
 from srbench.errors import InvalidInput
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 
 from .helpers import Api, free_port
 

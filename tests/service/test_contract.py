@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from service.helpers import PRICE, Api, freeze, manifest, single
-from srbench.service.api.openapi import ROUTES, openapi_document
+from srbench.service.route_table import ROUTES, openapi
 
 
 def test_the_served_document_is_generated_from_the_models(api: Api) -> None:
     doc = api.ok("GET", "/openapi.json")
-    assert doc == openapi_document()
+    assert doc == openapi()
     schemas = doc["components"]["schemas"]
     for r in ROUTES:
         op = doc["paths"]["/api/sr-bench/v1" + r.path][r.method.lower()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from srbench.service.api.openapi import openapi_document
+from srbench.service.route_table import openapi
 
 PINNED = Path(__file__).parent / "data" / "openapi.json"
 
 
 def _text() -> str:
     # the key order is the served order (web.json_response dumps without sorting); indent only adds whitespace
-    return json.dumps(openapi_document(), indent=1) + "\n"
+    return json.dumps(openapi(), indent=1) + "\n"
 
 
 def test_the_document_equals_the_pinned_copy() -> None:
@@ -39,7 +39,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
 
 def test_every_route_is_declared_on_its_handler_once_and_placed() -> None:
     from srbench.service.api import bindings
-    from srbench.service.api.openapi import MODULES, ORDER, ROUTES
+    from srbench.service.route_table import MODULES, ORDER, ROUTES
 
     assert sorted(ORDER) == sorted(bindings.REGISTRY), "ORDER must name every declared route exactly once"
     assert len(set(ORDER)) == len(ORDER) == len(ROUTES)
@@ -47,7 +47,7 @@ def test_every_route_is_declared_on_its_handler_once_and_placed() -> None:
                 if callable(fn) and getattr(fn, "__module__", None) == m.__name__ and name in bindings.REGISTRY}
     assert declared == set(bindings.REGISTRY)
     # the app builds its router from the registry, not by looking handler names up in modules
-    import srbench.service.api.app as app
+    import srbench.service.app as app
 
     assert "getattr(m, route.name)" not in open(app.__file__).read()
 
@@ -64,7 +64,7 @@ def test_a_route_declared_twice_is_refused() -> None:
 def test_a_handler_takes_the_model_its_route_declares() -> None:
     from srbench.service.api import bindings
     from srbench.service.api import requests as rq
-    from srbench.service.api.openapi import ROUTES
+    from srbench.service.route_table import ROUTES
 
     with pytest.raises(TypeError, match=r"takes_page\(q: rq.Page\) does not take the model its route declares"):
         @bindings.route("GET", "/never-served", "a mismatch", query=rq.RunsPage)

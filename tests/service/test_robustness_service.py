@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import get_args
 
 from srbench.schemas.plan import Perturbation
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 from srbench.simulate.behaviour import RouterRule, SimModel
 from srbench.simulate.thread import SimulatorThread
 from srbench.stages.datasets.build import decode_cases

@@ -15,7 +15,7 @@ from aiohttp.test_utils import make_mocked_request
 from srbench.service.api import bindings
 from srbench.service.api import responses as rs
 from srbench.service.api import workflow as wf
-from srbench.service.api.openapi import ROUTES
+from srbench.service.route_table import ROUTES
 
 
 def test_every_handler_with_an_answer_model_returns_it() -> None:

@@ -1,4 +1,4 @@
-"""A store's ``store.json`` read and written through StoreInfo (service/api/app.py): the bytes of before."""
+"""A store's ``store.json`` read and written through StoreInfo (service/app.py): the bytes of before."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from srbench.errors import InvalidInput
-from srbench.service.api.app import _store_info, objects_location
+from srbench.service.app import _store_info, objects_location
 
 
 def test_made_once_with_the_bytes_of_before(tmp_path):

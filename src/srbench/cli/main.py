@@ -96,8 +96,8 @@ def serve(obj: Ctx, store_opt: str | None, host: str, port: int | None, store_id
         resolve_store,
         token_env_name,
     )
-    from srbench.service.api.app import check_store_identity
-    from srbench.service.api.app import serve as run_service
+    from srbench.service.app import check_store_identity
+    from srbench.service.app import serve as run_service
 
     store = resolve_store(store_opt or obj.store)
     token = env_token()

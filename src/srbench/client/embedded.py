@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.client.api import Client
-from srbench.service.api.app import serve
+from srbench.service.app import serve
 
 
 class EmbeddedService:

@@ -3,7 +3,7 @@ method, request body or query model and answer model, by the `route` decorator (
 small module rather than aiohttp-pydantic, whose class-based views and own OpenAPI generator would change
 the document and the error answers the tests pin).
 
-The decorator records a `Route` in one registry; the service's router (`service.api.app`) and the
+The decorator records a `Route` in one registry; the service's router (`service.app`) and the
 OpenAPI document (`service.api.openapi`) are both built from it, so what a route checks and what is
 documented cannot drift. A handler that takes a ``req`` (body) or ``q`` (query) parameter, annotated with
 the declared model, is given the request already parsed and validated by it (`service.api.http.parse` /

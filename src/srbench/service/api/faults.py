@@ -18,7 +18,7 @@ from srbench.schemas.event_data import ObjectDamaged
 from srbench.service.journal.writer import add_event
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 log = logging.getLogger("srbench.service")
 STORE_EVENTS = "store"          # the run id of store-level events (no run owns the object)

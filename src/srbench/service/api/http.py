@@ -29,14 +29,14 @@ from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.text import lone_surrogate_at
 from srbench.schemas.wire import WireJSON
 from srbench.stages.plan.problems import fail, pydantic_problems
 
-SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.api.app.Service`
+SERVICE: web.AppKey[Service] = web.AppKey("service")      # the typed `service.app.Service`
 MAX_BODY = 8 * 1024 * 1024          # the largest body (a recovery plan lists every cell of a large run)
 SMALL_BODY = 64 * 1024              # a body of a few named fields: the default route limit
 MAX_MEMBERS = 2_000                 # object members of a body of a few named fields: the default route budget

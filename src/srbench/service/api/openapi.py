@@ -1,4 +1,5 @@
-"""The routes, in the document's order, and the OpenAPI 3.1 document generated from the contract's models.
+"""The OpenAPI 3.1 document generated from the contract's models, for a route table (the service's, in the
+document's order, is `service.route_table`: above the routes, as this edge is below them).
 
 The routes are upstream's (vLLM Semantic Router's sr-bench 1.0 API, the shapes in `service.wire`) plus
 sr-bench's own (setup, dataset prepare/combine, objects, reprice, push/pull, store maintenance).
@@ -13,45 +14,14 @@ service against this document.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 
 from srbench import VERSION
 from srbench.schemas.wire import WireJSON
 from srbench.service.api import responses as rs
-from srbench.service.api.bindings import Route, bound_routes
-from srbench.service.routes import (
-    core,
-    datasets,
-    derived,
-    evidence,
-    exclusions,
-    experiments,
-    options,
-    preparations,
-    team,
-)
-
-# the modules whose handlers declare the routes (importing them fills the registry): service/routes/ only
-MODULES = (core, datasets, exclusions, derived, team, evidence, experiments, preparations, options)
-
-
-# The document's order of its paths (and so of its schemas), as published since 1.0: the routes are declared
-# on their handlers, module by module; a route not named here comes after these, in declaration order.
-ORDER = ("health", "catalog", "setup_check", "list_targets", "register_targets", "check_targets", "list_datasets",
-         "dataset_selection", "compose_datasets", "prepare_dataset", "import_dataset", "combine_datasets", "compile_exclusions",
-         "get_dataset", "dataset_cases", "list_preparations", "submit_preparation", "preparation_options",
-         "get_preparation", "make_plan", "list_runs", "submit_run", "get_run", "cancel_run", "run_report",
-         "run_results", "run_calls", "run_call", "run_recipes", "run_events", "run_failures", "candidate_plan", "get_object",
-         "make_comparison", "make_replay", "replay_options", "comparison_options", "run_baselines", "run_live",
-         "list_experiments",
-         "create_experiment", "get_experiment", "delete_experiment", "experiment_runs", "attach_run",
-         "reprice_run", "reconcile_usage", "recover_plan", "recover_run", "regrade_run", "export_run",
-         "diagnose_run", "robustness_run",
-         "push_run", "pull_run", "shutdown", "store_verify", "store_gc", "get_benchmark_options",
-         "set_benchmark_options")
-ROUTES: list[Route] = bound_routes(ORDER)
-
+from srbench.service.api.bindings import Route
 
 _REF = "#/components/schemas/{model}"
 ACTORS = ("A caller holding the token may act for an actor: X-SR-Bench-Actor-ID (1-256 characters) and "
@@ -75,11 +45,12 @@ def _query(model: type[BaseModel]) -> list[WireJSON]:
             for name, prop in schema["properties"].items()]
 
 
-def openapi_document() -> WireJSON:
+def openapi_document(routes: Sequence[Route]) -> WireJSON:
+    """The OpenAPI 3.1 document of `routes` (the service's route table: `service.route_table`)."""
     components: WireJSON = {}
     error = _schema(rs.Error, components)
     paths: WireJSON = {}
-    for r in ROUTES:
+    for r in routes:
         answer = _schema(r.answer, components) if r.answer else {"type": "object"}
         ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
         responses: WireJSON = ({"201": {**ok, "description": "Created"}, "200": ok} if r.created else

@@ -23,7 +23,7 @@ from srbench.service.store import target_registry
 from srbench.stages.plan.options import benchmark_option_problems
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 def registry(service: Service) -> dict[str, Target]:

@@ -24,7 +24,7 @@ from srbench.service.datasets.refs import dataset_ids_with_sha256, registered
 from srbench.stages.datasets.build import naming
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 REF = re.compile(r"ds-[0-9a-f]{32}")

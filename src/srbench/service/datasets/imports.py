@@ -19,7 +19,7 @@ from srbench.service.datasets.refs import register_dataset, registered
 from srbench.service.wire.upstream_dataset import translate
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 MANIFEST, CASES = "manifest.json", "cases.jsonl"
 MAX_MANIFEST = 2 * 1024 * 1024      # upstream's own bound on a prepared manifest

@@ -18,7 +18,7 @@ from srbench.service.api.responses import WireDataset
 from srbench.service.datasets.ids import on_wire, wire_ids
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
     from srbench.service.journal.writer import Journal
 
 KIND = "preparation"

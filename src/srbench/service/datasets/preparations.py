@@ -37,7 +37,7 @@ from srbench.stages.datasets.build import check_evaluation
 from srbench.stages.datasets.exclusions import ROLES
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
     from srbench.service.journal.writer import Journal
 
 log = logging.getLogger("srbench.service")

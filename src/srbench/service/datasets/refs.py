@@ -16,7 +16,7 @@ from srbench.schemas.dataset import DatasetManifest, FrozenDataset
 from srbench.stages.datasets.build import with_path
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 def register_dataset(service: Service, manifest: DatasetManifest) -> DatasetManifest:

@@ -32,7 +32,7 @@ from srbench.service.datasets.refs import all_registered, register_dataset
 from srbench.stages.datasets.build import decode_cases, encode_cases, ref_of
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 PUBLIC_ROLES = ("system", "user", "developer")
 MAX_CACHED = 16

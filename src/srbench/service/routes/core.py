@@ -49,7 +49,7 @@ from srbench.targets import routers
 from srbench.targets.probe import probe_all
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 # -- basics --------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from srbench.stages.datasets.build import check_evaluation, combine, prepare
 from srbench.stages.datasets.source_labels import dataset_notices
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 def _prepare_sync(service: Service, req: rq.PrepareDataset) -> DatasetManifest:

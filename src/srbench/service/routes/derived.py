@@ -26,7 +26,7 @@ from srbench.stages.derived.diagnose import diagnosis
 from srbench.stages.derived.robustness import robustness
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 @route("POST", "/comparisons", "Paired comparison of a baseline and a candidate run", body=rq.MakeComparison,

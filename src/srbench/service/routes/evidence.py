@@ -39,7 +39,7 @@ from srbench.targets.accounting import call_cost
 from srbench.targets.failures import failure_hint
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
     from srbench.service.journal.writer import Journal
 
 STRIDE = wire.CURSOR_STRIDE

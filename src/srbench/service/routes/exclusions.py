@@ -37,7 +37,7 @@ from srbench.stages.datasets.exclusions import (
 )
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 KIND = "exclusion-snapshot"
 

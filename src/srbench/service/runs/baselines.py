@@ -22,7 +22,7 @@ from srbench.stages.compare.checks import NotComparable, pair_checks
 from srbench.stages.stats.stopping import statistics_of
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 def _left_out(run: RunState, plan: Plan, cand: Plan) -> str | None:

@@ -21,7 +21,7 @@ from srbench.service.journal.cell_rows import CallRow, calls_of
 from srbench.targets import routers
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 def call_rows(service: Service, run_id: str, cell_ids: list[str]) -> dict[str, list[CallRow]]:

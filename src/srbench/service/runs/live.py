@@ -29,7 +29,7 @@ from srbench.service.api import workflow as wf
 from srbench.service.runs.state import RunState
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 
 @dataclass

@@ -22,7 +22,7 @@ from srbench.service.api.faults import record_damage
 from srbench.service.runs.state import RunState
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 SCAN = 500
 PAIRED = ("case_sha256", "sampling", "grader_versions", "benchmark_weights", "adapter_versions")

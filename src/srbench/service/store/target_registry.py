@@ -29,7 +29,7 @@ from srbench.schemas.text import one_line
 from srbench.targets import routers
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 FILE = "targets.json"
 KIND = "targets-file"          # journal ref: the sha256 of the file content last registered

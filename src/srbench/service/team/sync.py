@@ -44,7 +44,7 @@ from srbench.service.store.references import digests_in, reach
 from srbench.service.team.answers import Pulled, Pushed
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 CORRECTION_KINDS = ("correction", "price-correction")
 COPY_THREADS = 8

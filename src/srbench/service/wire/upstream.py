@@ -38,7 +38,7 @@ from srbench.stages.datasets.build import dataset_id, decode_cases, encode_cases
 from srbench.stages.plan.freeze import PlanLinks
 
 if TYPE_CHECKING:
-    from srbench.service.api.app import Service
+    from srbench.service.app import Service
 
 EXTRA_KEYS = ("cases", "auxiliary_targets", "benchmark_options", "experiment", "baseline_run_id")
 INLINE_URL = "inline:manifest-cases"

@@ -1,4 +1,6 @@
-"""The aiohttp service: the JSON API under /api/sr-bench/v1, its OpenAPI document, and the worker.
+"""The service's composition root (issue 39, item 9): the `Service` object every handler shares, the app factory
+serving the route table (`service.route_table`) under /api/sr-bench/v1 with its OpenAPI document, and `serve`.
+It sits above the routes; `service/api/` is the HTTP edge below them.
 
 One service per store (an exclusive lock on ``service.lock``) is the journal's only writer. Every
 route but /health needs the bearer token (`service.actors`: the token, actor headers, roles and
@@ -28,14 +30,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
-from srbench.errors import DamagedObject, InvalidInput, SrBenchError, storage_fault
+from srbench.errors import InvalidInput, SrBenchError
 from srbench.rules import Engine
-from srbench.schemas.text import one_line
+from srbench.service import route_table
 from srbench.service.api.actors import access_middleware
 from srbench.service.api.auth import check_listen_token, listen_tls
-from srbench.service.api.faults import DamageLog, record_damage
+from srbench.service.api.faults import DamageLog
 from srbench.service.api.http import MAX_BODY, SERVICE
-from srbench.service.api.openapi import ROUTES, openapi_document
+from srbench.service.api.middleware import error_middleware, no_store_middleware
 from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
 from srbench.service.journal.writer import Journal, JournalActionCache
@@ -43,7 +45,6 @@ from srbench.service.runs.manager import RunManager
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
 from srbench.service.wire.figures import ReportFigures
-from srbench.service.wire.projections import error_body
 from srbench.service.wire.views import RunViews
 
 log = logging.getLogger("srbench.service")
@@ -159,58 +160,17 @@ def objects_location(store_dir: Path, info: StoreInfo) -> str | None:
     return wanted
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except SrBenchError as exc:
-        if isinstance(exc, DamagedObject):
-            record_damage(request.app[SERVICE], exc, request.match_info.get("run_id"),
-                          f"{request.method} {request.path}")
-        return _error(exc)
-    except web.HTTPRequestEntityTooLarge:
-        return web.json_response(error_body("request body over 8 MiB", "too_large"), status=413)
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status, "http_error")
-        return web.json_response(error_body(exc.reason, code), status=exc.status)
-    except Exception as exc:
-        fault = storage_fault(exc)
-        if fault is not None:          # a full or failing disk: a named 507/503, the service keeps serving reads
-            log.warning("storage fault on %s %s: %s", request.method, request.path, fault.message)
-            return _error(fault)
-        fault = credential_fault(exc, request.app[SERVICE].store_dir)
-        if fault is not None:          # the service's environment lacks object-store credentials: say where
-            log.warning("credential fault on %s %s: %s", request.method, request.path, type(exc).__name__)
-            return _error(fault)
-        log.exception("internal error on %s %s", request.method, request.path)
-        return web.json_response(error_body(f"internal error: {type(exc).__name__}", "internal"), status=500)
-
-
-def _error(exc: SrBenchError) -> web.Response:
-    # one line, whatever the request put into it (a field name with a newline, say)
-    return web.json_response(error_body(one_line(exc.message), exc.code, **exc.details), status=exc.http_status)
-
-
-@web.middleware
-async def no_store_middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-    resp = await handler(request)
-    resp.headers["Cache-Control"] = "no-store"
-    return resp
-
-
 def make_app(service: Service, token: str) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY,
                           middlewares=[no_store_middleware, error_middleware, access_middleware(token)])
     app[SERVICE] = service
-    for route in ROUTES:                    # each declared on its handler (`service.api.bindings`)
+    for route in route_table.ROUTES:        # each declared on its handler in service/routes/ (`service.api.bindings`)
         assert route.handler is not None, route.name
         app.router.add_route(route.method, API_PREFIX + route.path, route.handler)
         for alias in route.aliases:
             app.router.add_route(route.method, alias, route.handler)
     async def openapi(request: web.Request) -> web.Response:
-        return web.json_response(openapi_document())
+        return web.json_response(route_table.openapi())
 
     app.router.add_get(API_PREFIX + "/openapi.json", openapi)
 
