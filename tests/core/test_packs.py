@@ -239,6 +239,8 @@ def test_small_packs_merge_into_a_bounded_count_and_every_reader_still_finds_eac
     blobs = [b for i in range(30) for b in _blobs(3, f"group-{i}")]
     digests = [d for i in range(30) for d in writer.put_many(blobs[3 * i:3 * i + 3])]
     assert len(_packs(tmp_path)) == 30
+    for i, pack in enumerate(_packs(tmp_path)):             # an object's age is its pack's: merging keeps it
+        os.utime(pack, (1_000_000 + i, 1_000_000 + i))
     before = ObjectStore(str(tmp_path))
     assert sorted(before.iter_digests()) == sorted(digests)       # indexed every old pack
     misses: list[str] = []
@@ -256,6 +258,7 @@ def test_small_packs_merge_into_a_bounded_count_and_every_reader_still_finds_eac
     worker.start()
     try:
         assert writer.merge_packs(dry_run=True) == upkeep.Merged(30, 8, 0)
+        assert writer.merge_packs(older_than_s=2e9) == upkeep.Merged()      # younger than that: they wait
         assert len(_packs(tmp_path)) == 30
         done = ObjectStore(str(tmp_path)).merge_packs()
     finally:
@@ -268,6 +271,7 @@ def test_small_packs_merge_into_a_bounded_count_and_every_reader_still_finds_eac
     assert _loose(tmp_path) == []
     for pack in packs:
         assert pack.name == digest_bytes(pack.read_bytes())[3:] + ".pack"
+        assert 1_000_000 <= pack.stat().st_mtime < 1_000_030                # never younger than what it merged
     assert [before.get_bytes(d, verify=True) for d in digests] == blobs   # the stale index re-lists
     assert sorted(ObjectStore(str(tmp_path)).iter_digests()) == sorted(digests)
     assert ObjectStore(str(tmp_path)).merge_packs().merged == 0             # all but one are full

@@ -369,11 +369,12 @@ class ObjectStore(NamedObjects):
         assert self.packs is not None
         return upkeep.unpack(self.packs, self._loose, self._write_durable, pack, doomed, drop)
 
-    def merge_packs(self, *, dry_run: bool = False) -> upkeep.Merged:
-        """Merge the packs that are not full (`cas/upkeep.py`); nothing on a store without packs."""
+    def merge_packs(self, *, dry_run: bool = False, older_than_s: float = 0.0) -> upkeep.Merged:
+        """Merge the packs that are not full (and at least `older_than_s` old: `cas/upkeep.py`); nothing on a
+        store without packs."""
         if self.packs is None:
             return upkeep.Merged()
-        return upkeep.merge_small(self.packs, self._write_durable, dry_run=dry_run)
+        return upkeep.merge_small(self.packs, self._write_durable, dry_run=dry_run, older_than_s=older_than_s)
 
     def pack_count(self) -> int:
         """How many packs the store holds (as listed now)."""

@@ -11,7 +11,8 @@ to its digest (damaged, or misnamed: its bytes may be the only copy of another o
 its end is left whole unless garbage collection drops that very entry, and is never merged.
 
 Merging (issue 38, item 5): a journal group commit writes one pack, so a 2,000-call run leaves 100–200.
-`merge_small` reads the packs holding fewer than `FULL_OBJECTS` objects and `FULL_BYTES` bytes, writes
+`merge_small` reads the packs holding fewer than `FULL_OBJECTS` objects and `FULL_BYTES` bytes (and, from
+garbage collection, older than its grace period: a young pack is left for the next one), writes
 their objects into new packs (each filled up to those bounds) and removes the old ones: after it, every
 pack but the last one written is full, so a store holds at most one pack per `FULL_OBJECTS` objects
 (or `FULL_BYTES` bytes), plus one.
@@ -60,6 +61,10 @@ def unpack(packs: PackIndex, loose: Callable[[str], str], write: Write, pack: st
            drop: set[int] | frozenset[int] = frozenset()) -> bool:
     """Write the objects of `pack` that are not `doomed` (by digest) nor dropped (by offset) loose, then
     remove the pack. Left whole (False) when any other entry does not verify or it cannot be read whole."""
+    try:
+        mtime = os.stat(pack).st_mtime
+    except FileNotFoundError:
+        return False
     entries = _entries(pack)
     if entries is None:
         return False
@@ -74,6 +79,7 @@ def unpack(packs: PackIndex, loose: Callable[[str], str], write: Write, pack: st
     for digest, data in kept.items():
         if not localfs.same_bytes(loose(digest), data):      # (a damaged loose copy is healed)
             write(loose(digest), data)
+            os.utime(loose(digest), (mtime, mtime))          # (its age stays its pack's)
     _remove(packs, pack)
     return True
 
@@ -86,30 +92,39 @@ def _remove(packs: PackIndex, pack: str) -> None:
     packs.forget(pack)
 
 
-def merge_small(packs: PackIndex, write: Write, *, dry_run: bool = False) -> Merged:
-    """Merge the packs that are not full into as few new packs as the bounds allow (see the module
-    docstring); a pack that does not verify whole is left as it is. Batches are planned from the packs'
-    indexes, and read one batch at a time (at most about `FULL_BYTES` in memory). With `dry_run`, what
-    would be merged, nothing written."""
+def merge_small(packs: PackIndex, write: Write, *, dry_run: bool = False, older_than_s: float = 0.0) -> Merged:
+    """Merge the packs that are not full and at least `older_than_s` old into as few new packs as the bounds
+    allow (see the module docstring); a pack that does not verify whole is left as it is. Batches are
+    planned from the packs' indexes, and read one batch at a time (at most about `FULL_BYTES` in memory).
+    A new pack takes the newest time of the packs it merges: an object's age is its pack's, and merging
+    never makes garbage look young (nor anything look older than it is). With `dry_run`, what would be
+    merged, nothing written."""
     packs.refresh(reread=True)
-    batches = _batches(packs)
+    batches = _batches(packs, older_than_s)
     if dry_run:
         return Merged(sum(len(b) for b in batches), len(batches), 0)
     done = Merged()
     for batch in batches:
         merged: dict[str, bytes] = {}
         read: list[str] = []
+        newest = 0.0
         for pack in batch:
+            try:
+                mtime = os.stat(pack).st_mtime
+            except FileNotFoundError:
+                continue
             entries = _entries(pack)
             if entries is None or any(digest_bytes(data) != digest for digest, data in entries.values()):
                 continue                        # (damaged meanwhile: left whole, never merged)
             merged.update(entries.values())
             read.append(pack)
+            newest = max(newest, mtime)
         if len(read) < 2:
             continue
         name, data, places = encode(merged)
         path = f"{packs.directory}/{name}{SUFFIX}"
         write(path, data)                       # durable, with its directory, before any old pack goes
+        os.utime(path, (newest, newest))
         packs.add(path, places)
         for old in read:
             if old != path:
@@ -118,12 +133,16 @@ def merge_small(packs: PackIndex, write: Write, *, dry_run: bool = False) -> Mer
     return done
 
 
-def _batches(packs: PackIndex) -> list[list[str]]:
-    """The packs that are not full, in groups each about full once merged (groups of two or more)."""
+def _batches(packs: PackIndex, older_than_s: float) -> list[list[str]]:
+    """The packs that are not full and old enough, in groups each about full once merged (groups of two or
+    more)."""
     batches: list[list[str]] = [[]]
     count = size = 0
+    now = time.time()
     for pack in packs.pack_paths():
         try:
+            if now - os.stat(pack).st_mtime < older_than_s:
+                continue
             entries, cut = scan_index(pack)
         except (OSError, ValueError):
             continue

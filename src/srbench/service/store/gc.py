@@ -189,7 +189,8 @@ def _gc(objects: ObjectStore, journal: Journal, *, dry_run: bool, grace_s: float
 
 def _pack_upkeep(objects: ObjectStore, *, dry_run: bool, blocked: bool, grace_s: float) -> PackUpkeep | None:
     """Remove the regular ``*.pack`` files that are not packs once older than the grace period, then merge
-    the packs that are not full (`cas/upkeep.py`: the new pack is durable before an old one goes)."""
+    the packs that are not full and older than it (`cas/upkeep.py`: the new pack is durable before an old one
+    goes, and keeps their newest time)."""
     if objects.packs is None:
         return None
     before = objects.pack_count()
@@ -202,7 +203,7 @@ def _pack_upkeep(objects: ObjectStore, *, dry_run: bool, blocked: bool, grace_s:
     if not dry_run:
         objects.remove_packs([f"{objects.packs.directory}/{f.where.removeprefix('packs/')}"
                               for f in files if f.action == "removed"])
-    merged = objects.merge_packs(dry_run=dry_run)
+    merged = objects.merge_packs(dry_run=dry_run, older_than_s=grace_s)      # (a young pack waits)
     after = objects.pack_count() if not dry_run else before - merged.merged + merged.written
     return PackUpkeep(packs=before, packs_after=after, merged=merged.merged, written=merged.written,
                       unreadable=files)
