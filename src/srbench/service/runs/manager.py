@@ -234,13 +234,18 @@ class RunManager:
             status, error = "failed", f"{total - counts.get('completed', 0)} of {total} cells failed"
         if monitor is not None:
             await monitor.close()
-        ending = self._ending[run_id] = threading.Event()   # a report asked meanwhile waits for this one
+        self._ending[run_id] = threading.Event()   # a report asked meanwhile waits for this one
         try:
             if not await self.endings.record(self.journal, run_id, status, error, control.fault):
                 return
             await self._end_report(run_id)
         finally:
-            self._ending.pop(run_id, None)
+            self._ended(run_id)
+
+    def _ended(self, run_id: str) -> None:
+        """The run's end-of-run report is built (or failed): a report asked now reads it."""
+        ending = self._ending.pop(run_id, None)
+        if ending is not None:
             ending.set()
 
     async def _end_report(self, run_id: str) -> None:
@@ -259,8 +264,9 @@ class RunManager:
             except Exception:  # noqa: BLE001 - the journal is closing
                 pass
         finally:
+            self._ended(run_id)     # before the clean-up below: a report asked meanwhile need not wait for it
             await asyncio.to_thread(self.rows.forget, run_id)
-            release_memory()
+            await asyncio.to_thread(release_memory)
 
     # -- control -------------------------------------------------------------------------------
     async def cancel(self, run_id: str, reason: str = "cancelled by the user") -> RunState:

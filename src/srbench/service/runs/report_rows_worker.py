@@ -58,12 +58,37 @@ class _ReadCache:
         return None
 
 
+class _BatchStore(ObjectStore):
+    """The store, with the objects one batch reads or writes kept in memory until the batch ends
+    (`forget`): a row reads its call record twice (its figures, then its grade) and its grade back
+    after writing it, and the cells of one case share its case object. Objects never change under
+    their digest, so a kept copy is the stored one (it was verified when read, or just written)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kept: dict[str, bytes] = {}
+
+    def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
+        got = self.kept.get(digest)
+        if got is None:
+            got = self.kept[digest] = super().get_bytes(digest, verify=verify)
+        return got
+
+    def put_bytes(self, data: bytes, *, durable: bool = True) -> str:
+        digest = super().put_bytes(data, durable=durable)
+        self.kept[digest] = data
+        return digest
+
+    def forget(self) -> None:
+        self.kept = {}
+
+
 @dataclass
 class _Worker:
     """What this process holds once `init` opened the store: the store, the read-only action cache, the
     engine over both and the report inputs of the latest plans."""
 
-    store: ObjectStore
+    store: _BatchStore
     cache: _ReadCache
     engine: Engine
     inputs: dict[str, ReportInputs] = field(default_factory=dict)
@@ -81,7 +106,7 @@ def _watch_parent(parent: int) -> None:
 
 def init(store_url: str, verify_reads: bool, journal_path: str) -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    store = ObjectStore(store_url, verify_reads=verify_reads, create=False)
+    store = _BatchStore(store_url, verify_reads=verify_reads, create=False)
     cache = _ReadCache(journal_path)
     _worker[:] = [_Worker(store, cache, Engine(store, cache))]
 
@@ -109,6 +134,7 @@ def build(plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[An
                 continue
             if not built.volatile:
                 rows.append((cell_id, memo_entry(cell, built)))
+    store.forget()
     entries = [(rule, subject, e.key, e.output, e.inputs, e.params, e.version) for rule, subject, e in cache.held]
     cache.held = []
     cache.keys.clear()
