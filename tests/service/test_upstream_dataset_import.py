@@ -89,3 +89,32 @@ def test_an_mcq_prompt_lists_its_option_count() -> None:
     """An upstream-frozen MMLU-Pro case has no option_count: its prompt's lettered lines give it."""
     prompt = "Q?\n\nA. one\nB. two\nC. A. not an option line\nD. four\n\nReturn only the letter."
     assert listed_options(prompt) == 4 and listed_options("no options") is None
+
+
+def test_export_writes_upstreams_format_and_import_takes_it_back(tmp_path: Path, sources) -> None:
+    """`sr-bench dataset export ID --upstream STORE` writes <STORE>/datasets/<id>/{manifest.json,cases.jsonl}:
+    an imported dataset as it came (its id unchanged), an sr-bench dataset with the id upstream's rule gives;
+    either imports again as the same bytes."""
+    from tests.integration.conftest import Cli
+
+    from srbench.service.wire.upstream_dataset import upstream_identity
+
+    cli = Cli(tmp_path)
+    try:
+        imported = cli.json("dataset", "import", str(FOLDER))
+        back = cli.json("dataset", "export", imported["id"], "--upstream", str(tmp_path / "up"))
+        upstream = json.loads((FOLDER / "manifest.json").read_text())
+        folder = tmp_path / "up" / "datasets" / upstream["id"]
+        assert back == {**upstream, "path": str(folder / "cases.jsonl")}
+        assert (folder / "cases.jsonl").read_bytes() == (FOLDER / "cases.jsonl").read_bytes()
+        ours = cli.json("dataset", "prepare", "--benchmark", "gpqa-diamond", "--profile", "smoke", "--source-path",
+                        str(sources["gpqa-diamond"]), "--revision", "synthetic-sample-v1")
+        out = cli.json("dataset", "export", ours["id"], "--upstream", str(tmp_path / "up"))
+        assert out["id"] == upstream_identity(out) and out["sha256"] == ours["sha256"]
+        assert out["selection"] == "sr-bench:stratified-hash-v1" and out["split"] == "dev"
+        written = tmp_path / "up" / "datasets" / out["id"]
+        assert json.loads((written / "manifest.json").read_text()) == out
+        again = cli.json("dataset", "import", str(written))
+        assert (again["id"], again["sha256"], again["upstream"]["id"]) == (out["id"], ours["sha256"], out["id"])
+    finally:
+        cli.run("stop", ok=False)

@@ -14,6 +14,7 @@ from pathlib import Path
 from srbench.simulate import samples
 
 from .conftest import World, registered
+from .upstream_env import upstream_python
 
 
 def _upstream_local(w: World, store: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -65,3 +66,31 @@ def test_an_upstream_frozen_dataset_moves_over_and_runs(world: World) -> None:
     assert row["paired_cases"] == prepared["case_count"]
     # importing the same folder again is the same dataset
     assert json.loads(_sr_bench(world, "dataset", "import", str(folder / "manifest.json"), "--json").stdout) == ds
+
+
+CHECK = """
+import json, sys
+from cli.sr_bench.preparation import dataset_identity, validate_manifest
+m = json.load(open(sys.argv[1]))
+validate_manifest(m)
+assert dataset_identity(m) == m["id"], "id"
+print("ok", m["id"])
+"""
+
+
+def test_an_sr_bench_dataset_exported_in_upstreams_format_is_upstreams(world: World) -> None:
+    """`sr-bench dataset export --upstream STORE`: upstream's own code accepts the manifest and its id, and
+    upstream's `plan` reads the cases file it names."""
+    store = world.up.cwd / "export-store"
+    done = _sr_bench(world, "dataset", "export", world.dataset["id"], "--upstream", str(store), "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    manifest = store / "datasets" / out["id"] / "manifest.json"
+    checked = subprocess.run([str(upstream_python()), "-c", CHECK, str(manifest)], capture_output=True, text=True,
+                             timeout=120)
+    assert checked.stdout.strip() == f"ok {out['id']}", checked.stderr
+    world.up.write("exported.json", {
+        "version": "sr-bench-1.0", "name": "exported", "profile": "smoke", "seed": out["seed"],
+        "dataset": {"path": out["path"], "sha256": out["sha256"]}, "targets": registered(world, "strong"),
+        "limits": {"concurrency": 4, "total_timeout_s": 20, "idle_timeout_s": 10}})
+    assert world.up.json("plan", "--manifest", "exported.json")["total"] == world.dataset["case_count"]

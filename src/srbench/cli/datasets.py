@@ -1,7 +1,8 @@
-"""`dataset prepare | import | combine | exclusions | show | list`: manifests are printed as JSON on stdout."""
+"""`dataset prepare | import | export | combine | exclusions | show | list`: manifests are printed as JSON on stdout."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -117,6 +118,36 @@ def import_(obj: Ctx, folder: str) -> None:
     manifest.json and cases.jsonl) or its manifest.json. Its cases, case ids and sha256 stay upstream's, and
     upstream's dataset id stays its id; the service reads the folder on its host."""
     emit(obj.client.post("/datasets/import", {"path": os.path.abspath(folder)}), manifest_view)
+
+
+@dataset.command(name="export")
+@click.argument("dataset_id")
+@click.option("--upstream", "store", required=True, type=click.Path(file_okay=False),
+              help="An upstream vllm-sr store directory: the dataset is written to <store>/datasets/<id>/.")
+@click.pass_obj
+def export(obj: Ctx, dataset_id: str, store: str) -> None:
+    """Write a dataset in upstream's format (manifest.json and cases.jsonl), so that upstream's vllm-sr reads it.
+
+    A dataset imported from upstream is written back as it came (its id unchanged); one frozen by sr-bench gets
+    upstream's manifest form and the id upstream's identity rule gives. The cases file holds the same bytes
+    (same sha256). Prints the upstream manifest."""
+    # deferred: the service's wire translation loads only for this command (the CLI starts light)
+    from srbench.service.wire.upstream_dataset import CASES, MANIFEST, upstream_manifest
+
+    manifest = obj.client.get(f"/datasets/{dataset_id}")["manifest"]
+    data = obj.dataset_bytes(manifest)
+    if sha256_bytes(data) != manifest["sha256"]:
+        raise IntegrityError(f"the dataset {manifest['id']} read here does not match its sha256 {manifest['sha256']}")
+    root = Path(store).resolve()
+    first = upstream_manifest(manifest, "")
+    folder = root / "datasets" / str(first["id"])
+    written = upstream_manifest(manifest, str(folder / CASES))
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in ((CASES, data), (MANIFEST, (json.dumps(written, indent=2) + "\n").encode())):
+        tmp = folder / (name + ".tmp")
+        tmp.write_bytes(content)
+        tmp.replace(folder / name)
+    emit(written)
 
 
 @dataset.command()

@@ -19,6 +19,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "dashboard": ("sr-bench dashboard", "sr-bench dashboard --port 8091"),
     "dataset": ("sr-bench dataset prepare --benchmark mmlu-pro --profile quick > mmlu.json",),
     "dataset combine": ("sr-bench dataset combine mmlu.json gpqa.json > quick.json",),
+    "dataset export": ("sr-bench dataset export ds-97ec --upstream up-store",),
     "dataset import": ("sr-bench dataset import up-store/datasets/UPSTREAM_DATASET_ID",),
     "dataset exclusions": ("sr-bench dataset exclusions --run RUN --output seen.json",),
     "dataset list": ("sr-bench dataset list",),

@@ -16,12 +16,11 @@ from srbench.errors import InvalidInput
 from srbench.schemas.dataset import DatasetManifest
 from srbench.schemas.text import shorten
 from srbench.service.datasets.refs import register_dataset, registered
-from srbench.service.wire.upstream_dataset import translate
+from srbench.service.wire.upstream_dataset import CASES, MANIFEST, translate
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
 
-MANIFEST, CASES = "manifest.json", "cases.jsonl"
 MAX_MANIFEST = 2 * 1024 * 1024      # upstream's own bound on a prepared manifest
 
 

@@ -37,6 +37,7 @@ from srbench.schemas.wire import WireJSON
 from srbench.stages.plan.problems import fail, pydantic_problems
 
 HEX64 = r"^[0-9a-f]{64}$"
+MANIFEST, CASES = "manifest.json", "cases.jsonl"     # the files of upstream's dataset folder
 LOCAL = "local-import"      # upstream's source url for an operator-supplied file (`--source-path`)
 
 
@@ -161,3 +162,19 @@ def _case_problems(m: UpstreamDatasetManifest, cases: list[Case]) -> list[str]:
     if stray:
         problems.append(f"cases.jsonl: cases of {', '.join(stray)}, which the manifest does not name")
     return problems
+
+
+def upstream_manifest(m: WireJSON, path: str) -> WireJSON:
+    """Upstream's `manifest.json` of a dataset as sr-bench answers it (`m`, a `WireDataset`), its cases file at
+    `path`: a dataset imported from upstream gets its own manifest back (its id unchanged); one frozen by sr-bench
+    gets a manifest in upstream's form — sr-bench's sources as its source records, its selection named
+    ``sr-bench:<algorithm>`` — whose id upstream's identity rule gives."""
+    if isinstance(m.get("upstream"), dict):
+        return {**m["upstream"]["manifest"], "path": path}
+    algorithms = sorted({str(s.get("algorithm")) for s in (m.get("selection") or {}).values()})
+    out: WireJSON = {
+        "version": m.get("version", "sr-bench-1.0"), "id": "", "name": m["name"], "path": path,
+        "sha256": m["sha256"], "case_count": m["case_count"], "profile": m["profile"],
+        "custom_subset": bool(m.get("custom_subset")), "benchmarks": m["benchmarks"], "sources": m["sources"],
+        "seed": m["seed"], "selection": "sr-bench:" + "+".join(algorithms), "split": m["split"]}
+    return {**out, "id": upstream_identity(out)}
