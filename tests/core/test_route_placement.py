@@ -30,3 +30,12 @@ def test_the_http_edge_imports_no_handler_nor_the_composition_root() -> None:
     upward = re.compile(r"^(?:from|import) srbench\.service\.(?:routes|route_table|app)\b", re.M)
     found = sorted(str(p.relative_to(SRC)) for p in edge.rglob("*.py") if upward.search(p.read_text()))
     assert found == [], f"the HTTP edge imports above itself: {found}"
+
+
+def test_nothing_below_the_routes_imports_a_handler_module() -> None:
+    """service/routes/ is imported only by the route table (and other route modules): the service's parts below
+    it (datasets, runs, store, wire, api …) never import a handler module."""
+    importer = re.compile(r"^(?:from|import) srbench\.service\.routes\b", re.M)
+    found = sorted(str(p.relative_to(SRC)) for p in (SRC / "service").rglob("*.py")
+                   if ROUTES not in p.parents and p.name != "route_table.py" and importer.search(p.read_text()))
+    assert found == [], f"modules below the routes import them: {found}"

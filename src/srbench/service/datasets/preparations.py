@@ -28,10 +28,10 @@ from srbench.schemas.dataset import PROFILES
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.datasets.jobs import PreparationJob, all_jobs, read_job, write_job
+from srbench.service.datasets.prepare import prepare_registered
 from srbench.service.datasets.refs import all_registered
+from srbench.service.datasets.snapshots import SnapshotRef, resolve_snapshot
 from srbench.service.datasets.views import compose
-from srbench.service.routes.datasets import _prepare_sync
-from srbench.service.routes.exclusions import SnapshotRef, resolve_snapshot
 from srbench.service.wire.projections import iso
 from srbench.stages.datasets.build import check_evaluation
 from srbench.stages.datasets.exclusions import ROLES
@@ -83,7 +83,7 @@ async def _work(service: Service, job_id: str, req: rq.PrepareJob, snapshot: str
     journal = service.journal
     try:
         await asyncio.to_thread(_update, journal, job_id, status="running", phase="downloading")
-        manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
+        manifest = await asyncio.to_thread(prepare_registered, service, rq.PrepareDataset(
             benchmark=str(req.benchmark), profile=req.profile, seed=req.seed, limit=req.limit, source=req.source,
             source_partition=req.source_partition, evaluation_role=req.evaluation_role,
             exclusion_snapshot=snapshot))
@@ -111,7 +111,7 @@ async def _work_many(service: Service, job_id: str, req: rq.PrepareJob) -> None:
             found = await asyncio.to_thread(_reusable, service, item.benchmark, req.profile, req.seed)
             item.reused = found is not None
             if found is None:
-                manifest = await asyncio.to_thread(_prepare_sync, service, rq.PrepareDataset(
+                manifest = await asyncio.to_thread(prepare_registered, service, rq.PrepareDataset(
                     benchmark=item.benchmark, profile=req.profile, seed=req.seed, source=req.source))
                 found = manifest.id
             item.status, item.phase, item.source_ids = "completed", "completed", [found]

@@ -8,12 +8,8 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from srbench.benchmarks import get as get_benchmark
-from srbench.benchmarks.acquire import acquire
-from srbench.discovery import cache_home
-from srbench.errors import InvalidInput, NotFound, storage_fault
+from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.dataset import DatasetManifest
-from srbench.schemas.text import shorten
 from srbench.service.api import requests as rq
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import route
@@ -21,50 +17,18 @@ from srbench.service.api.http import MAX_OFFSET, svc
 from srbench.service.datasets import views as dataset_views
 from srbench.service.datasets.ids import as_named, on_wire, resolve
 from srbench.service.datasets.imports import import_upstream
+from srbench.service.datasets.prepare import prepare_registered
 from srbench.service.datasets.refs import all_registered, register_dataset
-from srbench.service.routes.exclusions import remember_snapshot, resolve_snapshot
-from srbench.stages.datasets.build import check_evaluation, combine, prepare
-from srbench.stages.datasets.source_labels import dataset_notices
+from srbench.stages.datasets.build import combine
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
 
 
-def _prepare_sync(service: Service, req: rq.PrepareDataset) -> DatasetManifest:
-    bench = get_benchmark(req.benchmark)
-    profile, seed, limit, src, rev = req.profile, req.seed, req.limit, req.source_path, req.revision
-    if (src is None) != (rev is None):
-        raise InvalidInput("--source-path and --revision are required together (DS-7)")
-    if not bench.available:
-        raise InvalidInput(f"benchmark {bench.id} is not available: {bench.unavailable_reason}")
-    if rev is not None and not rev.strip():
-        raise InvalidInput("revision must not be blank")
-    check_evaluation(bench, req.source_partition, req.evaluation_role, req.exclusion_snapshot)
-    snapshot = resolve_snapshot(service, req.exclusion_snapshot)
-    try:
-        got = acquire(bench, mode=req.source or "auto", cache_dir=cache_home() / "sources",
-                      source_path=src, revision=rev)
-    except (OSError, ValueError) as exc:     # a local copy the filesystem refuses or cannot read
-        if src is None or storage_fault(exc) is not None:
-            raise
-        raise InvalidInput(f"source_path: cannot read {shorten(src)}: {getattr(exc, 'strerror', None) or exc}"
-                           ) from None
-    manifest, _hit = prepare(service.engine, bench.id, str(profile), seed, limit, got.files,
-                             revision=got.revision, url=bench.source.url, origin=got.origin,
-                             partition=req.source_partition, role=req.evaluation_role,
-                             snapshot=snapshot.object if snapshot else None, check=got.check)
-    if snapshot is not None:
-        remember_snapshot(service, snapshot)
-    notices = list(got.notices) + dataset_notices(bench.id, got.revision, got.origin, got.check)
-    if notices:
-        manifest = manifest.model_copy(update={"notices": [*manifest.notices, *notices]})
-    return register_dataset(service, manifest)
-
-
 @route("POST", "/datasets/prepare", "Freeze a dataset from a pinned or local source", body=rq.PrepareDataset,
        answer=rs.WireDataset)
 async def prepare_dataset(request: web.Request, req: rq.PrepareDataset) -> rs.WireDataset:
-    return on_wire(await asyncio.to_thread(_prepare_sync, svc(request), req))
+    return on_wire(await asyncio.to_thread(prepare_registered, svc(request), req))
 
 
 @route("POST", "/datasets/import", "Import a dataset frozen by upstream's vllm-sr, unchanged (its folder on the "
