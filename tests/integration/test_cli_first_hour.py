@@ -135,6 +135,9 @@ def test_a_failed_run_says_why_per_target_and_plan_probes_first(cli: Cli, source
         assert "— first: " in lines[head + 1]
     assert not any(line.startswith("target good: ") for line in lines)
     assert KEY not in out + err
+    run_id = json.loads(cli.run("runs").stdout)["runs"][0]["id"]
+    code, _, shown = on_tty(cli, "show", run_id)                 # `show` on a terminal says it too
+    assert code == 0 and "  2 × connect_error: connection refused at http://127.0.0.1:9/v1" in shown
     assert "(not_found)" in cli.json("runs")["runs"][0]["error"]          # not labelled unknown_model
 
 

@@ -317,7 +317,7 @@ def preflight(obj: Ctx, path: str, data: Any) -> Any:
 
 def print_failures(obj: Ctx, final: WireJSON) -> None:
     """A run with failed or ambiguous cells: why, per target, on stderr (an upstream service has no such page)."""
-    p = final["progress"]
+    p = final.get("progress") or {}
     if not (p.get("failed") or p.get("ambiguous")):
         return
     try:
@@ -396,7 +396,10 @@ def show(obj: Ctx, run_id: str, what: str | None, active: bool, after: int, limi
     elif what == "events":
         emit(obj.client.get(f"/runs/{run_id}/events", after=after))
     else:
-        emit(obj.client.get(f"/runs/{run_id}"), views.run_view)
+        shown = obj.client.get(f"/runs/{run_id}")
+        emit(shown, views.run_view)
+        if human():                                # on a terminal: why cells failed, per target
+            print_failures(obj, shown)
 
 
 @click.command()
