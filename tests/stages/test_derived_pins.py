@@ -46,6 +46,6 @@ def test_regrade_and_export_bytes_unchanged(kind: str, tmp_path: Path, monkeypat
 
 
 PINNED = {
-    "regrade": "b3:d5a394c7fe0bc6838dd3617a9bf8621f26024ca7df04803a4033b670237439cc",   # issue 41: only original_report changed
+    "regrade": "b3:b5695d3b168e8a5264d707ec1a66ddc16bfeb4e8c60ad497c6f5b815296e66e0",   # issues 41, 43 (item 7): only original_report changed
     "export": "b3:da3a564776a37e6e382a9d12211c7e2b76f0d821c86e6839b9765943a47c0b9e",
 }

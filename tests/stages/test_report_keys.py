@@ -1,8 +1,8 @@
 """The report rule's keys do not change while its inputs and params become models (issue 26, item 1): the
 report signature, the results signature and the row memo's context of a request with every optional part
 (corrections, early stop, recipes, probes) are the ones the dict-typed code computed (taken at f167344), re-taken
-once for report rule 17 (issue 41; with the version set back to "16" the keys are the earlier ones) and for 18
-(issue 43; set back to "17", they are issue 41's)."""
+once for report rule 17 (issue 41; with the version set back to "16" the keys are the earlier ones), for 18
+(issue 43; set back to "17", they are issue 41's) and for 19 (issue 43, item 7; set back to "18", item 7's first part)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,6 @@ def test_report_keys_unchanged() -> None:
                       correction="b3:" + "c" * 64, correction_at=12.0, price_correction="b3:" + "d" * 64,
                       early_stop=STOP, recipes=RECIPES, config_probes=PROBES)
     assert report_signature(r, 7) == (
-        "b3:76b9df0f8b1afa08bf13c5b81b3d668120fa5b14c220ab6590498a7e42e16674",
-        "b3:06451cf853284a86cfcaa5a4524a70b72a283e9c18b872a1c6a014d961abc9ce")
-    assert row_context({"plan": r.plan}) == "b3:12bef6570b7c4179abd6da6e1faecd69587d68e55d0f2ce2279c09b5104692e6"
+        "b3:ff826aa2a32d0beffc04dc92a32f8f9293ff5037fb4493fc5f089e2f18897ec4",
+        "b3:0e1dd1f1b1dacbd2b86a038339a515b4ee16d914fa4bc53e63c25322e02ae3b2")
+    assert row_context({"plan": r.plan}) == "b3:20373294d447a6d23bab8457840733e6fba4e2a23c1be1d61beaffe75c7fe2a7"

@@ -34,20 +34,24 @@ claim they make (`stages/selection`):
   a = c_max·L/(θ·s), β = (t − δ + c_max·C/θ)/s; for Brownian motion and a line (a > 0) that is
   Φ̄(a + β) + e^(−2aβ)·Φ̄(a − β): the first term is the last prefix alone (the formula above), the
   second what the earlier prefixes add. The real bets adapt to the observed tie rate and start
-  cautious, so in simulation about half of that second term is realised; the planning counts half:
-      P₁ = Φ̄(a + β) + ½·e^(−2aβ)·Φ̄(a − β)
-  Hoeffding is valid only at the planned size: P₁ = Φ((δ − t − r_H)/s).
+  cautious, and the prefixes are discrete, so less of the second term is realised — the less, the
+  likelier the last prefix clears anyway. The planning takes the two events as independent:
+      P₁ = 1 − (1 − Φ̄(a + β))·(1 − e^(−2aβ)·Φ̄(a − β))
+  (issue 43: it counted half of the second term, short by 2.5 points at low power and long by up
+  to 4 at K = 3). Hoeffding is valid only at the planned size: P₁ = Φ((δ − t − r_H)/s).
 - K singles. An improvement (or non-inferiority) claim needs the candidate's lower bound to clear t
   against every one of the K singles (the intersection–union side, at the unadjusted level). The
   planning assumes the worst case — K singles as strong as each other — and exchangeable models,
   whose differences against the K singles have correlation ½ (as comparisons with a common
   control): with z = Φ̄⁻¹(P₁), P_K = E_U[Φ̄(√2·z − U)^K], U standard normal (81-point rule on
   [−6, 6]). K = 1 gives P₁. Singles weaker than the strongest cost less power, down to P₁.
-Against the simulation (`benchmarks/stats_power.py`, standard profile, 2026-12-04, 300–1000
-replications a row): +5 points at 90 % ties 77.0 % predicted, 74–80 % simulated (K = 3: 56.6 % vs
-52–58 %); +10 points at 0 % ties 40.6 % vs 39–42 %; +5 points at 50 % ties 16.8 % vs 17–21 %; +10
-points at 50 % ties 75.2 % vs 72–76 % — within about 4 points, where the last-prefix formula was
-short by up to about 7 and the whole crossing term long by up to about 8.
+Against the project's simulation of the claim (`benchmarks/planning_power.py`: `simulate_selection`,
+2,000 seeded replications a setting, 200 looks; 17 settings: K = 1, 3, 6, 10, ties 50–90 %, +3 to
++10 points, the standard sizes, the sizes `cases_needed` asks for, 4 more Terminal-Bench cases):
+16 of 17 within 2 points, worst 3.0 (K = 3, 80 % ties, +5 points: 20.5 % predicted, 17.5 %
+simulated; the K step's correlation-½ model is long there); the earlier half-term formula had 13 of
+17, worst 4.0 (K = 3, 90 % ties, +5 points: 56.6 % vs 52.6 %; its 4,024 cases for 80 % gave 76.8 %,
+the 4,065 planned now give 81.0 %). tests/stages/test_planning_power.py checks three settings.
 """
 
 from __future__ import annotations
@@ -152,11 +156,11 @@ def _log_tail(x: float) -> float:
 
 
 def _crossing(a: float, beta: float) -> float:
-    """P₁ of the module docstring: W(f) > a + β·f at the last prefix, plus half of what the earlier
-    prefixes add for a standard Brownian motion W (a > 0)."""
-    first = 1.0 - normal_cdf(a + beta)
-    second = math.exp(min(700.0, -2.0 * a * beta + _log_tail(a - beta)))
-    return min(1.0, first + 0.5 * second)
+    """P₁ of the module docstring: the last prefix clears the line, or (taken as independent of it)
+    an earlier one does, for a standard Brownian motion W (a > 0)."""
+    last = 1.0 - normal_cdf(a + beta)
+    earlier = math.exp(min(0.0, -2.0 * a * beta + _log_tail(a - beta)))
+    return min(1.0, 1.0 - (1.0 - last) * (1.0 - earlier))
 
 
 def _all_of(p1: float, singles: int) -> float:
