@@ -132,6 +132,13 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
     ds = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
                                               "source_path": str(src), "revision": "synthetic"})
     hits = MemoHits(monkeypatch)
+    started: list[Any] = []
+
+    class Spied(report_rows.worker.WorkerProcess):
+        def __init__(self, *a: Any) -> None:
+            super().__init__(*a)
+            started.append(self)
+    monkeypatch.setattr(report_rows.worker, "WorkerProcess", Spied)
     models = [SimModel("subject", skill=0.6), SimModel("judge-model", skill=1.0)]
     with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
         api.ok("POST", "/targets", {"targets": [
@@ -145,6 +152,11 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
     assert run["status"] == "completed", run
     settled(service)
     assert hits.hits == run["progress"]["total"] == 5 and memo_count(service, run_id, gone=True) == 0   # read, then deleted
+    deadline = time.monotonic() + 30       # no run left: the worker process has ended (issue 42, item 3)
+    while service.service.runs.rows._pool is not None or any(w.proc.poll() is None for w in started):
+        assert time.monotonic() < deadline, "the report-rows worker still runs after the last run ended"
+        time.sleep(0.05)
+    assert started
     first, cold = cold_rebuild(api, service, run_id)
     assert first["cache_hit"] is True
     assert first["summary"]["targets"][0]["judge_cost_usd"] > 0
