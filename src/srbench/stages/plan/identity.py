@@ -36,6 +36,9 @@ VOLATILE: dict[str, str] = {
     "decided_at": "the clock time an early stop was decided",
     "capture": "the digest of a router recipe capture, which holds its capture time",
     "captured_at": "the clock time a router's configuration was captured or previewed",
+    "started_at": "the clock time a call started (upstream's call fields)",
+    "finished_at": "the clock time a call finished (upstream's call fields)",
+    "subject_latency_s": "measured (upstream's name for a result's latency)",
 }
 
 
