@@ -161,3 +161,33 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
     assert first["cache_hit"] is True
     assert first["summary"]["targets"][0]["judge_cost_usd"] > 0
     assert_same(service, first, cold)
+
+
+def test_a_report_asked_as_the_run_ends_is_built_once(api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 2): a GET /report during the end-of-run report waits for it instead of building the same
+    report a second time beside it (on a busy 2-core host the two builds took each other's CPU)."""
+    from srbench import TERMINAL_STATUSES
+    from srbench.service.runs import manager as manager_mod
+
+    ds = prepare("mmlu-pro")
+    rows = service.service.runs.rows
+    real_drain = rows.drain
+
+    def slow_drain(run_id: str, *a: Any) -> None:
+        real_drain(run_id, *a)
+        time.sleep(1.0)             # the end-of-run report starts late: the report below is asked before it
+    monkeypatch.setattr(rows, "drain", slow_drain)
+    builds: list[str] = []
+    real_build = manager_mod.build_report
+
+    def counted(*a: Any, **k: Any) -> Any:
+        builds.append(a[1].run_id)
+        return real_build(*a, **k)
+    monkeypatch.setattr(manager_mod, "build_report", counted)
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        while api.ok("GET", f"/runs/{run_id}")["status"] not in TERMINAL_STATUSES:
+            time.sleep(0.01)
+        report = api.ok("GET", f"/runs/{run_id}/report")
+    assert report["cache_hit"] is True and builds == [run_id]
