@@ -37,7 +37,11 @@ def test_ctrl_c_stops_only_the_waiting_and_stop_keeps_results(cli, sources) -> N
                                 # a test run started in the background (`cmd &`) inherits SIGINT ignored,
                                 # as a shell sets it for background jobs: give the CLI a terminal's Ctrl-C
                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        time.sleep(2.0)
+        # Ctrl-C once the CLI waits on its run (on a busy host its start alone can take seconds)
+        deadline = time.monotonic() + 60
+        while not cli.json("runs")["runs"] and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err
