@@ -59,12 +59,15 @@ def test_the_per_benchmark_comparison_reads_at_80_columns() -> None:
     Console(file=out, width=80, color_system=None).print(per_benchmark_table(cmp))
     text = out.getvalue()
     assert "mom against large" in text and max(len(line) for line in text.splitlines()) <= 80
-    row = next(line for line in text.splitlines() if line.startswith("mmlu-pro"))
-    assert "0.57 [0.33," in row and "0.50 [0.27," in row and "3/2/9" in row
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith("mmlu-pro"))
+    assert "0.57" in lines[i] and "0.50" in lines[i] and "3/2/9" in lines[i]
+    assert "[0.33,0.79]" in lines[i + 1] and "[0.27,0.73]" in lines[i + 1]       # whole intervals (issue 40)
     cmp["candidates"].append({"target_id": "mom2", "kind": "mom", "benchmarks": [_bench("hle")]})
     out = io.StringIO()
     Console(file=out, width=80, color_system=None).print(per_benchmark_table(cmp))
-    assert "mom2" in out.getvalue() and "0.57 [0.33," in out.getvalue()
+    assert "mom2 against large" in out.getvalue() and "[-0.65,+0.80]" in out.getvalue()   # a table per router
+    assert max(len(line) for line in out.getvalue().splitlines()) <= 80
 
 
 def test_the_run_summary_splits_no_number_at_80_columns() -> None:

@@ -144,7 +144,9 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "model mix: sim-large" in out, out
     assert "Hoeffding]" in out and "on this benchmark's cases alone" in out
     per_benchmark = proc.stdout.split("per benchmark, mom against large")[1].split("Δ interval:")[0]
-    assert re.search(r"^mmlu-pro +\d+ +\d\.\d\d \[\d\.\d\d, +\d\.\d\d \[", per_benchmark, re.M), per_benchmark
+    # issue 40: at 80 columns the accuracies on the row, their whole intervals on the line below
+    assert re.search(r"^mmlu-pro +\d+ +\d\.\d\d +\d\.\d\d +[-+]\d\.\d\d +\d+/\d+/\d+\n +\[\d\.\d\d,\d\.\d\d\] +\[",
+                     per_benchmark, re.M), per_benchmark
     assert "micro acc." in out and "macro quality" in out and "macro = weighted mean" in out
     assert "mmlu-pro-official-chain-v1" in out and "graded differently" in out
     assert "inconclusive — the interval's half-width is ±" in out and "cases per benchmark" in out
@@ -155,6 +157,8 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "Full sr-bench score (SIMULATED" in out and "SIMULATED mom:" in out
     # issue 29: it fits an 80-column terminal, prints each note once and ends with the next commands
     assert max(len(line) for line in proc.stdout.splitlines() if "SR_BENCH_STORE=" not in line) <= 80  # a path stays whole
+    for line in proc.stdout.splitlines():                  # issue 40: no interval split across lines
+        assert all("]" in line[m.end():] for m in re.finditer(r"\[[-+]?\d+\.\d", line)), line
     assert out.count("HLE's published accuracy needs its official judge prompt") == 1
     assert out.count("per benchmark: sr-bench's rule beside the published rule") == 1
     assert out.count("How to read this:") == 1

@@ -7,6 +7,10 @@ pipe; a manifest names its dataset by the file `dataset prepare` wrote, its ref 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.integration.conftest import Cli
@@ -142,3 +146,33 @@ def test_retry_continues_a_stopped_run_in_one_command(cli: Cli, sources: dict[st
     r = cli.run("retry", child["run_id"], ok=False)       # nothing left: one line naming the other mode
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no cell to continue" in r.stderr, r.stderr
     assert f"sr-bench retry {child['run_id']} --failed" in r.stderr
+
+
+def test_dataset_prepare_shows_progress_on_a_terminal(cli: Cli, sources: dict[str, Path]) -> None:
+    """stdout to a file (`> arc.json`), stderr a terminal: a live line while it prepares, gone at the end;
+    the file holds the manifest as always. On a pipe nothing but the JSON."""
+    master, slave = pty.openpty()
+    out = cli.cwd / "arc.json"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", "dataset", "prepare", "--benchmark",
+                                 "arc-agi-2", "--profile", "smoke", "--source-path", str(sources["arc-agi-2"]),
+                                 "--revision", ArcAgi2.source.revision], cwd=cli.cwd, env={**cli.env, "TERM": "xterm"},
+                                stdin=subprocess.DEVNULL, stdout=fh, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait(timeout=120) == 0
+    os.close(master)
+    shown = b"".join(chunks).decode("utf-8", "replace")
+    assert "preparing arc-agi-2 smoke" in shown, shown
+    assert json.loads(out.read_text())["benchmarks"] == ["arc-agi-2"]
+    piped = cli.run("dataset", "prepare", "--benchmark", "arc-agi-2", "--profile", "smoke", "--source-path",
+                    str(sources["arc-agi-2"]), "--revision", ArcAgi2.source.revision)
+    assert "preparing" not in piped.stderr and json.loads(piped.stdout)["id"]

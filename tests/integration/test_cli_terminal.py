@@ -55,6 +55,17 @@ def on_tty(cli: Cli, *args: str, cols: int = 80, timeout: float = 120) -> tuple[
     return code, text, err.read_text()
 
 
+def assert_whole_intervals(text: str) -> None:
+    """At 80 columns no interval is split across lines: each "[number" closes on its line, and each "number]"
+    opened on it (a header such as "Δ [95% Hoeffding]" may wrap between its words)."""
+    for line in text.splitlines():
+        assert width(line) <= 80, text
+        for m in re.finditer(r"\[[-+]?\d+\.\d", line):
+            assert "]" in line[m.end():], line
+        for m in re.finditer(r"\d\.\d+\]", line):
+            assert "[" in line[:m.start()], line
+
+
 def width(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
@@ -173,10 +184,12 @@ def test_report_on_a_terminal_answers_does_routing_pay(cli: Cli, sources: dict[s
     assert "model mix:" in flat and "latency p50/p95: mom" in flat, out
     assert "per benchmark: mom − big" in flat and "mmlu-pro" in flat and facts.benchmarks[0].benchmark == "mmlu-pro"
     assert rid in out                                                    # ids whole
+    assert_whole_intervals(out)                                          # issue 40: "0.57 [0.33," / "0.79]" no more
     assert json.loads(cli.run("report", rid).stdout)["run_id"] == rid     # the pipe: JSON as before
     # the comparison table at 80 columns: headers wrap between words, never inside one ("hoeffd / ing")
     code, out, err = on_tty(cli, "compare", rid)
     assert code == 0, err
+    assert_whole_intervals(out)
     words = set(out.split())
     assert {"hoeffding", "claim", "W/L/T", "quality"} <= words and "cache-neutral" in " ".join(out.split()), out
     # issue 43: the diagnose section on a terminal and in the JSON; the router's "tiny" is no single of the run, so

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import get_args
 
 import click
+from rich.console import Console
 
 from srbench import DEFAULT_SEED
 from srbench.cas import sha256_bytes
@@ -65,8 +69,25 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
                        ("exclusion_snapshot", read_snapshot(exclusion_snapshot) if exclusion_snapshot else None)):
         if value is not None:           # absent, the request (and the dataset) is as before
             body[key] = value
-    manifest = obj.client.post("/datasets/prepare", body)
+    with progress(f"preparing {benchmark} {profile}"):
+        manifest = obj.client.post("/datasets/prepare", body)
     emit(write_dataset(manifest, obj.dataset_bytes(manifest), Path(output)) if output else manifest, manifest_view)
+
+
+@contextlib.contextmanager
+def progress(what: str) -> Iterator[None]:
+    """On a terminal (stderr), a live line with a spinner and the time elapsed while `what` runs; it is
+    gone when done. On a pipe nothing is shown."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    # deferred: rich's progress bars load only when a terminal watches
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        bar.add_task(what, total=None)
+        yield
 
 
 def read_snapshot(value: str) -> WireJSON | str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
 from srbench.cli.answer import fact_lines, routing_facts
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.diagnose import diagnose_view, write_diagnosis
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import human, table
+from srbench.cli.output import WholeTable, human, table
 from srbench.cli.runs import wait_for, without_volatile, write_json
 from srbench.errors import InvalidInput
 from srbench.schemas.wire import WireJSON
@@ -32,7 +32,7 @@ def comparison_table(cmp: WireJSON) -> Table:
     rule = cmp.get("claim_rule", "hoeffding")
     other = "betting" if rule == "hoeffding" else "hoeffding"
     t = table("candidate", "macro quality", f"Δ ({rule} 95%, claim)", f"{other} 95%", "claim", "W/L/T",
-              "saving p / t / c", ids=["candidate"], short=["W/L/T", "claim"],
+              "saving p / t / c", ids=["candidate"], short=["W/L/T", "claim"], optional=[f"{other} 95%"],
               title=f"baseline {base['target_id']} (macro quality {base['quality']:.3f}) — {cmp['evidence']['label']} — "
                     f"claims by {rule}" + (f" — {cmp['cases']} of {cmp['planned_cases']} cases (stopped early)"
                                            if cmp.get("early_stop") else ""),
@@ -110,12 +110,14 @@ def headline_lines(cmp: WireJSON) -> list[str]:
     return [line for f in routing_facts(cmp) for line in fact_lines(f)]
 
 
-def per_benchmark_table(cmp: WireJSON) -> Table:
+def per_benchmark_table(cmp: WireJSON) -> RenderableType:
     """Per router and benchmark: both accuracies with Wilson 95% intervals and the paired Δ with its
-    Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one). One router
-    is named in the title instead of a column, and the accuracy columns keep a readable width at 80."""
-    base = cmp["baseline"]["target_id"]
+    Hoeffding interval on that benchmark alone (descriptive; the claim is the weighted one). Each router
+    gets its own table, named in the title, so every interval stays whole at 80 columns."""
     routers = [c for c in cmp["candidates"] if c["kind"] == "mom"] or cmp["candidates"]
+    if len(routers) > 1:
+        return Group(*(per_benchmark_table({**cmp, "candidates": [c]}) for c in routers))
+    base = cmp["baseline"]["target_id"]
     one = len(routers) == 1
     cols = ("benchmark", "cases", "candidate accuracy [95% Wilson]", "baseline accuracy [95% Wilson]",
             "Δ [95% Hoeffding]", "W/L/T")
@@ -143,7 +145,7 @@ def per_benchmark_table(cmp: WireJSON) -> Table:
 
 
 def published_table(cmp: WireJSON) -> Table:
-    t = Table(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
+    t = WholeTable(title="per benchmark: sr-bench's rule beside the published rule (same answers, no model call)")
     for col in ("candidate", "benchmark", "published metric", "candidate sr-bench / published",
                 "baseline sr-bench / published", "graded differently (cand. / base.)"):
         t.add_column(col)
@@ -314,7 +316,7 @@ def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) 
         return
     final = wait_for(obj, run_id)
     rep = obj.client.get(f"/runs/{run_id}/report")
-    t = Table(title=f"preview {run_id} — {final['status']} (routing only; no capability score)")
+    t = WholeTable(title=f"preview {run_id} — {final['status']} (routing only; no capability score)")
     for col in ("target", "models", "decisions", "selection statuses"):
         t.add_column(col)
     for s in rep["summary"]["targets"]:

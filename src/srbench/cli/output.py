@@ -2,7 +2,8 @@
 
 On a pipe, in a file, or with ``--json`` every data command prints exactly the JSON it always printed
 (scripts and ``> manifest.json`` keep working). On a terminal it prints a table or a few summary lines:
-ids are never cut (their columns never wrap; the other columns wrap instead), long cells wrap.
+ids are never cut (their columns never wrap; the other columns wrap instead), long cells wrap between whole
+units: an interval in a table cell is written ``[lo,hi]`` and never split, nor is a number or an id.
 ``SR_BENCH_JSON=1`` forces JSON everywhere.
 """
 
@@ -10,14 +11,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
 from rich import box
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
+from rich.text import Text
 
 from srbench.schemas.wire import WireJSON
 
@@ -69,12 +73,93 @@ def add_json_option(cmd: click.Command) -> None:
 
 
 # -- tables ----------------------------------------------------------------------------------------
+INTERVAL = re.compile(r"\[[^\[\]\s]*, [^\[\]\s]*\]")
+
+
+def whole_units(cell: str) -> str:
+    """The 80-column rule for a table cell: an interval is written ``[lo,hi]`` (no space inside), so a cell
+    wraps only between whole units — a number, an interval, an id, a word — never inside one."""
+    return INTERVAL.sub(lambda m: m[0].replace(", ", ","), cell)
+
+
+class WholeTable(Table):
+    """A table whose cells wrap only between whole units (`whole_units`): when it is wider than the console,
+    each wrapping column gets at least its longest unit (a number, an interval, an id, a word) and the room
+    left is shared by how much each would still use; never-wrapping columns (ids) keep their full width.
+    When even that does not fit, its `optional` columns are left out and the caption names them."""
+
+    optional: tuple[str, ...] = ()
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        super().add_row(*(whole_units(c) if isinstance(c, str) else c for c in renderables), **kwargs)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = self._fit(options)
+        if widths is None and self.optional:
+            yield from self._without(self.optional).__rich_console__(console, options)
+            return
+        saved: list[int | None] = [c.width for c in self.columns]
+        if widths:
+            for column, fit in zip(self.columns, widths, strict=True):
+                column.width = fit
+        try:
+            yield from super().__rich_console__(console, options)
+        finally:
+            for column, before in zip(self.columns, saved, strict=True):
+                column.width = before
+
+    def _fit(self, options: ConsoleOptions) -> list[int] | None:
+        """Content widths that fit `options.max_width` with every unit whole ([] when it fits as it is), or
+        None when it cannot."""
+        lows, highs = [], []
+        for column in self.columns:
+            texts = [str(column.header), *(str(c) for c in column.cells if isinstance(c, str | Text))]
+            lines = [line for t in texts for line in t.splitlines()] or [""]
+            high = max(cell_len(line) for line in lines)
+            low = high if column.no_wrap else max((cell_len(u) for line in lines for u in line.split()), default=1)
+            lows.append(max(low, 1))
+            highs.append(max(high, 1))
+        room = (options.max_width - self._extra_width
+                - sum(self._get_padding_width(i) for i in range(len(self.columns))))
+        if sum(highs) <= room:
+            return []
+        if sum(lows) > room:
+            return None
+        widths, spare = list(lows), room - sum(lows)
+        wants = [h - w for h, w in zip(highs, widths, strict=True)]
+        total = sum(wants)
+        for i, want in enumerate(wants):
+            widths[i] += min(want, spare * want // total) if total else 0
+        left = room - sum(widths)
+        for i in sorted(range(len(widths)), key=lambda i: wants[i], reverse=True):   # rounding's remainder
+            give = min(left, highs[i] - widths[i])
+            widths[i] += give
+            left -= give
+        return widths
+
+    def _without(self, names: tuple[str, ...]) -> WholeTable:
+        """This table without the columns `names` (the caption says where they are)."""
+        kept = [c for c in self.columns if str(c.header) not in names]
+        note = f"not shown at this width: {', '.join(names)} (on a wider terminal, or with --json)"
+        t = WholeTable(title=self.title, caption=f"{self.caption}\n{note}" if self.caption else note,
+                       title_justify=self.title_justify, caption_justify=self.caption_justify, box=self.box,
+                       show_edge=self.show_edge, pad_edge=self.pad_edge)
+        for c in kept:
+            t.add_column(c.header, no_wrap=c.no_wrap, overflow=c.overflow)
+        cells = [list(c.cells) for c in kept]
+        for row in zip(*cells, strict=True):
+            t.add_row(*row)
+        return t
+
+
 def table(*columns: str, ids: Iterable[str] = (), short: Iterable[str] = (), title: str | None = None,
-          caption: str | None = None) -> Table:
-    """A table whose `ids` columns (and `short` ones: numbers, states) never wrap; the others wrap."""
+          caption: str | None = None, optional: Iterable[str] = ()) -> Table:
+    """A table whose `ids` columns (and `short` ones: numbers, states) never wrap; the others wrap between
+    whole units (`WholeTable`); the `optional` ones are left out where the table cannot fit otherwise."""
     keep = set(ids) | set(short)
-    t = Table(title=title, caption=caption, title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD,
-              show_edge=False, pad_edge=False)
+    t = WholeTable(title=title, caption=caption, title_justify="left", caption_justify="left", box=box.SIMPLE_HEAD,
+                   show_edge=False, pad_edge=False)
+    t.optional = tuple(optional)
     for c in columns:
         t.add_column(c, no_wrap=c in keep, overflow="fold")
     return t

@@ -18,7 +18,7 @@ from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
 from srbench.cli.common import Ctx, emit
 from srbench.cli.env import check_targets, plan_targets, warn_targets
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import human, table
+from srbench.cli.output import WholeTable, human, table
 from srbench.cli.plan_checks import money_warnings, plan_warnings
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.wire import WireJSON
@@ -69,7 +69,7 @@ def plan_story(res: WireJSON) -> None:
     """What `plan` says on stderr about a frozen plan (`POST /plans`'s answer): the targets and their request
     parameters, notices, the declared margin, sample-size planning, the estimate, then its warnings."""
     frozen = res["manifest"]
-    table = Table("target", "kind", "model", "effective request parameters")
+    table = WholeTable("target", "kind", "model", "effective request parameters")
     params = {p["id"]: p["effective_params"] for p in frozen.get("target_profiles", [])}
     for t in frozen["targets"]:
         table.add_row(t["id"], t["kind"], t["model"], json.dumps(params.get(t["id"]), sort_keys=True))
@@ -110,7 +110,7 @@ def _needed(n: WireJSON | None) -> str:
 def planning_tables(p: WireJSON) -> list[Table]:
     """Sample-size planning as `plan` prints it: the declared rule first, the other beside it."""
     a = p["assumptions"]
-    t = Table(title=f"planning at {100 * a['power']:.0f}% power, tie rate {100 * a['tie_rate']:.0f}% "
+    t = WholeTable(title=f"planning at {100 * a['power']:.0f}% power, tie rate {100 * a['tie_rate']:.0f}% "
                     f"(assumed; the claim rule is {p['claim_rule']}"
                     + (f", against the strongest of K = {p['singles']} single(s)" if p.get("singles") else "") + ")")
     for col in ("rule", "radius at Δ=0", "smallest detectable effect", f"power at +{100 * a['effect']:.1f} pts",
@@ -124,7 +124,7 @@ def planning_tables(p: WireJSON) -> list[Table]:
                   _pts(r["detectable_effect"]),
                   "n/a" if r["power_at_effect"] is None else f"{100 * r['power_at_effect']:.0f}%",
                   _needed(r["needed_for_effect"]), ni)
-    ties = Table(title="smallest detectable effect by tie rate (share of cases where both agree)")
+    ties = WholeTable(title="smallest detectable effect by tie rate (share of cases where both agree)")
     rules = [p["claim_rule"], p["other"]["rule"]]
     for col in ("tie rate", *rules):
         ties.add_column(col)
