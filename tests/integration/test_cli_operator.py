@@ -40,6 +40,9 @@ def test_export_and_regrade_echo_the_whole_id(cli: Cli, two_runs: list[str]) -> 
 def test_store_verify_prints_json_on_a_pipe(cli: Cli) -> None:
     answer = json.loads(cli.run("store", "verify").stdout)
     assert answer["ok"] is True and answer["problems"] == 0
+    assert cli.json("stop") == {"stopping": True, "message": "service stopping; all results are kept"}
+    again = cli.json("stop")
+    assert again["stopping"] is False and again["message"].startswith("nothing to stop: ")
 
 
 def _arc(cli: Cli, sources: dict[str, Path]) -> dict:

@@ -8,7 +8,7 @@ import os
 
 import click
 
-from srbench.cli.common import Ctx
+from srbench.cli.common import Ctx, emit
 from srbench.errors import InvalidInput
 
 
@@ -66,9 +66,12 @@ def dashboard(obj: Ctx, host: str, port: int | None, tls_cert: str | None, tls_k
                 site = web.TCPSite(runner, host, 0, ssl_context=tls)      # another store's Dashboard holds it
                 await site.start()
             bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-            click.echo(f"sr-bench Dashboard on {scheme}://{shown}:{bound}/ for the service at {client.url}")
-            click.echo(f"sign-in key kept in {where}; open {scheme}://{'127.0.0.1' if is_loopback(host) else host}:"
-                       f"{bound}/login and paste it (Ctrl-C stops the Dashboard, never the runs)")
+            login = f"{scheme}://{'127.0.0.1' if is_loopback(host) else host}:{bound}/login"
+            emit({"url": f"{scheme}://{shown}:{bound}/", "service": client.url, "key_file": str(where),
+                  "login": login}, lambda _v, con: con.print(
+                f"sr-bench Dashboard on {scheme}://{shown}:{bound}/ for the service at {client.url}\nsign-in key "
+                f"kept in {where}; open {login} and paste it (Ctrl-C stops the Dashboard, never the runs)",
+                markup=False, soft_wrap=True))
             await asyncio.Event().wait()
         finally:
             await runner.cleanup()

@@ -7,6 +7,7 @@ import os
 import sys
 
 import click
+from rich.console import Console
 
 from srbench import VERSION
 from srbench.benchmarks import REGISTRY
@@ -32,6 +33,7 @@ from srbench.cli.examples import add_examples
 from srbench.cli.output import add_json_option
 from srbench.cli.views import catalog_view, setup_view
 from srbench.errors import InvalidInput, SrBenchError
+from srbench.schemas.wire import WireJSON
 
 
 @click.group()
@@ -152,10 +154,14 @@ def stop(obj: Ctx) -> None:
     try:
         client = connect(obj.store, autostart=False, url=obj.url, ca_file=obj.ca_file)
     except SrBenchError as exc:
-        click.echo(f"nothing to stop: {exc.message}")
+        emit({"stopping": False, "message": f"nothing to stop: {exc.message}"}, stop_view)
         return
     client.post("/shutdown")
-    click.echo("service stopping; all results are kept")
+    emit({"stopping": True, "message": "service stopping; all results are kept"}, stop_view)
+
+
+def stop_view(res: WireJSON, con: Console) -> None:
+    con.print(res["message"], markup=False, soft_wrap=True)
 
 
 def register_commands() -> None:
