@@ -19,7 +19,7 @@ from srbench import DEFAULT_SEED
 from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import eligible_of, excluded_of, recover_request
 from srbench.cli.output import human
-from srbench.cli.runs import plan_story, preflight, report_view, wait_for
+from srbench.cli.runs import plan_story, preflight, print_failures, report_view, wait_for
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.wire import WireJSON
 
@@ -99,6 +99,7 @@ def finish(obj: Ctx, run_id: str, extra: WireJSON) -> None:
     Exits 1 when the run did not complete."""
     final = wait_for(obj, run_id)
     rep = obj.client.get(f"/runs/{run_id}/report")
+    print_failures(obj, final)                     # why cells failed, per target (stderr)
     if human():
         con = Console(highlight=False)
         report_view(obj, rep, con)
