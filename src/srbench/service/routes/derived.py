@@ -5,9 +5,10 @@ the caller (`service.actors`)."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel
 
 from srbench.errors import InvalidInput, StorageFull
 from srbench.service.api import requests as rq
@@ -27,6 +28,15 @@ from srbench.stages.derived.robustness import robustness
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
+
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
+
+
+def _rule_answer(service: Service, model: type[_Answer], digest: str, hit: bool, why: Any) -> _Answer:
+    """A derived rule's stored output as its route answers it: the object, its digest and how it was had."""
+    return model.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
+                                 "explain": why})
 
 
 @route("POST", "/comparisons", "Paired comparison of a baseline and a candidate run", body=rq.MakeComparison,
@@ -59,8 +69,7 @@ async def diagnose_run(request: web.Request, q: rq.DiagnoseQuery) -> wf.Diagnose
     def go() -> wf.Diagnosed:
         bdig, cdig = service.runs.report_digest(b)[0], service.runs.report_digest(c)[0]
         digest, hit, why = diagnosis(service.engine, bdig, cdig, subject=f"{b}..{c}")
-        return wf.Diagnosed.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
-                                            "explain": why})
+        return _rule_answer(service, wf.Diagnosed, digest, hit, why)
     return await asyncio.to_thread(go)
 
 
@@ -76,8 +85,7 @@ async def robustness_run(request: web.Request, q: rq.RobustnessQuery) -> wf.Robu
     def go() -> wf.RobustnessMeasured:
         digests = [service.runs.report_digest(r)[0] for r in (original, *perturbed)]
         digest, hit, why = robustness(service.engine, digests[0], digests[1:], subject=f"{original}~robustness")
-        return wf.RobustnessMeasured.model_validate({**service.objects.get_json(digest), "digest": digest,
-                                                     "cache_hit": hit, "explain": why})
+        return _rule_answer(service, wf.RobustnessMeasured, digest, hit, why)
     return await asyncio.to_thread(go)
 
 
@@ -90,8 +98,7 @@ async def regrade_run(request: web.Request) -> wf.Regraded:
         run = service.runs.get(run_id)
         original = service.runs.final_report(run_id)
         digest, hit, why = derived.regrade(service.engine, run, original)
-        return wf.Regraded.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
-                                           "explain": why})
+        return _rule_answer(service, wf.Regraded, digest, hit, why)
     return await asyncio.to_thread(go)
 
 
@@ -103,8 +110,7 @@ async def export_run(request: web.Request) -> wf.Exported:
     def go() -> wf.Exported:
         run = service.runs.get(run_id)
         digest, hit, why = derived.export(service.engine, run, service.runs.report_digest(run_id)[0])
-        return wf.Exported.model_validate({**service.objects.get_json(digest), "digest": digest, "cache_hit": hit,
-                                           "explain": why})
+        return _rule_answer(service, wf.Exported, digest, hit, why)
     return await asyncio.to_thread(go)
 
 
