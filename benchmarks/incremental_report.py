@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from srbench import TERMINAL_STATUSES
 from srbench.client.embedded import EmbeddedService
@@ -39,6 +40,22 @@ def timed(fn):  # type: ignore[no-untyped-def]
     return time.perf_counter() - t0, out
 
 
+def start_run(c: Any, sim_url: str, src: Path, targets: int, name: str) -> str:
+    """Prepare MMLU-Pro's standard profile from `src`, register `targets` zero-latency single targets on the
+    simulator and start one run of them all (capability only, concurrency 8); its id."""
+    ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
+                                      "source_path": str(src), "revision": "bench"})
+    ids = [f"t{i:02d}" for i in range(targets)]
+    c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": sim_url + "/v1", "model": "fast"}
+                                    for t in ids]})
+    manifest = {"version": "sr-bench-1.0", "name": name, "profile": "standard", "seed": 1,
+                "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
+                "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
+                "limits": {"concurrency": 8, "total_timeout_s": 30, "idle_timeout_s": 10, "max_run_seconds": 86400}}
+    plan = c.post("/plans", {"manifest": manifest})["manifest"]
+    return str(c.post("/runs", {"manifest": plan})["id"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--targets", type=int, default=20)
@@ -48,18 +65,7 @@ def main() -> None:
     load0 = os.getloadavg()
     with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
         c = svc.client
-        ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
-                                          "source_path": str(src), "revision": "bench"})
-        ids = [f"t{i:02d}" for i in range(args.targets)]
-        c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": sim_url + "/v1", "model": "fast"}
-                                        for t in ids]})
-        manifest = {"version": "sr-bench-1.0", "name": "report-bench", "profile": "standard", "seed": 1,
-                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
-                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
-                    "limits": {"concurrency": 8, "total_timeout_s": 30, "idle_timeout_s": 10,
-                               "max_run_seconds": 86400}}
-        plan = c.post("/plans", {"manifest": manifest})["manifest"]
-        run_id = c.post("/runs", {"manifest": plan})["id"]
+        run_id = start_run(c, sim_url, src, args.targets, "report-bench")
         runs = svc.service.runs
         while runs.get(run_id).status not in TERMINAL_STATUSES:
             time.sleep(0.05)

@@ -43,6 +43,7 @@ from srbench.simulate import samples
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dispatch import simulator_process  # noqa: E402
+from incremental_report import start_run  # noqa: E402
 
 GOAL_S = 0.2
 
@@ -108,18 +109,7 @@ def main() -> None:
     prof: list[str] = []
     with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
         c = svc.client
-        ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "standard", "seed": 1,
-                                          "source_path": str(src), "revision": "bench"})
-        ids = [f"t{i:02d}" for i in range(args.targets)]
-        c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": sim_url + "/v1", "model": "fast"}
-                                        for t in ids]})
-        manifest = {"version": "sr-bench-1.0", "name": "live-bench", "profile": "standard", "seed": 1,
-                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
-                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 64},
-                    "limits": {"concurrency": 8, "total_timeout_s": 30, "idle_timeout_s": 10,
-                               "max_run_seconds": 86400}}
-        plan = c.post("/plans", {"manifest": manifest})["manifest"]
-        run_id = c.post("/runs", {"manifest": plan})["id"]
+        run_id = start_run(c, sim_url, src, args.targets, "live-bench")
         runs = svc.service.runs
         stop = threading.Event()
         poller = threading.Thread(target=poll, args=(svc.url, svc.token, run_id, args.interval, polls, stop,
