@@ -145,7 +145,7 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     assert "Hoeffding]" in out and "on this benchmark's cases alone" in out
     per_benchmark = proc.stdout.split("per benchmark, mom against large")[1].split("Δ interval:")[0]
     # issue 40: at 80 columns the accuracies on the row, their whole intervals on the line below
-    assert re.search(r"^mmlu-pro +\d+ +\d\.\d\d +\d\.\d\d +[-+]\d\.\d\d +\d+/\d+/\d+\n +\[\d\.\d\d,\d\.\d\d\] +\[",
+    assert re.search(r"^mmlu-pro +\d+ +\d\.\d\d +\d\.\d\d +[-+]\d\.\d\d +\d+/\d+/\d+ *\n +\[\d\.\d\d,\d\.\d\d\] +\[",
                      per_benchmark, re.M), per_benchmark
     assert "micro acc." in out and "macro quality" in out and "macro = weighted mean" in out
     assert "mmlu-pro-official-chain-v1" in out and "graded differently" in out
