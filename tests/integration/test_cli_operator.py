@@ -114,6 +114,11 @@ def test_eval_prepares_plans_runs_and_reports_in_one_command(cli: Cli) -> None:
             "--max-cost-usd", "0.000001")
     with SimulatorThread(models=[SimModel("big", skill=0.9)], answer_key={}) as sim:
         _register(cli, sim.v1_url)
+        refused = cli.run(*args, ok=False)               # the budget is below the estimate: a warning about money
+        assert refused.returncode == 2 and not sim.log, refused.stderr
+        assert refused.stderr.splitlines()[-1].startswith("error: 1 warning(s) above are about money (the upper cost")
+        assert "nothing was sent" in refused.stderr and "--yes" in refused.stderr
+        args += ("--yes",)
         first = cli.run(*args, ok=False)                 # the budget is tiny: the run stops at the cap
         answer = json.loads(first.stdout)
         assert answer["created"] is True and answer["report"]["run_id"] == answer["run_id"], first.stderr

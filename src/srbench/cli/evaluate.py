@@ -1,7 +1,7 @@
 """`eval` and `retry`: the evaluation loop in one command each.
 
-`eval` prepares (or reuses) the dataset, freezes the plan (its warnings shown, as `plan` shows them), runs
-it and prints the report. Everything is content addressed: the dataset is reused when this profile and seed
+`eval` prepares (or reuses) the dataset, freezes the plan (its warnings shown, as `plan` shows them; one about
+money refuses the run unless `--yes`), runs it and prints the report. Everything is content addressed: the dataset is reused when this profile and seed
 were prepared before (the service's preparation job), the same inputs freeze to the same plan, and the run's
 idempotency key is derived from the plan's hash — so running the same `eval` again binds the same run and
 prints its report without a new model call. `retry` reviews a stopped run's recovery plan and submits the
@@ -19,6 +19,7 @@ from srbench import DEFAULT_SEED
 from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import eligible_of, excluded_of, recover_request
 from srbench.cli.output import human
+from srbench.cli.plan_checks import money_warnings
 from srbench.cli.runs import plan_story, preflight, print_failures, report_view, wait_for
 from srbench.errors import InvalidInput, SrBenchError
 from srbench.schemas.wire import WireJSON
@@ -63,9 +64,12 @@ def prepared(obj: Ctx, benchmarks: list[str], profile: str, seed: int, source: s
 @click.option("--idempotency-key", default=None,
               help="Default: derived from the plan's hash, so the same eval binds the same run; give a new key "
                    "for another run of the same plan.")
+@click.option("--yes", "accept_cost", is_flag=True,
+              help="Run although the plan warns about money (a cost that will be 'unknown', an estimate above "
+                   "--max-cost-usd); without it such a plan is refused before anything is sent.")
 @click.pass_obj
 def eval_cmd(obj: Ctx, benchmarks: tuple[str, ...], profile: str, targets: tuple[str, ...], seed: int, source: str,
-             max_cost_usd: float | None, name: str | None, idempotency_key: str | None) -> None:
+             max_cost_usd: float | None, name: str | None, idempotency_key: str | None, accept_cost: bool) -> None:
     """Prepare (or reuse) the dataset, freeze the plan (its warnings shown), run it, print the report.
 
     Running the same eval again reuses the dataset and the plan and binds the same run: its report is
@@ -85,6 +89,10 @@ def eval_cmd(obj: Ctx, benchmarks: tuple[str, ...], profile: str, targets: tuple
         manifest["limits"] = {"max_cost_usd": max_cost_usd}
     planned = obj.client.post("/plans", {"manifest": manifest})
     plan_story(planned)
+    money = money_warnings(planned["manifest"], planned.get("estimate"))
+    if money and not accept_cost:      # as `run` refuses an unfrozen manifest that warns about money
+        raise InvalidInput(f"{len(money)} warning(s) above are about money ({money[0]}), so nothing was sent: "
+                           "fix them, or run it anyway with `sr-bench eval … --yes`")
     preflight(obj, "eval", planned["manifest"])       # keys the service lacks (refused), one probe per target
     key = idempotency_key or f"eval-{planned['plan_sha256'][:40]}"
     run = obj.client.post("/runs", {"manifest": planned["manifest"], "idempotency_key": key})
