@@ -304,3 +304,56 @@ def test_a_damaged_pack_is_never_merged(tmp_path: Path) -> None:
     _flip(damaged, damaged.read_bytes(), blobs[0])
     done = ObjectStore(str(tmp_path)).merge_packs()
     assert done.merged == 2 and damaged in _packs(tmp_path) and len(_packs(tmp_path)) == 2
+
+
+_READER = """
+import os, sys
+from srbench.cas import ObjectStore
+from srbench.errors import NotFound
+root, stop, ready, names = sys.argv[1:5]
+digests = open(names).read().split()
+reader = ObjectStore(root)                     # indexed the old packs before the merge
+misses = passes = 0
+open(ready, "w").close()
+while not os.path.exists(stop) or passes < 2:
+    for d in digests:
+        try:
+            reader.get_bytes(d, verify=True)
+        except NotFound:
+            misses += 1
+    passes += 1
+print(misses, passes)
+"""
+
+
+def test_a_reader_in_another_process_finds_every_object_through_merges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers in other processes (the service, a CLI, a second service on a shared store) are as safe through
+    a merge as through an unpack: the new pack is durable before an old one goes, and a read that finds its
+    pack gone re-lists the directory. A reader in its own interpreter reads every object while packs merge."""
+    import subprocess
+    import sys
+
+    from srbench.cas import upkeep
+
+    monkeypatch.setattr(upkeep, "FULL_OBJECTS", 6)
+    store = ObjectStore(str(tmp_path / "s"))
+    digests = [d for i in range(60) for d in store.put_many(_blobs(2, f"group-{i}"))]
+    stop, ready = tmp_path / "stop", tmp_path / "ready"
+    (tmp_path / "names").write_text("\n".join(digests))
+    proc = subprocess.Popen([sys.executable, "-c", _READER, str(tmp_path / "s"), str(stop), str(ready),
+                             str(tmp_path / "names")], stdout=subprocess.PIPE, text=True)
+    try:
+        within(60, ready.exists)
+        merged = 0
+        for _ in range(3):                      # merges of merges: 60 packs → 20 → 10 (and so on)
+            merged += ObjectStore(str(tmp_path / "s")).merge_packs().merged
+            monkeypatch.setattr(upkeep, "FULL_OBJECTS", upkeep.FULL_OBJECTS * 2)
+        stop.touch()
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    misses, passes = map(int, out.split())
+    assert merged >= 60 and passes >= 2
+    assert misses == 0, (misses, passes, merged)
+    assert sorted(ObjectStore(str(tmp_path / "s")).iter_digests()) == sorted(digests)
