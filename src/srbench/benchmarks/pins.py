@@ -148,6 +148,19 @@ def pins_for(benchmark: str) -> SourcePins | None:
     return PINS.get(benchmark)
 
 
+def source_tasks(benchmark: str) -> int | None:
+    """The most cases the pinned source of `benchmark` can give: its files' pinned row counts summed (or
+    its tree's task count), None when the table records none. An upper bound: a loader may drop rows it
+    cannot grade (HLE's image rows, τ³'s tasks outside a domain's base split)."""
+    pins = PINS.get(benchmark)
+    if pins is None:
+        return None
+    if pins.tree is not None:
+        return pins.tree.tasks
+    rows = [p.rows for p in pins.files.values() if p.rows is not None]
+    return sum(rows) if rows else None
+
+
 def sha256_stream(path: Path) -> str:
     """The sha256 of a file read in 1 MiB chunks (memory flat, whatever its size)."""
     h = hashlib.sha256()
@@ -227,4 +240,5 @@ def listing_sha256(digests: Mapping[str, str]) -> str:
 
 
 __all__ = ["PINS", "SCICODE_TEST_DATA", "CheckMethod", "FilePin", "SourceMismatch", "SourcePins", "TreePin",
-           "check_data", "check_file", "check_files", "check_paths", "listing_sha256", "pins_for", "sha256_stream"]
+           "check_data", "check_file", "check_files", "check_paths", "listing_sha256", "pins_for", "sha256_stream",
+           "source_tasks"]

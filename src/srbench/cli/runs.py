@@ -124,13 +124,36 @@ def planning_tables(p: WireJSON) -> list[Table]:
                   _pts(r["detectable_effect"]),
                   "n/a" if r["power_at_effect"] is None else f"{100 * r['power_at_effect']:.0f}%",
                   _needed(r["needed_for_effect"]), ni)
+    out: list[Table] = [t]
+    sized = _sized_table(p)
+    if sized is not None:
+        out.append(sized)
     ties = WholeTable(title="smallest detectable effect by tie rate (share of cases where both agree)")
     rules = [p["claim_rule"], p["other"]["rule"]]
     for col in ("tie rate", *rules):
         ties.add_column(col)
     for row in p["detectable_by_tie_rate"]:
         ties.add_row(f"{100 * row['tie_rate']:.0f}%", *(_pts(row[r]) for r in rules))
-    return [t, ties]
+    return [*out, ties]
+
+
+def _sized_table(p: WireJSON) -> Table | None:
+    """Per-benchmark sizes (stats/sizing.py) of each rule, for the effect and the margin; None when absent."""
+    rows = [(p[key], what, p[key].get(f"sized_for_{what}")) for key in ("declared", "other")
+            for what in ("effect", "margin")]
+    rows = [r for r in rows if r[2] is not None]
+    if not rows:
+        return None
+    t = WholeTable(title=f"per-benchmark sizes ({rows[0][2]['basis']}; each weighs its benchmark, none above the "
+                         "cases its pinned source holds: * = all of them) instead of one common scale")
+    for col in ("rule", "for", "cases", "power", "per benchmark"):
+        t.add_column(col)
+    for r, what, z in rows:
+        goal = f"+{100 * r['effect']:.1f} pts" if what == "effect" else f"margin {r['margin']}"
+        per = ", ".join(f"{b} {n}{'*' if b in z['at_available'] else ''}" for b, n in z["per_benchmark"].items())
+        t.add_row(r["rule"], goal, str(z["total"]) if z["reached"] else "not reachable with these sources",
+                  f"{100 * z['power']:.0f}%", per)
+    return t
 
 
 def _f(v: Any, fmt: str = "{:.3f}") -> str:

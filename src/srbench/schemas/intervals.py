@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from srbench.schemas.plan import EarlyStop
 from srbench.schemas.plan import Planning as PlanningAssumptions
@@ -152,6 +152,32 @@ class CasesNeeded(BaseModel):
     """The power at those sizes."""
 
 
+class SizesNeeded(BaseModel):
+    """Per-benchmark sizes that reach the wanted power (stages/stats/sizing.py `sizes_needed`): each
+    benchmark sized by its weight (and, with per-case costs, the square root of its cost), none above the
+    cases its source holds, instead of one common scale of the planned sizes."""
+
+    model_config = _FROZEN
+    basis: Literal["fewest cases", "least upper cost"]
+    """What the sizes minimise: the number of cases, or the plan's upper cost estimate (every benchmark's
+    upper cost per case known)."""
+    reached: bool
+    """The sizes reach the wanted power; false: no sizes within the available cases (10⁴ times the planned
+    total where unknown) do, and `per_benchmark` is that largest size with the power it gives."""
+    per_benchmark: dict[str, int]
+    """The cases each benchmark needs."""
+    total: int
+    """Their sum."""
+    power: float
+    """The power at those sizes."""
+    upper_cost_usd: float | None
+    """The upper cost estimate of those sizes (basis least upper cost), else None."""
+    available: dict[str, int]
+    """The cases each benchmark's pinned source holds at most (benchmarks with a known count)."""
+    at_available: list[str]
+    """Benchmarks sized at all their available cases (more would help; the others make up for it)."""
+
+
 class PowerPlan(BaseModel):
     """Planning for one claim rule at the planned sizes (stages/stats/power.py `power_plan`). `singles` and
     `model` are set only for a plan whose claim adjusts for the baseline's selection (`dump`)."""
@@ -183,6 +209,10 @@ class PowerPlan(BaseModel):
     """The power to show non-inferiority at Δ = 0."""
     needed_for_margin: CasesNeeded | None
     """The sizes needed for that."""
+    sized_for_effect: SizesNeeded | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Per-benchmark sizes that detect the effect (the planning of a live plan; absent in a comparison's)."""
+    sized_for_margin: SizesNeeded | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Per-benchmark sizes that show non-inferiority (planning of a live plan with a margin only)."""
     singles: int | None = None
     """K: the single targets the baseline is chosen among."""
     model: str | None = None

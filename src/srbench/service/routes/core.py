@@ -12,6 +12,7 @@ from aiohttp import web
 
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
+from srbench.benchmarks.pins import source_tasks
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound
@@ -44,7 +45,7 @@ from srbench.stages.plan.estimate import plan_estimate
 from srbench.stages.plan.freeze import check_frozen
 from srbench.stages.plan.problems import fail
 from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
-from srbench.stages.stats.power import planning_for
+from srbench.stages.stats.planning import planning_for
 from srbench.targets import routers
 from srbench.targets.probe import probe_all
 
@@ -184,7 +185,8 @@ def _planning_sync(service: Service, plan: Plan) -> Planning | None:
     counts: dict[str, int] = {}
     for case in decode_cases(service.objects.get_bytes(plan.dataset.object)):
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
-    return planning_for(plan, counts)            # served as its `dump` (the binding: the fields set)
+    available = {b: n for b in counts if (n := source_tasks(b)) is not None}
+    return planning_for(plan, counts, available)  # served as its `dump` (the binding: the fields set)
 
 
 def _estimate_sync(service: Service, plan: Plan) -> PlanEstimate:

@@ -64,12 +64,10 @@ from statistics import NormalDist
 import numpy as np
 
 from srbench.errors import InvalidInput
-from srbench.schemas.intervals import CasesNeeded, Planning, PowerPlan
-from srbench.schemas.plan import EarlyStop, Plan
+from srbench.schemas.intervals import CasesNeeded, PowerPlan
 from srbench.stages.stats.betting import METHOD as BETTING
 from srbench.stages.stats.betting import best_theta
 from srbench.stages.stats.paired import HOEFFDING
-from srbench.stages.stats.stopping import statistics_of
 
 RULES = {"hoeffding": HOEFFDING, "betting": BETTING}
 ALPHA = 0.05
@@ -80,7 +78,8 @@ _U = np.linspace(-6.0, 6.0, 81)
 _PHI = np.exp(-0.5 * _U * _U)
 _PHI /= _PHI.sum()
 
-__all__ = ["RULES", "radius", "power_at", "detectable_effect", "cases_needed", "power_plan", "normal_cdf"]
+__all__ = ["RULES", "ALPHA", "MAX_SCALE", "MODEL", "radius", "power_at", "detectable_effect", "cases_needed",
+           "power_plan", "normal_cdf"]
 
 
 def normal_cdf(x: float) -> float:
@@ -262,42 +261,3 @@ def power_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
         needed_for_margin=cases_needed(rule, counts, weights, tie_rate, 0.0, -margin, power, alpha, singles)
         if margin is not None and ni else None)
     return out if singles is None else out.model_copy(update={"singles": singles, "model": MODEL})
-
-
-TIE_RATES = (0.0, 0.5, 0.8, 0.9)
-
-
-def _filled(early_stop: EarlyStop | None) -> EarlyStop | None:
-    """The early-stop block with every default set, so that an answer written with only the set fields shows them."""
-    return None if early_stop is None else EarlyStop.model_validate(early_stop.model_dump())
-
-def planning_for(plan: Plan, counts: Mapping[str, int]) -> Planning:
-    """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
-    beside it, at the plan's planning assumptions, and the detectable effect over a few tie rates.
-    A plan that adjusts for the baseline's selection plans against K = its single targets (at least 1)."""
-    stats = statistics_of(plan)
-    declared = stats.claim_rule
-    other = "betting" if declared == "hoeffding" else "hoeffding"
-    weights = plan.benchmark_weights
-    p = stats.planning
-    k = None
-    if stats.baseline_selection == "adjusted":
-        k = max(1, sum(pt.target.kind == "single" for pt in plan.targets))
-    effect, margin = min(p.effect, 1 - p.tie_rate), stats.margin
-
-    def plan_for(rule: str) -> PowerPlan:
-        return power_plan(counts, weights, rule=rule, tie_rate=p.tie_rate, effect=effect, margin=margin,
-                          power=p.power, singles=k)
-    model = "every benchmark: the same tie rate and difference"
-    if k is not None:
-        model += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
-                  f"({MODEL}); a baseline run with more singles needs more cases")
-    out = Planning(
-        claim_rule=declared, assumptions={**p.model_dump(mode="json"), "model": model}, counts=dict(sorted(counts.items())), margin=margin,
-        declared=plan_for(declared), other=plan_for(other),
-        detectable_by_tie_rate=[{"tie_rate": t,
-                                 declared: detectable_effect(declared, counts, weights, t, p.power, singles=k),
-                                 other: detectable_effect(other, counts, weights, t, p.power, singles=k)}
-                                for t in TIE_RATES],
-        early_stop=_filled(stats.early_stop))
-    return out if k is None else out.model_copy(update={"singles": k})
