@@ -90,7 +90,8 @@ _FAILED_ERRNOS = {errno.EIO, errno.EROFS}
 
 def storage_fault(exc: BaseException) -> SrBenchError | None:
     """The typed error for a resource-exhaustion or storage fault (ENOSPC, EDQUOT, EIO, a read-only
-    filesystem, SQLite's "database or disk is full"/"disk I/O error"/"readonly database"), else None."""
+    filesystem, SQLite's "database or disk is full"/"disk I/O error"/"readonly database", a journal whose pages
+    are damaged), else None."""
     if isinstance(exc, StorageFull | StorageFailed):
         return exc
     if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS | _FAILED_ERRNOS:
@@ -107,6 +108,10 @@ def storage_fault(exc: BaseException) -> SrBenchError | None:
                                "continue a stopped run with `sr-bench recover-plan RUN_ID --mode undispatched`")
         if "disk i/o" in text or "readonly" in text or "read-only" in text:
             return StorageFailed(f"the store cannot be written: the journal says '{exc}'; reads still work")
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in str(exc) or "not a database" in str(exc)):
+        return StorageFailed(f"the store's journal is damaged: SQLite says '{exc}'; nothing was changed: restore "
+                             "journal.sqlite3 from a copy of the store (or try `sqlite3 journal.sqlite3 .recover`), "
+                             "or give another --store")
     return None
 
 

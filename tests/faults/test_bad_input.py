@@ -381,14 +381,20 @@ def test_wrong_method_is_a_json_error(api, unchanged) -> None:
     _error(api.http.put("/plans", json={}), 405)
 
 
-@pytest.mark.parametrize("damage", ["garbage journal", "empty-brace store.json", "store under a file"])
+@pytest.mark.parametrize("damage", ["garbage journal", "damaged journal page", "empty-brace store.json",
+                                    "store under a file"])
 @pytest.mark.parametrize("embedded", [True, False])
 def test_a_damaged_or_impossible_store_is_one_line_and_left_as_it_was(tmp_path, damage, embedded) -> None:
-    """A journal that is not SQLite, a store.json that is not JSON and a --store under a regular file were
-    tracebacks (sqlite3.DatabaseError, JSONDecodeError, NotADirectoryError); each is now one line naming
-    the file and the fix, and the damaged bytes are not touched."""
+    """A journal that is not SQLite, a journal whose table pages are garbage, a store.json that is not JSON and
+    a --store under a regular file were tracebacks (sqlite3.DatabaseError, JSONDecodeError, NotADirectoryError);
+    each is now one line naming the file and the fix, and the damaged bytes are not touched."""
     store = tmp_path / "s" / "store"
-    if damage == "store under a file":
+    if damage == "damaged journal page":       # a real journal (made by a first start), pages 2–3 overwritten
+        assert run_cli(["--store", str(store), "--embedded", "runs", "--json"], tmp_path, cli_env()).returncode == 0
+        victim = store / "journal.sqlite3"
+        data = victim.read_bytes()
+        victim.write_bytes(data[:8192] + bytes((i * 97 + 13) % 256 for i in range(8192)) + data[16384:])
+    elif damage == "store under a file":
         (tmp_path / "s").write_text("a file")
         victim = tmp_path / "s"
     else:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
-from srbench.errors import InvalidInput, SrBenchError
+from srbench.errors import InvalidInput, SrBenchError, storage_fault
 from srbench.rules import Engine
 from srbench.service import route_table
 from srbench.service.api.actors import access_middleware
@@ -243,8 +243,15 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))
     service = Service(store_dir, store_identity)
     try:
-        service.runs.recover_after_restart()
-        preparations.fail_interrupted(service.journal)
+        try:
+            service.runs.recover_after_restart()
+            preparations.fail_interrupted(service.journal)
+        except Exception as exc:                # a damaged journal page met on the first write: named, one line
+            fault = storage_fault(exc)
+            if fault is None:
+                raise
+            raise type(fault)(fault.message.replace("the store's journal", f"the journal {service.journal.path}",
+                                                    1)) from None
         sweep_leftovers(scope_for(store_dir))      # task containers a killed process of this store left
         app = make_app(service, token)
         runner = Runner(app, handle_signals=False)
