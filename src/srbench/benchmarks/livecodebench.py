@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.benchmarks.code import CodeBenchmark, CodeJobs, GradingOptions, LcbJobInput, SandboxJob, Verdict
 from srbench.benchmarks.figures import CodeDetails, LcbFigures
+from srbench.benchmarks.native import read_jsonl_cases
 from srbench.benchmarks.pins import PINS
 from srbench.benchmarks.published import LCB_RULE, code_grade
 from srbench.benchmarks.published_grades import CodePublished
@@ -197,21 +198,10 @@ class LiveCodeBench(CodeBenchmark):
 
     def load(self, files: dict[str, bytes], *, seed: int, revision: str) -> list[Case]:
         cases: list[Case] = []
-        seen: set[str] = set()
+        seen: set[str] = set()                  # question ids across the files
         for name in [n for n in FILES if n in files]:
-            data = files[name]
-            for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise InvalidInput(f"{name} line {n} is not JSON") from exc
-                case = row_to_case(row, f"{name} line {n}", revision)
-                if case.id in seen:
-                    raise InvalidInput(f"{name} line {n}: duplicate question_id {case.metadata.task_id}")
-                seen.add(case.id)
-                cases.append(case)
+            cases += read_jsonl_cases(files[name], name, lambda row, where: row_to_case(row, where, revision),
+                                      "question_id", seen)
         if not cases:
             raise InvalidInput("livecodebench: no problems in the given files")
         return cases

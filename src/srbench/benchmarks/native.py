@@ -1,10 +1,11 @@
-"""Readers shared by adapters whose pinned source is one native file (CSV or parquet)."""
+"""Readers shared by adapters whose pinned source is one native file (CSV, JSONL or parquet)."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,25 @@ def read_csv_rows(data: bytes, name: str, required: Sequence[str]) -> list[dict[
         return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
     except csv.Error as exc:
         raise InvalidInput(f"{name} is not valid CSV (line {reader.line_num}: {exc})") from exc
+
+
+def read_jsonl_cases(data: bytes, name: str, to_case: Callable[[Any, str], Any], id_field: str,
+                     seen: set[str] | None = None) -> list[Any]:
+    """The cases of a JSONL file, one a non-blank line (`to_case(row, "NAME line N")`), in file order; a line
+    that is not JSON, or a case id seen before (in this file or in `seen`, the ids of files read before; named
+    by its `id_field`), is a one-line error naming the line."""
+    cases: list[Any] = []
+    seen = set() if seen is None else seen
+    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise InvalidInput(f"{name} line {n} is not JSON") from exc
+        case = to_case(row, f"{name} line {n}")
+        if case.id in seen:
+            raise InvalidInput(f"{name} line {n}: duplicate {id_field} {case.metadata.task_id}")
+        seen.add(case.id)
+        cases.append(case)
+    return cases

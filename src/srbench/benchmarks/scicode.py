@@ -23,7 +23,6 @@ resolved iff every scored step passes (the score); the sub-step pass rate is the
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from importlib import metadata
@@ -43,6 +42,7 @@ from srbench.benchmarks.code import (
 )
 from srbench.benchmarks.conversation import ConversationOutcome
 from srbench.benchmarks.figures import CodeDetails, SciCodeFigures
+from srbench.benchmarks.native import read_jsonl_cases
 from srbench.benchmarks.pins import SCICODE_TEST_DATA
 from srbench.benchmarks.published import SCICODE_RULE, code_grade
 from srbench.benchmarks.published_grades import CodePublished
@@ -218,20 +218,8 @@ class SciCode(CodeBenchmark):
         names = [n for n in NAMES if n in files]
         if len(names) != 1:
             raise InvalidInput(f"scicode needs exactly one of {', '.join(NAMES)}; got {', '.join(sorted(files)) or 'none'}")
-        cases: list[Case] = []
-        seen: set[str] = set()
-        for n, line in enumerate(files[names[0]].decode("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise InvalidInput(f"{names[0]} line {n} is not JSON") from exc
-            case = row_to_case(row, f"{names[0]} line {n}", revision)
-            if case.id in seen:
-                raise InvalidInput(f"{names[0]} line {n}: duplicate problem_id {case.metadata.task_id}")
-            seen.add(case.id)
-            cases.append(case)
+        cases: list[Case] = read_jsonl_cases(files[names[0]], names[0],
+                                             lambda row, where: row_to_case(row, where, revision), "problem_id")
         if not cases:
             raise InvalidInput("scicode: no problems in the given file")
         return cases
