@@ -10,8 +10,10 @@ import pytest
 from tests.stages.test_compare import CASES, plan, report, rows_for, target
 
 from srbench.errors import InvalidInput
+from srbench.schemas.diagnosis import CaseOutcome, SingleCell
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.diagnose import diagnose, headroom
+from srbench.stages.compare.losses import cost_ratio, optimality
 from srbench.stages.stats.basic import wilson
 
 # Singles: cheap (0.01 a case) right on m1, g2; dear (0.10 a case) right on m1, m2, g1.
@@ -88,13 +90,45 @@ def test_optimality_by_hand(out):
     # m1: dear served, cheap is the cheaper correct one → not optimal; m2, g1: dear is the only correct → optimal
     assert (o.cases_with_correct_single, o.optimal_selections) == (3, 2)
     assert o.selection_rate == pytest.approx(2 / 3) and o.selection_ci95 == wilson(2, 3)
-    # cost: cheapest correct 0.01 + 0.10 + 0.10 against the router's 0.30 → 70 %
+    # cost, RouterArena's mean of per-case ratios: m1 0.01/0.10, m2 0.10/0.10, g1 0.10/0.10 → (0.1 + 1 + 1)/3 = 70 %
+    # (here equal to the ratio of the sums, 0.21/0.30: test_optimal_cost_is_the_mean_of_per_case_ratios tells them apart)
     assert o.router_cost_usd == pytest.approx(0.30) and o.cheapest_correct_cost_usd == pytest.approx(0.21)
-    assert o.cost_ratio_pct == pytest.approx(70.0)
+    assert o.cost_ratio_pct == pytest.approx(70.0) and o.cost_ratio_cases == 3
     # accuracy on the pool: router 2/3, oracle 3/3
     assert o.accuracy_ratio_pct == pytest.approx(200 / 3)
     optimal = {c.case_id: c.optimal for c in out.routers[0].cases}
     assert optimal == {"m1": False, "m2": True, "g1": True, "g2": None}
+
+
+def _case(cid: str, cheap: tuple[bool, float], dear: tuple[bool, float], served: str, router: tuple[bool, float | None]
+          ) -> CaseOutcome:
+    cells = [SingleCell(target_id="cheap", correct=cheap[0], cost_usd=cheap[1]),
+             SingleCell(target_id="dear", correct=dear[0], cost_usd=dear[1])]
+    right = [c for c in cells if c.correct]
+    best = min(right or cells, key=lambda c: (c.cost_usd or 0.0, c.target_id)).target_id
+    return CaseOutcome(case_id=cid, benchmark="mmlu-pro", stratum=None, singles=cells, oracle_correct=bool(right),
+                       cheapest_correct=best, router_correct=router[0], router_cost_usd=router[1],
+                       served_model=f"model-{served}", served_single=served, optimal=None)
+
+
+def test_optimal_cost_is_the_mean_of_per_case_ratios():
+    # RouterArena (arXiv 2510.00202): Score_i = cost_opt / cost_actual, averaged over the cases with a correct model.
+    # a: cheap right (0.01), router served dear (0.10) → 0.1; b: dear the only right (0.30), served dear (0.30) → 1;
+    # c: nobody right → not counted; mean (0.1 + 1)/2 = 55 %; the ratio of the sums would be 0.31/0.40 = 77.5 %
+    matrix = [_case("a", (True, 0.01), (True, 0.10), "dear", (True, 0.10)),
+              _case("b", (False, 0.01), (True, 0.30), "dear", (True, 0.30)),
+              _case("c", (False, 0.01), (False, 0.10), "cheap", (False, 0.01))]
+    o = optimality(matrix)
+    assert o.cases_with_correct_single == 2 and o.cost_ratio_cases == 2
+    assert o.cost_ratio_pct == pytest.approx(55.0) and o.router_cost_usd == pytest.approx(0.40)
+    assert o.cheapest_correct_cost_usd == pytest.approx(0.31)
+    # a router that spent less on a model that failed counts above 1 (d: 0.10 / 0.01 = 10); a router cost of 0 is a
+    # ratio of 1 against 0 and has no ratio against a positive cost (left out: 3 of the 4 solvable cases counted)
+    more = [*matrix, _case("d", (False, 0.01), (True, 0.10), "cheap", (False, 0.01)),
+            _case("e", (True, 0.0), (True, 0.10), "cheap", (True, 0.0)),
+            _case("f", (False, 0.01), (True, 0.10), "cheap", (False, 0.0))]
+    assert cost_ratio([c for c in more if c.oracle_correct]) == (pytest.approx(100 * (0.1 + 1 + 10 + 1) / 4), 4)
+    assert cost_ratio([_case("g", (True, 0.01), (True, 0.10), "dear", (True, None))]) == (None, None)
 
 
 def test_regret_and_confusion_by_hand(out):

@@ -192,11 +192,17 @@ class Optimality(BaseModel):
     selection_ci95: list[float] | None
     """Its Wilson 95 % interval."""
     router_cost_usd: float | None
-    """The router's principal cost on the cases with a correct single."""
+    """The router's principal cost on the cases with a correct single (the sum; the ratio of these two sums is not
+    RouterArena's optimal cost, which averages per case)."""
     cheapest_correct_cost_usd: float | None
     """The cheapest correct singles' cost on the same cases."""
     cost_ratio_pct: float | None
-    """Optimal cost = 100 · cheapest correct cost / router cost (100: as cheap as the cheapest correct choice)."""
+    """Optimal cost, RouterArena's: 100 · the mean over those cases of cheapest correct cost / router cost (100: as
+    cheap as the cheapest correct choice on every case; above 100 where the router spent less on a model that
+    failed); None when a cost it needs is unknown."""
+    cost_ratio_cases: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The cases that mean is over: those with a correct single, less those where the router's cost is 0 and the
+    cheapest correct one's is not (no finite ratio; a 0 against 0 counts as 1). Absent before diagnose v4."""
     router_accuracy: float | None
     """The router's accuracy on the in-pool cases."""
     oracle_accuracy: float | None

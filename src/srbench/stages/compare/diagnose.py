@@ -39,7 +39,9 @@ from srbench.stages.compare.losses import confusion, losses, optimality, overhea
 from srbench.stages.stats.paired import exact_weighted_quality, weighted_hoeffding, weighted_mean_hoeffding
 from srbench.stages.stats.stopping import TERMINAL_CELL
 
-DIAGNOSE_VERSION = "sr-bench-diagnose-v3"    # v2: a benchmark of one subject has no subject rows; v3: ceiling_cost_usd
+# v2: a benchmark of one subject has no subject rows; v3: ceiling_cost_usd; v4: optimal cost is RouterArena's mean of
+# per-case ratios (it was the ratio of the two sums), with cost_ratio_cases
+DIAGNOSE_VERSION = "sr-bench-diagnose-v4"
 ALPHA = 0.05
 _ROWS = TypeAdapter(list[DiagnosedRow])
 Rows = dict[str, DiagnosedRow]
@@ -52,8 +54,9 @@ STATISTICS = [
     "headroom: oracle - best single and router - best single, each a paired difference with REP-6's weighted "
     "Hoeffding interval at alpha/2; the share captured takes its interval from both (joint 95 % by Bonferroni); "
     "the gap to the oracle at alpha",
-    "optimal selection rate: a proportion of cases with its Wilson 95 % interval; optimal cost and optimal "
-    "accuracy are ratios of the measured totals (descriptive, no interval)",
+    "optimal selection rate: a proportion of cases with its Wilson 95 % interval; optimal cost is the mean of the "
+    "per-case cost ratios and optimal accuracy the ratio of two accuracies, as RouterArena (arXiv 2510.00202) "
+    "defines them (descriptive, no interval)",
     "regret, confusion, losses and overhead describe the measured cases (no interval); overhead percentiles are "
     "numpy's linear percentiles of the paired differences",
     "costs are the principal costs of these cases as priced by the runs (their sums, no interval)",

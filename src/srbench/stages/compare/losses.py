@@ -35,6 +35,22 @@ def _cost(c: CaseOutcome, target: str | None) -> float | None:
     return next((s.cost_usd for s in c.singles if s.target_id == target), None)
 
 
+def cost_ratio(solvable: list[CaseOutcome]) -> tuple[float | None, int | None]:
+    """RouterArena's optimal cost (arXiv 2510.00202): the mean over the cases of cost_opt / cost_actual, as a
+    percentage, and the cases it is over; (None, None) when a cost it needs is unknown. A router cost of 0 gives 1
+    against a cheapest correct cost of 0 and no ratio otherwise (that case is left out, `cost_ratio_cases` says)."""
+    ratios: list[float] = []
+    for c in solvable:
+        best = _cost(c, c.cheapest_correct) if c.cheapest_correct else None
+        if best is None or c.router_cost_usd is None:
+            return None, None
+        if c.router_cost_usd > 0:
+            ratios.append(best / c.router_cost_usd)
+        elif best == 0:
+            ratios.append(1.0)
+    return (100.0 * sum(ratios) / len(ratios) if ratios else None), len(ratios)
+
+
 def optimality(matrix: list[CaseOutcome]) -> Optimality:
     """RouterArena's three figures on the cases the router served with one of the singles (`served_single`);
     the others are counted and named. Selection and cost on the cases some single answered correctly."""
@@ -44,6 +60,7 @@ def optimality(matrix: list[CaseOutcome]) -> Optimality:
     hits = sum(1 for c in solvable if c.optimal)
     router_cost = _sum([c.router_cost_usd for c in solvable])
     cheapest = _sum([_cost(c, c.cheapest_correct) if c.cheapest_correct else None for c in solvable])
+    ratio, ratio_cases = cost_ratio(solvable)
     r_acc = sum(c.router_correct for c in pool) / len(pool) if pool else None
     o_acc = sum(c.oracle_correct for c in pool) / len(pool) if pool else None
     return Optimality(
@@ -52,7 +69,7 @@ def optimality(matrix: list[CaseOutcome]) -> Optimality:
         elsewhere_cases=[c.case_id for c in away], cases_with_correct_single=len(solvable), optimal_selections=hits,
         selection_rate=hits / len(solvable) if solvable else None, selection_ci95=wilson(hits, len(solvable)),
         router_cost_usd=router_cost, cheapest_correct_cost_usd=cheapest,
-        cost_ratio_pct=100.0 * cheapest / router_cost if cheapest is not None and router_cost else None,
+        cost_ratio_pct=ratio, cost_ratio_cases=ratio_cases,
         router_accuracy=r_acc, oracle_accuracy=o_acc,
         accuracy_ratio_pct=100.0 * r_acc / o_acc if r_acc is not None and o_acc else None)
 
