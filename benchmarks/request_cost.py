@@ -10,15 +10,24 @@ again and again, on another connection. Every route that reads a body (the route
 unknown keys whose values nest 15 deep, for routes over 64 KiB also an object whose members are all objects
 and an array of scalars up to the route's value budget; the recover route also 150k upstream cells (valid, to
 a run that does not exist: parsed and validated, then a 404), 200k unknown cell keys nesting 15 deep and
-390k/700k unknown cell fields (the bodies of issue 38), 5,000 or 990 a cell. Each line printed is JSON: the
-body, its size, its answer's status, the /health p50/p95/max during it and the ratio of that max to the idle
-p95 and to the control's max (a body refused at once: what the machine's load alone costs); the last line
-names the worst body and how long /health waited while it was posted.
+390k/700k unknown cell fields (the bodies of issue 38), 5,000 or 990 a cell; a write route without a body
+model gets 1 MiB it does not read (/shutdown left out). The routes are the service's route table
+(`service.route_table.ROUTES`): a line names any route with a body model that got no body.
+
+Each line printed is JSON: the body, its size, its answer's status, the /health p50/p95/max during it and the
+ratio of that max to the idle p95 and to the control's max (a body refused at once: what the machine's load
+alone costs). On a shared host a poll is also slowed by the host's other work: `health_max_less_cpu_wait_ms`
+takes away, poll by poll, the time spent runnable but waiting for a CPU (Linux `/proc/.../schedstat`) by the
+service's event-loop thread, by the poller's thread and by the service thread that waited longest (the parse
+holding the interpreter lock, when it is descheduled, holds the loop that long) — what the host's other work
+costs, not the service (a thread waiting for the lock sleeps; it is not counted). Then one line per route: its
+worst body and /health delay; the last line names the worst body of all.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -35,9 +44,8 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-import srbench.service.app  # noqa: F401  (declares every route)
 from srbench.discovery import API_PREFIX
-from srbench.service.api.bindings import REGISTRY
+from srbench.service.route_table import ROUTES
 
 SERVER = """
 import asyncio
@@ -86,22 +94,104 @@ def _recover_bodies() -> list[tuple[str, str, bytes]]:
     return out
 
 
-def bodies(only: str | None = None) -> Iterator[tuple[str, str, bytes]]:
-    """The control, then each body route's worst bodies (built as they are sent: the recover ones are 8 MiB)."""
-    yield "control: {} (refused at once, no work)", "/comparisons", b"{}"
-    for r in REGISTRY.values():
+def _url(path: str) -> str:
+    return path.replace("{run_id}", "nope").replace("{experiment_id}", "nope")
+
+
+def bodies(only: str | None = None) -> Iterator[tuple[str, str, str, bytes]]:
+    """(what, method, url, body): the control, then each body route's worst bodies (built as they are sent: the
+    recover ones are 8 MiB), then 1 MiB to each write route that reads no body."""
+    yield "control: {} (refused at once, no work)", "POST", "/comparisons", b"{}"
+    for r in ROUTES:
         if r.body is not None and (only is None or only in r.path):
-            yield from _route_bodies(r.path, r.body)
+            yield from ((what, r.method, url, raw) for what, url, raw in _route_bodies(r.path, r.body))
     if only is None or only in "/runs/{run_id}/recover":
-        yield from _recover_bodies()
+        yield from ((what, "POST", url, raw) for what, url, raw in _recover_bodies())
+    for r in ROUTES:
+        if r.body is None and r.method != "GET" and r.name != "shutdown" and (only is None or only in r.path):
+            yield "1 MiB the route does not read", r.method, _url(r.path), b"x" * (1024 * 1024)
 
 
-def _poll(client: httpx.Client, stop: threading.Event, out: list[float]) -> None:
+def uncovered() -> list[str]:
+    """The routes with a body model that `bodies` sends nothing to (none, unless a route reads its body in a
+    way this script does not know)."""
+    sent = {(method, url) for _, method, url, _ in bodies()}
+    return [f"{r.method} {r.path}" for r in ROUTES if r.body is not None and (r.method, _url(r.path)) not in sent]
+
+
+def _cpu_waits(pid: int) -> dict[str, int]:
+    """Nanoseconds each thread of process `pid` has spent runnable but waiting for a CPU, by thread id (empty
+    where /proc/.../schedstat is missing)."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                out[task.name] = int((task / "schedstat").read_text().split()[1])
+    return out
+
+
+def _waited_s(server: int, before: dict[str, int], after: dict[str, int], mine: int) -> float:
+    """Seconds of CPU waits between two `_cpu_waits` of the service, plus this thread's `mine` (ns): the
+    service's loop thread and its longest-waiting other thread."""
+    grew = {tid: after[tid] - before.get(tid, after[tid]) for tid in after}
+    loop = grew.pop(str(server), 0)
+    return (loop + max(grew.values(), default=0) + mine) / 1e9
+
+
+def _poll(client: httpx.Client, server: int, stop: threading.Event, out: list[tuple[float, float]]) -> None:
+    """Time /health every 10 ms: (seconds, those seconds less the CPU waits of the service's loop and this
+    thread)."""
+    me = str(threading.get_native_id())
     while not stop.is_set():
+        before, mine = _cpu_waits(server), _cpu_waits(os.getpid()).get(me, 0)
         t = time.perf_counter()
         client.get("/health")
-        out.append(time.perf_counter() - t)
+        took = time.perf_counter() - t
+        waited = _waited_s(server, before, _cpu_waits(server), _cpu_waits(os.getpid()).get(me, 0) - mine)
+        out.append((took, max(0.0, took - waited)))
         time.sleep(0.01)
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def _measure(poller: httpx.Client, sender: httpx.Client, server: int, method: str, url: str, body: bytes,
+             seconds: float) -> tuple[list[tuple[float, float]], set[int], int]:
+    """`body` sent again and again for `seconds` while /health is polled: (polls, statuses, bodies sent)."""
+    seen: list[tuple[float, float]] = []
+    stop = threading.Event()
+    th = threading.Thread(target=_poll, args=(poller, server, stop, seen), daemon=True)
+    th.start()
+    statuses, sent, end = set(), 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        statuses.add(sender.request(method, url, content=body).status_code)
+        sent += 1
+    stop.set()
+    th.join()
+    return seen, statuses, sent
+
+
+def _start(tmp: str) -> tuple[subprocess.Popen[bytes], str, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_urlsafe(24)
+    code = SERVER.format(store=str(Path(tmp) / "store"), port=port, token=token)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, f"http://127.0.0.1:{port}{API_PREFIX}", token
+
+
+def _wait_up(client: httpx.Client) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client.get("/health").raise_for_status()
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def main() -> None:
@@ -110,27 +200,15 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="how long each body is sent again and again")
     ap.add_argument("--route", default=None, help="only the routes whose path contains this")
     args = ap.parse_args()
+    missing = uncovered()
+    print(json.dumps({"body_routes_without_a_body_here": missing}))
     with tempfile.TemporaryDirectory() as tmp:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        token = secrets.token_urlsafe(24)
-        code = SERVER.format(store=str(Path(tmp) / "store"), port=port, token=token)
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{port}{API_PREFIX}"
+        proc, base, token = _start(tmp)
         headers = {"authorization": f"Bearer {token}", "content-type": "application/json"}
         try:
             poller = httpx.Client(base_url=base, headers=headers, timeout=120)
             sender = httpx.Client(base_url=base, headers=headers, timeout=120)
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    poller.get("/health").raise_for_status()
-                    break
-                except httpx.TransportError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.2)
+            _wait_up(poller)
             idle: list[float] = []
             for _ in range(args.polls):
                 t = time.perf_counter()
@@ -138,34 +216,32 @@ def main() -> None:
                 idle.append(time.perf_counter() - t)
                 time.sleep(0.01)
             idle_p95 = statistics.quantiles(idle, n=20)[-1]
-            print(json.dumps({"idle_health_p50_ms": round(statistics.median(idle) * 1000, 2),
-                              "idle_health_p95_ms": round(idle_p95 * 1000, 2), "load": os.getloadavg()}))
-            control, worst_of_all = None, (0.0, "")
-            for what, path, body in bodies(args.route):
-                seen: list[float] = []
-                stop = threading.Event()
-                th = threading.Thread(target=_poll, args=(poller, stop, seen), daemon=True)
-                th.start()
-                statuses, sent, end = set(), 0, time.monotonic() + args.seconds
-                while time.monotonic() < end:
-                    statuses.add(sender.post(path, content=body).status_code)
-                    sent += 1
-                stop.set()
-                th.join()
-                worst = max(seen)
+            print(json.dumps({"idle_health_p50_ms": _ms(statistics.median(idle)), "idle_health_p95_ms": _ms(idle_p95),
+                              "load": os.getloadavg()}))
+            control: float | None = None
+            per_route: dict[str, tuple[float, float, str]] = {}
+            for what, method, url, body in bodies(args.route):
+                seen, statuses, sent = _measure(poller, sender, proc.pid, method, url, body, args.seconds)
+                took = [t for t, _ in seen]
+                worst, less = max(took), max(x for _, x in seen)
                 control = worst if control is None else control
-                worst_of_all = max(worst_of_all, (worst, f"{what} -> POST {path}"))
-                print(json.dumps({"body": what, "route": path, "bytes": len(body), "sent": sent,
-                                  "status": sorted(statuses),
-                                  "health_p50_ms": round(statistics.median(seen) * 1000, 2),
-                                  "health_p95_ms": round(statistics.quantiles(seen, n=20)[-1] * 1000, 2),
-                                  "health_max_ms": round(worst * 1000, 2),
+                route = f"{method} {url}"
+                per_route[route] = max(per_route.get(route, (0.0, 0.0, "")), (worst, less, what))
+                print(json.dumps({"body": what, "route": route, "bytes": len(body), "sent": sent,
+                                  "status": sorted(statuses), "health_p50_ms": _ms(statistics.median(took)),
+                                  "health_p95_ms": _ms(statistics.quantiles(took, n=20)[-1]),
+                                  "health_max_ms": _ms(worst), "health_max_less_cpu_wait_ms": _ms(less),
                                   "ratio_max_to_idle_p95": round(worst / idle_p95, 1),
                                   "ratio_max_to_control_max": round(worst / control, 1),
                                   "goal_100ms_met": worst <= 0.1, "load": os.getloadavg()}))
-            print(json.dumps({"worst_body": worst_of_all[1], "health_max_ms": round(worst_of_all[0] * 1000, 2),
-                              "ratio_to_control_max": round(worst_of_all[0] / (control or 1), 1),
-                              "goal_100ms_met": worst_of_all[0] <= 0.1, "load": os.getloadavg()}))
+            for route, (worst, less, what) in per_route.items():
+                print(json.dumps({"route": route, "worst_body": what, "health_max_ms": _ms(worst),
+                                  "health_max_less_cpu_wait_ms": _ms(less), "goal_100ms_met": worst <= 0.1}))
+            route, (worst, less, what) = max(per_route.items(), key=lambda kv: kv[1])
+            print(json.dumps({"worst_body": f"{what} -> {route}", "health_max_ms": _ms(worst),
+                              "health_max_less_cpu_wait_ms": _ms(less),
+                              "ratio_to_control_max": round(worst / (control or 1), 1),
+                              "goal_100ms_met": worst <= 0.1, "load": os.getloadavg()}))
         finally:
             proc.terminate()
             proc.wait(30)

@@ -1,7 +1,7 @@
 """The Dashboard's aiohttp app: sign-in, the static single page, and the allowlisted API proxy.
 
 Routes: ``/login`` (GET the form; the key only by the form's POST, never in a URL: key checks are
-rate-limited for the whole Dashboard, `service.api.limiter.CheckLimiter`), ``/logout`` (POST with the CSRF header), ``/`` (the page),
+rate-limited for the whole Dashboard, addresses that sent wrong keys last: `service.api.limiter.CheckLimiter`), ``/logout`` (POST with the CSRF header), ``/`` (the page),
 ``/static/*`` (assets from this package) and ``/api/*``, which forwards to the service's
 ``/api/sr-bench/v1/*`` with the service token and the signed-in user as the actor headers
 (``X-SR-Bench-Actor-ID`` / ``-Role``) — only the read routes in `READ_ROUTES`, the writes in
@@ -25,7 +25,7 @@ from aiohttp import web
 from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
 from srbench.discovery import API_PREFIX
 from srbench.service.api.http import MAX_BODY
-from srbench.service.api.limiter import CheckLimiter
+from srbench.service.api.limiter import CheckLimiter, source_of
 
 _SEG = r"[A-Za-z0-9][A-Za-z0-9._:-]*"
 READ_ROUTES = [re.compile(p) for p in (
@@ -112,22 +112,22 @@ async def login_get(request: web.Request) -> web.Response:
 
 async def login_post(request: web.Request) -> web.Response:
     """A key is checked when the Dashboard-wide budget allows (a wrong key spends a check, the right one
-    gives it back); an attempt that would wait more than a couple of seconds is refused unread."""
+    gives it back), addresses that sent wrong keys last; the farthest back of a full queue is refused unread."""
     if request.body_exists and (request.content_length is None or request.content_length > MAX_LOGIN_BODY):
         return _login_page("That sign-in form is too large.", 413)
     form = await request.post()
-    limiter = request.app[LIMITER]
-    if not await limiter.admit():
+    limiter, source = request.app[LIMITER], source_of(request.remote)
+    if not await limiter.admit(source):
         wait = limiter.retry_after()
         resp = _login_page(f"Too many sign-in attempts are arriving (keys are checked at most {limiter.rate:g} a "
-                           f"second for everyone): try again in {wait} s.", 429)
+                           f"second in all, addresses that sent wrong keys last): try again in {wait} s.", 429)
         resp.headers["Retry-After"] = str(wait)
         return resp
     key = form.get("key")
     user = request.app[SESSIONS].user_of_key(key) if isinstance(key, str) else None
+    limiter.settle(source, right=user is not None)
     if user is None:
         return _login_page("That is not the key of this Dashboard.")
-    limiter.refund()
     return _session_response(request, user)
 
 

@@ -11,8 +11,9 @@ JSON file ``{"users": [{"id", "role": admin|write|read, "key"}]}`` with one key 
 proxy sends the signed-in user as the service's actor headers.
 
 On a non-loopback listen every key must be strong, as the service token must (`check_listen_keys`);
-sign-in attempts are rate-limited for the whole Dashboard, never per address, by the service's own
-check limiter (`service.api.limiter.CheckLimiter`).
+sign-in attempts are rate-limited for the whole Dashboard (never refused per address: addresses that sent
+wrong keys wait behind those that did not) by the service's own check limiter
+(`service.api.limiter.CheckLimiter`).
 """
 
 from __future__ import annotations

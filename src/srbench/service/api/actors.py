@@ -2,9 +2,10 @@
 
 Every route, /health too (as upstream's service has it), needs the bearer token (compared in constant
 time); a wrong or missing token is a 403. Token checks are rate-limited for the whole service
-(`limiter.CheckLimiter`: a wrong token spends one of 10 checks a second, a check over the budget waits
-at most 2 s or is a 429 with Retry-After); a keep-alive connection that presented the right token is
-not checked against the budget again. A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
+(`limiter.CheckLimiter`: 10 checks a second in all, a wrong token spends one; an attempt over the budget
+waits its turn, addresses that guessed wrong least first, or is a 429 with Retry-After when it is the
+farthest back of a full queue); a keep-alive connection that presented the right token is not checked
+against the budget again. A caller holding the token may name an actor with ``X-SR-Bench-Actor-ID`` (1-256
 characters) and ``X-SR-Bench-Actor-Role`` (admin, write or read) — the Dashboard's proxy does, for
 its signed-in user. Without the headers the caller is the local operator (``local``): it sees and
 may change everything, as before actors existed.
@@ -32,7 +33,7 @@ from aiohttp import web
 from srbench.discovery import API_PREFIX
 from srbench.errors import NotFound
 from srbench.service.api.http import svc
-from srbench.service.api.limiter import CheckLimiter
+from srbench.service.api.limiter import CheckLimiter, source_of
 from srbench.service.journal import owners
 from srbench.service.wire.projections import error_body
 
@@ -119,15 +120,18 @@ class TokenCheck:
         conn = request.transport
         if conn is not None and conn in self._proven and hmac.compare_digest(given, self._expected):
             return None
-        if not await self.limiter.admit():
+        source = source_of(request.remote)
+        if not await self.limiter.admit(source):
             wait = self.limiter.retry_after()
             busy = _deny(f"Too many service tokens are being tried: token checks are limited to "
-                         f"{self.limiter.rate:g} a second for everyone; retry in {wait} s", "rate_limited", 429)
+                         f"{self.limiter.rate:g} a second in all, addresses that sent wrong tokens last; retry in "
+                         f"{wait} s", "rate_limited", 429)
             busy.headers["Retry-After"] = str(wait)
             return busy
         if not hmac.compare_digest(given, self._expected):
+            self.limiter.settle(source, right=False)
             return wrong
-        self.limiter.refund()
+        self.limiter.settle(source, right=True)
         try:
             self._proven.add(conn)
         except TypeError:                                    # a transport that cannot be remembered weakly

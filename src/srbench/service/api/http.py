@@ -244,12 +244,6 @@ def decode_body(raw: bytes, charset: str = "utf-8", budget: Budget | None = None
     return data
 
 
-async def body(request: web.Request, limit: int = SMALL_BODY) -> WireJSON:
-    """The body as a JSON object, read up to `limit` bytes and parsed off the event loop."""
-    charset = _charset(request)
-    return await asyncio.to_thread(decode_body, await read_body(request, limit), charset)
-
-
 def _invalid(exc: ValidationError, what: str) -> InvalidInput:
     return fail(pydantic_problems(exc), what)
 

@@ -22,12 +22,18 @@ from srbench import VERSION
 from srbench.schemas.wire import WireJSON
 from srbench.service.api import responses as rs
 from srbench.service.api.bindings import Route
+from srbench.service.api.limiter import CheckLimiter
 
 _REF = "#/components/schemas/{model}"
 ACTORS = ("A caller holding the token may act for an actor: X-SR-Bench-Actor-ID (1-256 characters) and "
           "X-SR-Bench-Actor-Role (admin, write or read; read may only GET and POST /comparisons). admin sees "
           "everything, write and read only their own runs and experiments; without the headers the caller is "
           "the local operator.")
+
+
+CLIENT_ERROR = ("client error (403: a wrong token, the read role, another actor's operator route; 429 rate_limited "
+                f"with Retry-After: token checks are limited to {CheckLimiter.RATE_PER_S:g} a second in all, and a check that cannot be made "
+                "within a few seconds is refused unread, those of addresses that sent wrong tokens first)")
 
 
 def _schema(model: type[BaseModel], components: WireJSON) -> WireJSON:
@@ -55,8 +61,7 @@ def openapi_document(routes: Sequence[Route]) -> WireJSON:
         ok = {"description": "OK", "content": {"application/json": {"schema": answer}}}
         responses: WireJSON = ({"201": {**ok, "description": "Created"}, "200": ok} if r.created else
                                      {"202": {**ok, "description": "Accepted"}} if r.accepted else {"200": ok})
-        responses["4XX"] = {"description": "client error (403: a wrong token, the read role, another actor's "
-                                           "operator route)", "content": {"application/json": {"schema": error}}}
+        responses["4XX"] = {"description": CLIENT_ERROR, "content": {"application/json": {"schema": error}}}
         responses["5XX"] = {"description": "a storage fault (507 insufficient_storage, 503 storage_unavailable) "
                                            "or a damaged object (503 damaged_object)",
                             "content": {"application/json": {"schema": error}}}

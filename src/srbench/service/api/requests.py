@@ -3,7 +3,7 @@
 These models are the only validation of a request's shape (types, ranges, lengths, unknown fields);
 the OpenAPI document is generated from them (`service.openapi`). What they leave to the stages is
 meaning: a plan's hash, a dataset's sha256, whether a run exists. Text is checked at the edge too:
-no lone surrogates anywhere (`http.body`), paths the filesystem can hold (`LocalPath`).
+no lone surrogates anywhere (`http.decode_body`), paths the filesystem can hold (`LocalPath`).
 """
 
 from __future__ import annotations
