@@ -134,11 +134,11 @@ def _target_summary(target: Target, rows: list[ResultRow], weights: dict[str, in
     macro = sum(weights[b] * a for b, a in accs.items()) / wsum if wsum else None
     # a conversation's router choices count per turn (turn_models), a single call's once
     selected = Counter(m for r in calls for m in (r.turn_models or [r.selected_model]) if m)
-    routed = [t for r in rows for t in (turns[r.cell_id] if r.cell_id in turns else [r.own_routing()])]
     roles = role_totals(rows)
     outside = sorted({m for r in calls for m in r.outside_pool or []}
                      | {m for m in selected if target.models and m not in target.models})
     mom = target.kind == "mom"
+    routed = [t for r in rows for t in (turns[r.cell_id] if r.cell_id in turns else [r.own_routing()])] if mom else []
     return TargetSummary(
         target_id=target.id, kind=target.kind, model=target.model, total=total, completed=completed, failed=failed,
         pending=total - completed - failed, graded=graded, correct=correct,

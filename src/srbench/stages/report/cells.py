@@ -242,7 +242,22 @@ def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
         return None
     # orjson: the same values as json.loads, ~4x faster (a 40k-cell report decodes 80k of these)
     out = CellRow(ResultRow.model_validate_json(row), None if turns is None else _TURNS.validate_json(turns),
-                  None if grade is None else read_grade(orjson.loads(grade)))
+                  None if grade is None else _memo_grade(grade))
     if isinstance(out.grade, CodeGradeRecord) and out.grade.sandbox:
         out.receipt = out.grade.sandbox
     return out
+
+
+_GRADES: dict[str, StoredGrade] = {}        # a grade's stored JSON -> its model (frozen), shared by the rows that have it
+GRADES_KEPT = 4096
+
+
+def _memo_grade(text: str) -> StoredGrade:
+    """A memo row's grade as its model, read once per distinct grade: grades repeat across cells (a
+    multiple-choice benchmark's few letters), and reading one took ~10 % of a report from memo rows."""
+    got = _GRADES.get(text)
+    if got is None:
+        if len(_GRADES) >= GRADES_KEPT:
+            _GRADES.clear()
+        got = _GRADES[text] = read_grade(orjson.loads(text))
+    return got

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import JsonValue
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks.base import Benchmark
 from srbench.benchmarks.published_grades import PublishedGrade, PublishedSummary
 from srbench.schemas.dataset import Case
 from srbench.schemas.grade import StoredGrade
@@ -45,10 +46,16 @@ def published_figure(benchmark: str, grader_version: str | None, answers: list[t
     bench = get_benchmark(benchmark)
     grader = grader_for(benchmark, grader_version)
     cells: list[tuple[bool, PublishedGrade | None]] = []
+    by_grade = type(bench).published_stored is Benchmark.published_stored    # it reads the grade alone
+    seen: dict[int, PublishedGrade | None] = {}      # grades shared by rows (cells.py `from_memo`): read once
     for (case_id, correct), grade in zip(answers, grades, strict=True):
         case = cases[case_id]
-        published = (bench.published_stored(case, grade, grader) if grade is not None
-                     else bench.published_grade(case, None, None, grader))
+        if grade is None:
+            published = bench.published_grade(case, None, None, grader)
+        elif by_grade and id(grade) in seen:
+            published = seen[id(grade)]
+        else:
+            published = seen[id(grade)] = bench.published_stored(case, grade, grader)
         cells.append((bool(correct), published))
     return bench.published_summary(cells, grader).stored()
 
