@@ -11,11 +11,16 @@ at zero latency, concurrency 8 (goal: >= 0.5x the bare aiohttp loop); `latency` 
 uses: the goal's baseline) and, for `zero`, httpx too. The run keeps every durability guarantee:
 `dispatching` committed before the send, the request, SSE transcript and call record stored, the
 objects durable before `completed` commits (one barrier per group commit), usage parsed, every
-limit checked. Bare and sr-bench repeats alternate (a shared machine's load changes between them);
-the best of `--repeat` of each is compared. Prints one JSON line per configuration with the ratios,
-the CPU per call of this process during the sr-bench runs and during the bare loop (issue 31's goal at
-200 ms / 256: ≤ 0.7 ms a call; less sensitive to a shared machine's load than calls/s), whether each
-goal is met (`ratio_goal_met`, `cpu_goal_met`), and the load average.
+limit checked. Bare and sr-bench runs alternate in pairs (bare first, then sr-bench first, ...: a
+shared machine's load changes between them); each sr-bench run is compared with its own pair's bare
+loop, and every figure is printed as the median and range of the `--repeat` pairs with each run listed
+(never the best one alone). Prints one JSON line per configuration with those ratios, the CPU per call
+of this process during the sr-bench runs and during the bare loop (issue 31's goal at 200 ms / 256:
+≤ 0.7 ms a call; less sensitive to a shared machine's load than calls/s), whether each goal is met by
+the median (`ratio_goal_met`, `cpu_goal_met`), the load average before and after, and where the store
+lived (`store`: its directory, mount point and file system; `--store-dir` puts it elsewhere than
+`$TMPDIR`: on this host a store under /tmp costs the journal writer more, benchmarks/README.md).
+Run it under the shared lock: `flock /work/wt/measure.lock python benchmarks/dispatch.py ...`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import contextlib
 import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,79 +160,120 @@ CONFIGS = {"zero": {"latency_s": 0.0, "concurrency": 8, "targets": 1, "goal": 0.
            "latency": {"latency_s": 0.2, "concurrency": 256, "targets": 4, "goal": 0.9, "cpu_goal_ms": 0.7}}
 
 
+def store_location(path: Path) -> dict[str, str]:
+    """Where a store lives: its directory and the file system it is on (mount point and type, Linux)."""
+    best, fstype = "", "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            fields = line.split()
+            mount = fields[1]
+            inside = str(path) == mount or str(path).startswith(mount.rstrip("/") + "/")
+            if len(fields) > 2 and inside and len(mount) > len(best):
+                best, fstype = mount, fields[2]
+    return {"dir": str(path), "mount": best or "unknown", "fs": fstype}
+
+
+def spread(values: list[float], digits: int = 3) -> dict[str, Any]:
+    """Median and range of alternated runs (never the best one alone), and every run in order."""
+    return {"median": round(statistics.median(values), digits), "min": round(min(values), digits),
+            "max": round(max(values), digits), "runs": [round(v, digits) for v in values]}
+
+
+def _setup(svc: Any, sim_url: str, src: Path, ntargets: int, per_target: int) -> tuple[dict[str, Any], list[Any]]:
+    """Dataset, targets and plan of one configuration; returns the plan and the bare loops' bodies."""
+    v1, c = sim_url + "/v1", svc.client
+    ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "quick", "seed": 1,
+                                      "source_path": str(src), "revision": "bench"})
+    ids = [f"fast{i}" for i in range(ntargets)]
+    c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": v1, "model": "fast"} for t in ids]})
+    manifest = {"version": "sr-bench-1.0", "name": "dispatch-bench", "profile": "quick", "seed": 1,
+                "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
+                "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 256},
+                "limits": {"concurrency": per_target, "total_timeout_s": 30, "idle_timeout_s": 10}}
+    plan = c.post("/plans", {"manifest": manifest})["manifest"]
+    cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
+    bodies = [{"model": "fast", "messages": case["messages"], "stream": True,
+               "stream_options": {"include_usage": True}, "temperature": 0, "max_tokens": 256}
+              for case in cases] * ntargets
+    return plan, bodies
+
+
 def measure(name: str, work: Path, src: Path, repeat: int) -> dict[str, Any]:
+    """`repeat` pairs of (bare aiohttp loop, sr-bench run), the order alternating from pair to pair
+    (bare first, then sr-bench first, ...): each sr-bench run is compared with its own pair's bare loop
+    and the ratios are reported as median and range, never the best one."""
     cfg = CONFIGS[name]
     ntargets = cfg["targets"]
     per_target = cfg["concurrency"] // ntargets
     with simulator_process(cfg["latency_s"]) as sim_url, EmbeddedService(work / f"store-{name}") as svc:
-        v1 = sim_url + "/v1"
         c = svc.client
-        ds = c.post("/datasets/prepare", {"benchmark": "mmlu-pro", "profile": "quick", "seed": 1,
-                                          "source_path": str(src), "revision": "bench"})
-        ids = [f"fast{i}" for i in range(ntargets)]
-        c.post("/targets", {"targets": [{"id": t, "kind": "single", "base_url": v1, "model": "fast"} for t in ids]})
-        manifest = {"version": "sr-bench-1.0", "name": "dispatch-bench", "profile": "quick", "seed": 1,
-                    "cost_policy": "capability_only", "dataset": {"path": ds["path"], "sha256": ds["sha256"]},
-                    "targets": [{"id": t} for t in ids], "sampling": {"max_tokens": 256},
-                    "limits": {"concurrency": per_target, "total_timeout_s": 30, "idle_timeout_s": 10}}
-        plan = c.post("/plans", {"manifest": manifest})["manifest"]
-        cases = [json.loads(line) for line in Path(ds["path"]).read_bytes().splitlines()]
-        bodies = [{"model": "fast", "messages": case["messages"], "stream": True,
-                   "stream_options": {"include_usage": True}, "temperature": 0, "max_tokens": 256}
-                  for case in cases] * ntargets
-        url = v1 + "/chat/completions"
+        plan, bodies = _setup(svc, sim_url, src, ntargets, per_target)
+        url = sim_url + "/v1/chat/completions"
         conc = per_target * ntargets
         asyncio.run(bare_aiohttp_loop(url, bodies[:50], conc))          # warm-up
         load0 = os.getloadavg()
-        bare_aio, bare, timed = [], [], []
+        ratios, httpx_ratios, bare_rates, run_rates, cpu_ms, bare_cpu_ms, cores = [], [], [], [], [], [], []
         commits0 = svc.service.journal.commits
-        cpu, wall, bare_cpu = 0.0, 0.0, 0.0
         by_thread: dict[str, float] = {}
         gc_clock = GcClock()
-        for _ in range(repeat):
-            bcpu0 = time.process_time()
-            bare_aio.append(asyncio.run(bare_aiohttp_loop(url, bodies, conc)))
-            bare_cpu += time.process_time() - bcpu0
+        for i in range(repeat):
+            steps = ["bare", "sr"] if i % 2 == 0 else ["sr", "bare"]
+            for step in steps:
+                if step == "bare":
+                    bcpu0 = time.process_time()
+                    bare_s = asyncio.run(bare_aiohttp_loop(url, bodies, conc))
+                    bare_cpu_ms.append((time.process_time() - bcpu0) * 1000 / len(bodies))
+                    bare_rates.append(len(bodies) / bare_s)
+                    if name == "zero":
+                        httpx_s = asyncio.run(bare_loop(url, bodies, conc))
+                    continue
+                cpu0, t0, threads0 = time.process_time(), time.perf_counter(), thread_cpu()
+                with gc_clock.installed():
+                    run_s, done = run_once(c, plan, svc)
+                for k, v in cpu_by_thread(threads0, _NAMES).items():
+                    by_thread[k] = by_thread.get(k, 0.0) + v
+                cpu = time.process_time() - cpu0
+                cpu_ms.append(cpu * 1000 / len(bodies))
+                cores.append(cpu / (time.perf_counter() - t0))
+                run_rates.append(done / run_s)
+            ratios.append(run_rates[-1] / bare_rates[-1])
             if name == "zero":
-                bare.append(asyncio.run(bare_loop(url, bodies, conc)))
-            cpu0, t0, threads0 = time.process_time(), time.perf_counter(), thread_cpu()
-            with gc_clock.installed():
-                timed.append(run_once(c, plan, svc))
-            for k, v in cpu_by_thread(threads0, _NAMES).items():
-                by_thread[k] = by_thread.get(k, 0.0) + v
-            cpu, wall = cpu + time.process_time() - cpu0, wall + time.perf_counter() - t0
-        run_s, done = min(timed)
-        aio_rate, run_rate = len(bodies) / min(bare_aio), done / run_s
+                httpx_ratios.append(run_rates[-1] / (len(bodies) / httpx_s))
+        calls = repeat * len(bodies)
         out = {"config": name, "calls": len(bodies), "latency_s": cfg["latency_s"], "concurrency": conc,
-               "bare_aiohttp_calls_per_s": round(aio_rate, 1), "sr_bench_calls_per_s": round(run_rate, 1),
-               "ratio_vs_bare_aiohttp": round(run_rate / aio_rate, 3), "goal": cfg["goal"],
-               "all_ratios": [round((d / t) / aio_rate, 3) for t, d in timed],
+               "pairs": repeat, "order": "alternated: bare then sr-bench, then sr-bench then bare, ...",
+               "ratio_vs_bare_aiohttp": spread(ratios), "goal": cfg["goal"],
+               "bare_aiohttp_calls_per_s": spread(bare_rates, 1), "sr_bench_calls_per_s": spread(run_rates, 1),
                "journal_commits_per_run": (svc.service.journal.commits - commits0) // repeat,
-               "service_process_cpu_cores": round(cpu / wall, 2),
+               "service_process_cpu_cores": spread(cores, 2),
                # CPU per call (this process: the service's loop and threads; the simulator is apart)
-               "service_cpu_ms_per_call": round(cpu * 1000 / (repeat * len(bodies)), 3),
-               "bare_aiohttp_cpu_ms_per_call": round(bare_cpu * 1000 / (repeat * len(bodies)), 3),
-               # where that CPU went (Linux: per thread, 10 ms ticks; MainThread is this script's polling)
-               "service_cpu_ms_per_call_by_thread": {k: round(v * 1000 / (repeat * len(bodies)), 3)
+               "service_cpu_ms_per_call": spread(cpu_ms), "bare_aiohttp_cpu_ms_per_call": spread(bare_cpu_ms),
+               # where that CPU went, mean over the runs (Linux: per thread, 10 ms ticks; MainThread is this
+               # script's polling; the report-rows worker is a process of its own and not counted here)
+               "service_cpu_ms_per_call_by_thread": {k: round(v * 1000 / calls, 3)
                                                      for k, v in sorted(by_thread.items()) if v > 0},
-               "gc_cpu_ms_per_call": round(gc_clock.spent * 1000 / (repeat * len(bodies)), 3),
-               "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
-        out["ratio_goal_met"] = out["ratio_vs_bare_aiohttp"] >= cfg["goal"]
+               "gc_cpu_ms_per_call": round(gc_clock.spent * 1000 / calls, 3),
+               "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+               "store": store_location(work)}
+        out["ratio_goal_met"] = out["ratio_vs_bare_aiohttp"]["median"] >= cfg["goal"]
         if "cpu_goal_ms" in cfg:                         # issue 31, item 5: CPU per call at 200 ms / 256
             out["cpu_goal_ms_per_call"] = cfg["cpu_goal_ms"]
-            out["cpu_goal_met"] = out["service_cpu_ms_per_call"] <= cfg["cpu_goal_ms"]
-        if bare:
-            out["bare_httpx_calls_per_s"] = round(len(bodies) / min(bare), 1)
-            out["ratio_vs_bare_httpx"] = round(run_rate / (len(bodies) / min(bare)), 3)
+            out["cpu_goal_met"] = out["service_cpu_ms_per_call"]["median"] <= cfg["cpu_goal_ms"]
+        if httpx_ratios:
+            out["ratio_vs_bare_httpx"] = spread(httpx_ratios)
         return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="alternated pairs of runs (bare loop, sr-bench)")
     ap.add_argument("--only", choices=sorted(CONFIGS))
+    ap.add_argument("--store-dir", type=Path, default=None,
+                    help="where the stores live (default: a new directory under $TMPDIR, else /tmp)")
     args = ap.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="sr-bench-dispatch-"))
+    if args.store_dir is not None:
+        args.store_dir.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="sr-bench-dispatch-", dir=args.store_dir))
     src = samples.write_mmlu_pro(work / "src", per_category=40)
     for name in [args.only] if args.only else list(CONFIGS):
         print(json.dumps(measure(name, work, src, args.repeat)), flush=True)
