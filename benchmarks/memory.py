@@ -10,7 +10,7 @@ dataset and the targets registered, every process settled), during the run, duri
 (the first GET /report after the run, timed: goal <= 0.05 of dispatch, issue 42), and after (30 s after
 every process of the service stopped using CPU). Prints each in MiB, the growth over idle and its ratio
 to the 100 MiB budget (<= 1 meets the goal), after over fresh (goal <= 100 MiB), and apart the peak RSS
-of the service's worker processes.
+of the service's worker processes (and, per phase, the service's own peak and its workers' apart).
 """
 
 from __future__ import annotations
@@ -187,6 +187,9 @@ def main() -> None:
                       "after_rss_mib": round(after, 1), "after_over_fresh_mib": round(after - fresh, 1),
                       "growth_mib": round(growth, 1), "ratio_to_budget": round(growth / 100.0, 3),
                       "peak_worker_rss_mib": round(max((w for _, _, w in samples_), default=0.0), 1),
+                      **{f"peak_{p}_service_worker_mib": [round(max((r for ph, r, _ in samples_ if ph == p), default=0.0), 1),
+                                                          round(max((w for ph, _, w in samples_ if ph == p), default=0.0), 1)]
+                         for p in ("run", "report")},
                       "dispatch_s": round(dispatch_s, 1), "first_report_s": round(first_s, 2),
                       "first_report_ratio": round(first_s / dispatch_s, 4), "report_settled_s": round(report_s, 1),
                       "end_of_run": ended[-1].split(": ", 1)[-1] if ended else None,

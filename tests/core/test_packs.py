@@ -4,6 +4,7 @@ store still finds, verifies, lists, copies out and collects each object as if it
 from __future__ import annotations
 
 import os
+import random
 import threading
 from pathlib import Path
 
@@ -357,3 +358,53 @@ def test_a_reader_in_another_process_finds_every_object_through_merges(
     assert merged >= 60 and passes >= 2
     assert misses == 0, (misses, passes, merged)
     assert sorted(ObjectStore(str(tmp_path / "s")).iter_digests()) == sorted(digests)
+
+
+def test_the_pack_index_answers_every_copy_in_order_across_merges_forgets_and_shared_prefixes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from srbench.cas import pack_table
+    from srbench.cas.pack_table import ENTRY, PackTable, Place
+    monkeypatch.setattr(pack_table, "MERGE_AT", 40)
+    rng = random.Random(7)
+    table, listed, added = PackTable(), {}, []
+    for n in range(150):
+        digests = [rng.randbytes(32) for _ in range(rng.randint(1, 25))]
+        if n % 7 == 0 and added:
+            digests += rng.sample(added, 3)                          # copies of older objects
+        if n % 11 == 0:
+            digests.append(digests[0][:8] + rng.randbytes(24))       # the same first 8 bytes, another digest
+        whole = [i for i in range(len(digests)) if i % 9 != 8]       # entries past the end are not answered
+        path = f"/store/packs/{n}.pack"
+        table.add(path, b"".join(ENTRY.pack(d, 100 + i, i + 1) for i, d in enumerate(digests)), whole)
+        listed[path] = [(digests[i], i) for i in whole]
+        added += digests
+        if n % 13 == 5:
+            gone = rng.choice(sorted(listed))
+            table.forget(gone)
+            del listed[gone]
+    want: dict[bytes, list[Place]] = {}
+    for path in sorted(listed, key=lambda p: int(p.rsplit("/", 1)[1].split(".")[0])):
+        for d, i in listed[path]:
+            want.setdefault(d, []).append(Place(path, 100 + i, i + 1))
+    assert all(table.find(d) == places for d, places in want.items())
+    assert sorted(table) == sorted(want) and table.find(rng.randbytes(32)) == []
+
+
+def test_the_pack_index_holds_an_entry_in_under_100_bytes(tmp_path: Path) -> None:
+    """A 100k-cell run packs ~200k objects; the index is kept by the service and by its report-rows worker
+    (issue 42, item 3: it was a dict of digest strings to lists of tuples, ~370 bytes an entry)."""
+    import tracemalloc
+
+    from srbench.cas.packs import PackIndex, encode
+    for n in range(40):
+        name, data, _ = encode({digest_bytes(b): b for b in _blobs(500, str(n))})
+        (tmp_path / f"{name}.pack").write_bytes(data)
+    index = PackIndex(str(tmp_path))
+    tracemalloc.start()
+    try:
+        index.refresh()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(list(index)) == 20_000
+    assert held / 20_000 < 100, f"{held / 20_000:.0f} bytes an entry"

@@ -27,38 +27,29 @@ import struct
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
 
 import blake3
 
 from srbench.cas.digest import PREFIX
 from srbench.cas.localfs import NotRegularFile, kind_of, open_regular
+from srbench.cas.pack_table import ENTRY, PackTable, Place
 
 MAGIC = b"SRBPACK1"
 SUFFIX = ".pack"
 _HEAD = struct.Struct(">8sI")
-_ENTRY = struct.Struct(">32sQQ")
 # a listing is trusted to have seen every pack only when it came this long after the directory's last
 # change (a file system's timestamps are coarse: a pack linked within the same tick leaves it unchanged)
 _TICK_NS = 100_000_000
 
 
-class Place(NamedTuple):
-    """Where one packed object's bytes are."""
-
-    pack: str
-    offset: int
-    length: int
-
-
 def encode(objects: Mapping[str, bytes]) -> tuple[str, bytes, list[tuple[str, int, int]]]:
     """A pack of `objects` (digest → bytes): its name (64 hex), its bytes, and each object's
     (digest, offset, length)."""
-    offset = _HEAD.size + len(objects) * _ENTRY.size
+    offset = _HEAD.size + len(objects) * ENTRY.size
     index = bytearray(_HEAD.pack(MAGIC, len(objects)))
     places = []
     for digest, data in objects.items():
-        index += _ENTRY.pack(bytes.fromhex(digest.removeprefix(PREFIX)), offset, len(data))
+        index += ENTRY.pack(bytes.fromhex(digest.removeprefix(PREFIX)), offset, len(data))
         places.append((digest, offset, len(data)))
         offset += len(data)
     data = b"".join([bytes(index), *objects.values()])
@@ -74,6 +65,13 @@ def read_index(path: str) -> list[tuple[str, int, int]]:
 def scan_index(path: str) -> tuple[list[tuple[str, int, int]], int]:
     """`read_index`, and how many entries point past the file's end (a pack cut short). Only a regular file
     is opened (`NotRegularFile` otherwise), without blocking."""
+    raw, whole = _scan(path)
+    entries = [(PREFIX + d.hex(), off, n) for d, off, n in ENTRY.iter_unpack(raw)]
+    return [entries[i] for i in whole], len(entries) - len(whole)
+
+
+def _scan(path: str) -> tuple[bytes, list[int]]:
+    """The index entries of the pack at `path` as stored, and the positions of the whole ones."""
     fd = open_regular(path)
     try:
         head = os.pread(fd, _HEAD.size, 0)
@@ -81,23 +79,21 @@ def scan_index(path: str) -> tuple[list[tuple[str, int, int]], int]:
             raise ValueError(f"{path}: not a pack (too short)")
         magic, count = _HEAD.unpack(head)
         size = os.fstat(fd).st_size
-        if magic != MAGIC or _HEAD.size + count * _ENTRY.size > size:
+        if magic != MAGIC or _HEAD.size + count * ENTRY.size > size:
             raise ValueError(f"{path}: not a pack, or its index is cut short")
-        raw = os.pread(fd, count * _ENTRY.size, _HEAD.size)
+        raw = os.pread(fd, count * ENTRY.size, _HEAD.size)
     finally:
         os.close(fd)
-    entries = [(PREFIX + d.hex(), off, n) for d, off, n in _ENTRY.iter_unpack(raw)]
-    whole = [e for e in entries if e[1] + e[2] <= size]
-    return whole, len(entries) - len(whole)
+    return raw, [i for i, (_, off, n) in enumerate(ENTRY.iter_unpack(raw)) if off + n <= size]
 
 
 class PackIndex:
-    """Which packs hold which object, for the packs under one directory (thread-safe)."""
+    """Which packs hold which object, for the packs under one directory (thread-safe; the entries are a
+    compact `PackTable`, cas/pack_table.py)."""
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
-        self._where: dict[str, list[Place]] = {}
-        self._packs: dict[str, list[str]] = {}       # pack path → the digests it holds
+        self._table = PackTable()
         self.cut: dict[str, int] = {}                 # pack path → entries past its end (a pack cut short)
         self.unreadable: dict[str, str] = {}          # a *.pack that is not a readable pack → why
         self._listed_mtime: int | None = None         # the directory's mtime at a trusted listing
@@ -106,10 +102,16 @@ class PackIndex:
     def places(self, digest: str, *, look: bool = True) -> list[Place]:
         """Every pack entry listing `digest` (none: []); `look` lists the directory again on a miss when it
         changed."""
-        hit = self._where.get(digest)
-        if hit is None and look and self.refresh():
-            hit = self._where.get(digest)
-        return list(hit or ())
+        try:
+            raw = bytes.fromhex(digest.removeprefix(PREFIX))
+        except ValueError:
+            return []
+        if len(raw) != 32:
+            return []
+        hit = self._table.find(raw)
+        if not hit and look and self.refresh():
+            hit = self._table.find(raw)
+        return hit
 
     def get(self, digest: str, *, look: bool = True) -> Place | None:
         """The first pack entry listing `digest`, or None."""
@@ -118,28 +120,16 @@ class PackIndex:
 
     def add(self, pack: str, entries: list[tuple[str, int, int]]) -> None:
         """Index a pack (one this process wrote, or found by a listing)."""
+        raw = b"".join(ENTRY.pack(bytes.fromhex(d.removeprefix(PREFIX)), off, n) for d, off, n in entries)
         with self._lock:
-            self._add(pack, entries)
-
-    def _add(self, pack: str, entries: list[tuple[str, int, int]]) -> None:
-        self._forget(pack)
-        self._packs[pack] = [d for d, _, _ in entries]
-        for digest, offset, length in entries:
-            self._where.setdefault(digest, []).append(Place(pack, offset, length))
+            self.cut.pop(pack, None)
+            self._table.add(pack, raw, range(len(entries)))
 
     def forget(self, pack: str) -> None:
         """A pack that is gone (garbage collection unpacked it): its objects are no longer found there."""
         with self._lock:
-            self._forget(pack)
-
-    def _forget(self, pack: str) -> None:
-        self.cut.pop(pack, None)
-        for digest in self._packs.pop(pack, []):
-            left = [p for p in self._where.get(digest, ()) if p.pack != pack]
-            if left:
-                self._where[digest] = left
-            else:
-                self._where.pop(digest, None)
+            self.cut.pop(pack, None)
+            self._table.forget(pack)
 
     def refresh(self, *, force: bool = False, reread: bool = False) -> bool:
         """Index the packs added since the last listing; True when any was. `reread` reads every pack's index
@@ -158,31 +148,26 @@ class PackIndex:
                     found = {e.path: e for e in it if e.name.endswith(SUFFIX)}
             except FileNotFoundError:
                 return False
-            if reread:
-                old = (self._where, self._packs, self.cut)
-                self._where, self._packs, self.cut = {}, {}, {}
-            for gone in [p for p in self._packs if p not in found]:     # unpacked by another process
-                self._forget(gone)
+            table, cut = (PackTable(), {}) if reread else (self._table, self.cut)
+            for gone in [p for p in table.numbers if p not in found]:     # unpacked by another process
+                table.forget(gone)
+                cut.pop(gone, None)
             self.unreadable = {p: why for p, why in self.unreadable.items() if p in found}
-            where, packs, cut = self._where, self._packs, self.cut
-            if reread:                          # built aside, then swapped in whole
-                self._where, self._packs, self.cut = old
             added = False
             for path, entry in found.items():
-                if path not in packs and self._index(path, entry, where, packs, cut):
+                if path not in table.numbers and self._index(path, entry, table, cut):
                     added = True
-            self._where, self._packs, self.cut = where, packs, cut
+            self._table, self.cut = table, cut          # built aside when rereading, then swapped in whole
             self._listed_mtime = mtime if listed_at - mtime > _TICK_NS else None
         return added
 
-    def _index(self, path: str, entry: os.DirEntry[str], where: dict[str, list[Place]],
-               packs: dict[str, list[str]], cut: dict[str, int]) -> bool:
-        """Index one listed pack into (where, packs, cut); False (and named in `unreadable`) when it is not a
+    def _index(self, path: str, entry: os.DirEntry[str], table: PackTable, cut: dict[str, int]) -> bool:
+        """Index one listed pack into (table, cut); False (and named in `unreadable`) when it is not a
         readable pack."""
         try:
             if not entry.is_file(follow_symlinks=False):      # (the listing's type: nothing is opened)
                 raise NotRegularFile(path, kind_of(entry.stat(follow_symlinks=False).st_mode))
-            entries, n_cut = scan_index(path)
+            raw, whole = _scan(path)
         except FileNotFoundError:           # vanished
             return False
         except NotRegularFile as exc:       # never opened: a FIFO would block its reader
@@ -192,19 +177,18 @@ class PackIndex:
             self.unreadable[path] = str(exc).replace(path + ": ", "")
             return False
         self.unreadable.pop(path, None)
-        packs[path] = [d for d, _, _ in entries]
-        for digest, offset, length in entries:
-            where.setdefault(digest, []).append(Place(path, offset, length))
+        table.add(path, raw, whole)
+        n_cut = len(raw) // ENTRY.size - len(whole)
         if n_cut:
             cut[path] = n_cut
         return True
 
     def pack_paths(self) -> list[str]:
         """The packs indexed now."""
-        return sorted(self._packs)
+        return sorted(self._table.numbers)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(list(self._where))
+        return (PREFIX + d.hex() for d in self._table)
 
 
 __all__ = ["MAGIC", "SUFFIX", "PackIndex", "Place", "encode", "read_index", "scan_index"]
