@@ -4,12 +4,17 @@ Run by hand (after `sr-bench setup --build-sandbox`; the Ray part needs `pip ins
 root, `unshare` and `ip`):
     python benchmarks/grading.py [--copies 8] [--latency 0.5] [--concurrency 4] [--items 16] [--skip ray]
                                  [--profile standard --copies 45]   (300 cells: above the issue's 200)
+                                 [--weak-coder [--fail-busy-s 0.15] [--fail-loop-share 0]] [--backend docker]
 
 Prints one JSON line per measurement, each with its ratio or goal:
 1. `run`: a LiveCodeBench run (`--copies` × 4 synthetic problems, quick profile: 30 cases, two targets)
    through the real service against a simulated endpoint of `--latency` s, graded by the host's sandbox
    (bubblewrap, else Docker) wrapped in a counter: sandbox runs per cell (goal 1.0), the share of grading
    done before the run's end was recorded, and the end-of-run work against dispatch (goal ≤ 0.10).
+   `--weak-coder` (issue 42): the second target's wrong programs fail slowly — each computes
+   `--fail-busy-s` of CPU before its wrong answer, or (a `--fail-loop-share` of them) loops until the
+   test's time limit. `sandbox_s` spreads the sandbox runs' wall times; `sandbox_busy` is the pool's
+   time inside sandboxes over (pool width × grading span): below 1.0 its threads waited elsewhere.
 2. `throughput`: problems/s of the grading path (`--items` problems) at concurrency 1, 2 and the default
    (the cores available: sandbox/capacity.py), each against concurrency 1.
 3. `ray`: a real local cluster (a head and two one-CPU worker nodes) in a loopback-only network
@@ -47,8 +52,8 @@ def emit(**kw: Any) -> None:
     print(json.dumps(kw), flush=True)
 
 
-def local_sandbox() -> Any:
-    for name in ("bwrap", "docker"):
+def local_sandbox(only: str | None = None) -> Any:
+    for name in [only] if only else ["bwrap", "docker"]:
         try:
             return open_sandbox(name)
         except SandboxUnavailable:
@@ -69,7 +74,8 @@ class _Times(logging.Handler):
             self.end_s = float(m.group(1)) + float(m.group(2))
 
 
-def service_run(real: Any, copies: int, latency: float, concurrency: int, profile: str = "quick") -> None:
+def service_run(real: Any, copies: int, latency: float, concurrency: int, profile: str = "quick",
+                weak: tuple[float, float] | None = None) -> None:
     from service.helpers import Api, freeze, manifest, single
     from service.sandbox_fakes import CountingSandbox
     from srbench.client.embedded import EmbeddedService
@@ -91,7 +97,9 @@ def service_run(real: Any, copies: int, latency: float, concurrency: int, profil
             src = samples.write_livecodebench(tmp / "lcb", copies=copies)
             ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": profile,
                                                      "source_path": str(src), "revision": "synthetic"})
-            models = [SimModel("a", skill=1.0, latency_s=latency), SimModel("b", skill=0.0, latency_s=latency)]
+            busy, loops = weak or (0.0, 0.0)     # the weak coder's wrong programs fail slowly
+            models = [SimModel("a", skill=1.0, latency_s=latency),
+                      SimModel("b", skill=0.0, latency_s=latency, fail_busy_s=busy, fail_loop_share=loops)]
             with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
                 api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a"), single("b", sim.v1_url, "b")]})
                 m = manifest(ds, [{"id": "a"}, {"id": "b"}])
@@ -115,7 +123,24 @@ def service_run(real: Any, copies: int, latency: float, concurrency: int, profil
          graded_before_end=round(before / max(1, len(counting.runs)), 3), dispatch_s=round(dispatch, 2),
          end_of_run_s=None if times.end_s is None else round(times.end_s, 2), end_over_dispatch=None if times.end_s is None else round(times.end_s / dispatch, 3),
          goal_end_over_dispatch=0.10, peak_concurrent_sandboxes=counting.peak, latency_s=latency,
-         concurrency_per_target=concurrency)
+         concurrency_per_target=concurrency, pool=available_cores(),
+         weak_coder=None if weak is None else {"fail_busy_s": weak[0], "fail_loop_share": weak[1]},
+         sandbox_s=_spread([r["ended"] - r["started"] for r in counting.runs]), sandbox_busy=_busy(counting.runs))
+
+
+def _busy(runs: list[dict[str, Any]]) -> float:
+    """The pool's time in sandboxes: their wall times over (pool width × first start to last end); below
+    1.0 the pool's threads spent the rest outside the sandbox (reading, recording, waiting)."""
+    if not runs:
+        return 0.0
+    span = max(r["ended"] for r in runs) - min(r["started"] for r in runs)
+    return round(sum(r["ended"] - r["started"] for r in runs) / max(1e-9, span * available_cores()), 3)
+
+
+def _spread(xs: list[float]) -> dict[str, float]:
+    """Median, 90th percentile and maximum of the sandbox runs' wall times."""
+    xs = sorted(xs) or [0.0]
+    return {"median": round(xs[len(xs) // 2], 3), "p90": round(xs[int(len(xs) * 0.9)], 3), "max": round(xs[-1], 3)}
 
 
 def rate(sandbox: Any, items: list[Any], conc: int) -> float:
@@ -208,6 +233,13 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=16)
     ap.add_argument("--profile", default="quick", choices=["quick", "standard"],
                     help="quick: 30 cases (60 cells); standard: 150 cases (300 cells; needs --copies 45: 180 problems)")
+    ap.add_argument("--weak-coder", action="store_true",
+                    help="the second target is a weak coder whose wrong programs fail slowly (CPU-bound)")
+    ap.add_argument("--fail-busy-s", type=float, default=0.15,
+                    help="with --weak-coder: CPU seconds a wrong program computes before it fails")
+    ap.add_argument("--fail-loop-share", type=float, default=0.0,
+                    help="with --weak-coder: share of its wrong programs that loop until the test's time limit")
+    ap.add_argument("--backend", choices=["bwrap", "docker"], help="the sandbox (default: bwrap, else Docker)")
     ap.add_argument("--ray-part", action="store_true")
     ap.add_argument("--skip", default="", help="comma-separated: run, throughput, ray")
     a = ap.parse_args()
@@ -215,9 +247,10 @@ def main() -> None:
         ray_part(a.items)
         return
     skip = set(filter(None, a.skip.split(",")))
-    real = local_sandbox()
+    real = local_sandbox(a.backend)
     if "run" not in skip:
-        service_run(real, a.copies, a.latency, a.concurrency, a.profile)
+        weak = (a.fail_busy_s, a.fail_loop_share) if a.weak_coder else None
+        service_run(real, a.copies, a.latency, a.concurrency, a.profile, weak)
     if "throughput" not in skip:
         throughput(real, a.items)
     if "ray" not in skip:

@@ -34,11 +34,12 @@ def grade_one(sandbox, item) -> str:  # type: ignore[no-untyped-def]
     bench = LiveCodeBench()
     case, reply = item
     options = bench.options({})
-    jobs, ctx = bench.jobs(case, [reply], options)
+    planned = bench.jobs(case, [reply], options)
     limits = base_limits(options)
-    reports = sandbox.run_jobs([{"module": j["module"], "input": j["input"], "limits": limits.child(j["wall_s"])}
-                                for j in jobs], limits.model_copy(update={"wall_s": 120}))
-    return bench.judge(case, [bench.verdict({**reports[0], "module": jobs[0]["module"]})], ctx).details["verdict"]
+    reports = sandbox.run_jobs([{"module": j.module, "input": j.input, "limits": limits.child(j.wall_s)}
+                                for j in planned.jobs], limits.model_copy(update={"wall_s": 120}))
+    verdicts = [bench.verdict({**r, "module": j.module}) for r, j in zip(reports, planned.jobs, strict=False)]
+    return str(bench.judge(case, verdicts, planned).status)
 
 
 def main() -> None:
@@ -59,7 +60,7 @@ def main() -> None:
             dt = time.perf_counter() - t0
             rates[conc] = len(items) / dt
             print(f"{name}: concurrency {conc}: {len(items)} problems in {dt:.2f} s = {rates[conc]:.2f} problems/s "
-                  f"({verdicts.count('passed')} passed)")
+                  f"({verdicts.count('correct')} correct)")
         print(f"{name}: concurrency 2 / 1 = {rates[2] / rates[1]:.2f}x")
 
 

@@ -15,7 +15,9 @@ Correctness
 
 Code answers
     A LiveCodeBench case gets a fenced program, a SciCode step (keyed by its user turn) a fenced
-    solution of that step (see :mod:`code_answers`): right or wrong as above.
+    solution of that step (see :mod:`code_answers`): right or wrong as above. A weak coder's wrong
+    LiveCodeBench programs fail slowly: `fail_busy_s` of CPU first, or, for the share
+    unit_hash("loop", model, prompt) < `fail_loop_share`, a loop the test's time limit ends.
 
 Rendering
     A letter is answered ``Answer: X`` (or, for a model with ``mcq_styles``, in one of `MCQ_STYLES`
@@ -70,10 +72,14 @@ class SimModel:
     cached_fraction: float = 0.0
     think: bool = False
     mcq_styles: tuple[str, ...] = ()   # how letters are written (see MCQ_STYLES); () = always "Answer: X"
+    fail_busy_s: float = 0.0      # a wrong program computes this long (CPU) before it fails: a weak coder
+    fail_loop_share: float = 0.0  # this share of its wrong programs loop until the test's time limit
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.skill <= 1.0 and 0.0 <= self.cached_fraction <= 1.0 and self.latency_s >= 0):
-            raise ValueError("SimModel needs 0 ≤ skill ≤ 1, 0 ≤ cached_fraction ≤ 1, latency_s ≥ 0")
+        if not (0.0 <= self.skill <= 1.0 and 0.0 <= self.cached_fraction <= 1.0 and self.latency_s >= 0
+                and self.fail_busy_s >= 0 and 0.0 <= self.fail_loop_share <= 1.0):
+            raise ValueError("SimModel needs 0 ≤ skill ≤ 1, 0 ≤ cached_fraction ≤ 1, latency_s ≥ 0, "
+                             "fail_busy_s ≥ 0, 0 ≤ fail_loop_share ≤ 1")
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,8 @@ def reply_for(model: SimModel, messages: MessageList, answer_key: Mapping[str, A
         correct = unit_hash("skill", model.name, pkey) < model.skill
         given = answer if correct else wrong_answer(answer, unit_hash("wrong", model.name, pkey))
     if found and code_answers.is_code_answer(answer):
-        text = code_answers.lcb_program(answer, bool(correct))
+        loops = unit_hash("loop", model.name, pkey) < model.fail_loop_share
+        text = code_answers.lcb_program(answer, bool(correct), "loop" if loops else "slow", model.fail_busy_s)
         given = None
     elif found and code_answers.is_scicode_step(answer):
         text = code_answers.scicode_reply(answer, bool(correct))
