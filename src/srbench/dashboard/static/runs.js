@@ -106,7 +106,7 @@ function runView(id, q) {
       seen = key;
       // while the run goes: its figures so far, maintained by the service as cells finish (O(targets) to
       // read); the full report (rebuilt from every cell) once it has ended
-      put(summary, going ? liveView(await Api.live(id)) : reportView(await Api.report(id)));
+      put(summary, going ? liveView(await Api.live(id), p) : reportView(await Api.report(id)));
       if (!first && current && current.refresh) await current.refresh();
       if (!going && (first || (terminal && !reportedTerminal))) {
         reportedTerminal = terminal;

@@ -32,8 +32,9 @@ function reportView(rep) {
 
 // A running run's figures so far (GET /runs/{id}/live): the service folds each finished cell's report row
 // into per-target counters, so this reads in O(targets) however big the run; the full report follows at its end.
-function liveView(live) {
-  const p = live.progress;
+// `progress`: the run view's counts of the same poll (the title line and the routing panel say the same numbers).
+function liveView(live, progress) {
+  const p = progress || live.progress;
   const rows = live.targets.map((t) => h("tr", {}, h("th", { scope: "row" }, t.target_id + " (" + t.kind + ")"),
     h("td", {}, t.finished + " / " + t.planned), h("td", {}, t.correct + " / " + t.answered),
     h("td", {}, fmt.num(t.accuracy_answered)), h("td", {}, fmt.num(t.accuracy_planned)),

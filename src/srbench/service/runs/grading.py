@@ -2,7 +2,8 @@
 
 The row builder (service/runs/report_rows.py) hands every finished cell of a sandbox-graded benchmark
 (code: LiveCodeBench, SciCode) to this pool, which grades it at once through the service's engine
-(stages/report/cells.py `cell_row`: the memoised code-grade rule) and records its report row. The
+(stages/report/cells.py `cell_row`: the memoised code-grade rule), records its report row and folds it into
+the run's figures so far (service/runs/live.py). The
 engine's claims make a key's grade computed by one thread however many ask (rules/engine.py), so the
 end-of-run report, which waits for the run's queued cells here (`wait`), only reads rows and grades.
 
@@ -19,6 +20,7 @@ import logging
 import queue
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +47,11 @@ class Job:
 class GradePool:
     """Threads that grade finished cells of sandbox benchmarks (see the module docstring)."""
 
-    def __init__(self, journal: Journal, engine: Engine, budget: capacity.Budget | None = None) -> None:
-        self.journal, self.engine = journal, engine
+    def __init__(self, journal: Journal, engine: Engine, budget: capacity.Budget | None = None,
+                 fold: Callable[[str, list[tuple[str, str]]], None] | None = None) -> None:
+        """`fold(run_id, [(target_id, row JSON)])` is told of each row once it is recorded (the run's live
+        figures: service/runs/live.py)."""
+        self.journal, self.engine, self.fold = journal, engine, fold
         self._budget = budget
         self._queue: queue.Queue[Job | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
@@ -149,3 +154,5 @@ class GradePool:
         def w(c: sqlite3.Connection) -> None:
             put_memo_rows(c, [values])
         self.journal.submit_sync(w)
+        if self.fold is not None:
+            self.fold(job.run_id, [(job.cell[2], row)])

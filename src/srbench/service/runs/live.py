@@ -9,14 +9,16 @@ whatever the run's size. It is what the run page and `sr-bench report RUN` show 
 once it has ended, the end-of-run report is the answer (the counters are dropped).
 
 `folded` says how many finished cells the figures hold; the run view's counts may be ahead by the cells
-finished since the builder's last batch (about a second), or by cells graded in a sandbox (their grading
-pool's rows are not folded: a benchmark graded in a sandbox shows its cells as not yet folded). An ended
-run answers from its end-of-run report's summary.
+finished since the builder's last batch (about a second). A cell graded in a sandbox is folded when its
+grading pool has graded it (service/runs/grading.py), one a sandbox fault left ungraded is not (its report
+grades it again). Each target's planned cells are the plan's: its execution cells (a recovery child's
+selection), else the dataset's cases. An ended run answers from its end-of-run report's summary.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from srbench import TERMINAL_STATUSES
+from srbench.schemas.plan import Plan
 from srbench.schemas.report import TargetSummary
 from srbench.service.api import workflow as wf
 from srbench.service.runs.state import RunState
@@ -87,16 +90,18 @@ class LiveFigures:
             self._runs.pop(run_id, None)
             self._folded.pop(run_id, None)
 
-    def view(self, run: RunState, judged: bool) -> wf.LiveFigures:
+    def view(self, run: RunState, plan: Plan) -> wf.LiveFigures:
         """The run's figures so far (the counters as they are now; none yet when no row was built)."""
         with self._lock:
             targets = {t: _Target(**vars(a)) for t, a in (self._runs.get(run.id) or {}).items()}
             folded = self._folded.get(run.id, 0)
-        per = run.progress.total // max(1, len(run.targets))
+        judged = bool(plan.auxiliary_targets)
+        planned = planned_cells(plan, run.progress.total)
         out = []
         for info in run.target_info:
             a = targets.get(info.id, _Target())
             done = a.answered + a.failed
+            per = planned.get(info.id, 0)
             out.append(wf.LiveTarget(
                 target_id=info.id, kind=info.kind, planned=per, finished=done, answered=a.answered, failed=a.failed,
                 correct=a.correct, accuracy_answered=a.correct / a.answered if a.answered else None,
@@ -105,6 +110,17 @@ class LiveFigures:
                 judge_cost_usd=(a.judge_cost_usd if not a.judge_unknown else None) if judged else None))
         return wf.LiveFigures(run_id=run.id, status=run.status, progress=run.progress, folded=folded,
                               judged=judged, targets=out, model_requests=0)
+
+
+def planned_cells(plan: Plan, total: int) -> dict[str, int]:
+    """Each target's planned cells: the plan's execution cells (a recovery child runs a selection, which
+    differs per target), else one per case of its dataset (the run's total shared out when an old plan does
+    not record its case count)."""
+    if plan.execution_cells is not None:
+        return dict(Counter(cell[1] for cell in plan.execution_cells))
+    ids = [pt.target.id for pt in plan.targets]
+    per = plan.dataset.case_count if plan.dataset.case_count is not None else total // max(1, len(ids))
+    return dict.fromkeys(ids, per)
 
 
 def from_report(run: RunState, judged: bool, targets: list[TargetSummary]) -> wf.LiveFigures:
@@ -121,11 +137,12 @@ def from_report(run: RunState, judged: bool, targets: list[TargetSummary]) -> wf
 def live_figures(service: Service, run_id: str) -> wf.LiveFigures:
     """A run's live figures: while it runs, those its cells have folded so far; once it ended, its report's."""
     run = service.runs.get(run_id)
-    judged = bool(service.runs.plans.cached(run.plan).auxiliary_targets)
+    plan = service.runs.plans.cached(run.plan)
     if run.status in TERMINAL_STATUSES:         # ended: the end-of-run report's figures (built once, then cached)
         report = service.objects.get_json(service.runs.report_digest(run_id)[0])
-        return from_report(run, judged, [TargetSummary.model_validate(t) for t in report["summary"]["targets"]])
-    return service.runs.rows.live.view(run, judged)
+        return from_report(run, bool(plan.auxiliary_targets),
+                           [TargetSummary.model_validate(t) for t in report["summary"]["targets"]])
+    return service.runs.rows.live.view(run, plan)
 
 
-__all__ = ["LiveFigures", "live_figures"]
+__all__ = ["LiveFigures", "live_figures", "planned_cells"]

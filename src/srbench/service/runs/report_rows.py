@@ -93,9 +93,9 @@ class RowBuilder:
         self._closed = False
         self._pool: worker.WorkerProcess | None = None
         self._no_worker = False                  # it could not start, or died: rows are built on the thread
-        self.grades = GradePool(journal, engine)
-        self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
         self.live = LiveFigures()                # each built row folded into the run's figures so far
+        self.grades = GradePool(journal, engine, fold=self.live.fold)      # a sandbox-graded row too
+        self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
         self._writes: list[concurrent.futures.Future[Any]] = []     # batches' rows being recorded
 
     # -- from the run's tasks --------------------------------------------------------------------
