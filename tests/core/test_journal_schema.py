@@ -25,6 +25,7 @@ SHIPPED = {
     4: "b908ef29de2938cbf489d5d81d30cd2c68bc1437a3dedf2fb34e3d2ffb10b079",
     5: "7c522f24f092d10faf81f34d25d66b3448f7d20ba04a69c4664b5bf9fa63da54",
     6: "cb49717600e0f40f1a5e50a761f00fbba7860c55cb4301e1cfcc2e19b4442819",
+    7: "37770436a6b707471d90991d1d2c9d6996283993758117e0ca26c0789bd73b7b",
 }
 SCHEMA_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
 

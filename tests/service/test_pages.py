@@ -10,6 +10,7 @@ from typing import Any
 
 from srbench.cas import ObjectStore
 from srbench.service.journal import evidence as jev
+from srbench.service.journal.schema import CALL_BLOCK
 from srbench.service.journal.writer import Journal
 from srbench.stages.report.results import PAGE_ROWS, all_rows, page, write_results
 
@@ -140,34 +141,134 @@ def test_results_pages_round_trip(tmp_path: Path) -> None:
     assert page(store, old, after=1, limit=2)[0] == rows[2:4] and all_rows(store, old) == rows[:5]
 
 
+def _cell_rows(n: int) -> list[tuple[str, int, str, str | None, str | None]]:
+    """`n` cells (cell id, seq, state, judge request, error class): pending, judged, in flight to the judge,
+    ambiguous (some ambiguous at the judge) and completed ones, mixed."""
+    rows = []
+    for seq in range(n):
+        state = ("pending" if seq % 7 == 3 else "judge_dispatching" if seq % 11 == 5 else
+                 "ambiguous" if seq % 13 == 6 else "completed")
+        judged = state == "judge_dispatching" or seq % 3 == 0 and state != "pending"
+        error_class = "ambiguous_judge_dispatch" if state == "ambiguous" and seq % 2 else None
+        rows.append((f"c{seq}", seq, state, "b3:j" if judged and state == "completed" else None, error_class))
+    return rows
+
+
+def _insert_cells(j: Journal, run: str, rows: list[tuple[str, int, str, str | None, str | None]]) -> None:
+    """The cells inserted pending, then moved to their states (the triggers see inserts and updates)."""
+    def insert(c: sqlite3.Connection) -> None:
+        c.executemany("INSERT INTO cells(run_id, cell_id, seq, case_id, target_id, state, updated_at) "
+                      "VALUES(?, ?, ?, 'k', 't', 'pending', 0)", [(run, cid, seq) for cid, seq, *_ in rows])
+        c.executemany("UPDATE cells SET state=?, judge_request=?, error_class=? WHERE run_id=? AND cell_id=?",
+                      [(state, judge, error_class, run, cid) for cid, _, state, judge, error_class in rows])
+    j.submit_sync(insert)
+
+
 def test_a_calls_offset_is_found_by_one_query_as_the_listing_has_it(tmp_path: Path) -> None:
-    """Issue 42, item 5: `call_row_at` (one indexed query) names the row the calls page lists at every offset —
-    sent cells in sequence order, a judged cell's judge row right after its subject row, pending cells left
-    out — against that listing made in Python (the walk `_cursor_at` used to do)."""
+    """Issue 42, item 5: `call_row_at` (one indexed query over the maintained block counts) names the row the calls
+    page lists at every offset — sent cells in sequence order, a judged cell's judge row right after its subject
+    row, pending cells left out — against that listing made in Python, over several blocks, after inserts,
+    updates and deletes; the block counts agree with a recount."""
     j = Journal(str(tmp_path / "j.sqlite3"))
     try:
-        rows = []
-        for seq in range(300):
-            state = ("pending" if seq % 7 == 3 else "judge_dispatching" if seq % 11 == 5 else
-                     "ambiguous" if seq % 13 == 6 else "completed")
-            judged = state == "judge_dispatching" or seq % 3 == 0 and state != "pending"
-            error_class = "ambiguous_judge_dispatch" if state == "ambiguous" and seq % 2 else None
-            rows.append((f"c{seq}", seq, state, "b3:j" if judged and state == "completed" else None, error_class))
-
-        def insert(c: sqlite3.Connection) -> None:
-            for run in ("other", "r"):
-                c.executemany("INSERT INTO cells(run_id, cell_id, seq, case_id, target_id, state, judge_request, "
-                              "error_class, updated_at) VALUES(?, ?, ?, 'k', 't', ?, ?, ?, 0)",
-                              [(run, *r) for r in rows])
-        j.submit_sync(insert)
+        rows = _cell_rows(1400)
+        for run in ("other", "r"):
+            _insert_cells(j, run, rows)
+        gone = {"c600", "c601", "c1030"}
+        j.submit_sync(lambda c: c.executemany("DELETE FROM cells WHERE run_id='r' AND cell_id=?", [(g,) for g in gone]))
         listing = []
-        for _, seq, state, judge, error_class in rows:
-            if state == "pending":
+        for cid, seq, state, judge, error_class in rows:
+            if state == "pending" or cid in gone:
                 continue
             listing.append((seq, 0))
             if judge or state == "judge_dispatching" or error_class == "ambiguous_judge_dispatch":
                 listing.append((seq, 1))
-        assert len(listing) > 300
+        assert len(listing) > 1400
         assert [jev.call_row_at(j, "r", k) for k in range(len(listing) + 3)] == listing + [None] * 3
+        counted: dict[int, int] = {}
+        for seq, _ in listing:
+            counted[seq // CALL_BLOCK] = counted.get(seq // CALL_BLOCK, 0) + 1
+        assert dict(j.query("SELECT block, n FROM call_blocks WHERE run_id='r' AND n > 0")) == counted
     finally:
         j.close()
+
+
+def test_a_calls_offset_steps_over_no_row_before_it(tmp_path: Path) -> None:
+    """Issue 42, item 5: finding the calls page's row at an offset costs the same at the run's end as at its start
+    — SQLite's own count of the instructions it executes (a progress handler called at each) stays far below
+    the rows before a deep offset, where an OFFSET over the run's index (or a walk over its cells in Python)
+    steps over every one of them."""
+    j = Journal(str(tmp_path / "j.sqlite3"))
+    try:
+        rows = _cell_rows(20_000)
+        _insert_cells(j, "r", rows)
+        total = j.one("SELECT SUM(n) FROM call_blocks WHERE run_id='r'")[0]
+        assert total > 20_000
+        steps = [0]
+
+        def step() -> int:
+            steps[0] += 1
+            return 0
+
+        def cost(offset: int) -> int:
+            steps[0] = 0
+            j.reader().set_progress_handler(step, 1)
+            try:
+                assert jev.call_row_at(j, "r", offset) is not None
+            finally:
+                j.reader().set_progress_handler(None, 1)
+            return steps[0]
+
+        first, deep = cost(0), cost(total - 1)
+        assert deep < total / 4, (first, deep, total)
+    finally:
+        j.close()
+
+
+def test_every_page_reads_the_journal_by_index_searches_only(api, sim, prepare, service, monkeypatch) -> None:
+    """Issue 42, item 5: behind the runs list, results, calls (by offset at the first, middle and last row, and by
+    cursor) and events pages, every journal query is planned as an index search or an index read stopped by its
+    LIMIT (EXPLAIN QUERY PLAN: no SCAN of a table), and a page fetches no more of the run's cells than twice the rows it shows (with the one that says another
+    page follows) — no walk over them, in SQL or in Python, to find where a page starts."""
+    ds = prepare("mmlu-pro")
+    rids = [_run(api, sim, ds, name=f"p{i}") for i in range(2)]
+    rid = rids[-1]
+    pages = ["/runs?limit=1", f"/runs?limit=1&after={api.ok('GET', '/runs?limit=1')['next_cursor']}",
+             f"/runs/{rid}/calls?after=40&limit=2", f"/runs/{rid}/events?after=1&limit=2",
+             *(f"/runs/{rid}/{kind}?offset={k}&limit=2" for kind in ("calls", "results") for k in (0, 13, 26))]
+    for path in pages:                  # a first read may build what pages read later (a report head)
+        api.ok("GET", path)
+    seen: list[tuple[str, tuple[object, ...], int]] = []
+    query, one = Journal.query, Journal.one
+
+    def recorded_query(self: Journal, sql: str, args: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        rows = query(self, sql, args)
+        seen.append((sql, args, len(rows)))
+        return rows
+
+    def recorded_one(self: Journal, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Row | None:
+        row = one(self, sql, args)
+        seen.append((sql, args, int(row is not None)))
+        return row
+
+    monkeypatch.setattr(Journal, "query", recorded_query)
+    monkeypatch.setattr(Journal, "one", recorded_one)
+    journal = service.service.journal
+    for path in pages:
+        seen.clear()
+        api.ok("GET", path)
+        assert seen, path
+        cells = sum(n for sql, _, n in seen if " FROM cells " in sql)
+        assert cells <= 2 * (2 + 1), (path, [(sql[:90], n) for sql, _, n in seen])    # twice a page and the next row
+        for sql, args, _ in seen:
+            plan = [r[3] for r in query(journal, "EXPLAIN QUERY PLAN " + sql, args)]
+            assert not [step for step in plan if _walks(step, sql)], (path, sql, plan)
+
+
+def _walks(step: str, sql: str) -> bool:
+    """A plan step that reads a table whole: a scan of its rows, or a scan of an index that no LIMIT stops (a
+    first page read in an index's order, ``ORDER BY … LIMIT ?``, is O(page)); a SEARCH reads the rows its key
+    range holds (a sort after it sorts those), a SCAN of a subquery or a CTE the rows it made."""
+    if not step.startswith("SCAN ") or step.startswith(("SCAN (", "SCAN at", "SCAN CONSTANT")):
+        return False
+    return "INDEX" not in step or "LIMIT" not in sql

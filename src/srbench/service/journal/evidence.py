@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from srbench.schemas.cell import CellState
 from srbench.schemas.event import EventType
 from srbench.schemas.event_data import EventData, parse_event
 from srbench.service.journal.cell_rows import CellRow
-from srbench.service.journal.schema import JUDGED_ROW, SENT
+from srbench.service.journal.schema import CALL_BLOCK, JUDGED_ROW, SENT
 from srbench.service.journal.writer import Journal
 
 
@@ -19,15 +18,6 @@ def call_total(journal: Journal, run_id: str) -> int:
     row = journal.one("SELECT (SELECT COALESCE(SUM(n), 0) FROM cell_counts WHERE run_id=? AND state!='pending') AS n, "
                       "(SELECT judge_calls FROM run_stats WHERE run_id=?) AS j", (run_id, run_id))
     return 0 if row is None else int(row["n"]) + int(row["j"] or 0)
-
-
-class CellRoles(NamedTuple):
-    """What tells a sent cell's calls' roles (a subject call; a judge call too when it has one)."""
-    seq: int
-    state: CellState
-    judge_request: str | None
-    judge_call: str | None
-    error_class: str | None
 
 
 class EventRow(NamedTuple):
@@ -40,28 +30,32 @@ class EventRow(NamedTuple):
     """The event's data, a JSON object."""
 
 
-def sent_cell_roles(journal: Journal, run_id: str) -> list[CellRoles]:
-    """Every cell that left pending, in sequence order, with what tells its calls' roles."""
-    return [CellRoles(*r) for r in journal.query(
-        "SELECT seq, state, judge_request, judge_call, error_class FROM cells WHERE run_id=? "
-        "AND state!='pending' ORDER BY seq", (run_id,))]
+# The block holding the calls page's row at offset ?2 of run ?1 (`schema.CALL_BLOCKS`): its first sequence number and the rows
+# before it, by a running sum over the run's block counters.
+_BLOCK_AT = ("WITH at AS (SELECT block * {b} AS lo, upto - n AS before FROM (SELECT block, n, SUM(n) OVER "
+             "(ORDER BY block) AS upto FROM call_blocks WHERE run_id=?1) WHERE upto > ?2 LIMIT 1) ")
+_IN_BLOCK = "run_id=?1 AND seq >= (SELECT lo FROM at) AND seq < (SELECT lo FROM at) + {b}"
+_OFFSET_IN_BLOCK = " LIMIT 1 OFFSET COALESCE((SELECT ?2 - before FROM at), 0)"
 
 
 def call_row_at(journal: Journal, run_id: str, offset: int) -> tuple[int, int] | None:
     """The (seq, role index) of the calls page's row at 0-based `offset` — a sent cell's subject row (0), then
-    its judge row (1) when it has one, in sequence order — or None past the last: one query over the partial
-    indexes of `schema.CALL_ROWS` (SQLite merges the two ordered arms and steps over `offset` entries in C:
-    ~0.3 µs each). The merge of a UNION ALL emits the left arm's row first on an equal seq (SQLite's
-    multiSelectOrderBy), so the subject row comes before its judge row without a sort by role, which would
-    cost 3-4× (tests/service/test_pages.py checks every offset against the whole listing)."""
+    its judge row (1) when it has one, in sequence order — or None past the last: one query. Its block of
+    `CALL_BLOCK` sequence numbers comes from the maintained per-block row counts (`schema.CALL_BLOCKS`), then the
+    row from the partial indexes of `schema.CALL_ROWS` within that block: O(blocks + block), whatever the offset
+    (an OFFSET over the whole run stepped over every entry before it). The merge of a UNION ALL emits the left
+    arm's row first on an equal seq (SQLite's multiSelectOrderBy), so the subject row comes before its judge row
+    without a sort by role (tests/service/test_pages.py checks every offset against the whole listing)."""
+    at, inside = _BLOCK_AT.format(b=CALL_BLOCK), _IN_BLOCK.format(b=CALL_BLOCK)
+    args = (run_id, offset)           # ?1, ?2
     judged = journal.one("SELECT judge_calls FROM run_stats WHERE run_id=?", (run_id,))
-    if judged is None or not judged[0]:          # no judge rows (the counter the journal keeps): one arm, ~10× faster
-        row = journal.one(f"SELECT seq, 0 AS role FROM cells WHERE run_id=? AND {SENT} ORDER BY seq LIMIT 1 OFFSET ?",
-                          (run_id, offset))
+    if judged is None or not judged[0]:          # no judge rows (the counter the journal keeps): one arm
+        row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} ORDER BY seq"
+                          f"{_OFFSET_IN_BLOCK}", args)
     else:
-        row = journal.one(f"SELECT seq, 0 AS role FROM cells WHERE run_id=? AND {SENT} "
-                          f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE run_id=? AND {JUDGED_ROW} "
-                          "ORDER BY 1 LIMIT 1 OFFSET ?", (run_id, run_id, offset))
+        row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} "
+                          f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE {inside} AND {JUDGED_ROW} "
+                          f"ORDER BY 1{_OFFSET_IN_BLOCK}", args)
     return None if row is None else (int(row[0]), int(row[1]))
 
 

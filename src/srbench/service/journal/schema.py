@@ -15,7 +15,8 @@ path wrote them (dispatch, recovery, a pulled run, the restart sweep). A store m
 counted once, by the migration that creates them. `report_heads` keeps each run's last built report
 with the signature of its inputs (stages/report/build.py `report_signature`); `report_rows` the report
 rows built while a run goes on (service/runs/report_rows.py). Also here: the indexes the paged reads use
-(runs newest first, a run's children, events by type).
+(runs newest first, a run's children, events by type, a run's sent and judged cells) and, kept by triggers
+like the counters, the calls page's rows per block of a run's sequence numbers (`call_blocks`, migration 7).
 
 A store made before the schema had a version (``user_version`` 0, tables present) is adopted once:
 its version is read from the triggers it holds (`legacy_version`), then the later migrations run as
@@ -158,6 +159,39 @@ CREATE INDEX IF NOT EXISTS cells_sent_by_seq ON cells(run_id, seq) WHERE {SENT};
 CREATE INDEX IF NOT EXISTS cells_judged_by_seq ON cells(run_id, seq) WHERE {JUDGED_ROW};
 """
 
+# The calls page's rows per block of `CALL_BLOCK` sequence numbers of a run (0, 1 or 2 a cell: `ROWS_OF`), kept by
+# triggers in the transaction that changes the cell: an offset finds its block by a running sum over the run's
+# blocks (n / CALL_BLOCK rows), then its row by an offset inside that block (< 2 × CALL_BLOCK index entries), never
+# a walk over the run's cells before it, in Python or in SQLite (journal/evidence.py `call_row_at`).
+CALL_BLOCK = 512
+ROWS_OF = "(({x}.state != 'pending') + " + JUDGED + ")"
+
+
+def _rows(x: str) -> str:
+    return ROWS_OF.format(x=x)
+
+
+CALL_BLOCKS = f"""
+CREATE TABLE IF NOT EXISTS call_blocks(
+  run_id TEXT NOT NULL, block INTEGER NOT NULL, n INTEGER NOT NULL, PRIMARY KEY(run_id, block));
+CREATE TRIGGER IF NOT EXISTS cells_blocked_insert AFTER INSERT ON cells WHEN {_rows("new")} > 0 BEGIN
+  INSERT INTO call_blocks(run_id, block, n) VALUES(new.run_id, new.seq / {CALL_BLOCK}, {_rows("new")})
+    ON CONFLICT(run_id, block) DO UPDATE SET n = n + excluded.n;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_blocked_update AFTER UPDATE ON cells
+  WHEN {_rows("old")} != {_rows("new")} OR old.seq IS NOT new.seq OR old.run_id IS NOT new.run_id BEGIN
+  UPDATE call_blocks SET n = n - {_rows("old")} WHERE run_id = old.run_id AND block = old.seq / {CALL_BLOCK};
+  INSERT INTO call_blocks(run_id, block, n) SELECT new.run_id, new.seq / {CALL_BLOCK}, {_rows("new")}
+    WHERE {_rows("new")} > 0 ON CONFLICT(run_id, block) DO UPDATE SET n = n + excluded.n;
+END;
+CREATE TRIGGER IF NOT EXISTS cells_blocked_delete AFTER DELETE ON cells WHEN {_rows("old")} > 0 BEGIN
+  UPDATE call_blocks SET n = n - {_rows("old")} WHERE run_id = old.run_id AND block = old.seq / {CALL_BLOCK};
+END;
+DELETE FROM call_blocks;
+INSERT INTO call_blocks(run_id, block, n) SELECT c.run_id, c.seq / {CALL_BLOCK}, SUM({_rows("c")}) FROM cells c
+  GROUP BY c.run_id, c.seq / {CALL_BLOCK} HAVING SUM({_rows("c")}) > 0;
+"""
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -176,11 +210,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "run owners (actors)", RUN_OWNERS),
     Migration(5, "experiments", EXPERIMENTS),
     Migration(6, "calls-page offset indexes (a run's sent cells, its judged cells, by sequence)", CALL_ROWS),
+    Migration(7, "calls-page rows per block of sequence numbers, kept by triggers", CALL_BLOCKS),
 )
 LATEST = MIGRATIONS[-1].version
 
 # A store from before `user_version`: the trigger each step added, newest first (steps 4 to 6 only
-# create tables and indexes IF NOT EXISTS, so running them again over such a store is harmless).
+# create tables and indexes IF NOT EXISTS, so running them again over such a store is harmless; step 7
+# came after versions, so such a store never holds it).
 _LEGACY_MARKERS = ((3, "cells_judge_counted"), (2, "events_counted"))
 
 

@@ -72,7 +72,7 @@ def _grades(service: Service, rows: list[dict[str, JsonValue]]) -> dict[str, dic
     return out
 
 
-def _roles(row: CellRow | jev.CellRoles) -> list[str]:
+def _roles(row: CellRow) -> list[str]:
     roles = ["subject"]
     if (row.judge_request or row.judge_call or row.state == "judge_dispatching"
             or row.error_class == "ambiguous_judge_dispatch"):
@@ -153,8 +153,9 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     more = False
     targets = _run_targets(service, run_id)
     while not more:
-        rows = [service.runs.endings.cell(r) for r in jev.sent_cells_from(journal, run_id, seq, limit + 1)]
-        service.objects.prefetch([d for r in rows[:limit] for d in (r.call, r.judge_call) if d])
+        # the cursor's own cell (a judge row may follow it), the page's and the next one's: one read in most pages
+        rows = [service.runs.endings.cell(r) for r in jev.sent_cells_from(journal, run_id, seq, limit + 2)]
+        service.objects.prefetch([d for r in rows[:limit + 1] for d in (r.call, r.judge_call) if d])
         for row, role in ((r, role) for r in rows for role in _roles(r)):
             pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
             if pos <= after:
@@ -168,7 +169,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
                     more = True
                     break
                 picked.append((pos, item))
-        if len(rows) <= limit:
+        if len(rows) <= limit + 1:
             break
         seq = rows[-1].seq + 1
     total = jev.call_total(journal, run_id)
