@@ -235,6 +235,9 @@ def test_wrong_field_types_are_a_400(api, base, unchanged, route) -> None:
     bodies = {"/targets": [{"targets": "dead"}, {"targets": [{"id": "x", "kind": "single", "base_url": "ftp://x",
                                                                 "model": "m"}]},
                            {"targets": [{"id": "../x", "kind": "single", "base_url": DEAD_URL, "model": "m"}]},
+                           *({"targets": [{"id": "u", "kind": "single", "base_url": url, "model": "m"}]}
+                             for url in ("http://exa mple.com/v1", "http://127.0.0.1:99999/v1", "http://h:port/v1",
+                                         "http://h/v1\n", "http://h\x00/v1")),
                            {"targets": [{"id": "k", "kind": "single", "base_url": DEAD_URL, "model": "m",
                                          "api_key": "sk-should-never-be-stored"}]}],
               "/datasets/prepare": [{"benchmark": "mmlu-pro", "profile": "smoke", "seed": "1"},

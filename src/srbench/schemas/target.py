@@ -43,6 +43,12 @@ def check_url(value: str, what: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{what} must be an http(s) URL")
+    if any(c.isspace() or not c.isprintable() for c in value):
+        raise ValueError(f"{what} must not contain spaces or control characters")
+    try:
+        parts.port                          # (a port outside 0–65535 or not a number raises)
+    except ValueError:
+        raise ValueError(f"{what} has an invalid port (0–65535)") from None
     if parts.username or parts.password:
         raise ValueError(f"{what} must not carry credentials")
     if parts.query or parts.fragment:
