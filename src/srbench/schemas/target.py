@@ -46,7 +46,7 @@ def check_url(value: str, what: str) -> str:
     if any(c.isspace() or not c.isprintable() for c in value):
         raise ValueError(f"{what} must not contain spaces or control characters")
     try:
-        parts.port                          # (a port outside 0–65535 or not a number raises)
+        _ = parts.port                      # (a port outside 0–65535 or not a number raises)
     except ValueError:
         raise ValueError(f"{what} has an invalid port (0–65535)") from None
     if parts.username or parts.password:
