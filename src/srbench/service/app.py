@@ -42,6 +42,7 @@ from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
 from srbench.service.journal.writer import Journal, JournalActionCache
 from srbench.service.runs.manager import RunManager
+from srbench.service.runs.run_checks import limit_malloc_arenas
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
 from srbench.service.wire.figures import ReportFigures
@@ -54,6 +55,7 @@ class Service:
     """Everything the handlers share: the store, the journal, the rule engine and the runs."""
 
     def __init__(self, store_dir: Path, store_identity: str | None = None) -> None:
+        limit_malloc_arenas()           # before the journal's and the runs' threads allocate (issue 42)
         self.store_dir = store_dir
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
