@@ -45,6 +45,27 @@ def settled(service: Any) -> None:
         time.sleep(0.02)
 
 
+def spy_workers(monkeypatch: Any) -> list[Any]:
+    """The report-rows worker processes the service starts from now on."""
+    started: list[Any] = []
+
+    class Spied(report_rows.worker.WorkerProcess):
+        def __init__(self, *a: Any) -> None:
+            super().__init__(*a)
+            started.append(self)
+    monkeypatch.setattr(report_rows.worker, "WorkerProcess", Spied)
+    return started
+
+
+def workers_ended(service: Any, started: list[Any]) -> None:
+    """Until every worker process started has ended (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while service.service.runs.rows._pool is not None or any(w.proc.poll() is None for w in started):
+        assert time.monotonic() < deadline, "the report-rows worker still runs after the last run ended"
+        time.sleep(0.05)
+    assert started
+
+
 def cold_rebuild(api: Any, service: Any, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the report as it stands, the same report rebuilt with no cache, no head and no memo)."""
     settled(service)
@@ -85,6 +106,7 @@ def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prep
                         config_hash="cfg-1")
     models = [SimModel("strong", skill=0.85), SimModel("weak", skill=0.45)]
     hits = MemoHits(monkeypatch)
+    started = spy_workers(monkeypatch)
     monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)   # keep the rows to test them
     with SimulatorThread(models=models, router=router, answer_key=load_answer_key(ds["path"])) as sim:
         sim.set_fault(lambda body: Fault(status=500, body='{"error": {"message": "boom"}}', label="500")
@@ -104,7 +126,7 @@ def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prep
     settled(service)
     assert hits.hits == total                # the end-of-run report computed no row itself
     assert memo_count(service, run_id) == total
-    assert service.service.runs.rows._pool is not None      # built by the worker process, which still runs
+    assert started                           # built by the worker process
     first = api.ok("GET", f"/runs/{run_id}/report")
     assert first["cache_hit"] is True
     assert first["paired"] is not None and first["paired"].get("available") is not None
@@ -132,13 +154,7 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
     ds = api.ok("POST", "/datasets/prepare", {"benchmark": "simpleqa-verified", "profile": "smoke",
                                               "source_path": str(src), "revision": "synthetic"})
     hits = MemoHits(monkeypatch)
-    started: list[Any] = []
-
-    class Spied(report_rows.worker.WorkerProcess):
-        def __init__(self, *a: Any) -> None:
-            super().__init__(*a)
-            started.append(self)
-    monkeypatch.setattr(report_rows.worker, "WorkerProcess", Spied)
+    started = spy_workers(monkeypatch)
     models = [SimModel("subject", skill=0.6), SimModel("judge-model", skill=1.0)]
     with SimulatorThread(models=models, answer_key=load_answer_key(ds["path"])) as sim:
         api.ok("POST", "/targets", {"targets": [
@@ -152,11 +168,7 @@ def test_a_judged_run(api, service, tmp_path, monkeypatch) -> None:
     assert run["status"] == "completed", run
     settled(service)
     assert hits.hits == run["progress"]["total"] == 5 and memo_count(service, run_id, gone=True) == 0   # read, then deleted
-    deadline = time.monotonic() + 30       # no run left: the worker process has ended (issue 42, item 3)
-    while service.service.runs.rows._pool is not None or any(w.proc.poll() is None for w in started):
-        assert time.monotonic() < deadline, "the report-rows worker still runs after the last run ended"
-        time.sleep(0.05)
-    assert started
+    workers_ended(service, started)         # no run left: the worker process has ended (issue 42, item 3)
     first, cold = cold_rebuild(api, service, run_id)
     assert first["cache_hit"] is True
     assert first["summary"]["targets"][0]["judge_cost_usd"] > 0
@@ -191,3 +203,21 @@ def test_a_report_asked_as_the_run_ends_is_built_once(api, service, prepare, mon
             time.sleep(0.01)
         report = api.ok("GET", f"/runs/{run_id}/report")
     assert report["cache_hit"] is True and builds == [run_id]
+
+
+def test_the_worker_process_ends_when_the_last_run_ends_before_its_report_is_done(
+        api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 3): once no run dispatches, the worker process ends before the end-of-run report is
+    built, not after it (it held ~100 MiB beside the report's own peak). The run's rows are kept here (no
+    forget), as they are while its report builds: on the code before, the worker ran as long as they were."""
+    ds = prepare("mmlu-pro")
+    MemoHits(monkeypatch)
+    started = spy_workers(monkeypatch)
+    monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    settled(service)
+    workers_ended(service, started)
+    assert memo_count(service, run_id) > 0          # its rows were built by the worker, and are still there

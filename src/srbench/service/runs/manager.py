@@ -253,6 +253,7 @@ class RunManager:
         try:
             t0 = time.perf_counter()
             await asyncio.to_thread(self.rows.drain, run_id)      # the rows of the cells that finished
+            self.rows.ended(run_id)         # its worker process stops before the report (unless a run goes on)
             t1 = time.perf_counter()
             await asyncio.to_thread(self.final_report, run_id, True)
             log.info("run %s: report rows caught up in %.2f s, end-of-run report built in %.2f s", run_id, t1 - t0,

@@ -70,11 +70,12 @@ class JournalRowMemo:
 
 class _Drain:
     """A marker in the queue: every cell queued before it is done (then, with `forget`, the run's rows
-    are deleted)."""
+    are deleted; with `stop`, the worker process ends if every run left has ended)."""
 
-    def __init__(self, run_id: str, forget: bool = False) -> None:
+    def __init__(self, run_id: str, forget: bool = False, stop: bool = False) -> None:
         self.run_id = run_id
         self.forget = forget
+        self.stop = stop
         self.done = threading.Event()
 
 
@@ -88,6 +89,7 @@ class RowBuilder:
         self._runs: dict[str, ReportInputs | None] = {}
         self._plans: dict[str, str] = {}
         self._pending: dict[str, int] = {}       # cells queued and not built yet, per run
+        self._ended: set[str] = set()            # runs whose dispatch is over: no cell of theirs is to come
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -136,6 +138,16 @@ class RowBuilder:
         if sandboxed:
             self.grades.wait(run_id, max(0.0, deadline - time.monotonic()))
 
+    def ended(self, run_id: str) -> None:
+        """The run's dispatch is over. Once every run left has ended, the worker process stops after the
+        cells queued so far, before the end-of-run report is built: the report's memory and the worker's
+        are not held at once (issue 42, item 3; a new run starts it again)."""
+        if run_id not in self._runs or self._thread is None:
+            return
+        with self._lock:
+            self._ended.add(run_id)
+        self._queue.put(_Drain(run_id, stop=True))
+
     def forget(self, run_id: str) -> None:
         """Stop building for this run; its rows are deleted by the worker thread (its end-of-run report
         is built), without keeping the run's task waiting."""
@@ -146,6 +158,7 @@ class RowBuilder:
         self.grades.forget(run_id)
         with self._lock:
             self._pending.pop(run_id, None)
+            self._ended.discard(run_id)
         if self._thread is not None:
             self._queue.put(_Drain(run_id, forget=True))
 
@@ -169,7 +182,8 @@ class RowBuilder:
 
     # -- the worker ------------------------------------------------------------------------------
     def _start_worker(self) -> None:
-        """The worker process, started for a run's first batch (it stops when no run is left: `_stop_idle`)."""
+        """The worker process, started for a run's first batch (it stops when every run left has ended:
+        `_stop_idle`)."""
         if self._pool is not None or self._no_worker or not self.store.local:
             return
         try:
@@ -179,10 +193,10 @@ class RowBuilder:
             self._no_worker = True
 
     def _stop_idle(self) -> None:
-        """No run left to build rows for: the worker process ends, and with it what it held (the runs'
+        """No run left that finishes cells: the worker process ends, and with it what it held (the runs'
         inputs, its heap), so an idle service is the size it was before its first run (issue 42)."""
         with self._lock:
-            if self._runs:
+            if any(run_id not in self._ended for run_id in self._runs):
                 return
         pool, self._pool = self._pool, None
         if pool is not None:
@@ -223,6 +237,7 @@ class RowBuilder:
                 self._settle_writes()       # every row queued before the drain is in the journal
                 if d.forget:
                     self._delete(d.run_id)
+                if d.forget or d.stop:
                     self._stop_idle()
                 d.done.set()
 
