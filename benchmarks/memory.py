@@ -109,6 +109,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--targets", type=int, default=50)
     ap.add_argument("--after-s", type=float, default=30.0)
+    ap.add_argument("--samples", type=Path, help="write every sample here (JSON lines: s, phase, service, workers)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="sr-bench-memory-"))
     src = samples.write_mmlu_pro(work / "src", per_category=200)
@@ -125,11 +126,13 @@ def main() -> None:
                      timeout=600, trust_env=False)
     samples_: list[tuple[str, float, float]] = []       # (phase, the service's RSS, its processes' RSS)
     phase = ["idle"]
+    times: list[float] = []
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
             samples_.append((phase[0], rss_mib(proc.pid), children_rss_mib(proc.pid)))
+            times.append(time.perf_counter())
             time.sleep(0.2)
     try:
         for _ in range(300):
@@ -177,6 +180,10 @@ def main() -> None:
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+    if args.samples:
+        args.samples.write_text("".join(json.dumps({"s": round(t - times[0], 1), "phase": ph, "service": round(r, 1),
+                                                    "workers": round(w, 1)}) + "\n"
+                                        for t, (ph, r, w) in zip(times, samples_, strict=False)))
     dispatch_s = (datetime.fromisoformat(view["finished_at"]) - datetime.fromisoformat(view["started_at"])).total_seconds()
     peak = {p: max((r + w for ph, r, w in samples_ if ph == p), default=0.0) for p in ("run", "report", "after")}
     growth = max(peak.values()) - idle

@@ -11,6 +11,7 @@ Everything else (catalog, totals, preparation, grading) reads the registry, neve
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
@@ -30,6 +31,9 @@ from srbench.benchmarks import plugins as plugin_loader
 from srbench.benchmarks.base import Benchmark, Grade, SourcePin
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import PROFILES
+
+if TYPE_CHECKING:
+    from srbench.schemas.plan import Plan
 
 # CAT-1 order.
 _BENCHMARKS: tuple[Benchmark, ...] = (
@@ -87,6 +91,12 @@ def get(benchmark_id: str) -> Benchmark:
         return found[benchmark_id]
     known = ", ".join([*REGISTRY, *(f"{b} (plugin)" for b in found)])
     raise InvalidInput(f"unknown benchmark {benchmark_id!r}; known: {known}") from None
+
+
+def multi_call_benchmarks(plan: Plan) -> set[str]:
+    """The plan's benchmarks whose cells are conversations under its frozen options (here, not in dispatch:
+    the report reads it too, and the report-rows worker process need not load the HTTP transport)."""
+    return {b for b in plan.dataset.benchmarks if get(b).is_multi_call(plan.options_for(b))}
 
 
 def is_plugin(benchmark_id: str) -> bool:

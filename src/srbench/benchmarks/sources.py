@@ -19,16 +19,17 @@ import os
 import tarfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
-
-import httpx
 
 from srbench.benchmarks.contract import SourcePin
 from srbench.benchmarks.pins import SourceMismatch, listing_sha256
 from srbench.cas.digest import sha256_bytes
 from srbench.errors import InvalidInput, SourceUnavailable
 from srbench.schemas.dataset import SourceFile, SourceRecord
+
+if TYPE_CHECKING:
+    import httpx
 
 Origin = Literal["download", "local-import", "package"]
 TIMEOUT_S = 60.0
@@ -123,6 +124,8 @@ def _write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
 
 def _get(client: httpx.Client, pin: SourcePin, url: str, dest: Path, size: int | None = None) -> None:
     """Download `url` to `dest`; a pinned `size` the answer's Content-Length contradicts fails at once."""
+    import httpx  # deferred: only a download needs it (the service and its workers load it otherwise never)
+
     try:
         with client.stream("GET", url, headers=_headers(url)) as resp:
             if resp.status_code != 200:
@@ -168,6 +171,8 @@ def _index_path(root: Path, pattern: str) -> Path:
 
 
 def _client(transport: httpx.BaseTransport | None, timeout_s: float) -> httpx.Client:
+    import httpx  # deferred: only a download needs it (with rich, click and pygments: ~6 MiB a process)
+
     timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
     return httpx.Client(transport=transport, timeout=timeout, follow_redirects=True)
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from srbench.benchmarks import multi_call_benchmarks
 from srbench.cas import ObjectStore
 from srbench.errors import InvalidInput
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams
@@ -21,7 +22,6 @@ from srbench.schemas.cell import CellState
 from srbench.schemas.plan import Plan
 from srbench.schemas.replay import Replay, ReplayCell, ReplayReceipt
 from srbench.stages.derived.facts import CellFacts, RunFacts
-from srbench.stages.dispatch.conversations import multi_call_benchmarks
 
 REPLAYABLE_METHODS = ("static", "single", "route_action")
 RECEIPT_VERSION = "sr-bench-replay-compatibility-v1"

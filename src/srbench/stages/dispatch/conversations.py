@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks import multi_call_benchmarks as multi_call_benchmarks
 from srbench.benchmarks.conversation import ROLES, CellStopped, ConversationOutcome, Reply, Role
 from srbench.cas import canonical_json, digest_bytes
 from srbench.cas.digest import stored_number
@@ -48,7 +49,6 @@ from srbench.schemas.conversation import ConversationCall, ConversationRecord
 from srbench.schemas.dataset import Case
 from srbench.schemas.event_data import DispatchStopped
 from srbench.schemas.generation import GenerationParams
-from srbench.schemas.plan import Plan
 from srbench.schemas.target import Target
 from srbench.stages.dispatch.common import (
     Cell,
@@ -68,11 +68,6 @@ if TYPE_CHECKING:
 # stops that leave a cell whose conversation never journaled a call `pending` (nothing was sent)
 UNSENT_STOPS = frozenset({"cancelled", "run_stopped", "budget_stop", "run_time_limit", "target_stopped",
                           "storage_fault"})
-
-
-def multi_call_benchmarks(plan: Plan) -> set[str]:
-    """The plan's benchmarks whose cells are conversations under its frozen options."""
-    return {b for b in plan.dataset.benchmarks if get_benchmark(b).is_multi_call(plan.options_for(b))}
 
 
 class Session:

@@ -18,6 +18,7 @@ import orjson
 from pydantic import JsonValue, TypeAdapter
 
 from srbench.benchmarks import get as get_benchmark
+from srbench.benchmarks import multi_call_benchmarks
 from srbench.cas import ObjectStore
 from srbench.cas.digest import canonical_json
 from srbench.rules import Engine
@@ -36,7 +37,6 @@ from srbench.stages.datasets.build import decode_cases
 from srbench.stages.derived.reconcile import corrected_usage, with_routers
 from srbench.stages.derived.replay import route_blocker
 from srbench.stages.derived.reprice import apply_prices
-from srbench.stages.dispatch.conversations import multi_call_benchmarks
 from srbench.stages.grading.grade import grade_cell
 from srbench.stages.plan.identity import scrub
 from srbench.stages.report.conversations import AUX_FIELDS, CallView, conversation_row
