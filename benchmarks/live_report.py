@@ -13,6 +13,9 @@ GET /runs/{id}/live (the figures so far, maintained as cells finish), timing the
   loaded host and the dispatching loop cost any request), and `live_over_health_p95`;
 - `lag_cells_max` / `lag_cells_p95`: finished cells the figures did not hold yet, against the counts in the
   same answer (the row builder folds about once a second);
+- `lag_s_p95` / `lag_s_max`: how old the figures are, in seconds — from the last moment the journal had no
+  more finished cells than the figures hold (sampled every 50 ms in process) to the answer; the goal is at
+  most one refresh interval (`lag_goal_ratio` = max / interval);
 - `end_report_s`: the end-of-run report of the same run (from its end to its task's end), and
   `refresh_p95_over_end_report`;
 - with `--report`, `full_report_p95_s`: GET /report on each refresh too (what the page asked before);
@@ -73,7 +76,8 @@ def poll(url: str, token: str, run_id: str, interval: float, out: list[dict[str,
             p = live["progress"]
             c.get("/health")                         # the control: an O(1) answer from the same loaded loop
             row = {"run_s": t1 - t0, "live_s": t2 - t1, "refresh_s": t2 - t0, "health_s": time.perf_counter() - t2,
-                   "lag": p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"] - live["folded"]}
+                   "lag": p["completed"] + p["failed"] + p["cancelled"] + p["ambiguous"] - live["folded"],
+                   "at": t2, "folded": live["folded"]}
             if report:
                 t3 = time.perf_counter()
                 c.get(f"/runs/{run_id}/report")
@@ -106,6 +110,7 @@ def main() -> None:
     src = samples.write_mmlu_pro(work / "src", per_category=200)
     load0 = os.getloadavg()
     polls: list[dict[str, float]] = []
+    series: list[tuple[float, int]] = []        # (time, the journal's finished cells), every 50 ms
     prof: list[str] = []
     with simulator_process() as sim_url, EmbeddedService(work / "store") as svc:
         c = svc.client
@@ -117,6 +122,7 @@ def main() -> None:
         poller.start()
         while runs.get(run_id).status not in TERMINAL_STATUSES:
             p = runs.get(run_id).progress
+            series.append((time.perf_counter(), p.completed + p.failed + p.cancelled + p.ambiguous))
             if args.profile and not prof and p.completed >= p.total // 2:
                 prof = profiled(runs, run_id)
             time.sleep(0.05)
@@ -130,6 +136,7 @@ def main() -> None:
         assert view.finished_at is not None and view.started_at is not None
         dispatch_s = view.finished_at - view.started_at
     took = [x["refresh_s"] for x in polls]
+    lags = [staleness(series, x["at"], int(x["folded"])) for x in polls]
     p95 = _p(took, 0.95)
     reports = [x["report_s"] for x in polls if "report_s" in x]
     print(json.dumps({
@@ -145,11 +152,28 @@ def main() -> None:
                                                              max(1e-9, _p([x["health_s"] for x in polls], 0.95) or 0), 2),
         "lag_cells_max": None if not polls else max(x["lag"] for x in polls),
         "lag_cells_p95": _r(_p([x["lag"] for x in polls], 0.95)),
+        "lag_s_p95": _r(_p(lags, 0.95)), "lag_s_max": None if not lags else round(max(lags), 3),
+        "lag_goal_ratio": None if not lags else round(max(lags) / args.interval, 3),
         "full_report_p95_s": _r(_p(reports, 0.95)),
         "end_report_s": round(end_report_s, 2),
         "refresh_p95_over_end_report": None if p95 is None else round(p95 / end_report_s, 4),
         "loadavg_before": [round(x, 2) for x in load0], "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         **({"profile": prof} if prof else {})}))
+
+
+def staleness(series: list[tuple[float, int]], at: float, folded: int) -> float:
+    """Seconds between `at` and the last sample before it whose finished cells were no more than `folded`
+    (the figures are the journal as it was then; 0 when the journal had no more at the last sample)."""
+    last = None
+    for t, finished in series:
+        if t > at:
+            break
+        if finished <= folded:
+            last = t
+    before = [t for t, _ in series if t <= at]
+    if not before or last == before[-1]:
+        return 0.0
+    return at - (before[0] if last is None else last)
 
 
 def _r(v: float | None) -> float | None:

@@ -9,6 +9,8 @@ are the plan's own (a recovery child's selection differs per target).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ import pytest
 
 from service.helpers import Api, freeze, manifest, sandbox_api, single
 from service.sandbox_fakes import CountingSandbox
+from srbench.service.runs import report_rows
 from srbench.service.runs.live import planned_cells
 from srbench.simulate import samples
 from srbench.simulate.behaviour import SimModel, load_answer_key
@@ -147,3 +150,28 @@ def test_each_targets_planned_cells_are_the_plans(api, service, prepare) -> None
     assert n and planned_cells(plan, 2 * n) == {"a": n, "b": n}
     cells = [["c1", "a"], ["c2", "a"], ["c3", "a"], ["c1", "b"]]
     assert planned_cells(plan.model_copy(update={"execution_cells": cells}), 4) == {"a": 3, "b": 1}
+
+
+def test_rows_are_built_while_the_worker_process_starts(api, service, prepare, monkeypatch) -> None:
+    """The worker process takes seconds to import on a busy host; until it says it is ready the service
+    builds the rows itself (the figures waited for it: the first seconds of a run were never folded)."""
+    class Starting(report_rows.worker.WorkerProcess):
+        def __init__(self, *a: Any) -> None:       # a worker that never gets ready (it reads until it is closed)
+            self.proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.buffer.read()"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert self.proc.stdin is not None and self.proc.stdout is not None
+            self.stdin, self.stdout, self._ready = self.proc.stdin, self.proc.stdout, False
+            started.append(self)
+    started: list[Starting] = []
+    monkeypatch.setattr(report_rows.worker, "WorkerProcess", Starting)
+    ds = prepare("mmlu-pro")
+    gate = Gate({9})
+    with SimulatorThread(models=[SimModel("m", skill=0.6)]) as sim:
+        sim.set_fault(gate)
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        m = manifest(ds, [{"id": "m"}])
+        m["limits"] = dict(SLOW)
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"]
+        seen = _moments(api, gate, run_id)
+        api.wait(run_id, timeout=60)
+    assert seen == [8] and started and not any(w._ready for w in started)

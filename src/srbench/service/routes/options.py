@@ -52,6 +52,7 @@ async def run_live(request: web.Request) -> wf.LiveFigures:
     service = svc(request)
     run_id = request.match_info["run_id"]
     check_visible(service.journal, actor_of(request), run_id)
-    if service.runs.get(run_id).status not in TERMINAL_STATUSES:
-        return live_figures(service, run_id)        # O(1) reads: on the loop, as GET /runs/{id} answers
-    return await asyncio.to_thread(live_figures, service, run_id)     # an ended run: its report (built once)
+    run = service.runs.get(run_id)
+    if run.status not in TERMINAL_STATUSES:
+        return live_figures(service, run)           # O(1) reads: on the loop, as GET /runs/{id} answers
+    return await asyncio.to_thread(live_figures, service, run)        # an ended run: its report (built once)

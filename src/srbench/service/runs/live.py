@@ -134,12 +134,12 @@ def from_report(run: RunState, judged: bool, targets: list[TargetSummary]) -> wf
                           folded=sum(t.finished for t in out), judged=judged, targets=out, model_requests=0)
 
 
-def live_figures(service: Service, run_id: str) -> wf.LiveFigures:
-    """A run's live figures: while it runs, those its cells have folded so far; once it ended, its report's."""
-    run = service.runs.get(run_id)
+def live_figures(service: Service, run: RunState) -> wf.LiveFigures:
+    """A run's live figures (`run`: its view, as just read): while it runs, those its cells have folded so
+    far; once it ended, its report's."""
     plan = service.runs.plans.cached(run.plan)
     if run.status in TERMINAL_STATUSES:         # ended: the end-of-run report's figures (built once, then cached)
-        report = service.objects.get_json(service.runs.report_digest(run_id)[0])
+        report = service.objects.get_json(service.runs.report_digest(run.id)[0])
         return from_report(run, bool(plan.auxiliary_targets),
                            [TargetSummary.model_validate(t) for t in report["summary"]["targets"]])
     return service.runs.rows.live.view(run, plan)

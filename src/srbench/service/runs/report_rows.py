@@ -9,7 +9,9 @@ loop on the GIL) under one engine batch, so one barrier makes the batch's grade 
 then it records the batch's action-cache entries and rows in one journal transaction, which commits
 while the next batch builds. A batch gathers cells until `BATCH_S` after the previous one began (a drain
 ends it at once), so the worker adds about one barrier a second, and a worker that fell behind takes
-every queued cell at once instead of idling while they wait (issue 42). A store the
+every queued cell at once instead of idling while they wait (issue 42). The worker process is started
+as a run begins and answers `ready` once it has imported (seconds on a busy host); until then the
+rows are built on the thread, so the run's live figures never wait for it (issue 41). A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
 on that thread instead; a row the worker could not build is built there too. A cell of a benchmark
 graded in a sandbox goes to the grading pool (service/runs/grading.py) instead, which grades it at once on
@@ -94,6 +96,7 @@ class RowBuilder:
         self._lock = threading.Lock()
         self._closed = False
         self._pool: worker.WorkerProcess | None = None
+        self._pool_lock = threading.Lock()      # starting and stopping the worker process
         self._no_worker = False                  # it could not start, or died: rows are built on the thread
         self.live = LiveFigures()                # each built row folded into the run's figures so far
         self.grades = GradePool(journal, engine, fold=self.live.fold)      # a sandbox-graded row too
@@ -109,12 +112,15 @@ class RowBuilder:
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
             self.live.begin(run_id)
-            if any(_sandboxed(b) for b in self.store.get_json(plan_digest).get("grader_versions", {})):
+            benchmarks = list(self.store.get_json(plan_digest).get("grader_versions", {}))
+            if any(_sandboxed(b) for b in benchmarks):
                 self._sandboxed.add(run_id)
                 self.grades.begin(run_id)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="sr-bench-report-rows", daemon=True)
                 self._thread.start()
+        if not all(_sandboxed(b) for b in benchmarks):
+            self._start_worker()    # it imports while the run starts; rows are built here until it is ready
 
     def cell_done(self, run_id: str, cell_id: str) -> None:
         if run_id in self._runs:
@@ -175,22 +181,23 @@ class RowBuilder:
         if t is not None:
             self._queue.put(None)
             t.join(timeout=30)
-        pool, self._pool = self._pool, None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
         self.grades.close()
 
     # -- the worker ------------------------------------------------------------------------------
     def _start_worker(self) -> None:
-        """The worker process, started for a run's first batch (it stops when every run left has ended:
-        `_stop_idle`)."""
-        if self._pool is not None or self._no_worker or not self.store.local:
-            return
-        try:
-            self._pool = worker.WorkerProcess(self.store, self.journal.path)
-        except OSError as exc:
-            log.warning("no report rows worker (%s); rows are built in the service", exc)
-            self._no_worker = True
+        """The worker process, started as a run begins (it stops when every run left has ended: `_stop_idle`)."""
+        with self._pool_lock:
+            if self._pool is not None or self._no_worker or self._closed or not self.store.local:
+                return
+            try:
+                self._pool = worker.WorkerProcess(self.store, self.journal.path)
+            except OSError as exc:
+                log.warning("no report rows worker (%s); rows are built in the service", exc)
+                self._no_worker = True
 
     def _stop_idle(self) -> None:
         """No run left that finishes cells: the worker process ends, and with it what it held (the runs'
@@ -198,7 +205,8 @@ class RowBuilder:
         with self._lock:
             if any(run_id not in self._ended for run_id in self._runs):
                 return
-        pool, self._pool = self._pool, None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
 
@@ -296,6 +304,8 @@ class RowBuilder:
         rows: list[tuple[str, Any]] = []
         left = todo
         pool = self._pool
+        if pool is not None and not pool.ready():
+            pool = None                 # still starting (a second or more): these rows are built here, at once
         if pool is not None:
             try:
                 entries, rows, failed = pool.build(plan, todo)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import subprocess
 import sys
 import threading
@@ -146,6 +147,8 @@ def main() -> None:
     os.dup2(2, 1)
     inp = sys.stdin.buffer
     init(*pickle.load(inp))
+    pickle.dump(("ready", None), out, protocol=pickle.HIGHEST_PROTOCOL)     # imports done: rows can be asked
+    out.flush()
     while True:
         try:
             request = pickle.load(inp)
@@ -160,7 +163,9 @@ def main() -> None:
 
 
 class WorkerProcess:
-    """The service's side: one worker process, one request at a time (from one thread)."""
+    """The service's side: one worker process, one request at a time (from one thread). It answers
+    ``ready`` once it has imported what it needs and opened the store (seconds on a busy host): `ready`
+    tells without waiting, so rows can be built elsewhere until then."""
 
     def __init__(self, store: ObjectStore, journal_path: str) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "srbench.service.runs.report_rows_worker"],
@@ -168,13 +173,28 @@ class WorkerProcess:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
+        self._ready = False
         self._send((store.url, store.verify_reads, journal_path))
+
+    def ready(self) -> bool:
+        """Whether the worker has started (its ``ready`` answer has come), without waiting for it."""
+        if not self._ready and select.select([self.stdout], [], [], 0)[0]:
+            self._wait_ready()
+        return self._ready
+
+    def _wait_ready(self) -> None:
+        status, _ = pickle.load(self.stdout)
+        if status != "ready":
+            raise RuntimeError(f"the report rows worker answered {status!r} before it was ready")
+        self._ready = True
 
     def _send(self, value: Any) -> None:
         pickle.dump(value, self.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         self.stdin.flush()
 
     def build(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+        if not self._ready:
+            self._wait_ready()
         self._send((plan_digest, cells))
         status, value = pickle.load(self.stdout)
         if status != "ok":
