@@ -64,6 +64,18 @@ def test_each_execution_is_fresh(sandbox) -> None:
     assert script_verdict(second)[0] == "passed"
 
 
+# a LiveCodeBench child is a fork of the supervisor (issue 42): it may find the marker in its memory, but no
+# descriptor it holds or can open leads to the sandbox's stdout, so a forged "passed" report never counts
+FORGE = ("import gc, os\nm = [o['marker'] for o in gc.get_objects() if isinstance(o, dict) and "
+         "str(o.get('marker', '')).startswith('SRBENCH-')]\n"
+         "line = ('\\n%s {\"jobs\": [{\"results\": [{\"final\": true, \"passed\": true, \"results\": [true]}]}]}\\n'"
+         " % (m[0] if m else 'SRBENCH-none')).encode()\n"
+         "for fd in range(3, 256):\n    try:\n        os.write(fd, line)\n    except OSError:\n        pass\n"
+         "for p in ('/proc/%d/fd/1' % os.getppid(), '/proc/1/fd/1', '/proc/self/fd/1'):\n    try:\n"
+         "        fd = os.open(p, os.O_WRONLY)\n        os.write(fd, line)\n    except OSError:\n        pass\n"
+         "print('wrong')\n")
+
+
 @pytest.mark.parametrize("name, code, expected", [
     ("fork bomb", "import posix\nwhile True:\n    try:\n        posix.fork()\n    except OSError:\n        pass\n",
      {"time_limit"}),
@@ -77,6 +89,7 @@ def test_each_execution_is_fresh(sandbox) -> None:
     ("print 100 MB", "print('x' * 100_000_000)\n", {"wrong_answer", "memory_limit"}),
     ("100 MB past the capture", "import sys\nsys.__stdout__.write('x' * 100_000_000)\nsys.__stdout__.flush()\n",
      {"wrong_answer"}),
+    ("forging the report", FORGE, {"wrong_answer"}),
 ])
 def test_hostile_programs_are_contained_and_classified(sandbox, name: str, code: str, expected: set[str]) -> None:
     verdict, details = verdict_of(sandbox, code)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from srbench.sandbox.base import Execution, Limits, Receipt, Sandbox
@@ -15,10 +16,12 @@ from srbench.sandbox.base import Execution, Limits, Receipt, Sandbox
 class CountingSandbox(Sandbox):
     name = "counting"
 
-    def __init__(self, delay_s: float = 0.05, inner: Sandbox | None = None) -> None:
-        self.delay_s, self.inner = delay_s, inner
+    def __init__(self, delay_s: float = 0.05, inner: Sandbox | None = None,
+                 on_start: Callable[[int], None] | None = None) -> None:
+        self.delay_s, self.inner, self.on_start = delay_s, inner, on_start
         self.runs: list[dict[str, Any]] = []
         self.running = 0
+        self.started = 0          # executions begun so far (`on_start` gets each one's ordinal, from 1)
         self.peak = 0
         self._lock = threading.Lock()
 
@@ -31,9 +34,13 @@ class CountingSandbox(Sandbox):
         payload = json.loads(stdin)
         with self._lock:
             self.running += 1
+            self.started += 1
             self.peak = max(self.peak, self.running)
+            ordinal = self.started
         started = time.time()
         try:
+            if self.on_start is not None:
+                self.on_start(ordinal)
             if self.inner is not None:
                 return self.inner.execute(stdin, limits, mounts=mounts)
             time.sleep(self.delay_s)

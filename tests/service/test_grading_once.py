@@ -157,3 +157,61 @@ def test_a_closing_pool_drops_its_queue_and_frees_its_waiters(tmp_path: Path) ->
     t.start()
     pool.close()
     assert waiter_done.wait(5) and "run-x" not in pool._active
+
+
+def test_each_cell_is_graded_as_it_finishes_not_after_a_batch(api: Api, tmp_path: Path) -> None:
+    """Issue 42: one cell at a time, and the endpoint answers call n+1 only once cell n's sandbox run has begun —
+    a pool that waited for a batch of cells, or for the run's end, would leave the call waiting (bounded here:
+    each wait gives up after 10 s and is counted as a miss)."""
+    fake = CountingSandbox(delay_s=0.01)
+    code_grade.use_sandbox(fake)
+    src = samples.write_livecodebench(tmp_path / "lcb", copies=8)
+    ds = api.ok("POST", "/datasets/prepare", {"benchmark": "livecodebench", "profile": "quick",
+                                             "source_path": str(src), "revision": "synthetic"})
+    asked: list[int] = []
+    misses: list[int] = []
+
+    def hold_until_the_last_cell_grades(body: dict) -> None:
+        asked.append(1)
+        deadline = time.monotonic() + 10
+        while not misses and fake.started < len(asked) - 1:
+            if time.monotonic() > deadline:
+                misses.append(len(asked))
+                break
+            time.sleep(0.005)
+        return None
+    with SimulatorThread(models=[SimModel("a", skill=0.5)], answer_key=load_answer_key(ds["path"]),
+                         fault=hold_until_the_last_cell_grades) as sim:
+        api.ok("POST", "/targets", {"targets": [single("a", sim.v1_url, "a")]})
+        m = manifest(ds, [{"id": "a"}])
+        m["limits"]["concurrency"] = 1
+        run = api.wait(api.ok("POST", "/runs", {"manifest": freeze(api, m)})["id"], timeout=300)
+    assert run["status"] == "completed", run
+    assert not misses, f"call {misses[0]} came before the previous cell's grading began"
+    assert api.ok("GET", f"/runs/{run['id']}/report")["summary"]["targets"][0]["graded"] == 30
+    assert len(asked) == 30 and fake.started == 30
+
+
+def test_the_pool_is_as_wide_as_the_cores(api: Api, tmp_path: Path, monkeypatch) -> None:
+    """Issue 42: with the host's cores at 3 (its CPU affinity; no quota, no override) the service grades 3 cells
+    at once, never more: the first 3 sandbox runs wait for each other (a narrower pool never gets all 3 in)."""
+    from srbench.sandbox import capacity
+
+    monkeypatch.delenv(capacity.ENV, raising=False)
+    monkeypatch.setattr(capacity.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(capacity, "_quota_cpus", lambda root: None)
+    monkeypatch.setattr(capacity, "GRADING", capacity.Budget(capacity.available_cores()))
+    together = threading.Barrier(3)
+    broken: list[int] = []
+
+    def meet(ordinal: int) -> None:
+        if ordinal <= 3:
+            try:
+                together.wait(timeout=10)
+            except threading.BrokenBarrierError:
+                broken.append(ordinal)
+    fake = CountingSandbox(delay_s=0.05, on_start=meet)
+    code_grade.use_sandbox(fake)
+    _lcb_run(api, tmp_path, {"concurrency": 8})
+    assert not broken, "fewer than 3 cells were graded at once"
+    assert len(fake.runs) == 30 and fake.peak == 3

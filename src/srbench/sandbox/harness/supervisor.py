@@ -10,6 +10,13 @@ stderr as pipes that are drained and capped here, and a pipe for result lines (J
 child is killed (its whole process group) at its wall limit; rlimits (CPU seconds, address space,
 file size, open files) are set in the child before exec. The last line this process prints is
 ``<marker> {"jobs": [...]}``; the marker is chosen by the host for every execution.
+
+A LiveCodeBench child (``lcb_child.py``, which reports only on its result pipe, never by its exit
+code) is a fork of this process instead of a new interpreter (issue 42: a fresh Python and its
+imports were about half of a problem's sandbox time): the fork starts its own session, takes the same
+rlimits, environment and working directory, gets ``/dev/null`` as stdin and the pipes as stdout and
+stderr, and closes every other descriptor, so the sandbox's stdout (where the marker counts) is out of
+its reach.
 """
 
 import ctypes
@@ -76,6 +83,78 @@ def oom_kills():
     return None
 
 
+FORKED = ("lcb_child.py",)           # children forked from this process (see the module docstring)
+
+
+class _Forked:
+    """The parts of `subprocess.Popen` that `run_child` uses, for a forked child."""
+
+    def __init__(self, pid, out_fd, err_fd):
+        self.pid, self.returncode, self.stdin = pid, None, None
+        self.stdout, self.stderr = os.fdopen(out_fd, "rb", 0), os.fdopen(err_fd, "rb", 0)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout):
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired("forked child", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _fork_child(module_name, module, data, limits, cwd, env, wfd):
+    """A forked child running `module` with JOB = `data` (see the module docstring)."""
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        for fd in (out_w, err_w, wfd):
+            os.close(fd)
+        return _Forked(pid, out_r, err_r)
+    code = 1
+    try:
+        _limiter(limits)()
+        null = os.open(os.devnull, os.O_RDONLY)
+        for fd, target in ((null, 0), (out_w, 1), (err_w, 2)):
+            os.dup2(fd, target)
+        os.closerange(3, wfd)
+        os.closerange(wfd + 1, 1 << 16)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)          # as a fresh interpreter has it
+        sys.argv = ["-c"]
+        exec(compile(module, module_name, "exec"), {"__name__": "__srbench_child__", "JOB": data})
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the child's own failure, shown on its stderr as an interpreter would
+        import traceback
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        os._exit(code)
+
+
 def run_child(module_name, module, job, limits, cwd):
     """Run one job; returns what happened (exit, signal, timed_out, results, output sizes)."""
     cap = int(limits.get("output_bytes") or 65536)
@@ -85,16 +164,25 @@ def run_child(module_name, module, job, limits, cwd):
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg"}
     started = time.monotonic()
     oom_before = oom_kills()
+    data = dict(job, module=module, module_name=module_name, result_fd=wfd)
     try:
-        proc = subprocess.Popen([sys.executable, "-I", "-c", CHILD_BOOT], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(wfd,), cwd=cwd,
-                                env=env, preexec_fn=_limiter(limits), close_fds=True)
+        if module_name in FORKED:
+            proc = _fork_child(module_name, module, data, limits, cwd, env, wfd)
+            data = b""
+        else:
+            proc = subprocess.Popen([sys.executable, "-I", "-c", CHILD_BOOT], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(wfd,), cwd=cwd,
+                                    env=env, preexec_fn=_limiter(limits), close_fds=True)
+            os.close(wfd)
+            data = json.dumps(data).encode()
     except OSError as exc:
         os.close(rfd)
-        os.close(wfd)
+        for fd in (wfd,):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         return {"spawn_error": f"{type(exc).__name__}: {exc}"}
-    os.close(wfd)
-    data = json.dumps(dict(job, module=module, module_name=module_name, result_fd=wfd)).encode()
     sel = selectors.DefaultSelector()
     bufs = {"stdout": bytearray(), "stderr": bytearray(), "result": bytearray()}
     sizes = dict.fromkeys(bufs, 0)
@@ -102,12 +190,13 @@ def run_child(module_name, module, job, limits, cwd):
     for fd in streams:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
-    stdin_fd = proc.stdin.fileno()
-    os.set_blocking(stdin_fd, False)
+    stdin_fd = proc.stdin.fileno() if proc.stdin is not None else -1
     pending = memoryview(data)
-    sel.register(stdin_fd, selectors.EVENT_WRITE)
+    if proc.stdin is not None:
+        os.set_blocking(stdin_fd, False)
+        sel.register(stdin_fd, selectors.EVENT_WRITE)
     timed_out = False
-    open_fds = set(streams) | {stdin_fd}
+    open_fds = set(streams) | ({stdin_fd} if proc.stdin is not None else set())
     drain_until = None
     while open_fds:
         left = wall - (time.monotonic() - started)
