@@ -408,3 +408,25 @@ def test_the_pack_index_holds_an_entry_in_under_100_bytes(tmp_path: Path) -> Non
         tracemalloc.stop()
     assert len(list(index)) == 20_000
     assert held / 20_000 < 100, f"{held / 20_000:.0f} bytes an entry"
+
+
+def test_prefetch_asks_for_a_packed_object_in_its_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42, item 5: a page's prefetch asks the kernel for each packed object's own bytes in its pack (the pack
+    opened once for all of them), for a loose object's whole file, and for nothing it does not hold — it used to
+    look for every object's loose file only, so the objects of a packed store (every store written in groups)
+    were never asked for."""
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(4)
+    packed = store.put_many(blobs)
+    loose = store.put_bytes(b'{"kind":"test","alone":true}')
+    asked: list[tuple[int, int, str]] = []
+    monkeypatch.setattr(os, "posix_fadvise", lambda fd, offset, length, advice: asked.append(
+        (offset, length, os.readlink(f"/proc/self/fd/{fd}"))))
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    store.prefetch([*packed, loose, "b3:" + "0" * 64])
+    (pack,) = _packs(tmp_path)
+    data = pack.read_bytes()
+    assert sorted(asked) == sorted([(data.index(b), len(b), str(pack)) for b in blobs] + [(0, 0, store.path_of(loose))])
+    assert opened.count(str(pack)) == 1

@@ -261,20 +261,27 @@ class ObjectStore(NamedObjects):
     def prefetch(self, digests: list[str]) -> None:
         """Ask the kernel to start reading these objects now (local stores; a hint, never an error):
         a page that reads a hundred objects not in the page cache waits for the disk once, not a
-        hundred times in a row."""
+        hundred times in a row. A packed object's entry is asked for in its pack (each pack opened once),
+        a loose one's file whole."""
         if not self.local or not hasattr(os, "posix_fadvise"):
             return
+        spans: dict[str, list[Place]] = {}
         for digest in digests:
+            places = [] if self.packs is None else self.packs.places(digest, look=False)
+            if places:
+                spans.setdefault(places[0].pack, []).append(places[0])
+                continue
             try:
                 fd = localfs.open_regular(self._loose(digest))
             except (OSError, InvalidInput):
                 continue
+            _will_need(fd, [(0, 0)])
+        for pack, entries in spans.items():
             try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                fd = localfs.open_regular(pack)
             except OSError:
-                pass
-            finally:
-                os.close(fd)
+                continue
+            _will_need(fd, [(p.offset, p.length) for p in entries])
 
     def get_json(self, digest: str, *, verify: bool | None = None) -> Any:
         return json.loads(self.get_bytes(digest, verify=verify))
@@ -395,6 +402,17 @@ class ObjectStore(NamedObjects):
     @staticmethod
     def _write_durable(path: str, data: bytes) -> None:
         _atomic_local_write(path, data, durable=True)
+
+
+def _will_need(fd: int, spans: list[tuple[int, int]]) -> None:
+    """posix_fadvise(WILLNEED) over each (offset, length) of the open file `fd` (length 0: to its end), then close it."""
+    try:
+        for offset, length in spans:
+            os.posix_fadvise(fd, offset, length, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
