@@ -115,3 +115,27 @@ def test_profile_too_small_for_the_source_is_a_clear_400(api, sources) -> None:
         "revision": SAMPLE_REVISION}, 400, "invalid_input")
     assert "quick" in msg and "500" in msg and "42" in msg, msg
     assert api.ok("GET", "/datasets")["total"] == 0
+
+
+def test_a_cases_page_builds_the_views_of_its_own_cases_only(api, prepare, monkeypatch) -> None:
+    """Issue 42, item 5: a page of a dataset's cases costs its page, not the dataset — the public view of a case
+    is built for the page's cases only (it was built for every case of the dataset at each request), and the
+    filters (benchmark, category, text) give the same pages as the views they are read from."""
+    from srbench.service.datasets import views
+
+    m = prepare("mmlu-pro")
+    every = api.ok("GET", f"/datasets/{m['id']}/cases?limit=100")
+    built: list[str] = []
+    real = views.public_case
+    monkeypatch.setattr(views, "public_case", lambda case: built.append(case.id) or real(case))
+    page = api.ok("GET", f"/datasets/{m['id']}/cases?offset={every['total'] - 3}&limit=2")
+    assert page["cases"] == every["cases"][-3:-1] and page["total"] == every["total"] > 10
+    assert built == [c["id"] for c in page["cases"]]
+    category = every["cases"][-1]["category"]
+    words = every["cases"][-1]["question"].split()[:3]
+    for query, keep in ((f"category={category}", lambda c: c["category"] == category),
+                        ("benchmark=mmlu-pro", lambda c: True), ("benchmark=gpqa-diamond", lambda c: False),
+                        (f"q={'+'.join(words).upper()}", lambda c: " ".join(words).casefold() in
+                         (c["id"] + "\n" + c["question"]).casefold())):
+        got = api.ok("GET", f"/datasets/{m['id']}/cases?{query}&limit=100")
+        assert got["cases"] == [c for c in every["cases"] if keep(c)] and got["total"] == len(got["cases"]), query

@@ -65,10 +65,18 @@ def _titles() -> dict[str, str]:
     return {b.id: b.title for b in all_benchmarks()}
 
 
+def _public_messages(case: Case) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in case.messages
+            if m.role in PUBLIC_ROLES and m.content.strip()]
+
+
+def _question(messages: list[dict[str, str]]) -> str:
+    return "\n\n".join(m["content"] for m in messages)
+
+
 def public_case(case: Case) -> rs.CaseView:
-    messages = [{"role": m.role, "content": m.content} for m in case.messages
-                if m.role in PUBLIC_ROLES and m.content.strip()]
-    question = "\n\n".join(m["content"] for m in messages)
+    messages = _public_messages(case)
+    question = _question(messages)
     notice = {} if question else {
         "input_notice": "This prepared task has no displayable input (its harness builds the prompt)."}
     return rs.CaseView(id=case.id, benchmark=case.benchmark, category=case.metadata.stratum, question=question,
@@ -107,14 +115,15 @@ def cases_page(service: Service, dataset_id_: str, *, start: int, limit: int, be
                category: str | None, text: str | None) -> rs.Cases:
     """One page of a dataset's public cases (the model; the route dumps it at the edge)."""
     m = manifest_of(service, dataset_id_)
-    rows = [public_case(c) for c in CASES.get(service, m.object)]
+    cases = CASES.get(service, m.object)
     needle = (text or "").casefold()
-    chosen = [r for r in rows if (not benchmark or r.benchmark == benchmark)
-              and (not category or r.category == category)
-              and (not needle or needle in (r.id + "\n" + r.question).casefold())]
-    part = chosen[start:start + limit]
+    chosen = cases if not (benchmark or category or needle) else [
+        c for c in cases if (not benchmark or c.benchmark == benchmark)
+        and (not category or c.metadata.stratum == category)
+        and (not needle or needle in (c.id + "\n" + _question(_public_messages(c))).casefold())]
+    part = [public_case(c) for c in chosen[start:start + limit]]     # views of the page's cases only
     following = start + len(part)
-    return rs.Cases(dataset_id=wire_id(m), cases=part, total=len(chosen), dataset_total=len(rows),
+    return rs.Cases(dataset_id=wire_id(m), cases=part, total=len(chosen), dataset_total=len(cases),
                     next_cursor=str(following) if following < len(chosen) else None, limit=limit, offset=start)
 
 
