@@ -4,8 +4,9 @@ Run by hand:  python benchmarks/incremental_report.py [--targets 20]    (20 targ
 
 One run of the MMLU-Pro standard profile (synthetic, native parquet) x `--targets` targets against
 a zero-latency simulator in its own process, on an embedded service. Prints:
-- `end_report_ratio`: the end-of-run report's time (from the run's end to its task's end) over
-  the dispatch time (started_at to finished_at) — goal <= 0.05;
+- `end_report_ratio`: the first GET /report asked as the run ends (seen within 50 ms), answered, over the
+  dispatch time (started_at to finished_at) — goal <= 0.05 (issue 42, item 2); `end_task_s`: until the
+  run's task ended (its clean-up after the report too);
 - `settled_s`: from the run's end until the service and every process under it (the report-rows
   worker) stop using CPU; the reports below are timed after that;
 - `noop_report_ratio`: GET /report with nothing changed over its first build, both timed at the
@@ -70,10 +71,12 @@ def main() -> None:
         while runs.get(run_id).status not in TERMINAL_STATUSES:
             time.sleep(0.05)
         ended = time.perf_counter()
+        c.get(f"/runs/{run_id}/report")        # the first GET /report after the run: it waits for the end-of-run build
+        end_report_s = time.perf_counter() - ended
         while runs.tasks:
             time.sleep(0.02)
-        end_report_s = time.perf_counter() - ended
-        settled_s = end_report_s + settle(os.getpid())    # every process of the service (the report-rows worker)
+        end_task_s = time.perf_counter() - ended
+        settled_s = end_task_s + settle(os.getpid())      # every process of the service (the report-rows worker)
         view = runs.get(run_id)
         assert view.finished_at is not None and view.started_at is not None
         dispatch_s = view.finished_at - view.started_at
@@ -91,7 +94,7 @@ def main() -> None:
         assert g2["cache_hit"] and g2["digest"] == g1["digest"]
     print(json.dumps({"cells": view.progress.total, "completed": view.progress.completed,
                       "dispatch_s": round(dispatch_s, 2), "end_report_s": round(end_report_s, 2),
-                      "end_report_ratio": round(end_report_s / dispatch_s, 4),
+                      "end_report_ratio": round(end_report_s / dispatch_s, 4), "end_task_s": round(end_task_s, 2),
                       "settled_s": round(settled_s, 2),
                       "first_report_s": round(first, 3), "noop_report_s": round(again, 4),
                       "noop_report_ratio": round(again / first, 4),

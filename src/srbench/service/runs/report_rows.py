@@ -119,8 +119,8 @@ class RowBuilder:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name="sr-bench-report-rows", daemon=True)
                 self._thread.start()
-        if not all(_sandboxed(b) for b in benchmarks):
-            self._start_worker()    # it imports while the run starts; rows are built here until it is ready
+        if not all(_sandboxed(b) for b in benchmarks):     # it imports while the run starts (rows are built here
+            threading.Thread(target=self._start_worker, daemon=True).start()    # until it is ready), off the loop
 
     def cell_done(self, run_id: str, cell_id: str) -> None:
         if run_id in self._runs:

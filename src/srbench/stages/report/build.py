@@ -65,7 +65,7 @@ from srbench.stages.compare.evidence import config_hash_evidence, evidence_limit
 from srbench.stages.datasets.source_labels import for_full_score
 from srbench.stages.grading.grade import grader_for
 from srbench.stages.report.cells import CellRow, MemoEntry, ReportInputs, RowMemo, cell_row, from_memo
-from srbench.stages.report.conversations import AUX_FIELDS, ZERO, role_totals
+from srbench.stages.report.conversations import AUX_FIELDS, role_totals, usage_total
 from srbench.stages.report.full_score import full_score
 from srbench.stages.report.in_run import paired_in_run
 from srbench.stages.report.limits import limitations, recipe_limitations, stop_limitations
@@ -121,7 +121,7 @@ def _target_summary(target: Target, rows: list[ResultRow], weights: dict[str, in
     usages = [r.usage for r in calls]
     tokens = None
     if calls and len(calls) == total and all(u is not None for u in usages):
-        tokens = sum((u for u in usages if u is not None), ZERO).model_dump()
+        tokens = usage_total(u for u in usages if u is not None).model_dump()
     costs = [r.cost_usd for r in rows]
     lat = [r.latency_s for r in calls if r.latency_s is not None]
     ok_lat = [r.latency_s for r in rows if r.state == "completed" and r.latency_s is not None]
