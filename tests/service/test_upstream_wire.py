@@ -297,3 +297,48 @@ def test_the_shape_matcher_fails_where_it_should() -> None:
     assert mismatch({"id": "{run_id}"}, {"id": "run-" + "b" * 20}, "x", ctx) is not None
     assert mismatch("<iso>", "2026-01-02T03:04:05.123456+00:00", "x", ctx) is None
     assert mismatch("<iso>", "2026-01-02 03:04:05", "x", ctx) is not None
+
+
+def test_the_wire_figures_of_a_report_hold_a_page_of_rows_not_every_row(tmp_path) -> None:
+    """Issue 42 (item 3): upstream's figures of a 100k-cell report were computed over every row as a model at
+    once (~500 MiB in the service for GET /report); now one pass keeps counters and floats. Their peak
+    memory grows by under 500 bytes a row (~5 KB before: every row's model), and the figures are those `metric` gives over
+    the whole list."""
+    import tracemalloc
+
+    from srbench.cas import ObjectStore
+    from srbench.schemas.results import ResultRow
+    from srbench.service.wire.figures import ReportFigures, metric
+    from srbench.stages.report.results import write_results
+
+    store = ObjectStore(str(tmp_path / "cas"))
+
+    def report(n: int) -> dict[str, Any]:
+        rows = [{"benchmark": "mmlu-pro", "cache_neutral_cost_usd": None, "call": None, "case_id": f"mmlu-pro/{i}",
+                 "cell_id": f"c{i:08d}", "config_hash_seen": None, "correct": i % 3 == 0, "cost_basis": "single",
+                 "cost_unknown_reason": None, "cost_usd": 0.001 * (i % 7), "decision": None,
+                 "error_class": None if i % 11 else "http_500", "finish_reason": "stop", "grade": None,
+                 "grade_status": "correct" if i % 3 == 0 else "incorrect", "has_call": bool(i % 11), "http_status": 200,
+                 "judge_call": None, "judge_cost_usd": 0, "latency_s": 0.01 * (i % 13), "outside_pool": [],
+                 "priced_models": [], "published_score": 0, "response_model": f"m{i % 3}", "selected_model": None,
+                 "seq": i, "state": "completed" if i % 11 else "failed", "stratum": "other", "target_id": f"t{i % 2}",
+                 "ttft_s": 0.005, "usage": {"cache_write": 0, "cached_input": 0, "input": 100 + i % 5, "output": 6}}
+                for i in range(n)]
+        return {"mode": "live", "results": write_results(store, rows), "summary": {"targets": [
+            {"target_id": "t0", "kind": "single"}, {"target_id": "t1", "kind": "single"}]}}
+
+    def peak(rep: dict[str, Any]) -> int:
+        tracemalloc.start()
+        try:
+            ReportFigures(store)._compute(rep)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    small, big = report(1_000), report(4_000)
+    figures = ReportFigures(store)._compute(big)        # (the store's reads warmed up)
+    per_row = (peak(big) - peak(small)) / 3_000
+    assert per_row < 500, f"{per_row:.0f} bytes a row"
+    from srbench.stages.report.results import iter_rows
+    rows = [ResultRow.model_validate(r) for r in iter_rows(store, big["results"])]
+    assert figures.targets["t1"] == metric([r for r in rows if r.target_id == "t1"], {}, False).model_dump(mode="json")
+    assert figures.failure is not None and figures.failure["case_id"] == "mmlu-pro/0"

@@ -22,6 +22,7 @@ Reports are immutable objects, so the figures of each report digest are computed
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -33,7 +34,7 @@ from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.results import ResultRow
 from srbench.schemas.wire import WireJSON
-from srbench.stages.report.conversations import role_totals
+from srbench.stages.report.conversations import RoleTally
 from srbench.stages.report.results import iter_rows
 from srbench.stages.stats.basic import percentile
 
@@ -47,6 +48,7 @@ PREVIEW_NONE = ("tokens", "cost_usd", "cache_neutral_cost_usd", "ttft_p50_s", "t
                 "evaluation_cost_usd")
 ESTIMATED = ("cost_usd", "cache_neutral_cost_usd", "latency_p50_s", "latency_p95_s", "ttft_p50_s")
 _OUT = ConfigDict(extra="forbid", frozen=True)
+TOKEN_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
 class StrictFormat(BaseModel):
@@ -131,86 +133,144 @@ def _eval_cost(r: ResultRow) -> float | None:
     return _sum(getattr(r, f) if f in r.model_fields_set or f == "judge_cost_usd" else 0.0 for f in AUX_COSTS)
 
 
-def _diagnostics(rows: list[ResultRow], strict: dict[str, bool | None], subject_calls: int) -> OutputDiagnostics:
-    checks = [strict.get(r.cell_id) for r in rows if r.grade]
-    flags = [c for c in checks if isinstance(c, bool)]
-    finishes = Counter(r.finish_reason for r in rows if r.has_call and r.finish_reason)
-    return OutputDiagnostics(
-        planned_cases=len(rows), result_cases=sum(r.state != "pending" for r in rows),
-        output_limit_cases=sum(r.grade_status == "output_limit" for r in rows),
-        strict_format=StrictFormat(checked_cases=len(flags), failed_cases=flags.count(False),
-                                   unassessed_cases=len(rows) - len(flags)),
-        subject_calls=SubjectCalls(total=subject_calls, finish_reasons=dict(sorted(finishes.items())),
-                                   unknown_finish_reason=subject_calls - sum(finishes.values())))
+class _Group:
+    """Upstream's figures of rows given one at a time, in plan order (`metric` over a list gives the same):
+    counters, the floats each sum or percentile reads (8 bytes a row) and the multi-request cells' switches —
+    never the rows themselves (a 100k-cell report's rows as models were ~500 MiB in the service)."""
 
+    def __init__(self, mom: bool) -> None:
+        self.mom = mom
+        self.total = self.completed = self.failed = self.scored = self.started = self.output_limit = 0
+        self.roles = RoleTally()
+        self.called = self.pending_selection = 0
+        self.costs, self.cache_neutral, self.evaluation = array("d"), array("d"), array("d")
+        self.unknown: set[str] = set()          # the sums above that met a None
+        self.usage_unknown = False
+        self.tokens = dict.fromkeys(TOKEN_KEYS, 0)
+        self.lat, self.ok_lat, self.ttft = array("d"), array("d"), array("d")
+        self.served: Counter[str] = Counter()
+        self.decisions: Counter[str] = Counter()
+        self.finishes: Counter[str] = Counter()
+        self.checked = self.strict_failed = 0
+        self.switches: dict[str, int] = {}
+        self.switch_correct: dict[str, bool] = {}
+        self.unknown_models = self.multi_inference = 0
 
-def _continuity(rows: list[ResultRow]) -> Continuity:
-    """Model switches within cells of several subject requests (a router's turns name their models)."""
-    switches: dict[str, int] = {}
-    unknown = multi = 0
-    correct: dict[str, bool] = {}
-    for r in rows:
+    def _sum_into(self, name: str, values: array[float], value: float | None) -> None:
+        if value is None:
+            self.unknown.add(name)
+        else:
+            values.append(value)
+
+    def add(self, r: ResultRow, strict: bool | None) -> None:
+        """One row; `strict` its grade's strict-format flag (None: unchecked, or no grade)."""
+        self.total += 1
+        self.completed += r.state == "completed"
+        self.failed += r.state in UNSUCCESSFUL_CELL_STATES
+        self.scored += r.state == "completed" and r.correct is not None
+        self.started += r.state != "pending"
+        self.output_limit += r.grade_status == "output_limit"
+        self.roles.add(r)
+        self._sum_into("cost", self.costs, r.cost_usd)
+        self._sum_into("evaluation", self.evaluation, _eval_cost(r))
+        self._sum_into("cache_neutral", self.cache_neutral, r.cache_neutral_cost_usd)
+        if r.usage is None:
+            self.usage_unknown = True
+        else:
+            for k in TOKEN_KEYS:
+                self.tokens[k] += getattr(r.usage, k)
+        if r.grade and isinstance(strict, bool):
+            self.checked += 1
+            self.strict_failed += strict is False
+        if r.state == "completed":
+            if r.latency_s is not None:
+                self.ok_lat.append(r.latency_s)
+            if r.ttft_s is not None:
+                self.ttft.append(r.ttft_s)
+        self.pending_selection += r.state == "dispatching" and not r.selected_model
+        if r.has_call:
+            self._called(r)
+        else:
+            self.unknown.add("covered")
+        self._continuity(r)
+
+    def _called(self, r: ResultRow) -> None:
+        self.called += 1
+        if r.finish_reason:
+            self.finishes[r.finish_reason] += 1
+        if r.latency_s is not None:
+            self.lat.append(r.latency_s)
+        if self.mom:
+            self.served.update(m for m in (r.turn_models or [r.selected_model]) if m)
+        elif r.response_model:
+            self.served[r.response_model] += 1
+        if r.decision:
+            self.decisions[r.decision] += 1
+
+    def _continuity(self, r: ResultRow) -> None:
+        """Model switches within cells of several subject requests (a router's turns name their models)."""
         requests = (r.calls_by_role or {}).get("subject", 0) if r.conversation else int(r.has_call)
         if requests < 2:
-            continue
+            return
         if any((t.inference_calls or 0) > 1 for t in r.turn_routing or []):
-            multi += 1
-            continue
+            self.multi_inference += 1
+            return
         models = [m for m in (r.turn_models or []) if m]
-        unknown += requests - len(models)
-        switches[r.cell_id] = sum(a != b for a, b in zip(models, models[1:], strict=False))
-        correct[r.cell_id] = r.state == "completed" and r.correct is True
-    moved = [c for c, n in switches.items() if n]
-    still = [c for c, n in switches.items() if not n]
+        self.unknown_models += requests - len(models)
+        self.switches[r.cell_id] = sum(a != b for a, b in zip(models, models[1:], strict=False))
+        self.switch_correct[r.cell_id] = r.state == "completed" and r.correct is True
 
-    def acc(ids: list[str]) -> float | None:
-        return sum(correct[c] for c in ids) / len(ids) if ids else None
-    return Continuity(multi_request_tasks=len(switches), switched_tasks=len(moved), switched_accuracy=acc(moved),
-                      unswitched_tasks=len(still), unswitched_accuracy=acc(still),
-                      model_switches=sum(switches.values()),
-                      mean_switches_per_task=sum(switches.values()) / len(switches) if switches else None,
-                      max_switches_per_task=max(switches.values(), default=None), decision_changed_tasks=0,
-                      unknown_model_requests=unknown, multi_inference_tasks=multi)
+    def continuity(self) -> Continuity:
+        switches, correct = self.switches, self.switch_correct
+        moved = [c for c, n in switches.items() if n]
+        still = [c for c, n in switches.items() if not n]
+
+        def acc(ids: list[str]) -> float | None:
+            return sum(correct[c] for c in ids) / len(ids) if ids else None
+        return Continuity(multi_request_tasks=len(switches), switched_tasks=len(moved), switched_accuracy=acc(moved),
+                          unswitched_tasks=len(still), unswitched_accuracy=acc(still),
+                          model_switches=sum(switches.values()),
+                          mean_switches_per_task=sum(switches.values()) / len(switches) if switches else None,
+                          max_switches_per_task=max(switches.values(), default=None), decision_changed_tasks=0,
+                          unknown_model_requests=self.unknown_models, multi_inference_tasks=self.multi_inference)
+
+    def _total(self, name: str, values: array[float]) -> float | None:
+        return None if name in self.unknown else float(sum(values))
+
+    def metric(self) -> Metric:
+        roles = self.roles.totals()
+        subject_calls = roles.calls_by_role.get("subject", 0)
+        covered = self.total > 0 and "covered" not in self.unknown
+        principal, evaluation = self._total("cost", self.costs), self._total("evaluation", self.evaluation)
+        diagnostics = OutputDiagnostics(
+            planned_cases=self.total, result_cases=self.started, output_limit_cases=self.output_limit,
+            strict_format=StrictFormat(checked_cases=self.checked, failed_cases=self.strict_failed,
+                                       unassessed_cases=self.total - self.checked),
+            subject_calls=SubjectCalls(total=subject_calls, finish_reasons=dict(sorted(self.finishes.items())),
+                                       unknown_finish_reason=subject_calls - sum(self.finishes.values())))
+        return Metric(
+            failed=self.failed, pending=self.total - self.completed - self.failed, scored=self.scored,
+            complete=self.completed == self.total and self.scored == self.total,
+            accuracy_denominator=ACCURACY_DENOMINATOR, output_diagnostics=diagnostics, cost_usd=principal,
+            cache_neutral_cost_usd=self._total("cache_neutral", self.cache_neutral),
+            cache_neutral_cost_basis=CACHE_NEUTRAL_BASIS, known_cost_usd=float(sum(self.costs)),
+            cost_complete=covered and principal is not None, evaluation_cost_usd=evaluation,
+            total_spend_usd=principal + evaluation if covered and principal is not None and evaluation is not None
+            else None,
+            tokens=dict(self.tokens) if covered and not self.usage_unknown else None, call_count=roles.call_count,
+            request_count=self.called, selected_models=dict(sorted(self.served.items())),
+            pending_selection_count=self.pending_selection, decisions=dict(sorted(self.decisions.items())),
+            continuity=self.continuity(), evaluation_call_count=roles.call_count - subject_calls,
+            latency_p50_s=percentile(self.ok_lat, 0.5), latency_p95_s=percentile(self.ok_lat, 0.95),
+            ttft_p50_s=percentile(self.ttft, 0.5), request_time_sum_s=float(sum(self.lat)) if self.lat else None)
 
 
 def metric(rows: list[ResultRow], strict: dict[str, bool | None], mom: bool) -> Metric:
     """Upstream's figures of `rows` (one target's planned cells, or those of one benchmark)."""
-    total = len(rows)
-    completed = sum(r.state == "completed" for r in rows)
-    failed = sum(r.state in UNSUCCESSFUL_CELL_STATES for r in rows)
-    scored = sum(r.state == "completed" and r.correct is not None for r in rows)
-    roles = role_totals(rows)
-    subject_calls = roles.calls_by_role.get("subject", 0)
-    covered = bool(rows) and all(r.has_call for r in rows)
-    costs = [r.cost_usd for r in rows]
-    evaluation = _sum(_eval_cost(r) for r in rows)
-    principal = _sum(costs)
-    usages = [r.usage for r in rows]
-    tokens = None
-    if covered and all(u is not None for u in usages):
-        tokens = {k: sum(getattr(u, k) for u in usages if u is not None)
-                  for k in ("input", "cached_input", "cache_write", "output")}
-    called = [r for r in rows if r.has_call]
-    lat = [r.latency_s for r in called if r.latency_s is not None]
-    ok_lat = [r.latency_s for r in rows if r.state == "completed" and r.latency_s is not None]
-    ttft = [r.ttft_s for r in rows if r.state == "completed" and r.ttft_s is not None]
-    served = ([m for r in called for m in (r.turn_models or [r.selected_model]) if m] if mom
-              else [r.response_model for r in called if r.response_model])
-    return Metric(
-        failed=failed, pending=total - completed - failed, scored=scored,
-        complete=completed == total and scored == total, accuracy_denominator=ACCURACY_DENOMINATOR,
-        output_diagnostics=_diagnostics(rows, strict, subject_calls), cost_usd=principal,
-        cache_neutral_cost_usd=_sum(r.cache_neutral_cost_usd for r in rows), cache_neutral_cost_basis=CACHE_NEUTRAL_BASIS,
-        known_cost_usd=float(sum(c for c in costs if c is not None)), cost_complete=covered and principal is not None,
-        evaluation_cost_usd=evaluation,
-        total_spend_usd=principal + evaluation if covered and principal is not None and evaluation is not None else None,
-        tokens=tokens, call_count=roles.call_count, request_count=len(called),
-        selected_models=dict(sorted(Counter(served).items())),
-        pending_selection_count=sum(r.state == "dispatching" and not r.selected_model for r in rows),
-        decisions=dict(sorted(Counter(r.decision for r in called if r.decision).items())),
-        continuity=_continuity(rows), evaluation_call_count=roles.call_count - subject_calls,
-        latency_p50_s=percentile(ok_lat, 0.5), latency_p95_s=percentile(ok_lat, 0.95),
-        ttft_p50_s=percentile(ttft, 0.5), request_time_sum_s=float(sum(lat)) if lat else None)
+    group = _Group(mom)
+    for r in rows:
+        group.add(r, strict.get(r.cell_id) if r.grade else None)
+    return group.metric()
 
 
 def for_mode(mode: str, figures: WireJSON) -> WireJSON:
@@ -238,11 +298,7 @@ class Figures(NamedTuple):
 NO_FIGURES = Figures({}, {}, None)
 
 
-def first_failure(rows: list[ResultRow]) -> WireJSON | None:
-    """The first cell in plan order that ended failed, as upstream's report names it."""
-    failed = next((r for r in sorted(rows, key=lambda r: r.seq) if r.state == "failed"), None)
-    if failed is None:
-        return None
+def _failure(failed: ResultRow) -> WireJSON:
     return {"case_id": failed.case_id, "target_id": failed.target_id,
             "reason": failed.error or failed.error_class or "failed", "inferred_from_saved_results": True}
 
@@ -282,25 +338,28 @@ class ReportFigures:
         return flag
 
     def _compute(self, report: WireJSON) -> Figures:
+        """One pass over the report's rows, one page and one row model at a time (`_Group`)."""
         results = report.get("results")
-        rows = [ResultRow.model_validate(r) for r in iter_rows(self.objects, results)] if isinstance(results, str) else []
-        strict = {r.cell_id: self._strict(r.grade) for r in rows if r.grade}
         kinds = {t["target_id"]: t.get("kind") for t in (report.get("summary") or {}).get("targets", [])}
         mode = str(report.get("mode"))
-        by_target: dict[str, list[ResultRow]] = {}
-        for r in rows:
-            by_target.setdefault(r.target_id, []).append(r)
-        targets: dict[str, WireJSON] = {}
-        benches: dict[tuple[str, str], WireJSON] = {}
-        for tid, trows in by_target.items():
-            mom = kinds.get(tid) == "mom"
-            targets[tid] = for_mode(mode, metric(trows, strict, mom).model_dump(mode="json"))
-            per: dict[str, list[ResultRow]] = {}
-            for r in trows:
-                per.setdefault(r.benchmark, []).append(r)
-            for bench, brows in per.items():
-                benches[(tid, bench)] = for_mode(mode, metric(brows, strict, mom).model_dump(mode="json"))
-        return Figures(targets, benches, first_failure(rows))
+        groups: dict[str, tuple[_Group, dict[str, _Group]]] = {}     # target → its group, its benchmarks' groups
+        failure: WireJSON | None = None
+        failure_seq = 0
+        for raw in iter_rows(self.objects, results) if isinstance(results, str) else ():
+            r = ResultRow.model_validate(raw)
+            if r.target_id not in groups:
+                groups[r.target_id] = (_Group(kinds.get(r.target_id) == "mom"), {})
+            target, benches = groups[r.target_id]
+            if r.benchmark not in benches:
+                benches[r.benchmark] = _Group(target.mom)
+            flag = self._strict(r.grade) if r.grade else None
+            target.add(r, flag)
+            benches[r.benchmark].add(r, flag)
+            if r.state == "failed" and (failure is None or r.seq < failure_seq):
+                failure, failure_seq = _failure(r), r.seq
+        return Figures({tid: for_mode(mode, g.metric().model_dump(mode="json")) for tid, (g, _) in groups.items()},
+                       {(tid, b): for_mode(mode, g.metric().model_dump(mode="json"))
+                        for tid, (_, benches) in groups.items() for b, g in benches.items()}, failure)
 
 
 def merge(row: WireJSON, figures: WireJSON | None, override: Iterable[str] = ()) -> WireJSON:
