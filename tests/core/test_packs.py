@@ -430,3 +430,25 @@ def test_prefetch_asks_for_a_packed_object_in_its_pack(tmp_path: Path, monkeypat
     data = pack.read_bytes()
     assert sorted(asked) == sorted([(data.index(b), len(b), str(pack)) for b in blobs] + [(0, 0, store.path_of(loose))])
     assert opened.count(str(pack)) == 1
+
+
+def test_get_packed_reads_a_page_of_packed_objects_with_one_open_a_pack(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42, item 5: a page's packed objects are read with one open of their pack, each verified; a loose
+    object, one the store does not hold and a damaged packed copy are left out for `get_bytes`, whose rules
+    (the loose copy first, every copy tried, a damaged one named) still decide them."""
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(6)
+    packed = store.put_many(blobs)
+    loose = store.put_bytes(b'{"kind":"test","alone":true}')
+    (pack,) = _packs(tmp_path)
+    _flip(pack, pack.read_bytes(), blobs[2])
+    opened: list[str] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: opened.append(str(path)) or real_open(path, *a, **k))
+    got = store.get_packed([*packed, packed[0], loose, "b3:" + "0" * 64])
+    assert got == {d: b for d, b in zip(packed, blobs, strict=True) if d != packed[2]}
+    assert opened == [str(pack)]
+    with pytest.raises(DamagedObject):
+        store.get_bytes(packed[2])
+    assert store.get_bytes(loose) == b'{"kind":"test","alone":true}'

@@ -258,6 +258,32 @@ class ObjectStore(NamedObjects):
         finally:
             os.close(fd)
 
+    def get_packed(self, digests: list[str]) -> dict[str, bytes]:
+        """The verified bytes of those of `digests` the store holds in a pack and not loose, read with one open a
+        pack (a page's objects: a read of each costs one pread, not five system calls). Any other — loose,
+        absent, damaged, in a pack gone meanwhile — is left out, for `get_bytes` to read by its full rules."""
+        out: dict[str, bytes] = {}
+        spans: dict[str, list[tuple[str, Place]]] = {}
+        for digest in dict.fromkeys(digests):
+            places = [] if self.packs is None else self.packs.places(digest, look=False)
+            if places and not os.path.lexists(self._loose(digest)):
+                spans.setdefault(places[0].pack, []).append((digest, places[0]))
+        for pack, entries in spans.items():
+            try:
+                fd = localfs.open_regular(pack)
+            except OSError:
+                continue
+            try:
+                for digest, place in sorted(entries, key=lambda e: e[1].offset):
+                    data = localfs.read_at(fd, place.length, place.offset)
+                    if digest_bytes(data) == digest:
+                        out[digest] = data
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+        return out
+
     def prefetch(self, digests: list[str]) -> None:
         """Ask the kernel to start reading these objects now (local stores; a hint, never an error):
         a page that reads a hundred objects not in the page cache waits for the disk once, not a

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -63,10 +64,11 @@ def _grades(service: Service, rows: list[dict[str, JsonValue]]) -> dict[str, dic
     """The stored grades of a page's graded rows (upstream's answer and details); a damaged one is left out."""
     digests = [d for d in (r.get("grade") for r in rows) if isinstance(d, str)]
     service.objects.prefetch(digests)
+    packed = service.objects.get_packed(digests)
     out = {}
     for d in digests:
         try:
-            out[d] = service.objects.get_json(d)
+            out[d] = json.loads(packed[d]) if d in packed else service.objects.get_json(d)
         except (DamagedObject, NotFound):
             continue
     return out
@@ -94,9 +96,10 @@ def _run_targets(service: Service, run_id: str) -> dict[str, Target]:
 JUDGE = "\x00judge"           # not a target id (ids are printable)
 
 
-def _summary(service: Service, run_id: str, row: CellRow, role: str, targets: dict[str, Target] | None = None
-             ) -> rs.CallSummary:
-    """One row of the calls page: its fields gathered, then validated once (a page validates 100 of them)."""
+def _summary(service: Service, run_id: str, row: CellRow, role: str, targets: dict[str, Target] | None = None,
+             packed: Mapping[str, bytes] | None = None) -> rs.CallSummary:
+    """One row of the calls page: its fields gathered, then validated once (a page validates 100 of them);
+    `packed`: the page's call records already read (`ObjectStore.get_packed`), the others read here."""
     request_d, call_d = (row.request, row.call) if role == "subject" else (row.judge_request, row.judge_call)
     priced = (targets or {}).get(row.target_id if role == "subject" else JUDGE)
     mom = priced if priced is not None and priced.kind == "mom" and role == "subject" else None
@@ -111,7 +114,8 @@ def _summary(service: Service, run_id: str, row: CellRow, role: str, targets: di
             fields["calls"] = conversation_calls(service, run_id, row.cell_id, rows, None, mom)
     if call_d:
         try:
-            c = service.objects.get_json(call_d)    # the stored call record, read as JSON
+            raw = (packed or {}).get(call_d)         # the stored call record, read as JSON
+            c = json.loads(raw) if raw is not None else service.objects.get_json(call_d)
         except (DamagedObject, NotFound) as exc:    # one bad object marks its row, never the whole page
             if isinstance(exc, DamagedObject):
                 record_damage(service, exc, run_id, f"{role} call of cell {row.cell_id}")
@@ -155,7 +159,9 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
     while not more:
         # the cursor's own cell (a judge row may follow it), the page's and the next one's: one read in most pages
         rows = [service.runs.endings.cell(r) for r in jev.sent_cells_from(journal, run_id, seq, limit + 2)]
-        service.objects.prefetch([d for r in rows[:limit + 1] for d in (r.call, r.judge_call) if d])
+        records = [d for r in rows[:limit + 1] for d in (r.call, r.judge_call) if d]
+        service.objects.prefetch(records)
+        packed = service.objects.get_packed(records)
         for row, role in ((r, role) for r in rows for role in _roles(r)):
             pos = row.seq * STRIDE + wire.ROLES.index(role) + 1
             if pos <= after:
@@ -163,7 +169,7 @@ def _calls_page(service: Service, run_id: str, after: int, limit: int, active: b
             if len(picked) == limit and not active:     # a row beyond the page: another page follows
                 more = True
                 break
-            item = _summary(service, run_id, row, role, targets)
+            item = _summary(service, run_id, row, role, targets, packed)
             if not active or item.status == "sent":
                 if len(picked) == limit:
                     more = True
