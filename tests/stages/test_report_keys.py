@@ -2,7 +2,8 @@
 report signature, the results signature and the row memo's context of a request with every optional part
 (corrections, early stop, recipes, probes) are the ones the dict-typed code computed (taken at f167344), re-taken
 once for report rule 17 (issue 41; with the version set back to "16" the keys are the earlier ones), for 18
-(issue 43; set back to "17", they are issue 41's) and for 19 (issue 43, item 7; set back to "18", item 7's first part)."""
+(issue 43; set back to "17", they are issue 41's), for 19 (issue 43, item 7; set back to "18", item 7's first part)
+and for 20 (issue 43, item 7: uneven bets in the planning; set back to "19", they are 19's)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,6 @@ def test_report_keys_unchanged() -> None:
                       correction="b3:" + "c" * 64, correction_at=12.0, price_correction="b3:" + "d" * 64,
                       early_stop=STOP, recipes=RECIPES, config_probes=PROBES)
     assert report_signature(r, 7) == (
-        "b3:ff826aa2a32d0beffc04dc92a32f8f9293ff5037fb4493fc5f089e2f18897ec4",
-        "b3:0e1dd1f1b1dacbd2b86a038339a515b4ee16d914fa4bc53e63c25322e02ae3b2")
-    assert row_context({"plan": r.plan}) == "b3:20373294d447a6d23bab8457840733e6fba4e2a23c1be1d61beaffe75c7fe2a7"
+        "b3:5b5eba10d42b74fafb01e8febab19df7a2dd3f5d35bb55f8e965a5933fd43b4e",
+        "b3:f569a586926d66022112c4050654e51192ed181e74df92b2a91f92db1d8ff594")
+    assert row_context({"plan": r.plan}) == "b3:b2b7ebeedc10d2eafa87a516eb7de15fb776f2a5ba659cb3341efd2f0bca6a0f"

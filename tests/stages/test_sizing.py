@@ -1,6 +1,6 @@
 """Issue 43 (item 7): per-benchmark sizes (stages/stats/sizing.py) instead of one common scale of the planned
 sizes — hand-computed small cases (Hoeffding's closed form), the sources' caps, the cost basis, the answer when
-no sizes reach the power, and the standard profile's sizes checked against the project's own simulation."""
+no sizes reach the power, and the standard weights' sizes against one common scale."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from rich.console import Console
 from srbench.benchmarks.pins import source_tasks
 from srbench.cli.runs import planning_tables
 from srbench.errors import InvalidInput
-from srbench.simulate.paired import profile_design, simulate_selection
-from srbench.stages.stats.betting import interleave, make_design
+from srbench.simulate.paired import profile_design
 from srbench.stages.stats.power import cases_needed, power_at
 from srbench.stages.stats.sizing import sizes_needed
 
@@ -79,26 +78,18 @@ def test_the_pinned_sources_bound_the_sizes():
     assert source_tasks("mmlu-pro") == 12_032 and source_tasks("arc-agi-2") is None
 
 
-def _design(counts, weights):
-    names = [b for b in sorted(counts) for _ in range(counts[b])]
-    return make_design([names[i] for i in interleave(names)], weights, 0.05)
-
-
-def test_standard_profile_sizes_reach_their_power_in_the_simulation():
-    # the standard profile's weights, +5 points at 90 % ties, K = 1: one common scale needs 3,349 cases (power steps
-    # with Terminal-Bench's 15 and SciCode's 20); sized by weight within the sources ~ 480, and the project's own
-    # simulation of the claim (running intersection, 200 looks) gives the planned 80 % within 2 points
+def test_standard_weights_need_far_fewer_cases_sized_per_benchmark():
+    # the standard profile's weights, +5 points at 90 % ties, K = 1: one common scale needs ~3,400 cases (power steps
+    # with Terminal-Bench's 15 and SciCode's 20); sized by weight within the sources ~ 480 (their simulated power:
+    # tests/stages/test_planning_power.py test_per_benchmark_sizes_reach_their_planned_power)
     std = profile_design("standard")
     counts = {b: int(n) for b, n in zip(std.names, std.counts, strict=True)}
     weights = dict(zip(std.names, std.weights, strict=True))
     available = {b: n for b in counts if (n := source_tasks(b)) is not None}
     got = sizes_needed("betting", counts, weights, 0.9, 0.05, singles=1, available=available)
     common = cases_needed("betting", counts, weights, 0.9, 0.05, singles=1)
-    assert got.reached and common is not None and got.total < common.total / 5
+    assert got.reached and common is not None and got.total < common.total / 5 and got.power >= 0.8
     assert all(got.per_benchmark[b] <= n for b, n in available.items())
-    simulated = simulate_selection(_design(got.per_benchmark, weights), singles=1, tie_rate=0.9, delta=0.05,
-                                   reps=2000, seed=4350, looks=200)["adjusted"]["improvement"]
-    assert abs(simulated - got.power) <= 0.02, (got.power, simulated)
 
 
 def test_plan_prints_the_per_benchmark_sizes():
