@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from srbench.service.runs import report_rows
+from srbench.service.wire.figures import ReportFigures
 from srbench.simulate.behaviour import RouterRule, SimModel, load_answer_key
 from srbench.simulate.server import Fault
 from srbench.simulate.thread import SimulatorThread
@@ -127,6 +128,10 @@ def test_a_router_and_singles_with_failed_and_ambiguous_cells(api, service, prep
     assert hits.hits == total                # the end-of-run report computed no row itself
     assert memo_count(service, run_id) == total
     assert started                           # built by the worker process
+    ended = service.service.runs.final_report(run_id)
+    made = service.service.figures._cache.get(ended)     # upstream's figures, made as the report was built (issue 42)
+    assert made is not None and made.failure is not None
+    assert made == ReportFigures(service.service.objects)._compute(service.service.objects.get_json(ended))
     first = api.ok("GET", f"/runs/{run_id}/report")
     assert first["cache_hit"] is True
     assert first["paired"] is not None and first["paired"].get("available") is not None

@@ -69,7 +69,7 @@ class Service:
         self.runs = RunManager(self.objects, self.journal, self.engine)
         self.runs.store_dir = store_dir             # where its env file is, for errors that name it
         self.views = RunViews(self.runs)
-        self.figures = ReportFigures(self.objects)      # upstream's report figures, per report digest
+        self.figures: ReportFigures = self.runs.figures     # upstream's report figures, per report digest
         self.preparing: dict[str, asyncio.Task[None]] = {}
         self.started_at = time.time()
         self.stopping = asyncio.Event()

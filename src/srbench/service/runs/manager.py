@@ -48,6 +48,7 @@ from srbench.service.runs.run_checks import config_check, config_probes, exc_lin
 from srbench.service.runs.state import OnCreate, RunBudget, RunLineage, RunState
 from srbench.service.store.env_file import load_env_file, missing_key
 from srbench.service.store.task_resources import benchmark_preflight
+from srbench.service.wire.figures import ReportFigures
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
 from srbench.stages.dispatch.calls import Dispatcher, RunControl
 from srbench.stages.report.rule import build_report, report_signature
@@ -70,6 +71,7 @@ class RunManager:
         self.plans = Plans(store)                       # each run's frozen plan, validated once
         self.endings = Endings()
         self.rows = RowBuilder(journal, store, engine)     # report rows as cells finish (issue 11)
+        self.figures = ReportFigures(store)     # upstream's figures per report, made as a report is built here
         self._ending: dict[str, threading.Event] = {}      # runs whose end-of-run report is being built
 
     # -- start-up ------------------------------------------------------------------------------
@@ -404,8 +406,12 @@ class RunManager:
             cells_in: str | dict[str, list[Any]] = write_run_cells(self.store, jruns.report_cells(self.journal, run_id, by_target=True))
         else:
             cells_in = {r[0]: list(r[1:]) for r in jruns.report_cells(self.journal, run_id)}
+        plan = self.plans.cached(request.plan)
+        collect = self.figures.collector({pt.target.id: pt.target.kind for pt in plan.targets}, plan.mode)
         with frozen_heap():     # O(run) rows alive at once: the collector's passes over them cost ~40 % of a build
-            digest, hit, why = build_report(self.engine, request, cells_in, memo=self.rows.memo)
+            digest, hit, why = build_report(self.engine, request, cells_in, memo=self.rows.memo, observe=collect)
+        if not hit and collect.complete():      # upstream's figures of these rows, made in the same pass: the
+            self.figures.put(digest, collect.figures())     # report's first answer reads no row back (issue 42)
         del cells_in
         if self._cells_version(run_id) != version or VOLATILE_REASON in why:
             return digest, hit, why     # a cell changed while they were read, or a passing fault: no head

@@ -18,6 +18,9 @@ superset of upstream's:
   cell queue wait or whole-case wall time), never a made-up 0.
 
 Reports are immutable objects, so the figures of each report digest are computed once and kept (bounded).
+A report the service builds has them made in the same pass, from the rows the build holds (`collector`,
+`FigureCollector`: the report rule's `observe`), so its first answer reads no row back; any other report's
+are computed from its stored rows on its first answer. Both give the same figures.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.cell import UNSUCCESSFUL_CELL_STATES
 from srbench.schemas.results import ResultRow
 from srbench.schemas.wire import WireJSON
+from srbench.stages.report.cells import CellRow
 from srbench.stages.report.conversations import RoleTally
 from srbench.stages.report.results import iter_rows
 from srbench.stages.stats.basic import percentile
@@ -324,6 +328,16 @@ class ReportFigures:
             self._cache.move_to_end(digest)
         return hit
 
+    def put(self, digest: str, figures: Figures) -> None:
+        """The figures of the report stored at `digest`, made as it was built (`FigureCollector`)."""
+        self._cache[digest] = figures
+        while len(self._cache) > MAX_CACHED:
+            self._cache.popitem(last=False)
+
+    def collector(self, kinds: dict[str, str], mode: str) -> FigureCollector:
+        """A collector of the figures of a report being built (`kinds`: each target's kind; `mode`: the plan's)."""
+        return FigureCollector(self, kinds, mode)
+
     def _strict(self, grade: str) -> bool | None:
         if grade in self._strict_of:
             return self._strict_of[grade]
@@ -371,3 +385,45 @@ def merge(row: WireJSON, figures: WireJSON | None, override: Iterable[str] = ())
         if key not in out or (key in override and out[key] is None):
             out[key] = value
     return out
+
+
+class FigureCollector:
+    """Upstream's figures of a report as the report rule builds it (its `observe`: each target's rows in plan
+    order, grades included, so no grade object is read for its strict-format flag), the same `_Group`s as
+    `ReportFigures._compute`. `figures()` once every target was told (`complete`)."""
+
+    def __init__(self, owner: ReportFigures, kinds: dict[str, str], mode: str) -> None:
+        self.owner, self.kinds, self.mode = owner, kinds, mode
+        self.targets: dict[str, WireJSON] = {}
+        self.benches: dict[tuple[str, str], WireJSON] = {}
+        self.failure: WireJSON | None = None
+        self.failure_seq = 0
+        self.told: set[str] = set()
+
+    def complete(self) -> bool:
+        """Whether every target was told (a build that ran here; not one another thread built)."""
+        return self.told == set(self.kinds)
+
+    def __call__(self, tid: str, built: list[CellRow]) -> None:
+        self.told.add(tid)
+        if not built:
+            return                  # a target without a row has no figures (as `_compute` gives)
+        target, benches = _Group(self.kinds.get(tid) == "mom"), {}
+        for b in built:
+            r = b.row
+            flag: bool | None = None
+            if r.grade:
+                got = b.grade.strict_format if b.grade is not None else self.owner._strict(r.grade)
+                flag = got if isinstance(got, bool) else None
+            if r.benchmark not in benches:
+                benches[r.benchmark] = _Group(target.mom)
+            target.add(r, flag)
+            benches[r.benchmark].add(r, flag)
+            if r.state == "failed" and (self.failure is None or r.seq < self.failure_seq):
+                self.failure, self.failure_seq = _failure(r), r.seq
+        self.targets[tid] = for_mode(self.mode, target.metric().model_dump(mode="json"))
+        for bench, g in benches.items():
+            self.benches[(tid, bench)] = for_mode(self.mode, g.metric().model_dump(mode="json"))
+
+    def figures(self) -> Figures:
+        return Figures(self.targets, self.benches, self.failure)

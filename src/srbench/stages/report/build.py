@@ -36,6 +36,7 @@ report lists are built in stages/report/limits.py.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -195,8 +196,13 @@ def _target_rows(engine: Engine, ri: ReportInputs, cells: list[tuple[str, list[A
     return built
 
 
+TargetRows = Callable[[str, list[CellRow]], None]
+"""Told each target's rows as a build makes them (`build`'s `observe`: figures made from the same rows, in the
+same pass, instead of reading the stored rows back)."""
+
+
 def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: ReportParams, spill: RowSpill,
-          ctx: str, memo: RowMemo | None) -> _Pass:
+          ctx: str, memo: RowMemo | None, observe: TargetRows | None = None) -> _Pass:
     """Every target's summary and benchmark rows, one target's rows in memory at a time."""
     plan, cases, targets = ri.plan, ri.cases, ri.targets
     revisions: dict[str, set[str | None]] = {}
@@ -208,6 +214,8 @@ def _pass(engine: Engine, ri: ReportInputs, cells_of: CellSource, params: Report
         memo_rows = memo.rows(params.run_id, ctx, tid) if memo is not None else {}
         built = _target_rows(engine, ri, cells_of.target(tid), memo_rows, spill)
         del memo_rows
+        if observe is not None:
+            observe(tid, built)
         trows = [b.row for b in built]
         turns = {b.row.cell_id: b.turns for b in built if b.turns is not None}
         for b in built:
@@ -268,16 +276,17 @@ def _corrections(ri: ReportInputs, params: ReportParams) -> tuple[PriceCorrectio
 
 
 def build(engine: Engine, store: ObjectStore, inputs: RuleInputs, params: ReportParams, spill: RowSpill,
-          ctx: str, memo: RowMemo | None = None) -> dict[str, JsonValue]:
+          ctx: str, memo: RowMemo | None = None, observe: TargetRows | None = None) -> dict[str, JsonValue]:
     """The report, one target at a time: a target's rows (and its grades) are in memory while its
-    summary and benchmark rows are built, then spilled (report_stream.py) and dropped."""
+    summary and benchmark rows are built (and `observe` is told them), then spilled (report_stream.py) and
+    dropped."""
     ri = ReportInputs.load(store, inputs)
     plan, mode, status = ri.plan, ri.plan.mode, params.status
     cells = inputs["cells"]          # the cells map as the journal holds it, or the digest of an object holding it
     if not isinstance(cells, str | dict):
         raise TypeError("the report's cells are a map of cells or the digest of an object holding one")
     source = CellSource(store, cast("dict[str, list[Any]] | str", cells), list(ri.targets))
-    p = _pass(engine, ri, source, params, spill, ctx, memo)
+    p = _pass(engine, ri, source, params, spill, ctx, memo, observe)
     unconfirmed = {t.target_id: evidence_limitation(t.target_id, t.config_hash_evidence) for t in p.targets}
     bench_rows = _final_rows(mode, p.bench, unconfirmed)
     summary_targets, states = p.targets, p.states

@@ -29,7 +29,7 @@ from srbench.cas import ObjectStore
 from srbench.cas.digest import JSONValue
 from srbench.rules import Engine, Rule, RuleInputs, RuleParams, rule_key
 from srbench.schemas.report_params import GradingCode, ReportDigests, ReportParams, ReportRequest
-from srbench.stages.report.build import build
+from srbench.stages.report.build import TargetRows, build
 from srbench.stages.report.cells import RowMemo
 from srbench.stages.report.stream import RowSpill
 
@@ -84,14 +84,15 @@ def _key_rule() -> Rule:
     return Rule(RULE_NAME, REPORT_RULE_VERSION, _unbound)
 
 
-def make_report_rule(engine: Engine, memo: RowMemo | None = None) -> Rule:
-    """`memo`: the rule's input cache, rows built before the report (the output is the same without it)."""
+def make_report_rule(engine: Engine, memo: RowMemo | None = None, observe: TargetRows | None = None) -> Rule:
+    """`memo`: the rule's input cache, rows built before the report (the output is the same without it);
+    `observe`: told each target's rows when the rule runs (not on a cache hit)."""
     def _report(store: ObjectStore, inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
         p = ReportParams.model_validate(params)
         ctx = row_context(inputs, {k: params[k] for k in CODE_PARAMS})
         spill = RowSpill()
         try:
-            return build(engine, store, inputs, p, spill, ctx, memo)
+            return build(engine, store, inputs, p, spill, ctx, memo, observe)
         finally:
             spill.close()
 
@@ -119,12 +120,12 @@ def report_signature(request: ReportRequest, cells_version: int) -> tuple[str, s
 
 
 def build_report(engine: Engine, request: ReportRequest, cells: dict[str, list[Any]] | str,
-                 memo: RowMemo | None = None) -> tuple[str, bool, str]:
+                 memo: RowMemo | None = None, observe: TargetRows | None = None) -> tuple[str, bool, str]:
     """Returns (report digest, cache hit, explanation). `cells` is the cells map itself or the digest
     of an object holding it (a finished run's: the rule key, the action cache and --explain then hold
     one digest, not every cell). `memo` holds rows built as the run's cells finished
     (service/runs/report_rows.py): the build reads them instead of every call and grade, and computes
     the rest; the report is the same either way."""
-    r = engine.build(make_report_rule(engine, memo), report_inputs(request, cells),
+    r = engine.build(make_report_rule(engine, memo, observe), report_inputs(request, cells),
                      report_params(request).model_dump(), subject=request.run_id)
     return r.output, r.hit, r.explanation
