@@ -59,7 +59,9 @@ def test_same_run_stop_saves_calls_and_records_it(api, dataset) -> None:
         assert planned["planning"]["claim_rule"] == "betting" and planned["planning"]["early_stop"] == {
             "baseline_run": None}
         sized = planned["planning"]["declared"]["sized_for_effect"]         # issue 43: sized per benchmark
-        assert sized["available"] == {"gpqa-diamond": 198, "mmlu-pro": 12_032} and sized["basis"] == "fewest cases"
+        assert sized["available"] == {"gpqa-diamond": 198, "mmlu-pro": 12_032}
+        # every cell priced and none a conversation: sized by the upper cost per case (stages/plan/estimate.py)
+        assert sized["basis"] == "least upper cost" and sized["upper_cost_usd"] > planned["estimate"]["upper_cost_usd"]["total"]
         # GPQA weighs 15 of 25 and its source holds 198 cases: +5 points at 50 % ties is out of reach, said so
         assert not sized["reached"] and sized["at_available"] == ["gpqa-diamond", "mmlu-pro"] and sized["power"] < 0.8
         run_id = api.ok("POST", "/runs", {"manifest": planned["manifest"]})["id"]

@@ -41,7 +41,7 @@ from srbench.service.store.setup_checks import checks
 from srbench.service.wire import projections as wire
 from srbench.service.wire import upstream, upstream_plan
 from srbench.stages.datasets.build import decode_cases
-from srbench.stages.plan.estimate import plan_estimate
+from srbench.stages.plan.estimate import cost_per_case, plan_estimate
 from srbench.stages.plan.freeze import check_frozen
 from srbench.stages.plan.problems import fail
 from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
@@ -183,10 +183,12 @@ def _planning_sync(service: Service, plan: Plan) -> Planning | None:
         return None
     check_baseline_run(service.runs, plan)
     counts: dict[str, int] = {}
-    for case in decode_cases(service.objects.get_bytes(plan.dataset.object)):
+    cases = decode_cases(service.objects.get_bytes(plan.dataset.object))
+    for case in cases:
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
     available = {b: n for b in counts if (n := source_tasks(b)) is not None}
-    return planning_for(plan, counts, available)  # served as its `dump` (the binding: the fields set)
+    # served as its `dump` (the binding: the fields set); sized by cost when every benchmark's is bounded
+    return planning_for(plan, counts, available, cost_per_case(plan, cases))
 
 
 def _estimate_sync(service: Service, plan: Plan) -> PlanEstimate:

@@ -37,7 +37,7 @@ BASIS = ("upper bound per request = max_inference_calls × (prompt-byte bound ×
          "max_tokens × highest output rate) / 10⁶ (the budget's reservation formula); a judge prompt counts the "
          "answer at max_output_chars")
 
-__all__ = ["plan_estimate"]
+__all__ = ["plan_estimate", "cost_per_case"]
 
 
 def _upper(target: Target, params: GenerationParams, messages: Sequence[Mapping[str, JsonValue]], limits: Limits,
@@ -74,8 +74,9 @@ class _Tally:
                            priced=bool(self.target.prices))
 
 
-def _tallies(plan: Plan, cases: Iterable[Case]) -> list[_Tally]:
-    """Count every planned cell (and its judge call) per target and role."""
+def _tallies(plan: Plan, cases: Iterable[Case], per_benchmark: dict[str, float | None] | None = None) -> list[_Tally]:
+    """Count every planned cell (and its judge call) per target and role; `per_benchmark`, when given, gathers each
+    benchmark's upper cost (None once a cell of it has no bound)."""
     limits = plan.limits
     by_case = {c.id: c for c in cases}
     targets = {pt.target.id: (pt.target, pt.effective_params) for pt in plan.targets}
@@ -98,11 +99,14 @@ def _tallies(plan: Plan, cases: Iterable[Case]) -> list[_Tally]:
         if getattr(bench, "multi_call", False) and live:
             r.conversation_cells += 1
             r.upper_cost_usd = None
+            _gather(per_benchmark, case.benchmark, None)
             continue
         r.inference_calls_upper += (target.max_inference_calls or 1) if live else 0
         if not live:                 # preview asks the router only; replay calls nothing
             continue
-        r.upper_cost_usd = _add(r.upper_cost_usd, _upper(target, params, msgs, limits))
+        cell = _upper(target, params, msgs, limits)
+        r.upper_cost_usd = _add(r.upper_cost_usd, cell)
+        _gather(per_benchmark, case.benchmark, cell)
         judge_id = judge_for.get(case.benchmark)
         if judge_id is None or judge_id not in aux:
             continue
@@ -111,9 +115,35 @@ def _tallies(plan: Plan, cases: Iterable[Case]) -> list[_Tally]:
         j = row(judge_id, "judge", judge)
         j.requests += 1
         j.inference_calls_upper += 1
-        j.upper_cost_usd = _add(j.upper_cost_usd, _upper(judge, jparams, jmsgs, limits,
-                                                         extra_bytes=limits.max_output_chars))
+        judged = _upper(judge, jparams, jmsgs, limits, extra_bytes=limits.max_output_chars)
+        j.upper_cost_usd = _add(j.upper_cost_usd, judged)
+        _gather(per_benchmark, case.benchmark, judged)
     return sorted(rows.values(), key=lambda x: (x.role != "subject", x.target.id))
+
+
+def _gather(per_benchmark: dict[str, float | None] | None, benchmark: str, cost: float | None) -> None:
+    if per_benchmark is not None:
+        per_benchmark[benchmark] = _add(per_benchmark.get(benchmark, 0.0), cost)
+
+
+def cost_per_case(plan: Plan, cases: Sequence[Case]) -> dict[str, float] | None:
+    """Each benchmark's upper cost per case (every planned cell of a case and its judge call, by the formula above),
+    for sizing by cost (stats/sizing.py); None unless the plan is live and every benchmark's cost is bounded and
+    positive (a conversation benchmark's never is)."""
+    if plan.mode != "live":
+        return None
+    totals: dict[str, float | None] = {}
+    _tallies(plan, cases, totals)
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
+    out = {}
+    for b, n in counts.items():
+        total = totals.get(b)
+        if total is None or total <= 0:
+            return None
+        out[b] = total / n
+    return out
 
 
 def _cost(rows: list[EstimateRow]) -> float | None:
