@@ -105,6 +105,7 @@ def test_create_evaluation_reviews_a_frozen_plan_then_launches(browser, service,
         review = page.locator("#review")
         review.get_by_role("button", name="Launch run (16 model calls planned)").wait_for()
         assert '"max_tokens":512' in review.inner_text()                   # the pinned parameter, read-only
+        assert "Per-benchmark sizes (" in review.inner_text()              # issue 43: sized per benchmark
         assert api.run_count() == 0 and sim.log == []                      # reviewing sends nothing
         review.get_by_role("button", name="Launch run (16 model calls planned)").click()
         page.locator("h1", has_text="completed").wait_for(timeout=30_000)

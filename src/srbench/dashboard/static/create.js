@@ -189,9 +189,28 @@ function planningView(p) {
   return h("div", {}, h("h3", {}, "Planning at " + fmt.num(100 * a.power, 0) + "% power, assumed tie rate " + fmt.num(100 * a.tie_rate, 0) + "%"),
     table(["rule", "radius at Δ=0", "smallest detectable effect", "power at +" + fmt.num(100 * a.effect, 1) + " pts",
       "cases for +" + fmt.num(100 * a.effect, 1) + " pts", "non-inferiority: power / cases"], [row(p.declared, " (makes claims)"), row(p.other, "")], { label: "planning" }),
+    sizedView(p),
     table(["tie rate", p.claim_rule + " detects", p.other.rule + " detects"], p.detectable_by_tie_rate.map((t) =>
       h("tr", {}, h("td", {}, fmt.num(100 * t.tie_rate, 0) + "%"), h("td", {}, pts(t[p.claim_rule])), h("td", {}, pts(t[p.other.rule])))), { label: "detectable effect by tie rate" }),
     p.early_stop ? h("p", {}, "Early stopping: dispatch stops once the claim is settled or unreachable (cases interleaved across benchmarks).") : null);
+}
+
+// Per-benchmark sizes (stats/sizing.py) of each rule: each weighs its benchmark, none above its pinned source's cases.
+function sizedView(p) {
+  const rows = [];
+  let basis = "";
+  for (const r of [p.declared, p.other]) {
+    for (const [what, z] of [["+" + fmt.num(100 * r.effect, 1) + " pts", r.sized_for_effect], ["margin " + r.margin, r.sized_for_margin]]) {
+      if (!z) continue;
+      basis = z.basis;
+      const per = Object.entries(z.per_benchmark).map(([b, k]) => b + " " + k + (z.at_available.includes(b) ? "*" : "")).join(", ");
+      rows.push(h("tr", {}, h("td", {}, r.rule), h("td", {}, what), h("td", {}, z.reached ? String(z.total) : "not reachable with these sources"),
+        h("td", {}, fmt.pct(100 * z.power)), h("td", {}, per)));
+    }
+  }
+  if (!rows.length) return null;
+  return h("div", {}, h("p", {}, "Per-benchmark sizes (" + basis + "; each weighs its benchmark, none above the cases its pinned source holds: * = all of them), instead of one common scale:"),
+    table(["rule", "for", "cases", "power", "per benchmark"], rows, { label: "per-benchmark sizes" }));
 }
 
 function estimateView(est) {
