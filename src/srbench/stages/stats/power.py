@@ -214,7 +214,7 @@ def _uneven(w: tuple[float, ...], n: tuple[int, ...], q: float, threshold: float
     i0 = min(big_n, max(4000, math.ceil(400 * (1 - q) / max(q, 1e-9))))
     keys, strata = [], []
     for b, nb in enumerate(n):
-        j = np.arange(nb)
+        j = np.arange(min(nb, int((i0 + 0.5) / big_n * nb) + 1))       # the cases that can fall in the first I₀
         k = (2 * j + 1) / (2.0 * nb)
         keep = k <= (i0 + 0.5) / big_n
         keys.append(k[keep])
