@@ -44,3 +44,28 @@ def test_action_cache_persists_across_reopen(tmp_path) -> None:
         assert last is not None and last.inputs == {"a": "x"}
     finally:
         j2.close()
+
+
+def test_a_runs_pending_cells_take_under_200_bytes_each(tmp_path) -> None:
+    """Issue 42 (item 3): a run holds its pending cells while it dispatches (100k at once): each is a slotted
+    `Cell` whose case and target ids are the strings its case's and target's other cells hold (~330 bytes a
+    cell before: a dict per cell and a new string per id read)."""
+    import tracemalloc
+
+    from srbench.service.journal.runs import pending_cells
+    j = Journal(str(tmp_path / "j.sqlite3"))
+    try:
+        j.submit_sync(lambda c: c.executemany(
+            "INSERT INTO cells(run_id, cell_id, seq, case_id, target_id, state, updated_at) VALUES(?,?,?,?,?,?,0)",
+            [("r", f"{i:024x}", 1000 + i, f"mmlu-pro/{i % 500}", f"target-{i % 20:02d}", "pending")
+             for i in range(20_000)]))
+        tracemalloc.start()
+        try:
+            cells = pending_cells(j, "r")
+            held = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+    finally:
+        j.close()
+    assert len(cells) == 20_000 and cells[7].case_id == "mmlu-pro/7" and cells[7].seq == 1007
+    assert held / len(cells) < 200, f"{held / len(cells):.0f} bytes a cell"

@@ -32,8 +32,10 @@ def stop_scope(plan: Plan) -> StopScope:
     return plan.stop_on_systematic or "target"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
+    """One planned cell as dispatch takes it (slots: a 100k-cell run holds them all while it dispatches)."""
+
     cell_id: str
     seq: int
     case_id: str
