@@ -194,13 +194,16 @@ def test_the_routing_panel_counts_what_the_run_view_counts_while_the_run_goes(br
         page.locator("#summary h2", has_text="Figures so far").wait_for()     # the live figures, not a rebuilt report
         seen = set()
         snapshot = """() => [document.querySelector('#view h1').textContent,
-            document.querySelector('#view h1 + p').textContent, document.querySelector('#headline').textContent]"""
+            document.querySelector('#view h1 + p').textContent, document.querySelector('#headline').textContent,
+            (document.querySelector('#summary p') || {}).textContent || '']"""
         deadline = time.monotonic() + 60
         while len(seen) < 3 and time.monotonic() < deadline:
-            title, line, panel = page.evaluate(snapshot)
+            title, line, panel, figures = page.evaluate(snapshot)
             if not title.endswith(("running", "queued")):
                 break                                           # the run ended
             done, total = re.search(r"· (\d+) / (\d+) completed", line).groups()
+            if "cells answered" in figures:                     # the figures so far count what the title line counts
+                assert f": {done} of {total} cells answered" in figures, (line, figures)
             if "The answer appears" in panel:
                 assert f"{title.rsplit(' — ', 1)[1]}: {done} of {total} cells completed" in panel, (title, line, panel)
                 if 0 < int(done) < int(total):
