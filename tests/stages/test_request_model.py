@@ -48,3 +48,15 @@ PINNED = {"judge": "4fb688642e1a", "mom": "8f9e69d0e54b", "open": "ce13394167ed"
 
 def test_request_objects_keep_their_bytes() -> None:
     assert _digests() == PINNED
+
+
+def test_stored_is_the_models_dump() -> None:
+    """`RequestObject.stored` builds the stored JSON directly (on every call's path): the same object as the
+    model's dump, optional fields absent unless set (a conversation's call_index set here)."""
+    reqs = [request_object(SINGLE, CASE, {"temperature": 0.5, "max_tokens": 64}, CELL),
+            request_object(MOM, CASE, {"max_tokens": 8}, CELL, role="judge",
+                           extras={"response_format": {"type": "json_object"}}),
+            request_object(OPEN, CASE, {}, CELL).model_copy(update={"call_index": 2}),
+            preview_request(MOM, CASE, CELL, preview_body(MOM, [m.model_dump() for m in CASE.messages], 1, None))]
+    for req in reqs:
+        assert req.stored() == req.model_dump(mode="json", by_alias=True)

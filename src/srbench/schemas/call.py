@@ -162,5 +162,14 @@ class RequestObject(BaseModel):
         return data
 
     def stored(self) -> dict[str, JsonValue]:
-        """The JSON object as stored."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The JSON object as stored: what `model_dump(mode="json", by_alias=True)` gives, built directly
+        (this is on every call's path: ~10x cheaper than the dump through the wrap serializer). The body
+        is the object's own, not a copy: read it, never change it."""
+        data: dict[str, JsonValue] = {
+            "kind": self.kind, "schema": self.schema_, "url": self.url, "body": self.body,
+            "header_names": list(self.header_names), "target_id": self.target_id, "case_id": self.case_id,
+            "cell_id": self.cell_id, "role": self.role}
+        for name in ("api_key_env", "call_index"):
+            if name in self.model_fields_set:
+                data[name] = getattr(self, name)
+        return data
