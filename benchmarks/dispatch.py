@@ -20,7 +20,7 @@ of this process during the sr-bench runs and during the bare loop (issue 31's go
 the median (`ratio_goal_met`, `cpu_goal_met`), the load average before and after, and where the store
 lived (`store`: its directory, mount point and file system; `--store-dir` puts it elsewhere than
 `$TMPDIR`: on this host a store under /tmp costs the journal writer more, benchmarks/README.md).
-Run it under the shared lock: `flock /work/wt/measure.lock python benchmarks/dispatch.py ...`.
+On a shared host run it under the shared measurement lock (`flock LOCKFILE python benchmarks/dispatch.py`).
 """
 
 from __future__ import annotations
