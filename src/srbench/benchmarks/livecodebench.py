@@ -138,10 +138,24 @@ def extract_code(text: str | None) -> str:
     return "\n".join(lines[fences[0] + 1: fences[1]])
 
 
-def row_to_case(row: WireJSON, where: str, revision: str) -> Case:
+def _check_row(row: WireJSON, where: str) -> None:
+    """A native row's fields have LiveCodeBench's types, else a one-line error naming the field."""
     for field in ("question_id", "question_content", "difficulty", "public_test_cases", "private_test_cases"):
         if field not in row:
             raise InvalidInput(f"{where}: missing field {field!r}")
+    qid = row["question_id"]
+    if isinstance(qid, bool) or not isinstance(qid, str | int) or not str(qid).strip():
+        raise InvalidInput(f"{where}: question_id {qid!r} is not a non-empty string")
+    if not isinstance(row["question_content"], str) or not row["question_content"].strip():
+        raise InvalidInput(f"{where}: question_content is empty or not a string")
+    for field in ("public_test_cases", "private_test_cases", "metadata", "starter_code"):
+        if not isinstance(row.get(field, ""), str) and not (field in ("metadata", "starter_code") and row[field] is None):
+            raise InvalidInput(f"{where}: {field} is not a string; LiveCodeBench's rows hold it as a string (of JSON "
+                               "for the tests and metadata): use the dataset's own jsonl files")
+
+
+def row_to_case(row: WireJSON, where: str, revision: str) -> Case:
+    _check_row(row, where)
     qid = str(row["question_id"])
     difficulty = str(row["difficulty"]).lower()
     if difficulty not in DIFFICULTIES:
@@ -153,10 +167,12 @@ def row_to_case(row: WireJSON, where: str, revision: str) -> Case:
         raise InvalidInput(f"{where}: public_test_cases or metadata is not JSON") from exc
     private = decode_private(row["private_test_cases"], where)
     fn_name = meta.get("func_name") if isinstance(meta, dict) else None
+    if fn_name is not None and not isinstance(fn_name, str):
+        raise InvalidInput(f"{where}: metadata.func_name {fn_name!r} is not a string")
     starter = str(row.get("starter_code") or "")
     mode = "functional" if fn_name else "stdin"
     messages = [Message(role="system", content=SYSTEM), Message(role="user", content=user_prompt(
-        str(row["question_content"]), starter))]
+        row["question_content"], starter))]
     metadata = CaseMetadata(stratum=difficulty, source_revision=revision, task_id=qid,
                             platform=row.get("platform"), contest_date=row.get("contest_date"),
                             question_title=row.get("question_title"), fn_name=fn_name, mode=mode,

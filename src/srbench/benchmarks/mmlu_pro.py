@@ -71,7 +71,11 @@ def row_to_case(row: WireJSON, revision: str) -> Case | None:
     question, category = row.get("question"), row.get("category")
     if not isinstance(question, str) or not question.strip() or not isinstance(category, str) or not category:
         raise InvalidInput(f"{TEST_FILE}: question {qid} has no question text or category")
-    native = [o if isinstance(o, str) else "" for o in (row.get("options") or [])]
+    raw_options = row.get("options")
+    if raw_options is not None and not isinstance(raw_options, list):
+        raise InvalidInput(f"{TEST_FILE}: question {qid}'s options are a {type(raw_options).__name__}, not a list of "
+                           "strings (MMLU-Pro's column is list<string>); use the dataset's own parquet file")
+    native = [o if isinstance(o, str) else "" for o in (raw_options or [])]
     pos = _answer_position(row, native)
     if pos is None or native[pos].strip() == "N/A":
         return None

@@ -46,16 +46,23 @@ def read_csv_rows(data: bytes, name: str, required: Sequence[str]) -> list[dict[
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)   # strict: a cell cut short is an error
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in required if c not in header]
         if missing:
             raise InvalidInput(f"{name} is missing columns: {', '.join(missing)}")
         reader.fieldnames = header
-        return [{k: (v or "") for k, v in row.items() if isinstance(k, str)} for row in reader]
+        rows = []
+        for row in reader:
+            if None in row.values():        # fewer cells than the header: a row cut short
+                raise InvalidInput(f"{name} line {reader.line_num}: {sum(v is not None for v in row.values())} of "
+                                   f"the header's {len(header)} columns (is the file cut short?); use a complete copy")
+            rows.append({k: v for k, v in row.items() if isinstance(k, str)})
+        return rows
     except csv.Error as exc:
-        raise InvalidInput(f"{name} is not valid CSV (line {reader.line_num}: {exc})") from exc
+        raise InvalidInput(f"{name} is not valid CSV (line {reader.line_num}: {exc}; is the file cut short?); "
+                           "use a complete copy") from exc
 
 
 def read_jsonl_cases(data: bytes, name: str, to_case: Callable[[Any, str], Any], id_field: str,
@@ -65,13 +72,19 @@ def read_jsonl_cases(data: bytes, name: str, to_case: Callable[[Any, str], Any],
     by its `id_field`), is a one-line error naming the line."""
     cases: list[Any] = []
     seen = set() if seen is None else seen
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+    try:
+        text = data.decode("utf-8-sig")       # a BOM before the first line is tolerated
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise InvalidInput(f"{name} line {n} is not JSON") from exc
+            raise InvalidInput(f"{name} line {n} is not JSON (is the file cut short?)") from exc
+        if not isinstance(row, dict):
+            raise InvalidInput(f"{name} line {n} is not a JSON object; each line must be one row {{...}}")
         case = to_case(row, f"{name} line {n}")
         if case.id in seen:
             raise InvalidInput(f"{name} line {n}: duplicate {id_field} {case.metadata.task_id}")
