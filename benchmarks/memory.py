@@ -10,7 +10,8 @@ dataset and the targets registered, every process settled), during the run, duri
 (the first GET /report after the run, timed: goal <= 0.05 of dispatch, issue 42), and after (30 s after
 every process of the service stopped using CPU). Prints each in MiB, the growth over idle and its ratio
 to the 100 MiB budget (<= 1 meets the goal), after over fresh (goal <= 100 MiB), and apart the peak RSS
-of the service's worker processes (and, per phase, the service's own peak and its workers' apart).
+of the service's worker processes (and, per phase, the service's own peak and its workers' apart), and the
+peak of their summed PSS (pages they share counted once: RSS counts them in each process).
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pss_mib(pid: int) -> float:
+    """The proportional set size: pages shared with other processes (the worker's and the service's copies
+    of libpython and the extension modules) counted once across them, not once in each as RSS counts them."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return 0.0
 
 
@@ -127,12 +140,14 @@ def main() -> None:
     samples_: list[tuple[str, float, float]] = []       # (phase, the service's RSS, its processes' RSS)
     phase = ["idle"]
     times: list[float] = []
+    pss: list[float] = []                               # the service's and its processes' PSS, summed
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
             samples_.append((phase[0], rss_mib(proc.pid), children_rss_mib(proc.pid)))
             times.append(time.perf_counter())
+            pss.append(sum(pss_mib(p) for p in [proc.pid, *children(proc.pid)]))
             time.sleep(0.2)
     try:
         for _ in range(300):
@@ -157,6 +172,7 @@ def main() -> None:
         c.get("/runs")
         settle(proc.pid)
         idle = rss_mib(proc.pid) + children_rss_mib(proc.pid)
+        idle_pss = sum(pss_mib(p) for p in [proc.pid, *children(proc.pid)])
         threading.Thread(target=sample, daemon=True).start()
         phase[0] = "run"
         run_id = c.post("/runs", json={"manifest": plan}).json()["id"]
@@ -194,6 +210,7 @@ def main() -> None:
                       "after_rss_mib": round(after, 1), "after_over_fresh_mib": round(after - fresh, 1),
                       "growth_mib": round(growth, 1), "ratio_to_budget": round(growth / 100.0, 3),
                       "peak_worker_rss_mib": round(max((w for _, _, w in samples_), default=0.0), 1),
+                      "idle_pss_mib": round(idle_pss, 1), "peak_pss_mib": round(max(pss, default=0.0), 1),
                       **{f"peak_{p}_service_worker_mib": [round(max((r for ph, r, _ in samples_ if ph == p), default=0.0), 1),
                                                           round(max((w for ph, _, w in samples_ if ph == p), default=0.0), 1)]
                          for p in ("run", "report")},
