@@ -13,6 +13,7 @@ The spill is an anonymous temporary file outside the store: scratch space, gone 
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import secrets
@@ -115,9 +116,15 @@ def write_run_cells(store: ObjectStore, rows: Iterable[tuple[Any, ...]]) -> str:
     return store.put_json(RunCells(targets=parts).model_dump(mode="json", by_alias=True), durable=False)
 
 
+READ_CHUNK = 1 << 16      # bytes one read of a spill segment takes (a read per row released the GIL per row)
+
+
 class RowSpill:
     """Rows of one report build, in any target order; read back in seq order. The encoded rows are
-    appended to a scratch file; only their (seq, offset, lengths) stay in memory, as arrays."""
+    appended to a scratch file; only their (seq, offset, lengths) stay in memory, as arrays. Each `add`
+    or `add_raw` writes one segment (a target's rows, in seq order as the build gives them); reading back
+    merges the segments, each read in chunks of `READ_CHUNK` (a segment out of seq order: every row is
+    sorted and read on its own)."""
 
     def __init__(self) -> None:
         self.file = tempfile.TemporaryFile(prefix="sr-bench-report-", suffix=".spill")
@@ -127,6 +134,7 @@ class RowSpill:
         self.scrubbed_lens = array("q")
         self.pos = 0
         self.total = 0
+        self.segments: list[tuple[int, int]] = []      # (first row, end) of each add / add_raw
 
     def _append(self, seq: int, full: bytes, scrubbed: bytes) -> None:
         self.file.write(full)
@@ -139,22 +147,45 @@ class RowSpill:
         self.total += 1
 
     def add(self, rows: list[ResultRow]) -> None:
+        first = self.total
         for row in rows:
             r = row.dump()
             self._append(row.seq, canonical_json(r), canonical_json(scrub(r)))
+        self._segment(first)
 
     def add_raw(self, rows: list[tuple[int, str, str]]) -> None:
         """Rows already encoded: (seq, canonical JSON, canonical JSON without the volatile fields)."""
+        first = self.total
         for seq, full, scrubbed in rows:
             self._append(seq, full.encode(), scrubbed.encode())
+        self._segment(first)
+
+    def _segment(self, first: int) -> None:
+        if self.total > first:
+            self.segments.append((first, self.total))
 
     def _in_order(self) -> Iterator[tuple[int, bytes, bytes]]:
         self.file.flush()
         fd = self.file.fileno()
-        for i in sorted(range(self.total), key=self.seqs.__getitem__):
+        seqs = self.seqs
+        if all(all(seqs[i] < seqs[i + 1] for i in range(a, b - 1)) for a, b in self.segments):
+            for _, i, data in heapq.merge(*(self._segment_rows(fd, a, b) for a, b in self.segments)):
+                n = self.full_lens[i]
+                yield seqs[i], data[:n], data[n:]
+            return
+        for i in sorted(range(self.total), key=seqs.__getitem__):
             n = self.full_lens[i]
             data = os.pread(fd, n + self.scrubbed_lens[i], self.offsets[i])
-            yield self.seqs[i], data[:n], data[n:]
+            yield seqs[i], data[:n], data[n:]
+
+    def _segment_rows(self, fd: int, first: int, end: int) -> Iterator[tuple[int, int, bytes]]:
+        """(seq, row, its bytes) of one segment, in order, read `READ_CHUNK` bytes at a time."""
+        buf, start = b"", self.offsets[first]
+        for i in range(first, end):
+            off, n = self.offsets[i], self.full_lens[i] + self.scrubbed_lens[i]
+            if off + n > start + len(buf):
+                start, buf = off, os.pread(fd, max(READ_CHUNK, n), off)
+            yield self.seqs[i], i, buf[off - start:off - start + n]
 
     def rows(self) -> Iterator[StoredRow]:
         """Every row in seq order, decoded (the paired section reads them)."""
