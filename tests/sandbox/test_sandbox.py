@@ -160,3 +160,19 @@ def test_a_sandbox_without_a_report_is_a_fault_not_a_verdict() -> None:
 def test_an_unknown_backend_name_is_refused() -> None:
     with pytest.raises(SandboxUnavailable, match="docker, bwrap or auto"):
         open_sandbox("podman")
+
+
+def test_the_bwrap_wait_returns_the_exit_and_keeps_the_limit() -> None:
+    """bwrap.wait_exact (issue 42): the exit status as Popen.wait gives it, and TimeoutExpired past the limit."""
+    import subprocess
+
+    from srbench.sandbox.bwrap import wait_exact
+
+    assert wait_exact(subprocess.Popen(["sh", "-c", "exit 3"]), 30) == 3
+    slow = subprocess.Popen(["sleep", "30"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            wait_exact(slow, 0.2)
+    finally:
+        slow.kill()
+        assert wait_exact(slow, 30) == -9

@@ -19,6 +19,7 @@ cgroup where one is writable (`cgroups`); otherwise only the rlimits hold and `f
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import subprocess
 import threading
@@ -130,7 +131,7 @@ class BwrapSandbox(Sandbox):
             except BrokenPipeError:
                 pass
             try:
-                proc.wait(timeout=limits.wall_s)
+                wait_exact(proc, limits.wall_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill(proc)
@@ -150,6 +151,22 @@ class BwrapSandbox(Sandbox):
             fault = "bubblewrap failed: " + bytes(err[:400]).decode("utf-8", "replace").strip()
         return Execution(proc.returncode, bytes(out), bytes(err), round(time.monotonic() - started, 4),
                          timed_out=timed_out, oom_killed=oom, fault=fault, facts=facts)
+
+
+def wait_exact(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """`proc.wait(timeout)` that returns when the process ends: Popen's own timed wait polls with sleeps
+    growing to 50 ms, which kept a grading slot idle ~40 ms past a 70 ms sandbox run (issue 42). A pidfd
+    (Linux ≥ 5.3) is readable at the exit; without one, Popen's wait."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        return proc.wait(timeout=timeout)
+    try:
+        if proc.poll() is None and not select.select([fd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        return proc.wait()
+    finally:
+        os.close(fd)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -105,7 +105,7 @@ class _Forked:
         while self.poll() is None:
             if time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired("forked child", timeout)
-            time.sleep(0.005)
+            time.sleep(0.001)
         return self.returncode
 
     def kill(self):
