@@ -8,7 +8,8 @@ import json
 
 from rich.console import Console
 
-from srbench.cli.output import emit, generic_view, one_line, records_table
+from srbench.cli.output import console, emit, generic_view, one_line, records_table
+from srbench.cli.views import run_view, runs_view
 
 
 def render(value, width: int = 80) -> str:
@@ -118,3 +119,19 @@ def test_the_targets_list_keeps_each_url_whole_at_80_columns() -> None:
     out = io.StringIO()
     targets_view({"targets": targets}, Console(file=out, width=120, color_system=None))
     assert out.getvalue().count("my-model, weak") == 3
+
+
+def test_a_stored_name_is_shown_as_data_never_as_markup_or_escape_codes() -> None:
+    """A run named with rich markup or terminal escape codes (the manifest's name is free text): `runs` on a
+    terminal printed a traceback for '[/bold]' (MarkupError) and sent ESC sequences to the screen raw."""
+    name = "oops [/bold] [red]x\x1b[2J\x1b]0;title\x07\rz"
+    run = {"id": "run-0123456789abcdef0123", "status": "completed", "name": name, "targets": ["large"],
+           "progress": {"completed": 1, "total": 1, "failed": 0}}
+    for view, value in ((runs_view, {"runs": [run]}), (run_view, run)):
+        out = io.StringIO()
+        con = console()                     # the console every terminal view prints on
+        con.file, con.width = out, 200
+        view(value, con)
+        text = out.getvalue()
+        assert "oops [/bold] [red]x" in text and "\\x1b[2J" in text and "\\x07\\x0dz" in text, text
+        assert "\x1b[2J" not in text and "\x07" not in text and "\r" not in text

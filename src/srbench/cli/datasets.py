@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import get_args
 
 import click
-from rich.console import Console
 
 from srbench import DEFAULT_SEED
 from srbench.cas import sha256_bytes
 from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.output import SafeConsole
 from srbench.cli.runs import write_json
 from srbench.cli.views import datasets_view, manifest_view
 from srbench.errors import IntegrityError, InvalidInput
@@ -85,7 +85,7 @@ def progress(what: str) -> Iterator[None]:
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=SafeConsole(stderr=True), transient=True) as bar:
         bar.add_task(what, total=None)
         yield
 

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 
 from srbench import DEFAULT_SEED, TERMINAL_STATUSES
@@ -33,7 +34,7 @@ from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.benchmarks.terminal_bench.adapter import availability
 from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import comparison_notes, comparison_table, headline_lines, per_benchmark_table
-from srbench.cli.output import human
+from srbench.cli.output import SafeConsole, human
 from srbench.cli.runs import benchmark_table, score_lines
 from srbench.cli.views import report_targets_table
 from srbench.errors import SrBenchError
@@ -218,7 +219,7 @@ def demo_result(workdir: Path, download: bool, console: Console) -> DemoResult:
         prepared = {b for m in manifests for b in m["benchmarks"]}
         skipped = not_run(prepared)
         for line in skipped:
-            console.print(f"[yellow]{line}[/yellow]")
+            console.print(f"[yellow]{escape(line)}[/yellow]", markup=True)
         combined = client.post("/datasets/combine", {"manifests": manifests})
         cases = [json.loads(line) for line in Path(combined["path"]).read_bytes().splitlines()]
         # deferred: srbench.simulate loads only for the commands that use it (the CLI starts light)
@@ -271,7 +272,8 @@ def print_results(console: Console, reports: WireJSON, cmp: WireJSON) -> None:
                           f"{'unknown' if cost is None else f'{cost:.5f}'} USD")
     both = {"benchmarks": [*reports["baseline"].get("benchmarks", []), *reports["candidate"].get("benchmarks", [])]}
     console.print(benchmark_table(both))
-    console.print("[bold]Full sr-bench score (SIMULATED endpoints, sample sources: it measures nothing real):[/bold]")
+    console.print("[bold]Full sr-bench score (SIMULATED endpoints, sample sources: it measures nothing real):[/bold]",
+                  markup=True)
     for role in ("baseline", "candidate"):
         for line in score_lines(reports[role]):
             console.print(f"  SIMULATED {line}", markup=False)
@@ -317,7 +319,7 @@ def demo(obj: Ctx, workdir: str | None, download: bool) -> None:
     path = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="sr-bench-demo-"))
     path.mkdir(parents=True, exist_ok=True)
     person = human()            # on a pipe (or --json) the story goes to stderr and stdout gets JSON
-    result = demo_result(path, download, Console(highlight=False, stderr=not person))
+    result = demo_result(path, download, SafeConsole(highlight=False, stderr=not person))
     if not person:
         emit(result.answer())
     report = result.reports["candidate"]

@@ -12,7 +12,7 @@ from srbench.cli.answer import fact_lines, routing_facts
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.diagnose import diagnose_view, write_diagnosis
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import WholeTable, human, table
+from srbench.cli.output import SafeConsole, WholeTable, human, table
 from srbench.cli.runs import wait_for, without_volatile, write_json
 from srbench.errors import InvalidInput
 from srbench.schemas.wire import WireJSON
@@ -233,12 +233,12 @@ def compare(obj: Ctx, baseline_id: str, candidate_id: str, margin: float | None,
     if output:
         write_json(output, without_volatile(cmp))
     if output or human():               # the tables: on stderr beside a file, on stdout for a person
-        comparison_view(cmp, Console(stderr=not human(), highlight=False))
+        comparison_view(cmp, SafeConsole(stderr=not human(), highlight=False))
         if diag is not None:
-            diagnose_view(diag, Console(stderr=not human(), highlight=False))
+            diagnose_view(diag, SafeConsole(stderr=not human(), highlight=False))
     else:
         for line in headline_lines(cmp):
-            Console(stderr=True).print(line, markup=False, highlight=False)
+            SafeConsole(stderr=True).print(line, markup=False, highlight=False)
         emit(cmp)
 
 
@@ -321,7 +321,7 @@ def preview(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) 
         t.add_column(col)
     for s in rep["summary"]["targets"]:
         t.add_row(s["target_id"], _hist(s.get("models")), _hist(s.get("decisions")), _hist(s.get("selection_statuses")))
-    Console(stderr=True).print(t)
+    SafeConsole(stderr=True).print(t)
     emit({"run_id": run_id, "status": final["status"]})
 
 

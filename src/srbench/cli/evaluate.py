@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 
 import click
-from rich.console import Console
 
 from srbench import DEFAULT_SEED
 from srbench.cli.common import Ctx, emit
 from srbench.cli.derived import eligible_of, excluded_of, recover_request
-from srbench.cli.output import human
+from srbench.cli.output import SafeConsole, human
 from srbench.cli.plan_checks import money_warnings
 from srbench.cli.runs import plan_story, preflight, print_failures, report_view, wait_for
 from srbench.errors import InvalidInput, SrBenchError
@@ -34,7 +33,7 @@ def prepared(obj: Ctx, benchmarks: list[str], profile: str, seed: int, source: s
     if source != "auto":
         body["source"] = source
     job = obj.client.post("/dataset-preparations", body)["preparation"]
-    err = Console(stderr=True, highlight=False)
+    err = SafeConsole(stderr=True, highlight=False)
     with err.status(f"dataset: {job['phase']}", spinner="dots") as status:
         while job["status"] not in ("completed", "failed"):
             time.sleep(0.3)
@@ -109,7 +108,7 @@ def finish(obj: Ctx, run_id: str, extra: WireJSON) -> None:
     rep = obj.client.get(f"/runs/{run_id}/report")
     print_failures(obj, final)                     # why cells failed, per target (stderr)
     if human():
-        con = Console(highlight=False)
+        con = SafeConsole(highlight=False)
         report_view(obj, rep, con)
         p = final["progress"]
         con.print(f"run {final['id']}: {final['status']} ({p['completed']} of {p['total']} cells completed, "

@@ -43,8 +43,30 @@ def human() -> bool:
     return tty and not json_forced()
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text as a terminal is shown it: each control character (an escape sequence's ESC, a bell, a carriage
+    return) written as its ``\\x`` code, so a stored name can neither restyle nor rewrite the screen."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+class SafeConsole(Console):
+    """The CLI's console: every string is data — printed as written (no markup unless a call says
+    ``markup=True``, so a run named ``[/bold]`` is not a MarkupError) and with `printable`'s control codes."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        kwargs.setdefault("highlight", False)
+        super().__init__(**kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(printable(text), **kwargs)
+
+
 def console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    return SafeConsole(stderr=stderr)
 
 
 def emit(value: Any, view: View | None = None) -> None:

@@ -11,12 +11,11 @@ import json
 from typing import get_args
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from srbench.cli.common import Ctx, emit
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import human
+from srbench.cli.output import SafeConsole, human
 from srbench.cli.runs import wait_for
 from srbench.errors import InvalidInput
 from srbench.schemas.plan import Perturbation
@@ -90,7 +89,7 @@ def robustness(obj: Ctx, manifest: str, perturbations: str) -> None:
         runs = [_preview(obj, base, k, key) for k in kinds]
         out = {**obj.client.get(f"/runs/{original}/robustness", perturbed=",".join(runs)), **out}
     if human():
-        console = Console(highlight=False)
+        console = SafeConsole(highlight=False)
         if keep:
             console.print(_table(out))
         for n in named:

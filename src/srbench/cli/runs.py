@@ -18,7 +18,7 @@ from srbench.cli.answer import benchmark_rows_table, fact_lines, routing_answer
 from srbench.cli.common import Ctx, emit
 from srbench.cli.env import check_targets, plan_targets, warn_targets
 from srbench.cli.manifests import read_manifest
-from srbench.cli.output import WholeTable, human, table
+from srbench.cli.output import SafeConsole, WholeTable, human, table
 from srbench.cli.plan_checks import money_warnings, plan_warnings
 from srbench.errors import InvalidInput, NotFound
 from srbench.schemas.wire import WireJSON
@@ -73,7 +73,7 @@ def plan_story(res: WireJSON) -> None:
     params = {p["id"]: p["effective_params"] for p in frozen.get("target_profiles", [])}
     for t in frozen["targets"]:
         table.add_row(t["id"], t["kind"], t["model"], json.dumps(params.get(t["id"]), sort_keys=True))
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     console.print(table)
     for n in frozen.get("notices", []):
         console.print(f"note: {n}")
@@ -231,7 +231,7 @@ def wait_for(obj: Ctx, run_id: str) -> WireJSON:
     # deferred: rich's progress bars load only when a run is followed live
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True)
+    console = SafeConsole(stderr=True)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
@@ -278,15 +278,15 @@ def run(obj: Ctx, manifest: str, detach: bool, idempotency_key: str | None) -> N
             click.echo(line, err=True)
         _run_result(final)
         return
-    err = Console(stderr=True)
+    err = SafeConsole(stderr=True)
     err.print(targets_table(rep, err.width))
-    Console(stderr=True).print(benchmark_table(rep))
+    SafeConsole(stderr=True).print(benchmark_table(rep))
     for line in score_lines(rep):
-        Console(stderr=True).print(line)
+        SafeConsole(stderr=True).print(line)
     if partial_line(rep):
-        Console(stderr=True).print(partial_line(rep), markup=False)
+        SafeConsole(stderr=True).print(partial_line(rep), markup=False)
     if rep.get("early_stop"):
-        Console(stderr=True).print(stop_line(rep["early_stop"]))
+        SafeConsole(stderr=True).print(stop_line(rep["early_stop"]))
     print_failures(obj, final)
     _run_result(final)
 
@@ -446,13 +446,13 @@ def report(obj: Ctx, run_id: str, output: str | None, explain: bool, baseline: s
         click.echo(f"report: {'up to date (cache hit)' if res['cache_hit'] else res['explain']}", err=True)
     if output:
         write_json(output, without_volatile(res))
-        err = Console(stderr=True)
+        err = SafeConsole(stderr=True)
         err.print(targets_table(res, err.width))
-        Console(stderr=True).print(benchmark_table(res))
+        SafeConsole(stderr=True).print(benchmark_table(res))
         if partial_line(res):
-            Console(stderr=True).print(partial_line(res), markup=False)
+            SafeConsole(stderr=True).print(partial_line(res), markup=False)
         if res.get("early_stop"):
-            Console(stderr=True).print(stop_line(res["early_stop"]))
+            SafeConsole(stderr=True).print(stop_line(res["early_stop"]))
     else:
         base = obj.run_id(baseline) if baseline else None
         emit(res, lambda rep, con: report_view(obj, rep, con, base))
