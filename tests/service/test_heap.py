@@ -4,6 +4,8 @@ start is frozen out of the collector's passes, and everything returns to normal 
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 
 from srbench.service.runs.heap import YOUNG, frozen_heap
 
@@ -70,3 +72,25 @@ def test_the_runs_own_cycles_are_collected_when_the_last_run_ends() -> None:
     finally:
         if was:
             gc.enable()
+
+
+_ALLOCATORS = """
+import os, sys
+from pathlib import Path
+os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+os.environ.pop("MALLOC_ARENA_MAX", None)
+from srbench.service.app import Service
+service = Service(Path(sys.argv[1]))
+import pyarrow
+print(pyarrow.default_memory_pool().backend_name)
+service.journal.close()
+"""
+
+
+def test_the_service_reads_parquet_through_malloc(tmp_path) -> None:
+    """Issue 42 (item 3): a dataset preparation's pyarrow buffers come from glibc malloc, not mimalloc's pool
+    (which kept ~22 MiB of them resident for good). In a process of its own: the environment is the service's."""
+    out = subprocess.run([sys.executable, "-c", _ALLOCATORS, str(tmp_path / "store")], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["system"]

@@ -42,7 +42,7 @@ from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
 from srbench.service.journal.writer import Journal, JournalActionCache
 from srbench.service.runs.manager import RunManager
-from srbench.service.runs.run_checks import limit_malloc_arenas
+from srbench.service.runs.run_checks import arrow_on_system_malloc, limit_malloc_arenas
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
 from srbench.service.wire.figures import ReportFigures
@@ -56,6 +56,7 @@ class Service:
 
     def __init__(self, store_dir: Path, store_identity: str | None = None) -> None:
         limit_malloc_arenas()           # before the journal's and the runs' threads allocate (issue 42)
+        arrow_on_system_malloc()        # before a dataset preparation loads pyarrow
         self.store_dir = store_dir
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
