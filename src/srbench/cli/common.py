@@ -4,10 +4,13 @@ run ids by any unique prefix."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
 from typing import Any
+
+import click
 
 from srbench.cli.output import emit
 from srbench.errors import Conflict, InvalidInput, NotFound
@@ -177,3 +180,16 @@ def _within_values(value: Any, budget: int) -> bool:
 def _no_constant(name: str) -> Any:
     """json.loads accepts NaN and ±Infinity, which no JSON body (nor a limit) may hold."""
     raise ValueError(f"{name} is not a number JSON allows")
+
+
+class FiniteFloat(click.FloatRange):
+    """A number option that must be finite: `nan` and `inf` pass click's FloatRange but no JSON body carries
+    them (`--max-cost-usd nan` was a ValueError traceback)."""
+
+    name = "finite number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number

@@ -9,7 +9,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
 from srbench.cli.answer import fact_lines, routing_facts
-from srbench.cli.common import Ctx, emit, load_structured
+from srbench.cli.common import Ctx, FiniteFloat, emit, load_structured
 from srbench.cli.diagnose import diagnose_view, write_diagnosis
 from srbench.cli.manifests import read_manifest
 from srbench.cli.output import SafeConsole, WholeTable, human, table
@@ -190,7 +190,7 @@ def inconclusive_lines(cmp: WireJSON) -> list[str]:
 @click.command()
 @click.argument("baseline_id")
 @click.argument("candidate_id", required=False)
-@click.option("--margin", type=float, default=None,
+@click.option("--margin", type=FiniteFloat(), default=None,
               help="Non-inferiority margin (quality units). The candidate plan's declared statistics.margin is "
                    "used by default; a margin given only here is post hoc and never yields a claim (REP-7).")
 @click.option("--output", type=click.Path(dir_okay=False), default=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
-from srbench.cli.common import Ctx, emit
+from srbench.cli.common import Ctx, FiniteFloat, emit
 from srbench.schemas.wire import WireJSON
 
 
@@ -109,7 +109,7 @@ def verify_view(res: WireJSON, con: Console) -> None:
 
 @store.command(name="gc")
 @click.option("--apply", "apply_", is_flag=True, help="Delete for real (default: a dry run).")
-@click.option("--grace-s", type=click.FloatRange(min=0), default=None,
+@click.option("--grace-s", type=FiniteFloat(min=0), default=None,
               help="Keep unreachable objects younger than this many seconds (default: the service's, 3600).")
 @click.option("--list", "list_", is_flag=True, help="List every unreachable object on stderr.")
 @click.pass_obj

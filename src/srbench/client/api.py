@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json as jsonlib
+import math
 import os
 import ssl
 import subprocess
@@ -64,6 +66,8 @@ class Client:
         bad = next((seg for seg in path.split("/") if seg in (".", "..") or "?" in seg or "#" in seg), None)
         if bad is not None:          # an id the user typed would leave its route (`dataset show ../targets`)
             raise InvalidInput(f"{bad!r} in {path!r}: an id holds no '?', '#' or a '.'/'..' path segment")
+        if "json" in kw:
+            _check_finite(kw["json"])
         try:
             resp = self._http.request(method, path, **kw)
         except httpx.TransportError as exc:
@@ -102,6 +106,28 @@ class Client:
             if page.get("next_cursor") is None:
                 return items
             after = page["next_cursor"]
+
+
+def _check_finite(body: Any) -> None:
+    """A body JSON can carry: a NaN or an infinity (`--margin nan`, `options set … x=Infinity`) is one line
+    naming where it is, not httpx's ValueError traceback."""
+    try:
+        jsonlib.dumps(body, allow_nan=False)
+    except ValueError:
+        where = _non_finite(body, "")
+        raise InvalidInput(f"request body: {where or 'a value'} is not a finite number (NaN and infinities cannot "
+                           "be sent as JSON); give a finite number") from None
+
+
+def _non_finite(value: Any, where: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where or 'the value'} ({value})"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, item in items:
+        found = _non_finite(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
 
 
 def _transport_problem(exc: httpx.TransportError) -> str:

@@ -1,0 +1,31 @@
+"""A NaN or an infinity given on the command line (a flag, an `options set` value) is one line naming it,
+exit 2, and nothing is sent: each was httpx's 'Out of range float values are not JSON compliant' traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import cli_env, run_cli
+
+DEAD = ["--url", "http://127.0.0.1:9"]          # nothing answers: the refusal comes before any request
+
+
+@pytest.mark.parametrize(("args", "flag"), [
+    (["compare", "run-x", "--margin", "nan"], "--margin"),
+    (["compare", "run-x", "run-y", "--margin", "-inf"], "--margin"),
+    (["eval", "--benchmark", "arc-agi-2", "--profile", "smoke", "--target", "t", "--max-cost-usd", "inf"],
+     "--max-cost-usd"),
+    (["store", "gc", "--grace-s", "nan"], "--grace-s"),
+])
+def test_a_non_finite_number_flag_is_a_usage_error(tmp_path, args, flag) -> None:
+    proc = run_cli([*DEAD, *args], tmp_path, cli_env(SR_BENCH_TOKEN="t" * 32))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"Invalid value for '{flag}'" in proc.stderr and "is not a finite number" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_non_finite_option_value_is_one_line(tmp_path, value) -> None:
+    proc = run_cli([*DEAD, "options", "set", "livecodebench", f"test_timeout_s={value}"], tmp_path,
+                   cli_env(SR_BENCH_TOKEN="t" * 32))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("error: request body: set.test_timeout_s (") and "not a finite number" in proc.stderr
