@@ -213,3 +213,21 @@ def test_a_bundle_whose_rows_break_the_journal_models_refuses_the_pull(env, tmp_
         assert b.api.ok("GET", "/runs")["runs"] == []
     finally:
         b.close()
+
+
+def test_a_remote_that_fails_once_opened_is_one_line_not_a_500(env, sources, sim, tmp_path) -> None:
+    """An http(s) remote with nothing behind it opens (fsspec checks nothing), then every read fails with
+    aiohttp's ClientConnectorError: push answered 500 'internal error: ClientConnectorError'."""
+    from tests.service.helpers import free_port
+
+    remote = f"http://127.0.0.1:{free_port()}/team"
+    a = Host(tmp_path / "a" / "store")
+    try:
+        _m, run = _run_on(a, sources, sim)
+        msg = a.api.error("POST", f"/runs/{run['id']}/push", {"remote": remote}, 424, "source_unavailable")
+        assert msg.startswith("the remote object store failed: ClientConnectorError") and "\n" not in msg, msg
+        # a pull opens the remote read-only: fsspec's http `exists` says no, so it is not found
+        a.api.error("POST", f"/runs/{run['id']}/pull", {"remote": remote}, 404, "not_found")
+        assert a.api.ok("GET", f"/runs/{run['id']}")["status"] == "completed"
+    finally:
+        a.close()

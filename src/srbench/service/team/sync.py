@@ -18,9 +18,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 import fsspec
 from pydantic import ValidationError
 
@@ -74,6 +77,18 @@ def open_remote(url: Any, *, create: bool) -> ObjectStore:
     except OSError as exc:
         raise SourceUnavailable(f"cannot reach the remote object store: {type(exc).__name__}: "
                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+
+
+@contextmanager
+def remote_failures() -> Iterator[None]:
+    """A remote that fails once opened (a refused connection, an HTTP error, a permission lost mid-way) is one
+    line naming it (424), never the service's 500: push and pull are idempotent, so the fix is to run again."""
+    try:
+        yield
+    except (OSError, aiohttp.ClientError) as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise SourceUnavailable(f"the remote object store failed: {type(exc).__name__}: {first}; nothing was "
+                                "imported or bound: run the command again once it answers") from None
 
 
 def remote_for(service: Service, url: Any, *, create: bool) -> ObjectStore:
@@ -154,6 +169,7 @@ def _copy(source: ObjectStore, dest: ObjectStore, digests: list[str]) -> int:
         return sum(pool.map(one, digests))
 
 
+@remote_failures()
 def push(service: Service, run_id: str, remote_url: Any) -> Pushed:
     bundle = make_bundle(service, run_id)          # an unknown or unfinished run touches no remote
     remote = remote_for(service, remote_url, create=True)
@@ -174,6 +190,7 @@ def push(service: Service, run_id: str, remote_url: Any) -> Pushed:
 
 
 # -- pull ----------------------------------------------------------------------------------------
+@remote_failures()
 def pull(service: Service, run_id: str, remote_url: Any) -> Pulled:
     if not isinstance(run_id, str) or not run_id.startswith("run-") or len(run_id) > 64:
         raise InvalidInput("run id must look like run-<hex>")
