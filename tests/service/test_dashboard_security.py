@@ -41,6 +41,19 @@ def test_the_key_is_never_taken_from_a_url(dash) -> None:
         assert "never in a URL" in r.text and c.get("/api/runs").status_code == 401
 
 
+@pytest.mark.parametrize(("body", "ctype"), [
+    (b"key=\xe9", "application/x-www-form-urlencoded"),                   # a raw byte that is not UTF-8
+    (b"key=x", "application/x-www-form-urlencoded; charset=bogus"),       # a charset Python does not know
+])
+def test_a_sign_in_form_that_cannot_be_read_is_a_400(dash, body, ctype) -> None:
+    """Each was aiohttp's UnicodeDecodeError / LookupError: a 500 from the Dashboard."""
+    with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
+        r = c.post("/login", content=body, headers={"Content-Type": ctype})
+        assert r.status_code == 400 and "could not be read" in r.text, (r.status_code, r.text[:200])
+        assert COOKIE not in r.headers.get("set-cookie", "")
+        assert c.post("/login", data={"key": KEY}).status_code == 303        # the right key still signs in
+
+
 def test_signing_out_needs_the_csrf_header(dash) -> None:
     with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
         assert c.post("/login", data={"key": KEY}).status_code == 303

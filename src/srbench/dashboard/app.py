@@ -115,7 +115,11 @@ async def login_post(request: web.Request) -> web.Response:
     gives it back), addresses that sent wrong keys last; the farthest back of a full queue is refused unread."""
     if request.body_exists and (request.content_length is None or request.content_length > MAX_LOGIN_BODY):
         return _login_page("That sign-in form is too large.", 413)
-    form = await request.post()
+    try:
+        form = await request.post()
+    except (UnicodeDecodeError, LookupError, ValueError):    # bytes not UTF-8, an unknown charset: a 400, not a 500
+        return _login_page("That sign-in form could not be read: send it as UTF-8 form data (the sign-in page "
+                           "does).", 400)
     limiter, source = request.app[LIMITER], source_of(request.remote)
     if not await limiter.admit(source):
         wait = limiter.retry_after()
