@@ -54,6 +54,19 @@ def test_a_sign_in_form_that_cannot_be_read_is_a_400(dash, body, ctype) -> None:
         assert c.post("/login", data={"key": KEY}).status_code == 303        # the right key still signs in
 
 
+def test_a_session_cookie_of_bytes_that_are_not_utf8_is_signed_out_not_a_500(dash) -> None:
+    """A cookie holding a raw byte like 0xe9 reached the session lookup as a surrogate: a 500 on every page."""
+    import socket
+
+    host, port = dash.url.split("//")[1].rstrip("/").split(":")
+    for request in (b"GET /api/runs HTTP/1.1\r\n", b"GET / HTTP/1.1\r\n",
+                    b"POST /logout HTTP/1.1\r\nX-SR-Bench-Dashboard: 1\r\nContent-Length: 0\r\n"):
+        with socket.create_connection((host, int(port)), timeout=10) as s:
+            s.sendall(request + b"Host: x\r\nConnection: close\r\nCookie: " + COOKIE.encode() + b"=\xe9\xff\r\n\r\n")
+            status = s.recv(200).split(b"\r\n")[0]
+        assert status.split()[1] in (b"303", b"401"), (request, status)
+
+
 def test_signing_out_needs_the_csrf_header(dash) -> None:
     with httpx.Client(base_url=dash.url, follow_redirects=False) as c:
         assert c.post("/login", data={"key": KEY}).status_code == 303

@@ -95,7 +95,8 @@ class Sessions:
         """The (actor, role) the key signs in, or None (every key is compared, in constant time)."""
         found = None
         for key, actor, role in self._keys:
-            if candidate and hmac.compare_digest(candidate.encode(), key.encode()) and found is None:
+            if candidate and hmac.compare_digest(candidate.encode("utf-8", "surrogateescape"), key.encode()) \
+                    and found is None:
                 found = (actor, role)
         return found
 
@@ -124,4 +125,6 @@ class Sessions:
 
 
 def _hash(sid: str) -> str:
-    return hashlib.sha256(sid.encode()).hexdigest()
+    """A cookie's bytes that are not UTF-8 reach here as surrogates (aiohttp's surrogateescape): hashed as
+    the bytes they were, so such a cookie is an unknown session, not a UnicodeEncodeError (a 500)."""
+    return hashlib.sha256(sid.encode("utf-8", "surrogateescape")).hexdigest()
