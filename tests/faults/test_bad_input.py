@@ -412,6 +412,27 @@ def test_a_damaged_or_impossible_store_is_one_line_and_left_as_it_was(tmp_path, 
     assert str(victim) in proc.stderr and victim.read_bytes() == before
 
 
+@pytest.mark.parametrize("embedded", [True, False])
+def test_a_store_that_lost_its_journal_is_refused_not_started_afresh(tmp_path, embedded) -> None:
+    """A store whose journal.sqlite3 was deleted (its cas/ full) opened as a new empty store: `runs` listed
+    nothing and `store gc --apply` deleted every object as unreachable. It is refused, nothing created."""
+    # deferred: the object store is only needed to put one object in this test's store
+    from srbench.cas import ObjectStore
+
+    store = tmp_path / "store"
+    assert run_cli(["--store", str(store), "--embedded", "runs", "--json"], tmp_path, cli_env()).returncode == 0
+    digest = ObjectStore(str(store / "cas")).put_bytes(b"a run's evidence")
+    for f in store.glob("journal.sqlite3*"):
+        f.unlink()
+    for args in (["runs", "--json"], ["store", "gc", "--apply", "--grace-s", "0"]):
+        proc = run_cli(["--store", str(store), *(["--embedded"] if embedded else []), *args], tmp_path,
+                       cli_env(SR_BENCH_PORT="0"))
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "journal.sqlite3 is missing: restore it from a copy" in proc.stderr, proc.stderr
+    assert not (store / "journal.sqlite3").exists()
+    assert ObjectStore(str(store / "cas")).get_bytes(digest) == b"a run's evidence"
+
+
 @pytest.mark.parametrize("url", ["http://[::1", "notaurl", "ftp://127.0.0.1:21"])
 def test_a_malformed_service_url_is_one_line(tmp_path, url) -> None:
     """`--url 'http://[::1'` was httpx's InvalidURL traceback."""

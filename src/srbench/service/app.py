@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
-from srbench.errors import InvalidInput, SrBenchError, storage_fault
+from srbench.errors import IntegrityError, InvalidInput, SrBenchError, storage_fault
 from srbench.rules import Engine
 from srbench.service import route_table
 from srbench.service.api.actors import access_middleware
@@ -64,6 +64,8 @@ class Service:
         self.store_id = store_identity or store_identity_of(store_dir)
         objects_url = objects_location(store_dir, info)
         self.objects_shared = objects_url is not None      # a team object store other journals may use
+        if not self.objects_shared:
+            refuse_lost_journal(store_dir)
         self.objects = open_objects(objects_url) if objects_url else ObjectStore(str(store_dir / "cas"))
         self.journal = Journal(str(store_dir / "journal.sqlite3"), objects=self.objects)
         self.engine = Engine(self.objects, JournalActionCache(self.journal))
@@ -139,6 +141,21 @@ def open_objects(url: str) -> ObjectStore:
         raise InvalidInput(f"the object store {url} cannot be opened ({type(exc).__name__}: {exc}): give "
                            "SR_BENCH_OBJECTS_URL an fsspec URL this host can write (s3://bucket/prefix, a "
                            "directory …)") from None
+
+
+def refuse_lost_journal(store_dir: Path) -> None:
+    """A store whose own cas/ holds objects but whose journal is gone is refused, nothing created: a new,
+    empty journal would show none of its runs, datasets or targets, and `store gc --apply` would then
+    delete every object as unreachable."""
+    if (store_dir / "journal.sqlite3").exists():
+        return
+    cas = store_dir / "cas"
+    held = [d for d in (cas / "objects", cas / "packs") if d.is_dir() and next(d.iterdir(), None) is not None]
+    if held:
+        raise IntegrityError(f"the store {store_dir} holds objects (in {', '.join(d.name + '/' for d in held)} of "
+                             "cas/) but its journal journal.sqlite3 is missing: restore it from a copy of the store; "
+                             "nothing was created (a new journal would list none of its runs, and `store gc` would "
+                             "call every object unreachable)")
 
 
 def objects_location(store_dir: Path, info: StoreInfo) -> str | None:
