@@ -193,6 +193,34 @@ def test_a_calls_offset_is_found_by_one_query_as_the_listing_has_it(tmp_path: Pa
         j.close()
 
 
+def test_a_calls_offset_reads_one_state_while_a_judge_call_starts(tmp_path: Path) -> None:
+    """`call_row_at` reads the judge counter, then the rows: a run's first judge call starting between the two
+    reads (the writer commits meanwhile) made the one-arm query count rows by blocks that already held the judge
+    row — a wrong row at that offset. Both reads are one snapshot: the answer is the listing before the change."""
+    j = Journal(str(tmp_path / "j.sqlite3"))
+    try:
+        _insert_cells(j, "r", [(f"c{seq}", seq, "completed", None, None) for seq in range(CALL_BLOCK + 6)])
+        real_one = Journal.one
+        calls = 0
+
+        def one_then_a_judge_call(self: Journal, sql: str, args: tuple[object, ...] = ()) -> sqlite3.Row | None:
+            nonlocal calls
+            row = real_one(self, sql, args)
+            calls += 1
+            if calls == 1:                      # between the counter and the rows: cell 1 goes to its judge
+                self.submit_sync(lambda c: c.execute("UPDATE cells SET judge_request='b3:j' WHERE seq=1"))
+            return row
+        Journal.one = one_then_a_judge_call     # type: ignore[method-assign]
+        try:
+            at = jev.call_row_at(j, "r", CALL_BLOCK)     # the first row of the second block
+        finally:
+            Journal.one = real_one              # type: ignore[method-assign]
+        assert at == (CALL_BLOCK, 0)            # as the state before the judge call lists it (not None, nor another)
+        assert jev.call_row_at(j, "r", CALL_BLOCK) == (CALL_BLOCK - 1, 0)    # after it, one row later
+    finally:
+        j.close()
+
+
 def test_a_calls_offset_steps_over_no_row_before_it(tmp_path: Path) -> None:
     """Issue 42, item 5: finding the calls page's row at an offset costs the same at the run's end as at its start
     — SQLite's own count of the instructions it executes (a progress handler called at each) stays far below

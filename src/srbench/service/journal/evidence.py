@@ -48,14 +48,15 @@ def call_row_at(journal: Journal, run_id: str, offset: int) -> tuple[int, int] |
     without a sort by role (tests/service/test_pages.py checks every offset against the whole listing)."""
     at, inside = _BLOCK_AT.format(b=CALL_BLOCK), _IN_BLOCK.format(b=CALL_BLOCK)
     args = (run_id, offset)           # ?1, ?2
-    judged = journal.one("SELECT judge_calls FROM run_stats WHERE run_id=?", (run_id,))
-    if judged is None or not judged[0]:          # no judge rows (the counter the journal keeps): one arm
-        row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} ORDER BY seq"
-                          f"{_OFFSET_IN_BLOCK}", args)
-    else:
-        row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} "
-                          f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE {inside} AND {JUDGED_ROW} "
-                          f"ORDER BY 1{_OFFSET_IN_BLOCK}", args)
+    with journal.snapshot():          # the judge counter and the rows of one state (a judge call may start between)
+        judged = journal.one("SELECT judge_calls FROM run_stats WHERE run_id=?", (run_id,))
+        if judged is None or not judged[0]:          # no judge rows (the counter the journal keeps): one arm
+            row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} ORDER BY seq"
+                              f"{_OFFSET_IN_BLOCK}", args)
+        else:
+            row = journal.one(f"{at}SELECT seq, 0 AS role FROM cells WHERE {inside} AND {SENT} "
+                              f"UNION ALL SELECT seq, 1 AS role FROM cells WHERE {inside} AND {JUDGED_ROW} "
+                              f"ORDER BY 1{_OFFSET_IN_BLOCK}", args)
     return None if row is None else (int(row[0]), int(row[1]))
 
 

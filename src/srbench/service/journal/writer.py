@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import os
 import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from srbench.cas import ObjectStore
@@ -256,6 +257,20 @@ class Journal:
             self._local.conn = conn
             self._readers.append(conn)
         return conn
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """The reads inside see one state of the journal (a read transaction on this thread's connection; WAL
+        lets the writer go on meanwhile). Nested use joins the outer snapshot."""
+        conn = self.reader()
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            conn.execute("COMMIT")
 
     def query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         return self.reader().execute(sql, args).fetchall()
