@@ -155,7 +155,8 @@ class CheckLimiter:
                 return False
             self._leave(farthest)
             self.refused += 1
-            farthest.future.set_result(False)
+            if not farthest.future.done():                  # (its request may be gone)
+                farthest.future.set_result(False)
         heapq.heappush(self._heap, turn)
         self._queued[source] += 1
         self._live += 1
