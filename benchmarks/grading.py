@@ -4,7 +4,7 @@ Run by hand (after `sr-bench setup --build-sandbox`; the Ray part needs `pip ins
 root, `unshare` and `ip`):
     python benchmarks/grading.py [--copies 8] [--latency 0.5] [--concurrency 4] [--items 16] [--skip ray]
                                  [--profile standard --copies 45]   (300 cells: above the issue's 200)
-                                 [--weak-coder [--fail-busy-s 0.15] [--fail-loop-share 0]] [--backend docker]
+                                 [--weak-coder [--fail-busy-s 0.05] [--fail-loop-share 0]] [--backend docker]
 
 Prints one JSON line per measurement, each with its ratio or goal:
 1. `run`: a LiveCodeBench run (`--copies` × 4 synthetic problems, quick profile: 30 cases, two targets)
@@ -235,8 +235,9 @@ def main() -> None:
                     help="quick: 30 cases (60 cells); standard: 150 cases (300 cells; needs --copies 45: 180 problems)")
     ap.add_argument("--weak-coder", action="store_true",
                     help="the second target is a weak coder whose wrong programs fail slowly (CPU-bound)")
-    ap.add_argument("--fail-busy-s", type=float, default=0.15,
-                    help="with --weak-coder: CPU seconds a wrong program computes before it fails")
+    ap.add_argument("--fail-busy-s", type=float, default=0.05,
+                    help="with --weak-coder: CPU seconds a wrong program computes before it fails (0.05: about "
+                         "one sandbox start-up, so its failing programs cost twice a plain one)")
     ap.add_argument("--fail-loop-share", type=float, default=0.0,
                     help="with --weak-coder: share of its wrong programs that loop until the test's time limit")
     ap.add_argument("--backend", choices=["bwrap", "docker"], help="the sandbox (default: bwrap, else Docker)")
