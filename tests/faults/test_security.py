@@ -34,7 +34,7 @@ def _fill(path: str, ids: dict[str, str]) -> str:
     return re.sub(r"{(\w+)}", lambda m: ids.get(m.group(1), "dummy-" + m.group(1)), path)
 
 
-def _bad_auth(token: str) -> dict[str, dict[str, str] | None]:
+def _bad_auth(token: str) -> dict[str, dict[str, str | bytes] | None]:
     return {
         "none": None,
         "empty": {"Authorization": ""},
@@ -49,6 +49,7 @@ def _bad_auth(token: str) -> dict[str, dict[str, str] | None]:
         "swapped case": {"Authorization": "Bearer " + token.swapcase()},
         "other header": {"X-Api-Key": token},
         "cookie": {"Cookie": f"token={token}"},
+        "not UTF-8": {"Authorization": b"Bearer \xe9" + token.encode()},        # was a 500 (UnicodeEncodeError)
     }
 
 

@@ -113,7 +113,7 @@ class TokenCheck:
     async def refusal(self, request: web.Request) -> web.Response | None:
         """None when the request carries the token, else the answer that refuses it."""
         header = request.headers.get("Authorization", "")
-        given = header[7:].encode() if header.startswith("Bearer ") else b""
+        given = header[7:].encode("utf-8", "surrogateescape") if header.startswith("Bearer ") else b""
         wrong = _deny("Service authorization required: missing or wrong service token", "unauthorized")
         if not given:                                        # nothing to guess with: no check spent
             return wrong
