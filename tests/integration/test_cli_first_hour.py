@@ -197,3 +197,17 @@ def test_a_key_exported_after_the_service_started_says_why_once_and_env_set_fixe
         assert code == 0, err
         assert [e["status"] for e in sim.log] == [200] * 4
     assert KEY not in out + err
+
+
+def test_env_set_writes_keys_only(cli: Cli) -> None:
+    """`env set` holds keys and credentials: a name that changes how the service and its programs run (PATH,
+    LD_PRELOAD, PYTHONPATH, SR_BENCH_TOKEN…) or is not a short variable name is one line, before any value is
+    asked for, and no env file is written."""
+    for name, says in (("PATH", "PATH changes how the service and its programs run"),
+                       ("LD_PRELOAD", "LD_PRELOAD changes how"), ("PYTHONPATH", "PYTHONPATH changes how"),
+                       ("SR_BENCH_TOKEN", "SR_BENCH_TOKEN changes how"), ("A" * 5000, "is not a variable name"),
+                       ("1KEY", "is not a variable name")):
+        proc = cli.run("env", "set", name, ok=False)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and says in proc.stderr, proc.stderr
+        assert len(proc.stderr) < 400
+    assert not list(cli.cwd.rglob("*.env"))

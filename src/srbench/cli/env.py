@@ -91,8 +91,9 @@ def set_cmd(obj: Ctx, name: str) -> None:
     # deferred: srbench.discovery, srbench.service load only for the commands that use them (the CLI starts
     # light)
     from srbench.discovery import resolve_store
-    from srbench.service.store.env_file import set_variable
+    from srbench.service.store.env_file import check_name, set_variable
 
+    check_name(name)                    # before a value is asked for
     if obj.url or os.environ.get("SR_BENCH_URL"):
         raise InvalidInput("env set writes the env file beside a local store; for a remote service put "
                            f"{name}=… in its env file on the service host (chmod 600)")

@@ -19,6 +19,11 @@ from srbench.discovery import read_private_file
 from srbench.errors import InvalidInput, SrBenchError
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME = 128
+# variables that change how the service and the programs it starts run (`env set` refuses them: the env file holds
+# keys and credentials; sr-bench's own settings are the command line's and the starting shell's)
+RUNTIME_NAMES = frozenset({"PATH", "HOME", "SHELL", "TMPDIR", "IFS", "ENV", "BASH_ENV", "DOCKER_HOST"})
+RUNTIME_PREFIXES = ("LD_", "PYTHON", "SR_BENCH_", "DYLD_", "MALLOC_")
 CREDENTIAL_ERRORS = {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
                      "NoAuthTokenError", "DefaultCredentialsError", "ClientAuthenticationError",
                      "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidClientTokenId"}
@@ -103,10 +108,19 @@ def load_env_file(store_dir: Path) -> list[str]:
     return names
 
 
+def check_name(name: str) -> None:
+    """A name `env set` may write: a variable name of at most MAX_NAME characters, not one of RUNTIME_NAMES/_PREFIXES."""
+    if not NAME.fullmatch(name) or len(name) > MAX_NAME:
+        raise InvalidInput(f"{name[:40]!r}{'…' if len(name) > 40 else ''} is not a variable name (letters, digits "
+                           f"and _, not starting with a digit, at most {MAX_NAME} characters)")
+    if name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES):
+        raise InvalidInput(f"{name} changes how the service and its programs run, not a key or credential: the env "
+                           "file holds keys and credentials only; set it in the shell that starts the service")
+
+
 def set_variable(store_dir: Path, name: str, value: str) -> Path:
     """Write NAME=value into the env file (its other lines kept; created private, replaced whole, mode 600)."""
-    if not NAME.fullmatch(name):
-        raise InvalidInput(f"{name!r} is not a variable name (letters, digits and _, not starting with a digit)")
+    check_name(name)
     if "\n" in value or "\x00" in value or ("'" in value and ('"' in value or "\\" in value)):
         raise InvalidInput(f"the value of {name} holds a newline, a NUL or both quote kinds: write the env file by hand")
     path = env_file_path(store_dir)
