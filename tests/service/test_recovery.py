@@ -78,6 +78,9 @@ def test_failed_recovery_needs_acknowledgement(api, prepare) -> None:
                  "idempotency_key": "u-0"}
         msg = api.error("POST", f"/runs/{run_id}/recover", empty, 400, "recovery_cells_required")
         assert "at least one selected cell" in msg and "List should have" not in msg
+        whole = api.error("POST", f"/runs/{run_id}/recover", {"plan": und, "idempotency_key": "u-1"}, 400,
+                          "recovery_cells_required")            # sr-bench's whole plan, selecting nothing: the same
+        assert whole == msg
         plan = api.ok("POST", f"/runs/{run_id}/recover-plan", {"mode": "failed"})
         assert len(plan["eligible"]) == failed and plan["requires_acknowledgement"]
         api.error("POST", f"/runs/{run_id}/recover", {"plan": plan, "idempotency_key": "f-1"}, 400,

@@ -166,10 +166,7 @@ def _submitted_recovery(service: Service, run_id: str, req: rq.RecoverRun) -> An
     if req.plan is not None:
         return req.plan
     if req.cells == []:
-        raise InvalidInput("recover needs at least one selected cell: a recovery runs only cells the reviewed plan "
-                           "lists as eligible, and this selection is empty (the plan may have none in this mode; "
-                           "try recover-plan with the other mode)",
-                           code="recovery_cells_required", details={"dispatch_started": False})
+        raise recovery.no_cells()
     if req.mode is None or req.plan_sha256 is None or not req.cells:
         raise InvalidInput("recover needs the reviewed recovery plan: mode, plan_sha256 and cells (or plan)",
                            code="recovery_plan_required", details={"dispatch_started": False})

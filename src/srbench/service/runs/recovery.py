@@ -180,9 +180,19 @@ def recovery_plan(manager: RunManager, run_id: str, mode: str) -> RecoveryPlan:
     return plan.model_copy(update={"plan_sha256": _hash(plan)})
 
 
+def no_cells() -> InvalidInput:
+    """The refusal of a recovery that selects no cell (sr-bench's plan or upstream's cells alike)."""
+    return InvalidInput("recover needs at least one selected cell: a recovery runs only cells the reviewed plan "
+                        "lists as eligible, and this selection is empty (the plan may have none in this mode; "
+                        "try recover-plan with the other mode)",
+                        code="recovery_cells_required", details={"dispatch_started": False})
+
+
 def selected_ids(cells: object) -> list[str]:
     """The selected cells (as given) as cell ids: each given as its id or as upstream's {case_id, target_id}."""
-    if not isinstance(cells, list) or not cells:
+    if cells == []:                     # what recover-plan writes when no cell is eligible
+        raise no_cells()
+    if not isinstance(cells, list):
         raise InvalidInput("selected_cells must be a non-empty list of cell ids or {case_id, target_id} objects")
     out = []
     for i, c in enumerate(cells):
