@@ -82,6 +82,11 @@ def test_an_edited_or_broken_folder_is_refused_naming_the_problem(api: Api, tmp_
     assert "cases.jsonl hashes to" in msg and "not a valid case" in msg
     msg = api.error("POST", "/datasets/import", {"path": str(tmp_path / "nowhere")}, 400)
     assert "no file" in msg and "manifest.json" in msg
+    other = tmp_path / "other-protocol"          # another protocol version: refused by name
+    shutil.copytree(FOLDER, other)
+    (other / "manifest.json").write_text(json.dumps({**m, "version": "x"}))
+    msg = api.error("POST", "/datasets/import", {"path": str(other)}, 400)
+    assert "version 'x': sr-bench imports sr-bench-1.0 datasets only" in msg, msg
     assert api.ok("GET", "/datasets")["datasets"] == []
 
 

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from srbench import VERSION
 from srbench.benchmarks import REGISTRY
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import (
@@ -33,6 +34,7 @@ from srbench.schemas.dataset import (
     decode_cases,
     split_of,
 )
+from srbench.schemas.text import shorten
 from srbench.schemas.wire import WireJSON
 from srbench.stages.plan.problems import fail, pydantic_problems
 
@@ -131,6 +133,8 @@ def _source(s: UpstreamSource) -> SourceRecord:
 
 def _problems(m: UpstreamDatasetManifest, raw: WireJSON, data: bytes) -> list[str]:
     problems = []
+    if m.version != VERSION:            # another protocol's dataset may lay its cases out otherwise
+        problems.append(f"version {shorten(m.version)!r}: sr-bench imports {VERSION} datasets only")
     identity = upstream_identity(raw)
     if identity != m.id:
         problems.append(f"id: its content gives {identity} by upstream's identity rule (the manifest was edited); "
