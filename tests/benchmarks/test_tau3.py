@@ -143,6 +143,9 @@ def test_bad_native_files_are_one_line_errors(tmp_path: Path) -> None:
     tasks_file.write_text(json.dumps(tasks))
     with pytest.raises(InvalidInput, match="reward_basis"):
         bench.load(read_files(bench.locate(root)), seed=1, revision="x")
+    tasks_file.write_text(json.dumps([tasks[0], {**tasks[1], "id": tasks[0]["id"]}, *tasks[2:]]))
+    with pytest.raises(InvalidInput, match=r"tasks.json\[1\]: duplicate task id 'cancel_pending'"):
+        bench.load(read_files(bench.locate(root)), seed=1, revision="x")        # (the first was kept silently)
 
 
 def test_round_robin_selection_is_balanced_across_domains() -> None:

@@ -26,6 +26,7 @@ from typing import Any
 from srbench.cas.digest import canonical_json, sha256_bytes
 from srbench.errors import InvalidInput
 from srbench.schemas.dataset import Case, CaseMetadata, Message
+from srbench.schemas.text import shorten
 from srbench.schemas.wire import WireJSON
 
 DATA = "data/tau2"
@@ -213,7 +214,9 @@ def domain_cases(files: dict[str, bytes], domain: str, *, benchmark: str, revisi
     for i, task in enumerate(tasks):
         if not isinstance(task, dict) or not isinstance(task.get("id"), str | int):
             raise InvalidInput(f"{base}/tasks.json[{i}] is not a task with an id")
-        by_id.setdefault(str(task["id"]), task)
+        if str(task["id"]) in by_id:
+            raise InvalidInput(f"{base}/tasks.json[{i}]: duplicate task id {shorten(str(task['id']))!r}")
+        by_id[str(task["id"])] = task
     missing = [t for t in wanted if t not in by_id]
     if missing:
         raise InvalidInput(f"{base}/split_tasks.json '{SPLIT}' names {len(missing)} task(s) not in tasks.json "
