@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.integration.conftest import Cli
-from tests.integration.test_cli_terminal import on_tty, two_runs  # noqa: F401 - the fixture
+from tests.integration.test_cli_terminal import drain, on_tty, two_runs  # noqa: F401 - the fixture
 
 from srbench.benchmarks.arc_agi_2 import ArcAgi2
 from srbench.simulate.behaviour import SimModel
@@ -167,15 +167,7 @@ def test_dataset_prepare_shows_progress_on_a_terminal(cli: Cli, sources: dict[st
                                  "--revision", ArcAgi2.source.revision], cwd=cli.cwd, env={**cli.env, "TERM": "xterm"},
                                 stdin=subprocess.DEVNULL, stdout=fh, stderr=slave)
         os.close(slave)
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
+        chunks = [drain(master)]
         assert proc.wait(timeout=120) == 0
     os.close(master)
     shown = b"".join(chunks).decode("utf-8", "replace")

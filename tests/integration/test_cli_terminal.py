@@ -29,6 +29,20 @@ from srbench.simulate.thread import SimulatorThread
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
+def drain(master: int) -> bytes:
+    """Everything written to a pseudo-terminal's other end until it closes."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)
+
+
 def on_tty(cli: Cli, *args: str, cols: int = 80, timeout: float = 120) -> tuple[int, str, str]:
     """Run `sr-bench ARGS` with stdout on a pseudo-terminal of `cols` columns: (exit code, stdout, stderr)."""
     master, slave = pty.openpty()
@@ -40,15 +54,7 @@ def on_tty(cli: Cli, *args: str, cols: int = 80, timeout: float = 120) -> tuple[
         proc = subprocess.Popen([sys.executable, "-m", "srbench.cli.main", *args], cwd=cli.cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=slave, stderr=ef)
         os.close(slave)
-        chunks = []
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
+        chunks = [drain(master)]
         code = proc.wait(timeout=timeout)
     os.close(master)
     text = ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r\n", "\n")
