@@ -424,11 +424,14 @@ def test_a_store_that_lost_its_journal_is_refused_not_started_afresh(tmp_path, e
     digest = ObjectStore(str(store / "cas")).put_bytes(b"a run's evidence")
     for f in store.glob("journal.sqlite3*"):
         f.unlink()
-    for args in (["runs", "--json"], ["store", "gc", "--apply", "--grace-s", "0"]):
-        proc = run_cli(["--store", str(store), *(["--embedded"] if embedded else []), *args], tmp_path,
-                       cli_env(SR_BENCH_PORT="0"))
-        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-        assert "journal.sqlite3 is missing: restore it from a copy" in proc.stderr, proc.stderr
+    try:
+        for args in (["runs", "--json"], ["store", "gc", "--apply", "--grace-s", "0"]):
+            proc = run_cli(["--store", str(store), *(["--embedded"] if embedded else []), *args], tmp_path,
+                           cli_env(SR_BENCH_PORT="0"))
+            assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert "journal.sqlite3 is missing: restore it from a copy" in proc.stderr, proc.stderr
+    finally:        # no background service of this store outlives the test (one was found after a suite)
+        run_cli(["--store", str(store), "--no-autostart", "stop"], tmp_path, cli_env())
     assert not (store / "journal.sqlite3").exists()
     assert ObjectStore(str(store / "cas")).get_bytes(digest) == b"a run's evidence"
 

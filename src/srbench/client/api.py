@@ -211,19 +211,44 @@ def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> st
     cmd = [sys.executable, "-m", "srbench.cli.main", "serve", "--store", str(store_dir), "--host", "127.0.0.1"]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     log.close()
+    try:
+        url = _wait_started(proc, store_dir, token, wait_s)
+    except BaseException:               # refused, too slow, or ^C: nothing this command started keeps running
+        _stop_started(proc)
+        raise
+    print(f"sr-bench: started the service for the store {store_dir} at {url} (pid {proc.pid}); "
+          "it keeps running in the background with this shell's environment and the variables of "
+          f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {store_dir} stop` "
+          "stops it", file=sys.stderr)
+    return url
+
+
+def _wait_started(proc: subprocess.Popen[bytes], store_dir: Path, token: str, wait_s: float) -> str:
+    """The URL of the service `proc` once it answers for the store; its refusal or a timeout as one line."""
+    log_path = store_dir.parent / f"{store_dir.name}.service.log"
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         info = read_service_info(store_dir)
         if info is not None and info.pid == proc.pid and _healthy(info.url, token, info.store_id):
-            print(f"sr-bench: started the service for the store {store_dir} at {info.url} (pid {proc.pid}); "
-                  "it keeps running in the background with this shell's environment and the variables of "
-                  f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {store_dir} stop` "
-                  "stops it", file=sys.stderr)
             return info.url
         if proc.poll() is not None:
-            tail = (store_dir.parent / f"{store_dir.name}.service.log").read_text(errors="replace").strip()
+            tail = log_path.read_text(errors="replace").strip()
             last = tail.splitlines()[-1] if tail else "no output"
             last = last.removeprefix("error: ")          # one "error:" (main.py adds it)
             raise ServiceUnavailable(f"the local sr-bench service did not start: {last}")
         time.sleep(0.05)
-    raise ServiceUnavailable("the local sr-bench service did not answer within 20 s")
+    raise ServiceUnavailable(f"the local sr-bench service did not answer within {wait_s:g} s and was stopped (its "
+                             f"log: {log_path}); try again when the host is less busy, or start it in the "
+                             f"foreground: `sr-bench serve --store {store_dir}`")
+
+
+def _stop_started(proc: subprocess.Popen[bytes]) -> None:
+    """The service this command started and then gave up on does not keep running unseen in the background."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
