@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sqlite3
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -113,6 +114,15 @@ def storage_fault(exc: BaseException) -> SrBenchError | None:
                              "journal.sqlite3 from a copy of the store (or try `sqlite3 journal.sqlite3 .recover`), "
                              "or give another --store")
     return None
+
+
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s'\"<>]*@")      # to the last @ (a secret may hold / or @)
+
+
+def hide_credentials(text: str) -> str:
+    """`text` (a URL, or a message naming URLs) with the user name and password of each URL replaced by
+    ``***`` (``https://u:secret@host/x`` → ``https://***@host/x``): what a message or an answer may show."""
+    return _USERINFO.sub(r"\1***@", text)
 
 
 def os_strerror(code: int | None) -> str:

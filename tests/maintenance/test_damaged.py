@@ -100,6 +100,24 @@ def test_verify_repair_copies_a_good_object_from_a_second_store(api, ran, servic
     assert api.get(f"/objects/{gone['call']}")[0] == 200
 
 
+def test_an_unreachable_repair_source_is_named_without_its_credentials(api, ran, service, monkeypatch) -> None:
+    """SR_BENCH_REPAIR_FROM naming an http(s) store nobody answers: the reason said only "no configured source
+    holds a good copy", and the answer's `sources` echoed the URL's password."""
+    from tests.service.helpers import free_port
+
+    settled(service)
+    digest = ran["calls"][1]["call"]
+    _damage(service, digest, "truncated")
+    port = free_port()
+    monkeypatch.setenv("SR_BENCH_REPAIR_FROM", f"http://team:s3cr3t@127.0.0.1:{port}/backup")
+    res = api.ok("POST", "/store/verify", {"repair": True})
+    assert res["repaired"] == [] and res["sources"] == [f"http://***@127.0.0.1:{port}/backup"]
+    reason = res["unrepaired"][0]["reason"]
+    assert reason.startswith(f"no configured source holds a good copy (http://***@127.0.0.1:{port}/backup could "
+                             "not be reached (ClientConnectorError: "), reason
+    assert reason.endswith(": check it answers, then repair again)") and "s3cr3t" not in json.dumps(res)
+
+
 def test_a_damaged_copy_in_the_second_store_is_not_used(api, ran, service, tmp_path, monkeypatch) -> None:
     settled(service)
     backup = tmp_path / "backup"

@@ -215,19 +215,33 @@ def test_a_bundle_whose_rows_break_the_journal_models_refuses_the_pull(env, tmp_
         b.close()
 
 
-def test_a_remote_that_fails_once_opened_is_one_line_not_a_500(env, sources, sim, tmp_path) -> None:
-    """An http(s) remote with nothing behind it opens (fsspec checks nothing), then every read fails with
-    aiohttp's ClientConnectorError: push answered 500 'internal error: ClientConnectorError'."""
+def test_an_unreachable_http_remote_is_named_without_its_credentials(env, sources, sim, tmp_path) -> None:
+    """An http(s) remote with nothing behind it: push answered 500 'internal error: ClientConnectorError' (then
+    424 'the remote object store failed'), and pull said "no object store at http://user:secret@…" (fsspec's http
+    `exists` maps a refused connection to False), echoing the credentials. Both now say it cannot be reached,
+    name the URL without its credentials and the fix, one line; the CLI exits non-zero; nothing is changed."""
+    from tests.integration.conftest import Cli
     from tests.service.helpers import free_port
 
-    remote = f"http://127.0.0.1:{free_port()}/team"
+    port = free_port()
     a = Host(tmp_path / "a" / "store")
     try:
         _m, run = _run_on(a, sources, sim)
-        msg = a.api.error("POST", f"/runs/{run['id']}/push", {"remote": remote}, 424, "source_unavailable")
-        assert msg.startswith("the remote object store failed: ClientConnectorError") and "\n" not in msg, msg
-        # a pull opens the remote read-only: fsspec's http `exists` says no, so it is not found
-        a.api.error("POST", f"/runs/{run['id']}/pull", {"remote": remote}, 404, "not_found")
-        assert a.api.ok("GET", f"/runs/{run['id']}")["status"] == "completed"
+        runs_before = a.api.ok("GET", "/runs")
+        for remote, shown in ((f"http://127.0.0.1:{port}/team", f"http://127.0.0.1:{port}/team"),
+                              (f"https://user:s3cr3t@127.0.0.1:{port}/team", f"https://***@127.0.0.1:{port}/team")):
+            for verb in ("push", "pull"):
+                msg = a.api.error("POST", f"/runs/{run['id']}/{verb}", {"remote": remote}, 424, "source_unavailable")
+                assert msg.startswith(f"cannot reach the remote object store {shown} (ClientConnectorError: "), msg
+                assert msg.endswith("check the URL and that its server is up and reachable from the service's "
+                                    "host, then run the command again; nothing was changed"), msg
+                assert "\n" not in msg and "s3cr3t" not in msg
+            out = Cli(tmp_path, {"SR_BENCH_URL": a.svc.url, "SR_BENCH_TOKEN": a.svc.token}).run(
+                "pull", "run-0123456789abcdef0123", "--remote", remote, ok=False)
+            assert out.returncode != 0 and out.stderr.count("\n") == 1, out.stderr
+            assert out.stderr.startswith(f"error: cannot reach the remote object store {shown} ("), out.stderr
+            assert "s3cr3t" not in out.stdout + out.stderr
+        assert a.api.ok("GET", "/runs") == runs_before
+        assert not (tmp_path / "team").exists()
     finally:
         a.close()

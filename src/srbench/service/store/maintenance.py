@@ -10,7 +10,7 @@ import time
 
 from srbench.cas.digest import digest_bytes
 from srbench.cas.store import Copy, ObjectStore
-from srbench.errors import IntegrityError, NotFound
+from srbench.errors import IntegrityError, NotFound, hide_credentials
 from srbench.service.journal.writer import Journal
 from srbench.service.store.maintenance_answers import (
     BadCopy,
@@ -21,6 +21,7 @@ from srbench.service.store.maintenance_answers import (
     Verified,
 )
 from srbench.service.store.references import Damaged, journal_roots, name_roots, references_in
+from srbench.service.team.reach import unreachable
 
 MAX_REFERRERS = 10            # referrers listed per missing digest (the count is always given)
 
@@ -147,15 +148,17 @@ def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[Obje
     ``unrepaired`` (``{"digest", "reason"}``), and the ``sources`` asked."""
     first = verify(objects, journal)
     wanted = [*first.corrupt, *(m.digest for m in first.missing)]
+    down = {s.url: why for s in (sources if wanted else []) if (why := unreachable(s.url, s.fs)) is not None}
+    asked = [s for s in sources if s.url not in down]
     renamed = {b.hashes_to: b for b in first.bad_copies if b.hashes_to is not None}
     repaired: list[str] = []
     unrepaired: list[Unrepaired] = []
     for digest in wanted:
         data = _own_copy(objects, renamed.get(digest), digest)
         if data is None:
-            data = _good_copy(sources, digest)
+            data = _good_copy(asked, digest)
         if data is None:
-            unrepaired.append(Unrepaired(digest=digest, reason=_why_not(first, digest, sources)))
+            unrepaired.append(Unrepaired(digest=digest, reason=_why_not(first, digest, sources, down)))
             continue
         if objects.local:
             objects.put_bytes(data)          # a damaged local file is rewritten whole (temp file + rename)
@@ -164,7 +167,7 @@ def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[Obje
         repaired.append(digest)
     res = verify(objects, journal) if repaired else first
     return res.model_copy(update={"repaired": repaired, "unrepaired": unrepaired,
-                                  "sources": [s.url for s in sources]})
+                                  "sources": [hide_credentials(s.url) for s in sources]})
 
 
 def _own_copy(objects: ObjectStore, bad: BadCopy | None, digest: str) -> bytes | None:
@@ -177,12 +180,16 @@ def _own_copy(objects: ObjectStore, bad: BadCopy | None, digest: str) -> bytes |
     return None
 
 
-def _why_not(first: Verified, digest: str, sources: list[ObjectStore]) -> str:
+def _why_not(first: Verified, digest: str, sources: list[ObjectStore], down: dict[str, str]) -> str:
     own = [b.hashes_to for b in first.bad_copies if b.digest == digest and b.hashes_to is not None]
     if own and all(b.startswith("misnamed") for b in (c.problem for c in first.bad_copies if c.digest == digest)):
         return (f"a misnamed entry: its bytes are {own[0]}'s, not an object of its own; once that object has a "
                 "good copy, `sr-bench store gc --apply` drops it")
-    return "no configured source holds a good copy" if sources else f"no second store configured ({REPAIR_ENV})"
+    if not sources:
+        return f"no second store configured ({REPAIR_ENV})"
+    unreached = "; ".join(f"{hide_credentials(url)} could not be reached ({why})" for url, why in down.items())
+    return "no configured source holds a good copy" + (f" ({unreached}: check it answers, then repair again)"
+                                                       if unreached else "")
 
 
 def _good_copy(sources: list[ObjectStore], digest: str) -> bytes | None:

@@ -29,7 +29,14 @@ from pydantic import ValidationError
 
 from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
-from srbench.errors import Conflict, IntegrityError, InvalidInput, NotFound, SourceUnavailable
+from srbench.errors import (
+    Conflict,
+    IntegrityError,
+    InvalidInput,
+    NotFound,
+    SourceUnavailable,
+    hide_credentials,
+)
 from srbench.schemas.bundle import CALL_COLUMNS, CELL_COLUMNS, RUN_COLUMNS, RunBundle
 from srbench.schemas.dataset import FrozenDataset
 from srbench.service.datasets.refs import publish_dataset, register_dataset
@@ -45,6 +52,7 @@ from srbench.service.journal.cell_rows import CallRow, CellRow
 from srbench.service.journal.runs import RunRow
 from srbench.service.store.references import digests_in, reach
 from srbench.service.team.answers import Pulled, Pushed
+from srbench.service.team.reach import cannot_reach, unreachable
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
@@ -68,15 +76,22 @@ def open_remote(url: Any, *, create: bool) -> ObjectStore:
         raise InvalidInput("a file:// remote needs an absolute path (file:///path): file://x would be relative "
                            "to the service's working folder")
     try:
-        _fs, root = fsspec.core.url_to_fs(url)
+        fs, root = fsspec.core.url_to_fs(url)
         if not root.strip("/"):
             raise InvalidInput("remote must name a bucket or folder below the root (e.g. s3://bucket/prefix)")
+        why = unreachable(url, fs)
+        if why is not None:
+            raise SourceUnavailable(cannot_reach(url, why))
         return ObjectStore(url, create=create)
     except (ImportError, ValueError) as exc:
-        raise InvalidInput(f"cannot use the remote object store: {str(exc).splitlines()[0][:200]}") from None
+        raise InvalidInput(hide_credentials(f"cannot use the remote object store: {str(exc).splitlines()[0][:200]}")
+                           ) from None
     except OSError as exc:
-        raise SourceUnavailable(f"cannot reach the remote object store: {type(exc).__name__}: "
-                                f"{str(exc).splitlines()[0][:200] if str(exc) else ''}") from None
+        raise SourceUnavailable(hide_credentials(f"cannot reach the remote object store: {type(exc).__name__}: "
+                                                 f"{str(exc).splitlines()[0][:200] if str(exc) else ''}")) from None
+    except NotFound:
+        raise NotFound(f"no object store at {hide_credentials(url)}: check the remote URL (push a run there "
+                       "first)") from None
 
 
 @contextmanager
@@ -86,7 +101,7 @@ def remote_failures() -> Iterator[None]:
     try:
         yield
     except (OSError, aiohttp.ClientError) as exc:
-        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        first = hide_credentials(str(exc).splitlines()[0][:200] if str(exc) else "")
         raise SourceUnavailable(f"the remote object store failed: {type(exc).__name__}: {first}; nothing was "
                                 "imported or bound: run the command again once it answers") from None
 
