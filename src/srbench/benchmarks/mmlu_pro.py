@@ -63,6 +63,11 @@ def _answer_position(row: WireJSON, options: list[str]) -> int | None:
     return pos if 0 <= pos < len(options) else None
 
 
+def _letter(index: int) -> str:
+    """An option's letter (A–Z), or its 1-based number past Z."""
+    return string.ascii_uppercase[index] if index < 26 else f"#{index + 1}"
+
+
 def row_to_case(row: WireJSON, revision: str) -> Case | None:
     """One native row as a case, or None when the row is not a gradable task."""
     qid = row.get("question_id")
@@ -75,7 +80,11 @@ def row_to_case(row: WireJSON, revision: str) -> Case | None:
     if raw_options is not None and not isinstance(raw_options, list):
         raise InvalidInput(f"{TEST_FILE}: question {qid}'s options are a {type(raw_options).__name__}, not a list of "
                            "strings (MMLU-Pro's column is list<string>); use the dataset's own parquet file")
-    native = [o if isinstance(o, str) else "" for o in (raw_options or [])]
+    native = list(raw_options or [])
+    odd = next((j for j, o in enumerate(native) if not isinstance(o, str)), None)
+    if odd is not None:
+        raise InvalidInput(f"{TEST_FILE}: question {qid}'s option {_letter(odd)} is {native[odd]!r}, not a string "
+                           "(MMLU-Pro's options are list<string>); use the dataset's own parquet file")
     pos = _answer_position(row, native)
     if pos is None or native[pos].strip() == "N/A":
         return None
