@@ -33,6 +33,16 @@ def test_canonical_json_bytes_are_json_dumps_of_the_normalised_value() -> None:
     assert canonical_json("plain") == b'"plain"' and canonical_json([]) == b"[]"
 
 
+def test_get_json_reads_what_json_loads_reads(tmp_path) -> None:
+    """Issue 42 (item 2): objects are read by orjson (a report row reads four), and what orjson reads
+    otherwise goes to json: an integer beyond 64 bits (orjson made it a float), a lone surrogate, NaN."""
+    store = ObjectStore(str(tmp_path / "s"))
+    for data in (b'{"n":123456789012345678901234567890,"m":-99999999999999999999}', b'["\\ud800"]', b"[NaN,1e400]",
+                 b'{"a":[1.0,-0.0,0.1,18446744073709551615],"b":{"c":null,"d":"\\u00e9"}}'):
+        got = store.get_json(store.put_bytes(data))
+        assert repr(got) == repr(json.loads(data))
+
+
 def test_digest_format_and_known_value() -> None:
     d = digest_bytes(b"")
     assert is_digest(d)

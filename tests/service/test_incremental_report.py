@@ -226,3 +226,44 @@ def test_the_worker_process_ends_when_the_last_run_ends_before_its_report_is_don
     settled(service)
     workers_ended(service, started)
     assert memo_count(service, run_id) > 0          # its rows were built by the worker, and are still there
+
+
+def test_rows_left_when_dispatch_ends_are_built_here_and_by_the_worker_at_once(
+        api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 2): the worker's backlog when a run's dispatch ends (the end-of-run report waits for it)
+    is shared: this thread builds half of each batch while the worker builds the other half (the core the
+    dispatch used is free). Before, the worker built them alone, one batch after another. The report is the
+    same as a cold rebuild."""
+    ds = prepare("mmlu-pro")
+    hits = MemoHits(monkeypatch)
+    monkeypatch.setattr(report_rows, "BATCH_S", 600.0)     # every cell after the first batch waits for the drain
+    monkeypatch.setattr(report_rows, "SPLIT_MIN", 4)       # a small run's batch is split too
+    sent: list[int] = []
+
+    class Ready(report_rows.worker.WorkerProcess):
+        def __init__(self, *a: Any) -> None:
+            super().__init__(*a)
+            self._wait_ready()          # the worker is ready for every batch: a row built here is the split's
+
+        def send(self, plan_digest: str, cells: list[Any]) -> None:
+            sent.append(len(cells))
+            super().send(plan_digest, cells)
+    monkeypatch.setattr(report_rows.worker, "WorkerProcess", Ready)
+    here: list[str] = []
+    real_row = report_rows.cell_row
+
+    def counted(engine: Any, ri: Any, cell_id: str, cell: Any) -> Any:
+        here.append(cell_id)
+        return real_row(engine, ri, cell_id, cell)
+    monkeypatch.setattr(report_rows, "cell_row", counted)
+    monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)   # keep the rows to count them
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        total = api.wait(run_id)["progress"]["total"]
+    settled(service)
+    assert total > report_rows.SPLIT_MIN and hits.hits == total
+    assert memo_count(service, run_id) == total
+    assert len(here) == total - sum(sent) and abs(len(here) - sum(sent)) <= len(sent), (sent, len(here))
+    first, cold = cold_rebuild(api, service, run_id)
+    assert_same(service, first, cold)

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import fsspec
+import orjson
 
 from srbench.cas import files, localfs, upkeep
 from srbench.cas.digest import PREFIX, canonical_json, digest_bytes, is_digest
@@ -310,7 +312,7 @@ class ObjectStore(NamedObjects):
             _will_need(fd, [(p.offset, p.length) for p in entries])
 
     def get_json(self, digest: str, *, verify: bool | None = None) -> Any:
-        return json.loads(self.get_bytes(digest, verify=verify))
+        return loads(self.get_bytes(digest, verify=verify))
 
     def iter_digests(self) -> Iterator[str]:
         """Every stored object's digest, once (loose ones first, then the packed ones)."""
@@ -454,3 +456,18 @@ def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")
+
+
+def loads(data: bytes) -> Any:
+    """`json.loads(data)`, by orjson (~4x less CPU: a report row reads four objects, issue 42). What orjson
+    reads otherwise goes to json: 20 digits in a row (orjson makes an integer beyond 64 bits a float), and
+    what it refuses (a lone surrogate, NaN, UTF-16)."""
+    if _LONG_DIGITS.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)

@@ -193,9 +193,18 @@ class WorkerProcess:
         self.stdin.flush()
 
     def build(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
+        self.send(plan_digest, cells)
+        return self.receive()
+
+    def send(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> None:
+        """Ask for these cells' rows without waiting for them (`receive` takes the answer): the caller
+        builds other rows meanwhile."""
         if not self._ready:
             self._wait_ready()
         self._send((plan_digest, cells))
+
+    def receive(self) -> tuple[list[Any], list[Any], list[str]]:
+        """The answer to the last `send`: (action-cache entries, rows, cell ids it could not build)."""
         status, value = pickle.load(self.stdout)
         if status != "ok":
             raise RuntimeError(value)
