@@ -3,7 +3,8 @@ report signature, the results signature and the row memo's context of a request 
 (corrections, early stop, recipes, probes) are the ones the dict-typed code computed (taken at f167344), re-taken
 once for report rule 17 (issue 41; with the version set back to "16" the keys are the earlier ones), for 18
 (issue 43; set back to "17", they are issue 41's), for 19 (issue 43, item 7; set back to "18", item 7's first part)
-and for 20 (issue 43, item 7: uneven bets in the planning; set back to "19", they are 19's)."""
+for 20 (issue 43, item 7: uneven bets in the planning; set back to "19", they are 19's) and for 21 (issue 43,
+item 7: the K step's common control; set back to "20", they are 20's)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,6 @@ def test_report_keys_unchanged() -> None:
                       correction="b3:" + "c" * 64, correction_at=12.0, price_correction="b3:" + "d" * 64,
                       early_stop=STOP, recipes=RECIPES, config_probes=PROBES)
     assert report_signature(r, 7) == (
-        "b3:5b5eba10d42b74fafb01e8febab19df7a2dd3f5d35bb55f8e965a5933fd43b4e",
-        "b3:f569a586926d66022112c4050654e51192ed181e74df92b2a91f92db1d8ff594")
-    assert row_context({"plan": r.plan}) == "b3:b2b7ebeedc10d2eafa87a516eb7de15fb776f2a5ba659cb3341efd2f0bca6a0f"
+        "b3:dbb121e74ffa6b11d2c4b157ca3a0be4389bd2ef7fd845dc88400f40706fafde",
+        "b3:4037665165865ea113ef6bb1febb3d7fa16e57f9c6caaa561b2b5965cb70c516")
+    assert row_context({"plan": r.plan}) == "b3:df8b6fe5c5b1b20a2194782c6ba874f5c79b26212b475c7656d449afa3956d33"

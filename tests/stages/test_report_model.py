@@ -91,13 +91,13 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 
 
 PINNED = {
-    "live": "b3:3f403e728126a37f7587db09e7e140129f240d30b680e4604cc450897a352eee",   # issue 43 item 7: paired planning, W⁺ moments and uneven bets (before: b3:242c8eef…; issue 41: b3:763ea4e5…)
+    "live": "b3:66ab7f980995b2a8e5ff6727569a005ff292b56f0d50d0e30ccb0e4b8621b350",   # issue 43 item 7: the K step's model named (before: b3:3f403e72…, W⁺ moments: b3:242c8eef…; issue 41: b3:763ea4e5…)
     "live-cancelled": "b3:96fc3970055d9cc3cb1727bf80482afac91732dcf05329782041778bf9157a8d",   # realistic recipes and stop, dict code
-    "live-stopped": "b3:868bcc4e35fc70fd971fbd08cd6e733aa1b4f7a32e3a716e4b8876fb193094ee",  # realistic stop, dict code; issue 41 and 43 as live
+    "live-stopped": "b3:18709422267e3e845b3627eb872ff4a62c54308aab93a74901228b37ac471ab3",  # realistic stop, dict code; issue 41 and 43 as live
     "live-running": "b3:c39cfde737c9cea3dd0bbe48f450528cab91ef412ce83a91810fdd54f18562da",   # realistic probes, dict code
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
-    "recovery": "b3:c02a2c893f63f0a8604083ea6eea2e34ab42d1455de2cd73469d527896a9d7ee",      # realistic block, dict code; issue 41 and 43 as live
+    "recovery": "b3:e698e9e7a548999414b5272ebaf0161068b06c7b2de8a9867f8c4dc92c9b432b",      # realistic block, dict code; issue 41 and 43 as live
     "replay-recovery": "b3:44c40676f1fdf7f3ced76061f0879661999f7c6054d30584abe5cbd018242ca4",
 }
 
