@@ -169,3 +169,42 @@ def test_demo_runs_and_says_simulated(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "--store", store, "--embedded", "store", "verify",
                            "--json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and json.loads(proc.stdout)["problems"] == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_credentials_in_a_url_are_never_echoed_and_no_device_is_replaced(cli, sources, tmp_path) -> None:
+    """The probe round's hostile command lines: `--url http://user:secret@…` answered "cannot reach the sr-bench
+    service at http://user:secret@…"; SR_BENCH_OBJECTS_URL naming an http server nobody answers was recorded
+    (with its password) and the store opened; `--source-path http://…` read as a relative path and echoed it;
+    `--output` naming a device or FIFO (/dev/full as root) replaced it with a regular file. Each is one line now,
+    the secret shown as ***, and nothing is written."""
+    from tests.service.helpers import free_port
+
+    secret, port = "s3cr3t-pw", free_port()
+    env = dict(cli.env, SR_BENCH_TOKEN="t" * 40)
+    for url in (f"http://user:{secret}@127.0.0.1:{port}", f"http://user:{secret}@[::1"):
+        proc = subprocess.run([sys.executable, "-m", "srbench.cli.main", "--url", url, "runs"], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert secret not in proc.stderr and "http://***@" in proc.stderr, proc.stderr
+    store = tmp_path / "team-store"
+    remote = f"http://user:{secret}@127.0.0.1:{port}/objects"
+    r = subprocess.run(
+        [sys.executable, "-m", "srbench.cli.main", "--store", str(store), "--embedded", "runs"], cwd=tmp_path,
+        env=dict(cli.env, SR_BENCH_OBJECTS_URL=remote), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(f"error: cannot reach the object store http://***@127.0.0.1:"
+                                                     f"{port}/objects (ClientConnectorError: "), r.stderr
+    assert secret not in r.stderr and "objects_url" not in (store / "store.json").read_text()
+    r = cli.run("dataset", "prepare", "--benchmark", "gpqa-diamond", "--profile", "smoke", "--source-path",
+                f"https://user:{secret}@example.invalid/gpqa", "--revision", "r", ok=False)
+    assert r.returncode == 2 and r.stderr == (
+        "error: --source-path takes a local copy (a directory or the native file), not a URL "
+        "(https://***@example.invalid/gpqa): download it first, or leave --source-path out to fetch the pinned "
+        "source\n"), r.stderr
+    fifo = cli.cwd / "m.json"
+    os.mkfifo(fifo)
+    r = cli.run("dataset", "prepare", "--benchmark", "mmlu-pro", "--profile", "smoke", "--source-path",
+                str(sources["mmlu-pro"]), "--revision", SAMPLE_REVISION, "--output", str(fifo), ok=False)
+    assert r.returncode == 2 and r.stderr == (
+        f"error: {fifo} exists and is not a regular file (a device, FIFO or socket), which writing it whole would "
+        "replace: give the path of a file (without --output the answer is printed)\n"), r.stderr
+    assert not fifo.is_file() and fifo.exists() and not (cli.cwd / "m.jsonl").exists()

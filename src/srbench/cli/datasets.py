@@ -17,9 +17,9 @@ from srbench import DEFAULT_SEED
 from srbench.cas import sha256_bytes
 from srbench.cli.common import Ctx, emit, load_structured
 from srbench.cli.output import SafeConsole
-from srbench.cli.runs import write_json
+from srbench.cli.runs import check_output, write_json
 from srbench.cli.views import datasets_view, manifest_view
-from srbench.errors import IntegrityError, InvalidInput
+from srbench.errors import IntegrityError, InvalidInput, hide_credentials
 from srbench.schemas.dataset import Role
 from srbench.schemas.wire import WireJSON
 
@@ -60,7 +60,13 @@ def prepare(obj: Ctx, benchmark: str, profile: str, seed: int, limit: int | None
             exclusion_snapshot: str | None, evaluation_role: str | None) -> None:
     """Freeze a dataset from the pinned source and print its manifest."""
     if source_path is not None:
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", source_path):     # it was read as a relative path, echoed whole
+            raise InvalidInput(f"--source-path takes a local copy (a directory or the native file), not a URL "
+                               f"({hide_credentials(source_path)}): download it first, or leave --source-path out "
+                               "to fetch the pinned source")
         source_path = os.path.abspath(source_path)
+    if output:                          # before anything is prepared (a device, a FIFO: refused)
+        check_output(Path(output))
     body: WireJSON = {"benchmark": benchmark, "profile": profile, "seed": seed, "limit": limit,
                             "source_path": source_path, "revision": revision}
     if source_mode != "auto":
@@ -120,6 +126,8 @@ def write_dataset(manifest: WireJSON, data: bytes, output: Path) -> WireJSON:
     dataset_file = output.with_name(output.stem + ".jsonl")
     if dataset_file == output:
         raise InvalidInput(f"--output {output}: name the manifest file (e.g. {output.stem}.json), not the .jsonl")
+    check_output(output)
+    check_output(dataset_file)
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = dataset_file.with_name(dataset_file.name + ".tmp")
     tmp.write_bytes(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,22 @@ def write_json(path: str, value: Any) -> None:
     write_text(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
+def check_output(path: Path) -> None:
+    """An existing `path` that is not a regular file (a device such as /dev/full, a FIFO, a socket, /dev/stdout)
+    is refused: the rename that writes a file whole would have replaced it with a regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return                          # absent (or unreadable): the write itself says what is wrong
+    if not stat.S_ISREG(mode):
+        raise InvalidInput(f"{path} exists and is not a regular file (a device, FIFO or socket), which writing it "
+                           "whole would replace: give the path of a file (without --output the answer is printed)")
+
+
 def write_text(path: str, text: str) -> None:
     """`text` at `path`, whole or not at all (a temporary file beside it, then renamed)."""
     p = Path(path)
+    check_output(p)
     tmp = p.with_name(p.name + ".tmp")
     try:
         tmp.write_text(text)

@@ -36,6 +36,7 @@ from srbench.errors import (
     SourceUnavailable,
     SrBenchError,
     Unauthorized,
+    hide_credentials,
 )
 
 _BY_STATUS: dict[int, type[SrBenchError]] = {400: InvalidInput, 401: Unauthorized, 403: Forbidden, 404: NotFound,
@@ -71,8 +72,8 @@ class Client:
         try:
             resp = self._http.request(method, path, **kw)
         except httpx.TransportError as exc:
-            raise ServiceUnavailable(f"cannot reach the sr-bench service at {self.url}: {_transport_problem(exc)}"
-                                     ) from None
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {hide_credentials(self.url)}: "
+                                     f"{_transport_problem(exc)}") from None
         try:
             data = resp.json()
         except ValueError:
@@ -155,8 +156,8 @@ def _healthy(url: str, token: str, store_id: str | None = None, verify: ssl.SSLC
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
     except httpx.TransportError as exc:
         if _transport_problem(exc) != type(exc).__name__:      # an untrusted certificate: say so, start nothing
-            raise ServiceUnavailable(f"cannot reach the sr-bench service at {url}: {_transport_problem(exc)}"
-                                     ) from None
+            raise ServiceUnavailable(f"cannot reach the sr-bench service at {hide_credentials(url)}: "
+                                     f"{_transport_problem(exc)}") from None
         return False
     except (httpx.HTTPError, ValueError):
         return False
@@ -170,8 +171,11 @@ def _check_url(url: str) -> None:
     except (httpx.InvalidURL, ValueError, TypeError):
         ok = False
     if not ok:
-        raise InvalidInput(f"--url / SR_BENCH_URL {url!r} is not an http(s) URL of an sr-bench service "
-                           "(e.g. http://127.0.0.1:8090)")
+        raise InvalidInput(f"--url / SR_BENCH_URL {hide_credentials(repr(url))} is not an http(s) URL of an sr-bench "
+                           "service (e.g. http://127.0.0.1:8090)")
+    if parsed.userinfo:             # never echoed, never sent: the service's token is the credential
+        raise InvalidInput(f"--url / SR_BENCH_URL {hide_credentials(url)} carries a user name or password: drop them "
+                           f"from the URL (the service is reached with its token, {token_env_name()})")
 
 
 def connect(store: str | None = None, *, autostart: bool = True, url: str | None = None,
@@ -188,7 +192,7 @@ def connect(store: str | None = None, *, autostart: bool = True, url: str | None
             raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
         if store is not None and _is_local(external):    # upstream's check: the URL serves this store
             if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store)), verify):
-                raise InvalidInput(f"{external} is not the service of the store {store} (or does not answer): "
+                raise InvalidInput(f"{hide_credentials(external)} is not the service of the store {store} (or does not answer): "
                                    "select its --store or another --url")
         return Client(external, token, verify=verify)
     store_dir = resolve_store(store)

@@ -30,7 +30,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from srbench import VERSION
 from srbench.cas import ObjectStore
 from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
-from srbench.errors import IntegrityError, InvalidInput, SrBenchError, storage_fault
+from srbench.errors import (
+    IntegrityError,
+    InvalidInput,
+    SourceUnavailable,
+    SrBenchError,
+    hide_credentials,
+    storage_fault,
+)
 from srbench.rules import Engine
 from srbench.service import route_table
 from srbench.service.api.actors import access_middleware
@@ -45,6 +52,7 @@ from srbench.service.runs.manager import RunManager
 from srbench.service.runs.run_checks import arrow_on_system_malloc, limit_malloc_arenas
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
 from srbench.service.store.task_resources import scope_for, sweep_leftovers
+from srbench.service.team.reach import unreachable
 from srbench.service.wire.figures import ReportFigures
 from srbench.service.wire.views import RunViews
 
@@ -138,9 +146,9 @@ def open_objects(url: str) -> ObjectStore:
         fault = credential_fault(exc)
         if fault is not None:
             raise fault from None
-        raise InvalidInput(f"the object store {url} cannot be opened ({type(exc).__name__}: {exc}): give "
-                           "SR_BENCH_OBJECTS_URL an fsspec URL this host can write (s3://bucket/prefix, a "
-                           "directory …)") from None
+        raise InvalidInput(hide_credentials(f"the object store {url} cannot be opened ({type(exc).__name__}: {exc}): "
+                                            "give SR_BENCH_OBJECTS_URL an fsspec URL this host can write "
+                                            "(s3://bucket/prefix, a directory …)")) from None
 
 
 def refuse_lost_journal(store_dir: Path) -> None:
@@ -166,11 +174,17 @@ def objects_location(store_dir: Path, info: StoreInfo) -> str | None:
     if wanted is None or wanted == recorded:
         return recorded
     if recorded is not None:
-        raise InvalidInput(f"the store {store_dir} keeps its objects at {recorded}; SR_BENCH_OBJECTS_URL names "
-                           f"{wanted} (unset it, or use another store for that object store)")
+        raise InvalidInput(f"the store {store_dir} keeps its objects at {hide_credentials(recorded)}; "
+                           f"SR_BENCH_OBJECTS_URL names {hide_credentials(wanted)} (unset it, or use another store "
+                           "for that object store)")
     if (store_dir / "journal.sqlite3").exists() and (store_dir / "cas").exists():
         raise InvalidInput(f"the store {store_dir} keeps its objects in its own cas/; SR_BENCH_OBJECTS_URL would "
                            "hide them (use a new store for the team object store, or push runs to it)")
+    why = unreachable(wanted)                     # (fsspec's http store opens without asking its server)
+    if why is not None:
+        raise SourceUnavailable(f"cannot reach the object store {hide_credentials(wanted)} ({why}): check "
+                                "SR_BENCH_OBJECTS_URL and that its server is up and reachable from this host; "
+                                "nothing was recorded")
     open_objects(wanted)                          # a URL that cannot be opened is never recorded
     if not wanted.startswith("memory://"):        # memory:// lives as long as one process: never recorded
         info.objects_url = wanted

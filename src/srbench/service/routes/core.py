@@ -15,7 +15,7 @@ from srbench.benchmarks import catalog as catalog_doc
 from srbench.benchmarks.pins import source_tasks
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
-from srbench.errors import Conflict, InvalidInput, NotFound
+from srbench.errors import Conflict, InvalidInput, NotFound, hide_credentials
 from srbench.schemas.cell import wire_status
 from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
@@ -333,7 +333,7 @@ async def store_gc(request: web.Request, req: rq.StoreGc) -> Collected:
                        f"({', '.join(active[:5])}); wait for them to finish or cancel them", code="runs_active")
     if apply and service.objects.url != str(service.store_dir / "cas").rstrip("/"):
         # SR_BENCH_OBJECTS_URL: the objects may be shared with other stores whose journals this one cannot see
-        raise Conflict(f"store gc --apply refused: the objects live at {service.objects.url}, outside this store, "
+        raise Conflict(f"store gc --apply refused: the objects live at {hide_credentials(service.objects.url)}, outside this store, "
                        "where other stores' journals may reference them; only a dry run is allowed",
                        code="objects_shared")
     return await asyncio.to_thread(upkeep.gc, service.objects, service.journal, dry_run=not apply,

@@ -17,7 +17,10 @@ def unreachable(url: str, fs: Any = None) -> str | None:
     """Why the http(s) server of `url` could not be reached (the connection error, one line, no credentials),
     or None: it answered (any HTTP status), or `url` is not http(s)."""
     if fs is None:
-        fs, _root = fsspec.core.url_to_fs(url)
+        try:
+            fs, _root = fsspec.core.url_to_fs(url)
+        except Exception:  # noqa: BLE001 - an unknown protocol, a missing package: the caller's open says which
+            return None
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
     if not HTTP & set(protocols):
         return None
