@@ -4,7 +4,9 @@ detectability of an inconclusive claim. The digests were taken from the dict-mut
 blocks were built as models; the stored bytes must not change. Issue 41 re-pinned them once: compare v6 adds
 `evidence.standing`/`reason` (facts: `standing_reason`) and the standard plans carry pinned, checked sources
 (one more limitations line); without those the bytes equal the earlier pins. Issue 43 re-pinned the adjusted one:
-its claims_by_rule say `intervals: unadjusted` (without that field the bytes equal the issue-41 pin)."""
+its claims_by_rule say `intervals: unadjusted` (without that field the bytes equal the issue-41 pin), and again for
+item 7's K step (the router as the common control: its inconclusive planning against K = 3, the PowerPlan's
+model named; with the correlated-½ step the bytes are the earlier pin b3:4f083466…)."""
 
 from __future__ import annotations
 
@@ -81,7 +83,7 @@ PINNED = {
     "betting-primary-blocked": "b3:44e3c08588341141286e79dd92bff1271b91b7c2c147cc66efdedfbc3a049f03",
     "hoeffding-primary-confirmed": "b3:f4efb0f387a95bf061f5526f7c01cc5b27a1d31f5eb54b00190b5cdb02ca3e25",
     "post-hoc-confirmed": "b3:7e15cee974627afb95e978597dd06fb301f0e0bd190b469f4ddd5a7fffcdc39f",
-    "selection-adjusted-self": "b3:4f083466163a7d365aeae6a8509548ee334c18f22c664394740a7606da7c4a5d",
+    "selection-adjusted-self": "b3:7e17b95aa57ae81a1226d7c2f157f7ab1954e3fcb880277b4bb364eb083b1c90",
 }
 
 
