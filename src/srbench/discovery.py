@@ -123,9 +123,16 @@ def read_private_file(path: Path, what: str = "token file") -> str | None:
 
 def ensure_private_secret(path: Path, what: str = "token file") -> str:
     """The secret kept in `path`, created (random, 0600, O_EXCL, no symlink follow) if absent."""
-    existing = read_private_file(path, what)
+    try:
+        existing = read_private_file(path, what)
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{what} {path} is not UTF-8 text (damaged?): remove it, and the next command makes a "
+                           "new one (anyone given the old one needs the new one)") from None
     if existing:
         return existing
+    if path.exists():           # (O_EXCL below would say only "File exists")
+        raise InvalidInput(f"{what} {path} is empty (its making was cut short?): remove it, and the next command "
+                           "makes a new one (anyone given the old one needs the new one)")
     path.parent.mkdir(parents=True, exist_ok=True)
     secret = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

@@ -114,3 +114,30 @@ def test_managed_token_file_is_private_and_symlinks_are_refused(tmp_path) -> Non
     token_path(loose).chmod(0o644)
     with pytest.raises(InvalidInput, match="readable by others"):
         ensure_token(loose)
+
+
+def test_an_empty_or_damaged_token_file_is_one_line_naming_it(tmp_path, monkeypatch) -> None:
+    """An empty token file (its making cut short) said "the store … cannot be written here (File exists)";
+    one that is not UTF-8 was a UnicodeDecodeError traceback; so was a Dashboard users file that is not UTF-8."""
+    # deferred: the Dashboard's key rules are needed by this one test
+    from srbench.dashboard.auth import USERS_ENV, dashboard_users
+
+    for name, content, words in (("empty", b"", "is empty (its making was cut short?): remove it"),
+                                 ("damaged", b"\xff\xfe\x00", "is not UTF-8 text (damaged?): remove it")):
+        store = tmp_path / name
+        token_path(store).write_bytes(content)
+        token_path(store).chmod(0o600)
+        with pytest.raises(InvalidInput) as err:
+            ensure_token(store)
+        assert err.value.message == (f"token file {token_path(store)} {words}, and the next command makes a new one "
+                                     "(anyone given the old one needs the new one)"), err.value.message
+        assert token_path(store).read_bytes() == content
+    users = tmp_path / "users.json"
+    users.write_bytes(b"\xff\xfe")
+    users.chmod(0o600)
+    monkeypatch.setenv(USERS_ENV, str(users))
+    with pytest.raises(InvalidInput, match="must hold"):
+        dashboard_users()
+    monkeypatch.setenv(USERS_ENV, str(tmp_path / "none.json"))
+    with pytest.raises(InvalidInput, match="no such file"):
+        dashboard_users()

@@ -57,8 +57,10 @@ def dashboard_users() -> list[tuple[str, str, str]]:
     where = os.environ.get(USERS_ENV)
     if not where:
         return []
-    text = read_private_file(Path(where), "Dashboard users file")
+    if not Path(where).exists():
+        raise InvalidInput(f"{USERS_ENV}: {where}: no such file (name the users file, or unset {USERS_ENV})")
     try:
+        text = read_private_file(Path(where), "Dashboard users file")       # (not UTF-8: a ValueError)
         users = json.loads(text or "")["users"]
         out = [(str(u["key"]), str(u["id"]), str(u["role"])) for u in users]
     except (ValueError, KeyError, TypeError):
