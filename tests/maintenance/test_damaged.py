@@ -118,6 +118,17 @@ def test_an_unreachable_repair_source_is_named_without_its_credentials(api, ran,
     assert reason.endswith(": check it answers, then repair again)") and "s3cr3t" not in json.dumps(res)
 
 
+@pytest.mark.parametrize("source", ["nope://team:s3cr3t@bucket/x", "/etc/passwd/x"])
+def test_a_repair_source_that_cannot_be_opened_is_one_line(api, service, monkeypatch, source) -> None:
+    """SR_BENCH_REPAIR_FROM naming an unknown protocol or a path under a file was a 500 'internal error:
+    ValueError' (NotADirectoryError) with a traceback in the service's log."""
+    monkeypatch.setenv("SR_BENCH_REPAIR_FROM", source)
+    msg = api.error("POST", "/store/verify", {"repair": True}, 400, "service_environment")
+    assert msg.startswith(f"SR_BENCH_REPAIR_FROM names {source.replace('team:s3cr3t@', '***@')}, which cannot be "
+                          "opened ("), msg
+    assert msg.endswith("or unset it") and "s3cr3t" not in msg and "\n" not in msg
+
+
 def test_a_damaged_copy_in_the_second_store_is_not_used(api, ran, service, tmp_path, monkeypatch) -> None:
     settled(service)
     backup = tmp_path / "backup"

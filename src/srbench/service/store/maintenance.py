@@ -10,7 +10,7 @@ import time
 
 from srbench.cas.digest import digest_bytes
 from srbench.cas.store import Copy, ObjectStore
-from srbench.errors import IntegrityError, NotFound, hide_credentials
+from srbench.errors import IntegrityError, InvalidInput, NotFound, hide_credentials
 from srbench.service.journal.writer import Journal
 from srbench.service.store.maintenance_answers import (
     BadCopy,
@@ -138,7 +138,19 @@ def repair_sources() -> list[ObjectStore]:
     """The second stores `verify --repair` may copy good objects from: the fsspec URLs in
     ``SR_BENCH_REPAIR_FROM`` (space- or comma-separated; e.g. the team's shared object store or a backup)."""
     urls = [u for u in os.environ.get(REPAIR_ENV, "").replace(",", " ").split() if u]
-    return [ObjectStore(u) for u in urls]
+    return [_open_source(u) for u in urls]
+
+
+def _open_source(url: str) -> ObjectStore:
+    """One repair source, or one line naming it (an unknown protocol, a path under a file: a 500 before)."""
+    try:
+        return ObjectStore(url)
+    except (ImportError, ValueError, OSError) as exc:
+        first = str(exc).splitlines()[0][:200] if str(exc) else ""
+        raise InvalidInput(hide_credentials(f"{REPAIR_ENV} names {url}, which cannot be opened ({type(exc).__name__}: "
+                                            f"{first}): give the service fsspec URLs of stores it can read "
+                                            "(s3://bucket/prefix, a directory …), or unset it"),
+                           code="service_environment") from None
 
 
 def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[ObjectStore]) -> Verified:
