@@ -7,11 +7,16 @@ from typing import Any
 
 import pytest
 
+from srbench.benchmarks.pins import source_tasks
+from srbench.cli.derived import inconclusive_lines, needed_text
 from srbench.errors import InvalidInput
 from srbench.schemas.plan import Plan
 from srbench.stages.compare.build import NotComparable, compare_reports
 from srbench.stages.stats.betting import betting_interval, interleave, make_design
 from srbench.stages.stats.paired import weighted_hoeffding
+from srbench.stages.stats.planning import with_sizes
+from srbench.stages.stats.power import power_plan
+from srbench.stages.stats.sizing import sizes_needed
 
 PRICE = {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25, "output": 4.0}
 WEIGHTS = {"mmlu-pro": 10, "gpqa-diamond": 15}
@@ -154,3 +159,37 @@ def test_statistics_leave_defaults_out_so_older_plans_hash_the_same():
     assert full["claim_rule"] == "betting" and full["early_stop"] == {"baseline_run": None} and "planning" not in full
     assert statistics_of({}).dump()["planning"] == {"effect": 0.05, "tie_rate": 0.5, "power": 0.8}
     assert statistics_of({"statistics": {"margin": 0.02}}).claim_rule == "hoeffding"
+
+
+def test_an_inconclusive_claim_of_a_new_plan_is_sized_per_benchmark():
+    # issue 43 (item 7): the planning of an inconclusive claim gives per-benchmark sizes (as `sr-bench plan` does),
+    # capped at the cases each pinned source holds, not only one scale of every benchmark; a plan from before
+    # issue 28 (no baseline_selection) keeps its stored comparison: no sizes
+    new = pair({"claim_rule": "hoeffding", "baseline_selection": "adjusted"})["candidates"][0]
+    assert new["claim"] == "inconclusive"
+    counts = {"gpqa-diamond": 40, "mmlu-pro": 200}
+    available = {b: n for b in counts if (n := source_tasks(b)) is not None}
+    for key in ("at_observed_ties", "at_planned_ties"):
+        at = new["planning"][key]
+        sized = at["sized_for_effect"]
+        assert at["singles"] == 1 and sized is not None
+        assert sized == sizes_needed("hoeffding", counts, WEIGHTS, at["tie_rate"], at["effect"], singles=1,
+                                     available=available).model_dump(mode="json")
+    # one scale asks for 1,392 GPQA Diamond cases at the observed 90 % ties; its source holds 198, and no sizes
+    # within the sources reach 80 % power at +5 points: the answer says so rather than an impossible size
+    at = new["planning"]["at_observed_ties"]
+    assert at["needed_for_effect"]["per_benchmark"]["gpqa-diamond"] > source_tasks("gpqa-diamond") == 198
+    assert not at["sized_for_effect"]["reached"] and at["sized_for_effect"]["at_available"] == sorted(counts)
+    line = inconclusive_lines({"candidates": [new]})[0]
+    assert "more cases than the pinned sources hold (all 12230 of them" in line and "gpqa-diamond 198*" in line, line
+    old = pair()["candidates"][0]["planning"]
+    assert "sized_for_effect" not in old["at_observed_ties"] and "sized_for_effect" not in old["at_planned_ties"]
+    assert "pinned sources" not in inconclusive_lines({"candidates": [pair()["candidates"][0]]})[0]
+    # where sizes within the sources reach the power, the line gives them (betting, 90 % ties, +8 points)
+    reach = with_sizes(power_plan(counts, WEIGHTS, rule="betting", tie_rate=0.9, effect=0.08, singles=1), counts,
+                       WEIGHTS, available, None).model_dump(mode="json")
+    sized = reach["sized_for_effect"]
+    assert sized["reached"] and needed_text(reach) == (
+        f"about {sized['total']} cases, each benchmark sized for its weight (cases per benchmark: gpqa-diamond "
+        f"{sized['per_benchmark']['gpqa-diamond']}, mmlu-pro {sized['per_benchmark']['mmlu-pro']}; * = all its source "
+        "holds)")

@@ -6,7 +6,8 @@ blocks were built as models; the stored bytes must not change. Issue 41 re-pinne
 (one more limitations line); without those the bytes equal the earlier pins. Issue 43 re-pinned the adjusted one:
 its claims_by_rule say `intervals: unadjusted` (without that field the bytes equal the issue-41 pin), and again for
 item 7's K step (the router as the common control: its inconclusive planning against K = 3, the PowerPlan's
-model named; with the correlated-½ step the bytes are the earlier pin b3:4f083466…)."""
+model named; with the correlated-½ step the bytes are the earlier pin b3:4f083466…), and for its per-benchmark
+sizes (the same planning with `sized_for_effect`/`sized_for_margin` added, nothing else: b3:7e17b95a… without)."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ PINNED = {
     "betting-primary-blocked": "b3:44e3c08588341141286e79dd92bff1271b91b7c2c147cc66efdedfbc3a049f03",
     "hoeffding-primary-confirmed": "b3:f4efb0f387a95bf061f5526f7c01cc5b27a1d31f5eb54b00190b5cdb02ca3e25",
     "post-hoc-confirmed": "b3:7e15cee974627afb95e978597dd06fb301f0e0bd190b469f4ddd5a7fffcdc39f",
-    "selection-adjusted-self": "b3:7e17b95aa57ae81a1226d7c2f157f7ab1954e3fcb880277b4bb364eb083b1c90",
+    "selection-adjusted-self": "b3:5217165808803690904f0ab5a635f6d91ac6b9010129f9b7a3ae3707a0df1906",
 }
 
 

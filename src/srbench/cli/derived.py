@@ -82,14 +82,27 @@ def comparison_notes(cmp: WireJSON) -> list[str]:
     return out
 
 
+def needed_text(plan: WireJSON) -> str:
+    """The cases the planned effect needs: per-benchmark sizes when the planning has them (a new plan:
+    stats/planning.py with_sizes), else one scale of every benchmark."""
+    sized, need = plan.get("sized_for_effect"), plan["needed_for_effect"]
+    if sized is not None:
+        per = ", ".join(f"{b} {k}{'*' if b in sized['at_available'] else ''}" for b, k in sized["per_benchmark"].items())
+        if not sized["reached"]:
+            return (f"more cases than the pinned sources hold (all {sized['total']} of them give "
+                    f"{100 * sized['power']:.0f}% power; cases per benchmark: {per})")
+        return (f"about {sized['total']} cases, each benchmark sized for its weight (cases per benchmark: {per}; "
+                "* = all its source holds)")
+    return "more than 10⁴ times these cases" if need is None else (
+        f"about {need['total']} cases in all (cases per benchmark: "
+        + ", ".join(f"{b} {k}" for b, k in need["per_benchmark"].items()) + ")")
+
+
 def _planned(c: WireJSON) -> str:
     """An inconclusive claim of a rule other than Hoeffding, explained by its planning (claims.assess)."""
     lo, hi = c["interval"]["ci"]
     plan = c["planning"]["at_observed_ties"]
-    need = plan["needed_for_effect"]
-    tail = "more than 10⁴ times these cases" if need is None else (
-        f"about {need['total']} cases in all (cases per benchmark: "
-        + ", ".join(f"{b} {k}" for b, k in need["per_benchmark"].items()) + ")")
+    tail = needed_text(plan)
     k = f", against K = {plan['singles']} singles" if plan.get("singles", 1) > 1 else ""
     return (f"{c['target_id']}: inconclusive — the interval's half-width is ±{(hi - lo) / 2:.3f}, so Δ {c['delta']:+.3f} "
             f"cannot be told from zero; {tail} would detect +{100 * plan['effect']:.1f} points with "
@@ -179,11 +192,10 @@ def inconclusive_lines(cmp: WireJSON) -> list[str]:
             continue
         at = p["at_observed_ties"]
         mde = at["detectable_effect"]
-        need = at["needed_for_effect"]
         out.append(f"{c['target_id']}: inconclusive — at the observed tie rate {100 * p['observed_tie_rate']:.0f}% "
                    f"the {p['rule']} rule detects {('no effect' if mde is None else f'{100 * mde:.1f} pts')} with "
                    f"{100 * at['power']:.0f}% power at these sizes; +{100 * at['effect']:.1f} pts needs "
-                   f"{'more than 10⁴× the cases' if need is None else str(need['total']) + ' cases'}")
+                   f"{needed_text(at)}")
     return out
 
 

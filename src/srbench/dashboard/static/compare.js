@@ -119,7 +119,16 @@ function plannedLine(c) {
   const mde = at.detectable_effect === null ? "no effect up to 1 − tie rate" : fmt.num(100 * at.detectable_effect, 1) + " pts";
   return h("p", { class: "muted" }, c.target_id + ": inconclusive — at the observed tie rate " + fmt.num(100 * p.observed_tie_rate, 0) +
     "% the " + p.rule + " rule detects " + mde + " with " + fmt.num(100 * at.power, 0) + "% power at the planned sizes; +" +
-    fmt.num(100 * at.effect, 1) + " pts needs " + (at.needed_for_effect ? at.needed_for_effect.total + " cases" : "more than 10⁴× the cases") + ".");
+    fmt.num(100 * at.effect, 1) + " pts needs " + neededText(at) + ".");
+}
+
+// The cases the effect needs: per-benchmark sizes when the planning has them (a new plan), else one scale.
+function neededText(at) {
+  const s = at.sized_for_effect;
+  if (!s) return at.needed_for_effect ? at.needed_for_effect.total + " cases" : "more than 10⁴× the cases";
+  const per = Object.entries(s.per_benchmark).map(([b, k]) => b + " " + k + (s.at_available.includes(b) ? "*" : "")).join(", ");
+  return s.reached ? s.total + " cases, each benchmark sized for its weight (" + per + "; * = all its source holds)"
+    : "more cases than the pinned sources hold (all " + s.total + " give " + fmt.num(100 * s.power, 0) + "% power; " + per + ")";
 }
 
 const runLabel = (names, id) => (names[id] || id) + " · " + id.slice(-6);

@@ -12,7 +12,6 @@ from aiohttp import web
 
 from srbench import VERSION
 from srbench.benchmarks import catalog as catalog_doc
-from srbench.benchmarks.pins import source_tasks
 from srbench.cas import is_digest
 from srbench.discovery import read_benchmark_options
 from srbench.errors import Conflict, InvalidInput, NotFound, hide_credentials
@@ -45,7 +44,7 @@ from srbench.stages.plan.estimate import cost_per_case, plan_estimate
 from srbench.stages.plan.freeze import check_frozen
 from srbench.stages.plan.problems import fail
 from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
-from srbench.stages.stats.planning import planning_for
+from srbench.stages.stats.planning import available_cases, planning_for
 from srbench.targets import routers
 from srbench.targets.probe import probe_all
 
@@ -186,7 +185,7 @@ def _planning_sync(service: Service, plan: Plan) -> Planning | None:
     cases = decode_cases(service.objects.get_bytes(plan.dataset.object))
     for case in cases:
         counts[case.benchmark] = counts.get(case.benchmark, 0) + 1
-    available = {b: n for b in counts if (n := source_tasks(b)) is not None}
+    available = available_cases(counts)
     # served as its `dump` (the binding: the fields set); sized by cost when every benchmark's is bounded
     return planning_for(plan, counts, available, cost_per_case(plan, cases))
 

@@ -1,12 +1,14 @@
 """The sample-size planning of a live plan (what `sr-bench plan` prints, the plan route answers and the
 Dashboard's review shows): both claim rules at the plan's planning assumptions (`power.power_plan`),
 each with the per-benchmark sizes that reach the wanted power (`sizing.sizes_needed`, capped at the
-cases each benchmark's pinned source holds), and the detectable effect over a few tie rates."""
+cases each benchmark's pinned source holds), and the detectable effect over a few tie rates. A comparison's
+inconclusive claim of a new plan is sized the same way (`with_sizes`, `stages/compare/claims.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from srbench.benchmarks.pins import source_tasks
 from srbench.schemas.intervals import Planning, PowerPlan, SizesNeeded
 from srbench.schemas.plan import EarlyStop, Plan
 from srbench.stages.stats.power import MODEL, detectable_effect, power_plan
@@ -15,7 +17,7 @@ from srbench.stages.stats.stopping import statistics_of
 
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
 
-__all__ = ["TIE_RATES", "planning_for"]
+__all__ = ["TIE_RATES", "planning_for", "with_sizes", "available_cases"]
 
 
 def _filled(early_stop: EarlyStop | None) -> EarlyStop | None:
@@ -23,8 +25,13 @@ def _filled(early_stop: EarlyStop | None) -> EarlyStop | None:
     return None if early_stop is None else EarlyStop.model_validate(early_stop.model_dump())
 
 
-def _sized(out: PowerPlan, counts: Mapping[str, int], weights: Mapping[str, float],
-           available: Mapping[str, int], cost: Mapping[str, float] | None) -> PowerPlan:
+def available_cases(benchmarks: Iterable[str]) -> dict[str, int]:
+    """The most cases each benchmark's pinned source holds (`pins.source_tasks`), where known."""
+    return {b: n for b in benchmarks if (n := source_tasks(b)) is not None}
+
+
+def with_sizes(out: PowerPlan, counts: Mapping[str, int], weights: Mapping[str, float],
+               available: Mapping[str, int], cost: Mapping[str, float] | None) -> PowerPlan:
     """`out` with its per-benchmark sizes for the effect (and the margin, when one is declared)."""
     def size(delta: float, threshold: float) -> SizesNeeded:
         return sizes_needed(out.rule, counts, weights, out.tie_rate, delta, threshold, out.power, out.alpha,
@@ -57,7 +64,7 @@ def planning_for(plan: Plan, counts: Mapping[str, int], available: Mapping[str, 
     def plan_for(rule: str) -> PowerPlan:
         out = power_plan(counts, weights, rule=rule, tie_rate=p.tie_rate, effect=effect, margin=margin,
                          power=p.power, singles=k)
-        return _sized(out, counts, weights, available or {}, cost)
+        return with_sizes(out, counts, weights, available or {}, cost)
     model = "every benchmark: the same tie rate and difference"
     if k is not None:
         model += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "
