@@ -4,6 +4,7 @@ one; it records where it listens in the store's service.json and the CLI finds i
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -125,7 +126,6 @@ def test_a_service_the_command_gave_up_waiting_for_is_stopped(tmp_path: Path, mo
     said it did not answer (a leftover service serving the store, nobody told); it is stopped, and the one line
     says so and names its log."""
     # deferred: the client is imported by the one test that calls its start directly
-    import os
     import signal
 
     import pytest
@@ -146,3 +146,21 @@ def test_a_service_the_command_gave_up_waiting_for_is_stopped(tmp_path: Path, mo
     finally:
         for pid in _processes_naming(str(store)):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_host_that_is_not_this_hosts_is_one_line_with_the_fix(tmp_path: Path) -> None:
+    """`serve --host` naming no address of this host said "Unknown error -2" for a name that does not resolve
+    (socket.gaierror's errno through os.strerror) and gave no fix for an address of another host."""
+    import errno
+    import secrets
+
+    from srbench.service.app import _listen_problem
+
+    assert _listen_problem(socket.gaierror(-2, "Name or service not known")) == (
+        "Name or service not known (--host is not a name or address of this host); give --host an address of this "
+        "host (127.0.0.1, ::1, 0.0.0.0)")
+    cli = Cli(tmp_path, {"SR_BENCH_TOKEN": secrets.token_urlsafe(32)})
+    proc = cli.run("serve", "--store", str(tmp_path / "s"), "--host", "192.0.2.1", "--insecure", ok=False, timeout=30)
+    assert proc.returncode == 2 and proc.stderr == (
+        f"error: cannot listen on 192.0.2.1:0: {os.strerror(errno.EADDRNOTAVAIL)}; give --host an address of this "
+        "host (127.0.0.1, ::1, 0.0.0.0)\n"), proc.stderr

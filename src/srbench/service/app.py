@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import ssl
 import sys
 import time
@@ -224,13 +225,23 @@ async def _listen(runner: web.AppRunner, host: str, port: int, fallback: bool,
         await site.start()
     except OSError as exc:
         if not (fallback and port != 0 and exc.errno == errno.EADDRINUSE):
-            fix = ("; pick another port (--port, or SR_BENCH_PORT; 0 = any free port) or stop what holds it"
-                   if exc.errno == errno.EADDRINUSE else "")
-            raise InvalidInput(f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}{fix}"
-                               ) from None
+            raise InvalidInput(f"cannot listen on {host}:{port}: {_listen_problem(exc)}") from None
         site = web.TCPSite(runner, host, 0, ssl_context=tls)
         await site.start()
     return site
+
+
+def _listen_problem(exc: OSError) -> str:
+    """Why a listen failed, and the fix (a host name that does not resolve said "Unknown error -2")."""
+    if isinstance(exc, socket.gaierror):
+        return (f"{exc.strerror or exc} (--host is not a name or address of this host); give --host an address "
+                "of this host (127.0.0.1, ::1, 0.0.0.0)")
+    what = os.strerror(exc.errno) if exc.errno else str(exc)
+    if exc.errno == errno.EADDRINUSE:
+        return f"{what}; pick another port (--port, or SR_BENCH_PORT; 0 = any free port) or stop what holds it"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{what}; give --host an address of this host (127.0.0.1, ::1, 0.0.0.0)"
+    return what
 
 
 class StoreLock:
