@@ -218,3 +218,19 @@ def test_every_body_route_refuses_its_worst_bodies_and_reads_150k_cells(service)
     cells[120_001] = {"case_id": "c", "target_id": "t", "bad": 1}        # a problem keeps its index (slices)
     status, answer = conn.send("POST", "/runs/nope/recover", json.dumps({"cells": cells, "idempotency_key": "k"}).encode())
     assert status == 400 and "cells[120001]" in _error(status, answer)["error"], answer[:300]
+
+
+def test_the_collector_resumes_only_once_a_large_body_is_freed(monkeypatch) -> None:
+    """Issue 38 (item 6): the collector, paused while a body over 64 KiB is parsed and validated, resumes once
+    the parse's objects are freed — refused by the model (its error held all 20k) or by the budget. Resumed
+    while they were alive, its next passes walked them all (10-18 ms each, in the request)."""
+    young: list[int] = []
+    enable = body_http.gc.enable
+    monkeypatch.setattr(body_http.gc, "enable", lambda: (young.append(body_http.gc.get_count()[0]), enable())[1])
+    objects = ('{"x":{' + ",".join(f'"k{i}":{{}}' for i in range(19_000)) + "}}").encode()
+    members = ('{"x":{' + ",".join(f'"k{i}":{{}}' for i in range(12_000)) + "}}").encode()
+    for raw, model in ((objects, rq.RegisterTargets), (members, rq.RecoverRun)):
+        was = body_http.gc.get_count()[0]
+        with pytest.raises(body_http.InvalidInput):
+            body_http._validate(raw, "utf-8", model)
+        assert len(young) == 1 and young.pop() < was + 2_000, (model.__name__, was)

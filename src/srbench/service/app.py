@@ -49,6 +49,7 @@ from srbench.service.api.middleware import error_middleware, no_store_middleware
 from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
 from srbench.service.journal.writer import Journal, JournalActionCache
+from srbench.service.runs.heap import settle
 from srbench.service.runs.manager import RunManager
 from srbench.service.runs.run_checks import arrow_on_system_malloc, limit_malloc_arenas
 from srbench.service.store.env_file import credential_fault, env_file_path, load_env_file
@@ -301,6 +302,7 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         app = make_app(service, token)
         runner = Runner(app, handle_signals=False)
         await runner.setup()
+        settle()        # the heap built so far out of the collector's passes (runs/heap.py)
         site = await _listen(runner, host, port, port_fallback, tls)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         url = f"{'https' if tls is not None else 'http'}://{'[' + host + ']' if ':' in host else host}:{bound}"

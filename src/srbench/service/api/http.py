@@ -254,10 +254,11 @@ _PAUSES_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def _collector_paused(size: int) -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a body over 64 KiB is parsed and validated: the parse
-    makes no cycles (what it drops, reference counting frees), but its ~100k new objects trigger full
-    collections that walk the whole service's heap, each holding the interpreter for 100-500 ms. With
-    several such parses at once, the last one to finish resumes it."""
+    """Python's cyclic garbage collector paused while a body over 64 KiB is parsed and validated, until what
+    they made is freed: the parse makes no cycles (what it drops, reference counting frees), but its ~100k new
+    objects would trigger passes that walk them all while they are alive (10-18 ms each at load 5; full passes
+    walk only what is not frozen: runs/heap.py). With several such parses at once, the last one to finish
+    resumes it."""
     if size <= SMALL_BODY:
         yield
         return
@@ -273,12 +274,24 @@ def _collector_paused(size: int) -> Iterator[None]:
                 gc.enable()
 
 
-def _validate(raw: bytes | None, charset: str, model: type[M]) -> M:
+def _checked(raw: bytes | None, charset: str, model: type[M]) -> M | InvalidInput:
+    """The body as `model`, or the one-line error refusing it (returned, not raised: a raised error's
+    frames and context would hold the parsed body in a cycle only the collector frees)."""
     try:
-        with _collector_paused(0 if raw is None else len(raw)):
-            return model.model_validate({} if raw is None else decode_body(raw, charset, Budget.of(model)))
+        return model.model_validate({} if raw is None else decode_body(raw, charset, Budget.of(model)))
     except ValidationError as exc:
-        raise _invalid(exc, "request body") from None
+        return _invalid(exc, "request body")
+    except InvalidInput as exc:
+        exc.__context__ = None
+        return exc.with_traceback(None)
+
+
+def _validate(raw: bytes | None, charset: str, model: type[M]) -> M:
+    with _collector_paused(0 if raw is None else len(raw)):     # resumed once the parse's objects are freed
+        out = _checked(raw, charset, model)
+    if isinstance(out, InvalidInput):
+        raise out
+    return out
 
 
 async def parse(request: web.Request, model: type[M], *, optional: bool = False) -> M:
