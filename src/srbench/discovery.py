@@ -160,6 +160,9 @@ def cache_home() -> Path:
     return Path(os.environ.get("SR_BENCH_HOME") or os.path.expanduser("~/.cache/vllm-sr/sr-bench-1.0"))
 
 
+OPTIONS_FIX = "correct the file, or remove it and set the options again with `sr-bench options set`"
+
+
 def read_benchmark_options(store_dir: Path) -> dict[str, JsonValue]:
     """The operator's `<store>/benchmark-options.json` (DEP-1); absent means no options."""
     path = store_dir / "benchmark-options.json"
@@ -168,9 +171,9 @@ def read_benchmark_options(store_dir: Path) -> dict[str, JsonValue]:
     try:
         data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, OSError) as exc:
-        raise InvalidInput(f"{path.name} is not valid JSON ({exc})") from None
+        raise InvalidInput(f"{path} is not valid JSON ({exc}): {OPTIONS_FIX}") from None
     if not isinstance(data, dict):
-        raise InvalidInput(f"{path.name} must be a JSON object keyed by benchmark id")
+        raise InvalidInput(f"{path} must be a JSON object keyed by benchmark id: {OPTIONS_FIX}")
     return data
 
 

@@ -94,4 +94,8 @@ def test_setup_reports_what_is_missing(api, service, sim) -> None:
     (service.store_dir / "benchmark-options.json").write_text("{not json")
     rows = {r["benchmark"]: r for r in api.ok("GET", "/setup")["benchmarks"]}
     assert any("benchmark-options.json is not valid JSON" in m for m in rows["hle"]["missing"])
+    # the file is named whole, with the fix (it was "benchmark-options.json is not valid JSON (…)" alone)
+    assert any(m.startswith(f"{service.store_dir / 'benchmark-options.json'} is not valid JSON (") and m.endswith(
+        ": correct the file, or remove it and set the options again with `sr-bench options set`")
+        for m in rows["hle"]["missing"]), rows["hle"]["missing"]
     assert rows["mmlu-pro"]["ready"] is True                  # only judged benchmarks depend on it
