@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -142,7 +143,10 @@ def ensure_private_secret(path: Path, what: str = "token file") -> str:
 
 
 def ensure_token(store: Path) -> str:
-    """The managed token of a local store; a store that cannot be written here is named as such."""
+    """The managed token of a local store; a store that cannot be written here is named as such (a store
+    path that is a file: before its token file is made beside it)."""
+    if store.exists() and not store.is_dir():
+        raise InvalidInput(unwritable_store(store, NotADirectoryError(errno.ENOTDIR, "it is a file, not a directory")))
     try:
         return ensure_private_secret(token_path(store))
     except OSError as exc:

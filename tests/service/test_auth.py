@@ -141,3 +141,15 @@ def test_an_empty_or_damaged_token_file_is_one_line_naming_it(tmp_path, monkeypa
     monkeypatch.setenv(USERS_ENV, str(tmp_path / "none.json"))
     with pytest.raises(InvalidInput, match="no such file"):
         dashboard_users()
+
+
+def test_a_store_path_that_is_a_file_makes_no_token_beside_it(tmp_path) -> None:
+    """SR_BENCH_STORE=/etc/passwd (click refuses only --store naming a file) made /etc/passwd.service-token, then
+    failed with "File exists: /etc/passwd"; it is refused first, naming the store, and nothing is made."""
+    store = tmp_path / "notes.txt"
+    store.write_text("a file")
+    with pytest.raises(InvalidInput) as err:
+        ensure_token(store)
+    assert err.value.message == (f"the store {store} cannot be written here (it is a file, not a directory): give "
+                                 "--store (or SR_BENCH_STORE) a directory this user can create and write")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
