@@ -68,7 +68,9 @@ Against the project's simulation of the claim (`benchmarks/planning_power.py`: `
 four per-benchmark sizes of `sizing.sizes_needed`), 2026-12-07, pooled over four batches: 20 of 21
 within 2 points; the miss is K = 6 at 90 % ties, conservative (40.7 % planned, 42.8 % simulated: P₁ is
 1.1 points short there and the K step carries it); the worst optimistic setting is +1.5 (K = 3, 80 %
-ties). The correlation-½ K step was −3.6 and −3.4 at K = 6 and 10. No setting is optimistic by more than
+ties). The correlation-½ K step was −3.6 and −3.4 at K = 6 and 10. Over eight batches (four new) K = 6
+is −2.5 and K = 10 −1.9; from the simulated P₁ the K step is −0.7 and −0.1: ρ(J = 0.36) realises about
+two of the three points the earlier prefixes add there. No setting is optimistic by more than
 1.5 points. The formula before the wealth's moments (independence of the earlier prefixes, Δ̂'s normal
 law at the last one, no uneven-bets term) was optimistic by 2.8 points (80.1 % planned, 77.3 %
 simulated) on the per-benchmark sizes it led to.
