@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ class Ctx:
             info = read_service_info(store)
             where = f" (at {info.url}, pid {info.pid})" if info else ""
             raise Conflict(f"--embedded: another sr-bench service owns the store {store}{where}; the journal has "
-                           f"one writer: stop it (`sr-bench --store {store} stop`) or run without --embedded "
+                           f"one writer: stop it (`sr-bench --store {shlex.quote(str(store))} stop`) or run without --embedded "
                            "to use it") from None
         self._service = svc
         return svc.client

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import tempfile
 import time
 from collections.abc import Iterator
@@ -192,7 +193,7 @@ class DemoResult(NamedTuple):
         return {"simulated": True, "note": BANNER, "store": str(self.store), "runs": self.runs,
                 "status": {role: rep["status"] for role, rep in self.reports.items()},
                 "comparison": self.comparison, "summary": cand["summary"], "not_run": self.not_run,
-                "next": [f"sr-bench --store {self.store} {cmd}" for cmd, _ in next_commands(self.runs)]}
+                "next": [f"sr-bench --store {shlex.quote(str(self.store))} {cmd}" for cmd, _ in next_commands(self.runs)]}
 
 
 def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:
@@ -292,7 +293,7 @@ def next_steps(console: Console, store: Path, runs: dict[str, str]) -> None:
     """What to try next on the kept store (nothing here needs the simulators: no model is called)."""
     console.print("The store is kept. Next, try (no model is called):",
                   markup=False)
-    console.print(f"  export SR_BENCH_STORE={store}", markup=False, soft_wrap=True)
+    console.print(f"  export SR_BENCH_STORE={shlex.quote(str(store))}", markup=False, soft_wrap=True)
     for cmd, what in next_commands(runs):
         console.print(f"  sr-bench {cmd:<34} # {what}", markup=False, soft_wrap=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json as jsonlib
 import math
 import os
+import shlex
 import ssl
 import subprocess
 import sys
@@ -222,7 +223,7 @@ def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> st
         raise
     print(f"sr-bench: started the service for the store {store_dir} at {url} (pid {proc.pid}); "
           "it keeps running in the background with this shell's environment and the variables of "
-          f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {store_dir} stop` "
+          f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {shlex.quote(str(store_dir))} stop` "
           "stops it", file=sys.stderr)
     return url
 
@@ -243,7 +244,7 @@ def _wait_started(proc: subprocess.Popen[bytes], store_dir: Path, token: str, wa
         time.sleep(0.05)
     raise ServiceUnavailable(f"the local sr-bench service did not answer within {wait_s:g} s and was stopped (its "
                              f"log: {log_path}); try again when the host is less busy, or start it in the "
-                             f"foreground: `sr-bench serve --store {store_dir}`")
+                             f"foreground: `sr-bench serve --store {shlex.quote(str(store_dir))}`")
 
 
 def _stop_started(proc: subprocess.Popen[bytes]) -> None:

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import signal
 import socket
 import ssl
@@ -257,7 +258,7 @@ class StoreLock:
             self.fh.seek(0)
             holder = self.fh.read(32).strip()
             self.fh.close()
-            who = (f" (pid {holder}: `sr-bench --store {store_dir} stop`, or end that process)"
+            who = (f" (pid {holder}: `sr-bench --store {shlex.quote(str(store_dir))} stop`, or end that process)"
                    if holder.isdigit() else "")
             raise InvalidInput(f"another sr-bench service already owns the store {store_dir}{who}") from None
         self.fh.seek(0)

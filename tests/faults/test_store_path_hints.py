@@ -1,0 +1,65 @@
+"""A store path with a space or a non-ASCII letter (`--store "my store"`): every command sr-bench prints for the
+user to copy (stop the service it started, stop a lock's holder, the demo's `export SR_BENCH_STORE=…`) is shell-
+quoted, so pasting it names that store. They printed `sr-bench --store /tmp/my store stop`, which the shell splits
+into `--store /tmp/my` and a stray argument."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shlex
+import signal
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from srbench.cli.demo import next_steps
+from srbench.errors import InvalidInput
+from srbench.service.app import StoreLock
+
+from .conftest import cli_env, run_cli
+
+
+def _pasted(text: str) -> list[str]:
+    """The words of the one `sr-bench …` command quoted in backticks in `text`, as a shell splits them."""
+    commands = re.findall(r"`(sr-bench [^`]*)`", text)
+    assert len(commands) == 1, text
+    return shlex.split(commands[0])
+
+
+def test_the_stop_hint_of_an_autostarted_service_names_a_spaced_store(tmp_path: Path) -> None:
+    store, env = tmp_path / "my störe", cli_env(SR_BENCH_PORT="0")
+    started = run_cli(["--store", str(store), "runs", "--json"], tmp_path, env)
+    pid = int((store / "service.lock").read_text())
+    try:
+        assert started.returncode == 0, started.stderr
+        words = _pasted(started.stderr)
+        assert words == ["sr-bench", "--store", str(store), "stop"], words
+        stopped = run_cli(words[1:], tmp_path, env)           # the hint, pasted
+        assert stopped.returncode == 0 and "service stopping" in stopped.stdout, stopped.stderr
+    finally:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def test_the_lock_holders_hint_names_a_spaced_store(tmp_path: Path) -> None:
+    store = tmp_path / "a store"
+    held = StoreLock(store)
+    try:
+        with pytest.raises(InvalidInput) as refused:
+            StoreLock(store)
+        assert _pasted(refused.value.message) == ["sr-bench", "--store", str(store), "stop"]
+    finally:
+        held.release()
+
+
+def test_the_demos_next_steps_name_a_spaced_store(tmp_path: Path) -> None:
+    out = io.StringIO()
+    store = tmp_path / "demo dir" / "store"
+    next_steps(Console(file=out, width=200), store, {"baseline": "run-" + "a" * 20, "candidate": "run-" + "b" * 20})
+    export = next(line for line in out.getvalue().splitlines() if "export" in line)
+    assert shlex.split(export) == ["export", f"SR_BENCH_STORE={store}"]
