@@ -1,7 +1,7 @@
 """A store path with a space or a non-ASCII letter (`--store "my store"`): every command sr-bench prints for the
 user to copy (stop the service it started, stop a lock's holder, the demo's `export SR_BENCH_STORE=…`) is shell-
 quoted, so pasting it names that store. They printed `sr-bench --store /tmp/my store stop`, which the shell splits
-into `--store /tmp/my` and a stray argument."""
+into `--store /tmp/my` and a stray argument. Also: a dataset `--output` path under a file is one line naming it."""
 
 from __future__ import annotations
 
@@ -63,3 +63,20 @@ def test_the_demos_next_steps_name_a_spaced_store(tmp_path: Path) -> None:
     next_steps(Console(file=out, width=200), store, {"baseline": "run-" + "a" * 20, "candidate": "run-" + "b" * 20})
     export = next(line for line in out.getvalue().splitlines() if "export" in line)
     assert shlex.split(export) == ["export", f"SR_BENCH_STORE={store}"]
+
+
+def test_dataset_output_under_a_file_names_the_file_in_the_way(tmp_path: Path) -> None:
+    """`dataset prepare --output arc.json/x.json` (arc.json a file) said 'File exists: …/arc.json (check the paths
+    given: --store, files, directories)': it is a file where --output needs a directory."""
+    from srbench.cas import sha256_bytes
+    from srbench.cli.datasets import write_dataset
+
+    (tmp_path / "arc.json").write_text("{}")
+    data = b'{"id": "c1"}\n'
+    manifest = {"id": "ds-x", "sha256": sha256_bytes(data)}
+    with pytest.raises(InvalidInput) as refused:
+        write_dataset(manifest, data, tmp_path / "arc.json" / "x.json")
+    assert refused.value.message == (
+        f"--output {tmp_path / 'arc.json' / 'x.json'}: cannot write x.jsonl there: a file is where a directory "
+        f"should be ({tmp_path / 'arc.json'}); give --output a path in a writable directory")
+    assert (tmp_path / "arc.json").read_text() == "{}"

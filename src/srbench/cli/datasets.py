@@ -128,10 +128,19 @@ def write_dataset(manifest: WireJSON, data: bytes, output: Path) -> WireJSON:
         raise InvalidInput(f"--output {output}: name the manifest file (e.g. {output.stem}.json), not the .jsonl")
     check_output(output)
     check_output(dataset_file)
-    output.parent.mkdir(parents=True, exist_ok=True)
     tmp = dataset_file.with_name(dataset_file.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(dataset_file)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        tmp.replace(dataset_file)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        # mkdir under a file says "File exists" (of that file): the file is in the way of a directory
+        why = ("a file is where a directory should be" if isinstance(exc, (FileExistsError, NotADirectoryError))
+               else exc.strerror or str(exc))
+        raise InvalidInput(f"--output {output}: cannot write {dataset_file.name} there: {why} ({exc.filename}); "
+                           "give --output a path in a writable directory") from None
     written = {**manifest, "path": dataset_file.name}
     write_json(str(output), written)
     return written
