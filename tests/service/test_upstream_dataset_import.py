@@ -90,6 +90,26 @@ def test_an_edited_or_broken_folder_is_refused_naming_the_problem(api: Api, tmp_
     assert api.ok("GET", "/datasets")["datasets"] == []
 
 
+def test_a_link_to_its_manifest_or_another_file_from_a_spaced_unicode_path(api: Api, tmp_path: Path) -> None:
+    """A link to the manifest (under any name) imports the folder the manifest is in; it said 'no file
+    LINK/manifest.json'. Any other file is refused as one: it said 'no file /etc/passwd/manifest.json'."""
+    folder = tmp_path / "dáta with space" / FOLDER.name
+    shutil.copytree(FOLDER, folder)
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "ds.json").symlink_to(folder / "manifest.json")
+    (tmp_path / "links" / "manifest.json").symlink_to(folder / "manifest.json")
+    (tmp_path / "folder link").symlink_to(folder)
+    ds = _import(api, folder)
+    assert ds["id"] == FOLDER.name
+    for name in ("links/ds.json", "links/manifest.json", "folder link", "folder link/manifest.json"):
+        assert _import(api, tmp_path / name) == ds, name
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    msg = api.error("POST", "/datasets/import", {"path": str(other)}, 400)
+    assert msg == (f"upstream dataset: {other} is a file, neither the folder `vllm-sr benchmark dataset prepare "
+                   "--local` wrote (it holds manifest.json and cases.jsonl) nor its manifest.json"), msg
+
+
 def test_an_mcq_prompt_lists_its_option_count() -> None:
     """An upstream-frozen MMLU-Pro case has no option_count: its prompt's lettered lines give it."""
     prompt = "Q?\n\nA. one\nB. two\nC. A. not an option line\nD. four\n\nReturn only the letter."

@@ -26,9 +26,7 @@ MAX_MANIFEST = 2 * 1024 * 1024      # upstream's own bound on a prepared manifes
 
 def import_upstream(service: Service, path: str) -> DatasetManifest:
     """Register the upstream dataset at `path` (its folder or its manifest.json); the stored manifest."""
-    folder = Path(path)
-    if folder.name == MANIFEST:
-        folder = folder.parent
+    folder = _folder(Path(path))
     raw_manifest = _read(folder / MANIFEST, MAX_MANIFEST)
     try:
         raw = json.loads(raw_manifest)
@@ -42,6 +40,21 @@ def import_upstream(service: Service, path: str) -> DatasetManifest:
     if known is not None and (known.upstream is None or known.upstream.id != ours):
         raise InvalidInput(f"dataset {manifest.id} is already another dataset of this store; nothing imported")
     return register_dataset(service, manifest)
+
+
+def _folder(path: Path) -> Path:
+    """The folder holding the dataset: `path`, or the folder of the manifest.json it names — through a link to
+    one (the cases file is beside the real manifest). Any other file is refused naming what to give."""
+    if path.name == MANIFEST and (path.parent / CASES).is_file():
+        return path.parent
+    if path.is_file():
+        real = path.resolve()
+        if real.name != MANIFEST:
+            raise InvalidInput(f"upstream dataset: {shorten(str(path))} is a file, neither the folder `vllm-sr "
+                               f"benchmark dataset prepare --local` wrote (it holds {MANIFEST} and {CASES}) nor "
+                               f"its {MANIFEST}")
+        return real.parent
+    return path.parent if path.name == MANIFEST else path
 
 
 def _read(path: Path, limit: int | None) -> bytes:
