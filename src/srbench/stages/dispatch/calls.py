@@ -44,6 +44,7 @@ from srbench.stages.dispatch.common import (
     stop_scope,
 )
 from srbench.stages.dispatch.conversations import Conversations, multi_call_benchmarks
+from srbench.stages.dispatch.pacing import pacer
 from srbench.stages.dispatch.perturb import perturb_messages
 from srbench.targets.accounting import call_cost
 from srbench.targets.outcome import body_max_tokens
@@ -99,8 +100,14 @@ class Dispatcher:
             queues.setdefault(c.target_id, []).append(c)
         errors: list[BaseException] = []
 
+        paced = pacer()         # fewer cells at once while the loop lags (HTTP answers on it): pacing.py
+
         async def worker(todo: list[Cell], at: list[int]) -> None:
             while at[0] < len(todo):
+                await paced.enter()
+                if at[0] >= len(todo):
+                    paced.leave()
+                    return
                 cell = todo[at[0]]
                 at[0] += 1
                 try:
@@ -109,6 +116,8 @@ class Dispatcher:
                     raise
                 except Exception as exc:  # noqa: BLE001 - raised after every cell settled
                     errors.append(exc)
+                finally:
+                    paced.leave()
         # twice the limit in workers: while one worker stores a finished call (its slot released), another
         # already holds that slot and sends the next request; the semaphores still bound what is in flight
         pool = 2 * self.plan.limits.concurrency
@@ -116,7 +125,11 @@ class Dispatcher:
         for todo in queues.values():
             at = [0]
             workers += [worker(todo, at) for _ in range(min(pool, len(todo)))]
-        await asyncio.gather(*workers)
+        paced.attach()
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            paced.detach()
         if errors:
             raise errors[0]
 
