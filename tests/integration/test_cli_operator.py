@@ -151,9 +151,25 @@ def test_retry_continues_a_stopped_run_in_one_command(cli: Cli, sources: dict[st
         assert child["report"]["run_id"] == child["run_id"] and child["progress"]["completed"] > 0
         again = cli.json("retry", rid)                    # the same retry binds the same child
         assert again["run_id"] == child["run_id"] and again["created"] is False
-    r = cli.run("retry", child["run_id"], ok=False)       # nothing left: one line naming the other mode
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no cell to continue" in r.stderr, r.stderr
-    assert f"sr-bench retry {child['run_id']} --failed" in r.stderr
+    r = cli.run("retry", child["run_id"], ok=False)       # every cell completed: nothing in either mode
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"error: {child['run_id']}: nothing to retry: its cells are ") and "--failed" not in \
+        r.stderr and f"`sr-bench report {child['run_id']}`" in r.stderr, r.stderr
+
+
+def test_retry_names_the_other_mode_only_where_it_has_cells() -> None:
+    """`retry` of a run whose cells all completed offered `retry RUN --failed`, which had nothing either, and
+    printed the reasons as a Python dict ("excluded: {'completed': 6}")."""
+    from srbench.cli.evaluate import _nothing_to_retry
+
+    assert _nothing_to_retry("run-a", "undispatched", {"completed": 6}) == (
+        "run-a: nothing to retry: its cells are 6 completed (continued by a child run where claimed); its report: "
+        "`sr-bench report run-a`")
+    assert _nothing_to_retry("run-a", "undispatched", {"already_dispatched": 2, "completed": 4}) == (
+        "run-a: no cell to continue in mode undispatched (2 already dispatched, 4 completed); the failed or "
+        "interrupted cells: `sr-bench retry run-a --failed` (new attempts cost extra)")
+    assert _nothing_to_retry("run-a", "failed", {"completed": 1, "unknown_usage_or_cost": 1}) == (
+        "run-a: no cell to retry in mode failed (1 completed, 1 unknown usage or cost)")
 
 
 def test_dataset_prepare_shows_progress_on_a_terminal(cli: Cli, sources: dict[str, Path]) -> None:

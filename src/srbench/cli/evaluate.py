@@ -11,6 +11,7 @@ recovery child at once, its idempotency key derived from the recovery plan's has
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import click
 
@@ -143,10 +144,7 @@ def retry(obj: Ctx, run_id: str, failed: bool) -> None:
         finish(obj, children[-1], {"parent": run_id, "created": False})
         return
     if not eligible:
-        hint = "" if failed else (f"; the failed or interrupted cells: `sr-bench retry {run_id} --failed` (new "
-                                  "attempts cost extra)")
-        raise InvalidInput(f"{run_id}: no cell to {'retry' if failed else 'continue'} in mode {mode} "
-                           f"(excluded: {excluded}){hint}")
+        raise InvalidInput(_nothing_to_retry(run_id, mode, excluded))
     key = f"retry-{plan['plan_sha256'][:40]}"
     click.echo(f"recovery of {run_id} ({mode}): {len(plan.get('selected_cells') or eligible)} cell(s); key {key}",
                err=True)
@@ -155,6 +153,20 @@ def retry(obj: Ctx, run_id: str, failed: bool) -> None:
     if created is False:
         click.echo(f"the same recovery already runs as {child['id']}: no new request sent", err=True)
     finish(obj, child["id"], {"parent": run_id, "created": created})
+
+
+def _nothing_to_retry(run_id: str, mode: str, excluded: Any) -> str:
+    """Why `retry` sends nothing, in one line: the other mode only where it has cells to try (a run whose cells
+    all completed, or are continued by a child, has none in either mode)."""
+    if not isinstance(excluded, dict):                              # upstream's plan: a bare count
+        return f"{run_id}: no cell to retry in mode {mode} ({excluded} excluded)"
+    counts = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in excluded.items())
+    if set(excluded) <= {"completed", "claimed"}:
+        return (f"{run_id}: nothing to retry: its cells are {counts} (continued by a child run where claimed); "
+                f"its report: `sr-bench report {run_id}`")
+    hint = "" if mode == "failed" else (f"; the failed or interrupted cells: `sr-bench retry {run_id} --failed` "
+                                        "(new attempts cost extra)")
+    return f"{run_id}: no cell to {'retry' if mode == 'failed' else 'continue'} in mode {mode} ({counts}){hint}"
 
 
 def register(cli: click.Group) -> None:
