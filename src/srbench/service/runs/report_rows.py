@@ -9,9 +9,7 @@ loop on the GIL) under one engine batch, so one barrier makes the batch's grade 
 then it records the batch's action-cache entries and rows in one journal transaction, which commits
 while the next batch builds. A batch gathers cells until `BATCH_S` after the previous one began (a drain
 ends it at once), so the worker adds about one barrier a second, and a worker that fell behind takes
-every queued cell at once instead of idling while they wait (issue 42). Once the run's dispatch is over
-and its end-of-run report waits for the worker's backlog (`drain`), this thread builds rows of each batch
-while the worker builds the others (issue 42, item 2). The worker process is started
+every queued cell at once instead of idling while they wait (issue 42). The worker process is started
 as a run begins and answers `ready` once it has imported (seconds on a busy host); until then the
 rows are built on the thread, so the run's live figures never wait for it (issue 41). A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
@@ -32,11 +30,9 @@ correction) read the calls again.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import json
 import logging
 import queue
-import select
 import sqlite3
 import threading
 import time
@@ -58,8 +54,6 @@ from srbench.stages.report.rule import row_context
 log = logging.getLogger("srbench.service")
 
 TERMINAL_CELL = TERMINAL_CELL_STATES
-SPLIT_MIN = 64         # cells of a batch after dispatch, at least, for this thread to build some beside the worker
-STEAL = 384            # cells the worker is asked for at a time then (its barrier each time)
 DRAIN_MIN = 256        # fewer cells left to build at a run's end: its report builds them itself, no waiting
 BATCH = 2048           # cells per batch, at most
 BATCH_S = 1.0          # and the time a batch gathers cells: one barrier a second at most, beside dispatch's
@@ -98,7 +92,6 @@ class RowBuilder:
         self._plans: dict[str, str] = {}
         self._pending: dict[str, int] = {}       # cells queued and not built yet, per run
         self._ended: set[str] = set()            # runs whose dispatch is over: no cell of theirs is to come
-        self._draining: set[str] = set()         # runs whose end-of-run report waits for their rows (`drain`)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -145,7 +138,6 @@ class RowBuilder:
         if not sandboxed and self._pending.get(run_id, 0) < max(1, DRAIN_MIN):
             return
         deadline = time.monotonic() + timeout_s
-        self._draining.add(run_id)
         d = _Drain(run_id)
         self._queue.put(d)
         d.done.wait(timeout_s)
@@ -173,7 +165,6 @@ class RowBuilder:
         with self._lock:
             self._pending.pop(run_id, None)
             self._ended.discard(run_id)
-            self._draining.discard(run_id)
         if self._thread is not None:
             self._queue.put(_Drain(run_id, forget=True))
 
@@ -290,82 +281,6 @@ class RowBuilder:
             got = self._runs[run_id] = ReportInputs.load(self.store, {"plan": plan})
         return got
 
-    def _rows(self, run_id: str, plan: str, todo: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any]]:
-        """(action-cache entries, rows) of these cells, built by the worker process; once the run's dispatch is
-        over (`_shared`) by the worker and this thread at once."""
-        pool = self._pool
-        if pool is None or not pool.ready():        # none, or still starting: these rows are built here, at once
-            return [], self._here(run_id, todo)
-        if run_id in self._draining and len(todo) >= SPLIT_MIN:
-            return self._shared(pool, run_id, plan, todo)
-        try:
-            entries, built, failed = pool.build(plan, todo)
-        except worker.WorkerLost as exc:        # build here from now on
-            self._lost(pool, exc)
-            return [], self._here(run_id, todo)
-        gone = set(failed)
-        return entries, built + self._here(run_id, [t for t in todo if t[0] in gone])
-
-    def _shared(self, pool: worker.WorkerProcess, run_id: str, plan: str, todo: list[tuple[str, list[Any]]]
-                ) -> tuple[list[Any], list[Any]]:
-        """The run's dispatch is over and its end-of-run report waits for these rows (`drain`): the worker
-        takes them from the front, STEAL at a time, while this thread builds them from the back, one at a
-        time, until the two meet — the core the dispatch used is free, and the worker's backlog was most
-        of the wait for the report (issue 42, item 2)."""
-        entries: list[Any] = []
-        rows: list[tuple[str, Any]] = []
-        gone: list[str] = []                            # cells the worker did not build: built here after
-        front, back = 0, len(todo)
-        asked: tuple[int, int] | None = None            # the part the worker is building
-        ri = self._inputs(run_id)
-        try:
-            with self.engine.batch():                   # one barrier for this thread's grade objects
-                while True:
-                    if asked is None or pool.answered():
-                        if asked is not None:
-                            e, b, f = pool.receive()
-                            entries, rows, gone, asked = entries + e, rows + b, gone + f, None
-                        if front >= back:
-                            break
-                        asked = (front, min(back, front + STEAL))
-                        front = asked[1]
-                        pool.send(plan, todo[asked[0]:asked[1]])
-                    elif back > front and ri is not None:
-                        back -= 1
-                        built = cell_row(self.engine, ri, *todo[back])
-                        if not built.volatile:
-                            rows.append((todo[back][0], memo_entry(todo[back][1], built)))
-                    else:
-                        select.select([pool.stdout], [], [], 1.0)
-        except worker.WorkerLost as exc:     # the rest is built here, from now on
-            self._lost(pool, exc)
-            undone = todo[asked[0]:asked[1]] if asked is not None else []
-            gone += [cell_id for cell_id, _ in undone + todo[front:back]]
-        except Exception:
-            if asked is not None:
-                with contextlib.suppress(Exception):
-                    pool.receive()                  # its answer is not left for the next batch to read
-            raise
-        left = set(gone)
-        return entries, rows + self._here(run_id, [t for t in todo if t[0] in left])
-
-    def _lost(self, pool: worker.WorkerProcess, exc: Exception) -> None:
-        log.warning("report rows worker stopped (%s); rows are built in the service", exc)
-        self._pool, self._no_worker = None, True
-        pool.close()
-
-    def _here(self, run_id: str, cells: list[tuple[str, list[Any]]]) -> list[tuple[str, Any]]:
-        """These cells' rows, built on this thread."""
-        ri = self._inputs(run_id) if cells else None
-        rows: list[tuple[str, Any]] = []
-        if ri is not None:
-            with self.engine.batch():       # its own barrier and action-cache write at the end
-                for cell_id, cell in cells:
-                    built = cell_row(self.engine, ri, cell_id, cell)
-                    if not built.volatile:
-                        rows.append((cell_id, memo_entry(cell, built)))
-        return rows
-
     def _build(self, run_id: str, cell_ids: list[str]) -> None:
         plan = self._plans.get(run_id)
         if plan is None:
@@ -385,7 +300,27 @@ class RowBuilder:
                 todo = [t for t in todo if not _sandboxed(ri0.cases[t[1][1]].benchmark)]
         if not todo:
             return
-        entries, rows = self._rows(run_id, plan, todo)
+        entries: list[Any] = []
+        rows: list[tuple[str, Any]] = []
+        left = todo
+        pool = self._pool
+        if pool is not None and not pool.ready():
+            pool = None                 # still starting (a second or more): these rows are built here, at once
+        if pool is not None:
+            try:
+                entries, rows, failed = pool.build(plan, todo)
+                left = [t for t in todo if t[0] in set(failed)]
+            except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
+                log.warning("report rows worker stopped (%s); rows are built in the service", exc)
+                self._pool, self._no_worker = None, True
+                pool.close()
+        ri = self._inputs(run_id) if left else None
+        if ri is not None:
+            with self.engine.batch():       # its own barrier and action-cache write at the end
+                for cell_id, cell in left:
+                    built = cell_row(self.engine, ri, cell_id, cell)
+                    if not built.volatile:
+                        rows.append((cell_id, memo_entry(cell, built)))
         target_of = {cell_id: cell[2] for cell_id, cell in todo}
         self.live.fold(run_id, [(target_of[cell_id], entry[1]) for cell_id, entry in rows])
         out = [(run_id, target_of[cell_id], cell_id, ctx, *b, row, scrubbed, grade, turns)

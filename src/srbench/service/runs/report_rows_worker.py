@@ -162,10 +162,6 @@ def main() -> None:
         out.flush()
 
 
-class WorkerLost(Exception):
-    """The worker process did not take a request or did not answer it (it died, or its build failed)."""
-
-
 class WorkerProcess:
     """The service's side: one worker process, one request at a time (from one thread). It answers
     ``ready`` once it has imported what it needs and opened the store (seconds on a busy host): `ready`
@@ -197,32 +193,12 @@ class WorkerProcess:
         self.stdin.flush()
 
     def build(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> tuple[list[Any], list[Any], list[str]]:
-        self.send(plan_digest, cells)
-        return self.receive()
-
-    def send(self, plan_digest: str, cells: list[tuple[str, list[Any]]]) -> None:
-        """Ask for these cells' rows without waiting for them (`receive` takes the answer): the caller
-        builds other rows meanwhile."""
-        try:
-            if not self._ready:
-                self._wait_ready()
-            self._send((plan_digest, cells))
-        except Exception as exc:
-            raise WorkerLost(f"{type(exc).__name__}: {exc}") from exc
-
-    def answered(self) -> bool:
-        """Whether the answer to the last `send` has come (or the worker has gone: `receive` says so), without
-        waiting. One request at a time: nothing of an earlier answer is left in the reader's buffer."""
-        return bool(select.select([self.stdout], [], [], 0)[0])
-
-    def receive(self) -> tuple[list[Any], list[Any], list[str]]:
-        """The answer to the last `send`: (action-cache entries, rows, cell ids it could not build)."""
-        try:
-            status, value = pickle.load(self.stdout)
-        except Exception as exc:
-            raise WorkerLost(f"{type(exc).__name__}: {exc}") from exc
+        if not self._ready:
+            self._wait_ready()
+        self._send((plan_digest, cells))
+        status, value = pickle.load(self.stdout)
         if status != "ok":
-            raise WorkerLost(value)
+            raise RuntimeError(value)
         return value
 
     def close(self) -> None:
