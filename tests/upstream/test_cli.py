@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -282,3 +283,23 @@ def test_a_run_stopped_early_is_completed_for_upstream(world: World, tmp_path: P
     run = world.up.json("show", report["run_id"])
     assert run["status"] == "completed" and run["stopped_early"] is True and run["early_stop"]["reason"] == "settled"
     assert run["progress"]["pending"] > 0                       # cells never sent: the rule settled the claim
+
+
+def test_error_answers_are_upstreams_one_line(world: World) -> None:
+    """Upstream's client prints an error answer's `error` string (else 'HTTP <code>'), and tells a refused token
+    from a service that is down by the status: a wrong token, an unknown run or call, a service that is not
+    there — each one line, exit 1, never upstream's traceback."""
+    up = world.up
+    for args in (["show", "run-nope"], ["show", "run-nope", "--results"], ["show", "run-nope", "--calls"],
+                 ["report", "run-nope"], ["compare", "run-nope", "run-other"], ["cancel", "run-nope"],
+                 ["export", "run-nope", "--output", "nope.json"], ["regrade", "run-nope", "--output", "nope.json"],
+                 ["recover-plan", "run-nope"], ["reconcile-usage", "run-nope"], ["replay-options", "run-nope"]):
+        out = up.run(*args, code=1)
+        assert out.stderr == "Error: no run 'run-nope'\n", (args, out.stderr)
+    out = up.run("show", RUNS["baseline"], "--call-id", "call-nope", code=1)
+    assert out.stderr == f"Error: no call 'call-nope' in run '{RUNS['baseline']}'\n", out.stderr
+    assert not (up.cwd / "nope.json").exists()
+    wrong = replace(up, token="x" * 43)
+    assert wrong.run("runs", code=1).stderr == "Error: Service authentication failed; set SR_BENCH_TOKEN\n"
+    down = replace(up, url="http://127.0.0.1:9")
+    assert down.run("runs", code=1).stderr == "Error: sr-bench service is unavailable; start vllm-sr benchmark serve\n"
