@@ -38,3 +38,4 @@ def test_dataset_commands_take_either_name(cli, sources) -> None:
     assert r.stdout.startswith(f"dataset {m['ref']}  ") or json.loads(r.stdout)["ref"] == m["ref"]
     r = cli.run("dataset", "show", "nope", ok=False)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "malformed" in r.stderr, r.stderr
+    assert "(`sr-bench dataset list`, or `GET /datasets`, lists them)" in r.stderr, r.stderr   # named only the route

@@ -70,8 +70,8 @@ def resolve(service: Service, name: str) -> DatasetManifest:
             same = sorted(dataset_ids_with_sha256(service, name))
             m = registered(service, same[0]) if same else None
     else:
-        raise NotFound(f"dataset id {shorten(name, 80)!r} is malformed: name a dataset by the 64-hex id "
-                       "`GET /datasets` lists (or its ds- ref)")
+        raise NotFound(f"dataset id {shorten(name, 80)!r} is malformed: name a dataset by its 64-hex id or its "
+                       "ds- ref (`sr-bench dataset list`, or `GET /datasets`, lists them)")
     if m is None:
         raise NotFound(f"no dataset {name!r}")
     return m
