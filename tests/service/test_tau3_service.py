@@ -51,7 +51,9 @@ def test_plan_needs_the_pinned_roles_and_the_release(api, service, sim, tmp_path
     msg = api.error("POST", "/plans", {"manifest": m}, 400)
     assert "tau3 needs a pinned user_simulator" in msg and "tau3 needs a pinned judge" in msg
     options(service, user_simulator="user", judge="nobody", release="1.0.1")
-    assert "judge 'nobody' is not a registered target" in api.error("POST", "/plans", {"manifest": m}, 400)
+    msg = api.error("POST", "/plans", {"manifest": m}, 400)
+    assert "judge 'nobody' is not a registered target (the store's benchmark options name it): register it " \
+        "(`sr-bench target register`) or name a registered one (`sr-bench options set tau3 judge=ID`)" in msg, msg
     options(service, user_simulator="agent", judge="judge", release="1.0.1")
     assert "also a subject target" in api.error("POST", "/plans", {"manifest": m}, 400)
     options(service, user_simulator="user", judge="judge", release="1.0.1")

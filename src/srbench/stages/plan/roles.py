@@ -38,7 +38,8 @@ def pinned_auxiliary(b: str, role: str, tid: str, resolve_target: Callable[[str]
         return [f"{b}: {role} {tid!r} is also a subject target; register it under its own id"], None
     target = resolve_target(tid)
     if target is None:
-        return [f"{b}: {role} {tid!r} is not a registered target"], None
+        return [f"{b}: {role} {tid!r} is not a registered target (the store's benchmark options name it): register "
+                f"it (`sr-bench target register`) or name a registered one (`sr-bench options set {b} {role}=ID`)"], None
     if target.kind != "single":
         return [f"{b}: {role} {tid!r} must be a single model, not a router"], None
     problems = [p.replace("targets[-1]", role) for p in target_problems(target, limits, cost_policy, -1)]
