@@ -208,3 +208,37 @@ def test_credentials_in_a_url_are_never_echoed_and_no_device_is_replaced(cli, so
         f"error: {fifo} exists and is not a regular file (a device, FIFO or socket), which writing it whole would "
         "replace: give the path of a file (without --output the answer is printed)\n"), r.stderr
     assert not fifo.is_file() and fifo.exists() and not (cli.cwd / "m.jsonl").exists()
+
+
+def test_a_file_given_to_the_wrong_command_is_named_with_the_right_one(cli, sources) -> None:
+    """A newcomer's swapped files: `plan --manifest targets.json` said 'manifest must be a mapping', `plan
+    --manifest arc.json` listed 'seed: Field required' among others, `target register --file arc.json` 17
+    'unknown field' problems, and `plan --manifest frozen.json` (a frozen plan) 20 of them."""
+    from srbench.benchmarks.arc_agi_2 import ArcAgi2
+
+    arc = cli.run("dataset", "prepare", "--benchmark", "arc-agi-2", "--profile", "smoke", "--source-path",
+                  str(sources["arc-agi-2"]), "--revision", ArcAgi2.source.revision, "--output", "arc.json")
+    assert arc.returncode == 0, arc.stderr
+    targets = cli.write("targets.json", [{"id": "one", "kind": "single", "base_url": "http://127.0.0.1:9/v1",
+                                          "model": "m", "prices": {"m": {"input": 1, "cached_input": 1,
+                                                                         "cache_write": 1, "output": 1}}}])
+    cli.json("target", "register", "--file", targets)
+    manifest = cli.write("m.json", {"version": "sr-bench-1.0", "profile": "smoke", "seed": 20260918,
+                                    "dataset": {"path": "arc.json"}, "targets": [{"id": "one"}]})
+    cli.json("plan", "--manifest", manifest, "--output", "frozen.json")
+
+    def refused(*args: str) -> str:
+        r = cli.run(*args, ok=False)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        return r.stderr
+
+    assert refused("plan", "--manifest", targets) == (
+        f"error: --manifest {targets} is a targets file (`sr-bench target register --file {targets}`), not a "
+        "manifest: a mapping of version, profile, seed, dataset and targets (docs/manifest.md)\n")
+    assert "--manifest arc.json is a dataset manifest (name it as the manifest's `dataset: {path: arc.json}`)" in \
+        refused("run", "--manifest", "arc.json")
+    assert refused("target", "register", "--file", "arc.json").startswith(
+        "error: arc.json is a dataset or run manifest, not a targets file: ")
+    assert refused("target", "register", "--file", manifest).startswith(f"error: {manifest} is a dataset or run")
+    assert "--manifest frozen.json is a frozen plan already (plan_sha256 " in refused("plan", "--manifest",
+                                                                                     "frozen.json")

@@ -28,9 +28,21 @@ NAME = re.compile(r"ds-[0-9a-f]{8,64}|[0-9a-f]{64}")
 def read_manifest(obj: Ctx, path: str) -> Any:
     """The manifest file at `path` with its dataset resolved to ``{sha256}`` (a frozen plan: unchanged)."""
     value = load_structured(path)
-    if isinstance(value, dict) and value.get("kind") != "plan" and "dataset" in value:
+    if not isinstance(value, dict) or ("targets" not in value and "case_count" in value):
+        what = ("a targets file (`sr-bench target register --file " + path + "`)" if _targets_file(value)
+                else "a dataset manifest (name it as the manifest's `dataset: {path: " + path + "}`)"
+                if isinstance(value, dict) else f"a {type(value).__name__}")
+        raise InvalidInput(f"--manifest {path} is {what}, not a manifest: a mapping of version, profile, seed, "
+                           "dataset and targets (docs/manifest.md)")
+    if value.get("kind") != "plan" and "dataset" in value:
         value = {**value, "dataset": dataset_ref(obj, value["dataset"], Path(path).parent)}
     return value
+
+
+def _targets_file(value: Any) -> bool:
+    """Whether `value` reads as a targets file: a list of targets (or {"targets": [...]}) with endpoints."""
+    items = value.get("targets") if isinstance(value, dict) and set(value) == {"targets"} else value
+    return isinstance(items, list) and bool(items) and all(isinstance(t, dict) and "base_url" in t for t in items)
 
 
 def dataset_ref(obj: Ctx, given: Any, base: Path) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import stat
 import time
 from pathlib import Path
@@ -69,7 +70,12 @@ def write_text(path: str, text: str) -> None:
 @click.pass_obj
 def plan(obj: Ctx, manifest: str, output: str | None) -> None:
     """Validate and freeze a manifest; no model is called."""
-    res = obj.client.post("/plans", {"manifest": read_manifest(obj, manifest)})
+    raw = read_manifest(obj, manifest)
+    if isinstance(raw, dict) and raw.get("kind") == "plan":
+        raise InvalidInput(f"--manifest {manifest} is a frozen plan already (plan_sha256 {raw.get('plan_sha256')}): "
+                           f"run it (`sr-bench run --manifest {shlex.quote(manifest)}`), or plan the manifest it was "
+                           "frozen from")
+    res = obj.client.post("/plans", {"manifest": raw})
     if output is not None:
         write_json(output, res["manifest"])
     plan_story(res)

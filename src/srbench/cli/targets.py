@@ -23,6 +23,9 @@ def register_cmd(obj: Ctx, path: str) -> None:
     data = load_structured(path)
     if isinstance(data, list):
         data = {"targets": data}
+    if isinstance(data, dict) and ("case_count" in data or "dataset" in data):
+        raise InvalidInput(f"{path} is a dataset or run manifest, not a targets file: a list of targets (or "
+                           "{\"targets\": [...]}), each with id, kind, base_url, model and prices (docs/targets.md)")
     if not isinstance(data, dict):
         raise InvalidInput(f"{path}: expected a list of targets or {{\"targets\": [...]}}")
     try:
