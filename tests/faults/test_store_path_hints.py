@@ -80,3 +80,23 @@ def test_dataset_output_under_a_file_names_the_file_in_the_way(tmp_path: Path) -
         f"--output {tmp_path / 'arc.json' / 'x.json'}: cannot write x.jsonl there: a file is where a directory "
         f"should be ({tmp_path / 'arc.json'}); give --output a path in a writable directory")
     assert (tmp_path / "arc.json").read_text() == "{}"
+
+
+def test_a_wrong_token_for_a_running_stores_service_says_so(tmp_path: Path) -> None:
+    """SR_BENCH_TOKEN set to another store's token: the store's running service refused it, the CLI took that for
+    no service, tried to start one and said 'another sr-bench service already owns the store … stop it'."""
+    store, env = tmp_path / "store", cli_env(SR_BENCH_PORT="0")
+    assert run_cli(["--store", str(store), "runs", "--json"], tmp_path, env).returncode == 0
+    pid = int((store / "service.lock").read_text())
+    try:
+        wrong = run_cli(["--store", str(store), "runs", "--json"], tmp_path, {**env, "SR_BENCH_TOKEN": "x" * 43})
+        assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1, wrong.stderr
+        assert wrong.stderr.startswith(f"error: the service of the store {store} (at http") and \
+            f"pid {pid}) refuses the token in SR_BENCH_TOKEN: it is not this store's; unset SR_BENCH_TOKEN" in \
+            wrong.stderr, wrong.stderr
+        no_token = run_cli(["--url", "http://127.0.0.1:9", "runs"], tmp_path, env)
+        assert no_token.stderr == ("error: --url / SR_BENCH_URL names a service but SR_BENCH_TOKEN is not set: "
+                                   "export the service's token privately (its file is <store>.service-token "
+                                   "beside its store)\n"), no_token.stderr
+    finally:
+        os.kill(pid, signal.SIGTERM)

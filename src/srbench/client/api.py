@@ -164,6 +164,16 @@ def _healthy(url: str, token: str, store_id: str | None = None, verify: ssl.SSLC
         return False
 
 
+def _refuses(url: str, token: str, verify: ssl.SSLContext | bool) -> bool:
+    """Does the service at `url` answer, refusing `token` (401/403)?"""
+    try:
+        r = httpx.get(url + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=2,
+                      trust_env=not _is_local(url), verify=verify)
+    except httpx.HTTPError:
+        return False
+    return r.status_code in (401, 403)
+
+
 def _check_url(url: str) -> None:
     """--url / SR_BENCH_URL is an http(s) URL with a host (a malformed one was httpx's traceback)."""
     try:
@@ -190,7 +200,8 @@ def connect(store: str | None = None, *, autostart: bool = True, url: str | None
         _check_url(external)
         token = env_token()
         if not token:
-            raise InvalidInput(f"SR_BENCH_URL is set but {token_env_name()} is not: set the service token privately")
+            raise InvalidInput(f"--url / SR_BENCH_URL names a service but {token_env_name()} is not set: export "
+                               "the service's token privately (its file is <store>.service-token beside its store)")
         if store is not None and _is_local(external):    # upstream's check: the URL serves this store
             if not _healthy(external.rstrip("/"), token, store_identity_of(resolve_store(store)), verify):
                 raise InvalidInput(f"{hide_credentials(external)} is not the service of the store {store} (or does not answer): "
@@ -201,6 +212,10 @@ def connect(store: str | None = None, *, autostart: bool = True, url: str | None
     info = read_service_info(store_dir)
     if info is not None and _healthy(info.url, token, info.store_id, verify):
         return Client(info.url, token, verify=verify)
+    if info is not None and env_token() and _refuses(info.url, token, verify):
+        raise InvalidInput(f"the service of the store {store_dir} (at {info.url}, pid {info.pid}) refuses the token "
+                           f"in {token_env_name()}: it is not this store's; unset {token_env_name()} (the store's own "
+                           "token file is read), or set this store's token")
     if not autostart:
         raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
     return Client(start_local_service(store_dir, token), token)
