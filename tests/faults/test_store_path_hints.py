@@ -6,6 +6,7 @@ into `--store /tmp/my` and a stray argument. Also: a dataset `--output` path und
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
@@ -100,3 +101,13 @@ def test_a_wrong_token_for_a_running_stores_service_says_so(tmp_path: Path) -> N
                                    "beside its store)\n"), no_token.stderr
     finally:
         os.kill(pid, signal.SIGTERM)
+
+
+def test_stop_or_no_autostart_on_a_store_never_started_makes_nothing(tmp_path: Path) -> None:
+    """`sr-bench --store never stop` answered 'nothing to stop' and left never.service-token behind."""
+    store, env = tmp_path / "never", cli_env()
+    stopped = run_cli(["--store", str(store), "stop", "--json"], tmp_path, env)
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopping"] is False, stopped.stderr
+    refused = run_cli(["--store", str(store), "--no-autostart", "runs"], tmp_path, env)
+    assert refused.returncode == 2 and refused.stderr == f"error: no sr-bench service is running for the store {store}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

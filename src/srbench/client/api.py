@@ -208,8 +208,10 @@ def connect(store: str | None = None, *, autostart: bool = True, url: str | None
                                    "select its --store or another --url")
         return Client(external, token, verify=verify)
     store_dir = resolve_store(store)
-    token = env_token() or ensure_token(store_dir)
     info = read_service_info(store_dir)
+    if info is None and not autostart:          # `stop`, --no-autostart: nothing made for a store never started
+        raise ServiceUnavailable(f"no sr-bench service is running for the store {store_dir}")
+    token = env_token() or ensure_token(store_dir)
     if info is not None and _healthy(info.url, token, info.store_id, verify):
         return Client(info.url, token, verify=verify)
     if info is not None and env_token() and _refuses(info.url, token, verify):
