@@ -17,6 +17,7 @@ from srbench.benchmarks.gpqa_diamond import GpqaDiamond
 from srbench.benchmarks.simpleqa_verified import SimpleQaVerified
 from srbench.cas import ObjectStore
 from srbench.cas.digest import digest_json
+from srbench.errors import InvalidInput
 from srbench.rules import Engine
 from srbench.rules.engine import MemoryActionCache
 from srbench.simulate import samples
@@ -100,3 +101,15 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
                  "b3:00bd6dd8c69766e2cba31496c86cdeacee3190323076379bd4dc839eee7bfdab",
                  "b3:00bd6dd8c69766e2cba31496c86cdeacee3190323076379bd4dc839eee7bfdab"),
 }
+
+
+@pytest.mark.parametrize("benchmark", ["mmlu-pro", "gpqa-diamond", "arc-agi-2", "livecodebench"])
+def test_a_source_path_that_does_not_exist_is_named_as_such(benchmark: str, tmp_path: Path) -> None:
+    """`--source-path nope` said 'data/test-00000-of-00001.parquet not found under nope' (as if the folder were
+    there without its file)."""
+    missing = tmp_path / "dáta with space" / "nope"
+    with pytest.raises(InvalidInput) as refused:
+        acquire(get_benchmark(benchmark), cache_dir=tmp_path / "cache", source_path=str(missing), revision="r1")
+    assert refused.value.message == (
+        f"--source-path {missing}: no such file or directory on the service's host (give the local copy of "
+        f"{benchmark}, laid out like its upstream repository, or its native file)")

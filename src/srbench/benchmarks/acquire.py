@@ -98,6 +98,9 @@ def verify_paths(bench: Benchmark, paths: dict[str, Path], root: Path, *, fix: s
 
 
 def _local(bench: Benchmark, source_path: str, revision: str) -> Acquired:
+    if not Path(source_path).exists():          # read on the service's host: said here, not as a missing file in it
+        raise InvalidInput(f"--source-path {source_path}: no such file or directory on the service's host (give the "
+                           f"local copy of {bench.id}, laid out like its upstream repository, or its native file)")
     paths = bench.locate(Path(source_path))
     fix = "pass --revision naming what this copy is (it is then labelled not the pinned source)"
     pinned = revision == bench.source.revision
