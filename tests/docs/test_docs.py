@@ -86,7 +86,9 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
     env.update(SR_BENCH_PORT="0", SR_BENCH_HOME=str(tmp_path / "home"), PYTHONPATH=str(ROOT / "src"))
     prelude = f'sr-bench() {{ "{sys.executable}" -m srbench.cli.main "$@"; }}\npython() {{ "{sys.executable}" "$@"; }}\n'
     first = ("$(sr-bench runs --json | python -c 'import json, sys; print(json.load(sys.stdin)[\"runs\"][0][\"id\"][:9])')")
-    sim = subprocess.Popen(["bash", "-c", prelude.replace('{ "', '{ exec "', 1) + simulate],
+    *first_lines, serve = simulate.splitlines()     # the last line serves: `exec`, so SIGTERM reaches it
+    sim_script = prelude + "".join(f"{line}\n" for line in first_lines) + prelude.replace('{ "', '{ exec "', 1) + serve
+    sim = subprocess.Popen(["bash", "-euo", "pipefail", "-c", sim_script],
                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -112,3 +114,5 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
     report = printed[-1]
     assert report["status"] == "completed"
     assert [t["target_id"] for t in report["summary"]["targets"]] == ["large", "small", "mom"]
+    accuracy = {t["id"]: t["accuracy"] for t in report["summary"]["targets"]}
+    assert accuracy["large"] > 0, accuracy       # simulate was given the dataset: a newcomer's table is not all 0 %
