@@ -226,3 +226,29 @@ def test_the_worker_process_ends_when_the_last_run_ends_before_its_report_is_don
     settled(service)
     workers_ended(service, started)
     assert memo_count(service, run_id) > 0          # its rows were built by the worker, and are still there
+
+
+def test_rows_wait_for_a_starting_worker_instead_of_being_built_in_the_service(
+        api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 1): while the worker process starts (~0.5 s) the rows wait for it, up to WORKER_WAIT_S,
+    rather than being built on the service's thread, where they took the GIL from the dispatching loop (at
+    zero latency the largest share of a short run's CPU). On the code before, the first cells of a run were
+    built in the service at once."""
+    monkeypatch.setattr(report_rows, "WORKER_WAIT_S", 120.0, raising=False)   # however busy the host: the worker is awaited
+    MemoHits(monkeypatch)                                         # the report waits for the rows
+    in_service: list[str] = []
+    real = report_rows.cell_row
+
+    def counted(engine: Any, ri: Any, cell_id: str, cell: Any) -> Any:
+        in_service.append(cell_id)
+        return real(engine, ri, cell_id, cell)
+    monkeypatch.setattr(report_rows, "cell_row", counted)
+    monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)     # the rows stay to count
+    started = spy_workers(monkeypatch)
+    ds = prepare("mmlu-pro")
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    settled(service)
+    assert started and memo_count(service, run_id) > 0 and in_service == []

@@ -10,8 +10,10 @@ then it records the batch's action-cache entries and rows in one journal transac
 while the next batch builds. A batch gathers cells until `BATCH_S` after the previous one began (a drain
 ends it at once), so the worker adds about one barrier a second, and a worker that fell behind takes
 every queued cell at once instead of idling while they wait (issue 42). The worker process is started
-as a run begins and answers `ready` once it has imported (seconds on a busy host); until then the
-rows are built on the thread, so the run's live figures never wait for it (issue 41). A store the
+as a run begins and answers `ready` once it has imported (~0.5 s; seconds on a busy host): the thread
+waits for it up to `WORKER_WAIT_S` after its start (rows built in the service take the GIL from the
+dispatching loop: at zero latency they were the largest share of a short run's CPU, issue 42), then builds
+the rows itself until it is ready, so the run's live figures never wait longer (issue 41). A store the
 worker cannot open (not on the local filesystem), or a worker that died, means the rows are built
 on that thread instead; a row the worker could not build is built there too. A cell of a benchmark
 graded in a sandbox goes to the grading pool (service/runs/grading.py) instead, which grades it at once on
@@ -58,6 +60,7 @@ DRAIN_MIN = 256        # fewer cells left to build at a run's end: its report bu
 BATCH = 2048           # cells per batch, at most
 BATCH_S = 1.0          # and the time a batch gathers cells: one barrier a second at most, beside dispatch's
 SANDBOX_BATCH_S = 0.1  # a run graded in a sandbox: its cells reach the grading pool sooner
+WORKER_WAIT_S = 1.5    # the longest the rows wait for a starting worker process before the thread builds them
 
 
 class JournalRowMemo:
@@ -98,6 +101,7 @@ class RowBuilder:
         self._pool: worker.WorkerProcess | None = None
         self._pool_lock = threading.Lock()      # starting and stopping the worker process
         self._no_worker = False                  # it could not start, or died: rows are built on the thread
+        self._pool_started = 0.0                 # when the worker process was started (time.monotonic)
         self.live = LiveFigures()                # each built row folded into the run's figures so far
         self.grades = GradePool(journal, engine, fold=self.live.fold)      # a sandbox-graded row too
         self._sandboxed: set[str] = set()        # runs with cells graded in a sandbox
@@ -195,6 +199,7 @@ class RowBuilder:
                 return
             try:
                 self._pool = worker.WorkerProcess(self.store, self.journal.path)
+                self._pool_started = time.monotonic()
             except OSError as exc:
                 log.warning("no report rows worker (%s); rows are built in the service", exc)
                 self._no_worker = True
@@ -304,8 +309,8 @@ class RowBuilder:
         rows: list[tuple[str, Any]] = []
         left = todo
         pool = self._pool
-        if pool is not None and not pool.ready():
-            pool = None                 # still starting (a second or more): these rows are built here, at once
+        if pool is not None and not pool.ready(self._pool_started + WORKER_WAIT_S - time.monotonic()):
+            pool = None                 # still starting after WORKER_WAIT_S: these rows are built here, at once
         if pool is not None:
             try:
                 entries, rows, failed = pool.build(plan, todo)

@@ -176,9 +176,9 @@ class WorkerProcess:
         self._ready = False
         self._send((store.url, store.verify_reads, journal_path))
 
-    def ready(self) -> bool:
-        """Whether the worker has started (its ``ready`` answer has come), without waiting for it."""
-        if not self._ready and select.select([self.stdout], [], [], 0)[0]:
+    def ready(self, wait_s: float = 0.0) -> bool:
+        """Whether the worker has started (its ``ready`` answer has come), waiting at most `wait_s` for it."""
+        if not self._ready and select.select([self.stdout], [], [], max(0.0, wait_s))[0]:
             self._wait_ready()
         return self._ready
 
