@@ -234,7 +234,7 @@ def test_a_file_given_to_the_wrong_command_is_named_with_the_right_one(cli, sour
 
     assert refused("plan", "--manifest", targets) == (
         f"error: --manifest {targets} is a targets file (`sr-bench target register --file {targets}`), not a "
-        "manifest: a mapping of version, profile, seed, dataset and targets (docs/manifest.md)\n")
+        "manifest: a manifest must be a mapping of version, profile, seed, dataset and targets (docs/manifest.md)\n")
     assert "--manifest arc.json is a dataset manifest (name it as the manifest's `dataset: {path: arc.json}`)" in \
         refused("run", "--manifest", "arc.json")
     assert refused("target", "register", "--file", "arc.json").startswith(

@@ -23,6 +23,8 @@ from srbench.errors import InvalidInput, NotFound
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 NAME = re.compile(r"ds-[0-9a-f]{8,64}|[0-9a-f]{64}")
+_KINDS = {"NoneType": "empty", "str": "plain text", "list": "a list", "int": "a number", "float": "a number",
+          "bool": "a truth value"}     # what a YAML/JSON document that is not a mapping reads as
 
 
 def read_manifest(obj: Ctx, path: str) -> Any:
@@ -31,9 +33,9 @@ def read_manifest(obj: Ctx, path: str) -> Any:
     if not isinstance(value, dict) or ("targets" not in value and "case_count" in value):
         what = ("a targets file (`sr-bench target register --file " + path + "`)" if _targets_file(value)
                 else "a dataset manifest (name it as the manifest's `dataset: {path: " + path + "}`)"
-                if isinstance(value, dict) else f"a {type(value).__name__}")
-        raise InvalidInput(f"--manifest {path} is {what}, not a manifest: a mapping of version, profile, seed, "
-                           "dataset and targets (docs/manifest.md)")
+                if isinstance(value, dict) else _KINDS.get(type(value).__name__, f"a {type(value).__name__}"))
+        raise InvalidInput(f"--manifest {path} is {what}, not a manifest: a manifest must be a mapping of version, "
+                           "profile, seed, dataset and targets (docs/manifest.md)")
     if value.get("kind") != "plan" and "dataset" in value:
         value = {**value, "dataset": dataset_ref(obj, value["dataset"], Path(path).parent)}
     return value
