@@ -109,3 +109,32 @@ def test_plan_prints_the_per_benchmark_sizes():
     text = out.getvalue()
     assert "per-benchmark sizes (fewest cases" in text and "a 135, t 89*" in text
     assert "224" in text and "not reachable with these sources" in text
+
+
+def test_a_comparison_sizes_the_same_inputs_once(monkeypatch):
+    # compare sizes every inconclusive candidate at its observed and the plan's tie rate (0.35–0.76 s each
+    # before); the same inputs again (another candidate, a report refresh) ask no power at all
+    from srbench.schemas.plan import Planning
+    from srbench.stages.compare import claims
+    from srbench.stages.stats import planning, power
+
+    design = profile_design("quick")
+    weights = dict(zip(design.names, design.weights, strict=True))
+    assumptions = Planning.model_validate({"tie_rate": 0.9, "effect": 0.05, "power": 0.8})
+    first = claims._planning(design, weights, "betting", 0.8312, assumptions, 0.02, 3)
+    asked = []
+    monkeypatch.setattr(power, "_power_at", lambda *a: asked.append(a) or 0.5)
+    again = claims._planning(design, weights, "betting", 0.8312, assumptions, 0.02, 3)
+    assert again == first and again.sized_for_effect is not None and asked == []
+    planning._sized_plan.cache_clear()
+    assert claims._planning(design, weights, "betting", 0.8312, assumptions, 0.02, 3) != first and asked
+
+
+def test_power_at_remembers_and_still_checks_its_inputs():
+    counts, weights = {"a": 40, "b": 60}, {"a": 1.0, "b": 2.0}
+    once = power_at("betting", counts, weights, 0.9, 0.05, singles=3)
+    assert power_at("betting", dict(reversed(counts.items())), weights, 0.9, 0.05, singles=3) == once
+    with pytest.raises(InvalidInput, match="benchmark b needs a positive finite weight"):
+        power_at("betting", counts, {"a": 1.0}, 0.9, 0.05, singles=3)
+    with pytest.raises(InvalidInput, match="unknown claim rule"):
+        power_at("bayes", counts, weights, 0.9, 0.05)

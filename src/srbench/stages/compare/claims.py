@@ -10,7 +10,7 @@ non-inferiority verdict (lower bound > −margin, REP-7) and the planning; the o
 and claim are shown beside it (`intervals`, `claims_by_rule`). An inconclusive claim carries
 `planning`: `power.power_plan` at the planned sizes, once at the observed tie rate and once at the
 plan's assumed one; for a new plan each also holds the per-benchmark sizes that reach the power
-(`sized_for_effect`, `sized_for_margin`: `stats.planning.with_sizes`, the fewest cases, capped at the
+(`sized_for_effect`, `sized_for_margin`: `stats.planning.sized_plan`, the fewest cases, capped at the
 cases each pinned source holds), as `sr-bench plan` prints them, instead of one scale of every benchmark.
 
 A plan that records `baseline_selection: adjusted` (every new plan) also gets `selection` (K and the
@@ -46,7 +46,7 @@ from srbench.stages.compare.limitations import DEV
 from srbench.stages.compare.selection import SEED_LABEL, PairDiffs, adjusted_interval, summary
 from srbench.stages.stats.betting import ORDER, Design, betting_interval, make_design
 from srbench.stages.stats.paired import claim, non_inferiority, weighted_hoeffding
-from srbench.stages.stats.planning import available_cases, with_sizes
+from srbench.stages.stats.planning import available_cases, sized_plan
 from srbench.stages.stats.power import power_plan
 
 LABELS = {"hoeffding": "weighted Hoeffding (REP-6): fixed size, ignores ties",
@@ -100,11 +100,12 @@ def _planning(design: Design, weights: Mapping[str, float], rule: Rule, tie_rate
               planning: PlanningAssumptions, margin: float | None, singles: int | None) -> PowerPlan:
     counts = _counts(design)
     tie = min(MAX_TIE_RATE, tie_rate)
-    out = power_plan(counts, weights, rule=rule, tie_rate=tie, effect=min(float(planning.effect), 1 - tie),
-                     margin=margin, power=float(planning.power), singles=singles)
+    effect = min(float(planning.effect), 1 - tie)
     if singles is None:                 # a plan from before issue 28: its stored comparisons do not change
-        return out
-    return with_sizes(out, counts, weights, available_cases(counts), None)
+        return power_plan(counts, weights, rule=rule, tie_rate=tie, effect=effect, margin=margin,
+                          power=float(planning.power), singles=None)
+    return sized_plan(counts, weights, rule=rule, tie_rate=tie, effect=effect, margin=margin,
+                      power=float(planning.power), singles=singles, available=available_cases(counts), cost=None)
 
 
 def _intervals(diffs_by_benchmark: Mapping[str, Sequence[int]], ordered: Sequence[int], design: Design,

@@ -56,6 +56,7 @@ remaining cases turn out.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -137,16 +138,29 @@ def make_design(benchmarks_in_order: Sequence[str], weights: Mapping[str, float]
     return Design(names, shares, counts, strata, float(alpha))
 
 
-def best_theta(q: np.ndarray | float, weights: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
-    """θ*(q) as documented, for benchmarks of weights w_b (summing to 1) and planned counts n_b."""
+@functools.lru_cache(maxsize=512)
+def _theta_table(weights: tuple[float, ...], counts: tuple[float, ...], alpha: float) -> tuple[float, np.ndarray,
+                                                                                               np.ndarray]:
+    """θ* on a grid of q (its smallest q, ln q, θ*): one design's table, built once (planning asks for it
+    hundreds of times; read-only arrays)."""
+    w, n = np.asarray(weights), np.asarray(counts)
     thetas = np.geomspace(1e-4, THETA_MAX, 512)
-    qs = np.geomspace(0.25 / float(np.sum(counts)), 1.0, 256)
-    c = weights / counts
+    qs = np.geomspace(0.25 / float(np.sum(n)), 1.0, 256)
+    c = w / n
     a = c / c.max()
-    curv = (counts[None, :] * np.log1p(-(thetas[:, None] * a[None, :]) ** 2)).sum(axis=1)   # per θ
+    curv = (n[None, :] * np.log1p(-(thetas[:, None] * a[None, :]) ** 2)).sum(axis=1)   # per θ
     radius = (math.log(2.0 / alpha) - 0.5 * qs[:, None] * curv[None, :]) / thetas[None, :]
     table = thetas[np.argmin(radius, axis=1)]
-    theta: np.ndarray = np.interp(np.log(np.clip(q, qs[0], 1.0)), np.log(qs), table)
+    log_qs = np.log(qs)
+    log_qs.flags.writeable = table.flags.writeable = False
+    return float(qs[0]), log_qs, table
+
+
+def best_theta(q: np.ndarray | float, weights: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
+    """θ*(q) as documented, for benchmarks of weights w_b (summing to 1) and planned counts n_b."""
+    low, log_qs, table = _theta_table(tuple(np.asarray(weights, dtype=float).tolist()),
+                                      tuple(np.asarray(counts, dtype=float).tolist()), float(alpha))
+    theta: np.ndarray = np.interp(np.log(np.clip(q, low, 1.0)), log_qs, table)
     return theta
 
 

@@ -2,10 +2,12 @@
 Dashboard's review shows): both claim rules at the plan's planning assumptions (`power.power_plan`),
 each with the per-benchmark sizes that reach the wanted power (`sizing.sizes_needed`, capped at the
 cases each benchmark's pinned source holds), and the detectable effect over a few tie rates. A comparison's
-inconclusive claim of a new plan is sized the same way (`with_sizes`, `stages/compare/claims.py`)."""
+inconclusive claim of a new plan is sized the same way (`sized_plan`, `stages/compare/claims.py`), each answer
+remembered by its inputs."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 
 from srbench.benchmarks.pins import source_tasks
@@ -17,7 +19,7 @@ from srbench.stages.stats.stopping import statistics_of
 
 TIE_RATES = (0.0, 0.5, 0.8, 0.9)
 
-__all__ = ["TIE_RATES", "planning_for", "with_sizes", "available_cases"]
+__all__ = ["TIE_RATES", "planning_for", "with_sizes", "sized_plan", "available_cases"]
 
 
 def _filled(early_stop: EarlyStop | None) -> EarlyStop | None:
@@ -44,6 +46,30 @@ def with_sizes(out: PowerPlan, counts: Mapping[str, int], weights: Mapping[str, 
     return out.model_copy(update=update)
 
 
+def sized_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule: str, tie_rate: float, effect: float,
+               margin: float | None, power: float, singles: int | None, available: Mapping[str, int],
+               cost: Mapping[str, float] | None) -> PowerPlan:
+    """`power.power_plan` with its per-benchmark sizes (`with_sizes`), remembered by its inputs: a comparison
+    sizes each inconclusive candidate at the plan's tie rate and the one it observed, the in-run report
+    again at every refresh, and the same inputs always give the same answer."""
+    names = sorted(counts)
+    return _sized_plan(rule, tuple((b, counts[b]) for b in names), tuple((b, weights.get(b)) for b in names),
+                       tie_rate, effect, margin, power, singles, tuple(sorted(available.items())),
+                       None if cost is None else tuple((b, cost.get(b)) for b in names))
+
+
+@functools.lru_cache(maxsize=256)
+def _sized_plan(rule: str, count_items: tuple[tuple[str, int], ...], weight_items: tuple[tuple[str, float | None], ...],
+                tie_rate: float, effect: float, margin: float | None, power: float, singles: int | None,
+                available: tuple[tuple[str, int], ...], cost: tuple[tuple[str, float | None], ...] | None) -> PowerPlan:
+    counts = dict(count_items)
+    weights = {b: w for b, w in weight_items if w is not None}
+    costs = None if cost is None else {b: c for b, c in cost if c is not None}
+    out = power_plan(counts, weights, rule=rule, tie_rate=tie_rate, effect=effect, margin=margin, power=power,
+                     singles=singles)
+    return with_sizes(out, counts, weights, dict(available), costs)
+
+
 def planning_for(plan: Plan, counts: Mapping[str, int], available: Mapping[str, int] | None = None,
                  cost: Mapping[str, float] | None = None) -> Planning:
     """What `sr-bench plan` prints and the Dashboard's review shows: the declared rule first, the other
@@ -62,9 +88,8 @@ def planning_for(plan: Plan, counts: Mapping[str, int], available: Mapping[str, 
     effect, margin = min(p.effect, 1 - p.tie_rate), stats.margin
 
     def plan_for(rule: str) -> PowerPlan:
-        out = power_plan(counts, weights, rule=rule, tie_rate=p.tie_rate, effect=effect, margin=margin,
-                         power=p.power, singles=k)
-        return with_sizes(out, counts, weights, available or {}, cost)
+        return sized_plan(counts, weights, rule=rule, tie_rate=p.tie_rate, effect=effect, margin=margin,
+                          power=p.power, singles=k, available=available or {}, cost=cost)
     model = "every benchmark: the same tie rate and difference"
     if k is not None:
         model += (f"; the baseline is the strongest of K = {k} single target(s) of this plan "

@@ -255,7 +255,18 @@ def _all_of(p1: float, singles: int, w: tuple[float, ...], n: tuple[float, ...],
 def power_at(rule: str, counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rate: float,
              delta: float, threshold: float = 0.0, alpha: float = ALPHA, singles: int | None = None) -> float:
     """P(lower bound > threshold) when the true difference is δ: Φ((δ − threshold − r(δ))/s(δ)); with
-    `singles` = K, the claim new plans make (running intersection, K singles: the module docstring)."""
+    `singles` = K, the claim new plans make (running intersection, K singles: the module docstring).
+    Remembered by its inputs (the searches of `cases_needed`, `detectable_effect` and `sizing` ask again)."""
+    names = sorted(counts)
+    return _power_at(rule, tuple((b, counts[b]) for b in names), tuple((b, weights.get(b)) for b in names),
+                     tie_rate, delta, threshold, alpha, singles)
+
+
+@functools.lru_cache(maxsize=16384)
+def _power_at(rule: str, count_items: tuple[tuple[str, int | float], ...],
+              weight_items: tuple[tuple[str, float | None], ...], tie_rate: float, delta: float, threshold: float,
+              alpha: float, singles: int | None) -> float:
+    counts, weights = dict(count_items), {b: w for b, w in weight_items if w is not None}
     r = radius(rule, counts, weights, tie_rate, delta, alpha)
     sd = _sd(counts, weights, tie_rate, delta)
     gap = delta - threshold - r
