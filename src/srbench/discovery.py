@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import secrets
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,12 @@ def store_identity_of(store_dir: Path) -> str:
     """The store's identity as upstream clients check it: the SHA-256 of its canonical path. A service
     in a container whose path differs from the host's is given the host's with ``--store-identity``."""
     return hashlib.sha256(str(store_dir.expanduser().resolve()).encode()).hexdigest()
+
+
+def store_command(store: Path, command: str = "stop") -> str:
+    """The command line a message tells the user to type for `store` (``sr-bench --store DIR stop``), the path
+    quoted for a shell (a store path may hold spaces or quotes)."""
+    return f"sr-bench --store {shlex.quote(str(store))} {command}"
 
 
 def token_path(store: Path) -> Path:

@@ -116,13 +116,32 @@ def storage_fault(exc: BaseException) -> SrBenchError | None:
     return None
 
 
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^\s'\"<>]*@")      # to the last @ (a secret may hold / or @)
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^\s'\"<>]*)")
+_HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:@\[\]]*)(:\d*)?")       # an authority without userinfo
+
+
+def _userinfo_end(rest: str) -> int:
+    """Where the userinfo of a URL's authority ends in `rest` (the URL after `scheme://`): after its last
+    ``@`` (-1: none). The authority ends at the first ``/``, ``?`` or ``#``, so an ``@`` in the path stays
+    (``https://host/a@b``). An authority that is no host[:port] and an ``@`` further on is a secret holding an
+    unencoded ``/`` (``s3://KEY:se/cret@bucket/x``): its userinfo ends at the last ``@`` of its segment."""
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        return authority.rindex("@")
+    at = rest.find("@")
+    if at < 0 or _HOST_PORT.fullmatch(authority):
+        return -1
+    return rest[:at + len(re.split(r"[/?#]", rest[at:], maxsplit=1)[0])].rindex("@")
 
 
 def hide_credentials(text: str) -> str:
     """`text` (a URL, or a message naming URLs) with the user name and password of each URL replaced by
-    ``***`` (``https://u:secret@host/x`` → ``https://***@host/x``): what a message or an answer may show."""
-    return _USERINFO.sub(r"\1***@", text)
+    ``***`` (``https://u:secret@host/x`` → ``https://***@host/x``): what a message or an answer may show.
+    Only the authority's userinfo is hidden: ``https://host/users/@me`` is shown as written."""
+    def hide(m: re.Match[str]) -> str:
+        end = _userinfo_end(m[2])
+        return m[0] if end < 0 else f"{m[1]}***{m[2][end:]}"
+    return _URL.sub(hide, text)
 
 
 def os_strerror(code: int | None) -> str:

@@ -7,7 +7,6 @@ import json
 import math
 import os
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,7 @@ class Ctx:
         # deferred: srbench.client, srbench.discovery load only for the commands that use them (the CLI starts
         # light)
         from srbench.client.embedded import EmbeddedService
-        from srbench.discovery import ensure_token, read_service_info, resolve_store
+        from srbench.discovery import ensure_token, read_service_info, resolve_store, store_command
 
         if self.url or os.environ.get("SR_BENCH_URL"):
             raise InvalidInput("--embedded runs the command against its own in-process service: drop --url and "
@@ -66,7 +65,7 @@ class Ctx:
             info = read_service_info(store)
             where = f" (at {info.url}, pid {info.pid})" if info else ""
             raise Conflict(f"--embedded: another sr-bench service owns the store {store}{where}; the journal has "
-                           f"one writer: stop it (`sr-bench --store {shlex.quote(str(store))} stop`) or run without --embedded "
+                           f"one writer: stop it (`{store_command(store)}`) or run without --embedded "
                            "to use it") from None
         self._service = svc
         return svc.client

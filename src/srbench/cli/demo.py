@@ -38,6 +38,7 @@ from srbench.cli.derived import comparison_notes, comparison_table, headline_lin
 from srbench.cli.output import SafeConsole, human
 from srbench.cli.runs import benchmark_table, score_lines
 from srbench.cli.views import report_targets_table
+from srbench.discovery import store_command
 from srbench.errors import SrBenchError
 from srbench.sandbox import open_sandbox
 from srbench.sandbox import task_container as tc
@@ -193,7 +194,7 @@ class DemoResult(NamedTuple):
         return {"simulated": True, "note": BANNER, "store": str(self.store), "runs": self.runs,
                 "status": {role: rep["status"] for role, rep in self.reports.items()},
                 "comparison": self.comparison, "summary": cand["summary"], "not_run": self.not_run,
-                "next": [f"sr-bench --store {shlex.quote(str(self.store))} {cmd}" for cmd, _ in next_commands(self.runs)]}
+                "next": [store_command(self.store, cmd) for cmd, _ in next_commands(self.runs)]}
 
 
 def run_demo(workdir: Path, download: bool, console: Console) -> WireJSON:

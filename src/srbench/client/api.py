@@ -10,6 +10,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from srbench.discovery import (
     env_token,
     read_service_info,
     resolve_store,
+    store_command,
     store_identity_of,
     token_env_name,
 )
@@ -68,8 +70,9 @@ class Client:
         bad = next((seg for seg in path.split("/") if seg in (".", "..") or "?" in seg or "#" in seg), None)
         if bad is not None:          # an id the user typed would leave its route (`dataset show ../targets`)
             raise InvalidInput(f"{bad!r} in {path!r}: an id holds no '?', '#' or a '.'/'..' path segment")
-        if "json" in kw:
-            _check_finite(kw["json"])
+        if "json" in kw:             # serialised once, here: httpx would serialise it again
+            kw["content"] = _json_body(kw.pop("json"))
+            kw["headers"] = {**kw.get("headers", {}), "Content-Type": "application/json"}
         try:
             resp = self._http.request(method, path, **kw)
         except httpx.TransportError as exc:
@@ -110,25 +113,48 @@ class Client:
             after = page["next_cursor"]
 
 
-def _check_finite(body: Any) -> None:
-    """A body JSON can carry: a NaN or an infinity (`--margin nan`, `options set … x=Infinity`) is one line
-    naming where it is, not httpx's ValueError traceback."""
+def _json_body(body: Any) -> bytes:
+    """`body` as the UTF-8 JSON httpx would send (compact, not ASCII-escaped), serialised once. A NaN or an
+    infinity (`--margin nan`, `options set … x=Infinity`), or text that is not Unicode (an argument's bytes
+    that are not UTF-8: `experiment create $'\\xff'`), is one line naming where it is, not a traceback."""
     try:
-        jsonlib.dumps(body, allow_nan=False)
+        text = jsonlib.dumps(body, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
     except ValueError:
-        where = _non_finite(body, "")
+        where = _first(body, "", _non_finite)
         raise InvalidInput(f"request body: {where or 'a value'} is not a finite number (NaN and infinities cannot "
                            "be sent as JSON); give a finite number") from None
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        where = _first(body, "", _not_unicode)
+        raise InvalidInput(f"request body: {where or 'a value'} holds bytes that are not UTF-8 text; give it as "
+                           "UTF-8 (check the terminal's or the file's encoding)") from None
 
 
 def _non_finite(value: Any, where: str) -> str | None:
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{where or 'the value'} ({value})"
+    return f"{where or 'the value'} ({value})" if isinstance(value, float) and not math.isfinite(value) else None
+
+
+def _not_unicode(value: Any, where: str) -> str | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return where or "the value"
+    return None
+
+
+def _first(value: Any, where: str, found: Callable[[Any, str], str | None]) -> str | None:
+    """Where in `value` (a JSON-like body) `found` first names a problem, e.g. ``set.test_timeout_s (nan)``."""
+    hit = found(value, where)
+    if hit:
+        return hit
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
     for key, item in items:
-        found = _non_finite(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key))
-        if found:
-            return found
+        hit = _first(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key), found)
+        if hit:
+            return hit
     return None
 
 
@@ -240,7 +266,7 @@ def start_local_service(store_dir: Path, token: str, wait_s: float = 20.0) -> st
         raise
     print(f"sr-bench: started the service for the store {store_dir} at {url} (pid {proc.pid}); "
           "it keeps running in the background with this shell's environment and the variables of "
-          f"{store_dir.name}.env beside the store (keys, credentials): `sr-bench --store {shlex.quote(str(store_dir))} stop` "
+          f"{store_dir.name}.env beside the store (keys, credentials): `{store_command(store_dir)}` "
           "stops it", file=sys.stderr)
     return url
 

@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import signal
 import socket
 import ssl
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from srbench import VERSION
 from srbench.cas import ObjectStore
-from srbench.discovery import API_PREFIX, dir_identity, service_file, store_identity_of
+from srbench.discovery import API_PREFIX, dir_identity, service_file, store_command, store_identity_of
 from srbench.errors import (
     IntegrityError,
     InvalidInput,
@@ -258,7 +257,7 @@ class StoreLock:
             self.fh.seek(0)
             holder = self.fh.read(32).strip()
             self.fh.close()
-            who = (f" (pid {holder}: `sr-bench --store {shlex.quote(str(store_dir))} stop`, or end that process)"
+            who = (f" (pid {holder}: `{store_command(store_dir)}`, or end that process)"
                    if holder.isdigit() else "")
             raise InvalidInput(f"another sr-bench service already owns the store {store_dir}{who}") from None
         self.fh.seek(0)
