@@ -6,6 +6,8 @@ import ctypes
 import errno
 import json
 import os
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -59,6 +61,32 @@ def test_local_put_get_is_atomic_idempotent_and_read_only(tmp_path) -> None:
     assert oct(os.stat(path).st_mode & 0o777) == "0o444"
     assert not [p for p in os.listdir(os.path.dirname(path)) if p.startswith(".tmp-")]
     assert list(store.iter_digests()) == [d]
+
+
+def test_a_local_store_reads_and_writes_without_fsspec(tmp_path) -> None:
+    """Issue 42 (item 3): a local store's reads and writes go through cas/localfs.py, so a process that only
+    reads and writes objects (the report-rows worker) never imports fsspec (~13 MiB with what it pulls in);
+    the root is fsspec's (a relative path made absolute, ``file://`` dropped), and `fs` is still there when a
+    listing asks for it."""
+    code = (
+        "import os, sys\n"
+        "from srbench.cas import ObjectStore\n"
+        "s = ObjectStore('file://' + sys.argv[1])\n"
+        "d = s.put_bytes(b'one')\n"
+        "many = s.put_many([b'two', b'three'])\n"
+        "assert s.get_bytes(d) == b'one' and [s.get_bytes(x) for x in many] == [b'two', b'three'] and s.has(many[0])\n"
+        "s.sync()\n"
+        "os.chdir(sys.argv[1])\n"
+        "again = ObjectStore('.', create=False)\n"
+        "assert again.root == sys.argv[1] and again.local and again.get_bytes(many[1]) == b'three'\n"
+        "assert 'fsspec' not in sys.modules, 'fsspec imported'\n"
+        "assert sorted(again.iter_digests()) == sorted([d, *many]) and 'fsspec' in sys.modules\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with pytest.raises(NotFound):
+        ObjectStore(str(tmp_path / "absent"), create=False)
 
 
 def test_missing_object_is_not_found(tmp_path) -> None:

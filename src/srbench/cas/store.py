@@ -28,7 +28,6 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-import fsspec
 import orjson
 
 from srbench.cas import files, localfs, upkeep
@@ -54,14 +53,34 @@ class ObjectStore(NamedObjects):
     def __init__(self, url: str, *, verify_reads: bool | None = None, create: bool = True) -> None:
         """`create=False` opens an existing store only (NotFound when its objects/ is absent)."""
         self.url = url.rstrip("/")
-        self.fs, self.root = fsspec.core.url_to_fs(self.url)
-        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        self._fs: Any = None
+        root = _local_root(self.url)
+        if root is None:
+            self._fs, self.root = _url_to_fs(self.url)
+            protocols = self._fs.protocol
+            self.local = "file" in (protocols if isinstance(protocols, tuple) else (protocols,))
+        else:
+            self.root, self.local = root, True
         self.verify_reads = True if verify_reads is None else verify_reads
         self.packs = PackIndex(self._join("packs")) if self.local else None
-        if create:
-            self.fs.makedirs(self._join("objects"), exist_ok=True)
-        elif not self.fs.exists(self._join("objects")) and not self.fs.exists(self._join("names")):
+        if not self.local:
+            if create:
+                self.fs.makedirs(self._join("objects"), exist_ok=True)
+            elif not self.fs.exists(self._join("objects")) and not self.fs.exists(self._join("names")):
+                raise NotFound(f"no object store at {self.url}")
+        elif create:
+            os.makedirs(self._join("objects"), exist_ok=True)
+        elif not os.path.exists(self._join("objects")) and not os.path.exists(self._join("names")):
             raise NotFound(f"no object store at {self.url}")
+
+    @property
+    def fs(self) -> Any:
+        """The fsspec filesystem of the store; a local store's is made on first use (listings, maintenance):
+        its reads and writes go through `cas/localfs.py`, so a process that only reads and writes objects
+        (the report-rows worker) never imports fsspec (~13 MiB, issue 42 item 3)."""
+        if self._fs is None:
+            self._fs = _url_to_fs(self.root)[0]
+        return self._fs
 
     # -- paths ---------------------------------------------------------------------------------
     def _join(self, *parts: str) -> str:
@@ -430,6 +449,27 @@ class ObjectStore(NamedObjects):
     @staticmethod
     def _write_durable(path: str, data: bytes) -> None:
         _atomic_local_write(path, data, durable=True)
+
+
+def _local_root(url: str) -> str | None:
+    """The absolute root of a store on the local filesystem named by a plain POSIX path or a ``file://`` URL, as
+    fsspec names it (`make_path_posix`: ``~`` expanded, a relative path made absolute); None for any other URL
+    (a protocol, a chained URL, a Windows path: fsspec reads those)."""
+    path = url.removeprefix("file://")
+    if os.sep != "/" or "://" in path or "::" in path or not path:
+        return None
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
+    elif not path.startswith("/"):
+        path = os.getcwd() + "/" + ("" if path == "." else path.removeprefix("./"))
+    return path.rstrip("/") or "/"
+
+
+def _url_to_fs(url: str) -> tuple[Any, str]:
+    import fsspec  # deferred: ~13 MiB (asyncio, email); a local store reads and writes without it
+
+    fs, root = fsspec.core.url_to_fs(url)
+    return fs, root
 
 
 def _will_need(fd: int, spans: list[tuple[int, int]]) -> None:
