@@ -252,3 +252,33 @@ def test_rows_wait_for_a_starting_worker_instead_of_being_built_in_the_service(
         assert api.wait(run_id)["status"] == "completed"
     settled(service)
     assert started and memo_count(service, run_id) > 0 and in_service == []
+
+
+def test_rows_built_in_the_service_share_the_dispatchers_cases(api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 3): the rows the service builds itself (no worker process, or one still starting) read
+    the cases the run's dispatcher decoded, not a second decoded copy of the dataset (~8 MiB at 2,000 cases
+    held for the whole run). On the code before, the row builder decoded its own."""
+    from srbench.service.runs import manager as manager_mod
+
+    rows = service.service.runs.rows
+    monkeypatch.setattr(rows, "_no_worker", True)               # every row is built on the service's thread
+    monkeypatch.setattr(rows, "forget", lambda run_id: None)    # its inputs stay to be looked at
+    MemoHits(monkeypatch)
+    decoded: list[Any] = []
+    real = manager_mod.decode_cases
+
+    def spied(data: bytes) -> Any:
+        out = real(data)
+        decoded.append(out)
+        return out
+    monkeypatch.setattr(manager_mod, "decode_cases", spied)
+    ds = prepare("mmlu-pro")
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    settled(service)
+    assert memo_count(service, run_id) > 0
+    ri = rows._runs[run_id]
+    dispatched = {id(c) for cases in decoded for c in cases}
+    assert ri is not None and ri.cases and all(id(c) in dispatched for c in ri.cases.values())

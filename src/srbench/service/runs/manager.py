@@ -184,7 +184,7 @@ class RunManager:
         cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset.object))}
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan.limits.max_run_seconds)
         self.controls[run_id] = control
-        self.rows.begin(run_id, run.plan)
+        self.rows.begin(run_id, run.plan, cases)
         jr = RunJournalAdapter(self.journal, run_id, self.store,
                                on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
         now = time.time()

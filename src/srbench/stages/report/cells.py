@@ -59,12 +59,15 @@ class ReportInputs:
     case_digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: ObjectStore, inputs: Mapping[str, object]) -> ReportInputs:
-        """What every row reads, from the rule's inputs (their digests: the cells are not read here)."""
+    def load(cls, store: ObjectStore, inputs: Mapping[str, object],
+             cases: dict[str, Case] | None = None) -> ReportInputs:
+        """What every row reads, from the rule's inputs (their digests: the cells are not read here). `cases`:
+        the plan's dataset already decoded by the caller (the run's dispatcher: one copy, not two, issue 42)."""
         d = ReportDigests.of(inputs)
         price_fix = PriceCorrection.model_validate(store.get_json(d.prices)) if d.prices else None
         plan = apply_prices(Plan.model_validate(store.get_json(d.plan)), price_fix)
-        cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
+        if cases is None:
+            cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
         targets = {pt.target.id: pt.target for pt in plan.targets}
         aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
         correction = UsageCorrection.model_validate(store.get_json(d.correction)) if d.correction else None
