@@ -36,6 +36,7 @@ if TYPE_CHECKING:        # annotations only: discovery stays free of pydantic at
 BASE_PORT = 8090
 API_PREFIX = "/api/sr-bench/v1"
 CA_ENV = "SR_BENCH_CA_FILE"
+CONNECT_TIMEOUT_S = 5.0        # a service or an object store that does not answer a connection by then is named
 
 
 def token_env_name() -> str:

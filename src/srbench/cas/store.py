@@ -466,10 +466,9 @@ def _local_root(url: str) -> str | None:
 
 
 def _url_to_fs(url: str) -> tuple[Any, str]:
-    import fsspec  # deferred: ~13 MiB (asyncio, email); a local store reads and writes without it
+    from srbench.cas.remote import open_filesystem  # deferred: fsspec, ~13 MiB; a local store reads and writes without it
 
-    fs, root = fsspec.core.url_to_fs(url)
-    return fs, root
+    return open_filesystem(url)
 
 
 def _will_need(fd: int, spans: list[tuple[int, int]]) -> None:

@@ -19,6 +19,7 @@ import httpx
 from srbench.discovery import (
     API_PREFIX,
     CA_ENV,
+    CONNECT_TIMEOUT_S,
     client_verify,
     default_port,
     ensure_token,
@@ -60,8 +61,9 @@ class Client:
         headers = {"Authorization": f"Bearer {token}"}
         if actor is not None:
             headers |= {"X-SR-Bench-Actor-ID": actor[0], "X-SR-Bench-Actor-Role": actor[1]}
-        self._http = httpx.Client(base_url=self.url + API_PREFIX, timeout=timeout, trust_env=not _is_local(self.url),
-                                  headers=headers, verify=verify)
+        self._http = httpx.Client(base_url=self.url + API_PREFIX, trust_env=not _is_local(self.url),
+                                  headers=headers, verify=verify,
+                                  timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)))
 
     def close(self) -> None:
         self._http.close()
@@ -159,12 +161,23 @@ def _first(value: Any, where: str, found: Callable[[Any, str], str | None]) -> s
 
 
 def _transport_problem(exc: httpx.TransportError) -> str:
-    """The exception's name, or what to do when the service's TLS certificate is not trusted."""
+    """The exception's name, what was waited for on a connect timeout, or what to do when the service's TLS
+    certificate is not trusted."""
+    untrusted = _untrusted(exc)
+    if untrusted is not None:
+        return untrusted
+    if isinstance(exc, httpx.ConnectTimeout):      # an address that drops packets: say what was waited for
+        return f"no connection within {CONNECT_TIMEOUT_S:g} s (ConnectTimeout): check the URL and the network"
+    return type(exc).__name__
+
+
+def _untrusted(exc: httpx.TransportError) -> str | None:
+    """What to do when `exc` is the service's TLS certificate not being trusted, else None."""
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, ssl.SSLCertVerificationError):
         cause = cause.__cause__ or cause.__context__
     if cause is None:
-        return type(exc).__name__
+        return None
     return (f"its TLS certificate is not trusted ({cause.verify_message}); give its certificate or CA with "
             f"--ca-file or {CA_ENV}")
 
@@ -182,9 +195,10 @@ def _healthy(url: str, token: str, store_id: str | None = None, verify: ssl.SSLC
                       trust_env=not _is_local(url), verify=verify)
         return r.status_code == 200 and (store_id is None or r.json().get("store_id") == store_id)
     except httpx.TransportError as exc:
-        if _transport_problem(exc) != type(exc).__name__:      # an untrusted certificate: say so, start nothing
+        untrusted = _untrusted(exc)
+        if untrusted is not None:                               # say so, start nothing
             raise ServiceUnavailable(f"cannot reach the sr-bench service at {hide_credentials(url)}: "
-                                     f"{_transport_problem(exc)}") from None
+                                     f"{untrusted}") from None
         return False
     except (httpx.HTTPError, ValueError):
         return False

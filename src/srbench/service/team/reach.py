@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import fsspec
-
+from srbench.cas.remote import HTTP, open_filesystem
+from srbench.discovery import CONNECT_TIMEOUT_S
 from srbench.errors import hide_credentials
-
-HTTP = frozenset({"http", "https"})
 
 
 def unreachable(url: str, fs: Any = None) -> str | None:
@@ -18,7 +16,7 @@ def unreachable(url: str, fs: Any = None) -> str | None:
     or None: it answered (any HTTP status), or `url` is not http(s)."""
     if fs is None:
         try:
-            fs, _root = fsspec.core.url_to_fs(url)
+            fs, _root = open_filesystem(url)
         except Exception:  # noqa: BLE001 - an unknown protocol, a missing package: the caller's open says which
             return None
     protocols = fs.protocol if isinstance(fs.protocol, tuple) else (fs.protocol,)
@@ -26,6 +24,8 @@ def unreachable(url: str, fs: Any = None) -> str | None:
         return None
     try:
         fs.exists(url, strict=True)
+    except TimeoutError as exc:    # fsspec's FSTimeoutError (an asyncio timeout) says nothing of its own
+        return f"no connection within {CONNECT_TIMEOUT_S:g} s ({type(exc).__name__})"
     except OSError as exc:         # aiohttp's connection errors and timeouts are OSErrors; an HTTP status is not
         first = str(exc).splitlines()[0][:200] if str(exc) else ""
         return hide_credentials(f"{type(exc).__name__}: {first}")

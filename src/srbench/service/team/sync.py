@@ -24,11 +24,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
-import fsspec
 from pydantic import ValidationError
 
 from srbench import TERMINAL_STATUSES
 from srbench.cas import ObjectStore
+from srbench.cas.remote import open_filesystem
 from srbench.errors import (
     Conflict,
     IntegrityError,
@@ -76,7 +76,7 @@ def open_remote(url: Any, *, create: bool) -> ObjectStore:
         raise InvalidInput("a file:// remote needs an absolute path (file:///path): file://x would be relative "
                            "to the service's working folder")
     try:
-        fs, root = fsspec.core.url_to_fs(url)
+        fs, root = open_filesystem(url)
         if not root.strip("/"):
             raise InvalidInput("remote must name a bucket or folder below the root (e.g. s3://bucket/prefix)")
         why = unreachable(url, fs)
