@@ -466,7 +466,8 @@ def _local_root(url: str) -> str | None:
 
 
 def _url_to_fs(url: str) -> tuple[Any, str]:
-    from srbench.cas.remote import open_filesystem  # deferred: fsspec, ~13 MiB; a local store reads and writes without it
+    # deferred: fsspec (~13 MiB: asyncio, email); a local store reads and writes without it
+    from srbench.cas.remote import open_filesystem
 
     return open_filesystem(url)
 
