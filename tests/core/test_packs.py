@@ -204,6 +204,26 @@ def test_a_read_serves_the_first_copy_that_verifies(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_reader_told_its_packs_indexes_only_those_and_lists_the_directory_for_anything_else(
+        tmp_path: Path) -> None:
+    """Issue 42 (item 3): `index_only` indexes the packs named (whole: every entry of each), not the directory's
+    others, without listing it; a digest in none of them still lists the directory and is found. A FIFO or
+    a path outside the store's packs/ named there is never opened."""
+    writer = ObjectStore(str(tmp_path))
+    first, second = writer.put_many(_blobs(3, "a")), writer.put_many(_blobs(3, "b"))
+    (pack_a,) = [p for p in _packs(tmp_path) if {d for d, _, _ in read_index(str(p))} == set(first)]
+    os.mkfifo(tmp_path / "packs" / ("f" * 64 + ".pack"))
+    reader = ObjectStore(str(tmp_path))
+    assert reader.packs is not None
+    within(5, lambda: reader.packs.index_only([str(pack_a), str(tmp_path / "packs" / ("f" * 64 + ".pack")),
+                                               str(tmp_path / "elsewhere.pack")]))
+    assert reader.packs.pack_paths() == [str(pack_a)] and reader.packs.listings == 0
+    assert [reader.get_bytes(d) for d in first] == _blobs(3, "a") and reader.packs.listings == 0
+    assert not reader.packs.places(second[0], look=False)
+    assert reader.get_bytes(second[0]) == _blobs(3, "b")[0] and reader.packs.listings == 1
+    assert len(reader.packs.pack_paths()) == 2
+
+
 def test_a_fifo_or_symlink_in_the_store_is_never_opened(tmp_path: Path) -> None:
     """Issue 38, item 4: a FIFO named `*.pack` blocked every pack listing (and so every read); a FIFO or a
     symbolic link where an object or a pack belongs is skipped, named, and never blocks a read."""

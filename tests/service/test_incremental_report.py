@@ -282,3 +282,36 @@ def test_rows_built_in_the_service_share_the_dispatchers_cases(api, service, pre
     ri = rows._runs[run_id]
     dispatched = {id(c) for cases in decoded for c in cases}
     assert ri is not None and ri.cases and all(id(c) in dispatched for c in ri.cases.values())
+
+
+def test_the_worker_indexes_only_the_packs_of_its_batch(api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 3): the service names the packs a batch's calls are in and the worker indexes only those,
+    never listing the store's packs (its index of every pack was 12 MiB at 100k cells, growing with the store);
+    the rows are the ones built with the whole index. On the code before, the worker listed every pack."""
+    from srbench.service.journal.cell_rows import cells_by_id
+    from srbench.service.runs import report_rows_worker as worker_mod
+
+    ds = prepare("mmlu-pro")
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    settled(service)
+    journal, rows = service.service.journal, service.service.runs.rows
+    plan = journal.one("SELECT plan FROM runs WHERE id=?", (run_id,))["plan"]
+    ids = [r["cell_id"] for r in journal.query("SELECT cell_id FROM cells WHERE run_id=?", (run_id,))]
+    todo = [(r.cell_id, [r.seq, r.case_id, r.target_id, r.state, r.call, r.error_class, r.judge_call])
+            for r in cells_by_id(journal, run_id, ids)]
+    packs = rows._packs_of(todo)
+    assert packs
+    monkeypatch.setattr(worker_mod, "_worker", [])
+    monkeypatch.setattr(worker_mod.threading, "Thread", lambda *a, **k: type("T", (), {"start": lambda s: None})())
+    worker_mod.init(service.service.objects.url, True, journal.path)
+    _, hinted, failed = worker_mod.build(plan, todo, packs)
+    store = worker_mod._worker[0].store
+    assert store.packs is not None and store.packs.listings == 0 and store.packs.pack_paths() == packs
+    assert failed == [] and len(hinted) == len(todo)
+    monkeypatch.setattr(worker_mod, "_worker", [])
+    worker_mod.init(service.service.objects.url, True, journal.path)
+    _, whole, _ = worker_mod.build(plan, todo)
+    assert worker_mod._worker[0].store.packs.listings > 0 and whole == hinted

@@ -273,6 +273,15 @@ class RowBuilder:
                 if run_id in self._pending:
                     self._pending[run_id] -= len(cell_ids)
 
+    def _packs_of(self, todo: list[tuple[str, list[Any]]]) -> list[str] | None:
+        """The packs this process's index lists the cells' calls (and judge calls) in: the worker indexes only
+        those (report_rows_worker.py `_index_packs`); None on a store without packs."""
+        packs = self.store.packs
+        if packs is None:
+            return None
+        return sorted({p.pack for _, cell in todo for d in (cell[4], cell[6]) if d
+                       for p in packs.places(d, look=False)})
+
     def _settle_writes(self) -> None:
         """Wait for the batches' journal writes queued so far (they commit while the next batch builds)."""
         writes, self._writes = self._writes, []
@@ -319,7 +328,7 @@ class RowBuilder:
             pool = None                 # still starting after WORKER_WAIT_S: these rows are built here, at once
         if pool is not None:
             try:
-                entries, rows, failed = pool.build(plan, todo)
+                entries, rows, failed = pool.build(plan, todo, self._packs_of(todo))
                 left = [t for t in todo if t[0] in set(failed)]
             except Exception as exc:  # noqa: BLE001 - the worker died: build here from now on
                 log.warning("report rows worker stopped (%s); rows are built in the service", exc)
