@@ -241,3 +241,10 @@ def test_cli_prints_one_line_and_verify_exits_non_zero_on_problems(api, ran, ser
     monkeypatch.setattr(output, "human", lambda: False)
     res = run("verify", "--json")
     assert res.exit_code == 1 and json.loads(res.stdout)["problems"] == 1
+    # on a pipe the JSON, and the one line naming the problem and the fix on stderr (it said nothing, exit 1)
+    line = res.stderr.strip()
+    assert line.startswith("store verify: ") and "1 missing: 1 problem(s); `sr-bench store verify --repair`" in line
+    assert "\n" not in line, res.stderr
+    res = run("gc")
+    assert res.exit_code == 1 and json.loads(res.stdout)["refused"], res.stdout
+    assert res.stderr.strip().splitlines()[-1].startswith("store gc (dry run): "), res.stderr

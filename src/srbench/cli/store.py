@@ -2,7 +2,7 @@
 
 Both go through the service (the journal's only writer). On a terminal each prints a one-line summary
 (the problems `verify` finds one a line on stderr, and so the unreachable objects with `gc --list`); on a
-pipe or with ``--json`` the service's full answer as JSON, like every command. `verify` exits 1 when it finds
+pipe or with ``--json`` the service's full answer as JSON, like every command, and the summary on stderr. `verify` exits 1 when it finds
 a problem. `gc` is a dry run unless ``--apply`` is given; it exits 1, having deleted nothing, when a
 reachable object cannot be read or verified (its line names them and the fix; stderr lists each).
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from srbench.cli import output
 from srbench.cli.common import Ctx, FiniteFloat, emit
 from srbench.schemas.wire import WireJSON
 
@@ -27,7 +28,8 @@ def human_bytes(n: int) -> str:
 
 
 def verify_line(res: WireJSON) -> str:
-    verdict = "ok" if res["ok"] else f"{res['problems']} problem(s)"
+    verdict = "ok" if res["ok"] else (f"{res['problems']} problem(s); `sr-bench store verify --repair` puts a good copy "
+                                      "back from the stores SR_BENCH_REPAIR_FROM names (docs/recovery.md)")
     extra = [f"{len(res.get(key) or [])} {label}" for key, label in
              (("bad_copies", "bad copies"), ("bad_files", "bad files under packs/"),
               ("damaged_references", "damaged journal references")) if res.get(key)]
@@ -82,6 +84,8 @@ def verify_cmd(obj: Ctx, repair: bool) -> None:
     """Re-hash every object and check every journal → object reference; exit 1 on a problem."""
     res = obj.client.post("/store/verify", {"repair": True} if repair else {})
     emit(res, verify_view)
+    if not output.human():                     # on a pipe the JSON is on stdout, its one line on stderr (as `demo`)
+        click.echo(verify_line(res), err=True)
     if not res["ok"]:
         raise SystemExit(1)
 
@@ -120,6 +124,8 @@ def gc_cmd(obj: Ctx, apply_: bool, grace_s: float | None, list_: bool) -> None:
         req["grace_s"] = grace_s
     res = obj.client.post("/store/gc", req)
     emit(res, lambda r, con: gc_view(r, con, list_))
+    if not output.human():
+        click.echo(gc_line(res), err=True)
     if res.get("refused"):
         raise SystemExit(1)
 
