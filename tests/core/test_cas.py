@@ -11,6 +11,8 @@ import sys
 import uuid
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from srbench.cas import ObjectStore, canonical_json, digest_bytes, digest_json, files, is_digest, localfs
 from srbench.errors import DamagedObject, IntegrityError, NotFound
@@ -33,6 +35,39 @@ def test_canonical_json_bytes_are_json_dumps_of_the_normalised_value() -> None:
                            "a": {"b": {"c": []}}}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert canonical_json(value) == expected.encode()
     assert canonical_json("plain") == b'"plain"' and canonical_json([]) == b"[]"
+
+
+_JSON_KEYS = st.text(max_size=6)
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 2.0**53, 2.0**53 + 2, 1e-5, 0.02, 1e300])
+_SCALARS = st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | _FLOATS | st.text()
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                       | st.dictionaries(_JSON_KEYS, inner, max_size=4), max_leaves=24)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_VALUES)
+def test_canonical_json_fast_path_writes_the_json_encoders_bytes(value) -> None:
+    """Issue 42 (item 2): canonical JSON is written by orjson where it writes the same bytes (floats outside
+    [1e-4, 1e16) in exponent form, integers beyond 64 bits and subclasses go to the json encoder): every value
+    gives exactly the bytes json.dumps with the canonical options gives for it."""
+    from srbench.cas.digest import _normalise
+
+    expected = json.dumps(_normalise(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          allow_nan=False)
+    assert canonical_json(value) == expected.encode()
+
+
+def test_canonical_json_of_a_report_row_is_written_by_orjson(monkeypatch) -> None:
+    """A report row (strings, small ints, floats such as 0.02, nested usage) takes the fast path."""
+    from srbench.cas import digest
+
+    monkeypatch.setattr(digest, "_ENCODE", None)
+    row = {"seq": 3, "usage": {"input": 122, "output": 6}, "latency_s": 0.02, "judge_cost_usd": 0.0,
+           "correct": False, "grade": None, "priced_models": ["t00"], "text": "é\n\"😀"}
+    assert canonical_json(row) == (
+        '{"correct":false,"grade":null,"judge_cost_usd":0,"latency_s":0.02,"priced_models":["t00"],"seq":3,'
+        '"text":"é\\n\\"😀","usage":{"input":122,"output":6}}').encode()
 
 
 def test_get_json_reads_what_json_loads_reads(tmp_path) -> None:

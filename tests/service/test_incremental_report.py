@@ -315,3 +315,30 @@ def test_the_worker_indexes_only_the_packs_of_its_batch(api, service, prepare, m
     worker_mod.init(service.service.objects.url, True, journal.path)
     _, whole, _ = worker_mod.build(plan, todo)
     assert worker_mod._worker[0].store.packs.listings > 0 and whole == hinted
+
+
+def test_the_workers_batch_store_reads_packed_calls_ahead_and_compares_a_reput_once(tmp_path, monkeypatch) -> None:
+    """Issue 42 (item 2): a worker batch reads its packed call records one open a pack (`read_ahead`) and an
+    object put again in the same batch without a barrier (a multiple-choice grade) is not compared with its
+    stored copy again; after the batch (`forget`) a put compares again, and every get is still the stored bytes."""
+    from srbench.cas import ObjectStore, localfs
+    from srbench.service.runs.report_rows_worker import _BatchStore
+
+    root = str(tmp_path / "cas")
+    calls = ObjectStore(root).put_many([b'{"n":%d}' % i for i in range(5)], durable=False)
+    store = _BatchStore(root, verify_reads=True, create=False)
+    assert store.packs is not None
+    store.packs.refresh()                          # (the worker indexes the packs the service names)
+    store.read_ahead([*calls, "b3:" + "0" * 64])
+    assert set(store.kept) == set(calls)
+    opened: list[str] = []
+    real = localfs.same_bytes
+    monkeypatch.setattr(localfs, "same_bytes", lambda path, data: opened.append(path) or real(path, data))
+    grade = b'{"kind":"grade"}'
+    first = store.put_bytes(grade, durable=False)
+    assert [store.put_bytes(grade, durable=False) for _ in range(3)] == [first] * 3 and len(opened) == 1
+    store.put_bytes(grade, durable=True)          # a durable put is never skipped
+    assert len(opened) == 2
+    store.forget()
+    store.put_bytes(grade, durable=False)
+    assert len(opened) == 3 and store.get_bytes(first) == grade and store.get_bytes(calls[2]) == b'{"n":2}'

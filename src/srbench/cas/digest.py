@@ -16,6 +16,7 @@ from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-
 from typing import Any, TypeAlias
 
 import blake3
+import orjson
 
 PREFIX = "b3:"
 
@@ -88,8 +89,46 @@ def _encoder() -> Any:
 _ENCODE = _encoder()
 
 
+class _NotPlain(Exception):
+    """A value `_plain` leaves to `_normalise` and the json encoder."""
+
+
+_SAME_FLOATS = (1e-4, 1e16)     # a float in this range (by magnitude) is written alike by orjson and json
+
+
+def _plain(value: Any) -> Any:
+    """`_normalise(value)` when orjson writes it exactly as the json encoder does: exact dicts (string keys),
+    lists, tuples, strings, ints, booleans, None and floats whose orjson text is their repr (integral ones
+    become ints, as in `_normalise`); _NotPlain for anything else (a subclass, a float in exponent form)."""
+    t = type(value)
+    if t is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out[k] = v if type(v) in _PLAIN else _plain(v)
+        return out
+    if t is list or t is tuple:
+        return [v if type(v) in _PLAIN else _plain(v) for v in value]
+    if t is float:
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+        if _SAME_FLOATS[0] <= abs(value) < _SAME_FLOATS[1]:
+            return value
+        raise _NotPlain
+    if t in _PLAIN:
+        return value
+    raise _NotPlain
+
+
 def canonical_json(value: Any) -> bytes:
-    """Canonical JSON bytes of `value` (sorted keys, compact, UTF-8, integral floats as ints)."""
+    """Canonical JSON bytes of `value` (sorted keys, compact, UTF-8, integral floats as ints). Written by orjson
+    when it writes the same bytes (`_plain`: ~3x less CPU for a report row), else by the json encoder; an
+    integer beyond 64 bits, which orjson refuses, goes to json too."""
+    try:
+        return orjson.dumps(_plain(value), option=orjson.OPT_SORT_KEYS)
+    except (_NotPlain, orjson.JSONEncodeError, RecursionError):
+        pass
     return "".join(_ENCODE(_normalise(value), 0)).encode("utf-8")
 
 

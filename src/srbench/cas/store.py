@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -498,14 +497,16 @@ def _atomic_local_write(path: str, data: bytes, *, durable: bool) -> None:
             os.close(dfd)
 
 
-_LONG_DIGITS = re.compile(rb"[0-9]{20}")
+_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x2E for i in range(256))   # each ASCII digit -> "0", the rest "."
+_LONG_RUN = b"0" * 20
 
 
 def loads(data: bytes) -> Any:
     """`json.loads(data)`, by orjson (~4x less CPU: a report row reads four objects, issue 42). What orjson
     reads otherwise goes to json: 20 digits in a row (orjson makes an integer beyond 64 bits a float), and
-    what it refuses (a lone surrogate, NaN, UTF-16)."""
-    if _LONG_DIGITS.search(data) is None:
+    what it refuses (a lone surrogate, NaN, UTF-16). The digits are looked for by one translation and a substring
+    search: a regular expression's scan cost 7x orjson's parse of a call record."""
+    if _LONG_RUN not in data.translate(_DIGITS):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
+from srbench.cas.digest import digest_bytes
 from srbench.cas.packs import PackIndex
 from srbench.rules import Engine
 from srbench.rules.engine import CacheEntry
@@ -64,11 +65,15 @@ class _BatchStore(ObjectStore):
     """The store, with the objects one batch reads or writes kept in memory until the batch ends
     (`forget`): a row reads its call record twice (its figures, then its grade) and its grade back
     after writing it, and the cells of one case share its case object. Objects never change under
-    their digest, so a kept copy is the stored one (it was verified when read, or just written)."""
+    their digest, so a kept copy is the stored one (it was verified when read, or just written). The
+    batch's packed call records are read up front, one open a pack (`read_ahead`), and an object put
+    again in the same batch without a barrier is not compared with its stored copy again (a batch's
+    grades repeat: a multiple-choice benchmark has a few)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.kept: dict[str, bytes] = {}
+        self.put_here: set[str] = set()
 
     def get_bytes(self, digest: str, *, verify: bool | None = None) -> bytes:
         got = self.kept.get(digest)
@@ -77,12 +82,23 @@ class _BatchStore(ObjectStore):
         return got
 
     def put_bytes(self, data: bytes, *, durable: bool = True) -> str:
+        if not durable:
+            digest = digest_bytes(data)
+            if digest in self.put_here:      # written or found whole in this batch; the batch's barrier covers it
+                return digest
         digest = super().put_bytes(data, durable=durable)
         self.kept[digest] = data
+        self.put_here.add(digest)
         return digest
+
+    def read_ahead(self, digests: list[str]) -> None:
+        """Keep the packed objects among `digests` that the pack index lists (the batch's packs: `_index_packs`),
+        read one open a pack and verified (`get_packed`); the others are read one by one as before."""
+        self.kept.update(self.get_packed([d for d in digests if d not in self.kept]))
 
     def forget(self) -> None:
         self.kept = {}
+        self.put_here = set()
 
 
 @dataclass
@@ -127,6 +143,7 @@ def build(plan_digest: str, cells: list[tuple[str, list[Any]]],
     ri = inputs[plan_digest]
     rows: list[Any] = []
     failed: list[str] = []
+    store.read_ahead([d for _, cell in cells for d in (cell[4], cell[6] if len(cell) > 6 else None) if d])
     with engine.batch():            # one barrier for every grade object, before the answer
         for cell_id, cell in cells:
             if getattr(get_benchmark(ri.cases[cell[1]].benchmark), "needs_sandbox", False):

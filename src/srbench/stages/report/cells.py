@@ -198,7 +198,7 @@ def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_dige
         out.row = row.model_copy(update={"state": "failed", "error_class": "sandbox_error",
                                          "grade_status": "sandbox_error", "grade_error": exc.message})
         return
-    g = out.grade = read_grade(ri.store.get_json(g_digest))
+    g = out.grade = _stored_grade(ri.store, g_digest)[0]
     published = get_benchmark(case.benchmark).published_stored(case, g, plan.grader_versions.get(case.benchmark))
     row = row.model_copy(update={"correct": g.correct, "grade": g_digest, "grade_status": g.status,
                                  "published_score": published.score if published is not None else None})
@@ -232,7 +232,7 @@ def basis(cell: list[Any]) -> list[Any]:
 def memo_entry(cell: list[Any], built: CellRow) -> MemoEntry:
     row = built.row.dump()
     return (basis(cell), canonical_json(row).decode(), canonical_json(scrub(row)).decode(),
-            None if built.grade is None else json.dumps(built.grade.stored()),
+            None if built.grade is None else _grade_text(built.row.grade, built.grade),
             None if built.turns is None else json.dumps([t.model_dump() for t in built.turns]))
 
 
@@ -249,6 +249,30 @@ def from_memo(cell: list[Any], entry: MemoEntry) -> CellRow | None:
     if isinstance(out.grade, CodeGradeRecord) and out.grade.sandbox:
         out.receipt = out.grade.sandbox
     return out
+
+
+_STORED: dict[str, list[Any]] = {}      # a grade object's digest -> [its model, its memo JSON or None]
+
+
+def _stored_grade(store: ObjectStore, digest: str) -> list[Any]:
+    """A grade object's model, read once per distinct grade object (a process grading many cells reads a
+    multiple-choice benchmark's few grades again and again; the model is frozen and shared)."""
+    got = _STORED.get(digest)
+    if got is None:
+        if len(_STORED) >= GRADES_KEPT:
+            _STORED.clear()
+        got = _STORED[digest] = [read_grade(store.get_json(digest)), None]
+    return got
+
+
+def _grade_text(digest: str | None, grade: StoredGrade) -> str:
+    """A memo row's grade JSON, made once per grade object when `grade` is the model read for it."""
+    got = _STORED.get(digest) if digest is not None else None
+    if got is None or got[0] is not grade:
+        return json.dumps(grade.stored())
+    if got[1] is None:
+        got[1] = json.dumps(grade.stored())
+    return str(got[1])
 
 
 _GRADES: dict[str, StoredGrade] = {}        # a grade's stored JSON -> its model (frozen), shared by the rows that have it
