@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from srbench.service.app import Service
 from srbench.service.journal import schema as journal_schema
 from srbench.service.journal.schema import LATEST, MIGRATIONS, JournalTooNew, statements
 from srbench.service.journal.writer import Journal
@@ -154,3 +155,28 @@ def test_the_schema_is_defined_in_one_module():
     found = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py")) if p != schema
              for n, line in enumerate(p.read_text("utf-8").splitlines(), 1) if ddl.search(line)]
     assert not found, f"schema statements outside service/journal/schema.py (add a migration there): {found}"
+
+
+@pytest.mark.parametrize(("tables", "whose"), [
+    (("runs", "results", "calls", "run_provenance", "events"), "upstream's `vllm-sr benchmark serve`"),
+    (("notes",), "another program (its tables notes)"),
+    (("runs",), "another program (its tables runs)"),
+])
+def test_another_programs_journal_is_refused_and_the_store_left_as_it_is(tmp_path, tables, whose):
+    """A store upstream's service made (its journal is journal.sqlite3 too) was half-adopted: the service made
+    cas/ and store.json in it, then died on 'sqlite3.OperationalError: no such table: main.cells'."""
+    store = tmp_path / "up-store"
+    store.mkdir()
+    conn = sqlite3.connect(store / "journal.sqlite3")
+    for table in tables:
+        conn.execute(f"CREATE TABLE {table}(id TEXT PRIMARY KEY, body TEXT)")
+    conn.commit()
+    conn.close()
+    before = {p.name: p.read_bytes() for p in store.iterdir()}
+    with pytest.raises(journal_schema.ForeignJournal) as err:
+        Service(store)
+    message = err.value.message
+    assert message.startswith(f"the journal {store / 'journal.sqlite3'} was written by {whose}"), message
+    assert ", not by sr-bench: give sr-bench a store of its own (--store NEW_DIR" in message, message
+    assert "\n" not in message and message.endswith("nothing was changed")
+    assert {p.name: p.read_bytes() for p in store.iterdir()} == before

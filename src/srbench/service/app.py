@@ -48,6 +48,7 @@ from srbench.service.api.http import MAX_BODY, SERVICE
 from srbench.service.api.middleware import error_middleware, no_store_middleware
 from srbench.service.api.server import Runner
 from srbench.service.datasets import preparations
+from srbench.service.journal.schema import refuse_foreign
 from srbench.service.journal.writer import Journal, JournalActionCache
 from srbench.service.runs.heap import settle
 from srbench.service.runs.manager import RunManager
@@ -68,6 +69,7 @@ class Service:
         limit_malloc_arenas()           # before the journal's and the runs' threads allocate (issue 42)
         arrow_on_system_malloc()        # before a dataset preparation loads pyarrow
         self.store_dir = store_dir
+        refuse_foreign(str(store_dir / "journal.sqlite3"))   # another program's store: left as it is
         store_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(store_dir, 0o700)
         info = _store_info(store_dir)
@@ -284,6 +286,7 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
     loaded = load_env_file(store_dir)            # keys and credentials that survive restarts (never echoed)
     if loaded:
         log.info("read %d variable(s) from %s", len(loaded), env_file_path(store_dir))
+    refuse_foreign(str(store_dir / "journal.sqlite3"))      # before the lock file is made there
     lock = StoreLock(store_dir)
     # hand the GIL over sooner so the journal writer's commits are not held up by the event loop
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.001))

@@ -226,6 +226,43 @@ class JournalTooNew(SrBenchError):
     code = "journal_too_new"
 
 
+class ForeignJournal(SrBenchError):
+    """The journal is another program's SQLite file (upstream's `vllm-sr benchmark serve` names its own
+    journal.sqlite3 too): adopting it would fail half-way, or worse."""
+
+    code = "journal_foreign"
+
+
+_OURS = frozenset({"runs", "cells"})          # what every sr-bench journal has held since its first version
+_UPSTREAM = frozenset({"runs", "results", "calls", "run_provenance"})
+
+
+def refuse_foreign(path: str) -> None:
+    """Refuse (ForeignJournal), reading only, a journal at `path` that holds tables but not sr-bench's: the
+    store is not changed (the service has not made its cas/ or store.json there yet). A missing file, an
+    sr-bench journal of any version, or a file SQLite cannot read (named by the journal's own open) passes."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return
+    try:
+        if version_of(conn) != 0:
+            return
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError:
+        return
+    finally:
+        conn.close()
+    tables.discard("sqlite_sequence")
+    if not tables or _OURS <= tables:
+        return
+    whose = ("upstream's `vllm-sr benchmark serve` (its tables runs, results, calls)" if _UPSTREAM <= tables
+             else f"another program (its tables {', '.join(sorted(tables)[:6])}{' …' if len(tables) > 6 else ''})")
+    raise ForeignJournal(f"the journal {path} was written by {whose}, not by sr-bench: give sr-bench a store of "
+                         "its own (--store NEW_DIR, or SR_BENCH_STORE); upstream's prepared datasets move over with "
+                         "`sr-bench dataset import DIR/datasets/ID`; nothing was changed")
+
+
 def version_of(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
