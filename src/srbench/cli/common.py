@@ -189,7 +189,11 @@ class FiniteFloat(click.FloatRange):
     name = "finite number"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):           # before the range: `-inf` is not finite, whatever the bounds
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
+        return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:
+        """No range in the help of an unbounded number (click wrote `[x<=None]`)."""
+        return "" if self.min is None and self.max is None else super()._describe_range()

@@ -202,7 +202,7 @@ def inconclusive_lines(cmp: WireJSON) -> list[str]:
 @click.command()
 @click.argument("baseline_id")
 @click.argument("candidate_id", required=False)
-@click.option("--margin", type=FiniteFloat(), default=None,
+@click.option("--margin", type=FiniteFloat(min=0, max=1), default=None,
               help="Non-inferiority margin (quality units). The candidate plan's declared statistics.margin is "
                    "used by default; a margin given only here is post hoc and never yields a claim (REP-7).")
 @click.option("--output", type=click.Path(dir_okay=False), default=None)

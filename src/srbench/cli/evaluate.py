@@ -59,7 +59,8 @@ def prepared(obj: Ctx, benchmarks: list[str], profile: str, seed: int, source: s
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True)
 @click.option("--source", type=click.Choice(["auto", "download", "mirror"]), default="auto", show_default=True,
               help="Where the pinned files come from (as `dataset prepare --source`).")
-@click.option("--max-cost-usd", type=FiniteFloat(min=0), default=None, help="The run's budget (limits.max_cost_usd).")
+@click.option("--max-cost-usd", type=FiniteFloat(min=0, min_open=True), default=None,
+              help="The run's budget in USD (limits.max_cost_usd).")
 @click.option("--name", default=None, help="The run's name (default: eval BENCHMARKS PROFILE).")
 @click.option("--idempotency-key", default=None,
               help="Default: derived from the plan's hash, so the same eval binds the same run; give a new key "
