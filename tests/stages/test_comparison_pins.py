@@ -7,7 +7,9 @@ blocks were built as models; the stored bytes must not change. Issue 41 re-pinne
 its claims_by_rule say `intervals: unadjusted` (without that field the bytes equal the issue-41 pin), and again for
 item 7's K step (the router as the common control: its inconclusive planning against K = 3, the PowerPlan's
 model named; with the correlated-½ step the bytes are the earlier pin b3:4f083466…), and for its per-benchmark
-sizes (the same planning with `sized_for_effect`/`sized_for_margin` added, nothing else: b3:7e17b95a… without)."""
+sizes (the same planning with `sized_for_effect`/`sized_for_margin` added, nothing else: b3:7e17b95a… without),
+and for the earlier prefixes' share ρ(J, D) and the K step's bar by Newton's steps (only planning figures
+moved, in their last digits here: b3:52171658… before)."""
 
 from __future__ import annotations
 
@@ -84,7 +86,7 @@ PINNED = {
     "betting-primary-blocked": "b3:44e3c08588341141286e79dd92bff1271b91b7c2c147cc66efdedfbc3a049f03",
     "hoeffding-primary-confirmed": "b3:f4efb0f387a95bf061f5526f7c01cc5b27a1d31f5eb54b00190b5cdb02ca3e25",
     "post-hoc-confirmed": "b3:7e15cee974627afb95e978597dd06fb301f0e0bd190b469f4ddd5a7fffcdc39f",
-    "selection-adjusted-self": "b3:5217165808803690904f0ab5a635f6d91ac6b9010129f9b7a3ae3707a0df1906",
+    "selection-adjusted-self": "b3:4dca85569b9a9bcc23f3898a6631da4f09448b4c883e26db3538c1ab6fa862ac",
 }
 
 

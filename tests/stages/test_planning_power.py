@@ -35,8 +35,9 @@ def test_planned_power_is_within_two_points_of_the_simulated_claim(singles, tie_
 
 
 @pytest.mark.parametrize("singles,tie_rate,delta,seed", [
-    (1, 0.9, 0.05, 9000),            # 481 cases, 80.0 % planned; simulated 78.7 % over 10 batches (the planning
-                                     # before the W⁺-moment and uneven-bets terms said 80.1 % of 473 cases: 77.3 %)
+    (1, 0.9, 0.05, 9000),            # 482 cases, 80.0 % planned (481 with the share before ρ(J, D): 78.7 % over
+                                     # 10 batches; the planning before the W⁺-moment and uneven-bets terms said
+                                     # 80.1 % of 473 cases: 77.3 %)
     (1, 0.5, 0.1, 9000),             # 571 cases, 80.0 %; simulated 79.8 % (before: 606 cases, simulated 82.6 %)
 ])
 def test_per_benchmark_sizes_reach_their_planned_power(singles, tie_rate, delta, seed):
@@ -76,3 +77,8 @@ def test_the_k_step_follows_the_simulated_claims_from_the_simulated_p1():
     for k in (3, 6, 10):
         simulated = float(clear[:k].all(axis=0).mean())
         assert abs(_all_of(p1, k, w, n, 0.1, 0.05, 0.05, True) - simulated) <= 0.015, (k, p1, simulated)
+    # and the whole planning (its own P₁: the earlier prefixes' share ρ(J, D)) on the same draw: with
+    # ρ = 0.72 − 1.2·J it said 74.5 / 32.6 % at K = 1 / 10 against 75.6 / 34.9 % (−2.3 at K = 10)
+    for k in (1, 3, 6, 10):
+        simulated = float(clear[:k].all(axis=0).mean())
+        assert abs(power_at("betting", COUNTS, WEIGHTS, 0.9, 0.05, singles=k) - simulated) <= 0.02, (k, simulated)

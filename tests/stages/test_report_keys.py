@@ -5,7 +5,8 @@ once for report rule 17 (issue 41; with the version set back to "16" the keys ar
 (issue 43; set back to "17", they are issue 41's), for 19 (issue 43, item 7; set back to "18", item 7's first part)
 for 20 (issue 43, item 7: uneven bets in the planning; set back to "19", they are 19's) and for 21 (issue 43,
 item 7: the K step's common control; set back to "20", they are 20's) and for 22 (issue 43, item 7: an
-inconclusive in-run claim sized per benchmark; set back to "21", they are 21's)."""
+inconclusive in-run claim sized per benchmark; set back to "21", they are 21's) and for 23 (issue 43, item 7:
+the planning's earlier-prefix share ρ(J, D); set back to "22", they are 22's)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,6 @@ def test_report_keys_unchanged() -> None:
                       correction="b3:" + "c" * 64, correction_at=12.0, price_correction="b3:" + "d" * 64,
                       early_stop=STOP, recipes=RECIPES, config_probes=PROBES)
     assert report_signature(r, 7) == (
-        "b3:adc87a04dad3703a7f13a0e901db1a2fdb98b350f9bfa49646d2e840e2c80a14",
-        "b3:ebed0c9c6d879fbd9f89028fd20a902a081dfd81b6a833891b998da707ecebee")
-    assert row_context({"plan": r.plan}) == "b3:d50504daa0f21b2189233b6077fff7e287a7040dfb1a45c92afaf8deb0d45f04"
+        "b3:4709ee0ecdde20474e0ccdf49523aee4de9d4dce1a6cf0eb102382ebf3732437",
+        "b3:3c76ef156d10fa4678c0c67ca6ced1e35ee4f66a4187fb503d4ce9542d93dc9e")
+    assert row_context({"plan": r.plan}) == "b3:21fc9ab7dd55b06572abf647f4edb5b0d5335288ae5e5ba9296a4a9abb881b63"

@@ -91,13 +91,13 @@ def test_report_bytes_unchanged(case: str, demo: dict[str, Any], tmp_path: Path,
 
 
 PINNED = {
-    "live": "b3:4ec743b0552286a65c4725fe8bcd9b7a3c6cd3b87c7238f85cb10263f6ef8fb3",   # issue 43 item 7: the inconclusive paired claim sized per benchmark (before: b3:66ab7f98…, the K step's model named; b3:3f403e72…, W⁺ moments: b3:242c8eef…; issue 41: b3:763ea4e5…)
+    "live": "b3:1eaa0b0a02a0b74c0e59412a63457c3c20e7001f960f4d49379aad929bbcdc31",   # issue 43 item 7: the planning's share ρ(J, D) (before: b3:4ec743b0…, sized per benchmark; b3:66ab7f98…, the K step's model named; b3:3f403e72…, W⁺ moments: b3:242c8eef…; issue 41: b3:763ea4e5…)
     "live-cancelled": "b3:96fc3970055d9cc3cb1727bf80482afac91732dcf05329782041778bf9157a8d",   # realistic recipes and stop, dict code
-    "live-stopped": "b3:8866df5720ccf077547dac35371f19e8ce176d56d7296a531200852f5f4ec215",  # realistic stop, dict code; issue 41 and 43 as live
+    "live-stopped": "b3:1eff788ffbfccdae4246e974b4dc32d9f23bb7c8a7f86802292262049445d8e5",  # realistic stop, dict code; issue 41 and 43 as live
     "live-running": "b3:c39cfde737c9cea3dd0bbe48f450528cab91ef412ce83a91810fdd54f18562da",   # realistic probes, dict code
     "preview": "b3:0c408dcabe0e6e4c12a71381fd497afc4c65a295064a8584b407693601a9db44",
     "replay": "b3:148716efc629d708a393002153eb2d815ae7a5853599b09c36a270d4e86103b8",
-    "recovery": "b3:f946efe51387a36b7504ed376e1aac71cf62aaf093407d6c656dc185526bf955",      # realistic block, dict code; issue 41 and 43 as live
+    "recovery": "b3:494482a3dd7ce8014580280f3be1ee9b6307d715f1e0c8fbdbb3d5c9c1783b78",      # realistic block, dict code; issue 41 and 43 as live
     "replay-recovery": "b3:44c40676f1fdf7f3ced76061f0879661999f7c6054d30584abe5cbd018242ca4",
 }
 

@@ -113,12 +113,13 @@ def _compare(store: ObjectStore, raw_inputs: RuleInputs, raw_params: RuleParams)
     return Comparison.model_validate(out.dump()).dump()        # the stored shape is the model's, validated
 
 
-COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2+unadjusted-v1+planning-v5", _compare)
+COMPARE = Rule("compare", COMPARE_VERSION + "+prices+notes-v2+declared-v2+unadjusted-v1+planning-v6", _compare)
 # declared-v2: primary_adjusted; unadjusted-v1 (issue 43): an adjusted claim's claims_by_rule says `intervals: unadjusted`;
 # planning-v2 (issue 43, item 7): a new plan's planning (stats/power.py, singles=K) predicts the simulation;
 # planning-v3: the wealth's moments at the last prefix, a jump-scaled share of the crossing term, uneven bets
 # planning-v4: the K step takes the router as the common control of the K claims (stats/singles.py)
 # planning-v5: a new plan's inconclusive claim is also sized per benchmark (sized_for_effect, sized_for_margin)
+# planning-v6: the earlier prefixes' share ρ(J, D) of P₁ (stats/power.py); the K step's bar by Newton's steps
 
 
 def compare(engine: Engine, baseline_report: str, candidate_report: str, margin: float | None,

@@ -34,7 +34,7 @@ from srbench.stages.report.cells import RowMemo
 from srbench.stages.report.stream import RowSpill
 
 RULE_NAME = "report"
-REPORT_RULE_VERSION = "22"    # 9: results as pages (stages/report/results.py); 10: the full score; 11: content_digest covers the rows;
+REPORT_RULE_VERSION = "23"    # 9: results as pages (stages/report/results.py); 10: the full score; 11: content_digest covers the rows;
 # 12: router recipes (UI-7), preview rows say whether a selection needs a real run, per-benchmark paired intervals;
 # 13: a MoM target's `decisions` histogram (the router's x-vsr-selected-decision; upstream's report has it);
 # 14 (issue 27): per-role counts over every cell, trial errors counted, turns in the model mix, `partial` and
@@ -47,6 +47,7 @@ REPORT_RULE_VERSION = "22"    # 9: results as pages (stages/report/results.py); 
 # 20 (issue 43, item 7): that planning takes the wealth's moments, a jump-scaled crossing share and uneven bets;
 # 21 (issue 43, item 7): its K step takes the router as the common control of the K claims (stats/singles.py);
 # 22 (issue 43, item 7): an inconclusive in-run paired claim of a new plan is also sized per benchmark;
+# 23 (issue 43, item 7): that planning's earlier-prefix share ρ(J, D) (stats/power.py), its K step's bar by Newton;
 # since issue 26 this one version covers the rule, its report heads and its row memo (whose rows had their own, 3).
 # Bump it when the report or one of its rows (stages/report/cells.py `cell_row`) changes.
 CODE_PARAMS = ("grader_versions", "judge_templates", "published_rules")

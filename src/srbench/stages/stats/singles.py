@@ -84,11 +84,25 @@ def all_claims(p1: float, singles: int, n: np.ndarray, up: np.ndarray, down: np.
     root_v = np.sqrt(np.maximum(mean_v + cov_mv / var_m * (m - mean_m), 1e-3 * mean_v))
     dens = np.maximum(_GRID_W * (1.0 + third / sd ** 3 / 6.0 * (_GRID ** 3 - 3.0 * _GRID)), 0.0)
     dens /= dens.sum()
-    lo, hi = mean_m - 12.0 * math.sqrt(var_m + mean_v), mean_m + 12.0 * math.sqrt(var_m + mean_v)
-    for _ in range(60):                 # E[π] falls as the bar h rises
-        h = (lo + hi) / 2.0
-        if float(dens @ normal_tail((h - m) / root_v)) > p1:
+    h = _bar(p1, dens, m, root_v, mean_m, math.sqrt(var_m + mean_v))
+    return float(min(p1, dens @ normal_tail((h - m) / root_v) ** singles))
+
+
+def _bar(p1: float, dens: np.ndarray, m: np.ndarray, root_v: np.ndarray, mean: float, spread: float) -> float:
+    """The bar h with E[π] = dens·Φ̄((h − m)/√v) = P₁ (it falls as h rises): Newton's steps from the normal
+    guess, a halving of the bracket [mean ∓ 12·spread] whenever a step would leave it."""
+    lo, hi = mean - 12.0 * spread, mean + 12.0 * spread
+    h = min(hi, max(lo, mean + spread * NormalDist().inv_cdf(1.0 - p1)))
+    for _ in range(100):
+        x = (h - m) / root_v
+        gap = float(dens @ normal_tail(x)) - p1
+        if gap > 0:
             lo = h
         else:
             hi = h
-    return float(min(p1, dens @ normal_tail(((lo + hi) / 2.0 - m) / root_v) ** singles))
+        slope = float(dens @ (np.exp(-0.5 * x * x) / root_v)) / math.sqrt(2.0 * math.pi)
+        if abs(gap) <= 1e-13 or hi - lo <= 1e-15 * max(1.0, abs(h)):
+            break
+        step = h + gap / slope if slope > 0 else lo - 1.0
+        h = step if lo < step < hi else (lo + hi) / 2.0
+    return h
