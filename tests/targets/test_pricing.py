@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from srbench.errors import InvalidInput
 from srbench.schemas.call import Usage
 from srbench.schemas.target import Prices, Target
+from srbench.service.store import target_registry
 from srbench.targets.pricing import (
     cache_neutral_cost_usd,
     cost_usd,
     max_rates,
+    price_problem,
     priced_model,
     reservation_usd,
     sum_known,
@@ -94,3 +99,21 @@ def test_priced_model_mom():
     assert priced_model(t, "m1", {"x-vsr-selected-model": "m1"}) is None
     assert priced_model(t, "m1", {**one, "x-vsr-model-usage": "{}"}) is None
     assert priced_model(t, "m1", {"x-vsr-inference-call-count": "1"}) is None
+
+
+
+@pytest.mark.parametrize("price", [1e308, 1_000_000.01])
+def test_a_price_above_a_dollar_a_token_is_not_registered(price):
+    """A price of 1e308 was registered, then every plan died on 'benchmark arc-agi-2 needs a positive upper cost
+    per case to size by cost, got inf'. Registering names the price (POST /targets and the registry file);
+    a target stored before still reads (the model keeps no bound)."""
+    entry = {"id": "t", "kind": "single", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+             "prices": {"m": {"input": 1.0, "cached_input": 0.5, "cache_write": 1.0, "output": price}}}
+    target = Target.model_validate(entry)
+    assert price_problem(target) == (f"prices.m.output: {price:g} USD per million tokens is above 1,000,000 (a "
+                                     "dollar a token); give the price per million tokens")
+    with pytest.raises(InvalidInput) as err:
+        target_registry.parse(json.dumps([entry]).encode())
+    assert err.value.message.startswith("the store's targets.json: targets[0].prices.m.output: "), err.value.message
+    entry["prices"]["m"]["output"] = 1_000_000
+    assert price_problem(Target.model_validate(entry)) is None

@@ -21,6 +21,21 @@ __all__ = [
 PER_TOKENS = 1_000_000
 
 
+MAX_PRICE = 1_000_000.0      # USD per million tokens: a dollar a token
+
+
+def price_problem(target: Target) -> str | None:
+    """Why `target`'s prices cannot be registered, or None: a price above `MAX_PRICE` is a typo, and 1e308 made
+    every cost estimate of a plan infinite ('needs a positive upper cost per case to size by cost, got inf').
+    Checked where targets are registered (`POST /targets`, the registry file), not on stored targets."""
+    for model, prices in target.prices.items():
+        for bucket, value in prices.model_dump().items():
+            if value > MAX_PRICE:
+                return (f"prices.{model}.{bucket}: {value:g} USD per million tokens is above {MAX_PRICE:,.0f} (a "
+                        "dollar a token); give the price per million tokens")
+    return None
+
+
 def cost_usd(usage: Usage | None, prices: Prices | None) -> float | None:
     """Measured four-bucket cost.
 

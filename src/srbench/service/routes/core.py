@@ -46,6 +46,7 @@ from srbench.stages.plan.problems import fail
 from srbench.stages.plan.submitted import PlanInputs, freeze_manifest
 from srbench.stages.stats.planning import available_cases, planning_for
 from srbench.targets import routers
+from srbench.targets.pricing import price_problem
 from srbench.targets.probe import probe_all
 
 if TYPE_CHECKING:
@@ -129,6 +130,7 @@ async def register_targets(request: web.Request, req: rq.RegisterTargets) -> rs.
     parsed = req.targets
     problems = [f"targets[{i}].router: {bad}" for i, t in enumerate(parsed)
                 if (bad := routers.router_problem(t)) is not None]
+    problems += [f"targets[{i}].{bad}" for i, t in enumerate(parsed) if (bad := price_problem(t)) is not None]
     ids = [t.id for t in parsed]
     dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
     if dupes:

@@ -27,6 +27,7 @@ from srbench.errors import InvalidInput
 from srbench.schemas.target import Target
 from srbench.schemas.text import one_line
 from srbench.targets import routers
+from srbench.targets.pricing import price_problem
 
 if TYPE_CHECKING:
     from srbench.service.app import Service
@@ -80,6 +81,9 @@ def parse(raw: bytes) -> list[Target]:
         bad = routers.router_problem(target)
         if bad is not None:
             raise _fail(f"targets[{i}].router: {bad}")
+        bad = price_problem(target)
+        if bad is not None:
+            raise _fail(f"targets[{i}].{bad}")
         out.append(target)
     dupes = sorted(i for i, n in Counter(t.id for t in out).items() if n > 1)
     if dupes:
