@@ -472,3 +472,22 @@ def test_get_packed_reads_a_page_of_packed_objects_with_one_open_a_pack(tmp_path
     with pytest.raises(DamagedObject):
         store.get_bytes(packed[2])
     assert store.get_bytes(loose) == b'{"kind":"test","alone":true}'
+
+
+def test_get_packed_reads_a_packs_wanted_entries_in_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42 (item 2): the report-rows worker reads a batch's call records ahead; the entries wanted from one
+    pack are read with one pread of their span (each still verified), not one each; a span over `SPAN_READ` is
+    read entry by entry."""
+    from srbench.cas import store as store_mod
+
+    store = ObjectStore(str(tmp_path))
+    blobs = _blobs(8)
+    packed = store.put_many(blobs)
+    reads: list[int] = []
+    real = os.pread
+    monkeypatch.setattr(os, "pread", lambda fd, n, off: reads.append(n) or real(fd, n, off))
+    want = [packed[1], packed[4], packed[6]]
+    assert store.get_packed(want) == {d: blobs[packed.index(d)] for d in want} and len(reads) == 1
+    reads.clear()
+    monkeypatch.setattr(store_mod, "SPAN_READ", 1)
+    assert store.get_packed(want) == {d: blobs[packed.index(d)] for d in want} and len(reads) == 3

@@ -128,3 +128,19 @@ def test_grade_rule_keys_are_the_dicts_of_before():
     lcb = get_benchmark("livecodebench")
     given = {"benchmark": lcb.id, "grader": lcb.grader_version, "options": lcb.options(None), "receipt": "b3:" + "0" * 64}
     assert CodeGradeParams(**given).model_dump() == given
+
+
+def test_a_case_object_is_decoded_once_for_every_cell_that_grades_it(tmp_path, monkeypatch) -> None:
+    """Issue 42 (item 2): the grade rule reads its case by digest once per process (the cells of one case, a run's
+    targets, share it); the grades are the ones each cell's own decoding gives."""
+    from srbench.stages.grading import grade as grade_mod
+
+    store = ObjectStore(str(tmp_path / "s"))
+    case = store.put_json(MCQ.model_dump(mode="json"))
+    decoded: list[str] = []
+    real = Case.model_validate
+    monkeypatch.setattr(grade_mod, "_CASES", {})
+    monkeypatch.setattr(grade_mod.Case, "model_validate", lambda v, **k: decoded.append("x") or real(v, **k))
+    params = _params("mmlu-pro", get_benchmark("mmlu-pro").grader_version)
+    got = [_grade(store, {"case": case, "call": _call(store, text)}, params) for text in ("B", "A", "B")]
+    assert len(decoded) == 1 and [g["correct"] for g in got] == [True, False, True]

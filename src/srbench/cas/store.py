@@ -35,6 +35,8 @@ from srbench.cas.names import NamedObjects
 from srbench.cas.packs import SUFFIX, PackIndex, Place, encode
 from srbench.errors import DamagedObject, IntegrityError, InvalidInput, NotFound
 
+SPAN_READ = 1 << 20      # `get_packed` reads a pack's wanted entries in one read when they lie within this span
+
 
 class Copy(NamedTuple):
     """One stored copy of an object: where (relative to the store), its bytes as stored (None: it could not
@@ -294,9 +296,14 @@ class ObjectStore(NamedObjects):
             except OSError:
                 continue
             try:
-                for digest, place in sorted(entries, key=lambda e: e[1].offset):
-                    data = localfs.read_at(fd, place.length, place.offset)
-                    if digest_bytes(data) == digest:
+                entries.sort(key=lambda e: e[1].offset)
+                start = entries[0][1].offset
+                span = max(p.offset + p.length for _, p in entries) - start
+                whole = localfs.read_at(fd, span, start) if span <= SPAN_READ else None   # one read a pack
+                for digest, place in entries:
+                    data = (localfs.read_at(fd, place.length, place.offset) if whole is None
+                            else whole[place.offset - start:place.offset - start + place.length])
+                    if len(data) == place.length and digest_bytes(data) == digest:
                         out[digest] = data
             except OSError:
                 pass

@@ -150,11 +150,34 @@ def explain(previous: CacheEntry | None, rule: Rule, inputs: RuleInputs, params:
     return reasons or ["output missing from the action cache"]
 
 
+class _Done:
+    """`threading.Event`'s set and wait, on one lock held until set (an Event is a Condition and two locks: a
+    claim is made per build, most never waited for)."""
+
+    __slots__ = ("_held", "_set")
+
+    def __init__(self) -> None:
+        self._held = threading.Lock()
+        self._held.acquire()
+        self._set = False
+
+    def set(self) -> None:
+        """Called by the claiming thread only."""
+        if not self._set:
+            self._set = True
+            self._held.release()
+
+    def wait(self) -> None:
+        if not self._set:
+            with self._held:        # released by `set`; each waiter takes and gives it back in turn
+                pass
+
+
 class _Claim:
     """A key being built by one thread: its output once the rule returned (None: no output to share)."""
 
     def __init__(self) -> None:
-        self.done = threading.Event()
+        self.done = _Done()
         self.output: str | None = None
 
 

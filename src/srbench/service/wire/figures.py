@@ -409,19 +409,25 @@ class FigureCollector:
         if not built:
             return                  # a target without a row has no figures (as `_compute` gives)
         target, benches = _Group(self.kinds.get(tid) == "mom"), {}
+        # a target of one benchmark: that benchmark's group is the target's (the same rows in the same order)
+        alone = built[0].row.benchmark if all(b.row.benchmark == built[0].row.benchmark for b in built) else None
         for b in built:
             r = b.row
             flag: bool | None = None
             if r.grade:
                 got = b.grade.strict_format if b.grade is not None else self.owner._strict(r.grade)
                 flag = got if isinstance(got, bool) else None
-            if r.benchmark not in benches:
-                benches[r.benchmark] = _Group(target.mom)
             target.add(r, flag)
-            benches[r.benchmark].add(r, flag)
+            if alone is None:
+                if r.benchmark not in benches:
+                    benches[r.benchmark] = _Group(target.mom)
+                benches[r.benchmark].add(r, flag)
             if r.state == "failed" and (self.failure is None or r.seq < self.failure_seq):
                 self.failure, self.failure_seq = _failure(r), r.seq
-        self.targets[tid] = for_mode(self.mode, target.metric().model_dump(mode="json"))
+        metric = target.metric()
+        self.targets[tid] = for_mode(self.mode, metric.model_dump(mode="json"))
+        if alone is not None:
+            self.benches[(tid, alone)] = for_mode(self.mode, metric.model_dump(mode="json"))
         for bench, g in benches.items():
             self.benches[(tid, bench)] = for_mode(self.mode, g.metric().model_dump(mode="json"))
 

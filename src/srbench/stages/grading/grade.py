@@ -97,10 +97,25 @@ def _failed(p: GradeParams, status: str, details: dict[str, JsonValue], publishe
                        details=details, published=published_json(published)).stored()
 
 
+_CASES: dict[str, Case] = {}       # a case object's digest -> its model (objects never change under their digest)
+CASES_KEPT = 4096
+
+
+def read_case(store: ObjectStore, digest: str) -> Case:
+    """The case object at `digest`, decoded once per process (the cells of one case share it: a run of T targets
+    grades each case T times, and a grade reads the case before the call). Graders only read it."""
+    got = _CASES.get(digest)
+    if got is None:
+        if len(_CASES) >= CASES_KEPT:
+            _CASES.clear()
+        got = _CASES[digest] = Case.model_validate(store.get_json(digest))
+    return got
+
+
 def _grade(store: ObjectStore, raw_inputs: RuleInputs, params: RuleParams) -> dict[str, JsonValue]:
     p = GradeParams.model_validate(params)
     inputs = GradeInputs.model_validate(raw_inputs)
-    case = Case.model_validate(store.get_json(inputs.case))
+    case = read_case(store, inputs.case)
     call = SavedCall.model_validate(store.get_json(inputs.call))
     bench = get_benchmark(p.benchmark)
     grader = p.grader

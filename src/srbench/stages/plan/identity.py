@@ -45,9 +45,9 @@ VOLATILE: dict[str, str] = {
 def scrub(value: Any) -> Any:
     """`value` without the VOLATILE fields, at any depth."""
     if isinstance(value, dict):
-        return {k: scrub(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: scrub(v) if isinstance(v, dict | list) else v for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
-        return [scrub(v) for v in value]
+        return [scrub(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 
