@@ -41,6 +41,7 @@ from srbench.errors import (
 )
 from srbench.rules import Engine
 from srbench.service import route_table
+from srbench.service.api import priority
 from srbench.service.api.actors import access_middleware
 from srbench.service.api.auth import check_listen_token, listen_tls
 from srbench.service.api.faults import DamageLog
@@ -306,7 +307,9 @@ async def serve(store_dir: Path, host: str, port: int, token: str, *, ready: Any
         runner = Runner(app, handle_signals=False)
         await runner.setup()
         settle()        # the heap built so far out of the collector's passes (runs/heap.py)
-        site = await _listen(runner, host, port, port_fallback, tls)
+        priority.install(asyncio.get_running_loop())     # requests before dispatch on this loop (issue 41)
+        with priority.serving():                # its connections and requests are served first
+            site = await _listen(runner, host, port, port_fallback, tls)
         bound = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         url = f"{'https' if tls is not None else 'http'}://{'[' + host + ']' if ':' in host else host}:{bound}"
         info = {"url": url, "pid": os.getpid(), "store_id": service.store_id, "started_at": time.time(),

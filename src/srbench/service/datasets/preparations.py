@@ -25,6 +25,7 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas.digest import JSONValue
 from srbench.errors import Conflict, SrBenchError
 from srbench.schemas.dataset import PROFILES
+from srbench.service.api import priority
 from srbench.service.api import requests as rq
 from srbench.service.api import workflow as wf
 from srbench.service.datasets.jobs import PreparationJob, all_jobs, read_job, write_job
@@ -183,6 +184,6 @@ async def submit(service: Service, req: rq.PrepareJob, owner: str | None) -> wf.
     work = (_work_many(service, new.id, req) if req.benchmarks is not None
             else _work(service, new.id, req, snapshot.object if snapshot else None))
     jid = new.id
-    tasks[jid] = asyncio.get_running_loop().create_task(work)
+    tasks[jid] = asyncio.get_running_loop().create_task(work, context=priority.background())   # not served first
     tasks[jid].add_done_callback(lambda _t: tasks.pop(jid, None))
     return wf.PreparationAnswer(preparation=new.answer(service))

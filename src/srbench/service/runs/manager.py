@@ -31,6 +31,7 @@ from srbench.schemas.dataset import Case
 from srbench.schemas.event_data import Created, ReportFailed
 from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportRequest
+from srbench.service.api import priority
 from srbench.service.journal import refs
 from srbench.service.journal import runs as jruns
 from srbench.service.journal.cells import RunJournalAdapter, cell_id
@@ -156,7 +157,8 @@ class RunManager:
     def start(self, run_id: str) -> None:
         if run_id in self.tasks:
             return
-        self.tasks[run_id] = asyncio.get_running_loop().create_task(self._execute(run_id))
+        # not served first (service/api/priority.py): a run's dispatch waits behind the requests on its loop
+        self.tasks[run_id] = asyncio.get_running_loop().create_task(self._execute(run_id), context=priority.background())
 
     # -- execute -------------------------------------------------------------------------------
     async def _execute(self, run_id: str) -> None:
