@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.helpers import REVISIONS, Api, manifest, single
+from srbench.cas.digest import is_digest
 from srbench.discovery import API_PREFIX
 
 DEAD_URL = "http://127.0.0.1:9/v1"
@@ -220,3 +221,26 @@ def test_invalid_utf8_bytes_are_a_400(api) -> None:
     resp = api.http.post("/targets", content=b'{"targets": [{"id": "\xed\xa0\x80"}]}',
                          headers={"content-type": "application/json"})
     assert resp.status_code == 400, resp.text
+
+
+@pytest.mark.parametrize(("field", "value"), [("id", "dead\n"), ("api_key_env", "MY_KEY\n")])
+def test_a_trailing_newline_in_a_target_id_or_key_name_is_a_400(api, field, value) -> None:
+    """The checks were `re.match` with `$`, which also matches before a final newline: target 'dead\\n' was
+    registered (and its key name 'MY_KEY\\n' could never be set)."""
+    resp = api.http.post("/targets", json={"targets": [{**single("dead", DEAD_URL, "m"), field: value}]})
+    _assert_clean(resp, field)
+    assert resp.status_code == 400 and f"targets[0].{field}" in resp.json()["error"], resp.text
+    assert value not in [t["id"] for t in api.ok("GET", "/targets")["targets"]]
+
+
+def test_a_digest_with_a_trailing_newline_is_not_a_digest() -> None:
+    assert is_digest("b3:" + "0" * 64) and not is_digest("b3:" + "0" * 64 + "\n")
+
+
+def test_a_stored_target_that_no_longer_validates_is_left_out_not_a_500(service, api) -> None:
+    """A target an older sr-bench registered with such an id made every read of the registry a 500
+    ('internal error: ValidationError'): `GET /targets` and plans leave it out (the service's log names it)."""
+    api.ok("POST", "/targets", {"targets": [single("kept", DEAD_URL, "m")]})
+    service.service.journal.set_ref_sync("target", "old\n", {**single("kept", DEAD_URL, "m"), "id": "old\n"})
+    ids = [t["id"] for t in api.ok("GET", "/targets")["targets"]]
+    assert "kept" in ids and "old\n" not in ids

@@ -36,7 +36,7 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def is_digest(value: object) -> bool:
-    return isinstance(value, str) and bool(_DIGEST_RE.match(value))
+    return isinstance(value, str) and bool(_DIGEST_RE.fullmatch(value))
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})

@@ -131,8 +131,9 @@ class Target(BaseModel):
     @field_validator("id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not _ID.match(v):
-            raise ValueError("id must be 1-64 characters of letters, digits, '.', '_' or '-'")
+        if not _ID.fullmatch(v):            # fullmatch: `$` alone lets a trailing newline through ('nl\n')
+            raise ValueError("id must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter "
+                             "or digit")
         return v
 
     @field_validator("base_url")
@@ -148,7 +149,7 @@ class Target(BaseModel):
     @field_validator("api_key_env", "preview_api_key_env")
     @classmethod
     def _env(cls, v: str | None, info: ValidationInfo) -> str | None:
-        if v is not None and not _ENV.match(v):
+        if v is not None and not _ENV.fullmatch(v):
             raise ValueError(f"{info.field_name} must be the NAME of an environment variable, not a key")
         if v is not None and v.upper().startswith("SR_BENCH_"):
             raise ValueError(f"{info.field_name} {v} is one of sr-bench's own variables (the service token is "

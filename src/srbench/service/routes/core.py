@@ -19,7 +19,6 @@ from srbench.schemas.cell import wire_status
 from srbench.schemas.estimate import PlanEstimate
 from srbench.schemas.intervals import Planning
 from srbench.schemas.plan import Plan
-from srbench.schemas.target import Target
 from srbench.schemas.target_checks import KeyState, TargetCheck
 from srbench.service.api import policy
 from srbench.service.api import requests as rq
@@ -120,8 +119,8 @@ async def set_benchmark_options(request: web.Request, req: rq.SetBenchmarkOption
 @route("GET", "/targets", "The target registry", answer=rs.Targets)
 async def list_targets(request: web.Request) -> rs.Targets:
     service = svc(request)
-    await asyncio.to_thread(target_registry.sync, service)      # the store's targets.json, as upstream reads it
-    return rs.Targets(targets=[Target.model_validate(v) for _, v in service.journal.list_refs("target")])
+    registered = await asyncio.to_thread(policy.registry, service)   # the store's targets.json too, as upstream
+    return rs.Targets(targets=list(registered.values()))
 
 
 @route("POST", "/targets", "Register or replace targets (the operator)", body=rq.RegisterTargets,
