@@ -311,6 +311,7 @@ def test_the_worker_indexes_only_the_packs_of_its_batch(api, service, prepare, m
     store = worker_mod._worker[0].store
     assert store.packs is not None and store.packs.listings == 0 and store.packs.pack_paths() == packs
     assert failed == [] and len(hinted) == len(todo)
+    assert worker_mod._worker[0].cache.conn.execute("PRAGMA cache_size").fetchone()[0] == -256   # (not 2 MiB)
     monkeypatch.setattr(worker_mod, "_worker", [])
     worker_mod.init(service.service.objects.url, True, journal.path)
     _, whole, _ = worker_mod.build(plan, todo)
