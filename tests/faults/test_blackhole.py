@@ -8,11 +8,11 @@ connect waits, as it does for a dropped packet."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
 import pytest
 
+from service.helpers import blackhole
 from srbench.discovery import CONNECT_TIMEOUT_S
 from srbench.service.team.reach import unreachable
 
@@ -20,37 +20,19 @@ from .conftest import cli_env, run_cli
 
 
 @pytest.fixture
-def blackhole() -> Iterator[int]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    fillers = []
-    for _ in range(4):
-        filler = socket.socket()
-        filler.setblocking(False)
-        filler.connect_ex(("127.0.0.1", port))
-        fillers.append(filler)
-    try:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            pytest.skip("this kernel accepts connections past a full accept queue: no blackhole on loopback")
-        except TimeoutError:
-            pass
+def hole() -> Iterator[int]:
+    with blackhole() as port:
         yield port
-    finally:
-        for sock in (*fillers, listener):
-            sock.close()
 
 
-def test_a_url_that_never_answers_is_one_line(tmp_path, blackhole: int) -> None:
-    proc = run_cli(["--url", f"http://127.0.0.1:{blackhole}", "runs"], tmp_path, cli_env(SR_BENCH_TOKEN="t" * 32),
+def test_a_url_that_never_answers_is_one_line(tmp_path, hole: int) -> None:
+    proc = run_cli(["--url", f"http://127.0.0.1:{hole}", "runs"], tmp_path, cli_env(SR_BENCH_TOKEN="t" * 32),
                    timeout=10 * CONNECT_TIMEOUT_S)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert proc.stderr.startswith(f"error: cannot reach the sr-bench service at http://127.0.0.1:{blackhole}: no "
+    assert proc.stderr.startswith(f"error: cannot reach the sr-bench service at http://127.0.0.1:{hole}: no "
                                   f"connection within {CONNECT_TIMEOUT_S:g} s (ConnectTimeout)"), proc.stderr
 
 
-def test_an_object_store_that_never_answers_is_named(blackhole: int) -> None:
-    why = unreachable(f"http://team:s3cr3t@127.0.0.1:{blackhole}/team")
+def test_an_object_store_that_never_answers_is_named(hole: int) -> None:
+    why = unreachable(f"http://team:s3cr3t@127.0.0.1:{hole}/team")
     assert why == f"no connection within {CONNECT_TIMEOUT_S:g} s (FSTimeoutError)", why

@@ -48,6 +48,34 @@ def free_port() -> int:
 
 
 @contextmanager
+def blackhole() -> Iterator[int]:
+    """A loopback port that never answers a connection, as an address behind a firewall dropping packets: a
+    listener whose accept queue is full, so the kernel drops further SYNs. Skips where a kernel accepts anyway."""
+    import pytest  # deferred: benchmarks/ scripts import these helpers without pytest
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    try:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            pytest.skip("this kernel accepts connections past a full accept queue: no blackhole on loopback")
+        except TimeoutError:
+            pass
+        yield port
+    finally:
+        for sock in (*fillers, listener):
+            sock.close()
+
+
+@contextmanager
 def loopback_process(cmd: list[str], ready_url: str, log_path: Path, *, timeout: float = 30, token: str | None = None,
                      **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
     """Start a server process (output to `log_path`), wait until `ready_url` answers 200, stop it after.

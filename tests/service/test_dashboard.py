@@ -16,9 +16,10 @@ import pytest
 
 from srbench.dashboard import make_dashboard
 from srbench.dashboard.auth import COOKIE, dashboard_key
+from srbench.discovery import CONNECT_TIMEOUT_S
 from srbench.errors import InvalidInput
 
-from .helpers import DashboardThread, freeze, manifest, single
+from .helpers import DashboardThread, blackhole, freeze, manifest, single
 
 KEY = "dash-key-0123456789abcdef"
 
@@ -106,6 +107,17 @@ def test_a_stopped_service_is_a_clear_502(tmp_path) -> None:
     with DashboardThread(make_dashboard(f"http://127.0.0.1:{port}", "t", KEY)) as d, signed_in(d) as c:
         r = c.get("/api/runs")
         assert r.status_code == 502 and "does not answer" in r.json()["error"]
+
+
+def test_a_service_that_never_answers_a_connection_is_a_502_within_seconds(tmp_path) -> None:
+    """A blackholed service (a loopback listener whose accept queue is full) was waited for up to the 600 s a
+    request may take; the connection is given CONNECT_TIMEOUT_S."""
+    with blackhole() as port, DashboardThread(make_dashboard(f"http://127.0.0.1:{port}", "t", KEY)) as d, \
+            signed_in(d) as c:
+        r = c.get("/api/runs")
+    assert r.status_code == 502 and r.json()["error"] == (
+        f"the sr-bench service does not answer: no connection within {CONNECT_TIMEOUT_S:g} s "
+        "(ConnectionTimeoutError)"), r.text
 
 
 def test_key_file_is_private_and_made_once(tmp_path, monkeypatch) -> None:

@@ -23,7 +23,7 @@ import aiohttp
 from aiohttp import web
 
 from srbench.dashboard.auth import COOKIE, SESSION_TTL_S, Sessions
-from srbench.discovery import API_PREFIX
+from srbench.discovery import API_PREFIX, CONNECT_TIMEOUT_S
 from srbench.service.api.http import MAX_BODY
 from srbench.service.api.limiter import CheckLimiter, source_of
 
@@ -189,6 +189,9 @@ async def proxy(request: web.Request) -> web.Response:
                 headers=headers, allow_redirects=False) as resp:
             body = await resp.read()
             status, ctype = resp.status, resp.headers.get("Content-Type", "application/json")
+    except aiohttp.ConnectionTimeoutError:
+        return _error(502, "service_unavailable", f"the sr-bench service does not answer: no connection within "
+                                                  f"{CONNECT_TIMEOUT_S:g} s (ConnectionTimeoutError)")
     except (aiohttp.ClientError, TimeoutError) as exc:
         return _error(502, "service_unavailable", f"the sr-bench service does not answer: {type(exc).__name__}")
     return web.Response(body=body, status=status, content_type=ctype.split(";")[0])
@@ -206,7 +209,9 @@ def make_dashboard(service_url: str, service_token: str, key: str, users: list[t
     app[ASSETS] = _assets()
 
     async def open_http(app: web.Application) -> Any:
-        app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600),
+        # a service that never answers a connection (SR_BENCH_URL behind a firewall dropping packets) is a 502
+        # within CONNECT_TIMEOUT_S, not after the 600 s a request may take
+        app[HTTP] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600, sock_connect=CONNECT_TIMEOUT_S),
                                           connector=aiohttp.TCPConnector(ssl=verify))
         yield
         await app[HTTP].close()
