@@ -71,3 +71,13 @@ def test_a_runs_pending_cells_take_under_200_bytes_each(tmp_path) -> None:
     assert len(cells) == 20_000 and cells[7].case_id == "mmlu-pro/7" and cells[7].seq == 1007
     assert held / len(cells) < 200, f"{held / len(cells):.0f} bytes a cell"
     assert peak < 1.3 * held, f"read at a peak of {peak / held:.1f}x what is kept"      # streamed, not fetched whole
+
+
+def test_a_reader_connection_keeps_a_small_page_cache(tmp_path) -> None:
+    """Issue 42 (item 3): each thread's reader connection keeps 512 KiB of pages, not SQLite's 2 MiB (the service
+    has one a thread: ~10 MiB held at a 10k-cell run's report); the writer's is SQLite's own."""
+    journal = Journal(str(tmp_path / "journal.sqlite3"))
+    try:
+        assert journal.reader().execute("PRAGMA cache_size").fetchone()[0] == -512
+    finally:
+        journal.close()

@@ -30,7 +30,7 @@ def delete_memo_rows(c: sqlite3.Connection, run_id: str) -> None:
     c.execute("DELETE FROM report_rows WHERE run_id=?", (run_id,))
 
 
-READER_CACHE_KIB = 256
+WORKER_CACHE_KIB = 256
 
 
 def open_read_only(journal_path: str) -> sqlite3.Connection:
@@ -38,7 +38,7 @@ def open_read_only(journal_path: str) -> sqlite3.Connection:
     with a page cache of 256 KiB, not SQLite's 2 MiB: it looks up one action-cache key a row, and the pages the
     cache would keep are in the kernel's page cache anyway (-1.8 MiB in the worker, no more CPU: issue 42)."""
     conn = sqlite3.connect(f"file:{journal_path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
-    conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
+    conn.execute(f"PRAGMA cache_size=-{WORKER_CACHE_KIB}")
     return conn
 
 
