@@ -231,3 +231,25 @@ def test_a_packed_object_gets_its_suffixed_name_from_its_loose_file(tmp_path) ->
     path = files.suffixed(store, second, ".jsonl")
     assert open(path, "rb").read() == b"two\n" and os.path.samefile(path, store.path_of(second))
     assert store.get_bytes(first) == b"one\n"
+
+
+@pytest.mark.parametrize("folder", ["packs", "objects", "names", "files", ""])
+def test_a_file_where_a_store_folder_belongs_is_named_at_opening(tmp_path, folder) -> None:
+    """A file where cas/packs belongs made every read 'internal error: NotADirectoryError' (one where objects/
+    belongs 'File exists'): opening the store names it, for every folder of the layout, and changes nothing."""
+    root = tmp_path / "cas"
+    store = ObjectStore(str(root))
+    digest = store.put_bytes(b"kept")
+    where = root / folder if folder else root
+    if where.is_dir():
+        os.rename(where, tmp_path / "aside")
+    where.write_bytes(b"not a folder")
+    with pytest.raises(IntegrityError) as err:
+        ObjectStore(str(root))
+    assert err.value.message == (f"{where} is not a folder: the object store is damaged; restore it from a copy of "
+                                 "the store, or give another --store (nothing was changed)")
+    assert where.read_bytes() == b"not a folder"
+    where.unlink()
+    if (tmp_path / "aside").exists():
+        os.rename(tmp_path / "aside", where)
+        assert ObjectStore(str(root)).get_bytes(digest) == b"kept"

@@ -69,10 +69,21 @@ class ObjectStore(NamedObjects):
                 self.fs.makedirs(self._join("objects"), exist_ok=True)
             elif not self.fs.exists(self._join("objects")) and not self.fs.exists(self._join("names")):
                 raise NotFound(f"no object store at {self.url}")
-        elif create:
+            return
+        self._check_layout()
+        if create:
             os.makedirs(self._join("objects"), exist_ok=True)
         elif not os.path.exists(self._join("objects")) and not os.path.exists(self._join("names")):
             raise NotFound(f"no object store at {self.url}")
+
+    def _check_layout(self) -> None:
+        """A local store's folders are folders: a file where `packs/` belongs made every read 'internal error:
+        NotADirectoryError' (and one where `objects/` belongs 'File exists'); it is named once, at opening."""
+        for name in ("", "objects", "packs", "names", files.DIR):
+            path = self._join(name) if name else self.root
+            if os.path.lexists(path) and not os.path.isdir(path):
+                raise IntegrityError(f"{path} is not a folder: the object store is damaged; restore it from a copy "
+                                     "of the store, or give another --store (nothing was changed)")
 
     @property
     def fs(self) -> Any:
