@@ -254,24 +254,25 @@ def test_rows_wait_for_a_starting_worker_instead_of_being_built_in_the_service(
     assert started and memo_count(service, run_id) > 0 and in_service == []
 
 
-def test_rows_built_in_the_service_share_the_dispatchers_cases(api, service, prepare, monkeypatch) -> None:
-    """Issue 42 (item 3): the rows the service builds itself (no worker process, or one still starting) read
-    the cases the run's dispatcher decoded, not a second decoded copy of the dataset (~8 MiB at 2,000 cases
-    held for the whole run). On the code before, the row builder decoded its own."""
+def test_the_dispatcher_the_rows_and_the_end_of_run_report_share_one_decoded_dataset(
+        api, service, prepare, monkeypatch) -> None:
+    """Issue 42 (item 3): the run's dispatcher, the rows the service builds itself (no worker process, or one still
+    starting) and the end-of-run report read one decoded copy of the dataset (stages/datasets/decoded.py), not
+    one each (~8 MiB a copy at 2,000 cases). On the code before, each decoded its own."""
     from srbench.service.runs import manager as manager_mod
+    from srbench.stages.report import cells as cells_mod
 
     rows = service.service.runs.rows
     monkeypatch.setattr(rows, "_no_worker", True)               # every row is built on the service's thread
     monkeypatch.setattr(rows, "forget", lambda run_id: None)    # its inputs stay to be looked at
     MemoHits(monkeypatch)
-    decoded: list[Any] = []
-    real = manager_mod.decode_cases
-
-    def spied(data: bytes) -> Any:
-        out = real(data)
-        decoded.append(out)
-        return out
-    monkeypatch.setattr(manager_mod, "decode_cases", spied)
+    tables: list[tuple[str, Any]] = []
+    for mod in (manager_mod, cells_mod):
+        def spied(store: Any, digest: str, _real: Any = mod.cases_by_id, _name: str = mod.__name__) -> Any:
+            out = _real(store, digest)
+            tables.append((_name, out))
+            return out
+        monkeypatch.setattr(mod, "cases_by_id", spied)
     ds = prepare("mmlu-pro")
     with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
         api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
@@ -280,8 +281,9 @@ def test_rows_built_in_the_service_share_the_dispatchers_cases(api, service, pre
     settled(service)
     assert memo_count(service, run_id) > 0
     ri = rows._runs[run_id]
-    dispatched = {id(c) for cases in decoded for c in cases}
-    assert ri is not None and ri.cases and all(id(c) in dispatched for c in ri.cases.values())
+    assert ri is not None and ri.cases
+    assert [name.rsplit(".", 1)[1] for name, _ in tables] == ["manager", "cells", "cells"]  # dispatch, rows, report
+    assert all(table is ri.cases for _, table in tables)
 
 
 def test_the_worker_indexes_only_the_packs_of_its_batch(api, service, prepare, monkeypatch) -> None:

@@ -51,6 +51,7 @@ from srbench.service.store.env_file import load_env_file, missing_key
 from srbench.service.store.task_resources import benchmark_preflight
 from srbench.service.wire.figures import ReportFigures
 from srbench.stages.datasets.build import decode_cases, read_dataset_object
+from srbench.stages.datasets.decoded import cases_by_id
 from srbench.stages.dispatch.calls import Dispatcher, RunControl
 from srbench.stages.report.rule import build_report, report_signature
 from srbench.stages.report.stream import write_run_cells
@@ -183,10 +184,10 @@ class RunManager:
         if run is None or run.status != "queued":
             return
         plan = Plan.model_validate(self.store.get_json(run.plan))
-        cases: dict[str, Case] = {c.id: c for c in decode_cases(self.store.get_bytes(plan.dataset.object))}
+        cases: dict[str, Case] = cases_by_id(self.store, plan.dataset.object)    # shared with its report's
         control = RunControl(cancel=asyncio.Event(), deadline=time.monotonic() + plan.limits.max_run_seconds)
         self.controls[run_id] = control
-        self.rows.begin(run_id, run.plan, cases)
+        self.rows.begin(run_id, run.plan)
         jr = RunJournalAdapter(self.journal, run_id, self.store,
                                on_done=lambda cell_id: self.rows.cell_done(run_id, cell_id))
         now = time.time()

@@ -44,7 +44,6 @@ from srbench.benchmarks import get as get_benchmark
 from srbench.cas import ObjectStore
 from srbench.rules import Engine
 from srbench.schemas.cell import TERMINAL_CELL_STATES
-from srbench.schemas.dataset import Case
 from srbench.service.journal.cell_rows import cells_by_id
 from srbench.service.journal.report_rows import delete_memo_rows, memo_rows, put_memo_rows
 from srbench.service.journal.writer import Journal, write_action_entries
@@ -94,7 +93,6 @@ class RowBuilder:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()   # C-level: no Condition per put
         self._runs: dict[str, ReportInputs | None] = {}
         self._plans: dict[str, str] = {}
-        self._cases: dict[str, dict[str, Case]] = {}     # the dispatcher's decoded cases, per run
         self._pending: dict[str, int] = {}       # cells queued and not built yet, per run
         self._ended: set[str] = set()            # runs whose dispatch is over: no cell of theirs is to come
         self._thread: threading.Thread | None = None
@@ -110,16 +108,13 @@ class RowBuilder:
         self._writes: list[concurrent.futures.Future[Any]] = []     # batches' rows being recorded
 
     # -- from the run's tasks --------------------------------------------------------------------
-    def begin(self, run_id: str, plan_digest: str, cases: dict[str, Case] | None = None) -> None:
-        """Build rows for this run's finished cells from now on; `cases`: the plan's cases as the dispatcher
-        decoded them, shared by the rows built here (not decoded a second time: ~8 MiB at 2,000 cases)."""
+    def begin(self, run_id: str, plan_digest: str) -> None:
+        """Build rows for this run's finished cells from now on."""
         with self._lock:
             if self._closed:
                 return
             self._runs[run_id] = None
             self._plans[run_id] = plan_digest
-            if cases is not None:
-                self._cases[run_id] = cases
             self.live.begin(run_id)
             benchmarks = list(self.store.get_json(plan_digest).get("grader_versions", {}))
             if any(_sandboxed(b) for b in benchmarks):
@@ -168,7 +163,6 @@ class RowBuilder:
         is built), without keeping the run's task waiting."""
         self._runs.pop(run_id, None)
         self._plans.pop(run_id, None)
-        self._cases.pop(run_id, None)
         self.live.forget(run_id)
         self._sandboxed.discard(run_id)
         self.grades.forget(run_id)
@@ -298,7 +292,7 @@ class RowBuilder:
             plan = self._plans.get(run_id)
             if plan is None:
                 return None
-            got = self._runs[run_id] = ReportInputs.load(self.store, {"plan": plan}, self._cases.pop(run_id, None))
+            got = self._runs[run_id] = ReportInputs.load(self.store, {"plan": plan})
         return got
 
     def _build(self, run_id: str, cell_ids: list[str]) -> None:

@@ -33,7 +33,7 @@ from srbench.schemas.plan import Plan
 from srbench.schemas.report_params import ReportDigests
 from srbench.schemas.results import ResultRow, TurnRouting
 from srbench.schemas.target import Target
-from srbench.stages.datasets.build import decode_cases
+from srbench.stages.datasets.decoded import cases_by_id
 from srbench.stages.derived.reconcile import corrected_usage, with_routers
 from srbench.stages.derived.replay import route_blocker
 from srbench.stages.derived.reprice import apply_prices
@@ -59,15 +59,13 @@ class ReportInputs:
     case_digests: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: ObjectStore, inputs: Mapping[str, object],
-             cases: dict[str, Case] | None = None) -> ReportInputs:
-        """What every row reads, from the rule's inputs (their digests: the cells are not read here). `cases`:
-        the plan's dataset already decoded by the caller (the run's dispatcher: one copy, not two, issue 42)."""
+    def load(cls, store: ObjectStore, inputs: Mapping[str, object]) -> ReportInputs:
+        """What every row reads, from the rule's inputs (their digests: the cells are not read here); the cases
+        are the ones the run's dispatcher decoded while it holds them (`cases_by_id`: one copy, not three)."""
         d = ReportDigests.of(inputs)
         price_fix = PriceCorrection.model_validate(store.get_json(d.prices)) if d.prices else None
         plan = apply_prices(Plan.model_validate(store.get_json(d.plan)), price_fix)
-        if cases is None:
-            cases = {c.id: c for c in decode_cases(store.get_bytes(plan.dataset.object))}
+        cases = cases_by_id(store, plan.dataset.object)
         targets = {pt.target.id: pt.target for pt in plan.targets}
         aux = {tid: pt.target for tid, pt in plan.auxiliary_targets.items()}
         correction = UsageCorrection.model_validate(store.get_json(d.correction)) if d.correction else None
