@@ -100,6 +100,28 @@ def test_verify_repair_copies_a_good_object_from_a_second_store(api, ran, servic
     assert api.get(f"/objects/{gone['call']}")[0] == 200
 
 
+def test_a_file_where_an_objects_folder_belongs_is_a_repair_reason_not_a_500(api, ran, service, tmp_path,
+                                                                              monkeypatch) -> None:
+    """`store verify --repair` found the good copy, then died writing it ('internal error: NotADirectoryError'),
+    and `store gc` died listing: the file is named in each object's reason; gc answers."""
+    settled(service)
+    backup = tmp_path / "backup"
+    shutil.copytree(service.store_dir / "cas", backup)
+    digest = ran["calls"][1]["call"]
+    folder = Path(service.service.objects.path_of(digest)).parent
+    shutil.move(folder, tmp_path / "aside")
+    folder.write_bytes(b"not a folder")
+    monkeypatch.setenv("SR_BENCH_REPAIR_FROM", str(backup))
+    res = api.ok("POST", "/store/verify", {"repair": True})
+    mine = [u for u in res["unrepaired"] if u["digest"] == digest]
+    assert mine and mine[0]["reason"] == (f"a good copy was found but cannot be written: {folder} is not a folder; "
+                                          "move that file aside (it is no object), then repair again"), res
+    assert api.ok("POST", "/store/gc", {})["dry_run"] is True
+    folder.unlink()
+    shutil.move(tmp_path / "aside", folder)
+    assert api.ok("POST", "/store/verify", {})["ok"] is True
+
+
 def test_an_unreachable_repair_source_is_named_without_its_credentials(api, ran, service, monkeypatch) -> None:
     """SR_BENCH_REPAIR_FROM naming an http(s) store nobody answers: the reason said only "no configured source
     holds a good copy", and the answer's `sources` echoed the URL's password."""

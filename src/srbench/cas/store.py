@@ -373,7 +373,7 @@ class ObjectStore(NamedObjects):
         None when it is not stored; a packed object's size is its own, its time its pack's."""
         try:
             return dict(self.fs.info(self._loose(digest)))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):     # (a file where its objects/xx/ folder belongs)
             pass
         for place in [] if self.packs is None else self.packs.places(digest):
             try:

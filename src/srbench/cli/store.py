@@ -28,8 +28,10 @@ def human_bytes(n: int) -> str:
 
 
 def verify_line(res: WireJSON) -> str:
-    verdict = "ok" if res["ok"] else (f"{res['problems']} problem(s); `sr-bench store verify --repair` puts a good copy "
-                                      "back from the stores SR_BENCH_REPAIR_FROM names (docs/recovery.md)")
+    fix = (f"{len(res['unrepaired'])} not repaired, each with its reason (`not repaired:` lines, the answer's "
+           "unrepaired)" if res.get("unrepaired") else "`sr-bench store verify --repair` puts a good copy back from "
+           "the stores SR_BENCH_REPAIR_FROM names (docs/recovery.md)")
+    verdict = "ok" if res["ok"] else f"{res['problems']} problem(s); {fix}"
     extra = [f"{len(res.get(key) or [])} {label}" for key, label in
              (("bad_copies", "bad copies"), ("bad_files", "bad files under packs/"),
               ("damaged_references", "damaged journal references")) if res.get(key)]

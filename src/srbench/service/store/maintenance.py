@@ -172,10 +172,16 @@ def verify_and_repair(objects: ObjectStore, journal: Journal, sources: list[Obje
         if data is None:
             unrepaired.append(Unrepaired(digest=digest, reason=_why_not(first, digest, sources, down)))
             continue
-        if objects.local:
-            objects.put_bytes(data)          # a damaged local file is rewritten whole (temp file + rename)
-        else:
-            objects.fs.pipe_file(objects.path_of(digest), data)
+        try:
+            if objects.local:
+                objects.put_bytes(data)      # a damaged local file is rewritten whole (temp file + rename)
+            else:
+                objects.fs.pipe_file(objects.path_of(digest), data)
+        except NotADirectoryError as exc:    # a file where its objects/xx/ folder belongs
+            unrepaired.append(Unrepaired(digest=digest, reason=(
+                f"a good copy was found but cannot be written: {exc.filename} is not a folder; move that file "
+                "aside (it is no object), then repair again")))
+            continue
         repaired.append(digest)
     res = verify(objects, journal) if repaired else first
     return res.model_copy(update={"repaired": repaired, "unrepaired": unrepaired,
