@@ -138,7 +138,7 @@ def make_design(benchmarks_in_order: Sequence[str], weights: Mapping[str, float]
     return Design(names, shares, counts, strata, float(alpha))
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=128)
 def _theta_table(weights: tuple[float, ...], counts: tuple[float, ...], alpha: float) -> tuple[float, np.ndarray,
                                                                                                np.ndarray]:
     """θ* on a grid of q (its smallest q, ln q, θ*): one design's table, built once (planning asks for it

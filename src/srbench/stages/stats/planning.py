@@ -58,7 +58,7 @@ def sized_plan(counts: Mapping[str, int], weights: Mapping[str, float], *, rule:
                        None if cost is None else tuple((b, cost.get(b)) for b in names))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _sized_plan(rule: str, count_items: tuple[tuple[str, int], ...], weight_items: tuple[tuple[str, float | None], ...],
                 tie_rate: float, effect: float, margin: float | None, power: float, singles: int | None,
                 available: tuple[tuple[str, int], ...], cost: tuple[tuple[str, float | None], ...] | None) -> PowerPlan:

@@ -167,7 +167,7 @@ def _sd(counts: Mapping[str, int | float], weights: Mapping[str, float], tie_rat
     return math.sqrt(max(0.0, (1.0 - tie_rate) - delta * delta) * s)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _theta(q: float, w: tuple[float, ...], n: tuple[float, ...], alpha: float) -> float:
     """θ*(q) of `betting.best_theta`, remembered (planning asks for the same one many times)."""
     return float(best_theta(q, np.asarray(w), np.asarray(n), alpha))
@@ -230,7 +230,7 @@ def _shares(counts: Mapping[str, int | float], weights: Mapping[str, float], tie
     return (parts, 0.0, 0.0, 0.0) if isinstance(parts, float) else parts
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _uneven(w: tuple[float, ...], n: tuple[int, ...], q: float, threshold: float, alpha: float) -> float:
     """K*(t) − t·ΣΛ_b of the module docstring: how far the bets' uneven spread over the benchmarks (the bet
     grows while q̂ settles, and each benchmark's cases sit at other points of that path) moves the wealth a
@@ -287,7 +287,7 @@ def power_at(rule: str, counts: Mapping[str, int | float], weights: Mapping[str,
                      tie_rate, delta, threshold, alpha, singles)
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=1024)
 def _power_at(rule: str, count_items: tuple[tuple[str, int | float], ...],
               weight_items: tuple[tuple[str, float | None], ...], tie_rate: float, delta: float, threshold: float,
               alpha: float, singles: int | None) -> float:
