@@ -193,3 +193,14 @@ def test_a_damaged_plan_is_skipped_and_named_by_the_store_wide_lists(api, ran, p
     _assert_damaged(*api.get(f"/comparison-options?baseline_run_id={bad}"), plans[bad])     # asked for: named
     damaged = _events(api, bad, "object_damaged")
     assert len(damaged) == 1 and damaged[0]["data"]["digest"] == plans[bad], damaged
+    # the run list shows every run (it was a 503 for all of them, the CLI's `runs` an error): the damaged one
+    # from its journal row, its manifest empty, its error naming the damage (as a restarted service reads it)
+    service.service.views._cache.clear()
+    service.service.runs.plans._plans.clear()
+    for query in ("", "?limit=50"):
+        listed_runs = {r["id"]: r for r in api.ok("GET", f"/runs{query}")["runs"]}
+        assert set(ids) <= set(listed_runs), listed_runs
+        assert listed_runs[bad]["manifest"] == {} and listed_runs[bad]["status"] == "completed"
+        assert listed_runs[bad]["error"].startswith(f"its plan object is unreadable: damaged object {plans[bad]}")
+        assert listed_runs[ids[0]]["manifest"] and listed_runs[ids[0]]["target_info"]
+    _assert_damaged(*api.get(f"/runs/{bad}"), plans[bad])          # asked for by id: named, as before

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from typing import Any
 
 from srbench.cas import ObjectStore
+from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.plan import Plan
 from srbench.service.runs.state import TargetInfo
 
@@ -47,6 +48,10 @@ class Plans:
         return plan
 
     def targets(self, digest: str) -> list[TargetInfo]:
-        """Each planned target's id, kind and model."""
-        return [TargetInfo(id=pt.target.id, kind=pt.target.kind, model=pt.target.model)
-                for pt in self.cached(digest).targets]
+        """Each planned target's id, kind and model; none when the plan object is damaged or missing (a run
+        list shows the run from its journal row, `wire/views.py`; what reads the plan itself names the damage)."""
+        try:
+            plan = self.cached(digest)
+        except (DamagedObject, NotFound):
+            return []
+        return [TargetInfo(id=pt.target.id, kind=pt.target.kind, model=pt.target.model) for pt in plan.targets]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from srbench.errors import DamagedObject, NotFound
 from srbench.schemas.wire import WireJSON
 from srbench.service.api.actors import LOCAL, Actor
 from srbench.service.api.responses import Runs, RunView
@@ -51,6 +52,16 @@ class RunViews:
         full, short, roles = self._plan(view.plan)
         return wire.wire_run(view, short if summary else full, owner, roles, summary)
 
+    def _listed(self, view: RunState, owner: str) -> RunView:
+        """A run of a list. One whose plan object is damaged or missing is listed from its journal row, its
+        manifest empty and its error naming the damage: one bad object made every list (the CLI's `runs`, the
+        Dashboard's Runs page) an error, hiding every other run."""
+        try:
+            return self._out(view, owner, True)
+        except (DamagedObject, NotFound) as exc:
+            damaged = view.model_copy(update={"error": view.error or f"its plan object is unreadable: {exc.message}"})
+            return wire.wire_run(damaged, {}, owner, [], True)
+
     def get(self, run_id: str) -> RunView:
         return self.one(self.runs.get(run_id))
 
@@ -66,5 +77,5 @@ class RunViews:
                  else self.runs.list_owned(actor.scope, n, before))
         ids = [v.id for v in views]
         owned = owners.run_owners(self.runs.journal, ids)
-        return Runs(runs=[self._out(v, owned.get(v.id, LOCAL), True) for v in views],
+        return Runs(runs=[self._listed(v, owned.get(v.id, LOCAL)) for v in views],
                     next_cursor=None if limit is None else pages.runs_cursor([(v.created_at, v.id) for v in views], limit))
