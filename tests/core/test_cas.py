@@ -233,16 +233,17 @@ def test_a_packed_object_gets_its_suffixed_name_from_its_loose_file(tmp_path) ->
     assert store.get_bytes(first) == b"one\n"
 
 
-@pytest.mark.parametrize("folder", ["packs", "objects", "names", "files", ""])
+@pytest.mark.parametrize("folder", ["packs", "objects", "names", "files"])
 def test_a_file_where_a_store_folder_belongs_is_named_at_opening(tmp_path, folder) -> None:
     """A file where cas/packs belongs made every read 'internal error: NotADirectoryError' (one where objects/
     belongs 'File exists'): opening the store names it, for every folder of the layout, and changes nothing."""
     root = tmp_path / "cas"
     store = ObjectStore(str(root))
     digest = store.put_bytes(b"kept")
-    where = root / folder if folder else root
-    if where.is_dir():
-        os.rename(where, tmp_path / "aside")
+    where = root / folder
+    if not where.is_dir():
+        where.mkdir()
+    os.rename(where, tmp_path / "aside")
     where.write_bytes(b"not a folder")
     with pytest.raises(IntegrityError) as err:
         ObjectStore(str(root))
@@ -250,6 +251,23 @@ def test_a_file_where_a_store_folder_belongs_is_named_at_opening(tmp_path, folde
                                  "the store, or give another --store (nothing was changed)")
     assert where.read_bytes() == b"not a folder"
     where.unlink()
-    if (tmp_path / "aside").exists():
-        os.rename(tmp_path / "aside", where)
-        assert ObjectStore(str(root)).get_bytes(digest) == b"kept"
+    os.rename(tmp_path / "aside", where)
+    assert ObjectStore(str(root)).get_bytes(digest) == b"kept"
+
+
+def test_a_store_url_that_names_a_file_is_not_a_folder(tmp_path) -> None:
+    """(the caller names what it was given: SR_BENCH_OBJECTS_URL, a remote, a repair source)"""
+    (tmp_path / "file").write_bytes(b"x")
+    with pytest.raises(NotADirectoryError):
+        ObjectStore(str(tmp_path / "file"))
+
+
+def test_a_missing_object_names_the_fix(tmp_path) -> None:
+    """A deleted pack made report, export, show --results, compare and recover-plan say only 'object b3:… is not
+    in the store': the line names the command that lists what is missing and puts it back."""
+    missing = digest_bytes(b"never stored")
+    with pytest.raises(NotFound) as err:
+        ObjectStore(str(tmp_path / "cas")).get_bytes(missing)
+    assert err.value.message == (f"object {missing} is not in the store; if a run names it, `sr-bench store verify` "
+                                 "lists what is missing (with `--repair` to fetch a good copy from "
+                                 "SR_BENCH_REPAIR_FROM)")

@@ -22,6 +22,7 @@ come back as good. Only maintenance, which re-hashes on its own, reads with ``ve
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -79,8 +80,10 @@ class ObjectStore(NamedObjects):
     def _check_layout(self) -> None:
         """A local store's folders are folders: a file where `packs/` belongs made every read 'internal error:
         NotADirectoryError' (and one where `objects/` belongs 'File exists'); it is named once, at opening."""
-        for name in ("", "objects", "packs", "names", files.DIR):
-            path = self._join(name) if name else self.root
+        if os.path.lexists(self.root) and not os.path.isdir(self.root):     # a URL that names no folder: the
+            raise NotADirectoryError(errno.ENOTDIR, "not a folder", self.root)   # caller says what it was given
+        for name in ("objects", "packs", "names", files.DIR):
+            path = self._join(name)
             if os.path.lexists(path) and not os.path.isdir(path):
                 raise IntegrityError(f"{path} is not a folder: the object store is damaged; restore it from a copy "
                                      "of the store, or give another --store (nothing was changed)")
@@ -219,7 +222,8 @@ class ObjectStore(NamedObjects):
                 return copy.data
             bad = bad or copy
         if bad is None:
-            raise NotFound(f"object {digest} is not in the store")
+            raise NotFound(f"object {digest} is not in the store; if a run names it, `sr-bench store verify` lists "
+                           "what is missing (with `--repair` to fetch a good copy from SR_BENCH_REPAIR_FROM)")
         if bad.data is None:
             raise DamagedObject(digest, f" ({bad.where}: {bad.problem})")
         raise DamagedObject(digest, f" ({len(bad.data)} bytes that hash to {digest_bytes(bad.data)})")
