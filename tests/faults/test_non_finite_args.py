@@ -49,3 +49,10 @@ def test_number_flags_show_their_real_bounds(tmp_path) -> None:
     shown = run_cli(["compare", "--help"], tmp_path, cli_env()).stdout + run_cli(
         ["store", "gc", "--help"], tmp_path, cli_env()).stdout
     assert "None]" not in shown and "[0<=x<=1]" in shown and "[x>=0]" in shown, shown
+
+
+def test_the_store_option_names_the_variable_that_sets_it(tmp_path) -> None:
+    """`--store`'s help gave the managed store as its default, though SR_BENCH_STORE (which every other
+    environment-set option names) overrides it."""
+    shown = " ".join(run_cli(["--help"], tmp_path, cli_env()).stdout.split())
+    assert "--store DIRECTORY Store directory (default: SR_BENCH_STORE, else the managed store" in shown, shown

@@ -38,7 +38,8 @@ from srbench.schemas.wire import WireJSON
 
 @click.group()
 @click.option("--store", type=click.Path(file_okay=False), default=None,
-              help="Store directory (default: the managed store under ./.sr-bench/<stack>/store).")
+              help="Store directory (default: SR_BENCH_STORE, else the managed store ./.sr-bench/<stack>/store, "
+                   "<stack> from SR_BENCH_STACK or 'default').")
 @click.option("--embedded", is_flag=True, envvar="SR_BENCH_EMBEDDED",
               help="Run this one command against an in-process service on the store that stops with it (no "
                    "background service; refused while another service owns the store). Env: SR_BENCH_EMBEDDED=1.")
