@@ -11,11 +11,14 @@ go to the front of the ready queue instead of its end, so they run next, in the 
 The server's listening socket is opened with `SERVING` set (`serving()`), so every connection it accepts,
 its reads and each request's handler task carry it; work a handler starts in the background (a run's
 dispatch, a preparation) is created in `background()`, which clears it. A request then waits only for the
-rest of the pass it arrived in. Nothing is lost or reordered within the dispatch: a pass still runs as many
-callbacks as were ready when it began (one served callback ahead of it moves one of them to the next pass).
+rest of the pass it arrived in; within a long pass the loop also looks for served sockets that became
+ready every `POLL_EVERY` callbacks (a select that waits for nothing; the others' events are left to the
+pass's own select), so a request waits for at most that many callbacks, not a whole pass. Nothing is lost
+or reordered within the dispatch: a pass still runs as many callbacks as were ready when it began (one
+served callback ahead of it moves one of them to the next pass).
 
-It reorders `asyncio`'s pure-Python selector loop (its ready deque and `_add_callback`, the same in CPython
-3.11-3.13); any other loop (uvloop, a proactor) is left as it is.
+It reorders `asyncio`'s pure-Python selector loop (its ready deque, `_call_soon`, `_add_callback` and
+selector, the same in CPython 3.11-3.13); any other loop (uvloop, a proactor) is left as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import selectors
+import threading
 from asyncio import base_events
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -30,42 +35,75 @@ from typing import Any
 SERVING: contextvars.ContextVar[bool] = contextvars.ContextVar("srbench_serving", default=False)
 
 
-def install(loop: asyncio.AbstractEventLoop) -> bool:
-    """Serve `loop`'s `SERVING` callbacks first (once; False when the loop is not asyncio's own)."""
-    if not isinstance(loop, base_events.BaseEventLoop) or getattr(loop, "_srbench_priority", False):
-        return False
-    ready = getattr(loop, "_ready", None)
-    if ready is None or not hasattr(loop, "_add_callback"):
-        return False
+POLL_EVERY = 32     # callbacks of a long pass between two looks for served sockets that became ready
 
-    def first(handle: asyncio.Handle) -> None:
+
+class _Served:
+    """The loop's ready queue with served callbacks first, and a look for served sockets every `POLL_EVERY`
+    callbacks of a long pass."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.ready = loop._ready                          # type: ignore[attr-defined]
+        self.selector = loop._selector                    # type: ignore[attr-defined]
+        self.poller = asyncio.Handle(self.poll, (), loop, contextvars.Context())
+        self.polling = False
+
+    def first(self, handle: asyncio.Handle) -> None:
         """Queue `handle` after the served callbacks at the front of the queue, before everything else (served
         callbacks keep their order: a transport's `connection_made` before its reader). Only the loop pops
         from the front, so the indexes read here stay put while other threads append at the end."""
+        ready = self.ready
         i, n = 0, len(ready)
         while i < n and ready[i]._context.get(SERVING, False):
             i += 1
         ready.insert(i, handle)
 
-    def call_soon(callback: Callable[..., Any], args: tuple[Any, ...],
+    def last(self, handle: asyncio.Handle) -> None:
+        self.ready.append(handle)
+        if not self.polling and len(self.ready) > POLL_EVERY and threading.get_ident() == self.loop._thread_id:  # type: ignore[attr-defined]
+            self.polling = True                 # the loop's thread alone queues the look: it is queued once at most
+            self.ready.insert(POLL_EVERY, self.poller)
+
+    def call_soon(self, callback: Callable[..., Any], args: tuple[Any, ...],
                   context: contextvars.Context | None) -> asyncio.Handle:
-        handle = asyncio.Handle(callback, args, loop, context)
+        handle = asyncio.Handle(callback, args, self.loop, context)
         if SERVING.get() if context is None else context.get(SERVING, False):
-            first(handle)
+            self.first(handle)
         else:
-            ready.append(handle)
+            self.last(handle)
         return handle
 
-    def add_callback(handle: asyncio.Handle) -> None:       # a selector event (a socket read or write)
+    def add_callback(self, handle: asyncio.Handle) -> None:     # a selector event (a socket read or write)
         if handle.cancelled():
             return
-        if handle._context.get(SERVING, False):             # type: ignore[attr-defined]
-            first(handle)
+        if handle._context.get(SERVING, False):                 # type: ignore[attr-defined]
+            self.first(handle)
         else:
-            ready.append(handle)
+            self.last(handle)
 
-    loop._call_soon = call_soon                 # type: ignore[attr-defined]
-    loop._add_callback = add_callback           # type: ignore[attr-defined]
+    def poll(self) -> None:
+        """Within a long pass: queue first the served sockets that are ready now (a request that arrived
+        mid-pass waits `POLL_EVERY` callbacks, not the rest of the pass). Other sockets are left to the
+        pass's own select, which reports them again."""
+        for key, mask in self.selector.select(0):
+            reader, writer = key.data
+            for handle, bit in ((reader, selectors.EVENT_READ), (writer, selectors.EVENT_WRITE)):
+                if mask & bit and handle is not None and not handle.cancelled() and handle._context.get(SERVING, False):
+                    self.first(handle)
+        self.polling = len(self.ready) > POLL_EVERY
+        if self.polling:
+            self.ready.insert(POLL_EVERY, self.poller)
+
+
+def install(loop: asyncio.AbstractEventLoop) -> bool:
+    """Serve `loop`'s `SERVING` callbacks first (once; False when the loop is not asyncio's own)."""
+    if (not isinstance(loop, base_events.BaseEventLoop) or getattr(loop, "_srbench_priority", False)
+            or not all(hasattr(loop, a) for a in ("_ready", "_selector", "_add_callback", "_call_soon"))):
+        return False
+    served = _Served(loop)
+    loop._call_soon = served.call_soon          # type: ignore[attr-defined]
+    loop._add_callback = served.add_callback    # type: ignore[attr-defined]
     loop._srbench_priority = True               # type: ignore[attr-defined]
     return True
 
@@ -87,4 +125,4 @@ def background() -> contextvars.Context:
     return ctx
 
 
-__all__ = ["SERVING", "background", "install", "serving"]
+__all__ = ["POLL_EVERY", "SERVING", "background", "install", "serving"]
