@@ -132,7 +132,7 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
         decision=None, finish_reason=None, judge_call=judge_digest, judge_cost_usd=0.0, published_score=None,
         config_hash_seen=None)
     out = CellRow(row)
-    pending: dict[str, Any] = {}
+    pending: dict[str, object] = {}
     if judge_digest is not None:
         jc = call_cost(ri.aux[ri.judge_for[case.benchmark]], ri.load_call(judge_digest))
         row = row.model_copy(update={"judge_cost_usd": jc.cost_usd, "judge_usage": jc.usage})
@@ -158,13 +158,13 @@ def cell_row(engine: Engine, ri: ReportInputs, cell_id: str, cell: list[Any]) ->
     return out
 
 
-def _single_call(ri: ReportInputs, target: Target, call_digest: str) -> dict[str, Any]:
+def _single_call(ri: ReportInputs, target: Target, call_digest: str) -> dict[str, object]:
     """A single call's figures, and a router's attribution of it, as the update of its row (the row is copied
     once with its grade's: a copy is ~6 us, issue 42)."""
     call = ri.load_call(call_digest)
     view = CallView.model_validate(call)              # validated once: pricing reads the same view
     cc, headers, timings = call_cost(target, view), view.headers, view.timings
-    update: dict[str, Any] = {
+    update: dict[str, object] = {
         "usage": cc.usage, "cost_usd": cc.cost_usd, "cache_neutral_cost_usd": cc.cache_neutral_cost_usd,
         "cost_basis": cc.basis, "cost_unknown_reason": cc.reason, "priced_models": cc.models,
         "outside_pool": cc.outside_pool, "latency_s": timings.latency_s if timings else None,
@@ -187,7 +187,7 @@ def _grading(plan: Plan, benchmark: str) -> dict[str, JsonValue] | None:
 
 
 def _grade(engine: Engine, ri: ReportInputs, out: CellRow, case: Case, call_digest: str,
-           judge_digest: str | None, pending: dict[str, Any]) -> None:
+           judge_digest: str | None, pending: dict[str, object]) -> None:
     """Grade a completed answer through the grade rule, and put the grade in its row (with `pending`, the row's
     update not made yet)."""
     plan, row = ri.plan, out.row
