@@ -81,6 +81,15 @@ def cold_rebuild(api: Any, service: Any, run_id: str) -> tuple[dict[str, Any], d
     return first, cold
 
 
+def completed_run(api: Any, ds: dict[str, Any]) -> str:
+    """The id of a run of one simulated single model ("m") over `ds`, waited for until it completed."""
+    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
+        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
+        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
+        assert api.wait(run_id)["status"] == "completed"
+    return str(run_id)
+
+
 def memo_count(service: Any, run_id: str, *, gone: bool = False) -> int:
     """The run's memoised rows (`gone`: once they are deleted, which follows the end-of-run report)."""
     deadline = time.monotonic() + 30
@@ -219,10 +228,7 @@ def test_the_worker_process_ends_when_the_last_run_ends_before_its_report_is_don
     MemoHits(monkeypatch)
     started = spy_workers(monkeypatch)
     monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)
-    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
-        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
-        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
-        assert api.wait(run_id)["status"] == "completed"
+    run_id = completed_run(api, ds)
     settled(service)
     workers_ended(service, started)
     assert memo_count(service, run_id) > 0          # its rows were built by the worker, and are still there
@@ -246,10 +252,7 @@ def test_rows_wait_for_a_starting_worker_instead_of_being_built_in_the_service(
     monkeypatch.setattr(service.service.runs.rows, "forget", lambda run_id: None)     # the rows stay to count
     started = spy_workers(monkeypatch)
     ds = prepare("mmlu-pro")
-    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
-        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
-        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
-        assert api.wait(run_id)["status"] == "completed"
+    run_id = completed_run(api, ds)
     settled(service)
     assert started and memo_count(service, run_id) > 0 and in_service == []
 
@@ -274,10 +277,7 @@ def test_the_dispatcher_the_rows_and_the_end_of_run_report_share_one_decoded_dat
             return out
         monkeypatch.setattr(mod, "cases_by_id", spied)
     ds = prepare("mmlu-pro")
-    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
-        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
-        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
-        assert api.wait(run_id)["status"] == "completed"
+    run_id = completed_run(api, ds)
     settled(service)
     assert memo_count(service, run_id) > 0
     ri = rows._runs[run_id]
@@ -294,10 +294,7 @@ def test_the_worker_indexes_only_the_packs_of_its_batch(api, service, prepare, m
     from srbench.service.runs import report_rows_worker as worker_mod
 
     ds = prepare("mmlu-pro")
-    with SimulatorThread(models=[SimModel("m", skill=0.7)]) as sim:
-        api.ok("POST", "/targets", {"targets": [single("m", sim.v1_url)]})
-        run_id = api.ok("POST", "/runs", {"manifest": freeze(api, manifest(ds, [{"id": "m"}]))})["id"]
-        assert api.wait(run_id)["status"] == "completed"
+    run_id = completed_run(api, ds)
     settled(service)
     journal, rows = service.service.journal, service.service.runs.rows
     plan = journal.one("SELECT plan FROM runs WHERE id=?", (run_id,))["plan"]
