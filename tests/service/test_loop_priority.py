@@ -39,26 +39,33 @@ def test_a_served_callback_runs_before_those_queued_before_it() -> None:
     assert asyncio.run(main()) == ["served", "served after", 0, 1, 2, "background"]
 
 
+async def served_reader(loop: asyncio.AbstractEventLoop,
+                        order: list[str]) -> tuple[asyncio.Server, socket.socket, asyncio.Event]:
+    """A server opened in `serving()` whose connection appends "read" to `order` when bytes arrive, a client
+    connected to it (its connection made), and the event set once the bytes are read."""
+    connected, got = asyncio.Event(), asyncio.Event()
+
+    class Reader(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            connected.set()
+
+        def data_received(self, data: bytes) -> None:
+            order.append("read")
+            got.set()
+    with priority.serving():
+        server = await loop.create_server(Reader, "127.0.0.1", 0)
+    client = socket.create_connection(("127.0.0.1", server.sockets[0].getsockname()[1]))
+    await connected.wait()
+    return server, client, got
+
+
 def test_a_served_connection_is_read_before_the_callbacks_queued_before_its_bytes_arrived() -> None:
     async def main() -> list[str]:
         loop = asyncio.get_running_loop()
         priority.install(loop)
         order: list[str] = []
-        connected, got = asyncio.Event(), asyncio.Event()
-
-        class Echo(asyncio.Protocol):
-            def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                connected.set()
-
-            def data_received(self, data: bytes) -> None:
-                order.append("read")
-                got.set()
-        with priority.serving():
-            server = await loop.create_server(Echo, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        client = socket.create_connection(("127.0.0.1", port))
+        server, client, got = await served_reader(loop, order)
         try:
-            await connected.wait()
             client.sendall(b"x")                      # readable at the loop's next select
             for i in range(200):
                 loop.call_soon(order.append, f"queued {i}")
@@ -77,21 +84,8 @@ def test_bytes_that_arrive_mid_pass_are_read_within_poll_every_callbacks_not_aft
         loop = asyncio.get_running_loop()
         priority.install(loop)
         order: list[str] = []
-        connected, got = asyncio.Event(), asyncio.Event()
-
-        class Reader(asyncio.Protocol):
-            def connection_made(self, transport: asyncio.BaseTransport) -> None:
-                connected.set()
-
-            def data_received(self, data: bytes) -> None:
-                order.append("read")
-                got.set()
-        with priority.serving():
-            server = await loop.create_server(Reader, "127.0.0.1", 0)
-        client = socket.create_connection(("127.0.0.1", server.sockets[0].getsockname()[1]))
+        server, client, got = await served_reader(loop, order)
         try:
-            await connected.wait()
-
             def step(i: int) -> None:
                 order.append(f"queued {i}")
                 if i == 100:
